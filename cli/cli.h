@@ -1,0 +1,25 @@
+/* cli.h - the vkllm command: one function per subcommand, shared helpers. The CLI is the only
+ * code that prints to a terminal or exits. */
+#ifndef VKLLM_CLI_H
+#define VKLLM_CLI_H
+
+#include "vkllm.h"
+
+/* Each subcommand gets argv with argv[0] = the subcommand name; returns the process exit code. */
+int vkllm_cmd_devices(int argc, char **argv);
+int vkllm_cmd_info(int argc, char **argv);        /* cli/cmd_info.c */
+int vkllm_cmd_make_model(int argc, char **argv);  /* cli/cmd_make_model.c */
+int vkllm_cmd_tokenize(int argc, char **argv);    /* cli/cmd_tokenize.c */
+int vkllm_cmd_detokenize(int argc, char **argv);  /* cli/cmd_tokenize.c */
+
+/* Print "vkllm: <what>: <detail> (VKLLM_STATUS_X)" on stderr and return the exit code for s. */
+int vkllm_cli_fail(vkllm_status s, const char *what);
+
+/* Exit code for a status: 0 OK, 2 bad usage/argument, 3 bad input file, 4 no Vulkan/device,
+ * 5 out of (device) memory, 1 anything else. */
+int vkllm_cli_exit_code(vkllm_status s);
+
+/* Install the stderr log callback; level from VKLLM_LOG (debug, info, warn, error; default warn). */
+void vkllm_cli_log_init(void);
+
+#endif

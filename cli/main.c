@@ -1,0 +1,65 @@
+/* main.c - `vkllm <command> ...`: the table of subcommands, --help and --version. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+
+struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct command commands[] = {
+    {"devices", vkllm_cmd_devices, "list Vulkan devices and what they support (--json)"},
+    {"info", vkllm_cmd_info, "describe a GGUF model: architecture, shapes, types (--json)"},
+    {"make-model", vkllm_cmd_make_model, "write a random-weight Llama-shaped GGUF model"},
+    {"tokenize", vkllm_cmd_tokenize, "text -> token ids with the model's own vocabulary"},
+    {"detokenize", vkllm_cmd_detokenize, "token ids -> text"},
+};
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: vkllm <command> [options]\n"
+            "\n"
+            "vkllm runs Llama-family GGUF models on any Vulkan device.\n"
+            "\n"
+            "commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f,
+            "\n"
+            "`vkllm <command> --help` describes a command's options.\n"
+            "\n"
+            "environment:\n"
+            "  VKLLM_DEVICE=N      device index to use (see `vkllm devices`); --device N overrides\n"
+            "  VKLLM_VALIDATE=1    enable the Khronos validation layer and log its messages\n"
+            "  VKLLM_LOG=LEVEL     debug, info, warn (default) or error\n"
+            "\n"
+            "  --help, -h          this text\n"
+            "  --version           version and git commit\n");
+}
+
+int main(int argc, char **argv) {
+    vkllm_cli_log_init();
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("vkllm %s (commit %s)\n", vkllm_version(), vkllm_git_commit());
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(cmd, commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "vkllm: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return 2;
+}

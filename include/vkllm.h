@@ -1,0 +1,222 @@
+/* vkllm.h - the public interface of libvkllm, a vendor-neutral LLM inference runtime on Vulkan.
+ *
+ * Conventions
+ * - Every call that can fail returns a vkllm_status and hands results back through an
+ *   out-parameter. On failure the out-parameter is left untouched (or set to NULL for handles)
+ *   and vkllm_last_error() holds a one-line explanation (file, tensor, limit that was hit).
+ * - Nothing in the library prints, aborts or exits. Diagnostics go to the callback installed with
+ *   vkllm_log_set(); by default they are dropped.
+ * - Handles are opaque pointers with a _t suffix. Every *_init has a *_free; *_free(NULL) is a no-op.
+ * - Thread safety: a handle may be used by one thread at a time. Different handles may be used
+ *   from different threads. The last-error text is per thread.
+ */
+#ifndef VKLLM_H
+#define VKLLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(VKLLM_SHARED_BUILD)
+#define VKLLM_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define VKLLM_API __attribute__((visibility("default")))
+#else
+#define VKLLM_API
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Status codes
+ * ------------------------------------------------------------------------------------------- */
+
+/* One list for the enum and its strings (libuv's UV_ERRNO_MAP idea). */
+#define VKLLM_STATUS_MAP(XX)                                                         \
+    XX(OK, "success")                                                                \
+    XX(INVALID_ARGUMENT, "invalid argument")                                         \
+    XX(BAD_FORMAT, "malformed input file")                                           \
+    XX(UNSUPPORTED, "not supported")                                                 \
+    XX(IO, "input/output error")                                                     \
+    XX(OOM, "out of host memory")                                                    \
+    XX(DEVICE_OOM, "out of device memory")                                           \
+    XX(NO_VULKAN, "Vulkan loader not available")                                     \
+    XX(NO_DEVICE, "no usable Vulkan device")                                         \
+    XX(VULKAN, "Vulkan call failed")                                                 \
+    XX(DEVICE_LOST, "device lost")                                                   \
+    XX(CONTEXT_FULL, "context is full")                                              \
+    XX(CANCELLED, "cancelled")                                                       \
+    XX(NOT_FOUND, "not found")                                                       \
+    XX(INTERNAL, "internal error")
+
+typedef enum vkllm_status {
+#define VKLLM_STATUS_ENUM_(name, text) VKLLM_STATUS_##name,
+    VKLLM_STATUS_MAP(VKLLM_STATUS_ENUM_)
+#undef VKLLM_STATUS_ENUM_
+    VKLLM_STATUS_COUNT_
+} vkllm_status;
+
+/* Short fixed text for a status ("out of device memory"); never NULL. */
+VKLLM_API const char *vkllm_status_str(vkllm_status s);
+
+/* Symbolic name of a status ("VKLLM_STATUS_DEVICE_OOM"); never NULL. */
+VKLLM_API const char *vkllm_status_name(vkllm_status s);
+
+/* Detail of the last failure on the calling thread ("" if none). Valid until the next failing
+ * call on this thread. */
+VKLLM_API const char *vkllm_last_error(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Logging and version
+ * ------------------------------------------------------------------------------------------- */
+
+typedef enum vkllm_log_level {
+    VKLLM_LOG_DEBUG = 0,
+    VKLLM_LOG_INFO = 1,
+    VKLLM_LOG_WARN = 2,
+    VKLLM_LOG_ERROR = 3,
+} vkllm_log_level;
+
+typedef void (*vkllm_log_fn)(vkllm_log_level level, const char *msg, void *user_data);
+
+/* Install a process-wide log callback (NULL drops all messages, the default). Not thread-safe
+ * with respect to concurrent logging: call it at start-up. */
+VKLLM_API void vkllm_log_set(vkllm_log_fn fn, void *user_data);
+
+/* "0.1.0" and the git commit the library was built from ("unknown" outside a checkout). */
+VKLLM_API const char *vkllm_version(void);
+VKLLM_API const char *vkllm_git_commit(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Devices
+ * ------------------------------------------------------------------------------------------- */
+
+typedef enum vkllm_device_type {
+    VKLLM_DEVICE_OTHER = 0,
+    VKLLM_DEVICE_INTEGRATED_GPU = 1,
+    VKLLM_DEVICE_DISCRETE_GPU = 2,
+    VKLLM_DEVICE_VIRTUAL_GPU = 3,
+    VKLLM_DEVICE_CPU = 4,
+} vkllm_device_type;
+
+#define VKLLM_MAX_HEAPS 16
+#define VKLLM_MAX_MEMORY_TYPES 32
+#define VKLLM_MAX_COOPMAT_SHAPES 16
+
+/* Bits of vkllm_device_info.memory_types[i].flags (same values as VkMemoryPropertyFlagBits). */
+#define VKLLM_MEMORY_DEVICE_LOCAL 0x1u
+#define VKLLM_MEMORY_HOST_VISIBLE 0x2u
+#define VKLLM_MEMORY_HOST_COHERENT 0x4u
+#define VKLLM_MEMORY_HOST_CACHED 0x8u
+
+/* Bits of vkllm_device_info.subgroup_ops (same values as VkSubgroupFeatureFlagBits). */
+#define VKLLM_SUBGROUP_BASIC 0x01u
+#define VKLLM_SUBGROUP_VOTE 0x02u
+#define VKLLM_SUBGROUP_ARITHMETIC 0x04u
+#define VKLLM_SUBGROUP_BALLOT 0x08u
+#define VKLLM_SUBGROUP_SHUFFLE 0x10u
+#define VKLLM_SUBGROUP_SHUFFLE_RELATIVE 0x20u
+#define VKLLM_SUBGROUP_CLUSTERED 0x40u
+#define VKLLM_SUBGROUP_QUAD 0x80u
+
+/* One shape offered by VK_KHR_cooperative_matrix for a subgroup: C(MxN) += A(MxK) * B(KxN).
+ * Component types use the VkComponentTypeKHR numbering (0 = f16, 1 = f32, ...). */
+struct vkllm_coopmat_shape {
+    uint32_t m, n, k;
+    uint32_t a_type, b_type, c_type, result_type;
+};
+
+/* What a Vulkan physical device is and can do: the capabilities that matter for inference. */
+struct vkllm_device_info {
+    uint32_t index;                  /* position in the enumeration, what --device N takes */
+    char name[256];                  /* deviceName */
+    uint32_t vendor_id;              /* PCI vendor id (0x10de NVIDIA, 0x1002 AMD, 0x8086 Intel, ...) */
+    char vendor[32];                 /* vendor name derived from vendor_id */
+    uint32_t device_id;
+    vkllm_device_type type;
+    char driver_name[256];           /* VkPhysicalDeviceDriverProperties.driverName */
+    char driver_info[256];           /* .driverInfo (e.g. "Mesa 22.3.6 (LLVM 15.0.6)") */
+    uint32_t driver_version;         /* raw driverVersion (encoding is vendor specific) */
+    uint32_t api_version;            /* VK_MAKE_API_VERSION encoding */
+    /* memory */
+    uint32_t heap_count;
+    uint64_t heap_size[VKLLM_MAX_HEAPS];        /* bytes */
+    uint32_t heap_device_local[VKLLM_MAX_HEAPS]; /* 1 if VK_MEMORY_HEAP_DEVICE_LOCAL_BIT */
+    uint32_t memory_type_count;
+    struct {
+        uint32_t flags;              /* VKLLM_MEMORY_* bits */
+        uint32_t heap;               /* heap index */
+    } memory_types[VKLLM_MAX_MEMORY_TYPES];
+    int unified_memory;              /* 1 if one memory type is device-local and host-visible */
+    /* compute */
+    uint32_t subgroup_size;          /* default subgroup size */
+    uint32_t subgroup_size_min, subgroup_size_max; /* VK_EXT_subgroup_size_control range (0 if none) */
+    uint32_t subgroup_ops;           /* VKLLM_SUBGROUP_* bits supported in compute shaders */
+    int fp16_arith;                  /* shaderFloat16 */
+    int int8_arith;                  /* shaderInt8 */
+    int int64_arith;                 /* shaderInt64 */
+    int storage_16bit;               /* storageBuffer16BitAccess */
+    int storage_8bit;                /* storageBuffer8BitAccess */
+    int integer_dot_product;         /* VK_KHR_shader_integer_dot_product feature present */
+    int integer_dot_product_accel;   /* 4x8-bit packed signed dot product is accelerated */
+    int buffer_device_address;       /* bufferDeviceAddress feature */
+    int cooperative_matrix;          /* VK_KHR_cooperative_matrix usable */
+    uint32_t coopmat_shape_count;
+    struct vkllm_coopmat_shape coopmat_shapes[VKLLM_MAX_COOPMAT_SHAPES];
+    /* limits */
+    uint64_t max_storage_buffer_range;   /* bytes one storage descriptor may cover */
+    uint64_t max_memory_allocation_size; /* bytes in one vkAllocateMemory */
+    uint64_t min_storage_buffer_offset_alignment; /* bytes */
+    uint32_t max_shared_memory;          /* maxComputeSharedMemorySize, bytes */
+    uint32_t max_workgroup_invocations;  /* maxComputeWorkGroupInvocations */
+    uint32_t max_workgroup_size[3];
+    uint32_t max_workgroup_count[3];
+    uint32_t max_push_constants;         /* bytes */
+    int timestamps;                      /* compute queue supports timestamps */
+    float timestamp_period_ns;           /* nanoseconds per timestamp tick */
+    uint32_t timestamp_valid_bits;
+    int has_compute_queue;               /* 0: the device cannot be used by vkllm */
+};
+
+/* Human-readable name of a device type ("discrete GPU", "CPU", ...). */
+VKLLM_API const char *vkllm_device_type_str(vkllm_device_type t);
+
+/* Enumerate every Vulkan physical device. On success *out is an array of *count entries (possibly
+ * zero) to be released with vkllm_devices_free(). Fails with VKLLM_STATUS_NO_VULKAN when no
+ * Vulkan loader can be loaded and VKLLM_STATUS_NO_DEVICE when the loader has no driver. */
+VKLLM_API vkllm_status vkllm_devices_list(struct vkllm_device_info **out, uint32_t *count);
+VKLLM_API void vkllm_devices_free(struct vkllm_device_info *devices);
+
+/* ---------------------------------------------------------------------------------------------
+ * Context: one opened Vulkan device
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct vkllm_ctx *vkllm_ctx_t;
+
+struct vkllm_ctx_params {
+    int device;       /* device index from vkllm_devices_list(); -1 = VKLLM_DEVICE env or the best */
+    int validate;     /* 1: Khronos validation layer + synchronization validation; -1: VKLLM_VALIDATE env */
+};
+
+VKLLM_API struct vkllm_ctx_params vkllm_ctx_params_default(void);
+
+/* Open a device. Default choice (device = -1 and no VKLLM_DEVICE): the first discrete GPU, then
+ * integrated, then virtual, then CPU. */
+VKLLM_API vkllm_status vkllm_ctx_init(const struct vkllm_ctx_params *params, vkllm_ctx_t *out);
+VKLLM_API void vkllm_ctx_free(vkllm_ctx_t ctx);
+
+/* The capabilities of the device the context opened. The pointer lives as long as ctx. */
+VKLLM_API const struct vkllm_device_info *vkllm_ctx_device(vkllm_ctx_t ctx);
+
+/* Validation messages (warnings and errors) reported by the validation layer so far. */
+VKLLM_API uint64_t vkllm_ctx_validation_messages(vkllm_ctx_t ctx);
+
+/* Device memory the context has allocated right now, in bytes. */
+VKLLM_API uint64_t vkllm_ctx_device_memory_used(vkllm_ctx_t ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VKLLM_H */

@@ -1,0 +1,139 @@
+/* common.c - status strings, the per-thread last-error text, logging, host allocation with fault
+ * injection, version. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+#ifndef VKLLM_VERSION_STRING
+#define VKLLM_VERSION_STRING "0.0.0"
+#endif
+#ifndef VKLLM_GIT_COMMIT
+#define VKLLM_GIT_COMMIT "unknown"
+#endif
+
+// --- status --------------------------------------------------------------------------------
+
+const char *vkllm_status_str(vkllm_status s) {
+    switch (s) {
+#define VKLLM_STATUS_STR_(name, text) \
+    case VKLLM_STATUS_##name: return text;
+        VKLLM_STATUS_MAP(VKLLM_STATUS_STR_)
+#undef VKLLM_STATUS_STR_
+    default: return "unknown status";
+    }
+}
+
+const char *vkllm_status_name(vkllm_status s) {
+    switch (s) {
+#define VKLLM_STATUS_NAME_(name, text) \
+    case VKLLM_STATUS_##name: return "VKLLM_STATUS_" #name;
+        VKLLM_STATUS_MAP(VKLLM_STATUS_NAME_)
+#undef VKLLM_STATUS_NAME_
+    default: return "VKLLM_STATUS_UNKNOWN";
+    }
+}
+
+// --- last error ----------------------------------------------------------------------------
+
+static _Thread_local char g_err[1024];
+
+const char *vkllm_last_error(void) { return g_err; }
+
+vkllm_status vkllm__err(vkllm_status s, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_err, sizeof g_err, fmt, ap);
+    va_end(ap);
+    vkllm__log(VKLLM_LOG_DEBUG, "error: %s (%s)", g_err, vkllm_status_name(s));
+    return s;
+}
+
+void vkllm__err_prefix(const char *fmt, ...) {
+    char old[sizeof g_err];
+    memcpy(old, g_err, sizeof old);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(g_err, sizeof g_err, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < sizeof g_err) snprintf(g_err + n, sizeof g_err - (size_t)n, "%s", old);
+}
+
+// --- logging -------------------------------------------------------------------------------
+
+static vkllm_log_fn g_log_fn;
+static void *g_log_ud;
+
+void vkllm_log_set(vkllm_log_fn fn, void *user_data) {
+    g_log_fn = fn;
+    g_log_ud = user_data;
+}
+
+void vkllm__log(vkllm_log_level level, const char *fmt, ...) {
+    if (!g_log_fn) return;
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    g_log_fn(level, buf, g_log_ud);
+}
+
+// --- allocation ----------------------------------------------------------------------------
+
+static _Atomic uint64_t g_fault_countdown[2];
+
+void vkllm__fault_inject(enum vkllm__fault_kind kind, uint64_t nth) { g_fault_countdown[kind] = nth; }
+
+int vkllm__fault_hit(enum vkllm__fault_kind kind) {
+    uint64_t c = g_fault_countdown[kind];
+    if (c == 0) return 0;
+    g_fault_countdown[kind] = c - 1;
+    return c == 1;
+}
+
+void *vkllm__malloc(size_t n) {
+    if (vkllm__fault_hit(VKLLM__FAULT_HOST)) return NULL;
+    return malloc(n ? n : 1);
+}
+
+void *vkllm__calloc(size_t count, size_t size) {
+    if (vkllm__fault_hit(VKLLM__FAULT_HOST)) return NULL;
+    return calloc(count ? count : 1, size ? size : 1);
+}
+
+void *vkllm__realloc(void *p, size_t n) {
+    if (vkllm__fault_hit(VKLLM__FAULT_HOST)) return NULL;
+    return realloc(p, n ? n : 1);
+}
+
+void vkllm__free(void *p) { free(p); }
+
+char *vkllm__strdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = vkllm__malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+// --- misc ----------------------------------------------------------------------------------
+
+long vkllm__env_int(const char *name, long def) {
+    const char *v = getenv(name);
+    if (!v || !*v) return def;
+    char *end;
+    long r = strtol(v, &end, 10);
+    return *end ? def : r;
+}
+
+uint64_t vkllm__now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+const char *vkllm_version(void) { return VKLLM_VERSION_STRING; }
+const char *vkllm_git_commit(void) { return VKLLM_GIT_COMMIT; }

@@ -1,0 +1,158 @@
+/* gguf.h - GGUF v2/v3 reader (over mmap, every length and offset bounds-checked) and writer.
+ *
+ * The reader never reads outside the file: a malformed file gives VKLLM_STATUS_BAD_FORMAT and a
+ * message that says what is wrong and where (byte offset, key or tensor name).
+ * Strings (vkllm__str) point into the file mapping and are NOT NUL-terminated.
+ */
+#ifndef VKLLM_GGUF_H
+#define VKLLM_GGUF_H
+
+#include <stdint.h>
+
+#include "internal.h"
+
+/* GGUF metadata value types (numbering from the GGUF specification). */
+enum vkllm_gguf_vtype {
+    VKLLM_GGUF_U8 = 0,
+    VKLLM_GGUF_I8 = 1,
+    VKLLM_GGUF_U16 = 2,
+    VKLLM_GGUF_I16 = 3,
+    VKLLM_GGUF_U32 = 4,
+    VKLLM_GGUF_I32 = 5,
+    VKLLM_GGUF_F32 = 6,
+    VKLLM_GGUF_BOOL = 7,
+    VKLLM_GGUF_STRING = 8,
+    VKLLM_GGUF_ARRAY = 9,
+    VKLLM_GGUF_U64 = 10,
+    VKLLM_GGUF_I64 = 11,
+    VKLLM_GGUF_F64 = 12,
+    VKLLM_GGUF_VTYPE_COUNT_
+};
+
+/* A byte string inside the mapping (not NUL-terminated). */
+struct vkllm__str {
+    const char *ptr;
+    uint64_t len;
+};
+
+/* One metadata key/value. Scalars are widened into v; arrays are described by arr_*. */
+struct vkllm__gguf_kv {
+    struct vkllm__str key;
+    uint32_t type; /* enum vkllm_gguf_vtype */
+    union {
+        uint64_t u;   /* U8, U16, U32, U64 */
+        int64_t i;    /* I8, I16, I32, I64 */
+        double f;     /* F32, F64 */
+        int b;        /* BOOL */
+        struct vkllm__str s; /* STRING */
+    } v;
+    uint32_t arr_type;        /* ARRAY: element type (may itself be ARRAY) */
+    uint64_t arr_n;           /* ARRAY: element count */
+    const uint8_t *arr_data;  /* ARRAY: first element's bytes in the mapping */
+    uint64_t arr_bytes;       /* ARRAY: bytes the elements occupy */
+};
+
+/* One tensor of the tensor table. ne[0] is the innermost (contiguous) dimension, as in ggml;
+ * dimensions past n_dims are 1. */
+struct vkllm__gguf_tensor {
+    struct vkllm__str name;
+    uint32_t n_dims;
+    uint64_t ne[4];
+    uint32_t type;     /* ggml type id (enum vkllm_type, runtime/types.h) */
+    uint64_t offset;   /* bytes from the start of the data section */
+    uint64_t nbytes;   /* bytes of data */
+    const void *data;  /* into the mapping */
+};
+
+struct vkllm__gguf {
+    const uint8_t *base;   /* whole file */
+    uint64_t size;         /* bytes */
+    uint32_t version;      /* 2 or 3 */
+    uint64_t n_kv;
+    struct vkllm__gguf_kv *kv;
+    uint64_t n_tensors;
+    struct vkllm__gguf_tensor *tensors;
+    uint64_t alignment;    /* general.alignment or 32 */
+    uint64_t data_offset;  /* start of the data section in the file */
+    char path[512];        /* for messages */
+    /* private */
+    void *map_;
+    uint64_t map_size_;
+};
+
+/* Open and validate a GGUF file (mmap'd read-only). Tensor types are checked to be known ggml
+ * types with consistent sizes; whether vkllm can compute with them is the model loader's call. */
+vkllm_status vkllm__gguf_open(const char *path, struct vkllm__gguf **out);
+
+/* The same over a caller-owned buffer that must outlive the handle (fuzzing, tests). name is
+ * used in messages. */
+vkllm_status vkllm__gguf_open_memory(const void *data, uint64_t size, const char *name,
+                                     struct vkllm__gguf **out);
+
+void vkllm__gguf_close(struct vkllm__gguf *g);
+
+/* Lookup; NULL when absent. */
+const struct vkllm__gguf_kv *vkllm__gguf_find(const struct vkllm__gguf *g, const char *key);
+const struct vkllm__gguf_tensor *vkllm__gguf_find_tensor(const struct vkllm__gguf *g, const char *name);
+
+/* Typed getters: VKLLM_STATUS_NOT_FOUND when the key is absent (no error text set), and
+ * VKLLM_STATUS_BAD_FORMAT (message names the key) when its type does not fit.
+ * get_u64 accepts any integer type holding a non-negative value; get_i64 any integer type;
+ * get_f64 F32/F64 and integers; get_bool BOOL only; get_str STRING only. */
+vkllm_status vkllm__gguf_get_u64(const struct vkllm__gguf *g, const char *key, uint64_t *out);
+vkllm_status vkllm__gguf_get_i64(const struct vkllm__gguf *g, const char *key, int64_t *out);
+vkllm_status vkllm__gguf_get_f64(const struct vkllm__gguf *g, const char *key, double *out);
+vkllm_status vkllm__gguf_get_bool(const struct vkllm__gguf *g, const char *key, int *out);
+vkllm_status vkllm__gguf_get_str(const struct vkllm__gguf *g, const char *key, struct vkllm__str *out);
+
+/* An array whose element type is elem_type (or any when elem_type is VKLLM_GGUF_VTYPE_COUNT_). */
+vkllm_status vkllm__gguf_get_arr(const struct vkllm__gguf *g, const char *key, uint32_t elem_type,
+                                 const struct vkllm__gguf_kv **out);
+
+/* Element i of a numeric array (bounds and type checked by the caller: i < arr_n). */
+int64_t vkllm__gguf_arr_i64(const struct vkllm__gguf_kv *kv, uint64_t i);
+double vkllm__gguf_arr_f64(const struct vkllm__gguf_kv *kv, uint64_t i);
+
+/* All elements of a STRING array, as an array of arr_n vkllm__str (into the mapping) that the
+ * caller frees with vkllm__free(). */
+vkllm_status vkllm__gguf_arr_strings(const struct vkllm__gguf_kv *kv, struct vkllm__str **out);
+
+/* Compare a vkllm__str with a C string. */
+int vkllm__str_eq(struct vkllm__str s, const char *c);
+
+/* Name of a value type ("u32", "string", ...). */
+const char *vkllm__gguf_vtype_name(uint32_t t);
+
+/* --- writer ------------------------------------------------------------------------------ */
+
+/* Writes GGUF v3 with general.alignment (default 32). Metadata is copied in; tensor data is
+ * produced at write time by a callback, so a multi-GiB model never sits in memory whole. */
+struct vkllm__gguf_writer;
+
+/* Fill dst (nbytes, the tensor's exact encoded size) with the tensor's data. */
+typedef vkllm_status (*vkllm__gguf_fill_fn)(void *user, void *dst, uint64_t nbytes);
+
+vkllm_status vkllm__gguf_writer_init(struct vkllm__gguf_writer **out);
+void vkllm__gguf_writer_free(struct vkllm__gguf_writer *w);
+
+vkllm_status vkllm__gguf_writer_set_u32(struct vkllm__gguf_writer *w, const char *key, uint32_t v);
+vkllm_status vkllm__gguf_writer_set_i32(struct vkllm__gguf_writer *w, const char *key, int32_t v);
+vkllm_status vkllm__gguf_writer_set_u64(struct vkllm__gguf_writer *w, const char *key, uint64_t v);
+vkllm_status vkllm__gguf_writer_set_f32(struct vkllm__gguf_writer *w, const char *key, float v);
+vkllm_status vkllm__gguf_writer_set_bool(struct vkllm__gguf_writer *w, const char *key, int v);
+vkllm_status vkllm__gguf_writer_set_str(struct vkllm__gguf_writer *w, const char *key, const char *v);
+/* Numeric array: elem_type is a scalar vtype; data holds n packed elements of that type. */
+vkllm_status vkllm__gguf_writer_set_arr(struct vkllm__gguf_writer *w, const char *key,
+                                        uint32_t elem_type, const void *data, uint64_t n);
+vkllm_status vkllm__gguf_writer_set_arr_str(struct vkllm__gguf_writer *w, const char *key,
+                                            const char *const *strs, uint64_t n);
+
+/* Add a tensor; ne[0] innermost; its data comes from fill(user, ...) during write. */
+vkllm_status vkllm__gguf_writer_add_tensor(struct vkllm__gguf_writer *w, const char *name,
+                                           uint32_t type, uint32_t n_dims, const uint64_t *ne,
+                                           vkllm__gguf_fill_fn fill, void *user);
+
+/* Write everything to path (replaced atomically through a temporary file). */
+vkllm_status vkllm__gguf_writer_write(struct vkllm__gguf_writer *w, const char *path);
+
+#endif /* VKLLM_GGUF_H */

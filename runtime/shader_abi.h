@@ -1,0 +1,25 @@
+/* shader_abi.h - C twins of the shaders' push-constant blocks (shaders/include/pc.glsl).
+ * Built only from uint32_t and float; the _Static_asserts catch a drift in size. Change both
+ * sides together. Every block stays within the 128 bytes Vulkan guarantees. */
+#ifndef VKLLM_SHADER_ABI_H
+#define VKLLM_SHADER_ABI_H
+
+#include <stdint.h>
+
+/* GLSL twin: pc_elementwise (elementwise.comp, silu_mul.comp) */
+struct vkllm_pc_elementwise {
+    uint32_t n;  /* elements of a and of the output */
+    uint32_t nb; /* elements of b; b is repeated when nb < n */
+};
+_Static_assert(sizeof(struct vkllm_pc_elementwise) == 8, "update pc_elementwise in pc.glsl");
+
+/* GLSL twin: pc_rows (rmsnorm.comp, softmax.comp) */
+struct vkllm_pc_rows {
+    uint32_t ncols;
+    uint32_t nrows;
+    float eps;
+    float scale;
+};
+_Static_assert(sizeof(struct vkllm_pc_rows) == 16, "update pc_rows in pc.glsl");
+
+#endif

@@ -1,0 +1,63 @@
+/* types.h - ggml tensor types: ids, block layouts, sizes, fp16/bf16 conversion.
+ * Dequantization and quantization (the scalar reference) live in runtime/ref/quant.c. */
+#ifndef VKLLM_TYPES_H
+#define VKLLM_TYPES_H
+
+#include <stdint.h>
+
+#include "internal.h"
+
+/* ggml's type ids, as stored in GGUF tensor infos. */
+enum vkllm_type {
+    VKLLM_TYPE_F32 = 0,
+    VKLLM_TYPE_F16 = 1,
+    VKLLM_TYPE_Q4_0 = 2,
+    VKLLM_TYPE_Q4_1 = 3,
+    VKLLM_TYPE_Q5_0 = 6,
+    VKLLM_TYPE_Q5_1 = 7,
+    VKLLM_TYPE_Q8_0 = 8,
+    VKLLM_TYPE_Q8_1 = 9,
+    VKLLM_TYPE_Q2_K = 10,
+    VKLLM_TYPE_Q3_K = 11,
+    VKLLM_TYPE_Q4_K = 12,
+    VKLLM_TYPE_Q5_K = 13,
+    VKLLM_TYPE_Q6_K = 14,
+    VKLLM_TYPE_Q8_K = 15,
+    VKLLM_TYPE_I8 = 24,
+    VKLLM_TYPE_I16 = 25,
+    VKLLM_TYPE_I32 = 26,
+    VKLLM_TYPE_I64 = 27,
+    VKLLM_TYPE_F64 = 28,
+    VKLLM_TYPE_BF16 = 30,
+    VKLLM_TYPE_COUNT_ = 40
+};
+
+struct vkllm__type_traits {
+    const char *name;     /* "q4_K" */
+    uint32_t block_size;  /* elements per block (1 for plain types) */
+    uint32_t type_size;   /* bytes per block */
+    int compute;          /* 1 if vkllm computes with it (dequantize/quantize exist) */
+};
+
+/* Traits of a ggml type id; NULL when the id is not a known ggml type (size unknown). */
+const struct vkllm__type_traits *vkllm__type_traits(uint32_t type);
+
+/* Name of a type id ("q8_0", or "type#N" for an unknown id; static storage). */
+const char *vkllm__type_name(uint32_t type);
+
+/* Bytes of a row of n elements; VKLLM_STATUS_BAD_FORMAT if n is not a multiple of the block
+ * size or the type is unknown; VKLLM_STATUS_INVALID_ARGUMENT on overflow. */
+vkllm_status vkllm__row_size(uint32_t type, uint64_t n, uint64_t *bytes);
+
+/* IEEE half and bfloat16 <-> float, exact (round-to-nearest-even when narrowing). */
+float vkllm__f16_to_f32(uint16_t h);
+uint16_t vkllm__f32_to_f16(float f);
+float vkllm__bf16_to_f32(uint16_t h);
+uint16_t vkllm__f32_to_bf16(float f);
+
+/* Reference (de)quantization, runtime/ref/quant.c. n must be a multiple of the block size and the
+ * type must have compute = 1 (callers check with vkllm__row_size / traits first). */
+void vkllm__dequantize_row(uint32_t type, const void *src, float *dst, uint64_t n);
+void vkllm__quantize_row(uint32_t type, const float *src, void *dst, uint64_t n);
+
+#endif /* VKLLM_TYPES_H */

@@ -1,0 +1,20 @@
+// pc.glsl - push-constant blocks. Each has a C twin in runtime/shader_abi.h with a
+// _Static_assert on its size: change both together.
+#ifndef VKLLM_PC_GLSL
+#define VKLLM_PC_GLSL
+
+// C twin: struct vkllm_pc_elementwise
+struct pc_elementwise {
+    uint n;        // elements of a and of the output
+    uint nb;       // elements of b; b is repeated (b[i % nb]) when nb < n
+};
+
+// C twin: struct vkllm_pc_rows
+struct pc_rows {
+    uint ncols;    // row length
+    uint nrows;    // number of rows
+    float eps;     // rmsnorm: epsilon
+    float scale;   // softmax: logits are multiplied by scale first
+};
+
+#endif
