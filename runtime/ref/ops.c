@@ -1,0 +1,83 @@
+/* ops.c - scalar reference ops (see ops.h). Plain loops, double accumulators where a sum is long. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "ref/ops.h"
+#include "types.h"
+
+void vkllm__ref_add(float *o, const float *a, const float *b, uint32_t n, uint32_t nb) {
+    for (uint32_t i = 0; i < n; i++) o[i] = a[i] + b[i % nb];
+}
+
+void vkllm__ref_mul(float *o, const float *a, const float *b, uint32_t n, uint32_t nb) {
+    for (uint32_t i = 0; i < n; i++) o[i] = a[i] * b[i % nb];
+}
+
+void vkllm__ref_rmsnorm(float *o, const float *x, const float *w, uint32_t ncols, uint32_t nrows,
+                        float eps) {
+    for (uint32_t r = 0; r < nrows; r++) {
+        const float *xr = x + (uint64_t)r * ncols;
+        float *or_ = o + (uint64_t)r * ncols;
+        double ss = 0;
+        for (uint32_t i = 0; i < ncols; i++) ss += (double)xr[i] * xr[i];
+        float inv = (float)(1.0 / sqrt(ss / ncols + eps));
+        for (uint32_t i = 0; i < ncols; i++) or_[i] = xr[i] * inv * w[i];
+    }
+}
+
+void vkllm__ref_softmax(float *o, const float *x, uint32_t ncols, uint32_t nrows, float scale) {
+    for (uint32_t r = 0; r < nrows; r++) {
+        const float *xr = x + (uint64_t)r * ncols;
+        float *or_ = o + (uint64_t)r * ncols;
+        float m = -INFINITY;
+        for (uint32_t i = 0; i < ncols; i++) m = fmaxf(m, xr[i] * scale);
+        if (m == -INFINITY) {
+            for (uint32_t i = 0; i < ncols; i++) or_[i] = 0.0f;
+            continue;
+        }
+        double s = 0;
+        for (uint32_t i = 0; i < ncols; i++) s += exp((double)xr[i] * scale - m);
+        for (uint32_t i = 0; i < ncols; i++) or_[i] = (float)(exp((double)xr[i] * scale - m) / s);
+    }
+}
+
+void vkllm__ref_silu_mul(float *o, const float *gate, const float *up, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        double g = gate[i];
+        o[i] = (float)(g / (1.0 + exp(-g)) * up[i]);
+    }
+}
+
+void vkllm__ref_matvec(float *o, const float *w, const float *x, uint32_t m, uint32_t k) {
+    for (uint32_t r = 0; r < m; r++) {
+        const float *wr = w + (uint64_t)r * k;
+        double s = 0;
+        for (uint32_t i = 0; i < k; i++) s += (double)wr[i] * x[i];
+        o[r] = (float)s;
+    }
+}
+
+void vkllm__ref_matvec_q(float *o, uint32_t type, const void *w, uint64_t row_bytes,
+                         const float *x, uint32_t m, uint32_t k) {
+    float row_stack[4096];
+    float *row = k <= 4096 ? row_stack : malloc(sizeof(float) * k);
+    if (!row) { /* reference path only: degrade to NaN rather than crash */
+        for (uint32_t r = 0; r < m; r++) o[r] = NAN;
+        return;
+    }
+    for (uint32_t r = 0; r < m; r++) {
+        vkllm__dequantize_row(type, (const uint8_t *)w + (uint64_t)r * row_bytes, row, k);
+        double s = 0;
+        for (uint32_t i = 0; i < k; i++) s += (double)row[i] * x[i];
+        o[r] = (float)s;
+    }
+    if (row != row_stack) free(row);
+}
+
+uint32_t vkllm__ref_argmax(const float *x, uint32_t n) {
+    uint32_t best = 0;
+    for (uint32_t i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return best;
+}

@@ -1,0 +1,36 @@
+/* ops.h - scalar C reference of every op the shaders compute (fp32, one obvious loop each).
+ * The oracle for the shader tests and the building blocks of the reference forward pass.
+ * Never a fast path. Shapes: row-major, (rows, cols) means cols contiguous. */
+#ifndef VKLLM_REF_OPS_H
+#define VKLLM_REF_OPS_H
+
+#include <stdint.h>
+
+/* o[i] = a[i] + b[i % nb]  (n elements; b repeated when nb < n) */
+void vkllm__ref_add(float *o, const float *a, const float *b, uint32_t n, uint32_t nb);
+/* o[i] = a[i] * b[i % nb] */
+void vkllm__ref_mul(float *o, const float *a, const float *b, uint32_t n, uint32_t nb);
+
+/* o (nrows, ncols) = x / sqrt(mean(x^2) + eps) * w (ncols,), row by row (double accumulation). */
+void vkllm__ref_rmsnorm(float *o, const float *x, const float *w, uint32_t ncols, uint32_t nrows,
+                        float eps);
+
+/* o (nrows, ncols) = softmax(scale * x) row by row. -inf entries get 0; an all -inf row gives
+ * all zeros. */
+void vkllm__ref_softmax(float *o, const float *x, uint32_t ncols, uint32_t nrows, float scale);
+
+/* o[i] = silu(gate[i]) * up[i], silu(x) = x / (1 + exp(-x)). */
+void vkllm__ref_silu_mul(float *o, const float *gate, const float *up, uint32_t n);
+
+/* o (m,) = W (m, k) @ x (k,)  with W given as f32 rows. */
+void vkllm__ref_matvec(float *o, const float *w, const float *x, uint32_t m, uint32_t k);
+
+/* o (m,) = W @ x where W is stored in a ggml type (rows of k elements, row_bytes apart):
+ * each row is dequantized with the reference decoder, then dotted. */
+void vkllm__ref_matvec_q(float *o, uint32_t type, const void *w, uint64_t row_bytes,
+                         const float *x, uint32_t m, uint32_t k);
+
+/* index of the largest value (the first one on ties); n >= 1 */
+uint32_t vkllm__ref_argmax(const float *x, uint32_t n);
+
+#endif
