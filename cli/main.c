@@ -14,6 +14,7 @@ struct command {
 
 static const struct command commands[] = {
     {"devices", vkllm_cmd_devices, "list Vulkan devices and what they support (--json)"},
+    {"selftest", vkllm_cmd_selftest, "check every shader on a device against the C reference"},
     {"info", vkllm_cmd_info, "describe a GGUF model: architecture, shapes, types (--json)"},
     {"make-model", vkllm_cmd_make_model, "write a random-weight Llama-shaped GGUF model"},
     {"tokenize", vkllm_cmd_tokenize, "text -> token ids with the model's own vocabulary"},

@@ -1,0 +1,59 @@
+/* context.c - the public device API: listing devices and opening one (vkllm_ctx_t). */
+#include <string.h>
+
+#include "gpu.h"
+#include "internal.h"
+
+struct vkllm_ctx {
+    struct vkllm__gpu *gpu;
+};
+
+const char *vkllm_device_type_str(vkllm_device_type t) {
+    switch (t) {
+    case VKLLM_DEVICE_INTEGRATED_GPU: return "integrated GPU";
+    case VKLLM_DEVICE_DISCRETE_GPU: return "discrete GPU";
+    case VKLLM_DEVICE_VIRTUAL_GPU: return "virtual GPU";
+    case VKLLM_DEVICE_CPU: return "CPU";
+    default: return "other";
+    }
+}
+
+vkllm_status vkllm_devices_list(struct vkllm_device_info **out, uint32_t *count) {
+    if (!out || !count) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_devices_list: NULL argument");
+    return vkllm__gpu_list(out, count);
+}
+
+void vkllm_devices_free(struct vkllm_device_info *devices) { vkllm__free(devices); }
+
+struct vkllm_ctx_params vkllm_ctx_params_default(void) {
+    struct vkllm_ctx_params p = {.device = -1, .validate = -1};
+    return p;
+}
+
+vkllm_status vkllm_ctx_init(const struct vkllm_ctx_params *params, vkllm_ctx_t *out) {
+    if (!out) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_ctx_init: out is NULL");
+    *out = NULL;
+    struct vkllm_ctx_params p = params ? *params : vkllm_ctx_params_default();
+    struct vkllm_ctx *ctx = vkllm__calloc(1, sizeof *ctx);
+    if (!ctx) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    struct vkllm__gpu_params gp = {.device = p.device, .validate = p.validate};
+    vkllm_status st = vkllm__gpu_open(&gp, &ctx->gpu);
+    if (st) {
+        vkllm__free(ctx);
+        return st;
+    }
+    *out = ctx;
+    return VKLLM_STATUS_OK;
+}
+
+void vkllm_ctx_free(vkllm_ctx_t ctx) {
+    if (!ctx) return;
+    vkllm__gpu_close(ctx->gpu);
+    vkllm__free(ctx);
+}
+
+const struct vkllm_device_info *vkllm_ctx_device(vkllm_ctx_t ctx) { return vkllm__gpu_info(ctx->gpu); }
+
+uint64_t vkllm_ctx_validation_messages(vkllm_ctx_t ctx) { return vkllm__gpu_validation_count(ctx->gpu); }
+
+uint64_t vkllm_ctx_device_memory_used(vkllm_ctx_t ctx) { return vkllm__gpu_memory_allocated(ctx->gpu); }

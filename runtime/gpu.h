@@ -1,0 +1,124 @@
+/* gpu.h - the device layer as the rest of the runtime sees it: no Vulkan types here.
+ * Implemented in runtime/vk/ (the only code that talks Vulkan).
+ *
+ *   struct vkllm__gpu     an opened device: queue, memory blocks, pipelines
+ *   struct vkllm__buffer  a sub-allocation of a memory block
+ *   struct vkllm__cmd     a recorded sequence of dispatches; submit it once or replay it
+ */
+#ifndef VKLLM_GPU_H
+#define VKLLM_GPU_H
+
+#include <stdint.h>
+
+#include "internal.h"
+#include "vkllm_shaders.h"
+
+struct vkllm__gpu;
+struct vkllm__buffer;
+struct vkllm__cmd;
+
+struct vkllm__gpu_params {
+    int device;   /* index, or -1 for VKLLM_DEVICE / the best device */
+    int validate; /* 1 on, 0 off, -1 from VKLLM_VALIDATE */
+};
+
+/* Open a device: instance (+ validation when asked), physical device choice, logical device,
+ * compute queue, pipeline cache. */
+vkllm_status vkllm__gpu_open(const struct vkllm__gpu_params *p, struct vkllm__gpu **out);
+void vkllm__gpu_close(struct vkllm__gpu *gpu);
+
+/* Capabilities of the opened device (lives as long as gpu). */
+const struct vkllm_device_info *vkllm__gpu_info(const struct vkllm__gpu *gpu);
+
+/* Validation messages (warning or error severity) seen so far. */
+uint64_t vkllm__gpu_validation_count(const struct vkllm__gpu *gpu);
+
+/* Enumerate all devices (a short-lived instance, no validation). */
+vkllm_status vkllm__gpu_list(struct vkllm_device_info **out, uint32_t *count);
+
+/* --- memory ------------------------------------------------------------------------------ */
+
+enum vkllm__mem_kind {
+    VKLLM__MEM_DEVICE = 0, /* device-local: weights, activations, KV cache */
+    VKLLM__MEM_HOST = 1,   /* host-visible: staging, readback, small per-step parameters */
+};
+
+/* Sub-allocate size bytes (aligned for storage-buffer binding). VKLLM_STATUS_DEVICE_OOM when the
+ * heap is exhausted (by our own accounting, not only the driver's word). */
+vkllm_status vkllm__buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkllm__mem_kind kind,
+                                 struct vkllm__buffer **out);
+void vkllm__buffer_free(struct vkllm__buffer *b);
+uint64_t vkllm__buffer_size(const struct vkllm__buffer *b);
+
+/* Host pointer to the buffer's bytes when its memory is host-visible (unified memory, or
+ * VKLLM__MEM_HOST), NULL otherwise. Coherent: no flush needed. */
+void *vkllm__buffer_map(const struct vkllm__buffer *b);
+
+/* Copy host <-> buffer (directly when mapped, otherwise through a staging buffer). Waits. */
+vkllm_status vkllm__buffer_upload(struct vkllm__buffer *b, uint64_t offset, const void *src,
+                                  uint64_t size);
+vkllm_status vkllm__buffer_download(struct vkllm__buffer *b, uint64_t offset, void *dst,
+                                    uint64_t size);
+vkllm_status vkllm__buffer_fill_zero(struct vkllm__buffer *b);
+
+/* Device memory allocated (blocks) and handed out (sub-allocations), bytes. */
+uint64_t vkllm__gpu_memory_allocated(const struct vkllm__gpu *gpu);
+uint64_t vkllm__gpu_memory_used(const struct vkllm__gpu *gpu);
+/* Bytes of device memory the device has for us (the device-local heap(s)). */
+uint64_t vkllm__gpu_memory_budget(const struct vkllm__gpu *gpu);
+
+/* --- commands ---------------------------------------------------------------------------- */
+
+/* A range of a buffer bound to one shader binding. range 0 = to the end of the buffer. */
+struct vkllm__binding {
+    const struct vkllm__buffer *buf;
+    uint64_t offset;
+    uint64_t range;
+};
+
+#define VKLLM__MAX_BINDINGS 8
+#define VKLLM__MAX_SPEC 8
+
+/* One dispatch: shader, specialization constants (spec[0] = workgroup size x), buffers, push
+ * constants (must be the size of the shader's C twin), workgroup counts. */
+struct vkllm__dispatch {
+    enum vkllm__shader_id shader;
+    uint32_t n_spec;
+    uint32_t spec[VKLLM__MAX_SPEC];
+    uint32_t n_bind;
+    struct vkllm__binding bind[VKLLM__MAX_BINDINGS];
+    const void *push;
+    uint32_t push_size;
+    uint32_t groups[3];
+    const char *label; /* for timestamps and messages (may be NULL) */
+};
+
+vkllm_status vkllm__cmd_init(struct vkllm__gpu *gpu, struct vkllm__cmd **out);
+struct vkllm__gpu *vkllm__cmd_gpu(struct vkllm__cmd *c);
+void vkllm__cmd_free(struct vkllm__cmd *c);
+
+/* Start recording (drops what was recorded before). */
+vkllm_status vkllm__cmd_begin(struct vkllm__cmd *c);
+/* Record a dispatch after checking every argument against the shader and the device limits.
+ * A compute->compute memory barrier is recorded before it, so dispatches see each other's
+ * writes in order. */
+vkllm_status vkllm__cmd_dispatch(struct vkllm__cmd *c, const struct vkllm__dispatch *d);
+/* Record a GPU timestamp (no-op when the device has none). label must outlive the recording. */
+vkllm_status vkllm__cmd_timestamp(struct vkllm__cmd *c, const char *label);
+vkllm_status vkllm__cmd_end(struct vkllm__cmd *c);
+/* Submit what was recorded and wait for it. May be called again to replay. */
+vkllm_status vkllm__cmd_submit(struct vkllm__cmd *c);
+
+/* Timestamps of the last submit: count, labels and nanoseconds since the first one. */
+uint32_t vkllm__cmd_timestamp_count(const struct vkllm__cmd *c);
+vkllm_status vkllm__cmd_timestamp_get(const struct vkllm__cmd *c, uint32_t i, const char **label,
+                                      double *ns);
+
+/* Convenience: begin, dispatch once, end, submit. */
+vkllm_status vkllm__gpu_run1(struct vkllm__gpu *gpu, const struct vkllm__dispatch *d);
+
+/* Workgroup counts for n items of group size wg, spread over x and y so that neither exceeds the
+ * device limit (shaders use global_index_2d()). */
+void vkllm__gpu_grid_1d(const struct vkllm__gpu *gpu, uint64_t n, uint32_t wg, uint32_t groups[3]);
+
+#endif /* VKLLM_GPU_H */

@@ -1,0 +1,88 @@
+/* ops_gpu.c - op recording helpers (see ops_gpu.h). */
+#include "ops_gpu.h"
+#include "shader_abi.h"
+
+static uint32_t g_wg; /* 0: choose per device */
+
+void vkllm__ops_set_wg(uint32_t wg) { g_wg = wg; }
+
+/* Workgroup size for elementwise and row ops: a power of two, a multiple of the subgroup size
+ * where possible, within the device's limits. */
+static uint32_t pick_wg(const struct vkllm__gpu *gpu) {
+    if (g_wg) return g_wg;
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    uint32_t wg = 256;
+    while (wg > d->max_workgroup_invocations || wg > d->max_workgroup_size[0]) wg /= 2;
+    return wg ? wg : 1;
+}
+
+static struct vkllm__binding bind(struct vkllm__view v) {
+    struct vkllm__binding b = {v.buf, v.offset, v.size};
+    return b;
+}
+
+static vkllm_status elementwise(struct vkllm__cmd *c, enum vkllm__shader_id id, const char *label,
+                                struct vkllm__view o, struct vkllm__view a, struct vkllm__view b,
+                                uint32_t n, uint32_t nb) {
+    if (n == 0 || nb == 0 || nb > n)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: n=%u nb=%u", label, n, nb);
+    struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    struct vkllm_pc_elementwise pc = {n, nb};
+    struct vkllm__dispatch d = {
+        .shader = id, .n_spec = 1, .spec = {pick_wg(gpu)},
+        .n_bind = 3, .bind = {bind(a), bind(b), bind(o)},
+        .push = &pc, .push_size = sizeof pc, .label = label,
+    };
+    vkllm__gpu_grid_1d(gpu, n, d.spec[0], d.groups);
+    return vkllm__cmd_dispatch(c, &d);
+}
+
+vkllm_status vkllm__op_add(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view a,
+                           struct vkllm__view b, uint32_t n, uint32_t nb) {
+    return elementwise(c, VKLLM_SHADER_ADD_F32, "add", o, a, b, n, nb);
+}
+
+vkllm_status vkllm__op_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view a,
+                           struct vkllm__view b, uint32_t n, uint32_t nb) {
+    return elementwise(c, VKLLM_SHADER_MUL_F32, "mul", o, a, b, n, nb);
+}
+
+vkllm_status vkllm__op_silu_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view gate,
+                                struct vkllm__view up, uint32_t n) {
+    return elementwise(c, VKLLM_SHADER_SILU_MUL_F32, "silu_mul", o, gate, up, n, n);
+}
+
+/* One workgroup per row, rows spread over x and y. */
+static void row_grid(const struct vkllm__gpu *gpu, uint32_t nrows, uint32_t groups[3]) {
+    vkllm__gpu_grid_1d(gpu, nrows, 1, groups);
+}
+
+vkllm_status vkllm__op_rmsnorm(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x,
+                               struct vkllm__view w, uint32_t ncols, uint32_t nrows, float eps) {
+    if (ncols == 0 || nrows == 0)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rmsnorm: %u x %u", nrows, ncols);
+    struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    struct vkllm_pc_rows pc = {ncols, nrows, eps, 1.0f};
+    struct vkllm__dispatch d = {
+        .shader = VKLLM_SHADER_RMSNORM_F32, .n_spec = 1, .spec = {pick_wg(gpu)},
+        .n_bind = 3, .bind = {bind(x), bind(w), bind(o)},
+        .push = &pc, .push_size = sizeof pc, .label = "rmsnorm",
+    };
+    row_grid(gpu, nrows, d.groups);
+    return vkllm__cmd_dispatch(c, &d);
+}
+
+vkllm_status vkllm__op_softmax(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x,
+                               uint32_t ncols, uint32_t nrows, float scale) {
+    if (ncols == 0 || nrows == 0)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "softmax: %u x %u", nrows, ncols);
+    struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    struct vkllm_pc_rows pc = {ncols, nrows, 0.0f, scale};
+    struct vkllm__dispatch d = {
+        .shader = VKLLM_SHADER_SOFTMAX_F32, .n_spec = 1, .spec = {pick_wg(gpu)},
+        .n_bind = 2, .bind = {bind(x), bind(o)},
+        .push = &pc, .push_size = sizeof pc, .label = "softmax",
+    };
+    row_grid(gpu, nrows, d.groups);
+    return vkllm__cmd_dispatch(c, &d);
+}

@@ -1,0 +1,348 @@
+/* command.c - recording dispatches into a command buffer that can be submitted once or replayed:
+ * argument checks, descriptor sets (owned by the recording), barriers, GPU timestamps, fences. */
+#include <string.h>
+
+#include "vk/vk.h"
+
+#define SETS_PER_POOL 256
+#define MAX_TIMESTAMPS 512
+
+struct vkllm__cmd {
+    struct vkllm__gpu *gpu;
+    VkCommandBuffer cb;
+    VkFence fence;
+    int recording, recorded;
+    uint32_t n_dispatch;
+    /* descriptor pools; sets live until the next begin */
+    VkDescriptorPool *pools;
+    uint32_t n_pools, cap_pools;
+    uint32_t sets_in_last; /* sets taken from pools[n_pools - 1] */
+    /* timestamps */
+    VkQueryPool queries;
+    uint32_t n_ts;
+    const char *ts_label[MAX_TIMESTAMPS];
+    uint64_t ts_value[MAX_TIMESTAMPS];
+    uint32_t n_ts_done; /* timestamps read back after the last submit */
+};
+
+// --- one-shot transfers (memory.c) ---------------------------------------------------------
+
+static void full_barrier(struct vkllm__gpu *gpu, VkCommandBuffer cb) {
+    VkMemoryBarrier mb = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                         VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT,
+    };
+    gpu->vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                                 VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0,
+                                 NULL, 0, NULL);
+}
+
+vkllm_status vkllm__xfer_begin(struct vkllm__gpu *gpu) {
+    vkllm_status st = VKLLM_STATUS_OK;
+    VkCommandBufferBeginInfo bi = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+    };
+    VKLLM_VK_TRY(st, gpu->vk.vkResetCommandBuffer(gpu->xfer_cmd, 0), fail);
+    VKLLM_VK_TRY(st, gpu->vk.vkBeginCommandBuffer(gpu->xfer_cmd, &bi), fail);
+    full_barrier(gpu, gpu->xfer_cmd);
+fail:
+    return st;
+}
+
+vkllm_status vkllm__xfer_submit_wait(struct vkllm__gpu *gpu) {
+    vkllm_status st = VKLLM_STATUS_OK;
+    full_barrier(gpu, gpu->xfer_cmd);
+    VKLLM_VK_TRY(st, gpu->vk.vkEndCommandBuffer(gpu->xfer_cmd), fail);
+    VkSubmitInfo si = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+        .commandBufferCount = 1,
+        .pCommandBuffers = &gpu->xfer_cmd,
+    };
+    VKLLM_VK_TRY(st, gpu->vk.vkResetFences(gpu->device, 1, &gpu->xfer_fence), fail);
+    VKLLM_VK_TRY(st, gpu->vk.vkQueueSubmit(gpu->queue, 1, &si, gpu->xfer_fence), fail);
+    VKLLM_VK_TRY(st, gpu->vk.vkWaitForFences(gpu->device, 1, &gpu->xfer_fence, VK_TRUE, UINT64_MAX), fail);
+fail:
+    return st;
+}
+
+// --- recordings ----------------------------------------------------------------------------
+
+vkllm_status vkllm__cmd_init(struct vkllm__gpu *gpu, struct vkllm__cmd **out) {
+    vkllm_status st = VKLLM_STATUS_OK;
+    struct vkllm__cmd *c = vkllm__calloc(1, sizeof *c);
+    if (!c) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    c->gpu = gpu;
+    VkCommandBufferAllocateInfo ai = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = gpu->pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    VKLLM_VK_TRY(st, gpu->vk.vkAllocateCommandBuffers(gpu->device, &ai, &c->cb), fail);
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VKLLM_VK_TRY(st, gpu->vk.vkCreateFence(gpu->device, &fci, NULL, &c->fence), fail);
+    if (gpu->info.timestamps) {
+        VkQueryPoolCreateInfo qci = {
+            .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+            .queryType = VK_QUERY_TYPE_TIMESTAMP,
+            .queryCount = MAX_TIMESTAMPS,
+        };
+        VKLLM_VK_TRY(st, gpu->vk.vkCreateQueryPool(gpu->device, &qci, NULL, &c->queries), fail);
+    }
+    *out = c;
+    return VKLLM_STATUS_OK;
+fail:
+    vkllm__cmd_free(c);
+    return st;
+}
+
+struct vkllm__gpu *vkllm__cmd_gpu(struct vkllm__cmd *c) { return c->gpu; }
+
+static void free_pools(struct vkllm__cmd *c) {
+    for (uint32_t i = 0; i < c->n_pools; i++)
+        c->gpu->vk.vkDestroyDescriptorPool(c->gpu->device, c->pools[i], NULL);
+    c->n_pools = 0;
+    c->sets_in_last = 0;
+}
+
+void vkllm__cmd_free(struct vkllm__cmd *c) {
+    if (!c) return;
+    struct vkllm__gpu *gpu = c->gpu;
+    if (c->fence) {
+        gpu->vk.vkDestroyFence(gpu->device, c->fence, NULL);
+    }
+    free_pools(c);
+    vkllm__free(c->pools);
+    if (c->queries) gpu->vk.vkDestroyQueryPool(gpu->device, c->queries, NULL);
+    if (c->cb) gpu->vk.vkFreeCommandBuffers(gpu->device, gpu->pool, 1, &c->cb);
+    vkllm__free(c);
+}
+
+vkllm_status vkllm__cmd_begin(struct vkllm__cmd *c) {
+    struct vkllm__gpu *gpu = c->gpu;
+    vkllm_status st = VKLLM_STATUS_OK;
+    /* Descriptor sets of the previous recording are dropped with their pools; keep the first. */
+    if (c->n_pools > 0) {
+        for (uint32_t i = 1; i < c->n_pools; i++) gpu->vk.vkDestroyDescriptorPool(gpu->device, c->pools[i], NULL);
+        c->n_pools = 1;
+        VKLLM_VK_TRY(st, gpu->vk.vkResetDescriptorPool(gpu->device, c->pools[0], 0), fail);
+        c->sets_in_last = 0;
+    }
+    VKLLM_VK_TRY(st, gpu->vk.vkResetCommandBuffer(c->cb, 0), fail);
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    VKLLM_VK_TRY(st, gpu->vk.vkBeginCommandBuffer(c->cb, &bi), fail);
+    if (c->queries) gpu->vk.vkCmdResetQueryPool(c->cb, c->queries, 0, MAX_TIMESTAMPS);
+    /* Earlier submissions and host writes happen-before this recording. */
+    full_barrier(gpu, c->cb);
+    c->recording = 1;
+    c->recorded = 0;
+    c->n_dispatch = 0;
+    c->n_ts = 0;
+    c->n_ts_done = 0;
+fail:
+    return st;
+}
+
+static vkllm_status alloc_set(struct vkllm__cmd *c, VkDescriptorSetLayout layout, VkDescriptorSet *out) {
+    struct vkllm__gpu *gpu = c->gpu;
+    vkllm_status st = VKLLM_STATUS_OK;
+    if (c->n_pools == 0 || c->sets_in_last == SETS_PER_POOL) {
+        if (c->n_pools == c->cap_pools) {
+            uint32_t cap = c->cap_pools ? c->cap_pools * 2 : 4;
+            VkDescriptorPool *np = vkllm__realloc(c->pools, cap * sizeof *np);
+            if (!np) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+            c->pools = np;
+            c->cap_pools = cap;
+        }
+        VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                   .descriptorCount = SETS_PER_POOL * VKLLM__MAX_BINDINGS};
+        VkDescriptorPoolCreateInfo pci = {
+            .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+            .maxSets = SETS_PER_POOL,
+            .poolSizeCount = 1,
+            .pPoolSizes = &ps,
+        };
+        VKLLM_VK_TRY(st, gpu->vk.vkCreateDescriptorPool(gpu->device, &pci, NULL, &c->pools[c->n_pools]), fail);
+        c->n_pools++;
+        c->sets_in_last = 0;
+    }
+    VkDescriptorSetAllocateInfo ai = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+        .descriptorPool = c->pools[c->n_pools - 1],
+        .descriptorSetCount = 1,
+        .pSetLayouts = &layout,
+    };
+    VKLLM_VK_TRY(st, gpu->vk.vkAllocateDescriptorSets(gpu->device, &ai, out), fail);
+    c->sets_in_last++;
+fail:
+    return st;
+}
+
+/* Every argument of a dispatch against the shader's declaration and the device's limits. */
+static vkllm_status check_dispatch(const struct vkllm__gpu *gpu, const struct vkllm__dispatch *d) {
+    if ((unsigned)d->shader >= VKLLM_SHADER_COUNT_)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch: unknown shader id %d", (int)d->shader);
+    const struct vkllm__shader_blob *blob = &vkllm__shader_blobs[d->shader];
+    const struct vkllm_device_info *info = &gpu->info;
+    const char *name = blob->name;
+    if (d->n_bind != blob->n_bindings)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch %s: %u buffers bound, the shader has %u",
+                          name, d->n_bind, blob->n_bindings);
+    if (d->push_size != blob->push_size || (d->push_size && !d->push))
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch %s: %u bytes of push constants, the shader takes %u",
+                          name, d->push_size, blob->push_size);
+    if (d->n_spec > VKLLM__MAX_SPEC)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch %s: %u specialization constants", name, d->n_spec);
+    uint32_t wg = d->n_spec ? d->spec[0] : 1;
+    if (wg == 0 || wg > info->max_workgroup_size[0] || wg > info->max_workgroup_invocations)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch %s: workgroup size %u outside 1..%u", name, wg,
+                          VKLLM_MIN(info->max_workgroup_size[0], info->max_workgroup_invocations));
+    for (int i = 0; i < 3; i++)
+        if (d->groups[i] == 0 || d->groups[i] > info->max_workgroup_count[i])
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch %s: %u workgroups in dimension %d (limit %u)",
+                              name, d->groups[i], i, info->max_workgroup_count[i]);
+    for (uint32_t i = 0; i < d->n_bind; i++) {
+        const struct vkllm__binding *b = &d->bind[i];
+        if (!b->buf)
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch %s: binding %u has no buffer", name, i);
+        uint64_t range = b->range ? b->range : b->buf->size - VKLLM_MIN(b->offset, b->buf->size);
+        uint64_t end;
+        if (!vkllm__add_u64(b->offset, range, &end) || end > b->buf->size || range == 0)
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                              "dispatch %s: binding %u range [%llu, +%llu) outside its buffer of %llu bytes", name, i,
+                              (unsigned long long)b->offset, (unsigned long long)range,
+                              (unsigned long long)b->buf->size);
+        if (range > info->max_storage_buffer_range)
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                              "dispatch %s: binding %u covers %llu bytes, more than maxStorageBufferRange (%llu)",
+                              name, i, (unsigned long long)range, (unsigned long long)info->max_storage_buffer_range);
+        if (info->min_storage_buffer_offset_alignment &&
+            (b->buf->offset + b->offset) % info->min_storage_buffer_offset_alignment)
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                              "dispatch %s: binding %u offset %llu is not a multiple of %llu", name, i,
+                              (unsigned long long)b->offset,
+                              (unsigned long long)info->min_storage_buffer_offset_alignment);
+    }
+    return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm__cmd_dispatch(struct vkllm__cmd *c, const struct vkllm__dispatch *d) {
+    struct vkllm__gpu *gpu = c->gpu;
+    if (!c->recording) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch outside vkllm__cmd_begin/end");
+    vkllm_status st = check_dispatch(gpu, d);
+    if (st) return st;
+    VkPipeline pipe;
+    if ((st = vkllm__pipeline_get(gpu, d->shader, d->n_spec, d->spec, &pipe))) return st;
+    const struct vkllm__shader_state *s = &gpu->shaders[d->shader];
+    VkDescriptorSet set;
+    if ((st = alloc_set(c, s->set_layout, &set))) return st;
+    VkDescriptorBufferInfo bi[VKLLM__MAX_BINDINGS];
+    VkWriteDescriptorSet w[VKLLM__MAX_BINDINGS];
+    for (uint32_t i = 0; i < d->n_bind; i++) {
+        const struct vkllm__binding *b = &d->bind[i];
+        bi[i] = (VkDescriptorBufferInfo){
+            .buffer = b->buf->block->buffer,
+            .offset = b->buf->offset + b->offset,
+            .range = b->range ? b->range : b->buf->size - b->offset,
+        };
+        w[i] = (VkWriteDescriptorSet){
+            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+            .dstSet = set,
+            .dstBinding = i,
+            .descriptorCount = 1,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .pBufferInfo = &bi[i],
+        };
+    }
+    gpu->vk.vkUpdateDescriptorSets(gpu->device, d->n_bind, w, 0, NULL);
+    if (c->n_dispatch > 0) { /* each dispatch sees the writes of the ones before it */
+        VkMemoryBarrier mb = {
+            .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+            .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
+            .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+        };
+        gpu->vk.vkCmdPipelineBarrier(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                     0, 1, &mb, 0, NULL, 0, NULL);
+    }
+    gpu->vk.vkCmdBindPipeline(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+    gpu->vk.vkCmdBindDescriptorSets(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout, 0, 1, &set, 0, NULL);
+    if (d->push_size)
+        gpu->vk.vkCmdPushConstants(c->cb, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, d->push_size, d->push);
+    gpu->vk.vkCmdDispatch(c->cb, d->groups[0], d->groups[1], d->groups[2]);
+    c->n_dispatch++;
+    return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm__cmd_timestamp(struct vkllm__cmd *c, const char *label) {
+    if (!c->recording) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "timestamp outside vkllm__cmd_begin/end");
+    if (!c->queries) return VKLLM_STATUS_OK;
+    if (c->n_ts == MAX_TIMESTAMPS)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "more than %d timestamps in one recording", MAX_TIMESTAMPS);
+    c->ts_label[c->n_ts] = label;
+    c->gpu->vk.vkCmdWriteTimestamp(c->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->queries, c->n_ts);
+    c->n_ts++;
+    return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm__cmd_end(struct vkllm__cmd *c) {
+    vkllm_status st = VKLLM_STATUS_OK;
+    if (!c->recording) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm__cmd_end without begin");
+    full_barrier(c->gpu, c->cb); /* results visible to the host and to later submissions */
+    c->recording = 0;
+    VKLLM_VK_TRY(st, c->gpu->vk.vkEndCommandBuffer(c->cb), fail);
+    c->recorded = 1;
+fail:
+    return st;
+}
+
+vkllm_status vkllm__cmd_submit(struct vkllm__cmd *c) {
+    struct vkllm__gpu *gpu = c->gpu;
+    vkllm_status st = VKLLM_STATUS_OK;
+    if (!c->recorded) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "submit of a command list that is not recorded");
+    VkSubmitInfo si = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+        .commandBufferCount = 1,
+        .pCommandBuffers = &c->cb,
+    };
+    VKLLM_VK_TRY(st, gpu->vk.vkResetFences(gpu->device, 1, &c->fence), fail);
+    VKLLM_VK_TRY(st, gpu->vk.vkQueueSubmit(gpu->queue, 1, &si, c->fence), fail);
+    VKLLM_VK_TRY(st, gpu->vk.vkWaitForFences(gpu->device, 1, &c->fence, VK_TRUE, UINT64_MAX), fail);
+    c->n_ts_done = 0;
+    if (c->queries && c->n_ts) {
+        VKLLM_VK_TRY(st, gpu->vk.vkGetQueryPoolResults(gpu->device, c->queries, 0, c->n_ts,
+                                                       sizeof c->ts_value, c->ts_value, sizeof(uint64_t),
+                                                       VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT), fail);
+        c->n_ts_done = c->n_ts;
+    }
+fail:
+    return st;
+}
+
+uint32_t vkllm__cmd_timestamp_count(const struct vkllm__cmd *c) { return c->n_ts_done; }
+
+vkllm_status vkllm__cmd_timestamp_get(const struct vkllm__cmd *c, uint32_t i, const char **label, double *ns) {
+    if (i >= c->n_ts_done)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "timestamp %u of %u", i, c->n_ts_done);
+    uint32_t bits = c->gpu->info.timestamp_valid_bits;
+    uint64_t mask = bits >= 64 ? UINT64_MAX : ((1ull << bits) - 1);
+    uint64_t ticks = (c->ts_value[i] - c->ts_value[0]) & mask;
+    if (label) *label = c->ts_label[i];
+    if (ns) *ns = (double)ticks * c->gpu->info.timestamp_period_ns;
+    return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm__gpu_run1(struct vkllm__gpu *gpu, const struct vkllm__dispatch *d) {
+    struct vkllm__cmd *c;
+    vkllm_status st = vkllm__cmd_init(gpu, &c);
+    if (st) return st;
+    VKLLM_TRY(st, vkllm__cmd_begin(c), done);
+    VKLLM_TRY(st, vkllm__cmd_dispatch(c, d), done);
+    VKLLM_TRY(st, vkllm__cmd_end(c), done);
+    VKLLM_TRY(st, vkllm__cmd_submit(c), done);
+done:
+    vkllm__cmd_free(c);
+    return st;
+}

@@ -1,0 +1,654 @@
+/* device.c - the Vulkan loader (through volk), the instance with optional validation, physical
+ * device enumeration and capabilities, device choice, the logical device and its compute queue. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk/vk.h"
+
+// --- results -------------------------------------------------------------------------------
+
+const char *vkllm__vk_result_str(VkResult r) {
+    switch (r) {
+#define R(x) \
+    case x: return #x;
+        R(VK_SUCCESS) R(VK_NOT_READY) R(VK_TIMEOUT) R(VK_INCOMPLETE)
+        R(VK_ERROR_OUT_OF_HOST_MEMORY) R(VK_ERROR_OUT_OF_DEVICE_MEMORY)
+        R(VK_ERROR_INITIALIZATION_FAILED) R(VK_ERROR_DEVICE_LOST) R(VK_ERROR_MEMORY_MAP_FAILED)
+        R(VK_ERROR_LAYER_NOT_PRESENT) R(VK_ERROR_EXTENSION_NOT_PRESENT)
+        R(VK_ERROR_FEATURE_NOT_PRESENT) R(VK_ERROR_INCOMPATIBLE_DRIVER)
+        R(VK_ERROR_TOO_MANY_OBJECTS) R(VK_ERROR_FORMAT_NOT_SUPPORTED)
+        R(VK_ERROR_FRAGMENTED_POOL) R(VK_ERROR_OUT_OF_POOL_MEMORY)
+        R(VK_ERROR_INVALID_EXTERNAL_HANDLE) R(VK_ERROR_FRAGMENTATION)
+        R(VK_ERROR_UNKNOWN) R(VK_PIPELINE_COMPILE_REQUIRED)
+#undef R
+    default: return "VkResult(?)";
+    }
+}
+
+vkllm_status vkllm__vk_status(VkResult r, const char *call, const char *file, int line) {
+    vkllm_status s;
+    switch (r) {
+    case VK_ERROR_OUT_OF_HOST_MEMORY: s = VKLLM_STATUS_OOM; break;
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+    case VK_ERROR_FRAGMENTED_POOL:
+    case VK_ERROR_FRAGMENTATION:
+    case VK_ERROR_OUT_OF_POOL_MEMORY: s = VKLLM_STATUS_DEVICE_OOM; break;
+    case VK_ERROR_DEVICE_LOST: s = VKLLM_STATUS_DEVICE_LOST; break;
+    case VK_ERROR_INCOMPATIBLE_DRIVER: s = VKLLM_STATUS_NO_DEVICE; break;
+    default: s = VKLLM_STATUS_VULKAN; break;
+    }
+    const char *base = strrchr(file, '/');
+    return vkllm__err(s, "%s:%d: %.*s failed: %s", base ? base + 1 : file, line,
+                      (int)strcspn(call, "("), call, vkllm__vk_result_str(r));
+}
+
+// --- loader --------------------------------------------------------------------------------
+
+/* Load the Vulkan loader once per process. VKLLM_VULKAN_LIBRARY names another library file (for
+ * tests and unusual installs); otherwise volk looks for the system's libvulkan. */
+static vkllm_status load_vulkan(void) {
+    static int loaded; /* 1 ok, -1 failed */
+    static char fail_msg[512];
+    if (loaded == 1) return VKLLM_STATUS_OK;
+    if (loaded == -1) return vkllm__err(VKLLM_STATUS_NO_VULKAN, "%s", fail_msg);
+    const char *lib = getenv("VKLLM_VULKAN_LIBRARY");
+    if (lib && *lib) {
+        void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+        void *gipa = h ? dlsym(h, "vkGetInstanceProcAddr") : NULL;
+        if (!gipa) {
+            snprintf(fail_msg, sizeof fail_msg,
+                     "cannot load the Vulkan loader '%s' (VKLLM_VULKAN_LIBRARY): %s", lib,
+                     h ? "no vkGetInstanceProcAddr in it" : dlerror());
+            if (h) dlclose(h);
+            loaded = -1;
+            return vkllm__err(VKLLM_STATUS_NO_VULKAN, "%s", fail_msg);
+        }
+        volkInitializeCustom((PFN_vkGetInstanceProcAddr)gipa);
+    } else if (volkInitialize() != VK_SUCCESS) {
+        snprintf(fail_msg, sizeof fail_msg,
+                 "cannot load the Vulkan loader (libvulkan.so.1): install a Vulkan driver and "
+                 "loader (Debian: libvulkan1 mesa-vulkan-drivers)");
+        loaded = -1;
+        return vkllm__err(VKLLM_STATUS_NO_VULKAN, "%s", fail_msg);
+    }
+    loaded = 1;
+    return VKLLM_STATUS_OK;
+}
+
+// --- instance ------------------------------------------------------------------------------
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL debug_cb(VkDebugUtilsMessageSeverityFlagBitsEXT sev,
+                                               VkDebugUtilsMessageTypeFlagsEXT type,
+                                               const VkDebugUtilsMessengerCallbackDataEXT *data,
+                                               void *user) {
+    struct vkllm__gpu *gpu = user;
+    vkllm_log_level lvl = VKLLM_LOG_DEBUG;
+    if (sev & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) lvl = VKLLM_LOG_ERROR;
+    else if (sev & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) lvl = VKLLM_LOG_WARN;
+    else if (sev & VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT) lvl = VKLLM_LOG_INFO;
+    if (lvl >= VKLLM_LOG_WARN && gpu) gpu->validation_count++;
+    vkllm__log(lvl, "validation: %s", data && data->pMessage ? data->pMessage : "(no message)");
+    (void)type;
+    return VK_FALSE;
+}
+
+static int has_layer(const char *name) {
+    uint32_t n = 0;
+    if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return 0;
+    VkLayerProperties *p = vkllm__calloc(n, sizeof *p);
+    if (!p) return 0;
+    int found = 0;
+    if (vkEnumerateInstanceLayerProperties(&n, p) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n; i++)
+            if (!strcmp(p[i].layerName, name)) found = 1;
+    vkllm__free(p);
+    return found;
+}
+
+static int has_instance_ext(const char *name) {
+    uint32_t n = 0;
+    if (vkEnumerateInstanceExtensionProperties(NULL, &n, NULL) != VK_SUCCESS || n == 0) return 0;
+    VkExtensionProperties *p = vkllm__calloc(n, sizeof *p);
+    if (!p) return 0;
+    int found = 0;
+    if (vkEnumerateInstanceExtensionProperties(NULL, &n, p) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n; i++)
+            if (!strcmp(p[i].extensionName, name)) found = 1;
+    vkllm__free(p);
+    return found;
+}
+
+/* Create an instance (Vulkan 1.2+). With validate, enable VK_LAYER_KHRONOS_validation with
+ * synchronization validation and route its messages through debug_cb (counted in gpu). */
+static vkllm_status create_instance(int validate, struct vkllm__gpu *gpu, VkInstance *out,
+                                    VkDebugUtilsMessengerEXT *messenger) {
+    vkllm_status st = load_vulkan();
+    if (st) return st;
+    uint32_t api = VK_API_VERSION_1_0;
+    if (vkEnumerateInstanceVersion) vkEnumerateInstanceVersion(&api);
+    if (api < VK_API_VERSION_1_2)
+        return vkllm__err(VKLLM_STATUS_NO_DEVICE,
+                          "the Vulkan loader supports only Vulkan %u.%u; vkllm needs 1.2",
+                          VK_API_VERSION_MAJOR(api), VK_API_VERSION_MINOR(api));
+
+    const char *layers[1];
+    uint32_t n_layers = 0;
+    const char *exts[3];
+    uint32_t n_exts = 0;
+    VkInstanceCreateFlags flags = 0;
+    if (has_instance_ext(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) {
+        exts[n_exts++] = VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME; /* MoltenVK */
+        flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
+    }
+    int debug_utils = 0;
+    if (validate) {
+        if (!has_layer("VK_LAYER_KHRONOS_validation"))
+            return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                              "validation asked for (VKLLM_VALIDATE=1) but VK_LAYER_KHRONOS_validation "
+                              "is not installed (Debian: vulkan-validationlayers)");
+        layers[n_layers++] = "VK_LAYER_KHRONOS_validation";
+        if (has_instance_ext(VK_EXT_DEBUG_UTILS_EXTENSION_NAME)) {
+            exts[n_exts++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+            debug_utils = 1;
+        }
+    }
+    VkValidationFeatureEnableEXT enables[] = {
+        VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT,
+    };
+    VkValidationFeaturesEXT vfeat = {
+        .sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+        .enabledValidationFeatureCount = VKLLM_ARRAY_LEN(enables),
+        .pEnabledValidationFeatures = enables,
+    };
+    VkDebugUtilsMessengerCreateInfoEXT dbg = {
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+        .pNext = validate ? &vfeat : NULL,
+        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                           VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+        .pfnUserCallback = debug_cb,
+        .pUserData = gpu,
+    };
+    VkApplicationInfo app = {
+        .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+        .pApplicationName = "vkllm",
+        .pEngineName = "vkllm",
+        .apiVersion = VK_API_VERSION_1_2,
+    };
+    VkInstanceCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+        .pNext = debug_utils ? (void *)&dbg : (validate ? (void *)&vfeat : NULL),
+        .flags = flags,
+        .pApplicationInfo = &app,
+        .enabledLayerCount = n_layers,
+        .ppEnabledLayerNames = layers,
+        .enabledExtensionCount = n_exts,
+        .ppEnabledExtensionNames = exts,
+    };
+    VkInstance inst;
+    VKLLM_VK_TRY(st, vkCreateInstance(&ci, NULL, &inst), fail);
+    volkLoadInstanceOnly(inst);
+    *messenger = VK_NULL_HANDLE;
+    if (debug_utils) {
+        dbg.pNext = NULL;
+        VKLLM_VK_TRY(st, vkCreateDebugUtilsMessengerEXT(inst, &dbg, NULL, messenger), fail_inst);
+    }
+    *out = inst;
+    return VKLLM_STATUS_OK;
+fail_inst:
+    vkDestroyInstance(inst, NULL);
+fail:
+    if (st == VKLLM_STATUS_NO_DEVICE || st == VKLLM_STATUS_VULKAN)
+        vkllm__err_prefix("no Vulkan driver could be initialized (is a driver installed? "
+                          "Debian: mesa-vulkan-drivers): ");
+    return st == VKLLM_STATUS_VULKAN ? VKLLM_STATUS_NO_DEVICE : st;
+}
+
+// --- capabilities --------------------------------------------------------------------------
+
+static const char *vendor_name(uint32_t id) {
+    switch (id) {
+    case 0x10de: return "NVIDIA";
+    case 0x1002: return "AMD";
+    case 0x1022: return "AMD";
+    case 0x8086: return "Intel";
+    case 0x13b5: return "ARM";
+    case 0x5143: return "Qualcomm";
+    case 0x1010: return "ImgTec";
+    case 0x106b: return "Apple";
+    case 0x14e4: return "Broadcom";
+    case 0x10005: return "Mesa";
+    case 0x19e5: return "Huawei";
+    case 0x1d17: return "Zhaoxin";
+    default: return "unknown";
+    }
+}
+
+static int has_device_ext(VkExtensionProperties *exts, uint32_t n, const char *name) {
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(exts[i].extensionName, name)) return 1;
+    return 0;
+}
+
+/* Fill info from a physical device. Also returns (optionally) the device extensions. */
+static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t index,
+                                 struct vkllm_device_info *info) {
+    memset(info, 0, sizeof *info);
+    info->index = index;
+
+    uint32_t n_ext = 0;
+    vkEnumerateDeviceExtensionProperties(pd, NULL, &n_ext, NULL);
+    VkExtensionProperties *exts = vkllm__calloc(n_ext ? n_ext : 1, sizeof *exts);
+    if (!exts) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory listing device extensions");
+    if (n_ext) vkEnumerateDeviceExtensionProperties(pd, NULL, &n_ext, exts);
+    int has_coopmat = has_device_ext(exts, n_ext, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    int has_dot = has_device_ext(exts, n_ext, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+    int has_sgsc = has_device_ext(exts, n_ext, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+
+    VkPhysicalDeviceProperties props0;
+    vkGetPhysicalDeviceProperties(pd, &props0);
+
+    /* properties chain */
+    VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, .pNext = &drv};
+    VkPhysicalDeviceSubgroupSizeControlPropertiesEXT sgsc = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES_EXT, .pNext = &sg};
+    VkPhysicalDeviceShaderIntegerDotProductPropertiesKHR dotp = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES_KHR};
+    void *chain = &sg;
+    int sgsc_queried = has_sgsc || props0.apiVersion >= VK_API_VERSION_1_3;
+    if (sgsc_queried) chain = &sgsc;
+    if (has_dot) {
+        dotp.pNext = chain;
+        chain = &dotp;
+    }
+    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = chain};
+    vkGetPhysicalDeviceProperties2(pd, &props);
+    const VkPhysicalDeviceLimits *lim = &props.properties.limits;
+
+    /* features chain */
+    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f12};
+    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dotf = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR cmf = {.sType = VKLLM_STYPE_COOPMAT_FEATURES_KHR};
+    void *fchain = &f11;
+    if (has_dot) {
+        dotf.pNext = fchain;
+        fchain = &dotf;
+    }
+    if (has_coopmat) {
+        cmf.pNext = fchain;
+        fchain = &cmf;
+    }
+    VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = fchain};
+    if (props0.apiVersion >= VK_API_VERSION_1_2) vkGetPhysicalDeviceFeatures2(pd, &feats);
+
+    snprintf(info->name, sizeof info->name, "%s", props.properties.deviceName);
+    info->vendor_id = props.properties.vendorID;
+    snprintf(info->vendor, sizeof info->vendor, "%s", vendor_name(info->vendor_id));
+    info->device_id = props.properties.deviceID;
+    switch (props.properties.deviceType) {
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: info->type = VKLLM_DEVICE_INTEGRATED_GPU; break;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: info->type = VKLLM_DEVICE_DISCRETE_GPU; break;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: info->type = VKLLM_DEVICE_VIRTUAL_GPU; break;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: info->type = VKLLM_DEVICE_CPU; break;
+    default: info->type = VKLLM_DEVICE_OTHER; break;
+    }
+    snprintf(info->driver_name, sizeof info->driver_name, "%s", drv.driverName);
+    snprintf(info->driver_info, sizeof info->driver_info, "%s", drv.driverInfo);
+    info->driver_version = props.properties.driverVersion;
+    info->api_version = props.properties.apiVersion;
+
+    VkPhysicalDeviceMemoryProperties mp;
+    vkGetPhysicalDeviceMemoryProperties(pd, &mp);
+    info->heap_count = VKLLM_MIN(mp.memoryHeapCount, VKLLM_MAX_HEAPS);
+    for (uint32_t i = 0; i < info->heap_count; i++) {
+        info->heap_size[i] = mp.memoryHeaps[i].size;
+        info->heap_device_local[i] = !!(mp.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT);
+    }
+    info->memory_type_count = VKLLM_MIN(mp.memoryTypeCount, VKLLM_MAX_MEMORY_TYPES);
+    for (uint32_t i = 0; i < info->memory_type_count; i++) {
+        info->memory_types[i].flags = mp.memoryTypes[i].propertyFlags & 0xf;
+        info->memory_types[i].heap = mp.memoryTypes[i].heapIndex;
+        uint32_t dl_hv = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+        if ((mp.memoryTypes[i].propertyFlags & dl_hv) == dl_hv) info->unified_memory = 1;
+    }
+    /* A discrete GPU's small host-visible device-local window (resizable BAR off) is not unified. */
+    if (info->type == VKLLM_DEVICE_DISCRETE_GPU) {
+        info->unified_memory = 0;
+        for (uint32_t i = 0; i < mp.memoryTypeCount; i++) {
+            uint32_t f = mp.memoryTypes[i].propertyFlags;
+            uint32_t dl_hv = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+            if ((f & dl_hv) == dl_hv && mp.memoryHeaps[mp.memoryTypes[i].heapIndex].size >= (1ull << 32))
+                info->unified_memory = 1;
+        }
+    }
+
+    info->subgroup_size = sg.subgroupSize;
+    if (sgsc_queried) {
+        info->subgroup_size_min = sgsc.minSubgroupSize;
+        info->subgroup_size_max = sgsc.maxSubgroupSize;
+    }
+    info->subgroup_ops = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ? sg.supportedOperations & 0xff : 0;
+    info->fp16_arith = !!f12.shaderFloat16;
+    info->int8_arith = !!f12.shaderInt8;
+    VkPhysicalDeviceFeatures f10;
+    vkGetPhysicalDeviceFeatures(pd, &f10);
+    info->int64_arith = !!f10.shaderInt64;
+    info->storage_16bit = !!f11.storageBuffer16BitAccess;
+    info->storage_8bit = !!f12.storageBuffer8BitAccess;
+    info->integer_dot_product = has_dot && dotf.shaderIntegerDotProduct;
+    info->integer_dot_product_accel = has_dot && dotp.integerDotProduct4x8BitPackedSignedAccelerated;
+    info->buffer_device_address = !!f12.bufferDeviceAddress;
+
+    if (has_coopmat && cmf.cooperativeMatrix) {
+        PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR get =
+            (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)vkGetInstanceProcAddr(
+                inst, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
+        uint32_t n = 0;
+        if (get && get(pd, &n, NULL) == VK_SUCCESS && n > 0) {
+            VkCooperativeMatrixPropertiesKHR *cp = vkllm__calloc(n, sizeof *cp);
+            if (cp) {
+                for (uint32_t i = 0; i < n; i++) cp[i].sType = VKLLM_STYPE_COOPMAT_PROPERTIES_KHR;
+                if (get(pd, &n, cp) == VK_SUCCESS) {
+                    info->cooperative_matrix = 1;
+                    for (uint32_t i = 0; i < n && info->coopmat_shape_count < VKLLM_MAX_COOPMAT_SHAPES; i++) {
+                        if (cp[i].scope != 3 /* VK_SCOPE_SUBGROUP_KHR */) continue;
+                        struct vkllm_coopmat_shape *s = &info->coopmat_shapes[info->coopmat_shape_count++];
+                        s->m = cp[i].MSize, s->n = cp[i].NSize, s->k = cp[i].KSize;
+                        s->a_type = cp[i].AType, s->b_type = cp[i].BType;
+                        s->c_type = cp[i].CType, s->result_type = cp[i].ResultType;
+                    }
+                }
+                vkllm__free(cp);
+            }
+        }
+    }
+
+    info->max_storage_buffer_range = lim->maxStorageBufferRange;
+    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    info->max_memory_allocation_size = m3.maxMemoryAllocationSize;
+    info->min_storage_buffer_offset_alignment = lim->minStorageBufferOffsetAlignment;
+    info->max_shared_memory = lim->maxComputeSharedMemorySize;
+    info->max_workgroup_invocations = lim->maxComputeWorkGroupInvocations;
+    for (int i = 0; i < 3; i++) {
+        info->max_workgroup_size[i] = lim->maxComputeWorkGroupSize[i];
+        info->max_workgroup_count[i] = lim->maxComputeWorkGroupCount[i];
+    }
+    info->max_push_constants = lim->maxPushConstantsSize;
+    info->timestamp_period_ns = lim->timestampPeriod;
+
+    uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, NULL);
+    VkQueueFamilyProperties *q = vkllm__calloc(nq ? nq : 1, sizeof *q);
+    if (!q) {
+        vkllm__free(exts);
+        return vkllm__err(VKLLM_STATUS_OOM, "out of host memory listing queue families");
+    }
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, q);
+    for (uint32_t i = 0; i < nq; i++) {
+        if (!(q[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
+        if (!info->has_compute_queue || (!(q[i].queueFlags & VK_QUEUE_GRAPHICS_BIT))) {
+            info->has_compute_queue = 1;
+            info->timestamp_valid_bits = q[i].timestampValidBits;
+        }
+    }
+    info->timestamps = info->timestamp_valid_bits > 0 && lim->timestampComputeAndGraphics;
+    vkllm__free(q);
+    vkllm__free(exts);
+    return VKLLM_STATUS_OK;
+}
+
+static vkllm_status physical_devices(VkInstance inst, VkPhysicalDevice **out, uint32_t *count) {
+    vkllm_status st = VKLLM_STATUS_OK;
+    uint32_t n = 0;
+    VKLLM_VK_TRY(st, vkEnumeratePhysicalDevices(inst, &n, NULL), fail);
+    VkPhysicalDevice *pd = vkllm__calloc(n ? n : 1, sizeof *pd);
+    if (!pd) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory listing devices");
+    if (n) {
+        VkResult r = vkEnumeratePhysicalDevices(inst, &n, pd);
+        if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
+            vkllm__free(pd);
+            return vkllm__vk_status(r, "vkEnumeratePhysicalDevices", __FILE__, __LINE__);
+        }
+    }
+    *out = pd;
+    *count = n;
+    return VKLLM_STATUS_OK;
+fail:
+    return st;
+}
+
+vkllm_status vkllm__gpu_list(struct vkllm_device_info **out, uint32_t *count) {
+    VkInstance inst;
+    VkDebugUtilsMessengerEXT msg;
+    vkllm_status st = create_instance(0, NULL, &inst, &msg);
+    if (st) return st;
+    VkPhysicalDevice *pd = NULL;
+    uint32_t n = 0;
+    struct vkllm_device_info *infos = NULL;
+    VKLLM_TRY(st, physical_devices(inst, &pd, &n), done);
+    infos = vkllm__calloc(n ? n : 1, sizeof *infos);
+    if (!infos) {
+        st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory listing devices");
+        goto done;
+    }
+    for (uint32_t i = 0; i < n; i++) VKLLM_TRY(st, query_device(inst, pd[i], i, &infos[i]), done);
+    *out = infos;
+    *count = n;
+    infos = NULL;
+done:
+    vkllm__free(infos);
+    vkllm__free(pd);
+    vkDestroyInstance(inst, NULL);
+    return st;
+}
+
+// --- device choice -------------------------------------------------------------------------
+
+static int type_rank(vkllm_device_type t) {
+    switch (t) {
+    case VKLLM_DEVICE_DISCRETE_GPU: return 0;
+    case VKLLM_DEVICE_INTEGRATED_GPU: return 1;
+    case VKLLM_DEVICE_VIRTUAL_GPU: return 2;
+    case VKLLM_DEVICE_CPU: return 3;
+    default: return 4;
+    }
+}
+
+/* The device to open: explicit index, else VKLLM_DEVICE, else the first usable device of the best
+ * type (discrete, integrated, virtual, CPU, other). */
+static vkllm_status choose_device(const struct vkllm_device_info *infos, uint32_t n, int want,
+                                  uint32_t *out) {
+    if (n == 0)
+        return vkllm__err(VKLLM_STATUS_NO_DEVICE,
+                          "the Vulkan loader found no device (is a driver installed? Debian: "
+                          "mesa-vulkan-drivers)");
+    const char *env = getenv("VKLLM_DEVICE");
+    if (want < 0 && env && *env) {
+        char *end;
+        long v = strtol(env, &end, 10);
+        if (*end || v < 0)
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "VKLLM_DEVICE='%s' is not a device index", env);
+        want = (int)v;
+    }
+    if (want >= 0) {
+        if ((uint32_t)want >= n)
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                              "device %d does not exist: there %s %u device%s (0..%u)", want,
+                              n == 1 ? "is" : "are", n, n == 1 ? "" : "s", n - 1);
+        if (!infos[want].has_compute_queue || infos[want].api_version < VK_API_VERSION_1_2)
+            return vkllm__err(VKLLM_STATUS_NO_DEVICE,
+                              "device %d (%s) cannot run vkllm: it needs Vulkan 1.2 and a compute queue",
+                              want, infos[want].name);
+        *out = (uint32_t)want;
+        return VKLLM_STATUS_OK;
+    }
+    int best = -1;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!infos[i].has_compute_queue || infos[i].api_version < VK_API_VERSION_1_2) continue;
+        if (best < 0 || type_rank(infos[i].type) < type_rank(infos[best].type)) best = (int)i;
+    }
+    if (best < 0)
+        return vkllm__err(VKLLM_STATUS_NO_DEVICE,
+                          "none of the %u Vulkan device%s supports Vulkan 1.2 with a compute queue", n,
+                          n == 1 ? "" : "s");
+    *out = (uint32_t)best;
+    return VKLLM_STATUS_OK;
+}
+
+// --- logical device ------------------------------------------------------------------------
+
+static vkllm_status create_device(struct vkllm__gpu *gpu) {
+    vkllm_status st = VKLLM_STATUS_OK;
+    const struct vkllm_device_info *info = &gpu->info;
+    uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(gpu->phys, &nq, NULL);
+    VkQueueFamilyProperties *q = vkllm__calloc(nq ? nq : 1, sizeof *q);
+    if (!q) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    vkGetPhysicalDeviceQueueFamilyProperties(gpu->phys, &nq, q);
+    int fam = -1;
+    for (uint32_t i = 0; i < nq; i++) { /* prefer a compute-only family */
+        if (!(q[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
+        if (fam < 0 || !(q[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) fam = (int)i;
+    }
+    vkllm__free(q);
+    if (fam < 0) return vkllm__err(VKLLM_STATUS_NO_DEVICE, "%s has no compute queue", info->name);
+    gpu->queue_family = (uint32_t)fam;
+
+    /* Enable what the shaders may use, where the device has it. */
+    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f12};
+    VkPhysicalDeviceFeatures2 have = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
+    vkGetPhysicalDeviceFeatures2(gpu->phys, &have);
+    VkPhysicalDeviceVulkan12Features e12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .shaderFloat16 = f12.shaderFloat16,
+        .shaderInt8 = f12.shaderInt8,
+        .storageBuffer8BitAccess = f12.storageBuffer8BitAccess,
+        .uniformAndStorageBuffer8BitAccess = f12.uniformAndStorageBuffer8BitAccess,
+        .bufferDeviceAddress = f12.bufferDeviceAddress,
+        .scalarBlockLayout = f12.scalarBlockLayout,
+        .timelineSemaphore = f12.timelineSemaphore,
+        .hostQueryReset = f12.hostQueryReset,
+    };
+    VkPhysicalDeviceVulkan11Features e11 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+        .pNext = &e12,
+        .storageBuffer16BitAccess = f11.storageBuffer16BitAccess,
+        .uniformAndStorageBuffer16BitAccess = f11.uniformAndStorageBuffer16BitAccess,
+    };
+    VkPhysicalDeviceFeatures2 en = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+        .pNext = &e11,
+        .features = {.shaderInt64 = have.features.shaderInt64, .shaderInt16 = have.features.shaderInt16},
+    };
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+        .queueFamilyIndex = gpu->queue_family,
+        .queueCount = 1,
+        .pQueuePriorities = &prio,
+    };
+    const char *exts[4];
+    uint32_t n_exts = 0;
+    uint32_t n_avail = 0;
+    vkEnumerateDeviceExtensionProperties(gpu->phys, NULL, &n_avail, NULL);
+    VkExtensionProperties *avail = vkllm__calloc(n_avail ? n_avail : 1, sizeof *avail);
+    if (!avail) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    vkEnumerateDeviceExtensionProperties(gpu->phys, NULL, &n_avail, avail);
+    if (has_device_ext(avail, n_avail, "VK_KHR_portability_subset"))
+        exts[n_exts++] = "VK_KHR_portability_subset"; /* required when present (MoltenVK) */
+    vkllm__free(avail);
+    VkDeviceCreateInfo dci = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .pNext = &en,
+        .queueCreateInfoCount = 1,
+        .pQueueCreateInfos = &qci,
+        .enabledExtensionCount = n_exts,
+        .ppEnabledExtensionNames = exts,
+    };
+    VKLLM_VK_TRY(st, vkCreateDevice(gpu->phys, &dci, NULL, &gpu->device), fail);
+    volkLoadDeviceTable(&gpu->vk, gpu->device);
+    gpu->vk.vkGetDeviceQueue(gpu->device, gpu->queue_family, 0, &gpu->queue);
+    return VKLLM_STATUS_OK;
+fail:
+    return st;
+}
+
+// --- open / close --------------------------------------------------------------------------
+
+vkllm_status vkllm__gpu_open(const struct vkllm__gpu_params *p, struct vkllm__gpu **out) {
+    vkllm_status st = VKLLM_STATUS_OK;
+    struct vkllm__gpu *gpu = vkllm__calloc(1, sizeof *gpu);
+    if (!gpu) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory opening the device");
+    gpu->validate = p && p->validate >= 0 ? p->validate : (int)vkllm__env_int("VKLLM_VALIDATE", 0);
+    VkPhysicalDevice *pd = NULL;
+    struct vkllm_device_info *infos = NULL;
+    uint32_t n = 0, chosen = 0;
+
+    VKLLM_TRY(st, create_instance(gpu->validate, gpu, &gpu->instance, &gpu->messenger), fail);
+    VKLLM_TRY(st, physical_devices(gpu->instance, &pd, &n), fail);
+    infos = vkllm__calloc(n ? n : 1, sizeof *infos);
+    if (!infos) {
+        st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+        goto fail;
+    }
+    for (uint32_t i = 0; i < n; i++) VKLLM_TRY(st, query_device(gpu->instance, pd[i], i, &infos[i]), fail);
+    VKLLM_TRY(st, choose_device(infos, n, p ? p->device : -1, &chosen), fail);
+    gpu->phys = pd[chosen];
+    gpu->info = infos[chosen];
+    vkGetPhysicalDeviceMemoryProperties(gpu->phys, &gpu->mem_props);
+    VKLLM_TRY(st, create_device(gpu), fail);
+    VKLLM_TRY(st, vkllm__mem_init(gpu), fail);
+    VKLLM_TRY(st, vkllm__pipeline_cache_load(gpu), fail);
+    vkllm__log(VKLLM_LOG_INFO, "device %u: %s (%s, %s)", chosen, gpu->info.name,
+               vkllm_device_type_str(gpu->info.type), gpu->info.driver_info);
+    vkllm__free(infos);
+    vkllm__free(pd);
+    *out = gpu;
+    return VKLLM_STATUS_OK;
+fail:
+    vkllm__free(infos);
+    vkllm__free(pd);
+    vkllm__gpu_close(gpu);
+    return st;
+}
+
+void vkllm__gpu_close(struct vkllm__gpu *gpu) {
+    if (!gpu) return;
+    if (gpu->device) {
+        gpu->vk.vkDeviceWaitIdle(gpu->device);
+        vkllm__pipeline_cache_save(gpu);
+        vkllm__pipelines_free(gpu);
+        vkllm__mem_free_all(gpu);
+        gpu->vk.vkDestroyDevice(gpu->device, NULL);
+    }
+    if (gpu->messenger) vkDestroyDebugUtilsMessengerEXT(gpu->instance, gpu->messenger, NULL);
+    if (gpu->instance) vkDestroyInstance(gpu->instance, NULL);
+    vkllm__free(gpu);
+}
+
+const struct vkllm_device_info *vkllm__gpu_info(const struct vkllm__gpu *gpu) { return &gpu->info; }
+
+uint64_t vkllm__gpu_validation_count(const struct vkllm__gpu *gpu) { return gpu->validation_count; }
+
+void vkllm__gpu_grid_1d(const struct vkllm__gpu *gpu, uint64_t n, uint32_t wg, uint32_t groups[3]) {
+    uint64_t g = (n + wg - 1) / wg;
+    uint64_t maxx = gpu->info.max_workgroup_count[0] ? gpu->info.max_workgroup_count[0] : 65535;
+    if (g <= maxx) {
+        groups[0] = (uint32_t)(g ? g : 1);
+        groups[1] = 1;
+    } else {
+        groups[1] = (uint32_t)((g + maxx - 1) / maxx);
+        groups[0] = (uint32_t)((g + groups[1] - 1) / groups[1]);
+    }
+    groups[2] = 1;
+}

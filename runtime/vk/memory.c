@@ -1,0 +1,370 @@
+/* memory.c - device memory in a few large blocks, each with one VkBuffer over all of it;
+ * buffers are sub-allocated ranges (first fit, coalescing free list). Uploads and downloads map
+ * directly where memory is host-visible (unified memory) and go through a staging buffer
+ * otherwise. Heap use is accounted here: some drivers (lavapipe) accept allocations beyond the
+ * heap size silently. */
+#include <string.h>
+
+#include "vk/vk.h"
+
+#define DEFAULT_BLOCK_SIZE (256ull << 20)
+#define STAGING_SIZE (64ull << 20)
+
+static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+/* Pick a memory type: required flags must all be present; prefer those with `prefer` too. */
+static int find_type(const VkPhysicalDeviceMemoryProperties *mp, uint32_t bits, uint32_t required,
+                     uint32_t prefer) {
+    int best = -1;
+    for (uint32_t i = 0; i < mp->memoryTypeCount; i++) {
+        if (!(bits & (1u << i))) continue;
+        uint32_t f = mp->memoryTypes[i].propertyFlags;
+        if ((f & required) != required) continue;
+        if ((f & prefer) == prefer) return (int)i;
+        if (best < 0) best = (int)i;
+    }
+    return best;
+}
+
+vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu) {
+    const VkPhysicalDeviceMemoryProperties *mp = &gpu->mem_props;
+    const uint32_t DL = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    const uint32_t HV = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    /* On unified memory take device-local + host-visible for everything: no staging copies. */
+    gpu->type_device = gpu->info.unified_memory ? find_type(mp, ~0u, DL | HV, DL | HV) : -1;
+    if (gpu->type_device < 0) gpu->type_device = find_type(mp, ~0u, DL, DL);
+    if (gpu->type_device < 0) gpu->type_device = find_type(mp, ~0u, 0, 0);
+    gpu->type_host = find_type(mp, ~0u, HV, HV | VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+    if (gpu->type_device < 0 || gpu->type_host < 0)
+        return vkllm__err(VKLLM_STATUS_NO_DEVICE, "%s has no usable memory type", gpu->info.name);
+    uint64_t maxalloc = gpu->info.max_memory_allocation_size ? gpu->info.max_memory_allocation_size
+                                                             : (1ull << 30);
+    gpu->block_size = VKLLM_MIN(DEFAULT_BLOCK_SIZE, maxalloc);
+    long env = vkllm__env_int("VKLLM_BLOCK_MB", 0);
+    if (env > 0) gpu->block_size = VKLLM_MIN((uint64_t)env << 20, maxalloc);
+
+    vkllm_status st = VKLLM_STATUS_OK;
+    VkCommandPoolCreateInfo pci = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+        .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+        .queueFamilyIndex = gpu->queue_family,
+    };
+    VKLLM_VK_TRY(st, gpu->vk.vkCreateCommandPool(gpu->device, &pci, NULL, &gpu->pool), fail);
+    VkCommandBufferAllocateInfo ai = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = gpu->pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    VKLLM_VK_TRY(st, gpu->vk.vkAllocateCommandBuffers(gpu->device, &ai, &gpu->xfer_cmd), fail);
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VKLLM_VK_TRY(st, gpu->vk.vkCreateFence(gpu->device, &fci, NULL, &gpu->xfer_fence), fail);
+    return VKLLM_STATUS_OK;
+fail:
+    return st;
+}
+
+static void block_destroy(struct vkllm__gpu *gpu, struct vkllm__block *b) {
+    if (!b) return;
+    if (b->buffer) gpu->vk.vkDestroyBuffer(gpu->device, b->buffer, NULL);
+    if (b->memory) {
+        gpu->vk.vkFreeMemory(gpu->device, b->memory, NULL);
+        uint32_t heap = gpu->mem_props.memoryTypes[b->type_index].heapIndex;
+        gpu->heap_used[heap] -= b->size;
+        gpu->allocated -= b->size;
+    }
+    vkllm__free(b->free_list);
+    vkllm__free(b);
+}
+
+void vkllm__mem_free_all(struct vkllm__gpu *gpu) {
+    if (gpu->staging) vkllm__buffer_free(gpu->staging);
+    gpu->staging = NULL;
+    for (uint32_t i = 0; i < gpu->n_blocks; i++) block_destroy(gpu, gpu->blocks[i]);
+    vkllm__free(gpu->blocks);
+    gpu->blocks = NULL;
+    gpu->n_blocks = gpu->cap_blocks = 0;
+    if (gpu->xfer_fence) gpu->vk.vkDestroyFence(gpu->device, gpu->xfer_fence, NULL);
+    if (gpu->pool) gpu->vk.vkDestroyCommandPool(gpu->device, gpu->pool, NULL);
+    gpu->xfer_fence = VK_NULL_HANDLE;
+    gpu->pool = VK_NULL_HANDLE;
+}
+
+static vkllm_status block_create(struct vkllm__gpu *gpu, uint64_t size, enum vkllm__mem_kind kind,
+                                 struct vkllm__block **out) {
+    vkllm_status st = VKLLM_STATUS_OK;
+    int type = kind == VKLLM__MEM_HOST ? gpu->type_host : gpu->type_device;
+    uint32_t heap = gpu->mem_props.memoryTypes[type].heapIndex;
+    uint64_t heap_size = gpu->mem_props.memoryHeaps[heap].size;
+    if (vkllm__fault_hit(VKLLM__FAULT_DEVICE) || gpu->heap_used[heap] + size > heap_size)
+        return vkllm__err(VKLLM_STATUS_DEVICE_OOM,
+                          "out of device memory: %llu MiB more asked for, %llu of %llu MiB of heap %u "
+                          "already in use",
+                          (unsigned long long)(size >> 20), (unsigned long long)(gpu->heap_used[heap] >> 20),
+                          (unsigned long long)(heap_size >> 20), heap);
+    if (size > gpu->info.max_memory_allocation_size && gpu->info.max_memory_allocation_size)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "one buffer of %llu bytes exceeds the device's maxMemoryAllocationSize (%llu)",
+                          (unsigned long long)size, (unsigned long long)gpu->info.max_memory_allocation_size);
+
+    struct vkllm__block *b = vkllm__calloc(1, sizeof *b);
+    if (!b) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    b->size = size;
+    b->kind = kind;
+    b->type_index = (uint32_t)type;
+    VkBufferCreateInfo bci = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+        .size = size,
+        .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                 VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+        .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+    };
+    VKLLM_VK_TRY(st, gpu->vk.vkCreateBuffer(gpu->device, &bci, NULL, &b->buffer), fail);
+    VkMemoryRequirements req;
+    gpu->vk.vkGetBufferMemoryRequirements(gpu->device, b->buffer, &req);
+    if (!(req.memoryTypeBits & (1u << type))) {
+        st = vkllm__err(VKLLM_STATUS_UNSUPPORTED, "storage buffers cannot live in memory type %d", type);
+        goto fail;
+    }
+    VkMemoryAllocateInfo mai = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+        .allocationSize = req.size,
+        .memoryTypeIndex = (uint32_t)type,
+    };
+    VKLLM_VK_TRY(st, gpu->vk.vkAllocateMemory(gpu->device, &mai, NULL, &b->memory), fail);
+    gpu->heap_used[heap] += size;
+    gpu->allocated += size;
+    VKLLM_VK_TRY(st, gpu->vk.vkBindBufferMemory(gpu->device, b->buffer, b->memory, 0), fail);
+    if (gpu->mem_props.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
+        VKLLM_VK_TRY(st, gpu->vk.vkMapMemory(gpu->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped), fail);
+    b->free_list = vkllm__malloc(4 * sizeof *b->free_list);
+    if (!b->free_list) {
+        st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+        goto fail;
+    }
+    b->cap_free = 4;
+    b->n_free = 1;
+    b->free_list[0] = (struct vkllm__range){0, size};
+    *out = b;
+    return VKLLM_STATUS_OK;
+fail:
+    block_destroy(gpu, b);
+    return st;
+}
+
+/* First fit with alignment; returns 1 and the offset on success. */
+static int block_take(struct vkllm__block *b, uint64_t size, uint64_t align, uint64_t *off) {
+    for (uint32_t i = 0; i < b->n_free; i++) {
+        struct vkllm__range *r = &b->free_list[i];
+        uint64_t start = align_up(r->offset, align);
+        if (start + size > r->offset + r->size) continue;
+        uint64_t end = start + size, rend = r->offset + r->size;
+        /* Offsets and sizes are kept aligned, so start == r->offset in practice. */
+        if (start != r->offset) continue;
+        if (end == rend) {
+            memmove(r, r + 1, (b->n_free - i - 1) * sizeof *r);
+            b->n_free--;
+        } else {
+            r->offset = end;
+            r->size = rend - end;
+        }
+        *off = start;
+        return 1;
+    }
+    return 0;
+}
+
+static vkllm_status block_give(struct vkllm__block *b, uint64_t off, uint64_t size) {
+    uint32_t i = 0;
+    while (i < b->n_free && b->free_list[i].offset < off) i++;
+    int merge_prev = i > 0 && b->free_list[i - 1].offset + b->free_list[i - 1].size == off;
+    int merge_next = i < b->n_free && off + size == b->free_list[i].offset;
+    if (merge_prev && merge_next) {
+        b->free_list[i - 1].size += size + b->free_list[i].size;
+        memmove(&b->free_list[i], &b->free_list[i + 1], (b->n_free - i - 1) * sizeof *b->free_list);
+        b->n_free--;
+    } else if (merge_prev) {
+        b->free_list[i - 1].size += size;
+    } else if (merge_next) {
+        b->free_list[i].offset = off;
+        b->free_list[i].size += size;
+    } else {
+        if (b->n_free == b->cap_free) {
+            uint32_t cap = b->cap_free * 2;
+            struct vkllm__range *nl = vkllm__realloc(b->free_list, cap * sizeof *nl);
+            if (!nl) return VKLLM_STATUS_OOM; /* the range is lost to this block, nothing else */
+            b->free_list = nl;
+            b->cap_free = cap;
+        }
+        memmove(&b->free_list[i + 1], &b->free_list[i], (b->n_free - i) * sizeof *b->free_list);
+        b->free_list[i] = (struct vkllm__range){off, size};
+        b->n_free++;
+    }
+    return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm__buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkllm__mem_kind kind,
+                                 struct vkllm__buffer **out) {
+    if (size == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "buffer of 0 bytes");
+    uint64_t align = VKLLM_MAX(gpu->info.min_storage_buffer_offset_alignment, 256);
+    if (size > UINT64_MAX / 2) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "buffer size overflows");
+    uint64_t reserved = align_up(size, align);
+    struct vkllm__buffer *buf = vkllm__calloc(1, sizeof *buf);
+    if (!buf) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    struct vkllm__block *blk = NULL;
+    uint64_t off = 0;
+    for (uint32_t i = 0; i < gpu->n_blocks; i++) {
+        if (gpu->blocks[i]->kind != kind) continue;
+        if (block_take(gpu->blocks[i], reserved, align, &off)) {
+            blk = gpu->blocks[i];
+            break;
+        }
+    }
+    if (!blk) {
+        if (gpu->n_blocks == gpu->cap_blocks) {
+            uint32_t cap = gpu->cap_blocks ? gpu->cap_blocks * 2 : 8;
+            struct vkllm__block **nb = vkllm__realloc(gpu->blocks, cap * sizeof *nb);
+            if (!nb) {
+                vkllm__free(buf);
+                return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+            }
+            gpu->blocks = nb;
+            gpu->cap_blocks = cap;
+        }
+        /* Small buffers share blocks; a large one gets a block of its own size. */
+        uint64_t bsize = reserved > gpu->block_size / 2 ? reserved : gpu->block_size;
+        vkllm_status st = block_create(gpu, bsize, kind, &blk);
+        if (st && bsize > reserved) /* a smaller block may still fit */
+            st = block_create(gpu, reserved, kind, &blk);
+        if (st) {
+            vkllm__free(buf);
+            return st;
+        }
+        gpu->blocks[gpu->n_blocks++] = blk;
+        if (!block_take(blk, reserved, align, &off)) {
+            vkllm__free(buf);
+            return vkllm__err(VKLLM_STATUS_INTERNAL, "fresh memory block cannot hold %llu bytes",
+                              (unsigned long long)reserved);
+        }
+    }
+    blk->used += reserved;
+    gpu->used += reserved;
+    buf->gpu = gpu;
+    buf->block = blk;
+    buf->offset = off;
+    buf->size = size;
+    buf->reserved = reserved;
+    *out = buf;
+    return VKLLM_STATUS_OK;
+}
+
+void vkllm__buffer_free(struct vkllm__buffer *b) {
+    if (!b) return;
+    struct vkllm__gpu *gpu = b->gpu;
+    struct vkllm__block *blk = b->block;
+    block_give(blk, b->offset, b->reserved);
+    blk->used -= b->reserved;
+    gpu->used -= b->reserved;
+    /* Give an empty block back to the driver. */
+    if (blk->used == 0) {
+        for (uint32_t i = 0; i < gpu->n_blocks; i++) {
+            if (gpu->blocks[i] != blk) continue;
+            gpu->blocks[i] = gpu->blocks[--gpu->n_blocks];
+            block_destroy(gpu, blk);
+            break;
+        }
+    }
+    vkllm__free(b);
+}
+
+uint64_t vkllm__buffer_size(const struct vkllm__buffer *b) { return b->size; }
+
+void *vkllm__buffer_map(const struct vkllm__buffer *b) {
+    return b->block->mapped ? (uint8_t *)b->block->mapped + b->offset : NULL;
+}
+
+uint64_t vkllm__gpu_memory_allocated(const struct vkllm__gpu *gpu) { return gpu->allocated; }
+uint64_t vkllm__gpu_memory_used(const struct vkllm__gpu *gpu) { return gpu->used; }
+
+uint64_t vkllm__gpu_memory_budget(const struct vkllm__gpu *gpu) {
+    uint32_t heap = gpu->mem_props.memoryTypes[gpu->type_device].heapIndex;
+    return gpu->mem_props.memoryHeaps[heap].size;
+}
+
+// --- transfers -----------------------------------------------------------------------------
+
+static vkllm_status check_range(const struct vkllm__buffer *b, uint64_t offset, uint64_t size) {
+    uint64_t end;
+    if (!vkllm__add_u64(offset, size, &end) || end > b->size)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "range [%llu, +%llu) is outside the buffer of %llu bytes",
+                          (unsigned long long)offset, (unsigned long long)size, (unsigned long long)b->size);
+    return VKLLM_STATUS_OK;
+}
+
+static vkllm_status ensure_staging(struct vkllm__gpu *gpu) {
+    if (gpu->staging) return VKLLM_STATUS_OK;
+    return vkllm__buffer_alloc(gpu, STAGING_SIZE, VKLLM__MEM_HOST, &gpu->staging);
+}
+
+static vkllm_status copy_chunk(struct vkllm__gpu *gpu, VkBuffer src, uint64_t soff, VkBuffer dst,
+                               uint64_t doff, uint64_t size) {
+    vkllm_status st = vkllm__xfer_begin(gpu);
+    if (st) return st;
+    VkBufferCopy region = {.srcOffset = soff, .dstOffset = doff, .size = size};
+    gpu->vk.vkCmdCopyBuffer(gpu->xfer_cmd, src, dst, 1, &region);
+    return vkllm__xfer_submit_wait(gpu);
+}
+
+vkllm_status vkllm__buffer_upload(struct vkllm__buffer *b, uint64_t offset, const void *src, uint64_t size) {
+    vkllm_status st = check_range(b, offset, size);
+    if (st || size == 0) return st;
+    uint8_t *dst = vkllm__buffer_map(b);
+    if (dst) {
+        memcpy(dst + offset, src, size);
+        return VKLLM_STATUS_OK;
+    }
+    struct vkllm__gpu *gpu = b->gpu;
+    if ((st = ensure_staging(gpu))) return st;
+    for (uint64_t done = 0; done < size; done += STAGING_SIZE) {
+        uint64_t n = VKLLM_MIN(STAGING_SIZE, size - done);
+        memcpy(vkllm__buffer_map(gpu->staging), (const uint8_t *)src + done, n);
+        st = copy_chunk(gpu, gpu->staging->block->buffer, gpu->staging->offset, b->block->buffer,
+                        b->offset + offset + done, n);
+        if (st) return st;
+    }
+    return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm__buffer_download(struct vkllm__buffer *b, uint64_t offset, void *dst, uint64_t size) {
+    vkllm_status st = check_range(b, offset, size);
+    if (st || size == 0) return st;
+    const uint8_t *src = vkllm__buffer_map(b);
+    if (src) {
+        memcpy(dst, src + offset, size);
+        return VKLLM_STATUS_OK;
+    }
+    struct vkllm__gpu *gpu = b->gpu;
+    if ((st = ensure_staging(gpu))) return st;
+    for (uint64_t done = 0; done < size; done += STAGING_SIZE) {
+        uint64_t n = VKLLM_MIN(STAGING_SIZE, size - done);
+        st = copy_chunk(gpu, b->block->buffer, b->offset + offset + done, gpu->staging->block->buffer,
+                        gpu->staging->offset, n);
+        if (st) return st;
+        memcpy((uint8_t *)dst + done, vkllm__buffer_map(gpu->staging), n);
+    }
+    return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm__buffer_fill_zero(struct vkllm__buffer *b) {
+    uint8_t *p = vkllm__buffer_map(b);
+    if (p) {
+        memset(p, 0, b->size);
+        return VKLLM_STATUS_OK;
+    }
+    struct vkllm__gpu *gpu = b->gpu;
+    vkllm_status st = vkllm__xfer_begin(gpu);
+    if (st) return st;
+    gpu->vk.vkCmdFillBuffer(gpu->xfer_cmd, b->block->buffer, b->offset, b->reserved, 0);
+    return vkllm__xfer_submit_wait(gpu);
+}

@@ -1,0 +1,140 @@
+/* vk.h - private to runtime/vk/: the Vulkan objects behind gpu.h. The only header that includes
+ * volk.h. */
+#ifndef VKLLM_VK_H
+#define VKLLM_VK_H
+
+#include <volk.h>
+
+#include "gpu.h"
+#include "internal.h"
+
+/* VK_KHR_cooperative_matrix arrived in Vulkan headers 1.3.255; Debian 12 ships 1.3.239. The few
+ * definitions we need for querying it follow the extension's specification. */
+#ifndef VK_KHR_cooperative_matrix
+#define VK_KHR_cooperative_matrix 1
+#define VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME "VK_KHR_cooperative_matrix"
+#define VKLLM_STYPE_COOPMAT_FEATURES_KHR ((VkStructureType)1000506000)
+#define VKLLM_STYPE_COOPMAT_PROPERTIES_KHR ((VkStructureType)1000506001)
+typedef struct VkCooperativeMatrixPropertiesKHR {
+    VkStructureType sType;
+    void *pNext;
+    uint32_t MSize, NSize, KSize;
+    uint32_t AType, BType, CType, ResultType; /* VkComponentTypeKHR */
+    VkBool32 saturatingAccumulation;
+    uint32_t scope; /* VkScopeKHR */
+} VkCooperativeMatrixPropertiesKHR;
+typedef struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 cooperativeMatrix;
+    VkBool32 cooperativeMatrixRobustBufferAccess;
+} VkPhysicalDeviceCooperativeMatrixFeaturesKHR;
+typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(
+    VkPhysicalDevice, uint32_t *, VkCooperativeMatrixPropertiesKHR *);
+#else
+#define VKLLM_STYPE_COOPMAT_FEATURES_KHR VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR
+#define VKLLM_STYPE_COOPMAT_PROPERTIES_KHR VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR
+#endif
+
+/* Map a failing VkResult to a status, record "file:line: call: VK_ERROR_..." and jump to label. */
+vkllm_status vkllm__vk_status(VkResult r, const char *call, const char *file, int line);
+const char *vkllm__vk_result_str(VkResult r);
+
+#define VKLLM_VK_TRY(st, expr, label)                                       \
+    do {                                                                    \
+        VkResult vr_ = (expr);                                              \
+        if (vr_ != VK_SUCCESS) {                                            \
+            (st) = vkllm__vk_status(vr_, #expr, __FILE__, __LINE__);        \
+            goto label;                                                     \
+        }                                                                   \
+    } while (0)
+
+/* One large VkDeviceMemory + a VkBuffer over all of it; sub-allocations carve ranges out of it. */
+struct vkllm__range {
+    uint64_t offset, size;
+};
+
+struct vkllm__block {
+    VkDeviceMemory memory;
+    VkBuffer buffer;
+    uint64_t size;
+    uint32_t type_index;  /* memory type */
+    enum vkllm__mem_kind kind;
+    void *mapped;         /* host pointer when host-visible */
+    struct vkllm__range *free_list; /* sorted by offset, coalesced */
+    uint32_t n_free, cap_free;
+    uint64_t used;        /* bytes handed out */
+};
+
+struct vkllm__buffer {
+    struct vkllm__gpu *gpu;
+    struct vkllm__block *block;
+    uint64_t offset;      /* in the block */
+    uint64_t size;        /* bytes asked for */
+    uint64_t reserved;    /* bytes taken from the block (aligned) */
+};
+
+/* A pipeline for one (shader, specialization constants) pair, created on first use. */
+struct vkllm__pipeline {
+    uint32_t n_spec;
+    uint32_t spec[VKLLM__MAX_SPEC];
+    VkPipeline pipeline;
+    struct vkllm__pipeline *next;
+};
+
+struct vkllm__shader_state {
+    VkShaderModule module;
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout layout;
+    struct vkllm__pipeline *pipelines;
+};
+
+struct vkllm__gpu {
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger;
+    VkPhysicalDevice phys;
+    VkDevice device;
+    struct VolkDeviceTable vk;
+    VkQueue queue;
+    uint32_t queue_family;
+    struct vkllm_device_info info;
+    VkPhysicalDeviceMemoryProperties mem_props;
+    int validate;
+    uint64_t validation_count; /* messages of warning or error severity */
+
+    /* memory */
+    struct vkllm__block **blocks;
+    uint32_t n_blocks, cap_blocks;
+    uint64_t block_size;          /* default size of a new block */
+    uint64_t heap_used[VK_MAX_MEMORY_HEAPS]; /* our accounting, bytes allocated per heap */
+    uint64_t allocated, used;
+    int type_device, type_host;   /* memory type index for each kind */
+
+    /* staging for devices without host-visible device-local memory */
+    struct vkllm__buffer *staging;
+    VkCommandPool pool;
+    VkCommandBuffer xfer_cmd;
+    VkFence xfer_fence;
+
+    /* pipelines */
+    VkPipelineCache pipeline_cache;
+    char pipeline_cache_path[1024];
+    struct vkllm__shader_state shaders[VKLLM_SHADER_COUNT_];
+};
+
+/* memory.c */
+vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu);
+void vkllm__mem_free_all(struct vkllm__gpu *gpu);
+
+/* pipeline.c */
+vkllm_status vkllm__pipeline_get(struct vkllm__gpu *gpu, enum vkllm__shader_id id, uint32_t n_spec,
+                                 const uint32_t *spec, VkPipeline *out);
+void vkllm__pipelines_free(struct vkllm__gpu *gpu);
+vkllm_status vkllm__pipeline_cache_load(struct vkllm__gpu *gpu);
+void vkllm__pipeline_cache_save(struct vkllm__gpu *gpu);
+
+/* command.c: one-shot command buffer for transfers (uses gpu->xfer_cmd / xfer_fence). */
+vkllm_status vkllm__xfer_begin(struct vkllm__gpu *gpu);
+vkllm_status vkllm__xfer_submit_wait(struct vkllm__gpu *gpu);
+
+#endif /* VKLLM_VK_H */
