@@ -80,8 +80,17 @@ struct vkllm__gguf {
     uint64_t map_size_;
 };
 
-/* Open and validate a GGUF file (mmap'd read-only). Tensor types are checked to be known ggml
- * types with consistent sizes; whether vkllm can compute with them is the model loader's call. */
+/* Open and validate a GGUF file (mmap'd read-only, the descriptor closed after mapping). Tensor
+ * types are checked to be known ggml types with consistent sizes; whether vkllm can compute with
+ * them is the model loader's call. Rules beyond the specification's letter:
+ *  - every dimension is >= 1 and <= INT64_MAX (empty tensors are rejected; n_dims is 0..4);
+ *  - tensor offsets are multiples of the alignment, tensors lie inside the file and do not
+ *    overlap (any order and gaps are fine); keys and tensor names are unique;
+ *  - nested arrays are allowed up to VKLLM_GGUF_MAX_DEPTH levels;
+ *  - a file with no tensors may end right after the metadata (no padding).
+ * Returns VKLLM_STATUS_BAD_FORMAT for a malformed file, VKLLM_STATUS_UNSUPPORTED for GGUF
+ * versions other than 2 and 3 (v1, or a big-endian file), VKLLM_STATUS_NOT_FOUND / IO when the
+ * file cannot be opened, VKLLM_STATUS_OOM; the message names the path and the byte offset. */
 vkllm_status vkllm__gguf_open(const char *path, struct vkllm__gguf **out);
 
 /* The same over a caller-owned buffer that must outlive the handle (fuzzing, tests). name is
@@ -109,13 +118,38 @@ vkllm_status vkllm__gguf_get_str(const struct vkllm__gguf *g, const char *key, s
 vkllm_status vkllm__gguf_get_arr(const struct vkllm__gguf *g, const char *key, uint32_t elem_type,
                                  const struct vkllm__gguf_kv **out);
 
-/* Element i of a numeric array (bounds and type checked by the caller: i < arr_n). */
+/* Element i of a numeric (or BOOL) array (bounds and type checked by the caller: i < arr_n).
+ * arr_i64 truncates floats and wraps u64 above INT64_MAX; both return 0 for a STRING or ARRAY
+ * element type or an index out of range. */
 int64_t vkllm__gguf_arr_i64(const struct vkllm__gguf_kv *kv, uint64_t i);
 double vkllm__gguf_arr_f64(const struct vkllm__gguf_kv *kv, uint64_t i);
+
+/* Deepest nesting of arrays (an array of arrays is depth 2). */
+#define VKLLM_GGUF_MAX_DEPTH 8
+
+/* Walk the elements of any ARRAY value in order, arrays of arrays and strings too:
+ *   struct vkllm__gguf_arr_iter it; struct vkllm__gguf_kv e;
+ *   vkllm__gguf_arr_iter_init(&it, kv);
+ *   while (vkllm__gguf_arr_iter_next(&it, &e)) ... e.type, e.v / e.arr_* as for a kv; e.key empty
+ * Each step costs the size of the element, so a whole walk is linear in the array's bytes. */
+struct vkllm__gguf_arr_iter {
+    const struct vkllm__gguf_kv *arr;
+    uint64_t i;    /* elements returned so far */
+    uint64_t pos;  /* byte offset of the next element within arr_data */
+};
+void vkllm__gguf_arr_iter_init(struct vkllm__gguf_arr_iter *it, const struct vkllm__gguf_kv *arr);
+/* 1 with the next element in *out, 0 at the end (or for a kv that is not an array). */
+int vkllm__gguf_arr_iter_next(struct vkllm__gguf_arr_iter *it, struct vkllm__gguf_kv *out);
 
 /* All elements of a STRING array, as an array of arr_n vkllm__str (into the mapping) that the
  * caller frees with vkllm__free(). */
 vkllm_status vkllm__gguf_arr_strings(const struct vkllm__gguf_kv *kv, struct vkllm__str **out);
+
+/* Bytes of the one value of type `type` at the start of bytes[0..nbytes) (what follows the u32
+ * type of a kv), walking strings and nested arrays with bounds checks: VKLLM_STATUS_BAD_FORMAT
+ * (message says what is wrong) when it is not a well-formed value. */
+vkllm_status vkllm__gguf_value_size(uint32_t type, const void *bytes, uint64_t nbytes,
+                                    uint64_t *size);
 
 /* Compare a vkllm__str with a C string. */
 int vkllm__str_eq(struct vkllm__str s, const char *c);
@@ -146,13 +180,32 @@ vkllm_status vkllm__gguf_writer_set_arr(struct vkllm__gguf_writer *w, const char
                                         uint32_t elem_type, const void *data, uint64_t n);
 vkllm_status vkllm__gguf_writer_set_arr_str(struct vkllm__gguf_writer *w, const char *key,
                                             const char *const *strs, uint64_t n);
+/* Any scalar type (U8..F64 but not STRING/ARRAY): v points to a value of that C type (uint8_t,
+ * int8_t, uint16_t, ..., float for F32, double for F64, uint8_t 0/1 for BOOL). */
+vkllm_status vkllm__gguf_writer_set_val(struct vkllm__gguf_writer *w, const char *key,
+                                        uint32_t type, const void *v);
+/* A value already in GGUF encoding (what follows the u32 type in a kv), e.g. an array of arrays:
+ * checked to be exactly one well-formed value of that type (INVALID_ARGUMENT otherwise). */
+vkllm_status vkllm__gguf_writer_set_raw(struct vkllm__gguf_writer *w, const char *key,
+                                        uint32_t type, const void *bytes, uint64_t nbytes);
+/* Copy a value read by the reader (any type, nested arrays included) under key. */
+vkllm_status vkllm__gguf_writer_set_kv(struct vkllm__gguf_writer *w, const char *key,
+                                       const struct vkllm__gguf_kv *kv);
+/* Setting a key again replaces its value in place (its position stays). general.alignment, when
+ * set, must be a U32 power of two; it is written (32) even when not set. Keys are non-empty. */
 
-/* Add a tensor; ne[0] innermost; its data comes from fill(user, ...) during write. */
+/* Add a tensor; ne[0] innermost; its data comes from fill(user, ...) during write. Names are
+ * unique and at most 63 bytes (ggml's limit, so that other readers load the file); n_dims 1..4,
+ * ne[i] >= 1, ne[0] a multiple of the type's block size. Tensors are laid out in the order added,
+ * each padded to the alignment. */
 vkllm_status vkllm__gguf_writer_add_tensor(struct vkllm__gguf_writer *w, const char *name,
                                            uint32_t type, uint32_t n_dims, const uint64_t *ne,
                                            vkllm__gguf_fill_fn fill, void *user);
 
-/* Write everything to path (replaced atomically through a temporary file). */
+/* Write everything to path (replaced atomically through a temporary file in the same folder;
+ * on any failure the temporary file is removed and path is untouched). I/O errors (disk full)
+ * give VKLLM_STATUS_IO with the path and the reason; a failing fill callback's status is
+ * returned as is. The writer can be written again or freed afterwards. */
 vkllm_status vkllm__gguf_writer_write(struct vkllm__gguf_writer *w, const char *path);
 
 #endif /* VKLLM_GGUF_H */

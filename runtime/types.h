@@ -23,12 +23,25 @@ enum vkllm_type {
     VKLLM_TYPE_Q5_K = 13,
     VKLLM_TYPE_Q6_K = 14,
     VKLLM_TYPE_Q8_K = 15,
+    VKLLM_TYPE_IQ2_XXS = 16,
+    VKLLM_TYPE_IQ2_XS = 17,
+    VKLLM_TYPE_IQ3_XXS = 18,
+    VKLLM_TYPE_IQ1_S = 19,
+    VKLLM_TYPE_IQ4_NL = 20,
+    VKLLM_TYPE_IQ3_S = 21,
+    VKLLM_TYPE_IQ2_S = 22,
+    VKLLM_TYPE_IQ4_XS = 23,
     VKLLM_TYPE_I8 = 24,
     VKLLM_TYPE_I16 = 25,
     VKLLM_TYPE_I32 = 26,
     VKLLM_TYPE_I64 = 27,
     VKLLM_TYPE_F64 = 28,
+    VKLLM_TYPE_IQ1_M = 29,
     VKLLM_TYPE_BF16 = 30,
+    /* 31..33 (Q4_0_4_4 & co.) and 36..38 (IQ4_NL_4_4 & co.) were removed from GGUF. */
+    VKLLM_TYPE_TQ1_0 = 34,
+    VKLLM_TYPE_TQ2_0 = 35,
+    VKLLM_TYPE_MXFP4 = 39,
     VKLLM_TYPE_COUNT_ = 40
 };
 
@@ -48,6 +61,12 @@ const char *vkllm__type_name(uint32_t type);
 /* Bytes of a row of n elements; VKLLM_STATUS_BAD_FORMAT if n is not a multiple of the block
  * size or the type is unknown; VKLLM_STATUS_INVALID_ARGUMENT on overflow. */
 vkllm_status vkllm__row_size(uint32_t type, uint64_t n, uint64_t *bytes);
+
+/* VKLLM_STATUS_OK when vkllm can compute with `type`; otherwise VKLLM_STATUS_UNSUPPORTED (a
+ * known ggml type vkllm does not compute with) or VKLLM_STATUS_BAD_FORMAT (an unknown id), with
+ * a last-error text that names the tensor and the type ("tensor blk.0.attn_q.weight: type
+ * iq2_xxs is not supported"). `tensor` may be NULL. */
+vkllm_status vkllm__type_check(uint32_t type, const char *tensor);
 
 /* IEEE half and bfloat16 <-> float, exact (round-to-nearest-even when narrowing). */
 float vkllm__f16_to_f32(uint16_t h);

@@ -1,0 +1,382 @@
+/* model.c - Llama-family hyper-parameters and weight tensors from a GGUF file (see model.h).
+ * Key names and defaults follow llama.cpp (llama-arch.cpp, llama-model.cpp load_hparams). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model.h"
+#include "types.h"
+
+// --- architectures --------------------------------------------------------------------------
+
+static const char *const arch_names[VKLLM_ARCH_COUNT_] = {"llama", "qwen2", "qwen3"};
+
+const char *vkllm__arch_name(enum vkllm_arch a) {
+    return (unsigned)a < VKLLM_ARCH_COUNT_ ? arch_names[a] : "?";
+}
+
+vkllm_status vkllm__arch_from_name(const char *name, enum vkllm_arch *out) {
+    for (unsigned i = 0; i < VKLLM_ARCH_COUNT_; i++) {
+        if (strcmp(name, arch_names[i]) == 0) {
+            *out = (enum vkllm_arch)i;
+            return VKLLM_STATUS_OK;
+        }
+    }
+    return VKLLM_STATUS_UNSUPPORTED;
+}
+
+// --- metadata helpers -----------------------------------------------------------------------
+
+/* "<arch>.<suffix>" into buf. */
+static const char *arch_key(char *buf, size_t n, enum vkllm_arch a, const char *suffix) {
+    snprintf(buf, n, "%s.%s", vkllm__arch_name(a), suffix);
+    return buf;
+}
+
+/* A required (def == NULL) or optional u32 key of the architecture; 0 is rejected when
+ * nonzero is set. */
+static vkllm_status get_u32(const struct vkllm__gguf *g, enum vkllm_arch a, const char *suffix,
+                            const uint32_t *def, int nonzero, uint32_t *out) {
+    char key[128];
+    uint64_t v;
+    arch_key(key, sizeof key, a, suffix);
+    vkllm_status st = vkllm__gguf_get_u64(g, key, &v);
+    if (st == VKLLM_STATUS_NOT_FOUND) {
+        if (!def) return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: missing metadata key %s", g->path, key);
+        *out = *def;
+        return VKLLM_STATUS_OK;
+    }
+    if (st != VKLLM_STATUS_OK) return st;
+    if (v > UINT32_MAX || (nonzero && v == 0))
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: metadata key %s has invalid value %llu",
+                          g->path, key, (unsigned long long)v);
+    *out = (uint32_t)v;
+    return VKLLM_STATUS_OK;
+}
+
+/* An optional float key (def when absent); must be finite and positive unless allow_zero. */
+static vkllm_status get_f32(const struct vkllm__gguf *g, enum vkllm_arch a, const char *suffix,
+                            const float *def, float *out) {
+    char key[128];
+    double v;
+    arch_key(key, sizeof key, a, suffix);
+    vkllm_status st = vkllm__gguf_get_f64(g, key, &v);
+    if (st == VKLLM_STATUS_NOT_FOUND) {
+        if (!def) return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: missing metadata key %s", g->path, key);
+        *out = *def;
+        return VKLLM_STATUS_OK;
+    }
+    if (st != VKLLM_STATUS_OK) return st;
+    if (!isfinite(v) || v < 0 || v > 3.0e38)
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: metadata key %s has invalid value %g",
+                          g->path, key, v);
+    *out = (float)v;
+    return VKLLM_STATUS_OK;
+}
+
+static vkllm_status read_arch(const struct vkllm__gguf *g, enum vkllm_arch *out) {
+    struct vkllm__str s;
+    vkllm_status st = vkllm__gguf_get_str(g, "general.architecture", &s);
+    if (st == VKLLM_STATUS_NOT_FOUND)
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: missing metadata key general.architecture", g->path);
+    if (st != VKLLM_STATUS_OK) return st;
+    char name[64];
+    size_t n = s.len < sizeof name - 1 ? (size_t)s.len : sizeof name - 1;
+    memcpy(name, s.ptr, n);
+    name[n] = 0;
+    if (s.len >= sizeof name || vkllm__arch_from_name(name, out) != VKLLM_STATUS_OK)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "%s: architecture '%s' is not supported (llama, qwen2, qwen3 are)", g->path, name);
+    return VKLLM_STATUS_OK;
+}
+
+// --- hyper-parameters -----------------------------------------------------------------------
+
+static vkllm_status read_shape(const struct vkllm__gguf *g, struct vkllm__hparams *hp) {
+    enum vkllm_arch a = hp->arch;
+    vkllm_status st;
+    if ((st = get_u32(g, a, "block_count", NULL, 1, &hp->n_layer))) return st;
+    if ((st = get_u32(g, a, "embedding_length", NULL, 1, &hp->n_embd))) return st;
+    if ((st = get_u32(g, a, "feed_forward_length", NULL, 1, &hp->n_ff))) return st;
+    if ((st = get_u32(g, a, "context_length", NULL, 1, &hp->n_ctx_train))) return st;
+    if ((st = get_u32(g, a, "attention.head_count", NULL, 1, &hp->n_head))) return st;
+    if ((st = get_u32(g, a, "attention.head_count_kv", &hp->n_head, 1, &hp->n_head_kv))) return st;
+    if ((st = get_f32(g, a, "attention.layer_norm_rms_epsilon", NULL, &hp->rms_eps))) return st;
+
+    char key[128];
+    if (hp->n_layer > 4096 || hp->n_head > 4096)
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: implausible block_count %u / head_count %u",
+                          g->path, hp->n_layer, hp->n_head);
+    if (hp->n_head % hp->n_head_kv != 0)
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
+                          "%s: %s (%u) is not a multiple of attention.head_count_kv (%u)", g->path,
+                          arch_key(key, sizeof key, a, "attention.head_count"), hp->n_head, hp->n_head_kv);
+    uint32_t def_hd = hp->n_embd / hp->n_head, vlen;
+    if (hp->n_embd % hp->n_head != 0 && !vkllm__gguf_find(g, arch_key(key, sizeof key, a, "attention.key_length")))
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
+                          "%s: embedding_length %u is not a multiple of head_count %u (and no key_length)",
+                          g->path, hp->n_embd, hp->n_head);
+    if ((st = get_u32(g, a, "attention.key_length", &def_hd, 1, &hp->head_dim))) return st;
+    if ((st = get_u32(g, a, "attention.value_length", &hp->head_dim, 1, &vlen))) return st;
+    if (vlen != hp->head_dim)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: key_length %u != value_length %u", g->path,
+                          hp->head_dim, vlen);
+    if (hp->head_dim > 1024)
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: implausible head dimension %u", g->path, hp->head_dim);
+    hp->n_embd_q = hp->n_head * hp->head_dim;
+    hp->n_embd_kv = hp->n_head_kv * hp->head_dim;
+    hp->has_qkv_bias = a == VKLLM_ARCH_QWEN2;
+    hp->has_qk_norm = a == VKLLM_ARCH_QWEN3;
+    return VKLLM_STATUS_OK;
+}
+
+/* Scaling keys: rope.scaling.type (none, linear, llama3; yarn & co. are refused),
+ * rope.scaling.factor or the older rope.scale_linear, rope.scaling.original_context_length. */
+static vkllm_status read_rope_scaling(const struct vkllm__gguf *g, struct vkllm__hparams *hp) {
+    struct vkllm__rope *r = &hp->rope;
+    char key[128];
+    const float one = 1.0f, zero = 0.0f, four = 4.0f;
+    float factor, linear;
+    vkllm_status st;
+    struct vkllm__str type = {"", 0};
+    st = vkllm__gguf_get_str(g, arch_key(key, sizeof key, hp->arch, "rope.scaling.type"), &type);
+    if (st != VKLLM_STATUS_OK && st != VKLLM_STATUS_NOT_FOUND) return st;
+    int has_type = st == VKLLM_STATUS_OK;
+    if ((st = get_f32(g, hp->arch, "rope.scaling.factor", &zero, &factor))) return st;
+    if ((st = get_f32(g, hp->arch, "rope.scale_linear", &one, &linear))) return st;
+    if ((st = get_u32(g, hp->arch, "rope.scaling.original_context_length", &hp->n_ctx_train, 0, &r->orig_ctx)))
+        return st;
+    if ((st = get_f32(g, hp->arch, "rope.scaling.low_freq_factor", &one, &r->low_freq_factor))) return st;
+    if ((st = get_f32(g, hp->arch, "rope.scaling.high_freq_factor", &four, &r->high_freq_factor))) return st;
+    r->factor = factor != 0.0f ? factor : linear;
+    if (r->factor == 0.0f) r->factor = 1.0f;
+    r->freq_scale = 1.0f;
+    r->scaling = VKLLM_ROPE_SCALING_NONE;
+    if (!has_type) {
+        /* No type: as llama.cpp, a factor other than 1 still means linear scaling. */
+        if (r->factor != 1.0f) {
+            r->scaling = VKLLM_ROPE_SCALING_LINEAR;
+            r->freq_scale = 1.0f / r->factor;
+        }
+    } else if (vkllm__str_eq(type, "none")) {
+        r->factor = 1.0f;
+    } else if (vkllm__str_eq(type, "linear")) {
+        r->scaling = VKLLM_ROPE_SCALING_LINEAR;
+        r->freq_scale = 1.0f / r->factor;
+    } else if (vkllm__str_eq(type, "llama3")) {
+        r->scaling = VKLLM_ROPE_SCALING_LLAMA3;
+    } else {
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: rope scaling type '%.*s' is not supported",
+                          g->path, (int)VKLLM_MIN(type.len, 32), type.ptr);
+    }
+    return VKLLM_STATUS_OK;
+}
+
+static vkllm_status read_rope(const struct vkllm__gguf *g, struct vkllm__hparams *hp) {
+    struct vkllm__rope *r = &hp->rope;
+    const float def_theta = 10000.0f;
+    vkllm_status st;
+    if ((st = get_f32(g, hp->arch, "rope.freq_base", &def_theta, &r->theta))) return st;
+    if ((st = get_u32(g, hp->arch, "rope.dimension_count", &hp->head_dim, 1, &r->n_rot))) return st;
+    if (r->theta <= 0.0f)
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: rope.freq_base must be positive", g->path);
+    if (r->n_rot > hp->head_dim || r->n_rot % 2 != 0)
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
+                          "%s: rope.dimension_count %u must be even and at most the head dimension %u",
+                          g->path, r->n_rot, hp->head_dim);
+    /* As llama.cpp: llama rotates adjacent pairs, the Qwen models the two halves of each head. */
+    r->neox = hp->arch == VKLLM_ARCH_QWEN2 || hp->arch == VKLLM_ARCH_QWEN3;
+    return read_rope_scaling(g, hp);
+}
+
+/* Llama 3.1's per-frequency factors (the formula of Meta's reference and llama.cpp's converter):
+ * long wavelengths are slowed by `factor`, short ones kept, a smooth blend in between. */
+static void llama3_factors(const struct vkllm__rope *r, float *out) {
+    double lo_wl = (double)r->orig_ctx / r->low_freq_factor;
+    double hi_wl = (double)r->orig_ctx / r->high_freq_factor;
+    for (uint32_t i = 0; i < r->n_rot / 2; i++) {
+        double freq = pow((double)r->theta, -2.0 * i / r->n_rot);
+        double wavelen = 2.0 * 3.14159265358979323846 / freq;
+        double f;
+        if (wavelen < hi_wl) f = 1.0;
+        else if (wavelen > lo_wl) f = r->factor;
+        else {
+            double smooth = ((double)r->orig_ctx / wavelen - r->low_freq_factor) /
+                            (r->high_freq_factor - r->low_freq_factor);
+            f = 1.0 / ((1.0 - smooth) / r->factor + smooth);
+        }
+        out[i] = (float)f;
+    }
+}
+
+void vkllm__rope_freqs(const struct vkllm__hparams *hp, float *out_inv_freq) {
+    const struct vkllm__rope *r = &hp->rope;
+    for (uint32_t i = 0; i < r->n_rot / 2; i++) {
+        double f = pow((double)r->theta, -2.0 * i / r->n_rot) * r->freq_scale;
+        if (r->freq_factors) f /= r->freq_factors[i];
+        out_inv_freq[i] = (float)f;
+    }
+}
+
+// --- tensors --------------------------------------------------------------------------------
+
+/* Find a tensor and check it is (rows, cols) [or (cols,) when rows == 0]; matrices must be of a
+ * type vkllm computes with and whose block divides cols, vectors F32. NULL *out when optional
+ * and absent. */
+static vkllm_status find_tensor(const struct vkllm__gguf *g, const char *name, uint64_t cols, uint64_t rows,
+                                int optional, const struct vkllm__gguf_tensor **out) {
+    const struct vkllm__gguf_tensor *t = vkllm__gguf_find_tensor(g, name);
+    *out = t;
+    if (!t) {
+        if (optional) return VKLLM_STATUS_OK;
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: missing tensor %s", g->path, name);
+    }
+    uint64_t want[4] = {cols, rows ? rows : 1, 1, 1};
+    if (t->ne[0] != want[0] || t->ne[1] != want[1] || t->ne[2] != 1 || t->ne[3] != 1) {
+        if (rows)
+            return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
+                              "%s: tensor %s has shape [%llu, %llu, %llu, %llu], expected [%llu, %llu]",
+                              g->path, name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
+                              (unsigned long long)t->ne[2], (unsigned long long)t->ne[3],
+                              (unsigned long long)cols, (unsigned long long)rows);
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
+                          "%s: tensor %s has shape [%llu, %llu, %llu, %llu], expected [%llu]", g->path,
+                          name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
+                          (unsigned long long)t->ne[2], (unsigned long long)t->ne[3], (unsigned long long)cols);
+    }
+    if (!rows) {
+        if (t->type != VKLLM_TYPE_F32)
+            return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: tensor %s: type %s is not supported for a vector (f32 is)",
+                              g->path, name, vkllm__type_name(t->type));
+        return VKLLM_STATUS_OK;
+    }
+    vkllm_status st = vkllm__type_check(t->type, name);
+    if (st != VKLLM_STATUS_OK) {
+        vkllm__err_prefix("%s: ", g->path);
+        return st;
+    }
+    uint64_t row_bytes;
+    if (vkllm__row_size(t->type, cols, &row_bytes) != VKLLM_STATUS_OK)
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: tensor %s: rows of %llu are not a multiple of %s's block",
+                          g->path, name, (unsigned long long)cols, vkllm__type_name(t->type));
+    return VKLLM_STATUS_OK;
+}
+
+static vkllm_status find_layer(const struct vkllm__gguf *g, const struct vkllm__hparams *hp, uint32_t l,
+                               struct vkllm__layer_weights *lw) {
+    struct spec {
+        const char *suffix;
+        uint64_t cols, rows;
+        int present; /* 1 required, 0 absent (NULL), -1 optional */
+        const struct vkllm__gguf_tensor **slot;
+    } specs[] = {
+        {"attn_norm.weight", hp->n_embd, 0, 1, &lw->attn_norm},
+        {"attn_q.weight", hp->n_embd, hp->n_embd_q, 1, &lw->wq},
+        {"attn_k.weight", hp->n_embd, hp->n_embd_kv, 1, &lw->wk},
+        {"attn_v.weight", hp->n_embd, hp->n_embd_kv, 1, &lw->wv},
+        {"attn_output.weight", hp->n_embd_q, hp->n_embd, 1, &lw->wo},
+        {"attn_q.bias", hp->n_embd_q, 0, hp->has_qkv_bias, &lw->bq},
+        {"attn_k.bias", hp->n_embd_kv, 0, hp->has_qkv_bias, &lw->bk},
+        {"attn_v.bias", hp->n_embd_kv, 0, hp->has_qkv_bias, &lw->bv},
+        {"attn_q_norm.weight", hp->head_dim, 0, hp->has_qk_norm, &lw->q_norm},
+        {"attn_k_norm.weight", hp->head_dim, 0, hp->has_qk_norm, &lw->k_norm},
+        {"ffn_norm.weight", hp->n_embd, 0, 1, &lw->ffn_norm},
+        {"ffn_gate.weight", hp->n_embd, hp->n_ff, 1, &lw->w_gate},
+        {"ffn_up.weight", hp->n_embd, hp->n_ff, 1, &lw->w_up},
+        {"ffn_down.weight", hp->n_ff, hp->n_embd, 1, &lw->w_down},
+    };
+    for (size_t i = 0; i < VKLLM_ARRAY_LEN(specs); i++) {
+        char name[96];
+        snprintf(name, sizeof name, "blk.%u.%s", l, specs[i].suffix);
+        if (!specs[i].present) {
+            *specs[i].slot = NULL;
+            continue;
+        }
+        vkllm_status st = find_tensor(g, name, specs[i].cols, specs[i].rows, specs[i].present < 0, specs[i].slot);
+        if (st != VKLLM_STATUS_OK) return st;
+    }
+    return VKLLM_STATUS_OK;
+}
+
+/* token_embd fixes n_vocab; the tokenizer's token list, when present, must agree. */
+static vkllm_status find_globals(const struct vkllm__gguf *g, struct vkllm__hparams *hp,
+                                 struct vkllm__model_weights *w) {
+    const struct vkllm__gguf_tensor *te = vkllm__gguf_find_tensor(g, "token_embd.weight");
+    if (!te) return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: missing tensor token_embd.weight", g->path);
+    if (te->ne[1] == 0 || te->ne[1] > INT32_MAX)
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: tensor token_embd.weight has %llu rows", g->path,
+                          (unsigned long long)te->ne[1]);
+    hp->n_vocab = (uint32_t)te->ne[1];
+    const struct vkllm__gguf_kv *toks = vkllm__gguf_find(g, "tokenizer.ggml.tokens");
+    if (toks && toks->type == VKLLM_GGUF_ARRAY && toks->arr_n != hp->n_vocab)
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
+                          "%s: tokenizer.ggml.tokens has %llu tokens but token_embd.weight has %u rows",
+                          g->path, (unsigned long long)toks->arr_n, hp->n_vocab);
+    vkllm_status st;
+    if ((st = find_tensor(g, "token_embd.weight", hp->n_embd, hp->n_vocab, 0, &w->token_embd))) return st;
+    if ((st = find_tensor(g, "output_norm.weight", hp->n_embd, 0, 0, &w->output_norm))) return st;
+    if ((st = find_tensor(g, "output.weight", hp->n_embd, hp->n_vocab, 1, &w->output))) return st;
+    hp->tied_embd = w->output == NULL;
+    if (!w->output) w->output = w->token_embd;
+    return find_tensor(g, "rope_freqs.weight", hp->rope.n_rot / 2, 0, 1, &w->rope_freqs);
+}
+
+/* Per-frequency factors: from rope_freqs.weight when the file has it, else computed for a
+ * llama3 scaling type. Factors must be finite and positive. */
+static vkllm_status load_freq_factors(const struct vkllm__gguf *g, struct vkllm__model_desc *d) {
+    struct vkllm__rope *r = &d->hp.rope;
+    uint32_t n = r->n_rot / 2;
+    if (!d->w.rope_freqs && r->scaling != VKLLM_ROPE_SCALING_LLAMA3) return VKLLM_STATUS_OK;
+    r->freq_factors = vkllm__calloc(n ? n : 1, sizeof(float));
+    if (!r->freq_factors) return vkllm__err(VKLLM_STATUS_OOM, "rope frequency factors");
+    if (d->w.rope_freqs) {
+        memcpy(r->freq_factors, d->w.rope_freqs->data, (size_t)n * sizeof(float));
+        r->scaling = VKLLM_ROPE_SCALING_LLAMA3;
+    } else {
+        if (r->high_freq_factor <= r->low_freq_factor || r->orig_ctx == 0)
+            return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: llama3 rope scaling needs high_freq_factor > "
+                              "low_freq_factor and an original context length", g->path);
+        llama3_factors(r, r->freq_factors);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (!isfinite(r->freq_factors[i]) || r->freq_factors[i] <= 0.0f)
+            return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: rope frequency factor %u is %g", g->path, i,
+                              (double)r->freq_factors[i]);
+    return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm__model_desc_load(const struct vkllm__gguf *g, struct vkllm__model_desc **out) {
+    *out = NULL;
+    struct vkllm__model_desc *d = vkllm__calloc(1, sizeof *d);
+    if (!d) return vkllm__err(VKLLM_STATUS_OOM, "model description");
+    d->gguf = g;
+    vkllm_status st;
+    VKLLM_TRY(st, read_arch(g, &d->hp.arch), fail);
+    VKLLM_TRY(st, read_shape(g, &d->hp), fail);
+    VKLLM_TRY(st, read_rope(g, &d->hp), fail);
+    VKLLM_TRY(st, find_globals(g, &d->hp, &d->w), fail);
+    VKLLM_TRY(st, load_freq_factors(g, d), fail);
+    d->w.layers = vkllm__calloc(d->hp.n_layer, sizeof *d->w.layers);
+    if (!d->w.layers) {
+        st = vkllm__err(VKLLM_STATUS_OOM, "layer table");
+        goto fail;
+    }
+    for (uint32_t l = 0; l < d->hp.n_layer; l++) VKLLM_TRY(st, find_layer(g, &d->hp, l, &d->w.layers[l]), fail);
+    for (uint64_t i = 0; i < g->n_tensors; i++) {
+        uint64_t n = 1;
+        for (int k = 0; k < 4; k++) n *= g->tensors[i].ne[k];
+        d->n_params += n;
+    }
+    *out = d;
+    return VKLLM_STATUS_OK;
+fail:
+    vkllm__model_desc_free(d);
+    return st;
+}
+
+void vkllm__model_desc_free(struct vkllm__model_desc *d) {
+    if (!d) return;
+    vkllm__free(d->hp.rope.freq_factors);
+    vkllm__free(d->w.layers);
+    vkllm__free(d);
+}

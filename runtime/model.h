@@ -1,0 +1,153 @@
+/* model.h - the Llama family as vkllm sees it: hyper-parameters from GGUF metadata, one field
+ * per weight tensor, every shape and type validated once. The reference forward pass
+ * (runtime/ref/) and the GPU loader both start from a vkllm__model_desc.
+ *
+ * Architectures: llama (Llama 1/2/3, TinyLlama, Mistral, SmolLM, stories), qwen2 (q/k/v biases),
+ * qwen3 (per-head RMS norm of q and k). All three: pre-norm RMSNorm blocks, SwiGLU FFN, GQA,
+ * optional tied embeddings (no output.weight: the output projection is token_embd.weight).
+ *
+ * Shapes in comments are (rows, cols), cols contiguous, i.e. ggml's ne reversed: a tensor with
+ * ne = [n_embd, n_vocab] is (n_vocab, n_embd).
+ *
+ * Also the random-weight model generator behind `vkllm make-model` (runtime/make_model.c).
+ */
+#ifndef VKLLM_MODEL_H
+#define VKLLM_MODEL_H
+
+#include <stdint.h>
+
+#include "gguf.h"
+#include "internal.h"
+
+enum vkllm_arch {
+    VKLLM_ARCH_LLAMA = 0,
+    VKLLM_ARCH_QWEN2 = 1,
+    VKLLM_ARCH_QWEN3 = 2,
+    VKLLM_ARCH_COUNT_
+};
+
+/* "llama", "qwen2", "qwen3" (the general.architecture string); "?" for an invalid value. */
+const char *vkllm__arch_name(enum vkllm_arch a);
+/* VKLLM_STATUS_OK and *out, or VKLLM_STATUS_UNSUPPORTED for another name (no error text set). */
+vkllm_status vkllm__arch_from_name(const char *name, enum vkllm_arch *out);
+
+enum vkllm_rope_scaling {
+    VKLLM_ROPE_SCALING_NONE = 0,
+    VKLLM_ROPE_SCALING_LINEAR = 1, /* positions divided by factor (freq_scale = 1/factor) */
+    VKLLM_ROPE_SCALING_LLAMA3 = 2, /* per-frequency factors (rope_freqs.weight or computed) */
+};
+
+/* RoPE: for each pair i in [0, n_rot/2) the angle is pos * inv_freq[i] with
+ *   inv_freq[i] = freq_scale * theta^(-2i/n_rot) / freq_factors[i]   (freq_factors: 1 if NULL).
+ * Pairs: normal (llama) rotates (x[2i], x[2i+1]); NeoX (qwen2, qwen3) rotates (x[i], x[i+n_rot/2]).
+ * Dimensions n_rot..head_dim-1 of each head pass through unrotated. */
+struct vkllm__rope {
+    float theta;                    /* base, <arch>.rope.freq_base (default 10000) */
+    uint32_t n_rot;                 /* rotated dims per head, <arch>.rope.dimension_count */
+    int neox;                       /* 1: NeoX halves pairing; 0: adjacent pairs */
+    enum vkllm_rope_scaling scaling;
+    float factor;                   /* context extension factor (1 when none) */
+    float freq_scale;               /* 1/factor for linear scaling, else 1 */
+    uint32_t orig_ctx;              /* rope.scaling.original_context_length (0 if absent) */
+    float low_freq_factor;          /* llama3: 1 unless the metadata says */
+    float high_freq_factor;         /* llama3: 4 unless the metadata says */
+    float *freq_factors;            /* (n_rot/2,) divisors, or NULL; owned by the desc */
+};
+
+struct vkllm__hparams {
+    enum vkllm_arch arch;
+    uint32_t n_layer;      /* transformer blocks */
+    uint32_t n_embd;       /* residual stream width */
+    uint32_t n_ff;         /* FFN hidden width */
+    uint32_t n_head;       /* query heads */
+    uint32_t n_head_kv;    /* key/value heads (GQA: n_head is a multiple of it) */
+    uint32_t head_dim;     /* per head (<arch>.attention.key_length, default n_embd/n_head) */
+    uint32_t n_embd_q;     /* n_head * head_dim */
+    uint32_t n_embd_kv;    /* n_head_kv * head_dim */
+    uint32_t n_vocab;      /* rows of token_embd */
+    uint32_t n_ctx_train;  /* <arch>.context_length */
+    float rms_eps;         /* <arch>.attention.layer_norm_rms_epsilon */
+    int tied_embd;         /* 1: no output.weight, logits use token_embd.weight */
+    int has_qkv_bias;      /* qwen2 */
+    int has_qk_norm;       /* qwen3 */
+    struct vkllm__rope rope;
+};
+
+/* One tensor of the file per field. Matrices are in any type vkllm computes with (F32, F16,
+ * BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, ...); vectors are F32. */
+struct vkllm__layer_weights {
+    const struct vkllm__gguf_tensor *attn_norm; /* (n_embd,)            f32 */
+    const struct vkllm__gguf_tensor *wq;        /* (n_embd_q, n_embd) */
+    const struct vkllm__gguf_tensor *wk;        /* (n_embd_kv, n_embd) */
+    const struct vkllm__gguf_tensor *wv;        /* (n_embd_kv, n_embd) */
+    const struct vkllm__gguf_tensor *wo;        /* (n_embd, n_embd_q) */
+    const struct vkllm__gguf_tensor *bq;        /* (n_embd_q,)  f32, qwen2 only, else NULL */
+    const struct vkllm__gguf_tensor *bk;        /* (n_embd_kv,) f32, qwen2 only, else NULL */
+    const struct vkllm__gguf_tensor *bv;        /* (n_embd_kv,) f32, qwen2 only, else NULL */
+    const struct vkllm__gguf_tensor *q_norm;    /* (head_dim,)  f32, qwen3 only, else NULL */
+    const struct vkllm__gguf_tensor *k_norm;    /* (head_dim,)  f32, qwen3 only, else NULL */
+    const struct vkllm__gguf_tensor *ffn_norm;  /* (n_embd,)            f32 */
+    const struct vkllm__gguf_tensor *w_gate;    /* (n_ff, n_embd) */
+    const struct vkllm__gguf_tensor *w_up;      /* (n_ff, n_embd) */
+    const struct vkllm__gguf_tensor *w_down;    /* (n_embd, n_ff) */
+};
+
+struct vkllm__model_weights {
+    const struct vkllm__gguf_tensor *token_embd;  /* (n_vocab, n_embd) */
+    const struct vkllm__gguf_tensor *output_norm; /* (n_embd,) f32 */
+    const struct vkllm__gguf_tensor *output;      /* (n_vocab, n_embd); == token_embd when tied */
+    const struct vkllm__gguf_tensor *rope_freqs;  /* (n_rot/2,) f32 llama3 factors, or NULL */
+    struct vkllm__layer_weights *layers;          /* (n_layer,) */
+};
+
+struct vkllm__model_desc {
+    const struct vkllm__gguf *gguf; /* not owned; must outlive the desc */
+    struct vkllm__hparams hp;
+    struct vkllm__model_weights w;
+    uint64_t n_params;              /* elements over all tensors of the file */
+};
+
+/* Read the hyper-parameters of g and find and check every tensor: presence, shape, type.
+ * Errors: VKLLM_STATUS_BAD_FORMAT naming the key or tensor that is missing or inconsistent,
+ * VKLLM_STATUS_UNSUPPORTED for another architecture, a tensor type vkllm does not compute with
+ * (naming tensor and type) or an unsupported RoPE scaling, VKLLM_STATUS_OOM. */
+vkllm_status vkllm__model_desc_load(const struct vkllm__gguf *g, struct vkllm__model_desc **out);
+void vkllm__model_desc_free(struct vkllm__model_desc *d);
+
+/* The (n_rot/2,) inverse frequencies of hp->rope, scaling and freq factors applied (see
+ * struct vkllm__rope). The same table serves the reference and the GPU. */
+void vkllm__rope_freqs(const struct vkllm__hparams *hp, float *out_inv_freq);
+
+/* --- make-model ----------------------------------------------------------------------------- */
+
+/* A random-weight model of any Llama shape. Same params -> identical file bytes. */
+struct vkllm__make_model_params {
+    enum vkllm_arch arch;
+    uint32_t n_layer, n_embd, n_ff, n_head, n_head_kv;
+    uint32_t head_dim;     /* 0: n_embd / n_head */
+    uint32_t n_vocab;      /* >= 259 (<unk>, <s>, </s>, 256 byte tokens) */
+    uint32_t n_ctx;        /* written as <arch>.context_length */
+    uint32_t type;         /* enum vkllm_type of the matrices (norms and biases stay f32) */
+    int tied;              /* 1: no output.weight */
+    uint64_t seed;
+    float rope_theta;      /* rope.freq_base */
+    float rms_eps;
+    char name[64];         /* general.name; "" -> generated */
+};
+
+/* Defaults: a tiny llama (2 layers, 64 embd, 4 heads, 2 kv heads, 512 vocab), f32, seed 1. */
+void vkllm__make_model_params_default(struct vkllm__make_model_params *p);
+
+/* Fill *p from a named preset (tinyllama-1.1b, stories-260k-shape, ...): arch and shape only,
+ * type/seed/tied keep their values. VKLLM_STATUS_NOT_FOUND for an unknown name. */
+vkllm_status vkllm__make_model_preset(const char *name, struct vkllm__make_model_params *p);
+
+/* Preset i (NULL past the end) and its one-line description, for --help. */
+const char *vkllm__make_model_preset_name(uint32_t i, const char **description);
+
+/* Write the model to path, tensor by tensor (the whole model never sits in memory). Matrices
+ * whose row length is not a multiple of the type's block fall back to a smaller block type
+ * (q4_K -> q4_0 -> ... -> f16), logged at WARN level. */
+vkllm_status vkllm__make_model(const struct vkllm__make_model_params *p, const char *path);
+
+#endif /* VKLLM_MODEL_H */

@@ -1,0 +1,190 @@
+/* forward_ref.c - the scalar reference forward pass (see ref.h). Reads like run.c's forward():
+ * one call per step, shape comments. Matrices stay in their file encoding and are dequantized
+ * row by row as they are used; vectors (norms, biases) are copied to f32 once at init. */
+#include <math.h>
+#include <string.h>
+
+#include "ref/ops.h"
+#include "ref/ref.h"
+#include "types.h"
+
+struct ref_layer {
+    float *attn_norm, *ffn_norm;     /* (n_embd,) */
+    float *bq, *bk, *bv;             /* (n_embd_q,), (n_embd_kv,) x2, or NULL */
+    float *q_norm, *k_norm;          /* (head_dim,) or NULL */
+};
+
+struct vkllm__ref {
+    const struct vkllm__model_desc *d;
+    uint32_t n_ctx;
+    uint32_t n_pos;          /* positions held in the cache */
+    struct ref_layer *layers;/* (n_layer,) */
+    float *output_norm;      /* (n_embd,) */
+    float *inv_freq;         /* (n_rot/2,) */
+    // run state
+    float *x;                /* (n_embd,) residual stream */
+    float *xb;               /* (n_embd,) normed input of a block */
+    float *q;                /* (n_embd_q,) */
+    float *att_out;          /* (n_embd_q,) */
+    float *tmp;              /* (n_embd,) block output */
+    float *hb, *hb2;         /* (n_ff,) */
+    float *att;              /* (n_ctx,) scores */
+    float *logits;           /* (n_vocab,) */
+    float *k_cache, *v_cache;/* (n_layer, n_ctx, n_embd_kv) */
+};
+
+// --- init / free ----------------------------------------------------------------------------
+
+/* A copy of an f32 vector tensor (NULL stays NULL); 0 on allocation failure. */
+static int copy_vec(const struct vkllm__gguf_tensor *t, float **out) {
+    *out = NULL;
+    if (!t) return 1;
+    *out = vkllm__malloc((size_t)t->ne[0] * sizeof(float));
+    if (!*out) return 0;
+    memcpy(*out, t->data, (size_t)t->ne[0] * sizeof(float));
+    return 1;
+}
+
+static int alloc_f32(float **p, uint64_t n) {
+    *p = n <= SIZE_MAX / sizeof(float) ? vkllm__calloc((size_t)(n ? n : 1), sizeof(float)) : NULL;
+    return *p != NULL;
+}
+
+static vkllm_status alloc_state(struct vkllm__ref *r) {
+    const struct vkllm__hparams *hp = &r->d->hp;
+    uint64_t cache = (uint64_t)hp->n_layer * r->n_ctx * hp->n_embd_kv;
+    if (!alloc_f32(&r->x, hp->n_embd) || !alloc_f32(&r->xb, hp->n_embd) || !alloc_f32(&r->tmp, hp->n_embd) ||
+        !alloc_f32(&r->q, hp->n_embd_q) || !alloc_f32(&r->att_out, hp->n_embd_q) ||
+        !alloc_f32(&r->hb, hp->n_ff) || !alloc_f32(&r->hb2, hp->n_ff) || !alloc_f32(&r->att, r->n_ctx) ||
+        !alloc_f32(&r->logits, hp->n_vocab) || !alloc_f32(&r->inv_freq, hp->rope.n_rot / 2) ||
+        !alloc_f32(&r->k_cache, cache) || !alloc_f32(&r->v_cache, cache))
+        return vkllm__err(VKLLM_STATUS_OOM, "reference forward state (KV cache %llu MiB)",
+                          (unsigned long long)(2 * cache * sizeof(float) >> 20));
+    r->layers = vkllm__calloc(hp->n_layer, sizeof *r->layers);
+    if (!r->layers || !copy_vec(r->d->w.output_norm, &r->output_norm))
+        return vkllm__err(VKLLM_STATUS_OOM, "reference forward state");
+    for (uint32_t l = 0; l < hp->n_layer; l++) {
+        const struct vkllm__layer_weights *w = &r->d->w.layers[l];
+        struct ref_layer *rl = &r->layers[l];
+        if (!copy_vec(w->attn_norm, &rl->attn_norm) || !copy_vec(w->ffn_norm, &rl->ffn_norm) ||
+            !copy_vec(w->bq, &rl->bq) || !copy_vec(w->bk, &rl->bk) || !copy_vec(w->bv, &rl->bv) ||
+            !copy_vec(w->q_norm, &rl->q_norm) || !copy_vec(w->k_norm, &rl->k_norm))
+            return vkllm__err(VKLLM_STATUS_OOM, "reference forward state");
+    }
+    vkllm__rope_freqs(hp, r->inv_freq);
+    return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm__ref_init(const struct vkllm__model_desc *desc, uint32_t n_ctx, struct vkllm__ref **out) {
+    *out = NULL;
+    if (!desc) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "ref_init: no model");
+    struct vkllm__ref *r = vkllm__calloc(1, sizeof *r);
+    if (!r) return vkllm__err(VKLLM_STATUS_OOM, "reference forward state");
+    r->d = desc;
+    r->n_ctx = n_ctx ? n_ctx : desc->hp.n_ctx_train;
+    vkllm_status st = alloc_state(r);
+    if (st != VKLLM_STATUS_OK) {
+        vkllm__ref_free(r);
+        return st;
+    }
+    *out = r;
+    return VKLLM_STATUS_OK;
+}
+
+void vkllm__ref_free(struct vkllm__ref *r) {
+    if (!r) return;
+    if (r->layers) {
+        for (uint32_t l = 0; l < r->d->hp.n_layer; l++) {
+            struct ref_layer *rl = &r->layers[l];
+            float *v[] = {rl->attn_norm, rl->ffn_norm, rl->bq, rl->bk, rl->bv, rl->q_norm, rl->k_norm};
+            for (size_t i = 0; i < VKLLM_ARRAY_LEN(v); i++) vkllm__free(v[i]);
+        }
+        vkllm__free(r->layers);
+    }
+    float *bufs[] = {r->output_norm, r->inv_freq, r->x, r->xb, r->q, r->att_out, r->tmp, r->hb,
+                     r->hb2, r->att, r->logits, r->k_cache, r->v_cache};
+    for (size_t i = 0; i < VKLLM_ARRAY_LEN(bufs); i++) vkllm__free(bufs[i]);
+    vkllm__free(r);
+}
+
+uint32_t vkllm__ref_n_ctx(const struct vkllm__ref *r) { return r->n_ctx; }
+
+// --- forward --------------------------------------------------------------------------------
+
+/* o (rows,) = W (rows, cols) @ x (cols,), W in its file encoding. */
+static void matvec(float *o, const struct vkllm__gguf_tensor *w, const float *x) {
+    uint32_t cols = (uint32_t)w->ne[0], rows = (uint32_t)w->ne[1];
+    uint64_t row_bytes = 0;
+    vkllm__row_size(w->type, cols, &row_bytes); /* checked by vkllm__model_desc_load */
+    vkllm__ref_matvec_q(o, w->type, w->data, row_bytes, x, rows, cols);
+}
+
+/* The attention half of block l at position pos: x += wo @ attention(rope(q), rope(k), v). */
+static void attention_block(struct vkllm__ref *r, uint32_t l, uint32_t pos) {
+    const struct vkllm__hparams *hp = &r->d->hp;
+    const struct vkllm__layer_weights *w = &r->d->w.layers[l];
+    const struct ref_layer *rl = &r->layers[l];
+    uint64_t lo = (uint64_t)l * r->n_ctx * hp->n_embd_kv;
+    float *k = r->k_cache + lo + (uint64_t)pos * hp->n_embd_kv; /* (n_embd_kv,) this position's row */
+    float *v = r->v_cache + lo + (uint64_t)pos * hp->n_embd_kv;
+
+    vkllm__ref_rmsnorm(r->xb, r->x, rl->attn_norm, hp->n_embd, 1, hp->rms_eps); // xb (n_embd,)
+    matvec(r->q, w->wq, r->xb);                                     // q (n_embd_q,) = wq @ xb
+    matvec(k, w->wk, r->xb);                                        // k (n_embd_kv,) = wk @ xb
+    matvec(v, w->wv, r->xb);                                        // v (n_embd_kv,) = wv @ xb
+    if (rl->bq) {                                                   // qwen2: biases
+        vkllm__ref_add(r->q, r->q, rl->bq, hp->n_embd_q, hp->n_embd_q);
+        vkllm__ref_add(k, k, rl->bk, hp->n_embd_kv, hp->n_embd_kv);
+        vkllm__ref_add(v, v, rl->bv, hp->n_embd_kv, hp->n_embd_kv);
+    }
+    if (rl->q_norm) {                                               // qwen3: RMS norm per head
+        vkllm__ref_rmsnorm(r->q, r->q, rl->q_norm, hp->head_dim, hp->n_head, hp->rms_eps);
+        vkllm__ref_rmsnorm(k, k, rl->k_norm, hp->head_dim, hp->n_head_kv, hp->rms_eps);
+    }
+    vkllm__ref_rope(r->q, hp->n_head, hp->head_dim, hp->rope.n_rot, hp->rope.neox, pos, r->inv_freq);
+    vkllm__ref_rope(k, hp->n_head_kv, hp->head_dim, hp->rope.n_rot, hp->rope.neox, pos, r->inv_freq);
+    // att_out (n_head, head_dim) over cache rows 0..pos (n_ctx, n_embd_kv) of this layer
+    vkllm__ref_attention(r->att_out, r->q, r->k_cache + lo, r->v_cache + lo, r->att, hp->n_head,
+                         hp->n_head_kv, hp->head_dim, pos + 1, 1.0f / sqrtf((float)hp->head_dim));
+    matvec(r->tmp, w->wo, r->att_out);                              // tmp (n_embd,) = wo @ att_out
+    vkllm__ref_add(r->x, r->x, r->tmp, hp->n_embd, hp->n_embd);     // residual
+}
+
+/* The FFN half of block l: x += w_down @ (silu(w_gate @ xb) * (w_up @ xb)). */
+static void ffn_block(struct vkllm__ref *r, uint32_t l) {
+    const struct vkllm__hparams *hp = &r->d->hp;
+    const struct vkllm__layer_weights *w = &r->d->w.layers[l];
+    vkllm__ref_rmsnorm(r->xb, r->x, r->layers[l].ffn_norm, hp->n_embd, 1, hp->rms_eps); // xb (n_embd,)
+    matvec(r->hb, w->w_gate, r->xb);                                // hb (n_ff,) = w_gate @ xb
+    matvec(r->hb2, w->w_up, r->xb);                                 // hb2 (n_ff,) = w_up @ xb
+    vkllm__ref_silu_mul(r->hb, r->hb, r->hb2, hp->n_ff);            // hb = silu(hb) * hb2
+    matvec(r->tmp, w->w_down, r->hb);                               // tmp (n_embd,) = w_down @ hb
+    vkllm__ref_add(r->x, r->x, r->tmp, hp->n_embd, hp->n_embd);     // residual
+}
+
+vkllm_status vkllm__ref_forward(struct vkllm__ref *r, uint32_t token, uint32_t pos, const float **logits) {
+    const struct vkllm__hparams *hp = &r->d->hp;
+    const struct vkllm__model_weights *w = &r->d->w;
+    if (token >= hp->n_vocab)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "token %u is outside the vocabulary (%u)", token,
+                          hp->n_vocab);
+    if (pos >= r->n_ctx)
+        return vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "position %u: the context holds %u", pos, r->n_ctx);
+    if (pos > r->n_pos)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "position %u skips ahead of the cache (%u held)", pos,
+                          r->n_pos);
+
+    uint64_t row_bytes = 0;                                         // x (n_embd,) = token_embd[token]
+    vkllm__row_size(w->token_embd->type, hp->n_embd, &row_bytes);
+    vkllm__dequantize_row(w->token_embd->type, (const uint8_t *)w->token_embd->data + token * row_bytes,
+                          r->x, hp->n_embd);
+    for (uint32_t l = 0; l < hp->n_layer; l++) {
+        attention_block(r, l, pos);
+        ffn_block(r, l);
+    }
+    vkllm__ref_rmsnorm(r->x, r->x, r->output_norm, hp->n_embd, 1, hp->rms_eps);
+    matvec(r->logits, w->output, r->x);                             // logits (n_vocab,) = output @ x
+    r->n_pos = pos + 1;
+    *logits = r->logits;
+    return VKLLM_STATUS_OK;
+}

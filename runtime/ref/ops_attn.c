@@ -1,0 +1,45 @@
+/* ops_attn.c - reference RoPE and single-query attention (see ref.h). */
+#include <math.h>
+
+#include "ref/ops.h"
+#include "ref/ref.h"
+
+void vkllm__ref_rope(float *x, uint32_t n_head, uint32_t head_dim, uint32_t n_rot, int neox,
+                     uint32_t pos, const float *inv_freq) {
+    uint32_t half = n_rot / 2;
+    for (uint32_t h = 0; h < n_head; h++) {
+        float *xh = x + (uint64_t)h * head_dim;
+        for (uint32_t i = 0; i < half; i++) {
+            double a = (double)pos * inv_freq[i];
+            double c = cos(a), s = sin(a);
+            uint32_t i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
+            double x0 = xh[i0], x1 = xh[i1];
+            xh[i0] = (float)(x0 * c - x1 * s);
+            xh[i1] = (float)(x0 * s + x1 * c);
+        }
+    }
+}
+
+void vkllm__ref_attention(float *out, const float *q, const float *k, const float *v, float *att,
+                          uint32_t n_head, uint32_t n_head_kv, uint32_t head_dim, uint32_t n_kv,
+                          float scale) {
+    uint32_t group = n_head / n_head_kv;
+    uint64_t kv_stride = (uint64_t)n_head_kv * head_dim;
+    for (uint32_t h = 0; h < n_head; h++) {
+        const float *qh = q + (uint64_t)h * head_dim;
+        uint64_t off = (uint64_t)(h / group) * head_dim;
+        for (uint32_t t = 0; t < n_kv; t++) {
+            const float *kt = k + t * kv_stride + off;
+            double s = 0;
+            for (uint32_t i = 0; i < head_dim; i++) s += (double)qh[i] * kt[i];
+            att[t] = (float)s;
+        }
+        vkllm__ref_softmax(att, att, n_kv, 1, scale);
+        float *oh = out + (uint64_t)h * head_dim;
+        for (uint32_t i = 0; i < head_dim; i++) {
+            double s = 0;
+            for (uint32_t t = 0; t < n_kv; t++) s += (double)att[t] * v[t * kv_stride + off + i];
+            oh[i] = (float)s;
+        }
+    }
+}
