@@ -95,6 +95,8 @@ int vkllm__fault_hit(enum vkllm__fault_kind kind) {
     return c == 1;
 }
 
+uint64_t vkllm__fault_pending(enum vkllm__fault_kind kind) { return g_fault_countdown[kind]; }
+
 void *vkllm__malloc(size_t n) {
     if (vkllm__fault_hit(VKLLM__FAULT_HOST)) return NULL;
     return malloc(n ? n : 1);

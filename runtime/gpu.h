@@ -33,6 +33,10 @@ const struct vkllm_device_info *vkllm__gpu_info(const struct vkllm__gpu *gpu);
 /* Validation messages (warning or error severity) seen so far. */
 uint64_t vkllm__gpu_validation_count(const struct vkllm__gpu *gpu);
 
+/* 1 if validation is on and a message sent through the debug messenger is seen and counted
+ * (the count is restored afterwards). Tests use it to prove that the referee is listening. */
+int vkllm__gpu_validation_probe(struct vkllm__gpu *gpu);
+
 /* Enumerate all devices (a short-lived instance, no validation). */
 vkllm_status vkllm__gpu_list(struct vkllm_device_info **out, uint32_t *count);
 

@@ -53,6 +53,8 @@ char *vkllm__strdup(const char *s);
 enum vkllm__fault_kind { VKLLM__FAULT_HOST = 0, VKLLM__FAULT_DEVICE = 1 };
 VKLLM_API void vkllm__fault_inject(enum vkllm__fault_kind kind, uint64_t nth);
 int vkllm__fault_hit(enum vkllm__fault_kind kind); /* 1 if this allocation must fail */
+/* Allocations still to go before the injected failure (0 = it happened, or none injected). */
+VKLLM_API uint64_t vkllm__fault_pending(enum vkllm__fault_kind kind);
 
 /* Read an environment variable as an integer; returns def when unset or not a number. */
 long vkllm__env_int(const char *name, long def);

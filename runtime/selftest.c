@@ -13,6 +13,7 @@ const char *vkllm__check_op_name(enum vkllm__check_op op) {
 
 const struct vkllm__check_case vkllm__selftest_cases[] = {
     {VKLLM__CHECK_ADD, 1000, 3, 0, 0, 0},
+    {VKLLM__CHECK_ADD, 1u << 20, 2, 0, 0, 0}, /* 8 MiB per operand */
     {VKLLM__CHECK_ADD, 4099, 7, 4099, 0, 0},   /* bias row repeated */
     {VKLLM__CHECK_MUL, 777, 5, 777, 0, 0},
     {VKLLM__CHECK_RMSNORM, 4096, 3, 0, 0, 0},

@@ -640,6 +640,21 @@ const struct vkllm_device_info *vkllm__gpu_info(const struct vkllm__gpu *gpu) { 
 
 uint64_t vkllm__gpu_validation_count(const struct vkllm__gpu *gpu) { return gpu->validation_count; }
 
+int vkllm__gpu_validation_probe(struct vkllm__gpu *gpu) {
+    if (!gpu->messenger || !vkSubmitDebugUtilsMessageEXT) return 0;
+    uint64_t before = gpu->validation_count;
+    VkDebugUtilsMessengerCallbackDataEXT data = {
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CALLBACK_DATA_EXT,
+        .pMessageIdName = "vkllm-probe",
+        .pMessage = "vkllm validation probe (expected in tests)",
+    };
+    vkSubmitDebugUtilsMessageEXT(gpu->instance, VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
+                                 VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, &data);
+    int seen = gpu->validation_count == before + 1;
+    gpu->validation_count = before;
+    return seen;
+}
+
 void vkllm__gpu_grid_1d(const struct vkllm__gpu *gpu, uint64_t n, uint32_t wg, uint32_t groups[3]) {
     uint64_t g = (n + wg - 1) / wg;
     uint64_t maxx = gpu->info.max_workgroup_count[0] ? gpu->info.max_workgroup_count[0] : 65535;

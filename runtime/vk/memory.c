@@ -40,6 +40,9 @@ vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu) {
     uint64_t maxalloc = gpu->info.max_memory_allocation_size ? gpu->info.max_memory_allocation_size
                                                              : (1ull << 30);
     gpu->block_size = VKLLM_MIN(DEFAULT_BLOCK_SIZE, maxalloc);
+    gpu->force_staging = vkllm__env_int("VKLLM_FORCE_STAGING", 0) == 1;
+    long limit_mb = vkllm__env_int("VKLLM_MEMORY_LIMIT_MB", 0);
+    gpu->memory_limit = limit_mb > 0 ? (uint64_t)limit_mb << 20 : 0;
     long env = vkllm__env_int("VKLLM_BLOCK_MB", 0);
     if (env > 0) gpu->block_size = VKLLM_MIN((uint64_t)env << 20, maxalloc);
 
@@ -96,12 +99,14 @@ static vkllm_status block_create(struct vkllm__gpu *gpu, uint64_t size, enum vkl
     int type = kind == VKLLM__MEM_HOST ? gpu->type_host : gpu->type_device;
     uint32_t heap = gpu->mem_props.memoryTypes[type].heapIndex;
     uint64_t heap_size = gpu->mem_props.memoryHeaps[heap].size;
+    if (gpu->memory_limit && gpu->memory_limit < heap_size) heap_size = gpu->memory_limit;
     if (vkllm__fault_hit(VKLLM__FAULT_DEVICE) || gpu->heap_used[heap] + size > heap_size)
         return vkllm__err(VKLLM_STATUS_DEVICE_OOM,
                           "out of device memory: %llu MiB more asked for, %llu of %llu MiB of heap %u "
-                          "already in use",
+                          "already in use%s",
                           (unsigned long long)(size >> 20), (unsigned long long)(gpu->heap_used[heap] >> 20),
-                          (unsigned long long)(heap_size >> 20), heap);
+                          (unsigned long long)(heap_size >> 20), heap,
+                          gpu->memory_limit ? " (capped by VKLLM_MEMORY_LIMIT_MB)" : "");
     if (size > gpu->info.max_memory_allocation_size && gpu->info.max_memory_allocation_size)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
                           "one buffer of %llu bytes exceeds the device's maxMemoryAllocationSize (%llu)",
@@ -135,7 +140,10 @@ static vkllm_status block_create(struct vkllm__gpu *gpu, uint64_t size, enum vkl
     gpu->heap_used[heap] += size;
     gpu->allocated += size;
     VKLLM_VK_TRY(st, gpu->vk.vkBindBufferMemory(gpu->device, b->buffer, b->memory, 0), fail);
-    if (gpu->mem_props.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
+    /* VKLLM_FORCE_STAGING=1 leaves device blocks unmapped so that the staging path runs even on
+     * unified memory (tests use it on lavapipe). */
+    if ((gpu->mem_props.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
+        !(kind == VKLLM__MEM_DEVICE && gpu->force_staging))
         VKLLM_VK_TRY(st, gpu->vk.vkMapMemory(gpu->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped), fail);
     b->free_list = vkllm__malloc(4 * sizeof *b->free_list);
     if (!b->free_list) {
@@ -288,7 +296,8 @@ uint64_t vkllm__gpu_memory_used(const struct vkllm__gpu *gpu) { return gpu->used
 
 uint64_t vkllm__gpu_memory_budget(const struct vkllm__gpu *gpu) {
     uint32_t heap = gpu->mem_props.memoryTypes[gpu->type_device].heapIndex;
-    return gpu->mem_props.memoryHeaps[heap].size;
+    uint64_t size = gpu->mem_props.memoryHeaps[heap].size;
+    return gpu->memory_limit && gpu->memory_limit < size ? gpu->memory_limit : size;
 }
 
 // --- transfers -----------------------------------------------------------------------------

@@ -1,0 +1,29 @@
+/* gpu_test.h - opening the device in tests: validation (with synchronization validation) always
+ * on, and at the end no validation message may have been reported. */
+#ifndef VKLLM_GPU_TEST_H
+#define VKLLM_GPU_TEST_H
+
+#include "gpu.h"
+#include "harness.h"
+
+static void gpu_test_log(vkllm_log_level level, const char *msg, void *ud) {
+    (void)ud;
+    if (level >= VKLLM_LOG_WARN) fprintf(stderr, "[vkllm %s] %s\n", level == VKLLM_LOG_WARN ? "warn" : "error", msg);
+}
+
+static inline struct vkllm__gpu *gpu_test_open(void) {
+    vkllm_log_set(gpu_test_log, NULL);
+    struct vkllm__gpu_params p = {.device = -1, .validate = 1};
+    struct vkllm__gpu *gpu = NULL;
+    ASSERT_OK(vkllm__gpu_open(&p, &gpu));
+    ASSERT(vkllm__gpu_validation_probe(gpu));
+    return gpu;
+}
+
+static inline void gpu_test_close(struct vkllm__gpu *gpu) {
+    uint64_t n = vkllm__gpu_validation_count(gpu);
+    vkllm__gpu_close(gpu);
+    if (n) FAILF("%llu validation message(s) reported", (unsigned long long)n);
+}
+
+#endif

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""`vkllm devices`, `--help`, `--version` and the failure paths of the CLI.
+
+- `vkllm devices --json` agrees with `vulkaninfo` (when installed) on every device's name, type,
+  API version, driver, limits and features.
+- No Vulkan loader (VKLLM_VULKAN_LIBRARY pointing nowhere) and no driver (VK_ICD_FILENAMES
+  pointing nowhere): exactly one line on stderr starting with "vkllm:", a non-zero exit, no crash.
+"""
+import json, os, re, shutil, subprocess, sys
+
+VKLLM = sys.argv[1]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(args, env_extra=None, drop=()):
+    env = dict(os.environ)
+    for k in drop:
+        env.pop(k, None)
+    env.update(env_extra or {})
+    return subprocess.run([VKLLM] + args, capture_output=True, text=True, env=env, timeout=120)
+
+
+# --- --help / --version
+r = run(["--help"])
+check(r.returncode == 0 and "devices" in r.stdout and "usage:" in r.stdout, "--help lists the commands")
+r = run(["--version"])
+check(r.returncode == 0 and re.match(r"vkllm \d+\.\d+\.\d+ \(commit [0-9a-f]+|unknown\)", r.stdout), "--version: " + r.stdout)
+r = run(["no-such-command"])
+check(r.returncode == 2 and "unknown command" in r.stderr, "unknown command exits 2")
+
+# --- devices --json vs vulkaninfo
+r = run(["devices", "--json"])
+check(r.returncode == 0, "devices --json exits 0: " + r.stderr)
+devs = json.loads(r.stdout)["devices"]
+check(len(devs) >= 1, "at least one device")
+r2 = run(["devices"])
+check(r2.returncode == 0 and devs[0]["name"] in r2.stdout, "devices table names the device")
+
+if shutil.which("vulkaninfo"):
+    vi = subprocess.run(["vulkaninfo"], capture_output=True, text=True, timeout=120,
+                        env=dict(os.environ, VK_LOADER_LAYERS_DISABLE="~all~")).stdout
+    # vulkaninfo prints one "GPUn:" section per device.
+    sections = re.split(r"^GPU(\d+):\s*$", vi, flags=re.M)
+    gpus = {int(sections[i]): sections[i + 1] for i in range(1, len(sections) - 1, 2)}
+    check(len(gpus) == len(devs), "same device count as vulkaninfo (%d vs %d)" % (len(gpus), len(devs)))
+
+    def field(text, key):
+        m = re.search(r"^\s*%s\s*=\s*(.+?)\s*$" % key, text, flags=re.M)
+        return m.group(1) if m else None
+
+    def num(v):
+        return int(v, 16) if v.startswith("0x") else int(v.split()[0])
+
+    for d in devs:
+        t = gpus.get(d["index"], "")
+        check(field(t, "deviceName") == d["name"], "deviceName of %d" % d["index"])
+        check(field(t, "driverName") == d["driver_name"], "driverName")
+        check(field(t, "driverInfo") == d["driver_info"], "driverInfo")
+        check(field(t, "apiVersion").split()[0] == d["api_version"], "apiVersion")
+        check(num(field(t, "vendorID")) == d["vendor_id"], "vendorID")
+        dtype = field(t, "deviceType").replace("PHYSICAL_DEVICE_TYPE_", "")
+        want = {"CPU": "CPU", "DISCRETE_GPU": "discrete GPU", "INTEGRATED_GPU": "integrated GPU",
+                "VIRTUAL_GPU": "virtual GPU"}.get(dtype, "other")
+        check(want == d["type"], "deviceType %s vs %s" % (dtype, d["type"]))
+        for key, ours in [("maxStorageBufferRange", "max_storage_buffer_range"),
+                          ("maxMemoryAllocationSize", "max_memory_allocation_size"),
+                          ("maxComputeSharedMemorySize", "max_shared_memory"),
+                          ("maxComputeWorkGroupInvocations", "max_workgroup_invocations"),
+                          ("maxPushConstantsSize", "max_push_constants"),
+                          ("minStorageBufferOffsetAlignment", "min_storage_buffer_offset_alignment"),
+                          ("subgroupSize", "subgroup_size")]:
+            v = field(t, key)
+            check(v is not None and num(v) == d[ours], "%s: vulkaninfo %s, vkllm %s" % (key, v, d[ours]))
+        for key, ours in [("shaderFloat16", "fp16_arith"), ("shaderInt8", "int8_arith"),
+                          ("storageBuffer16BitAccess", "storage_16bit"),
+                          ("storageBuffer8BitAccess", "storage_8bit"),
+                          ("bufferDeviceAddress", "buffer_device_address")]:
+            v = field(t, key)
+            check(v is not None and (v == "true") == d[ours], "%s: vulkaninfo %s, vkllm %s" % (key, v, d[ours]))
+        if d["driver_name"] == "llvmpipe":  # the facts PLATFORM.md measured for lavapipe
+            check(d["max_storage_buffer_range"] == 134217728, "lavapipe maxStorageBufferRange 128 MiB")
+            check(d["subgroup_size"] == 8 or os.environ.get("LP_NATIVE_VECTOR_WIDTH"), "lavapipe subgroup 8")
+else:
+    print("note: vulkaninfo not installed; comparison skipped")
+
+# --- failure paths: one clear line on stderr, non-zero exit, no crash
+for name, env, drop in [
+    ("no loader", {"VKLLM_VULKAN_LIBRARY": "/nonexistent/libvulkan.so.1"}, ()),
+    ("no driver", {"VK_ICD_FILENAMES": "/nonexistent/icd.json", "VK_DRIVER_FILES": "/nonexistent/icd.json"}, ()),
+]:
+    for cmd in (["devices"], ["selftest"]):
+        r = run(cmd, env, drop)
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        print("%s, %s: exit %d, stderr: %s" % (name, cmd[0], r.returncode, r.stderr.strip()))
+        check(r.returncode not in (0,) and r.returncode > 0, "%s %s: non-zero exit (got %d)" % (name, cmd[0], r.returncode))
+        check(len(lines) == 1 and lines[0].startswith("vkllm: "), "%s %s: one line on stderr" % (name, cmd[0]))
+        check("VKLLM_STATUS_NO_" in r.stderr, "%s %s: status named" % (name, cmd[0]))
+
+# --- a bad --device index
+r = run(["selftest", "--device", "99"])
+check(r.returncode == 2 and "device 99 does not exist" in r.stderr, "bad --device: " + r.stderr)
+r = run(["selftest"], {"VKLLM_DEVICE": "banana"})
+check(r.returncode == 2 and "VKLLM_DEVICE" in r.stderr, "bad VKLLM_DEVICE: " + r.stderr)
+
+# --- an allocation failure: device memory capped below what the op needs
+r = run(["selftest"], {"VKLLM_MEMORY_LIMIT_MB": "1"})
+lines = [l for l in r.stderr.splitlines() if l.strip()]
+print("memory limit: exit %d, stderr: %s" % (r.returncode, r.stderr.strip()))
+check(r.returncode == 5 and len(lines) == 1 and "out of device memory" in lines[0], "OOM: one clear line, exit 5")
+
+print("all checks passed" if not failures else "%d check(s) failed" % len(failures))
+sys.exit(1 if failures else 0)

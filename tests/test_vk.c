@@ -1,0 +1,273 @@
+/* test_vk.c - the device layer: memory blocks and sub-allocation, uploads and downloads (mapped
+ * and staged), device-memory exhaustion and injected allocation failures, every dispatch argument
+ * check, replay of a recorded command list, timestamps. Validation is on throughout. */
+#include <stdlib.h>
+
+#include "gpu_test.h"
+#include "shader_abi.h"
+
+static void fill_pattern(uint32_t *p, uint64_t n, uint32_t seed) {
+    for (uint64_t i = 0; i < n; i++) p[i] = seed * 2654435761u + (uint32_t)i;
+}
+
+static void check_pattern(struct vkllm__buffer *b, uint32_t seed) {
+    uint64_t n = vkllm__buffer_size(b) / 4;
+    uint32_t *p = malloc(n * 4);
+    ASSERT(p);
+    ASSERT_OK(vkllm__buffer_download(b, 0, p, n * 4));
+    for (uint64_t i = 0; i < n; i++)
+        if (p[i] != seed * 2654435761u + (uint32_t)i) FAILF("buffer %u word %llu corrupted", seed, (unsigned long long)i);
+    free(p);
+}
+
+static void upload_pattern(struct vkllm__buffer *b, uint32_t seed) {
+    uint64_t n = vkllm__buffer_size(b) / 4;
+    uint32_t *p = malloc(n * 4);
+    ASSERT(p);
+    fill_pattern(p, n, seed);
+    ASSERT_OK(vkllm__buffer_upload(b, 0, p, n * 4));
+    free(p);
+}
+
+/* Many buffers of awkward sizes: no two overlap, freed space is reused, accounting returns to 0. */
+static void test_suballocation(struct vkllm__gpu *gpu) {
+    enum { N = 120 };
+    struct vkllm__buffer *b[N] = {0};
+    uint64_t s = 12345;
+    for (int i = 0; i < N; i++) {
+        uint64_t size = 4 * (1 + (uint64_t)((vkllm_test_randf(&s) + 1.0f) * 50000));
+        if (i % 17 == 0) size = 4 * 37u << 20; /* some larger than half a block: own block */
+        ASSERT_OK(vkllm__buffer_alloc(gpu, size, i % 5 == 0 ? VKLLM__MEM_HOST : VKLLM__MEM_DEVICE, &b[i]));
+        upload_pattern(b[i], (uint32_t)i);
+    }
+    for (int i = 0; i < N; i++) check_pattern(b[i], (uint32_t)i);
+    for (int i = 0; i < N; i += 2) {
+        vkllm__buffer_free(b[i]);
+        b[i] = NULL;
+    }
+    for (int i = 0; i < N; i += 2) {
+        ASSERT_OK(vkllm__buffer_alloc(gpu, 4 * (uint64_t)(1000 + i * 7), VKLLM__MEM_DEVICE, &b[i]));
+        upload_pattern(b[i], 1000u + (uint32_t)i);
+    }
+    for (int i = 0; i < N; i++) check_pattern(b[i], i % 2 ? (uint32_t)i : 1000u + (uint32_t)i);
+    ASSERT(vkllm__gpu_memory_used(gpu) > 0);
+    for (int i = 0; i < N; i++) vkllm__buffer_free(b[i]);
+    ASSERT_EQ(vkllm__gpu_memory_used(gpu), 0);
+    ASSERT_EQ(vkllm__gpu_memory_allocated(gpu), 0);
+    /* out-of-range transfers are refused */
+    struct vkllm__buffer *x;
+    uint32_t w[4] = {0};
+    ASSERT_OK(vkllm__buffer_alloc(gpu, 16, VKLLM__MEM_DEVICE, &x));
+    ASSERT_STATUS(vkllm__buffer_upload(x, 8, w, 16), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__buffer_download(x, UINT64_MAX - 2, w, 16), VKLLM_STATUS_INVALID_ARGUMENT);
+    vkllm__buffer_free(x);
+    ASSERT_STATUS(vkllm__buffer_alloc(gpu, 0, VKLLM__MEM_DEVICE, &x), VKLLM_STATUS_INVALID_ARGUMENT);
+}
+
+/* More than the heap, and an injected failure: DEVICE_OOM with a message, nothing leaked, and the
+ * allocator keeps working afterwards. */
+static void test_oom(struct vkllm__gpu *gpu) {
+    struct vkllm__buffer *b = NULL;
+    uint64_t budget = vkllm__gpu_memory_budget(gpu);
+    ASSERT_STATUS(vkllm__buffer_alloc(gpu, budget + 4096, VKLLM__MEM_DEVICE, &b), VKLLM_STATUS_DEVICE_OOM);
+    ASSERT(strstr(vkllm_last_error(), "out of device memory"));
+    ASSERT(b == NULL);
+    /* 200 MiB gets a block of its own (no retry with a smaller block), so one injected failure
+     * fails the allocation. */
+    vkllm__fault_inject(VKLLM__FAULT_DEVICE, 1);
+    ASSERT_STATUS(vkllm__buffer_alloc(gpu, 200u << 20, VKLLM__MEM_DEVICE, &b), VKLLM_STATUS_DEVICE_OOM);
+    vkllm__fault_inject(VKLLM__FAULT_DEVICE, 0);
+    ASSERT_EQ(vkllm__gpu_memory_allocated(gpu), 0);
+    ASSERT_OK(vkllm__buffer_alloc(gpu, 1024, VKLLM__MEM_DEVICE, &b));
+    vkllm__buffer_free(b);
+    /* A host allocation failure inside the allocator is OOM as well. */
+    vkllm__fault_inject(VKLLM__FAULT_HOST, 1);
+    ASSERT_STATUS(vkllm__buffer_alloc(gpu, 1024, VKLLM__MEM_DEVICE, &b), VKLLM_STATUS_OOM);
+    vkllm__fault_inject(VKLLM__FAULT_HOST, 0);
+}
+
+/* Opening the device with the k-th host allocation failing, for every k: an error, never a crash
+ * or a leak (ASan checks the latter). */
+static void test_open_oom(void) {
+    int failures = 0;
+    for (uint64_t k = 1; k < 10000; k++) {
+        struct vkllm__gpu_params p = {.device = -1, .validate = 0};
+        struct vkllm__gpu *g = NULL;
+        vkllm__fault_inject(VKLLM__FAULT_HOST, k);
+        vkllm_status st = vkllm__gpu_open(&p, &g);
+        int consumed = vkllm__fault_pending(VKLLM__FAULT_HOST) == 0;
+        vkllm__fault_inject(VKLLM__FAULT_HOST, 0);
+        if (st == VKLLM_STATUS_OK) {
+            vkllm__gpu_close(g);
+        } else {
+            ASSERT(g == NULL);
+            ASSERT(vkllm_last_error()[0]);
+            failures++;
+        }
+        if (!consumed) { /* open made fewer than k allocations: every point has been tried */
+            ASSERT_EQ(st, VKLLM_STATUS_OK);
+            printf("device open: %llu allocation points tried, %d failed cleanly\n", (unsigned long long)k - 1,
+                   failures);
+            ASSERT(failures > 0);
+            return;
+        }
+    }
+    FAILF("device open kept allocating");
+}
+
+static void dispatch_add(struct vkllm__dispatch *d, struct vkllm__buffer *a, struct vkllm__buffer *b,
+                         struct vkllm__buffer *o, const struct vkllm_pc_elementwise *pc) {
+    memset(d, 0, sizeof *d);
+    d->shader = VKLLM_SHADER_ADD_F32;
+    d->n_spec = 1;
+    d->spec[0] = 64;
+    d->n_bind = 3;
+    d->bind[0] = (struct vkllm__binding){a, 0, 0};
+    d->bind[1] = (struct vkllm__binding){b, 0, 0};
+    d->bind[2] = (struct vkllm__binding){o, 0, 0};
+    d->push = pc;
+    d->push_size = sizeof *pc;
+    d->groups[0] = (pc->n + 63) / 64;
+    d->groups[1] = d->groups[2] = 1;
+}
+
+/* Each wrong argument is refused with INVALID_ARGUMENT before it reaches Vulkan. */
+static void test_dispatch_checks(struct vkllm__gpu *gpu) {
+    const struct vkllm_device_info *info = vkllm__gpu_info(gpu);
+    struct vkllm__buffer *a, *b, *o, *big;
+    ASSERT_OK(vkllm__buffer_alloc(gpu, 4096, VKLLM__MEM_DEVICE, &a));
+    ASSERT_OK(vkllm__buffer_alloc(gpu, 4096, VKLLM__MEM_DEVICE, &b));
+    ASSERT_OK(vkllm__buffer_alloc(gpu, 4096, VKLLM__MEM_DEVICE, &o));
+    struct vkllm_pc_elementwise pc = {1024, 1024};
+    struct vkllm__cmd *c;
+    ASSERT_OK(vkllm__cmd_init(gpu, &c));
+    struct vkllm__dispatch d;
+    dispatch_add(&d, a, b, o, &pc);
+    ASSERT_STATUS(vkllm__cmd_dispatch(c, &d), VKLLM_STATUS_INVALID_ARGUMENT); /* not recording */
+    ASSERT_OK(vkllm__cmd_begin(c));
+    ASSERT_OK(vkllm__cmd_dispatch(c, &d));
+    d.n_bind = 2;
+    ASSERT_STATUS(vkllm__cmd_dispatch(c, &d), VKLLM_STATUS_INVALID_ARGUMENT);
+    dispatch_add(&d, a, b, o, &pc);
+    d.push_size = 4;
+    ASSERT_STATUS(vkllm__cmd_dispatch(c, &d), VKLLM_STATUS_INVALID_ARGUMENT);
+    dispatch_add(&d, a, b, o, &pc);
+    d.groups[0] = 0;
+    ASSERT_STATUS(vkllm__cmd_dispatch(c, &d), VKLLM_STATUS_INVALID_ARGUMENT);
+    d.groups[0] = info->max_workgroup_count[0] + 1u;
+    if (d.groups[0] != 0) ASSERT_STATUS(vkllm__cmd_dispatch(c, &d), VKLLM_STATUS_INVALID_ARGUMENT);
+    dispatch_add(&d, a, b, o, &pc);
+    d.spec[0] = info->max_workgroup_invocations + 1;
+    ASSERT_STATUS(vkllm__cmd_dispatch(c, &d), VKLLM_STATUS_INVALID_ARGUMENT);
+    dispatch_add(&d, a, b, o, &pc);
+    d.bind[1].offset = 4000;
+    d.bind[1].range = 200;
+    ASSERT_STATUS(vkllm__cmd_dispatch(c, &d), VKLLM_STATUS_INVALID_ARGUMENT);
+    dispatch_add(&d, a, b, o, &pc);
+    d.bind[1].buf = NULL;
+    ASSERT_STATUS(vkllm__cmd_dispatch(c, &d), VKLLM_STATUS_INVALID_ARGUMENT);
+    if (info->min_storage_buffer_offset_alignment > 4) {
+        dispatch_add(&d, a, b, o, &pc);
+        d.bind[0].offset = 4;
+        ASSERT_STATUS(vkllm__cmd_dispatch(c, &d), VKLLM_STATUS_INVALID_ARGUMENT);
+    }
+    /* A binding wider than maxStorageBufferRange is refused (lavapipe would "run" it). */
+    uint64_t over = info->max_storage_buffer_range + 4096;
+    if (over < vkllm__gpu_memory_budget(gpu) / 2 && over < info->max_memory_allocation_size) {
+        ASSERT_OK(vkllm__buffer_alloc(gpu, over, VKLLM__MEM_DEVICE, &big));
+        dispatch_add(&d, big, b, o, &pc);
+        ASSERT_STATUS(vkllm__cmd_dispatch(c, &d), VKLLM_STATUS_INVALID_ARGUMENT);
+        ASSERT(strstr(vkllm_last_error(), "maxStorageBufferRange"));
+        d.bind[0].range = info->max_storage_buffer_range; /* a range that fits is fine */
+        ASSERT_OK(vkllm__cmd_dispatch(c, &d));
+        ASSERT_OK(vkllm__cmd_end(c));
+        ASSERT_OK(vkllm__cmd_submit(c));
+        vkllm__buffer_free(big);
+    } else {
+        ASSERT_OK(vkllm__cmd_end(c));
+    }
+    vkllm__cmd_free(c);
+    vkllm__buffer_free(a);
+    vkllm__buffer_free(b);
+    vkllm__buffer_free(o);
+}
+
+/* Record once, replay with new data: the result follows the data (decode's replay model). */
+static void test_replay_and_timestamps(struct vkllm__gpu *gpu) {
+    enum { N = 3000 };
+    struct vkllm__buffer *a, *b, *o;
+    ASSERT_OK(vkllm__buffer_alloc(gpu, N * 4, VKLLM__MEM_DEVICE, &a));
+    ASSERT_OK(vkllm__buffer_alloc(gpu, N * 4, VKLLM__MEM_DEVICE, &b));
+    ASSERT_OK(vkllm__buffer_alloc(gpu, N * 4, VKLLM__MEM_DEVICE, &o));
+    static float x[N], y[N], r[N];
+    for (int i = 0; i < N; i++) x[i] = (float)i, y[i] = 0.5f;
+    ASSERT_OK(vkllm__buffer_upload(a, 0, x, sizeof x));
+    ASSERT_OK(vkllm__buffer_upload(b, 0, y, sizeof y));
+    struct vkllm_pc_elementwise pc = {N, N};
+    struct vkllm__dispatch d;
+    dispatch_add(&d, a, b, o, &pc);
+    struct vkllm__cmd *c;
+    ASSERT_OK(vkllm__cmd_init(gpu, &c));
+    ASSERT_OK(vkllm__cmd_begin(c));
+    ASSERT_OK(vkllm__cmd_timestamp(c, "start"));
+    ASSERT_OK(vkllm__cmd_dispatch(c, &d));
+    ASSERT_OK(vkllm__cmd_timestamp(c, "add"));
+    ASSERT_OK(vkllm__cmd_end(c));
+    for (int rep = 0; rep < 3; rep++) {
+        for (int i = 0; i < N; i++) x[i] = (float)(i * (rep + 1));
+        ASSERT_OK(vkllm__buffer_upload(a, 0, x, sizeof x));
+        ASSERT_OK(vkllm__cmd_submit(c));
+        ASSERT_OK(vkllm__buffer_download(o, 0, r, sizeof r));
+        for (int i = 0; i < N; i++) ASSERT_NEAR(r[i], x[i] + 0.5f, 0);
+        if (vkllm__gpu_info(gpu)->timestamps) {
+            ASSERT_EQ(vkllm__cmd_timestamp_count(c), 2);
+            const char *label;
+            double ns;
+            ASSERT_OK(vkllm__cmd_timestamp_get(c, 1, &label, &ns));
+            ASSERT_STREQ(label, "add");
+            ASSERT(ns >= 0 && ns < 10e9);
+        }
+    }
+    ASSERT_STATUS(vkllm__cmd_timestamp_get(c, 5, NULL, NULL), VKLLM_STATUS_INVALID_ARGUMENT);
+    vkllm__cmd_free(c);
+    vkllm__buffer_free(a);
+    vkllm__buffer_free(b);
+    vkllm__buffer_free(o);
+}
+
+/* The staging path (devices without host-visible device memory), forced on this device: 70 MiB
+ * round trip through a 64 MiB staging buffer, then a dispatch on staged data. */
+static void test_staging(void) {
+    setenv("VKLLM_FORCE_STAGING", "1", 1);
+    struct vkllm__gpu *gpu = gpu_test_open();
+    unsetenv("VKLLM_FORCE_STAGING");
+    struct vkllm__buffer *b;
+    ASSERT_OK(vkllm__buffer_alloc(gpu, 70u << 20, VKLLM__MEM_DEVICE, &b));
+    ASSERT(vkllm__buffer_map(b) == NULL);
+    upload_pattern(b, 77);
+    check_pattern(b, 77);
+    ASSERT_OK(vkllm__buffer_fill_zero(b));
+    uint32_t w[4];
+    ASSERT_OK(vkllm__buffer_download(b, 1000, w, sizeof w));
+    ASSERT(w[0] == 0 && w[3] == 0);
+    vkllm__buffer_free(b);
+    test_replay_and_timestamps(gpu);
+    gpu_test_close(gpu);
+}
+
+int main(void) {
+    struct vkllm__gpu *gpu = gpu_test_open();
+    const struct vkllm_device_info *info = vkllm__gpu_info(gpu);
+    printf("device: %s, maxStorageBufferRange %llu, subgroup %u\n", info->name,
+           (unsigned long long)info->max_storage_buffer_range, info->subgroup_size);
+    ASSERT(info->max_storage_buffer_range > 0 && info->subgroup_size > 0 && info->has_compute_queue);
+    test_suballocation(gpu);
+    test_oom(gpu);
+    test_dispatch_checks(gpu);
+    test_replay_and_timestamps(gpu);
+    gpu_test_close(gpu);
+    test_staging();
+    test_open_oom();
+    printf("ok\n");
+    return 0;
+}
