@@ -309,15 +309,16 @@ static vkllm_status parse_header(struct rd *r, struct vkllm__gguf *g) {
     /* Bound both counts by what the rest of the file could hold, before allocating. */
     uint64_t left = rd_left(r);
     if (g->n_kv > left / GGUF_MIN_KV_BYTES)
-        return rd_err(r, BAD, 16, "n_kv %llu: that many metadata pairs cannot fit in the %llu bytes left",
-                      (unsigned long long)g->n_kv, (unsigned long long)left);
+        return rd_err(r, BAD, 16, "n_kv %llu: that many metadata pairs cannot fit in the %llu bytes "
+                      "left (file size %llu)", (unsigned long long)g->n_kv,
+                      (unsigned long long)left, (unsigned long long)r->size);
     if (g->n_tensors > left / GGUF_MIN_TINFO_BYTES ||
         g->n_kv * GGUF_MIN_KV_BYTES + g->n_tensors * GGUF_MIN_TINFO_BYTES > left)
         return rd_err(r, BAD, 8,
                       "n_tensors %llu (with n_kv %llu): that many entries cannot fit in the %llu "
-                      "bytes left",
+                      "bytes left (file size %llu)",
                       (unsigned long long)g->n_tensors, (unsigned long long)g->n_kv,
-                      (unsigned long long)left);
+                      (unsigned long long)left, (unsigned long long)r->size);
     return VKLLM_STATUS_OK;
 }
 

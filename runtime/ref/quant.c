@@ -1,0 +1,478 @@
+/* quant.c - scalar reference dequantization and quantization of the ggml types vkllm computes
+ * with (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K). The decoders follow
+ * the GGUF block definitions exactly (see quant_blocks.h); the encoders round to nearest and,
+ * for the K-quants, search a few scales per sub-block, and always produce blocks that ggml's own
+ * decoder reads the same way. The oracle for tests, never a fast path.
+ *
+ * Blocks are copied in and out with memcpy, so src and dst need no particular alignment. */
+#include <math.h>
+#include <string.h>
+
+#include "quant_blocks.h"
+#include "types.h"
+
+/* --- helpers -------------------------------------------------------------------------------- */
+
+/* round(v) clamped to [lo, hi], ties to even; NaN goes to lo. */
+static int qround(float v, int lo, int hi) {
+    if (!(v >= (float)lo)) return lo;
+    if (v >= (float)hi) return hi;
+    return (int)lrintf(v);
+}
+
+/* A block scale as f16, rounded away from zero (never toward it) so that the quants of the
+ * largest values stay in range even where f16 is coarse (tiny or subnormal scales), and clamped
+ * to the largest finite half so that huge inputs give huge values, not inf * 0 = NaN. */
+static uint16_t f16_scale(float v) {
+    uint16_t h = vkllm__f32_to_f16(v);
+    uint16_t mag = h & 0x7fffu, sign = h & 0x8000u;
+    if (isnan(v)) return h;
+    if (mag >= 0x7c00u) return (uint16_t)(sign | 0x7bffu);
+    if (fabsf(vkllm__f16_to_f32(h)) < fabsf(v) && mag < 0x7bffu) return (uint16_t)(sign | (mag + 1));
+    return h;
+}
+
+/* The value with the largest magnitude (signed), the first one on ties. */
+static float signed_absmax(const float *x, int n) {
+    float amax = 0.0f, v = 0.0f;
+    for (int i = 0; i < n; i++) {
+        if (fabsf(x[i]) > amax) {
+            amax = fabsf(x[i]);
+            v = x[i];
+        }
+    }
+    return v;
+}
+
+static void min_max(const float *x, int n, float *mn, float *mx) {
+    float lo = x[0], hi = x[0];
+    for (int i = 1; i < n; i++) {
+        if (x[i] < lo) lo = x[i];
+        if (x[i] > hi) hi = x[i];
+    }
+    *mn = lo;
+    *mx = hi;
+}
+
+/* --- Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 ----------------------------------------------------------- */
+
+static void dequant_q8_0(const struct vkllm__block_q8_0 *b, float *y) {
+    float d = vkllm__f16_to_f32(b->d);
+    for (int j = 0; j < VKLLM_QK8_0; j++) y[j] = (float)b->qs[j] * d;
+}
+
+static void quant_q8_0(const float *x, struct vkllm__block_q8_0 *b) {
+    float amax = fabsf(signed_absmax(x, VKLLM_QK8_0));
+    b->d = f16_scale(amax / 127.0f);
+    float d = vkllm__f16_to_f32(b->d);
+    float id = d != 0.0f ? 1.0f / d : 0.0f;
+    for (int j = 0; j < VKLLM_QK8_0; j++) b->qs[j] = (int8_t)qround(x[j] * id, -127, 127);
+}
+
+static void dequant_q4_0(const struct vkllm__block_q4_0 *b, float *y) {
+    float d = vkllm__f16_to_f32(b->d);
+    for (int j = 0; j < VKLLM_QK4_0 / 2; j++) {
+        y[j] = (float)((b->qs[j] & 15) - 8) * d;
+        y[j + VKLLM_QK4_0 / 2] = (float)((b->qs[j] >> 4) - 8) * d;
+    }
+}
+
+/* Q4_0 and Q5_0: the largest-magnitude value maps to -2^(bits-1) exactly, as in ggml. */
+static void quant_q4_0(const float *x, struct vkllm__block_q4_0 *b) {
+    b->d = f16_scale(signed_absmax(x, VKLLM_QK4_0) / -8.0f);
+    float d = vkllm__f16_to_f32(b->d);
+    float id = d != 0.0f ? 1.0f / d : 0.0f;
+    for (int j = 0; j < VKLLM_QK4_0 / 2; j++) {
+        int q0 = qround(x[j] * id + 8.0f, 0, 15);
+        int q1 = qround(x[j + VKLLM_QK4_0 / 2] * id + 8.0f, 0, 15);
+        b->qs[j] = (uint8_t)(q0 | q1 << 4);
+    }
+}
+
+static void dequant_q4_1(const struct vkllm__block_q4_1 *b, float *y) {
+    float d = vkllm__f16_to_f32(b->d), m = vkllm__f16_to_f32(b->m);
+    for (int j = 0; j < VKLLM_QK4_1 / 2; j++) {
+        y[j] = (float)(b->qs[j] & 15) * d + m;
+        y[j + VKLLM_QK4_1 / 2] = (float)(b->qs[j] >> 4) * d + m;
+    }
+}
+
+static void quant_q4_1(const float *x, struct vkllm__block_q4_1 *b) {
+    float lo, hi;
+    min_max(x, VKLLM_QK4_1, &lo, &hi);
+    b->d = f16_scale((hi - lo) / 15.0f);
+    b->m = vkllm__f32_to_f16(lo);
+    float d = vkllm__f16_to_f32(b->d), m = vkllm__f16_to_f32(b->m);
+    float id = d != 0.0f ? 1.0f / d : 0.0f;
+    for (int j = 0; j < VKLLM_QK4_1 / 2; j++) {
+        int q0 = qround((x[j] - m) * id, 0, 15);
+        int q1 = qround((x[j + VKLLM_QK4_1 / 2] - m) * id, 0, 15);
+        b->qs[j] = (uint8_t)(q0 | q1 << 4);
+    }
+}
+
+static uint32_t load_u32le(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void store_u32le(uint8_t *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The 5-bit quants of a Q5_0 / Q5_1 block: element j's 5th bit is bit j of qh. */
+static void unpack_q5(const uint8_t *qs, const uint8_t *qh4, int *q) {
+    uint32_t qh = load_u32le(qh4);
+    for (int j = 0; j < 16; j++) {
+        q[j] = (qs[j] & 15) | (int)((qh >> j) & 1) << 4;
+        q[j + 16] = (qs[j] >> 4) | (int)((qh >> (j + 16)) & 1) << 4;
+    }
+}
+
+static void pack_q5(const int *q, uint8_t *qs, uint8_t *qh4) {
+    uint32_t qh = 0;
+    for (int j = 0; j < 16; j++) {
+        qs[j] = (uint8_t)((q[j] & 15) | (q[j + 16] & 15) << 4);
+        qh |= (uint32_t)(q[j] >> 4 & 1) << j | (uint32_t)(q[j + 16] >> 4 & 1) << (j + 16);
+    }
+    store_u32le(qh4, qh);
+}
+
+static void dequant_q5_0(const struct vkllm__block_q5_0 *b, float *y) {
+    int q[32];
+    unpack_q5(b->qs, b->qh, q);
+    float d = vkllm__f16_to_f32(b->d);
+    for (int j = 0; j < 32; j++) y[j] = (float)(q[j] - 16) * d;
+}
+
+static void quant_q5_0(const float *x, struct vkllm__block_q5_0 *b) {
+    int q[32];
+    b->d = f16_scale(signed_absmax(x, VKLLM_QK5_0) / -16.0f);
+    float d = vkllm__f16_to_f32(b->d);
+    float id = d != 0.0f ? 1.0f / d : 0.0f;
+    for (int j = 0; j < 32; j++) q[j] = qround(x[j] * id + 16.0f, 0, 31);
+    pack_q5(q, b->qs, b->qh);
+}
+
+static void dequant_q5_1(const struct vkllm__block_q5_1 *b, float *y) {
+    int q[32];
+    unpack_q5(b->qs, b->qh, q);
+    float d = vkllm__f16_to_f32(b->d), m = vkllm__f16_to_f32(b->m);
+    for (int j = 0; j < 32; j++) y[j] = (float)q[j] * d + m;
+}
+
+static void quant_q5_1(const float *x, struct vkllm__block_q5_1 *b) {
+    int q[32];
+    float lo, hi;
+    min_max(x, VKLLM_QK5_1, &lo, &hi);
+    b->d = f16_scale((hi - lo) / 31.0f);
+    b->m = vkllm__f32_to_f16(lo);
+    float d = vkllm__f16_to_f32(b->d), m = vkllm__f16_to_f32(b->m);
+    float id = d != 0.0f ? 1.0f / d : 0.0f;
+    for (int j = 0; j < 32; j++) q[j] = qround((x[j] - m) * id, 0, 31);
+    pack_q5(q, b->qs, b->qh);
+}
+
+/* --- K-quant scale search ------------------------------------------------------------------- */
+
+/* Fit x ~ scale * q - mn with q in 0..nmax and mn >= 0 (K-quant mins only subtract) for one
+ * sub-block of n <= 32 values: try several grid spacings, assign quants, refit scale and offset by
+ * least squares, keep the smallest squared error. Returns the scale, writes mn. */
+static float fit_scale_min(const float *x, int n, int nmax, float *mn) {
+    float lo, hi;
+    min_max(x, n, &lo, &hi);
+    if (lo > 0.0f) lo = 0.0f;
+    if (!(hi > lo)) { /* constant block (or all non-positive and equal) */
+        *mn = -lo;
+        return 0.0f;
+    }
+    float best_scale = (hi - lo) / (float)nmax, best_off = lo, best_err = INFINITY;
+    for (int k = -1; k <= 16; k++) {
+        float scale, off;
+        if (k < 0) { /* the plain min/max grid */
+            scale = best_scale;
+            off = lo;
+        } else {
+            /* grid of nmax + (k - 8) / 4 steps over [lo, hi], then least squares on the quants */
+            float iscale = ((float)nmax + 0.25f * (float)(k - 8)) / (hi - lo);
+            double sl = 0, sll = 0, sx = 0, slx = 0;
+            for (int i = 0; i < n; i++) {
+                int l = qround((x[i] - lo) * iscale, 0, nmax);
+                sl += l;
+                sll += (double)l * l;
+                sx += x[i];
+                slx += (double)l * x[i];
+            }
+            double det = n * sll - sl * sl;
+            if (!(det > 0)) continue;
+            scale = (float)((n * slx - sl * sx) / det);
+            off = (float)((sll * sx - sl * slx) / det);
+            if (off > 0.0f) { /* the offset may only subtract: pin it at 0 and refit the scale */
+                off = 0.0f;
+                scale = (float)(slx / sll);
+            }
+            if (!(scale > 0.0f)) continue;
+        }
+        float is = 1.0f / scale, err = 0.0f;
+        for (int i = 0; i < n; i++) {
+            float e = scale * (float)qround((x[i] - off) * is, 0, nmax) + off - x[i];
+            err += e * e;
+        }
+        if (err < best_err) {
+            best_err = err;
+            best_scale = scale;
+            best_off = off;
+        }
+    }
+    *mn = -best_off;
+    return best_scale;
+}
+
+/* Symmetric fit x ~ scale * q, q in -nmax..nmax-1 (Q6_K), searching around the grid where the
+ * largest-magnitude value maps to -nmax; returns the (signed) scale. */
+static float fit_scale_sym(const float *x, int n, int nmax) {
+    float vmax = signed_absmax(x, n);
+    if (vmax == 0.0f) return 0.0f;
+    float best_scale = vmax / -(float)nmax, best = -1.0f;
+    for (int k = -9; k <= 9; k++) {
+        float iscale = -((float)nmax + 0.1f * (float)k) / vmax;
+        double slx = 0, sll = 0;
+        for (int i = 0; i < n; i++) {
+            int l = qround(iscale * x[i], -nmax, nmax - 1);
+            slx += (double)l * x[i];
+            sll += (double)l * l;
+        }
+        /* With scale = slx / sll the squared error is sum(x^2) - slx^2 / sll: maximize the last. */
+        if (sll > 0 && slx * slx / sll > best) {
+            best = (float)(slx * slx / sll);
+            best_scale = (float)(slx / sll);
+        }
+    }
+    return best_scale;
+}
+
+/* --- Q4_K, Q5_K ----------------------------------------------------------------------------- */
+
+static void get_scale_min_k4(int s, const uint8_t *q, int *sc, int *mn) {
+    if (s < 4) {
+        *sc = q[s] & 63;
+        *mn = q[s + 4] & 63;
+    } else {
+        *sc = (q[s + 4] & 15) | (q[s - 4] >> 6) << 4;
+        *mn = (q[s + 4] >> 4) | (q[s] >> 6) << 4;
+    }
+}
+
+static void put_scale_min_k4(const int *sc, const int *mn, uint8_t *q) {
+    for (int s = 0; s < 4; s++) {
+        q[s] = (uint8_t)((sc[s] & 63) | (sc[s + 4] >> 4) << 6);
+        q[s + 4] = (uint8_t)((mn[s] & 63) | (mn[s + 4] >> 4) << 6);
+        q[s + 8] = (uint8_t)((sc[s + 4] & 15) | (mn[s + 4] & 15) << 4);
+    }
+}
+
+/* Decode a Q4_K/Q5_K super-block given its quants q[256] (0..15 or 0..31). */
+static void dequant_k_affine(uint16_t dh, uint16_t dminh, const uint8_t *scales, const int *q,
+                             float *y) {
+    float d = vkllm__f16_to_f32(dh), dmin = vkllm__f16_to_f32(dminh);
+    for (int s = 0; s < 8; s++) {
+        int sc, mn;
+        get_scale_min_k4(s, scales, &sc, &mn);
+        float d1 = d * (float)sc, m1 = dmin * (float)mn;
+        for (int l = 0; l < 32; l++) y[32 * s + l] = d1 * (float)q[32 * s + l] - m1;
+    }
+}
+
+/* Encode a Q4_K/Q5_K super-block: 6-bit sub-block scales and mins against f16 super scales,
+ * then quants against the scales as stored. Writes d, dmin, scales and q[256]. */
+static void quant_k_affine(const float *x, int nmax, uint16_t *dh, uint16_t *dminh,
+                           uint8_t *scales, int *q) {
+    float sub_scale[8], sub_min[8], max_scale = 0.0f, max_min = 0.0f;
+    for (int s = 0; s < 8; s++) {
+        sub_scale[s] = fit_scale_min(x + 32 * s, 32, nmax, &sub_min[s]);
+        if (sub_scale[s] > max_scale) max_scale = sub_scale[s];
+        if (sub_min[s] > max_min) max_min = sub_min[s];
+    }
+    *dh = f16_scale(max_scale / 63.0f);
+    *dminh = f16_scale(max_min / 63.0f);
+    float d = vkllm__f16_to_f32(*dh), dmin = vkllm__f16_to_f32(*dminh);
+    int sc[8], mn[8];
+    for (int s = 0; s < 8; s++) {
+        sc[s] = d > 0.0f ? qround(sub_scale[s] / d, 0, 63) : 0;
+        mn[s] = dmin > 0.0f ? qround(sub_min[s] / dmin, 0, 63) : 0;
+    }
+    put_scale_min_k4(sc, mn, scales);
+    for (int s = 0; s < 8; s++) {
+        float d1 = d * (float)sc[s], m1 = dmin * (float)mn[s];
+        for (int l = 0; l < 32; l++)
+            q[32 * s + l] = d1 > 0.0f ? qround((x[32 * s + l] + m1) / d1, 0, nmax) : 0;
+    }
+}
+
+/* Quants of Q4_K / Q5_K: group c of 64 elements uses qs[32c .. 32c+31]; low nibbles first. */
+static void unpack_k_nibbles(const uint8_t *qs, int *q) {
+    for (int c = 0; c < 4; c++) {
+        for (int l = 0; l < 32; l++) {
+            q[64 * c + l] = qs[32 * c + l] & 15;
+            q[64 * c + 32 + l] = qs[32 * c + l] >> 4;
+        }
+    }
+}
+
+static void pack_k_nibbles(const int *q, uint8_t *qs) {
+    for (int c = 0; c < 4; c++)
+        for (int l = 0; l < 32; l++)
+            qs[32 * c + l] = (uint8_t)((q[64 * c + l] & 15) | (q[64 * c + 32 + l] & 15) << 4);
+}
+
+static void dequant_q4_K(const struct vkllm__block_q4_K *b, float *y) {
+    int q[VKLLM_QK_K];
+    unpack_k_nibbles(b->qs, q);
+    dequant_k_affine(b->d, b->dmin, b->scales, q, y);
+}
+
+static void quant_q4_K(const float *x, struct vkllm__block_q4_K *b) {
+    int q[VKLLM_QK_K];
+    quant_k_affine(x, 15, &b->d, &b->dmin, b->scales, q);
+    pack_k_nibbles(q, b->qs);
+}
+
+static void dequant_q5_K(const struct vkllm__block_q5_K *b, float *y) {
+    int q[VKLLM_QK_K];
+    unpack_k_nibbles(b->qs, q);
+    for (int c = 0; c < 4; c++) {
+        for (int l = 0; l < 32; l++) {
+            q[64 * c + l] |= (b->qh[l] >> (2 * c) & 1) << 4;
+            q[64 * c + 32 + l] |= (b->qh[l] >> (2 * c + 1) & 1) << 4;
+        }
+    }
+    dequant_k_affine(b->d, b->dmin, b->scales, q, y);
+}
+
+static void quant_q5_K(const float *x, struct vkllm__block_q5_K *b) {
+    int q[VKLLM_QK_K];
+    quant_k_affine(x, 31, &b->d, &b->dmin, b->scales, q);
+    pack_k_nibbles(q, b->qs);
+    memset(b->qh, 0, sizeof b->qh);
+    for (int c = 0; c < 4; c++) {
+        for (int l = 0; l < 32; l++) {
+            b->qh[l] |= (uint8_t)((q[64 * c + l] >> 4 & 1) << (2 * c));
+            b->qh[l] |= (uint8_t)((q[64 * c + 32 + l] >> 4 & 1) << (2 * c + 1));
+        }
+    }
+}
+
+/* --- Q6_K ----------------------------------------------------------------------------------- */
+
+/* Element index -> (ql byte, ql shift, qh byte, qh shift) as in quant_blocks.h. */
+static void q6_K_pos(int i, int *ql, int *ql_shift, int *qh, int *qh_shift) {
+    int half = i / 128, r = i % 128, quarter = r / 32, l = r % 32;
+    *ql = 64 * half + l + 32 * (quarter & 1);
+    *ql_shift = 4 * (quarter >> 1);
+    *qh = 32 * half + l;
+    *qh_shift = 2 * quarter;
+}
+
+static void dequant_q6_K(const struct vkllm__block_q6_K *b, float *y) {
+    float d = vkllm__f16_to_f32(b->d);
+    for (int i = 0; i < VKLLM_QK_K; i++) {
+        int ql, qls, qh, qhs;
+        q6_K_pos(i, &ql, &qls, &qh, &qhs);
+        int q = (b->ql[ql] >> qls & 15) | (b->qh[qh] >> qhs & 3) << 4;
+        y[i] = d * (float)b->scales[i / 16] * (float)(q - 32);
+    }
+}
+
+static void quant_q6_K(const float *x, struct vkllm__block_q6_K *b) {
+    float sub_scale[16], vmax = 0.0f;
+    for (int s = 0; s < 16; s++) {
+        sub_scale[s] = fit_scale_sym(x + 16 * s, 16, 32);
+        if (fabsf(sub_scale[s]) > fabsf(vmax)) vmax = sub_scale[s];
+    }
+    /* The largest-magnitude sub-scale maps to -128. */
+    b->d = f16_scale(vmax / -128.0f);
+    float d = vkllm__f16_to_f32(b->d);
+    memset(b->ql, 0, sizeof b->ql);
+    memset(b->qh, 0, sizeof b->qh);
+    for (int s = 0; s < 16; s++) b->scales[s] = (int8_t)(d != 0.0f ? qround(sub_scale[s] / d, -128, 127) : 0);
+    for (int i = 0; i < VKLLM_QK_K; i++) {
+        float d1 = d * (float)b->scales[i / 16];
+        int q = d1 != 0.0f ? qround(x[i] / d1, -32, 31) + 32 : 32;
+        int ql, qls, qh, qhs;
+        q6_K_pos(i, &ql, &qls, &qh, &qhs);
+        b->ql[ql] |= (uint8_t)((q & 15) << qls);
+        b->qh[qh] |= (uint8_t)((q >> 4) << qhs);
+    }
+}
+
+/* --- dispatch ------------------------------------------------------------------------------- */
+
+/* One entry per block type: decode / encode one block (struct of type_size bytes). */
+#define VKLLM_BLOCK_CODECS(XX)                             \
+    XX(VKLLM_TYPE_Q8_0, q8_0, VKLLM_QK8_0)                 \
+    XX(VKLLM_TYPE_Q4_0, q4_0, VKLLM_QK4_0)                 \
+    XX(VKLLM_TYPE_Q4_1, q4_1, VKLLM_QK4_1)                 \
+    XX(VKLLM_TYPE_Q5_0, q5_0, VKLLM_QK5_0)                 \
+    XX(VKLLM_TYPE_Q5_1, q5_1, VKLLM_QK5_1)                 \
+    XX(VKLLM_TYPE_Q4_K, q4_K, VKLLM_QK_K)                  \
+    XX(VKLLM_TYPE_Q5_K, q5_K, VKLLM_QK_K)                  \
+    XX(VKLLM_TYPE_Q6_K, q6_K, VKLLM_QK_K)
+
+void vkllm__dequantize_row(uint32_t type, const void *src, float *dst, uint64_t n) {
+    const uint8_t *p = src;
+    switch (type) {
+    case VKLLM_TYPE_F32:
+        memcpy(dst, src, n * sizeof(float));
+        return;
+    case VKLLM_TYPE_F16:
+    case VKLLM_TYPE_BF16:
+        for (uint64_t i = 0; i < n; i++) {
+            uint16_t h;
+            memcpy(&h, p + 2 * i, 2);
+            dst[i] = type == VKLLM_TYPE_F16 ? vkllm__f16_to_f32(h) : vkllm__bf16_to_f32(h);
+        }
+        return;
+#define VKLLM_DEQ_CASE(id, name, qk)                                    \
+    case id:                                                            \
+        for (uint64_t i = 0; i < n / (qk); i++) {                       \
+            struct vkllm__block_##name b;                               \
+            memcpy(&b, p + i * sizeof b, sizeof b);                     \
+            dequant_##name(&b, dst + i * (qk));                         \
+        }                                                               \
+        return;
+        VKLLM_BLOCK_CODECS(VKLLM_DEQ_CASE)
+#undef VKLLM_DEQ_CASE
+    default:
+        /* Not a compute type: the caller broke the contract. NaN makes that visible. */
+        for (uint64_t i = 0; i < n; i++) dst[i] = NAN;
+        return;
+    }
+}
+
+void vkllm__quantize_row(uint32_t type, const float *src, void *dst, uint64_t n) {
+    uint8_t *p = dst;
+    switch (type) {
+    case VKLLM_TYPE_F32:
+        memcpy(dst, src, n * sizeof(float));
+        return;
+    case VKLLM_TYPE_F16:
+    case VKLLM_TYPE_BF16:
+        for (uint64_t i = 0; i < n; i++) {
+            uint16_t h = type == VKLLM_TYPE_F16 ? vkllm__f32_to_f16(src[i]) : vkllm__f32_to_bf16(src[i]);
+            memcpy(p + 2 * i, &h, 2);
+        }
+        return;
+#define VKLLM_QUANT_CASE(id, name, qk)                                  \
+    case id:                                                            \
+        for (uint64_t i = 0; i < n / (qk); i++) {                       \
+            struct vkllm__block_##name b;                               \
+            memset(&b, 0, sizeof b);                                    \
+            quant_##name(src + i * (qk), &b);                           \
+            memcpy(p + i * sizeof b, &b, sizeof b);                     \
+        }                                                               \
+        return;
+        VKLLM_BLOCK_CODECS(VKLLM_QUANT_CASE)
+#undef VKLLM_QUANT_CASE
+    default:
+        return; /* not a compute type: nothing is written */
+    }
+}

@@ -1,0 +1,99 @@
+/* quant_blocks.h - the block layouts of the ggml quantized types vkllm computes with, byte for
+ * byte as ggml-common.h and GGUF files define them (little-endian; f16 fields are IEEE half bits).
+ * GPU shaders mirror these layouts in shaders/include/types.glsl: keep the two in step.
+ *
+ * Every struct has only uint8_t/int8_t/uint16_t members placed so that there is no padding; the
+ * _Static_asserts below pin the sizes that GGUF files use. */
+#ifndef VKLLM_QUANT_BLOCKS_H
+#define VKLLM_QUANT_BLOCKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VKLLM_QK4_0 32
+#define VKLLM_QK4_1 32
+#define VKLLM_QK5_0 32
+#define VKLLM_QK5_1 32
+#define VKLLM_QK8_0 32
+#define VKLLM_QK_K 256         /* super-block size of the K-quants */
+#define VKLLM_K_SCALE_SIZE 12  /* packed 6-bit scales and mins of Q4_K / Q5_K */
+
+/* x[j] = (q[j] - 8) * d; element j < 16 is the low nibble of qs[j], element j + 16 the high. */
+struct vkllm__block_q4_0 {
+    uint16_t d;                   /* f16 scale */
+    uint8_t qs[VKLLM_QK4_0 / 2];  /* 4-bit quants */
+};
+
+/* x[j] = q[j] * d + m; nibbles as in Q4_0. */
+struct vkllm__block_q4_1 {
+    uint16_t d;  /* f16 scale */
+    uint16_t m;  /* f16 min */
+    uint8_t qs[VKLLM_QK4_1 / 2];
+};
+
+/* x[j] = (q[j] - 16) * d, q[j] = nibble as in Q4_0 | bit j of qh (a little-endian u32) << 4. */
+struct vkllm__block_q5_0 {
+    uint16_t d;
+    uint8_t qh[4];  /* 5th bits, bit j for element j */
+    uint8_t qs[VKLLM_QK5_0 / 2];
+};
+
+/* x[j] = q[j] * d + m; q[j] as in Q5_0. */
+struct vkllm__block_q5_1 {
+    uint16_t d;
+    uint16_t m;
+    uint8_t qh[4];
+    uint8_t qs[VKLLM_QK5_1 / 2];
+};
+
+/* x[j] = qs[j] * d. */
+struct vkllm__block_q8_0 {
+    uint16_t d;
+    int8_t qs[VKLLM_QK8_0];
+};
+
+/* 8 sub-blocks of 32. Sub-block s has a 6-bit scale sc[s] and a 6-bit min mn[s] packed in
+ * scales[12]: for s < 4, sc = scales[s] & 63, mn = scales[s + 4] & 63; for s >= 4,
+ * sc = (scales[s + 4] & 15) | (scales[s - 4] >> 6) << 4, mn = (scales[s + 4] >> 4) |
+ * (scales[s] >> 6) << 4. x = d * sc[s] * q - dmin * mn[s]. Quants: each 64 elements share 32
+ * bytes of qs; elements 0..31 are the low nibbles, 32..63 the high nibbles. */
+struct vkllm__block_q4_K {
+    uint16_t d;     /* f16 super-block scale of the scales */
+    uint16_t dmin;  /* f16 super-block scale of the mins */
+    uint8_t scales[VKLLM_K_SCALE_SIZE];
+    uint8_t qs[VKLLM_QK_K / 2];
+};
+
+/* As Q4_K plus a 5th bit: for the c-th group of 64 elements (c = 0..3), element l (< 32) takes
+ * bit 2c of qh[l] and element 32 + l takes bit 2c + 1. */
+struct vkllm__block_q5_K {
+    uint16_t d;
+    uint16_t dmin;
+    uint8_t scales[VKLLM_K_SCALE_SIZE];
+    uint8_t qh[VKLLM_QK_K / 8];
+    uint8_t qs[VKLLM_QK_K / 2];
+};
+
+/* 16 sub-blocks of 16, x = d * scales[s] * (q - 32), q 6 bits. Each half (128 elements) uses
+ * 64 bytes of ql and 32 of qh: for l < 32, element l = ql[l] low | (qh[l] bits 0-1) << 4,
+ * l + 32 = ql[l + 32] low | bits 2-3, l + 64 = ql[l] high | bits 4-5, l + 96 = ql[l + 32]
+ * high | bits 6-7. */
+struct vkllm__block_q6_K {
+    uint8_t ql[VKLLM_QK_K / 2];  /* low 4 bits */
+    uint8_t qh[VKLLM_QK_K / 4];  /* high 2 bits */
+    int8_t scales[VKLLM_QK_K / 16];
+    uint16_t d;
+};
+
+_Static_assert(sizeof(struct vkllm__block_q4_0) == 18, "block_q4_0 is 18 bytes in GGUF");
+_Static_assert(sizeof(struct vkllm__block_q4_1) == 20, "block_q4_1 is 20 bytes in GGUF");
+_Static_assert(sizeof(struct vkllm__block_q5_0) == 22, "block_q5_0 is 22 bytes in GGUF");
+_Static_assert(sizeof(struct vkllm__block_q5_1) == 24, "block_q5_1 is 24 bytes in GGUF");
+_Static_assert(sizeof(struct vkllm__block_q8_0) == 34, "block_q8_0 is 34 bytes in GGUF");
+_Static_assert(sizeof(struct vkllm__block_q4_K) == 144, "block_q4_K is 144 bytes in GGUF");
+_Static_assert(sizeof(struct vkllm__block_q5_K) == 176, "block_q5_K is 176 bytes in GGUF");
+_Static_assert(sizeof(struct vkllm__block_q6_K) == 210, "block_q6_K is 210 bytes in GGUF");
+_Static_assert(offsetof(struct vkllm__block_q5_K, qh) == 16, "q5_K: qh follows the scales");
+_Static_assert(offsetof(struct vkllm__block_q6_K, d) == 208, "q6_K: d is last");
+
+#endif /* VKLLM_QUANT_BLOCKS_H */
