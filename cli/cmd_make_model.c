@@ -1,8 +1,139 @@
-/* cmd_make_model.c - `vkllm make-model` (placeholder until the model-file work lands). */
+/* cmd_make_model.c - `vkllm make-model`: a thin wrapper over vkllm__make_model (runtime/make_model.c). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
 #include "cli.h"
-int vkllm_cmd_make_model(int argc, char **argv) {
-    (void)argc; (void)argv;
-    fprintf(stderr, "vkllm: make-model: not implemented yet\n");
+#include "model.h"
+#include "types.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: vkllm make-model [--preset NAME] [options] -o FILE\n"
+            "\n"
+            "Write a random-weight Llama-family GGUF model with a synthetic SentencePiece vocabulary\n"
+            "(<unk>, <s>, </s>, 256 byte tokens, generated pieces). Same options and seed give the\n"
+            "same file, byte for byte. The file uses llama.cpp's key and tensor names.\n"
+            "\n"
+            "  -o, --output FILE   where to write (replaced atomically)\n"
+            "  --preset NAME       start from a named shape (below); later options override it\n"
+            "  --arch A            llama | qwen2 (q/k/v biases) | qwen3 (q/k norms)   [llama]\n"
+            "  --n-layer N         transformer blocks                                [2]\n"
+            "  --n-embd N          embedding width                                   [64]\n"
+            "  --n-ff N            feed-forward width                                [128]\n"
+            "  --n-head N          query heads                                       [4]\n"
+            "  --n-head-kv N       key/value heads (divides --n-head)                [2]\n"
+            "  --head-dim N        per-head width, 0 = n-embd / n-head               [0]\n"
+            "  --vocab N           vocabulary size, at least 259                     [512]\n"
+            "  --ctx N             context_length written in the file                [256]\n"
+            "  --type T            matrix type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q4_K q5_K\n"
+            "                      q6_K [f32]. Norms and biases stay f32. Rows whose length is not a\n"
+            "                      multiple of the type's block fall back (q4_K->q4_0, q5_K->q5_0,\n"
+            "                      q6_K->q8_0, 32-blocks->f16), with a warning.\n"
+            "  --tied              no output.weight: logits reuse token_embd.weight\n"
+            "  --untied            write output.weight (overrides a preset's --tied)\n"
+            "  --rope-theta F      rope.freq_base                                    [10000]\n"
+            "  --rms-eps F         attention.layer_norm_rms_epsilon                  [1e-5]\n"
+            "  --seed N            random seed                                       [1]\n"
+            "  --name S            general.name\n"
+            "  -h, --help          this text\n"
+            "\n"
+            "presets:\n");
+    const char *desc;
+    for (uint32_t i = 0; vkllm__make_model_preset_name(i, &desc); i++)
+        fprintf(f, "  %-20s %s\n", vkllm__make_model_preset_name(i, NULL), desc);
+}
+
+static int parse_u32(const char *s, uint32_t *out) {
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *end || v > UINT32_MAX || s[0] == '-') return 0;
+    *out = (uint32_t)v;
     return 1;
+}
+
+static int parse_type(const char *s, uint32_t *out) {
+    for (uint32_t t = 0; t < VKLLM_TYPE_COUNT_; t++) {
+        const struct vkllm__type_traits *tr = vkllm__type_traits(t);
+        if (tr && tr->compute && !strcasecmp(tr->name, s)) {
+            *out = t;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* One option with its value (NULL for flags); 0 when it is not understood. */
+static int apply(struct vkllm__make_model_params *p, const char *opt, const char *val, const char **out) {
+    uint32_t *u32 = NULL;
+    if (!strcmp(opt, "-o") || !strcmp(opt, "--output")) return (*out = val) != NULL;
+    if (!strcmp(opt, "--tied")) return (p->tied = 1);
+    if (!strcmp(opt, "--untied")) return (p->tied = 0) == 0;
+    if (!val) return 0;
+    if (!strcmp(opt, "--n-layer")) u32 = &p->n_layer;
+    else if (!strcmp(opt, "--n-embd")) u32 = &p->n_embd;
+    else if (!strcmp(opt, "--n-ff")) u32 = &p->n_ff;
+    else if (!strcmp(opt, "--n-head")) u32 = &p->n_head;
+    else if (!strcmp(opt, "--n-head-kv")) u32 = &p->n_head_kv;
+    else if (!strcmp(opt, "--head-dim")) u32 = &p->head_dim;
+    else if (!strcmp(opt, "--vocab")) u32 = &p->n_vocab;
+    else if (!strcmp(opt, "--ctx")) u32 = &p->n_ctx;
+    if (u32) return parse_u32(val, u32);
+    if (!strcmp(opt, "--arch")) return vkllm__arch_from_name(val, &p->arch) == VKLLM_STATUS_OK;
+    if (!strcmp(opt, "--type")) return parse_type(val, &p->type);
+    if (!strcmp(opt, "--seed")) {
+        char *end;
+        p->seed = strtoull(val, &end, 0);
+        return *val && !*end;
+    }
+    if (!strcmp(opt, "--rope-theta")) return (p->rope_theta = strtof(val, NULL)) > 0.0f;
+    if (!strcmp(opt, "--rms-eps")) return (p->rms_eps = strtof(val, NULL)) > 0.0f;
+    if (!strcmp(opt, "--name")) return snprintf(p->name, sizeof p->name, "%s", val) >= 0;
+    return 0;
+}
+
+static int is_flag(const char *opt) { return !strcmp(opt, "--tied") || !strcmp(opt, "--untied"); }
+
+int vkllm_cmd_make_model(int argc, char **argv) {
+    struct vkllm__make_model_params p;
+    vkllm__make_model_params_default(&p);
+    const char *out = NULL;
+    /* The preset first, wherever it is, so that the other options override it. */
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--preset") && i + 1 < argc &&
+            vkllm__make_model_preset(argv[i + 1], &p) != VKLLM_STATUS_OK) {
+            fprintf(stderr, "vkllm make-model: unknown preset '%s' (see --help)\n", argv[i + 1]);
+            return 2;
+        }
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *val = !is_flag(argv[i]) && i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(argv[i], "--preset") && val) {
+            i++;
+            continue;
+        }
+        if (!apply(&p, argv[i], val, &out)) {
+            fprintf(stderr, "vkllm make-model: bad or incomplete option '%s'%s%s\n\n", argv[i], val ? " " : "",
+                    val ? val : "");
+            usage(stderr);
+            return 2;
+        }
+        if (val) i++;
+    }
+    if (!out) {
+        fprintf(stderr, "vkllm make-model: -o FILE is required\n\n");
+        usage(stderr);
+        return 2;
+    }
+    vkllm_status st = vkllm__make_model(&p, out);
+    if (st != VKLLM_STATUS_OK) return vkllm_cli_fail(st, "make-model");
+    fprintf(stderr, "vkllm: wrote %s (%s, %u layers, %u embd, %u ffn, %u/%u heads, vocab %u, %s%s, seed %llu)\n",
+            out, vkllm__arch_name(p.arch), p.n_layer, p.n_embd, p.n_ff, p.n_head, p.n_head_kv, p.n_vocab,
+            vkllm__type_name(p.type), p.tied ? ", tied" : "", (unsigned long long)p.seed);
+    return 0;
 }

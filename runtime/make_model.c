@@ -1,0 +1,395 @@
+/* make_model.c - random-weight Llama-family GGUF files for tests and benchmarks (see model.h).
+ *
+ * Files carry llama.cpp's standard key and tensor names, so other GGUF readers load them. Weights
+ * are deterministic from the seed: each tensor has its own random stream (seed, tensor index),
+ * generated and encoded row by row while the writer streams the file. Scales keep activations
+ * near unit size: matrices N(0, 1/fan_in), norms 1 +- 0.1, biases N(0, 0.1^2). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model.h"
+#include "types.h"
+
+// --- presets --------------------------------------------------------------------------------
+
+struct preset {
+    const char *name, *description;
+    enum vkllm_arch arch;
+    uint32_t n_layer, n_embd, n_ff, n_head, n_head_kv, head_dim, n_vocab, n_ctx;
+    int tied;
+    float theta, eps;
+};
+
+static const struct preset presets[] = {
+    {"tiny", "llama, 2 layers, 64 embd, 4 heads / 2 kv, 512 vocab (the default)",
+     VKLLM_ARCH_LLAMA, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f},
+    {"tiny-mha", "llama without GQA, 2 layers, 64 embd, 4 heads", VKLLM_ARCH_LLAMA, 2, 64, 128, 4, 4, 0, 512,
+     256, 0, 10000.0f, 1e-5f},
+    {"tiny-qwen2", "qwen2 (q/k/v biases, NeoX RoPE), 2 layers, 64 embd, tied", VKLLM_ARCH_QWEN2, 2, 64, 128,
+     4, 2, 0, 512, 256, 1, 1000000.0f, 1e-6f},
+    {"tiny-qwen3", "qwen3 (q/k norms, NeoX RoPE, head dim 32 != embd/heads), 2 layers, 64 embd",
+     VKLLM_ARCH_QWEN3, 2, 64, 128, 4, 2, 32, 512, 256, 0, 1000000.0f, 1e-6f},
+    {"small", "llama, 4 layers, 256 embd, 768 ffn, 8 heads / 2 kv, 2048 vocab (K-quant friendly)",
+     VKLLM_ARCH_LLAMA, 4, 256, 768, 8, 2, 0, 2048, 512, 0, 10000.0f, 1e-5f},
+    {"stories-260k-shape", "llama2.c stories260K: 5 layers, 64 embd, 172 ffn, 8 heads / 4 kv, 512 vocab",
+     VKLLM_ARCH_LLAMA, 5, 64, 172, 8, 4, 0, 512, 512, 0, 10000.0f, 1e-5f},
+    {"stories-15m-shape", "llama2.c stories15M: 6 layers, 288 embd, 768 ffn, 6 heads, 32000 vocab",
+     VKLLM_ARCH_LLAMA, 6, 288, 768, 6, 6, 0, 32000, 256, 0, 10000.0f, 1e-5f},
+    {"tinyllama-1.1b", "TinyLlama 1.1B: 22 layers, 2048 embd, 5632 ffn, 32 heads / 4 kv, 32000 vocab",
+     VKLLM_ARCH_LLAMA, 22, 2048, 5632, 32, 4, 0, 32000, 2048, 0, 10000.0f, 1e-5f},
+    {"llama-3.2-1b-shape", "Llama 3.2 1B shape (no rope_freqs): 16 layers, 2048 embd, 8192 ffn, 32/8 heads, "
+     "128256 vocab, tied", VKLLM_ARCH_LLAMA, 16, 2048, 8192, 32, 8, 0, 128256, 4096, 1, 500000.0f, 1e-5f},
+    {"qwen2.5-0.5b-shape", "Qwen2.5 0.5B shape: 24 layers, 896 embd, 4864 ffn, 14/2 heads, 151936 vocab, tied",
+     VKLLM_ARCH_QWEN2, 24, 896, 4864, 14, 2, 0, 151936, 4096, 1, 1000000.0f, 1e-6f},
+    {"qwen3-0.6b-shape", "Qwen3 0.6B shape: 28 layers, 1024 embd, 3072 ffn, 16/8 heads of 128, 151936 vocab, "
+     "tied", VKLLM_ARCH_QWEN3, 28, 1024, 3072, 16, 8, 128, 151936, 4096, 1, 1000000.0f, 1e-6f},
+};
+
+static void apply_preset(const struct preset *s, struct vkllm__make_model_params *p) {
+    p->arch = s->arch;
+    p->n_layer = s->n_layer;
+    p->n_embd = s->n_embd;
+    p->n_ff = s->n_ff;
+    p->n_head = s->n_head;
+    p->n_head_kv = s->n_head_kv;
+    p->head_dim = s->head_dim;
+    p->n_vocab = s->n_vocab;
+    p->n_ctx = s->n_ctx;
+    p->tied = s->tied;
+    p->rope_theta = s->theta;
+    p->rms_eps = s->eps;
+}
+
+void vkllm__make_model_params_default(struct vkllm__make_model_params *p) {
+    memset(p, 0, sizeof *p);
+    apply_preset(&presets[0], p);
+    p->type = VKLLM_TYPE_F32;
+    p->seed = 1;
+}
+
+vkllm_status vkllm__make_model_preset(const char *name, struct vkllm__make_model_params *p) {
+    for (size_t i = 0; i < VKLLM_ARRAY_LEN(presets); i++) {
+        if (strcmp(presets[i].name, name) == 0) {
+            apply_preset(&presets[i], p);
+            return VKLLM_STATUS_OK;
+        }
+    }
+    return vkllm__err(VKLLM_STATUS_NOT_FOUND, "unknown preset '%s'", name);
+}
+
+const char *vkllm__make_model_preset_name(uint32_t i, const char **description) {
+    if (i >= VKLLM_ARRAY_LEN(presets)) return NULL;
+    if (description) *description = presets[i].description;
+    return presets[i].name;
+}
+
+// --- random numbers -------------------------------------------------------------------------
+
+static uint64_t splitmix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Approximately standard normal: the sum of four 16-bit uniforms (Irwin-Hall), rescaled. Cheap
+ * enough for a billion weights, and bounded (|z| < 3.5), which quantizers like. */
+static float randn(uint64_t *s) {
+    uint64_t r = splitmix64(s);
+    uint32_t sum = (uint32_t)(r & 0xFFFF) + (uint32_t)((r >> 16) & 0xFFFF) + (uint32_t)((r >> 32) & 0xFFFF) +
+                   (uint32_t)(r >> 48);
+    return ((float)sum * (1.0f / 65536.0f) - 2.0f) * 1.7320508f; /* var of U(0,1) sum of 4: 1/3 */
+}
+
+// --- tensors --------------------------------------------------------------------------------
+
+struct gen_tensor {
+    char name[64];
+    uint32_t type;
+    uint32_t n_dims;
+    uint64_t ne[2];     /* ne[0] row length, ne[1] rows */
+    float mean, std;    /* values mean + std * N(0, 1) */
+    uint64_t seed;      /* stream of this tensor */
+};
+
+/* The writer's fill callback: generate row by row, encode each in place. */
+static vkllm_status fill_tensor(void *user, void *dst, uint64_t nbytes) {
+    const struct gen_tensor *t = user;
+    uint64_t row_bytes;
+    vkllm_status st = vkllm__row_size(t->type, t->ne[0], &row_bytes);
+    if (st != VKLLM_STATUS_OK) return st;
+    if (row_bytes * t->ne[1] != nbytes)
+        return vkllm__err(VKLLM_STATUS_INTERNAL, "make-model: %s: %llu bytes asked, %llu expected", t->name,
+                          (unsigned long long)nbytes, (unsigned long long)(row_bytes * t->ne[1]));
+    float *row = vkllm__malloc((size_t)t->ne[0] * sizeof(float));
+    if (!row) return vkllm__err(VKLLM_STATUS_OOM, "make-model: row buffer");
+    uint64_t s = t->seed;
+    for (uint64_t r = 0; r < t->ne[1]; r++) {
+        for (uint64_t i = 0; i < t->ne[0]; i++) row[i] = t->mean + t->std * randn(&s);
+        uint8_t *out = (uint8_t *)dst + r * row_bytes;
+        if (t->type == VKLLM_TYPE_F32) memcpy(out, row, (size_t)t->ne[0] * sizeof(float));
+        else vkllm__quantize_row(t->type, row, out, t->ne[0]);
+    }
+    vkllm__free(row);
+    return VKLLM_STATUS_OK;
+}
+
+/* The type for rows of n elements: the wanted one when its block divides n, else the nearest
+ * 32-element relative (q4_K -> q4_0, q5_K -> q5_0, q6_K -> q8_0), else f16. */
+static uint32_t fit_type(uint32_t want, uint64_t n) {
+    uint32_t t = want;
+    for (;;) {
+        const struct vkllm__type_traits *tr = vkllm__type_traits(t);
+        if (!tr || n % tr->block_size == 0) return t;
+        if (tr->block_size == 256)
+            t = t == VKLLM_TYPE_Q5_K ? VKLLM_TYPE_Q5_0 : t == VKLLM_TYPE_Q6_K ? VKLLM_TYPE_Q8_0 : VKLLM_TYPE_Q4_0;
+        else
+            t = VKLLM_TYPE_F16;
+    }
+}
+
+struct tensor_list {
+    struct gen_tensor *v;
+    uint32_t n, cap;
+    uint64_t seed;
+    uint32_t want_type;
+};
+
+/* Append a tensor: a matrix (rows > 0) in the wanted type (or its fallback, logged for layer 0
+ * and globals only), or an f32 vector. */
+static void add(struct tensor_list *tl, const char *name, uint64_t cols, uint64_t rows, float mean, float std) {
+    struct gen_tensor *t = &tl->v[tl->n];
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->n_dims = rows ? 2 : 1;
+    t->ne[0] = cols;
+    t->ne[1] = rows ? rows : 1;
+    t->type = rows ? fit_type(tl->want_type, cols) : VKLLM_TYPE_F32;
+    int layer0 = strncmp(name, "blk.0.", 6) == 0;
+    if (rows && t->type != tl->want_type && (layer0 || strncmp(name, "blk.", 4) != 0))
+        vkllm__log(VKLLM_LOG_WARN, "make-model: %s%s: rows of %llu are not a multiple of %s's block; using %s",
+                   layer0 ? "blk.*." : "", layer0 ? name + 6 : name, (unsigned long long)cols,
+                   vkllm__type_name(tl->want_type), vkllm__type_name(t->type));
+    t->mean = mean;
+    t->std = std;
+    uint64_t s = tl->seed ^ (0xD1B54A32D192ED03ull * (tl->n + 1));
+    t->seed = splitmix64(&s);
+    tl->n++;
+}
+
+static float inv_sqrt(uint64_t n) { return 1.0f / sqrtf((float)n); }
+
+static void build_tensors(const struct vkllm__make_model_params *p, struct tensor_list *tl) {
+    uint32_t hd = p->head_dim ? p->head_dim : p->n_embd / p->n_head;
+    uint64_t nq = (uint64_t)p->n_head * hd, nkv = (uint64_t)p->n_head_kv * hd;
+    char name[64];
+    /* Tied: the embedding is also the output projection; keep its logits O(few). */
+    add(tl, "token_embd.weight", p->n_embd, p->n_vocab, 0.0f, p->tied ? powf((float)p->n_embd, -0.25f) : 1.0f);
+    for (uint32_t l = 0; l < p->n_layer; l++) {
+#define L(suffix) (snprintf(name, sizeof name, "blk.%u.%s", l, suffix), name)
+        add(tl, L("attn_norm.weight"), p->n_embd, 0, 1.0f, 0.1f);
+        add(tl, L("attn_q.weight"), p->n_embd, nq, 0.0f, inv_sqrt(p->n_embd));
+        add(tl, L("attn_k.weight"), p->n_embd, nkv, 0.0f, inv_sqrt(p->n_embd));
+        add(tl, L("attn_v.weight"), p->n_embd, nkv, 0.0f, inv_sqrt(p->n_embd));
+        if (p->arch == VKLLM_ARCH_QWEN2) {
+            add(tl, L("attn_q.bias"), nq, 0, 0.0f, 0.1f);
+            add(tl, L("attn_k.bias"), nkv, 0, 0.0f, 0.1f);
+            add(tl, L("attn_v.bias"), nkv, 0, 0.0f, 0.1f);
+        }
+        if (p->arch == VKLLM_ARCH_QWEN3) {
+            add(tl, L("attn_q_norm.weight"), hd, 0, 1.0f, 0.1f);
+            add(tl, L("attn_k_norm.weight"), hd, 0, 1.0f, 0.1f);
+        }
+        add(tl, L("attn_output.weight"), nq, p->n_embd, 0.0f, inv_sqrt(nq));
+        add(tl, L("ffn_norm.weight"), p->n_embd, 0, 1.0f, 0.1f);
+        add(tl, L("ffn_gate.weight"), p->n_embd, p->n_ff, 0.0f, inv_sqrt(p->n_embd));
+        add(tl, L("ffn_up.weight"), p->n_embd, p->n_ff, 0.0f, inv_sqrt(p->n_embd));
+        add(tl, L("ffn_down.weight"), p->n_ff, p->n_embd, 0.0f, inv_sqrt(p->n_ff));
+#undef L
+    }
+    add(tl, "output_norm.weight", p->n_embd, 0, 1.0f, 0.1f);
+    if (!p->tied) add(tl, "output.weight", p->n_embd, p->n_vocab, 0.0f, inv_sqrt(p->n_embd));
+}
+
+// --- vocabulary -----------------------------------------------------------------------------
+
+/* A SentencePiece-style vocabulary: <unk>, <s>, </s>, <0x00>..<0xFF>, then "▁", letters and
+ * "▁"+letters, punctuation, then all letter strings of length 2, 3, ... with and without "▁",
+ * scored so that shorter (earlier) pieces merge first. Strings live in one arena. */
+struct vocab {
+    char **tokens;
+    float *scores;
+    int32_t *types;
+    char *arena;
+};
+
+#define SP "\xE2\x96\x81" /* U+2581, SentencePiece's space */
+
+static vkllm_status make_vocab(uint32_t n, struct vocab *v) {
+    static const char extra[] = "0123456789.,!?'-:;()";
+    memset(v, 0, sizeof *v);
+    v->tokens = vkllm__calloc(n, sizeof *v->tokens);
+    v->scores = vkllm__calloc(n, sizeof *v->scores);
+    v->types = vkllm__calloc(n, sizeof *v->types);
+    v->arena = vkllm__malloc((size_t)n * 16);
+    if (!v->tokens || !v->scores || !v->types || !v->arena) return vkllm__err(VKLLM_STATUS_OOM, "make-model: vocabulary");
+    char *a = v->arena;
+    uint32_t i = 0;
+#define PUT(type_, ...) (v->tokens[i] = a, a += sprintf(a, __VA_ARGS__) + 1, v->types[i] = (type_), \
+                         v->scores[i] = (type_) == 1 ? -(float)(i - 259) : 0.0f, i++)
+    PUT(2, "<unk>");
+    PUT(3, "<s>");
+    PUT(3, "</s>");
+    for (unsigned b = 0; b < 256 && i < n; b++) PUT(6, "<0x%02X>", b);
+    if (i < n) PUT(1, SP);
+    for (char c = 'a'; c <= 'z' && i < n; c++) {
+        PUT(1, "%c", c);
+        if (i < n) PUT(1, SP "%c", c);
+    }
+    for (const char *c = extra; *c && i < n; c++) PUT(1, "%c", *c);
+    /* Letter strings of length len, enumerated in base 26 (len <= 6 covers 600M pieces). */
+    for (uint32_t len = 2; i < n && len <= 6; len++) {
+        uint64_t count = 1;
+        for (uint32_t k = 0; k < len; k++) count *= 26;
+        for (uint64_t x = 0; x < count && i < n; x++) {
+            char s[8];
+            uint64_t y = x;
+            for (int k = (int)len - 1; k >= 0; k--, y /= 26) s[k] = (char)('a' + y % 26);
+            s[len] = 0;
+            PUT(1, "%s", s);
+            if (i < n) PUT(1, SP "%s", s);
+        }
+    }
+#undef PUT
+    return VKLLM_STATUS_OK;
+}
+
+static void free_vocab(struct vocab *v) {
+    vkllm__free(v->tokens);
+    vkllm__free(v->scores);
+    vkllm__free(v->types);
+    vkllm__free(v->arena);
+}
+
+// --- metadata -------------------------------------------------------------------------------
+
+/* llama.cpp's llama_ftype for a file whose matrices are mostly of type t. */
+static uint32_t file_type(uint32_t t) {
+    switch (t) {
+    case VKLLM_TYPE_F32: return 0;
+    case VKLLM_TYPE_F16: return 1;
+    case VKLLM_TYPE_Q4_0: return 2;
+    case VKLLM_TYPE_Q4_1: return 3;
+    case VKLLM_TYPE_Q8_0: return 7;
+    case VKLLM_TYPE_Q5_0: return 8;
+    case VKLLM_TYPE_Q5_1: return 9;
+    case VKLLM_TYPE_Q4_K: return 14; /* Q4_K_S: all q4_K */
+    case VKLLM_TYPE_Q5_K: return 16; /* Q5_K_S */
+    case VKLLM_TYPE_Q6_K: return 18;
+    case VKLLM_TYPE_BF16: return 32;
+    default: return 0;
+    }
+}
+
+static vkllm_status set_hparams(struct vkllm__gguf_writer *w, const struct vkllm__make_model_params *p) {
+    const char *arch = vkllm__arch_name(p->arch);
+    uint32_t hd = p->head_dim ? p->head_dim : p->n_embd / p->n_head;
+    char key[96], name[96];
+    vkllm_status st;
+    if (p->name[0]) snprintf(name, sizeof name, "%s", p->name);
+    else snprintf(name, sizeof name, "vkllm-random-%s-L%u-E%u-%s", arch, p->n_layer, p->n_embd, vkllm__type_name(p->type));
+#define K(suffix) (snprintf(key, sizeof key, "%s.%s", arch, suffix), key)
+    if ((st = vkllm__gguf_writer_set_str(w, "general.architecture", arch))) return st;
+    if ((st = vkllm__gguf_writer_set_str(w, "general.name", name))) return st;
+    if ((st = vkllm__gguf_writer_set_u32(w, "general.file_type", file_type(p->type)))) return st;
+    if ((st = vkllm__gguf_writer_set_u32(w, "general.quantization_version", 2))) return st;
+    if ((st = vkllm__gguf_writer_set_u32(w, K("block_count"), p->n_layer))) return st;
+    if ((st = vkllm__gguf_writer_set_u32(w, K("context_length"), p->n_ctx))) return st;
+    if ((st = vkllm__gguf_writer_set_u32(w, K("embedding_length"), p->n_embd))) return st;
+    if ((st = vkllm__gguf_writer_set_u32(w, K("feed_forward_length"), p->n_ff))) return st;
+    if ((st = vkllm__gguf_writer_set_u32(w, K("attention.head_count"), p->n_head))) return st;
+    if ((st = vkllm__gguf_writer_set_u32(w, K("attention.head_count_kv"), p->n_head_kv))) return st;
+    if ((st = vkllm__gguf_writer_set_u32(w, K("attention.key_length"), hd))) return st;
+    if ((st = vkllm__gguf_writer_set_u32(w, K("attention.value_length"), hd))) return st;
+    if ((st = vkllm__gguf_writer_set_f32(w, K("attention.layer_norm_rms_epsilon"), p->rms_eps))) return st;
+    if ((st = vkllm__gguf_writer_set_f32(w, K("rope.freq_base"), p->rope_theta))) return st;
+    if ((st = vkllm__gguf_writer_set_u32(w, K("rope.dimension_count"), hd))) return st;
+    if ((st = vkllm__gguf_writer_set_u32(w, K("vocab_size"), p->n_vocab))) return st;
+#undef K
+    return VKLLM_STATUS_OK;
+}
+
+static vkllm_status set_tokenizer(struct vkllm__gguf_writer *w, const struct vocab *v, uint32_t n) {
+    vkllm_status st;
+    if ((st = vkllm__gguf_writer_set_str(w, "tokenizer.ggml.model", "llama"))) return st;
+    if ((st = vkllm__gguf_writer_set_arr_str(w, "tokenizer.ggml.tokens", (const char *const *)v->tokens, n))) return st;
+    if ((st = vkllm__gguf_writer_set_arr(w, "tokenizer.ggml.scores", VKLLM_GGUF_F32, v->scores, n))) return st;
+    if ((st = vkllm__gguf_writer_set_arr(w, "tokenizer.ggml.token_type", VKLLM_GGUF_I32, v->types, n))) return st;
+    if ((st = vkllm__gguf_writer_set_u32(w, "tokenizer.ggml.bos_token_id", 1))) return st;
+    if ((st = vkllm__gguf_writer_set_u32(w, "tokenizer.ggml.eos_token_id", 2))) return st;
+    if ((st = vkllm__gguf_writer_set_u32(w, "tokenizer.ggml.unknown_token_id", 0))) return st;
+    if ((st = vkllm__gguf_writer_set_bool(w, "tokenizer.ggml.add_bos_token", 1))) return st;
+    return vkllm__gguf_writer_set_bool(w, "tokenizer.ggml.add_eos_token", 0);
+}
+
+// --- entry point ----------------------------------------------------------------------------
+
+static vkllm_status check_params(const struct vkllm__make_model_params *p) {
+    if ((unsigned)p->arch >= VKLLM_ARCH_COUNT_)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: invalid architecture");
+    if (!p->n_layer || !p->n_embd || !p->n_ff || !p->n_head || !p->n_head_kv || !p->n_ctx)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: every dimension must be at least 1");
+    if (p->n_layer > 1024 || p->n_embd > 65536 || p->n_ff > 262144 || p->n_head > 1024 || p->n_vocab > 1000000 ||
+        p->head_dim > 1024)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: shape too large");
+    if (p->n_head % p->n_head_kv)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: n_head %u is not a multiple of n_head_kv %u",
+                          p->n_head, p->n_head_kv);
+    if (!p->head_dim && p->n_embd % p->n_head)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: n_embd %u is not a multiple of n_head %u",
+                          p->n_embd, p->n_head);
+    uint32_t hd = p->head_dim ? p->head_dim : p->n_embd / p->n_head;
+    if (hd % 2)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: the head dimension %u must be even", hd);
+    if (p->n_vocab < 259)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "make-model: vocab %u < 259 (<unk>, <s>, </s> and 256 byte tokens)", p->n_vocab);
+    if (!(p->rope_theta > 0.0f) || !(p->rms_eps > 0.0f))
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: rope theta and rms eps must be positive");
+    vkllm_status st = vkllm__type_check(p->type, NULL);
+    if (st != VKLLM_STATUS_OK) {
+        vkllm__err_prefix("make-model: ");
+        return st;
+    }
+    return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm__make_model(const struct vkllm__make_model_params *p, const char *path) {
+    vkllm_status st = check_params(p);
+    if (st != VKLLM_STATUS_OK) return st;
+    struct tensor_list tl = {0};
+    struct vocab v;
+    struct vkllm__gguf_writer *w = NULL;
+    tl.cap = 3 + p->n_layer * 14;
+    tl.seed = p->seed;
+    tl.want_type = p->type;
+    tl.v = vkllm__calloc(tl.cap, sizeof *tl.v);
+    VKLLM_TRY(st, make_vocab(p->n_vocab, &v), done);
+    if (!tl.v) {
+        st = vkllm__err(VKLLM_STATUS_OOM, "make-model: tensor list");
+        goto done;
+    }
+    build_tensors(p, &tl);
+    VKLLM_TRY(st, vkllm__gguf_writer_init(&w), done);
+    VKLLM_TRY(st, set_hparams(w, p), done);
+    VKLLM_TRY(st, set_tokenizer(w, &v, p->n_vocab), done);
+    for (uint32_t i = 0; i < tl.n; i++)
+        VKLLM_TRY(st, vkllm__gguf_writer_add_tensor(w, tl.v[i].name, tl.v[i].type, tl.v[i].n_dims, tl.v[i].ne,
+                                                    fill_tensor, &tl.v[i]), done);
+    VKLLM_TRY(st, vkllm__gguf_writer_write(w, path), done);
+done:
+    vkllm__gguf_writer_free(w);
+    free_vocab(&v);
+    vkllm__free(tl.v);
+    return st;
+}
