@@ -1,13 +1,244 @@
-/* cmd_tokenize.c - `vkllm tokenize` / `vkllm detokenize` (placeholder until the tokenizer lands). */
+/* cmd_tokenize.c - `vkllm tokenize` and `vkllm detokenize`.
+ *
+ *   vkllm tokenize -m FILE [--ids] [--no-bos] [--parse-special] (-f TEXTFILE | TEXT)
+ *     default: one line per token, "id<TAB>piece" (the piece with \n, \t, \r, \\ and bytes
+ *     that are not printable UTF-8 escaped); --ids: the ids on one line, space-separated.
+ *     BOS (and EOS/SEP) are added as the model asks unless --no-bos. Control-token text is
+ *     plain text unless --parse-special.
+ *   vkllm detokenize -m FILE [--special] IDS...
+ *     prints the text (exact bytes; a newline only when stdout is a terminal). IDS may be
+ *     separate arguments or one argument with ids separated by spaces or commas.
+ */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cli.h"
-int vkllm_cmd_tokenize(int argc, char **argv) {
-    (void)argc; (void)argv;
-    fprintf(stderr, "vkllm: tokenize: not implemented yet\n");
-    return 1;
+#include "gguf.h"
+#include "tokenizer.h"
+
+static void usage_tokenize(void) {
+    fprintf(stderr,
+            "usage: vkllm tokenize -m FILE [--ids] [--no-bos] [--parse-special] (-f TEXTFILE | TEXT)\n"
+            "  -m FILE          GGUF model or vocabulary file\n"
+            "  -f TEXTFILE      read the text from a file (exact bytes)\n"
+            "  --ids            print only the ids, space-separated, on one line\n"
+            "  --no-bos         do not add BOS/EOS/SEP even when the model asks for them\n"
+            "  --parse-special  recognize special-token text such as <|im_start|>\n");
 }
+
+static void usage_detokenize(void) {
+    fprintf(stderr, "usage: vkllm detokenize -m FILE [--special] IDS...\n"
+                    "  --special  print control tokens (<s>, <|im_end|>, ...) as text\n");
+}
+
+/* Read a whole file; *len gets its size. */
+static vkllm_status read_file(const char *path, char **out, size_t *len) {
+    *out = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return vkllm__err(errno == ENOENT ? VKLLM_STATUS_NOT_FOUND : VKLLM_STATUS_IO,
+                              "cannot open %s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n < cap) break;
+        char *nb = cap < SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (!buf) return vkllm__err(VKLLM_STATUS_OOM, "%s: out of memory", path);
+    if (err) {
+        free(buf);
+        return vkllm__err(VKLLM_STATUS_IO, "cannot read %s", path);
+    }
+    *out = buf;
+    *len = n;
+    return VKLLM_STATUS_OK;
+}
+
+static vkllm_status load_tokenizer(const char *path, struct vkllm__tokenizer **tok) {
+    struct vkllm__gguf *g = NULL;
+    vkllm_status st = vkllm__gguf_open(path, &g);
+    if (st != VKLLM_STATUS_OK) return st;
+    st = vkllm__tokenizer_init_gguf(g, tok);
+    vkllm__gguf_close(g);
+    return st;
+}
+
+/* Print a piece on one line: escape what would break the "id<TAB>piece" format. */
+static void print_piece(const char *p, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c == '\n') fputs("\\n", stdout);
+        else if (c == '\t') fputs("\\t", stdout);
+        else if (c == '\r') fputs("\\r", stdout);
+        else if (c == '\\') fputs("\\\\", stdout);
+        else if (c < 0x20 || c == 0x7F) printf("\\x%02x", c);
+        else if (c < 0x80) putchar(c);
+        else { /* keep valid UTF-8, escape stray bytes */
+            size_t need = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
+            int ok = need && i + need <= n;
+            for (size_t k = 1; ok && k < need; k++) ok = ((unsigned char)p[i + k] & 0xC0) == 0x80;
+            if (ok) {
+                fwrite(p + i, 1, need, stdout);
+                i += need - 1;
+            } else {
+                printf("\\x%02x", c);
+            }
+        }
+    }
+}
+
+int vkllm_cmd_tokenize(int argc, char **argv) {
+    const char *model = NULL, *file = NULL, *text = NULL;
+    int ids_only = 0, no_bos = 0, parse_special = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if ((!strcmp(a, "-m") || !strcmp(a, "--model")) && i + 1 < argc) model = argv[++i];
+        else if ((!strcmp(a, "-f") || !strcmp(a, "--file")) && i + 1 < argc) file = argv[++i];
+        else if (!strcmp(a, "--ids")) ids_only = 1;
+        else if (!strcmp(a, "--no-bos")) no_bos = 1;
+        else if (!strcmp(a, "--parse-special")) parse_special = 1;
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage_tokenize();
+            return 0;
+        } else if (!strcmp(a, "--")) {
+            if (i + 2 == argc && !text) text = argv[++i];
+            else {
+                usage_tokenize();
+                return 2;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "vkllm: tokenize: unknown option %s\n", a);
+            usage_tokenize();
+            return 2;
+        } else if (!text) text = a;
+        else {
+            fprintf(stderr, "vkllm: tokenize: give one TEXT (quote it) or -f TEXTFILE\n");
+            usage_tokenize();
+            return 2;
+        }
+    }
+    if (!model || (!file == !text)) {
+        usage_tokenize();
+        return 2;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    vkllm_status st;
+    if (file) {
+        if ((st = read_file(file, &buf, &len)) != VKLLM_STATUS_OK) return vkllm_cli_fail(st, "tokenize");
+    } else {
+        len = strlen(text);
+    }
+    struct vkllm__tokenizer *tok = NULL;
+    if ((st = load_tokenizer(model, &tok)) != VKLLM_STATUS_OK) {
+        free(buf);
+        return vkllm_cli_fail(st, model);
+    }
+    int32_t *ids = NULL;
+    size_t n = 0;
+    st = vkllm__tokenize(tok, file ? buf : text, len, !no_bos, parse_special, &ids, &n);
+    free(buf);
+    if (st != VKLLM_STATUS_OK) {
+        vkllm__tokenizer_free(tok);
+        return vkllm_cli_fail(st, "tokenize");
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (ids_only) {
+            printf(i ? " %d" : "%d", ids[i]);
+            continue;
+        }
+        const char *p;
+        size_t pn;
+        (void)vkllm__token_piece(tok, ids[i], 1, &p, &pn);
+        printf("%d\t", ids[i]);
+        print_piece(p, pn);
+        putchar('\n');
+    }
+    if (ids_only) putchar('\n');
+    vkllm__free(ids);
+    vkllm__tokenizer_free(tok);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* Parse ids from an argument: numbers separated by spaces or commas. */
+static int parse_ids(const char *s, int32_t **ids, size_t *n, size_t *cap) {
+    while (*s) {
+        while (*s == ' ' || *s == ',' || *s == '\t' || *s == '\n' || *s == '[' || *s == ']') s++;
+        if (!*s) break;
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (end == s || errno || v < 0 || v > INT32_MAX) return -1;
+        if (*n == *cap) {
+            size_t nc = *cap ? *cap * 2 : 64;
+            int32_t *p = realloc(*ids, nc * sizeof *p);
+            if (!p) return -2;
+            *ids = p;
+            *cap = nc;
+        }
+        (*ids)[(*n)++] = (int32_t)v;
+        s = end;
+    }
+    return 0;
+}
+
 int vkllm_cmd_detokenize(int argc, char **argv) {
-    (void)argc; (void)argv;
-    fprintf(stderr, "vkllm: detokenize: not implemented yet\n");
-    return 1;
+    const char *model = NULL;
+    int special = 0;
+    int32_t *ids = NULL;
+    size_t n = 0, cap = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if ((!strcmp(a, "-m") || !strcmp(a, "--model")) && i + 1 < argc) model = argv[++i];
+        else if (!strcmp(a, "--special")) special = 1;
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage_detokenize();
+            free(ids);
+            return 0;
+        } else {
+            int rc = parse_ids(a, &ids, &n, &cap);
+            if (rc) {
+                if (rc == -1) fprintf(stderr, "vkllm: detokenize: not a token id: %s\n", a);
+                else fprintf(stderr, "vkllm: detokenize: out of memory\n");
+                if (rc == -1) usage_detokenize();
+                free(ids);
+                return rc == -1 ? 2 : 5;
+            }
+        }
+    }
+    if (!model) {
+        usage_detokenize();
+        free(ids);
+        return 2;
+    }
+    struct vkllm__tokenizer *tok = NULL;
+    vkllm_status st = load_tokenizer(model, &tok);
+    if (st != VKLLM_STATUS_OK) {
+        free(ids);
+        return vkllm_cli_fail(st, model);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    st = vkllm__detokenize(tok, ids, n, special ? VKLLM__DETOK_SPECIAL : 0, &text, &len);
+    free(ids);
+    vkllm__tokenizer_free(tok);
+    if (st != VKLLM_STATUS_OK) return vkllm_cli_fail(st, "detokenize");
+    fwrite(text, 1, len, stdout);
+    if (isatty(STDOUT_FILENO)) putchar('\n');
+    vkllm__free(text);
+    return fflush(stdout) == 0 ? 0 : 1;
 }
