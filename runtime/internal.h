@@ -47,6 +47,8 @@ void *vkllm__calloc(size_t count, size_t size);
 void *vkllm__realloc(void *p, size_t n);
 void vkllm__free(void *p);
 char *vkllm__strdup(const char *s);
+/* Number of live allocations made through the wrappers above (for leak checks in tests). */
+VKLLM_API int64_t vkllm__alloc_live(void);
 
 /* Fault injection for tests: make the Nth next allocation of the given kind fail (1 = the very
  * next one); 0 turns injection off. Kinds: host (vkllm__malloc & co.) and device memory. */

@@ -11,8 +11,11 @@ static void gpu_test_log(vkllm_log_level level, const char *msg, void *ud) {
     if (level >= VKLLM_LOG_WARN) fprintf(stderr, "[vkllm %s] %s\n", level == VKLLM_LOG_WARN ? "warn" : "error", msg);
 }
 
+static int64_t gpu_test_live_before = -1;
+
 static inline struct vkllm__gpu *gpu_test_open(void) {
     vkllm_log_set(gpu_test_log, NULL);
+    if (gpu_test_live_before < 0) gpu_test_live_before = vkllm__alloc_live();
     struct vkllm__gpu_params p = {.device = -1, .validate = 1};
     struct vkllm__gpu *gpu = NULL;
     ASSERT_OK(vkllm__gpu_open(&p, &gpu));
@@ -24,6 +27,10 @@ static inline void gpu_test_close(struct vkllm__gpu *gpu) {
     uint64_t n = vkllm__gpu_validation_count(gpu);
     vkllm__gpu_close(gpu);
     if (n) FAILF("%llu validation message(s) reported", (unsigned long long)n);
+    /* LeakSanitizer is off for device tests (the driver's JIT code leaks); count our own. */
+    if (vkllm__alloc_live() != gpu_test_live_before)
+        FAILF("%lld allocation(s) of the library still live after closing the device",
+              (long long)(vkllm__alloc_live() - gpu_test_live_before));
 }
 
 #endif
