@@ -422,11 +422,15 @@ static vkllm_status place_tensors(const struct rd *r, struct vkllm__gguf *g, str
             return rd_err(r, BAD, at, "tensor '%s': data offset %llu is not a multiple of the alignment %llu",
                           name, (unsigned long long)t->offset, (unsigned long long)g->alignment);
         if (!vkllm__add_u64(g->data_offset, t->offset, &start) ||
-            !vkllm__add_u64(start, t->nbytes, &end) || end > r->size)
+            !vkllm__add_u64(start, t->nbytes, &end))
             return rd_err(r, BAD, at,
-                          "tensor '%s': data [%llu + %llu, +%llu bytes) exceeds file size %llu", name,
-                          (unsigned long long)g->data_offset, (unsigned long long)t->offset,
-                          (unsigned long long)t->nbytes, (unsigned long long)r->size);
+                          "tensor '%s': data offset %llu + size %llu overflows (data section at %llu)",
+                          name, (unsigned long long)t->offset, (unsigned long long)t->nbytes,
+                          (unsigned long long)g->data_offset);
+        if (end > r->size)
+            return rd_err(r, BAD, at, "tensor '%s': data [%llu, %llu) exceeds file size %llu", name,
+                          (unsigned long long)start, (unsigned long long)end,
+                          (unsigned long long)r->size);
         t->data = r->base + start;
         spans[i].start = start;
         spans[i].end = end;

@@ -29,6 +29,6 @@ for f in "$root"/tests/data/gguf-hostile/ok-*.gguf; do cp "$f" "$seeds/"; done
 
 cd "$build"
 echo "fuzzing for $secs s (corpus $corpus, seeds $seeds)"
-./tests/fuzz_gguf -max_total_time="$secs" -workers=1 -jobs=1 -max_len=65536 -timeout=10 \
+./tests/fuzz_gguf -max_total_time="$secs" -max_len=65536 -timeout=10 \
   -rss_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1 \
   "$corpus" "$seeds" 2>&1 | tee "$build/fuzz-gguf.log" | grep -E "^#[0-9]+ +(pulse|DONE|NEW)|ERROR|stat::|Done" | tail -40
