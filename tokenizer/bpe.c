@@ -37,7 +37,7 @@ static vkllm_status add_pair(const struct vkllm__tokenizer *t, struct bpe_scratc
     if (l < 0 || r < 0 || s->sym[l].id < 0 || s->sym[r].id < 0) return VKLLM_STATUS_OK;
     const struct vkllm__pairmap_slot *m = vkllm__pairmap_get(&t->merges, s->sym[l].id, s->sym[r].id);
     if (!m) return VKLLM_STATUS_OK;
-    struct vkllm__merge_cand c = {m->rank, l, r, s->sym[l].n + s->sym[r].n};
+    struct vkllm__merge_cand c = {(uint32_t)m->rank, l, r, s->sym[l].n + s->sym[r].n};
     return vkllm__heap_push(&s->heap, c);
 }
 

@@ -30,7 +30,7 @@ static vkllm_status try_bigram(const struct vkllm__tokenizer *t, const char *tex
     if (len > t->max_token_len) return VKLLM_STATUS_OK;
     int32_t id = vkllm__tok_find(t, text + start, len);
     if (id < 0) return VKLLM_STATUS_OK;
-    struct vkllm__merge_cand c = {-vkllm__float_order(t->tokens[id].score), l, r, (uint32_t)len};
+    struct vkllm__merge_cand c = {vkllm__float_order_desc(t->tokens[id].score), l, r, (uint32_t)len};
     return vkllm__heap_push(&s->heap, c);
 }
 

@@ -25,7 +25,7 @@ vkllm_status vkllm__ids_put_n(struct vkllm__ids *v, const int32_t *ids, size_t n
 
 /* --- min-heap of merge candidates, ordered by (key, left) --------------------------------- */
 struct vkllm__merge_cand {
-    int64_t key;   /* BPE: rank; SPM: -score as an ordered integer */
+    uint32_t key;  /* BPE: rank; SPM: the score, order reversed (vkllm__float_order_desc) */
     int32_t left, right;
     uint32_t size; /* bytes of left + right when pushed (stale when it changed) */
 };
@@ -35,8 +35,8 @@ struct vkllm__heap {
 };
 vkllm_status vkllm__heap_push(struct vkllm__heap *h, struct vkllm__merge_cand c);
 struct vkllm__merge_cand vkllm__heap_pop(struct vkllm__heap *h); /* h->n > 0 */
-/* A float as an integer with the same order (-0 == +0). */
-int64_t vkllm__float_order(float f);
+/* A float as an unsigned integer in the opposite order (higher score first; -0 == +0). */
+uint32_t vkllm__float_order_desc(float f);
 
 /* --- byte-string -> int32 hash map (open addressing) --------------------------------------
  * Keys are (pointer, length) into storage that the owner keeps alive. */

@@ -270,7 +270,9 @@ int vkllm__gpt2_cp_to_byte(uint32_t cp) {
     return -1;
 }
 
-/* --- merge heap ------------------------------------------------------------------------------------ */
+/* --- merge heap ------------------------------------------------------------------------------------
+ * A 4-ary min-heap of 16-byte entries: the four children of a node share a cache line, which
+ * matters when one word is a million characters long. */
 
 static int cand_less(const struct vkllm__merge_cand *a, const struct vkllm__merge_cand *b) {
     return a->key < b->key || (a->key == b->key && a->left < b->left);
@@ -286,7 +288,7 @@ vkllm_status vkllm__heap_push(struct vkllm__heap *h, struct vkllm__merge_cand c)
     }
     size_t i = h->n++;
     while (i > 0) {
-        size_t parent = (i - 1) / 2;
+        size_t parent = (i - 1) / 4;
         if (!cand_less(&c, &h->p[parent])) break;
         h->p[i] = h->p[parent];
         i = parent;
@@ -299,21 +301,23 @@ struct vkllm__merge_cand vkllm__heap_pop(struct vkllm__heap *h) {
     struct vkllm__merge_cand top = h->p[0], last = h->p[--h->n];
     size_t i = 0, n = h->n;
     for (;;) {
-        size_t c = 2 * i + 1;
+        size_t c = 4 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && cand_less(&h->p[c + 1], &h->p[c])) c++;
-        if (!cand_less(&h->p[c], &last)) break;
-        h->p[i] = h->p[c];
-        i = c;
+        size_t best = c, end = VKLLM_MIN(c + 4, n);
+        for (size_t k = c + 1; k < end; k++)
+            if (cand_less(&h->p[k], &h->p[best])) best = k;
+        if (!cand_less(&h->p[best], &last)) break;
+        h->p[i] = h->p[best];
+        i = best;
     }
     if (n) h->p[i] = last;
     return top;
 }
 
-int64_t vkllm__float_order(float f) {
+uint32_t vkllm__float_order_desc(float f) {
     if (f == 0.0f) f = 0.0f;
     uint32_t u;
     memcpy(&u, &f, sizeof u);
-    uint32_t o = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-    return (int64_t)o;
+    uint32_t o = (u & 0x80000000u) ? ~u : (u | 0x80000000u); /* ascending with f */
+    return ~o;
 }

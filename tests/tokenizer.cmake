@@ -1,0 +1,11 @@
+# Tokenizer: unit tests on small in-memory cases and the real vocabularies
+# (tests/test_tokenizer.c), the CLI contract on every llama.cpp vocab test vector
+# (tests/test_tokenizer_cli.py), and a benchmark that is built but not run as a test.
+vkllm_add_test(NAME test_tokenizer SOURCES test_tokenizer.c TIMEOUT 600)
+vkllm_add_script_test(NAME test_tokenizer_cli TIMEOUT 600
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_tokenizer_cli.py $<TARGET_FILE:vkllm>)
+
+add_executable(bench_tokenizer bench_tokenizer.c)
+target_include_directories(bench_tokenizer PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${CMAKE_SOURCE_DIR}/tokenizer)
+target_compile_definitions(bench_tokenizer PRIVATE _GNU_SOURCE)
+target_link_libraries(bench_tokenizer PRIVATE vkllm_static)
