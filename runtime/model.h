@@ -138,8 +138,9 @@ struct vkllm__make_model_params {
 /* Defaults: a tiny llama (2 layers, 64 embd, 4 heads, 2 kv heads, 512 vocab), f32, seed 1. */
 void vkllm__make_model_params_default(struct vkllm__make_model_params *p);
 
-/* Fill *p from a named preset (tinyllama-1.1b, stories-260k-shape, ...): arch and shape only,
- * type/seed/tied keep their values. VKLLM_STATUS_NOT_FOUND for an unknown name. */
+/* Fill *p from a named preset (tinyllama-1.1b, stories-260k-shape, ...): arch, shape, tied,
+ * rope theta, rms eps and context; type, seed and name keep their values.
+ * VKLLM_STATUS_NOT_FOUND for an unknown name. */
 vkllm_status vkllm__make_model_preset(const char *name, struct vkllm__make_model_params *p);
 
 /* Preset i (NULL past the end) and its one-line description, for --help. */
