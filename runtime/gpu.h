@@ -68,6 +68,11 @@ vkllm_status vkllm__buffer_fill_zero(struct vkllm__buffer *b);
 /* Device memory allocated (blocks) and handed out (sub-allocations), bytes. */
 uint64_t vkllm__gpu_memory_allocated(const struct vkllm__gpu *gpu);
 uint64_t vkllm__gpu_memory_used(const struct vkllm__gpu *gpu);
+/* The most bytes one storage binding may cover: maxStorageBufferRange, or less after
+ * vkllm__gpu_set_max_binding (tests lower it to exercise chunked binding cheaply). */
+uint64_t vkllm__gpu_max_binding(const struct vkllm__gpu *gpu);
+void vkllm__gpu_set_max_binding(struct vkllm__gpu *gpu, uint64_t bytes);
+
 /* Bytes of device memory the device has for us (the device-local heap(s)). */
 uint64_t vkllm__gpu_memory_budget(const struct vkllm__gpu *gpu);
 

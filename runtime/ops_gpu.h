@@ -39,4 +39,77 @@ vkllm_status vkllm__op_softmax(struct vkllm__cmd *c, struct vkllm__view o, struc
 vkllm_status vkllm__op_silu_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view gate,
                                 struct vkllm__view up, uint32_t n);
 
+/* --- weights in their GGUF encoding ---------------------------------------------------------
+ * A matrix of m rows of k elements (ggml ne = [k, m]) stored on the device exactly as in the
+ * file (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K). It may be larger than
+ * maxStorageBufferRange: ops then bind it in row chunks that each fit (vkllm__dtensor_chunk). */
+struct vkllm__dtensor {
+    uint32_t type;       /* enum vkllm_type */
+    uint64_t k;          /* elements per row (ne[0]) */
+    uint64_t m;          /* rows (ne[1] * ne[2] * ne[3]) */
+    uint64_t row_bytes;  /* bytes per row */
+    struct vkllm__buffer *buf;
+    uint64_t offset;     /* bytes, in buf */
+};
+
+/* Allocate and upload a matrix from host bytes in GGUF encoding (m rows of row_bytes). */
+vkllm_status vkllm__dtensor_upload(struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m,
+                                   const void *data, struct vkllm__dtensor *out);
+void vkllm__dtensor_free(struct vkllm__dtensor *t);
+
+/* Rows per chunk so that one binding covers at most the device's binding limit
+ * (vkllm__gpu_max_binding) and every chunk starts at an offset aligned for a storage binding.
+ * VKLLM_STATUS_UNSUPPORTED when not even one row fits. */
+vkllm_status vkllm__dtensor_chunk_rows(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *t,
+                                       uint64_t *rows);
+
+/* --- matrix products (ops_matvec.c, ops_matmul.c) -------------------------------------------
+ * y (n, m) f32 = x (n, k) f32 @ W^T, W a dtensor (m, k). One kernel family per product for all
+ * weight types, dequantizing as it reads. */
+
+/* Decode: n = 1. y (m,) = W (m, k) @ x (k,). */
+vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                              struct vkllm__view x);
+
+/* Prefill: y (n, m) = x (n, k) @ W^T, tiled in shared memory. */
+vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                              struct vkllm__view x, uint32_t n);
+
+/* Embedding lookup: o (n, k) f32 = rows ids[0..n) of W (any weight type), ids a uint32 buffer. */
+vkllm_status vkllm__op_get_rows(struct vkllm__cmd *c, struct vkllm__view o, const struct vkllm__dtensor *w,
+                                struct vkllm__view ids, uint32_t n);
+
+/* --- attention (ops_attn.c) ------------------------------------------------------------------
+ * Positions come from a device buffer (a uint32 pos0 at `pos`), so a recorded decode step can be
+ * replayed with a new position without re-recording. Token i of a batch is at position pos0 + i.
+ * The KV cache is F16: (n_ctx, n_head_kv * head_dim) per layer for K and for V. */
+
+/* x (n, n_head, head_dim) rotated in place; inv_freq (n_rot/2,) f32 from vkllm__rope_freqs. */
+vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct vkllm__view pos,
+                            struct vkllm__view inv_freq, uint32_t n, uint32_t n_head, uint32_t head_dim,
+                            uint32_t n_rot, int neox);
+
+/* cache rows pos0 .. pos0+n-1 (f16) = src (n, width) f32. */
+vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, struct vkllm__view src,
+                                struct vkllm__view pos, uint32_t n, uint32_t width, uint32_t n_ctx);
+
+/* Causal attention of n queries (token i sees cache positions 0 .. pos0+i), GQA:
+ * o (n, n_head*head_dim) = softmax(q k^T * scale) v, q (n, n_head*head_dim) f32.
+ * Prefill (n > 1) is flash-attention style (online softmax, no n x n_ctx score matrix);
+ * decode (n = 1) splits the sequence over workgroups and reduces. scratch: at least
+ * vkllm__attention_scratch_bytes(...) bytes for the split partials. */
+struct vkllm__attn_shape {
+    uint32_t n;          /* queries in the batch */
+    uint32_t n_head, n_head_kv, head_dim;
+    uint32_t n_ctx;      /* rows of the cache */
+    float scale;         /* usually 1/sqrt(head_dim) */
+};
+uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s);
+vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view q,
+                                 struct vkllm__view k_cache, struct vkllm__view v_cache, struct vkllm__view pos,
+                                 struct vkllm__view scratch, const struct vkllm__attn_shape *s);
+
+/* out (uint32 at o) = index of the largest of x (n,) f32 (the first on ties). */
+vkllm_status vkllm__op_argmax(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x, uint32_t n);
+
 #endif

@@ -13,6 +13,12 @@ set(VKLLM_SHADER_TABLE
   "softmax_f32          softmax.comp        -            2         rows"
   "silu_mul_f32         silu_mul.comp       -            3         elementwise"
 )
+# Each op family keeps its variants in shaders/table_<family>.cmake, which appends rows in the
+# same format to VKLLM_SHADER_TABLE (one writer per file).
+file(GLOB _vkllm_shader_tables CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/shaders/table_*.cmake)
+foreach(t IN LISTS _vkllm_shader_tables)
+  include(${t})
+endforeach()
 
 set(VKLLM_SHADER_DIR ${CMAKE_CURRENT_SOURCE_DIR}/shaders)
 set(VKLLM_SHADER_OUT ${CMAKE_CURRENT_BINARY_DIR}/shaders)

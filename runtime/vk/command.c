@@ -215,10 +215,10 @@ static vkllm_status check_dispatch(const struct vkllm__gpu *gpu, const struct vk
                               "dispatch %s: binding %u range [%llu, +%llu) outside its buffer of %llu bytes", name, i,
                               (unsigned long long)b->offset, (unsigned long long)range,
                               (unsigned long long)b->buf->size);
-        if (range > info->max_storage_buffer_range)
+        if (range > gpu->max_binding)
             return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                               "dispatch %s: binding %u covers %llu bytes, more than maxStorageBufferRange (%llu)",
-                              name, i, (unsigned long long)range, (unsigned long long)info->max_storage_buffer_range);
+                              name, i, (unsigned long long)range, (unsigned long long)gpu->max_binding);
         if (info->min_storage_buffer_offset_alignment &&
             (b->buf->offset + b->offset) % info->min_storage_buffer_offset_alignment)
             return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,

@@ -40,6 +40,7 @@ vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu) {
     uint64_t maxalloc = gpu->info.max_memory_allocation_size ? gpu->info.max_memory_allocation_size
                                                              : (1ull << 30);
     gpu->block_size = VKLLM_MIN(DEFAULT_BLOCK_SIZE, maxalloc);
+    gpu->max_binding = gpu->info.max_storage_buffer_range;
     gpu->force_staging = vkllm__env_int("VKLLM_FORCE_STAGING", 0) == 1;
     long limit_mb = vkllm__env_int("VKLLM_MEMORY_LIMIT_MB", 0);
     gpu->memory_limit = limit_mb > 0 ? (uint64_t)limit_mb << 20 : 0;
@@ -293,6 +294,12 @@ void *vkllm__buffer_map(const struct vkllm__buffer *b) {
 
 uint64_t vkllm__gpu_memory_allocated(const struct vkllm__gpu *gpu) { return gpu->allocated; }
 uint64_t vkllm__gpu_memory_used(const struct vkllm__gpu *gpu) { return gpu->used; }
+
+uint64_t vkllm__gpu_max_binding(const struct vkllm__gpu *gpu) { return gpu->max_binding; }
+
+void vkllm__gpu_set_max_binding(struct vkllm__gpu *gpu, uint64_t bytes) {
+    gpu->max_binding = bytes && bytes < gpu->info.max_storage_buffer_range ? bytes : gpu->info.max_storage_buffer_range;
+}
 
 uint64_t vkllm__gpu_memory_budget(const struct vkllm__gpu *gpu) {
     uint32_t heap = gpu->mem_props.memoryTypes[gpu->type_device].heapIndex;

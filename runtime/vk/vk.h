@@ -110,7 +110,8 @@ struct vkllm__gpu {
     uint64_t allocated, used;
     int type_device, type_host;   /* memory type index for each kind */
     uint64_t memory_limit;        /* VKLLM_MEMORY_LIMIT_MB in bytes, 0 = the heap size */
-    int force_staging;            /* VKLLM_FORCE_STAGING=1: never map device blocks */
+    int force_staging;
+    uint64_t max_binding;         /* bytes one binding may cover (<= maxStorageBufferRange) */            /* VKLLM_FORCE_STAGING=1: never map device blocks */
 
     /* staging for devices without host-visible device-local memory */
     struct vkllm__buffer *staging;
