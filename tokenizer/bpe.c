@@ -18,7 +18,7 @@ struct bpe_sym {
 struct bpe_scratch {
     struct bpe_sym *sym;
     size_t cap;
-    struct vkllm__heap heap;
+    struct vkllm__mqueue q;
     struct vkllm__bytes enc;
 };
 
@@ -32,13 +32,18 @@ static vkllm_status encode_bytes(const char *w, size_t n, struct vkllm__bytes *b
     return VKLLM_STATUS_OK;
 }
 
+static const struct vkllm__pairmap_slot *pair_of(const struct vkllm__tokenizer *t,
+                                                 const struct bpe_sym *sym, int32_t l, int32_t r) {
+    if (l < 0 || r < 0 || sym[l].id < 0 || sym[r].id < 0) return NULL;
+    return vkllm__pairmap_get(&t->merges, sym[l].id, sym[r].id);
+}
+
 static vkllm_status add_pair(const struct vkllm__tokenizer *t, struct bpe_scratch *s, int32_t l,
-                             int32_t r) {
-    if (l < 0 || r < 0 || s->sym[l].id < 0 || s->sym[r].id < 0) return VKLLM_STATUS_OK;
-    const struct vkllm__pairmap_slot *m = vkllm__pairmap_get(&t->merges, s->sym[l].id, s->sym[r].id);
+                             int32_t r, int seed) {
+    const struct vkllm__pairmap_slot *m = pair_of(t, s->sym, l, r);
     if (!m) return VKLLM_STATUS_OK;
-    struct vkllm__merge_cand c = {(uint32_t)m->rank, l, r, s->sym[l].n + s->sym[r].n};
-    return vkllm__heap_push(&s->heap, c);
+    uint64_t e = vkllm__mq_entry((uint32_t)m->rank, l);
+    return seed ? vkllm__mq_seed(&s->q, e) : vkllm__mq_push(&s->q, e);
 }
 
 /* A final symbol that is not a token: llama.cpp looks up each byte of its mapped text. */
@@ -60,7 +65,7 @@ static vkllm_status merge_word(const struct vkllm__tokenizer *t, const char *w, 
         int32_t id = vkllm__tok_find(t, s->enc.p, s->enc.n);
         if (id >= 0) return vkllm__ids_put(out, id);
     }
-    if (n > UINT32_MAX / 2) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "tokenizer: word too long");
+    if (n > INT32_MAX / 2) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "tokenizer: word too long");
     if (s->cap < n) {
         struct bpe_sym *p = vkllm__realloc(s->sym, n * sizeof *p);
         if (!p) return vkllm__err(VKLLM_STATUS_OOM, "tokenizer: out of memory");
@@ -70,21 +75,24 @@ static vkllm_status merge_word(const struct vkllm__tokenizer *t, const char *w, 
     for (size_t i = 0; i < n; i++)
         s->sym[i] = (struct bpe_sym){(uint32_t)i, 1, t->byte_id[(uint8_t)w[i]], (int32_t)i - 1,
                                      i + 1 == n ? -1 : (int32_t)i + 1};
-    s->heap.n = 0;
+    struct bpe_sym *sym = s->sym;
+    vkllm__mq_reset(&s->q);
     st = VKLLM_STATUS_OK;
-    for (size_t i = 1; i < n && st == VKLLM_STATUS_OK; i++) st = add_pair(t, s, (int32_t)i - 1, (int32_t)i);
-    while (s->heap.n && st == VKLLM_STATUS_OK) {
-        struct vkllm__merge_cand c = vkllm__heap_pop(&s->heap);
-        struct bpe_sym *l = &s->sym[c.left], *r = &s->sym[c.right];
-        if (!l->n || !r->n || l->n + r->n != c.size) continue; /* stale */
-        const struct vkllm__pairmap_slot *m = vkllm__pairmap_get(&t->merges, l->id, r->id);
-        l->id = m ? m->id : -1;
-        l->n += r->n;
-        r->n = 0;
-        l->next = r->next;
-        if (r->next >= 0) s->sym[r->next].prev = c.left;
-        st = add_pair(t, s, l->prev, c.left);
-        if (st == VKLLM_STATUS_OK) st = add_pair(t, s, c.left, l->next);
+    for (size_t i = 1; i < n && st == VKLLM_STATUS_OK; i++) st = add_pair(t, s, (int32_t)i - 1, (int32_t)i, 1);
+    vkllm__mq_seal(&s->q);
+    uint64_t e;
+    while (st == VKLLM_STATUS_OK && vkllm__mq_pop(&s->q, &e)) {
+        int32_t l = (int32_t)(uint32_t)e, r;
+        if (!sym[l].n || (r = sym[l].next) < 0) continue;
+        const struct vkllm__pairmap_slot *m = pair_of(t, sym, l, r);
+        if (!m || (uint32_t)m->rank != (uint32_t)(e >> 32)) continue; /* stale */
+        sym[l].id = m->id;
+        sym[l].n += sym[r].n;
+        sym[r].n = 0;
+        sym[l].next = sym[r].next;
+        if (sym[r].next >= 0) sym[sym[r].next].prev = l;
+        st = add_pair(t, s, sym[l].prev, l, 0);
+        if (st == VKLLM_STATUS_OK) st = add_pair(t, s, l, sym[l].next, 0);
     }
     for (int32_t i = n ? 0 : -1; i >= 0 && st == VKLLM_STATUS_OK; i = s->sym[i].next) {
         if (s->sym[i].id >= 0) st = vkllm__ids_put(out, s->sym[i].id);
@@ -113,7 +121,7 @@ vkllm_status vkllm__bpe_encode(const struct vkllm__tokenizer *t, const char *tex
     }
     vkllm__free(offs);
     vkllm__free(s.sym);
-    vkllm__free(s.heap.p);
+    vkllm__mq_free(&s.q);
     vkllm__free(s.enc.p);
     return st;
 }

@@ -20,18 +20,27 @@ struct spm_sym {
 struct spm_scratch {
     struct spm_sym *sym;
     size_t cap;
-    struct vkllm__heap heap;
+    struct vkllm__mqueue q;
 };
 
+/* Merge key of symbols l and r (adjacent), or 0 when their concatenation is not a token. */
+static int pair_key(const struct vkllm__tokenizer *t, const char *text, const struct spm_sym *sym,
+                    int32_t l, int32_t r, uint32_t *key) {
+    if (l < 0 || r < 0) return 0;
+    size_t len = sym[l].n + sym[r].n;
+    if (len > t->max_token_len) return 0;
+    int32_t id = vkllm__tok_find(t, text + sym[l].start, len);
+    if (id < 0) return 0;
+    *key = vkllm__float_order_desc(t->tokens[id].score);
+    return 1;
+}
+
 static vkllm_status try_bigram(const struct vkllm__tokenizer *t, const char *text,
-                               struct spm_scratch *s, int32_t l, int32_t r) {
-    if (l < 0 || r < 0) return VKLLM_STATUS_OK;
-    size_t start = s->sym[l].start, len = s->sym[l].n + s->sym[r].n;
-    if (len > t->max_token_len) return VKLLM_STATUS_OK;
-    int32_t id = vkllm__tok_find(t, text + start, len);
-    if (id < 0) return VKLLM_STATUS_OK;
-    struct vkllm__merge_cand c = {vkllm__float_order_desc(t->tokens[id].score), l, r, (uint32_t)len};
-    return vkllm__heap_push(&s->heap, c);
+                               struct spm_scratch *s, int32_t l, int32_t r, int seed) {
+    uint32_t key;
+    if (!pair_key(t, text, s->sym, l, r, &key)) return VKLLM_STATUS_OK;
+    uint64_t e = vkllm__mq_entry(key, l);
+    return seed ? vkllm__mq_seed(&s->q, e) : vkllm__mq_push(&s->q, e);
 }
 
 static vkllm_status emit(const struct vkllm__tokenizer *t, const char *s, size_t n,
@@ -50,35 +59,39 @@ static vkllm_status emit(const struct vkllm__tokenizer *t, const char *s, size_t
 /* Merge one piece text[0..len) and append its ids. */
 static vkllm_status merge_piece(const struct vkllm__tokenizer *t, const char *text, size_t len,
                                 struct spm_scratch *s, struct vkllm__ids *out) {
-    if (len > UINT32_MAX / 2) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "tokenizer: text too long");
+    if (len > INT32_MAX / 2) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "tokenizer: text too long");
     if (s->cap < len) {
         struct spm_sym *p = vkllm__realloc(s->sym, len * sizeof *p);
         if (!p) return vkllm__err(VKLLM_STATUS_OOM, "tokenizer: out of memory");
         s->sym = p;
         s->cap = len;
     }
+    struct spm_sym *sym = s->sym;
     int32_t n = 0;
     for (size_t off = 0; off < len; n++) {
         size_t k = VKLLM_MIN(vkllm__utf8_len((uint8_t)text[off]), len - off);
-        s->sym[n] = (struct spm_sym){(uint32_t)off, (uint32_t)k, n - 1, off + k == len ? -1 : n + 1};
+        sym[n] = (struct spm_sym){(uint32_t)off, (uint32_t)k, n - 1, off + k == len ? -1 : n + 1};
         off += k;
     }
-    s->heap.n = 0;
+    vkllm__mq_reset(&s->q);
     vkllm_status st = VKLLM_STATUS_OK;
-    for (int32_t i = 1; i < n && st == VKLLM_STATUS_OK; i++) st = try_bigram(t, text, s, i - 1, i);
-    while (s->heap.n && st == VKLLM_STATUS_OK) {
-        struct vkllm__merge_cand c = vkllm__heap_pop(&s->heap);
-        struct spm_sym *l = &s->sym[c.left], *r = &s->sym[c.right];
-        if (!l->n || !r->n || l->n + r->n != c.size) continue; /* stale */
-        l->n += r->n;
-        r->n = 0;
-        l->next = r->next;
-        if (r->next >= 0) s->sym[r->next].prev = c.left;
-        st = try_bigram(t, text, s, l->prev, c.left);
-        if (st == VKLLM_STATUS_OK) st = try_bigram(t, text, s, c.left, l->next);
+    for (int32_t i = 1; i < n && st == VKLLM_STATUS_OK; i++) st = try_bigram(t, text, s, i - 1, i, 1);
+    vkllm__mq_seal(&s->q);
+    uint64_t e;
+    while (st == VKLLM_STATUS_OK && vkllm__mq_pop(&s->q, &e)) {
+        int32_t l = (int32_t)(uint32_t)e, r;
+        uint32_t key;
+        if (!sym[l].n || (r = sym[l].next) < 0) continue;
+        if (!pair_key(t, text, sym, l, r, &key) || key != (uint32_t)(e >> 32)) continue; /* stale */
+        sym[l].n += sym[r].n;
+        sym[r].n = 0;
+        sym[l].next = sym[r].next;
+        if (sym[r].next >= 0) sym[sym[r].next].prev = l;
+        st = try_bigram(t, text, s, sym[l].prev, l, 0);
+        if (st == VKLLM_STATUS_OK) st = try_bigram(t, text, s, l, sym[l].next, 0);
     }
-    for (int32_t i = n ? 0 : -1; i >= 0 && st == VKLLM_STATUS_OK; i = s->sym[i].next)
-        st = emit(t, text + s->sym[i].start, s->sym[i].n, out);
+    for (int32_t i = n ? 0 : -1; i >= 0 && st == VKLLM_STATUS_OK; i = sym[i].next)
+        st = emit(t, text + sym[i].start, sym[i].n, out);
     return st;
 }
 
@@ -110,6 +123,6 @@ vkllm_status vkllm__spm_encode(const struct vkllm__tokenizer *t, const char *tex
         a = b;
     }
     vkllm__free(s.sym);
-    vkllm__free(s.heap.p);
+    vkllm__mq_free(&s.q);
     return st;
 }

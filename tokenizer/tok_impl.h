@@ -23,18 +23,28 @@ vkllm_status vkllm__bytes_put(struct vkllm__bytes *b, const void *src, size_t n)
 vkllm_status vkllm__ids_put(struct vkllm__ids *v, int32_t id);
 vkllm_status vkllm__ids_put_n(struct vkllm__ids *v, const int32_t *ids, size_t n);
 
-/* --- min-heap of merge candidates, ordered by (key, left) --------------------------------- */
-struct vkllm__merge_cand {
-    uint32_t key;  /* BPE: rank; SPM: the score, order reversed (vkllm__float_order_desc) */
-    int32_t left, right;
-    uint32_t size; /* bytes of left + right when pushed (stale when it changed) */
-};
-struct vkllm__heap {
-    struct vkllm__merge_cand *p;
+/* --- merge queue ----------------------------------------------------------------------------
+ * Merge candidates ordered by (key, left), packed as key << 32 | left in one uint64 (key: BPE
+ * rank; SPM score in reverse order, vkllm__float_order_desc). The candidates a word starts with
+ * are kept as a sorted run read in order, later ones in a 4-ary heap, so a million-character
+ * word does not push a million entries through the heap. A popped candidate is re-checked by
+ * the caller against the current symbols (left's right neighbour must still make a merge of
+ * that key), which is equivalent to llama.cpp's "texts unchanged" test. */
+struct vkllm__mqueue {
+    uint64_t *heap;
     size_t n, cap;
+    uint64_t *run;
+    size_t run_n, run_pos, run_cap;
 };
-vkllm_status vkllm__heap_push(struct vkllm__heap *h, struct vkllm__merge_cand c);
-struct vkllm__merge_cand vkllm__heap_pop(struct vkllm__heap *h); /* h->n > 0 */
+static inline uint64_t vkllm__mq_entry(uint32_t key, int32_t left) {
+    return ((uint64_t)key << 32) | (uint32_t)left;
+}
+void vkllm__mq_reset(struct vkllm__mqueue *q);
+vkllm_status vkllm__mq_seed(struct vkllm__mqueue *q, uint64_t e); /* initial candidates */
+void vkllm__mq_seal(struct vkllm__mqueue *q);                      /* after the last seed */
+vkllm_status vkllm__mq_push(struct vkllm__mqueue *q, uint64_t e);
+int vkllm__mq_pop(struct vkllm__mqueue *q, uint64_t *e);            /* 0 when empty */
+void vkllm__mq_free(struct vkllm__mqueue *q);
 /* A float as an unsigned integer in the opposite order (higher score first; -0 == +0). */
 uint32_t vkllm__float_order_desc(float f);
 

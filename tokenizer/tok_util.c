@@ -1,4 +1,5 @@
 /* tok_util.c - buffers, hash maps, the word cache and GPT-2's byte <-> unicode mapping. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tok_impl.h"
@@ -270,48 +271,92 @@ int vkllm__gpt2_cp_to_byte(uint32_t cp) {
     return -1;
 }
 
-/* --- merge heap ------------------------------------------------------------------------------------
- * A 4-ary min-heap of 16-byte entries: the four children of a node share a cache line, which
- * matters when one word is a million characters long. */
+/* --- merge queue ----------------------------------------------------------------------------------- */
 
-static int cand_less(const struct vkllm__merge_cand *a, const struct vkllm__merge_cand *b) {
-    return a->key < b->key || (a->key == b->key && a->left < b->left);
+void vkllm__mq_reset(struct vkllm__mqueue *q) {
+    q->n = q->run_n = q->run_pos = 0;
 }
 
-vkllm_status vkllm__heap_push(struct vkllm__heap *h, struct vkllm__merge_cand c) {
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 64;
-        struct vkllm__merge_cand *p = vkllm__realloc(h->p, cap * sizeof *p);
-        if (!p) return vkllm__err(VKLLM_STATUS_OOM, "tokenizer: out of memory (merge queue)");
-        h->p = p;
-        h->cap = cap;
-    }
-    size_t i = h->n++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 4;
-        if (!cand_less(&c, &h->p[parent])) break;
-        h->p[i] = h->p[parent];
-        i = parent;
-    }
-    h->p[i] = c;
+void vkllm__mq_free(struct vkllm__mqueue *q) {
+    vkllm__free(q->heap);
+    vkllm__free(q->run);
+    memset(q, 0, sizeof *q);
+}
+
+static vkllm_status grow_u64(uint64_t **p, size_t *cap) {
+    size_t nc = *cap ? *cap * 2 : 64;
+    uint64_t *np = vkllm__realloc(*p, nc * sizeof *np);
+    if (!np) return vkllm__err(VKLLM_STATUS_OOM, "tokenizer: out of memory (merge queue)");
+    *p = np;
+    *cap = nc;
     return VKLLM_STATUS_OK;
 }
 
-struct vkllm__merge_cand vkllm__heap_pop(struct vkllm__heap *h) {
-    struct vkllm__merge_cand top = h->p[0], last = h->p[--h->n];
-    size_t i = 0, n = h->n;
+vkllm_status vkllm__mq_seed(struct vkllm__mqueue *q, uint64_t e) {
+    if (q->run_n == q->run_cap) {
+        vkllm_status st = grow_u64(&q->run, &q->run_cap);
+        if (st != VKLLM_STATUS_OK) return st;
+    }
+    q->run[q->run_n++] = e;
+    return VKLLM_STATUS_OK;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void vkllm__mq_seal(struct vkllm__mqueue *q) {
+    for (size_t i = 1; i < q->run_n; i++)
+        if (q->run[i] < q->run[i - 1]) {
+            qsort(q->run, q->run_n, sizeof *q->run, cmp_u64);
+            break;
+        }
+}
+
+/* 4-ary min-heap: a node's four children share a cache line. */
+vkllm_status vkllm__mq_push(struct vkllm__mqueue *q, uint64_t e) {
+    if (q->n == q->cap) {
+        vkllm_status st = grow_u64(&q->heap, &q->cap);
+        if (st != VKLLM_STATUS_OK) return st;
+    }
+    size_t i = q->n++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 4;
+        if (q->heap[parent] <= e) break;
+        q->heap[i] = q->heap[parent];
+        i = parent;
+    }
+    q->heap[i] = e;
+    return VKLLM_STATUS_OK;
+}
+
+int vkllm__mq_pop(struct vkllm__mqueue *q, uint64_t *e) {
+    int have_run = q->run_pos < q->run_n;
+    if (!q->n) {
+        if (!have_run) return 0;
+        *e = q->run[q->run_pos++];
+        return 1;
+    }
+    if (have_run && q->run[q->run_pos] < q->heap[0]) {
+        *e = q->run[q->run_pos++];
+        return 1;
+    }
+    *e = q->heap[0];
+    uint64_t last = q->heap[--q->n];
+    size_t i = 0, n = q->n;
     for (;;) {
         size_t c = 4 * i + 1;
         if (c >= n) break;
         size_t best = c, end = VKLLM_MIN(c + 4, n);
         for (size_t k = c + 1; k < end; k++)
-            if (cand_less(&h->p[k], &h->p[best])) best = k;
-        if (!cand_less(&h->p[best], &last)) break;
-        h->p[i] = h->p[best];
+            if (q->heap[k] < q->heap[best]) best = k;
+        if (q->heap[best] >= last) break;
+        q->heap[i] = q->heap[best];
         i = best;
     }
-    if (n) h->p[i] = last;
-    return top;
+    if (n) q->heap[i] = last;
+    return 1;
 }
 
 uint32_t vkllm__float_order_desc(float f) {
