@@ -134,6 +134,13 @@ static void test_chat(void) {
     expect_detect("qwen", "qwen");
 
     enum vkllm__chat_tmpl id;
+    for (int i = 0; i < VKLLM__CHAT_COUNT_; i++) { /* every template has a name that round-trips */
+        const char *name = vkllm__chat_template_name((enum vkllm__chat_tmpl)i);
+        ASSERT(name && strstr(vkllm__chat_template_names(), name));
+        ASSERT_OK(vkllm__chat_template_by_name(name, &id));
+        ASSERT_EQ(id, i);
+        vkllm__free(render(id, 1));
+    }
     ASSERT_STATUS(vkllm__chat_template_detect("{{ messages }} nothing known", &id), VKLLM_STATUS_UNSUPPORTED);
     ASSERT(strstr(vkllm_last_error(), "chatml") && strstr(vkllm_last_error(), "llama3"));
     ASSERT_STATUS(vkllm__chat_template_by_name("no-such", &id), VKLLM_STATUS_INVALID_ARGUMENT);

@@ -41,18 +41,11 @@ const char *vkllm__chat_template_name(enum vkllm__chat_tmpl id) {
 }
 
 const char *vkllm__chat_template_names(void) {
-    static char buf[512];
-    if (!buf[0]) {
-        size_t o = 0;
-        for (int i = 0; i < VKLLM__CHAT_COUNT_; i++) {
-            size_t n = strlen(names[i]);
-            if (o + n + 3 > sizeof buf) break;
-            if (i) memcpy(buf + o, ", ", 2), o += 2;
-            memcpy(buf + o, names[i], n), o += n;
-        }
-        buf[o] = 0;
-    }
-    return buf;
+    /* a literal, so that concurrent callers need no lazy initialization (keep with names[]) */
+    return "chatml, llama2, llama2-sys, llama2-sys-bos, llama2-sys-strip, mistral-v1, mistral-v3, "
+           "mistral-v3-tekken, mistral-v7, mistral-v7-tekken, phi3, phi4, falcon3, zephyr, monarch, "
+           "gemma, orion, openchat, vicuna, vicuna-orca, deepseek, deepseek2, deepseek3, command-r, "
+           "llama3, granite, llama4, qwen";
 }
 
 vkllm_status vkllm__chat_template_by_name(const char *name, enum vkllm__chat_tmpl *out) {

@@ -269,7 +269,8 @@ vkllm_status vkllm__detokenize(const struct vkllm__tokenizer *t, const int32_t *
     *len = 0;
     struct vkllm__bytes b = {0};
     vkllm_status st = vkllm__bytes_put(&b, "", 0);
-    int strip = t->add_space_prefix && !(flags & VKLLM__DETOK_KEEP_SPACE);
+    /* only SentencePiece adds the prefix space when tokenizing, so only it loses one here */
+    int strip = t->model == VKLLM__TOK_SPM && t->add_space_prefix && !(flags & VKLLM__DETOK_KEEP_SPACE);
     for (size_t i = 0; i < n && st == VKLLM_STATUS_OK; i++) {
         const char *p;
         size_t pn;
@@ -350,7 +351,8 @@ vkllm_status vkllm__detok_stream_push(struct vkllm__detok_stream *s, int32_t id,
     vkllm_status st = vkllm__token_piece(s->tok, id, (s->flags & VKLLM__DETOK_SPECIAL) != 0, &p, &pn);
     if (st != VKLLM_STATUS_OK) return st;
     if (!pn) return VKLLM_STATUS_OK;
-    if (!s->started && s->tok->add_space_prefix && !(s->flags & VKLLM__DETOK_KEEP_SPACE) && p[0] == ' ')
+    if (!s->started && s->tok->model == VKLLM__TOK_SPM && s->tok->add_space_prefix &&
+        !(s->flags & VKLLM__DETOK_KEEP_SPACE) && p[0] == ' ')
         p++, pn--;
     s->started = 1;
     /* worst case every byte becomes U+FFFD (3 bytes) */
