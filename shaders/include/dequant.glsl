@@ -1,0 +1,202 @@
+// dequant.glsl - GGUF weight blocks read as plain 32-bit words and dequantized on the fly.
+// One weight type per compilation, chosen with a define:
+//   -DWTYPE_F32=1 -DWTYPE_F16=1 -DWTYPE_BF16=1 -DWTYPE_Q8_0=1 -DWTYPE_Q4_0=1 -DWTYPE_Q4_1=1
+//   -DWTYPE_Q5_0=1 -DWTYPE_Q5_1=1 -DWTYPE_Q4_K=1 -DWTYPE_Q5_K=1 -DWTYPE_Q6_K=1
+// Layouts are byte for byte those of GGUF (runtime/ref/quant_blocks.h; the reference decoder is
+// runtime/ref/quant.c): keep the three in step.
+//
+// Needs no optional device feature: the weights are read as uint words (no 8/16-bit storage, no
+// shaderFloat16 / shaderInt8); halves are converted with unpackHalf2x16.
+//
+// --- How to use it from another shader -------------------------------------------------------
+//   #define DQ_BINDING 1            // binding of the weight buffer in set 0 (required)
+//   #include "dequant.glsl"
+// This declares
+//   layout(std430, binding = DQ_BINDING) readonly buffer DqWeights { uint dq_w[]; };
+// so the weights must be bound at a 4-byte-aligned offset (every storage-buffer offset is).
+// Rows are addressed by their first byte inside that binding (row * row_bytes for a matrix
+// bound from its first row); every row and block start is 2-byte aligned (all block sizes are
+// even, F32 rows are 4-byte aligned).
+//
+// Constants:
+//   DQ_BLOCK        elements per block (1 for F32/F16/BF16, 32 for Q*_0/Q*_1, 256 for K-quants)
+//   DQ_BLOCK_BYTES  bytes per block
+//   dq_row_bytes(k) bytes of a row of k elements (k a multiple of DQ_BLOCK)
+//
+// Element access (any row start `rb` in bytes, element index `j` within the row):
+//   float dq_get1(uint rb, uint j)    element j                      (any j)
+//   vec4  dq_get4(uint rb, uint j)    elements j .. j+3              (j % 4 == 0; for F32/F16/BF16
+//                                                                      also k % 4 == 0 then)
+// Each call decodes its block's scale(s) again: fine for filling shared-memory tiles, where
+// one invocation converts a few elements; hot loops (matvec.comp) work a whole block at a time.
+//
+// Byte access (used by the above, usable directly):
+//   uint dq_u32(uint off)  4 bytes at a 2-byte-aligned byte offset, little-endian
+//   uint dq_u16(uint off)  2 bytes at a 2-byte-aligned byte offset
+//   float dq_f16(uint off) the IEEE half at off
+#ifndef VKLLM_DEQUANT_GLSL
+#define VKLLM_DEQUANT_GLSL
+
+#ifndef DQ_BINDING
+#error "define DQ_BINDING (the binding of the weight buffer) before including dequant.glsl"
+#endif
+
+layout(std430, binding = DQ_BINDING) readonly buffer DqWeights { uint dq_w[]; };
+
+uint dq_u32(uint off) {
+    uint w = off >> 2;
+    uint lo = dq_w[w];
+    if ((off & 2u) == 0u) return lo;
+    return (lo >> 16) | (dq_w[w + 1u] << 16);
+}
+
+uint dq_u16(uint off) { return (dq_w[off >> 2] >> ((off & 2u) * 8u)) & 0xffffu; }
+
+float dq_f16(uint off) { return unpackHalf2x16(dq_u16(off)).x; }
+
+// Signed bytes b0..b3 of a word as floats.
+vec4 dq_s8x4(uint v) {
+    return vec4(bitfieldExtract(int(v), 0, 8), bitfieldExtract(int(v), 8, 8),
+                bitfieldExtract(int(v), 16, 8), bitfieldExtract(int(v), 24, 8));
+}
+// Unsigned bytes b0..b3 of a word as floats.
+vec4 dq_u8x4(uint v) { return vec4(v & 0xffu, (v >> 8) & 0xffu, (v >> 16) & 0xffu, v >> 24); }
+
+#if defined(WTYPE_F32)
+#define DQ_BLOCK 1u
+#define DQ_BLOCK_BYTES 4u
+#elif defined(WTYPE_F16) || defined(WTYPE_BF16)
+#define DQ_BLOCK 1u
+#define DQ_BLOCK_BYTES 2u
+#elif defined(WTYPE_Q8_0)
+#define DQ_BLOCK 32u
+#define DQ_BLOCK_BYTES 34u
+#elif defined(WTYPE_Q4_0)
+#define DQ_BLOCK 32u
+#define DQ_BLOCK_BYTES 18u
+#elif defined(WTYPE_Q4_1)
+#define DQ_BLOCK 32u
+#define DQ_BLOCK_BYTES 20u
+#elif defined(WTYPE_Q5_0)
+#define DQ_BLOCK 32u
+#define DQ_BLOCK_BYTES 22u
+#elif defined(WTYPE_Q5_1)
+#define DQ_BLOCK 32u
+#define DQ_BLOCK_BYTES 24u
+#elif defined(WTYPE_Q4_K)
+#define DQ_BLOCK 256u
+#define DQ_BLOCK_BYTES 144u
+#elif defined(WTYPE_Q5_K)
+#define DQ_BLOCK 256u
+#define DQ_BLOCK_BYTES 176u
+#elif defined(WTYPE_Q6_K)
+#define DQ_BLOCK 256u
+#define DQ_BLOCK_BYTES 210u
+#else
+#error "dequant.glsl: define one WTYPE_* (F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K)"
+#endif
+
+uint dq_row_bytes(uint k) { return k / DQ_BLOCK * DQ_BLOCK_BYTES; }
+
+// --- K-quant helpers -------------------------------------------------------------------------
+// The 6-bit scale and min of sub-block s (0..7) of a Q4_K / Q5_K block whose 12 scale bytes
+// start at byte `so` (see get_scale_min_k4 in quant.c). Returns (scale, min) as integers.
+uvec2 dq_scale_min_k4(uint so, uint s) {
+    uint a = dq_u32(so), b = dq_u32(so + 4u), c = dq_u32(so + 8u);  // bytes 0-3, 4-7, 8-11
+    uint sh = (s & 3u) * 8u;
+    if (s < 4u) return uvec2((a >> sh) & 63u, (b >> sh) & 63u);
+    uint q8 = (c >> sh) & 0xffu;           // scales[s + 4]
+    uint hs = ((a >> sh) >> 6) & 3u;       // scales[s - 4] >> 6
+    uint hm = ((b >> sh) >> 6) & 3u;       // scales[s] >> 6
+    return uvec2((q8 & 15u) | (hs << 4), (q8 >> 4) | (hm << 4));
+}
+
+// --- elements j .. j+3 of the row starting at byte rb (j % 4 == 0) ----------------------------
+vec4 dq_get4(uint rb, uint j) {
+#if defined(WTYPE_F32)
+    uint o = (rb >> 2) + j;
+    return uintBitsToFloat(uvec4(dq_w[o], dq_w[o + 1u], dq_w[o + 2u], dq_w[o + 3u]));
+#elif defined(WTYPE_F16)
+    uint o = rb + 2u * j;
+    return vec4(unpackHalf2x16(dq_u32(o)), unpackHalf2x16(dq_u32(o + 4u)));
+#elif defined(WTYPE_BF16)
+    uint o = rb + 2u * j;
+    uint a = dq_u32(o), b = dq_u32(o + 4u);
+    return uintBitsToFloat(uvec4(a << 16, a & 0xffff0000u, b << 16, b & 0xffff0000u));
+#else
+    uint bb = rb + (j / DQ_BLOCK) * DQ_BLOCK_BYTES;  // block start
+    uint i = j % DQ_BLOCK;                           // element within the block
+#if defined(WTYPE_Q8_0)
+    return dq_f16(bb) * dq_s8x4(dq_u32(bb + 2u + i));
+#elif defined(WTYPE_Q4_0) || defined(WTYPE_Q4_1)
+#if defined(WTYPE_Q4_0)
+    const uint qs = 2u;
+#else
+    const uint qs = 4u;
+#endif
+    uint v = dq_u32(bb + qs + (i & 15u)) >> ((i & 16u) >> 2);  // low nibbles, or high for i >= 16
+    vec4 q = vec4(v & 15u, (v >> 8) & 15u, (v >> 16) & 15u, (v >> 24) & 15u);
+#if defined(WTYPE_Q4_0)
+    return dq_f16(bb) * (q - 8.0);
+#else
+    return dq_f16(bb) * q + dq_f16(bb + 2u);
+#endif
+#elif defined(WTYPE_Q5_0) || defined(WTYPE_Q5_1)
+#if defined(WTYPE_Q5_0)
+    const uint qh_off = 2u;
+#else
+    const uint qh_off = 4u;
+#endif
+    uint v = dq_u32(bb + qh_off + 4u + (i & 15u)) >> ((i & 16u) >> 2);
+    uint h = dq_u32(bb + qh_off) >> i;  // bit i of qh for element i
+    vec4 q = vec4((v & 15u) | ((h & 1u) << 4), ((v >> 8) & 15u) | ((h & 2u) << 3),
+                  ((v >> 16) & 15u) | ((h & 4u) << 2), ((v >> 24) & 15u) | ((h & 8u) << 1));
+#if defined(WTYPE_Q5_0)
+    return dq_f16(bb) * (q - 16.0);
+#else
+    return dq_f16(bb) * q + dq_f16(bb + 2u);
+#endif
+#elif defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K)
+    uint s = i / 32u, c = i / 64u, l = i % 32u, hi = (i / 32u) & 1u;
+    uvec2 sm = dq_scale_min_k4(bb + 4u, s);
+    uint d2 = dq_u32(bb);
+    vec2 dd = unpackHalf2x16(d2);  // (d, dmin)
+#if defined(WTYPE_Q4_K)
+    uint v = dq_u32(bb + 16u + 32u * c + l) >> (4u * hi);
+    uvec4 q = uvec4(v & 15u, (v >> 8) & 15u, (v >> 16) & 15u, (v >> 24) & 15u);
+#else
+    uint v = dq_u32(bb + 48u + 32u * c + l) >> (4u * hi);
+    uint h = dq_u32(bb + 16u + l) >> (2u * c + hi);  // bit 2c+hi of qh[l .. l+3]
+    uvec4 q = uvec4((v & 15u) | ((h & 1u) << 4), ((v >> 8) & 15u) | (((h >> 8) & 1u) << 4),
+                    ((v >> 16) & 15u) | (((h >> 16) & 1u) << 4), ((v >> 24) & 15u) | (((h >> 24) & 1u) << 4));
+#endif
+    return dd.x * float(sm.x) * vec4(q) - dd.y * float(sm.y);
+#elif defined(WTYPE_Q6_K)
+    uint half_ = i / 128u, r = i % 128u, quarter = r / 32u, l = r % 32u;
+    uint v = dq_u32(bb + 64u * half_ + l + 32u * (quarter & 1u)) >> (4u * (quarter >> 1));
+    uint h = dq_u32(bb + 128u + 32u * half_ + l) >> (2u * quarter);
+    ivec4 q = ivec4((v & 15u) | ((h & 3u) << 4), ((v >> 8) & 15u) | (((h >> 8) & 3u) << 4),
+                    ((v >> 16) & 15u) | (((h >> 16) & 3u) << 4), ((v >> 24) & 15u) | (((h >> 24) & 3u) << 4));
+    uint so = bb + 192u + i / 16u;  // int8 scale of the sub-block of 16
+    float sc = float(bitfieldExtract(int(dq_u16(so & ~1u)), int((so & 1u) * 8u), 8));
+    return dq_f16(bb + 208u) * sc * vec4(q - 32);
+#endif
+#endif
+}
+
+// --- element j of the row starting at byte rb (any j) ---------------------------------------
+float dq_get1(uint rb, uint j) {
+#if defined(WTYPE_F32)
+    return uintBitsToFloat(dq_w[(rb >> 2) + j]);
+#elif defined(WTYPE_F16)
+    return dq_f16(rb + 2u * j);
+#elif defined(WTYPE_BF16)
+    return uintBitsToFloat(dq_u16(rb + 2u * j) << 16);
+#else
+    // Every quantized block holds a multiple of 4 elements: decode the group of 4 and pick.
+    vec4 v = dq_get4(rb, j & ~3u);
+    return v[j & 3u];
+#endif
+}
+
+#endif // VKLLM_DEQUANT_GLSL
