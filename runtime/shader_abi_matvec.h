@@ -4,4 +4,24 @@
 
 #include <stdint.h>
 
+/* GLSL twin: the push_constant block PC of shaders/matvec.comp */
+struct vkllm_pc_matvec {
+    uint32_t k;         /* elements per row */
+    uint32_t m;         /* rows in this dispatch (one chunk of W) */
+    uint32_t row_bytes; /* bytes per row */
+    uint32_t y0;        /* y index of the chunk's first row */
+};
+_Static_assert(sizeof(struct vkllm_pc_matvec) == 16, "update PC in shaders/matvec.comp");
+
+/* GLSL twin: the push_constant block PC of shaders/get_rows.comp */
+struct vkllm_pc_get_rows {
+    uint32_t k;         /* elements per row */
+    uint32_t row_bytes; /* bytes per row */
+    uint32_t n;         /* ids */
+    uint32_t row0;      /* first row of W in this dispatch's binding */
+    uint32_t nrows;     /* rows in this binding */
+    uint32_t last;      /* 1 for the last chunk: ids >= row0 + nrows give zero rows */
+};
+_Static_assert(sizeof(struct vkllm_pc_get_rows) == 24, "update PC in shaders/get_rows.comp");
+
 #endif

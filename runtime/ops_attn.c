@@ -1,0 +1,209 @@
+/* ops_attn.c - RoPE, KV-cache store, attention (prefill and split decode) and argmax on the
+ * device (see ops_gpu.h). Every op reads the position pos0 from a device buffer, so a recorded
+ * decode step replays at any position. The KV cache holds f16 values packed in pairs into uint
+ * words (packHalf2x16 / unpackHalf2x16 in the shaders): it needs no 16-bit storage feature, but
+ * head_dim and the cache width must be even. */
+#include "ops_gpu.h"
+#include "shader_abi.h"
+
+#define ATTN_WG 64          /* attention workgroup size = kv tile (positions per step) */
+#define ATTN_MAX_ROWS 16    /* (query, head) rows per attention workgroup */
+#define ATTN_SPLIT_LEN 256  /* decode: cache positions per split */
+#define ARGMAX_WG 256
+#define REDUCE_WG 64
+
+static struct vkllm__binding bind(struct vkllm__view v) {
+    struct vkllm__binding b = {v.buf, v.offset, v.size};
+    return b;
+}
+
+/* Bytes a view covers (size 0: to the end of its buffer). */
+static uint64_t view_bytes(struct vkllm__view v) {
+    if (!v.buf) return 0;
+    uint64_t total = vkllm__buffer_size(v.buf);
+    if (v.offset >= total) return 0;
+    return v.size ? v.size : total - v.offset;
+}
+
+static vkllm_status need(const char *op, const char *what, struct vkllm__view v, uint64_t bytes) {
+    uint64_t have = view_bytes(v);
+    if (have < bytes)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: %s covers %llu bytes, needs %llu", op, what,
+                          (unsigned long long)have, (unsigned long long)bytes);
+    return VKLLM_STATUS_OK;
+}
+
+/* The largest power of two <= want that the device allows as workgroup size x. */
+static uint32_t fit_wg(const struct vkllm__gpu *gpu, uint32_t want) {
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    uint32_t wg = want;
+    while (wg > 1 && (wg > d->max_workgroup_invocations || wg > d->max_workgroup_size[0])) wg /= 2;
+    return wg;
+}
+
+/* ---------------------------------------------------------------------------------- rope */
+
+vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct vkllm__view pos,
+                            struct vkllm__view inv_freq, uint32_t n, uint32_t n_head, uint32_t head_dim,
+                            uint32_t n_rot, int neox) {
+    if (n == 0 || n_head == 0 || head_dim == 0 || n_rot % 2 || n_rot > head_dim)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rope: n=%u n_head=%u head_dim=%u n_rot=%u", n, n_head,
+                          head_dim, n_rot);
+    uint64_t elems = (uint64_t)n * n_head * head_dim;
+    if (elems > UINT32_MAX)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rope: %llu elements (limit 2^32)", (unsigned long long)elems);
+    vkllm_status st;
+    if ((st = need("rope", "x", x, elems * 4)) || (st = need("rope", "pos", pos, 4)) ||
+        (st = need("rope", "inv_freq", inv_freq, (uint64_t)n_rot / 2 * 4)))
+        return st;
+    if (n_rot == 0) return VKLLM_STATUS_OK; /* nothing rotates */
+    struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    struct vkllm_pc_rope pc = {n, n_head, head_dim, n_rot, neox ? 1u : 0u};
+    struct vkllm__dispatch d = {
+        .shader = VKLLM_SHADER_ROPE_F32, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
+        .n_bind = 3, .bind = {bind(x), bind(pos), bind(inv_freq)},
+        .push = &pc, .push_size = sizeof pc, .label = "rope",
+    };
+    vkllm__gpu_grid_1d(gpu, (uint64_t)n * n_head * (n_rot / 2), d.spec[0], d.groups);
+    return vkllm__cmd_dispatch(c, &d);
+}
+
+/* ------------------------------------------------------------------------------ kv store */
+
+vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, struct vkllm__view src,
+                                struct vkllm__view pos, uint32_t n, uint32_t width, uint32_t n_ctx) {
+    if (n == 0 || width == 0 || width % 2 || n_ctx == 0)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: n=%u width=%u (must be even) n_ctx=%u", n, width,
+                          n_ctx);
+    if ((uint64_t)n_ctx * width / 2 > UINT32_MAX || (uint64_t)n * width > UINT32_MAX)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: %u x %u cache too large for 32-bit indices",
+                          n_ctx, width);
+    vkllm_status st;
+    if ((st = need("kv_store", "cache", cache, (uint64_t)n_ctx * width * 2)) ||
+        (st = need("kv_store", "src", src, (uint64_t)n * width * 4)) || (st = need("kv_store", "pos", pos, 4)))
+        return st;
+    struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    struct vkllm_pc_kv_store pc = {n, width, n_ctx};
+    struct vkllm__dispatch d = {
+        .shader = VKLLM_SHADER_KV_STORE_F16, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
+        .n_bind = 3, .bind = {bind(src), bind(pos), bind(cache)},
+        .push = &pc, .push_size = sizeof pc, .label = "kv_store",
+    };
+    vkllm__gpu_grid_1d(gpu, (uint64_t)n * (width / 2), d.spec[0], d.groups);
+    return vkllm__cmd_dispatch(c, &d);
+}
+
+/* ----------------------------------------------------------------------------- attention */
+
+/* How one attention call is cut: rows = qt queries x hg heads per workgroup (the heads share a
+ * kv head), the O-update and softmax thread layouts (spec constants of attn.comp), and the
+ * decode split over the cache. */
+struct attn_plan {
+    uint32_t wg, qt, hg, npt, rs, rpt, tpr;
+    uint32_t split_len, n_split; /* n_split 1: no split, no reduce */
+};
+
+static uint32_t attn_shared_bytes(uint32_t rows, uint32_t hd, uint32_t wg) {
+    return 4 * (2 * rows * hd + rows * wg + wg + 3 * rows);
+}
+
+static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s,
+                              struct attn_plan *pl) {
+    if (!s || s->n == 0 || s->n_head == 0 || s->n_head_kv == 0 || s->n_head % s->n_head_kv || s->head_dim == 0 ||
+        s->head_dim % 2 || s->n_ctx == 0)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "attention: n=%u n_head=%u n_head_kv=%u head_dim=%u (must be even) n_ctx=%u", s ? s->n : 0,
+                          s ? s->n_head : 0, s ? s->n_head_kv : 0, s ? s->head_dim : 0, s ? s->n_ctx : 0);
+    if ((uint64_t)s->n_ctx * s->n_head_kv * s->head_dim > UINT32_MAX ||
+        (uint64_t)s->n * s->n_head * (s->head_dim + 2) * (s->n_ctx / ATTN_SPLIT_LEN + 1) > UINT32_MAX)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "attention: shape too large for 32-bit indices");
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    pl->wg = fit_wg(gpu, ATTN_WG);
+    uint32_t rows = VKLLM_MIN(ATTN_MAX_ROWS, pl->wg);
+    while (rows > 0 && attn_shared_bytes(rows, s->head_dim, pl->wg) > d->max_shared_memory) rows--;
+    if (rows == 0)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "attention: head_dim %u needs more shared memory than %u bytes",
+                          s->head_dim, d->max_shared_memory);
+    uint32_t group = s->n_head / s->n_head_kv;
+    pl->hg = 1;
+    for (uint32_t g = 1; g <= VKLLM_MIN(group, rows); g++)
+        if (group % g == 0) pl->hg = g;
+    pl->qt = s->n == 1 ? 1 : VKLLM_MIN(s->n, rows / pl->hg);
+    uint32_t r = pl->qt * pl->hg;
+    pl->npt = VKLLM_MIN(s->head_dim / 2, pl->wg);
+    pl->rs = pl->wg / pl->npt;
+    pl->rpt = (r + pl->rs - 1) / pl->rs;
+    pl->tpr = pl->wg / r;
+    pl->split_len = (ATTN_SPLIT_LEN + pl->wg - 1) / pl->wg * pl->wg;
+    pl->n_split = s->n == 1 ? (s->n_ctx + pl->split_len - 1) / pl->split_len : 1;
+    if (pl->n_split <= 1) {
+        pl->n_split = 1;
+        pl->split_len = s->n_ctx;
+    }
+    if ((s->n + pl->qt - 1) / pl->qt > d->max_workgroup_count[1] || s->n_head / pl->hg > d->max_workgroup_count[2] ||
+        pl->n_split > d->max_workgroup_count[0])
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "attention: grid too large for the device (n=%u)", s->n);
+    return VKLLM_STATUS_OK;
+}
+
+uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s) {
+    struct attn_plan pl;
+    if (attn_plan(gpu, s, &pl) || pl.n_split == 1) return 0;
+    return (uint64_t)pl.n_split * s->n * s->n_head * (s->head_dim + 2) * 4;
+}
+
+static vkllm_status attn_check_views(const struct vkllm__attn_shape *s, struct vkllm__view o, struct vkllm__view q,
+                                     struct vkllm__view k, struct vkllm__view v, struct vkllm__view pos) {
+    uint64_t qo = (uint64_t)s->n * s->n_head * s->head_dim * 4;
+    uint64_t kv = (uint64_t)s->n_ctx * s->n_head_kv * s->head_dim * 2;
+    vkllm_status st;
+    if ((st = need("attention", "o", o, qo)) || (st = need("attention", "q", q, qo)) ||
+        (st = need("attention", "k_cache", k, kv)) || (st = need("attention", "v_cache", v, kv)) ||
+        (st = need("attention", "pos", pos, 4)))
+        return st;
+    return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view q,
+                                 struct vkllm__view k_cache, struct vkllm__view v_cache, struct vkllm__view pos,
+                                 struct vkllm__view scratch, const struct vkllm__attn_shape *s) {
+    struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    struct attn_plan pl;
+    vkllm_status st;
+    if ((st = attn_plan(gpu, s, &pl)) || (st = attn_check_views(s, o, q, k_cache, v_cache, pos))) return st;
+    int split = pl.n_split > 1;
+    if (split && (st = need("attention", "scratch", scratch, vkllm__attention_scratch_bytes(gpu, s)))) return st;
+    struct vkllm_pc_attn pc = {s->n, s->n_head, s->n_head_kv, s->n_ctx, s->scale, pl.split_len, pl.n_split, 0};
+    struct vkllm__dispatch d = {
+        .shader = split ? VKLLM_SHADER_ATTN_SPLIT_F16 : VKLLM_SHADER_ATTN_F16,
+        .n_spec = 8, .spec = {pl.wg, s->head_dim, pl.qt, pl.hg, pl.npt, pl.rs, pl.rpt, pl.tpr},
+        .n_bind = 5, .bind = {bind(q), bind(k_cache), bind(v_cache), bind(pos), bind(split ? scratch : o)},
+        .push = &pc, .push_size = sizeof pc, .label = split ? "attn_split" : "attn",
+        .groups = {pl.n_split, (s->n + pl.qt - 1) / pl.qt, s->n_head / pl.hg},
+    };
+    if ((st = vkllm__cmd_dispatch(c, &d)) || !split) return st;
+    struct vkllm_pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, pl.split_len, pl.n_split};
+    struct vkllm__dispatch r = {
+        .shader = VKLLM_SHADER_ATTN_REDUCE_F32, .n_spec = 1, .spec = {fit_wg(gpu, REDUCE_WG)},
+        .n_bind = 3, .bind = {bind(scratch), bind(pos), bind(o)},
+        .push = &rp, .push_size = sizeof rp, .label = "attn_reduce",
+    };
+    vkllm__gpu_grid_1d(gpu, (uint64_t)s->n * s->n_head, 1, r.groups);
+    return vkllm__cmd_dispatch(c, &r);
+}
+
+/* -------------------------------------------------------------------------------- argmax */
+
+vkllm_status vkllm__op_argmax(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x, uint32_t n) {
+    if (n == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "argmax: n=0");
+    vkllm_status st;
+    if ((st = need("argmax", "x", x, (uint64_t)n * 4)) || (st = need("argmax", "o", o, 4))) return st;
+    struct vkllm_pc_argmax pc = {n};
+    struct vkllm__dispatch d = {
+        .shader = VKLLM_SHADER_ARGMAX_F32, .n_spec = 1, .spec = {fit_wg(vkllm__cmd_gpu(c), ARGMAX_WG)},
+        .n_bind = 2, .bind = {bind(x), bind(o)},
+        .push = &pc, .push_size = sizeof pc, .label = "argmax",
+        .groups = {1, 1, 1},
+    };
+    return vkllm__cmd_dispatch(c, &d);
+}

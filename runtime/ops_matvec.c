@@ -1,0 +1,188 @@
+/* ops_matvec.c - decode's matrix-vector product and the embedding lookup for every weight type
+ * (shaders/matvec.comp, shaders/get_rows.comp; see ops_gpu.h).
+ *
+ * W may be larger than one storage binding may cover: it is split into row chunks
+ * (vkllm__dtensor_chunk_rows) and each chunk is one dispatch that binds only its rows. */
+#include "ops_gpu.h"
+#include "shader_abi.h"
+#include "types.h"
+
+/* --- variants ------------------------------------------------------------------------------ */
+
+struct wtype_shaders {
+    uint32_t type;
+    enum vkllm__shader_id matvec, matvec_shm, get_rows;
+};
+
+#define WT(t, n) {VKLLM_TYPE_##t, VKLLM_SHADER_MATVEC_##n, VKLLM_SHADER_MATVEC_##n##_SHM, VKLLM_SHADER_GET_ROWS_##n}
+static const struct wtype_shaders k_shaders[] = {
+    WT(F32, F32),   WT(F16, F16),   WT(BF16, BF16), WT(Q8_0, Q8_0), WT(Q4_0, Q4_0), WT(Q4_1, Q4_1),
+    WT(Q5_0, Q5_0), WT(Q5_1, Q5_1), WT(Q4_K, Q4_K), WT(Q5_K, Q5_K), WT(Q6_K, Q6_K),
+};
+#undef WT
+
+static const struct wtype_shaders *find_shaders(uint32_t type, const char *op) {
+    for (size_t i = 0; i < sizeof k_shaders / sizeof k_shaders[0]; i++)
+        if (k_shaders[i].type == type) return &k_shaders[i];
+    vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: weight type %s is not supported", op, vkllm__type_name(type));
+    return NULL;
+}
+
+/* The matvec work split (specialization constants of matvec.comp). */
+struct mv_config {
+    uint32_t wg; /* workgroup size */
+    uint32_t nt; /* invocations per row group (1, or a power of two up to wg) */
+    uint32_t nr; /* rows per invocation */
+    int sg;      /* reduce with subgroupAdd (nt must then be the subgroup size) */
+};
+
+static int is_pow2(uint32_t v) { return v && !(v & (v - 1)); }
+
+/* CPU devices (lavapipe): one invocation per row group, so x reads are uniform across the
+ * subgroup and every load feeds NR rows. GPUs: one subgroup per row group, reading neighbouring
+ * blocks of the row (coalesced), reduced with subgroupAdd. VKLLM_MATVEC_{WG,NT,NR,SG} override
+ * (tests and benchmarks use them to run every path on one device). */
+static vkllm_status pick_config(const struct vkllm__gpu *gpu, struct mv_config *cfg) {
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    uint32_t sgs = d->subgroup_size ? d->subgroup_size : 1;
+    int has_sg = (d->subgroup_ops & VKLLM_SUBGROUP_ARITHMETIC) != 0;
+    struct mv_config c;
+    if (d->type == VKLLM_DEVICE_CPU) {
+        c.nt = 1;
+        c.nr = 2;
+        c.wg = 64;
+    } else {
+        c.nt = VKLLM_MIN(sgs, 64);
+        c.nr = 2;
+        c.wg = VKLLM_MAX(c.nt * 2, 64);
+    }
+    c.wg = (uint32_t)vkllm__env_int("VKLLM_MATVEC_WG", c.wg);
+    c.nt = (uint32_t)vkllm__env_int("VKLLM_MATVEC_NT", c.nt);
+    c.nr = (uint32_t)vkllm__env_int("VKLLM_MATVEC_NR", c.nr);
+    c.sg = c.nt > 1 && c.nt == sgs && has_sg;
+    if (!vkllm__env_int("VKLLM_MATVEC_SG", 1)) c.sg = 0;
+    while (c.wg > d->max_workgroup_invocations || c.wg > d->max_workgroup_size[0]) c.wg /= 2;
+    if (!is_pow2(c.nt) || c.nt > c.wg || c.wg % c.nt || c.nr == 0 || c.nr > 8 ||
+        (uint64_t)c.nr * c.wg * 4 > d->max_shared_memory)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec: bad work split wg=%u nt=%u nr=%u", c.wg, c.nt,
+                          c.nr);
+    *cfg = c;
+    return VKLLM_STATUS_OK;
+}
+
+/* --- chunks -------------------------------------------------------------------------------- */
+
+static uint64_t view_size(struct vkllm__view v) {
+    uint64_t b = vkllm__buffer_size(v.buf);
+    if (v.size) return v.size;
+    return v.offset < b ? b - v.offset : 0;
+}
+
+static struct vkllm__binding bind(struct vkllm__view v) {
+    struct vkllm__binding b = {v.buf, v.offset, v.size};
+    return b;
+}
+
+/* The binding of rows [r0, r0 + nr) of w. The shaders read whole 32-bit words, so the range is
+ * rounded up to a multiple of 4 bytes; that needs the buffer to extend that far. */
+static vkllm_status chunk_binding(const struct vkllm__dtensor *w, uint64_t r0, uint64_t nr, const char *op,
+                                  struct vkllm__binding *b) {
+    uint64_t off = w->offset + r0 * w->row_bytes;
+    uint64_t range = (nr * w->row_bytes + 3) & ~(uint64_t)3;
+    uint64_t size = vkllm__buffer_size(w->buf);
+    if (off > size || range > size - off)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "%s: %s matrix of %llu x %llu: its buffer must extend to a multiple of 4 bytes "
+                          "past the last row (the shaders read 32-bit words)",
+                          op, vkllm__type_name(w->type), (unsigned long long)w->m, (unsigned long long)w->k);
+    b->buf = w->buf;
+    b->offset = off;
+    b->range = range;
+    return VKLLM_STATUS_OK;
+}
+
+static vkllm_status check_w(const struct vkllm__dtensor *w, const char *op) {
+    if (!w || !w->buf || w->k == 0 || w->m == 0 || w->k > UINT32_MAX || w->m > UINT32_MAX)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: empty or oversized weight matrix", op);
+    if (w->offset % 4)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: weight offset %llu is not word aligned", op,
+                          (unsigned long long)w->offset);
+    return VKLLM_STATUS_OK;
+}
+
+/* --- matvec -------------------------------------------------------------------------------- */
+
+vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                              struct vkllm__view x) {
+    vkllm_status st = check_w(w, "matvec");
+    if (st) return st;
+    const struct wtype_shaders *sh = find_shaders(w->type, "matvec");
+    if (!sh) return VKLLM_STATUS_UNSUPPORTED;
+    if (view_size(x) < w->k * 4 || view_size(y) < w->m * 4)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "matvec: x (%llu bytes) or y (%llu bytes) too small for %llu x %llu",
+                          (unsigned long long)view_size(x), (unsigned long long)view_size(y),
+                          (unsigned long long)w->m, (unsigned long long)w->k);
+    struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    struct mv_config cfg = {64, 1, 1, 0};
+    uint64_t chunk = 1;
+    if ((st = pick_config(gpu, &cfg))) return st;
+    if ((st = vkllm__dtensor_chunk_rows(gpu, w, &chunk))) return st;
+    uint64_t rows_per_wg = (uint64_t)(cfg.wg / cfg.nt) * cfg.nr;
+    uint64_t yalign = VKLLM_MAX(vkllm__gpu_info(gpu)->min_storage_buffer_offset_alignment, 4);
+    if (y.offset % yalign)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec: y offset %llu is not aligned for binding",
+                          (unsigned long long)y.offset);
+    for (uint64_t r0 = 0; r0 < w->m; r0 += chunk) {
+        uint64_t nr = VKLLM_MIN(chunk, w->m - r0);
+        /* y: the slice of this chunk's rows, from the aligned offset at or before its first */
+        uint64_t yoff = y.offset + r0 * 4, yal = yoff / yalign * yalign;
+        struct vkllm__binding yb = {y.buf, yal, yoff - yal + nr * 4};
+        struct vkllm_pc_matvec pc = {(uint32_t)w->k, (uint32_t)nr, (uint32_t)w->row_bytes,
+                                     (uint32_t)((yoff - yal) / 4)};
+        struct vkllm__dispatch d = {
+            .shader = cfg.sg ? sh->matvec : sh->matvec_shm,
+            .n_spec = 3, .spec = {cfg.wg, cfg.nt, cfg.nr},
+            .n_bind = 3, .bind = {{0}, bind(x), yb},
+            .push = &pc, .push_size = sizeof pc, .label = "matvec",
+        };
+        if ((st = chunk_binding(w, r0, nr, "matvec", &d.bind[0]))) return st;
+        vkllm__gpu_grid_1d(gpu, (nr + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
+        if ((st = vkllm__cmd_dispatch(c, &d))) return st;
+    }
+    return VKLLM_STATUS_OK;
+}
+
+/* --- get_rows ------------------------------------------------------------------------------ */
+
+vkllm_status vkllm__op_get_rows(struct vkllm__cmd *c, struct vkllm__view o, const struct vkllm__dtensor *w,
+                                struct vkllm__view ids, uint32_t n) {
+    vkllm_status st = check_w(w, "get_rows");
+    if (st) return st;
+    const struct wtype_shaders *sh = find_shaders(w->type, "get_rows");
+    if (!sh) return VKLLM_STATUS_UNSUPPORTED;
+    uint64_t per_row = (w->k + 3) / 4;
+    if (n == 0 || per_row * n > UINT32_MAX || view_size(ids) < (uint64_t)n * 4 ||
+        view_size(o) < (uint64_t)n * w->k * 4)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "get_rows: %u ids of rows of %llu: bad sizes", n,
+                          (unsigned long long)w->k);
+    struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    const struct vkllm_device_info *info = vkllm__gpu_info(gpu);
+    uint32_t wg = VKLLM_MIN(64, info->max_workgroup_invocations);
+    uint64_t chunk = 1;
+    if ((st = vkllm__dtensor_chunk_rows(gpu, w, &chunk))) return st;
+    for (uint64_t r0 = 0; r0 < w->m; r0 += chunk) {
+        uint64_t nr = VKLLM_MIN(chunk, w->m - r0);
+        struct vkllm_pc_get_rows pc = {(uint32_t)w->k, (uint32_t)w->row_bytes, n, (uint32_t)r0, (uint32_t)nr,
+                                       r0 + nr >= w->m};
+        struct vkllm__dispatch d = {
+            .shader = sh->get_rows, .n_spec = 1, .spec = {wg},
+            .n_bind = 3, .bind = {{0}, bind(ids), bind(o)},
+            .push = &pc, .push_size = sizeof pc, .label = "get_rows",
+        };
+        if ((st = chunk_binding(w, r0, nr, "get_rows", &d.bind[0]))) return st;
+        vkllm__gpu_grid_1d(gpu, per_row * n, wg, d.groups);
+        if ((st = vkllm__cmd_dispatch(c, &d))) return st;
+    }
+    return VKLLM_STATUS_OK;
+}

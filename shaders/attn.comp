@@ -1,0 +1,184 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// attn.comp - causal attention over an f16 KV cache, flash-attention style: the cache is walked in
+// tiles of WG positions with an online softmax, so no score matrix larger than (rows, WG) ever
+// exists. One workgroup serves R = QT * HG "rows": QT consecutive queries times HG query heads
+// that share one kv head (GQA), so each K/V row is read once for all of them. Query i (at
+// position pos0 + i) sees cache positions 0 .. pos0 + i.
+//
+// Grid: x = split (a range of split_len cache positions), y = query tile, z = head group.
+// Without ATTN_SPLIT the output is final, o (n, n_head, HD). With ATTN_SPLIT each workgroup
+// writes the unnormalized partial (HD values, running max m, sum l) of its split for every row:
+// part (n_split, n, n_head, HD + 2); attn_reduce.comp combines them. A split that starts past
+// the current length does nothing (the reduce never reads it), so the number of splits is fixed
+// at recording time and the current length is data (pos0).
+//
+// The cache holds f16 pairs packed in uint words (unpackHalf2x16; no 16-bit storage feature).
+#include "common.glsl"
+#include "pc_attn.glsl"
+
+layout(constant_id = 1) const uint HD = 64;  // head_dim (even)
+layout(constant_id = 2) const uint QT = 1;   // queries per workgroup
+layout(constant_id = 3) const uint HG = 1;   // heads per workgroup (divides n_head / n_head_kv)
+layout(constant_id = 4) const uint NPT = 32; // O update: threads per row = min(HD/2, WG)
+layout(constant_id = 5) const uint RS = 2;   // O update: row slices = WG / NPT
+layout(constant_id = 6) const uint RPT = 1;  // O update: rows per thread = ceil(R / RS)
+layout(constant_id = 7) const uint TPR = 64; // softmax: threads per row = WG / R (>= 1)
+const uint R = QT * HG;
+const uint HD2 = HD / 2;
+
+layout(std430, binding = 0) readonly buffer Q { float q[]; };  // (n, n_head, HD) f32
+layout(std430, binding = 1) readonly buffer K { uint kc[]; };  // (n_ctx, n_head_kv, HD) f16
+layout(std430, binding = 2) readonly buffer V { uint vc[]; };  // (n_ctx, n_head_kv, HD) f16
+layout(std430, binding = 3) readonly buffer P { uint pos0; };
+layout(std430, binding = 4) writeonly buffer O { float o[]; }; // final or partials (see above)
+layout(push_constant) uniform PC { pc_attn p; };
+
+#define NEG_INF (uintBitsToFloat(0xff800000u))
+#define WG (gl_WorkGroupSize.x)
+
+shared float q_sh[R * HD];  // scaled queries
+shared float o_sh[R * HD];  // running output (unnormalized)
+shared float s_sh[R * gl_WorkGroupSize.x]; // scores, then probabilities, of one tile
+shared float red_sh[gl_WorkGroupSize.x];
+shared float m_sh[R], l_sh[R], a_sh[R];    // running max, running sum, rescale of this tile
+
+uint q_base, h_base, kvh, L_max; // first query, first head, kv head, positions any row sees
+
+// Cache positions row r sees: 0 .. limit-1 (0 for a row past the last query).
+uint row_limit(uint r) {
+    uint qi = q_base + r / HG;
+    return qi < p.n ? min(pos0 + qi + 1, p.n_ctx) : 0;
+}
+
+void load_queries() {
+    for (uint e = gl_LocalInvocationID.x; e < R * HD; e += WG) {
+        uint r = e / HD, d = e % HD, qi = q_base + r / HG, h = h_base + r % HG;
+        q_sh[e] = qi < p.n ? q[(qi * p.n_head + h) * HD + d] * p.scale : 0.0;
+        o_sh[e] = 0.0;
+    }
+    if (gl_LocalInvocationID.x < R) {
+        m_sh[gl_LocalInvocationID.x] = NEG_INF;
+        l_sh[gl_LocalInvocationID.x] = 0.0;
+    }
+}
+
+// s_sh[r][c] = q_r . k_(kv0+c), or -inf where row r may not see that position.
+void scores(uint kv0, uint end) {
+    uint c = gl_LocalInvocationID.x, t = kv0 + c;
+    float acc[R];
+    [[unroll]] for (uint r = 0; r < R; r++) acc[r] = 0.0;
+    if (t < end) {
+        uint kb = (t * p.n_head_kv + kvh) * HD2;
+        for (uint dp = 0; dp < HD2; dp++) {
+            vec2 kk = unpackHalf2x16(kc[kb + dp]);
+            [[unroll]] for (uint r = 0; r < R; r++)
+                acc[r] += q_sh[r * HD + 2 * dp] * kk.x + q_sh[r * HD + 2 * dp + 1] * kk.y;
+        }
+    }
+    [[unroll]] for (uint r = 0; r < R; r++)
+        s_sh[r * WG + c] = (t < end && t < row_limit(r)) ? acc[r] : NEG_INF;
+}
+
+// Online softmax step: new running max per row, probabilities in s_sh, rescale in a_sh.
+void softmax_tile() {
+    uint tid = gl_LocalInvocationID.x, r = tid / TPR, j = tid % TPR;
+    bool act = r < R;
+    float mx = NEG_INF;
+    if (act)
+        for (uint c = j; c < WG; c += TPR) mx = max(mx, s_sh[r * WG + c]);
+    red_sh[tid] = mx;
+    barrier();
+    if (act && j == 0) {
+        for (uint k = 1; k < TPR; k++) mx = max(mx, red_sh[tid + k]);
+        float mo = m_sh[r], mn = max(mo, mx);
+        a_sh[r] = mn == NEG_INF ? 1.0 : exp(mo - mn);
+        m_sh[r] = mn;
+    }
+    barrier();
+    float sum = 0.0;
+    if (act) {
+        float mn = m_sh[r];
+        for (uint c = j; c < WG; c += TPR) {
+            float s = s_sh[r * WG + c];
+            float e = s == NEG_INF ? 0.0 : exp(s - mn);
+            s_sh[r * WG + c] = e;
+            sum += e;
+        }
+    }
+    red_sh[tid] = sum;
+    barrier();
+    if (act && j == 0) {
+        for (uint k = 1; k < TPR; k++) sum += red_sh[tid + k];
+        l_sh[r] = l_sh[r] * a_sh[r] + sum;
+    }
+}
+
+// o_sh[r] = o_sh[r] * a_sh[r] + sum_c s_sh[r][c] v_(kv0+c). Thread (slice, lane) owns the pairs
+// lane, lane + NPT, ... of rows slice, slice + RS, ...
+void accumulate(uint kv0, uint end) {
+    uint tid = gl_LocalInvocationID.x, slice = tid / NPT, lane = tid % NPT;
+    if (slice >= RS) return;
+    uint cend = min(WG, end - kv0);
+    for (uint dp = lane; dp < HD2; dp += NPT) {
+        vec2 acc[RPT];
+        [[unroll]] for (uint j = 0; j < RPT; j++) {
+            uint r = slice + j * RS;
+            acc[j] = r < R ? vec2(o_sh[r * HD + 2 * dp], o_sh[r * HD + 2 * dp + 1]) * a_sh[r] : vec2(0.0);
+        }
+        for (uint c = 0; c < cend; c++) {
+            vec2 vv = unpackHalf2x16(vc[((kv0 + c) * p.n_head_kv + kvh) * HD2 + dp]);
+            [[unroll]] for (uint j = 0; j < RPT; j++) {
+                uint r = slice + j * RS;
+                if (r < R) acc[j] += s_sh[r * WG + c] * vv;
+            }
+        }
+        [[unroll]] for (uint j = 0; j < RPT; j++) {
+            uint r = slice + j * RS;
+            if (r < R) {
+                o_sh[r * HD + 2 * dp] = acc[j].x;
+                o_sh[r * HD + 2 * dp + 1] = acc[j].y;
+            }
+        }
+    }
+}
+
+void store(uint split) {
+    for (uint e = gl_LocalInvocationID.x; e < R * HD; e += WG) {
+        uint r = e / HD, d = e % HD, qi = q_base + r / HG, h = h_base + r % HG;
+        if (qi >= p.n) continue;
+#ifdef ATTN_SPLIT
+        uint b = ((split * p.n + qi) * p.n_head + h) * (HD + 2);
+        o[b + d] = o_sh[e];
+        if (d == 0) {
+            o[b + HD] = m_sh[r];
+            o[b + HD + 1] = l_sh[r];
+        }
+#else
+        float l = l_sh[r];
+        o[(qi * p.n_head + h) * HD + d] = l > 0.0 ? o_sh[e] / l : 0.0;
+#endif
+    }
+}
+
+void main() {
+    uint split = gl_WorkGroupID.x;
+    q_base = gl_WorkGroupID.y * QT;
+    h_base = gl_WorkGroupID.z * HG;
+    kvh = h_base / (p.n_head / p.n_head_kv);
+    L_max = min(pos0 + min(q_base + QT, p.n), p.n_ctx);
+    uint start = split * p.split_len;
+    uint end = min(start + p.split_len, L_max);
+    if (start >= end) return; // uniform: a split past the current length
+    load_queries();
+    barrier();
+    for (uint kv0 = start; kv0 < end; kv0 += WG) {
+        scores(kv0, end);
+        barrier();
+        softmax_tile();
+        barrier();
+        accumulate(kv0, end);
+        barrier();
+    }
+    store(split);
+}

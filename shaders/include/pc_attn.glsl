@@ -1,0 +1,50 @@
+// pc_attn.glsl - push-constant blocks of the attention family (rope.comp, kv_store.comp,
+// attn.comp, attn_reduce.comp, argmax.comp). Each has a C twin in runtime/shader_abi_attn.h with
+// a _Static_assert on its size: change both together.
+#ifndef VKLLM_PC_ATTN_GLSL
+#define VKLLM_PC_ATTN_GLSL
+
+// C twin: struct vkllm_pc_rope
+struct pc_rope {
+    uint n;        // tokens; token i is at position pos0 + i
+    uint n_head;
+    uint head_dim;
+    uint n_rot;    // rotated dims per head (even, <= head_dim); the rest pass through
+    uint neox;     // 0: pairs (2i, 2i+1); 1: pairs (i, i + n_rot/2)
+};
+
+// C twin: struct vkllm_pc_kv_store
+struct pc_kv_store {
+    uint n;        // rows of src
+    uint width;    // floats per row (even)
+    uint n_ctx;    // rows of the cache; rows >= n_ctx are never written
+};
+
+// C twin: struct vkllm_pc_attn
+struct pc_attn {
+    uint n;          // queries
+    uint n_head;
+    uint n_head_kv;
+    uint n_ctx;      // rows of the cache
+    float scale;     // applied to q.k
+    uint split_len;  // cache positions per split (a multiple of the kv tile)
+    uint n_split;    // splits (1: no split, the output is final)
+    uint pad;
+};
+
+// C twin: struct vkllm_pc_attn_reduce
+struct pc_attn_reduce {
+    uint n;          // queries
+    uint n_head;
+    uint head_dim;
+    uint n_ctx;
+    uint split_len;  // as in pc_attn
+    uint n_split;
+};
+
+// C twin: struct vkllm_pc_argmax
+struct pc_argmax {
+    uint n;
+};
+
+#endif

@@ -1,0 +1,288 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
+// matvec.comp - decode's matrix-vector product y (m,) = W (m, k) @ x (k,), W in its GGUF
+// encoding (one WTYPE_* define per variant, see dequant.glsl), dequantized as it is read.
+//
+// Work split (specialization constants, chosen per device by runtime/ops_matvec.c):
+//   NT  invocations that share a row group; they walk the row's "units" (UNIT elements: one
+//       block, a K-quant sub-block group, or 16 plain elements) with stride NT, so on a GPU
+//       neighbouring invocations read neighbouring bytes (coalesced), then reduce with
+//       subgroupAdd (-DSG_REDUCE=1, when NT is the subgroup size) or through shared memory.
+//       NT = 1 (CPU devices such as lavapipe): one invocation per row group, no reduction,
+//       and the x reads are uniform across the subgroup.
+//   NR  rows per invocation: each x unit loaded is used for NR rows.
+// A workgroup covers (WG / NT) * NR rows. Rows past the end are clamped (computed twice, not
+// written), so control flow stays uniform.
+//
+// Weights are read as 32-bit words; blocks whose size is 2 mod 4 bytes (Q8_0, Q4_0, Q5_0,
+// Q6_K, F16/BF16 rows) are re-aligned in registers. The weight binding must cover whole words
+// (runtime/ops_matvec.c binds ranges rounded up to 4 bytes).
+#if defined(SG_REDUCE)
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
+#include "common.glsl"
+#define DQ_BINDING 0
+#include "dequant.glsl"
+
+layout(constant_id = 1) const uint NT = 1;
+layout(constant_id = 2) const uint NR = 2;
+
+layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };   // (k,) as vec4 (k % 4 == 0) ...
+layout(std430, binding = 1) readonly buffer Xs { float xs[]; }; // ... or as floats (tail)
+layout(std430, binding = 2) writeonly buffer Y { float y[]; };  // (y0 + m,)
+
+// C twin: struct vkllm_pc_matvec (runtime/shader_abi_matvec.h)
+layout(push_constant) uniform PC {
+    uint k;          // elements per row
+    uint m;          // rows in this dispatch (one chunk of W)
+    uint row_bytes;  // bytes per row
+    uint y0;         // y index of the chunk's first row
+} p;
+
+#if defined(WTYPE_F32) || defined(WTYPE_F16) || defined(WTYPE_BF16)
+#define UNIT 16u
+#elif defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K)
+#define UNIT 64u
+#elif defined(WTYPE_Q6_K)
+#define UNIT 128u
+#else
+#define UNIT 32u
+#endif
+
+vec4 xq[UNIT / 4];  // x of the current unit
+float xsum;         // sum of x over the unit (for the types with an offset)
+
+// Nibbles and bytes of a word as floats.
+vec4 lo4(uint v) { return vec4((uvec4(v) >> uvec4(0, 8, 16, 24)) & 15u); }
+vec4 hi4(uint v) { return vec4((uvec4(v) >> uvec4(4, 12, 20, 28)) & 15u); }
+vec4 s8(uint v) { return vec4(ivec4(uvec4(v) << uvec4(24, 16, 8, 0)) >> 24); }
+// Bit b of each byte of a word, times 16.
+vec4 bit16(uint v, uint b) { return vec4(((uvec4(v) >> (uvec4(0, 8, 16, 24) + b)) & 1u) << 4); }
+
+// NW words of the bytes starting at the 2-byte-aligned offset off, re-aligned: NW + 1 loads
+// (the last one clamped to the binding when the start is aligned and it is not needed).
+#define LOAD_WORDS(dst, off, NW)                                                    \
+    {                                                                               \
+        uint w_ = (off) >> 2;                                                       \
+        bool mis_ = ((off) & 2u) != 0u;                                             \
+        uint prev_ = dq_w[w_];                                                      \
+        [[unroll]] for (uint i_ = 0u; i_ < (NW); i_++) {                            \
+            uint nx_ = dq_w[min(w_ + i_ + 1u, uint(dq_w.length()) - 1u)];            \
+            dst[i_] = mis_ ? ((prev_ >> 16) | (nx_ << 16)) : prev_;                 \
+            prev_ = nx_;                                                            \
+        }                                                                           \
+    }
+
+// Dot product of unit u of the row starting at byte rb with xq.
+float unit_dot(uint rb, uint u) {
+#if defined(WTYPE_F32)
+    uint o = (rb >> 2) + u * 16u;
+    float s = 0.0;
+    [[unroll]] for (uint i = 0u; i < 4u; i++)
+        s += dot(uintBitsToFloat(uvec4(dq_w[o + 4u * i], dq_w[o + 4u * i + 1u], dq_w[o + 4u * i + 2u],
+                                       dq_w[o + 4u * i + 3u])), xq[i]);
+    return s;
+#elif defined(WTYPE_F16) || defined(WTYPE_BF16)
+    uint a[8];
+    LOAD_WORDS(a, rb + u * 32u, 8u);
+    float s = 0.0;
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+#if defined(WTYPE_F16)
+        vec4 w = vec4(unpackHalf2x16(a[2u * i]), unpackHalf2x16(a[2u * i + 1u]));
+#else
+        vec4 w = uintBitsToFloat(uvec4(a[2u * i] << 16, a[2u * i] & 0xffff0000u, a[2u * i + 1u] << 16,
+                                       a[2u * i + 1u] & 0xffff0000u));
+#endif
+        s += dot(w, xq[i]);
+    }
+    return s;
+#elif defined(WTYPE_Q8_0)
+    // 34 bytes: d, qs[32]. Realign on the quants: 9 loads.
+    uint bb = rb + u * 34u;
+    uint w0 = bb >> 2;
+    bool mis = (bb & 2u) != 0u;  // block starts 2 bytes into a word: quants are word aligned
+    uint a0 = dq_w[w0];
+    float d = unpackHalf2x16(mis ? a0 >> 16 : a0).x;
+    float s = 0.0;
+    uint prev = a0;
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        uint nx = dq_w[w0 + i + 1u];
+        s += dot(s8(mis ? nx : (prev >> 16) | (nx << 16)), xq[i]);
+        prev = nx;
+    }
+    return d * s;
+#elif defined(WTYPE_Q4_0) || defined(WTYPE_Q5_0)
+#if defined(WTYPE_Q4_0)
+    uint bb = rb + u * 18u;
+    uint a[5];
+    LOAD_WORDS(a, bb, 5u);  // a[0] = d | qs0..1, a[1..4]: the rest, shifted by 2 bytes
+    float d = unpackHalf2x16(a[0]).x;
+    uint q[4];
+    [[unroll]] for (uint i = 0u; i < 4u; i++) q[i] = (a[i] >> 16) | (a[i + 1u] << 16);
+    float s = 0.0;
+    [[unroll]] for (uint i = 0u; i < 4u; i++) s += dot(lo4(q[i]), xq[i]) + dot(hi4(q[i]), xq[4u + i]);
+    return d * (s - 8.0 * xsum);
+#else
+    uint bb = rb + u * 22u;
+    uint a[6];
+    LOAD_WORDS(a, bb, 6u);  // d | qh lo, qh hi | qs0..1, ...
+    float d = unpackHalf2x16(a[0]).x;
+    uint qh = (a[0] >> 16) | (a[1] << 16);
+    float s = 0.0;
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        uint q = (a[i + 1u] >> 16) | (a[i + 2u] << 16);
+        uint hl = qh >> (4u * i), hh = qh >> (16u + 4u * i);
+        vec4 bl = vec4((uvec4(hl) >> uvec4(0, 1, 2, 3)) & 1u) * 16.0;
+        vec4 bh = vec4((uvec4(hh) >> uvec4(0, 1, 2, 3)) & 1u) * 16.0;
+        s += dot(lo4(q) + bl, xq[i]) + dot(hi4(q) + bh, xq[4u + i]);
+    }
+    return d * (s - 16.0 * xsum);
+#endif
+#elif defined(WTYPE_Q4_1) || defined(WTYPE_Q5_1)
+#if defined(WTYPE_Q4_1)
+    uint o = (rb + u * 20u) >> 2;  // 20-byte blocks of word-aligned rows stay aligned
+    vec2 dm = unpackHalf2x16(dq_w[o]);
+    float s = 0.0;
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        uint q = dq_w[o + 1u + i];
+        s += dot(lo4(q), xq[i]) + dot(hi4(q), xq[4u + i]);
+    }
+#else
+    uint o = (rb + u * 24u) >> 2;
+    vec2 dm = unpackHalf2x16(dq_w[o]);
+    uint qh = dq_w[o + 1u];
+    float s = 0.0;
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        uint q = dq_w[o + 2u + i];
+        uint hl = qh >> (4u * i), hh = qh >> (16u + 4u * i);
+        vec4 bl = vec4((uvec4(hl) >> uvec4(0, 1, 2, 3)) & 1u) * 16.0;
+        vec4 bh = vec4((uvec4(hh) >> uvec4(0, 1, 2, 3)) & 1u) * 16.0;
+        s += dot(lo4(q) + bl, xq[i]) + dot(hi4(q) + bh, xq[4u + i]);
+    }
+#endif
+    return dm.x * s + dm.y * xsum;
+#elif defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K)
+    // Unit = group c (64 elements) of a super-block: sub-blocks 2c (low nibbles) and 2c+1 (high).
+    uint c = u & 3u;
+#if defined(WTYPE_Q4_K)
+    uint o = (rb + (u >> 2) * 144u) >> 2;  // 144-byte blocks stay word aligned
+    uint qo = o + 4u + 8u * c;
+#else
+    uint o = (rb + (u >> 2) * 176u) >> 2;
+    uint qo = o + 12u + 8u * c;
+#endif
+    vec2 dd = unpackHalf2x16(dq_w[o]);
+    uint sa = dq_w[o + 1u], sb = dq_w[o + 2u], sc = dq_w[o + 3u];  // scales[0..11]
+    // scale/min of sub-blocks 2c and 2c+1
+    uint s0 = 2u * c, s1 = s0 + 1u;
+    uvec2 sm0, sm1;
+    if (c < 2u) {
+        sm0 = uvec2((sa >> (8u * s0)) & 63u, (sb >> (8u * s0)) & 63u);
+        sm1 = uvec2((sa >> (8u * s1)) & 63u, (sb >> (8u * s1)) & 63u);
+    } else {
+        uint t0 = 8u * (s0 - 4u), t1 = 8u * (s1 - 4u);
+        sm0 = uvec2(((sc >> t0) & 15u) | (((sa >> t0) >> 6) & 3u) << 4, ((sc >> t0) >> 4 & 15u) | (((sb >> t0) >> 6) & 3u) << 4);
+        sm1 = uvec2(((sc >> t1) & 15u) | (((sa >> t1) >> 6) & 3u) << 4, ((sc >> t1) >> 4 & 15u) | (((sb >> t1) >> 6) & 3u) << 4);
+    }
+    float sl = 0.0, sh = 0.0, xl = 0.0, xh = 0.0;
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        uint q = dq_w[qo + i];
+#if defined(WTYPE_Q4_K)
+        sl += dot(lo4(q), xq[i]);
+        sh += dot(hi4(q), xq[8u + i]);
+#else
+        uint h = dq_w[o + 4u + i];  // qh[4i .. 4i+3]
+        sl += dot(lo4(q) + bit16(h, 2u * c), xq[i]);
+        sh += dot(hi4(q) + bit16(h, 2u * c + 1u), xq[8u + i]);
+#endif
+        xl += dot(xq[i], vec4(1.0));
+        xh += dot(xq[8u + i], vec4(1.0));
+    }
+    return dd.x * (float(sm0.x) * sl + float(sm1.x) * sh) - dd.y * (float(sm0.y) * xl + float(sm1.y) * xh);
+#elif defined(WTYPE_Q6_K)
+    // Unit = half h (128 elements) of a super-block: ql[64h ..], qh[32h ..], scales[8h ..].
+    uint h = u & 1u;
+    uint bb = rb + (u >> 1) * 210u;
+    uint ql[16], qh[8], sw[2];
+    LOAD_WORDS(ql, bb + 64u * h, 16u);
+    LOAD_WORDS(qh, bb + 128u + 32u * h, 8u);
+    LOAD_WORDS(sw, bb + 192u + 8u * h, 2u);
+    float d = dq_f16(bb + 208u);
+    // element 32*quarter + l: ql[l + 32 (quarter & 1)] nibble (quarter >> 1), qh[l] bits 2*quarter
+    float s = 0.0;
+    [[unroll]] for (uint qt = 0u; qt < 4u; qt++) {
+        [[unroll]] for (uint half16 = 0u; half16 < 2u; half16++) {  // sub-block of 16: scale index 2qt + half16
+            float part = 0.0;
+            [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                uint li = 4u * half16 + i;  // word of l / 4 within the quarter
+                uint v = ql[li + 8u * (qt & 1u)] >> (4u * (qt >> 1));
+                uint hv = qh[li] >> (2u * qt);
+                vec4 q = vec4((uvec4(v) >> uvec4(0, 8, 16, 24)) & 15u) +
+                         vec4(((uvec4(hv) >> uvec4(0, 8, 16, 24)) & 3u) << 4) - 32.0;
+                part += dot(q, xq[8u * qt + li]);
+            }
+            uint si = 2u * qt + half16;
+            float scl = float(bitfieldExtract(int(sw[si >> 2]), int(8u * (si & 3u)), 8));
+            s += scl * part;
+        }
+    }
+    return d * s;
+#endif
+}
+
+#if !defined(SG_REDUCE)
+shared float red[NR * gl_WorkGroupSize.x];
+#endif
+
+void main() {
+    uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    uint t = gl_LocalInvocationID.x;
+    uint lane = t % NT;
+    uint row0 = (wg * (gl_WorkGroupSize.x / NT) + t / NT) * NR;
+    uint rb[NR];
+    float acc[NR];
+    [[unroll]] for (uint r = 0u; r < NR; r++) {
+        rb[r] = min(row0 + r, p.m - 1u) * p.row_bytes;
+        acc[r] = 0.0;
+    }
+    uint nu = p.k / UNIT;
+    for (uint u = lane; u < nu; u += NT) {
+        uint xo = u * (UNIT / 4u);
+        [[unroll]] for (uint i = 0u; i < UNIT / 4u; i++) xq[i] = xv[xo + i];
+#if defined(WTYPE_Q4_0) || defined(WTYPE_Q5_0) || defined(WTYPE_Q4_1) || defined(WTYPE_Q5_1)
+        vec4 xs4 = vec4(0.0);
+        [[unroll]] for (uint i = 0u; i < UNIT / 4u; i++) xs4 += xq[i];
+        xsum = dot(xs4, vec4(1.0));
+#endif
+        [[unroll]] for (uint r = 0u; r < NR; r++) acc[r] += unit_dot(rb[r], u);
+    }
+#if defined(WTYPE_F32) || defined(WTYPE_F16) || defined(WTYPE_BF16)
+    // plain types: the k % UNIT elements after the last unit
+    for (uint e = nu * UNIT + lane; e < p.k; e += NT) {
+        float xe = xs[e];
+        [[unroll]] for (uint r = 0u; r < NR; r++) acc[r] += dq_get1(rb[r], e) * xe;
+    }
+#endif
+    if (NT > 1u) {
+#if defined(SG_REDUCE)
+        [[unroll]] for (uint r = 0u; r < NR; r++) acc[r] = subgroupAdd(acc[r]);
+#else
+        [[unroll]] for (uint r = 0u; r < NR; r++) red[r * gl_WorkGroupSize.x + t] = acc[r];
+        barrier();
+        for (uint s = NT / 2u; s > 0u; s >>= 1) {
+            if (lane < s) {
+                [[unroll]] for (uint r = 0u; r < NR; r++)
+                    red[r * gl_WorkGroupSize.x + t] += red[r * gl_WorkGroupSize.x + t + s];
+            }
+            barrier();
+        }
+        [[unroll]] for (uint r = 0u; r < NR; r++) acc[r] = red[r * gl_WorkGroupSize.x + t];
+#endif
+    }
+    if (lane == 0u) {
+        [[unroll]] for (uint r = 0u; r < NR; r++)
+            if (row0 + r < p.m) y[p.y0 + row0 + r] = acc[r];
+    }
+}

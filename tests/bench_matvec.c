@@ -1,0 +1,142 @@
+/* bench_matvec.c - decode matvec speed: GB/s of weights read, per weight type and shape.
+ *
+ *   bench_matvec [-t type[,type...]] [-s MxK[,MxK...]] [-r seconds]
+ *
+ * Defaults: every type; 2048x2048, 5632x2048 and 32000x2048; ~0.3 s per case. Each case is
+ * warmed up first (lavapipe compiles a pipeline at its first dispatch), then a command list of
+ * back-to-back matvecs (a barrier between each, as in decode) is replayed and timed. The work
+ * split can be changed with VKLLM_MATVEC_{WG,NT,NR,SG}. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "ops_gpu.h"
+#include "types.h"
+
+static const uint32_t k_types[] = {
+    VKLLM_TYPE_F32,  VKLLM_TYPE_F16,  VKLLM_TYPE_BF16, VKLLM_TYPE_Q8_0, VKLLM_TYPE_Q4_0, VKLLM_TYPE_Q4_1,
+    VKLLM_TYPE_Q5_0, VKLLM_TYPE_Q5_1, VKLLM_TYPE_Q4_K, VKLLM_TYPE_Q5_K, VKLLM_TYPE_Q6_K,
+};
+
+#define CHECK(expr)                                                                              \
+    do {                                                                                         \
+        vkllm_status st_ = (expr);                                                               \
+        if (st_) {                                                                               \
+            fprintf(stderr, "bench_matvec: %s: %s (%s)\n", #expr, vkllm_status_str(st_), vkllm_last_error()); \
+            exit(1);                                                                             \
+        }                                                                                        \
+    } while (0)
+
+static float frand(uint64_t *s) {
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)((*s >> 40) & 0xffffff) / (float)(1 << 23) - 1.0f;
+}
+
+static int type_selected(const char *list, uint32_t type) {
+    if (!list) return 1;
+    const char *name = vkllm__type_name(type);
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncasecmp(p, name, n) == 0) return 1;
+        p += len + (e ? 1 : 0);
+    }
+    return 0;
+}
+
+/* One case: returns GB/s (weight bytes per second). */
+static double bench(struct vkllm__gpu *gpu, uint32_t type, uint32_t m, uint32_t k, double seconds,
+                    double *us_per_op) {
+    uint64_t row_bytes;
+    CHECK(vkllm__row_size(type, k, &row_bytes));
+    /* Quantize 64 distinct rows and repeat them (quantizing 65M K-quant weights takes long). */
+    enum { DISTINCT = 64 };
+    uint8_t *rows = malloc(row_bytes * DISTINCT), *all = malloc(row_bytes * m + 4);
+    float *tmp = malloc(sizeof(float) * k);
+    uint64_t s = 42;
+    for (int r = 0; r < DISTINCT; r++) {
+        for (uint32_t j = 0; j < k; j++) tmp[j] = frand(&s);
+        vkllm__quantize_row(type, tmp, rows + r * row_bytes, k);
+    }
+    for (uint32_t r = 0; r < m; r++) memcpy(all + r * row_bytes, rows + (r % DISTINCT) * row_bytes, row_bytes);
+    memset(all + row_bytes * m, 0, 4);
+    struct vkllm__dtensor w = {.type = type, .k = k, .m = m, .row_bytes = row_bytes};
+    CHECK(vkllm__buffer_alloc(gpu, (row_bytes * m + 3) & ~3ull, VKLLM__MEM_DEVICE, &w.buf));
+    CHECK(vkllm__buffer_upload(w.buf, 0, all, row_bytes * m));
+    struct vkllm__buffer *x, *y;
+    CHECK(vkllm__buffer_alloc(gpu, 4ull * k, VKLLM__MEM_DEVICE, &x));
+    CHECK(vkllm__buffer_alloc(gpu, 4ull * m, VKLLM__MEM_DEVICE, &y));
+    for (uint32_t j = 0; j < k; j++) tmp[j] = frand(&s);
+    CHECK(vkllm__buffer_upload(x, 0, tmp, 4ull * k));
+
+    struct vkllm__cmd *c;
+    CHECK(vkllm__cmd_init(gpu, &c));
+    /* warm-up: one op (pipeline compiled), timed to size the real run */
+    CHECK(vkllm__cmd_begin(c));
+    CHECK(vkllm__op_matvec(c, vkllm__view_of(y), &w, vkllm__view_of(x)));
+    CHECK(vkllm__cmd_end(c));
+    CHECK(vkllm__cmd_submit(c));
+    uint64_t t0 = vkllm__now_ns();
+    CHECK(vkllm__cmd_submit(c));
+    double one = (double)(vkllm__now_ns() - t0) * 1e-9;
+    int reps = (int)(seconds / (one > 1e-6 ? one : 1e-6));
+    if (reps < 2) reps = 2;
+    if (reps > 2000) reps = 2000;
+    CHECK(vkllm__cmd_begin(c));
+    for (int i = 0; i < reps; i++) CHECK(vkllm__op_matvec(c, vkllm__view_of(y), &w, vkllm__view_of(x)));
+    CHECK(vkllm__cmd_end(c));
+    CHECK(vkllm__cmd_submit(c)); /* warm */
+    t0 = vkllm__now_ns();
+    CHECK(vkllm__cmd_submit(c));
+    double dt = (double)(vkllm__now_ns() - t0) * 1e-9;
+    vkllm__cmd_free(c);
+    vkllm__buffer_free(x);
+    vkllm__buffer_free(y);
+    vkllm__buffer_free(w.buf);
+    free(rows);
+    free(all);
+    free(tmp);
+    *us_per_op = dt / reps * 1e6;
+    return (double)row_bytes * m * reps / dt * 1e-9;
+}
+
+int main(int argc, char **argv) {
+    const char *types = NULL, *shapes = "2048x2048,5632x2048,32000x2048";
+    double seconds = 0.3;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-t") && i + 1 < argc) types = argv[++i];
+        else if (!strcmp(argv[i], "-s") && i + 1 < argc) shapes = argv[++i];
+        else if (!strcmp(argv[i], "-r") && i + 1 < argc) seconds = atof(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench_matvec [-t type,...] [-s MxK,...] [-r seconds]\n");
+            return 2;
+        }
+    }
+    struct vkllm__gpu_params p = {.device = -1, .validate = 0};
+    struct vkllm__gpu *gpu;
+    CHECK(vkllm__gpu_open(&p, &gpu));
+    printf("device: %s; memory read bandwidth of this machine for comparison: ~49 GB/s (2 threads)\n",
+           vkllm__gpu_info(gpu)->name);
+    printf("%-6s %12s %10s %10s %8s\n", "type", "shape", "us/op", "GB/s", "% of 49");
+    for (size_t t = 0; t < sizeof k_types / sizeof k_types[0]; t++) {
+        if (!type_selected(types, k_types[t])) continue;
+        for (const char *sp = shapes; *sp;) {
+            unsigned m, k;
+            if (sscanf(sp, "%ux%u", &m, &k) != 2) {
+                fprintf(stderr, "bad shape %s\n", sp);
+                return 2;
+            }
+            double us, gbs = bench(gpu, k_types[t], m, k, seconds, &us);
+            char shape[32];
+            snprintf(shape, sizeof shape, "%ux%u", m, k);
+            printf("%-6s %12s %10.1f %10.2f %7.1f%%\n", vkllm__type_name(k_types[t]), shape, us, gbs, gbs / 49.0 * 100);
+            fflush(stdout);
+            const char *e = strchr(sp, ',');
+            sp = e ? e + 1 : sp + strlen(sp);
+        }
+    }
+    vkllm__gpu_close(gpu);
+    return 0;
+}
