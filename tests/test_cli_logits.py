@@ -21,7 +21,7 @@ def logits(*args):
     check(r.returncode == 0, "exit 0 for %s: %s" % (args, r.stderr))
     return json.loads(r.stdout) if r.returncode == 0 else []
 
-ids = "1 365 1088 285 29 260 307 287 11 402"
+ids = "1 365 288 285 29 260 307 287 11 402"
 pre = logits("--ids", ids, "--top", "5")
 dec = logits("--ids", ids, "--top", "5", "--decode")
 ref = logits("--ids", ids, "--top", "5", "--device", "ref")
