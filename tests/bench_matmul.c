@@ -2,6 +2,7 @@
  * n = 512, k = 2048, m = 2048 and m = 5632 (TinyLlama's attention and FFN shapes), after a
  * warm-up run (shader compilation). Not a test: it reports numbers.
  *   bench_matmul [reps] [type ...]     types by name (q8_0, f16, ...); default all
+ * VKLLM_BENCH_SHAPE="n,k,m" runs that one shape instead (quick experiments).
  * Validation is off unless VKLLM_VALIDATE=1. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,14 +74,16 @@ int main(int argc, char **argv) {
         return 1;
     }
     printf("device: %s\n", vkllm__gpu_info(gpu)->name);
-    static const uint32_t ms[] = {2048, 5632};
+    uint32_t n = 512, k = 2048, ms[2] = {2048, 5632}, nm = 2;
+    const char *shape = getenv("VKLLM_BENCH_SHAPE");
+    if (shape && sscanf(shape, "%u,%u,%u", &n, &k, &ms[0]) == 3) nm = 1;
     int rc = 0;
     for (size_t t = 0; t < sizeof all_types / sizeof all_types[0]; t++) {
         int want = argc <= 2;
         for (int a = 2; a < argc; a++) want |= !strcmp(argv[a], vkllm__type_name(all_types[t]));
         if (!want) continue;
-        for (size_t j = 0; j < 2; j++)
-            if (bench(gpu, all_types[t], 512, 2048, ms[j], reps)) {
+        for (uint32_t j = 0; j < nm; j++)
+            if (bench(gpu, all_types[t], n, k, ms[j], reps)) {
                 fprintf(stderr, "bench_matmul: %s failed: %s\n", vkllm__type_name(all_types[t]), vkllm_last_error());
                 rc = 1;
             }
