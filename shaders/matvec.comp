@@ -238,9 +238,7 @@ float unit_dot(uint rb, uint u) {
 #endif
 }
 
-#if !defined(SG_REDUCE)
-shared float red[NR * gl_WorkGroupSize.x];
-#endif
+shared float red[NR * gl_WorkGroupSize.x];  // the shared-memory reduction
 
 void main() {
     uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
@@ -288,19 +286,24 @@ void main() {
 #endif
     if (NT > 1u) {
 #if defined(SG_REDUCE)
-        [[unroll]] for (uint r = 0u; r < NR; r++) acc[r] = subgroupAdd(acc[r]);
-#else
-        [[unroll]] for (uint r = 0u; r < NR; r++) red[r * gl_WorkGroupSize.x + t] = acc[r];
-        barrier();
-        for (uint s = NT / 2u; s > 0u; s >>= 1) {
-            if (lane < s) {
-                [[unroll]] for (uint r = 0u; r < NR; r++)
-                    red[r * gl_WorkGroupSize.x + t] += red[r * gl_WorkGroupSize.x + t + s];
-            }
-            barrier();
-        }
-        [[unroll]] for (uint r = 0u; r < NR; r++) acc[r] = red[r * gl_WorkGroupSize.x + t];
+        // A row group is one subgroup when the device runs this shader at the subgroup size it
+        // reported; otherwise (some drivers pick another size per shader) go through memory.
+        if (gl_SubgroupSize == NT) {
+            [[unroll]] for (uint r = 0u; r < NR; r++) acc[r] = subgroupAdd(acc[r]);
+        } else
 #endif
+        {
+            [[unroll]] for (uint r = 0u; r < NR; r++) red[r * gl_WorkGroupSize.x + t] = acc[r];
+            barrier();
+            for (uint s = NT / 2u; s > 0u; s >>= 1) {
+                if (lane < s) {
+                    [[unroll]] for (uint r = 0u; r < NR; r++)
+                        red[r * gl_WorkGroupSize.x + t] += red[r * gl_WorkGroupSize.x + t + s];
+                }
+                barrier();
+            }
+            [[unroll]] for (uint r = 0u; r < NR; r++) acc[r] = red[r * gl_WorkGroupSize.x + t];
+        }
     }
     if (lane == 0u) {
         [[unroll]] for (uint r = 0u; r < NR; r++)
