@@ -33,24 +33,26 @@ struct mv_config {
     uint32_t wg; /* workgroup size */
     uint32_t nt; /* invocations per row group (1, or a power of two up to wg) */
     uint32_t nr; /* rows per invocation */
-    int sg;      /* reduce with subgroupAdd (nt must then be the subgroup size) */
+    int sg;      /* the subgroup variant: subgroupAdd when nt is the subgroup size */
+    uint32_t xs; /* nt = 1: lanes share the x loads through subgroupBroadcast (the subgroup size) */
 };
 
 static int is_pow2(uint32_t v) { return v && !(v & (v - 1)); }
 
-/* CPU devices (lavapipe): one invocation per row group, so x reads are uniform across the
- * subgroup and every load feeds NR rows. GPUs: one subgroup per row group, reading neighbouring
+/* CPU devices (lavapipe): one invocation per row group (NR rows), the subgroup's lanes sharing
+ * the x loads; on lavapipe every lane's load costs about the same, so loads per weight byte are
+ * what counts. GPUs: one subgroup per row group, reading neighbouring
  * blocks of the row (coalesced), reduced with subgroupAdd. VKLLM_MATVEC_{WG,NT,NR,SG} override
  * (tests and benchmarks use them to run every path on one device). */
 static vkllm_status pick_config(const struct vkllm__gpu *gpu, struct mv_config *cfg) {
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     uint32_t sgs = d->subgroup_size ? d->subgroup_size : 1;
-    int has_sg = (d->subgroup_ops & VKLLM_SUBGROUP_ARITHMETIC) != 0;
+    int has_sg = (d->subgroup_ops & VKLLM_SUBGROUP_ARITHMETIC) && (d->subgroup_ops & VKLLM_SUBGROUP_BALLOT);
     struct mv_config c;
     if (d->type == VKLLM_DEVICE_CPU) {
         c.nt = 1;
-        c.nr = 2;
-        c.wg = 64;
+        c.nr = 8;
+        c.wg = 32;
     } else {
         c.nt = VKLLM_MIN(sgs, 64);
         c.nr = 2;
@@ -59,8 +61,9 @@ static vkllm_status pick_config(const struct vkllm__gpu *gpu, struct mv_config *
     c.wg = (uint32_t)vkllm__env_int("VKLLM_MATVEC_WG", c.wg);
     c.nt = (uint32_t)vkllm__env_int("VKLLM_MATVEC_NT", c.nt);
     c.nr = (uint32_t)vkllm__env_int("VKLLM_MATVEC_NR", c.nr);
-    c.sg = c.nt > 1 && c.nt == sgs && has_sg;
-    if (!vkllm__env_int("VKLLM_MATVEC_SG", 1)) c.sg = 0;
+    c.sg = has_sg && (c.nt == 1 || c.nt == sgs) && vkllm__env_int("VKLLM_MATVEC_SG", 1);
+    /* x shared across the subgroup: every unit (16..128 elements) splits evenly up to 16 lanes */
+    c.xs = c.sg && c.nt == 1 && is_pow2(sgs) && sgs <= 16 && vkllm__env_int("VKLLM_MATVEC_XS", 1) ? sgs : 0;
     while (c.wg > d->max_workgroup_invocations || c.wg > d->max_workgroup_size[0]) c.wg /= 2;
     if (!is_pow2(c.nt) || c.nt > c.wg || c.wg % c.nt || c.nr == 0 || c.nr > 8 ||
         (uint64_t)c.nr * c.wg * 4 > d->max_shared_memory)
@@ -124,7 +127,7 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
                           (unsigned long long)view_size(x), (unsigned long long)view_size(y),
                           (unsigned long long)w->m, (unsigned long long)w->k);
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
-    struct mv_config cfg = {64, 1, 1, 0};
+    struct mv_config cfg = {64, 1, 1, 0, 0};
     uint64_t chunk = 1;
     if ((st = pick_config(gpu, &cfg))) return st;
     if ((st = vkllm__dtensor_chunk_rows(gpu, w, &chunk))) return st;
@@ -142,7 +145,7 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
                                      (uint32_t)((yoff - yal) / 4)};
         struct vkllm__dispatch d = {
             .shader = cfg.sg ? sh->matvec : sh->matvec_shm,
-            .n_spec = 3, .spec = {cfg.wg, cfg.nt, cfg.nr},
+            .n_spec = 4, .spec = {cfg.wg, cfg.nt, cfg.nr, cfg.xs},
             .n_bind = 3, .bind = {{0}, bind(x), yb},
             .push = &pc, .push_size = sizeof pc, .label = "matvec",
         };

@@ -21,6 +21,7 @@
 #if defined(SG_REDUCE)
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_ballot : require
 #endif
 #include "common.glsl"
 #define DQ_BINDING 0
@@ -28,6 +29,11 @@
 
 layout(constant_id = 1) const uint NT = 1;
 layout(constant_id = 2) const uint NR = 2;
+// XS > 0 (with NT = 1 and -DSG_REDUCE): the subgroup size. The lanes of a subgroup then load x
+// together, each a different XS-th of the unit, and pass it around with subgroupBroadcast: one
+// load per lane instead of every lane loading all of it (on lavapipe each lane's load costs the
+// same whether or not the address is uniform).
+layout(constant_id = 3) const uint XS = 0;
 
 layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };   // (k,) as vec4 (k % 4 == 0) ...
 layout(std430, binding = 1) readonly buffer Xs { float xs[]; }; // ... or as floats (tail)
@@ -232,9 +238,7 @@ float unit_dot(uint rb, uint u) {
 #endif
 }
 
-#if !defined(SG_REDUCE)
-shared float red[NR * gl_WorkGroupSize.x];
-#endif
+shared float red[NR * gl_WorkGroupSize.x];  // the shared-memory reduction
 
 void main() {
     uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
@@ -250,7 +254,22 @@ void main() {
     uint nu = p.k / UNIT;
     for (uint u = lane; u < nu; u += NT) {
         uint xo = u * (UNIT / 4u);
-        [[unroll]] for (uint i = 0u; i < UNIT / 4u; i++) xq[i] = xv[xo + i];
+#if defined(SG_REDUCE)
+        if (NT == 1u && XS > 0u && gl_SubgroupSize == XS) {
+            float xl[UNIT / (XS > 0u ? XS : 1u)];
+            uint xe = u * UNIT + gl_SubgroupInvocationID;
+            [[unroll]] for (uint i = 0u; i < UNIT / XS; i++) xl[i] = xs[xe + i * XS];
+            [[unroll]] for (uint i = 0u; i < UNIT / 4u; i++) {
+                [[unroll]] for (uint c = 0u; c < 4u; c++) {
+                    uint e = 4u * i + c;
+                    xq[i][c] = subgroupBroadcast(xl[e / XS], e % XS);
+                }
+            }
+        } else
+#endif
+        {
+            [[unroll]] for (uint i = 0u; i < UNIT / 4u; i++) xq[i] = xv[xo + i];
+        }
 #if defined(WTYPE_Q4_0) || defined(WTYPE_Q5_0) || defined(WTYPE_Q4_1) || defined(WTYPE_Q5_1)
         vec4 xs4 = vec4(0.0);
         [[unroll]] for (uint i = 0u; i < UNIT / 4u; i++) xs4 += xq[i];
@@ -267,19 +286,24 @@ void main() {
 #endif
     if (NT > 1u) {
 #if defined(SG_REDUCE)
-        [[unroll]] for (uint r = 0u; r < NR; r++) acc[r] = subgroupAdd(acc[r]);
-#else
-        [[unroll]] for (uint r = 0u; r < NR; r++) red[r * gl_WorkGroupSize.x + t] = acc[r];
-        barrier();
-        for (uint s = NT / 2u; s > 0u; s >>= 1) {
-            if (lane < s) {
-                [[unroll]] for (uint r = 0u; r < NR; r++)
-                    red[r * gl_WorkGroupSize.x + t] += red[r * gl_WorkGroupSize.x + t + s];
-            }
-            barrier();
-        }
-        [[unroll]] for (uint r = 0u; r < NR; r++) acc[r] = red[r * gl_WorkGroupSize.x + t];
+        // A row group is one subgroup when the device runs this shader at the subgroup size it
+        // reported; otherwise (some drivers pick another size per shader) go through memory.
+        if (gl_SubgroupSize == NT) {
+            [[unroll]] for (uint r = 0u; r < NR; r++) acc[r] = subgroupAdd(acc[r]);
+        } else
 #endif
+        {
+            [[unroll]] for (uint r = 0u; r < NR; r++) red[r * gl_WorkGroupSize.x + t] = acc[r];
+            barrier();
+            for (uint s = NT / 2u; s > 0u; s >>= 1) {
+                if (lane < s) {
+                    [[unroll]] for (uint r = 0u; r < NR; r++)
+                        red[r * gl_WorkGroupSize.x + t] += red[r * gl_WorkGroupSize.x + t + s];
+                }
+                barrier();
+            }
+            [[unroll]] for (uint r = 0u; r < NR; r++) acc[r] = red[r * gl_WorkGroupSize.x + t];
+        }
     }
     if (lane == 0u) {
         [[unroll]] for (uint r = 0u; r < NR; r++)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "gpu.h"
 #include "ops_gpu.h"
@@ -27,6 +28,14 @@ static const uint32_t k_types[] = {
             exit(1);                                                                             \
         }                                                                                        \
     } while (0)
+
+/* CPU seconds used by this process (all threads, lavapipe's workers included). */
+static double cpu_seconds(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+           ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e-6;
+}
 
 static float frand(uint64_t *s) {
     *s = *s * 6364136223846793005ull + 1442695040888963407ull;
@@ -48,7 +57,7 @@ static int type_selected(const char *list, uint32_t type) {
 
 /* One case: returns GB/s (weight bytes per second). */
 static double bench(struct vkllm__gpu *gpu, uint32_t type, uint32_t m, uint32_t k, double seconds,
-                    double *us_per_op) {
+                    double *us_per_op, double *cpu_us_per_op) {
     uint64_t row_bytes;
     CHECK(vkllm__row_size(type, k, &row_bytes));
     /* Quantize 64 distinct rows and repeat them (quantizing 65M K-quant weights takes long). */
@@ -89,8 +98,10 @@ static double bench(struct vkllm__gpu *gpu, uint32_t type, uint32_t m, uint32_t 
     CHECK(vkllm__cmd_end(c));
     CHECK(vkllm__cmd_submit(c)); /* warm */
     t0 = vkllm__now_ns();
+    double c0 = cpu_seconds();
     CHECK(vkllm__cmd_submit(c));
     double dt = (double)(vkllm__now_ns() - t0) * 1e-9;
+    *cpu_us_per_op = (cpu_seconds() - c0) / reps * 1e6;
     vkllm__cmd_free(c);
     vkllm__buffer_free(x);
     vkllm__buffer_free(y);
@@ -119,7 +130,8 @@ int main(int argc, char **argv) {
     CHECK(vkllm__gpu_open(&p, &gpu));
     printf("device: %s; memory read bandwidth of this machine for comparison: ~49 GB/s (2 threads)\n",
            vkllm__gpu_info(gpu)->name);
-    printf("%-6s %12s %10s %10s %8s\n", "type", "shape", "us/op", "GB/s", "% of 49");
+    printf("%-6s %12s %10s %10s %8s %10s %10s\n", "type", "shape", "us/op", "GB/s", "% of 49", "cpu-us/op",
+           "GB/s@2cpu");
     for (size_t t = 0; t < sizeof k_types / sizeof k_types[0]; t++) {
         if (!type_selected(types, k_types[t])) continue;
         for (const char *sp = shapes; *sp;) {
@@ -128,10 +140,15 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "bad shape %s\n", sp);
                 return 2;
             }
-            double us, gbs = bench(gpu, k_types[t], m, k, seconds, &us);
+            double us, cpu_us, gbs = bench(gpu, k_types[t], m, k, seconds, &us, &cpu_us);
+            uint64_t row_bytes;
+            CHECK(vkllm__row_size(k_types[t], k, &row_bytes));
+            /* with the CPU to ourselves: the CPU time spread over 2 worker threads */
+            double gbs_cpu = (double)row_bytes * m / (cpu_us * 1e-6 / 2) * 1e-9;
             char shape[32];
             snprintf(shape, sizeof shape, "%ux%u", m, k);
-            printf("%-6s %12s %10.1f %10.2f %7.1f%%\n", vkllm__type_name(k_types[t]), shape, us, gbs, gbs / 49.0 * 100);
+            printf("%-6s %12s %10.1f %10.2f %7.1f%% %10.1f %10.2f\n", vkllm__type_name(k_types[t]), shape, us, gbs,
+                   gbs / 49.0 * 100, cpu_us, gbs_cpu);
             fflush(stdout);
             const char *e = strchr(sp, ',');
             sp = e ? e + 1 : sp + strlen(sp);

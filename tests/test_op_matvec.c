@@ -164,17 +164,19 @@ static uint32_t row_lengths(uint32_t type, uint32_t *ks) {
 }
 
 struct split {
-    const char *wg, *nt, *nr, *sg; /* VKLLM_MATVEC_* values (NULL: the device default) */
+    const char *wg, *nt, *nr, *sg, *xs; /* VKLLM_MATVEC_* values (NULL: the device default) */
     const char *name;
 };
 
 static const struct split k_splits[] = {
-    {NULL, NULL, NULL, NULL, "default"},
-    {"64", "8", "2", "1", "nt=8 subgroupAdd"},
-    {"64", "8", "3", "0", "nt=8 shared"},
-    {"32", "4", "1", "1", "nt=4 shared"},
-    {"128", "1", "4", "1", "nt=1 nr=4"},
-    {"32", "32", "2", "1", "nt=32 shared"},
+    {NULL, NULL, NULL, NULL, NULL, "default"},
+    {"64", "8", "2", "1", NULL, "nt=8 subgroupAdd"},
+    {"64", "8", "3", "0", NULL, "nt=8 shared"},
+    {"32", "4", "1", "1", NULL, "nt=4 shared"},
+    {"128", "1", "4", "1", "0", "nt=1 nr=4 x per lane"},
+    {"64", "1", "3", "1", "1", "nt=1 nr=3 x shared"},
+    {"16", "1", "1", "0", NULL, "nt=1 no subgroup ops"},
+    {"32", "32", "2", "1", NULL, "nt=32 shared"},
 };
 
 static void set_env(const char *name, const char *v) {
@@ -189,6 +191,7 @@ static void use_split(const struct split *s) {
     set_env("VKLLM_MATVEC_NT", s->nt);
     set_env("VKLLM_MATVEC_NR", s->nr);
     set_env("VKLLM_MATVEC_SG", s->sg);
+    set_env("VKLLM_MATVEC_XS", s->xs);
 }
 
 int main(void) {

@@ -358,6 +358,35 @@ static void test_special(void) {
     vkllm__tokenizer_free(t);
 }
 
+/* Every host allocation of init and tokenize may fail: the status is OOM and nothing leaks
+ * (the sanitizer build checks the leaks). */
+static void test_oom(const char *name) {
+    struct vkllm__gguf *g = NULL;
+    ASSERT_OK(vkllm__gguf_open(vkllm_test_model(name), &g));
+    static const char text[] = "Hello world, it's 42! <|endoftext|> \xf0\x9f\xa6\x99 <s>";
+    for (uint64_t nth = 1;; nth++) {
+        vkllm__fault_inject(VKLLM__FAULT_HOST, nth);
+        struct vkllm__tokenizer *t = NULL;
+        vkllm_status st = vkllm__tokenizer_init_gguf(g, &t);
+        if (st == VKLLM_STATUS_OK) {
+            int32_t *ids = NULL;
+            size_t n = 0;
+            st = vkllm__tokenize(t, text, sizeof text - 1, 1, 1, &ids, &n);
+            char *back = NULL;
+            size_t blen;
+            if (st == VKLLM_STATUS_OK) st = vkllm__detokenize(t, ids, n, 0, &back, &blen);
+            vkllm__free(back);
+            vkllm__free(ids);
+            vkllm__tokenizer_free(t);
+        }
+        vkllm__fault_inject(VKLLM__FAULT_HOST, 0);
+        if (st == VKLLM_STATUS_OK) break;
+        ASSERT_STATUS(st, VKLLM_STATUS_OOM);
+        ASSERT(nth < 10000);
+    }
+    vkllm__gguf_close(g);
+}
+
 int main(void) {
     test_pretok();
     test_gpt2_bytes();
@@ -371,6 +400,9 @@ int main(void) {
                                       "ggml-vocab-starcoder.gguf", "ggml-vocab-bert-bge.gguf",
                                       "ggml-vocab-gpt-neox.gguf"};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(all); i++) test_hostile(all[i]);
+    test_oom("ggml-vocab-llama-spm.gguf");
+    test_oom("ggml-vocab-gpt-2.gguf");
+    test_oom("ggml-vocab-bert-bge.gguf");
     printf("tokenizer: all tests passed\n");
     return 0;
 }

@@ -1,0 +1,186 @@
+/* ops_matmul.c - the prefill product y (n, m) = x (n, k) @ W^T for every weight type
+ * (shaders/matmul.comp; see ops_gpu.h).
+ *
+ * Tiles: a workgroup computes BM weight rows x BN rows of x, stepping BK along k through
+ * shared memory; each invocation holds a TM x TN register block (compile-time in the shader,
+ * VKLLM__MM_TM/TN here). BM, BN, BK and the workgroup size are specialization constants picked
+ * below from maxComputeSharedMemorySize and the workgroup limits; BN shrinks for short batches.
+ *
+ * Bindings: W is bound in row chunks that fit the binding limit (vkllm__dtensor_chunk_rows);
+ * a chunk of W's rows is a block of y's columns, so the shader gets y's row stride and the
+ * chunk's first column. x and y are bound in blocks of rows when they are larger than the limit
+ * (e.g. logits for a long prompt), so every binding fits.
+ *
+ * Cooperative matrices: not implemented (glslang 12 here cannot compile
+ * GL_KHR_cooperative_matrix and lavapipe has none, so it could not be tested). It would slot in
+ * as a second shader family matmul_cm_<type> (same bindings and push constants, tile loads
+ * shared with matmul.comp, coopMatMulAdd on f16 tiles): pick_variant() would choose it when
+ * info->cooperative_matrix is set, info->fp16_arith and storage_16bit are present, and one of
+ * info->coopmat_shapes is an f16 x f16 -> f32 shape; BM/BN/BK become multiples of that shape. */
+#include "ops_gpu.h"
+#include "shader_abi.h"
+#include "types.h"
+
+#define VKLLM__MM_TM 4 /* must match TM in matmul.comp */
+#define VKLLM__MM_TN 4 /* must match TN in matmul.comp */
+
+struct mm_tiles {
+    uint32_t bm, bn, bk, wg;
+};
+
+static struct mm_tiles g_force; /* test hook: tiles forced by vkllm__matmul_set_tiles */
+
+/* Force tile sizes (0 = choose per device). Tests use it to exercise other specializations. */
+void vkllm__matmul_set_tiles(uint32_t bm, uint32_t bn, uint32_t bk);
+void vkllm__matmul_set_tiles(uint32_t bm, uint32_t bn, uint32_t bk) {
+    g_force.bm = bm;
+    g_force.bn = bn;
+    g_force.bk = bk;
+}
+
+static int shader_of(uint32_t type, enum vkllm__shader_id *id) {
+    switch (type) {
+    case VKLLM_TYPE_F32: *id = VKLLM_SHADER_MATMUL_F32; return 1;
+    case VKLLM_TYPE_F16: *id = VKLLM_SHADER_MATMUL_F16; return 1;
+    case VKLLM_TYPE_BF16: *id = VKLLM_SHADER_MATMUL_BF16; return 1;
+    case VKLLM_TYPE_Q8_0: *id = VKLLM_SHADER_MATMUL_Q8_0; return 1;
+    case VKLLM_TYPE_Q4_0: *id = VKLLM_SHADER_MATMUL_Q4_0; return 1;
+    case VKLLM_TYPE_Q4_1: *id = VKLLM_SHADER_MATMUL_Q4_1; return 1;
+    case VKLLM_TYPE_Q5_0: *id = VKLLM_SHADER_MATMUL_Q5_0; return 1;
+    case VKLLM_TYPE_Q5_1: *id = VKLLM_SHADER_MATMUL_Q5_1; return 1;
+    case VKLLM_TYPE_Q4_K: *id = VKLLM_SHADER_MATMUL_Q4_K; return 1;
+    case VKLLM_TYPE_Q5_K: *id = VKLLM_SHADER_MATMUL_Q5_K; return 1;
+    case VKLLM_TYPE_Q6_K: *id = VKLLM_SHADER_MATMUL_Q6_K; return 1;
+    default: return 0;
+    }
+}
+
+/* Tile sizes for this device and batch: BM = 64 weight rows; BN from the batch (16, 32 or 64
+ * rows of x); halved until the workgroup fits the invocation limits; BK the largest of 32, 16,
+ * 8, 4 whose two tiles fit in shared memory. */
+static vkllm_status pick_tiles(const struct vkllm_device_info *d, uint32_t n, struct mm_tiles *t) {
+    t->bm = g_force.bm ? g_force.bm : 64;
+    t->bn = g_force.bn ? g_force.bn : n > 32 ? 64 : n > 16 ? 32 : 16;
+    uint32_t max_wg = VKLLM_MIN(d->max_workgroup_invocations, d->max_workgroup_size[0]);
+    while ((t->bm / VKLLM__MM_TM) * (t->bn / VKLLM__MM_TN) > max_wg) {
+        if (t->bn >= t->bm && t->bn > VKLLM__MM_TN) t->bn /= 2;
+        else if (t->bm > VKLLM__MM_TM) t->bm /= 2;
+        else break;
+    }
+    t->wg = (t->bm / VKLLM__MM_TM) * (t->bn / VKLLM__MM_TN);
+    t->bk = g_force.bk ? g_force.bk : 32;
+    while (t->bk > 4 && (uint64_t)(t->bm + t->bn) * t->bk * 4 > d->max_shared_memory) t->bk /= 2;
+    if (t->wg == 0 || t->wg > max_wg || t->bm % VKLLM__MM_TM || t->bn % VKLLM__MM_TN || t->bk % 4 ||
+        (uint64_t)(t->bm + t->bn) * t->bk * 4 > d->max_shared_memory)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "matmul: no tiling fits the device (BM %u, BN %u, BK %u: %u invocations of at most %u, "
+                          "%u bytes of shared memory of at most %u)",
+                          t->bm, t->bn, t->bk, t->wg, max_wg, (t->bm + t->bn) * t->bk * 4, d->max_shared_memory);
+    return VKLLM_STATUS_OK;
+}
+
+static uint64_t view_bytes(struct vkllm__view v) {
+    uint64_t total = vkllm__buffer_size(v.buf);
+    if (v.size) return v.size;
+    return v.offset < total ? total - v.offset : 0;
+}
+
+static uint64_t gcd_u64(uint64_t a, uint64_t b) {
+    while (b) {
+        uint64_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* Rows of x and y per dispatch so that both bindings fit the binding limit and every block of
+ * rows starts at an aligned offset. */
+static vkllm_status rows_per_block(const struct vkllm__gpu *gpu, uint64_t x_row, uint64_t y_row, uint32_t n,
+                                   uint32_t bn, uint64_t *out) {
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    uint64_t align = d->min_storage_buffer_offset_alignment > 4 ? d->min_storage_buffer_offset_alignment : 4;
+    uint64_t sx = align / gcd_u64(x_row, align), sy = align / gcd_u64(y_row, align);
+    uint64_t step = sx / gcd_u64(sx, sy) * sy; /* block starts n0 * row are aligned for both */
+    uint64_t widest = x_row > y_row ? x_row : y_row;
+    uint64_t r = vkllm__gpu_max_binding(gpu) / widest / step * step;
+    uint64_t grid = (uint64_t)d->max_workgroup_count[1] * bn / step * step;
+    if (r > grid) r = grid;
+    if (r == 0)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "matmul: a row of x (%llu bytes) or y (%llu bytes) exceeds the binding limit of %llu bytes",
+                          (unsigned long long)x_row, (unsigned long long)y_row,
+                          (unsigned long long)vkllm__gpu_max_binding(gpu));
+    *out = r >= n ? n : r;
+    return VKLLM_STATUS_OK;
+}
+
+static vkllm_status check_args(const struct vkllm__dtensor *w, struct vkllm__view y, struct vkllm__view x,
+                               uint32_t n) {
+    if (!w || !w->buf || !x.buf || !y.buf || n == 0 || w->k == 0 || w->m == 0)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matmul: missing buffer or empty shape (n=%u)", n);
+    if (w->offset % 4)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matmul: weight offset %llu is not word aligned",
+                          (unsigned long long)w->offset);
+    if (w->k > UINT32_MAX / 4 || w->m > UINT32_MAX / 4 || w->row_bytes > UINT32_MAX)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matmul: matrix of %llu x %llu is too large",
+                          (unsigned long long)w->m, (unsigned long long)w->k);
+    uint64_t need_x = (uint64_t)n * w->k * 4, need_y = (uint64_t)n * w->m * 4;
+    if (view_bytes(x) < need_x || view_bytes(y) < need_y)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "matmul: x has %llu bytes (needs %llu), y has %llu bytes (needs %llu)",
+                          (unsigned long long)view_bytes(x), (unsigned long long)need_x,
+                          (unsigned long long)view_bytes(y), (unsigned long long)need_y);
+    return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                              struct vkllm__view x, uint32_t n) {
+    vkllm_status st = check_args(w, y, x, n);
+    if (st) return st;
+    enum vkllm__shader_id id;
+    if (!shader_of(w->type, &id))
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matmul: weight type %s is not supported",
+                          vkllm__type_name(w->type));
+    struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    struct mm_tiles t;
+    uint64_t chunk = 0, block = 0;
+    if ((st = pick_tiles(d, n, &t))) return st;
+    if ((st = vkllm__dtensor_chunk_rows(gpu, w, &chunk))) return st;
+    if ((st = rows_per_block(gpu, w->k * 4, w->m * 4, n, t.bn, &block))) return st;
+    if ((chunk + t.bm - 1) / t.bm > d->max_workgroup_count[0])
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matmul: %llu weight rows in one binding exceed the grid limit",
+                          (unsigned long long)chunk);
+    uint64_t wsize = vkllm__buffer_size(w->buf);
+    for (uint64_t n0 = 0; n0 < n; n0 += block) {
+        uint32_t nb = (uint32_t)VKLLM_MIN(block, n - n0);
+        for (uint64_t r0 = 0; r0 < w->m; r0 += chunk) {
+            uint32_t rows = (uint32_t)VKLLM_MIN(chunk, w->m - r0);
+            /* The shader reads 32-bit words: the range is rounded up to a multiple of 4 bytes,
+             * which the buffer must hold (chunk starts are aligned, so only the last one can
+             * end inside a word). */
+            uint64_t woff = w->offset + r0 * w->row_bytes;
+            uint64_t wrange = ((uint64_t)rows * w->row_bytes + 3) & ~(uint64_t)3;
+            if (woff > wsize || wrange > wsize - woff)
+                return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                                  "matmul: %s matrix of %llu x %llu: its buffer must extend to a multiple of 4 "
+                                  "bytes past the last row (the shader reads 32-bit words)",
+                                  vkllm__type_name(w->type), (unsigned long long)w->m, (unsigned long long)w->k);
+            struct vkllm_pc_matmul pc = {nb, rows, (uint32_t)w->k, (uint32_t)w->row_bytes, (uint32_t)w->m,
+                                         (uint32_t)r0};
+            struct vkllm__dispatch dp = {
+                .shader = id, .n_spec = 4, .spec = {t.wg, t.bm, t.bn, t.bk},
+                .n_bind = 3,
+                .bind = {{w->buf, woff, wrange},
+                         {x.buf, x.offset + n0 * w->k * 4, (uint64_t)nb * w->k * 4},
+                         {y.buf, y.offset + n0 * w->m * 4, (uint64_t)nb * w->m * 4}},
+                .push = &pc, .push_size = sizeof pc,
+                .groups = {(rows + t.bm - 1) / t.bm, (nb + t.bn - 1) / t.bn, 1},
+                .label = "matmul",
+            };
+            if ((st = vkllm__cmd_dispatch(c, &dp))) return st;
+        }
+    }
+    return VKLLM_STATUS_OK;
+}
