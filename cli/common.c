@@ -11,6 +11,7 @@ int vkllm_cli_exit_code(vkllm_status s) {
     case VKLLM_STATUS_OK: return 0;
     case VKLLM_STATUS_INVALID_ARGUMENT: return 2;
     case VKLLM_STATUS_BAD_FORMAT:
+    case VKLLM_STATUS_NOT_FOUND:
     case VKLLM_STATUS_IO:
     case VKLLM_STATUS_UNSUPPORTED: return 3;
     case VKLLM_STATUS_NO_VULKAN:

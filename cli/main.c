@@ -17,6 +17,8 @@ static const struct command commands[] = {
     {"selftest", vkllm_cmd_selftest, "check every shader on a device against the C reference"},
     {"info", vkllm_cmd_info, "describe a GGUF model: architecture, shapes, types (--json)"},
     {"make-model", vkllm_cmd_make_model, "write a random-weight Llama-shaped GGUF model"},
+    {"bench", vkllm_cmd_bench, "prefill and decode tokens per second (llama-bench definitions)"},
+    {"logits", vkllm_cmd_logits, "top logits at every position of a token sequence (--json)"},
     {"tokenize", vkllm_cmd_tokenize, "text -> token ids with the model's own vocabulary"},
     {"detokenize", vkllm_cmd_detokenize, "token ids -> text"},
 };

@@ -215,6 +215,90 @@ VKLLM_API uint64_t vkllm_ctx_validation_messages(vkllm_ctx_t ctx);
 /* Device memory the context has allocated right now, in bytes. */
 VKLLM_API uint64_t vkllm_ctx_device_memory_used(vkllm_ctx_t ctx);
 
+/* ---------------------------------------------------------------------------------------------
+ * Models: a GGUF file's weights on a context's device
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct vkllm_model *vkllm_model_t;
+
+struct vkllm_model_params {
+    /* Called while the weights are uploaded: fraction in [0, 1]. May be NULL. */
+    void (*progress)(float fraction, void *user_data);
+    void *progress_user_data;
+};
+
+VKLLM_API struct vkllm_model_params vkllm_model_params_default(void);
+
+/* Load a Llama-family GGUF model (llama, qwen2, qwen3) onto ctx's device. The model must be
+ * freed before ctx. Errors: BAD_FORMAT (malformed file), UNSUPPORTED (architecture or tensor
+ * type), DEVICE_OOM (the weights do not fit: the message gives bytes needed and free). */
+VKLLM_API vkllm_status vkllm_model_load(vkllm_ctx_t ctx, const char *path, const struct vkllm_model_params *params,
+                                        vkllm_model_t *out);
+VKLLM_API void vkllm_model_free(vkllm_model_t model);
+
+struct vkllm_model_info {
+    char arch[16];            /* "llama", "qwen2", "qwen3" */
+    char name[128];           /* general.name, or "" */
+    uint32_t n_layer, n_embd, n_ff, n_head, n_head_kv, head_dim;
+    uint32_t n_vocab;
+    uint32_t n_ctx_train;     /* context length the model was trained for */
+    uint64_t n_params;        /* elements over all tensors */
+    uint64_t file_bytes;      /* size of the GGUF file */
+    uint64_t weight_bytes;    /* bytes of weights on the device */
+    uint64_t decode_bytes_per_token; /* weight bytes one decode step reads (matrices) */
+    char type_summary[128];   /* tensor types and counts, e.g. "f32:45 q8_0:155" */
+};
+
+VKLLM_API void vkllm_model_get_info(vkllm_model_t model, struct vkllm_model_info *out);
+
+/* ---------------------------------------------------------------------------------------------
+ * Sessions: a KV cache and run state over a model; evaluates tokens and returns logits
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct vkllm_session *vkllm_session_t;
+
+struct vkllm_session_params {
+    uint32_t n_ctx;    /* positions in the KV cache; 0 = the training context, at most 4096 */
+    uint32_t n_ubatch; /* tokens per prefill micro-batch; 0 = 256 */
+};
+
+VKLLM_API struct vkllm_session_params vkllm_session_params_default(void);
+
+/* Allocate the KV cache (F16, on the device) and the run state. A context that does not fit in
+ * device memory is refused before anything is allocated (DEVICE_OOM with bytes needed and free).
+ * The session must be freed before its model. */
+VKLLM_API vkllm_status vkllm_session_init(vkllm_model_t model, const struct vkllm_session_params *params,
+                                          vkllm_session_t *out);
+VKLLM_API void vkllm_session_free(vkllm_session_t s);
+
+/* Evaluate n tokens at the next positions (n_past .. n_past+n-1): more than one token runs as a
+ * prefill in micro-batches, a single token as one replayed decode step. all_logits keeps the
+ * logits of every token, else only the last. CONTEXT_FULL (nothing evaluated) when the tokens do
+ * not fit; INVALID_ARGUMENT for an id outside the vocabulary. */
+VKLLM_API vkllm_status vkllm_session_eval(vkllm_session_t s, const int32_t *tokens, uint32_t n, int all_logits);
+
+/* Logits (n_vocab floats) of token i of the last eval (i = 0 .. n-1 with all_logits; otherwise
+ * only the last token, as i = 0). NULL when there is no such token. Valid until the next eval. */
+VKLLM_API const float *vkllm_session_logits(vkllm_session_t s, uint32_t i);
+
+/* One decode step of token that returns the greedy next token, taking the argmax on the device
+ * and reading back one id instead of the logits. */
+VKLLM_API vkllm_status vkllm_session_decode_greedy(vkllm_session_t s, int32_t token, int32_t *next);
+
+VKLLM_API uint32_t vkllm_session_n_past(vkllm_session_t s);  /* positions filled */
+VKLLM_API uint32_t vkllm_session_n_ctx(vkllm_session_t s);   /* positions available */
+/* Forget positions from n_past on (0 = start over). INVALID_ARGUMENT if n_past > current. */
+VKLLM_API vkllm_status vkllm_session_truncate(vkllm_session_t s, uint32_t n_past);
+
+struct vkllm_session_memory {
+    uint64_t kv_bytes_allocated; /* the whole KV cache, K and V, all layers */
+    uint64_t kv_bytes_used;      /* the part holding the n_past positions */
+    uint64_t kv_bytes_per_token; /* what one more position of context costs */
+    uint64_t state_bytes;        /* activations and scratch */
+    uint64_t device_bytes;       /* everything the context has allocated on the device now */
+};
+VKLLM_API void vkllm_session_memory(vkllm_session_t s, struct vkllm_session_memory *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,12 +1,7 @@
 /* context.c - the public device API: listing devices and opening one (vkllm_ctx_t). */
 #include <string.h>
 
-#include "gpu.h"
-#include "internal.h"
-
-struct vkllm_ctx {
-    struct vkllm__gpu *gpu;
-};
+#include "context.h"
 
 const char *vkllm_device_type_str(vkllm_device_type t) {
     switch (t) {

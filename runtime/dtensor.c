@@ -11,7 +11,17 @@ vkllm_status vkllm__dtensor_upload(struct vkllm__gpu *gpu, uint32_t type, uint64
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matrix of %llu x %llu %s: bad size",
                           (unsigned long long)m, (unsigned long long)k, vkllm__type_name(type));
     struct vkllm__dtensor t = {.type = type, .k = k, .m = m, .row_bytes = row_bytes};
-    if ((st = vkllm__buffer_alloc(gpu, total, VKLLM__MEM_DEVICE, &t.buf))) return st;
+    /* Shaders read 32-bit words: pad odd-sized tensors (q6_K rows are 210 bytes per block) to a
+     * whole word, zero-filled. */
+    uint64_t padded = (total + 15) / 16 * 16;
+    if ((st = vkllm__buffer_alloc(gpu, padded, VKLLM__MEM_DEVICE, &t.buf))) return st;
+    if (padded > total) {
+        static const uint8_t zero[16];
+        if ((st = vkllm__buffer_upload(t.buf, total, zero, padded - total))) {
+            vkllm__buffer_free(t.buf);
+            return st;
+        }
+    }
     if (data && (st = vkllm__buffer_upload(t.buf, 0, data, total))) {
         vkllm__buffer_free(t.buf);
         return st;

@@ -31,6 +31,7 @@ struct vkllm__ref {
     float *att;              /* (n_ctx,) scores */
     float *logits;           /* (n_vocab,) */
     float *k_cache, *v_cache;/* (n_layer, n_ctx, n_embd_kv) */
+    int kv_f16;              /* round cached K/V to f16, as the device cache stores them */
 };
 
 // --- init / free ----------------------------------------------------------------------------
@@ -107,6 +108,8 @@ void vkllm__ref_free(struct vkllm__ref *r) {
     vkllm__free(r);
 }
 
+void vkllm__ref_set_kv_f16(struct vkllm__ref *r, int on) { r->kv_f16 = on; }
+
 uint32_t vkllm__ref_n_ctx(const struct vkllm__ref *r) { return r->n_ctx; }
 
 // --- forward --------------------------------------------------------------------------------
@@ -143,6 +146,11 @@ static void attention_block(struct vkllm__ref *r, uint32_t l, uint32_t pos) {
     }
     vkllm__ref_rope(r->q, hp->n_head, hp->head_dim, hp->rope.n_rot, hp->rope.neox, pos, r->inv_freq);
     vkllm__ref_rope(k, hp->n_head_kv, hp->head_dim, hp->rope.n_rot, hp->rope.neox, pos, r->inv_freq);
+    if (r->kv_f16)                                                  // the device cache is f16
+        for (uint32_t i = 0; i < hp->n_embd_kv; i++) {
+            k[i] = vkllm__f16_to_f32(vkllm__f32_to_f16(k[i]));
+            v[i] = vkllm__f16_to_f32(vkllm__f32_to_f16(v[i]));
+        }
     // att_out (n_head, head_dim) over cache rows 0..pos (n_ctx, n_embd_kv) of this layer
     vkllm__ref_attention(r->att_out, r->q, r->k_cache + lo, r->v_cache + lo, r->att, hp->n_head,
                          hp->n_head_kv, hp->head_dim, pos + 1, 1.0f / sqrtf((float)hp->head_dim));

@@ -1,0 +1,265 @@
+/* forward.c - one forward pass of a Llama-family model on the device, in the spirit of
+ * llama2.c's forward(): top to bottom, one op per step, shapes in the comments. A batch of n
+ * tokens is recorded into a command list and submitted; the single-token decode step is recorded
+ * once and replayed, the token and the position being data in small host-visible buffers. */
+#include <math.h>
+#include <string.h>
+
+#include "forward.h"
+
+struct vkllm__forward {
+    struct vkllm__gpu_model *m;
+    struct vkllm__gpu *gpu;
+    struct vkllm__kv_cache kv;
+    uint32_t n_ctx, n_ubatch;
+    /* run state: activations for up to n_ubatch tokens */
+    struct vkllm__buffer *ids;      /* (n_ubatch,) u32, host-visible */
+    struct vkllm__buffer *pos;      /* (1,) u32 pos0 of the batch, host-visible */
+    struct vkllm__buffer *x;        /* (n_ubatch, n_embd) residual stream */
+    struct vkllm__buffer *xb;       /* (n_ubatch, max(n_embd, n_embd_q)) normed input / projection out */
+    struct vkllm__buffer *q;        /* (n_ubatch, n_embd_q) */
+    struct vkllm__buffer *k;        /* (n_ubatch, n_embd_kv) */
+    struct vkllm__buffer *v;        /* (n_ubatch, n_embd_kv) */
+    struct vkllm__buffer *att;      /* (n_ubatch, n_embd_q) attention output */
+    struct vkllm__buffer *hb;       /* (n_ubatch, n_ff) */
+    struct vkllm__buffer *hb2;      /* (n_ubatch, n_ff) */
+    struct vkllm__buffer *logits;   /* (n_vocab,) or (n_ubatch, n_vocab) when all logits were asked */
+    uint32_t logits_rows;           /* rows logits can hold */
+    struct vkllm__buffer *scratch;  /* attention split partials */
+    struct vkllm__buffer *next;     /* (1,) u32 argmax, host-visible */
+    struct vkllm__cmd *batch_cmd;   /* re-recorded for each micro-batch */
+    struct vkllm__cmd *decode_cmd;  /* one token -> logits, recorded once */
+    struct vkllm__cmd *greedy_cmd;  /* one token -> argmax id, recorded once */
+    int decode_ready, greedy_ready; /* the two above are recorded and bind current buffers */
+    uint64_t state_bytes;
+};
+
+// --- views -----------------------------------------------------------------------------------
+
+/* f32 elements [first, first + n) of a buffer */
+static struct vkllm__view F(const struct vkllm__buffer *b, uint64_t first, uint64_t n) {
+    struct vkllm__view v = {b, first * 4, n * 4};
+    return v;
+}
+
+static struct vkllm__view ALL(const struct vkllm__buffer *b) { return vkllm__view_of(b); }
+
+/* y (n, rows(w)) = x (n, k) @ w^T: the decode kernel for one token, the tiled one for more. */
+static vkllm_status mm(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                       struct vkllm__view x, uint32_t n) {
+    return n == 1 ? vkllm__op_matvec(c, y, w, x) : vkllm__op_matmul(c, y, w, x, n);
+}
+
+// --- one layer -------------------------------------------------------------------------------
+
+static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c, uint32_t l, uint32_t n) {
+    const struct vkllm__hparams *hp = &f->m->desc->hp;
+    const struct vkllm__gpu_layer *w = &f->m->layers[l];
+    const uint32_t E = hp->n_embd, Q = hp->n_embd_q, KV = hp->n_embd_kv, FF = hp->n_ff, HD = hp->head_dim;
+    struct vkllm__view x = F(f->x, 0, (uint64_t)n * E), xb = F(f->xb, 0, (uint64_t)n * E);
+    struct vkllm__view q = F(f->q, 0, (uint64_t)n * Q), k = F(f->k, 0, (uint64_t)n * KV), v = F(f->v, 0, (uint64_t)n * KV);
+    struct vkllm__view att = F(f->att, 0, (uint64_t)n * Q);
+    struct vkllm__view hb = F(f->hb, 0, (uint64_t)n * FF), hb2 = F(f->hb2, 0, (uint64_t)n * FF);
+    struct vkllm__view pos = ALL(f->pos);
+    struct vkllm__attn_shape as = {n, hp->n_head, hp->n_head_kv, HD, f->n_ctx, 1.0f / sqrtf((float)HD)};
+    vkllm_status st;
+
+    // attention block
+#define DO(call) if ((st = (call))) return st
+    DO(vkllm__op_rmsnorm(c, xb, x, ALL(w->attn_norm), E, n, hp->rms_eps));        // xb (n, E) = rmsnorm(x) * attn_norm
+    DO(mm(c, q, &w->wq, xb, n));                                                   // q (n, Q)  = xb @ wq^T
+    DO(mm(c, k, &w->wk, xb, n));                                                   // k (n, KV) = xb @ wk^T
+    DO(mm(c, v, &w->wv, xb, n));                                                   // v (n, KV) = xb @ wv^T
+    if (w->bq) {                                                                   // qwen2: + biases
+        DO(vkllm__op_add(c, q, q, ALL(w->bq), n * Q, Q));
+        DO(vkllm__op_add(c, k, k, ALL(w->bk), n * KV, KV));
+        DO(vkllm__op_add(c, v, v, ALL(w->bv), n * KV, KV));
+    }
+    if (w->q_norm) {                                                               // qwen3: per-head RMS norm
+        DO(vkllm__op_rmsnorm(c, q, q, ALL(w->q_norm), HD, n * hp->n_head, hp->rms_eps));
+        DO(vkllm__op_rmsnorm(c, k, k, ALL(w->k_norm), HD, n * hp->n_head_kv, hp->rms_eps));
+    }
+    DO(vkllm__op_rope(c, q, pos, ALL(f->m->inv_freq), n, hp->n_head, HD, hp->rope.n_rot, hp->rope.neox));
+    DO(vkllm__op_rope(c, k, pos, ALL(f->m->inv_freq), n, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox));
+    DO(vkllm__op_kv_store(c, ALL(f->kv.k[l]), k, pos, n, KV, f->n_ctx));           // k_cache[pos0..pos0+n) = k
+    DO(vkllm__op_kv_store(c, ALL(f->kv.v[l]), v, pos, n, KV, f->n_ctx));           // v_cache[pos0..pos0+n) = v
+    DO(vkllm__op_attention(c, att, q, ALL(f->kv.k[l]), ALL(f->kv.v[l]), pos,       // att (n, Q) = softmax(q k^T/sqrt(HD)) v
+                           ALL(f->scratch), &as));
+    DO(mm(c, xb, &w->wo, att, n));                                                 // xb (n, E) = att @ wo^T
+    DO(vkllm__op_add(c, x, x, xb, n * E, n * E));                                  // x += xb
+
+    // feed-forward block
+    DO(vkllm__op_rmsnorm(c, xb, x, ALL(w->ffn_norm), E, n, hp->rms_eps));          // xb = rmsnorm(x) * ffn_norm
+    DO(mm(c, hb, &w->w_gate, xb, n));                                              // hb (n, FF)  = xb @ w_gate^T
+    DO(mm(c, hb2, &w->w_up, xb, n));                                               // hb2 (n, FF) = xb @ w_up^T
+    DO(vkllm__op_silu_mul(c, hb, hb, hb2, n * FF));                                // hb = silu(hb) * hb2
+    DO(mm(c, xb, &w->w_down, hb, n));                                              // xb (n, E) = hb @ w_down^T
+    DO(vkllm__op_add(c, x, x, xb, n * E, n * E));                                  // x += xb
+#undef DO
+    return VKLLM_STATUS_OK;
+}
+
+/* The whole pass for n tokens already in f->ids at f->pos. Logits of every token (all_logits)
+ * or of the last one; with greedy, also its argmax into f->next. */
+static vkllm_status record_forward(struct vkllm__forward *f, struct vkllm__cmd *c, uint32_t n, int all_logits,
+                                   int greedy) {
+    const struct vkllm__hparams *hp = &f->m->desc->hp;
+    const uint32_t E = hp->n_embd, V = hp->n_vocab;
+    vkllm_status st = vkllm__cmd_begin(c);
+    if (st) return st;
+    st = vkllm__op_get_rows(c, F(f->x, 0, (uint64_t)n * E), &f->m->token_embd,   // x (n, E) = token_embd[ids]
+                            ALL(f->ids), n);
+    for (uint32_t l = 0; !st && l < hp->n_layer; l++) st = record_layer(f, c, l, n);
+    if (st) return st;
+    uint32_t rows = all_logits ? n : 1;                                            // logits of which tokens
+    struct vkllm__view xl = F(f->x, (uint64_t)(n - rows) * E, (uint64_t)rows * E);
+    struct vkllm__view xb = F(f->xb, 0, (uint64_t)rows * E);
+    struct vkllm__view lg = F(f->logits, 0, (uint64_t)rows * V);
+    if ((st = vkllm__op_rmsnorm(c, xb, xl, ALL(f->m->output_norm), E, rows, hp->rms_eps))) return st;
+    if ((st = mm(c, lg, &f->m->output, xb, rows))) return st;                      // logits (rows, V) = xb @ output^T
+    if (greedy && (st = vkllm__op_argmax(c, ALL(f->next), F(f->logits, 0, V), V))) return st;
+    return vkllm__cmd_end(c);
+}
+
+// --- state -----------------------------------------------------------------------------------
+
+static vkllm_status alloc_f32(struct vkllm__forward *f, uint64_t n, struct vkllm__buffer **b) {
+    vkllm_status st = vkllm__buffer_alloc(f->gpu, n * 4, VKLLM__MEM_DEVICE, b);
+    if (!st) f->state_bytes += n * 4;
+    return st;
+}
+
+vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint32_t n_ubatch,
+                                 struct vkllm__forward **out) {
+    const struct vkllm__hparams *hp = &m->desc->hp;
+    if (n_ctx == 0) n_ctx = VKLLM_MIN(hp->n_ctx_train ? hp->n_ctx_train : 2048, 4096);
+    if (n_ubatch == 0) n_ubatch = 256;
+    n_ubatch = VKLLM_MIN(n_ubatch, n_ctx);
+    struct vkllm__forward *f = vkllm__calloc(1, sizeof *f);
+    if (!f) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    f->m = m;
+    f->gpu = m->gpu;
+    f->n_ctx = n_ctx;
+    f->n_ubatch = n_ubatch;
+    const uint64_t U = n_ubatch;
+    vkllm_status st;
+    VKLLM_TRY(st, vkllm__kv_cache_init(f->gpu, hp, n_ctx, &f->kv), fail);
+    VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, U * 4, VKLLM__MEM_HOST, &f->ids), fail);
+    VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 16, VKLLM__MEM_HOST, &f->pos), fail);
+    VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 16, VKLLM__MEM_HOST, &f->next), fail);
+    VKLLM_TRY(st, alloc_f32(f, U * hp->n_embd, &f->x), fail);
+    VKLLM_TRY(st, alloc_f32(f, U * VKLLM_MAX(hp->n_embd, hp->n_embd_q), &f->xb), fail);
+    VKLLM_TRY(st, alloc_f32(f, U * hp->n_embd_q, &f->q), fail);
+    VKLLM_TRY(st, alloc_f32(f, U * hp->n_embd_kv, &f->k), fail);
+    VKLLM_TRY(st, alloc_f32(f, U * hp->n_embd_kv, &f->v), fail);
+    VKLLM_TRY(st, alloc_f32(f, U * hp->n_embd_q, &f->att), fail);
+    VKLLM_TRY(st, alloc_f32(f, U * hp->n_ff, &f->hb), fail);
+    VKLLM_TRY(st, alloc_f32(f, U * hp->n_ff, &f->hb2), fail);
+    VKLLM_TRY(st, alloc_f32(f, hp->n_vocab, &f->logits), fail);
+    f->logits_rows = 1;
+    struct vkllm__attn_shape s1 = {1, hp->n_head, hp->n_head_kv, hp->head_dim, n_ctx, 1.0f};
+    struct vkllm__attn_shape sU = s1;
+    sU.n = n_ubatch;
+    uint64_t scratch = VKLLM_MAX(vkllm__attention_scratch_bytes(f->gpu, &s1), vkllm__attention_scratch_bytes(f->gpu, &sU));
+    VKLLM_TRY(st, alloc_f32(f, VKLLM_MAX(scratch / 4, 4), &f->scratch), fail);
+    VKLLM_TRY(st, vkllm__cmd_init(f->gpu, &f->batch_cmd), fail);
+    VKLLM_TRY(st, vkllm__cmd_init(f->gpu, &f->decode_cmd), fail);
+    VKLLM_TRY(st, vkllm__cmd_init(f->gpu, &f->greedy_cmd), fail);
+    *out = f;
+    return VKLLM_STATUS_OK;
+fail:
+    vkllm__forward_free(f);
+    return st;
+}
+
+void vkllm__forward_free(struct vkllm__forward *f) {
+    if (!f) return;
+    vkllm__cmd_free(f->batch_cmd);
+    vkllm__cmd_free(f->decode_cmd);
+    vkllm__cmd_free(f->greedy_cmd);
+    struct vkllm__buffer *bufs[] = {f->ids, f->pos, f->next, f->x, f->xb, f->q, f->k, f->v, f->att,
+                                    f->hb, f->hb2, f->logits, f->scratch};
+    for (size_t i = 0; i < VKLLM_ARRAY_LEN(bufs); i++) vkllm__buffer_free(bufs[i]);
+    vkllm__kv_cache_free(&f->kv);
+    vkllm__free(f);
+}
+
+/* Room for logits of `rows` tokens (all-logits prefill asks for more than the default one). */
+static vkllm_status ensure_logits(struct vkllm__forward *f, uint32_t rows) {
+    if (rows <= f->logits_rows) return VKLLM_STATUS_OK;
+    uint64_t V = f->m->desc->hp.n_vocab;
+    struct vkllm__buffer *nb;
+    vkllm_status st = vkllm__buffer_alloc(f->gpu, (uint64_t)rows * V * 4, VKLLM__MEM_DEVICE, &nb);
+    if (st) return st;
+    f->state_bytes += ((uint64_t)rows - f->logits_rows) * V * 4;
+    vkllm__buffer_free(f->logits);
+    f->logits = nb;
+    f->logits_rows = rows;
+    f->decode_ready = f->greedy_ready = 0; /* the recorded steps bound the old buffer */
+    return VKLLM_STATUS_OK;
+}
+
+static vkllm_status set_batch(struct vkllm__forward *f, const uint32_t *tokens, uint32_t n, uint32_t pos0) {
+    uint32_t V = f->m->desc->hp.n_vocab;
+    for (uint32_t i = 0; i < n; i++)
+        if (tokens[i] >= V)
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "token id %u is outside the vocabulary (%u tokens)",
+                              tokens[i], V);
+    if ((uint64_t)pos0 + n > f->n_ctx)
+        return vkllm__err(VKLLM_STATUS_CONTEXT_FULL,
+                          "the context is full: %u positions used, %u more asked for, room for %u", pos0, n, f->n_ctx);
+    vkllm_status st = vkllm__buffer_upload(f->ids, 0, tokens, (uint64_t)n * 4);
+    if (!st) st = vkllm__buffer_upload(f->pos, 0, &pos0, 4);
+    return st;
+}
+
+// --- entry points ----------------------------------------------------------------------------
+
+vkllm_status vkllm__forward_eval(struct vkllm__forward *f, const uint32_t *tokens, uint32_t n, uint32_t pos0,
+                                 int all_logits, float *logits) {
+    const uint64_t V = f->m->desc->hp.n_vocab;
+    vkllm_status st;
+    if (n == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "no tokens to evaluate");
+    if ((uint64_t)pos0 + n > f->n_ctx)
+        return vkllm__err(VKLLM_STATUS_CONTEXT_FULL,
+                          "the context is full: %u positions used, %u more asked for, room for %u", pos0, n, f->n_ctx);
+    if (all_logits && (st = ensure_logits(f, VKLLM_MIN(n, f->n_ubatch)))) return st;
+    for (uint32_t done = 0; done < n;) {
+        uint32_t nb = VKLLM_MIN(n - done, f->n_ubatch);
+        if ((st = set_batch(f, tokens + done, nb, pos0 + done))) return st;
+        struct vkllm__cmd *c = f->batch_cmd;
+        if (nb == 1 && !all_logits) { /* the decode step: recorded once, replayed */
+            c = f->decode_cmd;
+            if (!f->decode_ready) {
+                if ((st = record_forward(f, c, 1, 0, 0))) return st;
+                f->decode_ready = 1;
+            }
+        } else if ((st = record_forward(f, c, nb, all_logits, 0))) {
+            return st;
+        }
+        if ((st = vkllm__cmd_submit(c))) return st;
+        int last = done + nb == n;
+        if (logits && (all_logits || last)) {
+            uint64_t rows = all_logits ? nb : 1;
+            float *dst = logits + (all_logits ? (uint64_t)done * V : 0);
+            if ((st = vkllm__buffer_download(f->logits, 0, dst, rows * V * 4))) return st;
+        }
+        done += nb;
+    }
+    return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm__forward_decode_greedy(struct vkllm__forward *f, uint32_t token, uint32_t pos, uint32_t *next) {
+    vkllm_status st = set_batch(f, &token, 1, pos);
+    if (st) return st;
+    if (!f->greedy_ready) {
+        if ((st = record_forward(f, f->greedy_cmd, 1, 0, 1))) return st;
+        f->greedy_ready = 1;
+    }
+    if ((st = vkllm__cmd_submit(f->greedy_cmd))) return st;
+    return vkllm__buffer_download(f->next, 0, next, 4);
+}
+
+uint32_t vkllm__forward_n_ctx(const struct vkllm__forward *f) { return f->n_ctx; }
+uint64_t vkllm__forward_kv_bytes(const struct vkllm__forward *f) { return f->kv.bytes; }
+uint64_t vkllm__forward_state_bytes(const struct vkllm__forward *f) { return f->state_bytes; }

@@ -1,0 +1,86 @@
+/* forward.h - the model on the device and one forward pass (prefill batch or decode step).
+ * No Vulkan types: everything goes through gpu.h and the ops of ops_gpu.h. */
+#ifndef VKLLM_FORWARD_H
+#define VKLLM_FORWARD_H
+
+#include "model.h"
+#include "ops_gpu.h"
+
+/* --- weights on the device (weights.c) ------------------------------------------------------ */
+
+struct vkllm__gpu_layer {
+    struct vkllm__buffer *attn_norm;  /* (n_embd,) f32 */
+    struct vkllm__dtensor wq;         /* (n_embd_q, n_embd) */
+    struct vkllm__dtensor wk;         /* (n_embd_kv, n_embd) */
+    struct vkllm__dtensor wv;         /* (n_embd_kv, n_embd) */
+    struct vkllm__dtensor wo;         /* (n_embd, n_embd_q) */
+    struct vkllm__buffer *bq, *bk, *bv;     /* qwen2 biases, else NULL */
+    struct vkllm__buffer *q_norm, *k_norm;  /* qwen3 (head_dim,), else NULL */
+    struct vkllm__buffer *ffn_norm;   /* (n_embd,) f32 */
+    struct vkllm__dtensor w_gate;     /* (n_ff, n_embd) */
+    struct vkllm__dtensor w_up;       /* (n_ff, n_embd) */
+    struct vkllm__dtensor w_down;     /* (n_embd, n_ff) */
+};
+
+struct vkllm__gpu_model {
+    struct vkllm__gpu *gpu;
+    const struct vkllm__model_desc *desc;  /* not owned */
+    struct vkllm__dtensor token_embd;      /* (n_vocab, n_embd) */
+    struct vkllm__dtensor output;          /* (n_vocab, n_embd); shares token_embd's buffer when tied */
+    struct vkllm__buffer *output_norm;     /* (n_embd,) f32 */
+    struct vkllm__buffer *inv_freq;        /* (n_rot/2,) f32 RoPE inverse frequencies */
+    struct vkllm__gpu_layer *layers;       /* (n_layer,) */
+    uint64_t weight_bytes;                 /* bytes of weights on the device */
+    uint64_t matvec_bytes_per_token;       /* weight bytes a decode step reads */
+};
+
+/* Called with (bytes uploaded, bytes total) while the weights go up. */
+typedef void (*vkllm__progress_fn)(void *user, uint64_t done, uint64_t total);
+
+vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__model_desc *desc,
+                                   vkllm__progress_fn progress, void *user, struct vkllm__gpu_model **out);
+void vkllm__gpu_model_free(struct vkllm__gpu_model *m);
+
+/* --- KV cache (kv_cache.c) ------------------------------------------------------------------- */
+
+struct vkllm__kv_cache {
+    uint32_t n_layer, n_ctx, width;  /* width = n_head_kv * head_dim */
+    struct vkllm__buffer **k, **v;   /* per layer (n_ctx, width) f16 */
+    uint64_t bytes;                  /* allocated for K and V together */
+};
+
+/* Bytes a cache of n_ctx positions takes (K and V, all layers, F16). */
+uint64_t vkllm__kv_cache_bytes(const struct vkllm__hparams *hp, uint32_t n_ctx);
+
+/* Allocate the cache; refused before allocating anything (VKLLM_STATUS_DEVICE_OOM with the bytes
+ * needed and available) when it does not fit in what is left of device memory. */
+vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, uint32_t n_ctx,
+                                  struct vkllm__kv_cache *out);
+void vkllm__kv_cache_free(struct vkllm__kv_cache *kv);
+
+/* --- forward pass (forward.c) ---------------------------------------------------------------- */
+
+struct vkllm__forward;
+
+/* A run state for model m: KV cache of n_ctx positions and activations for micro-batches of up to
+ * n_ubatch tokens. */
+vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint32_t n_ubatch,
+                                 struct vkllm__forward **out);
+void vkllm__forward_free(struct vkllm__forward *f);
+
+/* Run tokens[0..n) at positions pos0.. (pos0 + n <= n_ctx: else VKLLM_STATUS_CONTEXT_FULL).
+ * Batches of more than one token go through the prefill path in micro-batches; one token goes
+ * through the recorded decode step. Logits: of every token when all_logits (n * n_vocab floats
+ * into logits), else of the last one (n_vocab floats); logits may be NULL. */
+vkllm_status vkllm__forward_eval(struct vkllm__forward *f, const uint32_t *tokens, uint32_t n, uint32_t pos0,
+                                 int all_logits, float *logits);
+
+/* One decode step that returns the argmax token id only (the logits stay on the device). */
+vkllm_status vkllm__forward_decode_greedy(struct vkllm__forward *f, uint32_t token, uint32_t pos, uint32_t *next);
+
+uint32_t vkllm__forward_n_ctx(const struct vkllm__forward *f);
+uint64_t vkllm__forward_kv_bytes(const struct vkllm__forward *f);
+/* Device bytes of the run state (activations and scratch), not counting the KV cache. */
+uint64_t vkllm__forward_state_bytes(const struct vkllm__forward *f);
+
+#endif /* VKLLM_FORWARD_H */

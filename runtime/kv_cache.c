@@ -1,0 +1,58 @@
+/* kv_cache.c - per-layer K and V on the device, F16, for n_ctx positions. Sized before anything
+ * is allocated, so a context that does not fit is refused with the numbers. */
+#include "forward.h"
+
+uint64_t vkllm__kv_cache_bytes(const struct vkllm__hparams *hp, uint32_t n_ctx) {
+    return 2ull * hp->n_layer * n_ctx * hp->n_embd_kv * 2 /* bytes per f16 */;
+}
+
+vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, uint32_t n_ctx,
+                                  struct vkllm__kv_cache *out) {
+    struct vkllm__kv_cache kv = {.n_layer = hp->n_layer, .n_ctx = n_ctx, .width = hp->n_embd_kv};
+    uint64_t per_layer = (uint64_t)n_ctx * hp->n_embd_kv * 2;
+    uint64_t need = vkllm__kv_cache_bytes(hp, n_ctx);
+    uint64_t budget = vkllm__gpu_memory_budget(gpu), used = vkllm__gpu_memory_allocated(gpu);
+    uint64_t avail = budget > used ? budget - used : 0;
+    if (n_ctx == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "context of 0 positions");
+    if (need > avail)
+        return vkllm__err(VKLLM_STATUS_DEVICE_OOM,
+                          "a KV cache of %u positions needs %.1f MiB (%u layers x 2 x %u x %u x f16); %.1f MiB of "
+                          "device memory are free: use a smaller context (-c)",
+                          n_ctx, need / 1048576.0, hp->n_layer, n_ctx, hp->n_embd_kv, avail / 1048576.0);
+    if (per_layer > vkllm__gpu_max_binding(gpu))
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "a KV cache of %u positions takes %.1f MiB per layer, more than this device binds at "
+                          "once (%.1f MiB): use a context of at most %llu",
+                          n_ctx, per_layer / 1048576.0, vkllm__gpu_max_binding(gpu) / 1048576.0,
+                          (unsigned long long)(vkllm__gpu_max_binding(gpu) / (hp->n_embd_kv * 2ull)));
+    vkllm_status st = VKLLM_STATUS_OK;
+    kv.k = vkllm__calloc(hp->n_layer, sizeof *kv.k);
+    kv.v = vkllm__calloc(hp->n_layer, sizeof *kv.v);
+    if (!kv.k || !kv.v) {
+        st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+        goto fail;
+    }
+    for (uint32_t l = 0; l < hp->n_layer; l++) {
+        VKLLM_TRY(st, vkllm__buffer_alloc(gpu, per_layer, VKLLM__MEM_DEVICE, &kv.k[l]), fail);
+        VKLLM_TRY(st, vkllm__buffer_alloc(gpu, per_layer, VKLLM__MEM_DEVICE, &kv.v[l]), fail);
+        VKLLM_TRY(st, vkllm__buffer_fill_zero(kv.k[l]), fail);
+        VKLLM_TRY(st, vkllm__buffer_fill_zero(kv.v[l]), fail);
+    }
+    kv.bytes = need;
+    *out = kv;
+    return VKLLM_STATUS_OK;
+fail:
+    vkllm__kv_cache_free(&kv);
+    return st;
+}
+
+void vkllm__kv_cache_free(struct vkllm__kv_cache *kv) {
+    if (!kv) return;
+    for (uint32_t l = 0; l < kv->n_layer; l++) {
+        if (kv->k) vkllm__buffer_free(kv->k[l]);
+        if (kv->v) vkllm__buffer_free(kv->v[l]);
+    }
+    vkllm__free(kv->k);
+    vkllm__free(kv->v);
+    kv->k = kv->v = NULL;
+}

@@ -1,0 +1,167 @@
+/* session.c - the public model and session API over gguf.c, model.c, weights.c and forward.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "context.h"
+#include "forward.h"
+#include "types.h"
+
+struct vkllm_model {
+    vkllm_ctx_t ctx;
+    struct vkllm__gguf *gguf;
+    struct vkllm__model_desc *desc;
+    struct vkllm__gpu_model *gm;
+};
+
+struct vkllm_session {
+    vkllm_model_t model;
+    struct vkllm__forward *fw;
+    uint32_t n_past;
+    float *logits;       /* (logits_rows, n_vocab) of the last eval */
+    uint32_t logits_rows, logits_cap;
+};
+
+struct vkllm_model_params vkllm_model_params_default(void) {
+    struct vkllm_model_params p = {0};
+    return p;
+}
+
+static void progress_adapter(void *user, uint64_t done, uint64_t total) {
+    const struct vkllm_model_params *p = user;
+    p->progress(total ? (float)((double)done / (double)total) : 1.0f, p->progress_user_data);
+}
+
+vkllm_status vkllm_model_load(vkllm_ctx_t ctx, const char *path, const struct vkllm_model_params *params,
+                              vkllm_model_t *out) {
+    if (!ctx || !path || !out) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_model_load: NULL argument");
+    *out = NULL;
+    struct vkllm_model_params p = params ? *params : vkllm_model_params_default();
+    struct vkllm_model *m = vkllm__calloc(1, sizeof *m);
+    if (!m) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    m->ctx = ctx;
+    vkllm_status st;
+    VKLLM_TRY(st, vkllm__gguf_open(path, &m->gguf), fail);
+    VKLLM_TRY(st, vkllm__model_desc_load(m->gguf, &m->desc), fail_named);
+    VKLLM_TRY(st, vkllm__gpu_model_load(ctx->gpu, m->desc, p.progress ? progress_adapter : NULL, &p, &m->gm), fail_named);
+    *out = m;
+    return VKLLM_STATUS_OK;
+fail_named:
+    vkllm__err_prefix("%s: ", path);
+fail:
+    vkllm_model_free(m);
+    return st;
+}
+
+void vkllm_model_free(vkllm_model_t m) {
+    if (!m) return;
+    vkllm__gpu_model_free(m->gm);
+    vkllm__model_desc_free(m->desc);
+    vkllm__gguf_close(m->gguf);
+    vkllm__free(m);
+}
+
+void vkllm_model_get_info(vkllm_model_t m, struct vkllm_model_info *out) {
+    const struct vkllm__hparams *hp = &m->desc->hp;
+    memset(out, 0, sizeof *out);
+    snprintf(out->arch, sizeof out->arch, "%s", vkllm__arch_name(hp->arch));
+    struct vkllm__str name;
+    if (vkllm__gguf_get_str(m->gguf, "general.name", &name) == VKLLM_STATUS_OK)
+        snprintf(out->name, sizeof out->name, "%.*s", (int)VKLLM_MIN(name.len, 127), name.ptr);
+    out->n_layer = hp->n_layer, out->n_embd = hp->n_embd, out->n_ff = hp->n_ff;
+    out->n_head = hp->n_head, out->n_head_kv = hp->n_head_kv, out->head_dim = hp->head_dim;
+    out->n_vocab = hp->n_vocab, out->n_ctx_train = hp->n_ctx_train;
+    out->n_params = m->desc->n_params;
+    out->file_bytes = m->gguf->size;
+    out->weight_bytes = m->gm->weight_bytes;
+    out->decode_bytes_per_token = m->gm->matvec_bytes_per_token;
+    uint32_t counts[VKLLM_TYPE_COUNT_] = {0};
+    for (uint64_t i = 0; i < m->gguf->n_tensors; i++)
+        if (m->gguf->tensors[i].type < VKLLM_TYPE_COUNT_) counts[m->gguf->tensors[i].type]++;
+    size_t len = 0;
+    for (uint32_t t = 0; t < VKLLM_TYPE_COUNT_; t++)
+        if (counts[t] && len < sizeof out->type_summary)
+            len += (size_t)snprintf(out->type_summary + len, sizeof out->type_summary - len, "%s%s:%u", len ? " " : "",
+                                    vkllm__type_name(t), counts[t]);
+}
+
+struct vkllm_session_params vkllm_session_params_default(void) {
+    struct vkllm_session_params p = {0, 0};
+    return p;
+}
+
+vkllm_status vkllm_session_init(vkllm_model_t model, const struct vkllm_session_params *params, vkllm_session_t *out) {
+    if (!model || !out) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_init: NULL argument");
+    *out = NULL;
+    struct vkllm_session_params p = params ? *params : vkllm_session_params_default();
+    struct vkllm_session *s = vkllm__calloc(1, sizeof *s);
+    if (!s) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    s->model = model;
+    vkllm_status st = vkllm__forward_init(model->gm, p.n_ctx, p.n_ubatch, &s->fw);
+    if (st) {
+        vkllm__free(s);
+        return st;
+    }
+    *out = s;
+    return VKLLM_STATUS_OK;
+}
+
+void vkllm_session_free(vkllm_session_t s) {
+    if (!s) return;
+    vkllm__forward_free(s->fw);
+    vkllm__free(s->logits);
+    vkllm__free(s);
+}
+
+vkllm_status vkllm_session_eval(vkllm_session_t s, const int32_t *tokens, uint32_t n, int all_logits) {
+    if (!s || (!tokens && n)) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_eval: NULL argument");
+    const uint64_t V = s->model->desc->hp.n_vocab;
+    uint32_t rows = all_logits ? n : 1;
+    if (rows > s->logits_cap) {
+        float *nl = vkllm__realloc(s->logits, (size_t)rows * V * sizeof(float));
+        if (!nl) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory for %u x %llu logits", rows, (unsigned long long)V);
+        s->logits = nl;
+        s->logits_cap = rows;
+    }
+    s->logits_rows = 0;
+    vkllm_status st = vkllm__forward_eval(s->fw, (const uint32_t *)tokens, n, s->n_past, all_logits, s->logits);
+    if (st) return st;
+    s->n_past += n;
+    s->logits_rows = rows;
+    return VKLLM_STATUS_OK;
+}
+
+const float *vkllm_session_logits(vkllm_session_t s, uint32_t i) {
+    if (!s || i >= s->logits_rows) return NULL;
+    return s->logits + (uint64_t)i * s->model->desc->hp.n_vocab;
+}
+
+vkllm_status vkllm_session_decode_greedy(vkllm_session_t s, int32_t token, int32_t *next) {
+    if (!s || !next) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_decode_greedy: NULL argument");
+    uint32_t id;
+    vkllm_status st = vkllm__forward_decode_greedy(s->fw, (uint32_t)token, s->n_past, &id);
+    if (st) return st;
+    s->n_past++;
+    s->logits_rows = 0;
+    *next = (int32_t)id;
+    return VKLLM_STATUS_OK;
+}
+
+uint32_t vkllm_session_n_past(vkllm_session_t s) { return s->n_past; }
+uint32_t vkllm_session_n_ctx(vkllm_session_t s) { return vkllm__forward_n_ctx(s->fw); }
+
+vkllm_status vkllm_session_truncate(vkllm_session_t s, uint32_t n_past) {
+    if (n_past > s->n_past)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "truncate to %u positions: only %u are filled", n_past, s->n_past);
+    s->n_past = n_past; /* later positions are overwritten before they are read (causal mask) */
+    s->logits_rows = 0;
+    return VKLLM_STATUS_OK;
+}
+
+void vkllm_session_memory(vkllm_session_t s, struct vkllm_session_memory *out) {
+    const struct vkllm__hparams *hp = &s->model->desc->hp;
+    out->kv_bytes_allocated = vkllm__forward_kv_bytes(s->fw);
+    out->kv_bytes_per_token = vkllm__kv_cache_bytes(hp, 1);
+    out->kv_bytes_used = out->kv_bytes_per_token * s->n_past;
+    out->state_bytes = vkllm__forward_state_bytes(s->fw);
+    out->device_bytes = vkllm__gpu_memory_allocated(s->model->ctx->gpu);
+}

@@ -1,0 +1,135 @@
+/* weights.c - the model's tensors uploaded to the device in their GGUF encoding. */
+#include <string.h>
+
+#include "forward.h"
+#include "types.h"
+
+struct upload {
+    struct vkllm__gpu *gpu;
+    vkllm__progress_fn progress;
+    void *user;
+    uint64_t done, total;
+};
+
+static void tick(struct upload *u, uint64_t bytes) {
+    u->done += bytes;
+    if (u->progress) u->progress(u->user, u->done, u->total);
+}
+
+/* A matrix: (ne[1] rows of ne[0]) in its own encoding. */
+static vkllm_status up_matrix(struct upload *u, const struct vkllm__gguf_tensor *t, struct vkllm__dtensor *out) {
+    uint64_t m = t->ne[1] * t->ne[2] * t->ne[3];
+    vkllm_status st = vkllm__dtensor_upload(u->gpu, t->type, t->ne[0], m, t->data, out);
+    if (st) {
+        vkllm__err_prefix("tensor %.*s: ", (int)t->name.len, t->name.ptr);
+        return st;
+    }
+    tick(u, t->nbytes);
+    return VKLLM_STATUS_OK;
+}
+
+/* A vector (f32, checked by the model description). NULL tensor -> NULL buffer. */
+static vkllm_status up_vector(struct upload *u, const struct vkllm__gguf_tensor *t, struct vkllm__buffer **out) {
+    *out = NULL;
+    if (!t) return VKLLM_STATUS_OK;
+    vkllm_status st = vkllm__buffer_alloc(u->gpu, t->nbytes, VKLLM__MEM_DEVICE, out);
+    if (!st) st = vkllm__buffer_upload(*out, 0, t->data, t->nbytes);
+    if (st) {
+        vkllm__err_prefix("tensor %.*s: ", (int)t->name.len, t->name.ptr);
+        return st;
+    }
+    tick(u, t->nbytes);
+    return VKLLM_STATUS_OK;
+}
+
+static uint64_t nbytes(const struct vkllm__gguf_tensor *t) { return t ? t->nbytes : 0; }
+
+static uint64_t total_bytes(const struct vkllm__model_desc *d) {
+    const struct vkllm__model_weights *w = &d->w;
+    uint64_t s = nbytes(w->token_embd) + nbytes(w->output_norm) + (d->hp.tied_embd ? 0 : nbytes(w->output));
+    for (uint32_t l = 0; l < d->hp.n_layer; l++) {
+        const struct vkllm__layer_weights *L = &w->layers[l];
+        s += nbytes(L->attn_norm) + nbytes(L->wq) + nbytes(L->wk) + nbytes(L->wv) + nbytes(L->wo) + nbytes(L->bq) +
+             nbytes(L->bk) + nbytes(L->bv) + nbytes(L->q_norm) + nbytes(L->k_norm) + nbytes(L->ffn_norm) +
+             nbytes(L->w_gate) + nbytes(L->w_up) + nbytes(L->w_down);
+    }
+    return s;
+}
+
+vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__model_desc *desc,
+                                   vkllm__progress_fn progress, void *user, struct vkllm__gpu_model **out) {
+    const struct vkllm__hparams *hp = &desc->hp;
+    const struct vkllm__model_weights *w = &desc->w;
+    struct upload u = {gpu, progress, user, 0, total_bytes(desc)};
+    uint64_t budget = vkllm__gpu_memory_budget(gpu), used = vkllm__gpu_memory_allocated(gpu);
+    if (u.total > budget || used + u.total > budget)
+        return vkllm__err(VKLLM_STATUS_DEVICE_OOM,
+                          "the weights need %.1f MiB of device memory; %.1f MiB of %.1f MiB are free",
+                          u.total / 1048576.0, (budget - VKLLM_MIN(used, budget)) / 1048576.0, budget / 1048576.0);
+    struct vkllm__gpu_model *m = vkllm__calloc(1, sizeof *m);
+    if (!m) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    m->gpu = gpu;
+    m->desc = desc;
+    vkllm_status st = VKLLM_STATUS_OK;
+    m->layers = vkllm__calloc(hp->n_layer, sizeof *m->layers);
+    float *freqs = vkllm__malloc(sizeof(float) * (hp->rope.n_rot / 2 + 1));
+    if (!m->layers || !freqs) {
+        st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+        goto fail;
+    }
+    VKLLM_TRY(st, up_matrix(&u, w->token_embd, &m->token_embd), fail);
+    if (hp->tied_embd) m->output = m->token_embd;
+    else VKLLM_TRY(st, up_matrix(&u, w->output, &m->output), fail);
+    VKLLM_TRY(st, up_vector(&u, w->output_norm, &m->output_norm), fail);
+    for (uint32_t l = 0; l < hp->n_layer; l++) {
+        const struct vkllm__layer_weights *L = &w->layers[l];
+        struct vkllm__gpu_layer *G = &m->layers[l];
+        VKLLM_TRY(st, up_vector(&u, L->attn_norm, &G->attn_norm), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->wq, &G->wq), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->wk, &G->wk), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->wv, &G->wv), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->wo, &G->wo), fail);
+        VKLLM_TRY(st, up_vector(&u, L->bq, &G->bq), fail);
+        VKLLM_TRY(st, up_vector(&u, L->bk, &G->bk), fail);
+        VKLLM_TRY(st, up_vector(&u, L->bv, &G->bv), fail);
+        VKLLM_TRY(st, up_vector(&u, L->q_norm, &G->q_norm), fail);
+        VKLLM_TRY(st, up_vector(&u, L->k_norm, &G->k_norm), fail);
+        VKLLM_TRY(st, up_vector(&u, L->ffn_norm, &G->ffn_norm), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->w_gate, &G->w_gate), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->w_up, &G->w_up), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->w_down, &G->w_down), fail);
+        m->matvec_bytes_per_token += L->wq->nbytes + L->wk->nbytes + L->wv->nbytes + L->wo->nbytes +
+                                     L->w_gate->nbytes + L->w_up->nbytes + L->w_down->nbytes;
+    }
+    m->matvec_bytes_per_token += w->output->nbytes;
+    vkllm__rope_freqs(hp, freqs);
+    VKLLM_TRY(st, vkllm__buffer_alloc(gpu, sizeof(float) * (hp->rope.n_rot / 2 + 1), VKLLM__MEM_DEVICE, &m->inv_freq), fail);
+    VKLLM_TRY(st, vkllm__buffer_upload(m->inv_freq, 0, freqs, sizeof(float) * (hp->rope.n_rot / 2)), fail);
+    m->weight_bytes = u.total;
+    vkllm__free(freqs);
+    *out = m;
+    return VKLLM_STATUS_OK;
+fail:
+    vkllm__free(freqs);
+    vkllm__gpu_model_free(m);
+    return st;
+}
+
+void vkllm__gpu_model_free(struct vkllm__gpu_model *m) {
+    if (!m) return;
+    if (m->layers) {
+        for (uint32_t l = 0; l < m->desc->hp.n_layer; l++) {
+            struct vkllm__gpu_layer *G = &m->layers[l];
+            struct vkllm__dtensor *mats[] = {&G->wq, &G->wk, &G->wv, &G->wo, &G->w_gate, &G->w_up, &G->w_down};
+            for (size_t i = 0; i < VKLLM_ARRAY_LEN(mats); i++) vkllm__dtensor_free(mats[i]);
+            struct vkllm__buffer *vecs[] = {G->attn_norm, G->bq, G->bk, G->bv, G->q_norm, G->k_norm, G->ffn_norm};
+            for (size_t i = 0; i < VKLLM_ARRAY_LEN(vecs); i++) vkllm__buffer_free(vecs[i]);
+        }
+        vkllm__free(m->layers);
+    }
+    if (m->output.buf != m->token_embd.buf) vkllm__dtensor_free(&m->output);
+    vkllm__dtensor_free(&m->token_embd);
+    vkllm__buffer_free(m->output_norm);
+    vkllm__buffer_free(m->inv_freq);
+    vkllm__free(m);
+}

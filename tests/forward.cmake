@@ -1,0 +1,6 @@
+# The forward pass on the device against the reference (random models, and stories260K).
+vkllm_add_test(NAME test_forward_random SOURCES test_forward.c ARGS random LABELS gpu TIMEOUT 900)
+add_test(NAME test_forward_stories COMMAND test_forward_random stories)
+vkllm_test_properties(test_forward_stories 600 gpu)
+vkllm_add_script_test(NAME test_cli_logits LABELS gpu
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_logits.py $<TARGET_FILE:vkllm>)

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""`vkllm logits`: the JSON contract, prefill vs --decode vs the scalar reference (--device ref),
+and usage errors. Uses stories260K (SKIPPED when the model folder is absent)."""
+import json, os, subprocess, sys
+
+VKLLM = sys.argv[1]
+models = os.environ.get("VKLLM_TEST_MODELS") or os.environ.get("VKLLM_TEST_MODELS_DEFAULT") or "../shared/models"
+model = os.path.join(models, "stories260K.gguf")
+if not os.path.exists(model):
+    if os.environ.get("VKLLM_REQUIRE_TEST_MODELS") == "1":
+        print("FAIL: missing", model); sys.exit(1)
+    print("SKIPPED: missing", model); sys.exit(77)
+
+failures = []
+def check(c, what):
+    if not c:
+        failures.append(what); print("FAIL:", what)
+
+def logits(*args):
+    r = subprocess.run([VKLLM, "logits", "-m", model, "--json"] + list(args), capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, "exit 0 for %s: %s" % (args, r.stderr))
+    return json.loads(r.stdout) if r.returncode == 0 else []
+
+ids = "1 365 288 285 29 260 307 287 11 402"
+pre = logits("--ids", ids, "--top", "5")
+dec = logits("--ids", ids, "--top", "5", "--decode")
+ref = logits("--ids", ids, "--top", "5", "--device", "ref")
+n = len(ids.split())
+for name, out in (("prefill", pre), ("decode", dec), ("ref", ref)):
+    check(len(out) == n, "%s: one entry per position" % name)
+    for p, e in enumerate(out):
+        check(e["pos"] == p and len(e["top"]) == 5, "%s: pos %d shape" % (name, p))
+        vals = [t[1] for t in e["top"]]
+        check(vals == sorted(vals, reverse=True), "%s: pos %d highest first" % (name, p))
+worst = 0.0
+for a, b, c in zip(pre, dec, ref):
+    check(a["top"][0][0] == c["top"][0][0] and b["top"][0][0] == c["top"][0][0], "pos %d: same argmax" % a["pos"])
+    for x, y in ((a, c), (b, c)):
+        for (i1, l1), (i2, l2) in zip(x["top"], y["top"]):
+            if i1 == i2:
+                worst = max(worst, abs(l1 - l2))
+check(worst < 2e-2, "logits within 2e-2 of the reference (got %g)" % worst)
+print("max |device - reference| over matching top entries: %.2e" % worst)
+
+r = subprocess.run([VKLLM, "logits", "--ids", "1"], capture_output=True, text=True)
+check(r.returncode == 2 and "required" in r.stderr, "missing -m is a usage error")
+r = subprocess.run([VKLLM, "logits", "-m", model, "--ids", "1 x"], capture_output=True, text=True)
+check(r.returncode == 2, "bad ids are a usage error")
+r = subprocess.run([VKLLM, "logits", "-m", model, "--ids", "1 99999"], capture_output=True, text=True)
+check(r.returncode != 0 and r.stderr.count("\n") == 1 and "vocabulary" in r.stderr, "out-of-vocabulary id: one line: " + r.stderr)
+print("all checks passed" if not failures else "%d check(s) failed" % len(failures))
+sys.exit(1 if failures else 0)

@@ -1,0 +1,314 @@
+/* test_forward.c - the whole forward pass on the device against the scalar reference:
+ * - stories260K greedy from BOS: the same 200 tokens as the reference (and so llama2.c's text);
+ * - random models from make-model (GQA and not, qwen2 biases, qwen3 q/k norms, tied embeddings;
+ *   F16, Q8_0, Q4_0, Q4_K, Q6_K): logits of a prefill and of 32 decode steps within TOL of the
+ *   reference (which reads the same quantized bytes and rounds its KV cache to f16 as the device
+ *   does), greedy tokens equal;
+ * - prefill of N tokens equals feeding them one by one, for N across micro-batch boundaries.
+ * Validation (with synchronization validation) must stay silent throughout. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+
+#include "harness.h"
+#include "model.h"
+#include "ref/ref.h"
+#include "tokenizer.h"
+#include "types.h"
+
+/* Largest |gpu - ref| relative to the largest |ref| logit of the position. */
+#define TOL 1e-3
+
+static char tmpdir[256];
+static vkllm_ctx_t ctx;
+
+static void log_cb(vkllm_log_level level, const char *msg, void *ud) {
+    (void)ud;
+    if (level >= VKLLM_LOG_WARN) fprintf(stderr, "[vkllm] %s\n", msg);
+}
+
+static double rel_err(const float *got, const float *want, uint32_t n) {
+    double maxd = 0, maxw = 1e-6;
+    for (uint32_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - want[i]);
+        if (!(d <= maxd)) maxd = d; /* NaN propagates as a failure */
+        if (fabs(want[i]) > maxw) maxw = fabs(want[i]);
+    }
+    return maxd / maxw;
+}
+
+static uint32_t argmax(const float *x, uint32_t n) {
+    uint32_t b = 0;
+    for (uint32_t i = 1; i < n; i++)
+        if (x[i] > x[b]) b = i;
+    return b;
+}
+
+struct ref_model {
+    struct vkllm__gguf *g;
+    struct vkllm__model_desc *d;
+    struct vkllm__ref *r;
+};
+
+static void ref_open(struct ref_model *rm, const char *path, uint32_t n_ctx) {
+    ASSERT_OK(vkllm__gguf_open(path, &rm->g));
+    ASSERT_OK(vkllm__model_desc_load(rm->g, &rm->d));
+    ASSERT_OK(vkllm__ref_init(rm->d, n_ctx, &rm->r));
+    vkllm__ref_set_kv_f16(rm->r, 1);
+}
+
+static void ref_close(struct ref_model *rm) {
+    vkllm__ref_free(rm->r);
+    vkllm__model_desc_free(rm->d);
+    vkllm__gguf_close(rm->g);
+}
+
+/* --- stories260K ----------------------------------------------------------------------------- */
+
+static char *expected_text(void) {
+    char *json = vkllm_test_read_file(vkllm_test_model("llama2c-test-vectors.json"), NULL);
+    cJSON *root = cJSON_Parse(json);
+    ASSERT(root);
+    cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "stories260K_greedy"), *it;
+    char *want = NULL;
+    cJSON_ArrayForEach(it, arr) {
+        cJSON *cmd = cJSON_GetObjectItemCaseSensitive(it, "command");
+        cJSON *exp = cJSON_GetObjectItemCaseSensitive(it, "expected_stdout");
+        if (cJSON_IsString(cmd) && strstr(cmd->valuestring, "-n 200") && cJSON_IsString(exp))
+            want = strdup(exp->valuestring);
+    }
+    ASSERT(want);
+    cJSON_Delete(root);
+    free(json);
+    return want;
+}
+
+static void test_stories(void) {
+    const char *path = vkllm_test_model("stories260K.gguf");
+    enum { N = 200 };
+    struct ref_model rm;
+    ref_open(&rm, path, 256);
+    vkllm__ref_set_kv_f16(rm.r, 0); /* the reference exactly as llama2.c */
+    int32_t ref_tok[N + 1], gpu_tok[N + 1];
+    ref_tok[0] = gpu_tok[0] = 1; /* BOS */
+    for (int i = 0; i < N; i++) {
+        const float *lg;
+        ASSERT_OK(vkllm__ref_forward(rm.r, (uint32_t)ref_tok[i], (uint32_t)i, &lg));
+        ref_tok[i + 1] = (int32_t)argmax(lg, rm.d->hp.n_vocab);
+    }
+    vkllm_model_t model;
+    vkllm_session_t s;
+    ASSERT_OK(vkllm_model_load(ctx, path, NULL, &model));
+    struct vkllm_session_params sp = {256, 0};
+    ASSERT_OK(vkllm_session_init(model, &sp, &s));
+    for (int i = 0; i < N; i++) ASSERT_OK(vkllm_session_decode_greedy(s, gpu_tok[i], &gpu_tok[i + 1]));
+    for (int i = 0; i <= N; i++)
+        if (gpu_tok[i] != ref_tok[i]) FAILF("stories260K: token %d is %d on the device, %d in the reference", i, gpu_tok[i], ref_tok[i]);
+    ASSERT_EQ(vkllm_session_n_past(s), N);
+    /* the text, through the model's own tokenizer */
+    struct vkllm__tokenizer *tok;
+    ASSERT_OK(vkllm__tokenizer_init_gguf(rm.g, &tok));
+    char *text;
+    size_t len;
+    ASSERT_OK(vkllm__detokenize(tok, gpu_tok + 1, N, 0, &text, &len));
+    char *want = expected_text();
+    ASSERT_STREQ(text, want);
+    free(want);
+    vkllm__free(text);
+    vkllm__tokenizer_free(tok);
+    vkllm_session_free(s);
+    vkllm_model_free(model);
+    ref_close(&rm);
+    printf("stories260K: 200 greedy tokens on the device equal the reference and llama2.c's text\n");
+}
+
+/* --- random models --------------------------------------------------------------------------- */
+
+struct model_case {
+    const char *what;
+    enum vkllm_arch arch;
+    uint32_t n_head, n_head_kv;
+    int tied;
+    uint32_t type;
+};
+
+static void make(const struct model_case *mc, char *path, size_t n) {
+    struct vkllm__make_model_params p;
+    vkllm__make_model_params_default(&p);
+    p.arch = mc->arch;
+    p.n_layer = 2;
+    p.n_embd = 256;
+    p.n_ff = 768;
+    p.n_head = mc->n_head;
+    p.n_head_kv = mc->n_head_kv;
+    p.n_vocab = 1003; /* not a multiple of any tile */
+    p.n_ctx = 128;
+    p.type = mc->type;
+    p.tied = mc->tied;
+    p.seed = 7;
+    snprintf(path, n, "%s/%s-%s.gguf", tmpdir, mc->what, vkllm__type_name(mc->type));
+    ASSERT_OK(vkllm__make_model(&p, path));
+}
+
+static void test_model(const struct model_case *mc) {
+    char path[512];
+    make(mc, path, sizeof path);
+    enum { P = 13, D = 32 };
+    struct ref_model rm;
+    ref_open(&rm, path, 64);
+    const uint32_t V = rm.d->hp.n_vocab;
+    vkllm_model_t model;
+    vkllm_session_t s;
+    ASSERT_OK(vkllm_model_load(ctx, path, NULL, &model));
+    struct vkllm_session_params sp = {64, 8}; /* micro-batches of 8: the prompt takes two */
+    ASSERT_OK(vkllm_session_init(model, &sp, &s));
+    int32_t toks[P + D + 1];
+    uint64_t seed = 99;
+    for (int i = 0; i < P; i++) toks[i] = (int32_t)((vkllm_test_randf(&seed) + 1.0f) * 0.5f * (V - 1));
+    ASSERT_OK(vkllm_session_eval(s, toks, P, 1));
+    double worst = 0;
+    for (uint32_t i = 0; i < P; i++) {
+        const float *lg;
+        ASSERT_OK(vkllm__ref_forward(rm.r, (uint32_t)toks[i], i, &lg));
+        double e = rel_err(vkllm_session_logits(s, i), lg, V);
+        if (e > worst) worst = e;
+        if (!(e <= TOL)) FAILF("%s %s: prefill position %u: relative error %.3g > %g", mc->what, vkllm__type_name(mc->type), i, e, TOL);
+    }
+    /* 32 decode steps, greedy from the device's logits; the reference follows the same tokens */
+    const float *lg = NULL;
+    toks[P] = (int32_t)argmax(vkllm_session_logits(s, P - 1), V);
+    for (uint32_t i = P; i < P + D; i++) {
+        ASSERT_OK(vkllm_session_eval(s, &toks[i], 1, 0));
+        ASSERT_OK(vkllm__ref_forward(rm.r, (uint32_t)toks[i], i, &lg));
+        const float *g = vkllm_session_logits(s, 0);
+        double e = rel_err(g, lg, V);
+        if (e > worst) worst = e;
+        if (!(e <= TOL)) FAILF("%s %s: decode position %u: relative error %.3g > %g", mc->what, vkllm__type_name(mc->type), i, e, TOL);
+        if (argmax(g, V) != argmax(lg, V))
+            FAILF("%s %s: decode position %u: greedy token %u on the device, %u in the reference", mc->what,
+                  vkllm__type_name(mc->type), i, argmax(g, V), argmax(lg, V));
+        toks[i + 1] = (int32_t)argmax(g, V);
+    }
+    printf("%-10s %-5s prefill %d + decode %d: max relative logit error %.2e\n", mc->what, vkllm__type_name(mc->type), P,
+           D, worst);
+    vkllm_session_free(s);
+    vkllm_model_free(model);
+    ref_close(&rm);
+}
+
+/* --- prefill == one by one ------------------------------------------------------------------- */
+
+static void test_prefill_vs_decode(void) {
+    struct model_case mc = {"pvd", VKLLM_ARCH_LLAMA, 4, 2, 0, VKLLM_TYPE_Q8_0};
+    char path[512];
+    make(&mc, path, sizeof path);
+    vkllm_model_t model;
+    ASSERT_OK(vkllm_model_load(ctx, path, NULL, &model));
+    static const uint32_t Ns[] = {2, 3, 4, 5, 9};
+    for (size_t t = 0; t < VKLLM_ARRAY_LEN(Ns); t++) {
+        uint32_t N = Ns[t];
+        vkllm_session_t a, b;
+        struct vkllm_session_params sp = {32, 4}; /* micro-batches of 4 */
+        ASSERT_OK(vkllm_session_init(model, &sp, &a));
+        ASSERT_OK(vkllm_session_init(model, &sp, &b));
+        int32_t toks[16];
+        for (uint32_t i = 0; i < N; i++) toks[i] = (int32_t)(17 + 31 * i);
+        ASSERT_OK(vkllm_session_eval(a, toks, N, 1));
+        uint32_t V = 1003;
+        float *la = malloc(sizeof(float) * V * N);
+        memcpy(la, vkllm_session_logits(a, 0), sizeof(float) * V * N);
+        for (uint32_t i = 0; i < N; i++) {
+            ASSERT_OK(vkllm_session_eval(b, &toks[i], 1, 0));
+            double e = rel_err(la + (uint64_t)i * V, vkllm_session_logits(b, 0), V);
+            if (!(e <= TOL)) FAILF("N=%u: position %u: prefill and one-by-one differ by %.3g", N, i, e);
+        }
+        /* then both decode on: same greedy tokens */
+        int32_t ta = (int32_t)argmax(la + (uint64_t)(N - 1) * V, V), tb = ta;
+        for (int i = 0; i < 6; i++) {
+            ASSERT_OK(vkllm_session_decode_greedy(a, ta, &ta));
+            ASSERT_OK(vkllm_session_decode_greedy(b, tb, &tb));
+            ASSERT_EQ(ta, tb);
+        }
+        ASSERT_EQ(vkllm_session_n_past(a), N + 6);
+        free(la);
+        vkllm_session_free(a);
+        vkllm_session_free(b);
+    }
+    vkllm_model_free(model);
+    printf("prefill of N tokens equals one-by-one for N = 2, 3, 4, 5, 9 (micro-batch 4)\n");
+}
+
+/* --- errors ---------------------------------------------------------------------------------- */
+
+static void test_errors(void) {
+    struct model_case mc = {"err", VKLLM_ARCH_LLAMA, 4, 4, 0, VKLLM_TYPE_F16};
+    char path[512];
+    make(&mc, path, sizeof path);
+    vkllm_model_t model;
+    vkllm_session_t s;
+    ASSERT_OK(vkllm_model_load(ctx, path, NULL, &model));
+    struct vkllm_session_params sp = {8, 4};
+    ASSERT_OK(vkllm_session_init(model, &sp, &s));
+    int32_t toks[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    ASSERT_STATUS(vkllm_session_eval(s, toks, 9, 0), VKLLM_STATUS_CONTEXT_FULL);
+    ASSERT_EQ(vkllm_session_n_past(s), 0);
+    int32_t bad = 5000;
+    ASSERT_STATUS(vkllm_session_eval(s, &bad, 1, 0), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_OK(vkllm_session_eval(s, toks, 8, 0));
+    ASSERT_STATUS(vkllm_session_eval(s, toks, 1, 0), VKLLM_STATUS_CONTEXT_FULL);
+    ASSERT_OK(vkllm_session_truncate(s, 3));
+    ASSERT_OK(vkllm_session_eval(s, toks, 5, 0));
+    struct vkllm_session_memory mem;
+    vkllm_session_memory(s, &mem);
+    ASSERT_EQ(mem.kv_bytes_per_token, 2ull * 2 * 256 * 2); /* K+V, 2 layers, 256 wide, f16 */
+    ASSERT_EQ(mem.kv_bytes_allocated, 8 * mem.kv_bytes_per_token);
+    ASSERT_EQ(mem.kv_bytes_used, 8 * mem.kv_bytes_per_token);
+    vkllm_session_free(s);
+    /* a context that cannot fit is refused before allocating, with the numbers */
+    uint64_t before = vkllm_ctx_device_memory_used(ctx);
+    struct vkllm_session_params huge = {4000000, 4};
+    ASSERT(vkllm_session_init(model, &huge, &s) != VKLLM_STATUS_OK);
+    ASSERT(strstr(vkllm_last_error(), "MiB"));
+    ASSERT_EQ(vkllm_ctx_device_memory_used(ctx), before);
+    vkllm_model_free(model);
+    ASSERT_STATUS(vkllm_model_load(ctx, "/nonexistent.gguf", NULL, &model), VKLLM_STATUS_NOT_FOUND);
+}
+
+int main(int argc, char **argv) {
+    const char *which = argc > 1 ? argv[1] : "all";
+    int stories = !strcmp(which, "stories") || !strcmp(which, "all");
+    int random = !strcmp(which, "random") || !strcmp(which, "all");
+    if (stories) vkllm_test_model("stories260K.gguf"); /* SKIPPED before any work when absent */
+    vkllm_log_set(log_cb, NULL);
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/vkllm-test-forward-XXXXXX");
+    ASSERT(mkdtemp(tmpdir));
+    struct vkllm_ctx_params cp = vkllm_ctx_params_default();
+    cp.validate = 1;
+    ASSERT_OK(vkllm_ctx_init(&cp, &ctx));
+
+    static const struct model_case cases[] = {
+        {"llama-gqa", VKLLM_ARCH_LLAMA, 4, 2, 0, VKLLM_TYPE_F16},
+        {"llama-gqa", VKLLM_ARCH_LLAMA, 4, 2, 0, VKLLM_TYPE_Q8_0},
+        {"llama-gqa", VKLLM_ARCH_LLAMA, 4, 2, 0, VKLLM_TYPE_Q4_0},
+        {"llama-gqa", VKLLM_ARCH_LLAMA, 4, 2, 0, VKLLM_TYPE_Q4_K},
+        {"llama-gqa", VKLLM_ARCH_LLAMA, 4, 2, 0, VKLLM_TYPE_Q6_K},
+        {"llama-mha", VKLLM_ARCH_LLAMA, 4, 4, 0, VKLLM_TYPE_Q8_0},
+        {"llama-tied", VKLLM_ARCH_LLAMA, 8, 2, 1, VKLLM_TYPE_F16},
+        {"qwen2", VKLLM_ARCH_QWEN2, 4, 2, 1, VKLLM_TYPE_Q8_0},
+        {"qwen3", VKLLM_ARCH_QWEN3, 4, 2, 0, VKLLM_TYPE_Q4_K},
+    };
+    if (random) {
+        for (size_t i = 0; i < VKLLM_ARRAY_LEN(cases); i++) test_model(&cases[i]);
+        test_prefill_vs_decode();
+        test_errors();
+    }
+    if (stories) test_stories();
+
+    uint64_t vmsg = vkllm_ctx_validation_messages(ctx);
+    vkllm_ctx_free(ctx);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "note: could not remove %s\n", tmpdir);
+    if (vmsg) FAILF("%llu validation message(s)", (unsigned long long)vmsg);
+    printf("ok\n");
+    return 0;
+}
