@@ -104,7 +104,8 @@ struct attn_plan {
 };
 
 static uint32_t attn_shared_bytes(uint32_t rows, uint32_t hd, uint32_t wg) {
-    return 4 * (2 * rows * hd + rows * wg + wg + 3 * rows);
+    uint32_t quads = (hd + 3) / 4;
+    return 4 * (2 * rows * quads * 4 + rows * wg + wg + 3 * rows);
 }
 
 static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s,
@@ -130,7 +131,7 @@ static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__
         if (group % g == 0) pl->hg = g;
     pl->qt = s->n == 1 ? 1 : VKLLM_MIN(s->n, rows / pl->hg);
     uint32_t r = pl->qt * pl->hg;
-    pl->npt = VKLLM_MIN(s->head_dim / 2, pl->wg);
+    pl->npt = VKLLM_MIN((s->head_dim + 3) / 4, pl->wg);
     pl->rs = pl->wg / pl->npt;
     pl->rpt = (r + pl->rs - 1) / pl->rs;
     pl->tpr = pl->wg / r;

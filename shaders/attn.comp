@@ -20,12 +20,13 @@
 layout(constant_id = 1) const uint HD = 64;  // head_dim (even)
 layout(constant_id = 2) const uint QT = 1;   // queries per workgroup
 layout(constant_id = 3) const uint HG = 1;   // heads per workgroup (divides n_head / n_head_kv)
-layout(constant_id = 4) const uint NPT = 32; // O update: threads per row = min(HD/2, WG)
+layout(constant_id = 4) const uint NPT = 16; // O update: threads per row = min(HQ, WG)
 layout(constant_id = 5) const uint RS = 2;   // O update: row slices = WG / NPT
 layout(constant_id = 6) const uint RPT = 1;  // O update: rows per thread = ceil(R / RS)
 layout(constant_id = 7) const uint TPR = 64; // softmax: threads per row = WG / R (>= 1)
 const uint R = QT * HG;
-const uint HD2 = HD / 2;
+const uint HD2 = HD / 2;       // f16 pairs (uint words) per head row
+const uint HQ = (HD + 3) / 4;  // quads per head row (the last one zero-padded when HD % 4 == 2)
 
 layout(std430, binding = 0) readonly buffer Q { float q[]; };  // (n, n_head, HD) f32
 layout(std430, binding = 1) readonly buffer K { uint kc[]; };  // (n_ctx, n_head_kv, HD) f16
@@ -37,8 +38,10 @@ layout(push_constant) uniform PC { pc_attn p; };
 #define NEG_INF (uintBitsToFloat(0xff800000u))
 #define WG (gl_WorkGroupSize.x)
 
-shared float q_sh[R * HD];  // scaled queries
-shared float o_sh[R * HD];  // running output (unnormalized)
+// Queries and outputs are kept as vec4 quads: on lavapipe every load costs a per-lane gather,
+// so fewer, wider ones matter more than anything else.
+shared vec4 q_sh[R * HQ];   // scaled queries
+shared vec4 o_sh[R * HQ];   // running output (unnormalized)
 shared float s_sh[R * gl_WorkGroupSize.x]; // scores, then probabilities, of one tile
 shared float red_sh[gl_WorkGroupSize.x];
 shared float m_sh[R], l_sh[R], a_sh[R];    // running max, running sum, rescale of this tile
@@ -51,11 +54,33 @@ uint row_limit(uint r) {
     return qi < p.n ? min(pos0 + qi + 1, p.n_ctx) : 0;
 }
 
+// Quad dq of a cache row starting at word w (4 halves; the upper two 0 past the row's end).
+vec4 k_quad(uint w, uint dq) {
+    vec2 a = unpackHalf2x16(kc[w + 2 * dq]);
+    vec2 b = (HD % 4 == 0 || 2 * dq + 1 < HD2) ? unpackHalf2x16(kc[w + 2 * dq + 1]) : vec2(0.0);
+    return vec4(a, b);
+}
+vec4 v_quad(uint w, uint dq) {
+    vec2 a = unpackHalf2x16(vc[w + 2 * dq]);
+    vec2 b = (HD % 4 == 0 || 2 * dq + 1 < HD2) ? unpackHalf2x16(vc[w + 2 * dq + 1]) : vec2(0.0);
+    return vec4(a, b);
+}
+
 void load_queries() {
-    for (uint e = gl_LocalInvocationID.x; e < R * HD; e += WG) {
-        uint r = e / HD, d = e % HD, qi = q_base + r / HG, h = h_base + r % HG;
-        q_sh[e] = qi < p.n ? q[(qi * p.n_head + h) * HD + d] * p.scale : 0.0;
-        o_sh[e] = 0.0;
+    for (uint e = gl_LocalInvocationID.x; e < R * HQ; e += WG) {
+        uint r = e / HQ, dq = e % HQ, qi = q_base + r / HG, h = h_base + r % HG;
+        vec4 v = vec4(0.0);
+        if (qi < p.n) {
+            uint b = (qi * p.n_head + h) * HD + 4 * dq;
+            v.x = q[b];
+            v.y = q[b + 1];
+            if (4 * dq + 2 < HD) {
+                v.z = q[b + 2];
+                v.w = q[b + 3];
+            }
+        }
+        q_sh[e] = v * p.scale;
+        o_sh[e] = vec4(0.0);
     }
     if (gl_LocalInvocationID.x < R) {
         m_sh[gl_LocalInvocationID.x] = NEG_INF;
@@ -70,10 +95,9 @@ void scores(uint kv0, uint end) {
     [[unroll]] for (uint r = 0; r < R; r++) acc[r] = 0.0;
     if (t < end) {
         uint kb = (t * p.n_head_kv + kvh) * HD2;
-        for (uint dp = 0; dp < HD2; dp++) {
-            vec2 kk = unpackHalf2x16(kc[kb + dp]);
-            [[unroll]] for (uint r = 0; r < R; r++)
-                acc[r] += q_sh[r * HD + 2 * dp] * kk.x + q_sh[r * HD + 2 * dp + 1] * kk.y;
+        for (uint dq = 0; dq < HQ; dq++) {
+            vec4 kk = k_quad(kb, dq);
+            [[unroll]] for (uint r = 0; r < R; r++) acc[r] += dot(q_sh[r * HQ + dq], kk);
         }
     }
     [[unroll]] for (uint r = 0; r < R; r++)
@@ -114,20 +138,20 @@ void softmax_tile() {
     }
 }
 
-// o_sh[r] = o_sh[r] * a_sh[r] + sum_c s_sh[r][c] v_(kv0+c). Thread (slice, lane) owns the pairs
+// o_sh[r] = o_sh[r] * a_sh[r] + sum_c s_sh[r][c] v_(kv0+c). Thread (slice, lane) owns the quads
 // lane, lane + NPT, ... of rows slice, slice + RS, ...
 void accumulate(uint kv0, uint end) {
     uint tid = gl_LocalInvocationID.x, slice = tid / NPT, lane = tid % NPT;
     if (slice >= RS) return;
     uint cend = min(WG, end - kv0);
-    for (uint dp = lane; dp < HD2; dp += NPT) {
-        vec2 acc[RPT];
+    for (uint dq = lane; dq < HQ; dq += NPT) {
+        vec4 acc[RPT];
         [[unroll]] for (uint j = 0; j < RPT; j++) {
             uint r = slice + j * RS;
-            acc[j] = r < R ? vec2(o_sh[r * HD + 2 * dp], o_sh[r * HD + 2 * dp + 1]) * a_sh[r] : vec2(0.0);
+            acc[j] = r < R ? o_sh[r * HQ + dq] * a_sh[r] : vec4(0.0);
         }
         for (uint c = 0; c < cend; c++) {
-            vec2 vv = unpackHalf2x16(vc[((kv0 + c) * p.n_head_kv + kvh) * HD2 + dp]);
+            vec4 vv = v_quad(((kv0 + c) * p.n_head_kv + kvh) * HD2, dq);
             [[unroll]] for (uint j = 0; j < RPT; j++) {
                 uint r = slice + j * RS;
                 if (r < R) acc[j] += s_sh[r * WG + c] * vv;
@@ -135,10 +159,7 @@ void accumulate(uint kv0, uint end) {
         }
         [[unroll]] for (uint j = 0; j < RPT; j++) {
             uint r = slice + j * RS;
-            if (r < R) {
-                o_sh[r * HD + 2 * dp] = acc[j].x;
-                o_sh[r * HD + 2 * dp + 1] = acc[j].y;
-            }
+            if (r < R) o_sh[r * HQ + dq] = acc[j];
         }
     }
 }
@@ -147,16 +168,17 @@ void store(uint split) {
     for (uint e = gl_LocalInvocationID.x; e < R * HD; e += WG) {
         uint r = e / HD, d = e % HD, qi = q_base + r / HG, h = h_base + r % HG;
         if (qi >= p.n) continue;
+        float v = o_sh[r * HQ + d / 4][d % 4];
 #ifdef ATTN_SPLIT
         uint b = ((split * p.n + qi) * p.n_head + h) * (HD + 2);
-        o[b + d] = o_sh[e];
+        o[b + d] = v;
         if (d == 0) {
             o[b + HD] = m_sh[r];
             o[b + HD + 1] = l_sh[r];
         }
 #else
         float l = l_sh[r];
-        o[(qi * p.n_head + h) * HD + d] = l > 0.0 ? o_sh[e] / l : 0.0;
+        o[(qi * p.n_head + h) * HD + d] = l > 0.0 ? v / l : 0.0;
 #endif
     }
 }

@@ -312,6 +312,10 @@ int main(void) {
     test_attention(gpu, (struct attn_case){17, 4, 2, 64, 300}, pf_pos, 2);   /* ratio 2 */
     test_attention(gpu, (struct attn_case){20, 6, 2, 80, 300}, pf_pos, 2);   /* ratio 3, dim 80 */
     test_attention(gpu, (struct attn_case){9, 4, 4, 256, 300}, pf_pos, 2);   /* dim 256 */
+    /* head_dim 2 mod 4: the last quad of a head row is half padding */
+    test_attention(gpu, (struct attn_case){7, 3, 1, 18, 64}, pf_pos, 2);
+    static const uint32_t d6_pos[] = {599, 0, 300};
+    test_attention(gpu, (struct attn_case){1, 4, 2, 6, 600}, d6_pos, VKLLM_ARRAY_LEN(d6_pos));
 
     static const uint32_t argmax_n[] = {1, 2, 7, 32000, 151936, 262144};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(argmax_n); i++) test_argmax(gpu, argmax_n[i]);
