@@ -23,6 +23,10 @@ static inline struct vkllm__view vkllm__view_of(const struct vkllm__buffer *b) {
  * exercise awkward sizes. */
 void vkllm__ops_set_wg(uint32_t wg);
 
+/* Force the matmul tile sizes (rows of W, rows of x, k step); 0, 0, 0 returns to the per-device
+ * choice. Tests use it to run every tiling. */
+void vkllm__matmul_set_tiles(uint32_t bm, uint32_t bn, uint32_t bk);
+
 /* o (n,) = a (n,) + b (nb,) repeated */
 vkllm_status vkllm__op_add(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view a,
                            struct vkllm__view b, uint32_t n, uint32_t nb);

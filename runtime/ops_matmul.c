@@ -31,7 +31,6 @@ struct mm_tiles {
 static struct mm_tiles g_force; /* test hook: tiles forced by vkllm__matmul_set_tiles */
 
 /* Force tile sizes (0 = choose per device). Tests use it to exercise other specializations. */
-void vkllm__matmul_set_tiles(uint32_t bm, uint32_t bn, uint32_t bk);
 void vkllm__matmul_set_tiles(uint32_t bm, uint32_t bn, uint32_t bk) {
     g_force.bm = bm;
     g_force.bn = bn;

@@ -18,7 +18,6 @@
 #include "ops_gpu.h"
 #include "types.h"
 
-void vkllm__matmul_set_tiles(uint32_t bm, uint32_t bn, uint32_t bk); /* ops_matmul.c test hook */
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 static float frand(void) { /* uniform in [-1, 1) */
