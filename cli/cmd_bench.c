@@ -164,8 +164,21 @@ static cJSON *row_json(const struct result *r, const struct opts *o) {
     return j;
 }
 
+static const char *human_bytes(uint64_t b, char *buf, size_t n) {
+    if (b >= (1ull << 30)) snprintf(buf, n, "%.2f GiB", b / 1073741824.0);
+    else snprintf(buf, n, "%.2f MiB", b / 1048576.0);
+    return buf;
+}
+
+static const char *human_count(uint64_t c, char *buf, size_t n) {
+    if (c >= 1000000000ull) snprintf(buf, n, "%.2f B", c / 1e9);
+    else if (c >= 1000000ull) snprintf(buf, n, "%.2f M", c / 1e6);
+    else snprintf(buf, n, "%.2f K", c / 1e3);
+    return buf;
+}
+
 static void print_results(const struct result *rs, int n, const struct opts *o) {
-    char name[64];
+    char name[64], size[32], params[32];
     if (!strcmp(o->format, "md")) {
         printf("| device | model | size | params | types | test | t/s | GB/s (weights) |\n");
         printf("| --- | --- | ---: | ---: | --- | --- | ---: | ---: |\n");
@@ -173,8 +186,9 @@ static void print_results(const struct result *rs, int n, const struct opts *o) 
             const struct result *r = &rs[i];
             char bw[32] = "";
             if (r->n_gen) snprintf(bw, sizeof bw, "%.2f", bandwidth_gbps(r));
-            printf("| %s | %s | %.2f GiB | %.2f B | %s | %s | %.2f ± %.2f | %s |\n", r->dev.name,
-                   r->mi.name[0] ? r->mi.name : r->mi.arch, r->mi.file_bytes / 1073741824.0, r->mi.n_params / 1e9,
+            printf("| %s | %s | %s | %s | %s | %s | %.2f ± %.2f | %s |\n", r->dev.name,
+                   r->mi.name[0] ? r->mi.name : r->mi.arch, human_bytes(r->mi.file_bytes, size, sizeof size),
+                   human_count(r->mi.n_params, params, sizeof params),
                    r->mi.type_summary, test_name(r, name, sizeof name), r->avg, r->stddev, bw);
         }
         printf("\nvkllm %s (%s), ubatch %d, KV f16, %d repetitions after a warm-up\n", vkllm_version(),

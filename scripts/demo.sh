@@ -1,8 +1,16 @@
 #!/bin/sh
-# The README's first command ends here: show the Vulkan devices and check every shader on the
-# default device against the C reference.
+# The README's first command ends here: the Vulkan devices, every shader checked on the default
+# device against the C reference, then a small model through the forward pass on the device.
+# The model is made here with random weights (no download): its outputs are meaningless tokens;
+# it shows the pipeline working, not a language model.
 set -eu
 BUILD=${1:-build}
 "$BUILD/vkllm" --version
 "$BUILD/vkllm" devices
 "$BUILD/vkllm" selftest
+MODEL="$BUILD/demo-random-tiny.gguf"
+"$BUILD/vkllm" make-model --preset tiny --type q8_0 -o "$MODEL"
+"$BUILD/vkllm" info -m "$MODEL"
+echo "top-3 logits at each position (random weights):"
+"$BUILD/vkllm" logits -m "$MODEL" --ids "1 72 101 108 108 111" --top 3
+"$BUILD/vkllm" bench -m "$MODEL" -p 64 -n 16 -r 3

@@ -4,3 +4,5 @@ add_test(NAME test_forward_stories COMMAND test_forward_random stories)
 vkllm_test_properties(test_forward_stories 600 gpu)
 vkllm_add_script_test(NAME test_cli_logits LABELS gpu
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_logits.py $<TARGET_FILE:vkllm>)
+vkllm_add_script_test(NAME test_cli_bench LABELS gpu
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_bench.py $<TARGET_FILE:vkllm>)
