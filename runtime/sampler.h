@@ -1,0 +1,59 @@
+/* sampler.h - choosing the next token from logits: greedy, temperature, top-k, top-p (nucleus),
+ * min-p, repetition / frequency / presence penalties over the last N tokens, logit bias, a seeded
+ * RNG of our own (a fixed seed reproduces a run exactly on every platform). The chain and its
+ * defaults follow llama.cpp's: penalties -> logit bias -> top-k -> top-p -> min-p -> temperature
+ * -> draw. Temperature <= 0 is exactly greedy (argmax, first on ties). */
+#ifndef VKLLM_SAMPLER_H
+#define VKLLM_SAMPLER_H
+
+#include <stdint.h>
+
+#include "internal.h"
+
+struct vkllm__sampler_params {
+    float temperature;        /* <= 0: greedy. default 0.8 */
+    int32_t top_k;            /* <= 0: off. default 40 */
+    float top_p;              /* >= 1: off. default 0.95 */
+    float min_p;              /* <= 0: off. default 0.05 */
+    float repeat_penalty;     /* 1: off. default 1.0 (llama.cpp's current default) */
+    float frequency_penalty;  /* 0: off */
+    float presence_penalty;   /* 0: off */
+    int32_t penalty_last_n;   /* tokens looked back for penalties; default 64; -1 = whole history */
+    uint64_t seed;            /* used when has_seed */
+    int has_seed;             /* 0: pick a seed from the clock and report it (vkllm__sampler_seed) */
+    /* logit bias: n_bias pairs (token, added value; -INFINITY bans the token) */
+    const int32_t *bias_tokens;
+    const float *bias_values;
+    uint32_t n_bias;
+};
+
+void vkllm__sampler_params_default(struct vkllm__sampler_params *p);
+
+struct vkllm__sampler;
+
+/* A sampler over a vocabulary of n_vocab tokens. INVALID_ARGUMENT for out-of-range parameters
+ * (negative temperature is fine: greedy; top_p < 0, min_p > 1, bias token outside the
+ * vocabulary, ...), naming the parameter. */
+vkllm_status vkllm__sampler_init(const struct vkllm__sampler_params *p, uint32_t n_vocab, struct vkllm__sampler **out);
+void vkllm__sampler_free(struct vkllm__sampler *s);
+
+/* Choose a token from logits (n_vocab floats, not modified). Uses the tokens recorded with
+ * vkllm__sampler_accept for the penalties. */
+vkllm_status vkllm__sampler_sample(struct vkllm__sampler *s, const float *logits, int32_t *token);
+
+/* Record a token of the history (prompt tokens and generated ones) for the penalties. */
+void vkllm__sampler_accept(struct vkllm__sampler *s, int32_t token);
+void vkllm__sampler_reset(struct vkllm__sampler *s); /* forget the history (not the RNG) */
+
+/* The seed in use (the one given, or the one picked). */
+uint64_t vkllm__sampler_seed(const struct vkllm__sampler *s);
+
+/* 1 when the parameters make the sampler exactly greedy (no penalties, no bias, temperature <= 0
+ * or top_k == 1): the caller may take the argmax on the device instead of reading logits. */
+int vkllm__sampler_is_greedy(const struct vkllm__sampler *s);
+
+/* The probabilities the sampler would draw from for these logits, after the whole chain (for
+ * tests): probs (n_vocab) sums to 1, zeros for excluded tokens. */
+vkllm_status vkllm__sampler_probs(struct vkllm__sampler *s, const float *logits, float *probs);
+
+#endif /* VKLLM_SAMPLER_H */
