@@ -299,6 +299,81 @@ struct vkllm_session_memory {
 };
 VKLLM_API void vkllm_session_memory(vkllm_session_t s, struct vkllm_session_memory *out);
 
+/* ---------------------------------------------------------------------------------------------
+ * Generation: prompt -> tokens -> prefill -> sample -> stream -> decode -> ...
+ * ------------------------------------------------------------------------------------------- */
+
+/* Sampling; the defaults (vkllm_generate_params_default) are llama.cpp's. */
+struct vkllm_sampling_params {
+    float temperature;       /* <= 0: greedy (argmax on the device). default 0.8 */
+    int32_t top_k;           /* <= 0: off. default 40 */
+    float top_p;             /* >= 1: off. default 0.95 */
+    float min_p;             /* <= 0: off. default 0.05 */
+    float repeat_penalty;    /* 1: off (default) */
+    float frequency_penalty; /* 0: off */
+    float presence_penalty;  /* 0: off */
+    int32_t penalty_last_n;  /* tokens the penalties look back over; default 64, -1 = all */
+    uint64_t seed;           /* used when has_seed; otherwise one is picked and reported in stats */
+    int has_seed;
+    const int32_t *bias_tokens; /* logit bias: n_bias (token, value) pairs; -INFINITY bans */
+    const float *bias_values;
+    uint32_t n_bias;
+};
+
+enum vkllm_stop_reason {
+    VKLLM_STOP_NONE = 0,
+    VKLLM_STOP_EOS = 1,          /* the model's end-of-generation token */
+    VKLLM_STOP_MAX_TOKENS = 2,   /* n_predict reached */
+    VKLLM_STOP_STRING = 3,       /* a stop string appeared (it is not emitted) */
+    VKLLM_STOP_CONTEXT_FULL = 4, /* the KV cache has no room for another token */
+    VKLLM_STOP_CANCELLED = 5,    /* the callback asked to stop */
+};
+
+VKLLM_API const char *vkllm_stop_reason_str(enum vkllm_stop_reason r);
+
+struct vkllm_generate_params {
+    const char *prompt;      /* UTF-8 text; "" starts from BOS alone */
+    size_t prompt_len;       /* bytes; 0 = strlen(prompt) */
+    int32_t n_predict;       /* tokens to generate at most; < 0 = until EOS or a full context */
+    const char *const *stop; /* stop strings (n_stop of them) */
+    uint32_t n_stop;
+    int add_bos;             /* -1: as the model asks (default); 0 no; 1 yes */
+    int parse_special;       /* "<|im_start|>" in the prompt becomes its token (default 0) */
+    int keep_history;        /* 1: continue after the tokens already in the session (chat);
+                                0: start the session over (default) */
+    struct vkllm_sampling_params sampling;
+};
+
+VKLLM_API struct vkllm_generate_params vkllm_generate_params_default(void);
+
+/* Called with each piece of complete UTF-8 text as it is produced (a character split across
+ * tokens arrives whole; text that may begin a stop string is held until it cannot). Return
+ * nonzero to stop (reason VKLLM_STOP_CANCELLED). */
+typedef int (*vkllm_text_fn)(const char *text, size_t len, void *user_data);
+
+/* Per-generation metrics, from real clocks (CLOCK_MONOTONIC). */
+struct vkllm_generate_stats {
+    uint32_t n_prompt;         /* prompt tokens evaluated (BOS included) */
+    uint32_t n_generated;      /* tokens sampled */
+    double ttft_ms;            /* call start -> first token's text handed to the callback
+                                  (tokenize + prefill + first sample), measured */
+    double prefill_ms;         /* the prompt's forward pass */
+    double prefill_tps;        /* n_prompt / prefill time */
+    double itl_mean_ms, itl_p50_ms, itl_p90_ms, itl_max_ms; /* between consecutive tokens */
+    double decode_tps;         /* tokens after the first / time spent after the first */
+    double total_ms;           /* call start -> return */
+    uint64_t kv_bytes_used;    /* KV cache holding the positions in use at the end */
+    uint64_t kv_bytes_allocated;
+    uint64_t device_bytes;     /* all device memory of the context */
+    uint64_t seed;             /* the sampler's seed */
+    enum vkllm_stop_reason stop_reason;
+};
+
+/* Generate from params->prompt on session s, streaming text to fn (may be NULL). A prompt longer
+ * than the context fails with CONTEXT_FULL before anything is evaluated. stats may be NULL. */
+VKLLM_API vkllm_status vkllm_generate(vkllm_session_t s, const struct vkllm_generate_params *params, vkllm_text_fn fn,
+                                      void *user_data, struct vkllm_generate_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

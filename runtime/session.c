@@ -3,23 +3,8 @@
 #include <string.h>
 
 #include "context.h"
-#include "forward.h"
+#include "tokenizer.h"
 #include "types.h"
-
-struct vkllm_model {
-    vkllm_ctx_t ctx;
-    struct vkllm__gguf *gguf;
-    struct vkllm__model_desc *desc;
-    struct vkllm__gpu_model *gm;
-};
-
-struct vkllm_session {
-    vkllm_model_t model;
-    struct vkllm__forward *fw;
-    uint32_t n_past;
-    float *logits;       /* (logits_rows, n_vocab) of the last eval */
-    uint32_t logits_rows, logits_cap;
-};
 
 struct vkllm_model_params vkllm_model_params_default(void) {
     struct vkllm_model_params p = {0};
@@ -42,6 +27,12 @@ vkllm_status vkllm_model_load(vkllm_ctx_t ctx, const char *path, const struct vk
     vkllm_status st;
     VKLLM_TRY(st, vkllm__gguf_open(path, &m->gguf), fail);
     VKLLM_TRY(st, vkllm__model_desc_load(m->gguf, &m->desc), fail_named);
+    /* A tokenizer vkllm cannot build does not stop the model from computing logits; generating
+     * text reports why later. */
+    if (vkllm__tokenizer_init_gguf(m->gguf, &m->tok) != VKLLM_STATUS_OK) {
+        snprintf(m->tok_error, sizeof m->tok_error, "%s", vkllm_last_error());
+        vkllm__log(VKLLM_LOG_WARN, "%s: no tokenizer: %s", path, m->tok_error);
+    }
     VKLLM_TRY(st, vkllm__gpu_model_load(ctx->gpu, m->desc, p.progress ? progress_adapter : NULL, &p, &m->gm), fail_named);
     *out = m;
     return VKLLM_STATUS_OK;
@@ -55,6 +46,7 @@ fail:
 void vkllm_model_free(vkllm_model_t m) {
     if (!m) return;
     vkllm__gpu_model_free(m->gm);
+    vkllm__tokenizer_free(m->tok);
     vkllm__model_desc_free(m->desc);
     vkllm__gguf_close(m->gguf);
     vkllm__free(m);

@@ -163,6 +163,10 @@ static vkllm_status get_id(const struct vkllm__gguf *g, const char *key, uint32_
     vkllm_status st = vkllm__gguf_get_u64(g, key, &v);
     if (st == VKLLM_STATUS_NOT_FOUND) return VKLLM_STATUS_OK;
     if (st != VKLLM_STATUS_OK) return st;
+    if (v == UINT32_MAX) { /* how converters write "no such token" */
+        *id = -1;
+        return VKLLM_STATUS_OK;
+    }
     if (v >= n) {
         vkllm__log(VKLLM_LOG_WARN, "%s: %s = %llu is out of the vocabulary; using %d", g->path, key,
                    (unsigned long long)v, *id);

@@ -240,8 +240,12 @@ vkllm_status vkllm__buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkl
             gpu->blocks = nb;
             gpu->cap_blocks = cap;
         }
-        /* Small buffers share blocks; a large one gets a block of its own size. */
-        uint64_t bsize = reserved > gpu->block_size / 2 ? reserved : gpu->block_size;
+        /* Small buffers share blocks; a large one gets a block of its own size. Blocks start at
+         * 16 MiB and double with what is already allocated, up to block_size, so a small model
+         * does not hold 256 MiB. */
+        uint64_t grow = VKLLM_MIN(gpu->block_size, VKLLM_MAX(16ull << 20, gpu->allocated));
+        grow = (grow + align - 1) / align * align;
+        uint64_t bsize = reserved > grow / 2 ? reserved : grow;
         vkllm_status st = block_create(gpu, bsize, kind, &blk);
         if (st && bsize > reserved) /* a smaller block may still fit */
             st = block_create(gpu, reserved, kind, &blk);

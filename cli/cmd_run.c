@@ -1,0 +1,283 @@
+/* cmd_run.c - `vkllm run -m FILE -p PROMPT`: stream a completion to stdout as it is generated
+ * (the prompt is not echoed); statistics on stderr. Ctrl-C stops the generation cleanly. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define MAX_STOP 16
+#define MAX_BIAS 64
+
+static volatile sig_atomic_t g_interrupted;
+
+static void on_sigint(int sig) {
+    (void)sig;
+    g_interrupted = 1;
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: vkllm run -m FILE [-p PROMPT | -f FILE] [options]\n"
+            "\n"
+            "Streams the model's continuation of the prompt to stdout (the prompt is not echoed);\n"
+            "statistics go to stderr. Without -p or -f the prompt is read from stdin. An empty\n"
+            "prompt starts from BOS. Ctrl-C stops the generation and still prints the statistics.\n"
+            "\n"
+            "  -m FILE                GGUF model\n"
+            "  -p TEXT                prompt\n"
+            "  -f FILE                read the prompt from a file\n"
+            "  -n N                   tokens to generate at most (default: until EOS or a full context)\n"
+            "  -c N                   context size in tokens (default: the model's, at most 4096)\n"
+            "  --device N             Vulkan device index (see `vkllm devices`)\n"
+            "  --ubatch N             prefill micro-batch size (default 256)\n"
+            "  --stop TEXT            stop when TEXT appears (not printed); may be repeated\n"
+            "  --stats text|json      statistics format on stderr (default text)\n"
+            "  --no-bos               do not add BOS even if the model asks for it\n"
+            "  --parse-special        special-token text in the prompt becomes its token\n"
+            "sampling (defaults as llama.cpp):\n"
+            "  --temp T               temperature; 0 = greedy (default 0.8)\n"
+            "  --top-k N              0 = off (default 40)\n"
+            "  --top-p P              1 = off (default 0.95)\n"
+            "  --min-p P              0 = off (default 0.05)\n"
+            "  --repeat-penalty F     1 = off (default 1.0)\n"
+            "  --repeat-last-n N      tokens the penalties look back over (default 64, -1 = all)\n"
+            "  --frequency-penalty F  0 = off\n"
+            "  --presence-penalty F   0 = off\n"
+            "  --seed N               fixed seed (default: picked and reported)\n"
+            "  --logit-bias ID:V      add V to token ID's logit (-inf bans it); may be repeated\n");
+}
+
+static int on_text(const char *text, size_t len, void *ud) {
+    (void)ud;
+    fwrite(text, 1, len, stdout);
+    fflush(stdout);
+    return g_interrupted ? 1 : 0;
+}
+
+static char *read_all(FILE *f, size_t *n) {
+    size_t cap = 4096, len = 0;
+    char *b = malloc(cap);
+    while (b) {
+        size_t r = fread(b + len, 1, cap - len - 1, f);
+        len += r;
+        if (r == 0) break;
+        if (len + 1 == cap) {
+            char *nb = realloc(b, cap *= 2);
+            if (!nb) {
+                free(b);
+                return NULL;
+            }
+            b = nb;
+        }
+    }
+    if (b) b[len] = 0;
+    *n = len;
+    return b;
+}
+
+static void print_stats(const struct vkllm_generate_stats *s, int json) {
+    if (json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "n_prompt", s->n_prompt);
+        cJSON_AddNumberToObject(o, "n_generated", s->n_generated);
+        cJSON_AddNumberToObject(o, "ttft_ms", s->ttft_ms);
+        cJSON_AddNumberToObject(o, "prefill_ms", s->prefill_ms);
+        cJSON_AddNumberToObject(o, "prefill_tps", s->prefill_tps);
+        cJSON_AddNumberToObject(o, "itl_mean_ms", s->itl_mean_ms);
+        cJSON_AddNumberToObject(o, "itl_p50_ms", s->itl_p50_ms);
+        cJSON_AddNumberToObject(o, "itl_p90_ms", s->itl_p90_ms);
+        cJSON_AddNumberToObject(o, "itl_max_ms", s->itl_max_ms);
+        cJSON_AddNumberToObject(o, "decode_tps", s->decode_tps);
+        cJSON_AddNumberToObject(o, "total_ms", s->total_ms);
+        cJSON_AddNumberToObject(o, "kv_bytes_used", (double)s->kv_bytes_used);
+        cJSON_AddNumberToObject(o, "kv_bytes_allocated", (double)s->kv_bytes_allocated);
+        cJSON_AddNumberToObject(o, "device_bytes", (double)s->device_bytes);
+        cJSON_AddNumberToObject(o, "seed", (double)s->seed);
+        cJSON_AddStringToObject(o, "stop_reason", vkllm_stop_reason_str(s->stop_reason));
+        char *t = cJSON_PrintUnformatted(o);
+        if (t) fprintf(stderr, "%s\n", t);
+        cJSON_free(t);
+        cJSON_Delete(o);
+        return;
+    }
+    fprintf(stderr, "\n--\n");
+    fprintf(stderr, "stop: %s; prompt %u tokens, generated %u tokens, seed %llu\n", vkllm_stop_reason_str(s->stop_reason),
+            s->n_prompt, s->n_generated, (unsigned long long)s->seed);
+    fprintf(stderr, "time to first token %.1f ms; prefill %.1f ms (%.1f tokens/s)\n", s->ttft_ms, s->prefill_ms,
+            s->prefill_tps);
+    fprintf(stderr, "inter-token latency mean %.1f ms, p50 %.1f, p90 %.1f, max %.1f; decode %.2f tokens/s\n",
+            s->itl_mean_ms, s->itl_p50_ms, s->itl_p90_ms, s->itl_max_ms, s->decode_tps);
+    fprintf(stderr, "total %.1f ms; KV cache %.2f of %.2f MiB in use; device memory %.2f MiB\n", s->total_ms,
+            s->kv_bytes_used / 1048576.0, s->kv_bytes_allocated / 1048576.0, s->device_bytes / 1048576.0);
+}
+
+static int num_arg(const char *flag, const char *v, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (*end || errno || !(d >= lo && d <= hi)) {
+        fprintf(stderr, "vkllm: run: %s takes a number in [%g, %g], not '%s'\n", flag, lo, hi, v);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+int vkllm_cmd_run(int argc, char **argv) {
+    const char *path = NULL, *prompt = NULL, *prompt_file = NULL;
+    const char *stops[MAX_STOP];
+    uint32_t n_stop = 0;
+    int32_t bias_tok[MAX_BIAS];
+    float bias_val[MAX_BIAS];
+    uint32_t n_bias = 0;
+    int device = -1, json = 0;
+    double n_ctx = 0, n_ubatch = 0;
+    struct vkllm_generate_params gp = vkllm_generate_params_default();
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        double d;
+#define NUM(flag, lo, hi, dst)                                       \
+    if (!strcmp(a, flag) && v) {                                     \
+        if (num_arg(flag, v, lo, hi, &d)) return 2;                  \
+        dst;                                                         \
+        i++;                                                         \
+        continue;                                                    \
+    }
+        NUM("-n", -1, 1e9, gp.n_predict = (int32_t)d)
+        NUM("-c", 1, 1e7, n_ctx = d)
+        NUM("--ubatch", 1, 1e5, n_ubatch = d)
+        NUM("--device", 0, 1e4, device = (int)d)
+        NUM("--temp", -1e3, 1e3, gp.sampling.temperature = (float)d)
+        NUM("--top-k", -1, 1e9, gp.sampling.top_k = (int32_t)d)
+        NUM("--top-p", 0, 1, gp.sampling.top_p = (float)d)
+        NUM("--min-p", 0, 1, gp.sampling.min_p = (float)d)
+        NUM("--repeat-penalty", 0, 1e3, gp.sampling.repeat_penalty = (float)d)
+        NUM("--repeat-last-n", -1, 1e9, gp.sampling.penalty_last_n = (int32_t)d)
+        NUM("--frequency-penalty", -1e3, 1e3, gp.sampling.frequency_penalty = (float)d)
+        NUM("--presence-penalty", -1e3, 1e3, gp.sampling.presence_penalty = (float)d)
+        NUM("--seed", 0, 1.8e19, (gp.sampling.seed = (uint64_t)d, gp.sampling.has_seed = 1))
+#undef NUM
+        if (!strcmp(a, "-m") && v) path = argv[++i];
+        else if (!strcmp(a, "-p") && v) prompt = argv[++i];
+        else if (!strcmp(a, "-f") && v) prompt_file = argv[++i];
+        else if (!strcmp(a, "--stop") && v) {
+            if (n_stop == MAX_STOP) {
+                fprintf(stderr, "vkllm: run: at most %d --stop strings\n", MAX_STOP);
+                return 2;
+            }
+            stops[n_stop++] = argv[++i];
+        } else if (!strcmp(a, "--logit-bias") && v) {
+            char *end;
+            long id = strtol(argv[++i], &end, 10);
+            if (*end != ':' || id < 0 || n_bias == MAX_BIAS) {
+                fprintf(stderr, "vkllm: run: --logit-bias takes ID:VALUE (at most %d), not '%s'\n", MAX_BIAS, argv[i]);
+                return 2;
+            }
+            const char *val = end + 1;
+            bias_tok[n_bias] = (int32_t)id;
+            bias_val[n_bias] = (!strcmp(val, "-inf") || !strcmp(val, "-infinity")) ? -INFINITY : strtof(val, &end);
+            if (bias_val[n_bias] != -INFINITY && *end) {
+                fprintf(stderr, "vkllm: run: --logit-bias value '%s' is not a number\n", val);
+                return 2;
+            }
+            n_bias++;
+        } else if (!strcmp(a, "--stats") && v) {
+            const char *f = argv[++i];
+            if (strcmp(f, "json") && strcmp(f, "text")) {
+                fprintf(stderr, "vkllm: run: --stats takes text or json\n");
+                return 2;
+            }
+            json = !strcmp(f, "json");
+        } else if (!strcmp(a, "--no-bos")) gp.add_bos = 0;
+        else if (!strcmp(a, "--parse-special")) gp.parse_special = 1;
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "vkllm: run: unknown or incomplete option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!path) {
+        fprintf(stderr, "vkllm: run: -m FILE is required\n");
+        usage(stderr);
+        return 2;
+    }
+    char *owned = NULL;
+    size_t plen = 0;
+    if (prompt_file || (!prompt && !isatty(0))) {
+        FILE *f = prompt_file ? fopen(prompt_file, "rb") : stdin;
+        if (!f) {
+            fprintf(stderr, "vkllm: run: cannot open %s: %s\n", prompt_file, strerror(errno));
+            return 3;
+        }
+        owned = read_all(f, &plen);
+        if (prompt_file) fclose(f);
+        if (!owned) {
+            fprintf(stderr, "vkllm: run: out of memory reading the prompt\n");
+            return 5;
+        }
+        prompt = owned;
+    } else if (prompt) {
+        plen = strlen(prompt);
+    } else {
+        prompt = "";
+    }
+    gp.prompt = prompt;
+    gp.prompt_len = plen;
+    gp.stop = stops;
+    gp.n_stop = n_stop;
+    gp.sampling.bias_tokens = bias_tok;
+    gp.sampling.bias_values = bias_val;
+    gp.sampling.n_bias = n_bias;
+
+    struct vkllm_ctx_params cp = vkllm_ctx_params_default();
+    cp.device = device;
+    vkllm_ctx_t ctx = NULL;
+    vkllm_model_t model = NULL;
+    vkllm_session_t s = NULL;
+    int code = 0;
+    vkllm_status st = vkllm_ctx_init(&cp, &ctx);
+    if (st) {
+        code = vkllm_cli_fail(st, "cannot open the Vulkan device");
+        goto done;
+    }
+    if ((st = vkllm_model_load(ctx, path, NULL, &model))) {
+        code = vkllm_cli_fail(st, "cannot load the model");
+        goto done;
+    }
+    struct vkllm_session_params sp = {(uint32_t)n_ctx, (uint32_t)n_ubatch};
+    if ((st = vkllm_session_init(model, &sp, &s))) {
+        code = vkllm_cli_fail(st, "cannot create a session");
+        goto done;
+    }
+    signal(SIGINT, on_sigint);
+    struct vkllm_generate_stats stats;
+    st = vkllm_generate(s, &gp, on_text, NULL, &stats);
+    signal(SIGINT, SIG_DFL);
+    printf("\n");
+    fflush(stdout);
+    if (st) {
+        code = vkllm_cli_fail(st, "generation failed");
+        goto done;
+    }
+    print_stats(&stats, json);
+done:
+    vkllm_session_free(s);
+    vkllm_model_free(model);
+    if (ctx && vkllm_ctx_validation_messages(ctx) && !code) {
+        fprintf(stderr, "vkllm: %llu validation message(s)\n", (unsigned long long)vkllm_ctx_validation_messages(ctx));
+        code = 1;
+    }
+    vkllm_ctx_free(ctx);
+    free(owned);
+    return code;
+}

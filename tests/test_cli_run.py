@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""`vkllm run` on stories260K: llama2.c's greedy text exactly, seeds reproduce, stop strings across
+token boundaries, EOS, a prompt longer than the context, Ctrl-C, and the --stats json metrics."""
+import json, os, signal, subprocess, sys, time
+
+VKLLM = sys.argv[1]
+models = os.environ.get("VKLLM_TEST_MODELS") or os.environ.get("VKLLM_TEST_MODELS_DEFAULT") or "../shared/models"
+model = os.path.join(models, "stories260K.gguf")
+vectors = os.path.join(models, "llama2c-test-vectors.json")
+if not os.path.exists(model) or not os.path.exists(vectors):
+    if os.environ.get("VKLLM_REQUIRE_TEST_MODELS") == "1":
+        print("FAIL: missing test models in", models); sys.exit(1)
+    print("SKIPPED: missing", model); sys.exit(77)
+expected = [x for x in json.load(open(vectors))["stories260K_greedy"] if "-n 200" in x["command"]][0]["expected_stdout"]
+
+failures = []
+def check(c, what):
+    if not c:
+        failures.append(what); print("FAIL:", what)
+
+def run(*args, timeout=300):
+    return subprocess.run([VKLLM, "run", "-m", model, "--stats", "json"] + list(args), capture_output=True, text=True,
+                          timeout=timeout)
+
+def stats_of(r):
+    lines = [l for l in r.stderr.splitlines() if l.startswith("{")]
+    return json.loads(lines[-1]) if lines else {}
+
+# llama2.c's text, exactly
+r = run("--temp", "0", "-n", "200", "-p", "")
+check(r.returncode == 0, "greedy run exits 0: " + r.stderr)
+check(r.stdout.rstrip("\n") == expected, "greedy 200 tokens from BOS equal llama2.c's expected_stdout")
+s = stats_of(r)
+check(s.get("n_generated") == 200 and s.get("stop_reason") == "max_tokens", "200 tokens, stopped by -n: %s" % s)
+for k in ("ttft_ms", "prefill_tps", "itl_p50_ms", "itl_p90_ms", "itl_max_ms", "decode_tps", "kv_bytes_used",
+          "kv_bytes_allocated", "device_bytes"):
+    check(k in s and s[k] > 0, "stat %s measured (%s)" % (k, s.get(k)))
+check(s.get("ttft_ms", 0) <= s.get("total_ms", 0), "ttft within the total")
+
+# seeds reproduce; temperature 0 is greedy
+a = run("--temp", "0.9", "--seed", "1234", "-n", "60", "-p", "Once upon a time")
+b = run("--temp", "0.9", "--seed", "1234", "-n", "60", "-p", "Once upon a time")
+check(a.returncode == 0 and a.stdout == b.stdout, "the same seed gives the same text")
+check(stats_of(a).get("seed") == 1234, "seed reported")
+c = run("--temp", "0.9", "-n", "60", "-p", "Once upon a time")
+check("seed" in stats_of(c), "a picked seed is reported")
+
+# a stop string across token boundaries is not printed, nor anything after it
+r = run("--temp", "0", "-n", "200", "-p", "", "--stop", "red ball")
+check(r.stdout.rstrip("\n") == expected[:expected.index("red ball")], "output ends right before the stop string")
+check(stats_of(r).get("stop_reason") == "stop_string", "stop reason stop_string")
+
+# EOS (forced with a logit bias on token 2) ends the generation
+r = run("--temp", "0", "-n", "50", "-p", "Once", "--logit-bias", "2:100")
+check(r.returncode == 0 and stats_of(r).get("stop_reason") == "eos" and stats_of(r).get("n_generated") == 0,
+      "EOS stops cleanly: %s" % r.stderr)
+
+# a prompt longer than the context: one clear line, non-zero exit
+r = run("-c", "8", "-p", "Once upon a time there was a little girl named Lily who loved to play")
+lines = [l for l in r.stderr.splitlines() if l.strip()]
+check(r.returncode != 0 and len(lines) == 1 and "context" in lines[0], "long prompt: %s" % r.stderr)
+
+# a full context ends the generation and says so
+r = run("--temp", "0", "-c", "16", "-p", "Once upon a time")
+check(r.returncode == 0 and stats_of(r).get("stop_reason") == "context_full", "full context: %s" % r.stderr)
+
+# Ctrl-C stops the reply, the program still reports
+p = subprocess.Popen([VKLLM, "run", "-m", model, "--stats", "json", "--temp", "0", "-c", "2048", "-p", ""],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+time.sleep(1.5)
+p.send_signal(signal.SIGINT)
+out, err = p.communicate(timeout=60)
+st = [l for l in err.splitlines() if l.startswith("{")]
+check(p.returncode == 0 and st and json.loads(st[-1]).get("stop_reason") in ("cancelled", "context_full"),
+      "SIGINT: exit %s, %s" % (p.returncode, err))
+
+print("all checks passed" if not failures else "%d check(s) failed" % len(failures))
+sys.exit(1 if failures else 0)
