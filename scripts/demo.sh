@@ -13,4 +13,12 @@ MODEL="$BUILD/demo-random-tiny.gguf"
 "$BUILD/vkllm" info -m "$MODEL"
 echo "top-3 logits at each position (random weights):"
 "$BUILD/vkllm" logits -m "$MODEL" --ids "1 72 101 108 108 111" --top 3
+echo "a completion (random weights: the text is noise; the pipeline and the statistics are real):"
+"$BUILD/vkllm" run -m "$MODEL" -p "Hello" -n 24 --seed 1
 "$BUILD/vkllm" bench -m "$MODEL" -p 64 -n 16 -r 3
+STORIES=${VKLLM_TEST_MODELS:-../shared/models}/stories260K.gguf
+if [ -f "$STORIES" ]; then
+  echo "a real (tiny) model, stories260K, greedy:"
+  "$BUILD/vkllm" run -m "$STORIES" -p "Once upon a time" -n 60 --temp 0
+fi
+echo "run a GGUF model of your own:  $BUILD/vkllm run -m MODEL.gguf -p \"Your prompt\""
