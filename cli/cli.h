@@ -11,6 +11,7 @@ int vkllm_cmd_selftest(int argc, char **argv);
 int vkllm_cmd_logits(int argc, char **argv);      /* cli/cmd_logits.c */
 int vkllm_cmd_bench(int argc, char **argv);       /* cli/cmd_bench.c */
 int vkllm_cmd_run(int argc, char **argv);         /* cli/cmd_run.c */
+int vkllm_cmd_chat(int argc, char **argv);        /* cli/cmd_chat.c */
 int vkllm_cmd_info(int argc, char **argv);        /* cli/cmd_info.c */
 int vkllm_cmd_make_model(int argc, char **argv);  /* cli/cmd_make_model.c */
 int vkllm_cmd_tokenize(int argc, char **argv);    /* cli/cmd_tokenize.c */
@@ -22,6 +23,23 @@ int vkllm_cli_fail(vkllm_status s, const char *what);
 /* Exit code for a status: 0 OK, 2 bad usage/argument, 3 bad input file, 4 no Vulkan/device,
  * 5 out of (device) memory, 1 anything else. */
 int vkllm_cli_exit_code(vkllm_status s);
+
+/* Parse a number argument of flag within [lo, hi]; prints a usage line and returns -1 if not. */
+int vkllm_cli_number(const char *cmd, const char *flag, const char *v, double lo, double hi, double *out);
+
+/* Sampling and length flags shared by run and chat (-n, --temp, --top-k, --top-p, --min-p,
+ * --repeat-penalty, --repeat-last-n, --frequency-penalty, --presence-penalty, --seed,
+ * --logit-bias). Returns 2 when flag a (with value v) was taken, 0 when it is not one of them,
+ * -1 on a bad value (a line was printed). */
+#define VKLLM_CLI_MAX_BIAS 64
+struct vkllm_cli_bias {
+    int32_t tokens[VKLLM_CLI_MAX_BIAS];
+    float values[VKLLM_CLI_MAX_BIAS];
+    uint32_t n;
+};
+int vkllm_cli_sampling_arg(const char *cmd, const char *a, const char *v, struct vkllm_generate_params *gp,
+                           struct vkllm_cli_bias *bias);
+const char *vkllm_cli_sampling_help(void);
 
 /* Install the stderr log callback; level from VKLLM_LOG (debug, info, warn, error; default warn). */
 void vkllm_cli_log_init(void);

@@ -12,7 +12,6 @@
 #include "cli.h"
 
 #define MAX_STOP 16
-#define MAX_BIAS 64
 
 static volatile sig_atomic_t g_interrupted;
 
@@ -32,25 +31,14 @@ static void usage(FILE *f) {
             "  -m FILE                GGUF model\n"
             "  -p TEXT                prompt\n"
             "  -f FILE                read the prompt from a file\n"
-            "  -n N                   tokens to generate at most (default: until EOS or a full context)\n"
             "  -c N                   context size in tokens (default: the model's, at most 4096)\n"
             "  --device N             Vulkan device index (see `vkllm devices`)\n"
             "  --ubatch N             prefill micro-batch size (default 256)\n"
             "  --stop TEXT            stop when TEXT appears (not printed); may be repeated\n"
             "  --stats text|json      statistics format on stderr (default text)\n"
             "  --no-bos               do not add BOS even if the model asks for it\n"
-            "  --parse-special        special-token text in the prompt becomes its token\n"
-            "sampling (defaults as llama.cpp):\n"
-            "  --temp T               temperature; 0 = greedy (default 0.8)\n"
-            "  --top-k N              0 = off (default 40)\n"
-            "  --top-p P              1 = off (default 0.95)\n"
-            "  --min-p P              0 = off (default 0.05)\n"
-            "  --repeat-penalty F     1 = off (default 1.0)\n"
-            "  --repeat-last-n N      tokens the penalties look back over (default 64, -1 = all)\n"
-            "  --frequency-penalty F  0 = off\n"
-            "  --presence-penalty F   0 = off\n"
-            "  --seed N               fixed seed (default: picked and reported)\n"
-            "  --logit-bias ID:V      add V to token ID's logit (-inf bans it); may be repeated\n");
+            "  --parse-special        special-token text in the prompt becomes its token\n");
+    fputs(vkllm_cli_sampling_help(), f);
 }
 
 static int on_text(const char *text, size_t len, void *ud) {
@@ -117,52 +105,34 @@ static void print_stats(const struct vkllm_generate_stats *s, int json) {
             s->kv_bytes_used / 1048576.0, s->kv_bytes_allocated / 1048576.0, s->device_bytes / 1048576.0);
 }
 
-static int num_arg(const char *flag, const char *v, double lo, double hi, double *out) {
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    if (*end || errno || !(d >= lo && d <= hi)) {
-        fprintf(stderr, "vkllm: run: %s takes a number in [%g, %g], not '%s'\n", flag, lo, hi, v);
-        return -1;
-    }
-    *out = d;
-    return 0;
-}
-
 int vkllm_cmd_run(int argc, char **argv) {
     const char *path = NULL, *prompt = NULL, *prompt_file = NULL;
     const char *stops[MAX_STOP];
     uint32_t n_stop = 0;
-    int32_t bias_tok[MAX_BIAS];
-    float bias_val[MAX_BIAS];
-    uint32_t n_bias = 0;
     int device = -1, json = 0;
     double n_ctx = 0, n_ubatch = 0;
     struct vkllm_generate_params gp = vkllm_generate_params_default();
+    struct vkllm_cli_bias bias = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         double d;
-#define NUM(flag, lo, hi, dst)                                       \
-    if (!strcmp(a, flag) && v) {                                     \
-        if (num_arg(flag, v, lo, hi, &d)) return 2;                  \
-        dst;                                                         \
-        i++;                                                         \
-        continue;                                                    \
+        int taken = vkllm_cli_sampling_arg("run", a, v, &gp, &bias);
+        if (taken < 0) return 2;
+        if (taken) {
+            i++;
+            continue;
+        }
+#define NUM(flag, lo, hi, dst)                                          \
+    if (!strcmp(a, flag) && v) {                                        \
+        if (vkllm_cli_number("run", flag, v, lo, hi, &d)) return 2;     \
+        dst;                                                            \
+        i++;                                                            \
+        continue;                                                       \
     }
-        NUM("-n", -1, 1e9, gp.n_predict = (int32_t)d)
         NUM("-c", 1, 1e7, n_ctx = d)
         NUM("--ubatch", 1, 1e5, n_ubatch = d)
         NUM("--device", 0, 1e4, device = (int)d)
-        NUM("--temp", -1e3, 1e3, gp.sampling.temperature = (float)d)
-        NUM("--top-k", -1, 1e9, gp.sampling.top_k = (int32_t)d)
-        NUM("--top-p", 0, 1, gp.sampling.top_p = (float)d)
-        NUM("--min-p", 0, 1, gp.sampling.min_p = (float)d)
-        NUM("--repeat-penalty", 0, 1e3, gp.sampling.repeat_penalty = (float)d)
-        NUM("--repeat-last-n", -1, 1e9, gp.sampling.penalty_last_n = (int32_t)d)
-        NUM("--frequency-penalty", -1e3, 1e3, gp.sampling.frequency_penalty = (float)d)
-        NUM("--presence-penalty", -1e3, 1e3, gp.sampling.presence_penalty = (float)d)
-        NUM("--seed", 0, 1.8e19, (gp.sampling.seed = (uint64_t)d, gp.sampling.has_seed = 1))
 #undef NUM
         if (!strcmp(a, "-m") && v) path = argv[++i];
         else if (!strcmp(a, "-p") && v) prompt = argv[++i];
@@ -173,21 +143,6 @@ int vkllm_cmd_run(int argc, char **argv) {
                 return 2;
             }
             stops[n_stop++] = argv[++i];
-        } else if (!strcmp(a, "--logit-bias") && v) {
-            char *end;
-            long id = strtol(argv[++i], &end, 10);
-            if (*end != ':' || id < 0 || n_bias == MAX_BIAS) {
-                fprintf(stderr, "vkllm: run: --logit-bias takes ID:VALUE (at most %d), not '%s'\n", MAX_BIAS, argv[i]);
-                return 2;
-            }
-            const char *val = end + 1;
-            bias_tok[n_bias] = (int32_t)id;
-            bias_val[n_bias] = (!strcmp(val, "-inf") || !strcmp(val, "-infinity")) ? -INFINITY : strtof(val, &end);
-            if (bias_val[n_bias] != -INFINITY && *end) {
-                fprintf(stderr, "vkllm: run: --logit-bias value '%s' is not a number\n", val);
-                return 2;
-            }
-            n_bias++;
         } else if (!strcmp(a, "--stats") && v) {
             const char *f = argv[++i];
             if (strcmp(f, "json") && strcmp(f, "text")) {
@@ -235,9 +190,6 @@ int vkllm_cmd_run(int argc, char **argv) {
     gp.prompt_len = plen;
     gp.stop = stops;
     gp.n_stop = n_stop;
-    gp.sampling.bias_tokens = bias_tok;
-    gp.sampling.bias_values = bias_val;
-    gp.sampling.n_bias = n_bias;
 
     struct vkllm_ctx_params cp = vkllm_ctx_params_default();
     cp.device = device;

@@ -1,4 +1,6 @@
 /* common.c - helpers shared by the subcommands: failure lines, exit codes, the log callback. */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,4 +51,84 @@ void vkllm_cli_log_init(void) {
         else if (!strcasecmp(v, "error")) min_level = VKLLM_LOG_ERROR;
     }
     vkllm_log_set(log_stderr, &min_level);
+}
+
+int vkllm_cli_number(const char *cmd, const char *flag, const char *v, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (*end || errno || !(d >= lo && d <= hi)) {
+        fprintf(stderr, "vkllm: %s: %s takes a number in [%g, %g], not '%s'\n", cmd, flag, lo, hi, v);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+int vkllm_cli_sampling_arg(const char *cmd, const char *a, const char *v, struct vkllm_generate_params *gp,
+                           struct vkllm_cli_bias *bias) {
+    static const struct {
+        const char *flag;
+        double lo, hi;
+    } nums[] = {
+        {"-n", -1, 1e9}, {"--temp", -1e3, 1e3}, {"--top-k", -1, 1e9}, {"--top-p", 0, 1}, {"--min-p", 0, 1},
+        {"--repeat-penalty", 0, 1e3}, {"--repeat-last-n", -1, 1e9}, {"--frequency-penalty", -1e3, 1e3},
+        {"--presence-penalty", -1e3, 1e3}, {"--seed", 0, 1.8e19},
+    };
+    for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) {
+        if (strcmp(a, nums[k].flag)) continue;
+        double d;
+        if (!v) return -1;
+        if (vkllm_cli_number(cmd, a, v, nums[k].lo, nums[k].hi, &d)) return -1;
+        switch (k) {
+        case 0: gp->n_predict = (int32_t)d; break;
+        case 1: gp->sampling.temperature = (float)d; break;
+        case 2: gp->sampling.top_k = (int32_t)d; break;
+        case 3: gp->sampling.top_p = (float)d; break;
+        case 4: gp->sampling.min_p = (float)d; break;
+        case 5: gp->sampling.repeat_penalty = (float)d; break;
+        case 6: gp->sampling.penalty_last_n = (int32_t)d; break;
+        case 7: gp->sampling.frequency_penalty = (float)d; break;
+        case 8: gp->sampling.presence_penalty = (float)d; break;
+        case 9: gp->sampling.seed = (uint64_t)d, gp->sampling.has_seed = 1; break;
+        }
+        return 2;
+    }
+    if (!strcmp(a, "--logit-bias")) {
+        if (!v) return -1;
+        char *end;
+        long id = strtol(v, &end, 10);
+        if (*end != ':' || id < 0 || bias->n == VKLLM_CLI_MAX_BIAS) {
+            fprintf(stderr, "vkllm: %s: --logit-bias takes ID:VALUE (at most %d), not '%s'\n", cmd, VKLLM_CLI_MAX_BIAS, v);
+            return -1;
+        }
+        const char *val = end + 1;
+        float f = (!strcmp(val, "-inf") || !strcmp(val, "-infinity")) ? -INFINITY : strtof(val, &end);
+        if (f != -INFINITY && *end) {
+            fprintf(stderr, "vkllm: %s: --logit-bias value '%s' is not a number\n", cmd, val);
+            return -1;
+        }
+        bias->tokens[bias->n] = (int32_t)id;
+        bias->values[bias->n++] = f;
+        gp->sampling.bias_tokens = bias->tokens;
+        gp->sampling.bias_values = bias->values;
+        gp->sampling.n_bias = bias->n;
+        return 2;
+    }
+    return 0;
+}
+
+const char *vkllm_cli_sampling_help(void) {
+    return "sampling (defaults as llama.cpp):\n"
+           "  -n N                   tokens to generate at most (default: until EOS or a full context)\n"
+           "  --temp T               temperature; 0 = greedy (default 0.8)\n"
+           "  --top-k N              0 = off (default 40)\n"
+           "  --top-p P              1 = off (default 0.95)\n"
+           "  --min-p P              0 = off (default 0.05)\n"
+           "  --repeat-penalty F     1 = off (default 1.0)\n"
+           "  --repeat-last-n N      tokens the penalties look back over (default 64, -1 = all)\n"
+           "  --frequency-penalty F  0 = off\n"
+           "  --presence-penalty F   0 = off\n"
+           "  --seed N               fixed seed (default: picked and reported)\n"
+           "  --logit-bias ID:V      add V to token ID's logit (-inf bans it); may be repeated\n";
 }

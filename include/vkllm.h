@@ -374,6 +374,30 @@ struct vkllm_generate_stats {
 VKLLM_API vkllm_status vkllm_generate(vkllm_session_t s, const struct vkllm_generate_params *params, vkllm_text_fn fn,
                                       void *user_data, struct vkllm_generate_stats *stats);
 
+/* ---------------------------------------------------------------------------------------------
+ * Chat templates
+ * ------------------------------------------------------------------------------------------- */
+
+struct vkllm_chat_message {
+    const char *role;    /* "system", "user", "assistant" */
+    const char *content;
+};
+
+/* Known template names, comma-separated ("chatml, llama2, llama3, mistral-v7, ..."). */
+VKLLM_API const char *vkllm_chat_template_names(void);
+
+/* Render msgs with the model's chat template (recognized from tokenizer.chat_template) or the
+ * one named by template_name (NULL: the model's). add_generation_prompt opens the assistant's
+ * turn. *out (NUL-terminated, free with vkllm_free) is a prompt for vkllm_generate with
+ * parse_special = 1. NOT_FOUND when the model has no template and none is named; UNSUPPORTED or
+ * INVALID_ARGUMENT, listing the known names, for one vkllm does not know. */
+VKLLM_API vkllm_status vkllm_chat_format(vkllm_model_t model, const char *template_name,
+                                         const struct vkllm_chat_message *msgs, size_t n,
+                                         int add_generation_prompt, char **out);
+
+/* Free memory the library handed out (vkllm_chat_format's text). NULL is a no-op. */
+VKLLM_API void vkllm_free(void *p);
+
 #ifdef __cplusplus
 }
 #endif

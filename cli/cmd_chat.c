@@ -1,0 +1,263 @@
+/* cmd_chat.c - `vkllm chat -m FILE`: an interactive conversation with the model's chat template.
+ * The conversation stays in the KV cache between turns: each turn feeds only the text the
+ * template adds (the new user message and the assistant opening), not the history again.
+ * /reset forgets the conversation, /stats prints the last reply's statistics, /quit (or EOF)
+ * ends. Ctrl-C stops a reply, not the program. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static volatile sig_atomic_t g_interrupted;
+
+static void on_sigint(int sig) {
+    (void)sig;
+    g_interrupted = 1;
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: vkllm chat -m FILE [--chat-template NAME] [--system TEXT] [options]\n"
+            "\n"
+            "An interactive conversation using the model's chat template. Type a message and press\n"
+            "Enter. Commands: /reset (start over), /stats (statistics of the last reply), /quit.\n"
+            "Ctrl-C stops the current reply; Ctrl-D or /quit ends the program.\n"
+            "\n"
+            "  -m FILE                GGUF model\n"
+            "  --chat-template NAME   use this template instead of the model's (names below)\n"
+            "  --system TEXT          a system message at the start of the conversation\n"
+            "  -c N                   context size in tokens (default: the model's, at most 4096)\n"
+            "  --device N             Vulkan device index\n");
+    fputs(vkllm_cli_sampling_help(), f);
+    fprintf(f, "templates: %s\n", vkllm_chat_template_names());
+}
+
+struct reply {
+    char *text;
+    size_t len, cap;
+};
+
+static int on_text(const char *text, size_t len, void *ud) {
+    struct reply *r = ud;
+    fwrite(text, 1, len, stdout);
+    fflush(stdout);
+    if (r->len + len + 1 > r->cap) {
+        size_t cap = (r->len + len + 1) * 2;
+        char *nb = realloc(r->text, cap);
+        if (!nb) return 1;
+        r->text = nb;
+        r->cap = cap;
+    }
+    memcpy(r->text + r->len, text, len);
+    r->len += len;
+    r->text[r->len] = 0;
+    return g_interrupted ? 1 : 0;
+}
+
+struct conversation {
+    struct vkllm_chat_message *msgs;
+    char **owned; /* message texts we allocated */
+    size_t n, cap;
+    char *fed;    /* the text already in the KV cache (template rendering + replies) */
+};
+
+static int conv_add(struct conversation *c, const char *role, const char *content) {
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 8;
+        struct vkllm_chat_message *nm = realloc(c->msgs, cap * sizeof *nm);
+        char **no = realloc(c->owned, cap * sizeof *no);
+        if (nm) c->msgs = nm;
+        if (no) c->owned = no;
+        if (!nm || !no) return -1;
+        c->cap = cap;
+    }
+    char *copy = strdup(content);
+    if (!copy) return -1;
+    c->owned[c->n] = copy;
+    c->msgs[c->n++] = (struct vkllm_chat_message){role, copy};
+    return 0;
+}
+
+static void conv_reset(struct conversation *c, size_t keep) {
+    while (c->n > keep) free(c->owned[--c->n]);
+    free(c->fed);
+    c->fed = NULL;
+}
+
+static void print_stats(const struct vkllm_generate_stats *s) {
+    fprintf(stderr,
+            "[%s; prompt %u tokens, reply %u tokens; ttft %.1f ms; prefill %.1f t/s; decode %.2f t/s; "
+            "itl p50 %.1f ms p90 %.1f ms; KV %.2f of %.2f MiB]\n",
+            vkllm_stop_reason_str(s->stop_reason), s->n_prompt, s->n_generated, s->ttft_ms, s->prefill_tps,
+            s->decode_tps, s->itl_p50_ms, s->itl_p90_ms, s->kv_bytes_used / 1048576.0,
+            s->kv_bytes_allocated / 1048576.0);
+}
+
+/* One turn: render the conversation, feed what is new since last time, stream the reply. */
+static vkllm_status turn(vkllm_session_t s, vkllm_model_t model, const char *tmpl, struct conversation *c,
+                         struct vkllm_generate_params gp, struct vkllm_generate_stats *stats) {
+    char *full = NULL;
+    vkllm_status st = vkllm_chat_format(model, tmpl, c->msgs, c->n, 1, &full);
+    if (st) return st;
+    size_t fed_len = c->fed ? strlen(c->fed) : 0;
+    int continuing = c->fed && vkllm_session_n_past(s) > 0 && !strncmp(full, c->fed, fed_len);
+    gp.prompt = continuing ? full + fed_len : full;
+    gp.keep_history = continuing;
+    gp.parse_special = 1;
+    struct reply r = {0};
+    g_interrupted = 0;
+    st = vkllm_generate(s, &gp, on_text, &r, stats);
+    printf("\n");
+    if (st == VKLLM_STATUS_CONTEXT_FULL) {
+        fprintf(stderr, "vkllm: the conversation no longer fits in the context; /reset to start over\n");
+    } else if (!st) {
+        size_t fl = strlen(full);
+        char *nf = malloc(fl + r.len + 1);
+        if (nf) {
+            memcpy(nf, full, fl);
+            memcpy(nf + fl, r.text ? r.text : "", r.len);
+            nf[fl + r.len] = 0;
+        }
+        free(c->fed);
+        c->fed = nf;
+        if (conv_add(c, "assistant", r.text ? r.text : "")) st = VKLLM_STATUS_OOM;
+    }
+    free(r.text);
+    vkllm_free(full);
+    return st;
+}
+
+int vkllm_cmd_chat(int argc, char **argv) {
+    const char *path = NULL, *tmpl = NULL, *system_msg = NULL;
+    int device = -1;
+    double n_ctx = 0;
+    struct vkllm_generate_params gp = vkllm_generate_params_default();
+    struct vkllm_cli_bias bias = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int taken = vkllm_cli_sampling_arg("chat", a, v, &gp, &bias);
+        double d;
+        if (taken < 0) return 2;
+        if (taken) i++;
+        else if (!strcmp(a, "-m") && v) path = argv[++i];
+        else if (!strcmp(a, "--chat-template") && v) tmpl = argv[++i];
+        else if (!strcmp(a, "--system") && v) system_msg = argv[++i];
+        else if (!strcmp(a, "-c") && v) {
+            if (vkllm_cli_number("chat", a, argv[++i], 1, 1e7, &n_ctx)) return 2;
+        } else if (!strcmp(a, "--device") && v) {
+            if (vkllm_cli_number("chat", a, argv[++i], 0, 1e4, &d)) return 2;
+            device = (int)d;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "vkllm: chat: unknown or incomplete option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!path) {
+        fprintf(stderr, "vkllm: chat: -m FILE is required\n");
+        return 2;
+    }
+    struct vkllm_ctx_params cp = vkllm_ctx_params_default();
+    cp.device = device;
+    vkllm_ctx_t ctx = NULL;
+    vkllm_model_t model = NULL;
+    vkllm_session_t s = NULL;
+    struct conversation c = {0};
+    char *line = NULL;
+    size_t line_cap = 0;
+    int code = 0;
+    vkllm_status st = vkllm_ctx_init(&cp, &ctx);
+    if (st) {
+        code = vkllm_cli_fail(st, "cannot open the Vulkan device");
+        goto done;
+    }
+    if ((st = vkllm_model_load(ctx, path, NULL, &model))) {
+        code = vkllm_cli_fail(st, "cannot load the model");
+        goto done;
+    }
+    struct vkllm_session_params sp = {(uint32_t)n_ctx, 0};
+    if ((st = vkllm_session_init(model, &sp, &s))) {
+        code = vkllm_cli_fail(st, "cannot create a session");
+        goto done;
+    }
+    if (system_msg && conv_add(&c, "system", system_msg)) {
+        code = vkllm_cli_fail(VKLLM_STATUS_OOM, "chat");
+        goto done;
+    }
+    /* Check the template before the first turn, so that an unknown one is reported at once. */
+    char *probe = NULL;
+    struct vkllm_chat_message hello = {"user", "hello"};
+    if ((st = vkllm_chat_format(model, tmpl, &hello, 1, 1, &probe))) {
+        code = vkllm_cli_fail(st, "chat template");
+        goto done;
+    }
+    vkllm_free(probe);
+    size_t base = c.n;
+    struct vkllm_generate_stats stats = {0};
+    int interactive = isatty(0);
+    struct sigaction sa = {0};
+    sa.sa_handler = on_sigint; /* no SA_RESTART: Ctrl-C at the prompt interrupts the read */
+    sigaction(SIGINT, &sa, NULL);
+    for (;;) {
+        if (interactive) {
+            fprintf(stderr, "> ");
+            fflush(stderr);
+        }
+        g_interrupted = 0;
+        errno = 0;
+        ssize_t n = getline(&line, &line_cap, stdin);
+        if (n < 0) {
+            if (errno == EINTR) {
+                clearerr(stdin);
+                fprintf(stderr, "\n");
+                continue;
+            }
+            break; /* EOF */
+        }
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
+        if (n == 0) continue;
+        if (!strcmp(line, "/quit") || !strcmp(line, "/exit")) break;
+        if (!strcmp(line, "/reset")) {
+            conv_reset(&c, base);
+            vkllm_session_truncate(s, 0);
+            fprintf(stderr, "[conversation reset]\n");
+            continue;
+        }
+        if (!strcmp(line, "/stats")) {
+            print_stats(&stats);
+            continue;
+        }
+        if (conv_add(&c, "user", line)) {
+            code = vkllm_cli_fail(VKLLM_STATUS_OOM, "chat");
+            break;
+        }
+        st = turn(s, model, tmpl, &c, gp, &stats);
+        if (st == VKLLM_STATUS_CONTEXT_FULL) {
+            c.n--; /* the message that did not fit */
+            free(c.owned[c.n]);
+            continue;
+        }
+        if (st) {
+            code = vkllm_cli_fail(st, "generation failed");
+            break;
+        }
+        if (stats.stop_reason == VKLLM_STOP_CANCELLED) fprintf(stderr, "[reply stopped]\n");
+    }
+    signal(SIGINT, SIG_DFL);
+done:
+    conv_reset(&c, 0);
+    free(c.msgs);
+    free(c.owned);
+    free(line);
+    vkllm_session_free(s);
+    vkllm_model_free(model);
+    vkllm_ctx_free(ctx);
+    return code;
+}
