@@ -41,6 +41,10 @@ int vkllm_cli_sampling_arg(const char *cmd, const char *a, const char *v, struct
                            struct vkllm_cli_bias *bias);
 const char *vkllm_cli_sampling_help(void);
 
+/* Model parameters for the CLI: a progress line on stderr while the weights load, when stderr
+ * is a terminal. */
+struct vkllm_model_params vkllm_cli_model_params(void);
+
 /* Install the stderr log callback; level from VKLLM_LOG (debug, info, warn, error; default warn). */
 void vkllm_cli_log_init(void);
 

@@ -233,10 +233,11 @@ static int bench_device(const struct opts *o, int dev, struct result *rs, int *n
     vkllm_ctx_t ctx = NULL;
     vkllm_model_t model = NULL;
     vkllm_session_t s = NULL;
+    struct vkllm_model_params mp = vkllm_cli_model_params();
     vkllm_status st = vkllm_ctx_init(&cp, &ctx);
     if (st) return vkllm_cli_fail(st, "cannot open the Vulkan device");
     int code = 0;
-    if ((st = vkllm_model_load(ctx, o->path, NULL, &model))) {
+    if ((st = vkllm_model_load(ctx, o->path, &mp, &model))) {
         code = vkllm_cli_fail(st, "cannot load the model");
         goto done;
     }

@@ -173,12 +173,13 @@ int vkllm_cmd_chat(int argc, char **argv) {
     char *line = NULL;
     size_t line_cap = 0;
     int code = 0;
+    struct vkllm_model_params mp = vkllm_cli_model_params();
     vkllm_status st = vkllm_ctx_init(&cp, &ctx);
     if (st) {
         code = vkllm_cli_fail(st, "cannot open the Vulkan device");
         goto done;
     }
-    if ((st = vkllm_model_load(ctx, path, NULL, &model))) {
+    if ((st = vkllm_model_load(ctx, path, &mp, &model))) {
         code = vkllm_cli_fail(st, "cannot load the model");
         goto done;
     }

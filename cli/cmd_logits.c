@@ -125,10 +125,11 @@ static int run_gpu(const char *path, int device, const int32_t *ids, uint32_t n,
     vkllm_ctx_t ctx = NULL;
     vkllm_model_t model = NULL;
     vkllm_session_t s = NULL;
+    struct vkllm_model_params mp = vkllm_cli_model_params();
     vkllm_status st = vkllm_ctx_init(&cp, &ctx);
     if (st) return vkllm_cli_fail(st, "cannot open the Vulkan device");
     int code = 0;
-    st = vkllm_model_load(ctx, path, NULL, &model);
+    st = vkllm_model_load(ctx, path, &mp, &model);
     if (st) {
         code = vkllm_cli_fail(st, "cannot load the model");
         goto done;

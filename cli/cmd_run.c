@@ -197,12 +197,13 @@ int vkllm_cmd_run(int argc, char **argv) {
     vkllm_model_t model = NULL;
     vkllm_session_t s = NULL;
     int code = 0;
+    struct vkllm_model_params mp = vkllm_cli_model_params();
     vkllm_status st = vkllm_ctx_init(&cp, &ctx);
     if (st) {
         code = vkllm_cli_fail(st, "cannot open the Vulkan device");
         goto done;
     }
-    if ((st = vkllm_model_load(ctx, path, NULL, &model))) {
+    if ((st = vkllm_model_load(ctx, path, &mp, &model))) {
         code = vkllm_cli_fail(st, "cannot load the model");
         goto done;
     }

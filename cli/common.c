@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -131,4 +132,23 @@ const char *vkllm_cli_sampling_help(void) {
            "  --presence-penalty F   0 = off\n"
            "  --seed N               fixed seed (default: picked and reported)\n"
            "  --logit-bias ID:V      add V to token ID's logit (-inf bans it); may be repeated\n";
+}
+
+static void progress_bar(float f, void *ud) {
+    int *last = ud;
+    int pct = (int)(f * 100.0f + 0.5f);
+    if (pct == *last) return;
+    *last = pct;
+    fprintf(stderr, "\rloading model: %3d%%%s", pct, pct >= 100 ? "\r                    \r" : "");
+    fflush(stderr);
+}
+
+struct vkllm_model_params vkllm_cli_model_params(void) {
+    static int last = -1;
+    struct vkllm_model_params p = vkllm_model_params_default();
+    if (isatty(2)) {
+        p.progress = progress_bar;
+        p.progress_user_data = &last;
+    }
+    return p;
 }
