@@ -1,7 +1,7 @@
 /* sampler.h - choosing the next token from logits: greedy, temperature, top-k, top-p (nucleus),
  * min-p, repetition / frequency / presence penalties over the last N tokens, logit bias, a seeded
  * RNG of our own (a fixed seed reproduces a run exactly on every platform). The chain and its
- * defaults follow llama.cpp's: penalties -> logit bias -> top-k -> top-p -> min-p -> temperature
+ * defaults follow llama.cpp's: logit bias -> penalties -> top-k -> top-p -> min-p -> temperature
  * -> draw. Temperature <= 0 is exactly greedy (argmax, first on ties). */
 #ifndef VKLLM_SAMPLER_H
 #define VKLLM_SAMPLER_H
