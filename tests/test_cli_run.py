@@ -37,6 +37,20 @@ for k in ("ttft_ms", "prefill_tps", "itl_p50_ms", "itl_p90_ms", "itl_max_ms", "d
     check(k in s and s[k] > 0, "stat %s measured (%s)" % (k, s.get(k)))
 check(s.get("ttft_ms", 0) <= s.get("total_ms", 0), "ttft within the total")
 
+# with a prompt, the greedy continuation equals the scalar reference forward pass's
+prompt = "Once upon a time, there was a dog"
+ids = subprocess.run([VKLLM, "tokenize", "-m", model, "--ids", prompt], capture_output=True, text=True).stdout.split()
+check(len(ids) > 3, "prompt tokenized: %s" % ids)
+gen = []
+for _ in range(24):
+    r = subprocess.run([VKLLM, "logits", "-m", model, "--device", "ref", "--top", "1", "--json", "--ids", " ".join(ids + gen)],
+                       capture_output=True, text=True)
+    gen.append(str(json.loads(r.stdout)[-1]["top"][0][0]))
+ref_text = subprocess.run([VKLLM, "detokenize", "-m", model] + gen, capture_output=True, text=True).stdout
+r = run("--temp", "0", "-n", "24", "-p", prompt)
+# detokenize drops SentencePiece's leading space of the first piece; run keeps it (a continuation)
+check(r.stdout.startswith(" ") and r.stdout.strip() == ref_text.strip(), "continuation equals the reference: %r vs %r" % (r.stdout, ref_text))
+
 # seeds reproduce; temperature 0 is greedy
 a = run("--temp", "0.9", "--seed", "1234", "-n", "60", "-p", "Once upon a time")
 b = run("--temp", "0.9", "--seed", "1234", "-n", "60", "-p", "Once upon a time")
