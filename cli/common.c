@@ -95,6 +95,11 @@ int vkllm_cli_sampling_arg(const char *cmd, const char *a, const char *v, struct
         }
         return 2;
     }
+    if (!strcmp(a, "--samplers")) {
+        if (!v) return -1;
+        gp->sampling.order = v;
+        return 2;
+    }
     if (!strcmp(a, "--logit-bias")) {
         if (!v) return -1;
         char *end;
@@ -131,7 +136,9 @@ const char *vkllm_cli_sampling_help(void) {
            "  --frequency-penalty F  0 = off\n"
            "  --presence-penalty F   0 = off\n"
            "  --seed N               fixed seed (default: picked and reported)\n"
-           "  --logit-bias ID:V      add V to token ID's logit (-inf bans it); may be repeated\n";
+           "  --logit-bias ID:V      add V to token ID's logit (-inf bans it); may be repeated\n"
+           "  --samplers LIST        stage order after bias and penalties, e.g. top_k;top_p;min_p;temperature\n"
+           "                         (the default); stages left out do not run\n";
 }
 
 static void progress_bar(float f, void *ud) {

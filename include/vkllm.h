@@ -315,6 +315,8 @@ struct vkllm_sampling_params {
     int32_t penalty_last_n;  /* tokens the penalties look back over; default 64, -1 = all */
     uint64_t seed;           /* used when has_seed; otherwise one is picked and reported in stats */
     int has_seed;
+    const char *order;       /* stage order, e.g. "top_k;top_p;min_p;temperature" (NULL: that, the
+                                llama.cpp default); stages left out do not run */
     const int32_t *bias_tokens; /* logit bias: n_bias (token, value) pairs; -INFINITY bans */
     const float *bias_values;
     uint32_t n_bias;

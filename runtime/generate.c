@@ -160,6 +160,7 @@ static vkllm_status make_sampler(vkllm_session_t s, const struct vkllm_sampling_
     p.penalty_last_n = sp->penalty_last_n;
     p.seed = sp->seed;
     p.has_seed = sp->has_seed;
+    p.order = sp->order;
     p.bias_tokens = sp->bias_tokens;
     p.bias_values = sp->bias_values;
     p.n_bias = sp->n_bias;

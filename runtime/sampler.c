@@ -29,8 +29,13 @@ struct vkllm__cand {
     int32_t id;
 };
 
+enum stage { STAGE_TOP_K, STAGE_TOP_P, STAGE_MIN_P, STAGE_TEMPERATURE };
+#define MAX_STAGES 8
+
 struct vkllm__sampler {
-    struct vkllm__sampler_params p; /* bias pointers point at the copies below */
+    struct vkllm__sampler_params p; /* bias pointers point at the copies below; order is NULL */
+    enum stage stages[MAX_STAGES];  /* the chain after bias and penalties */
+    uint32_t n_stages;
     uint32_t n_vocab;
     int penalties_on;
 
@@ -179,16 +184,54 @@ static vkllm_status alloc_buffers(struct vkllm__sampler *s) {
     return VKLLM_STATUS_OK;
 }
 
+/* "top_k;top_p;min_p;temperature" -> stages. */
+static vkllm_status parse_order(const char *order, enum stage *stages, uint32_t *n) {
+    static const struct {
+        const char *name;
+        int stage; /* -1: accepted, always first anyway */
+    } names[] = {{"top_k", STAGE_TOP_K}, {"top-k", STAGE_TOP_K}, {"top_p", STAGE_TOP_P}, {"top-p", STAGE_TOP_P},
+                 {"min_p", STAGE_MIN_P}, {"min-p", STAGE_MIN_P}, {"temperature", STAGE_TEMPERATURE},
+                 {"temp", STAGE_TEMPERATURE}, {"penalties", -1}};
+    if (!order || !*order) order = "top_k;top_p;min_p;temperature";
+    *n = 0;
+    const char *p = order;
+    int seen_stage = 0;
+    while (*p) {
+        size_t len = strcspn(p, ";,");
+        int found = -2;
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+            if (strlen(names[k].name) == len && !strncmp(p, names[k].name, len)) found = names[k].stage;
+        if (found == -2 || (found == -1 && seen_stage) || *n == MAX_STAGES)
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                              "sampler: order '%s': '%.*s' is not a stage here (known: top_k, top_p, min_p, "
+                              "temperature; penalties only first; at most %d)",
+                              order, (int)len, p, MAX_STAGES);
+        if (found >= 0) {
+            stages[(*n)++] = (enum stage)found;
+            seen_stage = 1;
+        }
+        p += len;
+        if (*p) p++;
+    }
+    return VKLLM_STATUS_OK;
+}
+
 vkllm_status vkllm__sampler_init(const struct vkllm__sampler_params *p, uint32_t n_vocab, struct vkllm__sampler **out) {
     if (!out) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "sampler: out is NULL");
     *out = NULL;
     if (!p) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "sampler: params is NULL");
     vkllm_status st = check_params(p, n_vocab);
     if (st != VKLLM_STATUS_OK) return st;
+    enum stage stages[MAX_STAGES];
+    uint32_t n_stages;
+    if ((st = parse_order(p->order, stages, &n_stages))) return st;
 
     struct vkllm__sampler *s = vkllm__calloc(1, sizeof *s);
     if (!s) return vkllm__err(VKLLM_STATUS_OOM, "sampler: out of memory");
     s->p = *p;
+    s->p.order = NULL; /* parsed; the caller's string need not outlive the sampler */
+    memcpy(s->stages, stages, sizeof stages);
+    s->n_stages = n_stages;
     s->n_vocab = n_vocab;
     s->penalties_on = p->penalty_last_n != 0 &&
                       (p->repeat_penalty != 1.0f || p->frequency_penalty != 0.0f || p->presence_penalty != 0.0f);
@@ -445,18 +488,43 @@ static vkllm_status run_chain(struct vkllm__sampler *s, const float *logits) {
     apply_bias_penalties(s, logits);
     if (s->p.temperature <= 0.0f) return greedy(s);
 
+    /* Candidates: the top k at once when top-k comes first (no pass over the whole vocabulary
+     * with anything else), otherwise every token with a logit above -inf. */
     int sorted = 0;
-    if (s->p.top_k > 0 && (uint32_t)s->p.top_k < s->n_vocab) {
+    uint32_t first = 0;
+    if (s->n_stages && s->stages[0] == STAGE_TOP_K && s->p.top_k > 0 && (uint32_t)s->p.top_k < s->n_vocab) {
         gather_top_k(s, (uint32_t)s->p.top_k);
         sorted = 1;
+        first = 1;
     } else {
         gather_all(s);
     }
     if (s->n_cand == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "sampler: every logit is -inf or NaN");
 
-    if (s->p.top_p < 1.0f) apply_top_p(s, (double)s->p.top_p, sorted);
-    if (s->p.min_p > 0.0f) apply_min_p(s, (double)s->p.min_p);
-    compute_weights(s, (double)s->p.temperature);
+    for (uint32_t k = first; k < s->n_stages; k++) {
+        switch (s->stages[k]) {
+        case STAGE_TOP_K:
+            if (s->p.top_k > 0 && (uint32_t)s->p.top_k < s->n_cand) {
+                if (!sorted) qsort(s->cand, s->n_cand, sizeof *s->cand, cand_cmp);
+                sorted = 1;
+                s->n_cand = (uint32_t)s->p.top_k;
+            }
+            break;
+        case STAGE_TOP_P:
+            if (s->p.top_p < 1.0f) {
+                apply_top_p(s, (double)s->p.top_p, sorted);
+                sorted = 1;
+            }
+            break;
+        case STAGE_MIN_P:
+            if (s->p.min_p > 0.0f) apply_min_p(s, (double)s->p.min_p);
+            break;
+        case STAGE_TEMPERATURE: /* later stages see the tempered distribution */
+            for (uint32_t i = 0; i < s->n_cand; i++) s->cand[i].logit /= s->p.temperature;
+            break;
+        }
+    }
+    compute_weights(s, 1.0); /* a temperature, if listed, was applied in its place */
     return VKLLM_STATUS_OK;
 }
 

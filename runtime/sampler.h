@@ -2,7 +2,8 @@
  * min-p, repetition / frequency / presence penalties over the last N tokens, logit bias, a seeded
  * RNG of our own (a fixed seed reproduces a run exactly on every platform). The chain and its
  * defaults follow llama.cpp's: logit bias -> penalties -> top-k -> top-p -> min-p -> temperature
- * -> draw. Temperature <= 0 is exactly greedy (argmax, first on ties). */
+ * -> draw; the order of the last four is configurable (params.order). Temperature <= 0 is
+ * exactly greedy (argmax, first on ties). */
 #ifndef VKLLM_SAMPLER_H
 #define VKLLM_SAMPLER_H
 
@@ -21,6 +22,11 @@ struct vkllm__sampler_params {
     int32_t penalty_last_n;   /* tokens looked back for penalties; default 64; -1 = whole history */
     uint64_t seed;            /* used when has_seed */
     int has_seed;             /* 0: pick a seed from the clock and report it (vkllm__sampler_seed) */
+    /* The order of the truncation and temperature stages, as names separated by ';' or ','
+     * ("top_k;top_p;min_p;temperature", llama.cpp's default order, when NULL or ""). Stages
+     * left out do not run. Logit bias and penalties always come first ("penalties" may be
+     * listed first, as llama.cpp's --samplers does). */
+    const char *order;
     /* logit bias: n_bias pairs (token, added value; -INFINITY bans the token) */
     const int32_t *bias_tokens;
     const float *bias_values;

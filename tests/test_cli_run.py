@@ -59,6 +59,12 @@ check(stats_of(a).get("seed") == 1234, "seed reported")
 c = run("--temp", "0.9", "-n", "60", "-p", "Once upon a time")
 check("seed" in stats_of(c), "a picked seed is reported")
 
+# the sampler order is configurable; a bad stage name is a clear error
+r = run("--samplers", "temperature;top_k", "--seed", "7", "-n", "20", "-p", "Once")
+check(r.returncode == 0 and stats_of(r).get("n_generated") == 20, "--samplers temperature;top_k: " + r.stderr)
+r = run("--samplers", "top_q", "-p", "Once")
+check(r.returncode != 0 and "top_q" in r.stderr and r.stderr.count("\n") == 1, "bad --samplers: " + r.stderr)
+
 # a stop string across token boundaries is not printed, nor anything after it
 r = run("--temp", "0", "-n", "200", "-p", "", "--stop", "red ball")
 check(r.stdout.rstrip("\n") == expected[:expected.index("red ball")], "output ends right before the stop string")

@@ -673,7 +673,47 @@ static void test_speed(void) {
     free(row);
 }
 
+/* The stage order: top-p before the temperature (the default) and after it give different,
+ * exactly known distributions; a stage left out does not run; a bad name is an error. */
+static void test_order(void) {
+    const float logits[5] = {2.0f, 1.0f, 0.5f, 0.0f, -1.0f};
+    struct vkllm__sampler_params p;
+    vkllm__sampler_params_default(&p);
+    p.temperature = 2.0f, p.top_k = 0, p.top_p = 0.5f, p.min_p = 0.0f;
+    p.has_seed = 1, p.seed = 5;
+    struct vkllm__sampler *s;
+    float pr[5];
+    /* default order: top-p at temperature 1 keeps token 0 alone (e^2 / sum = 0.563 >= 0.5) */
+    ASSERT_OK(vkllm__sampler_init(&p, 5, &s));
+    ASSERT_OK(vkllm__sampler_probs(s, logits, pr));
+    ASSERT_NEAR(pr[0], 1.0, 1e-6);
+    vkllm__sampler_free(s);
+    /* temperature first: at T=2 token 0 has 0.3745 < 0.5, so tokens 0 and 1 remain,
+     * renormalized e^1 : e^0.5 */
+    p.order = "temperature;top_p";
+    ASSERT_OK(vkllm__sampler_init(&p, 5, &s));
+    ASSERT_OK(vkllm__sampler_probs(s, logits, pr));
+    double e1 = exp(1.0), e05 = exp(0.5);
+    ASSERT_NEAR(pr[0], e1 / (e1 + e05), 1e-6);
+    ASSERT_NEAR(pr[1], e05 / (e1 + e05), 1e-6);
+    ASSERT_NEAR(pr[2] + pr[3] + pr[4], 0.0, 0);
+    vkllm__sampler_free(s);
+    /* only min_p listed (penalties first is accepted): no temperature, no top-p */
+    p.order = "penalties,min_p";
+    p.min_p = 0.3f; /* keeps logits >= 2 + ln 0.3 = 0.796: tokens 0 and 1 at temperature 1 */
+    ASSERT_OK(vkllm__sampler_init(&p, 5, &s));
+    ASSERT_OK(vkllm__sampler_probs(s, logits, pr));
+    ASSERT_NEAR(pr[0], exp(2.0) / (exp(2.0) + exp(1.0)), 1e-6);
+    vkllm__sampler_free(s);
+    static const char *bad[] = {"top_q", "top_k;;", "top_k;penalties", "temperature;top_k;top_p;min_p;top_k;top_p;min_p;temp;top_k"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        p.order = bad[i];
+        ASSERT_STATUS(vkllm__sampler_init(&p, 5, &s), VKLLM_STATUS_INVALID_ARGUMENT);
+    }
+}
+
 int main(void) {
+    test_order();
     test_param_errors();
     test_edges();
     test_greedy();
