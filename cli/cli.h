@@ -45,6 +45,18 @@ const char *vkllm_cli_sampling_help(void);
  * is a terminal. */
 struct vkllm_model_params vkllm_cli_model_params(void);
 
+/* The three handles every model command opens. vkllm_cli_open opens the device (index or -1),
+ * loads the model (with progress on a terminal) and creates a session; on failure it prints one
+ * line, frees what it opened and returns the exit code (0 on success). vkllm_cli_close frees
+ * them and returns code, or 1 when code was 0 but the validation layer reported anything. */
+struct vkllm_cli_handles {
+    vkllm_ctx_t ctx;
+    vkllm_model_t model;
+    vkllm_session_t s;
+};
+int vkllm_cli_open(const char *path, int device, const struct vkllm_session_params *sp, struct vkllm_cli_handles *h);
+int vkllm_cli_close(struct vkllm_cli_handles *h, int code);
+
 /* Install the stderr log callback; level from VKLLM_LOG (debug, info, warn, error; default warn). */
 void vkllm_cli_log_init(void);
 

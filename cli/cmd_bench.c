@@ -228,32 +228,20 @@ static void print_results(const struct result *rs, int n, const struct opts *o) 
 }
 
 static int bench_device(const struct opts *o, int dev, struct result *rs, int *n_rs, int cap) {
-    struct vkllm_ctx_params cp = vkllm_ctx_params_default();
-    cp.device = dev;
-    vkllm_ctx_t ctx = NULL;
-    vkllm_model_t model = NULL;
-    vkllm_session_t s = NULL;
-    struct vkllm_model_params mp = vkllm_cli_model_params();
-    vkllm_status st = vkllm_ctx_init(&cp, &ctx);
-    if (st) return vkllm_cli_fail(st, "cannot open the Vulkan device");
-    int code = 0;
-    if ((st = vkllm_model_load(ctx, o->path, &mp, &model))) {
-        code = vkllm_cli_fail(st, "cannot load the model");
-        goto done;
-    }
-    struct vkllm_model_info mi;
-    vkllm_model_get_info(model, &mi);
     int need = 1;
     for (int d = 0; d < o->n_depth; d++)
         for (int i = 0; i < o->n_pp; i++) need = MAXI(need, o->depth[d] + o->pp[i]);
     for (int d = 0; d < o->n_depth; d++)
         for (int i = 0; i < o->n_tg; i++) need = MAXI(need, o->depth[d] + o->tg[i]);
     struct vkllm_session_params sp = {(uint32_t)need, (uint32_t)o->ubatch};
-    if ((st = vkllm_session_init(model, &sp, &s))) {
-        code = vkllm_cli_fail(st, "cannot create a session");
-        goto done;
-    }
-    const struct vkllm_device_info *info = vkllm_ctx_device(ctx);
+    struct vkllm_cli_handles h;
+    int code = vkllm_cli_open(o->path, dev, &sp, &h);
+    if (code) return code;
+    vkllm_session_t s = h.s;
+    vkllm_status st = VKLLM_STATUS_OK;
+    struct vkllm_model_info mi;
+    vkllm_model_get_info(h.model, &mi);
+    const struct vkllm_device_info *info = vkllm_ctx_device(h.ctx);
     for (int d = 0; d < o->n_depth && !code; d++) {
         for (int kind = 0; kind < 2 && !code; kind++) {
             int cnt = kind == 0 ? o->n_pp : o->n_tg;
@@ -279,11 +267,7 @@ static int bench_device(const struct opts *o, int dev, struct result *rs, int *n
             }
         }
     }
-done:
-    vkllm_session_free(s);
-    vkllm_model_free(model);
-    vkllm_ctx_free(ctx);
-    return code;
+    return vkllm_cli_close(&h, code);
 }
 
 int vkllm_cmd_bench(int argc, char **argv) {

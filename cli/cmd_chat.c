@@ -164,30 +164,16 @@ int vkllm_cmd_chat(int argc, char **argv) {
         fprintf(stderr, "vkllm: chat: -m FILE is required\n");
         return 2;
     }
-    struct vkllm_ctx_params cp = vkllm_ctx_params_default();
-    cp.device = device;
-    vkllm_ctx_t ctx = NULL;
-    vkllm_model_t model = NULL;
-    vkllm_session_t s = NULL;
     struct conversation c = {0};
     char *line = NULL;
     size_t line_cap = 0;
-    int code = 0;
-    struct vkllm_model_params mp = vkllm_cli_model_params();
-    vkllm_status st = vkllm_ctx_init(&cp, &ctx);
-    if (st) {
-        code = vkllm_cli_fail(st, "cannot open the Vulkan device");
-        goto done;
-    }
-    if ((st = vkllm_model_load(ctx, path, &mp, &model))) {
-        code = vkllm_cli_fail(st, "cannot load the model");
-        goto done;
-    }
     struct vkllm_session_params sp = {(uint32_t)n_ctx, 0};
-    if ((st = vkllm_session_init(model, &sp, &s))) {
-        code = vkllm_cli_fail(st, "cannot create a session");
-        goto done;
-    }
+    struct vkllm_cli_handles h;
+    int code = vkllm_cli_open(path, device, &sp, &h);
+    if (code) return code;
+    vkllm_model_t model = h.model;
+    vkllm_session_t s = h.s;
+    vkllm_status st;
     if (system_msg && conv_add(&c, "system", system_msg)) {
         code = vkllm_cli_fail(VKLLM_STATUS_OOM, "chat");
         goto done;
@@ -257,8 +243,5 @@ done:
     free(c.msgs);
     free(c.owned);
     free(line);
-    vkllm_session_free(s);
-    vkllm_model_free(model);
-    vkllm_ctx_free(ctx);
-    return code;
+    return vkllm_cli_close(&h, code);
 }

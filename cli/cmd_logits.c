@@ -120,28 +120,14 @@ static int run_ref(const char *path, const int32_t *ids, uint32_t n, uint32_t k,
 
 static int run_gpu(const char *path, int device, const int32_t *ids, uint32_t n, uint32_t k, int decode,
                    uint32_t n_ctx, uint32_t n_ubatch, cJSON *arr) {
-    struct vkllm_ctx_params cp = vkllm_ctx_params_default();
-    cp.device = device;
-    vkllm_ctx_t ctx = NULL;
-    vkllm_model_t model = NULL;
-    vkllm_session_t s = NULL;
-    struct vkllm_model_params mp = vkllm_cli_model_params();
-    vkllm_status st = vkllm_ctx_init(&cp, &ctx);
-    if (st) return vkllm_cli_fail(st, "cannot open the Vulkan device");
-    int code = 0;
-    st = vkllm_model_load(ctx, path, &mp, &model);
-    if (st) {
-        code = vkllm_cli_fail(st, "cannot load the model");
-        goto done;
-    }
     struct vkllm_session_params sp = {n_ctx ? n_ctx : n, n_ubatch};
-    st = vkllm_session_init(model, &sp, &s);
-    if (st) {
-        code = vkllm_cli_fail(st, "cannot create a session");
-        goto done;
-    }
+    struct vkllm_cli_handles h;
+    int code = vkllm_cli_open(path, device, &sp, &h);
+    if (code) return code;
+    vkllm_session_t s = h.s;
+    vkllm_status st = VKLLM_STATUS_OK;
     struct vkllm_model_info info;
-    vkllm_model_get_info(model, &info);
+    vkllm_model_get_info(h.model, &info);
     k = VKLLM_MIN(k, info.n_vocab);
     if (decode) {
         for (uint32_t i = 0; i < n && !st; i++) {
@@ -153,15 +139,7 @@ static int run_gpu(const char *path, int device, const int32_t *ids, uint32_t n,
         for (uint32_t i = 0; i < n && !st; i++) print_pos(arr, i, vkllm_session_logits(s, i), info.n_vocab, k);
     }
     if (st) code = vkllm_cli_fail(st, "evaluation failed");
-done:
-    vkllm_session_free(s);
-    vkllm_model_free(model);
-    if (ctx && vkllm_ctx_validation_messages(ctx)) {
-        fprintf(stderr, "vkllm: %llu validation message(s)\n", (unsigned long long)vkllm_ctx_validation_messages(ctx));
-        if (!code) code = 1;
-    }
-    vkllm_ctx_free(ctx);
-    return code;
+    return vkllm_cli_close(&h, code);
 }
 
 int vkllm_cmd_logits(int argc, char **argv) {

@@ -191,46 +191,22 @@ int vkllm_cmd_run(int argc, char **argv) {
     gp.stop = stops;
     gp.n_stop = n_stop;
 
-    struct vkllm_ctx_params cp = vkllm_ctx_params_default();
-    cp.device = device;
-    vkllm_ctx_t ctx = NULL;
-    vkllm_model_t model = NULL;
-    vkllm_session_t s = NULL;
-    int code = 0;
-    struct vkllm_model_params mp = vkllm_cli_model_params();
-    vkllm_status st = vkllm_ctx_init(&cp, &ctx);
-    if (st) {
-        code = vkllm_cli_fail(st, "cannot open the Vulkan device");
-        goto done;
-    }
-    if ((st = vkllm_model_load(ctx, path, &mp, &model))) {
-        code = vkllm_cli_fail(st, "cannot load the model");
-        goto done;
-    }
     struct vkllm_session_params sp = {(uint32_t)n_ctx, (uint32_t)n_ubatch};
-    if ((st = vkllm_session_init(model, &sp, &s))) {
-        code = vkllm_cli_fail(st, "cannot create a session");
-        goto done;
+    struct vkllm_cli_handles h;
+    int code = vkllm_cli_open(path, device, &sp, &h);
+    if (code) {
+        free(owned);
+        return code;
     }
     signal(SIGINT, on_sigint);
     struct vkllm_generate_stats stats;
-    st = vkllm_generate(s, &gp, on_text, NULL, &stats);
+    vkllm_status st = vkllm_generate(h.s, &gp, on_text, NULL, &stats);
     signal(SIGINT, SIG_DFL);
     printf("\n");
     fflush(stdout);
-    if (st) {
-        code = vkllm_cli_fail(st, "generation failed");
-        goto done;
-    }
-    print_stats(&stats, json);
-done:
-    vkllm_session_free(s);
-    vkllm_model_free(model);
-    if (ctx && vkllm_ctx_validation_messages(ctx) && !code) {
-        fprintf(stderr, "vkllm: %llu validation message(s)\n", (unsigned long long)vkllm_ctx_validation_messages(ctx));
-        code = 1;
-    }
-    vkllm_ctx_free(ctx);
+    if (st) code = vkllm_cli_fail(st, "generation failed");
+    else print_stats(&stats, json);
+    code = vkllm_cli_close(&h, code);
     free(owned);
     return code;
 }

@@ -159,3 +159,30 @@ struct vkllm_model_params vkllm_cli_model_params(void) {
     }
     return p;
 }
+
+int vkllm_cli_open(const char *path, int device, const struct vkllm_session_params *sp, struct vkllm_cli_handles *h) {
+    memset(h, 0, sizeof *h);
+    struct vkllm_ctx_params cp = vkllm_ctx_params_default();
+    cp.device = device;
+    struct vkllm_model_params mp = vkllm_cli_model_params();
+    vkllm_status st = vkllm_ctx_init(&cp, &h->ctx);
+    if (st) return vkllm_cli_close(h, vkllm_cli_fail(st, "cannot open the Vulkan device"));
+    if ((st = vkllm_model_load(h->ctx, path, &mp, &h->model)))
+        return vkllm_cli_close(h, vkllm_cli_fail(st, "cannot load the model"));
+    if ((st = vkllm_session_init(h->model, sp, &h->s)))
+        return vkllm_cli_close(h, vkllm_cli_fail(st, "cannot create a session"));
+    return 0;
+}
+
+int vkllm_cli_close(struct vkllm_cli_handles *h, int code) {
+    vkllm_session_free(h->s);
+    vkllm_model_free(h->model);
+    uint64_t n = h->ctx ? vkllm_ctx_validation_messages(h->ctx) : 0;
+    if (n && !code) {
+        fprintf(stderr, "vkllm: %llu Vulkan validation message(s) were reported\n", (unsigned long long)n);
+        code = 1;
+    }
+    vkllm_ctx_free(h->ctx);
+    memset(h, 0, sizeof *h);
+    return code;
+}
