@@ -57,6 +57,12 @@ struct vkllm_cli_handles {
 int vkllm_cli_open(const char *path, int device, const struct vkllm_session_params *sp, struct vkllm_cli_handles *h);
 int vkllm_cli_close(struct vkllm_cli_handles *h, int code);
 
+/* Ctrl-C: while caught, SIGINT only sets vkllm_cli_interrupted (the streaming callbacks then
+ * ask the generation to stop). */
+#include <signal.h>
+extern volatile sig_atomic_t vkllm_cli_interrupted;
+void vkllm_cli_catch_sigint(int on);
+
 /* Install the stderr log callback; level from VKLLM_LOG (debug, info, warn, error; default warn). */
 void vkllm_cli_log_init(void);
 

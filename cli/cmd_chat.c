@@ -12,13 +12,6 @@
 
 #include "cli.h"
 
-static volatile sig_atomic_t g_interrupted;
-
-static void on_sigint(int sig) {
-    (void)sig;
-    g_interrupted = 1;
-}
-
 static void usage(FILE *f) {
     fprintf(f,
             "usage: vkllm chat -m FILE [--chat-template NAME] [--system TEXT] [options]\n"
@@ -55,7 +48,7 @@ static int on_text(const char *text, size_t len, void *ud) {
     memcpy(r->text + r->len, text, len);
     r->len += len;
     r->text[r->len] = 0;
-    return g_interrupted ? 1 : 0;
+    return vkllm_cli_interrupted ? 1 : 0;
 }
 
 struct conversation {
@@ -109,7 +102,7 @@ static vkllm_status turn(vkllm_session_t s, vkllm_model_t model, const char *tmp
     gp.keep_history = continuing;
     gp.parse_special = 1;
     struct reply r = {0};
-    g_interrupted = 0;
+    vkllm_cli_interrupted = 0;
     st = vkllm_generate(s, &gp, on_text, &r, stats);
     printf("\n");
     if (st == VKLLM_STATUS_CONTEXT_FULL) {
@@ -189,15 +182,13 @@ int vkllm_cmd_chat(int argc, char **argv) {
     size_t base = c.n;
     struct vkllm_generate_stats stats = {0};
     int interactive = isatty(0);
-    struct sigaction sa = {0};
-    sa.sa_handler = on_sigint; /* no SA_RESTART: Ctrl-C at the prompt interrupts the read */
-    sigaction(SIGINT, &sa, NULL);
+    vkllm_cli_catch_sigint(1); /* Ctrl-C at the prompt interrupts the read (EINTR) */
     for (;;) {
         if (interactive) {
             fprintf(stderr, "> ");
             fflush(stderr);
         }
-        g_interrupted = 0;
+        vkllm_cli_interrupted = 0;
         errno = 0;
         ssize_t n = getline(&line, &line_cap, stdin);
         if (n < 0) {
@@ -237,7 +228,7 @@ int vkllm_cmd_chat(int argc, char **argv) {
         }
         if (stats.stop_reason == VKLLM_STOP_CANCELLED) fprintf(stderr, "[reply stopped]\n");
     }
-    signal(SIGINT, SIG_DFL);
+    vkllm_cli_catch_sigint(0);
 done:
     conv_reset(&c, 0);
     free(c.msgs);

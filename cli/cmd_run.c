@@ -13,13 +13,6 @@
 
 #define MAX_STOP 16
 
-static volatile sig_atomic_t g_interrupted;
-
-static void on_sigint(int sig) {
-    (void)sig;
-    g_interrupted = 1;
-}
-
 static void usage(FILE *f) {
     fprintf(f,
             "usage: vkllm run -m FILE [-p PROMPT | -f FILE] [options]\n"
@@ -45,7 +38,7 @@ static int on_text(const char *text, size_t len, void *ud) {
     (void)ud;
     fwrite(text, 1, len, stdout);
     fflush(stdout);
-    return g_interrupted ? 1 : 0;
+    return vkllm_cli_interrupted ? 1 : 0;
 }
 
 static char *read_all(FILE *f, size_t *n) {
@@ -198,10 +191,10 @@ int vkllm_cmd_run(int argc, char **argv) {
         free(owned);
         return code;
     }
-    signal(SIGINT, on_sigint);
+    vkllm_cli_catch_sigint(1);
     struct vkllm_generate_stats stats;
     vkllm_status st = vkllm_generate(h.s, &gp, on_text, NULL, &stats);
-    signal(SIGINT, SIG_DFL);
+    vkllm_cli_catch_sigint(0);
     printf("\n");
     fflush(stdout);
     if (st) code = vkllm_cli_fail(st, "generation failed");

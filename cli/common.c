@@ -1,6 +1,7 @@
 /* common.c - helpers shared by the subcommands: failure lines, exit codes, the log callback. */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -185,4 +186,19 @@ int vkllm_cli_close(struct vkllm_cli_handles *h, int code) {
     vkllm_ctx_free(h->ctx);
     memset(h, 0, sizeof *h);
     return code;
+}
+
+volatile sig_atomic_t vkllm_cli_interrupted;
+
+static void on_sigint(int sig) {
+    (void)sig;
+    vkllm_cli_interrupted = 1;
+}
+
+void vkllm_cli_catch_sigint(int on) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on ? on_sigint : SIG_DFL; /* no SA_RESTART: a blocking read returns EINTR */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
 }

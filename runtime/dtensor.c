@@ -36,14 +36,6 @@ void vkllm__dtensor_free(struct vkllm__dtensor *t) {
     t->buf = NULL;
 }
 
-static uint64_t gcd_u64(uint64_t a, uint64_t b) {
-    while (b) {
-        uint64_t r = a % b;
-        a = b;
-        b = r;
-    }
-    return a;
-}
 
 vkllm_status vkllm__dtensor_chunk_rows(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *t,
                                        uint64_t *rows) {
@@ -52,7 +44,7 @@ vkllm_status vkllm__dtensor_chunk_rows(const struct vkllm__gpu *gpu, const struc
     if (align < 4) align = 4; /* shaders read 32-bit words */
     uint64_t limit = vkllm__gpu_max_binding(gpu);
     /* chunk starts r * row_bytes are aligned when r is a multiple of step */
-    uint64_t step = align / gcd_u64(t->row_bytes, align);
+    uint64_t step = align / vkllm__gcd_u64(t->row_bytes, align);
     uint64_t r = limit / t->row_bytes / step * step;
     if (r == 0)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED,

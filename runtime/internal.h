@@ -40,6 +40,15 @@ static inline int vkllm__mul_u64(uint64_t a, uint64_t b, uint64_t *r) {
     return !__builtin_mul_overflow(a, b, r);
 }
 
+static inline uint64_t vkllm__gcd_u64(uint64_t a, uint64_t b) {
+    while (b) {
+        uint64_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
 /* Host allocation. These return NULL on failure (and when a test injected a failure); callers
  * turn that into VKLLM_STATUS_OOM. vkllm__free(NULL) is a no-op. */
 void *vkllm__malloc(size_t n);

@@ -84,14 +84,6 @@ static uint64_t view_bytes(struct vkllm__view v) {
     return v.offset < total ? total - v.offset : 0;
 }
 
-static uint64_t gcd_u64(uint64_t a, uint64_t b) {
-    while (b) {
-        uint64_t r = a % b;
-        a = b;
-        b = r;
-    }
-    return a;
-}
 
 /* Rows of x and y per dispatch so that both bindings fit the binding limit and every block of
  * rows starts at an aligned offset. */
@@ -99,8 +91,8 @@ static vkllm_status rows_per_block(const struct vkllm__gpu *gpu, uint64_t x_row,
                                    uint32_t bn, uint64_t *out) {
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     uint64_t align = d->min_storage_buffer_offset_alignment > 4 ? d->min_storage_buffer_offset_alignment : 4;
-    uint64_t sx = align / gcd_u64(x_row, align), sy = align / gcd_u64(y_row, align);
-    uint64_t step = sx / gcd_u64(sx, sy) * sy; /* block starts n0 * row are aligned for both */
+    uint64_t sx = align / vkllm__gcd_u64(x_row, align), sy = align / vkllm__gcd_u64(y_row, align);
+    uint64_t step = sx / vkllm__gcd_u64(sx, sy) * sy; /* block starts n0 * row are aligned for both */
     uint64_t widest = x_row > y_row ? x_row : y_row;
     uint64_t r = vkllm__gpu_max_binding(gpu) / widest / step * step;
     uint64_t grid = (uint64_t)d->max_workgroup_count[1] * bn / step * step;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "vectors.h"
 #include "model.h"
 #include "ref/ref.h"
 #include "tokenizer.h"
@@ -64,23 +65,6 @@ static void ref_close(struct ref_model *rm) {
 
 /* --- stories260K ----------------------------------------------------------------------------- */
 
-static char *expected_text(void) {
-    char *json = vkllm_test_read_file(vkllm_test_model("llama2c-test-vectors.json"), NULL);
-    cJSON *root = cJSON_Parse(json);
-    ASSERT(root);
-    cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "stories260K_greedy"), *it;
-    char *want = NULL;
-    cJSON_ArrayForEach(it, arr) {
-        cJSON *cmd = cJSON_GetObjectItemCaseSensitive(it, "command");
-        cJSON *exp = cJSON_GetObjectItemCaseSensitive(it, "expected_stdout");
-        if (cJSON_IsString(cmd) && strstr(cmd->valuestring, "-n 200") && cJSON_IsString(exp))
-            want = strdup(exp->valuestring);
-    }
-    ASSERT(want);
-    cJSON_Delete(root);
-    free(json);
-    return want;
-}
 
 static void test_stories(void) {
     const char *path = vkllm_test_model("stories260K.gguf");
@@ -110,7 +94,7 @@ static void test_stories(void) {
     char *text;
     size_t len;
     ASSERT_OK(vkllm__detokenize(tok, gpu_tok + 1, N, 0, &text, &len));
-    char *want = expected_text();
+    char *want = vkllm_test_stories_expected();
     ASSERT_STREQ(text, want);
     free(want);
     vkllm__free(text);

@@ -4,6 +4,7 @@
 
 #include "gguf.h"
 #include "harness.h"
+#include "vectors.h"
 #include "model.h"
 #include "ref/ops.h"
 #include "ref/ref.h"
@@ -33,28 +34,9 @@ static void decode_piece(struct vkllm__str piece, uint32_t prev, uint32_t bos, c
     out[len] = 0;
 }
 
-static char *expected_text(void) {
-    char *json = vkllm_test_read_file(vkllm_test_model("llama2c-test-vectors.json"), NULL);
-    cJSON *root = cJSON_Parse(json);
-    ASSERT(root);
-    cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "stories260K_greedy");
-    ASSERT(cJSON_IsArray(arr));
-    char *want = NULL;
-    cJSON *it;
-    cJSON_ArrayForEach(it, arr) {
-        cJSON *cmd = cJSON_GetObjectItemCaseSensitive(it, "command");
-        cJSON *exp = cJSON_GetObjectItemCaseSensitive(it, "expected_stdout");
-        if (cJSON_IsString(cmd) && strstr(cmd->valuestring, "-n 200") && cJSON_IsString(exp))
-            want = strdup(exp->valuestring);
-    }
-    ASSERT(want);
-    cJSON_Delete(root);
-    free(json);
-    return want;
-}
 
 int main(void) {
-    char *want = expected_text();
+    char *want = vkllm_test_stories_expected();
     const char *path = vkllm_test_model("stories260K.gguf");
     struct vkllm__gguf *g;
     struct vkllm__model_desc *d;
