@@ -377,6 +377,69 @@ VKLLM_API vkllm_status vkllm_generate(vkllm_session_t s, const struct vkllm_gene
                                       void *user_data, struct vkllm_generate_stats *stats);
 
 /* ---------------------------------------------------------------------------------------------
+ * Step-wise generation: vkllm_generate one token at a time, many requests decoded together
+ *
+ * A gen is one request on its own session: vkllm_gen_start tokenizes the prompt, prefills it
+ * and samples the first token; each vkllm_gen_step then decodes one more token for every gen
+ * it is given, in one batched forward pass (the weights are read once for the whole batch), so
+ * a server can run several requests at once and let new ones join between steps (continuous
+ * batching). A gen's tokens do not depend on what else is in the batch: the batched decode
+ * computes each row exactly as a lone decode step does (bit for bit), so a greedy request gives
+ * the same text alone and under load. vkllm_generate is vkllm_gen_start + vkllm_gen_step until
+ * done.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct vkllm_gen *vkllm_gen_t;
+
+/* Start a request on session s (which it uses until vkllm_gen_free; one gen per session at a
+ * time). params is copied (stop strings, order and logit bias too). Text goes to fn as in
+ * vkllm_generate, from this call on (the first token's text included). Fails, with nothing
+ * evaluated, like vkllm_generate: CONTEXT_FULL for a prompt longer than the context,
+ * INVALID_ARGUMENT for bad sampling parameters, UNSUPPORTED when the tokenizer is not. */
+VKLLM_API vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_params *params,
+                                       vkllm_text_fn fn, void *user_data, vkllm_gen_t *out);
+
+/* One decode step for every gen of gens[0..n) that is still running (finished ones are skipped),
+ * batched. The gens must be on different sessions of one model. Stopping (EOS, n_predict, stop
+ * string, full context, callback) is per gen. On an error every gen of the step stops (reason
+ * VKLLM_STOP_NONE with the error in vkllm_gen_status) and the status is returned. */
+VKLLM_API vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n);
+
+/* Why g stopped; VKLLM_STOP_NONE while it is still running (or after an error). */
+VKLLM_API enum vkllm_stop_reason vkllm_gen_stop_reason(vkllm_gen_t g);
+/* 1 once g has stopped (for any reason, or an error). */
+VKLLM_API int vkllm_gen_done(vkllm_gen_t g);
+/* VKLLM_STATUS_OK, or the error that stopped g. */
+VKLLM_API vkllm_status vkllm_gen_status(vkllm_gen_t g);
+/* Stop g now (stop reason VKLLM_STOP_CANCELLED); its held-back text is dropped. */
+VKLLM_API void vkllm_gen_cancel(vkllm_gen_t g);
+/* Metrics so far (final once done), as for vkllm_generate. */
+VKLLM_API void vkllm_gen_stats(vkllm_gen_t g, struct vkllm_generate_stats *out);
+/* Free g; its session is free for another request (its KV cache keeps the tokens, as after
+ * vkllm_generate). NULL is a no-op. */
+VKLLM_API void vkllm_gen_free(vkllm_gen_t g);
+
+/* ---------------------------------------------------------------------------------------------
+ * Tokens
+ * ------------------------------------------------------------------------------------------- */
+
+/* Tokenize text (len bytes; 0 = strlen) with the model's vocabulary. add_bos: -1 as the model
+ * asks, 0 no, 1 yes. parse_special: text such as "<|im_start|>" becomes its special token.
+ * Writes at most cap ids to out and sets *n_out to the number of tokens (when *n_out > cap, call
+ * again with room for them). UNSUPPORTED when the model's tokenizer is not supported. */
+VKLLM_API vkllm_status vkllm_tokenize(vkllm_model_t model, const char *text, size_t len, int add_bos,
+                                      int parse_special, int32_t *out, size_t cap, size_t *n_out);
+
+/* The text of ids[0..n) as one NUL-terminated UTF-8 string (free with vkllm_free); special
+ * tokens (BOS, EOS, ...) appear as their text only with render_special. INVALID_ARGUMENT for an
+ * id outside the vocabulary. */
+VKLLM_API vkllm_status vkllm_detokenize(vkllm_model_t model, const int32_t *ids, size_t n, int render_special,
+                                        char **out);
+
+/* The model's vocabulary size. */
+VKLLM_API uint32_t vkllm_model_n_vocab(vkllm_model_t model);
+
+/* ---------------------------------------------------------------------------------------------
  * Chat templates
  * ------------------------------------------------------------------------------------------- */
 
