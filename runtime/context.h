@@ -29,4 +29,9 @@ struct vkllm_session {
     uint32_t logits_rows, logits_cap;
 };
 
+/* One decode step of tokens[i] on session s[i] for i < n, batched: every session gets the logits
+ * of its token (vkllm_session_logits(s[i], 0)) and one more position. The sessions must be
+ * different and of one model. Each row is computed exactly as a lone decode step computes it. */
+vkllm_status vkllm__session_decode_batch(vkllm_session_t *s, const int32_t *tokens, uint32_t n);
+
 #endif

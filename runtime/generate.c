@@ -94,8 +94,6 @@ static void out_consume(struct outbuf *o, size_t n) {
     if (o->buf) o->buf[o->len] = 0;
 }
 
-// --- the loop ------------------------------------------------------------------------------
-
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -166,137 +164,316 @@ static vkllm_status make_sampler(vkllm_session_t s, const struct vkllm_sampling_
     p.n_bias = sp->n_bias;
     return vkllm__sampler_init(&p, s->model->desc->hp.n_vocab, out);
 }
+// --- one request, step by step ---------------------------------------------------------------
 
-vkllm_status vkllm_generate(vkllm_session_t s, const struct vkllm_generate_params *params, vkllm_text_fn fn,
-                            void *user_data, struct vkllm_generate_stats *stats) {
-    const double t0 = vkllm__now_ns() / 1e6;
-    if (!s || !params) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_generate: NULL argument");
+struct vkllm_gen {
+    vkllm_session_t s;
+    struct vkllm_generate_params p; /* copied; the pointers below own what it points to */
+    char **stop;                    /* n_stop copies */
+    char *order;
+    int32_t *bias_tokens;
+    float *bias_values;
+    vkllm_text_fn fn;
+    void *user;
+    struct vkllm__sampler *smp;
+    struct vkllm__detok_stream ds;
+    int ds_init;
+    struct outbuf out;              /* text held back (a stop string may be starting) */
+    double *itl;                    /* inter-token latencies, ms */
+    uint32_t cap_itl;
+    double t0, t_first, t_prev;     /* ms */
+    int32_t cur;                    /* the last token sampled: the next one to evaluate */
+    int greedy;                     /* the device takes the argmax when decoding alone */
+    int done;
+    vkllm_status err;
+    enum vkllm_stop_reason reason;
+    struct vkllm_generate_stats st;
+};
+
+static double now_ms(void) { return vkllm__now_ns() / 1e6; }
+
+static char *dup_str(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = vkllm__malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* The params with every pointer (but the prompt, used only in vkllm_gen_start) owned by g. */
+static vkllm_status copy_params(struct vkllm_gen *g, const struct vkllm_generate_params *p) {
+    g->p = *p;
+    g->p.stop = NULL;
+    g->p.sampling.order = NULL;
+    g->p.sampling.bias_tokens = NULL;
+    g->p.sampling.bias_values = NULL;
+    if (p->n_stop) {
+        if (!p->stop) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%u stop strings but stop is NULL", p->n_stop);
+        if (!(g->stop = vkllm__calloc(p->n_stop, sizeof *g->stop))) goto oom;
+        for (uint32_t i = 0; i < p->n_stop; i++) {
+            if (!p->stop[i]) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "stop string %u is NULL", i);
+            if (!(g->stop[i] = dup_str(p->stop[i]))) goto oom;
+        }
+        g->p.stop = (const char *const *)g->stop;
+    }
+    if (p->sampling.order) {
+        if (!(g->order = dup_str(p->sampling.order))) goto oom;
+        g->p.sampling.order = g->order;
+    }
+    if (p->sampling.n_bias) {
+        if (!p->sampling.bias_tokens || !p->sampling.bias_values)
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%u logit biases but no arrays", p->sampling.n_bias);
+        g->bias_tokens = vkllm__malloc(sizeof *g->bias_tokens * p->sampling.n_bias);
+        g->bias_values = vkllm__malloc(sizeof *g->bias_values * p->sampling.n_bias);
+        if (!g->bias_tokens || !g->bias_values) goto oom;
+        memcpy(g->bias_tokens, p->sampling.bias_tokens, sizeof *g->bias_tokens * p->sampling.n_bias);
+        memcpy(g->bias_values, p->sampling.bias_values, sizeof *g->bias_values * p->sampling.n_bias);
+        g->p.sampling.bias_tokens = g->bias_tokens;
+        g->p.sampling.bias_values = g->bias_values;
+    }
+    return VKLLM_STATUS_OK;
+oom:
+    return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+}
+
+/* Hand out the text that is final; with `flush`, also what was held back (the end). */
+static vkllm_status push_text(struct vkllm_gen *g, const char *text, size_t len, int flush) {
+    if (len && out_append(&g->out, text, len)) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    int hit;
+    size_t ready = out_ready(&g->out, &g->p, &hit);
+    if (flush && !hit) ready = g->out.len;
+    if (ready && g->fn && g->fn(g->out.buf, ready, g->user) && !g->reason) g->reason = VKLLM_STOP_CANCELLED;
+    out_consume(&g->out, ready);
+    if (hit) {
+        g->out.len = 0; /* the stop string and anything after it are dropped */
+        g->reason = VKLLM_STOP_STRING;
+    }
+    return VKLLM_STATUS_OK;
+}
+
+static void finish(struct vkllm_gen *g) {
+    if (g->done) return;
+    g->done = 1;
+    if (!g->err && g->reason != VKLLM_STOP_STRING && g->reason != VKLLM_STOP_CANCELLED) {
+        const char *text;
+        size_t len;
+        vkllm_status st = vkllm__detok_stream_flush(&g->ds, &text, &len);
+        if (!st) st = push_text(g, text, len, 1);
+        if (st) g->err = st;
+    }
+    g->st.stop_reason = g->err ? VKLLM_STOP_NONE : g->reason;
+}
+
+static void fail(struct vkllm_gen *g, vkllm_status st) {
+    g->err = st;
+    g->reason = VKLLM_STOP_NONE;
+    finish(g);
+}
+
+/* Token tok was sampled: record it, stream its text, decide whether g stops here. */
+static vkllm_status take_token(struct vkllm_gen *g, int32_t tok) {
+    const double now = now_ms();
+    struct vkllm_generate_stats *st = &g->st;
+    g->cur = tok;
+    if (vkllm__token_is_eog(g->s->model->tok, tok)) {
+        g->reason = VKLLM_STOP_EOS;
+        finish(g);
+        return g->err;
+    }
+    vkllm__sampler_accept(g->smp, tok);
+    if (st->n_generated == 0) {
+        g->t_first = now;
+        st->ttft_ms = now - g->t0;
+    } else if (st->n_generated - 1 < g->cap_itl) {
+        g->itl[st->n_generated - 1] = now - g->t_prev;
+    }
+    g->t_prev = now;
+    st->n_generated++;
+    const char *text;
+    size_t len;
+    vkllm_status s = vkllm__detok_stream_push(&g->ds, tok, &text, &len);
+    if (!s) s = push_text(g, text, len, 0);
+    if (s) return s;
+    if (!g->reason && g->p.n_predict >= 0 && st->n_generated >= (uint32_t)g->p.n_predict)
+        g->reason = VKLLM_STOP_MAX_TOKENS;
+    if (!g->reason && g->s->n_past >= vkllm_session_n_ctx(g->s)) g->reason = VKLLM_STOP_CONTEXT_FULL;
+    if (g->reason) finish(g);
+    return g->err;
+}
+
+vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_params *params, vkllm_text_fn fn,
+                             void *user_data, vkllm_gen_t *out) {
+    const double t0 = now_ms();
+    if (!s || !params || !out) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_gen_start: NULL argument");
+    *out = NULL;
     if (!s->model->tok)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "this model's tokenizer is not supported: %s", s->model->tok_error);
-    struct vkllm_generate_stats st0 = {0}, *stt = stats ? stats : &st0;
-    memset(stt, 0, sizeof *stt);
-    const struct vkllm_generate_params *p = params;
+    struct vkllm_gen *g = vkllm__calloc(1, sizeof *g);
+    if (!g) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    g->s = s;
+    g->fn = fn;
+    g->user = user_data;
+    g->t0 = t0;
     const uint32_t n_ctx = vkllm_session_n_ctx(s);
     int32_t *ids = NULL;
     size_t n_ids = 0;
-    struct vkllm__sampler *smp = NULL;
-    struct vkllm__detok_stream ds;
-    struct outbuf out = {0};
-    double *itl = NULL;
-    int ds_init = 0;
     vkllm_status st;
-
-    if (!p->keep_history) vkllm_session_truncate(s, 0);
+    VKLLM_TRY(st, copy_params(g, params), fail);
+    const uint32_t n_past0 = s->n_past;
+    if (!g->p.keep_history) s->n_past = 0;
     int continuing = s->n_past > 0;
-    VKLLM_TRY(st, prompt_tokens(s, p, &ids, &n_ids), done);
-    if ((uint64_t)s->n_past + n_ids > n_ctx) {
-        st = vkllm__err(VKLLM_STATUS_CONTEXT_FULL,
-                        "the prompt is %zu tokens; the context has room for %u (of %u, %u in use)", n_ids,
-                        n_ctx - s->n_past, n_ctx, s->n_past);
-        goto done;
+    st = prompt_tokens(s, &g->p, &ids, &n_ids);
+    if (!st && (uint64_t)s->n_past + n_ids > n_ctx)
+        st = vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "the prompt is %zu tokens; the context has room for %u (of %u, %u in use)",
+                        n_ids, n_ctx - s->n_past, n_ctx, s->n_past);
+    if (!st) st = make_sampler(s, &g->p.sampling, &g->smp);
+    if (st) {
+        s->n_past = n_past0; /* refused: the session is as it was */
+        goto fail;
     }
-    VKLLM_TRY(st, make_sampler(s, &p->sampling, &smp), done);
-    stt->seed = vkllm__sampler_seed(smp);
-    for (size_t i = 0; i < n_ids; i++) vkllm__sampler_accept(smp, ids[i]);
-    uint32_t cap_itl = p->n_predict >= 0 ? (uint32_t)p->n_predict + 1 : n_ctx + 1;
-    itl = vkllm__malloc(sizeof *itl * cap_itl);
-    if (!itl) {
+    vkllm_session_truncate(s, s->n_past);
+    g->st.seed = vkllm__sampler_seed(g->smp);
+    g->greedy = vkllm__sampler_is_greedy(g->smp);
+    for (size_t i = 0; i < n_ids; i++) vkllm__sampler_accept(g->smp, ids[i]);
+    g->cap_itl = g->p.n_predict >= 0 ? (uint32_t)g->p.n_predict + 1 : n_ctx + 1;
+    if (!(g->itl = vkllm__malloc(sizeof *g->itl * g->cap_itl))) {
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
-        goto done;
+        goto fail;
     }
 
     // prefill
-    double tp = vkllm__now_ns() / 1e6;
-    VKLLM_TRY(st, vkllm_session_eval(s, ids, (uint32_t)n_ids, 0), done);
-    stt->n_prompt = (uint32_t)n_ids;
-    stt->prefill_ms = vkllm__now_ns() / 1e6 - tp;
-    stt->prefill_tps = stt->prefill_ms > 0 ? n_ids / (stt->prefill_ms / 1e3) : 0;
+    double tp = now_ms();
+    VKLLM_TRY(st, vkllm_session_eval(s, ids, (uint32_t)n_ids, 0), fail);
+    g->st.n_prompt = (uint32_t)n_ids;
+    g->st.prefill_ms = now_ms() - tp;
+    g->st.prefill_tps = g->st.prefill_ms > 0 ? n_ids / (g->st.prefill_ms / 1e3) : 0;
 
     /* SentencePiece's leading space is dropped only when the text starts at BOS (as llama2.c). */
     int from_bos_only = !continuing && n_ids == 1;
-    vkllm__detok_stream_init(&ds, s->model->tok, from_bos_only ? 0 : VKLLM__DETOK_KEEP_SPACE);
-    ds_init = 1;
-    int greedy = vkllm__sampler_is_greedy(smp);
-    int32_t cur;
-    VKLLM_TRY(st, vkllm__sampler_sample(smp, vkllm_session_logits(s, 0), &cur), done);
-    double t_prev = 0, t_first = 0;
-    enum vkllm_stop_reason reason = VKLLM_STOP_NONE;
-    for (;;) {
-        double now = vkllm__now_ns() / 1e6;
-        if (vkllm__token_is_eog(s->model->tok, cur)) {
-            reason = VKLLM_STOP_EOS;
-            break;
-        }
-        vkllm__sampler_accept(smp, cur);
-        if (stt->n_generated == 0) {
-            t_first = now;
-            stt->ttft_ms = now - t0;
-        } else if (stt->n_generated - 1 < cap_itl) {
-            itl[stt->n_generated - 1] = now - t_prev;
-        }
-        t_prev = now;
-        stt->n_generated++;
-        const char *text;
-        size_t len;
-        VKLLM_TRY(st, vkllm__detok_stream_push(&ds, cur, &text, &len), done);
-        if (len && out_append(&out, text, len)) {
-            st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
-            goto done;
-        }
-        int hit;
-        size_t ready = out_ready(&out, p, &hit);
-        if (ready && fn && fn(out.buf, ready, user_data)) reason = VKLLM_STOP_CANCELLED;
-        out_consume(&out, ready);
-        if (hit) {
-            out.len = 0; /* the stop string and anything after it are dropped */
-            reason = VKLLM_STOP_STRING;
-        }
-        if (reason) break;
-        if (p->n_predict >= 0 && stt->n_generated >= (uint32_t)p->n_predict) {
-            reason = VKLLM_STOP_MAX_TOKENS;
-            break;
-        }
-        if (s->n_past >= n_ctx) {
-            reason = VKLLM_STOP_CONTEXT_FULL;
-            break;
-        }
-        if (greedy) {
-            VKLLM_TRY(st, vkllm_session_decode_greedy(s, cur, &cur), done);
-        } else {
-            VKLLM_TRY(st, vkllm_session_eval(s, &cur, 1, 0), done);
-            VKLLM_TRY(st, vkllm__sampler_sample(smp, vkllm_session_logits(s, 0), &cur), done);
-        }
-    }
-    if (reason != VKLLM_STOP_STRING && reason != VKLLM_STOP_CANCELLED) { /* the rest goes out */
-        const char *text;
-        size_t len;
-        VKLLM_TRY(st, vkllm__detok_stream_flush(&ds, &text, &len), done);
-        if (len && out_append(&out, text, len)) {
-            st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
-            goto done;
-        }
-        int hit;
-        size_t ready = out_ready(&out, p, &hit);
-        if (hit) reason = VKLLM_STOP_STRING;
-        else ready = out.len;
-        if (ready && fn) fn(out.buf, ready, user_data);
-    }
-    stt->stop_reason = reason;
-    finish_stats(stt, itl, stt->n_generated > 1 ? stt->n_generated - 1 : 0, t_first, t_prev);
-done:
-    if (ds_init) vkllm__detok_stream_free(&ds);
-    vkllm__free(out.buf);
-    vkllm__free(itl);
-    vkllm__sampler_free(smp);
+    vkllm__detok_stream_init(&g->ds, s->model->tok, from_bos_only ? 0 : VKLLM__DETOK_KEEP_SPACE);
+    g->ds_init = 1;
+    int32_t tok;
+    VKLLM_TRY(st, vkllm__sampler_sample(g->smp, vkllm_session_logits(s, 0), &tok), fail);
+    VKLLM_TRY(st, take_token(g, tok), fail); /* EOS or a callback's stop is not an error */
     vkllm__free(ids);
-    {
+    *out = g;
+    return VKLLM_STATUS_OK;
+fail:
+    vkllm__free(ids);
+    vkllm_gen_free(g);
+    return st;
+}
+
+vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n) {
+    if (n && !gens) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_gen_step: NULL argument");
+    struct vkllm_gen *one[1];
+    struct vkllm_gen **run = n > 1 ? vkllm__malloc(sizeof *run * n) : one;
+    vkllm_session_t *ses = n > 1 ? vkllm__malloc(sizeof *ses * n) : NULL;
+    int32_t *toks = n > 1 ? vkllm__malloc(sizeof *toks * n) : NULL;
+    vkllm_status st = VKLLM_STATUS_OK;
+    if (n > 1 && (!run || !ses || !toks)) {
+        st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+        goto done;
+    }
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!gens[i]) {
+            st = vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_gen_step: gen %u is NULL", i);
+            goto done;
+        }
+        if (!gens[i]->done) run[m++] = gens[i];
+    }
+    if (m == 0) goto done;
+    if (m == 1 && run[0]->greedy) { /* alone and greedy: the argmax on the device, one id read back */
+        int32_t next;
+        if ((st = vkllm_session_decode_greedy(run[0]->s, run[0]->cur, &next))) goto fail_all;
+        if ((st = take_token(run[0], next))) fail(run[0], st);
+        goto done;
+    }
+    if (m == 1) {
+        st = vkllm_session_eval(run[0]->s, &run[0]->cur, 1, 0);
+    } else {
+        for (uint32_t i = 0; i < m; i++) ses[i] = run[i]->s, toks[i] = run[i]->cur;
+        st = vkllm__session_decode_batch(ses, toks, m);
+    }
+    if (st) goto fail_all;
+    for (uint32_t i = 0; i < m; i++) {
+        int32_t tok;
+        vkllm_status s2 = vkllm__sampler_sample(run[i]->smp, vkllm_session_logits(run[i]->s, 0), &tok);
+        if (!s2) s2 = take_token(run[i], tok);
+        if (s2) {
+            fail(run[i], s2);
+            st = s2;
+        }
+    }
+    goto done;
+fail_all:
+    for (uint32_t i = 0; i < m; i++) fail(run[i], st);
+done:
+    if (run != one) vkllm__free(run);
+    vkllm__free(ses);
+    vkllm__free(toks);
+    return st;
+}
+
+enum vkllm_stop_reason vkllm_gen_stop_reason(vkllm_gen_t g) { return g && !g->err ? g->reason : VKLLM_STOP_NONE; }
+int vkllm_gen_done(vkllm_gen_t g) { return !g || g->done; }
+vkllm_status vkllm_gen_status(vkllm_gen_t g) { return g ? g->err : VKLLM_STATUS_INVALID_ARGUMENT; }
+
+void vkllm_gen_cancel(vkllm_gen_t g) {
+    if (!g || g->done) return;
+    g->reason = VKLLM_STOP_CANCELLED;
+    finish(g);
+}
+
+void vkllm_gen_stats(vkllm_gen_t g, struct vkllm_generate_stats *out) {
+    if (!g || !out) return;
+    *out = g->st;
+    uint32_t n_itl = g->st.n_generated > 1 ? VKLLM_MIN(g->st.n_generated - 1, g->cap_itl) : 0;
+    double *tmp = n_itl ? vkllm__malloc(sizeof *tmp * n_itl) : NULL;
+    if (tmp) {
+        memcpy(tmp, g->itl, sizeof *tmp * n_itl);
+        finish_stats(out, tmp, n_itl, g->t_first, g->t_prev);
+        vkllm__free(tmp);
+    }
+    struct vkllm_session_memory mem;
+    vkllm_session_memory(g->s, &mem);
+    out->kv_bytes_used = mem.kv_bytes_used;
+    out->kv_bytes_allocated = mem.kv_bytes_allocated;
+    out->device_bytes = mem.device_bytes;
+    out->total_ms = now_ms() - g->t0;
+}
+
+void vkllm_gen_free(vkllm_gen_t g) {
+    if (!g) return;
+    if (g->ds_init) vkllm__detok_stream_free(&g->ds);
+    vkllm__free(g->out.buf);
+    vkllm__free(g->itl);
+    vkllm__sampler_free(g->smp);
+    for (uint32_t i = 0; g->stop && i < g->p.n_stop; i++) vkllm__free(g->stop[i]);
+    vkllm__free(g->stop);
+    vkllm__free(g->order);
+    vkllm__free(g->bias_tokens);
+    vkllm__free(g->bias_values);
+    vkllm__free(g);
+}
+
+// --- the whole loop ------------------------------------------------------------------------
+
+vkllm_status vkllm_generate(vkllm_session_t s, const struct vkllm_generate_params *params, vkllm_text_fn fn,
+                            void *user_data, struct vkllm_generate_stats *stats) {
+    if (stats) memset(stats, 0, sizeof *stats);
+    vkllm_gen_t g;
+    vkllm_status st = vkllm_gen_start(s, params, fn, user_data, &g);
+    if (st && s && stats) { /* refused: still say what the session holds */
         struct vkllm_session_memory mem;
         vkllm_session_memory(s, &mem);
-        stt->kv_bytes_used = mem.kv_bytes_used;
-        stt->kv_bytes_allocated = mem.kv_bytes_allocated;
-        stt->device_bytes = mem.device_bytes;
-        stt->total_ms = vkllm__now_ns() / 1e6 - t0;
+        stats->kv_bytes_used = mem.kv_bytes_used;
+        stats->kv_bytes_allocated = mem.kv_bytes_allocated;
+        stats->device_bytes = mem.device_bytes;
     }
+    while (!st && !vkllm_gen_done(g)) st = vkllm_gen_step(&g, 1);
+    if (g && stats) vkllm_gen_stats(g, stats);
+    vkllm_gen_free(g);
     return st;
 }
 

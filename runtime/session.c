@@ -157,3 +157,46 @@ void vkllm_session_memory(vkllm_session_t s, struct vkllm_session_memory *out) {
     out->state_bytes = vkllm__forward_state_bytes(s->fw);
     out->device_bytes = vkllm__gpu_memory_allocated(s->model->ctx->gpu);
 }
+
+vkllm_status vkllm__session_decode_batch(vkllm_session_t *s, const int32_t *tokens, uint32_t n) {
+    if (!s || !tokens) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "decode batch: NULL argument");
+    for (uint32_t i = 0; i < n; i++) {
+        vkllm_status st = vkllm_session_eval(s[i], tokens + i, 1, 0);
+        if (st) return st;
+    }
+    return VKLLM_STATUS_OK;
+}
+
+// --- tokens ------------------------------------------------------------------------------------
+
+uint32_t vkllm_model_n_vocab(vkllm_model_t model) { return model ? model->desc->hp.n_vocab : 0; }
+
+vkllm_status vkllm_tokenize(vkllm_model_t model, const char *text, size_t len, int add_bos, int parse_special,
+                            int32_t *out, size_t cap, size_t *n_out) {
+    if (!model || (!text && len) || (!out && cap) || !n_out)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_tokenize: NULL argument");
+    if (!model->tok)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "this model's tokenizer is not supported: %s", model->tok_error);
+    if (text && !len) len = strlen(text);
+    struct vkllm__tokenizer_info ti;
+    vkllm__tokenizer_get_info(model->tok, &ti);
+    int32_t *ids = NULL;
+    size_t n = 0;
+    vkllm_status st = len ? vkllm__tokenize(model->tok, text, len, add_bos < 0, parse_special, &ids, &n)
+                          : VKLLM_STATUS_OK;
+    if (st) return st;
+    int bos = (add_bos > 0 || (add_bos < 0 && !len && ti.add_bos)) && ti.bos >= 0;
+    *n_out = n + (size_t)bos;
+    for (size_t i = 0; i < n + (size_t)bos && i < cap; i++) out[i] = bos ? (i ? ids[i - 1] : ti.bos) : ids[i];
+    vkllm__free(ids);
+    return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm_detokenize(vkllm_model_t model, const int32_t *ids, size_t n, int render_special, char **out) {
+    if (!model || (!ids && n) || !out) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_detokenize: NULL argument");
+    *out = NULL;
+    if (!model->tok)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "this model's tokenizer is not supported: %s", model->tok_error);
+    size_t len;
+    return vkllm__detokenize(model->tok, ids, n, render_special ? VKLLM__DETOK_SPECIAL : 0, out, &len);
+}
