@@ -12,6 +12,7 @@ int vkllm_cmd_logits(int argc, char **argv);      /* cli/cmd_logits.c */
 int vkllm_cmd_bench(int argc, char **argv);       /* cli/cmd_bench.c */
 int vkllm_cmd_run(int argc, char **argv);         /* cli/cmd_run.c */
 int vkllm_cmd_chat(int argc, char **argv);        /* cli/cmd_chat.c */
+int vkllm_cmd_serve(int argc, char **argv);       /* cli/cmd_serve.c */
 int vkllm_cmd_info(int argc, char **argv);        /* cli/cmd_info.c */
 int vkllm_cmd_make_model(int argc, char **argv);  /* cli/cmd_make_model.c */
 int vkllm_cmd_tokenize(int argc, char **argv);    /* cli/cmd_tokenize.c */

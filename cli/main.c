@@ -15,6 +15,7 @@ struct command {
 static const struct command commands[] = {
     {"run", vkllm_cmd_run, "stream a completion of a prompt (-p), statistics on stderr"},
     {"chat", vkllm_cmd_chat, "interactive conversation with the model's chat template"},
+    {"serve", vkllm_cmd_serve, "OpenAI-compatible HTTP server, streaming with Server-Sent Events"},
     {"devices", vkllm_cmd_devices, "list Vulkan devices and what they support (--json)"},
     {"selftest", vkllm_cmd_selftest, "check every shader on a device against the C reference"},
     {"info", vkllm_cmd_info, "describe a GGUF model: architecture, shapes, types (--json)"},

@@ -1,6 +1,8 @@
 #!/bin/sh
 # Install every Debian package that building vkllm, running its tests and running Vulkan on
 # the CPU (Mesa's lavapipe) need. Idempotent and non-interactive; safe to run again.
+# Then installs the official openai npm package that tests/test_serve.py streams with
+# (tests/openai-client, pinned by its package-lock.json) with npm ci, unless it is there already.
 # Usage: scripts/install-deps.sh        (as root, or with sudo available)
 set -eu
 
@@ -10,6 +12,10 @@ PKGS="build-essential cmake pkg-config git python3
       glslang-tools spirv-tools
       libstb-dev libpcre2-dev libcjson-dev libmicrohttpd-dev
       clang libclang-rt-14-dev"
+# Node.js and npm for the openai client test: Debian's, unless a node/npm is already installed
+# (e.g. NodeSource's nodejs, which bundles npm and conflicts with Debian's npm package).
+command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
+command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
 
 missing=""
 for p in $PKGS; do
@@ -17,13 +23,23 @@ for p in $PKGS; do
 done
 if [ -z "$missing" ]; then
   echo "install-deps: all packages present"
-  exit 0
+else
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+  echo "install-deps: installing$missing"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q -o DPkg::Lock::Timeout=600
+  # shellcheck disable=SC2086
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    -o DPkg::Lock::Timeout=600 $missing
 fi
 
-SUDO=""
-if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-echo "install-deps: installing$missing"
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q -o DPkg::Lock::Timeout=600
-# shellcheck disable=SC2086
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-  -o DPkg::Lock::Timeout=600 $missing
+# The openai npm package (as the calling user, into tests/openai-client/node_modules).
+CLIENT="$(cd "$(dirname "$0")/.." && pwd)/tests/openai-client"
+want=$(sed -n 's/.*"openai": "\(.*\)".*/\1/p' "$CLIENT/package.json")
+have=$(sed -n 's/^  "version": "\(.*\)".*/\1/p' "$CLIENT/node_modules/openai/package.json" 2>/dev/null || true)
+if [ "$have" = "$want" ]; then
+  echo "install-deps: openai $want (npm) present"
+else
+  echo "install-deps: npm ci in tests/openai-client (openai $want)"
+  (cd "$CLIENT" && npm ci --no-audit --no-fund)
+fi

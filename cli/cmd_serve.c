@@ -1,0 +1,197 @@
+/* cmd_serve.c - `vkllm serve -m FILE`: an OpenAI-compatible HTTP server (see serve.h for its
+ * parts, docs/serve.md for the API). This file parses the options, opens the model and one
+ * session per slot, starts the engine and the HTTP daemon, and shuts both down on SIGINT or
+ * SIGTERM. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "serve.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: vkllm serve -m FILE [options]\n"
+            "\n"
+            "Serves the model over HTTP with the OpenAI API: POST /v1/completions and\n"
+            "/v1/chat/completions (plain, or streamed as Server-Sent Events with \"stream\": true),\n"
+            "GET /v1/models, /health, /metrics (Prometheus), POST /tokenize and /detokenize.\n"
+            "Up to --parallel requests are decoded together (continuous batching); more wait in a\n"
+            "queue, and beyond it get 503. SIGINT or SIGTERM stops the server: requests still running\n"
+            "end with an error, everything is freed, the exit code is 0.\n"
+            "\n"
+            "  -m FILE               GGUF model\n"
+            "  --host ADDR           address to listen on (default 127.0.0.1)\n"
+            "  --port N              TCP port (default 8080; 0 = any free one, printed at start)\n"
+            "  --parallel N          slots: requests decoded at once, each with its own KV cache (default 4)\n"
+            "  -c N                  context per slot in tokens (default: the model's, at most 4096)\n"
+            "  --queue N             requests that may wait for a slot before 503 (default 64)\n"
+            "  --api-key KEY         require Authorization: Bearer KEY on every endpoint but /health\n"
+            "                        (or set VKLLM_API_KEY)\n"
+            "  --chat-template NAME  chat template for /v1/chat/completions (default: the model's);\n"
+            "                        one of: %s\n"
+            "  --alias NAME          model id in /v1/models and replies (default: the file name)\n"
+            "  --max-body BYTES      largest request body, else 413 (default 1048576)\n"
+            "  --device N            Vulkan device index (see `vkllm devices`)\n"
+            "  --ubatch N            prefill micro-batch size (default 256)\n"
+            "\n"
+            "Requests take OpenAI's fields (max_tokens, temperature, top_p, seed, stop, ...) plus\n"
+            "top_k and min_p; absent sampling fields take llama.cpp's defaults (temperature 0.8,\n"
+            "top_k 40, top_p 0.95, min_p 0.05). See docs/serve.md.\n",
+            vkllm_chat_template_names());
+}
+
+struct serve_opts {
+    const char *path, *host, *api_key, *tmpl, *alias;
+    double port, parallel, n_ctx, queue, max_body, device, ubatch;
+};
+
+/* 0 parsed, 1 --help printed, 2 bad usage (a line was printed). */
+static int parse_args(int argc, char **argv, struct serve_opts *o) {
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NUM(flag, lo, hi, dst)                                          \
+    if (!strcmp(a, flag) && v) {                                        \
+        if (vkllm_cli_number("serve", flag, v, lo, hi, dst)) return 2;  \
+        i++;                                                            \
+        continue;                                                       \
+    }
+        NUM("--port", 0, 65535, &o->port)
+        NUM("--parallel", 1, 256, &o->parallel)
+        NUM("-c", 1, 1e7, &o->n_ctx)
+        NUM("--queue", 0, 1e6, &o->queue)
+        NUM("--max-body", 1, 1e10, &o->max_body)
+        NUM("--device", 0, 1e4, &o->device)
+        NUM("--ubatch", 1, 1e5, &o->ubatch)
+#undef NUM
+        if (!strcmp(a, "-m") && v) o->path = argv[++i];
+        else if (!strcmp(a, "--host") && v) o->host = argv[++i];
+        else if (!strcmp(a, "--api-key") && v) o->api_key = argv[++i];
+        else if (!strcmp(a, "--chat-template") && v) o->tmpl = argv[++i];
+        else if (!strcmp(a, "--alias") && v) o->alias = argv[++i];
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 1;
+        } else {
+            fprintf(stderr, "vkllm: serve: unknown or incomplete option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!o->path) {
+        fprintf(stderr, "vkllm: serve: -m FILE is required\n");
+        usage(stderr);
+        return 2;
+    }
+    if (o->api_key && !*o->api_key) {
+        fprintf(stderr, "vkllm: serve: --api-key must not be empty\n");
+        return 2;
+    }
+    return 0;
+}
+
+/* Does the chat template work? 0 yes, 1 the model has none and none was named (chat requests
+ * then get a clear 400), 2 the named one is unknown (printed). */
+static int check_template(vkllm_model_t model, const char *tmpl) {
+    char *probe = NULL;
+    struct vkllm_chat_message hello = {"user", "hello"};
+    vkllm_status st = vkllm_chat_format(model, tmpl, &hello, 1, 1, &probe);
+    vkllm_free(probe);
+    if (!st) return 0;
+    if (st == VKLLM_STATUS_NOT_FOUND && !tmpl) return 1;
+    vkllm_cli_fail(st, "chat template");
+    return 2;
+}
+
+static const char *base_name(const char *path) {
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* Serve until SIGINT or SIGTERM (blocked in every thread; this one waits for them). */
+static int serve(struct serve_server *srv, const struct serve_opts *o, const sigset_t *sigs,
+                 vkllm_session_t *slots, uint32_t n_slots) {
+    if (vkllm__engine_start(&srv->engine, srv->model, slots, n_slots, (uint32_t)o->queue)) {
+        fprintf(stderr, "vkllm: serve: cannot start the engine thread\n");
+        return 1;
+    }
+    int code = 0;
+    if (vkllm__http_start(srv, o->host, (int)o->port)) {
+        code = 1;
+    } else {
+        fprintf(stderr, "vkllm: serve: listening on http://%s%s%s:%u (%u slots of %u tokens, model %s)\n",
+                strchr(o->host, ':') ? "[" : "", o->host, strchr(o->host, ':') ? "]" : "", srv->port, n_slots,
+                srv->n_ctx, srv->model_id);
+        int sig = 0;
+        sigwait(sigs, &sig);
+        fprintf(stderr, "vkllm: serve: %s: shutting down\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        vkllm__http_quiesce(srv); /* no new connections */
+    }
+    vkllm__engine_stop(&srv->engine); /* running and queued requests end with 503 */
+    vkllm__http_stop(srv);            /* their replies are out; close every connection */
+    return code;
+}
+
+int vkllm_cmd_serve(int argc, char **argv) {
+    struct serve_opts o = {.host = "127.0.0.1", .port = 8080, .parallel = 4, .queue = 64, .max_body = 1048576,
+                           .device = -1};
+    int code = parse_args(argc, argv, &o);
+    if (code) return code == 1 ? 0 : code;
+    if (!o.api_key) o.api_key = getenv("VKLLM_API_KEY");
+    if (o.api_key && !*o.api_key) o.api_key = NULL;
+
+    /* SIGINT and SIGTERM go to sigwait() alone: block them before any thread exists (the
+     * Vulkan driver starts some), so every thread inherits the mask. A broken connection must
+     * not kill the server either. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    struct vkllm_session_params sp = {(uint32_t)o.n_ctx, (uint32_t)o.ubatch};
+    struct vkllm_cli_handles h;
+    if ((code = vkllm_cli_open(o.path, (int)o.device, &sp, &h))) return code;
+    uint32_t n_slots = (uint32_t)o.parallel;
+    vkllm_session_t *slots = calloc(n_slots, sizeof *slots);
+    struct serve_server *srv = calloc(1, sizeof *srv);
+    if (!slots || !srv) {
+        fprintf(stderr, "vkllm: serve: out of memory\n");
+        code = 5;
+        goto done;
+    }
+    slots[0] = h.s;
+    for (uint32_t i = 1; i < n_slots; i++) {
+        vkllm_status st = vkllm_session_init(h.model, &sp, &slots[i]);
+        if (st) {
+            code = vkllm_cli_fail(st, "cannot create a session for every slot (fewer --parallel or a smaller -c?)");
+            goto done;
+        }
+    }
+    int t = check_template(h.model, o.tmpl);
+    if (t == 2) {
+        code = 2;
+        goto done;
+    }
+    if (t == 1)
+        fprintf(stderr, "vkllm: serve: the model has no chat template: /v1/chat/completions needs --chat-template\n");
+    pthread_mutex_init(&srv->stat_mu, NULL);
+    srv->model = h.model;
+    srv->model_id = o.alias ? o.alias : base_name(o.path);
+    srv->chat_template = o.tmpl;
+    srv->has_chat_template = t == 0;
+    srv->api_key = o.api_key;
+    srv->max_body = (size_t)o.max_body;
+    srv->n_ctx = vkllm_session_n_ctx(h.s);
+    srv->n_vocab = vkllm_model_n_vocab(h.model);
+    code = serve(srv, &o, &sigs, slots, n_slots);
+    pthread_mutex_destroy(&srv->stat_mu);
+done:
+    for (uint32_t i = 1; slots && i < n_slots; i++) vkllm_session_free(slots[i]);
+    free(slots);
+    free(srv);
+    return vkllm_cli_close(&h, code);
+}

@@ -1,0 +1,208 @@
+/* serve.h - `vkllm serve`: an OpenAI-compatible HTTP server (libmicrohttpd, cJSON).
+ *
+ * Three parts, one file each:
+ *   serve_engine.c  one thread owns the model's N slot sessions: it admits queued requests
+ *                   into free slots (vkllm_gen_start), decodes every running request together
+ *                   (vkllm_gen_step), hands each request its text and finishes it; metrics.
+ *   serve_api.c     the OpenAI request fields -> a serve_req, responses and SSE chunks -> JSON.
+ *   serve_http.c    libmicrohttpd: routing, API key, body limit, plain and streaming replies,
+ *                   disconnects; /health, /v1/models, /metrics, /tokenize, /detokenize.
+ * cmd_serve.c parses the options, opens the model, starts both and shuts them down on
+ * SIGINT/SIGTERM.
+ *
+ * Locking: the engine's mu guards its queue, slots and metrics; each request's mu guards what
+ * the engine hands to the HTTP thread serving it. A thread holding a request's mu never takes
+ * the engine's mu. model_mu serializes every use of the model (generation steps, tokenizer,
+ * chat template) between the engine and the HTTP threads. */
+#ifndef VKLLM_SERVE_H
+#define VKLLM_SERVE_H
+
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vkllm.h"
+
+/* ---------------------------------------------------------------------------------------------
+ * A growable byte string
+ * ------------------------------------------------------------------------------------------- */
+
+struct serve_buf {
+    char *p;
+    size_t len, cap;
+    int oom; /* an append failed: the content is incomplete */
+};
+void vkllm__sbuf_add(struct serve_buf *b, const char *s, size_t n);
+void vkllm__sbuf_printf(struct serve_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void vkllm__sbuf_free(struct serve_buf *b);
+
+double vkllm__serve_now(void); /* CLOCK_MONOTONIC, seconds */
+
+/* ---------------------------------------------------------------------------------------------
+ * A request: what the client asked (set before it is queued, read-only afterwards) and what the
+ * engine hands back (under mu)
+ * ------------------------------------------------------------------------------------------- */
+
+enum serve_state { SERVE_QUEUED = 0, SERVE_RUNNING = 1, SERVE_DONE = 2 };
+
+struct serve_piece { /* one text piece of a streaming reply, as the engine produced it */
+    struct serve_piece *next;
+    size_t len;
+    char text[];
+};
+
+#define SERVE_MAX_STOP 16
+
+struct serve_req {
+    /* the request */
+    int chat;                    /* /v1/chat/completions (else /v1/completions) */
+    int stream, include_usage;
+    char *prompt;                /* the prompt text (chat: rendered with the template) */
+    struct vkllm_generate_params gp; /* points into prompt, stops, bias_* */
+    char *stops[SERVE_MAX_STOP];
+    int32_t *bias_tokens;
+    float *bias_values;
+    char id[48];                 /* "chatcmpl-..." / "cmpl-..." */
+    long long created;           /* Unix seconds */
+    double t_arrival;            /* monotonic seconds: the whole body was read */
+
+    /* handed back by the engine, under mu */
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    int refs;
+    enum serve_state state;
+    int cancelled;               /* the client went away or the server is stopping */
+    struct serve_piece *head, *tail; /* stream: pieces not yet sent */
+    struct serve_buf text;       /* plain: the whole reply */
+    int http_status;             /* 0, or the error status once done with an error */
+    char err[512];               /* its message */
+    const char *finish_reason;   /* "stop" / "length" once done without an error */
+    struct vkllm_generate_stats stats; /* final once done */
+    double ttft_ms;              /* arrival -> first token sampled (queue wait included) */
+
+    /* the engine's, under its mu (queue) or its thread alone */
+    struct serve_req *next;
+    vkllm_gen_t gen;
+    double t_last_token;
+    uint32_t n_seen;
+};
+
+/* A request with one reference; NULL when out of memory. */
+struct serve_req *vkllm__serve_req_new(void);
+void vkllm__serve_req_ref(struct serve_req *r);
+void vkllm__serve_req_unref(struct serve_req *r);
+
+/* ---------------------------------------------------------------------------------------------
+ * The engine
+ * ------------------------------------------------------------------------------------------- */
+
+#define SERVE_TTFT_BUCKETS 14
+#define SERVE_ITL_BUCKETS 12
+#define SERVE_TPS_RING 256
+
+struct serve_hist {
+    uint64_t counts[16]; /* per upper bound, the last one +Inf */
+    double sum;
+    uint64_t count;
+};
+
+enum serve_finish { SERVE_FIN_STOP, SERVE_FIN_LENGTH, SERVE_FIN_CANCELLED, SERVE_FIN_ERROR, SERVE_FIN_COUNT };
+
+struct serve_metrics {
+    uint64_t finished[SERVE_FIN_COUNT];
+    uint64_t prompt_tokens, generated_tokens;
+    uint64_t rejected_queue_full;
+    uint64_t steps, step_rows; /* vkllm_gen_step calls and the gens they decoded */
+    struct serve_hist ttft, itl;
+    double tps_t[SERVE_TPS_RING]; /* (time, generated tokens so far) after each step */
+    uint64_t tps_n[SERVE_TPS_RING];
+    uint32_t tps_head, tps_count;
+    uint64_t kv_used, kv_allocated;
+    uint32_t busy; /* slots running a request */
+};
+
+struct serve_engine {
+    vkllm_model_t model;
+    vkllm_session_t *slots;
+    uint32_t n_slots;
+    uint32_t queue_cap;
+    struct serve_req **active; /* per slot, NULL when free (engine thread only) */
+
+    pthread_mutex_t model_mu;
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    struct serve_req *q_head, *q_tail;
+    uint32_t q_len;
+    int stopping;
+    struct serve_metrics m;
+    double t_start;
+    pthread_t thread;
+    int running;
+};
+
+/* Start the engine thread over n_slots sessions of model (the engine does not own them). */
+int vkllm__engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_session_t *slots, uint32_t n_slots,
+                        uint32_t queue_cap);
+/* Stop: requests still queued or running end with 503 "the server is shutting down"; joins. */
+void vkllm__engine_stop(struct serve_engine *e);
+/* Queue r (taking a reference). 0, or -1 when the queue is full or the engine stops (then r
+ * has http_status and err set). */
+int vkllm__engine_submit(struct serve_engine *e, struct serve_req *r);
+/* The client of r went away: mark it and wake the engine, which frees its slot. */
+void vkllm__engine_cancel(struct serve_engine *e, struct serve_req *r);
+/* Prometheus text of the metrics. */
+void vkllm__engine_metrics(struct serve_engine *e, struct serve_buf *out, const uint64_t *requests,
+                           const char *const *endpoints, size_t n_endpoints, const uint64_t *codes,
+                           const int *code_values, size_t n_codes);
+
+/* ---------------------------------------------------------------------------------------------
+ * The server
+ * ------------------------------------------------------------------------------------------- */
+
+#define SERVE_N_ENDPOINTS 8
+#define SERVE_N_CODES 8
+
+struct serve_server {
+    struct serve_engine engine;
+    vkllm_model_t model;
+    const char *model_id;      /* what /v1/models lists and replies name */
+    const char *chat_template; /* NULL: the model's */
+    int has_chat_template;     /* 0: chat requests fail with a clear 400 */
+    const char *api_key;       /* NULL: open */
+    size_t max_body;           /* bytes */
+    uint32_t n_ctx;            /* positions per slot */
+    uint32_t n_vocab;
+    struct MHD_Daemon *daemon;
+    uint16_t port;             /* bound */
+
+    pthread_mutex_t stat_mu;   /* the HTTP counters below */
+    uint64_t requests[SERVE_N_ENDPOINTS];
+    uint64_t codes[SERVE_N_CODES];
+    uint64_t next_id;
+};
+
+/* serve_http.c: listen on host:port (port 0: any free one, then srv->port says which). */
+int vkllm__http_start(struct serve_server *srv, const char *host, int port);
+/* Stop accepting connections (requests already being served go on). */
+void vkllm__http_quiesce(struct serve_server *srv);
+/* Close every connection and wait for their threads. */
+void vkllm__http_stop(struct serve_server *srv);
+
+/* serve_api.c: parse an OpenAI request body into r. 0, or 400 with an OpenAI-style message in
+ * err and the offending field in *param. */
+int vkllm__api_parse(struct serve_server *srv, const cJSON *body, int chat, struct serve_req *r, char *err,
+                     size_t errn, const char **param);
+/* The OpenAI error body {"error": {...}}; free with cJSON_free. */
+char *vkllm__api_error_json(const char *message, const char *type, const char *param, const char *code);
+/* A plain reply of a finished request. */
+char *vkllm__api_reply_json(struct serve_server *srv, struct serve_req *r);
+/* SSE events ("data: {...}\n\n") appended to out: the chat role chunk, a text piece, the end
+ * (final chunk, usage chunk when asked, [DONE]) and an error event. */
+void vkllm__api_sse_role(struct serve_server *srv, struct serve_req *r, struct serve_buf *out);
+void vkllm__api_sse_text(struct serve_server *srv, struct serve_req *r, const char *text, size_t len,
+                         struct serve_buf *out);
+void vkllm__api_sse_end(struct serve_server *srv, struct serve_req *r, struct serve_buf *out);
+void vkllm__api_sse_error(struct serve_req *r, struct serve_buf *out);
+
+#endif

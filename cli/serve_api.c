@@ -1,0 +1,408 @@
+/* serve_api.c - the OpenAI API's JSON: request fields -> a serve_req (every wrong type or value
+ * named in a 400), plain replies, SSE chunks, error bodies. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve.h"
+
+/* --- request fields ------------------------------------------------------------------------ */
+
+struct parse {
+    char *err;
+    size_t errn;
+    const char **param;
+};
+
+static int bad(struct parse *p, const char *param, const char *fmt, const char *what) {
+    snprintf(p->err, p->errn, fmt, what);
+    *p->param = param;
+    return 400;
+}
+
+/* A field that is absent or null counts as not given. */
+static const cJSON *field(const cJSON *body, const char *name) {
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(body, name);
+    return f && !cJSON_IsNull(f) ? f : NULL;
+}
+
+/* A number field within [lo, hi] (an integer when integer is set). 1 when given, 0 when not,
+ * -1 (and the 400 in p) when wrong. */
+static int number(struct parse *p, const cJSON *body, const char *name, double lo, double hi, int integer,
+                  double *out) {
+    const cJSON *f = field(body, name);
+    if (!f) return 0;
+    char msg[256];
+    if (!cJSON_IsNumber(f)) {
+        snprintf(msg, sizeof msg, "'%s' must be %s", name, integer ? "an integer" : "a number");
+        bad(p, name, "%s", msg);
+        return -1;
+    }
+    double v = f->valuedouble;
+    if (integer && v != floor(v)) {
+        snprintf(msg, sizeof msg, "'%s' must be an integer, not %g", name, v);
+        bad(p, name, "%s", msg);
+        return -1;
+    }
+    if (!(v >= lo && v <= hi)) {
+        snprintf(msg, sizeof msg, "'%s' must be in [%g, %g], not %g", name, lo, hi, v);
+        bad(p, name, "%s", msg);
+        return -1;
+    }
+    *out = v;
+    return 1;
+}
+
+static int boolean(struct parse *p, const cJSON *body, const char *name, int *out) {
+    const cJSON *f = field(body, name);
+    if (!f) return 0;
+    if (!cJSON_IsBool(f)) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "'%s' must be a boolean", name);
+        bad(p, name, "%s", msg);
+        return -1;
+    }
+    *out = cJSON_IsTrue(f);
+    return 1;
+}
+
+/* The text of a chat message's content: a string, or an array of {"type":"text","text":...}
+ * parts (joined), or null/absent (""). */
+static int message_content(struct parse *p, const cJSON *m, struct serve_buf *out) {
+    const cJSON *c = field(m, "content");
+    if (!c) return 0;
+    if (cJSON_IsString(c)) {
+        vkllm__sbuf_add(out, c->valuestring, strlen(c->valuestring));
+        return 0;
+    }
+    if (!cJSON_IsArray(c)) return bad(p, "messages", "%s", "a message's 'content' must be a string or an array of parts");
+    const cJSON *part;
+    cJSON_ArrayForEach(part, c) {
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
+        const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
+        if (!cJSON_IsString(type) || strcmp(type->valuestring, "text") || !cJSON_IsString(text))
+            return bad(p, "messages", "%s", "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported");
+        vkllm__sbuf_add(out, text->valuestring, strlen(text->valuestring));
+    }
+    return 0;
+}
+
+/* messages -> the prompt, rendered with the chat template. */
+static int chat_prompt(struct serve_server *srv, struct parse *p, const cJSON *body, struct serve_req *r) {
+    const cJSON *msgs = field(body, "messages");
+    if (!msgs) return bad(p, "messages", "%s", "'messages' is required");
+    int n = cJSON_IsArray(msgs) ? cJSON_GetArraySize(msgs) : -1;
+    if (n <= 0) return bad(p, "messages", "%s", "'messages' must be a non-empty array of messages");
+    if (!srv->has_chat_template)
+        return bad(p, "messages", "%s",
+                   "the model has no chat template: start the server with --chat-template NAME, or use /v1/completions");
+    struct vkllm_chat_message *cm = calloc((size_t)n, sizeof *cm);
+    struct serve_buf *texts = calloc((size_t)n, sizeof *texts);
+    int status = 0, i = 0;
+    if (!cm || !texts) {
+        status = bad(p, "messages", "%s", "out of memory");
+        goto done;
+    }
+    const cJSON *m;
+    cJSON_ArrayForEach(m, msgs) {
+        const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
+        if (!cJSON_IsObject(m) || !cJSON_IsString(role)) {
+            status = bad(p, "messages", "%s", "each message must be an object with a string 'role'");
+            goto done;
+        }
+        if ((status = message_content(p, m, &texts[i]))) goto done;
+        vkllm__sbuf_add(&texts[i], "", 0);
+        if (texts[i].oom) {
+            status = bad(p, "messages", "%s", "out of memory");
+            goto done;
+        }
+        cm[i].role = role->valuestring;
+        cm[i].content = texts[i].p ? texts[i].p : "";
+        i++;
+    }
+    pthread_mutex_lock(&srv->engine.model_mu);
+    char *out = NULL;
+    vkllm_status st = vkllm_chat_format(srv->model, srv->chat_template, cm, (size_t)n, 1, &out);
+    char msg[400];
+    if (st) snprintf(msg, sizeof msg, "%s", vkllm_last_error());
+    pthread_mutex_unlock(&srv->engine.model_mu);
+    if (st) {
+        status = bad(p, "messages", "cannot apply the chat template: %s", msg);
+        goto done;
+    }
+    r->prompt = strdup(out);
+    vkllm_free(out);
+    if (!r->prompt) status = bad(p, "messages", "%s", "out of memory");
+    r->gp.parse_special = 1;
+done:
+    for (int k = 0; texts && k < n; k++) vkllm__sbuf_free(&texts[k]);
+    free(texts);
+    free(cm);
+    return status;
+}
+
+/* prompt: a string, or an array holding one string. */
+static int completion_prompt(struct parse *p, const cJSON *body, struct serve_req *r) {
+    const cJSON *f = field(body, "prompt");
+    if (!f) return bad(p, "prompt", "%s", "'prompt' is required");
+    if (cJSON_IsArray(f) && cJSON_GetArraySize(f) == 1 && cJSON_IsString(cJSON_GetArrayItem(f, 0)))
+        f = cJSON_GetArrayItem(f, 0);
+    if (!cJSON_IsString(f))
+        return bad(p, "prompt", "%s", "'prompt' must be a string (or an array of one string; token-id prompts and batches are not supported)");
+    r->prompt = strdup(f->valuestring);
+    return r->prompt ? 0 : bad(p, "prompt", "%s", "out of memory");
+}
+
+static int stop_strings(struct parse *p, const cJSON *body, struct serve_req *r) {
+    const cJSON *f = field(body, "stop");
+    if (!f) return 0;
+    const cJSON *one = f;
+    int n = cJSON_IsString(f) ? 1 : cJSON_IsArray(f) ? cJSON_GetArraySize(f) : -1;
+    if (n < 0) return bad(p, "stop", "%s", "'stop' must be a string or an array of strings");
+    if (n > SERVE_MAX_STOP) return bad(p, "stop", "'stop' takes at most %s strings", "16");
+    for (int i = 0; i < n; i++) {
+        const cJSON *s = cJSON_IsString(f) ? one : cJSON_GetArrayItem(f, i);
+        if (!cJSON_IsString(s) || !*s->valuestring)
+            return bad(p, "stop", "%s", "'stop' must hold non-empty strings");
+        if (!(r->stops[i] = strdup(s->valuestring))) return bad(p, "stop", "%s", "out of memory");
+    }
+    r->gp.stop = (const char *const *)r->stops;
+    r->gp.n_stop = (uint32_t)n;
+    return 0;
+}
+
+static int logit_bias(struct serve_server *srv, struct parse *p, const cJSON *body, struct serve_req *r) {
+    const cJSON *f = field(body, "logit_bias");
+    if (!f) return 0;
+    if (!cJSON_IsObject(f)) return bad(p, "logit_bias", "%s", "'logit_bias' must be an object of token id -> bias");
+    int n = cJSON_GetArraySize(f);
+    if (n > 1024) return bad(p, "logit_bias", "%s", "'logit_bias' takes at most 1024 tokens");
+    if (!n) return 0;
+    r->bias_tokens = calloc((size_t)n, sizeof *r->bias_tokens);
+    r->bias_values = calloc((size_t)n, sizeof *r->bias_values);
+    if (!r->bias_tokens || !r->bias_values) return bad(p, "logit_bias", "%s", "out of memory");
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, f) {
+        char *end;
+        long id = strtol(e->string, &end, 10);
+        if (!*e->string || *end || id < 0 || id >= (long)srv->n_vocab)
+            return bad(p, "logit_bias", "'logit_bias' keys must be token ids of the vocabulary, not '%s'", e->string);
+        if (!cJSON_IsNumber(e) || !(e->valuedouble >= -100 && e->valuedouble <= 100))
+            return bad(p, "logit_bias", "'logit_bias' values must be numbers in [-100, 100] (token %s)", e->string);
+        r->bias_tokens[i] = (int32_t)id;
+        r->bias_values[i++] = (float)e->valuedouble;
+    }
+    r->gp.sampling.bias_tokens = r->bias_tokens;
+    r->gp.sampling.bias_values = r->bias_values;
+    r->gp.sampling.n_bias = (uint32_t)n;
+    return 0;
+}
+
+/* max_tokens, the sampling fields, n, stream. */
+static int scalars(struct parse *p, const cJSON *body, int chat, struct serve_req *r) {
+    struct vkllm_sampling_params *sp = &r->gp.sampling;
+    double d;
+    int k;
+    r->gp.n_predict = chat ? -1 : 16; /* OpenAI's defaults: a chat reply runs to its end */
+    if ((k = number(p, body, "max_tokens", 0, 1e9, 1, &d)) < 0) return 400;
+    if (k) r->gp.n_predict = (int32_t)d;
+    if (chat && (k = number(p, body, "max_completion_tokens", 0, 1e9, 1, &d)) < 0) return 400;
+    if (chat && k) r->gp.n_predict = (int32_t)d;
+    if ((k = number(p, body, "temperature", 0, 2, 0, &d)) < 0) return 400;
+    if (k) sp->temperature = (float)d;
+    if ((k = number(p, body, "top_p", 0, 1, 0, &d)) < 0) return 400;
+    if (k) sp->top_p = (float)d;
+    if ((k = number(p, body, "top_k", 0, 1e9, 1, &d)) < 0) return 400;
+    if (k) sp->top_k = (int32_t)d;
+    if ((k = number(p, body, "min_p", 0, 1, 0, &d)) < 0) return 400;
+    if (k) sp->min_p = (float)d;
+    if ((k = number(p, body, "presence_penalty", -2, 2, 0, &d)) < 0) return 400;
+    if (k) sp->presence_penalty = (float)d;
+    if ((k = number(p, body, "frequency_penalty", -2, 2, 0, &d)) < 0) return 400;
+    if (k) sp->frequency_penalty = (float)d;
+    if ((k = number(p, body, "seed", -9.2233720368547758e18, 1.8446744073709552e19, 1, &d)) < 0) return 400;
+    if (k) sp->seed = d < 0 ? (uint64_t)(int64_t)d : d >= 1.8446744073709552e19 ? UINT64_MAX : (uint64_t)d,
+           sp->has_seed = 1;
+    if ((k = number(p, body, "n", 1, 1, 1, &d)) < 0) {
+        snprintf(p->err, p->errn, "only n = 1 is supported");
+        return 400;
+    }
+    if (boolean(p, body, "stream", &r->stream) < 0) return 400;
+    const cJSON *so = field(body, "stream_options");
+    if (so) {
+        if (!cJSON_IsObject(so)) return bad(p, "stream_options", "%s", "'stream_options' must be an object");
+        if (boolean(p, so, "include_usage", &r->include_usage) < 0) {
+            *p->param = "stream_options";
+            return 400;
+        }
+    }
+    const cJSON *model = field(body, "model");
+    if (model && !cJSON_IsString(model)) return bad(p, "model", "%s", "'model' must be a string");
+    return 0;
+}
+
+int vkllm__api_parse(struct serve_server *srv, const cJSON *body, int chat, struct serve_req *r, char *err,
+                     size_t errn, const char **param) {
+    struct parse p = {err, errn, param};
+    *param = NULL;
+    if (!cJSON_IsObject(body)) return bad(&p, NULL, "%s", "the request body must be a JSON object");
+    r->chat = chat;
+    int st = scalars(&p, body, chat, r);
+    if (!st) st = stop_strings(&p, body, r);
+    if (!st) st = logit_bias(srv, &p, body, r);
+    if (!st) st = chat ? chat_prompt(srv, &p, body, r) : completion_prompt(&p, body, r);
+    if (st) return st;
+    r->gp.prompt = r->prompt;
+    r->gp.prompt_len = strlen(r->prompt);
+    return 0;
+}
+
+/* --- replies ------------------------------------------------------------------------------- */
+
+char *vkllm__api_error_json(const char *message, const char *type, const char *param, const char *code) {
+    cJSON *o = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(o, "error");
+    cJSON_AddStringToObject(e, "message", message);
+    cJSON_AddStringToObject(e, "type", type);
+    if (param) cJSON_AddStringToObject(e, "param", param);
+    else cJSON_AddNullToObject(e, "param");
+    if (code) cJSON_AddStringToObject(e, "code", code);
+    else cJSON_AddNullToObject(e, "code");
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
+static cJSON *head(struct serve_server *srv, struct serve_req *r, const char *object) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", r->id);
+    cJSON_AddStringToObject(o, "object", object);
+    cJSON_AddNumberToObject(o, "created", (double)r->created);
+    cJSON_AddStringToObject(o, "model", srv->model_id);
+    cJSON_AddStringToObject(o, "system_fingerprint", "vkllm");
+    return o;
+}
+
+static void add_usage(cJSON *o, const struct serve_req *r) {
+    cJSON *u = cJSON_AddObjectToObject(o, "usage");
+    cJSON_AddNumberToObject(u, "prompt_tokens", r->stats.n_prompt);
+    cJSON_AddNumberToObject(u, "completion_tokens", r->stats.n_generated);
+    cJSON_AddNumberToObject(u, "total_tokens", (double)r->stats.n_prompt + r->stats.n_generated);
+}
+
+/* llama.cpp's timings object. predicted_* covers the tokens after the prompt's forward pass. */
+static void add_timings(cJSON *o, const struct serve_req *r) {
+    const struct vkllm_generate_stats *s = &r->stats;
+    cJSON *t = cJSON_AddObjectToObject(o, "timings");
+    double predicted_ms = s->total_ms - s->prefill_ms;
+    if (predicted_ms < 0) predicted_ms = 0;
+    cJSON_AddNumberToObject(t, "prompt_n", s->n_prompt);
+    cJSON_AddNumberToObject(t, "prompt_ms", s->prefill_ms);
+    cJSON_AddNumberToObject(t, "prompt_per_second", s->prefill_tps);
+    cJSON_AddNumberToObject(t, "predicted_n", s->n_generated);
+    cJSON_AddNumberToObject(t, "predicted_ms", predicted_ms);
+    cJSON_AddNumberToObject(t, "predicted_per_second", predicted_ms > 0 ? s->n_generated * 1e3 / predicted_ms : 0);
+    cJSON_AddNumberToObject(t, "ttft_ms", r->ttft_ms);
+}
+
+static cJSON *choice(cJSON *o) {
+    cJSON *a = cJSON_AddArrayToObject(o, "choices"), *c = cJSON_CreateObject();
+    cJSON_AddItemToArray(a, c);
+    cJSON_AddNumberToObject(c, "index", 0);
+    return c;
+}
+
+char *vkllm__api_reply_json(struct serve_server *srv, struct serve_req *r) {
+    cJSON *o = head(srv, r, r->chat ? "chat.completion" : "text_completion");
+    cJSON *c = choice(o);
+    const char *text = r->text.p ? r->text.p : "";
+    if (r->chat) {
+        cJSON *m = cJSON_AddObjectToObject(c, "message");
+        cJSON_AddStringToObject(m, "role", "assistant");
+        cJSON_AddStringToObject(m, "content", text);
+    } else {
+        cJSON_AddStringToObject(c, "text", text);
+    }
+    cJSON_AddNullToObject(c, "logprobs");
+    cJSON_AddStringToObject(c, "finish_reason", r->finish_reason);
+    add_usage(o, r);
+    add_timings(o, r);
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
+static void emit(cJSON *o, struct serve_buf *out) {
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!s) {
+        out->oom = 1;
+        return;
+    }
+    vkllm__sbuf_add(out, "data: ", 6);
+    vkllm__sbuf_add(out, s, strlen(s));
+    vkllm__sbuf_add(out, "\n\n", 2);
+    cJSON_free(s);
+}
+
+/* A chunk with one choice: the delta (chat) or text, and finish_reason (NULL: null). */
+static cJSON *chunk(struct serve_server *srv, struct serve_req *r, const char *text, size_t len, int role,
+                    const char *finish) {
+    cJSON *o = head(srv, r, r->chat ? "chat.completion.chunk" : "text_completion");
+    cJSON *c = choice(o);
+    char *t = NULL;
+    if (text) {
+        t = malloc(len + 1);
+        if (t) {
+            memcpy(t, text, len);
+            t[len] = 0;
+        }
+    }
+    if (r->chat) {
+        cJSON *d = cJSON_AddObjectToObject(c, "delta");
+        if (role) cJSON_AddStringToObject(d, "role", "assistant");
+        if (t) cJSON_AddStringToObject(d, "content", t);
+    } else {
+        cJSON_AddStringToObject(c, "text", t ? t : "");
+    }
+    free(t);
+    cJSON_AddNullToObject(c, "logprobs");
+    if (finish) cJSON_AddStringToObject(c, "finish_reason", finish);
+    else cJSON_AddNullToObject(c, "finish_reason");
+    return o;
+}
+
+void vkllm__api_sse_role(struct serve_server *srv, struct serve_req *r, struct serve_buf *out) {
+    emit(chunk(srv, r, "", 0, 1, NULL), out);
+}
+
+void vkllm__api_sse_text(struct serve_server *srv, struct serve_req *r, const char *text, size_t len,
+                         struct serve_buf *out) {
+    emit(chunk(srv, r, text, len, 0, NULL), out);
+}
+
+void vkllm__api_sse_end(struct serve_server *srv, struct serve_req *r, struct serve_buf *out) {
+    cJSON *f = chunk(srv, r, NULL, 0, 0, r->finish_reason);
+    add_timings(f, r);
+    emit(f, out);
+    if (r->include_usage) {
+        cJSON *u = head(srv, r, r->chat ? "chat.completion.chunk" : "text_completion");
+        cJSON_AddArrayToObject(u, "choices");
+        add_usage(u, r);
+        emit(u, out);
+    }
+    vkllm__sbuf_add(out, "data: [DONE]\n\n", 14);
+}
+
+void vkllm__api_sse_error(struct serve_req *r, struct serve_buf *out) {
+    char *s = vkllm__api_error_json(r->err, r->http_status == 503 ? "server_error" : "internal_error", NULL, NULL);
+    if (!s) {
+        out->oom = 1;
+        return;
+    }
+    vkllm__sbuf_add(out, "data: ", 6);
+    vkllm__sbuf_add(out, s, strlen(s));
+    vkllm__sbuf_add(out, "\n\n", 2);
+    cJSON_free(s);
+}

@@ -1,0 +1,563 @@
+/* serve_engine.c - the thread that owns the slot sessions: admit queued requests into free
+ * slots, decode every running request together in one vkllm_gen_step, hand each request its
+ * text, finish the done ones; and the metrics it keeps on the way. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "serve.h"
+
+/* --- small helpers ----------------------------------------------------------------------- */
+
+double vkllm__serve_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void vkllm__sbuf_add(struct serve_buf *b, const char *s, size_t n) {
+    if (b->oom) return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+void vkllm__sbuf_printf(struct serve_buf *b, const char *fmt, ...) {
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n < sizeof small) {
+        vkllm__sbuf_add(b, small, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        b->oom = 1;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    vkllm__sbuf_add(b, big, (size_t)n);
+    free(big);
+}
+
+void vkllm__sbuf_free(struct serve_buf *b) {
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+/* --- requests ------------------------------------------------------------------------------ */
+
+struct serve_req *vkllm__serve_req_new(void) {
+    struct serve_req *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&r->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    r->refs = 1;
+    r->gp = vkllm_generate_params_default();
+    return r;
+}
+
+void vkllm__serve_req_ref(struct serve_req *r) {
+    pthread_mutex_lock(&r->mu);
+    r->refs++;
+    pthread_mutex_unlock(&r->mu);
+}
+
+void vkllm__serve_req_unref(struct serve_req *r) {
+    if (!r) return;
+    pthread_mutex_lock(&r->mu);
+    int last = --r->refs == 0;
+    pthread_mutex_unlock(&r->mu);
+    if (!last) return;
+    for (struct serve_piece *p = r->head, *n; p; p = n) {
+        n = p->next;
+        free(p);
+    }
+    for (int i = 0; i < SERVE_MAX_STOP; i++) free(r->stops[i]);
+    free(r->prompt);
+    free(r->bias_tokens);
+    free(r->bias_values);
+    vkllm__sbuf_free(&r->text);
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cond);
+    free(r);
+}
+
+/* The streaming callback of a gen (engine thread): a stream gets the piece as its own event,
+ * a plain reply appends it. Returns nonzero (stop) once the client has gone. */
+static int on_text(const char *text, size_t len, void *ud) {
+    struct serve_req *r = ud;
+    int stop;
+    pthread_mutex_lock(&r->mu);
+    if (r->stream) {
+        struct serve_piece *p = malloc(sizeof *p + len + 1);
+        if (p) {
+            p->next = NULL;
+            p->len = len;
+            memcpy(p->text, text, len);
+            p->text[len] = 0;
+            if (r->tail) r->tail->next = p;
+            else r->head = p;
+            r->tail = p;
+        } else {
+            r->text.oom = 1; /* reported as an error when the request finishes */
+        }
+    } else {
+        vkllm__sbuf_add(&r->text, text, len);
+    }
+    stop = r->cancelled;
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->mu);
+    return stop;
+}
+
+/* --- metrics ------------------------------------------------------------------------------- */
+
+static const double ttft_bounds[SERVE_TTFT_BUCKETS - 1] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                                           1,     2.5,  5,     10,   30,  60};
+static const double itl_bounds[SERVE_ITL_BUCKETS - 1] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                         0.1,   0.25,   0.5,   1,    2.5};
+
+static void hist_observe(struct serve_hist *h, const double *bounds, size_t nb, double v) {
+    size_t i = 0;
+    while (i < nb && v > bounds[i]) i++;
+    h->counts[i]++;
+    h->sum += v;
+    h->count++;
+}
+
+static void hist_print(struct serve_buf *o, const char *name, const char *help, const struct serve_hist *h,
+                       const double *bounds, size_t nb) {
+    vkllm__sbuf_printf(o, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    uint64_t cum = 0;
+    for (size_t i = 0; i <= nb; i++) {
+        cum += h->counts[i];
+        if (i < nb) vkllm__sbuf_printf(o, "%s_bucket{le=\"%g\"} %llu\n", name, bounds[i], (unsigned long long)cum);
+        else vkllm__sbuf_printf(o, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)cum);
+    }
+    vkllm__sbuf_printf(o, "%s_sum %.9g\n%s_count %llu\n", name, h->sum, name, (unsigned long long)h->count);
+}
+
+static void metric(struct serve_buf *o, const char *name, const char *type, const char *help, double v) {
+    vkllm__sbuf_printf(o, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type, name, v);
+}
+
+/* Generated tokens per second over the last 10 seconds of steps (0 when idle that long). */
+static double recent_tps(const struct serve_metrics *m, double now) {
+    if (m->tps_count < 2) return 0;
+    uint32_t last = (m->tps_head + SERVE_TPS_RING - 1) % SERVE_TPS_RING;
+    if (now - m->tps_t[last] > 10) return 0;
+    uint32_t first = (m->tps_head + SERVE_TPS_RING - m->tps_count) % SERVE_TPS_RING;
+    for (uint32_t k = 0; k + 1 < m->tps_count; k++) {
+        uint32_t i = (first + k) % SERVE_TPS_RING;
+        if (now - m->tps_t[i] <= 10) {
+            first = i;
+            break;
+        }
+    }
+    double dt = m->tps_t[last] - m->tps_t[first];
+    return dt > 0 ? (double)(m->tps_n[last] - m->tps_n[first]) / dt : 0;
+}
+
+void vkllm__engine_metrics(struct serve_engine *e, struct serve_buf *o, const uint64_t *requests,
+                           const char *const *endpoints, size_t n_endpoints, const uint64_t *codes,
+                           const int *code_values, size_t n_codes) {
+    pthread_mutex_lock(&e->mu);
+    const struct serve_metrics *m = &e->m;
+    double now = vkllm__serve_now();
+    vkllm__sbuf_printf(o, "# HELP vkllm_requests_total HTTP requests received, by endpoint.\n"
+                          "# TYPE vkllm_requests_total counter\n");
+    for (size_t i = 0; i < n_endpoints; i++)
+        vkllm__sbuf_printf(o, "vkllm_requests_total{endpoint=\"%s\"} %llu\n", endpoints[i],
+                           (unsigned long long)requests[i]);
+    vkllm__sbuf_printf(o, "# HELP vkllm_responses_total HTTP responses sent, by status code.\n"
+                          "# TYPE vkllm_responses_total counter\n");
+    for (size_t i = 0; i < n_codes; i++)
+        vkllm__sbuf_printf(o, "vkllm_responses_total{code=\"%d\"} %llu\n", code_values[i],
+                           (unsigned long long)codes[i]);
+    static const char *fin[SERVE_FIN_COUNT] = {"stop", "length", "cancelled", "error"};
+    vkllm__sbuf_printf(o, "# HELP vkllm_requests_finished_total Generation requests finished, by how.\n"
+                          "# TYPE vkllm_requests_finished_total counter\n");
+    for (int i = 0; i < SERVE_FIN_COUNT; i++)
+        vkllm__sbuf_printf(o, "vkllm_requests_finished_total{reason=\"%s\"} %llu\n", fin[i],
+                           (unsigned long long)m->finished[i]);
+    metric(o, "vkllm_requests_rejected_total", "counter", "Requests refused with 503 because the queue was full.",
+           (double)m->rejected_queue_full);
+    metric(o, "vkllm_prompt_tokens_total", "counter", "Prompt tokens evaluated.", (double)m->prompt_tokens);
+    metric(o, "vkllm_generation_tokens_total", "counter", "Tokens generated.", (double)m->generated_tokens);
+    hist_print(o, "vkllm_time_to_first_token_seconds", "Request arrival to its first token (queue wait included).",
+               &m->ttft, ttft_bounds, SERVE_TTFT_BUCKETS - 1);
+    hist_print(o, "vkllm_inter_token_latency_seconds", "Time between consecutive tokens of a request.", &m->itl,
+               itl_bounds, SERVE_ITL_BUCKETS - 1);
+    metric(o, "vkllm_generation_tokens_per_second", "gauge", "Tokens generated per second over the last 10 s.",
+           recent_tps(m, now));
+    metric(o, "vkllm_decode_steps_total", "counter", "Batched decode steps.", (double)m->steps);
+    metric(o, "vkllm_decode_step_rows_total", "counter", "Requests decoded over all steps (rows / steps = batch).",
+           (double)m->step_rows);
+    metric(o, "vkllm_kv_cache_used_bytes", "gauge", "KV cache bytes holding positions of running requests.",
+           (double)m->kv_used);
+    metric(o, "vkllm_kv_cache_allocated_bytes", "gauge", "KV cache bytes of all slots.", (double)m->kv_allocated);
+    metric(o, "vkllm_kv_cache_usage_ratio", "gauge", "Used over allocated KV cache.",
+           m->kv_allocated ? (double)m->kv_used / (double)m->kv_allocated : 0);
+    metric(o, "vkllm_slots_total", "gauge", "Slots (--parallel).", e->n_slots);
+    metric(o, "vkllm_slots_busy", "gauge", "Slots running a request.", m->busy);
+    metric(o, "vkllm_queue_length", "gauge", "Requests waiting for a slot.", e->q_len);
+    metric(o, "vkllm_queue_capacity", "gauge", "Requests that may wait before 503.", e->queue_cap);
+    metric(o, "vkllm_uptime_seconds", "gauge", "Seconds since the server started.", now - e->t_start);
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* KV cache bytes over all slots (engine thread; running slots count their positions). */
+static void update_kv(struct serve_engine *e) {
+    uint64_t used = 0, alloc = 0;
+    for (uint32_t i = 0; i < e->n_slots; i++) {
+        struct vkllm_session_memory sm;
+        vkllm_session_memory(e->slots[i], &sm);
+        alloc += sm.kv_bytes_allocated;
+        if (e->active[i]) used += sm.kv_bytes_used;
+    }
+    pthread_mutex_lock(&e->mu);
+    e->m.kv_used = used;
+    e->m.kv_allocated = alloc;
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* --- finishing ----------------------------------------------------------------------------- */
+
+/* Hand r its end (error status 0: finished normally, r->stats holding the gen's final
+ * stats) and drop the engine's reference: r may be gone when this returns. */
+static void finish(struct serve_engine *e, struct serve_req *r, int status, const char *msg) {
+    enum serve_finish how = SERVE_FIN_ERROR;
+    pthread_mutex_lock(&r->mu);
+    if (!status && r->text.oom) status = 500, msg = "out of memory while streaming the reply";
+    if (!status) {
+        enum vkllm_stop_reason why = r->stats.stop_reason;
+        if (why == VKLLM_STOP_CANCELLED || r->cancelled) {
+            how = SERVE_FIN_CANCELLED;
+            status = 499; /* nobody reads it: the client has gone */
+            msg = "cancelled";
+        } else if (why == VKLLM_STOP_EOS || why == VKLLM_STOP_STRING) {
+            how = SERVE_FIN_STOP;
+            r->finish_reason = "stop";
+        } else if (why == VKLLM_STOP_MAX_TOKENS || why == VKLLM_STOP_CONTEXT_FULL) {
+            how = SERVE_FIN_LENGTH;
+            r->finish_reason = "length";
+        } else {
+            status = 500;
+            msg = "generation stopped without a reason";
+        }
+    }
+    if (status) {
+        r->http_status = status;
+        snprintf(r->err, sizeof r->err, "%s", msg);
+    }
+    r->state = SERVE_DONE;
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->mu);
+
+    pthread_mutex_lock(&e->mu);
+    e->m.finished[how]++;
+    e->m.prompt_tokens += r->stats.n_prompt;
+    e->m.generated_tokens += r->stats.n_generated;
+    pthread_mutex_unlock(&e->mu);
+    vkllm__serve_req_unref(r);
+}
+
+static int req_cancelled(struct serve_req *r) {
+    pthread_mutex_lock(&r->mu);
+    int c = r->cancelled;
+    pthread_mutex_unlock(&r->mu);
+    return c;
+}
+
+/* Free slot i after its request ended: its final stats go to the request, the gen is freed.
+ * Returns the request, to be finished. */
+static struct serve_req *release_slot(struct serve_engine *e, uint32_t i) {
+    struct serve_req *r = e->active[i];
+    vkllm_gen_t g = r->gen;
+    e->active[i] = NULL;
+    struct vkllm_generate_stats s;
+    vkllm_gen_stats(g, &s);
+    pthread_mutex_lock(&e->model_mu);
+    vkllm_gen_free(g);
+    pthread_mutex_unlock(&e->model_mu);
+    pthread_mutex_lock(&r->mu);
+    r->gen = NULL;
+    r->stats = s;
+    pthread_mutex_unlock(&r->mu);
+    pthread_mutex_lock(&e->mu);
+    e->m.busy--;
+    pthread_mutex_unlock(&e->mu);
+    return r;
+}
+
+/* --- the loop ------------------------------------------------------------------------------ */
+
+/* Start r in free slot i (engine thread, e->mu not held). */
+static void admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
+    if (req_cancelled(r)) {
+        finish(e, r, 499, "cancelled");
+        return;
+    }
+    vkllm_gen_t g = NULL;
+    char msg[512];
+    pthread_mutex_lock(&e->model_mu);
+    vkllm_status st = vkllm_gen_start(e->slots[i], &r->gp, on_text, r, &g);
+    if (st) snprintf(msg, sizeof msg, "%s", *vkllm_last_error() ? vkllm_last_error() : vkllm_status_str(st));
+    pthread_mutex_unlock(&e->model_mu);
+    double now = vkllm__serve_now();
+    if (st) {
+        int bad = st == VKLLM_STATUS_CONTEXT_FULL || st == VKLLM_STATUS_INVALID_ARGUMENT;
+        if (st == VKLLM_STATUS_CONTEXT_FULL) {
+            char full[600];
+            snprintf(full, sizeof full, "the prompt does not fit in the context of %u tokens: %s",
+                     vkllm_session_n_ctx(e->slots[i]), msg);
+            finish(e, r, 400, full);
+        } else {
+            finish(e, r, bad ? 400 : 500, msg);
+        }
+        return;
+    }
+    pthread_mutex_lock(&r->mu);
+    r->gen = g;
+    r->state = SERVE_RUNNING;
+    r->ttft_ms = (now - r->t_arrival) * 1e3;
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->mu);
+    r->t_last_token = now;
+    r->n_seen = 1;
+    e->active[i] = r;
+    pthread_mutex_lock(&e->mu);
+    e->m.busy++;
+    hist_observe(&e->m.ttft, ttft_bounds, SERVE_TTFT_BUCKETS - 1, now - r->t_arrival);
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* Take queued requests into free slots; drop queued ones whose client has gone. */
+static void admit_queued(struct serve_engine *e) {
+    for (;;) {
+        pthread_mutex_lock(&e->mu);
+        uint32_t slot = e->n_slots;
+        for (uint32_t i = 0; i < e->n_slots && slot == e->n_slots; i++)
+            if (!e->active[i]) slot = i;
+        struct serve_req *r = NULL;
+        if (slot < e->n_slots && e->q_head) {
+            r = e->q_head;
+            e->q_head = r->next;
+            if (!e->q_head) e->q_tail = NULL;
+            e->q_len--;
+        }
+        pthread_mutex_unlock(&e->mu);
+        if (!r) break;
+        admit(e, slot, r);
+    }
+    /* cancelled requests still waiting for a slot leave the queue now */
+    pthread_mutex_lock(&e->mu);
+    struct serve_req *gone = NULL, **pp = &e->q_head;
+    e->q_tail = NULL;
+    while (*pp) {
+        struct serve_req *r = *pp;
+        if (req_cancelled(r)) {
+            *pp = r->next;
+            r->next = gone;
+            gone = r;
+            e->q_len--;
+        } else {
+            e->q_tail = r;
+            pp = &r->next;
+        }
+    }
+    pthread_mutex_unlock(&e->mu);
+    while (gone) {
+        struct serve_req *n = gone->next;
+        finish(e, gone, 499, "cancelled");
+        gone = n;
+    }
+}
+
+/* One batched decode step over the running requests, then finish the done ones. */
+static void step(struct serve_engine *e) {
+    vkllm_gen_t gens[256];
+    uint32_t idx[256], n = 0;
+    for (uint32_t i = 0; i < e->n_slots; i++) {
+        struct serve_req *r = e->active[i];
+        if (!r) continue;
+        if (req_cancelled(r) && !vkllm_gen_done(r->gen)) vkllm_gen_cancel(r->gen);
+        if (!vkllm_gen_done(r->gen)) {
+            gens[n] = r->gen;
+            idx[n++] = i;
+        }
+    }
+    if (n) {
+        pthread_mutex_lock(&e->model_mu);
+        vkllm_gen_step(gens, n); /* an error stops the gens of the step; each reports it below */
+        pthread_mutex_unlock(&e->model_mu);
+        double now = vkllm__serve_now();
+        pthread_mutex_lock(&e->mu);
+        e->m.steps++;
+        e->m.step_rows += n;
+        uint64_t total = e->m.generated_tokens;
+        pthread_mutex_unlock(&e->mu);
+        double itl[256];
+        uint32_t n_itl = 0;
+        for (uint32_t k = 0; k < n; k++) {
+            struct serve_req *r = e->active[idx[k]];
+            struct vkllm_generate_stats s;
+            vkllm_gen_stats(r->gen, &s);
+            if (s.n_generated > r->n_seen) {
+                itl[n_itl++] = now - r->t_last_token;
+                r->t_last_token = now;
+                r->n_seen = s.n_generated;
+            }
+            total += s.n_generated;
+        }
+        pthread_mutex_lock(&e->mu);
+        for (uint32_t k = 0; k < n_itl; k++) hist_observe(&e->m.itl, itl_bounds, SERVE_ITL_BUCKETS - 1, itl[k]);
+        struct serve_metrics *m = &e->m;
+        m->tps_t[m->tps_head] = now;
+        m->tps_n[m->tps_head] = total;
+        m->tps_head = (m->tps_head + 1) % SERVE_TPS_RING;
+        if (m->tps_count < SERVE_TPS_RING) m->tps_count++;
+        pthread_mutex_unlock(&e->mu);
+    }
+    update_kv(e);
+    int freed = 0;
+    for (uint32_t i = 0; i < e->n_slots; i++) {
+        struct serve_req *r = e->active[i];
+        if (!r || !vkllm_gen_done(r->gen)) continue;
+        vkllm_status st = vkllm_gen_status(r->gen);
+        char msg[512] = "";
+        if (st) snprintf(msg, sizeof msg, "generation failed: %s (%s)", vkllm_status_str(st), vkllm_status_name(st));
+        finish(e, release_slot(e, i), st ? 500 : 0, msg);
+        freed = 1;
+    }
+    if (freed) update_kv(e);
+}
+
+static void *engine_main(void *arg) {
+    struct serve_engine *e = arg;
+    for (;;) {
+        pthread_mutex_lock(&e->mu);
+        while (!e->stopping && !e->q_head && !e->m.busy) pthread_cond_wait(&e->cond, &e->mu);
+        int stopping = e->stopping;
+        pthread_mutex_unlock(&e->mu);
+        if (stopping) break;
+        admit_queued(e);
+        step(e);
+    }
+    /* shutting down: everything still queued or running ends with 503 */
+    pthread_mutex_lock(&e->mu);
+    struct serve_req *q = e->q_head;
+    e->q_head = e->q_tail = NULL;
+    e->q_len = 0;
+    pthread_mutex_unlock(&e->mu);
+    while (q) {
+        struct serve_req *n = q->next;
+        finish(e, q, 503, "the server is shutting down");
+        q = n;
+    }
+    for (uint32_t i = 0; i < e->n_slots; i++) {
+        struct serve_req *r = e->active[i];
+        if (!r) continue;
+        vkllm_gen_cancel(r->gen);
+        finish(e, release_slot(e, i), 503, "the server is shutting down");
+    }
+    return NULL;
+}
+
+int vkllm__engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_session_t *slots, uint32_t n_slots,
+                        uint32_t queue_cap) {
+    memset(e, 0, sizeof *e);
+    e->model = model;
+    e->slots = slots;
+    e->n_slots = n_slots;
+    e->queue_cap = queue_cap;
+    e->active = calloc(n_slots, sizeof *e->active);
+    if (!e->active) return -1;
+    e->t_start = vkllm__serve_now();
+    pthread_mutex_init(&e->model_mu, NULL);
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->cond, NULL);
+    update_kv(e);
+    if (pthread_create(&e->thread, NULL, engine_main, e)) {
+        free(e->active);
+        e->active = NULL;
+        return -1;
+    }
+    e->running = 1;
+    return 0;
+}
+
+void vkllm__engine_stop(struct serve_engine *e) {
+    if (!e->running) return;
+    pthread_mutex_lock(&e->mu);
+    e->stopping = 1;
+    pthread_cond_broadcast(&e->cond);
+    pthread_mutex_unlock(&e->mu);
+    pthread_join(e->thread, NULL);
+    e->running = 0;
+    free(e->active);
+    e->active = NULL;
+    pthread_mutex_destroy(&e->model_mu);
+    pthread_mutex_destroy(&e->mu);
+    pthread_cond_destroy(&e->cond);
+}
+
+int vkllm__engine_submit(struct serve_engine *e, struct serve_req *r) {
+    pthread_mutex_lock(&e->mu);
+    const char *why = NULL;
+    if (e->stopping) why = "the server is shutting down";
+    else if (e->q_len >= e->queue_cap) {
+        why = "the server is busy: every slot is running and the queue is full; retry later";
+        e->m.rejected_queue_full++;
+    }
+    if (why) {
+        pthread_mutex_unlock(&e->mu);
+        r->http_status = 503;
+        snprintf(r->err, sizeof r->err, "%s", why);
+        return -1;
+    }
+    vkllm__serve_req_ref(r);
+    r->next = NULL;
+    if (e->q_tail) e->q_tail->next = r;
+    else e->q_head = r;
+    e->q_tail = r;
+    e->q_len++;
+    pthread_cond_broadcast(&e->cond);
+    pthread_mutex_unlock(&e->mu);
+    return 0;
+}
+
+void vkllm__engine_cancel(struct serve_engine *e, struct serve_req *r) {
+    pthread_mutex_lock(&r->mu);
+    int was = r->cancelled || r->state == SERVE_DONE;
+    r->cancelled = 1;
+    pthread_mutex_unlock(&r->mu);
+    if (was) return;
+    pthread_mutex_lock(&e->mu);
+    pthread_cond_broadcast(&e->cond);
+    pthread_mutex_unlock(&e->mu);
+}

@@ -1,0 +1,470 @@
+/* serve_http.c - the HTTP side of `vkllm serve` on libmicrohttpd: one thread per connection,
+ * routing, the API key, the body limit, plain and streaming (SSE) replies, and noticing a
+ * client that has gone so that its slot is freed at once. */
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "serve.h"
+
+enum { EP_COMPLETIONS, EP_CHAT, EP_MODELS, EP_HEALTH, EP_METRICS, EP_TOKENIZE, EP_DETOKENIZE, EP_OTHER };
+static const char *const ep_names[SERVE_N_ENDPOINTS] = {
+    "/v1/completions", "/v1/chat/completions", "/v1/models", "/health", "/metrics", "/tokenize", "/detokenize",
+    "other"};
+static const int code_values[SERVE_N_CODES] = {200, 400, 401, 404, 405, 413, 500, 503};
+
+#define POLL_MS 50 /* how often a waiting request looks at its client's socket */
+
+struct conn { /* per request on a connection (MHD's con_cls) */
+    struct serve_buf body;
+    int too_large;
+    struct serve_req *req; /* a generation request: one reference */
+};
+
+static void count_code(struct serve_server *srv, int code) {
+    size_t i = 0;
+    while (i + 1 < SERVE_N_CODES && code_values[i] != code) i++;
+    if (code_values[i] != code) i = 6; /* anything else counts as 500 */
+    pthread_mutex_lock(&srv->stat_mu);
+    srv->codes[i]++;
+    pthread_mutex_unlock(&srv->stat_mu);
+}
+
+static enum MHD_Result respond(struct serve_server *srv, struct MHD_Connection *c, int code, const char *type,
+                               const char *text, size_t len) {
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
+    if (!resp) return MHD_NO;
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    if (code == 401) MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    enum MHD_Result ok = MHD_queue_response(c, (unsigned)code, resp);
+    MHD_destroy_response(resp);
+    count_code(srv, code);
+    return ok;
+}
+
+static enum MHD_Result respond_json(struct serve_server *srv, struct MHD_Connection *c, int code, char *json) {
+    if (!json) return MHD_NO;
+    enum MHD_Result ok = respond(srv, c, code, "application/json", json, strlen(json));
+    cJSON_free(json);
+    return ok;
+}
+
+static enum MHD_Result respond_obj(struct serve_server *srv, struct MHD_Connection *c, cJSON *o) {
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return respond_json(srv, c, 200, s);
+}
+
+static const char *error_type(int code) {
+    switch (code) {
+    case 401: return "authentication_error";
+    case 404: return "not_found_error";
+    case 500: return "server_error";
+    case 503: return "server_error";
+    default: return "invalid_request_error";
+    }
+}
+
+static enum MHD_Result respond_error(struct serve_server *srv, struct MHD_Connection *c, int code, const char *msg,
+                                     const char *param, const char *errcode) {
+    return respond_json(srv, c, code, vkllm__api_error_json(msg, error_type(code), param, errcode));
+}
+
+/* The client closed its end (or the connection broke). */
+static int client_gone(int fd) {
+    if (fd < 0) return 0;
+    struct pollfd p = {fd, POLLRDHUP, 0};
+    return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
+
+static int conn_fd(struct MHD_Connection *c) {
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return ci ? ci->connect_fd : -1;
+}
+
+static void deadline(struct timespec *ts, int ms) {
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_nsec += (long)ms * 1000000L;
+    ts->tv_sec += ts->tv_nsec / 1000000000L;
+    ts->tv_nsec %= 1000000000L;
+}
+
+/* Wait until r reaches state want; -1 (r cancelled) when the client goes away meanwhile. */
+static int wait_for(struct serve_server *srv, struct serve_req *r, int fd, enum serve_state want) {
+    for (;;) {
+        struct timespec ts;
+        deadline(&ts, POLL_MS);
+        pthread_mutex_lock(&r->mu);
+        if (r->state < want) pthread_cond_timedwait(&r->cond, &r->mu, &ts);
+        int ok = r->state >= want;
+        pthread_mutex_unlock(&r->mu);
+        if (ok) return 0;
+        if (client_gone(fd)) {
+            vkllm__engine_cancel(&srv->engine, r);
+            return -1;
+        }
+    }
+}
+
+/* --- streaming ----------------------------------------------------------------------------- */
+
+struct stream {
+    struct serve_server *srv;
+    struct serve_req *r; /* one reference */
+    struct serve_buf out;
+    size_t off;
+    int fd, started, eof;
+};
+
+/* MHD asks for more of the body: wait for the next pieces, one SSE event each, sent as soon as
+ * they are there. */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
+    struct stream *s = cls;
+    struct serve_req *r = s->r;
+    (void)pos;
+    for (;;) {
+        if (s->off < s->out.len) {
+            size_t n = s->out.len - s->off < max ? s->out.len - s->off : max;
+            memcpy(buf, s->out.p + s->off, n);
+            s->off += n;
+            if (s->off == s->out.len) s->off = s->out.len = 0;
+            return (ssize_t)n;
+        }
+        if (s->out.oom) return MHD_CONTENT_READER_END_WITH_ERROR;
+        if (s->eof) return MHD_CONTENT_READER_END_OF_STREAM;
+        if (!s->started) {
+            s->started = 1;
+            if (r->chat) vkllm__api_sse_role(s->srv, r, &s->out);
+            continue;
+        }
+        struct timespec ts;
+        deadline(&ts, POLL_MS);
+        pthread_mutex_lock(&r->mu);
+        if (!r->head && r->state != SERVE_DONE) pthread_cond_timedwait(&r->cond, &r->mu, &ts);
+        struct serve_piece *p = r->head;
+        r->head = r->tail = NULL;
+        int done = r->state == SERVE_DONE, status = r->http_status;
+        pthread_mutex_unlock(&r->mu);
+        int got = p != NULL;
+        while (p) {
+            struct serve_piece *n = p->next;
+            vkllm__api_sse_text(s->srv, r, p->text, p->len, &s->out);
+            free(p);
+            p = n;
+        }
+        if (done) {
+            if (status == 499) return MHD_CONTENT_READER_END_WITH_ERROR; /* the client has gone */
+            if (status) vkllm__api_sse_error(r, &s->out);
+            else vkllm__api_sse_end(s->srv, r, &s->out);
+            s->eof = 1;
+        } else if (!got && client_gone(s->fd)) {
+            vkllm__engine_cancel(&s->srv->engine, r);
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+    }
+}
+
+static void stream_free(void *cls) {
+    struct stream *s = cls;
+    vkllm__engine_cancel(&s->srv->engine, s->r); /* a no-op once the request is done */
+    vkllm__serve_req_unref(s->r);
+    vkllm__sbuf_free(&s->out);
+    free(s);
+}
+
+static enum MHD_Result respond_stream(struct serve_server *srv, struct MHD_Connection *c, struct serve_req *r, int fd) {
+    struct stream *s = calloc(1, sizeof *s);
+    if (!s) return respond_error(srv, c, 500, "out of memory", NULL, NULL);
+    s->srv = srv;
+    s->r = r;
+    s->fd = fd;
+    vkllm__serve_req_ref(r);
+    struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, s, stream_free);
+    if (!resp) {
+        stream_free(s);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+    enum MHD_Result ok = MHD_queue_response(c, 200, resp);
+    MHD_destroy_response(resp);
+    count_code(srv, 200);
+    return ok;
+}
+
+/* --- endpoints ----------------------------------------------------------------------------- */
+
+static enum MHD_Result completion(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, int chat) {
+    cJSON *body = cJSON_ParseWithLength(cn->body.p ? cn->body.p : "", cn->body.len);
+    if (!body) return respond_error(srv, c, 400, "the request body is not valid JSON", NULL, NULL);
+    struct serve_req *r = vkllm__serve_req_new();
+    if (!r) {
+        cJSON_Delete(body);
+        return respond_error(srv, c, 500, "out of memory", NULL, NULL);
+    }
+    cn->req = r;
+    char err[512];
+    const char *param = NULL;
+    int st = vkllm__api_parse(srv, body, chat, r, err, sizeof err, &param);
+    cJSON_Delete(body);
+    if (st) return respond_error(srv, c, st, err, param, NULL);
+    pthread_mutex_lock(&srv->stat_mu);
+    uint64_t n = ++srv->next_id;
+    pthread_mutex_unlock(&srv->stat_mu);
+    r->created = (long long)time(NULL);
+    snprintf(r->id, sizeof r->id, "%s-%llx%06llx", chat ? "chatcmpl" : "cmpl", r->created, (unsigned long long)n);
+    r->t_arrival = vkllm__serve_now();
+    if (vkllm__engine_submit(&srv->engine, r))
+        return respond_error(srv, c, r->http_status, r->err, NULL, r->http_status == 503 ? "server_busy" : NULL);
+    int fd = conn_fd(c);
+    /* a stream starts once the prompt has been evaluated (so that a prompt too long for the
+     * context is still a 400); a plain reply once the whole text is there */
+    if (wait_for(srv, r, fd, r->stream ? SERVE_RUNNING : SERVE_DONE)) return MHD_NO;
+    pthread_mutex_lock(&r->mu);
+    int status = r->state == SERVE_DONE ? r->http_status : 0;
+    pthread_mutex_unlock(&r->mu);
+    if (status == 499) return MHD_NO;
+    if (status) return respond_error(srv, c, status, r->err, status != 400 ? NULL : chat ? "messages" : "prompt", NULL);
+    if (r->stream) return respond_stream(srv, c, r, fd);
+    return respond_json(srv, c, 200, vkllm__api_reply_json(srv, r));
+}
+
+static enum MHD_Result tokenize(struct serve_server *srv, struct MHD_Connection *c, const cJSON *body) {
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(body, "content");
+    const cJSON *add = cJSON_GetObjectItemCaseSensitive(body, "add_special");
+    const cJSON *special = cJSON_GetObjectItemCaseSensitive(body, "parse_special");
+    if (!cJSON_IsString(content)) return respond_error(srv, c, 400, "'content' must be a string", "content", NULL);
+    if ((add && !cJSON_IsBool(add)) || (special && !cJSON_IsBool(special)))
+        return respond_error(srv, c, 400, "'add_special' and 'parse_special' must be booleans", NULL, NULL);
+    size_t len = strlen(content->valuestring), cap = len + 8, n = 0;
+    int32_t *ids = NULL;
+    vkllm_status st = VKLLM_STATUS_OOM;
+    char msg[400] = "out of memory";
+    pthread_mutex_lock(&srv->engine.model_mu);
+    for (int pass = 0; pass < 2; pass++) {
+        int32_t *nids = realloc(ids, cap * sizeof *ids);
+        if (!nids) break;
+        ids = nids;
+        st = vkllm_tokenize(srv->model, content->valuestring, len, cJSON_IsTrue(add) ? 1 : 0,
+                            special ? cJSON_IsTrue(special) : 1, ids, cap, &n);
+        if (st) snprintf(msg, sizeof msg, "%s", vkllm_last_error());
+        if (st || n <= cap) break;
+        cap = n;
+    }
+    pthread_mutex_unlock(&srv->engine.model_mu);
+    if (st) {
+        free(ids);
+        return respond_error(srv, c, 500, msg, NULL, NULL);
+    }
+    cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "tokens");
+    for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(ids[i]));
+    free(ids);
+    return respond_obj(srv, c, o);
+}
+
+static enum MHD_Result detokenize(struct serve_server *srv, struct MHD_Connection *c, const cJSON *body) {
+    const cJSON *tokens = cJSON_GetObjectItemCaseSensitive(body, "tokens");
+    if (!cJSON_IsArray(tokens)) return respond_error(srv, c, 400, "'tokens' must be an array of token ids", "tokens", NULL);
+    int n = cJSON_GetArraySize(tokens);
+    int32_t *ids = malloc(((size_t)n + 1) * sizeof *ids);
+    if (!ids) return respond_error(srv, c, 500, "out of memory", NULL, NULL);
+    int i = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, tokens) {
+        if (!cJSON_IsNumber(t) || t->valuedouble != (double)(int32_t)t->valuedouble || t->valuedouble < 0 ||
+            t->valuedouble >= srv->n_vocab) {
+            free(ids);
+            return respond_error(srv, c, 400, "'tokens' must hold token ids of the vocabulary", "tokens", NULL);
+        }
+        ids[i++] = (int32_t)t->valuedouble;
+    }
+    char *text = NULL, msg[400] = "";
+    pthread_mutex_lock(&srv->engine.model_mu);
+    vkllm_status st = vkllm_detokenize(srv->model, ids, (size_t)n, 0, &text);
+    if (st) snprintf(msg, sizeof msg, "%s", vkllm_last_error());
+    pthread_mutex_unlock(&srv->engine.model_mu);
+    free(ids);
+    if (st) return respond_error(srv, c, st == VKLLM_STATUS_INVALID_ARGUMENT ? 400 : 500, msg, "tokens", NULL);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "content", text);
+    vkllm_free(text);
+    return respond_obj(srv, c, o);
+}
+
+static enum MHD_Result models(struct serve_server *srv, struct MHD_Connection *c) {
+    cJSON *o = cJSON_CreateObject(), *data = cJSON_CreateArray(), *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "object", "list");
+    cJSON_AddItemToObject(o, "data", data);
+    cJSON_AddItemToArray(data, m);
+    cJSON_AddStringToObject(m, "id", srv->model_id);
+    cJSON_AddStringToObject(m, "object", "model");
+    cJSON_AddNumberToObject(m, "created", (double)time(NULL));
+    cJSON_AddStringToObject(m, "owned_by", "vkllm");
+    cJSON *meta = cJSON_AddObjectToObject(m, "meta");
+    cJSON_AddNumberToObject(meta, "n_ctx", srv->n_ctx);
+    cJSON_AddNumberToObject(meta, "n_vocab", srv->n_vocab);
+    cJSON_AddNumberToObject(meta, "parallel", srv->engine.n_slots);
+    return respond_obj(srv, c, o);
+}
+
+static enum MHD_Result metrics(struct serve_server *srv, struct MHD_Connection *c) {
+    uint64_t requests[SERVE_N_ENDPOINTS], codes[SERVE_N_CODES];
+    pthread_mutex_lock(&srv->stat_mu);
+    memcpy(requests, srv->requests, sizeof requests);
+    memcpy(codes, srv->codes, sizeof codes);
+    pthread_mutex_unlock(&srv->stat_mu);
+    codes[0]++; /* this reply */
+    struct serve_buf o = {0};
+    vkllm__engine_metrics(&srv->engine, &o, requests, ep_names, SERVE_N_ENDPOINTS, codes, code_values, SERVE_N_CODES);
+    if (o.oom) {
+        vkllm__sbuf_free(&o);
+        return respond_error(srv, c, 500, "out of memory", NULL, NULL);
+    }
+    enum MHD_Result ok = respond(srv, c, 200, "text/plain; version=0.0.4; charset=utf-8", o.p, o.len);
+    vkllm__sbuf_free(&o);
+    return ok;
+}
+
+/* --- routing ------------------------------------------------------------------------------- */
+
+static int authorized(struct serve_server *srv, struct MHD_Connection *c) {
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!h || strncmp(h, "Bearer ", 7)) return 0;
+    h += 7;
+    size_t a = strlen(h), b = strlen(srv->api_key);
+    unsigned diff = a != b;
+    for (size_t i = 0; i < a && i < b; i++) diff |= (unsigned char)(h[i] ^ srv->api_key[i]);
+    return diff == 0;
+}
+
+static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, const char *url,
+                             const char *method) {
+    int ep = EP_OTHER;
+    for (int i = 0; i < EP_OTHER; i++)
+        if (!strcmp(url, ep_names[i])) ep = i;
+    pthread_mutex_lock(&srv->stat_mu);
+    srv->requests[ep]++;
+    pthread_mutex_unlock(&srv->stat_mu);
+    if (srv->api_key && ep != EP_HEALTH && !authorized(srv, c))
+        return respond_error(srv, c, 401, "a valid API key is required: Authorization: Bearer KEY", NULL,
+                             "invalid_api_key");
+    if (ep == EP_OTHER) return respond_error(srv, c, 404, "no such endpoint", NULL, NULL);
+    int get = ep == EP_MODELS || ep == EP_HEALTH || ep == EP_METRICS;
+    if (strcmp(method, get ? "GET" : "POST")) {
+        char msg[64];
+        snprintf(msg, sizeof msg, "%s takes %s", ep_names[ep], get ? "GET" : "POST");
+        return respond_error(srv, c, 405, msg, NULL, NULL);
+    }
+    if (cn->too_large) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "the request body is larger than %zu bytes", srv->max_body);
+        return respond_error(srv, c, 413, msg, NULL, "request_too_large");
+    }
+    switch (ep) {
+    case EP_HEALTH: return respond_json(srv, c, 200, strdup("{\"status\":\"ok\"}"));
+    case EP_MODELS: return models(srv, c);
+    case EP_METRICS: return metrics(srv, c);
+    case EP_COMPLETIONS: return completion(srv, c, cn, 0);
+    case EP_CHAT: return completion(srv, c, cn, 1);
+    default: break;
+    }
+    cJSON *body = cJSON_ParseWithLength(cn->body.p ? cn->body.p : "", cn->body.len);
+    if (!cJSON_IsObject(body)) {
+        cJSON_Delete(body);
+        return respond_error(srv, c, 400, "the request body must be a JSON object", NULL, NULL);
+    }
+    enum MHD_Result ok = ep == EP_TOKENIZE ? tokenize(srv, c, body) : detokenize(srv, c, body);
+    cJSON_Delete(body);
+    return ok;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *upload, size_t *upload_size, void **con_cls) {
+    struct serve_server *srv = cls;
+    struct conn *cn = *con_cls;
+    (void)version;
+    if (!cn) { /* the headers are in; the body (if any) comes in the next calls */
+        if (!(cn = calloc(1, sizeof *cn))) return MHD_NO;
+        *con_cls = cn;
+        return MHD_YES;
+    }
+    if (*upload_size) { /* read the body up to the limit, drain the rest */
+        if (cn->too_large || cn->body.len + *upload_size > srv->max_body) cn->too_large = 1;
+        else vkllm__sbuf_add(&cn->body, upload, *upload_size);
+        if (cn->body.oom) cn->too_large = 1;
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    return route(srv, c, cn, url, method);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe) {
+    struct serve_server *srv = cls;
+    struct conn *cn = *con_cls;
+    (void)c;
+    (void)toe;
+    if (!cn) return;
+    if (cn->req) {
+        vkllm__engine_cancel(&srv->engine, cn->req); /* a no-op once the request is done */
+        vkllm__serve_req_unref(cn->req);
+    }
+    vkllm__sbuf_free(&cn->body);
+    free(cn);
+    *con_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+    (void)cls;
+    fprintf(stderr, "vkllm: serve: http: ");
+    vfprintf(stderr, fmt, ap);
+}
+
+int vkllm__http_start(struct serve_server *srv, const char *host, int port) {
+    struct addrinfo hints, *ai = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    char ps[16];
+    snprintf(ps, sizeof ps, "%d", port);
+    int rc = getaddrinfo(host, ps, &hints, &ai);
+    if (rc) {
+        fprintf(stderr, "vkllm: serve: cannot resolve --host %s: %s\n", host, gai_strerror(rc));
+        return -1;
+    }
+    unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC |
+                     MHD_USE_ERROR_LOG;
+    if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
+    srv->daemon = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
+                                   mhd_log, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED,
+                                   on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)0, MHD_OPTION_END);
+    freeaddrinfo(ai);
+    if (!srv->daemon) {
+        fprintf(stderr, "vkllm: serve: cannot listen on %s:%d: %s\n", host, port,
+                errno ? strerror(errno) : "libmicrohttpd refused");
+        return -1;
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    srv->port = di ? di->port : (uint16_t)port;
+    return 0;
+}
+
+void vkllm__http_quiesce(struct serve_server *srv) {
+    if (!srv->daemon) return;
+    MHD_socket s = MHD_quiesce_daemon(srv->daemon);
+    if (s != MHD_INVALID_SOCKET) close(s);
+}
+
+void vkllm__http_stop(struct serve_server *srv) {
+    if (!srv->daemon) return;
+    MHD_stop_daemon(srv->daemon);
+    srv->daemon = NULL;
+}

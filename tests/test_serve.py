@@ -1,0 +1,549 @@
+#!/usr/bin/env python3
+"""`vkllm serve` on stories260K, spoken to over HTTP on a loopback port (python3 stdlib only).
+
+  test_serve.py VKLLM            plain and streaming replies of both endpoints (exact SSE framing),
+                                 greedy text equal to `vkllm run`, request validation, API key,
+                                 body limit, a prompt longer than the context, /v1/models,
+                                 /tokenize + /detokenize, /metrics, disconnects freeing their slot,
+                                 503 on a full queue, SIGTERM, and the load test (16 streaming
+                                 clients x 4 requests, each equal to the same request alone).
+  test_serve.py VKLLM openai     the official `openai` npm package (tests/openai-client) streams a
+                                 chat completion and a completion, unmodified.
+"""
+import http.client, json, os, re, signal, socket, subprocess, sys, threading, time
+
+VKLLM = sys.argv[1]
+MODE = sys.argv[2] if len(sys.argv) > 2 else "main"
+HERE = os.path.dirname(os.path.abspath(__file__))
+REQUIRE = os.environ.get("VKLLM_REQUIRE_TEST_MODELS") == "1"
+models = os.environ.get("VKLLM_TEST_MODELS") or os.environ.get("VKLLM_TEST_MODELS_DEFAULT") or "../shared/models"
+MODEL = os.path.join(models, "stories260K.gguf")
+
+
+def skip(why):
+    if REQUIRE:
+        print("FAIL:", why, "(VKLLM_REQUIRE_TEST_MODELS=1)"); sys.exit(1)
+    print("SKIPPED:", why); sys.exit(77)
+
+
+if not os.path.exists(MODEL):
+    skip("missing " + MODEL)
+
+failures = []
+
+
+def check(c, what):
+    if not c:
+        failures.append(what)
+        print("FAIL:", what, flush=True)
+    return c
+
+
+# --- the server ---------------------------------------------------------------------------------
+
+class Server:
+    def __init__(self, *args):
+        self.p = subprocess.Popen([VKLLM, "serve", "-m", MODEL, "--port", "0"] + list(args),
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.lines = []
+        ready = threading.Event()
+
+        def drain():
+            for line in self.p.stderr:
+                self.lines.append(line)
+                if "listening on" in line:
+                    ready.set()
+            ready.set()
+        threading.Thread(target=drain, daemon=True).start()
+        ready.wait(120)
+        m = [re.search(r"listening on http://[^ ]*:(\d+)", l) for l in self.lines]
+        m = [x for x in m if x]
+        if not m:
+            self.p.kill()
+            print("".join(self.lines))
+            raise SystemExit("FAIL: the server did not start")
+        self.port = int(m[0].group(1))
+        self.auth = {}
+
+    def conn(self, timeout=300):
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+
+    def stop(self, what):
+        self.p.send_signal(signal.SIGTERM)
+        try:
+            rc = self.p.wait(60)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = "timeout"
+        time.sleep(0.1)
+        check(rc == 0, "%s: SIGTERM exits 0 (validation layer silent), got %s: %s" % (what, rc, "".join(self.lines)[-2000:]))
+        check(any("shutting down" in l for l in self.lines), what + ": says it shuts down")
+
+
+def request(srv, method, path, body=None, headers=None, raw=None):
+    c = srv.conn()
+    data = raw if raw is not None else (json.dumps(body) if body is not None else None)
+    h = {"Content-Type": "application/json"}
+    h.update(headers or {})
+    c.request(method, path, body=data, headers=h)
+    r = c.getresponse()
+    out = r.read()
+    c.close()
+    try:
+        j = json.loads(out)
+    except ValueError:
+        j = None
+    return r.status, r, j, out
+
+
+def stream(srv, path, body, headers=None, on_event=None):
+    """POST a streaming request; returns (status, content type, events with arrival times, raw body)."""
+    c = srv.conn()
+    h = {"Content-Type": "application/json"}
+    h.update(headers or {})
+    t0 = time.monotonic()
+    c.request("POST", path, body=json.dumps(body), headers=h)
+    r = c.getresponse()
+    if r.status != 200:
+        out = r.read()
+        c.close()
+        return r.status, r.getheader("Content-Type"), [], out
+    raw, events, buf = b"", [], b""
+    while True:
+        chunk = r.read1(65536)
+        if not chunk:
+            break
+        now = time.monotonic() - t0
+        raw += chunk
+        buf += chunk
+        while b"\n\n" in buf:
+            ev, buf = buf.split(b"\n\n", 1)
+            events.append((now, ev.decode()))
+            if on_event:
+                on_event(ev.decode())
+    c.close()
+    return 200, r.getheader("Content-Type"), events, raw
+
+
+def parse_events(events, raw):
+    """Check the exact framing; returns the JSON objects and whether [DONE] ended it."""
+    ok = raw.endswith(b"data: [DONE]\n\n") and all(e.startswith("data: ") and "\n" not in e for _, e in events)
+    objs = [json.loads(e[6:]) for _, e in events if e != "data: [DONE]"]
+    return ok, objs
+
+
+def metrics(srv):
+    st, r, _, out = request(srv, "GET", "/metrics", headers=srv.auth)
+    vals = {}
+    for line in out.decode().splitlines():
+        if line and not line.startswith("#"):
+            k, v = line.rsplit(" ", 1)
+            vals[k] = float(v)
+    return st, r.getheader("Content-Type"), vals, out.decode()
+
+
+def wait_metric(srv, key, pred, timeout):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        v = metrics(srv)[2].get(key)
+        if v is not None and pred(v):
+            return time.monotonic() - t0
+        time.sleep(0.02)
+    return None
+
+
+def text_of(objs, chat):
+    if chat:
+        return "".join(o["choices"][0]["delta"].get("content", "") for o in objs if o.get("choices"))
+    return "".join(o["choices"][0]["text"] for o in objs if o.get("choices"))
+
+
+# --- the openai npm package -----------------------------------------------------------------------
+
+def openai_mode():
+    client = os.path.join(HERE, "openai-client")
+    if not os.path.exists(os.path.join(client, "node_modules", "openai", "package.json")):
+        skip("the openai npm package is not installed: scripts/install-deps.sh runs npm ci in tests/openai-client")
+    try:
+        subprocess.run(["node", "--version"], capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        skip("node is not installed (scripts/install-deps.sh)")
+    srv = Server("--chat-template", "chatml", "--api-key", "sk-test", "--parallel", "2", "-c", "256")
+    r = subprocess.run(["node", os.path.join(client, "stream.mjs"), "http://127.0.0.1:%d/v1" % srv.port, "sk-test"],
+                       capture_output=True, text=True, timeout=300)
+    print(r.stderr, end="")
+    if check(r.returncode == 0, "the openai client ran: %s %s" % (r.stdout, r.stderr)):
+        res = json.loads(r.stdout)
+        print("openai client:", json.dumps(res)[:600])
+        # the same requests, plain, through http.client
+        auth = {"Authorization": "Bearer sk-test"}
+        _, _, chat, _ = request(srv, "POST", "/v1/chat/completions", res["chat_request"], auth)
+        _, _, comp, _ = request(srv, "POST", "/v1/completions", res["completion_request"], auth)
+        check(res["chat_text"] == chat["choices"][0]["message"]["content"] and res["chat_text"],
+              "openai chat stream text equals the plain reply: %r vs %r" % (res["chat_text"], chat))
+        check(res["chat_finish"] == chat["choices"][0]["finish_reason"] == "length", "chat finish_reason")
+        check(res["chat_usage"] == chat["usage"], "chat usage chunk: %s vs %s" % (res["chat_usage"], chat["usage"]))
+        check(res["chat_role"] == "assistant", "chat role delta")
+        check(res["completion_text"] == comp["choices"][0]["text"] and res["completion_text"],
+              "openai completion stream text equals the plain reply: %r vs %r" % (res["completion_text"], comp))
+        check(res["completion_finish"] == "length", "completion finish_reason")
+        check(res["chunks"] > 3, "several chunks streamed")
+        check(res["models"] == ["stories260K.gguf"], "models.list: %s" % res["models"])
+        check(res["bad_key_status"] == 401, "a wrong key raises 401 in the client: %s" % res["bad_key_status"])
+    srv.stop("openai server")
+
+
+# --- the main test --------------------------------------------------------------------------------
+
+def basics(srv):
+    st, _, j, _ = request(srv, "GET", "/health")
+    check(st == 200 and j == {"status": "ok"}, "/health: %s %s" % (st, j))
+    st, _, j, _ = request(srv, "GET", "/v1/models")
+    check(st == 200 and j["object"] == "list" and j["data"][0]["id"] == "stories260K.gguf"
+          and j["data"][0]["object"] == "model", "/v1/models: %s" % j)
+    st, _, j, _ = request(srv, "GET", "/nope")
+    check(st == 404 and "error" in j, "unknown path: 404 %s" % st)
+    st, _, j, _ = request(srv, "GET", "/v1/completions")
+    check(st == 405 and "error" in j, "GET /v1/completions: 405 %s" % st)
+
+
+def completions(srv):
+    prompt = "Once upon a time"
+    want = subprocess.run([VKLLM, "run", "-m", MODEL, "--temp", "0", "-n", "24", "-p", prompt],
+                          capture_output=True, text=True).stdout
+    check(want.endswith("\n"), "vkllm run ends its text with a newline")
+    want = want[:-1]
+    body = {"model": "whatever", "prompt": prompt, "max_tokens": 24, "temperature": 0}
+    st, r, j, _ = request(srv, "POST", "/v1/completions", body)
+    check(st == 200 and r.getheader("Content-Type") == "application/json", "completion: %s" % st)
+    c = j["choices"][0]
+    check(j["object"] == "text_completion" and j["id"].startswith("cmpl-") and j["model"] == "stories260K.gguf",
+          "completion object: %s" % j)
+    check(c["text"] == want, "greedy completion equals `vkllm run`: %r vs %r" % (c["text"], want))
+    check(c["finish_reason"] == "length" and c["index"] == 0, "finish_reason length: %s" % c)
+    st2, _, tok, _ = request(srv, "POST", "/tokenize", {"content": prompt, "add_special": True})
+    u = j["usage"]
+    check(u == {"prompt_tokens": len(tok["tokens"]), "completion_tokens": 24, "total_tokens": len(tok["tokens"]) + 24},
+          "usage: %s (prompt %s)" % (u, tok))
+    t = j["timings"]
+    check(t["prompt_n"] == u["prompt_tokens"] and t["predicted_n"] == 24, "timings counts: %s" % t)
+    check(all(t[k] > 0 for k in ("prompt_ms", "predicted_ms", "predicted_per_second", "ttft_ms")), "timings: %s" % t)
+
+    # streamed: the same text, one event per piece as it is produced
+    body["stream"] = True
+    body["stream_options"] = {"include_usage": True}
+    st, ctype, events, raw = stream(srv, "/v1/completions", body)
+    ok, objs = parse_events(events, raw)
+    check(st == 200 and ctype.startswith("text/event-stream"), "stream content type: %s" % ctype)
+    check(ok, "SSE framing: data: {json}\\n\\n ... data: [DONE]\\n\\n: %r" % raw[-300:])
+    check(all(o["object"] == "text_completion" and o["id"] == objs[0]["id"] for o in objs), "chunk objects")
+    check(text_of(objs, False) == want, "streamed text equals the plain one: %r" % text_of(objs, False))
+    fins = [o["choices"][0]["finish_reason"] for o in objs if o["choices"]]
+    check(fins[-1] == "length" and all(f is None for f in fins[:-1]), "only the final chunk has finish_reason: %s" % fins)
+    check(objs[-1]["choices"] == [] and objs[-1]["usage"] == u, "usage chunk last: %s" % objs[-1])
+    times = [tm for tm, e in events]
+    check(len(objs) >= 20 and times[-1] - times[0] > 0.1 and len(set(times)) > 10,
+          "events arrive as tokens are produced, not at once: %d events over %.3f s, %d distinct arrivals"
+          % (len(objs), times[-1] - times[0], len(set(times))))
+
+    # without include_usage: no usage chunk
+    del body["stream_options"]
+    st, _, events, raw = stream(srv, "/v1/completions", body)
+    ok, objs = parse_events(events, raw)
+    check(ok and all(o.get("usage") is None for o in objs), "no usage chunk unless asked")
+
+    # stop strings (string or list), not emitted; EOS
+    cut = want.index("Lily")
+    for stop in ("Lily", ["zzz", "Lily"]):
+        st, _, j, _ = request(srv, "POST", "/v1/completions", dict(prompt=prompt, max_tokens=24, temperature=0, stop=stop))
+        check(j["choices"][0]["text"] == want[:cut] and j["choices"][0]["finish_reason"] == "stop",
+              "stop %r: %s" % (stop, j["choices"][0]))
+    st, _, events, raw = stream(srv, "/v1/completions", dict(prompt=prompt, max_tokens=24, temperature=0, stop="Lily", stream=True))
+    ok, objs = parse_events(events, raw)
+    check(ok and text_of(objs, False) == want[:cut] and objs[-1]["choices"][0]["finish_reason"] == "stop",
+          "streamed stop string: %r" % text_of(objs, False))
+    st, _, j, _ = request(srv, "POST", "/v1/completions", dict(prompt=prompt, max_tokens=24, temperature=0, logit_bias={"2": 100}))
+    check(j["choices"][0] == {"index": 0, "text": "", "logprobs": None, "finish_reason": "stop"}
+          and j["usage"]["completion_tokens"] == 0, "EOS by logit_bias: %s" % j)
+
+    # seeds reproduce; the sampling fields are taken
+    b = dict(prompt=prompt, max_tokens=16, temperature=0.9, top_p=0.9, top_k=20, min_p=0.01, seed=1234,
+             presence_penalty=0.5, frequency_penalty=0.5)
+    a1 = request(srv, "POST", "/v1/completions", b)[2]["choices"][0]["text"]
+    a2 = request(srv, "POST", "/v1/completions", b)[2]["choices"][0]["text"]
+    check(a1 == a2 and a1, "a seed reproduces: %r %r" % (a1, a2))
+    # unknown fields are ignored
+    st, _, j, _ = request(srv, "POST", "/v1/completions", dict(prompt=prompt, max_tokens=2, foo={"bar": 1}, user="x"))
+    check(st == 200 and j["usage"]["completion_tokens"] == 2, "unknown fields ignored: %s" % st)
+    return want
+
+
+def chat(srv):
+    msgs = [{"role": "system", "content": "You are a storyteller."}, {"role": "user", "content": "Tell me a story."}]
+    body = {"messages": msgs, "max_tokens": 16, "temperature": 0}
+    st, _, j, _ = request(srv, "POST", "/v1/chat/completions", body)
+    c = j["choices"][0]
+    check(st == 200 and j["object"] == "chat.completion" and j["id"].startswith("chatcmpl-"), "chat: %s %s" % (st, j))
+    check(c["message"]["role"] == "assistant" and c["message"]["content"] and c["finish_reason"] == "length",
+          "chat message: %s" % c)
+    check(j["usage"]["completion_tokens"] == 16 and j["usage"]["prompt_tokens"] > 10, "chat usage: %s" % j["usage"])
+    parts = [msgs[0], {"role": "user", "content": [{"type": "text", "text": "Tell me "}, {"type": "text", "text": "a story."}]}]
+    st, _, j2, _ = request(srv, "POST", "/v1/chat/completions", dict(body, messages=parts))
+    check(j2["choices"][0]["message"]["content"] == c["message"]["content"], "content parts equal the string")
+
+    body.update(stream=True, stream_options={"include_usage": True})
+    st, ctype, events, raw = stream(srv, "/v1/chat/completions", body)
+    ok, objs = parse_events(events, raw)
+    check(st == 200 and ok, "chat SSE framing: %r" % raw[-300:])
+    check(all(o["object"] == "chat.completion.chunk" for o in objs), "chat chunk objects")
+    check(objs[0]["choices"][0]["delta"].get("role") == "assistant", "first chunk opens the assistant's turn: %s" % objs[0])
+    check(text_of(objs, True) == c["message"]["content"], "streamed chat text equals the plain one")
+    check(objs[-2]["choices"][0]["delta"] == {} and objs[-2]["choices"][0]["finish_reason"] == "length",
+          "final chat chunk: %s" % objs[-2])
+    check(objs[-1]["choices"] == [] and objs[-1]["usage"] == j["usage"], "chat usage chunk: %s" % objs[-1])
+
+
+def validation(srv):
+    base = {"prompt": "Once", "max_tokens": 4}
+    cases = [("temperature", "hot"), ("temperature", -1), ("temperature", 3), ("max_tokens", 1.5), ("max_tokens", -3),
+             ("max_tokens", "8"), ("top_p", 2), ("top_k", -1), ("top_k", 2.5), ("min_p", "x"), ("stop", 5), ("stop", [""]),
+             ("stop", ["a"] * 17), ("n", 2), ("logit_bias", {"abc": 1}), ("logit_bias", {"1": "x"}),
+             ("logit_bias", {"999999": 1}), ("logit_bias", [1]), ("stream", "yes"), ("seed", "x"), ("seed", 0.5),
+             ("presence_penalty", 3), ("frequency_penalty", "x"), ("prompt", 5), ("prompt", ["a", "b"]),
+             ("stream_options", 1), ("model", 3)]
+    for field, value in cases:
+        st, _, j, _ = request(srv, "POST", "/v1/completions", dict(base, **{field: value}))
+        e = (j or {}).get("error", {})
+        check(st == 400 and isinstance(e.get("message"), str) and e["message"] and e.get("type") == "invalid_request_error"
+              and e.get("param") == field and "code" in e, "%s=%r: 400 with an OpenAI error body: %s %s" % (field, value, st, j))
+    for body, param in [({"max_tokens": 4}, "prompt"), ({"messages": "hi"}, "messages"), ({"messages": []}, "messages"),
+                        ({"messages": [{"content": "x"}]}, "messages"),
+                        ({"messages": [{"role": "user", "content": 5}]}, "messages"),
+                        ({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, "messages")]:
+        path = "/v1/completions" if "messages" not in body else "/v1/chat/completions"
+        st, _, j, _ = request(srv, "POST", path, body)
+        check(st == 400 and j["error"]["param"] == param, "%s %s: 400 %s %s" % (path, body, st, j))
+    for raw in ("{not json", "[1, 2]", ""):
+        st, _, j, _ = request(srv, "POST", "/v1/completions", raw=raw)
+        check(st == 400 and j["error"]["message"], "body %r: 400 %s" % (raw, j))
+
+
+def tokens(srv, text):
+    st, _, j, _ = request(srv, "POST", "/tokenize", {"content": text})
+    cli = subprocess.run([VKLLM, "tokenize", "-m", MODEL, "--ids", "--no-bos", text], capture_output=True, text=True).stdout.split()
+    check(st == 200 and j["tokens"] == [int(x) for x in cli], "/tokenize equals `vkllm tokenize`: %s vs %s" % (j, cli))
+    st, _, j2, _ = request(srv, "POST", "/detokenize", {"tokens": j["tokens"]})
+    check(st == 200 and j2["content"] == text, "/detokenize round trip: %r" % j2)
+    st, _, j3, _ = request(srv, "POST", "/tokenize", {"content": text, "add_special": True})
+    check(j3["tokens"] == [1] + j["tokens"], "add_special adds BOS: %s" % j3)
+    for bad in ({"tokens": [1, -1]}, {"tokens": [10 ** 7]}, {"tokens": "1 2"}, {"tokens": [1.5]}):
+        st, _, j, _ = request(srv, "POST", "/detokenize", bad)
+        check(st == 400 and "error" in j, "detokenize %s: 400 %s" % (bad, st))
+    st, _, j, _ = request(srv, "POST", "/tokenize", {"content": 5})
+    check(st == 400, "tokenize without text: 400")
+
+
+def check_metrics(srv, slots):
+    st, ctype, m, text = metrics(srv)
+    check(st == 200 and ctype.startswith("text/plain"), "/metrics: %s %s" % (st, ctype))
+    for name in ("vkllm_requests_total", "vkllm_prompt_tokens_total", "vkllm_generation_tokens_total",
+                 "vkllm_time_to_first_token_seconds_bucket", "vkllm_inter_token_latency_seconds_bucket",
+                 "vkllm_generation_tokens_per_second", "vkllm_kv_cache_used_bytes", "vkllm_kv_cache_usage_ratio",
+                 "vkllm_queue_length", "vkllm_slots_busy", "vkllm_requests_finished_total"):
+        check(("\n" + name) in text and ("# TYPE " + name.replace("_bucket", "")) in text, "metric %s present" % name)
+    check(m['vkllm_slots_total'] == slots and m['vkllm_slots_busy'] == 0 and m['vkllm_queue_length'] == 0, "slots idle")
+    check(m['vkllm_requests_total{endpoint="/v1/completions"}'] >= 10, "completion requests counted")
+    check(m["vkllm_generation_tokens_total"] >= 100 and m["vkllm_prompt_tokens_total"] >= 50, "tokens counted")
+    b = [v for k, v in m.items() if k.startswith("vkllm_time_to_first_token_seconds_bucket")]
+    check(b == sorted(b) and b[-1] == m["vkllm_time_to_first_token_seconds_count"] > 0, "TTFT histogram cumulative")
+    check(m["vkllm_inter_token_latency_seconds_count"] > 50, "ITL histogram observed")
+    check(m["vkllm_kv_cache_allocated_bytes"] > 0 and m["vkllm_kv_cache_used_bytes"] == 0, "KV cache use: idle now")
+    check(m['vkllm_responses_total{code="400"}'] > 20, "400s counted")
+
+
+def disconnects(srv):
+    m0 = metrics(srv)[2]
+    body = json.dumps({"prompt": "Once upon a time", "max_tokens": 200, "temperature": 0, "stream": True}).encode()
+    s = socket.create_connection(("127.0.0.1", srv.port))
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+              % len(body) + body)
+    got = b""
+    while got.count(b"data: ") < 3:
+        got += s.recv(4096)
+    check(got.startswith(b"HTTP/1.1 200") and b"chunked" in got.lower(), "raw stream starts: %r" % got[:200])
+    check(metrics(srv)[2]["vkllm_slots_busy"] == 1, "the stream holds a slot")
+    s.close()
+    took = wait_metric(srv, "vkllm_slots_busy", lambda v: v == 0, 5)
+    m1 = metrics(srv)[2]
+    key = 'vkllm_requests_finished_total{reason="cancelled"}'
+    check(took is not None and took < 1.0, "a client that leaves mid-stream frees its slot at once (%s s)" % took)
+    check(m1[key] == m0[key] + 1, "counted as cancelled")
+    check(m1["vkllm_generation_tokens_total"] - m0["vkllm_generation_tokens_total"] < 100, "the generation stopped early")
+    # a plain request whose client leaves while it is being generated
+    s = socket.create_connection(("127.0.0.1", srv.port))
+    body = json.dumps({"prompt": "Once upon a time", "max_tokens": 200, "temperature": 0}).encode()
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    check(wait_metric(srv, "vkllm_slots_busy", lambda v: v == 1, 5) is not None, "the plain request runs")
+    s.close()
+    took = wait_metric(srv, "vkllm_slots_busy", lambda v: v == 0, 5)
+    check(took is not None and took < 1.0 and metrics(srv)[2][key] == m0[key] + 2,
+          "a plain request's client leaving frees its slot at once (%s s)" % took)
+
+
+def load(srv, slots):
+    """16 streaming clients x 4 requests; each output equals the same request alone."""
+    prompts = ["Once upon a time", "Lily wanted", "The dog", "Tom and Sam", "One day, a little", "The sun was",
+               "There was a big", "Mom said"]
+    reqs = []
+    stream_opts = {"stream": True, "stream_options": {"include_usage": True}}
+    for i, p in enumerate(prompts):
+        sampled = {"temperature": 0.8, "seed": 100 + i} if i % 2 else {"temperature": 0}
+        reqs.append(("/v1/completions", dict(prompt=p, max_tokens=10, **stream_opts, **sampled), False))
+        reqs.append(("/v1/chat/completions", dict(messages=[{"role": "user", "content": p}], max_tokens=10,
+                                                  **stream_opts, **sampled), True))
+    alone = []
+    for path, body, is_chat in reqs:
+        st, _, events, raw = stream(srv, path, body)
+        ok, objs = parse_events(events, raw)
+        check(st == 200 and ok, "reference %s %s" % (path, body))
+        alone.append(text_of(objs, is_chat))
+    results, lock = [], threading.Lock()
+
+    def client(ci):
+        for k in range(4):
+            ri = (ci + 5 * k) % len(reqs)
+            path, body, is_chat = reqs[ri]
+            t0 = time.monotonic()
+            try:
+                st, _, events, raw = stream(srv, path, body)
+                ok, objs = parse_events(events, raw)
+                first = next((tm for tm, e in events if '"content":"' in e[6:] and '"content":""' not in e
+                              or '"text":"' in e and '"text":""' not in e), None)
+                text = text_of(objs, is_chat)
+                n = objs[-1]["usage"]["completion_tokens"]
+                res = (ri, st, ok, text, first, time.monotonic() - t0, n)
+            except Exception as ex:  # noqa: BLE001 - any failure of a client is a test failure
+                res = (ri, repr(ex), False, None, None, 0, 0)
+            with lock:
+                results.append(res)
+
+    m0 = metrics(srv)[2]
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    peak = 0
+    while any(t.is_alive() for t in threads):
+        peak = max(peak, metrics(srv)[2]["vkllm_slots_busy"])
+        time.sleep(0.05)
+    for t in threads:
+        t.join()
+    wall = time.monotonic() - t0
+    check(len(results) == 64 and all(r[1] == 200 and r[2] for r in results),
+          "all 64 requests complete: %s" % [r[:3] for r in results if r[1] != 200 or not r[2]])
+    bad = [(reqs[r[0]][1], r[3], alone[r[0]]) for r in results if r[3] != alone[r[0]]]
+    check(not bad, "every output equals the same request alone (%d differ): %s" % (len(bad), bad[:3]))
+    check(peak == slots, "requests ran %d at once (peak %d)" % (slots, peak))
+    time.sleep(0.2)
+    m = metrics(srv)[2]
+    check(m["vkllm_slots_busy"] == 0 and m["vkllm_queue_length"] == 0 and m["vkllm_kv_cache_used_bytes"] == 0,
+          "no slot leaked after the load: %s" % {k: v for k, v in m.items() if "slots" in k or "queue" in k})
+    ttft = sorted(r[4] for r in results if r[4] is not None)
+    toks = sum(r[6] for r in results)
+    pct = lambda q: ttft[min(len(ttft) - 1, int(q * len(ttft)))] * 1e3 if ttft else float("nan")
+    print("load: 16 clients x 4 streaming requests, %d slots: %d tokens in %.2f s = %.1f tokens/s; "
+          "TTFT p50 %.0f ms, p99 %.0f ms; mean batch %.2f requests/step" % (slots, toks, wall, toks / wall, pct(0.5), pct(0.99),
+          (m["vkllm_decode_step_rows_total"] - m0["vkllm_decode_step_rows_total"])
+          / max(1, m["vkllm_decode_steps_total"] - m0["vkllm_decode_steps_total"])), flush=True)
+
+
+def keyed():
+    """A second server: API key, one slot, a queue of one, a small context and body limit."""
+    srv = Server("--api-key", "sekret", "--parallel", "1", "--queue", "1", "-c", "64", "--max-body", "4096")
+    auth = {"Authorization": "Bearer sekret"}
+    st, _, j, _ = request(srv, "GET", "/health")
+    srv.auth = auth
+    check(st == 200, "/health needs no key")
+    for h in ({}, {"Authorization": "Bearer nope"}, {"Authorization": "sekret"}):
+        for path, body in (("/v1/models", None), ("/v1/completions", {"prompt": "x"}), ("/metrics", None)):
+            st, r, j, _ = request(srv, "GET" if body is None else "POST", path, body, h)
+            check(st == 401 and j["error"]["code"] == "invalid_api_key" and r.getheader("WWW-Authenticate") == "Bearer",
+                  "%s with %s: 401 %s %s" % (path, h, st, j))
+    st, _, j, _ = request(srv, "GET", "/v1/models", headers=auth)
+    check(st == 200, "the right key: 200")
+
+    # body limit
+    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "x" * 5000}, auth)
+    check(st == 413 and j["error"]["message"], "a body over --max-body: 413 %s %s" % (st, j))
+    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "Once", "max_tokens": 2}, auth)
+    check(st == 200, "the connection after a 413 still works")
+
+    # a prompt longer than the context (64 tokens): a clear 400, streaming or not
+    long_prompt = "Once upon a time there was a little girl named Lily who loved to play in the park with her dog. " * 3
+    for s in (False, True):
+        st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": long_prompt, "stream": s}, auth)
+        check(st == 400 and "context" in j["error"]["message"] and j["error"]["param"] == "prompt",
+              "prompt longer than the context (stream %s): %s %s" % (s, st, j))
+
+    # 503 when the one slot runs and the one queue place is taken
+    first_event = threading.Event()
+    a = {}
+
+    def run_a():
+        a["r"] = stream(srv, "/v1/completions", {"prompt": "Once", "max_tokens": 40, "temperature": 0, "stream": True},
+                        auth, on_event=lambda e: first_event.set())
+    ta = threading.Thread(target=run_a)
+    ta.start()
+    first_event.wait(60)
+    b = {}
+    tb = threading.Thread(target=lambda: b.setdefault("r", stream(srv, "/v1/completions",
+                          {"prompt": "Lily", "max_tokens": 4, "temperature": 0, "stream": True}, auth)))
+    tb.start()
+    check(wait_metric(srv, "vkllm_queue_length", lambda v: v == 1, 10) is not None, "the second request waits in the queue")
+    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "x", "max_tokens": 2}, auth)
+    check(st == 503 and j["error"]["message"] and j["error"]["type"] == "server_error", "a full queue: 503 %s %s" % (st, j))
+    ta.join(120)
+    tb.join(120)
+    okb, objs = parse_events(b["r"][2], b["r"][3])
+    check(a["r"][0] == 200 and b["r"][0] == 200 and okb and objs[-1]["choices"][0]["finish_reason"] == "length",
+          "the running and the queued request complete")
+    mm = metrics(srv)[2]
+    check(mm['vkllm_requests_rejected_total'] == 1 and mm["vkllm_slots_busy"] == 0, "rejection counted, slot free")
+
+    # SIGTERM with a stream in flight: it ends, the server exits 0
+    evs = []
+    tc = threading.Thread(target=lambda: evs.append(stream(srv, "/v1/completions",
+                          {"prompt": "Once", "max_tokens": 50, "temperature": 0, "stream": True}, auth,
+                          on_event=lambda e: first_event.set())))
+    first_event.clear()
+    tc.start()
+    first_event.wait(60)
+    srv.stop("keyed server with a stream in flight")
+    tc.join(30)
+    check(not tc.is_alive() and evs and evs[0][0] == 200 and b"shutting down" in evs[0][3] and b"[DONE]" not in evs[0][3],
+          "the in-flight stream ends with an error event: %r" % (evs[0][3][-200:] if evs else None))
+
+
+def main():
+    t0 = time.monotonic()
+    srv = Server("--chat-template", "chatml", "--parallel", "4", "-c", "256")
+    basics(srv)
+    completions(srv)
+    chat(srv)
+    validation(srv)
+    tokens(srv, "Once upon a time there was a dog")
+    disconnects(srv)
+    check_metrics(srv, 4)
+    print("functional checks: %.1f s" % (time.monotonic() - t0), flush=True)
+    load(srv, 4)
+    srv.stop("main server")
+    keyed()
+    print("total %.1f s" % (time.monotonic() - t0))
+
+
+if MODE == "openai":
+    openai_mode()
+else:
+    main()
+print("all checks passed" if not failures else "%d check(s) failed" % len(failures))
+sys.exit(1 if failures else 0)
