@@ -1,7 +1,12 @@
 /* cmd_bench.c - `vkllm bench`: prefill (pp) and decode (tg) tokens per second, with the same
  * definitions as llama-bench so the numbers compare: pp = n_prompt tokens in one prefill at depth
  * n_depth; tg = n_gen tokens decoded one at a time (logits read back each step) at depth n_depth.
- * Each test runs once to warm up (pipelines are compiled at first use), then -r times. */
+ * Each test runs once to warm up (pipelines are compiled at first use), then -r times.
+ *
+ * --profile: one decode step and one prefill micro-batch recorded with a GPU timestamp after
+ * every dispatch (runtime/forward.h, vkllm__forward_set_profile), summed per kernel label with
+ * the bytes and flops each dispatch declares (struct vkllm__cost), beside the wall clock of the
+ * same step and of unprofiled ones. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +15,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "context.h"
 
 #define MAX_LIST 16
 #define MAXI(a, b) ((a) > (b) ? (a) : (b))
@@ -25,6 +31,8 @@ struct opts {
     int ubatch;
     const char *format; /* md, csv, json, jsonl */
     int greedy;         /* tg through the on-device argmax instead of reading logits */
+    int profile;        /* --profile */
+    double peak_gbps;   /* --peak-gbps (0: not given) */
 };
 
 struct result {
@@ -34,12 +42,37 @@ struct result {
     double samples[64];
     int n_samples;
     double avg, stddev;
+    char time[32]; /* test_time: when the test started, ISO 8601 UTC */
 };
+
+/* --profile: one decode step or one prefill micro-batch, per kernel label. */
+#define MAX_KERNELS 64
+struct kernel {
+    const char *label;
+    int calls;
+    double ns;
+    struct vkllm__cost cost; /* summed over the calls, at the batch's position */
+    int no_cost;             /* calls that declared no cost */
+};
+
+struct profile {
+    struct vkllm_device_info dev;
+    struct vkllm_model_info mi;
+    int decode;              /* 1: a decode step, 0: a prefill micro-batch */
+    int n_tokens, pos0;      /* tokens in the batch, its first position (= the depth) */
+    struct kernel k[MAX_KERNELS];
+    int n_k, n_dispatch;
+    double sum_ms;           /* GPU time of all dispatches */
+    double step_ms;          /* wall clock of the same (profiled) step */
+    double step_ms_plain;    /* wall clock of an unprofiled step (median of PLAIN_STEPS) */
+    uint64_t matvec_weight_bytes; /* weight bytes the matvec kernels read (decode) */
+};
+#define PLAIN_STEPS 3
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: vkllm bench -m FILE [-p N,..] [-n N,..] [-d N,..] [-r N] [--device N,..]\n"
-            "                   [--ubatch N] [-o md|csv|json|jsonl] [--greedy]\n"
+            "                   [--ubatch N] [-o md|csv|json|jsonl] [--greedy] [--profile [--peak-gbps X]]\n"
             "\n"
             "Prefill (pp) and decode (tg) tokens per second, defined as llama-bench defines them.\n"
             "\n"
@@ -52,6 +85,12 @@ static void usage(FILE *f) {
             "  --ubatch N       prefill micro-batch size (default 512)\n"
             "  -o FORMAT        md (default), csv, json or jsonl; json uses llama-bench's field names\n"
             "  --greedy         decode through the on-device argmax (reads back one id per token)\n"
+            "  --profile        also time every kernel (GPU timestamps) of one decode step at the first\n"
+            "                   depth and of one prefill micro-batch (the first -p, at most --ubatch\n"
+            "                   tokens): calls, GPU ms, share, bytes, GB/s, GFLOP/s per kernel, their sum\n"
+            "                   against the step's wall clock, and decode's effective weight bandwidth\n"
+            "  --peak-gbps X    the device's memory bandwidth in GB/s, to put that bandwidth against\n"
+            "                   (Vulkan reports none)\n"
             "\n"
             "Decode rows also report the effective weight bandwidth: weight bytes one decode step\n"
             "reads times tokens per second.\n");
@@ -111,6 +150,87 @@ static vkllm_status run_once(vkllm_session_t s, uint32_t n_vocab, int n_prompt, 
     return st;
 }
 
+/* --- profile -------------------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One step at depth: the cache truncated to depth, then a decode step (n == 1) or a prefill of
+ * n tokens; its wall clock in ms. */
+static vkllm_status profile_step(vkllm_session_t s, uint32_t n_vocab, int n, int depth, int greedy, double *ms) {
+    vkllm_status st = vkllm_session_truncate(s, (uint32_t)depth);
+    int32_t *toks = malloc(sizeof *toks * (size_t)n);
+    if (!toks) return VKLLM_STATUS_OOM;
+    fill_tokens(toks, n, n_vocab, 13);
+    double t0 = now_s();
+    if (!st && n == 1 && greedy) st = vkllm_session_decode_greedy(s, toks[0], &toks[0]);
+    else if (!st) st = vkllm_session_eval(s, toks, (uint32_t)n, 0);
+    *ms = (now_s() - t0) * 1e3;
+    free(toks);
+    return st;
+}
+
+/* The dispatches of the step that ran last, per kernel label. */
+static vkllm_status profile_collect(const struct vkllm__cmd *c, struct profile *p) {
+    if (!c) return vkllm__err(VKLLM_STATUS_INTERNAL, "no command list ran");
+    uint32_t n = vkllm__cmd_profile_count(c);
+    if (n == 0) return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "the device has no timestamps on its compute queue");
+    for (uint32_t i = 0; i < n; i++) {
+        struct vkllm__dispatch_time t;
+        vkllm_status st = vkllm__cmd_profile_get(c, i, &t);
+        if (st) return st;
+        struct vkllm__cost cost;
+        vkllm__cost_at(&t.cost, (uint32_t)p->pos0, &cost);
+        int j = 0;
+        while (j < p->n_k && strcmp(p->k[j].label, t.label)) j++;
+        if (j == MAX_KERNELS) return vkllm__err(VKLLM_STATUS_INTERNAL, "more than %d kernel labels", MAX_KERNELS);
+        struct kernel *k = &p->k[j];
+        if (j == p->n_k) memset(k, 0, sizeof *k), k->label = t.label, p->n_k++;
+        k->calls++;
+        k->ns += t.ns;
+        k->cost.bytes_read += cost.bytes_read;
+        k->cost.bytes_written += cost.bytes_written;
+        k->cost.weight_bytes += cost.weight_bytes;
+        k->cost.flops += cost.flops;
+        k->no_cost += !cost.bytes_read && !cost.bytes_written && !cost.flops;
+        if (!strncmp(vkllm__shader_blobs[t.shader].name, "matvec", 6)) p->matvec_weight_bytes += cost.weight_bytes;
+        p->sum_ms += t.ns * 1e-6;
+        p->n_dispatch++;
+    }
+    return VKLLM_STATUS_OK;
+}
+
+/* Profile one step (decode: n == 1) at depth: PLAIN_STEPS unprofiled steps after a warm-up,
+ * then, with timestamps, one step to record it and the one measured. */
+static vkllm_status profile_run(vkllm_session_t s, const struct opts *o, int n, int depth, struct profile *p) {
+    struct vkllm__forward *fw = s->fw;
+    uint32_t n_vocab = p->mi.n_vocab;
+    double ms, plain[PLAIN_STEPS];
+    vkllm_status st = vkllm_session_truncate(s, 0);
+    int32_t *toks = malloc(sizeof *toks * (size_t)(depth + 1));
+    if (!toks) return VKLLM_STATUS_OOM;
+    if (!st && depth > 0) {
+        fill_tokens(toks, depth, n_vocab, 7);
+        st = vkllm_session_eval(s, toks, (uint32_t)depth, 0);
+    }
+    free(toks);
+    p->decode = n == 1, p->n_tokens = n, p->pos0 = depth;
+    if (!st) st = vkllm__forward_set_profile(fw, 0);
+    if (!st) st = profile_step(s, n_vocab, n, depth, o->greedy, &ms); /* warm-up */
+    for (int i = 0; !st && i < PLAIN_STEPS; i++) st = profile_step(s, n_vocab, n, depth, o->greedy, &plain[i]);
+    if (!st) st = vkllm__forward_set_profile(fw, 1);
+    if (!st) st = profile_step(s, n_vocab, n, depth, o->greedy, &ms); /* records the step with timestamps */
+    if (!st) st = profile_step(s, n_vocab, n, depth, o->greedy, &p->step_ms);
+    if (!st) st = profile_collect(vkllm__forward_last_cmd(fw), p);
+    vkllm_status st2 = vkllm__forward_set_profile(fw, 0);
+    if (st) return st;
+    qsort(plain, PLAIN_STEPS, sizeof plain[0], cmp_double);
+    p->step_ms_plain = plain[PLAIN_STEPS / 2];
+    return st2;
+}
+
 static void stats(struct result *r) {
     double s = 0, ss = 0;
     for (int i = 0; i < r->n_samples; i++) s += r->samples[i];
@@ -147,6 +267,7 @@ static cJSON *row_json(const struct result *r, const struct opts *o) {
     cJSON_AddNumberToObject(j, "model_size", (double)r->mi.file_bytes);
     cJSON_AddNumberToObject(j, "model_n_params", (double)r->mi.n_params);
     cJSON_AddStringToObject(j, "tensor_types", r->mi.type_summary);
+    cJSON_AddNumberToObject(j, "n_batch", o->ubatch);
     cJSON_AddNumberToObject(j, "n_ubatch", o->ubatch);
     cJSON_AddStringToObject(j, "type_k", "f16");
     cJSON_AddStringToObject(j, "type_v", "f16");
@@ -155,7 +276,16 @@ static cJSON *row_json(const struct result *r, const struct opts *o) {
     cJSON_AddNumberToObject(j, "n_depth", r->n_depth);
     cJSON_AddNumberToObject(j, "avg_ts", r->avg);
     cJSON_AddNumberToObject(j, "stddev_ts", r->stddev);
-    cJSON *s = cJSON_AddArrayToObject(j, "samples_ts");
+    cJSON_AddStringToObject(j, "test_time", r->time);
+    /* llama-bench's nanoseconds per run: tokens / (tokens/s) */
+    double tokens = r->n_prompt + r->n_gen, ns[64], avg_ns = 0, var_ns = 0;
+    for (int i = 0; i < r->n_samples; i++) avg_ns += (ns[i] = tokens / r->samples[i] * 1e9) / r->n_samples;
+    for (int i = 0; i < r->n_samples; i++) var_ns += (ns[i] - avg_ns) * (ns[i] - avg_ns);
+    cJSON_AddNumberToObject(j, "avg_ns", avg_ns);
+    cJSON_AddNumberToObject(j, "stddev_ns", r->n_samples > 1 ? sqrt(var_ns / (r->n_samples - 1)) : 0);
+    cJSON *s = cJSON_AddArrayToObject(j, "samples_ns");
+    for (int i = 0; i < r->n_samples; i++) cJSON_AddItemToArray(s, cJSON_CreateNumber(ns[i]));
+    s = cJSON_AddArrayToObject(j, "samples_ts");
     for (int i = 0; i < r->n_samples; i++) cJSON_AddItemToArray(s, cJSON_CreateNumber(r->samples[i]));
     if (r->n_gen) {
         cJSON_AddNumberToObject(j, "decode_bytes_per_token", (double)r->mi.decode_bytes_per_token);
@@ -177,7 +307,122 @@ static const char *human_count(uint64_t c, char *buf, size_t n) {
     return buf;
 }
 
-static void print_results(const struct result *rs, int n, const struct opts *o) {
+/* --- profile output ------------------------------------------------------------------------- */
+
+static double k_gbps(const struct kernel *k) {
+    return k->ns > 0 ? (double)(k->cost.bytes_read + k->cost.bytes_written) / k->ns : 0;
+}
+
+static double k_gflops(const struct kernel *k) { return k->ns > 0 ? (double)k->cost.flops / k->ns : 0; }
+
+static double tokens_per_s(const struct profile *p) {
+    return p->step_ms_plain > 0 ? p->n_tokens * 1e3 / p->step_ms_plain : 0;
+}
+
+/* decode: weight bytes the matvec kernels read per token times tokens/s of an unprofiled step */
+static double weight_gbps(const struct profile *p) { return (double)p->matvec_weight_bytes * tokens_per_s(p) / 1e9; }
+
+static const char *profile_name(const struct profile *p, char *buf, size_t n) {
+    if (p->decode) snprintf(buf, n, "decode step at depth %d", p->pos0);
+    else snprintf(buf, n, "prefill micro-batch of %d tokens at depth %d", p->n_tokens, p->pos0);
+    return buf;
+}
+
+static void print_profile_md(const struct profile *p, const struct opts *o) {
+    char name[96];
+    printf("\n%s, %s: %d dispatches\n\n", p->dev.name, profile_name(p, name, sizeof name), p->n_dispatch);
+    printf("| kernel | calls | GPU ms | share | MB read | MB written | GB/s | GFLOP | GFLOP/s |\n");
+    printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for (int i = 0; i < p->n_k; i++) {
+        const struct kernel *k = &p->k[i];
+        printf("| %s | %d | %.3f | %.1f%% |", k->label, k->calls, k->ns * 1e-6,
+               p->sum_ms > 0 ? 100 * k->ns * 1e-6 / p->sum_ms : 0);
+        if (k->no_cost == k->calls) printf(" n/a | n/a | n/a | n/a | n/a |\n");
+        else printf(" %.3f | %.3f | %.2f | %.4f | %.2f |\n", k->cost.bytes_read / 1e6, k->cost.bytes_written / 1e6,
+                    k_gbps(k), k->cost.flops / 1e9, k_gflops(k));
+    }
+    printf("\nkernel sum %.3f ms; wall clock of the same step %.3f ms (sum/step %.3f), of an unprofiled step %.3f ms "
+           "(median of %d)\n",
+           p->sum_ms, p->step_ms, p->step_ms > 0 ? p->sum_ms / p->step_ms : 0, p->step_ms_plain, PLAIN_STEPS);
+    for (int i = 0; i < p->n_k; i++)
+        if (p->k[i].no_cost)
+            printf("%s: %d of %d calls declare no cost (bytes and flops not counted)\n", p->k[i].label,
+                   p->k[i].no_cost, p->k[i].calls);
+    if (!p->decode) return;
+    printf("weights read by the matvec kernels: %.2f MB per token (the model's matrices: %.2f MB); x %.3f tokens/s "
+           "(unprofiled) = %.2f GB/s effective weight bandwidth",
+           p->matvec_weight_bytes / 1e6, p->mi.decode_bytes_per_token / 1e6, tokens_per_s(p), weight_gbps(p));
+    if (o->peak_gbps > 0)
+        printf(", %.1f%% of %.1f GB/s (--peak-gbps)\n", 100 * weight_gbps(p) / o->peak_gbps, o->peak_gbps);
+    else printf("; no peak to compare with (--peak-gbps not given, the device reports none)\n");
+}
+
+static cJSON *profile_json(const struct profile *p, const struct opts *o) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "profile", p->decode ? "decode" : "prefill");
+    cJSON_AddStringToObject(j, "build_commit", vkllm_git_commit());
+    cJSON_AddStringToObject(j, "vkllm_version", vkllm_version());
+    cJSON_AddStringToObject(j, "gpu_info", p->dev.name);
+    cJSON_AddStringToObject(j, "model_filename", o->path);
+    cJSON_AddNumberToObject(j, "n_tokens", p->n_tokens);
+    cJSON_AddNumberToObject(j, "n_depth", p->pos0);
+    cJSON_AddNumberToObject(j, "n_dispatch", p->n_dispatch);
+    cJSON_AddNumberToObject(j, "kernel_sum_ms", p->sum_ms);
+    cJSON_AddNumberToObject(j, "step_ms", p->step_ms);
+    cJSON_AddNumberToObject(j, "step_ms_unprofiled", p->step_ms_plain);
+    cJSON_AddNumberToObject(j, "sum_over_step", p->step_ms > 0 ? p->sum_ms / p->step_ms : 0);
+    cJSON *arr = cJSON_AddArrayToObject(j, "kernels");
+    for (int i = 0; i < p->n_k; i++) {
+        const struct kernel *k = &p->k[i];
+        cJSON *kj = cJSON_CreateObject();
+        cJSON_AddStringToObject(kj, "kernel", k->label);
+        cJSON_AddNumberToObject(kj, "calls", k->calls);
+        cJSON_AddNumberToObject(kj, "gpu_ms", k->ns * 1e-6);
+        cJSON_AddNumberToObject(kj, "share", p->sum_ms > 0 ? k->ns * 1e-6 / p->sum_ms : 0);
+        cJSON_AddNumberToObject(kj, "calls_without_cost", k->no_cost);
+        cJSON_AddNumberToObject(kj, "bytes_read", (double)k->cost.bytes_read);
+        cJSON_AddNumberToObject(kj, "bytes_written", (double)k->cost.bytes_written);
+        cJSON_AddNumberToObject(kj, "weight_bytes", (double)k->cost.weight_bytes);
+        cJSON_AddNumberToObject(kj, "flops", (double)k->cost.flops);
+        cJSON_AddNumberToObject(kj, "gbps", k_gbps(k));
+        cJSON_AddNumberToObject(kj, "gflops", k_gflops(k));
+        cJSON_AddItemToArray(arr, kj);
+    }
+    if (p->decode) {
+        cJSON_AddNumberToObject(j, "matvec_weight_bytes", (double)p->matvec_weight_bytes);
+        cJSON_AddNumberToObject(j, "decode_bytes_per_token", (double)p->mi.decode_bytes_per_token);
+        cJSON_AddNumberToObject(j, "tokens_per_s", tokens_per_s(p));
+        cJSON_AddNumberToObject(j, "effective_weight_gbps", weight_gbps(p));
+        if (o->peak_gbps > 0) {
+            cJSON_AddNumberToObject(j, "peak_gbps", o->peak_gbps);
+            cJSON_AddStringToObject(j, "peak_source", "--peak-gbps");
+            cJSON_AddNumberToObject(j, "peak_share", weight_gbps(p) / o->peak_gbps);
+        } else {
+            cJSON_AddNullToObject(j, "peak_gbps");
+            cJSON_AddNullToObject(j, "peak_share");
+        }
+    }
+    return j;
+}
+
+static void print_profiles_csv(const struct profile *ps, int n) {
+    printf("\nprofile,device,n_tokens,n_depth,kernel,calls,gpu_ms,share,bytes_read,bytes_written,weight_bytes,flops,"
+           "gbps,gflops,kernel_sum_ms,step_ms,step_ms_unprofiled\n");
+    for (int i = 0; i < n; i++) {
+        const struct profile *p = &ps[i];
+        for (int j = 0; j < p->n_k; j++) {
+            const struct kernel *k = &p->k[j];
+            printf("%s,\"%s\",%d,%d,%s,%d,%.6f,%.6f,%llu,%llu,%llu,%llu,%.4f,%.4f,%.6f,%.6f,%.6f\n",
+                   p->decode ? "decode" : "prefill", p->dev.name, p->n_tokens, p->pos0, k->label, k->calls,
+                   k->ns * 1e-6, p->sum_ms > 0 ? k->ns * 1e-6 / p->sum_ms : 0, (unsigned long long)k->cost.bytes_read,
+                   (unsigned long long)k->cost.bytes_written, (unsigned long long)k->cost.weight_bytes,
+                   (unsigned long long)k->cost.flops, k_gbps(k), k_gflops(k), p->sum_ms, p->step_ms,
+                   p->step_ms_plain);
+        }
+    }
+}
+
+static void print_results(const struct result *rs, int n, const struct profile *ps, int n_ps, const struct opts *o) {
     char name[64], size[32], params[32];
     if (!strcmp(o->format, "md")) {
         printf("| device | model | size | params | types | test | t/s | GB/s (weights) |\n");
@@ -193,22 +438,45 @@ static void print_results(const struct result *rs, int n, const struct opts *o) 
         }
         printf("\nvkllm %s (%s), ubatch %d, KV f16, %d repetitions after a warm-up\n", vkllm_version(),
                vkllm_git_commit(), o->ubatch, o->reps);
+        for (int i = 0; i < n; i++) {
+            const struct vkllm_device_info *d = &rs[i].dev;
+            if (i > 0 && !strcmp(d->name, rs[i - 1].dev.name)) continue;
+            printf("%s: vendor %s, driver %s %s (version 0x%08x), Vulkan %u.%u.%u\n", d->name, d->vendor,
+                   d->driver_name, d->driver_info, d->driver_version, d->api_version >> 22,
+                   (d->api_version >> 12) & 0x3ff, d->api_version & 0xfff);
+        }
+        for (int i = 0; i < n_ps; i++) print_profile_md(&ps[i], o);
     } else if (!strcmp(o->format, "csv")) {
-        printf("device,vendor,driver,model,model_size,model_n_params,tensor_types,n_ubatch,n_prompt,n_gen,n_depth,"
-               "avg_ts,stddev_ts,effective_gbps,vkllm_version,build_commit\n");
+        printf("device,vendor,driver,driver_version,vulkan_api_version,model,model_size,model_n_params,tensor_types,"
+               "n_ubatch,type_k,type_v,n_prompt,n_gen,n_depth,avg_ts,stddev_ts,effective_gbps,vkllm_version,"
+               "build_commit,test_time\n");
         for (int i = 0; i < n; i++) {
             const struct result *r = &rs[i];
-            printf("\"%s\",\"%s\",\"%s\",\"%s\",%llu,%llu,\"%s\",%d,%d,%d,%d,%.4f,%.4f,%.4f,%s,%s\n", r->dev.name,
-                   r->dev.vendor, r->dev.driver_info, r->mi.name[0] ? r->mi.name : r->mi.arch,
-                   (unsigned long long)r->mi.file_bytes, (unsigned long long)r->mi.n_params, r->mi.type_summary,
-                   o->ubatch, r->n_prompt, r->n_gen, r->n_depth, r->avg, r->stddev, bandwidth_gbps(r), vkllm_version(),
-                   vkllm_git_commit());
+            printf("\"%s\",\"%s\",\"%s %s\",%u,%u.%u.%u,\"%s\",%llu,%llu,\"%s\",%d,f16,f16,%d,%d,%d,%.4f,%.4f,%.4f,"
+                   "%s,%s,%s\n",
+                   r->dev.name, r->dev.vendor, r->dev.driver_name, r->dev.driver_info, r->dev.driver_version,
+                   r->dev.api_version >> 22, (r->dev.api_version >> 12) & 0x3ff, r->dev.api_version & 0xfff,
+                   r->mi.name[0] ? r->mi.name : r->mi.arch, (unsigned long long)r->mi.file_bytes,
+                   (unsigned long long)r->mi.n_params, r->mi.type_summary, o->ubatch, r->n_prompt, r->n_gen,
+                   r->n_depth, r->avg, r->stddev, bandwidth_gbps(r), vkllm_version(), vkllm_git_commit(), r->time);
         }
+        if (n_ps) print_profiles_csv(ps, n_ps);
     } else {
         int lines = !strcmp(o->format, "jsonl");
         cJSON *arr = lines ? NULL : cJSON_CreateArray();
         for (int i = 0; i < n; i++) {
             cJSON *j = row_json(&rs[i], o);
+            if (lines) {
+                char *s = cJSON_PrintUnformatted(j);
+                if (s) printf("%s\n", s);
+                cJSON_free(s);
+                cJSON_Delete(j);
+            } else {
+                cJSON_AddItemToArray(arr, j);
+            }
+        }
+        for (int i = 0; i < n_ps; i++) {
+            cJSON *j = profile_json(&ps[i], o);
             if (lines) {
                 char *s = cJSON_PrintUnformatted(j);
                 if (s) printf("%s\n", s);
@@ -227,8 +495,20 @@ static void print_results(const struct result *rs, int n, const struct opts *o) 
     }
 }
 
-static int bench_device(const struct opts *o, int dev, struct result *rs, int *n_rs, int cap) {
+/* Tokens in the profiled prefill micro-batch: the first -p that is not 0 (else 512), at most
+ * --ubatch; at least 2 (one token would be a decode step). */
+static int profile_pp(const struct opts *o) {
+    int n = 512;
+    for (int i = o->n_pp - 1; i >= 0; i--)
+        if (o->pp[i]) n = o->pp[i];
+    n = n < o->ubatch ? n : o->ubatch;
+    return n < 2 ? 2 : n;
+}
+
+static int bench_device(const struct opts *o, int dev, struct result *rs, int *n_rs, int cap, struct profile *ps,
+                        int *n_ps) {
     int need = 1;
+    if (o->profile) need = MAXI(need, o->depth[0] + profile_pp(o));
     for (int d = 0; d < o->n_depth; d++)
         for (int i = 0; i < o->n_pp; i++) need = MAXI(need, o->depth[d] + o->pp[i]);
     for (int d = 0; d < o->n_depth; d++)
@@ -254,6 +534,9 @@ static int bench_device(const struct opts *o, int dev, struct result *rs, int *n
                 r->dev = *info;
                 r->mi = mi;
                 r->n_prompt = np, r->n_gen = ng, r->n_depth = o->depth[d];
+                time_t now = time(NULL);
+                struct tm tm;
+                if (gmtime_r(&now, &tm)) strftime(r->time, sizeof r->time, "%Y-%m-%dT%H:%M:%SZ", &tm);
                 double tps;
                 st = run_once(s, mi.n_vocab, np, ng, o->depth[d], o->greedy, &tps); /* warm-up */
                 for (int k = 0; !st && k < o->reps && k < 64; k++) {
@@ -266,6 +549,16 @@ static int bench_device(const struct opts *o, int dev, struct result *rs, int *n
                                    r->n_prompt ? "pp" : "tg", r->avg);
             }
         }
+    }
+    for (int kind = 0; o->profile && kind < 2 && !code; kind++) { /* decode step, then prefill micro-batch */
+        struct profile *p = &ps[(*n_ps)++];
+        memset(p, 0, sizeof *p);
+        p->dev = *info;
+        p->mi = mi;
+        st = profile_run(s, o, kind == 0 ? 1 : profile_pp(o), o->depth[0], p);
+        if (st) code = vkllm_cli_fail(st, "profile run failed");
+        else fprintf(stderr, "vkllm: bench: %s profile: kernel sum %.3f ms, step %.3f ms\n",
+                     kind == 0 ? "decode" : "prefill", p->sum_ms, p->step_ms);
     }
     return vkllm_cli_close(&h, code);
 }
@@ -288,6 +581,10 @@ int vkllm_cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "--ubatch") && has) o.ubatch = atoi(argv[++i]);
         else if (!strcmp(a, "-o") && has) o.format = argv[++i];
         else if (!strcmp(a, "--greedy")) o.greedy = 1;
+        else if (!strcmp(a, "--profile")) o.profile = 1;
+        else if (!strcmp(a, "--peak-gbps") && has) {
+            if (vkllm_cli_number("bench", a, argv[++i], 1e-6, 1e9, &o.peak_gbps)) return 2;
+        }
         else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
@@ -322,11 +619,12 @@ int vkllm_cmd_bench(int argc, char **argv) {
         if (o.n_devices == 0) return vkllm_cli_fail(VKLLM_STATUS_NO_DEVICE, "no usable Vulkan device");
     }
     static struct result rs[256];
-    int n_rs = 0;
+    static struct profile ps[2 * MAX_LIST];
+    int n_rs = 0, n_ps = 0;
     for (int d = 0; d < o.n_devices; d++) {
-        int code = bench_device(&o, o.devices[d], rs, &n_rs, 256);
+        int code = bench_device(&o, o.devices[d], rs, &n_rs, 256, ps, &n_ps);
         if (code) return code;
     }
-    print_results(rs, n_rs, &o);
+    print_results(rs, n_rs, ps, n_ps, &o);
     return 0;
 }

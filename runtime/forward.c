@@ -263,3 +263,21 @@ vkllm_status vkllm__forward_decode_greedy(struct vkllm__forward *f, uint32_t tok
 uint32_t vkllm__forward_n_ctx(const struct vkllm__forward *f) { return f->n_ctx; }
 uint64_t vkllm__forward_kv_bytes(const struct vkllm__forward *f) { return f->kv.bytes; }
 uint64_t vkllm__forward_state_bytes(const struct vkllm__forward *f) { return f->state_bytes; }
+
+// --- profiling -------------------------------------------------------------------------------
+
+vkllm_status vkllm__forward_set_profile(struct vkllm__forward *f, int on) {
+    vkllm__cmd_set_profile(f->batch_cmd, on);
+    vkllm__cmd_set_profile(f->decode_cmd, on);
+    vkllm__cmd_set_profile(f->greedy_cmd, on);
+    f->decode_ready = f->greedy_ready = 0; /* recorded again, with or without timestamps */
+    return VKLLM_STATUS_OK;
+}
+
+const struct vkllm__cmd *vkllm__forward_last_cmd(const struct vkllm__forward *f) {
+    const struct vkllm__cmd *cmds[] = {f->batch_cmd, f->decode_cmd, f->greedy_cmd}, *last = NULL;
+    uint64_t best = 0;
+    for (size_t i = 0; i < VKLLM_ARRAY_LEN(cmds); i++)
+        if (vkllm__cmd_submit_serial(cmds[i]) > best) best = vkllm__cmd_submit_serial(cmds[i]), last = cmds[i];
+    return last;
+}

@@ -83,4 +83,13 @@ uint64_t vkllm__forward_kv_bytes(const struct vkllm__forward *f);
 /* Device bytes of the run state (activations and scratch), not counting the KV cache. */
 uint64_t vkllm__forward_state_bytes(const struct vkllm__forward *f);
 
+/* Profiling (vkllm bench --profile): on makes every later recording time each dispatch
+ * (vkllm__cmd_set_profile) and drops the recorded decode steps so that the next one is recorded
+ * again with timestamps (off drops them too). */
+vkllm_status vkllm__forward_set_profile(struct vkllm__forward *f, int on);
+/* The command list that ran last: of a prefill micro-batch (the last one of the eval), the
+ * decode step or the greedy decode step; NULL before the first. Read its profile after the
+ * eval returns. */
+const struct vkllm__cmd *vkllm__forward_last_cmd(const struct vkllm__forward *f);
+
 #endif /* VKLLM_FORWARD_H */

@@ -88,6 +88,32 @@ struct vkllm__binding {
 #define VKLLM__MAX_BINDINGS 8
 #define VKLLM__MAX_SPEC 8
 
+/* What one dispatch costs, for profiles (vkllm bench --profile); all zero = not given. Filled in
+ * by the op that records the dispatch, computed from the shapes:
+ *   bytes_read     bytes the kernel loads from device memory: the parts of its bindings it
+ *                  touches (a matvec: its weight rows once, plus x once), a tile that several
+ *                  workgroups load counted once per workgroup tile that loads it (matmul: the
+ *                  weight rows once per block of BN rows of x, x once per block of BM weight
+ *                  rows; attention: the cache rows once per head group)
+ *   bytes_written  bytes it stores
+ *   weight_bytes   of bytes_read, bytes of weight matrices (struct vkllm__dtensor) 
+ *   flops          arithmetic operations the result needs: a multiply-add is 2, an exp, a
+ *                  division or a square root 1 (work on masked or padded elements not counted)
+ * Some kernels read the position pos0 of the batch from the device (a recorded decode step
+ * replays at any position), so their work depends on it. At pos0 such a dispatch costs the fixed
+ * fields above plus pos0 times the *_per_pos fields plus, when split_len is set, ceil((pos0 + 1) /
+ * split_len) times the *_per_split fields (attention over the cache in splits of split_len
+ * positions, of which only those holding a position do work); vkllm__cost_at adds this up. */
+struct vkllm__cost {
+    uint64_t bytes_read, bytes_written, weight_bytes, flops;
+    uint64_t read_per_pos, written_per_pos, flops_per_pos;
+    uint32_t split_len;
+    uint64_t read_per_split, written_per_split, flops_per_split;
+};
+
+/* The fixed cost of c at position pos0 (only the first four fields are set in *out). */
+void vkllm__cost_at(const struct vkllm__cost *c, uint32_t pos0, struct vkllm__cost *out);
+
 /* One dispatch: shader, specialization constants (spec[0] = workgroup size x), buffers, push
  * constants (must be the size of the shader's C twin), workgroup counts. */
 struct vkllm__dispatch {
@@ -100,6 +126,7 @@ struct vkllm__dispatch {
     uint32_t push_size;
     uint32_t groups[3];
     const char *label; /* for timestamps and messages (may be NULL) */
+    struct vkllm__cost cost; /* for profiles (zero: not given) */
 };
 
 vkllm_status vkllm__cmd_init(struct vkllm__gpu *gpu, struct vkllm__cmd **out);
@@ -118,10 +145,32 @@ vkllm_status vkllm__cmd_end(struct vkllm__cmd *c);
 /* Submit what was recorded and wait for it. May be called again to replay. */
 vkllm_status vkllm__cmd_submit(struct vkllm__cmd *c);
 
+/* When c was last submitted, as a count of the submits of all command lists so far (0: never):
+ * tells which of several ran last. */
+uint64_t vkllm__cmd_submit_serial(const struct vkllm__cmd *c);
+
 /* Timestamps of the last submit: count, labels and nanoseconds since the first one. */
 uint32_t vkllm__cmd_timestamp_count(const struct vkllm__cmd *c);
 vkllm_status vkllm__cmd_timestamp_get(const struct vkllm__cmd *c, uint32_t i, const char **label,
                                       double *ns);
+
+/* Profiling: from the next vkllm__cmd_begin on (until turned off), the recording puts a GPU
+ * timestamp at its start and one after every dispatch (no-op on a device without timestamps), so
+ * that each submit measures every dispatch: the time from the previous timestamp to its own,
+ * which covers the barrier before it. Explicit vkllm__cmd_timestamp calls still work. */
+void vkllm__cmd_set_profile(struct vkllm__cmd *c, int on);
+
+/* The dispatches the last submit measured (0 when it was not recorded with profiling on or the
+ * device has no timestamps), and dispatch i of them: its label (the shader's name when the
+ * dispatch had none), shader, cost as recorded and GPU time in nanoseconds. */
+struct vkllm__dispatch_time {
+    const char *label;
+    enum vkllm__shader_id shader;
+    struct vkllm__cost cost;
+    double ns;
+};
+uint32_t vkllm__cmd_profile_count(const struct vkllm__cmd *c);
+vkllm_status vkllm__cmd_profile_get(const struct vkllm__cmd *c, uint32_t i, struct vkllm__dispatch_time *out);
 
 /* Convenience: begin, dispatch once, end, submit. */
 vkllm_status vkllm__gpu_run1(struct vkllm__gpu *gpu, const struct vkllm__dispatch *d);

@@ -63,6 +63,9 @@ vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct v
         .shader = VKLLM_SHADER_ROPE_F32, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
         .n_bind = 3, .bind = {bind(x), bind(pos), bind(inv_freq)},
         .push = &pc, .push_size = sizeof pc, .label = "rope",
+        /* per rotated pair: its two values and frequency, angle, cos and sin (3), rotation (6) */
+        .cost = {.bytes_read = (uint64_t)n * n_head * n_rot * 4 + (uint64_t)n_rot / 2 * 4 + 4,
+                 .bytes_written = (uint64_t)n * n_head * n_rot * 4, .flops = (uint64_t)n * n_head * (n_rot / 2) * 9},
     };
     vkllm__gpu_grid_1d(gpu, (uint64_t)n * n_head * (n_rot / 2), d.spec[0], d.groups);
     return vkllm__cmd_dispatch(c, &d);
@@ -88,6 +91,7 @@ vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, 
         .shader = VKLLM_SHADER_KV_STORE_F16, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
         .n_bind = 3, .bind = {bind(src), bind(pos), bind(cache)},
         .push = &pc, .push_size = sizeof pc, .label = "kv_store",
+        .cost = {.bytes_read = (uint64_t)n * width * 4 + 4, .bytes_written = (uint64_t)n * width * 2},
     };
     vkllm__gpu_grid_1d(gpu, (uint64_t)n * (width / 2), d.spec[0], d.groups);
     return vkllm__cmd_dispatch(c, &d);
@@ -153,6 +157,44 @@ uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const stru
     return (uint64_t)pl.n_split * s->n * s->n_head * (s->head_dim + 2) * 4;
 }
 
+/* What attention costs (see struct vkllm__cost), from the plan: query i (at position pos0 + i)
+ * attends to L = pos0 + i + 1 cache positions: q.k (2 HD), softmax (3) and the v update (2 HD)
+ * per position and head. A workgroup (query tile t, head group) loads its queries and the K and V
+ * rows of positions [0, pos0 + last query of t + 1) of its kv head; a split workgroup only those
+ * of its split, and writes its rows' partials (HD values, max, sum), which the reduce reads back
+ * and combines (a rescale and HD multiply-adds per split, a division per value). */
+static void attn_cost(const struct vkllm__attn_shape *s, const struct attn_plan *pl, struct vkllm__cost *a,
+                      struct vkllm__cost *r) {
+    const uint64_t n = s->n, HD = s->head_dim, G = s->n_head / pl->hg, rows = n * s->n_head;
+    const uint64_t kv_row = G * HD * 2 * 2; /* K and V, f16, of one position for every head group */
+    const uint64_t per_l = (4 * HD + 3) * s->n_head; /* flops per attended position of one query */
+    *a = (struct vkllm__cost){0};
+    *r = (struct vkllm__cost){0};
+    a->bytes_read = 4;                     /* pos */
+    a->flops = per_l * n * (n + 1) / 2;    /* sum of i + 1 over the queries */
+    a->flops_per_pos = per_l * n;
+    if (pl->n_split == 1) {
+        uint64_t tiles = (n + pl->qt - 1) / pl->qt, ends = 0;
+        for (uint64_t t = 0; t < tiles; t++) ends += VKLLM_MIN(n, (t + 1) * pl->qt);
+        a->bytes_read += rows * HD * 4 + kv_row * ends;
+        a->read_per_pos = kv_row * tiles;
+        a->bytes_written = rows * HD * 4;
+        return;
+    }
+    /* split (one query): every working split loads q and writes partials */
+    a->bytes_read += kv_row;
+    a->read_per_pos = kv_row;
+    a->split_len = pl->split_len;
+    a->read_per_split = rows * HD * 4;
+    a->written_per_split = rows * (HD + 2) * 4;
+    r->bytes_read = 4;
+    r->bytes_written = rows * HD * 4;
+    r->flops = rows * HD;
+    r->split_len = pl->split_len;
+    r->read_per_split = rows * (HD + 2) * 4;
+    r->flops_per_split = rows * (2 * HD + 3);
+}
+
 static vkllm_status attn_check_views(const struct vkllm__attn_shape *s, struct vkllm__view o, struct vkllm__view q,
                                      struct vkllm__view k, struct vkllm__view v, struct vkllm__view pos) {
     uint64_t qo = (uint64_t)s->n * s->n_head * s->head_dim * 4;
@@ -174,6 +216,8 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     if ((st = attn_plan(gpu, s, &pl)) || (st = attn_check_views(s, o, q, k_cache, v_cache, pos))) return st;
     int split = pl.n_split > 1;
     if (split && (st = need("attention", "scratch", scratch, vkllm__attention_scratch_bytes(gpu, s)))) return st;
+    struct vkllm__cost cost, rcost;
+    attn_cost(s, &pl, &cost, &rcost);
     struct vkllm_pc_attn pc = {s->n, s->n_head, s->n_head_kv, s->n_ctx, s->scale, pl.split_len, pl.n_split, 0};
     struct vkllm__dispatch d = {
         .shader = split ? VKLLM_SHADER_ATTN_SPLIT_F16 : VKLLM_SHADER_ATTN_F16,
@@ -181,6 +225,7 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
         .n_bind = 5, .bind = {bind(q), bind(k_cache), bind(v_cache), bind(pos), bind(split ? scratch : o)},
         .push = &pc, .push_size = sizeof pc, .label = split ? "attn_split" : "attn",
         .groups = {pl.n_split, (s->n + pl.qt - 1) / pl.qt, s->n_head / pl.hg},
+        .cost = cost,
     };
     if ((st = vkllm__cmd_dispatch(c, &d)) || !split) return st;
     struct vkllm_pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, pl.split_len, pl.n_split};
@@ -188,6 +233,7 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
         .shader = VKLLM_SHADER_ATTN_REDUCE_F32, .n_spec = 1, .spec = {fit_wg(gpu, REDUCE_WG)},
         .n_bind = 3, .bind = {bind(scratch), bind(pos), bind(o)},
         .push = &rp, .push_size = sizeof rp, .label = "attn_reduce",
+        .cost = rcost,
     };
     vkllm__gpu_grid_1d(gpu, (uint64_t)s->n * s->n_head, 1, r.groups);
     return vkllm__cmd_dispatch(c, &r);
@@ -205,6 +251,7 @@ vkllm_status vkllm__op_argmax(struct vkllm__cmd *c, struct vkllm__view o, struct
         .n_bind = 2, .bind = {bind(x), bind(o)},
         .push = &pc, .push_size = sizeof pc, .label = "argmax",
         .groups = {1, 1, 1},
+        .cost = {.bytes_read = (uint64_t)n * 4, .bytes_written = 4, .flops = n},
     };
     return vkllm__cmd_dispatch(c, &d);
 }

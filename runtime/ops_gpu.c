@@ -21,7 +21,8 @@ static struct vkllm__binding bind(struct vkllm__view v) {
     return b;
 }
 
-static vkllm_status elementwise(struct vkllm__cmd *c, enum vkllm__shader_id id, const char *label,
+/* flops: per output element (add, mul 1; silu_mul: exp, add, division, multiply). */
+static vkllm_status elementwise(struct vkllm__cmd *c, enum vkllm__shader_id id, const char *label, uint32_t flops,
                                 struct vkllm__view o, struct vkllm__view a, struct vkllm__view b,
                                 uint32_t n, uint32_t nb) {
     if (n == 0 || nb == 0 || nb > n)
@@ -32,6 +33,7 @@ static vkllm_status elementwise(struct vkllm__cmd *c, enum vkllm__shader_id id, 
         .shader = id, .n_spec = 1, .spec = {pick_wg(gpu)},
         .n_bind = 3, .bind = {bind(a), bind(b), bind(o)},
         .push = &pc, .push_size = sizeof pc, .label = label,
+        .cost = {.bytes_read = ((uint64_t)n + nb) * 4, .bytes_written = (uint64_t)n * 4, .flops = (uint64_t)n * flops},
     };
     vkllm__gpu_grid_1d(gpu, n, d.spec[0], d.groups);
     return vkllm__cmd_dispatch(c, &d);
@@ -39,17 +41,17 @@ static vkllm_status elementwise(struct vkllm__cmd *c, enum vkllm__shader_id id, 
 
 vkllm_status vkllm__op_add(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view a,
                            struct vkllm__view b, uint32_t n, uint32_t nb) {
-    return elementwise(c, VKLLM_SHADER_ADD_F32, "add", o, a, b, n, nb);
+    return elementwise(c, VKLLM_SHADER_ADD_F32, "add", 1, o, a, b, n, nb);
 }
 
 vkllm_status vkllm__op_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view a,
                            struct vkllm__view b, uint32_t n, uint32_t nb) {
-    return elementwise(c, VKLLM_SHADER_MUL_F32, "mul", o, a, b, n, nb);
+    return elementwise(c, VKLLM_SHADER_MUL_F32, "mul", 1, o, a, b, n, nb);
 }
 
 vkllm_status vkllm__op_silu_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view gate,
                                 struct vkllm__view up, uint32_t n) {
-    return elementwise(c, VKLLM_SHADER_SILU_MUL_F32, "silu_mul", o, gate, up, n, n);
+    return elementwise(c, VKLLM_SHADER_SILU_MUL_F32, "silu_mul", 4, o, gate, up, n, n);
 }
 
 /* One workgroup per row, rows spread over x and y. */
@@ -67,6 +69,9 @@ vkllm_status vkllm__op_rmsnorm(struct vkllm__cmd *c, struct vkllm__view o, struc
         .shader = VKLLM_SHADER_RMSNORM_F32, .n_spec = 1, .spec = {pick_wg(gpu)},
         .n_bind = 3, .bind = {bind(x), bind(w), bind(o)},
         .push = &pc, .push_size = sizeof pc, .label = "rmsnorm",
+        /* sum of squares (2 per element), 1/sqrt (2 per row), x * inv * w (2 per element) */
+        .cost = {.bytes_read = ((uint64_t)nrows + 1) * ncols * 4, .bytes_written = (uint64_t)nrows * ncols * 4,
+                 .flops = (uint64_t)nrows * (4ull * ncols + 2)},
     };
     row_grid(gpu, nrows, d.groups);
     return vkllm__cmd_dispatch(c, &d);
@@ -82,6 +87,9 @@ vkllm_status vkllm__op_softmax(struct vkllm__cmd *c, struct vkllm__view o, struc
         .shader = VKLLM_SHADER_SOFTMAX_F32, .n_spec = 1, .spec = {pick_wg(gpu)},
         .n_bind = 2, .bind = {bind(x), bind(o)},
         .push = &pc, .push_size = sizeof pc, .label = "softmax",
+        /* scale and max (2), subtract and exp (2), sum (1), divide (1) per element */
+        .cost = {.bytes_read = (uint64_t)nrows * ncols * 4, .bytes_written = (uint64_t)nrows * ncols * 4,
+                 .flops = (uint64_t)nrows * ncols * 6},
     };
     row_grid(gpu, nrows, d.groups);
     return vkllm__cmd_dispatch(c, &d);

@@ -170,6 +170,12 @@ vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const 
                 .groups = {(rows + t.bm - 1) / t.bm, (nb + t.bn - 1) / t.bn, 1},
                 .label = "matmul",
             };
+            /* each workgroup loads its BM weight rows and its BN rows of x, all of k */
+            uint64_t wbytes = (uint64_t)rows * w->row_bytes * dp.groups[1];
+            dp.cost.bytes_read = wbytes + (uint64_t)nb * w->k * 4 * dp.groups[0];
+            dp.cost.weight_bytes = wbytes;
+            dp.cost.bytes_written = (uint64_t)nb * rows * 4;
+            dp.cost.flops = 2ull * nb * rows * w->k;
             if ((st = vkllm__cmd_dispatch(c, &dp))) return st;
         }
     }

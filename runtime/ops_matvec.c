@@ -183,6 +183,13 @@ vkllm_status vkllm__op_get_rows(struct vkllm__cmd *c, struct vkllm__view o, cons
             .n_bind = 3, .bind = {{0}, bind(ids), bind(o)},
             .push = &pc, .push_size = sizeof pc, .label = "get_rows",
         };
+        /* the ids, and the rows of those ids in this chunk: which they are is data, so a chunk is
+         * charged its share of them (exact with one chunk); a dequantized value costs 1 */
+        d.cost.bytes_read = (uint64_t)n * 4;
+        d.cost.weight_bytes = (uint64_t)n * nr / w->m * w->row_bytes;
+        d.cost.bytes_read += d.cost.weight_bytes;
+        d.cost.bytes_written = (uint64_t)n * nr / w->m * w->k * 4;
+        d.cost.flops = (uint64_t)n * nr / w->m * w->k;
         if ((st = chunk_binding(w, r0, nr, "get_rows", &d.bind[0]))) return st;
         vkllm__gpu_grid_1d(gpu, per_row * n, wg, d.groups);
         if ((st = vkllm__cmd_dispatch(c, &d))) return st;

@@ -1,6 +1,11 @@
 #!/usr/bin/env python3
-"""`vkllm bench` on a small random model: every output format parses, rows carry llama-bench's
-field names, pp rows have n_gen 0 and tg rows n_prompt 0, stddev and samples are reported."""
+"""`vkllm bench` on small random models: every output format parses (with and without --profile),
+rows carry llama-bench's field names, pp rows have n_gen 0 and tg rows n_prompt 0, stddev and
+samples are reported. --profile: every kernel's GPU time adds up to within 10% of the wall clock
+of the same step, the matvec kernels of a decode step read exactly the model's weight matrices
+(computed here from the shapes), the effective bandwidth follows from those bytes, and the other
+kernels' bytes agree with the shapes. The validation layer is on (CTest sets VKLLM_VALIDATE=1)
+and must stay silent: vkllm exits 1 when it reports anything."""
 import csv, io, json, os, subprocess, sys, tempfile
 
 VKLLM = sys.argv[1]
@@ -9,35 +14,129 @@ def check(c, what):
     if not c:
         failures.append(what); print("FAIL:", what)
 
-with tempfile.TemporaryDirectory() as d:
-    model = os.path.join(d, "m.gguf")
-    r = subprocess.run([VKLLM, "make-model", "--preset", "tiny", "--type", "q8_0", "-o", model], capture_output=True, text=True)
-    check(r.returncode == 0, "make-model: " + r.stderr)
-    def bench(fmt):
-        r = subprocess.run([VKLLM, "bench", "-m", model, "-p", "16", "-n", "4", "-r", "2", "-o", fmt],
-                           capture_output=True, text=True, timeout=300)
-        check(r.returncode == 0, "bench -o %s exits 0: %s" % (fmt, r.stderr))
-        return r.stdout
-    rows = json.loads(bench("json"))
-    check(len(rows) == 2, "json: a pp row and a tg row")
+def run(args, timeout=600):
+    r = subprocess.run([VKLLM] + args, capture_output=True, text=True, timeout=timeout)
+    check(r.returncode == 0, "%s exits 0: %s" % (" ".join(args[:1] + args[3:]), r.stderr[-2000:]))
+    check("validation" not in r.stderr.lower(), "validation layer silent: %s" % r.stderr[-2000:])
+    return r.stdout
+
+ROW_FIELDS = ("model_size", "model_n_params", "n_prompt", "n_gen", "n_depth", "avg_ts", "stddev_ts", "samples_ts",
+              "avg_ns", "stddev_ns", "samples_ns", "gpu_info", "gpu_vendor", "gpu_driver", "vulkan_api_version",
+              "model_type", "build_commit", "vkllm_version", "n_ubatch", "type_k", "type_v", "tensor_types",
+              "test_time")
+KERNEL_FIELDS = ("kernel", "calls", "gpu_ms", "share", "bytes_read", "bytes_written", "weight_bytes", "flops",
+                 "gbps", "gflops")
+
+def check_rows(rows, what):
+    check(len(rows) == 2, "%s: a pp row and a tg row" % what)
     for row in rows:
-        for k in ("model_size", "model_n_params", "n_prompt", "n_gen", "n_depth", "avg_ts", "stddev_ts",
-                  "samples_ts", "gpu_info", "build_commit", "n_ubatch", "type_k", "tensor_types"):
-            check(k in row, "json field %s" % k)
+        for k in ROW_FIELDS:
+            check(k in row, "%s: field %s" % (what, k))
         check(len(row.get("samples_ts", [])) == 2 and row.get("avg_ts", 0) > 0 and row.get("stddev_ts", -1) >= 0,
-              "samples, average, stddev")
+              "%s: samples, average, stddev" % what)
     pp = [x for x in rows if x["n_prompt"]]
     tg = [x for x in rows if x["n_gen"]]
-    check(len(pp) == 1 and pp[0]["n_gen"] == 0 and pp[0]["n_prompt"] == 16, "pp row: n_gen 0")
-    check(len(tg) == 1 and tg[0]["n_prompt"] == 0 and tg[0]["n_gen"] == 4, "tg row: n_prompt 0")
-    check(tg and tg[0].get("effective_gbps", 0) > 0, "tg row reports the effective weight bandwidth")
-    lines = [json.loads(l) for l in bench("jsonl").splitlines() if l.strip()]
-    check(len(lines) == 2, "jsonl: two rows")
-    table = list(csv.DictReader(io.StringIO(bench("csv"))))
-    check(len(table) == 2 and "avg_ts" in table[0], "csv: header and two rows")
-    md = bench("md")
-    check(md.count("\n| llvmpipe") + md.count("\n| ") >= 2 and "pp16" in md and "tg4" in md, "markdown table")
-    r = subprocess.run([VKLLM, "bench", "-m", model, "-o", "xml"], capture_output=True, text=True)
+    check(len(pp) == 1 and pp[0]["n_gen"] == 0 and pp[0]["n_prompt"] == 16, "%s: pp row, n_gen 0" % what)
+    check(len(tg) == 1 and tg[0]["n_prompt"] == 0 and tg[0]["n_gen"] == 4, "%s: tg row, n_prompt 0" % what)
+    check(tg and tg[0].get("effective_gbps", 0) > 0, "%s: tg row reports the effective weight bandwidth" % what)
+    return pp, tg
+
+def check_profile(p, what):
+    ks = p.get("kernels", [])
+    check(len(ks) >= 5, "%s: kernels listed" % what)
+    for k in ks:
+        for f in KERNEL_FIELDS:
+            check(f in k, "%s: kernel field %s" % (what, f))
+    check(p.get("n_dispatch") == sum(k["calls"] for k in ks), "%s: calls add up to the dispatches" % what)
+    check(abs(sum(k["gpu_ms"] for k in ks) - p.get("kernel_sum_ms", -1)) < 1e-3, "%s: kernel times add up" % what)
+    check(p.get("kernel_sum_ms", 0) > 0 and p.get("step_ms", 0) > 0 and p.get("step_ms_unprofiled", 0) > 0,
+          "%s: kernel sum and step times measured" % what)
+
+with tempfile.TemporaryDirectory() as d:
+    # --- every format, with and without the profile, on the tiny model ---------------------------
+    tiny = os.path.join(d, "tiny.gguf")
+    run(["make-model", "--preset", "tiny", "--type", "q8_0", "-o", tiny])
+    def bench(fmt, *extra):
+        return run(["bench", "-m", tiny, "-p", "16", "-n", "4", "-r", "2", "-o", fmt] + list(extra), timeout=300)
+    check_rows(json.loads(bench("json")), "json")
+    out = json.loads(bench("json", "--profile"))
+    check_rows([x for x in out if "profile" not in x], "json --profile")
+    profs = [x for x in out if "profile" in x]
+    check(sorted(p["profile"] for p in profs) == ["decode", "prefill"], "json: a decode and a prefill profile")
+    for p in profs:
+        check_profile(p, "tiny %s profile" % p["profile"])
+    lines = [json.loads(l) for l in bench("jsonl", "--profile").splitlines() if l.strip()]
+    check(len(lines) == 4 and sum("profile" in x for x in lines) == 2, "jsonl: two rows and two profiles")
+    check(len(list(csv.DictReader(io.StringIO(bench("csv"))))) == 2, "csv: header and two rows")
+    blocks = bench("csv", "--profile").split("\n\n")
+    check(len(blocks) == 2, "csv --profile: the rows, an empty line, the profile")
+    if len(blocks) == 2:
+        rows, kern = (list(csv.DictReader(io.StringIO(b))) for b in blocks)
+        check(len(rows) == 2 and "avg_ts" in rows[0], "csv --profile: two rows")
+        check(len(kern) >= 10 and {k["profile"] for k in kern} == {"decode", "prefill"} and
+              all(float(k["gpu_ms"]) >= 0 for k in kern), "csv --profile: kernels of both profiles")
+    md = bench("md", "--profile")
+    check(md.count("\n| ") >= 2 and "pp16" in md and "tg4" in md, "markdown table")
+    check("| kernel | calls | GPU ms |" in md and "decode step at depth 0" in md and
+          "prefill micro-batch of 16 tokens" in md and "kernel sum" in md, "markdown profile tables")
+    r = subprocess.run([VKLLM, "bench", "-m", tiny, "-o", "xml"], capture_output=True, text=True)
     check(r.returncode == 2, "unknown format is a usage error")
+    r = subprocess.run([VKLLM, "bench", "-m", tiny, "--profile", "--peak-gbps", "0"], capture_output=True, text=True)
+    check(r.returncode == 2, "--peak-gbps 0 is a usage error")
+
+    # --- the profile on a model large enough that the kernels dominate a step ---------------------
+    L, E, FF, H, HKV, V, DEPTH = 2, 512, 1536, 8, 2, 2048, 40
+    HD = E // H
+    mid = os.path.join(d, "mid.gguf")
+    run(["make-model", "--n-layer", str(L), "--n-embd", str(E), "--n-ff", str(FF), "--n-head", str(H),
+         "--n-head-kv", str(HKV), "--vocab", str(V), "--type", "q8_0", "-o", mid])
+    info = json.loads(run(["info", "-m", mid, "--json"]))
+    check(info.get("tensor_types") == {"f32": 2 * L + 1, "q8_0": 7 * L + 2}, "every matrix is q8_0")
+    # the matrices a decode step multiplies: q, k, v, o, gate, up, down per layer and the output
+    q8_bytes = lambda n: n // 32 * 34
+    weights = q8_bytes(L * (2 * E * E + 2 * (E // H * HKV) * E + 3 * FF * E) + V * E)
+    out = json.loads(run(["bench", "-m", mid, "-p", "16", "-n", "4", "-d", str(DEPTH), "-r", "2", "--profile",
+                          "--peak-gbps", "40", "-o", "json"]))
+    rows = [x for x in out if "profile" not in x]
+    profs = {x["profile"]: x for x in out if "profile" in x}
+    check(len(rows) == 2 and all(x["stddev_ts"] >= 0 and len(x["samples_ts"]) == 2 for x in rows),
+          "mid: rows with stddev and samples")
+    check(set(profs) == {"decode", "prefill"}, "mid: a decode and a prefill profile")
+    for name, p in profs.items():
+        check_profile(p, "mid %s profile" % name)
+        ratio = p.get("sum_over_step", 0)
+        check(0.9 <= ratio <= 1.1, "mid %s: kernel sum %.3f ms within 10%% of the step's %.3f ms (%.3f)" %
+              (name, p.get("kernel_sum_ms", 0), p.get("step_ms", 0), ratio))
+        ks = p.get("kernels", [])
+        nocost = [k["kernel"] for k in ks if k["calls_without_cost"]]
+        check(not nocost, "mid %s: every kernel declares its cost (not: %s)" % (name, ", ".join(nocost)))
+    dec, pre = profs.get("decode", {}), profs.get("prefill", {})
+    tg = [x for x in rows if x["n_gen"]]
+    check(tg and tg[0]["decode_bytes_per_token"] == weights, "decode_bytes_per_token is the model's matrices")
+    check(dec.get("matvec_weight_bytes") == weights,
+          "decode: the matvec kernels read the model's weight matrices once: %s bytes, expected %d" %
+          (dec.get("matvec_weight_bytes"), weights))
+    eff = dec.get("matvec_weight_bytes", 0) * dec.get("tokens_per_s", 0) / 1e9
+    check(dec.get("effective_weight_gbps", -1) > 0 and abs(dec.get("effective_weight_gbps", -1) - eff) <= 1e-9 * eff,
+          "decode: effective weight bandwidth = matvec weight bytes x tokens/s")
+    check(dec.get("peak_gbps") == 40 and abs(dec.get("peak_share", 0) - eff / 40) <= 1e-9 * eff,
+          "decode: share of --peak-gbps")
+    kd = {k["kernel"]: k for k in dec.get("kernels", [])}
+    kp = {k["kernel"]: k for k in pre.get("kernels", [])}
+    # embedding: one row of token_embd in, one f32 row out
+    check(kd.get("get_rows", {}).get("weight_bytes") == q8_bytes(E) and
+          kd.get("get_rows", {}).get("bytes_written") == 4 * E, "decode: get_rows reads one embedding row")
+    # attention over DEPTH + 1 positions: each kv head's K and V rows (f16) at least once, at most
+    # once per query head
+    att = sum(k["bytes_read"] for n, k in kd.items() if n.startswith("attn") and n != "attn_reduce")
+    kv_once = L * HKV * (DEPTH + 1) * HD * 2 * 2
+    check(kv_once < att <= kv_once * (H // HKV) + L * 8 * H * HD * 4,
+          "decode: attention reads the K/V rows of %d positions (%s bytes, distinct %d)" % (DEPTH + 1, att, kv_once))
+    check(kd.get("rmsnorm", {}).get("bytes_written") == 4 * E * (2 * L + 1), "decode: rmsnorm writes its rows")
+    # prefill: the tiled products' arithmetic, 2 x tokens x the layers' matrix elements
+    mm_flops = 2 * 16 * L * (2 * E * E + 2 * (E // H * HKV) * E + 3 * FF * E)
+    check(kp.get("matmul", {}).get("flops") == mm_flops, "prefill: matmul flops %s, expected %d" %
+          (kp.get("matmul", {}).get("flops"), mm_flops))
+    check(kp.get("matmul", {}).get("gflops", 0) > 0, "prefill: matmul GFLOP/s")
 print("all checks passed" if not failures else "%d check(s) failed" % len(failures))
 sys.exit(1 if failures else 0)

@@ -1,11 +1,21 @@
 /* command.c - recording dispatches into a command buffer that can be submitted once or replayed:
  * argument checks, descriptor sets (owned by the recording), barriers, GPU timestamps, fences. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "vk/vk.h"
 
 #define SETS_PER_POOL 256
-#define MAX_TIMESTAMPS 512
+#define QUERIES_PER_POOL 1024 /* timestamps per query pool; a recording takes as many pools as it needs */
+#define MAX_TIMESTAMPS (1u << 20)
+
+/* A timestamp of the recording: after a dispatch (profiling) or asked for by label. */
+struct ts_entry {
+    const char *label;
+    int dispatch; /* 1: written after a dispatch, whose shader and cost follow */
+    enum vkllm__shader_id shader;
+    struct vkllm__cost cost;
+};
 
 struct vkllm__cmd {
     struct vkllm__gpu *gpu;
@@ -17,13 +27,20 @@ struct vkllm__cmd {
     VkDescriptorPool *pools;
     uint32_t n_pools, cap_pools;
     uint32_t sets_in_last; /* sets taken from pools[n_pools - 1] */
-    /* timestamps */
-    VkQueryPool queries;
-    uint32_t n_ts;
-    const char *ts_label[MAX_TIMESTAMPS];
-    uint64_t ts_value[MAX_TIMESTAMPS];
-    uint32_t n_ts_done; /* timestamps read back after the last submit */
+    /* timestamps: timestamp i is query i % QUERIES_PER_POOL of queries[i / QUERIES_PER_POOL] */
+    int has_ts;              /* the device has timestamps */
+    int profile, profiling;  /* profiling asked for / on in the current recording */
+    VkQueryPool *queries;
+    uint32_t n_queries, cap_queries; /* pools created (kept across recordings) */
+    struct ts_entry *ts;
+    uint64_t *ts_value;
+    uint32_t n_ts, cap_ts;
+    uint32_t n_ts_done;      /* timestamps read back after the last submit */
+    uint32_t n_prof_done;    /* of those, written after a dispatch */
+    uint64_t serial;         /* vkllm__cmd_submit_serial */
 };
+
+static atomic_uint_least64_t g_submits; /* submits of all command lists */
 
 // --- one-shot transfers (memory.c) ---------------------------------------------------------
 
@@ -84,14 +101,7 @@ vkllm_status vkllm__cmd_init(struct vkllm__gpu *gpu, struct vkllm__cmd **out) {
     VKLLM_VK_TRY(st, gpu->vk.vkAllocateCommandBuffers(gpu->device, &ai, &c->cb), fail);
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VKLLM_VK_TRY(st, gpu->vk.vkCreateFence(gpu->device, &fci, NULL, &c->fence), fail);
-    if (gpu->info.timestamps) {
-        VkQueryPoolCreateInfo qci = {
-            .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-            .queryType = VK_QUERY_TYPE_TIMESTAMP,
-            .queryCount = MAX_TIMESTAMPS,
-        };
-        VKLLM_VK_TRY(st, gpu->vk.vkCreateQueryPool(gpu->device, &qci, NULL, &c->queries), fail);
-    }
+    c->has_ts = gpu->info.timestamps;
     *out = c;
     return VKLLM_STATUS_OK;
 fail:
@@ -116,7 +126,10 @@ void vkllm__cmd_free(struct vkllm__cmd *c) {
     }
     free_pools(c);
     vkllm__free(c->pools);
-    if (c->queries) gpu->vk.vkDestroyQueryPool(gpu->device, c->queries, NULL);
+    for (uint32_t i = 0; i < c->n_queries; i++) gpu->vk.vkDestroyQueryPool(gpu->device, c->queries[i], NULL);
+    vkllm__free(c->queries);
+    vkllm__free(c->ts);
+    vkllm__free(c->ts_value);
     if (c->cb) gpu->vk.vkFreeCommandBuffers(gpu->device, gpu->pool, 1, &c->cb);
     vkllm__free(c);
 }
@@ -134,7 +147,6 @@ vkllm_status vkllm__cmd_begin(struct vkllm__cmd *c) {
     VKLLM_VK_TRY(st, gpu->vk.vkResetCommandBuffer(c->cb, 0), fail);
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     VKLLM_VK_TRY(st, gpu->vk.vkBeginCommandBuffer(c->cb, &bi), fail);
-    if (c->queries) gpu->vk.vkCmdResetQueryPool(c->cb, c->queries, 0, MAX_TIMESTAMPS);
     /* Earlier submissions and host writes happen-before this recording. */
     full_barrier(gpu, c->cb);
     c->recording = 1;
@@ -142,8 +154,70 @@ vkllm_status vkllm__cmd_begin(struct vkllm__cmd *c) {
     c->n_dispatch = 0;
     c->n_ts = 0;
     c->n_ts_done = 0;
+    c->n_prof_done = 0;
+    c->profiling = c->profile && c->has_ts;
+    if (c->profiling) st = vkllm__cmd_timestamp(c, "start");
 fail:
     return st;
+}
+
+void vkllm__cmd_set_profile(struct vkllm__cmd *c, int on) { c->profile = on != 0; }
+
+/* Room for timestamp n_ts: its entry, its value, and its query (a pool is created the first time
+ * it is needed and reset in the recording before its first query is written). */
+static vkllm_status ts_reserve(struct vkllm__cmd *c) {
+    struct vkllm__gpu *gpu = c->gpu;
+    vkllm_status st = VKLLM_STATUS_OK;
+    if (c->n_ts == MAX_TIMESTAMPS)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "more than %u timestamps in one recording", MAX_TIMESTAMPS);
+    if (c->n_ts == c->cap_ts) {
+        uint32_t cap = c->cap_ts ? c->cap_ts * 2 : 64;
+        struct ts_entry *nt = vkllm__realloc(c->ts, cap * sizeof *nt);
+        if (!nt) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+        c->ts = nt;
+        uint64_t *nv = vkllm__realloc(c->ts_value, cap * sizeof *nv);
+        if (!nv) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+        c->ts_value = nv;
+        c->cap_ts = cap;
+    }
+    uint32_t pool = c->n_ts / QUERIES_PER_POOL;
+    if (pool == c->n_queries) {
+        if (c->n_queries == c->cap_queries) {
+            uint32_t cap = c->cap_queries ? c->cap_queries * 2 : 4;
+            VkQueryPool *np = vkllm__realloc(c->queries, cap * sizeof *np);
+            if (!np) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+            c->queries = np;
+            c->cap_queries = cap;
+        }
+        VkQueryPoolCreateInfo qci = {
+            .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+            .queryType = VK_QUERY_TYPE_TIMESTAMP,
+            .queryCount = QUERIES_PER_POOL,
+        };
+        VKLLM_VK_TRY(st, gpu->vk.vkCreateQueryPool(gpu->device, &qci, NULL, &c->queries[c->n_queries]), fail);
+        c->n_queries++;
+    }
+    if (c->n_ts % QUERIES_PER_POOL == 0) gpu->vk.vkCmdResetQueryPool(c->cb, c->queries[pool], 0, QUERIES_PER_POOL);
+fail:
+    return st;
+}
+
+static vkllm_status write_ts(struct vkllm__cmd *c, const char *label, const struct vkllm__dispatch *d) {
+    vkllm_status st = ts_reserve(c);
+    if (st) return st;
+    struct ts_entry *e = &c->ts[c->n_ts];
+    memset(e, 0, sizeof *e);
+    e->label = label;
+    if (d) {
+        e->dispatch = 1;
+        e->shader = d->shader;
+        e->cost = d->cost;
+        if (!e->label) e->label = vkllm__shader_blobs[d->shader].name;
+    }
+    c->gpu->vk.vkCmdWriteTimestamp(c->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->queries[c->n_ts / QUERIES_PER_POOL],
+                                   c->n_ts % QUERIES_PER_POOL);
+    c->n_ts++;
+    return VKLLM_STATUS_OK;
 }
 
 static vkllm_status alloc_set(struct vkllm__cmd *c, VkDescriptorSetLayout layout, VkDescriptorSet *out) {
@@ -273,18 +347,14 @@ vkllm_status vkllm__cmd_dispatch(struct vkllm__cmd *c, const struct vkllm__dispa
         gpu->vk.vkCmdPushConstants(c->cb, s->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, d->push_size, d->push);
     gpu->vk.vkCmdDispatch(c->cb, d->groups[0], d->groups[1], d->groups[2]);
     c->n_dispatch++;
+    if (c->profiling) return write_ts(c, d->label, d);
     return VKLLM_STATUS_OK;
 }
 
 vkllm_status vkllm__cmd_timestamp(struct vkllm__cmd *c, const char *label) {
     if (!c->recording) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "timestamp outside vkllm__cmd_begin/end");
-    if (!c->queries) return VKLLM_STATUS_OK;
-    if (c->n_ts == MAX_TIMESTAMPS)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "more than %d timestamps in one recording", MAX_TIMESTAMPS);
-    c->ts_label[c->n_ts] = label;
-    c->gpu->vk.vkCmdWriteTimestamp(c->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->queries, c->n_ts);
-    c->n_ts++;
-    return VKLLM_STATUS_OK;
+    if (!c->has_ts) return VKLLM_STATUS_OK;
+    return write_ts(c, label, NULL);
 }
 
 vkllm_status vkllm__cmd_end(struct vkllm__cmd *c) {
@@ -310,27 +380,62 @@ vkllm_status vkllm__cmd_submit(struct vkllm__cmd *c) {
     VKLLM_VK_TRY(st, gpu->vk.vkResetFences(gpu->device, 1, &c->fence), fail);
     VKLLM_VK_TRY(st, gpu->vk.vkQueueSubmit(gpu->queue, 1, &si, c->fence), fail);
     VKLLM_VK_TRY(st, gpu->vk.vkWaitForFences(gpu->device, 1, &c->fence, VK_TRUE, UINT64_MAX), fail);
+    c->serial = atomic_fetch_add(&g_submits, 1) + 1;
     c->n_ts_done = 0;
-    if (c->queries && c->n_ts) {
-        VKLLM_VK_TRY(st, gpu->vk.vkGetQueryPoolResults(gpu->device, c->queries, 0, c->n_ts,
-                                                       sizeof c->ts_value, c->ts_value, sizeof(uint64_t),
+    c->n_prof_done = 0;
+    for (uint32_t i = 0; i < c->n_ts; i += QUERIES_PER_POOL) {
+        uint32_t n = VKLLM_MIN(c->n_ts - i, QUERIES_PER_POOL);
+        VKLLM_VK_TRY(st, gpu->vk.vkGetQueryPoolResults(gpu->device, c->queries[i / QUERIES_PER_POOL], 0, n,
+                                                       n * sizeof(uint64_t), c->ts_value + i, sizeof(uint64_t),
                                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT), fail);
-        c->n_ts_done = c->n_ts;
     }
+    c->n_ts_done = c->n_ts;
+    for (uint32_t i = 0; i < c->n_ts; i++) c->n_prof_done += c->ts[i].dispatch;
 fail:
     return st;
 }
 
 uint32_t vkllm__cmd_timestamp_count(const struct vkllm__cmd *c) { return c->n_ts_done; }
 
+uint64_t vkllm__cmd_submit_serial(const struct vkllm__cmd *c) { return c->serial; }
+
+/* Ticks from timestamp a to timestamp b (b >= a), in nanoseconds. */
+static double ts_ns(const struct vkllm__cmd *c, uint32_t a, uint32_t b) {
+    uint32_t bits = c->gpu->info.timestamp_valid_bits;
+    uint64_t mask = bits >= 64 ? UINT64_MAX : ((1ull << bits) - 1);
+    return (double)((c->ts_value[b] - c->ts_value[a]) & mask) * c->gpu->info.timestamp_period_ns;
+}
+
+uint32_t vkllm__cmd_profile_count(const struct vkllm__cmd *c) { return c->n_prof_done; }
+
+vkllm_status vkllm__cmd_profile_get(const struct vkllm__cmd *c, uint32_t i, struct vkllm__dispatch_time *out) {
+    if (i >= c->n_prof_done)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "profiled dispatch %u of %u", i, c->n_prof_done);
+    /* the i-th timestamp written after a dispatch; dispatches are timed from the timestamp before */
+    uint32_t k = 0;
+    for (uint32_t seen = 0; k < c->n_ts_done; k++)
+        if (c->ts[k].dispatch && seen++ == i) break;
+    out->label = c->ts[k].label;
+    out->shader = c->ts[k].shader;
+    out->cost = c->ts[k].cost;
+    out->ns = k > 0 ? ts_ns(c, k - 1, k) : 0;
+    return VKLLM_STATUS_OK;
+}
+
+void vkllm__cost_at(const struct vkllm__cost *c, uint32_t pos0, struct vkllm__cost *out) {
+    uint64_t splits = c->split_len ? ((uint64_t)pos0 + c->split_len) / c->split_len : 0; /* ceil((pos0 + 1) / len) */
+    memset(out, 0, sizeof *out);
+    out->bytes_read = c->bytes_read + pos0 * c->read_per_pos + splits * c->read_per_split;
+    out->bytes_written = c->bytes_written + pos0 * c->written_per_pos + splits * c->written_per_split;
+    out->weight_bytes = c->weight_bytes;
+    out->flops = c->flops + pos0 * c->flops_per_pos + splits * c->flops_per_split;
+}
+
 vkllm_status vkllm__cmd_timestamp_get(const struct vkllm__cmd *c, uint32_t i, const char **label, double *ns) {
     if (i >= c->n_ts_done)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "timestamp %u of %u", i, c->n_ts_done);
-    uint32_t bits = c->gpu->info.timestamp_valid_bits;
-    uint64_t mask = bits >= 64 ? UINT64_MAX : ((1ull << bits) - 1);
-    uint64_t ticks = (c->ts_value[i] - c->ts_value[0]) & mask;
-    if (label) *label = c->ts_label[i];
-    if (ns) *ns = (double)ticks * c->gpu->info.timestamp_period_ns;
+    if (label) *label = c->ts[i].label;
+    if (ns) *ns = ts_ns(c, 0, i);
     return VKLLM_STATUS_OK;
 }
 
