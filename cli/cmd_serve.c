@@ -130,7 +130,9 @@ static int serve(struct serve_server *srv, const struct serve_opts *o, const sig
         vkllm__http_quiesce(srv); /* no new connections */
     }
     vkllm__engine_stop(&srv->engine); /* running and queued requests end with 503 */
-    vkllm__http_stop(srv);            /* their replies are out; close every connection */
+    vkllm__http_drain(srv, 10);       /* their replies (503, or an error event) go out */
+    vkllm__http_stop(srv);            /* close every connection */
+    vkllm__engine_free(&srv->engine);
     return code;
 }
 

@@ -144,8 +144,10 @@ struct serve_engine {
 /* Start the engine thread over n_slots sessions of model (the engine does not own them). */
 int vkllm__engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_session_t *slots, uint32_t n_slots,
                         uint32_t queue_cap);
-/* Stop: requests still queued or running end with 503 "the server is shutting down"; joins. */
+/* Stop: requests still queued or running end with 503 "the server is shutting down"; joins
+ * the thread. The locks stay usable (HTTP threads may still take them) until engine_free. */
 void vkllm__engine_stop(struct serve_engine *e);
+void vkllm__engine_free(struct serve_engine *e);
 /* Queue r (taking a reference). 0, or -1 when the queue is full or the engine stops (then r
  * has http_status and err set). */
 int vkllm__engine_submit(struct serve_engine *e, struct serve_req *r);
@@ -180,12 +182,15 @@ struct serve_server {
     uint64_t requests[SERVE_N_ENDPOINTS];
     uint64_t codes[SERVE_N_CODES];
     uint64_t next_id;
+    uint32_t inflight;         /* generation requests whose reply is not complete */
 };
 
 /* serve_http.c: listen on host:port (port 0: any free one, then srv->port says which). */
 int vkllm__http_start(struct serve_server *srv, const char *host, int port);
 /* Stop accepting connections (requests already being served go on). */
 void vkllm__http_quiesce(struct serve_server *srv);
+/* Wait (at most timeout_s) until every generation request's reply has been sent. */
+void vkllm__http_drain(struct serve_server *srv, double timeout_s);
 /* Close every connection and wait for their threads. */
 void vkllm__http_stop(struct serve_server *srv);
 

@@ -396,7 +396,7 @@ void vkllm__api_sse_end(struct serve_server *srv, struct serve_req *r, struct se
 }
 
 void vkllm__api_sse_error(struct serve_req *r, struct serve_buf *out) {
-    char *s = vkllm__api_error_json(r->err, r->http_status == 503 ? "server_error" : "internal_error", NULL, NULL);
+    char *s = vkllm__api_error_json(r->err, "server_error", NULL, NULL);
     if (!s) {
         out->oom = 1;
         return;

@@ -519,6 +519,11 @@ void vkllm__engine_stop(struct serve_engine *e) {
     pthread_mutex_unlock(&e->mu);
     pthread_join(e->thread, NULL);
     e->running = 0;
+}
+
+void vkllm__engine_free(struct serve_engine *e) {
+    vkllm__engine_stop(e);
+    if (!e->active) return;
     free(e->active);
     e->active = NULL;
     pthread_mutex_destroy(&e->model_mu);

@@ -212,6 +212,9 @@ static enum MHD_Result completion(struct serve_server *srv, struct MHD_Connectio
         return respond_error(srv, c, 500, "out of memory", NULL, NULL);
     }
     cn->req = r;
+    pthread_mutex_lock(&srv->stat_mu);
+    srv->inflight++;
+    pthread_mutex_unlock(&srv->stat_mu);
     char err[512];
     const char *param = NULL;
     int st = vkllm__api_parse(srv, body, chat, r, err, sizeof err, &param);
@@ -416,6 +419,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     if (cn->req) {
         vkllm__engine_cancel(&srv->engine, cn->req); /* a no-op once the request is done */
         vkllm__serve_req_unref(cn->req);
+        pthread_mutex_lock(&srv->stat_mu);
+        srv->inflight--;
+        pthread_mutex_unlock(&srv->stat_mu);
     }
     vkllm__sbuf_free(&cn->body);
     free(cn);
@@ -461,6 +467,18 @@ void vkllm__http_quiesce(struct serve_server *srv) {
     if (!srv->daemon) return;
     MHD_socket s = MHD_quiesce_daemon(srv->daemon);
     if (s != MHD_INVALID_SOCKET) close(s);
+}
+
+void vkllm__http_drain(struct serve_server *srv, double timeout_s) {
+    double t0 = vkllm__serve_now();
+    for (;;) {
+        pthread_mutex_lock(&srv->stat_mu);
+        uint32_t n = srv->inflight;
+        pthread_mutex_unlock(&srv->stat_mu);
+        if (!n || vkllm__serve_now() - t0 > timeout_s) return;
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
 }
 
 void vkllm__http_stop(struct serve_server *srv) {

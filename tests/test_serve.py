@@ -41,8 +41,12 @@ def check(c, what):
 
 # --- the server ---------------------------------------------------------------------------------
 
+servers = []
+
+
 class Server:
     def __init__(self, *args):
+        servers.append(self)
         self.p = subprocess.Popen([VKLLM, "serve", "-m", MODEL, "--port", "0"] + list(args),
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.lines = []
@@ -541,9 +545,11 @@ def main():
     print("total %.1f s" % (time.monotonic() - t0))
 
 
-if MODE == "openai":
-    openai_mode()
-else:
-    main()
+try:
+    openai_mode() if MODE == "openai" else main()
+except Exception:
+    for srv in servers:  # a server that died says why on its stderr
+        print("server stderr (exit %s):\n%s" % (srv.p.poll(), "".join(srv.lines)[-3000:]))
+    raise
 print("all checks passed" if not failures else "%d check(s) failed" % len(failures))
 sys.exit(1 if failures else 0)
