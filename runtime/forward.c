@@ -3,6 +3,7 @@
  * tokens is recorded into a command list and submitted; the single-token decode step is recorded
  * once and replayed, the token and the position being data in small host-visible buffers. */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "forward.h"
@@ -30,7 +31,11 @@ struct vkllm__forward {
     struct vkllm__cmd *batch_cmd;   /* re-recorded for each micro-batch */
     struct vkllm__cmd *decode_cmd;  /* one token -> logits, recorded once */
     struct vkllm__cmd *greedy_cmd;  /* one token -> argmax id, recorded once */
+    struct vkllm__cmd *multi_cmd;   /* a decode step of several sequences (see decode_batch) */
     int decode_ready, greedy_ready; /* the two above are recorded and bind current buffers */
+    uint64_t id;                    /* unique for the process: names this state in multi_key */
+    uint64_t multi_key[VKLLM__BATCH_KEY]; /* the sequences multi_cmd was recorded for ... */
+    uint32_t multi_n;               /* ... and how many (0: not recorded) */
     uint64_t state_bytes;
 };
 
@@ -44,15 +49,20 @@ static struct vkllm__view F(const struct vkllm__buffer *b, uint64_t first, uint6
 
 static struct vkllm__view ALL(const struct vkllm__buffer *b) { return vkllm__view_of(b); }
 
-/* y (n, rows(w)) = x (n, k) @ w^T: the decode kernel for one token, the tiled one for more. */
+/* y (n, rows(w)) = x (n, k) @ w^T: the decode kernel for one token or for a batch of sequences'
+ * tokens (decode), the tiled one for a prompt's tokens. */
 static vkllm_status mm(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
-                       struct vkllm__view x, uint32_t n) {
-    return n == 1 ? vkllm__op_matvec(c, y, w, x) : vkllm__op_matmul(c, y, w, x, n);
+                       struct vkllm__view x, uint32_t n, int decode) {
+    return n == 1 || decode ? vkllm__op_matvec(c, y, w, x, n) : vkllm__op_matmul(c, y, w, x, n);
 }
 
 // --- one layer -------------------------------------------------------------------------------
 
-static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c, uint32_t l, uint32_t n) {
+/* Layer l for n tokens: n tokens of f's sequence at positions pos0.. (seqs NULL), or one token
+ * of each of the n sequences seqs[i] at its own position (a batched decode step; the activations
+ * are f's, the KV cache, position and attention scratch each sequence's own). */
+static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c, uint32_t l, uint32_t n,
+                                 struct vkllm__forward *const *seqs) {
     const struct vkllm__hparams *hp = &f->m->desc->hp;
     const struct vkllm__gpu_layer *w = &f->m->layers[l];
     const uint32_t E = hp->n_embd, Q = hp->n_embd_q, KV = hp->n_embd_kv, FF = hp->n_ff, HD = hp->head_dim;
@@ -60,16 +70,15 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
     struct vkllm__view q = F(f->q, 0, (uint64_t)n * Q), k = F(f->k, 0, (uint64_t)n * KV), v = F(f->v, 0, (uint64_t)n * KV);
     struct vkllm__view att = F(f->att, 0, (uint64_t)n * Q);
     struct vkllm__view hb = F(f->hb, 0, (uint64_t)n * FF), hb2 = F(f->hb2, 0, (uint64_t)n * FF);
-    struct vkllm__view pos = ALL(f->pos);
-    struct vkllm__attn_shape as = {n, hp->n_head, hp->n_head_kv, HD, f->n_ctx, 1.0f / sqrtf((float)HD)};
+    const int dec = seqs != NULL;
     vkllm_status st;
 
     // attention block
 #define DO(call) if ((st = (call))) return st
     DO(vkllm__op_rmsnorm(c, xb, x, ALL(w->attn_norm), E, n, hp->rms_eps));        // xb (n, E) = rmsnorm(x) * attn_norm
-    DO(mm(c, q, &w->wq, xb, n));                                                   // q (n, Q)  = xb @ wq^T
-    DO(mm(c, k, &w->wk, xb, n));                                                   // k (n, KV) = xb @ wk^T
-    DO(mm(c, v, &w->wv, xb, n));                                                   // v (n, KV) = xb @ wv^T
+    DO(mm(c, q, &w->wq, xb, n, dec));                                                   // q (n, Q)  = xb @ wq^T
+    DO(mm(c, k, &w->wk, xb, n, dec));                                                   // k (n, KV) = xb @ wk^T
+    DO(mm(c, v, &w->wv, xb, n, dec));                                                   // v (n, KV) = xb @ wv^T
     if (w->bq) {                                                                   // qwen2: + biases
         DO(vkllm__op_add(c, q, q, ALL(w->bq), n * Q, Q));
         DO(vkllm__op_add(c, k, k, ALL(w->bk), n * KV, KV));
@@ -79,21 +88,29 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
         DO(vkllm__op_rmsnorm(c, q, q, ALL(w->q_norm), HD, n * hp->n_head, hp->rms_eps));
         DO(vkllm__op_rmsnorm(c, k, k, ALL(w->k_norm), HD, n * hp->n_head_kv, hp->rms_eps));
     }
-    DO(vkllm__op_rope(c, q, pos, ALL(f->m->inv_freq), n, hp->n_head, HD, hp->rope.n_rot, hp->rope.neox));
-    DO(vkllm__op_rope(c, k, pos, ALL(f->m->inv_freq), n, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox));
-    DO(vkllm__op_kv_store(c, ALL(f->kv.k[l]), k, pos, n, KV, f->n_ctx));           // k_cache[pos0..pos0+n) = k
-    DO(vkllm__op_kv_store(c, ALL(f->kv.v[l]), v, pos, n, KV, f->n_ctx));           // v_cache[pos0..pos0+n) = v
-    DO(vkllm__op_attention(c, att, q, ALL(f->kv.k[l]), ALL(f->kv.v[l]), pos,       // att (n, Q) = softmax(q k^T/sqrt(HD)) v
-                           ALL(f->scratch), &as));
-    DO(mm(c, xb, &w->wo, att, n));                                                 // xb (n, E) = att @ wo^T
+    for (uint32_t i = 0; i < (dec ? n : 1); i++) {                                 // each sequence on its own cache
+        struct vkllm__forward *sq = dec ? seqs[i] : f;
+        uint32_t nt = dec ? 1 : n;                                                 // its tokens in this batch
+        struct vkllm__view qi = dec ? F(f->q, (uint64_t)i * Q, Q) : q, ki = dec ? F(f->k, (uint64_t)i * KV, KV) : k;
+        struct vkllm__view vi = dec ? F(f->v, (uint64_t)i * KV, KV) : v, ai = dec ? F(f->att, (uint64_t)i * Q, Q) : att;
+        struct vkllm__view pos = ALL(sq->pos);
+        struct vkllm__attn_shape as = {nt, hp->n_head, hp->n_head_kv, HD, sq->n_ctx, 1.0f / sqrtf((float)HD)};
+        DO(vkllm__op_rope(c, qi, pos, ALL(f->m->inv_freq), nt, hp->n_head, HD, hp->rope.n_rot, hp->rope.neox));
+        DO(vkllm__op_rope(c, ki, pos, ALL(f->m->inv_freq), nt, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox));
+        DO(vkllm__op_kv_store(c, ALL(sq->kv.k[l]), ki, pos, nt, KV, sq->n_ctx));   // k_cache[pos0..pos0+nt) = k
+        DO(vkllm__op_kv_store(c, ALL(sq->kv.v[l]), vi, pos, nt, KV, sq->n_ctx));   // v_cache[pos0..pos0+nt) = v
+        DO(vkllm__op_attention(c, ai, qi, ALL(sq->kv.k[l]), ALL(sq->kv.v[l]), pos, // att (nt, Q) = softmax(q k^T/sqrt(HD)) v
+                               ALL(sq->scratch), &as));
+    }
+    DO(mm(c, xb, &w->wo, att, n, dec));                                                 // xb (n, E) = att @ wo^T
     DO(vkllm__op_add(c, x, x, xb, n * E, n * E));                                  // x += xb
 
     // feed-forward block
     DO(vkllm__op_rmsnorm(c, xb, x, ALL(w->ffn_norm), E, n, hp->rms_eps));          // xb = rmsnorm(x) * ffn_norm
-    DO(mm(c, hb, &w->w_gate, xb, n));                                              // hb (n, FF)  = xb @ w_gate^T
-    DO(mm(c, hb2, &w->w_up, xb, n));                                               // hb2 (n, FF) = xb @ w_up^T
+    DO(mm(c, hb, &w->w_gate, xb, n, dec));                                              // hb (n, FF)  = xb @ w_gate^T
+    DO(mm(c, hb2, &w->w_up, xb, n, dec));                                               // hb2 (n, FF) = xb @ w_up^T
     DO(vkllm__op_silu_mul(c, hb, hb, hb2, n * FF));                                // hb = silu(hb) * hb2
-    DO(mm(c, xb, &w->w_down, hb, n));                                              // xb (n, E) = hb @ w_down^T
+    DO(mm(c, xb, &w->w_down, hb, n, dec));                                              // xb (n, E) = hb @ w_down^T
     DO(vkllm__op_add(c, x, x, xb, n * E, n * E));                                  // x += xb
 #undef DO
     return VKLLM_STATUS_OK;
@@ -102,21 +119,21 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
 /* The whole pass for n tokens already in f->ids at f->pos. Logits of every token (all_logits)
  * or of the last one; with greedy, also its argmax into f->next. */
 static vkllm_status record_forward(struct vkllm__forward *f, struct vkllm__cmd *c, uint32_t n, int all_logits,
-                                   int greedy) {
+                                   int greedy, struct vkllm__forward *const *seqs) {
     const struct vkllm__hparams *hp = &f->m->desc->hp;
     const uint32_t E = hp->n_embd, V = hp->n_vocab;
     vkllm_status st = vkllm__cmd_begin(c);
     if (st) return st;
     st = vkllm__op_get_rows(c, F(f->x, 0, (uint64_t)n * E), &f->m->token_embd,   // x (n, E) = token_embd[ids]
                             ALL(f->ids), n);
-    for (uint32_t l = 0; !st && l < hp->n_layer; l++) st = record_layer(f, c, l, n);
+    for (uint32_t l = 0; !st && l < hp->n_layer; l++) st = record_layer(f, c, l, n, seqs);
     if (st) return st;
     uint32_t rows = all_logits ? n : 1;                                            // logits of which tokens
     struct vkllm__view xl = F(f->x, (uint64_t)(n - rows) * E, (uint64_t)rows * E);
     struct vkllm__view xb = F(f->xb, 0, (uint64_t)rows * E);
     struct vkllm__view lg = F(f->logits, 0, (uint64_t)rows * V);
     if ((st = vkllm__op_rmsnorm(c, xb, xl, ALL(f->m->output_norm), E, rows, hp->rms_eps))) return st;
-    if ((st = mm(c, lg, &f->m->output, xb, rows))) return st;                      // logits (rows, V) = xb @ output^T
+    if ((st = mm(c, lg, &f->m->output, xb, rows, seqs != NULL))) return st;       // logits (rows, V) = xb @ output^T
     if (greedy && (st = vkllm__op_argmax(c, ALL(f->next), F(f->logits, 0, V), V))) return st;
     return vkllm__cmd_end(c);
 }
@@ -165,6 +182,9 @@ vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uin
     VKLLM_TRY(st, vkllm__cmd_init(f->gpu, &f->batch_cmd), fail);
     VKLLM_TRY(st, vkllm__cmd_init(f->gpu, &f->decode_cmd), fail);
     VKLLM_TRY(st, vkllm__cmd_init(f->gpu, &f->greedy_cmd), fail);
+    VKLLM_TRY(st, vkllm__cmd_init(f->gpu, &f->multi_cmd), fail);
+    static atomic_uint_fast64_t next_id = 1;
+    f->id = atomic_fetch_add(&next_id, 1);
     *out = f;
     return VKLLM_STATUS_OK;
 fail:
@@ -177,6 +197,7 @@ void vkllm__forward_free(struct vkllm__forward *f) {
     vkllm__cmd_free(f->batch_cmd);
     vkllm__cmd_free(f->decode_cmd);
     vkllm__cmd_free(f->greedy_cmd);
+    vkllm__cmd_free(f->multi_cmd);
     struct vkllm__buffer *bufs[] = {f->ids, f->pos, f->next, f->x, f->xb, f->q, f->k, f->v, f->att,
                                     f->hb, f->hb2, f->logits, f->scratch};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(bufs); i++) vkllm__buffer_free(bufs[i]);
@@ -196,6 +217,7 @@ static vkllm_status ensure_logits(struct vkllm__forward *f, uint32_t rows) {
     f->logits = nb;
     f->logits_rows = rows;
     f->decode_ready = f->greedy_ready = 0; /* the recorded steps bound the old buffer */
+    f->multi_n = 0;
     return VKLLM_STATUS_OK;
 }
 
@@ -231,10 +253,10 @@ vkllm_status vkllm__forward_eval(struct vkllm__forward *f, const uint32_t *token
         if (nb == 1 && !all_logits) { /* the decode step: recorded once, replayed */
             c = f->decode_cmd;
             if (!f->decode_ready) {
-                if ((st = record_forward(f, c, 1, 0, 0))) return st;
+                if ((st = record_forward(f, c, 1, 0, 0, NULL))) return st;
                 f->decode_ready = 1;
             }
-        } else if ((st = record_forward(f, c, nb, all_logits, 0))) {
+        } else if ((st = record_forward(f, c, nb, all_logits, 0, NULL))) {
             return st;
         }
         if ((st = vkllm__cmd_submit(c))) return st;
@@ -253,11 +275,58 @@ vkllm_status vkllm__forward_decode_greedy(struct vkllm__forward *f, uint32_t tok
     vkllm_status st = set_batch(f, &token, 1, pos);
     if (st) return st;
     if (!f->greedy_ready) {
-        if ((st = record_forward(f, f->greedy_cmd, 1, 0, 1))) return st;
+        if ((st = record_forward(f, f->greedy_cmd, 1, 0, 1, NULL))) return st;
         f->greedy_ready = 1;
     }
     if ((st = vkllm__cmd_submit(f->greedy_cmd))) return st;
     return vkllm__buffer_download(f->next, 0, next, 4);
+}
+
+/* One decode step of seqs[i] (token tokens[i] at position pos[i]) for i < n, batched: the matrix
+ * products take all n tokens at once (each weight read once), attention runs per sequence on its
+ * own cache. The activations and the command list are seqs[0]'s; the step is re-recorded only
+ * when the set of sequences changes (positions and tokens are data). */
+vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, const uint32_t *tokens,
+                                         const uint32_t *pos, uint32_t n, float *logits) {
+    if (n == 0) return VKLLM_STATUS_OK;
+    struct vkllm__forward *f = seqs[0];
+    const uint64_t V = f->m->desc->hp.n_vocab;
+    vkllm_status st;
+    for (uint32_t done = 0, nb; done < n; done += nb) { /* as many as f's activations hold */
+        nb = VKLLM_MIN(n - done, f->n_ubatch);
+        struct vkllm__forward *const *sq = seqs + done;
+        for (uint32_t i = 0; i < nb; i++) {
+            if (sq[i]->m != f->m)
+                return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "decode batch: sequences of different models");
+            for (uint32_t j = 0; j < i; j++)
+                if (sq[j] == sq[i])
+                    return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "decode batch: a sequence appears twice");
+            if (tokens[done + i] >= V)
+                return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "token id %u is outside the vocabulary (%llu tokens)",
+                                  tokens[done + i], (unsigned long long)V);
+            if (pos[done + i] >= sq[i]->n_ctx)
+                return vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "the context is full: position %u of %u", pos[done + i],
+                                  sq[i]->n_ctx);
+        }
+        if ((st = ensure_logits(f, nb))) return st;
+        if ((st = vkllm__buffer_upload(f->ids, 0, tokens + done, (uint64_t)nb * 4))) return st;
+        for (uint32_t i = 0; i < nb; i++)
+            if ((st = vkllm__buffer_upload(sq[i]->pos, 0, &pos[done + i], 4))) return st;
+        int same = nb == f->multi_n && nb <= VKLLM__BATCH_KEY;
+        for (uint32_t i = 0; same && i < nb; i++) same = f->multi_key[i] == sq[i]->id;
+        if (!same) {
+            f->multi_n = 0;
+            if ((st = record_forward(f, f->multi_cmd, nb, 1, 0, sq))) return st;
+            if (nb <= VKLLM__BATCH_KEY) {
+                for (uint32_t i = 0; i < nb; i++) f->multi_key[i] = sq[i]->id;
+                f->multi_n = nb;
+            }
+        }
+        if ((st = vkllm__cmd_submit(f->multi_cmd))) return st;
+        if (logits && (st = vkllm__buffer_download(f->logits, 0, logits + (uint64_t)done * V, (uint64_t)nb * V * 4)))
+            return st;
+    }
+    return VKLLM_STATUS_OK;
 }
 
 uint32_t vkllm__forward_n_ctx(const struct vkllm__forward *f) { return f->n_ctx; }

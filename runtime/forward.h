@@ -78,6 +78,13 @@ vkllm_status vkllm__forward_eval(struct vkllm__forward *f, const uint32_t *token
 /* One decode step that returns the argmax token id only (the logits stay on the device). */
 vkllm_status vkllm__forward_decode_greedy(struct vkllm__forward *f, uint32_t token, uint32_t pos, uint32_t *next);
 
+/* Batched decode: one token for each of n different run states of one model, tokens[i] at
+ * position pos[i] of seqs[i], logits (n, n_vocab) into logits (may be NULL). Row i is
+ * bit-identical to what vkllm__forward_eval gives for that token alone. */
+#define VKLLM__BATCH_KEY 64 /* batches up to this size replay their recording */
+vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, const uint32_t *tokens,
+                                         const uint32_t *pos, uint32_t n, float *logits);
+
 uint32_t vkllm__forward_n_ctx(const struct vkllm__forward *f);
 uint64_t vkllm__forward_kv_bytes(const struct vkllm__forward *f);
 /* Device bytes of the run state (activations and scratch), not counting the KV cache. */

@@ -71,9 +71,12 @@ vkllm_status vkllm__dtensor_chunk_rows(const struct vkllm__gpu *gpu, const struc
  * y (n, m) f32 = x (n, k) f32 @ W^T, W a dtensor (m, k). One kernel family per product for all
  * weight types, dequantizing as it reads. */
 
-/* Decode: n = 1. y (m,) = W (m, k) @ x (k,). */
+/* Decode: y (ncols, m) = x (ncols, k) @ W^T, for one token (ncols = 1) or a batch of tokens
+ * decoded together (one per sequence). Each weight unit is read once for up to 8 columns, and
+ * every column's result is bit-identical to what ncols = 1 gives for it (a sequence's tokens do
+ * not depend on what else is in the batch). ncols > 1 needs k % 4 == 0. */
 vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
-                              struct vkllm__view x);
+                              struct vkllm__view x, uint32_t ncols);
 
 /* Prefill: y (n, m) = x (n, k) @ W^T, tiled in shared memory. */
 vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,

@@ -7,6 +7,9 @@
 #include "shader_abi.h"
 #include "types.h"
 
+/* Columns (x vectors) one matvec dispatch takes at most. */
+#define MATVEC_MAX_COLS 8u
+
 /* --- variants ------------------------------------------------------------------------------ */
 
 struct wtype_shaders {
@@ -116,42 +119,61 @@ static vkllm_status check_w(const struct vkllm__dtensor *w, const char *op) {
 /* --- matvec -------------------------------------------------------------------------------- */
 
 vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
-                              struct vkllm__view x) {
+                              struct vkllm__view x, uint32_t ncols) {
     vkllm_status st = check_w(w, "matvec");
     if (st) return st;
     const struct wtype_shaders *sh = find_shaders(w->type, "matvec");
     if (!sh) return VKLLM_STATUS_UNSUPPORTED;
-    if (view_size(x) < w->k * 4 || view_size(y) < w->m * 4)
+    if (ncols == 0 || view_size(x) < ncols * w->k * 4 || view_size(y) < ncols * w->m * 4)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
-                          "matvec: x (%llu bytes) or y (%llu bytes) too small for %llu x %llu",
+                          "matvec: %u columns: x (%llu bytes) or y (%llu bytes) too small for %llu x %llu", ncols,
                           (unsigned long long)view_size(x), (unsigned long long)view_size(y),
+                          (unsigned long long)w->m, (unsigned long long)w->k);
+    if (ncols > 1 && w->k % 4)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec: %u columns need rows of a multiple of 4 elements, not %llu",
+                          ncols, (unsigned long long)w->k);
+    if ((uint64_t)ncols * w->k > UINT32_MAX || (uint64_t)ncols * w->m > UINT32_MAX)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec: %u columns of %llu x %llu: too large", ncols,
                           (unsigned long long)w->m, (unsigned long long)w->k);
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     struct mv_config cfg = {64, 1, 1, 0, 0};
     uint64_t chunk = 1;
     if ((st = pick_config(gpu, &cfg))) return st;
     if ((st = vkllm__dtensor_chunk_rows(gpu, w, &chunk))) return st;
-    uint64_t rows_per_wg = (uint64_t)(cfg.wg / cfg.nt) * cfg.nr;
     uint64_t yalign = VKLLM_MAX(vkllm__gpu_info(gpu)->min_storage_buffer_offset_alignment, 4);
     if (y.offset % yalign)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec: y offset %llu is not aligned for binding",
                           (unsigned long long)y.offset);
-    for (uint64_t r0 = 0; r0 < w->m; r0 += chunk) {
-        uint64_t nr = VKLLM_MIN(chunk, w->m - r0);
-        /* y: the slice of this chunk's rows, from the aligned offset at or before its first */
-        uint64_t yoff = y.offset + r0 * 4, yal = yoff / yalign * yalign;
-        struct vkllm__binding yb = {y.buf, yal, yoff - yal + nr * 4};
-        struct vkllm_pc_matvec pc = {(uint32_t)w->k, (uint32_t)nr, (uint32_t)w->row_bytes,
-                                     (uint32_t)((yoff - yal) / 4)};
-        struct vkllm__dispatch d = {
-            .shader = cfg.sg ? sh->matvec : sh->matvec_shm,
-            .n_spec = 4, .spec = {cfg.wg, cfg.nt, cfg.nr, cfg.xs},
-            .n_bind = 3, .bind = {{0}, bind(x), yb},
-            .push = &pc, .push_size = sizeof pc, .label = "matvec",
-        };
-        if ((st = chunk_binding(w, r0, nr, "matvec", &d.bind[0]))) return st;
-        vkllm__gpu_grid_1d(gpu, (nr + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
-        if ((st = vkllm__cmd_dispatch(c, &d))) return st;
+    /* Columns go MATVEC_MAX_COLS at a time; a dispatch of nc columns runs the nc-column variant,
+     * whose every column computes exactly what the one-column variant computes. */
+    for (uint32_t c0 = 0, nc; c0 < ncols; c0 += nc) {
+        nc = VKLLM_MIN(MATVEC_MAX_COLS, ncols - c0);
+        /* y of nc columns in one binding: fewer columns when that would pass the binding limit */
+        uint64_t ywords = vkllm__gpu_max_binding(gpu) / 4, ypad = yalign / 4 + VKLLM_MIN(chunk, w->m);
+        if (ywords > ypad) nc = (uint32_t)VKLLM_MIN(nc, (ywords - ypad) / w->m + 1);
+        nc = VKLLM_MAX(nc, 1u);
+        /* at most 16 accumulators per invocation: fewer rows each when there are more columns
+         * (a row's arithmetic does not depend on how many rows an invocation has) */
+        uint32_t nr = VKLLM_MAX(1u, VKLLM_MIN(cfg.nr, 16u / nc));
+        uint64_t rows_per_wg = (uint64_t)(cfg.wg / cfg.nt) * nr;
+        for (uint64_t r0 = 0; r0 < w->m; r0 += chunk) {
+            uint64_t rows = VKLLM_MIN(chunk, w->m - r0);
+            /* y: this chunk's rows of the nc columns, from the aligned offset at or before the first */
+            uint64_t yoff = y.offset + ((uint64_t)c0 * w->m + r0) * 4, yal = yoff / yalign * yalign;
+            struct vkllm__binding yb = {y.buf, yal, yoff - yal + ((uint64_t)(nc - 1) * w->m + rows) * 4};
+            struct vkllm_pc_matvec pc = {(uint32_t)w->k, (uint32_t)rows, (uint32_t)w->row_bytes,
+                                         (uint32_t)((yoff - yal) / 4), (uint32_t)(c0 * w->k), (uint32_t)w->k,
+                                         (uint32_t)w->m};
+            struct vkllm__dispatch d = {
+                .shader = cfg.sg ? sh->matvec : sh->matvec_shm,
+                .n_spec = 5, .spec = {cfg.wg, cfg.nt, nr, cfg.xs, nc},
+                .n_bind = 3, .bind = {{0}, bind(x), yb},
+                .push = &pc, .push_size = sizeof pc, .label = "matvec",
+            };
+            if ((st = chunk_binding(w, r0, rows, "matvec", &d.bind[0]))) return st;
+            vkllm__gpu_grid_1d(gpu, (rows + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
+            if ((st = vkllm__cmd_dispatch(c, &d))) return st;
+        }
     }
     return VKLLM_STATUS_OK;
 }

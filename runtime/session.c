@@ -160,11 +160,36 @@ void vkllm_session_memory(vkllm_session_t s, struct vkllm_session_memory *out) {
 
 vkllm_status vkllm__session_decode_batch(vkllm_session_t *s, const int32_t *tokens, uint32_t n) {
     if (!s || !tokens) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "decode batch: NULL argument");
-    for (uint32_t i = 0; i < n; i++) {
-        vkllm_status st = vkllm_session_eval(s[i], tokens + i, 1, 0);
-        if (st) return st;
+    if (n == 0) return VKLLM_STATUS_OK;
+    if (n == 1) return vkllm_session_eval(s[0], tokens, 1, 0); /* the recorded one-token step */
+    const uint64_t V = s[0]->model->desc->hp.n_vocab;
+    struct vkllm__forward **fw = vkllm__malloc(sizeof *fw * n);
+    uint32_t *pos = vkllm__malloc(sizeof *pos * n);
+    float *logits = vkllm__malloc(sizeof *logits * V * n);
+    vkllm_status st = VKLLM_STATUS_OK;
+    if (!fw || !pos || !logits) {
+        st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory for a decode batch of %u", n);
+        goto done;
     }
-    return VKLLM_STATUS_OK;
+    for (uint32_t i = 0; i < n && !st; i++) {
+        if (!s[i] || s[i]->model != s[0]->model)
+            st = vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "decode batch: session %u is NULL or of another model", i);
+        else if (!s[i]->logits_cap && !(s[i]->logits = vkllm__malloc(sizeof(float) * V)))
+            st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+        else
+            s[i]->logits_cap = VKLLM_MAX(s[i]->logits_cap, 1), fw[i] = s[i]->fw, pos[i] = s[i]->n_past;
+    }
+    if (!st) st = vkllm__forward_decode_batch(fw, (const uint32_t *)tokens, pos, n, logits);
+    for (uint32_t i = 0; i < n && !st; i++) {
+        memcpy(s[i]->logits, logits + i * V, sizeof(float) * V);
+        s[i]->logits_rows = 1;
+        s[i]->n_past++;
+    }
+done:
+    vkllm__free(fw);
+    vkllm__free(pos);
+    vkllm__free(logits);
+    return st;
 }
 
 // --- tokens ------------------------------------------------------------------------------------

@@ -9,9 +9,12 @@ struct vkllm_pc_matvec {
     uint32_t k;         /* elements per row */
     uint32_t m;         /* rows in this dispatch (one chunk of W) */
     uint32_t row_bytes; /* bytes per row */
-    uint32_t y0;        /* y index of the chunk's first row */
+    uint32_t y0;        /* y index of the chunk's first row (first column) */
+    uint32_t x0;        /* x index of the first column's first element (a multiple of 4) */
+    uint32_t x_stride;  /* x elements from one column to the next (a multiple of 4) */
+    uint32_t y_stride;  /* y elements from one column to the next */
 };
-_Static_assert(sizeof(struct vkllm_pc_matvec) == 16, "update PC in shaders/matvec.comp");
+_Static_assert(sizeof(struct vkllm_pc_matvec) == 28, "update PC in shaders/matvec.comp");
 
 /* GLSL twin: the push_constant block PC of shaders/get_rows.comp */
 struct vkllm_pc_get_rows {

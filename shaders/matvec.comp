@@ -34,6 +34,10 @@ layout(constant_id = 2) const uint NR = 2;
 // load per lane instead of every lane loading all of it (on lavapipe each lane's load costs the
 // same whether or not the address is uniform).
 layout(constant_id = 3) const uint XS = 0;
+// NC columns (x vectors) per dispatch: each weight unit loaded is used for all of them (batched
+// decode). Every column goes through exactly the arithmetic of a one-column dispatch, in the same
+// order, so its result is bit-identical whatever NC is.
+layout(constant_id = 4) const uint NC = 1;
 
 layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };   // (k,) as vec4 (k % 4 == 0) ...
 layout(std430, binding = 1) readonly buffer Xs { float xs[]; }; // ... or as floats (tail)
@@ -44,7 +48,10 @@ layout(push_constant) uniform PC {
     uint k;          // elements per row
     uint m;          // rows in this dispatch (one chunk of W)
     uint row_bytes;  // bytes per row
-    uint y0;         // y index of the chunk's first row
+    uint y0;         // y index of the chunk's first row (first column)
+    uint x0;         // x index of the first column's first element (a multiple of 4)
+    uint x_stride;   // x elements from one column to the next (a multiple of 4)
+    uint y_stride;   // y elements from one column to the next
 } p;
 
 #if defined(WTYPE_F32) || defined(WTYPE_F16) || defined(WTYPE_BF16)
@@ -246,67 +253,74 @@ void main() {
     uint lane = t % NT;
     uint row0 = (wg * (gl_WorkGroupSize.x / NT) + t / NT) * NR;
     uint rb[NR];
-    float acc[NR];
-    [[unroll]] for (uint r = 0u; r < NR; r++) {
-        rb[r] = min(row0 + r, p.m - 1u) * p.row_bytes;
-        acc[r] = 0.0;
-    }
+    float acc[NC][NR];
+    [[unroll]] for (uint r = 0u; r < NR; r++) rb[r] = min(row0 + r, p.m - 1u) * p.row_bytes;
+    [[unroll]] for (uint c = 0u; c < NC; c++)
+        [[unroll]] for (uint r = 0u; r < NR; r++) acc[c][r] = 0.0;
     uint nu = p.k / UNIT;
     for (uint u = lane; u < nu; u += NT) {
-        uint xo = u * (UNIT / 4u);
+        [[unroll]] for (uint c = 0u; c < NC; c++) {
+            uint xc = p.x0 + c * p.x_stride;  // this column's first element
 #if defined(SG_REDUCE)
-        if (NT == 1u && XS > 0u && gl_SubgroupSize == XS) {
-            float xl[UNIT / (XS > 0u ? XS : 1u)];
-            uint xe = u * UNIT + gl_SubgroupInvocationID;
-            [[unroll]] for (uint i = 0u; i < UNIT / XS; i++) xl[i] = xs[xe + i * XS];
-            [[unroll]] for (uint i = 0u; i < UNIT / 4u; i++) {
-                [[unroll]] for (uint c = 0u; c < 4u; c++) {
-                    uint e = 4u * i + c;
-                    xq[i][c] = subgroupBroadcast(xl[e / XS], e % XS);
+            if (NT == 1u && XS > 0u && gl_SubgroupSize == XS) {
+                float xl[UNIT / (XS > 0u ? XS : 1u)];
+                uint xe = xc + u * UNIT + gl_SubgroupInvocationID;
+                [[unroll]] for (uint i = 0u; i < UNIT / XS; i++) xl[i] = xs[xe + i * XS];
+                [[unroll]] for (uint i = 0u; i < UNIT / 4u; i++) {
+                    [[unroll]] for (uint e4 = 0u; e4 < 4u; e4++) {
+                        uint e = 4u * i + e4;
+                        xq[i][e4] = subgroupBroadcast(xl[e / XS], e % XS);
+                    }
                 }
+            } else
+#endif
+            {
+                uint xo = (xc >> 2) + u * (UNIT / 4u);
+                [[unroll]] for (uint i = 0u; i < UNIT / 4u; i++) xq[i] = xv[xo + i];
             }
-        } else
-#endif
-        {
-            [[unroll]] for (uint i = 0u; i < UNIT / 4u; i++) xq[i] = xv[xo + i];
-        }
 #if defined(WTYPE_Q4_0) || defined(WTYPE_Q5_0) || defined(WTYPE_Q4_1) || defined(WTYPE_Q5_1)
-        vec4 xs4 = vec4(0.0);
-        [[unroll]] for (uint i = 0u; i < UNIT / 4u; i++) xs4 += xq[i];
-        xsum = dot(xs4, vec4(1.0));
+            vec4 xs4 = vec4(0.0);
+            [[unroll]] for (uint i = 0u; i < UNIT / 4u; i++) xs4 += xq[i];
+            xsum = dot(xs4, vec4(1.0));
 #endif
-        [[unroll]] for (uint r = 0u; r < NR; r++) acc[r] += unit_dot(rb[r], u);
+            [[unroll]] for (uint r = 0u; r < NR; r++) acc[c][r] += unit_dot(rb[r], u);
+        }
     }
 #if defined(WTYPE_F32) || defined(WTYPE_F16) || defined(WTYPE_BF16)
     // plain types: the k % UNIT elements after the last unit
     for (uint e = nu * UNIT + lane; e < p.k; e += NT) {
-        float xe = xs[e];
-        [[unroll]] for (uint r = 0u; r < NR; r++) acc[r] += dq_get1(rb[r], e) * xe;
-    }
-#endif
-    if (NT > 1u) {
-#if defined(SG_REDUCE)
-        // A row group is one subgroup when the device runs this shader at the subgroup size it
-        // reported; otherwise (some drivers pick another size per shader) go through memory.
-        if (gl_SubgroupSize == NT) {
-            [[unroll]] for (uint r = 0u; r < NR; r++) acc[r] = subgroupAdd(acc[r]);
-        } else
-#endif
-        {
-            [[unroll]] for (uint r = 0u; r < NR; r++) red[r * gl_WorkGroupSize.x + t] = acc[r];
-            barrier();
-            for (uint s = NT / 2u; s > 0u; s >>= 1) {
-                if (lane < s) {
-                    [[unroll]] for (uint r = 0u; r < NR; r++)
-                        red[r * gl_WorkGroupSize.x + t] += red[r * gl_WorkGroupSize.x + t + s];
-                }
-                barrier();
-            }
-            [[unroll]] for (uint r = 0u; r < NR; r++) acc[r] = red[r * gl_WorkGroupSize.x + t];
+        [[unroll]] for (uint c = 0u; c < NC; c++) {
+            float xe = xs[p.x0 + c * p.x_stride + e];
+            [[unroll]] for (uint r = 0u; r < NR; r++) acc[c][r] += dq_get1(rb[r], e) * xe;
         }
     }
-    if (lane == 0u) {
-        [[unroll]] for (uint r = 0u; r < NR; r++)
-            if (row0 + r < p.m) y[p.y0 + row0 + r] = acc[r];
+#endif
+    [[unroll]] for (uint c = 0u; c < NC; c++) {
+        if (NT > 1u) {
+#if defined(SG_REDUCE)
+            // A row group is one subgroup when the device runs this shader at the subgroup size it
+            // reported; otherwise (some drivers pick another size per shader) go through memory.
+            if (gl_SubgroupSize == NT) {
+                [[unroll]] for (uint r = 0u; r < NR; r++) acc[c][r] = subgroupAdd(acc[c][r]);
+            } else
+#endif
+            {
+                [[unroll]] for (uint r = 0u; r < NR; r++) red[r * gl_WorkGroupSize.x + t] = acc[c][r];
+                barrier();
+                for (uint s = NT / 2u; s > 0u; s >>= 1) {
+                    if (lane < s) {
+                        [[unroll]] for (uint r = 0u; r < NR; r++)
+                            red[r * gl_WorkGroupSize.x + t] += red[r * gl_WorkGroupSize.x + t + s];
+                    }
+                    barrier();
+                }
+                [[unroll]] for (uint r = 0u; r < NR; r++) acc[c][r] = red[r * gl_WorkGroupSize.x + t];
+                barrier();  // red is reused by the next column
+            }
+        }
+        if (lane == 0u) {
+            [[unroll]] for (uint r = 0u; r < NR; r++)
+                if (row0 + r < p.m) y[p.y0 + c * p.y_stride + row0 + r] = acc[c][r];
+        }
     }
 }

@@ -84,7 +84,7 @@ static double bench(struct vkllm__gpu *gpu, uint32_t type, uint32_t m, uint32_t 
     CHECK(vkllm__cmd_init(gpu, &c));
     /* warm-up: one op (pipeline compiled), timed to size the real run */
     CHECK(vkllm__cmd_begin(c));
-    CHECK(vkllm__op_matvec(c, vkllm__view_of(y), &w, vkllm__view_of(x)));
+    CHECK(vkllm__op_matvec(c, vkllm__view_of(y), &w, vkllm__view_of(x), 1));
     CHECK(vkllm__cmd_end(c));
     CHECK(vkllm__cmd_submit(c));
     uint64_t t0 = vkllm__now_ns();
@@ -94,7 +94,7 @@ static double bench(struct vkllm__gpu *gpu, uint32_t type, uint32_t m, uint32_t 
     if (reps < 2) reps = 2;
     if (reps > 2000) reps = 2000;
     CHECK(vkllm__cmd_begin(c));
-    for (int i = 0; i < reps; i++) CHECK(vkllm__op_matvec(c, vkllm__view_of(y), &w, vkllm__view_of(x)));
+    for (int i = 0; i < reps; i++) CHECK(vkllm__op_matvec(c, vkllm__view_of(y), &w, vkllm__view_of(x), 1));
     CHECK(vkllm__cmd_end(c));
     CHECK(vkllm__cmd_submit(c)); /* warm */
     t0 = vkllm__now_ns();

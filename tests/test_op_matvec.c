@@ -88,7 +88,7 @@ static void check_matvec(struct vkllm__gpu *gpu, const struct mat *w, const char
     struct vkllm__cmd *c;
     ASSERT_OK(vkllm__cmd_init(gpu, &c));
     ASSERT_OK(vkllm__cmd_begin(c));
-    ASSERT_OK(vkllm__op_matvec(c, vkllm__view_of(yb), &w->t, vkllm__view_of(xb)));
+    ASSERT_OK(vkllm__op_matvec(c, vkllm__view_of(yb), &w->t, vkllm__view_of(xb), 1));
     ASSERT_OK(vkllm__cmd_end(c));
     ASSERT_OK(vkllm__cmd_submit(c));
     vkllm__cmd_free(c);
@@ -108,6 +108,64 @@ static void check_matvec(struct vkllm__gpu *gpu, const struct mat *w, const char
     free(x);
     free(want);
     free(got);
+}
+
+/* ncols columns in one op: each column bit-identical to a one-column op on it (the batched
+ * decode's promise), and close to the reference. */
+static int n_cols_run;
+
+static void check_matvec_cols(struct vkllm__gpu *gpu, const struct mat *w, uint32_t ncols, const char *what) {
+    uint64_t s = (uint64_t)w->m * 31 + w->k * 7 + ncols;
+    uint64_t nx = (uint64_t)ncols * w->k, ny = (uint64_t)ncols * w->m;
+    uint64_t mp = (w->m + 63) / 64 * 64; /* one-column results at aligned offsets */
+    float *x = malloc(sizeof(float) * nx), *want = malloc(sizeof(float) * w->m);
+    float *got = malloc(sizeof(float) * (ny + GUARD)), *one = malloc(sizeof(float) * ncols * mp);
+    ASSERT(x && want && got && one);
+    for (uint64_t j = 0; j < nx; j++) x[j] = vkllm_test_randf(&s);
+    for (uint64_t i = 0; i < ny + GUARD; i++) got[i] = -12345.0f;
+    for (uint64_t i = 0; i < ncols * mp; i++) one[i] = -12345.0f;
+    struct vkllm__buffer *xb = upload_f32(gpu, x, nx), *yb = upload_f32(gpu, got, ny + GUARD);
+    struct vkllm__buffer *yb1 = upload_f32(gpu, one, ncols * mp);
+    struct vkllm__cmd *c;
+    ASSERT_OK(vkllm__cmd_init(gpu, &c));
+    ASSERT_OK(vkllm__cmd_begin(c));
+    ASSERT_OK(vkllm__op_matvec(c, vkllm__view_of(yb), &w->t, vkllm__view_of(xb), ncols));
+    for (uint32_t j = 0; j < ncols; j++) {
+        struct vkllm__view xj = {xb, 4ull * j * w->k, 4ull * w->k}, yj = {yb1, 4ull * j * mp, 4ull * w->m};
+        ASSERT_OK(vkllm__op_matvec(c, yj, &w->t, xj, 1));
+    }
+    ASSERT_OK(vkllm__cmd_end(c));
+    ASSERT_OK(vkllm__cmd_submit(c));
+    vkllm__cmd_free(c);
+    ASSERT_OK(vkllm__buffer_download(yb, 0, got, 4ull * (ny + GUARD)));
+    ASSERT_OK(vkllm__buffer_download(yb1, 0, one, 4ull * ncols * mp));
+    vkllm__buffer_free(xb);
+    vkllm__buffer_free(yb);
+    vkllm__buffer_free(yb1);
+    int ok = 1;
+    for (uint32_t i = 0; i < GUARD; i++) ok &= got[ny + i] == -12345.0f;
+    int same = 1;
+    for (uint32_t j = 0; j < ncols; j++) same &= !memcmp(got + (uint64_t)j * w->m, one + j * mp, sizeof(float) * w->m);
+    ok &= same;
+    double e = 0;
+    for (uint32_t j = 0; j < ncols; j++) {
+        vkllm__ref_matvec_q(want, w->type, w->host, w->row_bytes, x + (uint64_t)j * w->k, w->m, w->k);
+        double ej = vkllm_test_nmse(got + (uint64_t)j * w->m, want, w->m);
+        if (!(ej < MATVEC_NMSE)) ok = 0;
+        if (ej > e) e = ej;
+    }
+    n_run++;
+    n_cols_run++;
+    if (!ok) {
+        n_fail++;
+        fprintf(stderr, "FAIL matvec %s %ux%u, %u columns (%s): %s, worst nmse %.3g\n", vkllm__type_name(w->type), w->m,
+                w->k, ncols, what, !same ? "not bit-identical to one column at a time"
+                                                                      : "wrong or wrote past the end", e);
+    }
+    free(x);
+    free(want);
+    free(got);
+    free(one);
 }
 
 /* --- get_rows ------------------------------------------------------------------------------ */
@@ -210,10 +268,17 @@ int main(void) {
                 mat_init(gpu, &w, type, m, k, (mi & 1) ? 256 : 0, ti * 1000 + ki * 10 + mi);
                 use_split(&k_splits[0]);
                 check_matvec(gpu, &w, "default split");
+                /* several columns: every pipeline variant costs a JIT compile on lavapipe, so few */
+                int cols = k % 4 == 0 && k <= 2048 && m == 33;
+                if (cols) {
+                    static const uint32_t ncs[] = {3, 11};
+                    for (size_t ci = 0; ci < VKLLM_ARRAY_LEN(ncs); ci++) check_matvec_cols(gpu, &w, ncs[ci], "default split");
+                }
                 if (m == 33 || (m == 1000 && k <= 2048)) {
                     for (size_t si = 1; si < VKLLM_ARRAY_LEN(k_splits); si++) {
                         use_split(&k_splits[si]);
                         check_matvec(gpu, &w, k_splits[si].name);
+                        if (cols && (si == 1 || si == 5)) check_matvec_cols(gpu, &w, 3, k_splits[si].name);
                     }
                     use_split(&k_splits[0]);
                 }
@@ -233,6 +298,7 @@ int main(void) {
                         char what[64];
                         snprintf(what, sizeof what, "chunks of %llu rows", (unsigned long long)rows);
                         check_matvec(gpu, &w, what);
+                        if (k % 4 == 0) check_matvec_cols(gpu, &w, 3, what);
                         use_split(&k_splits[1]);
                         check_matvec(gpu, &w, "chunked, nt=8");
                         use_split(&k_splits[0]);
@@ -267,7 +333,7 @@ int main(void) {
         struct vkllm__cmd *c;
         ASSERT_OK(vkllm__cmd_init(gpu, &c));
         ASSERT_OK(vkllm__cmd_begin(c));
-        ASSERT_STATUS(vkllm__op_matvec(c, vkllm__view_of(b), &t, vkllm__view_of(b)), VKLLM_STATUS_UNSUPPORTED);
+        ASSERT_STATUS(vkllm__op_matvec(c, vkllm__view_of(b), &t, vkllm__view_of(b), 1), VKLLM_STATUS_UNSUPPORTED);
         ASSERT_STATUS(vkllm__op_get_rows(c, vkllm__view_of(b), &t, vkllm__view_of(b), 1), VKLLM_STATUS_UNSUPPORTED);
         ASSERT_OK(vkllm__cmd_end(c));
         vkllm__cmd_free(c);
@@ -276,7 +342,7 @@ int main(void) {
     }
 
     gpu_test_close(gpu);
-    printf("%d cases (%d shapes chunked), %d failed\n", n_run, n_chunked, n_fail);
+    printf("%d cases (%d shapes chunked, %d with several columns), %d failed\n", n_run, n_chunked, n_cols_run, n_fail);
     ASSERT(n_chunked >= 3 * (int)VKLLM_ARRAY_LEN(k_types));
     return n_fail ? 1 : 0;
 }
