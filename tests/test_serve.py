@@ -129,6 +129,23 @@ def stream(srv, path, body, headers=None, on_event=None):
     return 200, r.getheader("Content-Type"), events, raw
 
 
+def open_stream(srv, body, n_events=3, headers=None):
+    """A streaming completion on a raw socket, read until n_events events have come; returns the
+    socket (to be closed: a client that leaves) and what it read."""
+    data = json.dumps(dict(body, stream=True)).encode()
+    s = socket.create_connection(("127.0.0.1", srv.port))
+    h = "".join("%s: %s\r\n" % kv for kv in (headers or {}).items()).encode()
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + h
+              + b"Content-Length: %d\r\n\r\n" % len(data) + data)
+    got = b""
+    while got.count(b"data: ") < n_events:
+        more = s.recv(4096)
+        if not more:
+            break
+        got += more
+    return s, got
+
+
 def parse_events(events, raw):
     """Check the exact framing; returns the JSON objects and whether [DONE] ended it."""
     ok = raw.endswith(b"data: [DONE]\n\n") and all(e.startswith("data: ") and "\n" not in e for _, e in events)
@@ -245,10 +262,7 @@ def completions(srv):
     fins = [o["choices"][0]["finish_reason"] for o in objs if o["choices"]]
     check(fins[-1] == "length" and all(f is None for f in fins[:-1]), "only the final chunk has finish_reason: %s" % fins)
     check(objs[-1]["choices"] == [] and objs[-1]["usage"] == u, "usage chunk last: %s" % objs[-1])
-    times = [tm for tm, e in events]
-    check(len(objs) >= 20 and times[-1] - times[0] > 0.1 and len(set(times)) > 10,
-          "events arrive as tokens are produced, not at once: %d events over %.3f s, %d distinct arrivals"
-          % (len(objs), times[-1] - times[0], len(set(times))))
+    check(len(objs) == 24 + 2, "one event per token, then the final and the usage chunk: %d" % len(objs))
 
     # without include_usage: no usage chunk
     del body["stream_options"]
@@ -367,25 +381,20 @@ def check_metrics(srv, slots):
 
 def disconnects(srv):
     m0 = metrics(srv)[2]
-    body = json.dumps({"prompt": "Once upon a time", "max_tokens": 200, "temperature": 0, "stream": True}).encode()
-    s = socket.create_connection(("127.0.0.1", srv.port))
-    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
-              % len(body) + body)
-    got = b""
-    while got.count(b"data: ") < 3:
-        got += s.recv(4096)
+    s, got = open_stream(srv, {"prompt": "Once upon a time", "max_tokens": 1000, "temperature": 0})
     check(got.startswith(b"HTTP/1.1 200") and b"chunked" in got.lower(), "raw stream starts: %r" % got[:200])
-    check(metrics(srv)[2]["vkllm_slots_busy"] == 1, "the stream holds a slot")
+    # events come as tokens are produced: the first ones are here while the request still runs
+    check(metrics(srv)[2]["vkllm_slots_busy"] == 1, "the first events arrive while the request runs (not buffered)")
     s.close()
     took = wait_metric(srv, "vkllm_slots_busy", lambda v: v == 0, 5)
     m1 = metrics(srv)[2]
     key = 'vkllm_requests_finished_total{reason="cancelled"}'
     check(took is not None and took < 1.0, "a client that leaves mid-stream frees its slot at once (%s s)" % took)
     check(m1[key] == m0[key] + 1, "counted as cancelled")
-    check(m1["vkllm_generation_tokens_total"] - m0["vkllm_generation_tokens_total"] < 100, "the generation stopped early")
+    check(m1["vkllm_generation_tokens_total"] - m0["vkllm_generation_tokens_total"] < 500, "the generation stopped early")
     # a plain request whose client leaves while it is being generated
     s = socket.create_connection(("127.0.0.1", srv.port))
-    body = json.dumps({"prompt": "Once upon a time", "max_tokens": 200, "temperature": 0}).encode()
+    body = json.dumps({"prompt": "Once upon a time", "max_tokens": 1000, "temperature": 0}).encode()
     s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
     check(wait_metric(srv, "vkllm_slots_busy", lambda v: v == 1, 5) is not None, "the plain request runs")
     s.close()
@@ -447,9 +456,11 @@ def load(srv, slots):
           "all 64 requests complete: %s" % [r[:3] for r in results if r[1] != 200 or not r[2]])
     bad = [(reqs[r[0]][1], r[3], alone[r[0]]) for r in results if r[3] != alone[r[0]]]
     check(not bad, "every output equals the same request alone (%d differ): %s" % (len(bad), bad[:3]))
-    check(peak == slots, "requests ran %d at once (peak %d)" % (slots, peak))
     time.sleep(0.2)
     m = metrics(srv)[2]
+    batch = ((m["vkllm_decode_step_rows_total"] - m0["vkllm_decode_step_rows_total"])
+             / max(1, m["vkllm_decode_steps_total"] - m0["vkllm_decode_steps_total"]))
+    check(batch > 0.75 * slots, "requests decoded together: mean batch %.2f of %d slots (peak busy %d)" % (batch, slots, peak))
     check(m["vkllm_slots_busy"] == 0 and m["vkllm_queue_length"] == 0 and m["vkllm_kv_cache_used_bytes"] == 0,
           "no slot leaked after the load: %s" % {k: v for k, v in m.items() if "slots" in k or "queue" in k})
     ttft = sorted(r[4] for r in results if r[4] is not None)
@@ -457,13 +468,12 @@ def load(srv, slots):
     pct = lambda q: ttft[min(len(ttft) - 1, int(q * len(ttft)))] * 1e3 if ttft else float("nan")
     print("load: 16 clients x 4 streaming requests, %d slots: %d tokens in %.2f s = %.1f tokens/s; "
           "TTFT p50 %.0f ms, p99 %.0f ms; mean batch %.2f requests/step" % (slots, toks, wall, toks / wall, pct(0.5), pct(0.99),
-          (m["vkllm_decode_step_rows_total"] - m0["vkllm_decode_step_rows_total"])
-          / max(1, m["vkllm_decode_steps_total"] - m0["vkllm_decode_steps_total"])), flush=True)
+          batch), flush=True)
 
 
 def keyed():
     """A second server: API key, one slot, a queue of one, a small context and body limit."""
-    srv = Server("--api-key", "sekret", "--parallel", "1", "--queue", "1", "-c", "64", "--max-body", "4096")
+    srv = Server("--api-key", "sekret", "--parallel", "1", "--queue", "1", "-c", "1024", "--max-body", "16384")
     auth = {"Authorization": "Bearer sekret"}
     st, _, j, _ = request(srv, "GET", "/health")
     srv.auth = auth
@@ -477,28 +487,21 @@ def keyed():
     check(st == 200, "the right key: 200")
 
     # body limit
-    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "x" * 5000}, auth)
+    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "x" * 20000}, auth)
     check(st == 413 and j["error"]["message"], "a body over --max-body: 413 %s %s" % (st, j))
     st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "Once", "max_tokens": 2}, auth)
     check(st == 200, "the connection after a 413 still works")
 
-    # a prompt longer than the context (64 tokens): a clear 400, streaming or not
-    long_prompt = "Once upon a time there was a little girl named Lily who loved to play in the park with her dog. " * 3
+    # a prompt longer than the context (1024 tokens): a clear 400, streaming or not
+    long_prompt = "Once upon a time there was a little girl named Lily who loved to play in the park with her dog. " * 60
     for s in (False, True):
         st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": long_prompt, "stream": s}, auth)
         check(st == 400 and "context" in j["error"]["message"] and j["error"]["param"] == "prompt",
               "prompt longer than the context (stream %s): %s %s" % (s, st, j))
 
     # 503 when the one slot runs and the one queue place is taken
-    first_event = threading.Event()
-    a = {}
-
-    def run_a():
-        a["r"] = stream(srv, "/v1/completions", {"prompt": "Once", "max_tokens": 40, "temperature": 0, "stream": True},
-                        auth, on_event=lambda e: first_event.set())
-    ta = threading.Thread(target=run_a)
-    ta.start()
-    first_event.wait(60)
+    sa, got = open_stream(srv, {"prompt": "Once", "max_tokens": 1000, "temperature": 0}, 1, auth)
+    check(got.startswith(b"HTTP/1.1 200"), "a long request runs: %r" % got[:100])
     b = {}
     tb = threading.Thread(target=lambda: b.setdefault("r", stream(srv, "/v1/completions",
                           {"prompt": "Lily", "max_tokens": 4, "temperature": 0, "stream": True}, auth)))
@@ -506,20 +509,20 @@ def keyed():
     check(wait_metric(srv, "vkllm_queue_length", lambda v: v == 1, 10) is not None, "the second request waits in the queue")
     st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "x", "max_tokens": 2}, auth)
     check(st == 503 and j["error"]["message"] and j["error"]["type"] == "server_error", "a full queue: 503 %s %s" % (st, j))
-    ta.join(120)
+    sa.close()  # the long request's client leaves: the queued one gets the slot
     tb.join(120)
     okb, objs = parse_events(b["r"][2], b["r"][3])
-    check(a["r"][0] == 200 and b["r"][0] == 200 and okb and objs[-1]["choices"][0]["finish_reason"] == "length",
-          "the running and the queued request complete")
+    check(b["r"][0] == 200 and okb and objs[-1]["choices"][0]["finish_reason"] == "length",
+          "the queued request runs once the slot is free, and completes")
     mm = metrics(srv)[2]
     check(mm['vkllm_requests_rejected_total'] == 1 and mm["vkllm_slots_busy"] == 0, "rejection counted, slot free")
 
     # SIGTERM with a stream in flight: it ends, the server exits 0
     evs = []
+    first_event = threading.Event()
     tc = threading.Thread(target=lambda: evs.append(stream(srv, "/v1/completions",
-                          {"prompt": "Once", "max_tokens": 50, "temperature": 0, "stream": True}, auth,
+                          {"prompt": "Once", "max_tokens": 1000, "temperature": 0, "stream": True}, auth,
                           on_event=lambda e: first_event.set())))
-    first_event.clear()
     tc.start()
     first_event.wait(60)
     srv.stop("keyed server with a stream in flight")
@@ -530,7 +533,7 @@ def keyed():
 
 def main():
     t0 = time.monotonic()
-    srv = Server("--chat-template", "chatml", "--parallel", "4", "-c", "256")
+    srv = Server("--chat-template", "chatml", "--parallel", "4", "-c", "1024")
     basics(srv)
     completions(srv)
     chat(srv)
