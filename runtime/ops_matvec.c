@@ -172,6 +172,13 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
             };
             if ((st = chunk_binding(w, r0, rows, "matvec", &d.bind[0]))) return st;
             vkllm__gpu_grid_1d(gpu, (rows + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
+            /* the chunk's weight rows once (for all nc columns), x of the nc columns once per
+             * workgroup (every workgroup walks all of k) */
+            uint64_t groups = (uint64_t)d.groups[0] * d.groups[1];
+            d.cost.weight_bytes = rows * w->row_bytes;
+            d.cost.bytes_read = d.cost.weight_bytes + groups * nc * w->k * 4;
+            d.cost.bytes_written = (uint64_t)nc * rows * 4;
+            d.cost.flops = 2ull * nc * rows * w->k;
             if ((st = vkllm__cmd_dispatch(c, &d))) return st;
         }
     }
