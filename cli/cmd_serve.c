@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "serve.h"
@@ -189,6 +190,7 @@ int vkllm_cmd_serve(int argc, char **argv) {
     srv->max_body = (size_t)o.max_body;
     srv->n_ctx = vkllm_session_n_ctx(h.s);
     srv->n_vocab = vkllm_model_n_vocab(h.model);
+    srv->created = (long long)time(NULL);
     code = serve(srv, &o, &sigs, slots, n_slots);
     pthread_mutex_destroy(&srv->stat_mu);
 done:

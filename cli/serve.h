@@ -177,6 +177,7 @@ struct serve_server {
     uint32_t n_vocab;
     struct MHD_Daemon *daemon;
     uint16_t port;             /* bound */
+    long long created;         /* Unix seconds the server started */
 
     pthread_mutex_t stat_mu;   /* the HTTP counters below */
     uint64_t requests[SERVE_N_ENDPOINTS];

@@ -370,6 +370,7 @@ static cJSON *chunk(struct serve_server *srv, struct serve_req *r, const char *t
     cJSON_AddNullToObject(c, "logprobs");
     if (finish) cJSON_AddStringToObject(c, "finish_reason", finish);
     else cJSON_AddNullToObject(c, "finish_reason");
+    if (r->include_usage) cJSON_AddNullToObject(o, "usage"); /* as OpenAI: only the last chunk has it */
     return o;
 }
 

@@ -310,7 +310,7 @@ static enum MHD_Result models(struct serve_server *srv, struct MHD_Connection *c
     cJSON_AddItemToArray(data, m);
     cJSON_AddStringToObject(m, "id", srv->model_id);
     cJSON_AddStringToObject(m, "object", "model");
-    cJSON_AddNumberToObject(m, "created", (double)time(NULL));
+    cJSON_AddNumberToObject(m, "created", (double)srv->created);
     cJSON_AddStringToObject(m, "owned_by", "vkllm");
     cJSON *meta = cJSON_AddObjectToObject(m, "meta");
     cJSON_AddNumberToObject(meta, "n_ctx", srv->n_ctx);

@@ -262,6 +262,7 @@ def completions(srv):
     fins = [o["choices"][0]["finish_reason"] for o in objs if o["choices"]]
     check(fins[-1] == "length" and all(f is None for f in fins[:-1]), "only the final chunk has finish_reason: %s" % fins)
     check(objs[-1]["choices"] == [] and objs[-1]["usage"] == u, "usage chunk last: %s" % objs[-1])
+    check(all("usage" in o and o["usage"] is None for o in objs[:-1]), "the other chunks have usage null (as OpenAI)")
     check(len(objs) == 24 + 2, "one event per token, then the final and the usage chunk: %d" % len(objs))
 
     # without include_usage: no usage chunk
