@@ -398,6 +398,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!cn) { /* the headers are in; the body (if any) comes in the next calls */
         if (!(cn = calloc(1, sizeof *cn))) return MHD_NO;
         *con_cls = cn;
+        /* a body a little over the limit is read and dropped (the connection stays usable); one
+         * declared far larger is refused before it is read */
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl && strtoull(cl, NULL, 10) / 4 > srv->max_body + 65536) {
+            cn->too_large = 1;
+            return route(srv, c, cn, url, method);
+        }
         return MHD_YES;
     }
     if (*upload_size) { /* read the body up to the limit, drain the rest */

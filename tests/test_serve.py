@@ -492,6 +492,12 @@ def keyed():
     check(st == 413 and j["error"]["message"], "a body over --max-body: 413 %s %s" % (st, j))
     st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "Once", "max_tokens": 2}, auth)
     check(st == 200, "the connection after a 413 still works")
+    s = socket.create_connection(("127.0.0.1", srv.port))  # a huge declared body is refused before it is read
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekret\r\n"
+              b"Content-Length: 10000000000\r\n\r\n{")
+    got = s.recv(65536)
+    s.close()
+    check(got.startswith(b"HTTP/1.1 413"), "a declared 10 GB body: 413 at once: %r" % got[:100])
 
     # a prompt longer than the context (1024 tokens): a clear 400, streaming or not
     long_prompt = "Once upon a time there was a little girl named Lily who loved to play in the park with her dog. " * 60
