@@ -41,5 +41,8 @@ if [ "$have" = "$want" ]; then
   echo "install-deps: openai $want (npm) present"
 else
   echo "install-deps: npm ci in tests/openai-client (openai $want)"
-  (cd "$CLIENT" && npm ci --no-audit --no-fund)
+  # not fatal: building and running vkllm do not need it; test_serve_openai then reports SKIPPED
+  # (a failure with VKLLM_REQUIRE_TEST_MODELS=1, as in CI)
+  (cd "$CLIENT" && npm ci --no-audit --no-fund) ||
+    echo "install-deps: warning: npm ci failed; test_serve_openai cannot run" >&2
 fi
