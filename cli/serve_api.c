@@ -206,9 +206,9 @@ static int scalars(struct parse *p, const cJSON *body, int chat, struct serve_re
     double d;
     int k;
     r->gp.n_predict = chat ? -1 : 16; /* OpenAI's defaults: a chat reply runs to its end */
-    if ((k = number(p, body, "max_tokens", 0, 1e9, 1, &d)) < 0) return 400;
+    if ((k = number(p, body, "max_tokens", 1, 1e9, 1, &d)) < 0) return 400;
     if (k) r->gp.n_predict = (int32_t)d;
-    if (chat && (k = number(p, body, "max_completion_tokens", 0, 1e9, 1, &d)) < 0) return 400;
+    if (chat && (k = number(p, body, "max_completion_tokens", 1, 1e9, 1, &d)) < 0) return 400;
     if (chat && k) r->gp.n_predict = (int32_t)d;
     if ((k = number(p, body, "temperature", 0, 2, 0, &d)) < 0) return 400;
     if (k) sp->temperature = (float)d;

@@ -324,7 +324,7 @@ def chat(srv):
 
 def validation(srv):
     base = {"prompt": "Once", "max_tokens": 4}
-    cases = [("temperature", "hot"), ("temperature", -1), ("temperature", 3), ("max_tokens", 1.5), ("max_tokens", -3),
+    cases = [("temperature", "hot"), ("temperature", -1), ("temperature", 3), ("max_tokens", 1.5), ("max_tokens", -3), ("max_tokens", 0),
              ("max_tokens", "8"), ("top_p", 2), ("top_k", -1), ("top_k", 2.5), ("min_p", "x"), ("stop", 5), ("stop", [""]),
              ("stop", ["a"] * 17), ("n", 2), ("logit_bias", {"abc": 1}), ("logit_bias", {"1": "x"}),
              ("logit_bias", {"999999": 1}), ("logit_bias", [1]), ("stream", "yes"), ("seed", "x"), ("seed", 0.5),
