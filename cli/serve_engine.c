@@ -316,6 +316,13 @@ static struct serve_req *release_slot(struct serve_engine *e, uint32_t i) {
 
 /* --- the loop ------------------------------------------------------------------------------ */
 
+/* Cancelling flushes the gen's text through the model's detokenizer: the model's lock. */
+static void cancel_gen(struct serve_engine *e, vkllm_gen_t g) {
+    pthread_mutex_lock(&e->model_mu);
+    vkllm_gen_cancel(g);
+    pthread_mutex_unlock(&e->model_mu);
+}
+
 /* Start r in free slot i (engine thread, e->mu not held). */
 static void admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     if (req_cancelled(r)) {
@@ -405,7 +412,7 @@ static void step(struct serve_engine *e) {
     for (uint32_t i = 0; i < e->n_slots; i++) {
         struct serve_req *r = e->active[i];
         if (!r) continue;
-        if (req_cancelled(r) && !vkllm_gen_done(r->gen)) vkllm_gen_cancel(r->gen);
+        if (req_cancelled(r) && !vkllm_gen_done(r->gen)) cancel_gen(e, r->gen);
         if (!vkllm_gen_done(r->gen)) {
             gens[n] = r->gen;
             idx[n++] = i;
@@ -482,7 +489,7 @@ static void *engine_main(void *arg) {
     for (uint32_t i = 0; i < e->n_slots; i++) {
         struct serve_req *r = e->active[i];
         if (!r) continue;
-        vkllm_gen_cancel(r->gen);
+        cancel_gen(e, r->gen);
         finish(e, release_slot(e, i), 503, "the server is shutting down");
     }
     return NULL;
@@ -535,7 +542,7 @@ int vkllm__engine_submit(struct serve_engine *e, struct serve_req *r) {
     pthread_mutex_lock(&e->mu);
     const char *why = NULL;
     if (e->stopping) why = "the server is shutting down";
-    else if (e->q_len >= e->queue_cap) {
+    else if (e->q_len >= e->queue_cap + (e->n_slots - e->m.busy)) { /* free slots take theirs at once */
         why = "the server is busy: every slot is running and the queue is full; retry later";
         e->m.rejected_queue_full++;
     }
