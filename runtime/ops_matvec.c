@@ -149,9 +149,17 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
     for (uint32_t c0 = 0, nc; c0 < ncols; c0 += nc) {
         nc = VKLLM_MIN(MATVEC_MAX_COLS, ncols - c0);
         /* y of nc columns in one binding: fewer columns when that would pass the binding limit */
-        uint64_t ywords = vkllm__gpu_max_binding(gpu) / 4, ypad = yalign / 4 + VKLLM_MIN(chunk, w->m);
-        if (ywords > ypad) nc = (uint32_t)VKLLM_MIN(nc, (ywords - ypad) / w->m + 1);
+        uint64_t words = vkllm__gpu_max_binding(gpu) / 4, ypad = yalign / 4 + VKLLM_MIN(chunk, w->m);
+        if (words > ypad) nc = (uint32_t)VKLLM_MIN(nc, (words - ypad) / w->m + 1);
+        /* and x of nc columns too */
+        if (words > yalign / 4) nc = (uint32_t)VKLLM_MIN(nc, (words - yalign / 4) / w->k);
         nc = VKLLM_MAX(nc, 1u);
+        /* x: the nc columns, from the aligned offset at or before the first */
+        uint64_t xoff = x.offset + (uint64_t)c0 * w->k * 4, xal = ncols == 1 ? xoff : xoff / yalign * yalign;
+        if ((xoff - xal) % 16)
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec: x offset %llu is not 16-byte aligned",
+                              (unsigned long long)x.offset);
+        struct vkllm__binding xb = {x.buf, xal, xoff - xal + (uint64_t)nc * w->k * 4};
         /* at most 16 accumulators per invocation: fewer rows each when there are more columns
          * (a row's arithmetic does not depend on how many rows an invocation has) */
         uint32_t nr = VKLLM_MAX(1u, VKLLM_MIN(cfg.nr, 16u / nc));
@@ -162,12 +170,12 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
             uint64_t yoff = y.offset + ((uint64_t)c0 * w->m + r0) * 4, yal = yoff / yalign * yalign;
             struct vkllm__binding yb = {y.buf, yal, yoff - yal + ((uint64_t)(nc - 1) * w->m + rows) * 4};
             struct vkllm_pc_matvec pc = {(uint32_t)w->k, (uint32_t)rows, (uint32_t)w->row_bytes,
-                                         (uint32_t)((yoff - yal) / 4), (uint32_t)(c0 * w->k), (uint32_t)w->k,
+                                         (uint32_t)((yoff - yal) / 4), (uint32_t)((xoff - xal) / 4), (uint32_t)w->k,
                                          (uint32_t)w->m};
             struct vkllm__dispatch d = {
                 .shader = cfg.sg ? sh->matvec : sh->matvec_shm,
                 .n_spec = 5, .spec = {cfg.wg, cfg.nt, nr, cfg.xs, nc},
-                .n_bind = 3, .bind = {{0}, bind(x), yb},
+                .n_bind = 3, .bind = {{0}, ncols == 1 ? bind(x) : xb, yb},
                 .push = &pc, .push_size = sizeof pc, .label = "matvec",
             };
             if ((st = chunk_binding(w, r0, rows, "matvec", &d.bind[0]))) return st;
