@@ -64,10 +64,11 @@ struct profile {
     int n_k, n_dispatch;
     double sum_ms;           /* GPU time of all dispatches */
     double step_ms;          /* wall clock of the same (profiled) step */
-    double step_ms_plain;    /* wall clock of an unprofiled step (median of PLAIN_STEPS) */
+    double step_ms_plain;    /* wall clock of an unprofiled step (decode: median of 3) */
+    int n_plain;             /* unprofiled steps measured */
     uint64_t matvec_weight_bytes; /* weight bytes the matvec kernels read (decode) */
 };
-#define PLAIN_STEPS 3
+#define PLAIN_STEPS 3 /* unprofiled decode steps measured (prefill: 1) */
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -202,8 +203,9 @@ static vkllm_status profile_collect(const struct vkllm__cmd *c, struct profile *
     return VKLLM_STATUS_OK;
 }
 
-/* Profile one step (decode: n == 1) at depth: PLAIN_STEPS unprofiled steps after a warm-up,
- * then, with timestamps, one step to record it and the one measured. */
+/* Profile one step (decode: n == 1) at depth: after a warm-up, PLAIN_STEPS unprofiled decode
+ * steps (prefill: one), then with timestamps, the step measured (decode: after one that records
+ * the step again; a prefill batch is recorded every time). */
 static vkllm_status profile_run(vkllm_session_t s, const struct opts *o, int n, int depth, struct profile *p) {
     struct vkllm__forward *fw = s->fw;
     uint32_t n_vocab = p->mi.n_vocab;
@@ -219,15 +221,16 @@ static vkllm_status profile_run(vkllm_session_t s, const struct opts *o, int n, 
     p->decode = n == 1, p->n_tokens = n, p->pos0 = depth;
     if (!st) st = vkllm__forward_set_profile(fw, 0);
     if (!st) st = profile_step(s, n_vocab, n, depth, o->greedy, &ms); /* warm-up */
-    for (int i = 0; !st && i < PLAIN_STEPS; i++) st = profile_step(s, n_vocab, n, depth, o->greedy, &plain[i]);
+    p->n_plain = n == 1 ? PLAIN_STEPS : 1;
+    for (int i = 0; !st && i < p->n_plain; i++) st = profile_step(s, n_vocab, n, depth, o->greedy, &plain[i]);
     if (!st) st = vkllm__forward_set_profile(fw, 1);
-    if (!st) st = profile_step(s, n_vocab, n, depth, o->greedy, &ms); /* records the step with timestamps */
+    if (!st && n == 1) st = profile_step(s, n_vocab, n, depth, o->greedy, &ms); /* records it with timestamps */
     if (!st) st = profile_step(s, n_vocab, n, depth, o->greedy, &p->step_ms);
     if (!st) st = profile_collect(vkllm__forward_last_cmd(fw), p);
     vkllm_status st2 = vkllm__forward_set_profile(fw, 0);
     if (st) return st;
-    qsort(plain, PLAIN_STEPS, sizeof plain[0], cmp_double);
-    p->step_ms_plain = plain[PLAIN_STEPS / 2];
+    qsort(plain, (size_t)p->n_plain, sizeof plain[0], cmp_double);
+    p->step_ms_plain = plain[p->n_plain / 2];
     return st2;
 }
 
@@ -341,9 +344,10 @@ static void print_profile_md(const struct profile *p, const struct opts *o) {
         else printf(" %.3f | %.3f | %.2f | %.4f | %.2f |\n", k->cost.bytes_read / 1e6, k->cost.bytes_written / 1e6,
                     k_gbps(k), k->cost.flops / 1e9, k_gflops(k));
     }
-    printf("\nkernel sum %.3f ms; wall clock of the same step %.3f ms (sum/step %.3f), of an unprofiled step %.3f ms "
-           "(median of %d)\n",
-           p->sum_ms, p->step_ms, p->step_ms > 0 ? p->sum_ms / p->step_ms : 0, p->step_ms_plain, PLAIN_STEPS);
+    printf("\nkernel sum %.3f ms; wall clock of the same step %.3f ms (sum/step %.3f), of an unprofiled step %.3f ms",
+           p->sum_ms, p->step_ms, p->step_ms > 0 ? p->sum_ms / p->step_ms : 0, p->step_ms_plain);
+    if (p->n_plain > 1) printf(" (median of %d)", p->n_plain);
+    printf("\n");
     for (int i = 0; i < p->n_k; i++)
         if (p->k[i].no_cost)
             printf("%s: %d of %d calls declare no cost (bytes and flops not counted)\n", p->k[i].label,
