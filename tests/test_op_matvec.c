@@ -278,7 +278,7 @@ int main(void) {
                     for (size_t si = 1; si < VKLLM_ARRAY_LEN(k_splits); si++) {
                         use_split(&k_splits[si]);
                         check_matvec(gpu, &w, k_splits[si].name);
-                        if (cols && (si == 1 || si == 5)) check_matvec_cols(gpu, &w, 3, k_splits[si].name);
+                        if (cols && (si == 1 || si == 2 || si == 5)) check_matvec_cols(gpu, &w, 3, k_splits[si].name);
                     }
                     use_split(&k_splits[0]);
                 }
