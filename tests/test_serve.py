@@ -72,15 +72,15 @@ class Server:
     def conn(self, timeout=300):
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
 
-    def stop(self, what):
-        self.p.send_signal(signal.SIGTERM)
+    def stop(self, what, sig=signal.SIGTERM):
+        self.p.send_signal(sig)
         try:
             rc = self.p.wait(60)
         except subprocess.TimeoutExpired:
             self.p.kill()
             rc = "timeout"
         time.sleep(0.1)
-        check(rc == 0, "%s: SIGTERM exits 0 (validation layer silent), got %s: %s" % (what, rc, "".join(self.lines)[-2000:]))
+        check(rc == 0, "%s: SIGTERM/SIGINT exits 0 (validation layer silent), got %s: %s" % (what, rc, "".join(self.lines)[-2000:]))
         check(any("shutting down" in l for l in self.lines), what + ": says it shuts down")
 
 
@@ -211,7 +211,7 @@ def openai_mode():
         check(res["chunks"] > 3, "several chunks streamed")
         check(res["models"] == ["stories260K.gguf"], "models.list: %s" % res["models"])
         check(res["bad_key_status"] == 401, "a wrong key raises 401 in the client: %s" % res["bad_key_status"])
-    srv.stop("openai server")
+    srv.stop("openai server", signal.SIGINT)
 
 
 # --- the main test --------------------------------------------------------------------------------
