@@ -413,6 +413,8 @@ VKLLM_API int vkllm_gen_done(vkllm_gen_t g);
 VKLLM_API vkllm_status vkllm_gen_status(vkllm_gen_t g);
 /* Stop g now (stop reason VKLLM_STOP_CANCELLED); its held-back text is dropped. */
 VKLLM_API void vkllm_gen_cancel(vkllm_gen_t g);
+/* Tokens generated so far (cheap; vkllm_gen_stats computes percentiles). */
+VKLLM_API uint32_t vkllm_gen_n_generated(vkllm_gen_t g);
 /* Metrics so far (final once done), as for vkllm_generate. */
 VKLLM_API void vkllm_gen_stats(vkllm_gen_t g, struct vkllm_generate_stats *out);
 /* Free g; its session is free for another request (its KV cache keeps the tokens, as after

@@ -89,6 +89,7 @@ static size_t out_ready(const struct outbuf *o, const struct vkllm_generate_para
 }
 
 static void out_consume(struct outbuf *o, size_t n) {
+    if (!n) return;
     memmove(o->buf, o->buf + n, o->len - n);
     o->len -= n;
     if (o->buf) o->buf[o->len] = 0;
@@ -261,6 +262,7 @@ static void finish(struct vkllm_gen *g) {
         if (st) g->err = st;
     }
     g->st.stop_reason = g->err ? VKLLM_STOP_NONE : g->reason;
+    g->st.total_ms = now_ms() - g->t0;
 }
 
 static void fail(struct vkllm_gen *g, vkllm_status st) {
@@ -351,6 +353,13 @@ vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_para
     int from_bos_only = !continuing && n_ids == 1;
     vkllm__detok_stream_init(&g->ds, s->model->tok, from_bos_only ? 0 : VKLLM__DETOK_KEEP_SPACE);
     g->ds_init = 1;
+    if (g->p.n_predict == 0) { /* the prompt is in the cache; nothing to generate */
+        g->reason = VKLLM_STOP_MAX_TOKENS;
+        finish(g);
+        vkllm__free(ids);
+        *out = g;
+        return VKLLM_STATUS_OK;
+    }
     int32_t tok;
     VKLLM_TRY(st, vkllm__sampler_sample(g->smp, vkllm_session_logits(s, 0), &tok), fail);
     VKLLM_TRY(st, take_token(g, tok), fail); /* EOS or a callback's stop is not an error */
@@ -440,8 +449,10 @@ void vkllm_gen_stats(vkllm_gen_t g, struct vkllm_generate_stats *out) {
     out->kv_bytes_used = mem.kv_bytes_used;
     out->kv_bytes_allocated = mem.kv_bytes_allocated;
     out->device_bytes = mem.device_bytes;
-    out->total_ms = now_ms() - g->t0;
+    if (!g->done) out->total_ms = now_ms() - g->t0; /* else as it was when g stopped */
 }
+
+uint32_t vkllm_gen_n_generated(vkllm_gen_t g) { return g ? g->st.n_generated : 0; }
 
 void vkllm_gen_free(vkllm_gen_t g) {
     if (!g) return;

@@ -9,6 +9,7 @@
 #include "context.h"
 #include "harness.h"
 #include "model.h"
+#include "tokenizer.h"
 #include "types.h"
 #include "vectors.h"
 
@@ -207,6 +208,36 @@ static void check_misc(vkllm_model_t model) {
     ASSERT(vkllm_session_n_past(s) <= 32);
     vkllm_gen_free(g);
     ASSERT_STATUS(vkllm_gen_step(NULL, 1), VKLLM_STATUS_INVALID_ARGUMENT);
+    /* n_predict 0: the prompt goes into the cache, nothing is generated */
+    p.n_predict = 0;
+    struct text t0 = {0};
+    ASSERT_OK(vkllm_gen_start(s, &p, on_text, &t0, &g));
+    ASSERT(vkllm_gen_done(g));
+    ASSERT_EQ(vkllm_gen_stop_reason(g), VKLLM_STOP_MAX_TOKENS);
+    ASSERT_EQ(vkllm_gen_n_generated(g), 0);
+    ASSERT_EQ(t0.len, 0);
+    ASSERT(vkllm_session_n_past(s) > 0);
+    vkllm_gen_stats(g, &st);
+    double total = st.total_ms;
+    vkllm_gen_stats(g, &st);
+    ASSERT(st.total_ms == total); /* final once done */
+    vkllm_gen_free(g);
+    /* EOS as the very first token (a bias forces it): no text, stop reason EOS */
+    struct vkllm__tokenizer_info ti;
+    vkllm__tokenizer_get_info(model->tok, &ti);
+    ASSERT(ti.eos >= 0);
+    float big = 100.0f;
+    p.n_predict = 5;
+    p.sampling.bias_tokens = &ti.eos;
+    p.sampling.bias_values = &big;
+    p.sampling.n_bias = 1;
+    struct text t1 = {0};
+    ASSERT_OK(vkllm_gen_start(s, &p, on_text, &t1, &g));
+    ASSERT(vkllm_gen_done(g));
+    ASSERT_EQ(vkllm_gen_stop_reason(g), VKLLM_STOP_EOS);
+    ASSERT_EQ(vkllm_gen_n_generated(g), 0);
+    ASSERT_EQ(t1.len, 0);
+    vkllm_gen_free(g);
     vkllm_session_free(s);
 }
 
