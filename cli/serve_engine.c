@@ -432,14 +432,13 @@ static void step(struct serve_engine *e) {
         uint32_t n_itl = 0;
         for (uint32_t k = 0; k < n; k++) {
             struct serve_req *r = e->active[idx[k]];
-            struct vkllm_generate_stats s;
-            vkllm_gen_stats(r->gen, &s);
-            if (s.n_generated > r->n_seen) {
+            uint32_t ng = vkllm_gen_n_generated(r->gen);
+            if (ng > r->n_seen) {
                 itl[n_itl++] = now - r->t_last_token;
                 r->t_last_token = now;
-                r->n_seen = s.n_generated;
+                r->n_seen = ng;
             }
-            total += s.n_generated;
+            total += ng;
         }
         pthread_mutex_lock(&e->mu);
         for (uint32_t k = 0; k < n_itl; k++) hist_observe(&e->m.itl, itl_bounds, SERVE_ITL_BUCKETS - 1, itl[k]);
