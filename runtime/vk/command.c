@@ -37,6 +37,7 @@ struct vkllm__cmd {
     uint32_t n_ts, cap_ts;
     uint32_t n_ts_done;      /* timestamps read back after the last submit */
     uint32_t n_prof_done;    /* of those, written after a dispatch */
+    uint32_t *prof_ts;       /* (cap_ts,) the timestamp index of each of those */
     uint64_t serial;         /* vkllm__cmd_submit_serial */
 };
 
@@ -130,6 +131,7 @@ void vkllm__cmd_free(struct vkllm__cmd *c) {
     vkllm__free(c->queries);
     vkllm__free(c->ts);
     vkllm__free(c->ts_value);
+    vkllm__free(c->prof_ts);
     if (c->cb) gpu->vk.vkFreeCommandBuffers(gpu->device, gpu->pool, 1, &c->cb);
     vkllm__free(c);
 }
@@ -178,6 +180,9 @@ static vkllm_status ts_reserve(struct vkllm__cmd *c) {
         uint64_t *nv = vkllm__realloc(c->ts_value, cap * sizeof *nv);
         if (!nv) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
         c->ts_value = nv;
+        uint32_t *np = vkllm__realloc(c->prof_ts, cap * sizeof *np);
+        if (!np) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+        c->prof_ts = np;
         c->cap_ts = cap;
     }
     uint32_t pool = c->n_ts / QUERIES_PER_POOL;
@@ -390,7 +395,8 @@ vkllm_status vkllm__cmd_submit(struct vkllm__cmd *c) {
                                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT), fail);
     }
     c->n_ts_done = c->n_ts;
-    for (uint32_t i = 0; i < c->n_ts; i++) c->n_prof_done += c->ts[i].dispatch;
+    for (uint32_t i = 0; i < c->n_ts; i++)
+        if (c->ts[i].dispatch) c->prof_ts[c->n_prof_done++] = i;
 fail:
     return st;
 }
@@ -412,9 +418,7 @@ vkllm_status vkllm__cmd_profile_get(const struct vkllm__cmd *c, uint32_t i, stru
     if (i >= c->n_prof_done)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "profiled dispatch %u of %u", i, c->n_prof_done);
     /* the i-th timestamp written after a dispatch; dispatches are timed from the timestamp before */
-    uint32_t k = 0;
-    for (uint32_t seen = 0; k < c->n_ts_done; k++)
-        if (c->ts[k].dispatch && seen++ == i) break;
+    uint32_t k = c->prof_ts[i];
     out->label = c->ts[k].label;
     out->shader = c->ts[k].shader;
     out->cost = c->ts[k].cost;
