@@ -91,12 +91,13 @@ struct vkllm__binding {
 /* What one dispatch costs, for profiles (vkllm bench --profile); all zero = not given. Filled in
  * by the op that records the dispatch, computed from the shapes:
  *   bytes_read     bytes the kernel loads from device memory: the parts of its bindings it
- *                  touches (a matvec: its weight rows once, plus x once), a tile that several
- *                  workgroups load counted once per workgroup tile that loads it (matmul: the
+ *                  touches, counted once per workgroup (or tile) that loads them (matvec: its
+ *                  weight rows once for all its columns, x once per workgroup; matmul: the
  *                  weight rows once per block of BN rows of x, x once per block of BM weight
- *                  rows; attention: the cache rows once per head group)
+ *                  rows; attention: the cache rows up to the query's position once per head
+ *                  group; a small operand every invocation reads, e.g. pos0, once)
  *   bytes_written  bytes it stores
- *   weight_bytes   of bytes_read, bytes of weight matrices (struct vkllm__dtensor) 
+ *   weight_bytes   of bytes_read, bytes of weight matrices (struct vkllm__dtensor)
  *   flops          arithmetic operations the result needs: a multiply-add is 2, an exp, a
  *                  division or a square root 1 (work on masked or padded elements not counted)
  * Some kernels read the position pos0 of the batch from the device (a recorded decode step
