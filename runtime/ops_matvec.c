@@ -127,6 +127,8 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
                           (unsigned long long)view_size(x), (unsigned long long)view_size(y),
                           (unsigned long long)w->m, (unsigned long long)w->k);
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    if (vkllm__matvec_tb_applies(gpu, w) && x.offset % 16 == 0) /* CPU devices (ops_matvec_tb.c) */
+        return vkllm__op_matvec_tb(c, y, w, x, 1);
     struct mv_config cfg = {64, 1, 1, 0, 0};
     uint64_t chunk = 1;
     if ((st = pick_config(gpu, &cfg))) return st;

@@ -16,15 +16,18 @@ static void tick(struct upload *u, uint64_t bytes) {
     if (u->progress) u->progress(u->user, u->done, u->total);
 }
 
-/* A matrix: (ne[1] rows of ne[0]) in its own encoding. */
-static vkllm_status up_matrix(struct upload *u, const struct vkllm__gguf_tensor *t, struct vkllm__dtensor *out) {
+/* A matrix: (ne[1] rows of ne[0]) in its own encoding; a decode matrix (matvec) also in the
+ * layout of the CPU devices' matvec (ops_matvec_tb.c) where that applies. */
+static vkllm_status up_matrix(struct upload *u, const struct vkllm__gguf_tensor *t, int matvec,
+                              struct vkllm__dtensor *out) {
     uint64_t m = t->ne[1] * t->ne[2] * t->ne[3];
     vkllm_status st = vkllm__dtensor_upload(u->gpu, t->type, t->ne[0], m, t->data, out);
+    if (!st && matvec && (st = vkllm__dtensor_add_tb(u->gpu, out, t->data))) vkllm__dtensor_free(out);
     if (st) {
         vkllm__err_prefix("tensor %.*s: ", (int)t->name.len, t->name.ptr);
         return st;
     }
-    tick(u, t->nbytes);
+    tick(u, t->nbytes + (out->tb ? vkllm__buffer_size(out->tb) : 0));
     return VKLLM_STATUS_OK;
 }
 
@@ -44,14 +47,23 @@ static vkllm_status up_vector(struct upload *u, const struct vkllm__gguf_tensor 
 
 static uint64_t nbytes(const struct vkllm__gguf_tensor *t) { return t ? t->nbytes : 0; }
 
-static uint64_t total_bytes(const struct vkllm__model_desc *d) {
+/* GGUF bytes of a decode matrix plus its repacked copy where there is one. */
+static uint64_t mv_bytes(const struct vkllm__gpu *gpu, const struct vkllm__gguf_tensor *t) {
+    if (!t) return 0;
+    return t->nbytes + vkllm__matvec_tb_bytes(gpu, t->type, t->ne[0], t->ne[1] * t->ne[2] * t->ne[3]);
+}
+
+/* Device bytes of all weights (the repacked copies included). */
+static uint64_t total_bytes(const struct vkllm__gpu *gpu, const struct vkllm__model_desc *d) {
     const struct vkllm__model_weights *w = &d->w;
-    uint64_t s = nbytes(w->token_embd) + nbytes(w->output_norm) + (d->hp.tied_embd ? 0 : nbytes(w->output));
+    uint64_t s = nbytes(w->output_norm) + (d->hp.tied_embd ? mv_bytes(gpu, w->token_embd)
+                                                            : nbytes(w->token_embd) + mv_bytes(gpu, w->output));
     for (uint32_t l = 0; l < d->hp.n_layer; l++) {
         const struct vkllm__layer_weights *L = &w->layers[l];
-        s += nbytes(L->attn_norm) + nbytes(L->wq) + nbytes(L->wk) + nbytes(L->wv) + nbytes(L->wo) + nbytes(L->bq) +
-             nbytes(L->bk) + nbytes(L->bv) + nbytes(L->q_norm) + nbytes(L->k_norm) + nbytes(L->ffn_norm) +
-             nbytes(L->w_gate) + nbytes(L->w_up) + nbytes(L->w_down);
+        s += nbytes(L->attn_norm) + mv_bytes(gpu, L->wq) + mv_bytes(gpu, L->wk) + mv_bytes(gpu, L->wv) +
+             mv_bytes(gpu, L->wo) + nbytes(L->bq) + nbytes(L->bk) + nbytes(L->bv) + nbytes(L->q_norm) +
+             nbytes(L->k_norm) + nbytes(L->ffn_norm) + mv_bytes(gpu, L->w_gate) + mv_bytes(gpu, L->w_up) +
+             mv_bytes(gpu, L->w_down);
     }
     return s;
 }
@@ -60,7 +72,7 @@ vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__m
                                    vkllm__progress_fn progress, void *user, struct vkllm__gpu_model **out) {
     const struct vkllm__hparams *hp = &desc->hp;
     const struct vkllm__model_weights *w = &desc->w;
-    struct upload u = {gpu, progress, user, 0, total_bytes(desc)};
+    struct upload u = {gpu, progress, user, 0, total_bytes(gpu, desc)};
     uint64_t budget = vkllm__gpu_memory_budget(gpu), used = vkllm__gpu_memory_allocated(gpu);
     if (u.total > budget || used + u.total > budget)
         return vkllm__err(VKLLM_STATUS_DEVICE_OOM,
@@ -77,27 +89,27 @@ vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__m
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
         goto fail;
     }
-    VKLLM_TRY(st, up_matrix(&u, w->token_embd, &m->token_embd), fail);
+    VKLLM_TRY(st, up_matrix(&u, w->token_embd, hp->tied_embd, &m->token_embd), fail);
     if (hp->tied_embd) m->output = m->token_embd;
-    else VKLLM_TRY(st, up_matrix(&u, w->output, &m->output), fail);
+    else VKLLM_TRY(st, up_matrix(&u, w->output, 1, &m->output), fail);
     VKLLM_TRY(st, up_vector(&u, w->output_norm, &m->output_norm), fail);
     for (uint32_t l = 0; l < hp->n_layer; l++) {
         const struct vkllm__layer_weights *L = &w->layers[l];
         struct vkllm__gpu_layer *G = &m->layers[l];
         VKLLM_TRY(st, up_vector(&u, L->attn_norm, &G->attn_norm), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->wq, &G->wq), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->wk, &G->wk), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->wv, &G->wv), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->wo, &G->wo), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->wq, 1, &G->wq), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->wk, 1, &G->wk), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->wv, 1, &G->wv), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->wo, 1, &G->wo), fail);
         VKLLM_TRY(st, up_vector(&u, L->bq, &G->bq), fail);
         VKLLM_TRY(st, up_vector(&u, L->bk, &G->bk), fail);
         VKLLM_TRY(st, up_vector(&u, L->bv, &G->bv), fail);
         VKLLM_TRY(st, up_vector(&u, L->q_norm, &G->q_norm), fail);
         VKLLM_TRY(st, up_vector(&u, L->k_norm, &G->k_norm), fail);
         VKLLM_TRY(st, up_vector(&u, L->ffn_norm, &G->ffn_norm), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->w_gate, &G->w_gate), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->w_up, &G->w_up), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->w_down, &G->w_down), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->w_gate, 1, &G->w_gate), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->w_up, 1, &G->w_up), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->w_down, 1, &G->w_down), fail);
         m->matvec_bytes_per_token += L->wq->nbytes + L->wk->nbytes + L->wv->nbytes + L->wo->nbytes +
                                      L->w_gate->nbytes + L->w_up->nbytes + L->w_down->nbytes;
     }
