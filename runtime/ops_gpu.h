@@ -54,8 +54,9 @@ struct vkllm__dtensor {
     uint64_t row_bytes;  /* bytes per row */
     struct vkllm__buffer *buf;
     uint64_t offset;     /* bytes, in buf */
-    /* CPU devices: a second copy, repacked for vkllm__op_matvec_tb (NULL when there is none;
-     * made by vkllm__dtensor_add_tb, freed by vkllm__dtensor_free). */
+    /* CPU devices: a copy repacked for vkllm__op_matvec_tb (NULL when there is none; made by
+     * vkllm__dtensor_add_tb, freed by vkllm__dtensor_free). A model's decode matrices have only
+     * this copy there (buf NULL): matvec and matmul then run on it. */
     struct vkllm__buffer *tb;
 };
 
@@ -94,6 +95,11 @@ vkllm_status vkllm__dtensor_add_tb(struct vkllm__gpu *gpu, struct vkllm__dtensor
 int vkllm__matvec_tb_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w);
 vkllm_status vkllm__op_matvec_tb(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                                  struct vkllm__view x, uint32_t ncols);
+/* Prefill's product for a matrix that has only the repacked copy (on CPU devices the decode
+ * matrices are loaded that way, see weights.c): y (n, m) = x (n, k) @ W^T as vkllm__op_matvec_tb
+ * over groups of 8 rows of x; each row's result is bit-identical to decode's. */
+vkllm_status vkllm__op_matmul_tb(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                 struct vkllm__view x, uint32_t n);
 
 /* Prefill: y (n, m) = x (n, k) @ W^T, tiled in shared memory. */
 vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,

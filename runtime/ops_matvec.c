@@ -117,6 +117,7 @@ static vkllm_status check_w(const struct vkllm__dtensor *w, const char *op) {
 
 vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                               struct vkllm__view x) {
+    if (w && !w->buf && w->tb) return vkllm__op_matvec_tb(c, y, w, x, 1); /* repacked only (ops_matvec_tb.c) */
     vkllm_status st = check_w(w, "matvec");
     if (st) return st;
     const struct wtype_shaders *sh = find_shaders(w->type, "matvec");

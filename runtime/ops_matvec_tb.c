@@ -82,7 +82,7 @@ uint64_t vkllm__matvec_tb_bytes(const struct vkllm__gpu *gpu, uint32_t type, uin
 }
 
 int vkllm__matvec_tb_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w) {
-    return w && w->tb && w->buf && vkllm__matvec_tb_bytes(gpu, w->type, w->k, w->m) == vkllm__buffer_size(w->tb);
+    return w && w->tb && vkllm__matvec_tb_bytes(gpu, w->type, w->k, w->m) == vkllm__buffer_size(w->tb);
 }
 
 /* --- repacking ----------------------------------------------------------------------------- */
@@ -231,6 +231,24 @@ vkllm_status vkllm__op_matvec_tb(struct vkllm__cmd *c, struct vkllm__view y, con
             if ((st = vkllm__cmd_dispatch(c, &d))) return st;
             c0 += nc;
         }
+    }
+    return VKLLM_STATUS_OK;
+}
+
+/* The part of view v from byte off on. */
+static struct vkllm__view sub_view(struct vkllm__view v, uint64_t off) {
+    struct vkllm__view r = {v.buf, v.offset + off, v.size ? (v.size > off ? v.size - off : 1) : 0};
+    return r;
+}
+
+vkllm_status vkllm__op_matmul_tb(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                 struct vkllm__view x, uint32_t n) {
+    if (n == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matmul_tb: 0 rows of x");
+    for (uint32_t n0 = 0; n0 < n; n0 += MAX_NCOLS) {
+        uint32_t nc = VKLLM_MIN(MAX_NCOLS, n - n0);
+        vkllm_status st = vkllm__op_matvec_tb(c, sub_view(y, (uint64_t)n0 * w->m * 4), w,
+                                              sub_view(x, (uint64_t)n0 * w->k * 4), nc);
+        if (st) return st;
     }
     return VKLLM_STATUS_OK;
 }
