@@ -87,7 +87,8 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
  * vkllm__matvec_tb_bytes: bytes of the repacked copy of an (m, k) matrix of `type` on this device,
  * 0 where the path does not apply (other types, shapes, devices, or turned off).
  * vkllm__dtensor_add_tb: make t's repacked copy from its GGUF bytes (no-op where the size is 0).
- * vkllm__matvec_tb_applies: 1 if vkllm__op_matvec_tb can run w.
+ * vkllm__matvec_tb_applies: 1 if vkllm__op_matvec_tb can run w (and, where w has both layouts,
+ * the path is on).
  * vkllm__op_matvec_tb: y (ncols, m) = x (ncols, k) @ W^T, 1 <= ncols <= 8; each column's result is
  * bit-identical whatever ncols is. x's offset must be a multiple of 16 bytes. */
 uint64_t vkllm__matvec_tb_bytes(const struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m);

@@ -68,10 +68,11 @@ static int path_on(const struct vkllm__gpu *gpu) {
     return vkllm__gpu_info(gpu)->type == VKLLM_DEVICE_CPU;
 }
 
-uint64_t vkllm__matvec_tb_bytes(const struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m) {
+/* Bytes of the repacked layout where the device can run it, else 0. */
+static uint64_t layout_bytes(const struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m) {
     const struct tb_format *f = find_format(type);
     const struct vkllm__gpu_bind_limits *bl = vkllm__gpu_bind_limits(gpu);
-    if (!f || !path_on(gpu) || !bl->texel_formats) return 0;
+    if (!f || !bl->texel_formats) return 0;
     /* k % 4: x is read as vec4s; one column of x (at any 16-byte offset) fits a uniform binding;
      * one 8-row group fits a texel binding. */
     if (k == 0 || m == 0 || k % 4 || (f->scales && k % f->unit)) return 0;
@@ -81,8 +82,15 @@ uint64_t vkllm__matvec_tb_bytes(const struct vkllm__gpu *gpu, uint32_t type, uin
     return l.total;
 }
 
+uint64_t vkllm__matvec_tb_bytes(const struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m) {
+    return path_on(gpu) ? layout_bytes(gpu, type, k, m) : 0;
+}
+
+/* A matrix with both layouts takes this path while it is on; one with only the repacked layout
+ * always does. */
 int vkllm__matvec_tb_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w) {
-    return w && w->tb && vkllm__matvec_tb_bytes(gpu, w->type, w->k, w->m) == vkllm__buffer_size(w->tb);
+    return w && w->tb && layout_bytes(gpu, w->type, w->k, w->m) == vkllm__buffer_size(w->tb) &&
+           (!w->buf || path_on(gpu));
 }
 
 /* --- repacking ----------------------------------------------------------------------------- */

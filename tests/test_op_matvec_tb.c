@@ -250,6 +250,64 @@ int main(void) {
         mat_free(&w);
     }
 
+    /* Only the repacked layout (how models load on CPU devices): vkllm__op_matvec and
+     * vkllm__op_matmul run on it, even with the path turned off; matmul's rows are bit-identical
+     * to vkllm__op_matvec_tb's columns. */
+    {
+        struct mat w;
+        const uint32_t n = 11;
+        mat_init(gpu, &w, VKLLM_TYPE_Q8_0, 45, 96, 11);
+        vkllm__buffer_free(w.t.buf);
+        w.t.buf = NULL;
+        float *x = malloc(sizeof(float) * n * w.k), *want = malloc(sizeof(float) * n * w.m);
+        float *got = malloc(sizeof(float) * n * w.m), *mv = malloc(sizeof(float) * n * w.m);
+        ASSERT(x && want && got && mv);
+        uint64_t s = 5;
+        for (uint64_t j = 0; j < (uint64_t)n * w.k; j++) x[j] = vkllm_test_randf(&s);
+        for (uint32_t i = 0; i < n; i++)
+            vkllm__ref_matvec_q(want + i * w.m, w.type, w.host, w.row_bytes, x + i * w.k, w.m, w.k);
+        struct vkllm__buffer *xb = upload_f32(gpu, x, (uint64_t)n * w.k), *yb, *zb;
+        ASSERT_OK(vkllm__buffer_alloc(gpu, 4ull * n * w.m, VKLLM__MEM_DEVICE, &yb));
+        ASSERT_OK(vkllm__buffer_alloc(gpu, 4ull * n * w.m, VKLLM__MEM_DEVICE, &zb));
+        for (int texel = 1; texel >= 0; texel--) {
+            setenv("VKLLM_MATVEC_TEXEL", texel ? "1" : "0", 1);
+            ASSERT(vkllm__matvec_tb_applies(gpu, &w.t));
+            struct vkllm__cmd *c;
+            ASSERT_OK(vkllm__cmd_init(gpu, &c));
+            ASSERT_OK(vkllm__cmd_begin(c));
+            ASSERT_OK(vkllm__op_matmul(c, vkllm__view_of(yb), &w.t, vkllm__view_of(xb), n));
+            for (uint32_t i = 0; i < n; i++) {
+                struct vkllm__view xi = {xb, 4ull * i * w.k, 4ull * w.k}, zi = {zb, 4ull * i * w.m, 4ull * w.m};
+                if (i % 2) ASSERT_OK(vkllm__op_matvec_tb(c, zi, &w.t, xi, 1));
+                else if (zi.offset % 16 == 0) ASSERT_OK(vkllm__op_matvec(c, zi, &w.t, xi));
+                else ASSERT_OK(vkllm__op_matvec_tb(c, zi, &w.t, xi, 1));
+            }
+            ASSERT_OK(vkllm__cmd_end(c));
+            ASSERT_OK(vkllm__cmd_submit(c));
+            vkllm__cmd_free(c);
+            ASSERT_OK(vkllm__buffer_download(yb, 0, got, 4ull * n * w.m));
+            ASSERT_OK(vkllm__buffer_download(zb, 0, mv, 4ull * n * w.m));
+            int ok = 1;
+            double e = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                int oki;
+                e = fmax(e, col_error(&w, x + i * w.k, got + i * w.m, want + i * w.m, &oki));
+                ok &= oki;
+            }
+            report(ok, &w, "matmul on the repacked layout only", n, e);
+            report(memcmp(got, mv, 4ull * n * w.m) == 0, &w, "matmul rows differ from matvec", n, 0);
+        }
+        setenv("VKLLM_MATVEC_TEXEL", "1", 1);
+        vkllm__buffer_free(xb);
+        vkllm__buffer_free(yb);
+        vkllm__buffer_free(zb);
+        free(x);
+        free(want);
+        free(got);
+        free(mv);
+        mat_free(&w);
+    }
+
     /* refusals */
     {
         struct mat w;
