@@ -73,6 +73,19 @@ uint64_t vkllm__gpu_memory_used(const struct vkllm__gpu *gpu);
 uint64_t vkllm__gpu_max_binding(const struct vkllm__gpu *gpu);
 void vkllm__gpu_set_max_binding(struct vkllm__gpu *gpu, uint64_t bytes);
 
+/* Uniform-buffer and uniform-texel-buffer bindings (shaders whose table row declares binding
+ * kinds, see shaders/shaders.cmake). Every device buffer may be bound either way. */
+struct vkllm__gpu_bind_limits {
+    uint64_t max_texels;    /* elements one texel binding may cover: maxTexelBufferElements, or less
+                               after vkllm__gpu_set_max_texels (tests lower it to exercise chunks) */
+    uint64_t max_uniform;   /* bytes one uniform binding may cover: maxUniformBufferRange */
+    uint64_t texel_align;   /* minTexelBufferOffsetAlignment, bytes */
+    uint64_t uniform_align; /* minUniformBufferOffsetAlignment, bytes */
+    int texel_formats;      /* 1: R32G32B32A32_UINT and R32_SFLOAT work as uniform texel buffers */
+};
+const struct vkllm__gpu_bind_limits *vkllm__gpu_bind_limits(const struct vkllm__gpu *gpu);
+void vkllm__gpu_set_max_texels(struct vkllm__gpu *gpu, uint64_t n); /* 0: back to the device's */
+
 /* Bytes of device memory the device has for us (the device-local heap(s)). */
 uint64_t vkllm__gpu_memory_budget(const struct vkllm__gpu *gpu);
 

@@ -54,6 +54,10 @@ struct vkllm__dtensor {
     uint64_t row_bytes;  /* bytes per row */
     struct vkllm__buffer *buf;
     uint64_t offset;     /* bytes, in buf */
+    /* CPU devices: a copy repacked for vkllm__op_matvec_tb (NULL when there is none; made by
+     * vkllm__dtensor_add_tb, freed by vkllm__dtensor_free). A model's decode matrices have only
+     * this copy there (buf NULL): matvec and matmul then run on it. */
+    struct vkllm__buffer *tb;
 };
 
 /* Allocate and upload a matrix from host bytes in GGUF encoding (m rows of row_bytes). */
@@ -77,6 +81,29 @@ vkllm_status vkllm__dtensor_chunk_rows(const struct vkllm__gpu *gpu, const struc
  * not depend on what else is in the batch). ncols > 1 needs k % 4 == 0. */
 vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                               struct vkllm__view x, uint32_t ncols);
+
+/* Decode on CPU devices (lavapipe; ops_matvec_tb.c): W read from a copy repacked at load time
+ * (8 rows interleaved, Q8_0/Q4_0 scales apart as f32) through uniform texel buffers, x through a
+ * uniform buffer; several times faster there than storage-buffer loads. F32, F16, Q8_0 and Q4_0,
+ * k a multiple of 4. Used where the device is a CPU, or where VKLLM_MATVEC_TEXEL=1 (=0: never).
+ *
+ * vkllm__matvec_tb_bytes: bytes of the repacked copy of an (m, k) matrix of `type` on this device,
+ * 0 where the path does not apply (other types, shapes, devices, or turned off).
+ * vkllm__dtensor_add_tb: make t's repacked copy from its GGUF bytes (no-op where the size is 0).
+ * vkllm__matvec_tb_applies: 1 if vkllm__op_matvec_tb can run w (and, where w has both layouts,
+ * the path is on).
+ * vkllm__op_matvec_tb: y (ncols, m) = x (ncols, k) @ W^T, 1 <= ncols <= 8; each column's result is
+ * bit-identical whatever ncols is. x's offset must be a multiple of 16 bytes. */
+uint64_t vkllm__matvec_tb_bytes(const struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m);
+vkllm_status vkllm__dtensor_add_tb(struct vkllm__gpu *gpu, struct vkllm__dtensor *t, const void *data);
+int vkllm__matvec_tb_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w);
+vkllm_status vkllm__op_matvec_tb(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                 struct vkllm__view x, uint32_t ncols);
+/* Prefill's product for a matrix that has only the repacked copy (on CPU devices the decode
+ * matrices are loaded that way, see weights.c): y (n, m) = x (n, k) @ W^T as vkllm__op_matvec_tb
+ * over groups of 8 rows of x; each row's result is bit-identical to decode's. */
+vkllm_status vkllm__op_matmul_tb(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                 struct vkllm__view x, uint32_t n);
 
 /* Prefill: y (n, m) = x (n, k) @ W^T, tiled in shared memory. */
 vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,

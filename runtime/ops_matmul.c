@@ -141,6 +141,7 @@ static int use_matvec(const struct vkllm_device_info *d, const struct vkllm__dte
 
 vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                               struct vkllm__view x, uint32_t n) {
+    if (w && !w->buf && w->tb) return vkllm__op_matmul_tb(c, y, w, x, n); /* repacked only (ops_matvec_tb.c) */
     vkllm_status st = check_args(w, y, x, n);
     if (st) return st;
     enum vkllm__shader_id id;

@@ -120,6 +120,8 @@ static vkllm_status check_w(const struct vkllm__dtensor *w, const char *op) {
 
 vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                               struct vkllm__view x, uint32_t ncols) {
+    /* the texel path (ops_matvec_tb.c) takes 8 columns per dispatch; matmul_tb loops over groups */
+    if (w && !w->buf && w->tb) return vkllm__op_matmul_tb(c, y, w, x, ncols); /* repacked only */
     vkllm_status st = check_w(w, "matvec");
     if (st) return st;
     const struct wtype_shaders *sh = find_shaders(w->type, "matvec");
@@ -136,6 +138,8 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec: %u columns of %llu x %llu: too large", ncols,
                           (unsigned long long)w->m, (unsigned long long)w->k);
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    if (vkllm__matvec_tb_applies(gpu, w) && x.offset % 16 == 0) /* CPU devices (ops_matvec_tb.c) */
+        return vkllm__op_matmul_tb(c, y, w, x, ncols);
     struct mv_config cfg = {64, 1, 1, 0, 0};
     uint64_t chunk = 1;
     if ((st = pick_config(gpu, &cfg))) return st;

@@ -24,6 +24,7 @@ _Static_assert(sizeof(struct vkllm_pc_rows) == 16, "update pc_rows in pc.glsl");
 
 /* The op families' blocks, one header each (one writer per file). */
 #include "shader_abi_matvec.h"
+#include "shader_abi_matvec_tb.h"
 #include "shader_abi_matmul.h"
 #include "shader_abi_attn.h"
 

@@ -16,15 +16,28 @@ static void tick(struct upload *u, uint64_t bytes) {
     if (u->progress) u->progress(u->user, u->done, u->total);
 }
 
-/* A matrix: (ne[1] rows of ne[0]) in its own encoding. */
-static vkllm_status up_matrix(struct upload *u, const struct vkllm__gguf_tensor *t, struct vkllm__dtensor *out) {
+/* A matrix (ne[1] rows of ne[0]) in its own encoding. Where the CPU devices' matvec applies
+ * (ops_matvec_tb.c), a matrix only decode and prefill multiply with (use MV_ONLY) is uploaded in
+ * its repacked layout instead, and one that is also an embedding table (use MV_EMBD, tied
+ * embeddings) in both. */
+enum { EMBD = 0, MV_ONLY = 1, MV_EMBD = 2 };
+static vkllm_status up_matrix(struct upload *u, const struct vkllm__gguf_tensor *t, int use,
+                              struct vkllm__dtensor *out) {
     uint64_t m = t->ne[1] * t->ne[2] * t->ne[3];
-    vkllm_status st = vkllm__dtensor_upload(u->gpu, t->type, t->ne[0], m, t->data, out);
+    vkllm_status st = VKLLM_STATUS_OK;
+    if (use == MV_ONLY && vkllm__matvec_tb_bytes(u->gpu, t->type, t->ne[0], m)) {
+        *out = (struct vkllm__dtensor){.type = t->type, .k = t->ne[0], .m = m};
+        st = vkllm__row_size(t->type, t->ne[0], &out->row_bytes);
+        if (!st) st = vkllm__dtensor_add_tb(u->gpu, out, t->data);
+    } else {
+        st = vkllm__dtensor_upload(u->gpu, t->type, t->ne[0], m, t->data, out);
+        if (!st && use == MV_EMBD && (st = vkllm__dtensor_add_tb(u->gpu, out, t->data))) vkllm__dtensor_free(out);
+    }
     if (st) {
         vkllm__err_prefix("tensor %.*s: ", (int)t->name.len, t->name.ptr);
         return st;
     }
-    tick(u, t->nbytes);
+    tick(u, (out->buf ? t->nbytes : 0) + (out->tb ? vkllm__buffer_size(out->tb) : 0));
     return VKLLM_STATUS_OK;
 }
 
@@ -44,14 +57,27 @@ static vkllm_status up_vector(struct upload *u, const struct vkllm__gguf_tensor 
 
 static uint64_t nbytes(const struct vkllm__gguf_tensor *t) { return t ? t->nbytes : 0; }
 
-static uint64_t total_bytes(const struct vkllm__model_desc *d) {
+/* Device bytes of a matrix uploaded for `use` (see up_matrix). */
+static uint64_t mat_bytes(const struct vkllm__gpu *gpu, const struct vkllm__gguf_tensor *t, int use) {
+    if (!t) return 0;
+    uint64_t tb = use == EMBD ? 0 : vkllm__matvec_tb_bytes(gpu, t->type, t->ne[0], t->ne[1] * t->ne[2] * t->ne[3]);
+    return use == MV_ONLY && tb ? tb : t->nbytes + tb;
+}
+static uint64_t mv_bytes(const struct vkllm__gpu *gpu, const struct vkllm__gguf_tensor *t) {
+    return mat_bytes(gpu, t, MV_ONLY);
+}
+
+/* Device bytes of all weights (the repacked copies included). */
+static uint64_t total_bytes(const struct vkllm__gpu *gpu, const struct vkllm__model_desc *d) {
     const struct vkllm__model_weights *w = &d->w;
-    uint64_t s = nbytes(w->token_embd) + nbytes(w->output_norm) + (d->hp.tied_embd ? 0 : nbytes(w->output));
+    uint64_t s = nbytes(w->output_norm) + (d->hp.tied_embd ? mat_bytes(gpu, w->token_embd, MV_EMBD)
+                                                            : nbytes(w->token_embd) + mv_bytes(gpu, w->output));
     for (uint32_t l = 0; l < d->hp.n_layer; l++) {
         const struct vkllm__layer_weights *L = &w->layers[l];
-        s += nbytes(L->attn_norm) + nbytes(L->wq) + nbytes(L->wk) + nbytes(L->wv) + nbytes(L->wo) + nbytes(L->bq) +
-             nbytes(L->bk) + nbytes(L->bv) + nbytes(L->q_norm) + nbytes(L->k_norm) + nbytes(L->ffn_norm) +
-             nbytes(L->w_gate) + nbytes(L->w_up) + nbytes(L->w_down);
+        s += nbytes(L->attn_norm) + mv_bytes(gpu, L->wq) + mv_bytes(gpu, L->wk) + mv_bytes(gpu, L->wv) +
+             mv_bytes(gpu, L->wo) + nbytes(L->bq) + nbytes(L->bk) + nbytes(L->bv) + nbytes(L->q_norm) +
+             nbytes(L->k_norm) + nbytes(L->ffn_norm) + mv_bytes(gpu, L->w_gate) + mv_bytes(gpu, L->w_up) +
+             mv_bytes(gpu, L->w_down);
     }
     return s;
 }
@@ -60,7 +86,7 @@ vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__m
                                    vkllm__progress_fn progress, void *user, struct vkllm__gpu_model **out) {
     const struct vkllm__hparams *hp = &desc->hp;
     const struct vkllm__model_weights *w = &desc->w;
-    struct upload u = {gpu, progress, user, 0, total_bytes(desc)};
+    struct upload u = {gpu, progress, user, 0, total_bytes(gpu, desc)};
     uint64_t budget = vkllm__gpu_memory_budget(gpu), used = vkllm__gpu_memory_allocated(gpu);
     if (u.total > budget || used + u.total > budget)
         return vkllm__err(VKLLM_STATUS_DEVICE_OOM,
@@ -77,27 +103,27 @@ vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__m
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
         goto fail;
     }
-    VKLLM_TRY(st, up_matrix(&u, w->token_embd, &m->token_embd), fail);
+    VKLLM_TRY(st, up_matrix(&u, w->token_embd, hp->tied_embd ? MV_EMBD : EMBD, &m->token_embd), fail);
     if (hp->tied_embd) m->output = m->token_embd;
-    else VKLLM_TRY(st, up_matrix(&u, w->output, &m->output), fail);
+    else VKLLM_TRY(st, up_matrix(&u, w->output, MV_ONLY, &m->output), fail);
     VKLLM_TRY(st, up_vector(&u, w->output_norm, &m->output_norm), fail);
     for (uint32_t l = 0; l < hp->n_layer; l++) {
         const struct vkllm__layer_weights *L = &w->layers[l];
         struct vkllm__gpu_layer *G = &m->layers[l];
         VKLLM_TRY(st, up_vector(&u, L->attn_norm, &G->attn_norm), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->wq, &G->wq), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->wk, &G->wk), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->wv, &G->wv), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->wo, &G->wo), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->wq, MV_ONLY, &G->wq), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->wk, MV_ONLY, &G->wk), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->wv, MV_ONLY, &G->wv), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->wo, MV_ONLY, &G->wo), fail);
         VKLLM_TRY(st, up_vector(&u, L->bq, &G->bq), fail);
         VKLLM_TRY(st, up_vector(&u, L->bk, &G->bk), fail);
         VKLLM_TRY(st, up_vector(&u, L->bv, &G->bv), fail);
         VKLLM_TRY(st, up_vector(&u, L->q_norm, &G->q_norm), fail);
         VKLLM_TRY(st, up_vector(&u, L->k_norm, &G->k_norm), fail);
         VKLLM_TRY(st, up_vector(&u, L->ffn_norm, &G->ffn_norm), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->w_gate, &G->w_gate), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->w_up, &G->w_up), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->w_down, &G->w_down), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->w_gate, MV_ONLY, &G->w_gate), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->w_up, MV_ONLY, &G->w_up), fail);
+        VKLLM_TRY(st, up_matrix(&u, L->w_down, MV_ONLY, &G->w_down), fail);
         m->matvec_bytes_per_token += L->wq->nbytes + L->wk->nbytes + L->wv->nbytes + L->wo->nbytes +
                                      L->w_gate->nbytes + L->w_up->nbytes + L->w_down->nbytes;
     }

@@ -2,8 +2,11 @@
 # glslangValidator (Vulkan 1.2 target), checked with spirv-val and embedded in libvkllm as
 # `const uint32_t vkllm_spv_<name>[]`. Type variants are -D defines in this one table.
 #
-# Columns: name, source, defines (comma separated, "-" for none), number of storage-buffer
-# bindings, push-constant block (struct vkllm_pc_<block> in runtime/shader_abi.h).
+# Columns: name, source, defines (comma separated, "-" for none), number of bindings,
+# push-constant block (struct vkllm_pc_<block> in runtime/shader_abi.h), and optionally the kind of
+# each binding, one letter per binding: s storage buffer, u uniform buffer (std140), t uniform
+# texel buffer of uvec4 (R32G32B32A32_UINT), f uniform texel buffer of float (R32_SFLOAT). Without
+# that column every binding is a storage buffer.
 #
 #   name                source              defines      bindings  push constants
 set(VKLLM_SHADER_TABLE
@@ -38,6 +41,15 @@ foreach(entry IN LISTS VKLLM_SHADER_TABLE)
   list(GET fields 2 defs)
   list(GET fields 3 nbind)
   list(GET fields 4 pcname)
+  list(LENGTH fields nfields)
+  set(kinds "")
+  if(nfields GREATER 5)
+    list(GET fields 5 kinds)
+    string(LENGTH "${kinds}" nkinds)
+    if(NOT nkinds EQUAL nbind OR NOT kinds MATCHES "^[sutf]+$")
+      message(FATAL_ERROR "shader ${name}: binding kinds '${kinds}' must be ${nbind} letters of s, u, t, f")
+    endif()
+  endif()
   set(defargs "")
   if(NOT defs STREQUAL "-")
     string(REPLACE "," ";" deflist "${defs}")
@@ -62,7 +74,7 @@ foreach(entry IN LISTS VKLLM_SHADER_TABLE)
   string(TOUPPER ${name} uname)
   string(APPEND _enum "    VKLLM_SHADER_${uname},\n")
   string(APPEND _decls "extern const uint32_t vkllm_spv_${name}[];\nextern const size_t vkllm_spv_${name}_size;\n")
-  string(APPEND _table "    {\"${name}\", vkllm_spv_${name}, &vkllm_spv_${name}_size, ${nbind}, sizeof(struct vkllm_pc_${pcname})},\n")
+  string(APPEND _table "    {\"${name}\", vkllm_spv_${name}, &vkllm_spv_${name}_size, ${nbind}, sizeof(struct vkllm_pc_${pcname}), \"${kinds}\"},\n")
 endforeach()
 
 # The registry: an enum of shader ids and a table from id to SPIR-V.
@@ -78,8 +90,9 @@ struct vkllm__shader_blob {
     const char *name;
     const uint32_t *code;
     const size_t *size;  /* bytes */
-    uint32_t n_bindings; /* storage buffers at bindings 0..n-1 of set 0 */
+    uint32_t n_bindings; /* buffers at bindings 0..n-1 of set 0 */
     uint32_t push_size;  /* bytes of the push-constant block (its C twin in shader_abi.h) */
+    const char *kinds;   /* \"\": all storage buffers; else one letter per binding (s, u, t, f) */
 };
 extern const struct vkllm__shader_blob vkllm__shader_blobs[VKLLM_SHADER_COUNT_];
 #endif

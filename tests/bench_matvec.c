@@ -1,11 +1,14 @@
 /* bench_matvec.c - decode matvec speed: GB/s of weights read, per weight type and shape.
  *
- *   bench_matvec [-t type[,type...]] [-s MxK[,MxK...]] [-r seconds]
+ *   bench_matvec [-t type[,type...]] [-s MxK[,MxK...]] [-r seconds] [-p storage,texel]
  *
  * Defaults: every type; 2048x2048, 5632x2048 and 32000x2048; ~0.3 s per case. Each case is
  * warmed up first (lavapipe compiles a pipeline at its first dispatch), then a command list of
  * back-to-back matvecs (a barrier between each, as in decode) is replayed and timed. The work
- * split can be changed with VKLLM_MATVEC_{WG,NT,NR,SG}. */
+ * split can be changed with VKLLM_MATVEC_{WG,NT,NR,SG} (storage path) and VKLLM_MATVEC_TB_{WG,NR}
+ * (texel path). -p picks the paths, side by side: `storage` (shaders/matvec.comp, the GGUF layout)
+ * and `texel` (shaders/matvec_tb.comp, the repacked copy; F32, F16, Q8_0 and Q4_0 only).
+ * GB/s count the GGUF bytes of W in both. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +59,7 @@ static int type_selected(const char *list, uint32_t type) {
 }
 
 /* One case: returns GB/s (weight bytes per second). */
-static double bench(struct vkllm__gpu *gpu, uint32_t type, uint32_t m, uint32_t k, double seconds,
+static double bench(struct vkllm__gpu *gpu, uint32_t type, uint32_t m, uint32_t k, double seconds, int texel,
                     double *us_per_op, double *cpu_us_per_op) {
     uint64_t row_bytes;
     CHECK(vkllm__row_size(type, k, &row_bytes));
@@ -74,6 +77,12 @@ static double bench(struct vkllm__gpu *gpu, uint32_t type, uint32_t m, uint32_t 
     struct vkllm__dtensor w = {.type = type, .k = k, .m = m, .row_bytes = row_bytes};
     CHECK(vkllm__buffer_alloc(gpu, (row_bytes * m + 3) & ~3ull, VKLLM__MEM_DEVICE, &w.buf));
     CHECK(vkllm__buffer_upload(w.buf, 0, all, row_bytes * m));
+    setenv("VKLLM_MATVEC_TEXEL", texel ? "1" : "0", 1); /* vkllm__op_matvec takes the texel path when */
+    if (texel) CHECK(vkllm__dtensor_add_tb(gpu, &w, all)); /* there is a repacked copy */
+    if (texel != vkllm__matvec_tb_applies(gpu, &w)) {
+        fprintf(stderr, "bench_matvec: the %s path does not apply\n", texel ? "texel" : "storage");
+        exit(1);
+    }
     struct vkllm__buffer *x, *y;
     CHECK(vkllm__buffer_alloc(gpu, 4ull * k, VKLLM__MEM_DEVICE, &x));
     CHECK(vkllm__buffer_alloc(gpu, 4ull * m, VKLLM__MEM_DEVICE, &y));
@@ -105,7 +114,7 @@ static double bench(struct vkllm__gpu *gpu, uint32_t type, uint32_t m, uint32_t 
     vkllm__cmd_free(c);
     vkllm__buffer_free(x);
     vkllm__buffer_free(y);
-    vkllm__buffer_free(w.buf);
+    vkllm__dtensor_free(&w);
     free(rows);
     free(all);
     free(tmp);
@@ -114,14 +123,15 @@ static double bench(struct vkllm__gpu *gpu, uint32_t type, uint32_t m, uint32_t 
 }
 
 int main(int argc, char **argv) {
-    const char *types = NULL, *shapes = "2048x2048,5632x2048,32000x2048";
+    const char *types = NULL, *shapes = "2048x2048,5632x2048,32000x2048", *paths = "storage";
     double seconds = 0.3;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-t") && i + 1 < argc) types = argv[++i];
         else if (!strcmp(argv[i], "-s") && i + 1 < argc) shapes = argv[++i];
         else if (!strcmp(argv[i], "-r") && i + 1 < argc) seconds = atof(argv[++i]);
+        else if (!strcmp(argv[i], "-p") && i + 1 < argc) paths = argv[++i];
         else {
-            fprintf(stderr, "usage: bench_matvec [-t type,...] [-s MxK,...] [-r seconds]\n");
+            fprintf(stderr, "usage: bench_matvec [-t type,...] [-s MxK,...] [-r seconds] [-p storage,texel]\n");
             return 2;
         }
     }
@@ -130,8 +140,8 @@ int main(int argc, char **argv) {
     CHECK(vkllm__gpu_open(&p, &gpu));
     printf("device: %s; memory read bandwidth of this machine for comparison: ~49 GB/s (2 threads)\n",
            vkllm__gpu_info(gpu)->name);
-    printf("%-6s %12s %10s %10s %8s %10s %10s\n", "type", "shape", "us/op", "GB/s", "% of 49", "cpu-us/op",
-           "GB/s@2cpu");
+    printf("%-7s %-6s %12s %10s %10s %8s %10s %10s\n", "path", "type", "shape", "us/op", "GB/s", "% of 49",
+           "cpu-us/op", "GB/s@2cpu");
     for (size_t t = 0; t < sizeof k_types / sizeof k_types[0]; t++) {
         if (!type_selected(types, k_types[t])) continue;
         for (const char *sp = shapes; *sp;) {
@@ -140,16 +150,21 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "bad shape %s\n", sp);
                 return 2;
             }
-            double us, cpu_us, gbs = bench(gpu, k_types[t], m, k, seconds, &us, &cpu_us);
-            uint64_t row_bytes;
-            CHECK(vkllm__row_size(k_types[t], k, &row_bytes));
-            /* with the CPU to ourselves: the CPU time spread over 2 worker threads */
-            double gbs_cpu = (double)row_bytes * m / (cpu_us * 1e-6 / 2) * 1e-9;
-            char shape[32];
-            snprintf(shape, sizeof shape, "%ux%u", m, k);
-            printf("%-6s %12s %10.1f %10.2f %7.1f%% %10.1f %10.2f\n", vkllm__type_name(k_types[t]), shape, us, gbs,
-                   gbs / 49.0 * 100, cpu_us, gbs_cpu);
-            fflush(stdout);
+            for (int texel = 0; texel < 2; texel++) {
+                if (!strstr(paths, texel ? "texel" : "storage")) continue;
+                setenv("VKLLM_MATVEC_TEXEL", "1", 1);
+                if (texel && !vkllm__matvec_tb_bytes(gpu, k_types[t], k, m)) continue; /* no texel path */
+                double us, cpu_us, gbs = bench(gpu, k_types[t], m, k, seconds, texel, &us, &cpu_us);
+                uint64_t row_bytes;
+                CHECK(vkllm__row_size(k_types[t], k, &row_bytes));
+                /* with the CPU to ourselves: the CPU time spread over 2 worker threads */
+                double gbs_cpu = (double)row_bytes * m / (cpu_us * 1e-6 / 2) * 1e-9;
+                char shape[32];
+                snprintf(shape, sizeof shape, "%ux%u", m, k);
+                printf("%-7s %-6s %12s %10.1f %10.2f %7.1f%% %10.1f %10.2f\n", texel ? "texel" : "storage",
+                       vkllm__type_name(k_types[t]), shape, us, gbs, gbs / 49.0 * 100, cpu_us, gbs_cpu);
+                fflush(stdout);
+            }
             const char *e = strchr(sp, ',');
             sp = e ? e + 1 : sp + strlen(sp);
         }

@@ -236,13 +236,16 @@ static vkllm_status alloc_set(struct vkllm__cmd *c, VkDescriptorSetLayout layout
             c->pools = np;
             c->cap_pools = cap;
         }
-        VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                   .descriptorCount = SETS_PER_POOL * VKLLM__MAX_BINDINGS};
+        VkDescriptorPoolSize ps[] = {
+            {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = SETS_PER_POOL * VKLLM__MAX_BINDINGS},
+            {.type = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, .descriptorCount = SETS_PER_POOL * 2},
+            {.type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, .descriptorCount = SETS_PER_POOL * 2},
+        };
         VkDescriptorPoolCreateInfo pci = {
             .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
             .maxSets = SETS_PER_POOL,
-            .poolSizeCount = 1,
-            .pPoolSizes = &ps,
+            .poolSizeCount = VKLLM_ARRAY_LEN(ps),
+            .pPoolSizes = ps,
         };
         VKLLM_VK_TRY(st, gpu->vk.vkCreateDescriptorPool(gpu->device, &pci, NULL, &c->pools[c->n_pools]), fail);
         c->n_pools++;
@@ -294,16 +297,27 @@ static vkllm_status check_dispatch(const struct vkllm__gpu *gpu, const struct vk
                               "dispatch %s: binding %u range [%llu, +%llu) outside its buffer of %llu bytes", name, i,
                               (unsigned long long)b->offset, (unsigned long long)range,
                               (unsigned long long)b->buf->size);
-        if (range > gpu->max_binding)
-            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
-                              "dispatch %s: binding %u covers %llu bytes, more than maxStorageBufferRange (%llu)",
-                              name, i, (unsigned long long)range, (unsigned long long)gpu->max_binding);
-        if (info->min_storage_buffer_offset_alignment &&
-            (b->buf->offset + b->offset) % info->min_storage_buffer_offset_alignment)
+        char kind = vkllm__binding_kind(blob, i);
+        const struct vkllm__gpu_bind_limits *bl = &gpu->bind_limits;
+        uint64_t limit = gpu->max_binding, align = info->min_storage_buffer_offset_alignment;
+        const char *lname = "maxStorageBufferRange";
+        if (kind == 'u') {
+            limit = bl->max_uniform, align = bl->uniform_align, lname = "maxUniformBufferRange";
+        } else if (kind == 't' || kind == 'f') {
+            uint64_t tb = vkllm__texel_bytes(kind);
+            if (range % tb)
+                return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                                  "dispatch %s: texel binding %u covers %llu bytes, not whole %llu-byte texels", name,
+                                  i, (unsigned long long)range, (unsigned long long)tb);
+            limit = bl->max_texels * tb, align = bl->texel_align, lname = "maxTexelBufferElements";
+        }
+        if (range > limit)
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch %s: binding %u covers %llu bytes, more than %s (%llu)",
+                              name, i, (unsigned long long)range, lname, (unsigned long long)limit);
+        if (align && (b->buf->offset + b->offset) % align)
             return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                               "dispatch %s: binding %u offset %llu is not a multiple of %llu", name, i,
-                              (unsigned long long)b->offset,
-                              (unsigned long long)info->min_storage_buffer_offset_alignment);
+                              (unsigned long long)b->offset, (unsigned long long)align);
     }
     return VKLLM_STATUS_OK;
 }
@@ -319,22 +333,31 @@ vkllm_status vkllm__cmd_dispatch(struct vkllm__cmd *c, const struct vkllm__dispa
     VkDescriptorSet set;
     if ((st = alloc_set(c, s->set_layout, &set))) return st;
     VkDescriptorBufferInfo bi[VKLLM__MAX_BINDINGS];
+    VkBufferView tv[VKLLM__MAX_BINDINGS];
     VkWriteDescriptorSet w[VKLLM__MAX_BINDINGS];
+    const struct vkllm__shader_blob *blob = &vkllm__shader_blobs[d->shader];
     for (uint32_t i = 0; i < d->n_bind; i++) {
         const struct vkllm__binding *b = &d->bind[i];
+        char kind = vkllm__binding_kind(blob, i);
+        uint64_t range = b->range ? b->range : b->buf->size - b->offset;
         bi[i] = (VkDescriptorBufferInfo){
             .buffer = b->buf->block->buffer,
             .offset = b->buf->offset + b->offset,
-            .range = b->range ? b->range : b->buf->size - b->offset,
+            .range = range,
         };
         w[i] = (VkWriteDescriptorSet){
             .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
             .dstSet = set,
             .dstBinding = i,
             .descriptorCount = 1,
-            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorType = vkllm__binding_type(kind),
             .pBufferInfo = &bi[i],
         };
+        if (kind == 't' || kind == 'f') {
+            if ((st = vkllm__buffer_texel_view(b->buf, b->offset, range, vkllm__texel_format(kind), &tv[i]))) return st;
+            w[i].pBufferInfo = NULL;
+            w[i].pTexelBufferView = &tv[i];
+        }
     }
     gpu->vk.vkUpdateDescriptorSets(gpu->device, d->n_bind, w, 0, NULL);
     if (c->n_dispatch > 0) { /* each dispatch sees the writes of the ones before it */

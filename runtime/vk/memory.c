@@ -41,6 +41,18 @@ vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu) {
                                                              : (1ull << 30);
     gpu->block_size = VKLLM_MIN(DEFAULT_BLOCK_SIZE, maxalloc);
     gpu->max_binding = gpu->info.max_storage_buffer_range;
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(gpu->phys, &props);
+    struct vkllm__gpu_bind_limits *bl = &gpu->bind_limits;
+    bl->max_texels = props.limits.maxTexelBufferElements;
+    bl->max_uniform = props.limits.maxUniformBufferRange;
+    bl->texel_align = VKLLM_MAX(props.limits.minTexelBufferOffsetAlignment, 1);
+    bl->uniform_align = VKLLM_MAX(props.limits.minUniformBufferOffsetAlignment, 1);
+    VkFormatProperties fu, ff;
+    vkGetPhysicalDeviceFormatProperties(gpu->phys, VK_FORMAT_R32G32B32A32_UINT, &fu);
+    vkGetPhysicalDeviceFormatProperties(gpu->phys, VK_FORMAT_R32_SFLOAT, &ff);
+    bl->texel_formats = (fu.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) &&
+                        (ff.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT);
     gpu->force_staging = vkllm__env_int("VKLLM_FORCE_STAGING", 0) == 1;
     long limit_mb = vkllm__env_int("VKLLM_MEMORY_LIMIT_MB", 0);
     gpu->memory_limit = limit_mb > 0 ? (uint64_t)limit_mb << 20 : 0;
@@ -121,7 +133,9 @@ static vkllm_status block_create(struct vkllm__gpu *gpu, uint64_t size, enum vkl
     VkBufferCreateInfo bci = {
         .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
         .size = size,
-        .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+        /* any range may be bound as a storage, uniform or uniform texel buffer */
+        .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
+                 VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                  VK_BUFFER_USAGE_TRANSFER_DST_BIT,
         .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
     };
@@ -215,7 +229,9 @@ static vkllm_status block_give(struct vkllm__block *b, uint64_t off, uint64_t si
 vkllm_status vkllm__buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkllm__mem_kind kind,
                                  struct vkllm__buffer **out) {
     if (size == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "buffer of 0 bytes");
+    /* every buffer starts where any kind of binding may start */
     uint64_t align = VKLLM_MAX(gpu->info.min_storage_buffer_offset_alignment, 256);
+    align = VKLLM_MAX(align, VKLLM_MAX(gpu->bind_limits.texel_align, gpu->bind_limits.uniform_align));
     if (size > UINT64_MAX / 2) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "buffer size overflows");
     uint64_t reserved = align_up(size, align);
     struct vkllm__buffer *buf = vkllm__calloc(1, sizeof *buf);
@@ -275,6 +291,11 @@ void vkllm__buffer_free(struct vkllm__buffer *b) {
     if (!b) return;
     struct vkllm__gpu *gpu = b->gpu;
     struct vkllm__block *blk = b->block;
+    for (struct vkllm__texel_view *v = b->views, *next; v; v = next) {
+        next = v->next;
+        gpu->vk.vkDestroyBufferView(gpu->device, v->view, NULL);
+        vkllm__free(v);
+    }
     block_give(blk, b->offset, b->reserved);
     blk->used -= b->reserved;
     gpu->used -= b->reserved;
@@ -303,6 +324,50 @@ uint64_t vkllm__gpu_max_binding(const struct vkllm__gpu *gpu) { return gpu->max_
 
 void vkllm__gpu_set_max_binding(struct vkllm__gpu *gpu, uint64_t bytes) {
     gpu->max_binding = bytes && bytes < gpu->info.max_storage_buffer_range ? bytes : gpu->info.max_storage_buffer_range;
+}
+
+const struct vkllm__gpu_bind_limits *vkllm__gpu_bind_limits(const struct vkllm__gpu *gpu) {
+    return &gpu->bind_limits;
+}
+
+void vkllm__gpu_set_max_texels(struct vkllm__gpu *gpu, uint64_t n) {
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(gpu->phys, &props);
+    uint64_t dev = props.limits.maxTexelBufferElements;
+    gpu->bind_limits.max_texels = n && n < dev ? n : dev;
+}
+
+vkllm_status vkllm__buffer_texel_view(const struct vkllm__buffer *cb, uint64_t offset, uint64_t range, VkFormat fmt,
+                                      VkBufferView *out) {
+    struct vkllm__buffer *b = (struct vkllm__buffer *)cb; /* the view cache is not part of its value */
+    for (struct vkllm__texel_view *v = b->views; v; v = v->next) {
+        if (v->offset == offset && v->range == range && v->format == fmt) {
+            *out = v->view;
+            return VKLLM_STATUS_OK;
+        }
+    }
+    struct vkllm__gpu *gpu = b->gpu;
+    struct vkllm__texel_view *v = vkllm__calloc(1, sizeof *v);
+    if (!v) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    vkllm_status st = VKLLM_STATUS_OK;
+    VkBufferViewCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO,
+        .buffer = b->block->buffer,
+        .format = fmt,
+        .offset = b->offset + offset,
+        .range = range,
+    };
+    VKLLM_VK_TRY(st, gpu->vk.vkCreateBufferView(gpu->device, &ci, NULL, &v->view), fail);
+    v->offset = offset;
+    v->range = range;
+    v->format = fmt;
+    v->next = b->views;
+    b->views = v;
+    *out = v->view;
+    return VKLLM_STATUS_OK;
+fail:
+    vkllm__free(v);
+    return st;
 }
 
 uint64_t vkllm__gpu_memory_budget(const struct vkllm__gpu *gpu) {

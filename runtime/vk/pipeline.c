@@ -10,7 +10,7 @@
 
 #include "vk/vk.h"
 
-/* Module, descriptor set layout (n storage buffers) and pipeline layout of a shader. */
+/* Module, descriptor set layout (n buffers of the table's kinds) and pipeline layout of a shader. */
 static vkllm_status shader_state(struct vkllm__gpu *gpu, enum vkllm__shader_id id,
                                  struct vkllm__shader_state **out) {
     struct vkllm__shader_state *s = &gpu->shaders[id];
@@ -33,7 +33,7 @@ static vkllm_status shader_state(struct vkllm__gpu *gpu, enum vkllm__shader_id i
     for (uint32_t i = 0; i < blob->n_bindings; i++)
         b[i] = (VkDescriptorSetLayoutBinding){
             .binding = i,
-            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorType = vkllm__binding_type(vkllm__binding_kind(blob, i)),
             .descriptorCount = 1,
             .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
         };

@@ -72,6 +72,16 @@ struct vkllm__buffer {
     uint64_t offset;      /* in the block */
     uint64_t size;        /* bytes asked for */
     uint64_t reserved;    /* bytes taken from the block (aligned) */
+    struct vkllm__texel_view *views; /* texel views made for bindings, freed with the buffer */
+};
+
+/* A VkBufferView over a range of a buffer, made on first use and kept for the buffer's life (a
+ * recording that binds it may be replayed). */
+struct vkllm__texel_view {
+    uint64_t offset, range; /* bytes, relative to the buffer */
+    VkFormat format;
+    VkBufferView view;
+    struct vkllm__texel_view *next;
 };
 
 /* A pipeline for one (shader, specialization constants) pair, created on first use. */
@@ -112,6 +122,7 @@ struct vkllm__gpu {
     uint64_t memory_limit;        /* VKLLM_MEMORY_LIMIT_MB in bytes, 0 = the heap size */
     int force_staging;
     uint64_t max_binding;         /* bytes one binding may cover (<= maxStorageBufferRange) */            /* VKLLM_FORCE_STAGING=1: never map device blocks */
+    struct vkllm__gpu_bind_limits bind_limits; /* uniform and texel bindings */
 
     /* staging for devices without host-visible device-local memory */
     struct vkllm__buffer *staging;
@@ -125,9 +136,27 @@ struct vkllm__gpu {
     struct vkllm__shader_state shaders[VKLLM_SHADER_COUNT_];
 };
 
+/* The kind of binding i of a shader (see shaders/shaders.cmake): 's', 'u', 't' or 'f'. */
+static inline char vkllm__binding_kind(const struct vkllm__shader_blob *blob, uint32_t i) {
+    return blob->kinds && blob->kinds[0] ? blob->kinds[i] : 's';
+}
+static inline VkDescriptorType vkllm__binding_type(char kind) {
+    return kind == 'u' ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
+         : kind == 't' || kind == 'f' ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
+                                      : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+}
+/* Texel format and bytes per texel of a texel binding kind. */
+static inline VkFormat vkllm__texel_format(char kind) {
+    return kind == 't' ? VK_FORMAT_R32G32B32A32_UINT : VK_FORMAT_R32_SFLOAT;
+}
+static inline uint64_t vkllm__texel_bytes(char kind) { return kind == 't' ? 16 : 4; }
+
 /* memory.c */
 vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu);
 void vkllm__mem_free_all(struct vkllm__gpu *gpu);
+/* The texel view of [offset, offset + range) of b in format fmt (cached on b). */
+vkllm_status vkllm__buffer_texel_view(const struct vkllm__buffer *b, uint64_t offset, uint64_t range, VkFormat fmt,
+                                      VkBufferView *out);
 
 /* pipeline.c */
 vkllm_status vkllm__pipeline_get(struct vkllm__gpu *gpu, enum vkllm__shader_id id, uint32_t n_spec,

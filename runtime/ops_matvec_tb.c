@@ -1,0 +1,262 @@
+/* ops_matvec_tb.c - decode's matvec on CPU devices: the repacked weight copy and its kernel
+ * (shaders/matvec_tb.comp, which describes the layout; see ops_gpu.h).
+ *
+ * Why: on lavapipe every storage-buffer load a lane makes has about the same cost whatever its
+ * width; 16-byte texel fetches and uniform-buffer reads are several times cheaper, and with 8 rows
+ * interleaved one workgroup's fetches of a unit are neighbours. The repacked copy is made in
+ * addition to the GGUF-layout one (prefill's matmul and the embedding lookup read that).
+ *
+ * A matrix larger than one texel binding may cover (maxTexelBufferElements) is bound in chunks of
+ * whole 8-row groups; x columns are bound in groups that fit maxUniformBufferRange. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops_gpu.h"
+#include "shader_abi.h"
+#include "types.h"
+
+struct tb_format {
+    uint32_t type;
+    uint32_t unit;   /* elements per unit */
+    uint32_t tpu;    /* 16-byte texels per unit of a row */
+    int scales;      /* one f32 scale per unit of a row, in a second texel buffer */
+    enum vkllm__shader_id shader;
+};
+
+static const struct tb_format k_formats[] = {
+    {VKLLM_TYPE_F32, 4, 1, 0, VKLLM_SHADER_MATVEC_TB_F32},
+    {VKLLM_TYPE_F16, 8, 1, 0, VKLLM_SHADER_MATVEC_TB_F16},
+    {VKLLM_TYPE_Q8_0, 32, 2, 1, VKLLM_SHADER_MATVEC_TB_Q8_0},
+    {VKLLM_TYPE_Q4_0, 32, 1, 1, VKLLM_SHADER_MATVEC_TB_Q4_0},
+};
+
+#define GROUP 8u      /* rows interleaved */
+#define MAX_NCOLS 8u
+#define SCALES_ALIGN 256u
+
+static const struct tb_format *find_format(uint32_t type) {
+    for (size_t i = 0; i < VKLLM_ARRAY_LEN(k_formats); i++)
+        if (k_formats[i].type == type) return &k_formats[i];
+    return NULL;
+}
+
+/* Sizes of the repacked layout of an (m, k) matrix. */
+struct tb_layout {
+    uint64_t nu;       /* units per row */
+    uint64_t groups;   /* 8-row groups */
+    uint64_t q_group;  /* bytes of quants (or plain values) per group */
+    uint64_t s_group;  /* bytes of scales per group (0: none) */
+    uint64_t s_offset; /* bytes: where the scales start */
+    uint64_t total;
+};
+
+static struct tb_layout layout_of(const struct tb_format *f, uint64_t k, uint64_t m) {
+    struct tb_layout l;
+    l.nu = (k + f->unit - 1) / f->unit;
+    l.groups = (m + GROUP - 1) / GROUP;
+    l.q_group = l.nu * f->tpu * GROUP * 16;
+    l.s_group = f->scales ? l.nu * GROUP * 4 : 0;
+    l.s_offset = (l.groups * l.q_group + SCALES_ALIGN - 1) / SCALES_ALIGN * SCALES_ALIGN;
+    l.total = f->scales ? l.s_offset + l.groups * l.s_group : l.groups * l.q_group;
+    return l;
+}
+
+/* The path is on for CPU devices unless VKLLM_MATVEC_TEXEL=0, and on any device with =1. */
+static int path_on(const struct vkllm__gpu *gpu) {
+    long env = vkllm__env_int("VKLLM_MATVEC_TEXEL", -1);
+    if (env == 0 || env == 1) return (int)env;
+    return vkllm__gpu_info(gpu)->type == VKLLM_DEVICE_CPU;
+}
+
+/* Bytes of the repacked layout where the device can run it, else 0. */
+static uint64_t layout_bytes(const struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m) {
+    const struct tb_format *f = find_format(type);
+    const struct vkllm__gpu_bind_limits *bl = vkllm__gpu_bind_limits(gpu);
+    if (!f || !bl->texel_formats) return 0;
+    /* k % 4: x is read as vec4s; one column of x (at any 16-byte offset) fits a uniform binding;
+     * one 8-row group fits a texel binding. */
+    if (k == 0 || m == 0 || k % 4 || (f->scales && k % f->unit)) return 0;
+    if (k * 4 + bl->uniform_align > bl->max_uniform || m > UINT32_MAX) return 0;
+    struct tb_layout l = layout_of(f, k, m);
+    if (l.q_group / 16 > bl->max_texels) return 0;
+    return l.total;
+}
+
+uint64_t vkllm__matvec_tb_bytes(const struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m) {
+    return path_on(gpu) ? layout_bytes(gpu, type, k, m) : 0;
+}
+
+/* A matrix with both layouts takes this path while it is on; one with only the repacked layout
+ * always does. */
+int vkllm__matvec_tb_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w) {
+    return w && w->tb && layout_bytes(gpu, w->type, w->k, w->m) == vkllm__buffer_size(w->tb) &&
+           (!w->buf || path_on(gpu));
+}
+
+/* --- repacking ----------------------------------------------------------------------------- */
+
+/* Row r of GGUF bytes `src` into the repacked layout `dst` (zeroed beforehand). */
+static void repack_row(const struct tb_format *f, const struct tb_layout *l, const uint8_t *src, uint64_t k,
+                       uint64_t r, uint8_t *dst) {
+    uint64_t g = r / GROUP, lane = r % GROUP;
+    for (uint64_t u = 0; u < l->nu; u++) {
+        uint64_t unit = g * l->nu + u;
+        uint8_t *t0 = dst + ((unit * f->tpu) * GROUP + lane) * 16; /* texel h at + h * GROUP * 16 */
+        switch (f->type) {
+        case VKLLM_TYPE_Q8_0: { /* f16 d, int8 qs[32] */
+            const uint8_t *b = src + u * 34;
+            uint16_t d;
+            memcpy(&d, b, 2);
+            memcpy(t0, b + 2, 16);
+            memcpy(t0 + GROUP * 16, b + 18, 16);
+            float s = vkllm__f16_to_f32(d);
+            memcpy(dst + l->s_offset + (unit * GROUP + lane) * 4, &s, 4);
+            break;
+        }
+        case VKLLM_TYPE_Q4_0: { /* f16 d, uint8 qs[16] */
+            const uint8_t *b = src + u * 18;
+            uint16_t d;
+            memcpy(&d, b, 2);
+            memcpy(t0, b + 2, 16);
+            float s = vkllm__f16_to_f32(d);
+            memcpy(dst + l->s_offset + (unit * GROUP + lane) * 4, &s, 4);
+            break;
+        }
+        case VKLLM_TYPE_F32:
+        case VKLLM_TYPE_F16: {
+            uint64_t es = f->type == VKLLM_TYPE_F32 ? 4 : 2, e0 = u * f->unit;
+            uint64_t n = VKLLM_MIN((uint64_t)f->unit, k - e0);
+            memcpy(t0, src + e0 * es, n * es); /* the rest stays zero */
+            break;
+        }
+        }
+    }
+}
+
+vkllm_status vkllm__dtensor_add_tb(struct vkllm__gpu *gpu, struct vkllm__dtensor *t, const void *data) {
+    uint64_t bytes = vkllm__matvec_tb_bytes(gpu, t->type, t->k, t->m);
+    if (!bytes || !data) return VKLLM_STATUS_OK;
+    const struct tb_format *f = find_format(t->type);
+    struct tb_layout l = layout_of(f, t->k, t->m);
+    uint8_t *host = vkllm__calloc(1, bytes);
+    if (!host) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory (%llu bytes to repack a matrix)",
+                                 (unsigned long long)bytes);
+    for (uint64_t r = 0; r < t->m; r++) repack_row(f, &l, (const uint8_t *)data + r * t->row_bytes, t->k, r, host);
+    struct vkllm__buffer *b = NULL;
+    vkllm_status st = vkllm__buffer_alloc(gpu, bytes, VKLLM__MEM_DEVICE, &b);
+    if (!st) st = vkllm__buffer_upload(b, 0, host, bytes);
+    vkllm__free(host);
+    if (st) {
+        vkllm__buffer_free(b);
+        return st;
+    }
+    vkllm__buffer_free(t->tb);
+    t->tb = b;
+    return VKLLM_STATUS_OK;
+}
+
+/* --- the op -------------------------------------------------------------------------------- */
+
+static uint64_t view_size(struct vkllm__view v) {
+    uint64_t b = vkllm__buffer_size(v.buf);
+    if (v.size) return v.size;
+    return v.offset < b ? b - v.offset : 0;
+}
+
+static int pow2_le8(long v) { return v == 1 || v == 2 || v == 4 || v == 8; }
+
+vkllm_status vkllm__op_matvec_tb(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                 struct vkllm__view x, uint32_t ncols) {
+    struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    if (!vkllm__matvec_tb_applies(gpu, w))
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec_tb: no repacked copy of this %s matrix for this device",
+                          w ? vkllm__type_name(w->type) : "(null)");
+    if (ncols == 0 || ncols > MAX_NCOLS)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_tb: %u columns (1..%u)", ncols, MAX_NCOLS);
+    if (view_size(x) < ncols * w->k * 4 || view_size(y) < ncols * w->m * 4)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "matvec_tb: x (%llu bytes) or y (%llu bytes) too small for %u columns of %llu x %llu",
+                          (unsigned long long)view_size(x), (unsigned long long)view_size(y), ncols,
+                          (unsigned long long)w->m, (unsigned long long)w->k);
+    if (x.offset % 16 || y.offset % 4)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_tb: x offset %llu (16-byte multiple) or y offset %llu"
+                          " (4-byte multiple) misaligned", (unsigned long long)x.offset, (unsigned long long)y.offset);
+    const struct tb_format *f = find_format(w->type);
+    const struct vkllm__gpu_bind_limits *bl = vkllm__gpu_bind_limits(gpu);
+    const struct vkllm_device_info *info = vkllm__gpu_info(gpu);
+    struct tb_layout l = layout_of(f, w->k, w->m);
+
+    /* work split: VKLLM_MATVEC_TB_WG / _NR override (benchmarks) */
+    long wg = vkllm__env_int("VKLLM_MATVEC_TB_WG", 8), nr = vkllm__env_int("VKLLM_MATVEC_TB_NR", 4);
+    if (wg < 1 || wg > (long)info->max_workgroup_invocations || wg > (long)info->max_workgroup_size[0] ||
+        !pow2_le8(nr))
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_tb: bad work split wg=%ld nr=%ld", wg, nr);
+
+    /* chunks of whole groups: each binding within maxTexelBufferElements, each start aligned */
+    uint64_t ta = bl->texel_align;
+    uint64_t step = ta / vkllm__gcd_u64(l.q_group, ta);
+    if (l.s_group) {
+        uint64_t ss = ta / vkllm__gcd_u64(l.s_group, ta);
+        step = step / vkllm__gcd_u64(step, ss) * ss;
+    }
+    uint64_t per_group = l.q_group / 16; /* texels; the scales' are fewer */
+    uint64_t gpc = bl->max_texels / per_group / step * step;
+    if (gpc == 0)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "matvec_tb: %llu groups of %llu texels exceed maxTexelBufferElements (%llu)",
+                          (unsigned long long)step, (unsigned long long)per_group, (unsigned long long)bl->max_texels);
+    uint64_t ya = VKLLM_MAX(info->min_storage_buffer_offset_alignment, 4);
+    uint64_t ua = bl->uniform_align, xcol = w->k * 4;
+
+    vkllm_status st = VKLLM_STATUS_OK;
+    for (uint64_t g0 = 0; g0 < l.groups; g0 += gpc) {
+        uint64_t ng = VKLLM_MIN(gpc, l.groups - g0);
+        uint64_t r0 = g0 * GROUP, nr_rows = VKLLM_MIN(ng * GROUP, w->m - r0);
+        for (uint32_t c0 = 0; c0 < ncols;) {
+            /* x: columns c0.. from the aligned offset at or before column c0 */
+            uint64_t xoff = x.offset + c0 * xcol, xbase = xoff / ua * ua, xd = xoff - xbase;
+            uint32_t nc = (uint32_t)VKLLM_MIN((uint64_t)(ncols - c0), (bl->max_uniform - xd) / xcol);
+            /* y: rows r0.. of columns c0..c0+nc-1 */
+            uint64_t yoff = y.offset + ((uint64_t)c0 * w->m + r0) * 4, ybase = yoff / ya * ya;
+            uint64_t yrange = yoff - ybase + ((uint64_t)(nc - 1) * w->m + nr_rows) * 4;
+            struct vkllm_pc_matvec_tb pc = {
+                (uint32_t)w->k, (uint32_t)l.nu, (uint32_t)nr_rows, (uint32_t)((yoff - ybase) / 4),
+                (uint32_t)w->m, (uint32_t)(xd / 16), (uint32_t)(w->k / 4),
+            };
+            struct vkllm__dispatch d = {
+                .shader = f->shader,
+                .n_spec = 4,
+                .spec = {(uint32_t)wg, (uint32_t)nr, nc, (uint32_t)((xd + nc * xcol) / 16)},
+                .push = &pc, .push_size = sizeof pc, .label = "matvec_tb",
+            };
+            uint32_t nb = 0;
+            d.bind[nb++] = (struct vkllm__binding){w->tb, g0 * l.q_group, ng * l.q_group};
+            if (l.s_group) d.bind[nb++] = (struct vkllm__binding){w->tb, l.s_offset + g0 * l.s_group, ng * l.s_group};
+            d.bind[nb++] = (struct vkllm__binding){x.buf, xbase, xd + nc * xcol};
+            d.bind[nb++] = (struct vkllm__binding){y.buf, ybase, yrange};
+            d.n_bind = nb;
+            vkllm__gpu_grid_1d(gpu, (nr_rows + (uint64_t)nr - 1) / (uint64_t)nr, (uint32_t)wg, d.groups);
+            if ((st = vkllm__cmd_dispatch(c, &d))) return st;
+            c0 += nc;
+        }
+    }
+    return VKLLM_STATUS_OK;
+}
+
+/* The part of view v from byte off on. */
+static struct vkllm__view sub_view(struct vkllm__view v, uint64_t off) {
+    struct vkllm__view r = {v.buf, v.offset + off, v.size ? (v.size > off ? v.size - off : 1) : 0};
+    return r;
+}
+
+vkllm_status vkllm__op_matmul_tb(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                 struct vkllm__view x, uint32_t n) {
+    if (n == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matmul_tb: 0 rows of x");
+    for (uint32_t n0 = 0; n0 < n; n0 += MAX_NCOLS) {
+        uint32_t nc = VKLLM_MIN(MAX_NCOLS, n - n0);
+        vkllm_status st = vkllm__op_matvec_tb(c, sub_view(y, (uint64_t)n0 * w->m * 4), w,
+                                              sub_view(x, (uint64_t)n0 * w->k * 4), nc);
+        if (st) return st;
+    }
+    return VKLLM_STATUS_OK;
+}

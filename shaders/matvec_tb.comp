@@ -1,0 +1,139 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
+// matvec_tb.comp - decode's matrix-vector product for CPU devices (lavapipe):
+// y (NC, m) = x (NC, k) @ W^T, W (m, k) in a layout repacked at load time
+// (runtime/ops_matvec_tb.c), read through a uniform texel buffer; x in a uniform buffer.
+// On lavapipe every storage-buffer load a lane makes costs about the same whatever its width;
+// texel fetches of 16 bytes and uniform-buffer reads are several times cheaper.
+//
+// Repacked layout: rows in groups of 8, the groups' rows interleaved unit by unit, so that the
+// 8 rows' texels of one unit are neighbours. A unit is a block of 32 (Q8_0, Q4_0), 4 (F32) or
+// 8 (F16) elements; nu units per row (the last one zero-padded). Texel index of unit u, half h
+// (Q8_0 has 2 texels per unit, the others 1) of row r:
+//     ((r / 8 * nu + u) * TPU + h) * 8 + r % 8
+// Q8_0 and Q4_0 keep the texels' bytes as in the GGUF block (qs[]); their scales, converted to
+// f32, are a second texel buffer: scale of unit u of row r at (r / 8 * nu + u) * 8 + r % 8.
+// Rows past m in the last group are zero.
+//
+// Specialization constants: 0 workgroup size, NR rows per invocation (1, 2, 4 or 8: one
+// invocation's rows are in one group), NC columns of x, XN vec4s in the x binding. Each column's
+// arithmetic is the same whatever NC is, so a column's result does not depend on the batch.
+#include "common.glsl"
+
+layout(constant_id = 1) const uint NR = 4;
+layout(constant_id = 2) const uint NC = 1;
+layout(constant_id = 3) const uint XN = 1;
+
+layout(push_constant) uniform PC {
+    uint k;       // elements per row
+    uint nu;      // units per row
+    uint m;       // rows in this dispatch (a chunk of whole groups; the last may end mid-group)
+    uint y0;      // y index of row 0 of column 0 in the y binding
+    uint ystride; // y elements between columns
+    uint x0;      // vec4 index of column 0 in the x binding
+    uint xstride; // vec4s between columns (k / 4)
+} p;
+
+layout(binding = 0) uniform usamplerBuffer wq;
+#if defined(TB_Q8_0) || defined(TB_Q4_0)
+layout(binding = 1) uniform samplerBuffer ws;
+#define XB 2
+#define YB 3
+#else
+#define XB 1
+#define YB 2
+#endif
+layout(std140, binding = XB) uniform X { vec4 x[XN]; };
+layout(std430, binding = YB) writeonly buffer Y { float y[]; };
+
+// 4 signed bytes of a word, byte 0 first
+vec4 s8(uint v) { return vec4(ivec4(uvec4(v) << uvec4(24, 16, 8, 0)) >> 24); }
+// Q4_0: low nibbles (elements 0..15 of the block) and high nibbles (16..31) of 4 bytes, minus 8
+vec4 lo4(uint v) { return vec4((uvec4(v) >> uvec4(0, 8, 16, 24)) & 15u) - 8.0; }
+vec4 hi4(uint v) { return vec4((uvec4(v) >> uvec4(4, 12, 20, 28)) & 15u) - 8.0; }
+vec4 h4(uint a, uint b) { return vec4(unpackHalf2x16(a), unpackHalf2x16(b)); }
+
+void main() {
+    uint r0 = global_index_2d() * NR;
+    if (r0 >= p.m) return;
+    uint g = r0 / 8u, lane = r0 % 8u;
+    float acc[NR * NC];
+    [[unroll]] for (uint i = 0u; i < NR * NC; i++) acc[i] = 0.0;
+
+#if defined(TB_Q8_0) || defined(TB_Q4_0)
+    for (uint u = 0u; u < p.nu; u++) {
+        uint unit = g * p.nu + u;
+        float d[NR];
+#if defined(TB_Q8_0)
+        uvec4 qa[NR], qb[NR];
+        [[unroll]] for (uint r = 0u; r < NR; r++) {
+            qa[r] = texelFetch(wq, int(unit * 16u + lane + r));
+            qb[r] = texelFetch(wq, int(unit * 16u + 8u + lane + r));
+            d[r] = texelFetch(ws, int(unit * 8u + lane + r)).x;
+        }
+#else
+        uvec4 qa[NR];
+        [[unroll]] for (uint r = 0u; r < NR; r++) {
+            qa[r] = texelFetch(wq, int(unit * 8u + lane + r));
+            d[r] = texelFetch(ws, int(unit * 8u + lane + r)).x;
+        }
+#endif
+        [[unroll]] for (uint c = 0u; c < NC; c++) {
+            uint xb = p.x0 + c * p.xstride + u * 8u;
+            vec4 x0 = x[xb], x1 = x[xb + 1u], x2 = x[xb + 2u], x3 = x[xb + 3u];
+            vec4 x4 = x[xb + 4u], x5 = x[xb + 5u], x6 = x[xb + 6u], x7 = x[xb + 7u];
+            [[unroll]] for (uint r = 0u; r < NR; r++) {
+#if defined(TB_Q8_0)
+                float s = dot(s8(qa[r].x), x0) + dot(s8(qa[r].y), x1) + dot(s8(qa[r].z), x2) + dot(s8(qa[r].w), x3) +
+                          dot(s8(qb[r].x), x4) + dot(s8(qb[r].y), x5) + dot(s8(qb[r].z), x6) + dot(s8(qb[r].w), x7);
+#else
+                float s = dot(lo4(qa[r].x), x0) + dot(lo4(qa[r].y), x1) + dot(lo4(qa[r].z), x2) + dot(lo4(qa[r].w), x3) +
+                          dot(hi4(qa[r].x), x4) + dot(hi4(qa[r].y), x5) + dot(hi4(qa[r].z), x6) + dot(hi4(qa[r].w), x7);
+#endif
+                acc[r * NC + c] += d[r] * s;
+            }
+        }
+    }
+#elif defined(TB_F32)
+    for (uint u = 0u; u < p.nu; u++) {
+        uint base = (g * p.nu + u) * 8u + lane;
+        vec4 w[NR];
+        [[unroll]] for (uint r = 0u; r < NR; r++) w[r] = uintBitsToFloat(texelFetch(wq, int(base + r)));
+        [[unroll]] for (uint c = 0u; c < NC; c++) {
+            vec4 xv = x[p.x0 + c * p.xstride + u];
+            [[unroll]] for (uint r = 0u; r < NR; r++) acc[r * NC + c] += dot(w[r], xv);
+        }
+    }
+#elif defined(TB_F16)
+    // 8 halves per texel; when k % 8 == 4 the last unit's second half is past x: a tail step
+    uint full = p.k / 8u;
+    for (uint u = 0u; u < full; u++) {
+        uint base = (g * p.nu + u) * 8u + lane;
+        uvec4 w[NR];
+        [[unroll]] for (uint r = 0u; r < NR; r++) w[r] = texelFetch(wq, int(base + r));
+        [[unroll]] for (uint c = 0u; c < NC; c++) {
+            uint xb = p.x0 + c * p.xstride + u * 2u;
+            vec4 xa = x[xb], xc = x[xb + 1u];
+            [[unroll]] for (uint r = 0u; r < NR; r++)
+                acc[r * NC + c] += dot(h4(w[r].x, w[r].y), xa) + dot(h4(w[r].z, w[r].w), xc);
+        }
+    }
+    if (full < p.nu) {
+        uint base = (g * p.nu + full) * 8u + lane;
+        [[unroll]] for (uint r = 0u; r < NR; r++) {
+            uvec4 w = texelFetch(wq, int(base + r));
+            [[unroll]] for (uint c = 0u; c < NC; c++)
+                acc[r * NC + c] += dot(h4(w.x, w.y), x[p.x0 + c * p.xstride + full * 2u]);
+        }
+    }
+#else
+#error "one TB_* define per variant"
+#endif
+
+    [[unroll]] for (uint r = 0u; r < NR; r++) {
+        if (r0 + r < p.m) {
+            [[unroll]] for (uint c = 0u; c < NC; c++) y[p.y0 + c * p.ystride + r0 + r] = acc[r * NC + c];
+        }
+    }
+}
