@@ -236,6 +236,13 @@ vkllm_status vkllm__op_matvec_tb(struct vkllm__cmd *c, struct vkllm__view y, con
             d.bind[nb++] = (struct vkllm__binding){y.buf, ybase, yrange};
             d.n_bind = nb;
             vkllm__gpu_grid_1d(gpu, (nr_rows + (uint64_t)nr - 1) / (uint64_t)nr, (uint32_t)wg, d.groups);
+            /* the chunk's repacked texels once for all nc columns (8-row groups, so a last partial
+             * group's padding too), x of the nc columns once per workgroup */
+            uint64_t groups = (uint64_t)d.groups[0] * d.groups[1];
+            d.cost.weight_bytes = ng * (l.q_group + l.s_group);
+            d.cost.bytes_read = d.cost.weight_bytes + groups * nc * xcol;
+            d.cost.bytes_written = (uint64_t)nc * nr_rows * 4;
+            d.cost.flops = 2ull * nc * nr_rows * w->k;
             if ((st = vkllm__cmd_dispatch(c, &d))) return st;
             c0 += nc;
         }
