@@ -409,6 +409,18 @@ static cJSON *profile_json(const struct profile *p, const struct opts *o) {
     return j;
 }
 
+/* JSON output: j goes into arr (json), or out as one line when arr is NULL (jsonl). */
+static void put_json(cJSON *j, cJSON *arr) {
+    if (arr) {
+        cJSON_AddItemToArray(arr, j);
+        return;
+    }
+    char *s = cJSON_PrintUnformatted(j);
+    if (s) printf("%s\n", s);
+    cJSON_free(s);
+    cJSON_Delete(j);
+}
+
 static void print_profiles_csv(const struct profile *ps, int n) {
     printf("\nprofile,device,n_tokens,n_depth,kernel,calls,gpu_ms,share,bytes_read,bytes_written,weight_bytes,flops,"
            "gbps,gflops,kernel_sum_ms,step_ms,step_ms_unprofiled\n");
@@ -468,28 +480,8 @@ static void print_results(const struct result *rs, int n, const struct profile *
     } else {
         int lines = !strcmp(o->format, "jsonl");
         cJSON *arr = lines ? NULL : cJSON_CreateArray();
-        for (int i = 0; i < n; i++) {
-            cJSON *j = row_json(&rs[i], o);
-            if (lines) {
-                char *s = cJSON_PrintUnformatted(j);
-                if (s) printf("%s\n", s);
-                cJSON_free(s);
-                cJSON_Delete(j);
-            } else {
-                cJSON_AddItemToArray(arr, j);
-            }
-        }
-        for (int i = 0; i < n_ps; i++) {
-            cJSON *j = profile_json(&ps[i], o);
-            if (lines) {
-                char *s = cJSON_PrintUnformatted(j);
-                if (s) printf("%s\n", s);
-                cJSON_free(s);
-                cJSON_Delete(j);
-            } else {
-                cJSON_AddItemToArray(arr, j);
-            }
-        }
+        for (int i = 0; i < n; i++) put_json(row_json(&rs[i], o), arr);
+        for (int i = 0; i < n_ps; i++) put_json(profile_json(&ps[i], o), arr);
         if (arr) {
             char *s = cJSON_Print(arr);
             if (s) printf("%s\n", s);

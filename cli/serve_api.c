@@ -333,9 +333,8 @@ char *vkllm__api_reply_json(struct serve_server *srv, struct serve_req *r) {
     return s;
 }
 
-static void emit(cJSON *o, struct serve_buf *out) {
-    char *s = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
+/* One SSE event of the JSON text s (freed here; NULL: out of memory). */
+static void emit_text(char *s, struct serve_buf *out) {
     if (!s) {
         out->oom = 1;
         return;
@@ -344,6 +343,12 @@ static void emit(cJSON *o, struct serve_buf *out) {
     vkllm__sbuf_add(out, s, strlen(s));
     vkllm__sbuf_add(out, "\n\n", 2);
     cJSON_free(s);
+}
+
+static void emit(cJSON *o, struct serve_buf *out) {
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    emit_text(s, out);
 }
 
 /* A chunk with one choice: the delta (chat) or text, and finish_reason (NULL: null). */
@@ -397,13 +402,5 @@ void vkllm__api_sse_end(struct serve_server *srv, struct serve_req *r, struct se
 }
 
 void vkllm__api_sse_error(struct serve_req *r, struct serve_buf *out) {
-    char *s = vkllm__api_error_json(r->err, "server_error", NULL, NULL);
-    if (!s) {
-        out->oom = 1;
-        return;
-    }
-    vkllm__sbuf_add(out, "data: ", 6);
-    vkllm__sbuf_add(out, s, strlen(s));
-    vkllm__sbuf_add(out, "\n\n", 2);
-    cJSON_free(s);
+    emit_text(vkllm__api_error_json(r->err, "server_error", NULL, NULL), out);
 }
