@@ -13,12 +13,14 @@
 // (Q8_0 has 2 texels per unit, the others 1) of row r:
 //     ((r / 8 * nu + u) * TPU + h) * 8 + r % 8
 // Q8_0 and Q4_0 keep the texels' bytes as in the GGUF block (qs[]); their scales, converted to
-// f32, are a second texel buffer: scale of unit u of row r at (r / 8 * nu + u) * 8 + r % 8.
-// Rows past m in the last group are zero.
+// f32, are a second texel buffer (read as 4 scales per texel): scale of unit u of row r at
+// (r / 8 * nu + u) * 8 + r % 8. Rows past m in the last group are zero.
 //
 // Specialization constants: 0 workgroup size, NR rows per invocation (1, 2, 4 or 8: one
 // invocation's rows are in one group), NC columns of x, XN vec4s in the x binding. Each column's
 // arithmetic is the same whatever NC is, so a column's result does not depend on the batch.
+// (Sharing x across a subgroup by broadcasts instead of every lane reading it was tried: on
+// lavapipe 22.3 it made the kernel about 1.8x slower.)
 #include "common.glsl"
 
 layout(constant_id = 1) const uint NR = 4;
@@ -37,7 +39,7 @@ layout(push_constant) uniform PC {
 
 layout(binding = 0) uniform usamplerBuffer wq;
 #if defined(TB_Q8_0) || defined(TB_Q4_0)
-layout(binding = 1) uniform samplerBuffer ws;
+layout(binding = 1) uniform usamplerBuffer ws;
 #define XB 2
 #define YB 3
 #else
@@ -47,11 +49,23 @@ layout(binding = 1) uniform samplerBuffer ws;
 layout(std140, binding = XB) uniform X { vec4 x[XN]; };
 layout(std430, binding = YB) writeonly buffer Y { float y[]; };
 
-// 4 signed bytes of a word, byte 0 first
-vec4 s8(uint v) { return vec4(ivec4(uvec4(v) << uvec4(24, 16, 8, 0)) >> 24); }
-// Q4_0: low nibbles (elements 0..15 of the block) and high nibbles (16..31) of 4 bytes, minus 8
-vec4 lo4(uint v) { return vec4((uvec4(v) >> uvec4(0, 8, 16, 24)) & 15u) - 8.0; }
-vec4 hi4(uint v) { return vec4((uvec4(v) >> uvec4(4, 12, 20, 28)) & 15u) - 8.0; }
+// s + the 4 signed bytes of v (byte 0 first) times xv, each byte times 2^24: a byte moved to the
+// top of an int converts exactly without a sign extension (the caller scales by 2^-24, which
+// changes no rounding). One fma per element: lavapipe does not contract a * b + c by itself.
+float q8dot(uint v, vec4 xv, float s) {
+    s = fma(float(int(v << 24)), xv.x, s);
+    s = fma(float(int((v << 16) & 0xff000000u)), xv.y, s);
+    s = fma(float(int((v << 8) & 0xff000000u)), xv.z, s);
+    return fma(float(int(v & 0xff000000u)), xv.w, s);
+}
+// Q4_0: s + the low nibbles (elements 0..15 of the block) or the high nibbles (16..31) of the 4
+// bytes of v, minus 8, times xv
+float q4dot(uint v, uint sh, vec4 xv, float s) {
+    s = fma(float((v >> sh) & 15u) - 8.0, xv.x, s);
+    s = fma(float((v >> (sh + 8u)) & 15u) - 8.0, xv.y, s);
+    s = fma(float((v >> (sh + 16u)) & 15u) - 8.0, xv.z, s);
+    return fma(float((v >> (sh + 24u)) & 15u) - 8.0, xv.w, s);
+}
 vec4 h4(uint a, uint b) { return vec4(unpackHalf2x16(a), unpackHalf2x16(b)); }
 
 void main() {
@@ -64,19 +78,23 @@ void main() {
 #if defined(TB_Q8_0) || defined(TB_Q4_0)
     for (uint u = 0u; u < p.nu; u++) {
         uint unit = g * p.nu + u;
+        // the NR scales: 4 per texel; NR >= 4 starts a texel (lane % 4 == 0)
+        uint s0 = unit * 8u + lane, j0 = NR >= 4u ? 0u : s0 % 4u;
+        uvec4 sc0 = texelFetch(ws, int(s0 / 4u)), sc1 = uvec4(0u);
+        if (NR == 8u) sc1 = texelFetch(ws, int(s0 / 4u + 1u));
         float d[NR];
 #if defined(TB_Q8_0)
         uvec4 qa[NR], qb[NR];
         [[unroll]] for (uint r = 0u; r < NR; r++) {
             qa[r] = texelFetch(wq, int(unit * 16u + lane + r));
             qb[r] = texelFetch(wq, int(unit * 16u + 8u + lane + r));
-            d[r] = texelFetch(ws, int(unit * 8u + lane + r)).x;
+            d[r] = uintBitsToFloat(j0 + r < 4u ? sc0[j0 + r] : sc1[j0 + r - 4u]);
         }
 #else
         uvec4 qa[NR];
         [[unroll]] for (uint r = 0u; r < NR; r++) {
             qa[r] = texelFetch(wq, int(unit * 8u + lane + r));
-            d[r] = texelFetch(ws, int(unit * 8u + lane + r)).x;
+            d[r] = uintBitsToFloat(j0 + r < 4u ? sc0[j0 + r] : sc1[j0 + r - 4u]);
         }
 #endif
         [[unroll]] for (uint c = 0u; c < NC; c++) {
@@ -85,11 +103,14 @@ void main() {
             vec4 x4 = x[xb + 4u], x5 = x[xb + 5u], x6 = x[xb + 6u], x7 = x[xb + 7u];
             [[unroll]] for (uint r = 0u; r < NR; r++) {
 #if defined(TB_Q8_0)
-                float s = dot(s8(qa[r].x), x0) + dot(s8(qa[r].y), x1) + dot(s8(qa[r].z), x2) + dot(s8(qa[r].w), x3) +
-                          dot(s8(qb[r].x), x4) + dot(s8(qb[r].y), x5) + dot(s8(qb[r].z), x6) + dot(s8(qb[r].w), x7);
+                // two chains (elements 0..15 and 16..31) for the fma latency
+                float sa = q8dot(qa[r].w, x3, q8dot(qa[r].z, x2, q8dot(qa[r].y, x1, q8dot(qa[r].x, x0, 0.0))));
+                float sb = q8dot(qb[r].w, x7, q8dot(qb[r].z, x6, q8dot(qb[r].y, x5, q8dot(qb[r].x, x4, 0.0))));
+                float s = (sa + sb) * (1.0 / 16777216.0);
 #else
-                float s = dot(lo4(qa[r].x), x0) + dot(lo4(qa[r].y), x1) + dot(lo4(qa[r].z), x2) + dot(lo4(qa[r].w), x3) +
-                          dot(hi4(qa[r].x), x4) + dot(hi4(qa[r].y), x5) + dot(hi4(qa[r].z), x6) + dot(hi4(qa[r].w), x7);
+                float sa = q4dot(qa[r].w, 0u, x3, q4dot(qa[r].z, 0u, x2, q4dot(qa[r].y, 0u, x1, q4dot(qa[r].x, 0u, x0, 0.0))));
+                float sb = q4dot(qa[r].w, 4u, x7, q4dot(qa[r].z, 4u, x6, q4dot(qa[r].y, 4u, x5, q4dot(qa[r].x, 4u, x4, 0.0))));
+                float s = sa + sb;
 #endif
                 acc[r * NC + c] += d[r] * s;
             }
