@@ -2,12 +2,12 @@
  * (shaders/matvec_tb.comp, which describes the layout; see ops_gpu.h).
  *
  * Why: on lavapipe every storage-buffer load a lane makes has about the same cost whatever its
- * width; 16-byte texel fetches and uniform-buffer reads are several times cheaper, and with 8 rows
+ * width; 16-byte texel fetches are several times cheaper (also for x), and with 8 rows
  * interleaved one workgroup's fetches of a unit are neighbours. The repacked copy is made in
  * addition to the GGUF-layout one (prefill's matmul and the embedding lookup read that).
  *
  * A matrix larger than one texel binding may cover (maxTexelBufferElements) is bound in chunks of
- * whole 8-row groups; x columns are bound in groups that fit maxUniformBufferRange. */
+ * whole 8-row groups; x columns in groups that fit one too. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,10 +73,10 @@ static uint64_t layout_bytes(const struct vkllm__gpu *gpu, uint32_t type, uint64
     const struct tb_format *f = find_format(type);
     const struct vkllm__gpu_bind_limits *bl = vkllm__gpu_bind_limits(gpu);
     if (!f || !bl->texel_formats) return 0;
-    /* k % 4: x is read as vec4s; one column of x (at any 16-byte offset) fits a uniform binding;
+    /* k % 4: x is read as vec4s; one column of x (at any 16-byte offset) fits a texel binding;
      * one 8-row group fits a texel binding. */
     if (k == 0 || m == 0 || k % 4 || (f->scales && k % f->unit)) return 0;
-    if (k * 4 + bl->uniform_align > bl->max_uniform || m > UINT32_MAX) return 0;
+    if (k * 4 + VKLLM_MAX(bl->texel_align, 16) - 16 > bl->max_texels * 16 || m > UINT32_MAX) return 0;
     struct tb_layout l = layout_of(f, k, m);
     if (l.q_group / 16 > bl->max_texels) return 0;
     return l.total;
@@ -206,7 +206,7 @@ vkllm_status vkllm__op_matvec_tb(struct vkllm__cmd *c, struct vkllm__view y, con
                           "matvec_tb: %llu groups of %llu texels exceed maxTexelBufferElements (%llu)",
                           (unsigned long long)step, (unsigned long long)per_group, (unsigned long long)bl->max_texels);
     uint64_t ya = VKLLM_MAX(info->min_storage_buffer_offset_alignment, 4);
-    uint64_t ua = bl->uniform_align, xcol = w->k * 4;
+    uint64_t ua = VKLLM_MAX(bl->texel_align, 16), xcol = w->k * 4;
 
     vkllm_status st = VKLLM_STATUS_OK;
     for (uint64_t g0 = 0; g0 < l.groups; g0 += gpc) {
@@ -215,7 +215,7 @@ vkllm_status vkllm__op_matvec_tb(struct vkllm__cmd *c, struct vkllm__view y, con
         for (uint32_t c0 = 0; c0 < ncols;) {
             /* x: columns c0.. from the aligned offset at or before column c0 */
             uint64_t xoff = x.offset + c0 * xcol, xbase = xoff / ua * ua, xd = xoff - xbase;
-            uint32_t nc = (uint32_t)VKLLM_MIN((uint64_t)(ncols - c0), (bl->max_uniform - xd) / xcol);
+            uint32_t nc = (uint32_t)VKLLM_MIN((uint64_t)(ncols - c0), (bl->max_texels * 16 - xd) / xcol);
             /* y: rows r0.. of columns c0..c0+nc-1 */
             uint64_t yoff = y.offset + ((uint64_t)c0 * w->m + r0) * 4, ybase = yoff / ya * ya;
             uint64_t yrange = yoff - ybase + ((uint64_t)(nc - 1) * w->m + nr_rows) * 4;
@@ -225,8 +225,8 @@ vkllm_status vkllm__op_matvec_tb(struct vkllm__cmd *c, struct vkllm__view y, con
             };
             struct vkllm__dispatch d = {
                 .shader = f->shader,
-                .n_spec = 4,
-                .spec = {(uint32_t)wg, (uint32_t)nr, nc, (uint32_t)((xd + nc * xcol) / 16)},
+                .n_spec = 3,
+                .spec = {(uint32_t)wg, (uint32_t)nr, nc},
                 .push = &pc, .push_size = sizeof pc, .label = "matvec_tb",
             };
             uint32_t nb = 0;

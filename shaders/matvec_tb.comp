@@ -3,9 +3,11 @@
 #extension GL_EXT_control_flow_attributes : enable
 // matvec_tb.comp - decode's matrix-vector product for CPU devices (lavapipe):
 // y (NC, m) = x (NC, k) @ W^T, W (m, k) in a layout repacked at load time
-// (runtime/ops_matvec_tb.c), read through a uniform texel buffer; x in a uniform buffer.
+// (runtime/ops_matvec_tb.c), read through a uniform texel buffer, and x through another.
 // On lavapipe every storage-buffer load a lane makes costs about the same whatever its width;
-// texel fetches of 16 bytes and uniform-buffer reads are several times cheaper.
+// texel fetches of 16 bytes are several times cheaper. x is a texel buffer too: lavapipe 22.3
+// reads a uniform buffer at an index it cannot prove uniform (any loop counter) one lane and one
+// component at a time, which made x's reads as costly as the weights' arithmetic.
 //
 // Repacked layout: rows in groups of 8, the groups' rows interleaved unit by unit, so that the
 // 8 rows' texels of one unit are neighbours. A unit is a block of 32 (Q8_0, Q4_0), 4 (F32) or
@@ -17,7 +19,7 @@
 // (r / 8 * nu + u) * 8 + r % 8. Rows past m in the last group are zero.
 //
 // Specialization constants: 0 workgroup size, NR rows per invocation (1, 2, 4 or 8: one
-// invocation's rows are in one group), NC columns of x, XN vec4s in the x binding. Each column's
+// invocation's rows are in one group), NC columns of x. Each column's
 // arithmetic is the same whatever NC is, so a column's result does not depend on the batch.
 // (Sharing x across a subgroup by broadcasts instead of every lane reading it was tried: on
 // lavapipe 22.3 it made the kernel about 1.8x slower.)
@@ -25,7 +27,6 @@
 
 layout(constant_id = 1) const uint NR = 4;
 layout(constant_id = 2) const uint NC = 1;
-layout(constant_id = 3) const uint XN = 1;
 
 layout(push_constant) uniform PC {
     uint k;       // elements per row
@@ -46,7 +47,8 @@ layout(binding = 1) uniform usamplerBuffer ws;
 #define XB 1
 #define YB 2
 #endif
-layout(std140, binding = XB) uniform X { vec4 x[XN]; };
+layout(binding = XB) uniform usamplerBuffer xt; // f32 x, 4 per texel
+vec4 xv4(uint i) { return uintBitsToFloat(texelFetch(xt, int(i))); }
 layout(std430, binding = YB) writeonly buffer Y { float y[]; };
 
 // s + the 4 signed bytes of v (byte 0 first) times xv, each byte times 2^24: a byte moved to the
@@ -99,8 +101,8 @@ void main() {
 #endif
         [[unroll]] for (uint c = 0u; c < NC; c++) {
             uint xb = p.x0 + c * p.xstride + u * 8u;
-            vec4 x0 = x[xb], x1 = x[xb + 1u], x2 = x[xb + 2u], x3 = x[xb + 3u];
-            vec4 x4 = x[xb + 4u], x5 = x[xb + 5u], x6 = x[xb + 6u], x7 = x[xb + 7u];
+            vec4 x0 = xv4(xb), x1 = xv4(xb + 1u), x2 = xv4(xb + 2u), x3 = xv4(xb + 3u);
+            vec4 x4 = xv4(xb + 4u), x5 = xv4(xb + 5u), x6 = xv4(xb + 6u), x7 = xv4(xb + 7u);
             [[unroll]] for (uint r = 0u; r < NR; r++) {
 #if defined(TB_Q8_0)
                 // two chains (elements 0..15 and 16..31) for the fma latency
@@ -122,7 +124,7 @@ void main() {
         vec4 w[NR];
         [[unroll]] for (uint r = 0u; r < NR; r++) w[r] = uintBitsToFloat(texelFetch(wq, int(base + r)));
         [[unroll]] for (uint c = 0u; c < NC; c++) {
-            vec4 xv = x[p.x0 + c * p.xstride + u];
+            vec4 xv = xv4(p.x0 + c * p.xstride + u);
             [[unroll]] for (uint r = 0u; r < NR; r++) acc[r * NC + c] += dot(w[r], xv);
         }
     }
@@ -135,7 +137,7 @@ void main() {
         [[unroll]] for (uint r = 0u; r < NR; r++) w[r] = texelFetch(wq, int(base + r));
         [[unroll]] for (uint c = 0u; c < NC; c++) {
             uint xb = p.x0 + c * p.xstride + u * 2u;
-            vec4 xa = x[xb], xc = x[xb + 1u];
+            vec4 xa = xv4(xb), xc = xv4(xb + 1u);
             [[unroll]] for (uint r = 0u; r < NR; r++)
                 acc[r * NC + c] += dot(h4(w[r].x, w[r].y), xa) + dot(h4(w[r].z, w[r].w), xc);
         }
@@ -145,7 +147,7 @@ void main() {
         [[unroll]] for (uint r = 0u; r < NR; r++) {
             uvec4 w = texelFetch(wq, int(base + r));
             [[unroll]] for (uint c = 0u; c < NC; c++)
-                acc[r * NC + c] += dot(h4(w.x, w.y), x[p.x0 + c * p.xstride + full * 2u]);
+                acc[r * NC + c] += dot(h4(w.x, w.y), xv4(p.x0 + c * p.xstride + full * 2u));
         }
     }
 #else

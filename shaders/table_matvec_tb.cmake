@@ -1,8 +1,8 @@
 # Decode matvec for CPU devices (runtime/ops_matvec_tb.c): weights repacked at load time, read
 # through uniform texel buffers, x in a uniform buffer (see shaders/shaders.cmake for the columns).
 list(APPEND VKLLM_SHADER_TABLE
-  "matvec_tb_f32   matvec_tb.comp  TB_F32=1   3  matvec_tb  tus"
-  "matvec_tb_f16   matvec_tb.comp  TB_F16=1   3  matvec_tb  tus"
-  "matvec_tb_q8_0  matvec_tb.comp  TB_Q8_0=1  4  matvec_tb  ttus"
-  "matvec_tb_q4_0  matvec_tb.comp  TB_Q4_0=1  4  matvec_tb  ttus"
+  "matvec_tb_f32   matvec_tb.comp  TB_F32=1   3  matvec_tb  tts"
+  "matvec_tb_f16   matvec_tb.comp  TB_F16=1   3  matvec_tb  tts"
+  "matvec_tb_q8_0  matvec_tb.comp  TB_Q8_0=1  4  matvec_tb  ttts"
+  "matvec_tb_q4_0  matvec_tb.comp  TB_Q4_0=1  4  matvec_tb  ttts"
 )
