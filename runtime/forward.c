@@ -73,9 +73,10 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
     const int dec = seqs != NULL;
     vkllm_status st;
 
-    // attention block
+    // attention block (the previous layer's FFN output, still in xb, is added to x by the norm)
 #define DO(call) if ((st = (call))) return st
-    DO(vkllm__op_rmsnorm(c, xb, x, ALL(w->attn_norm), E, n, hp->rms_eps));        // xb (n, E) = rmsnorm(x) * attn_norm
+    DO(l == 0 ? vkllm__op_rmsnorm(c, xb, x, ALL(w->attn_norm), E, n, hp->rms_eps)        // xb (n, E) = rmsnorm(x) * attn_norm
+              : vkllm__op_add_rmsnorm(c, xb, x, xb, ALL(w->attn_norm), E, n, hp->rms_eps)); // x += xb; xb = rmsnorm(x) * attn_norm
     DO(mm(c, q, &w->wq, xb, n, dec));                                                   // q (n, Q)  = xb @ wq^T
     DO(mm(c, k, &w->wk, xb, n, dec));                                                   // k (n, KV) = xb @ wk^T
     DO(mm(c, v, &w->wv, xb, n, dec));                                                   // v (n, KV) = xb @ wv^T
@@ -103,15 +104,13 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
                                ALL(sq->scratch), &as));
     }
     DO(mm(c, xb, &w->wo, att, n, dec));                                                 // xb (n, E) = att @ wo^T
-    DO(vkllm__op_add(c, x, x, xb, n * E, n * E));                                  // x += xb
 
     // feed-forward block
-    DO(vkllm__op_rmsnorm(c, xb, x, ALL(w->ffn_norm), E, n, hp->rms_eps));          // xb = rmsnorm(x) * ffn_norm
+    DO(vkllm__op_add_rmsnorm(c, xb, x, xb, ALL(w->ffn_norm), E, n, hp->rms_eps));  // x += xb; xb = rmsnorm(x) * ffn_norm
     DO(mm(c, hb, &w->w_gate, xb, n, dec));                                              // hb (n, FF)  = xb @ w_gate^T
     DO(mm(c, hb2, &w->w_up, xb, n, dec));                                               // hb2 (n, FF) = xb @ w_up^T
     DO(vkllm__op_silu_mul(c, hb, hb, hb2, n * FF));                                // hb = silu(hb) * hb2
-    DO(mm(c, xb, &w->w_down, hb, n, dec));                                              // xb (n, E) = hb @ w_down^T
-    DO(vkllm__op_add(c, x, x, xb, n * E, n * E));                                  // x += xb
+    DO(mm(c, xb, &w->w_down, hb, n, dec));                                              // xb (n, E) = hb @ w_down^T, added to x next
 #undef DO
     return VKLLM_STATUS_OK;
 }
@@ -130,9 +129,11 @@ static vkllm_status record_forward(struct vkllm__forward *f, struct vkllm__cmd *
     if (st) return st;
     uint32_t rows = all_logits ? n : 1;                                            // logits of which tokens
     struct vkllm__view xl = F(f->x, (uint64_t)(n - rows) * E, (uint64_t)rows * E);
+    struct vkllm__view dl = F(f->xb, (uint64_t)(n - rows) * E, (uint64_t)rows * E); // the last FFN output
     struct vkllm__view xb = F(f->xb, 0, (uint64_t)rows * E);
     struct vkllm__view lg = F(f->logits, 0, (uint64_t)rows * V);
-    if ((st = vkllm__op_rmsnorm(c, xb, xl, ALL(f->m->output_norm), E, rows, hp->rms_eps))) return st;
+    // x += the last FFN output (of these rows); xb = rmsnorm(x) * output_norm
+    if ((st = vkllm__op_add_rmsnorm(c, xb, xl, dl, ALL(f->m->output_norm), E, rows, hp->rms_eps))) return st;
     if ((st = mm(c, lg, &f->m->output, xb, rows, seqs != NULL))) return st;       // logits (rows, V) = xb @ output^T
     if (greedy && (st = vkllm__op_argmax(c, ALL(f->next), F(f->logits, 0, V), V))) return st;
     return vkllm__cmd_end(c);

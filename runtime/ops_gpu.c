@@ -77,6 +77,26 @@ vkllm_status vkllm__op_rmsnorm(struct vkllm__cmd *c, struct vkllm__view o, struc
     return vkllm__cmd_dispatch(c, &d);
 }
 
+vkllm_status vkllm__op_add_rmsnorm(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x,
+                                   struct vkllm__view d, struct vkllm__view w, uint32_t ncols, uint32_t nrows,
+                                   float eps) {
+    if (ncols == 0 || nrows == 0)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "add_rmsnorm: %u x %u", nrows, ncols);
+    struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    struct vkllm_pc_rows pc = {ncols, nrows, eps, 1.0f};
+    uint64_t elems = (uint64_t)nrows * ncols;
+    struct vkllm__dispatch d_ = {
+        .shader = VKLLM_SHADER_ADD_RMSNORM_F32, .n_spec = 1, .spec = {pick_wg(gpu)},
+        .n_bind = 4, .bind = {bind(x), bind(d), bind(w), bind(o)},
+        .push = &pc, .push_size = sizeof pc, .label = "add_rmsnorm",
+        /* x and d read, x written, x read again with w, o written; flops: the add, then rmsnorm's */
+        .cost = {.bytes_read = (3 * elems + ncols) * 4, .bytes_written = 2 * elems * 4,
+                 .flops = elems * 5 + 2ull * nrows},
+    };
+    row_grid(gpu, nrows, d_.groups);
+    return vkllm__cmd_dispatch(c, &d_);
+}
+
 vkllm_status vkllm__op_softmax(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x,
                                uint32_t ncols, uint32_t nrows, float scale) {
     if (ncols == 0 || nrows == 0)

@@ -36,6 +36,12 @@ vkllm_status vkllm__op_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vk
 /* o (nrows, ncols) = rmsnorm(x) * w (ncols,) */
 vkllm_status vkllm__op_rmsnorm(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x,
                                struct vkllm__view w, uint32_t ncols, uint32_t nrows, float eps);
+/* The residual add fused with the next norm: x += d, then o = rmsnorm(x) * w (x, d, o all
+ * (nrows, ncols)); the same numbers as vkllm__op_add then vkllm__op_rmsnorm. o may be d itself,
+ * otherwise it must not overlap d or x. */
+vkllm_status vkllm__op_add_rmsnorm(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x,
+                                   struct vkllm__view d, struct vkllm__view w, uint32_t ncols, uint32_t nrows,
+                                   float eps);
 /* o (nrows, ncols) = softmax(scale * x) */
 vkllm_status vkllm__op_softmax(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x,
                                uint32_t ncols, uint32_t nrows, float scale);

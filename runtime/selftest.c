@@ -7,7 +7,7 @@
 #include "selftest.h"
 
 const char *vkllm__check_op_name(enum vkllm__check_op op) {
-    static const char *names[] = {"add", "mul", "rmsnorm", "softmax", "silu_mul"};
+    static const char *names[] = {"add", "mul", "rmsnorm", "softmax", "silu_mul", "add_rmsnorm"};
     return (unsigned)op < VKLLM__CHECK_COUNT_ ? names[op] : "?";
 }
 
@@ -22,6 +22,7 @@ const struct vkllm__check_case vkllm__selftest_cases[] = {
     {VKLLM__CHECK_SOFTMAX, 1000, 4, 0, VKLLM__CHECK_NEG_INF, 0},
     {VKLLM__CHECK_SOFTMAX, 32000, 2, 0, VKLLM__CHECK_LARGE, 0},
     {VKLLM__CHECK_SILU_MUL, 5632, 3, 0, 0, 0},
+    {VKLLM__CHECK_ADD_RMSNORM, 2048, 3, 0, VKLLM__CHECK_INPLACE, 0},
 };
 const uint32_t vkllm__selftest_n_cases = VKLLM_ARRAY_LEN(vkllm__selftest_cases);
 
@@ -52,7 +53,8 @@ static double bound_of(enum vkllm__check_op op) {
     switch (op) {
     case VKLLM__CHECK_ADD:
     case VKLLM__CHECK_MUL: return 1e-6;
-    case VKLLM__CHECK_RMSNORM: return 1e-4;
+    case VKLLM__CHECK_RMSNORM:
+    case VKLLM__CHECK_ADD_RMSNORM: return 1e-4;
     case VKLLM__CHECK_SOFTMAX: return 1e-5;
     case VKLLM__CHECK_SILU_MUL: return 1e-4;
     default: return 0;
@@ -92,9 +94,10 @@ vkllm_status vkllm__check_run(struct vkllm__gpu *gpu, const struct vkllm__check_
                           c->nrows, c->ncols);
     float *a = vkllm__malloc(n * sizeof(float)), *b = vkllm__malloc(n * sizeof(float));
     float *want = vkllm__malloc(n * sizeof(float)), *got = vkllm__malloc(n * sizeof(float));
-    struct vkllm__buffer *ba = NULL, *bb = NULL, *bo = NULL;
+    float *w = vkllm__malloc(c->ncols * sizeof(float)), *sum = vkllm__malloc(n * sizeof(float));
+    struct vkllm__buffer *ba = NULL, *bb = NULL, *bo = NULL, *bw = NULL, *bres;
     struct vkllm__cmd *cmd = NULL;
-    if (!a || !b || !want || !got) {
+    if (!a || !b || !want || !got || !w || !sum) {
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
         goto done;
     }
@@ -102,6 +105,7 @@ vkllm_status vkllm__check_run(struct vkllm__gpu *gpu, const struct vkllm__check_
     int softmax = c->op == VKLLM__CHECK_SOFTMAX;
     fill(a, n, &s, c->flags, softmax ? 10.0f : 3.0f, softmax);
     fill(b, n, &s, 0, 2.0f, 0);
+    fill(w, c->ncols, &s, 0, 2.0f, 0);
     if (c->op == VKLLM__CHECK_SOFTMAX && (c->flags & VKLLM__CHECK_NEG_INF)) {
         for (uint64_t i = 0; i < n; i += 3) a[i] = -INFINITY;
         if (c->nrows > 1)
@@ -113,11 +117,16 @@ vkllm_status vkllm__check_run(struct vkllm__gpu *gpu, const struct vkllm__check_
     case VKLLM__CHECK_RMSNORM: vkllm__ref_rmsnorm(want, a, b, c->ncols, c->nrows, 1e-5f); break;
     case VKLLM__CHECK_SOFTMAX: vkllm__ref_softmax(want, a, c->ncols, c->nrows, 1.0f); break;
     case VKLLM__CHECK_SILU_MUL: vkllm__ref_silu_mul(want, a, b, (uint32_t)n); break;
+    case VKLLM__CHECK_ADD_RMSNORM:
+        vkllm__ref_add(sum, a, b, (uint32_t)n, (uint32_t)n);
+        vkllm__ref_rmsnorm(want, sum, w, c->ncols, c->nrows, 1e-5f);
+        break;
     default: st = vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "unknown check op %d", (int)c->op); goto done;
     }
     VKLLM_TRY(st, upload_new(gpu, a, n, &ba), done);
     VKLLM_TRY(st, upload_new(gpu, b, n, &bb), done);
     VKLLM_TRY(st, vkllm__buffer_alloc(gpu, n * sizeof(float), VKLLM__MEM_DEVICE, &bo), done);
+    VKLLM_TRY(st, upload_new(gpu, w, c->ncols, &bw), done);
     VKLLM_TRY(st, vkllm__cmd_init(gpu, &cmd), done);
     VKLLM_TRY(st, vkllm__cmd_begin(cmd), done);
     vkllm__ops_set_wg(c->wg);
@@ -129,14 +138,24 @@ vkllm_status vkllm__check_run(struct vkllm__gpu *gpu, const struct vkllm__check_
     case VKLLM__CHECK_RMSNORM: st = vkllm__op_rmsnorm(cmd, vo, va, vb, c->ncols, c->nrows, 1e-5f); break;
     case VKLLM__CHECK_SOFTMAX: st = vkllm__op_softmax(cmd, vo, va, c->ncols, c->nrows, 1.0f); break;
     case VKLLM__CHECK_SILU_MUL: st = vkllm__op_silu_mul(cmd, vo, va, vb, (uint32_t)n); break;
+    case VKLLM__CHECK_ADD_RMSNORM:
+        vb.size = n * sizeof(float);
+        if (c->flags & VKLLM__CHECK_INPLACE) vo = vb; /* the result is read from bb */
+        st = vkllm__op_add_rmsnorm(cmd, vo, va, vb, vkllm__view_of(bw), c->ncols, c->nrows, 1e-5f);
+        break;
     default: break;
     }
     vkllm__ops_set_wg(0);
     if (st) goto done;
     VKLLM_TRY(st, vkllm__cmd_end(cmd), done);
     VKLLM_TRY(st, vkllm__cmd_submit(cmd), done);
-    VKLLM_TRY(st, vkllm__buffer_download(bo, 0, got, n * sizeof(float)), done);
+    bres = c->op == VKLLM__CHECK_ADD_RMSNORM && (c->flags & VKLLM__CHECK_INPLACE) ? bb : bo;
+    VKLLM_TRY(st, vkllm__buffer_download(bres, 0, got, n * sizeof(float)), done);
     compare(got, want, n, r);
+    if (c->op == VKLLM__CHECK_ADD_RMSNORM) { /* x must hold the sum, exactly */
+        VKLLM_TRY(st, vkllm__buffer_download(ba, 0, got, n * sizeof(float)), done);
+        if (memcmp(got, sum, n * sizeof(float))) r->max_rel = INFINITY;
+    }
     r->bound = bound_of(c->op);
     r->pass = c->op == VKLLM__CHECK_SOFTMAX ? r->max_abs <= r->bound : r->max_rel <= r->bound;
 done:
@@ -144,6 +163,9 @@ done:
     vkllm__buffer_free(ba);
     vkllm__buffer_free(bb);
     vkllm__buffer_free(bo);
+    vkllm__buffer_free(bw);
+    vkllm__free(w);
+    vkllm__free(sum);
     vkllm__free(a);
     vkllm__free(b);
     vkllm__free(want);

@@ -12,12 +12,14 @@ enum vkllm__check_op {
     VKLLM__CHECK_RMSNORM,
     VKLLM__CHECK_SOFTMAX,
     VKLLM__CHECK_SILU_MUL,
+    VKLLM__CHECK_ADD_RMSNORM, /* x += b; rmsnorm(x) * w, w a third input */
     VKLLM__CHECK_COUNT_
 };
 
 /* Input flavours. */
 #define VKLLM__CHECK_NEG_INF 1u /* softmax: scattered -inf entries and one row all -inf */
 #define VKLLM__CHECK_LARGE 2u   /* magnitudes up to 1e4; softmax also gets a few at +-1e30 */
+#define VKLLM__CHECK_INPLACE 4u /* add_rmsnorm: the output written over b (as the forward pass does) */
 
 struct vkllm__check_case {
     enum vkllm__check_op op;

@@ -13,6 +13,7 @@ set(VKLLM_SHADER_TABLE
   "add_f32              elementwise.comp    OP_ADD=1     3         elementwise"
   "mul_f32              elementwise.comp    OP_MUL=1     3         elementwise"
   "rmsnorm_f32          rmsnorm.comp        -            3         rows"
+  "add_rmsnorm_f32      rmsnorm.comp        ADD=1        4         rows"
   "softmax_f32          softmax.comp        -            2         rows"
   "silu_mul_f32         silu_mul.comp       -            3         elementwise"
 )

@@ -141,7 +141,10 @@ with tempfile.TemporaryDirectory() as d:
         kv_once = L * HKV * (DEPTH + 1) * HD * 2 * 2
         check(kv_once < att <= kv_once * (H // HKV) + L * 8 * H * HD * 4,
               "decode: attention reads the K/V rows of %d positions (%s bytes, distinct %d)" % (DEPTH + 1, att, kv_once))
-        check(kd.get("rmsnorm", {}).get("bytes_written") == 4 * E * (2 * L + 1), "decode: rmsnorm writes its rows")
+        # 2L + 1 norms: the first plain, the others with the residual add in front (they write x too)
+        normed = kd.get("rmsnorm", {}).get("bytes_written", 0) + kd.get("add_rmsnorm", {}).get("bytes_written", 0) // 2
+        check(normed == 4 * E * (2 * L + 1) and kd.get("add_rmsnorm", {}).get("calls") == 2 * L,
+              "decode: the norms write their rows (add_rmsnorm: x and the normed row)")
         # prefill: the products' arithmetic, 2 x tokens x the layers' matrix elements, plus the logits
         # of the last token (matmul, or the batched matvec where that is faster, as on CPU devices)
         check(pre.get("n_tokens") == UB and pre.get("n_depth") == DEPTH, "prefill: one micro-batch at the depth")

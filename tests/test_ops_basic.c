@@ -1,4 +1,5 @@
-/* test_ops_basic.c - elementwise add/mul, RMSNorm, softmax and SiLU-gated multiply on the device
+/* test_ops_basic.c - elementwise add/mul, RMSNorm (also with the residual add fused in front,
+ * separate and in place, the sum checked bit for bit), softmax and SiLU-gated multiply on the device
  * against the scalar reference, on shapes that are not multiples of the workgroup size, with
  * several workgroup sizes, -inf entries and large magnitudes. Bounds: selftest.c bound_of(). */
 #include "gpu_test.h"
@@ -32,6 +33,8 @@ int main(void) {
             check(gpu, VKLLM__CHECK_SILU_MUL, n, 2, 0, 0, wgs[w]);
             check(gpu, VKLLM__CHECK_RMSNORM, n, 5, 0, 0, wgs[w]);
             check(gpu, VKLLM__CHECK_RMSNORM, n, 2, 0, VKLLM__CHECK_LARGE, wgs[w]);
+            check(gpu, VKLLM__CHECK_ADD_RMSNORM, n, 3, 0, 0, wgs[w]);
+            check(gpu, VKLLM__CHECK_ADD_RMSNORM, n, 2, 0, VKLLM__CHECK_INPLACE | VKLLM__CHECK_LARGE, wgs[w]);
             check(gpu, VKLLM__CHECK_SOFTMAX, n, 3, 0, 0, wgs[w]);
             check(gpu, VKLLM__CHECK_SOFTMAX, n, 3, 0, VKLLM__CHECK_NEG_INF, wgs[w]);
             check(gpu, VKLLM__CHECK_SOFTMAX, n, 2, 0, VKLLM__CHECK_LARGE, wgs[w]);
