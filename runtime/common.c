@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "git_commit.h" /* generated at build time: VKLLM_GIT_COMMIT */
 #include "internal.h"
 
 #ifndef VKLLM_VERSION_STRING
