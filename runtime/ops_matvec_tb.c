@@ -19,7 +19,7 @@ struct tb_format {
     uint32_t type;
     uint32_t unit;   /* elements per unit */
     uint32_t tpu;    /* 16-byte texels per unit of a row */
-    int scales;      /* one f32 scale per unit of a row, in a second texel buffer */
+    int scales;      /* f32 scales per unit of a row (0, 1 or 2), in a second texel buffer */
     enum vkllm__shader_id shader;
 };
 
@@ -28,6 +28,8 @@ static const struct tb_format k_formats[] = {
     {VKLLM_TYPE_F16, 8, 1, 0, VKLLM_SHADER_MATVEC_TB_F16},
     {VKLLM_TYPE_Q8_0, 32, 2, 1, VKLLM_SHADER_MATVEC_TB_Q8_0},
     {VKLLM_TYPE_Q4_0, 32, 1, 1, VKLLM_SHADER_MATVEC_TB_Q4_0},
+    {VKLLM_TYPE_Q4_K, 32, 1, 2, VKLLM_SHADER_MATVEC_TB_Q4_K}, /* scale and min per 32 */
+    {VKLLM_TYPE_Q6_K, 32, 2, 2, VKLLM_SHADER_MATVEC_TB_Q6_K}, /* a scale per 16, int8 quants */
 };
 
 #define GROUP 8u      /* rows interleaved */
@@ -55,7 +57,7 @@ static struct tb_layout layout_of(const struct tb_format *f, uint64_t k, uint64_
     l.nu = (k + f->unit - 1) / f->unit;
     l.groups = (m + GROUP - 1) / GROUP;
     l.q_group = l.nu * f->tpu * GROUP * 16;
-    l.s_group = f->scales ? l.nu * GROUP * 4 : 0;
+    l.s_group = l.nu * GROUP * 4 * (uint64_t)f->scales;
     l.s_offset = (l.groups * l.q_group + SCALES_ALIGN - 1) / SCALES_ALIGN * SCALES_ALIGN;
     l.total = f->scales ? l.s_offset + l.groups * l.s_group : l.groups * l.q_group;
     return l;
@@ -75,7 +77,8 @@ static uint64_t layout_bytes(const struct vkllm__gpu *gpu, uint32_t type, uint64
     if (!f || !bl->texel_formats) return 0;
     /* k % 4: x is read as vec4s; one column of x (at any 16-byte offset) fits a texel binding;
      * one 8-row group fits a texel binding. */
-    if (k == 0 || m == 0 || k % 4 || (f->scales && k % f->unit)) return 0;
+    uint64_t block = vkllm__type_traits(type)->block_size; /* 256 for the K-quants */
+    if (k == 0 || m == 0 || k % 4 || (f->scales && (k % f->unit || k % block))) return 0;
     if (k * 4 + VKLLM_MAX(bl->texel_align, 16) - 16 > bl->max_texels * 16 || m > UINT32_MAX) return 0;
     struct tb_layout l = layout_of(f, k, m);
     if (l.q_group / 16 > bl->max_texels) return 0;
@@ -95,22 +98,46 @@ int vkllm__matvec_tb_applies(const struct vkllm__gpu *gpu, const struct vkllm__d
 
 /* --- repacking ----------------------------------------------------------------------------- */
 
+/* Scale j of a unit of row `lane` of its group, at its place in the layout. */
+static void put_scale(const struct tb_format *f, const struct tb_layout *l, uint64_t unit, uint64_t lane,
+                      int j, float v, uint8_t *dst) {
+    memcpy(dst + l->s_offset + ((unit * (uint64_t)f->scales + (uint64_t)j) * GROUP + lane) * 4, &v, 4);
+}
+
 /* Row r of GGUF bytes `src` into the repacked layout `dst` (zeroed beforehand). */
 static void repack_row(const struct tb_format *f, const struct tb_layout *l, const uint8_t *src, uint64_t k,
                        uint64_t r, uint8_t *dst) {
     uint64_t g = r / GROUP, lane = r % GROUP;
+    uint8_t q4[256];
+    int8_t q6[256];
+    float d1[16], m1[8];
     for (uint64_t u = 0; u < l->nu; u++) {
         uint64_t unit = g * l->nu + u;
         uint8_t *t0 = dst + ((unit * f->tpu) * GROUP + lane) * 16; /* texel h at + h * GROUP * 16 */
+        uint64_t i0 = u % 8 * 32; /* K-quants: the unit's first element in its super-block */
         switch (f->type) {
+        case VKLLM_TYPE_Q4_K: { /* super-blocks of 144 bytes; nibbles of elements i and 16 + i */
+            if (u % 8 == 0) vkllm__q4_K_parts(src + u / 8 * 144, q4, d1, m1);
+            for (int i = 0; i < 16; i++) t0[i] = (uint8_t)(q4[i0 + i] | q4[i0 + 16 + i] << 4);
+            put_scale(f, l, unit, lane, 0, d1[u % 8], dst);
+            put_scale(f, l, unit, lane, 1, m1[u % 8], dst);
+            break;
+        }
+        case VKLLM_TYPE_Q6_K: { /* super-blocks of 210 bytes; int8 quants, a scale per 16 */
+            if (u % 8 == 0) vkllm__q6_K_parts(src + u / 8 * 210, q6, d1);
+            memcpy(t0, q6 + i0, 16);
+            memcpy(t0 + GROUP * 16, q6 + i0 + 16, 16);
+            put_scale(f, l, unit, lane, 0, d1[u % 8 * 2], dst);
+            put_scale(f, l, unit, lane, 1, d1[u % 8 * 2 + 1], dst);
+            break;
+        }
         case VKLLM_TYPE_Q8_0: { /* f16 d, int8 qs[32] */
             const uint8_t *b = src + u * 34;
             uint16_t d;
             memcpy(&d, b, 2);
             memcpy(t0, b + 2, 16);
             memcpy(t0 + GROUP * 16, b + 18, 16);
-            float s = vkllm__f16_to_f32(d);
-            memcpy(dst + l->s_offset + (unit * GROUP + lane) * 4, &s, 4);
+            put_scale(f, l, unit, lane, 0, vkllm__f16_to_f32(d), dst);
             break;
         }
         case VKLLM_TYPE_Q4_0: { /* f16 d, uint8 qs[16] */
@@ -118,8 +145,7 @@ static void repack_row(const struct tb_format *f, const struct tb_layout *l, con
             uint16_t d;
             memcpy(&d, b, 2);
             memcpy(t0, b + 2, 16);
-            float s = vkllm__f16_to_f32(d);
-            memcpy(dst + l->s_offset + (unit * GROUP + lane) * 4, &s, 4);
+            put_scale(f, l, unit, lane, 0, vkllm__f16_to_f32(d), dst);
             break;
         }
         case VKLLM_TYPE_F32:

@@ -79,4 +79,11 @@ uint16_t vkllm__f32_to_bf16(float f);
 void vkllm__dequantize_row(uint32_t type, const void *src, float *dst, uint64_t n);
 void vkllm__quantize_row(uint32_t type, const float *src, void *dst, uint64_t n);
 
+/* The pieces of one K-quant super-block of 256 elements, for repacking (runtime/ref/quant.c; the
+ * dequantizers compute from the same pieces in the same order):
+ * Q4_K: element i = d1[i / 32] * q[i] - m1[i / 32], q in 0..15;
+ * Q6_K: element i = d1[i / 16] * q[i], q in -32..31. */
+void vkllm__q4_K_parts(const void *block, uint8_t *q, float *d1, float *m1);
+void vkllm__q6_K_parts(const void *block, int8_t *q, float *d1);
+
 #endif /* VKLLM_TYPES_H */

@@ -10,13 +10,16 @@
 // component at a time, which made x's reads as costly as the weights' arithmetic.
 //
 // Repacked layout: rows in groups of 8, the groups' rows interleaved unit by unit, so that the
-// 8 rows' texels of one unit are neighbours. A unit is a block of 32 (Q8_0, Q4_0), 4 (F32) or
-// 8 (F16) elements; nu units per row (the last one zero-padded). Texel index of unit u, half h
-// (Q8_0 has 2 texels per unit, the others 1) of row r:
+// 8 rows' texels of one unit are neighbours. A unit is a block of 32 (Q8_0, Q4_0, Q4_K, Q6_K),
+// 4 (F32) or 8 (F16) elements; nu units per row (the last one zero-padded). Texel index of unit
+// u, half h (Q8_0 and Q6_K have 2 texels per unit, the others 1) of row r:
 //     ((r / 8 * nu + u) * TPU + h) * 8 + r % 8
-// Q8_0 and Q4_0 keep the texels' bytes as in the GGUF block (qs[]); their scales, converted to
-// f32, are a second texel buffer (read as 4 scales per texel): scale of unit u of row r at
-// (r / 8 * nu + u) * 8 + r % 8. Rows past m in the last group are zero.
+// Q8_0 and Q4_0 keep the texels' bytes as in the GGUF block (qs[]). Q6_K's units are int8 like
+// Q8_0's (-32..31); Q4_K's are nibbles ordered like Q4_0's (byte i: elements i and 16 + i), no
+// bias. The NS scales per unit (Q8_0, Q4_0: d; Q4_K: d and min of the 32 elements; Q6_K: d of
+// elements 0..15 and of 16..31), as f32, are a second texel buffer (read as 4 per texel): scale j
+// of unit u of row r at ((r / 8 * nu + u) * NS + j) * 8 + r % 8. Rows past m in the last group
+// are zero.
 //
 // Specialization constants: 0 workgroup size, NR rows per invocation (1, 2, 4 or 8: one
 // invocation's rows are in one group), NC columns of x. Each column's
@@ -39,7 +42,8 @@ layout(push_constant) uniform PC {
 } p;
 
 layout(binding = 0) uniform usamplerBuffer wq;
-#if defined(TB_Q8_0) || defined(TB_Q4_0)
+#if defined(TB_Q8_0) || defined(TB_Q4_0) || defined(TB_Q4_K) || defined(TB_Q6_K)
+#define TB_SCALES 1
 layout(binding = 1) uniform usamplerBuffer ws;
 #define XB 2
 #define YB 3
@@ -60,14 +64,34 @@ float q8dot(uint v, vec4 xv, float s) {
     s = fma(float(int((v << 8) & 0xff000000u)), xv.z, s);
     return fma(float(int(v & 0xff000000u)), xv.w, s);
 }
-// Q4_0: s + the low nibbles (elements 0..15 of the block) or the high nibbles (16..31) of the 4
-// bytes of v, minus 8, times xv
+// Q4_0 / Q4_K: s + the low nibbles (elements 0..15 of the unit) or the high nibbles (16..31) of
+// the 4 bytes of v, minus Q4_BIAS (Q4_0: 8; Q4_K: 0, its minimum is applied per unit), times xv
+#if defined(TB_Q4_K)
+#define Q4_BIAS 0.0
+#else
+#define Q4_BIAS 8.0
+#endif
 float q4dot(uint v, uint sh, vec4 xv, float s) {
-    s = fma(float((v >> sh) & 15u) - 8.0, xv.x, s);
-    s = fma(float((v >> (sh + 8u)) & 15u) - 8.0, xv.y, s);
-    s = fma(float((v >> (sh + 16u)) & 15u) - 8.0, xv.z, s);
-    return fma(float((v >> (sh + 24u)) & 15u) - 8.0, xv.w, s);
+    s = fma(float((v >> sh) & 15u) - Q4_BIAS, xv.x, s);
+    s = fma(float((v >> (sh + 8u)) & 15u) - Q4_BIAS, xv.y, s);
+    s = fma(float((v >> (sh + 16u)) & 15u) - Q4_BIAS, xv.z, s);
+    return fma(float((v >> (sh + 24u)) & 15u) - Q4_BIAS, xv.w, s);
 }
+// The NR values of scale j (of NS per unit) of this invocation's rows: 4 per texel, NR >= 4
+// starting a texel (lane % 4 == 0).
+#if defined(TB_Q4_K) || defined(TB_Q6_K)
+#define NS 2u
+#else
+#define NS 1u
+#endif
+#ifdef TB_SCALES
+void unit_scales(uint unit, uint j, uint lane, out float v[NR]) {
+    uint s0 = (unit * NS + j) * 8u + lane, j0 = NR >= 4u ? 0u : s0 % 4u;
+    uvec4 sc0 = texelFetch(ws, int(s0 / 4u)), sc1 = uvec4(0u);
+    if (NR == 8u) sc1 = texelFetch(ws, int(s0 / 4u + 1u));
+    [[unroll]] for (uint r = 0u; r < NR; r++) v[r] = uintBitsToFloat(j0 + r < 4u ? sc0[j0 + r] : sc1[j0 + r - 4u]);
+}
+#endif
 vec4 h4(uint a, uint b) { return vec4(unpackHalf2x16(a), unpackHalf2x16(b)); }
 
 void main() {
@@ -77,44 +101,49 @@ void main() {
     float acc[NR * NC];
     [[unroll]] for (uint i = 0u; i < NR * NC; i++) acc[i] = 0.0;
 
-#if defined(TB_Q8_0) || defined(TB_Q4_0)
+#if defined(TB_Q8_0) || defined(TB_Q4_0) || defined(TB_Q4_K) || defined(TB_Q6_K)
     for (uint u = 0u; u < p.nu; u++) {
         uint unit = g * p.nu + u;
-        // the NR scales: 4 per texel; NR >= 4 starts a texel (lane % 4 == 0)
-        uint s0 = unit * 8u + lane, j0 = NR >= 4u ? 0u : s0 % 4u;
-        uvec4 sc0 = texelFetch(ws, int(s0 / 4u)), sc1 = uvec4(0u);
-        if (NR == 8u) sc1 = texelFetch(ws, int(s0 / 4u + 1u));
-        float d[NR];
-#if defined(TB_Q8_0)
+        // scales: Q8_0, Q4_0 d; Q4_K d and min; Q6_K d of elements 0..15 and of 16..31
+        float d[NR], e[NR];
+        unit_scales(unit, 0u, lane, d);
+        if (NS == 2u) unit_scales(unit, 1u, lane, e);
+#if defined(TB_Q8_0) || defined(TB_Q6_K)
         uvec4 qa[NR], qb[NR];
         [[unroll]] for (uint r = 0u; r < NR; r++) {
             qa[r] = texelFetch(wq, int(unit * 16u + lane + r));
             qb[r] = texelFetch(wq, int(unit * 16u + 8u + lane + r));
-            d[r] = uintBitsToFloat(j0 + r < 4u ? sc0[j0 + r] : sc1[j0 + r - 4u]);
         }
 #else
         uvec4 qa[NR];
-        [[unroll]] for (uint r = 0u; r < NR; r++) {
-            qa[r] = texelFetch(wq, int(unit * 8u + lane + r));
-            d[r] = uintBitsToFloat(j0 + r < 4u ? sc0[j0 + r] : sc1[j0 + r - 4u]);
-        }
+        [[unroll]] for (uint r = 0u; r < NR; r++) qa[r] = texelFetch(wq, int(unit * 8u + lane + r));
 #endif
         [[unroll]] for (uint c = 0u; c < NC; c++) {
             uint xb = p.x0 + c * p.xstride + u * 8u;
             vec4 x0 = xv4(xb), x1 = xv4(xb + 1u), x2 = xv4(xb + 2u), x3 = xv4(xb + 3u);
             vec4 x4 = xv4(xb + 4u), x5 = xv4(xb + 5u), x6 = xv4(xb + 6u), x7 = xv4(xb + 7u);
+#if defined(TB_Q4_K)
+            float xs = dot((x0 + x1) + (x2 + x3) + ((x4 + x5) + (x6 + x7)), vec4(1.0)); // the unit's sum of x
+#endif
             [[unroll]] for (uint r = 0u; r < NR; r++) {
-#if defined(TB_Q8_0)
+#if defined(TB_Q8_0) || defined(TB_Q6_K)
                 // two chains (elements 0..15 and 16..31) for the fma latency
                 float sa = q8dot(qa[r].w, x3, q8dot(qa[r].z, x2, q8dot(qa[r].y, x1, q8dot(qa[r].x, x0, 0.0))));
                 float sb = q8dot(qb[r].w, x7, q8dot(qb[r].z, x6, q8dot(qb[r].y, x5, q8dot(qb[r].x, x4, 0.0))));
-                float s = (sa + sb) * (1.0 / 16777216.0);
+#if defined(TB_Q8_0)
+                acc[r * NC + c] += d[r] * ((sa + sb) * (1.0 / 16777216.0));
+#else
+                acc[r * NC + c] += d[r] * (sa * (1.0 / 16777216.0)) + e[r] * (sb * (1.0 / 16777216.0));
+#endif
 #else
                 float sa = q4dot(qa[r].w, 0u, x3, q4dot(qa[r].z, 0u, x2, q4dot(qa[r].y, 0u, x1, q4dot(qa[r].x, 0u, x0, 0.0))));
                 float sb = q4dot(qa[r].w, 4u, x7, q4dot(qa[r].z, 4u, x6, q4dot(qa[r].y, 4u, x5, q4dot(qa[r].x, 4u, x4, 0.0))));
-                float s = sa + sb;
+#if defined(TB_Q4_0)
+                acc[r * NC + c] += d[r] * (sa + sb);
+#else
+                acc[r * NC + c] += d[r] * (sa + sb) - e[r] * xs;
 #endif
-                acc[r * NC + c] += d[r] * s;
+#endif
             }
         }
     }

@@ -5,4 +5,6 @@ list(APPEND VKLLM_SHADER_TABLE
   "matvec_tb_f16   matvec_tb.comp  TB_F16=1   3  matvec_tb  tts"
   "matvec_tb_q8_0  matvec_tb.comp  TB_Q8_0=1  4  matvec_tb  ttts"
   "matvec_tb_q4_0  matvec_tb.comp  TB_Q4_0=1  4  matvec_tb  ttts"
+  "matvec_tb_q4_k  matvec_tb.comp  TB_Q4_K=1  4  matvec_tb  ttts"
+  "matvec_tb_q6_k  matvec_tb.comp  TB_Q6_K=1  4  matvec_tb  ttts"
 )

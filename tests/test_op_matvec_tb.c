@@ -201,6 +201,8 @@ int main(void) {
         {VKLLM_TYPE_F16, {4, 12, 176, 2052}},   /* units of 8: k % 8 == 4 leaves half a unit */
         {VKLLM_TYPE_Q8_0, {32, 96, 224, 2048}}, /* blocks of 32 */
         {VKLLM_TYPE_Q4_0, {32, 96, 224, 2048}},
+        {VKLLM_TYPE_Q4_K, {256, 512, 768, 2048}}, /* super-blocks of 256 */
+        {VKLLM_TYPE_Q6_K, {256, 512, 768, 2048}},
     };
     static const uint32_t ms[] = {1, 7, 9, 33, 1003};
 
@@ -218,7 +220,8 @@ int main(void) {
                     /* texels of one group: 8 rows of units of 4 (F32), 8 (F16) or 32 elements
                      * (Q8_0: 2 texels per unit, Q4_0: 1) */
                     uint32_t unit = type == VKLLM_TYPE_F32 ? 4 : type == VKLLM_TYPE_F16 ? 8 : 32;
-                    uint64_t per_group = (k + unit - 1) / unit * (type == VKLLM_TYPE_Q8_0 ? 2 : 1) * 8;
+                    int two = type == VKLLM_TYPE_Q8_0 || type == VKLLM_TYPE_Q6_K; /* texels per unit */
+                    uint64_t per_group = (k + unit - 1) / unit * (two ? 2 : 1) * 8;
                     uint64_t limits[] = {per_group, 2 * per_group + 3, 3 * per_group};
                     for (size_t li = 0; li < VKLLM_ARRAY_LEN(limits); li++) {
                         vkllm__gpu_set_max_texels(gpu, limits[li]);
@@ -334,7 +337,8 @@ int main(void) {
         mat_free(&w);
 
         /* types and shapes the path does not take: no copy, no path */
-        ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM_TYPE_Q4_K, 256, 8), 0);
+        ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM_TYPE_Q5_K, 256, 8), 0);
+        ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM_TYPE_Q4_K, 224, 8), 0); /* not whole super-blocks */
         ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM_TYPE_F32, 7, 8), 0); /* k % 4 */
         ASSERT(vkllm__matvec_tb_bytes(gpu, VKLLM_TYPE_Q8_0, 4096, 4096) > 4096ull * 4096 * 34 / 32);
         setenv("VKLLM_MATVEC_TEXEL", "0", 1);

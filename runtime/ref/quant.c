@@ -330,6 +330,19 @@ static void dequant_q4_K(const struct vkllm__block_q4_K *b, float *y) {
     dequant_k_affine(b->d, b->dmin, b->scales, q, y);
 }
 
+void vkllm__q4_K_parts(const void *block, uint8_t *q, float *d1, float *m1) {
+    const struct vkllm__block_q4_K *b = block;
+    int qi[VKLLM_QK_K];
+    unpack_k_nibbles(b->qs, qi);
+    for (int i = 0; i < VKLLM_QK_K; i++) q[i] = (uint8_t)qi[i];
+    float d = vkllm__f16_to_f32(b->d), dmin = vkllm__f16_to_f32(b->dmin);
+    for (int s = 0; s < 8; s++) {
+        int sc, mn;
+        get_scale_min_k4(s, b->scales, &sc, &mn);
+        d1[s] = d * (float)sc, m1[s] = dmin * (float)mn; /* as dequant_k_affine */
+    }
+}
+
 static void quant_q4_K(const float *x, struct vkllm__block_q4_K *b) {
     int q[VKLLM_QK_K];
     quant_k_affine(x, 15, &b->d, &b->dmin, b->scales, q);
@@ -372,14 +385,22 @@ static void q6_K_pos(int i, int *ql, int *ql_shift, int *qh, int *qh_shift) {
     *qh_shift = 2 * quarter;
 }
 
-static void dequant_q6_K(const struct vkllm__block_q6_K *b, float *y) {
+void vkllm__q6_K_parts(const void *block, int8_t *q, float *d1) {
+    const struct vkllm__block_q6_K *b = block;
     float d = vkllm__f16_to_f32(b->d);
     for (int i = 0; i < VKLLM_QK_K; i++) {
         int ql, qls, qh, qhs;
         q6_K_pos(i, &ql, &qls, &qh, &qhs);
-        int q = (b->ql[ql] >> qls & 15) | (b->qh[qh] >> qhs & 3) << 4;
-        y[i] = d * (float)b->scales[i / 16] * (float)(q - 32);
+        q[i] = (int8_t)(((b->ql[ql] >> qls & 15) | (b->qh[qh] >> qhs & 3) << 4) - 32);
     }
+    for (int s = 0; s < 16; s++) d1[s] = d * (float)b->scales[s];
+}
+
+static void dequant_q6_K(const struct vkllm__block_q6_K *b, float *y) {
+    int8_t q[VKLLM_QK_K];
+    float d1[16];
+    vkllm__q6_K_parts(b, q, d1);
+    for (int i = 0; i < VKLLM_QK_K; i++) y[i] = d1[i / 16] * (float)q[i];
 }
 
 static void quant_q6_K(const float *x, struct vkllm__block_q6_K *b) {
