@@ -15,21 +15,38 @@
 #include "shader_abi.h"
 #include "types.h"
 
+/* How a type's units are stored (the kernel variant that reads them, see matvec_tb.comp). */
+enum tb_kind {
+    TB_PLAIN,   /* f32 or f16 values as in the file */
+    TB_BF16,    /* bf16 widened to f32 (exact) */
+    TB_Q8,      /* int8 quants, scale d per 32 */
+    TB_Q8_16,   /* int8 quants, a scale per 16 */
+    TB_Q8_AFF,  /* int8 quants, scale d and offset m per 32 */
+    TB_Q4,      /* nibbles (quant + 8), scale d per 32 */
+    TB_Q4_AFF,  /* nibbles, scale d and offset m per 32 */
+};
+
 struct tb_format {
     uint32_t type;
     uint32_t unit;   /* elements per unit */
     uint32_t tpu;    /* 16-byte texels per unit of a row */
     int scales;      /* f32 scales per unit of a row (0, 1 or 2), in a second texel buffer */
+    enum tb_kind kind;
     enum vkllm__shader_id shader;
 };
 
 static const struct tb_format k_formats[] = {
-    {VKLLM_TYPE_F32, 4, 1, 0, VKLLM_SHADER_MATVEC_TB_F32},
-    {VKLLM_TYPE_F16, 8, 1, 0, VKLLM_SHADER_MATVEC_TB_F16},
-    {VKLLM_TYPE_Q8_0, 32, 2, 1, VKLLM_SHADER_MATVEC_TB_Q8_0},
-    {VKLLM_TYPE_Q4_0, 32, 1, 1, VKLLM_SHADER_MATVEC_TB_Q4_0},
-    {VKLLM_TYPE_Q4_K, 32, 1, 2, VKLLM_SHADER_MATVEC_TB_Q4_K}, /* scale and min per 32 */
-    {VKLLM_TYPE_Q6_K, 32, 2, 2, VKLLM_SHADER_MATVEC_TB_Q6_K}, /* a scale per 16, int8 quants */
+    {VKLLM_TYPE_F32, 4, 1, 0, TB_PLAIN, VKLLM_SHADER_MATVEC_TB_F32},
+    {VKLLM_TYPE_BF16, 4, 1, 0, TB_BF16, VKLLM_SHADER_MATVEC_TB_F32},
+    {VKLLM_TYPE_F16, 8, 1, 0, TB_PLAIN, VKLLM_SHADER_MATVEC_TB_F16},
+    {VKLLM_TYPE_Q8_0, 32, 2, 1, TB_Q8, VKLLM_SHADER_MATVEC_TB_Q8_0},
+    {VKLLM_TYPE_Q5_0, 32, 2, 1, TB_Q8, VKLLM_SHADER_MATVEC_TB_Q8_0},
+    {VKLLM_TYPE_Q6_K, 32, 2, 2, TB_Q8_16, VKLLM_SHADER_MATVEC_TB_Q6_K},
+    {VKLLM_TYPE_Q5_1, 32, 2, 2, TB_Q8_AFF, VKLLM_SHADER_MATVEC_TB_Q5_K},
+    {VKLLM_TYPE_Q5_K, 32, 2, 2, TB_Q8_AFF, VKLLM_SHADER_MATVEC_TB_Q5_K},
+    {VKLLM_TYPE_Q4_0, 32, 1, 1, TB_Q4, VKLLM_SHADER_MATVEC_TB_Q4_0},
+    {VKLLM_TYPE_Q4_1, 32, 1, 2, TB_Q4_AFF, VKLLM_SHADER_MATVEC_TB_Q4_K},
+    {VKLLM_TYPE_Q4_K, 32, 1, 2, TB_Q4_AFF, VKLLM_SHADER_MATVEC_TB_Q4_K},
 };
 
 #define GROUP 8u      /* rows interleaved */
@@ -108,53 +125,41 @@ static void put_scale(const struct tb_format *f, const struct tb_layout *l, uint
 static void repack_row(const struct tb_format *f, const struct tb_layout *l, const uint8_t *src, uint64_t k,
                        uint64_t r, uint8_t *dst) {
     uint64_t g = r / GROUP, lane = r % GROUP;
-    uint8_t q4[256];
-    int8_t q6[256];
-    float d1[16], m1[8];
+    const struct vkllm__type_traits *tt = vkllm__type_traits(f->type);
+    int q[256];
+    float d[16], m[16];
     for (uint64_t u = 0; u < l->nu; u++) {
         uint64_t unit = g * l->nu + u;
         uint8_t *t0 = dst + ((unit * f->tpu) * GROUP + lane) * 16; /* texel h at + h * GROUP * 16 */
-        uint64_t i0 = u % 8 * 32; /* K-quants: the unit's first element in its super-block */
-        switch (f->type) {
-        case VKLLM_TYPE_Q4_K: { /* super-blocks of 144 bytes; nibbles of elements i and 16 + i */
-            if (u % 8 == 0) vkllm__q4_K_parts(src + u / 8 * 144, q4, d1, m1);
-            for (int i = 0; i < 16; i++) t0[i] = (uint8_t)(q4[i0 + i] | q4[i0 + 16 + i] << 4);
-            put_scale(f, l, unit, lane, 0, d1[u % 8], dst);
-            put_scale(f, l, unit, lane, 1, m1[u % 8], dst);
-            break;
+        if (f->kind == TB_PLAIN || f->kind == TB_BF16) {
+            uint64_t es = f->type == VKLLM_TYPE_F16 ? 2 : 4, e0 = u * f->unit;
+            uint64_t n = VKLLM_MIN((uint64_t)f->unit, k - e0); /* the rest stays zero */
+            if (f->kind == TB_PLAIN) memcpy(t0, src + e0 * es, n * es);
+            for (uint64_t i = 0; f->kind == TB_BF16 && i < n; i++) {
+                uint16_t h;
+                memcpy(&h, src + (e0 + i) * 2, 2);
+                float v = vkllm__bf16_to_f32(h);
+                memcpy(t0 + i * 4, &v, 4);
+            }
+            continue;
         }
-        case VKLLM_TYPE_Q6_K: { /* super-blocks of 210 bytes; int8 quants, a scale per 16 */
-            if (u % 8 == 0) vkllm__q6_K_parts(src + u / 8 * 210, q6, d1);
-            memcpy(t0, q6 + i0, 16);
-            memcpy(t0 + GROUP * 16, q6 + i0 + 16, 16);
-            put_scale(f, l, unit, lane, 0, d1[u % 8 * 2], dst);
-            put_scale(f, l, unit, lane, 1, d1[u % 8 * 2 + 1], dst);
-            break;
+        /* quantized: the unit's 32 quants and scales from the pieces of its block */
+        uint64_t per_block = tt->block_size / 32, i0 = u % per_block * 32;
+        if (u % per_block == 0) vkllm__block_parts(f->type, src + u / per_block * tt->type_size, q, d, m);
+        const int *qu = q + i0;
+        uint8_t *t1 = t0 + GROUP * 16;
+        if (f->kind == TB_Q4 || f->kind == TB_Q4_AFF) { /* byte i: elements i and 16 + i */
+            int bias = f->kind == TB_Q4 ? 8 : 0;
+            for (int i = 0; i < 16; i++) t0[i] = (uint8_t)((qu[i] + bias) | (qu[16 + i] + bias) << 4);
+        } else {
+            for (int i = 0; i < 16; i++) t0[i] = (uint8_t)(int8_t)qu[i], t1[i] = (uint8_t)(int8_t)qu[16 + i];
         }
-        case VKLLM_TYPE_Q8_0: { /* f16 d, int8 qs[32] */
-            const uint8_t *b = src + u * 34;
-            uint16_t d;
-            memcpy(&d, b, 2);
-            memcpy(t0, b + 2, 16);
-            memcpy(t0 + GROUP * 16, b + 18, 16);
-            put_scale(f, l, unit, lane, 0, vkllm__f16_to_f32(d), dst);
-            break;
-        }
-        case VKLLM_TYPE_Q4_0: { /* f16 d, uint8 qs[16] */
-            const uint8_t *b = src + u * 18;
-            uint16_t d;
-            memcpy(&d, b, 2);
-            memcpy(t0, b + 2, 16);
-            put_scale(f, l, unit, lane, 0, vkllm__f16_to_f32(d), dst);
-            break;
-        }
-        case VKLLM_TYPE_F32:
-        case VKLLM_TYPE_F16: {
-            uint64_t es = f->type == VKLLM_TYPE_F32 ? 4 : 2, e0 = u * f->unit;
-            uint64_t n = VKLLM_MIN((uint64_t)f->unit, k - e0);
-            memcpy(t0, src + e0 * es, n * es); /* the rest stays zero */
-            break;
-        }
+        if (f->kind == TB_Q8_16) { /* Q6_K: sub-blocks of 16 */
+            put_scale(f, l, unit, lane, 0, d[i0 / 16], dst);
+            put_scale(f, l, unit, lane, 1, d[i0 / 16 + 1], dst);
+        } else {
+            put_scale(f, l, unit, lane, 0, d[i0 / 32], dst);
+            if (f->scales == 2) put_scale(f, l, unit, lane, 1, m[i0 / 32], dst);
         }
     }
 }

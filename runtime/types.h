@@ -79,11 +79,11 @@ uint16_t vkllm__f32_to_bf16(float f);
 void vkllm__dequantize_row(uint32_t type, const void *src, float *dst, uint64_t n);
 void vkllm__quantize_row(uint32_t type, const float *src, void *dst, uint64_t n);
 
-/* The pieces of one K-quant super-block of 256 elements, for repacking (runtime/ref/quant.c; the
- * dequantizers compute from the same pieces in the same order):
- * Q4_K: element i = d1[i / 32] * q[i] - m1[i / 32], q in 0..15;
- * Q6_K: element i = d1[i / 16] * q[i], q in -32..31. */
-void vkllm__q4_K_parts(const void *block, uint8_t *q, float *d1, float *m1);
-void vkllm__q6_K_parts(const void *block, int8_t *q, float *d1);
+/* The pieces of one block of a quantized type, for repacking (runtime/ref/quant.c): element i
+ * = d[i / sub] * q[i] + m[i / sub], the sub-blocks 16 elements long for Q6_K and 32 for the
+ * others; q small integers (-32..31 at most; Q4_1 and Q4_K 0..15, Q5_1 and Q5_K 0..31, the
+ * others signed) and m 0 for the symmetric types. Returns the block's elements (32 or 256), 0
+ * for a type without pieces (the plain types). */
+int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float *m);
 
 #endif /* VKLLM_TYPES_H */

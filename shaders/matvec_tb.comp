@@ -10,16 +10,20 @@
 // component at a time, which made x's reads as costly as the weights' arithmetic.
 //
 // Repacked layout: rows in groups of 8, the groups' rows interleaved unit by unit, so that the
-// 8 rows' texels of one unit are neighbours. A unit is a block of 32 (Q8_0, Q4_0, Q4_K, Q6_K),
-// 4 (F32) or 8 (F16) elements; nu units per row (the last one zero-padded). Texel index of unit
-// u, half h (Q8_0 and Q6_K have 2 texels per unit, the others 1) of row r:
+// 8 rows' texels of one unit are neighbours. A unit is 32 elements (the quantized variants), 4
+// (F32) or 8 (F16); nu units per row (the last one zero-padded). Texel index of unit u, half h
+// (the int8 variants have 2 texels per unit, the others 1) of row r:
 //     ((r / 8 * nu + u) * TPU + h) * 8 + r % 8
-// Q8_0 and Q4_0 keep the texels' bytes as in the GGUF block (qs[]). Q6_K's units are int8 like
-// Q8_0's (-32..31); Q4_K's are nibbles ordered like Q4_0's (byte i: elements i and 16 + i), no
-// bias. The NS scales per unit (Q8_0, Q4_0: d; Q4_K: d and min of the 32 elements; Q6_K: d of
-// elements 0..15 and of 16..31), as f32, are a second texel buffer (read as 4 per texel): scale j
-// of unit u of row r at ((r / 8 * nu + u) * NS + j) * 8 + r % 8. Rows past m in the last group
-// are zero.
+// The variants are storage formats; runtime/ops_matvec_tb.c repacks each GGUF type into one:
+//   TB_Q8_0  int8 quants (Q8_0's qs as they are), scale d            (Q8_0, Q5_0)
+//   TB_Q6_K  int8 quants, a scale for elements 0..15 and one for 16..31 (Q6_K)
+//   TB_Q5_K  int8 quants, scale d and offset m: d * q + m             (Q5_1, Q5_K)
+//   TB_Q4_0  nibbles (byte i: elements i and 16 + i, as Q4_0's qs), d * (q - 8)   (Q4_0)
+//   TB_Q4_K  nibbles in the same order, d * q + m                     (Q4_1, Q4_K)
+//   TB_F32, TB_F16 the values (BF16 is widened to F32)
+// The NS scales per unit, as f32, are a second texel buffer (read as 4 per texel): scale j of
+// unit u of row r at ((r / 8 * nu + u) * NS + j) * 8 + r % 8. Rows past m in the last group are
+// zero.
 //
 // Specialization constants: 0 workgroup size, NR rows per invocation (1, 2, 4 or 8: one
 // invocation's rows are in one group), NC columns of x. Each column's
@@ -42,7 +46,7 @@ layout(push_constant) uniform PC {
 } p;
 
 layout(binding = 0) uniform usamplerBuffer wq;
-#if defined(TB_Q8_0) || defined(TB_Q4_0) || defined(TB_Q4_K) || defined(TB_Q6_K)
+#if defined(TB_Q8_0) || defined(TB_Q4_0) || defined(TB_Q4_K) || defined(TB_Q5_K) || defined(TB_Q6_K)
 #define TB_SCALES 1
 layout(binding = 1) uniform usamplerBuffer ws;
 #define XB 2
@@ -65,7 +69,7 @@ float q8dot(uint v, vec4 xv, float s) {
     return fma(float(int(v & 0xff000000u)), xv.w, s);
 }
 // Q4_0 / Q4_K: s + the low nibbles (elements 0..15 of the unit) or the high nibbles (16..31) of
-// the 4 bytes of v, minus Q4_BIAS (Q4_0: 8; Q4_K: 0, its minimum is applied per unit), times xv
+// the 4 bytes of v, minus Q4_BIAS (Q4_0: 8; Q4_K: 0, its offset is applied per unit), times xv
 #if defined(TB_Q4_K)
 #define Q4_BIAS 0.0
 #else
@@ -79,7 +83,7 @@ float q4dot(uint v, uint sh, vec4 xv, float s) {
 }
 // The NR values of scale j (of NS per unit) of this invocation's rows: 4 per texel, NR >= 4
 // starting a texel (lane % 4 == 0).
-#if defined(TB_Q4_K) || defined(TB_Q6_K)
+#if defined(TB_Q4_K) || defined(TB_Q5_K) || defined(TB_Q6_K)
 #define NS 2u
 #else
 #define NS 1u
@@ -101,14 +105,14 @@ void main() {
     float acc[NR * NC];
     [[unroll]] for (uint i = 0u; i < NR * NC; i++) acc[i] = 0.0;
 
-#if defined(TB_Q8_0) || defined(TB_Q4_0) || defined(TB_Q4_K) || defined(TB_Q6_K)
+#if defined(TB_Q8_0) || defined(TB_Q4_0) || defined(TB_Q4_K) || defined(TB_Q5_K) || defined(TB_Q6_K)
     for (uint u = 0u; u < p.nu; u++) {
         uint unit = g * p.nu + u;
         // scales: Q8_0, Q4_0 d; Q4_K d and min; Q6_K d of elements 0..15 and of 16..31
         float d[NR], e[NR];
         unit_scales(unit, 0u, lane, d);
         if (NS == 2u) unit_scales(unit, 1u, lane, e);
-#if defined(TB_Q8_0) || defined(TB_Q6_K)
+#if defined(TB_Q8_0) || defined(TB_Q5_K) || defined(TB_Q6_K)
         uvec4 qa[NR], qb[NR];
         [[unroll]] for (uint r = 0u; r < NR; r++) {
             qa[r] = texelFetch(wq, int(unit * 16u + lane + r));
@@ -122,16 +126,18 @@ void main() {
             uint xb = p.x0 + c * p.xstride + u * 8u;
             vec4 x0 = xv4(xb), x1 = xv4(xb + 1u), x2 = xv4(xb + 2u), x3 = xv4(xb + 3u);
             vec4 x4 = xv4(xb + 4u), x5 = xv4(xb + 5u), x6 = xv4(xb + 6u), x7 = xv4(xb + 7u);
-#if defined(TB_Q4_K)
+#if defined(TB_Q4_K) || defined(TB_Q5_K)
             float xs = dot((x0 + x1) + (x2 + x3) + ((x4 + x5) + (x6 + x7)), vec4(1.0)); // the unit's sum of x
 #endif
             [[unroll]] for (uint r = 0u; r < NR; r++) {
-#if defined(TB_Q8_0) || defined(TB_Q6_K)
+#if defined(TB_Q8_0) || defined(TB_Q5_K) || defined(TB_Q6_K)
                 // two chains (elements 0..15 and 16..31) for the fma latency
                 float sa = q8dot(qa[r].w, x3, q8dot(qa[r].z, x2, q8dot(qa[r].y, x1, q8dot(qa[r].x, x0, 0.0))));
                 float sb = q8dot(qb[r].w, x7, q8dot(qb[r].z, x6, q8dot(qb[r].y, x5, q8dot(qb[r].x, x4, 0.0))));
 #if defined(TB_Q8_0)
                 acc[r * NC + c] += d[r] * ((sa + sb) * (1.0 / 16777216.0));
+#elif defined(TB_Q5_K)
+                acc[r * NC + c] += d[r] * ((sa + sb) * (1.0 / 16777216.0)) + e[r] * xs;
 #else
                 acc[r * NC + c] += d[r] * (sa * (1.0 / 16777216.0)) + e[r] * (sb * (1.0 / 16777216.0));
 #endif
@@ -141,7 +147,7 @@ void main() {
 #if defined(TB_Q4_0)
                 acc[r * NC + c] += d[r] * (sa + sb);
 #else
-                acc[r * NC + c] += d[r] * (sa + sb) - e[r] * xs;
+                acc[r * NC + c] += d[r] * (sa + sb) + e[r] * xs;
 #endif
 #endif
             }

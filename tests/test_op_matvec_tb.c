@@ -1,7 +1,8 @@
 /* test_op_matvec_tb.c - the CPU devices' decode matvec (runtime/ops_matvec_tb.c): weights
  * repacked at load time, read through uniform texel buffers, and x through another.
  *
- * Against the reference (runtime/ref) for F32, F16, Q8_0 and Q4_0 on shapes that are multiples of
+ * Against the reference (runtime/ref) for every type (F32, BF16, F16, Q8_0, Q5_0, Q6_K, Q5_1, Q5_K,
+ * Q4_0, Q4_1, Q4_K: the seven storage formats) on shapes that are multiples of
  * nothing (rows not a multiple of the 8-row group, k not a multiple of the unit where the type
  * allows it); ncols 1..8 where every column must be bit-identical to the same column computed
  * alone; the weights bound in chunks (maxTexelBufferElements lowered); x split over several
@@ -203,6 +204,11 @@ int main(void) {
         {VKLLM_TYPE_Q4_0, {32, 96, 224, 2048}},
         {VKLLM_TYPE_Q4_K, {256, 512, 768, 2048}}, /* super-blocks of 256 */
         {VKLLM_TYPE_Q6_K, {256, 512, 768, 2048}},
+        {VKLLM_TYPE_Q5_K, {256, 512, 768, 2048}},
+        {VKLLM_TYPE_BF16, {4, 12, 172, 2048}},
+        {VKLLM_TYPE_Q4_1, {32, 96, 224, 2048}},
+        {VKLLM_TYPE_Q5_0, {32, 96, 224, 2048}},
+        {VKLLM_TYPE_Q5_1, {32, 96, 224, 2048}},
     };
     static const uint32_t ms[] = {1, 7, 9, 33, 1003};
 
@@ -219,8 +225,10 @@ int main(void) {
                 if (m == 33) {
                     /* texels of one group: 8 rows of units of 4 (F32), 8 (F16) or 32 elements
                      * (Q8_0: 2 texels per unit, Q4_0: 1) */
-                    uint32_t unit = type == VKLLM_TYPE_F32 ? 4 : type == VKLLM_TYPE_F16 ? 8 : 32;
-                    int two = type == VKLLM_TYPE_Q8_0 || type == VKLLM_TYPE_Q6_K; /* texels per unit */
+                    uint32_t unit = type == VKLLM_TYPE_F32 || type == VKLLM_TYPE_BF16 ? 4
+                                    : type == VKLLM_TYPE_F16 ? 8 : 32;
+                    int two = type == VKLLM_TYPE_Q8_0 || type == VKLLM_TYPE_Q6_K || type == VKLLM_TYPE_Q5_0 ||
+                              type == VKLLM_TYPE_Q5_1 || type == VKLLM_TYPE_Q5_K; /* int8 formats: 2 texels */
                     uint64_t per_group = (k + unit - 1) / unit * (two ? 2 : 1) * 8;
                     uint64_t limits[] = {per_group, 2 * per_group + 3, 3 * per_group};
                     for (size_t li = 0; li < VKLLM_ARRAY_LEN(limits); li++) {
@@ -337,7 +345,6 @@ int main(void) {
         mat_free(&w);
 
         /* types and shapes the path does not take: no copy, no path */
-        ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM_TYPE_Q5_K, 256, 8), 0);
         ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM_TYPE_Q4_K, 224, 8), 0); /* not whole super-blocks */
         ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM_TYPE_F32, 7, 8), 0); /* k % 4 */
         ASSERT(vkllm__matvec_tb_bytes(gpu, VKLLM_TYPE_Q8_0, 4096, 4096) > 4096ull * 4096 * 34 / 32);

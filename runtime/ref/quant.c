@@ -330,18 +330,6 @@ static void dequant_q4_K(const struct vkllm__block_q4_K *b, float *y) {
     dequant_k_affine(b->d, b->dmin, b->scales, q, y);
 }
 
-void vkllm__q4_K_parts(const void *block, uint8_t *q, float *d1, float *m1) {
-    const struct vkllm__block_q4_K *b = block;
-    int qi[VKLLM_QK_K];
-    unpack_k_nibbles(b->qs, qi);
-    for (int i = 0; i < VKLLM_QK_K; i++) q[i] = (uint8_t)qi[i];
-    float d = vkllm__f16_to_f32(b->d), dmin = vkllm__f16_to_f32(b->dmin);
-    for (int s = 0; s < 8; s++) {
-        int sc, mn;
-        get_scale_min_k4(s, b->scales, &sc, &mn);
-        d1[s] = d * (float)sc, m1[s] = dmin * (float)mn; /* as dequant_k_affine */
-    }
-}
 
 static void quant_q4_K(const float *x, struct vkllm__block_q4_K *b) {
     int q[VKLLM_QK_K];
@@ -385,22 +373,19 @@ static void q6_K_pos(int i, int *ql, int *ql_shift, int *qh, int *qh_shift) {
     *qh_shift = 2 * quarter;
 }
 
-void vkllm__q6_K_parts(const void *block, int8_t *q, float *d1) {
-    const struct vkllm__block_q6_K *b = block;
-    float d = vkllm__f16_to_f32(b->d);
+static void q6_K_quants(const struct vkllm__block_q6_K *b, int *q) { /* -32..31 */
     for (int i = 0; i < VKLLM_QK_K; i++) {
         int ql, qls, qh, qhs;
         q6_K_pos(i, &ql, &qls, &qh, &qhs);
-        q[i] = (int8_t)(((b->ql[ql] >> qls & 15) | (b->qh[qh] >> qhs & 3) << 4) - 32);
+        q[i] = ((b->ql[ql] >> qls & 15) | (b->qh[qh] >> qhs & 3) << 4) - 32;
     }
-    for (int s = 0; s < 16; s++) d1[s] = d * (float)b->scales[s];
 }
 
 static void dequant_q6_K(const struct vkllm__block_q6_K *b, float *y) {
-    int8_t q[VKLLM_QK_K];
-    float d1[16];
-    vkllm__q6_K_parts(b, q, d1);
-    for (int i = 0; i < VKLLM_QK_K; i++) y[i] = d1[i / 16] * (float)q[i];
+    int q[VKLLM_QK_K];
+    q6_K_quants(b, q);
+    float d = vkllm__f16_to_f32(b->d);
+    for (int i = 0; i < VKLLM_QK_K; i++) y[i] = d * (float)b->scales[i / 16] * (float)q[i];
 }
 
 static void quant_q6_K(const float *x, struct vkllm__block_q6_K *b) {
@@ -422,6 +407,72 @@ static void quant_q6_K(const float *x, struct vkllm__block_q6_K *b) {
         q6_K_pos(i, &ql, &qls, &qh, &qhs);
         b->ql[ql] |= (uint8_t)((q & 15) << qls);
         b->qh[qh] |= (uint8_t)((q >> 4) << qhs);
+    }
+}
+
+/* --- pieces, for repacking ------------------------------------------------------------------ */
+
+int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float *m) {
+    switch (type) {
+    case VKLLM_TYPE_Q8_0: {
+        const struct vkllm__block_q8_0 *b = block;
+        for (int j = 0; j < 32; j++) q[j] = b->qs[j];
+        d[0] = vkllm__f16_to_f32(b->d), m[0] = 0.0f;
+        return 32;
+    }
+    case VKLLM_TYPE_Q4_0: {
+        const struct vkllm__block_q4_0 *b = block;
+        for (int j = 0; j < 16; j++) q[j] = (b->qs[j] & 15) - 8, q[j + 16] = (b->qs[j] >> 4) - 8;
+        d[0] = vkllm__f16_to_f32(b->d), m[0] = 0.0f;
+        return 32;
+    }
+    case VKLLM_TYPE_Q4_1: {
+        const struct vkllm__block_q4_1 *b = block;
+        for (int j = 0; j < 16; j++) q[j] = b->qs[j] & 15, q[j + 16] = b->qs[j] >> 4;
+        d[0] = vkllm__f16_to_f32(b->d), m[0] = vkllm__f16_to_f32(b->m);
+        return 32;
+    }
+    case VKLLM_TYPE_Q5_0: {
+        const struct vkllm__block_q5_0 *b = block;
+        unpack_q5(b->qs, b->qh, q);
+        for (int j = 0; j < 32; j++) q[j] -= 16;
+        d[0] = vkllm__f16_to_f32(b->d), m[0] = 0.0f;
+        return 32;
+    }
+    case VKLLM_TYPE_Q5_1: {
+        const struct vkllm__block_q5_1 *b = block;
+        unpack_q5(b->qs, b->qh, q);
+        d[0] = vkllm__f16_to_f32(b->d), m[0] = vkllm__f16_to_f32(b->m);
+        return 32;
+    }
+    case VKLLM_TYPE_Q4_K:
+    case VKLLM_TYPE_Q5_K: {
+        const struct vkllm__block_q4_K *b4 = block;
+        const struct vkllm__block_q5_K *b5 = block;
+        const uint8_t *scales = type == VKLLM_TYPE_Q4_K ? b4->scales : b5->scales;
+        unpack_k_nibbles(type == VKLLM_TYPE_Q4_K ? b4->qs : b5->qs, q);
+        for (int c = 0; type == VKLLM_TYPE_Q5_K && c < 4; c++) {
+            for (int l = 0; l < 32; l++) {
+                q[64 * c + l] |= (b5->qh[l] >> (2 * c) & 1) << 4;
+                q[64 * c + 32 + l] |= (b5->qh[l] >> (2 * c + 1) & 1) << 4;
+            }
+        }
+        float dd = vkllm__f16_to_f32(b4->d), dmin = vkllm__f16_to_f32(b4->dmin); /* same place in both */
+        for (int s = 0; s < 8; s++) {
+            int sc, mn;
+            get_scale_min_k4(s, scales, &sc, &mn);
+            d[s] = dd * (float)sc, m[s] = -(dmin * (float)mn); /* as dequant_k_affine */
+        }
+        return 256;
+    }
+    case VKLLM_TYPE_Q6_K: {
+        const struct vkllm__block_q6_K *b = block;
+        q6_K_quants(b, q);
+        float dd = vkllm__f16_to_f32(b->d);
+        for (int s = 0; s < 16; s++) d[s] = dd * (float)b->scales[s], m[s] = 0.0f;
+        return 256;
+    }
+    default: return 0;
     }
 }
 
