@@ -3,8 +3,9 @@
  *
  * Why: on lavapipe every storage-buffer load a lane makes has about the same cost whatever its
  * width; 16-byte texel fetches are several times cheaper (also for x), and with 8 rows
- * interleaved one workgroup's fetches of a unit are neighbours. The repacked copy is made in
- * addition to the GGUF-layout one (prefill's matmul and the embedding lookup read that).
+ * interleaved one workgroup's fetches of a unit are neighbours. Every tensor type is repacked into
+ * one of seven storage formats (enum tb_kind). runtime/weights.c keeps a matrix only in this
+ * layout, except tied embeddings (the embedding lookup reads the GGUF one).
  *
  * A matrix larger than one texel binding may cover (maxTexelBufferElements) is bound in chunks of
  * whole 8-row groups; x columns in groups that fit one too. */
