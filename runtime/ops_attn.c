@@ -103,7 +103,8 @@ vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, 
  * kv head), the O-update and softmax thread layouts (spec constants of attn.comp), and the
  * decode split over the cache. */
 struct attn_plan {
-    uint32_t wg, qt, hg, npt, rs, rpt, tpr;
+    int tb; /* 1: attn_tb.comp (wg = hg * qt lanes, blk positions per block), 0: attn.comp */
+    uint32_t wg, qt, hg, npt, rs, rpt, tpr, blk;
     uint32_t split_len, n_split; /* n_split 1: no split, no reduce */
 };
 
@@ -123,6 +124,8 @@ static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__
         (uint64_t)s->n * s->n_head * (s->head_dim + 2) * (s->n_ctx / ATTN_SPLIT_LEN + 1) > UINT32_MAX)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "attention: shape too large for 32-bit indices");
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    pl->tb = 0;
+    pl->blk = 0;
     pl->wg = fit_wg(gpu, ATTN_WG);
     uint32_t rows = VKLLM_MIN(ATTN_MAX_ROWS, pl->wg);
     while (rows > 0 && attn_shared_bytes(rows, s->head_dim, pl->wg) > d->max_shared_memory) rows--;
@@ -151,10 +154,66 @@ static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__
     return VKLLM_STATUS_OK;
 }
 
+/* --- the CPU-shaped kernel (attn_tb.comp) --- */
+
+#define TB_LANES 8      /* lanes per workgroup (one 8-wide SIMD chunk of lavapipe) */
+#define TB_BLOCK 8      /* cache positions per block */
+#define TB_SPLIT_LEN 64 /* decode: cache positions per split */
+
+/* The texel kernel is on for CPU devices unless VKLLM_ATTN_TEXEL=0, and on any device with =1;
+ * VKLLM_ATTN_TB_LANES / _BLOCK / _SPLIT override its work split (benchmarks). */
+static int tb_wanted(const struct vkllm__gpu *gpu) {
+    long env = vkllm__env_int("VKLLM_ATTN_TEXEL", -1);
+    if (env == 0 || env == 1) return (int)env;
+    return vkllm__gpu_info(gpu)->type == VKLLM_DEVICE_CPU;
+}
+
+/* The texel kernel's plan for shape s (already checked by attn_plan), or 0 where it does not
+ * apply: head rows of whole texels (head_dim % 8), q and each cache within one texel binding, a
+ * kv head's query heads within one workgroup. */
+static int tb_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s, struct attn_plan *pl) {
+    const struct vkllm__gpu_bind_limits *bl = vkllm__gpu_bind_limits(gpu);
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    if (!tb_wanted(gpu) || !bl->texel_formats || s->head_dim % 8) return 0;
+    if ((uint64_t)s->n * s->n_head * s->head_dim / 4 > bl->max_texels ||
+        (uint64_t)s->n_ctx * s->n_head_kv * s->head_dim / 8 > bl->max_texels)
+        return 0;
+    uint32_t g = s->n_head / s->n_head_kv, maxwg = VKLLM_MIN(d->max_workgroup_invocations, d->max_workgroup_size[0]);
+    long lanes = vkllm__env_int("VKLLM_ATTN_TB_LANES", TB_LANES), blk = vkllm__env_int("VKLLM_ATTN_TB_BLOCK", TB_BLOCK);
+    long split = vkllm__env_int("VKLLM_ATTN_TB_SPLIT", TB_SPLIT_LEN);
+    if (lanes < 1 || lanes > 1024 || blk < 1 || blk > 64 || split < 1 || g > maxwg) return 0;
+    struct attn_plan t = {.tb = 1, .hg = g, .blk = (uint32_t)blk, .n_split = 1, .split_len = s->n_ctx};
+    if (s->n == 1) {
+        t.n_split = (s->n_ctx + (uint32_t)split - 1) / (uint32_t)split;
+        if (t.n_split > 1) t.split_len = (uint32_t)split;
+        else t.n_split = 1;
+    }
+    /* lanes over queries (prefill) or splits (decode), as many as fill `lanes` with g heads each */
+    uint32_t other = t.n_split > 1 ? t.n_split : s->n;
+    t.qt = VKLLM_MAX(1u, VKLLM_MIN((uint32_t)lanes / g, other));
+    while (t.qt > 1 && g * t.qt > maxwg) t.qt--;
+    t.wg = g * t.qt;
+    uint32_t tiles = (other + t.qt - 1) / t.qt;
+    if (tiles > d->max_workgroup_count[t.n_split > 1 ? 0 : 1] || s->n_head_kv > d->max_workgroup_count[2]) return 0;
+    *pl = t;
+    return 1;
+}
+
+/* Views the texel kernel binds as texel buffers must start at texel-aligned offsets. */
+static int tb_views_ok(const struct vkllm__gpu *gpu, struct vkllm__view q, struct vkllm__view k,
+                       struct vkllm__view v) {
+    uint64_t a = VKLLM_MAX(vkllm__gpu_bind_limits(gpu)->texel_align, 16);
+    return q.offset % a == 0 && k.offset % a == 0 && v.offset % a == 0;
+}
+
+/* Enough for either kernel: the texel one falls back to attn.comp for views it cannot bind. */
 uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s) {
-    struct attn_plan pl;
-    if (attn_plan(gpu, s, &pl) || pl.n_split == 1) return 0;
-    return (uint64_t)pl.n_split * s->n * s->n_head * (s->head_dim + 2) * 4;
+    struct attn_plan pl, tb;
+    if (attn_plan(gpu, s, &pl)) return 0;
+    uint32_t n_split = pl.n_split;
+    if (tb_plan(gpu, s, &tb)) n_split = VKLLM_MAX(n_split, tb.n_split);
+    if (n_split == 1) return 0;
+    return (uint64_t)n_split * s->n * s->n_head * (s->head_dim + 2) * 4;
 }
 
 /* What attention costs (see struct vkllm__cost), from the plan: query i (at position pos0 + i)
@@ -214,20 +273,39 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     struct attn_plan pl;
     vkllm_status st;
     if ((st = attn_plan(gpu, s, &pl)) || (st = attn_check_views(s, o, q, k_cache, v_cache, pos))) return st;
+    if (tb_views_ok(gpu, q, k_cache, v_cache)) tb_plan(gpu, s, &pl); /* else (or not applying) attn.comp */
     int split = pl.n_split > 1;
-    if (split && (st = need("attention", "scratch", scratch, vkllm__attention_scratch_bytes(gpu, s)))) return st;
+    if (split && (st = need("attention", "scratch", scratch,
+                            (uint64_t)pl.n_split * s->n * s->n_head * (s->head_dim + 2) * 4)))
+        return st;
     struct vkllm__cost cost, rcost;
     attn_cost(s, &pl, &cost, &rcost);
     struct vkllm_pc_attn pc = {s->n, s->n_head, s->n_head_kv, s->n_ctx, s->scale, pl.split_len, pl.n_split, 0};
-    struct vkllm__dispatch d = {
-        .shader = split ? VKLLM_SHADER_ATTN_SPLIT_F16 : VKLLM_SHADER_ATTN_F16,
-        .n_spec = 8, .spec = {pl.wg, s->head_dim, pl.qt, pl.hg, pl.npt, pl.rs, pl.rpt, pl.tpr},
-        .n_bind = 5, .bind = {bind(q), bind(k_cache), bind(v_cache), bind(pos), bind(split ? scratch : o)},
-        .push = &pc, .push_size = sizeof pc, .label = split ? "attn_split" : "attn",
-        .groups = {pl.n_split, (s->n + pl.qt - 1) / pl.qt, s->n_head / pl.hg},
-        .cost = cost,
-    };
-    if ((st = vkllm__cmd_dispatch(c, &d)) || !split) return st;
+    if (pl.tb) {
+        uint64_t qb = (uint64_t)s->n * s->n_head * s->head_dim * 4, kb = (uint64_t)s->n_ctx * s->n_head_kv * s->head_dim * 2;
+        uint32_t tiles = ((split ? pl.n_split : s->n) + pl.qt - 1) / pl.qt;
+        struct vkllm__dispatch d = {
+            .shader = split ? VKLLM_SHADER_ATTN_TB_SPLIT_F16 : VKLLM_SHADER_ATTN_TB_F16,
+            .n_spec = 5, .spec = {pl.wg, s->head_dim, pl.hg, pl.qt, pl.blk},
+            .n_bind = 5,
+            .bind = {{q.buf, q.offset, qb}, {k_cache.buf, k_cache.offset, kb}, {v_cache.buf, v_cache.offset, kb},
+                     bind(pos), bind(split ? scratch : o)},
+            .push = &pc, .push_size = sizeof pc, .label = split ? "attn_tb_split" : "attn_tb",
+            .groups = {split ? tiles : 1, split ? 1 : tiles, s->n_head_kv},
+            .cost = cost,
+        };
+        if ((st = vkllm__cmd_dispatch(c, &d)) || !split) return st;
+    } else {
+        struct vkllm__dispatch d = {
+            .shader = split ? VKLLM_SHADER_ATTN_SPLIT_F16 : VKLLM_SHADER_ATTN_F16,
+            .n_spec = 8, .spec = {pl.wg, s->head_dim, pl.qt, pl.hg, pl.npt, pl.rs, pl.rpt, pl.tpr},
+            .n_bind = 5, .bind = {bind(q), bind(k_cache), bind(v_cache), bind(pos), bind(split ? scratch : o)},
+            .push = &pc, .push_size = sizeof pc, .label = split ? "attn_split" : "attn",
+            .groups = {pl.n_split, (s->n + pl.qt - 1) / pl.qt, s->n_head / pl.hg},
+            .cost = cost,
+        };
+        if ((st = vkllm__cmd_dispatch(c, &d)) || !split) return st;
+    }
     struct vkllm_pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, pl.split_len, pl.n_split};
     struct vkllm__dispatch r = {
         .shader = VKLLM_SHADER_ATTN_REDUCE_F32, .n_spec = 1, .spec = {fit_wg(gpu, REDUCE_WG)},
