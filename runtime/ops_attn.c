@@ -156,12 +156,15 @@ static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__
 
 /* --- the CPU-shaped kernel (attn_tb.comp) --- */
 
-#define TB_LANES 8      /* lanes per workgroup (one 8-wide SIMD chunk of lavapipe) */
-#define TB_BLOCK 8      /* cache positions per block */
-#define TB_SPLIT_LEN 64 /* decode: cache positions per split */
+#define TB_LANES 8          /* prefill: lanes per workgroup (one 8-wide SIMD chunk of lavapipe) */
+#define TB_DLANES 8         /* decode: lanes per workgroup */
+#define TB_BLOCK 8          /* cache positions per block */
+#define TB_SPLITS 8         /* decode: splits of the current length */
+#define TB_SPLIT_MIN_CTX 256 /* decode on a cache this long or longer is split */
 
 /* The texel kernel is on for CPU devices unless VKLLM_ATTN_TEXEL=0, and on any device with =1;
- * VKLLM_ATTN_TB_LANES / _BLOCK / _SPLIT override its work split (benchmarks). */
+ * VKLLM_ATTN_TB_LANES (prefill) / _DLANES (decode) / _BLOCK / _SPLITS override its work split
+ * (benchmarks). */
 static int tb_wanted(const struct vkllm__gpu *gpu) {
     long env = vkllm__env_int("VKLLM_ATTN_TEXEL", -1);
     if (env == 0 || env == 1) return (int)env;
@@ -179,15 +182,15 @@ static int tb_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape 
         (uint64_t)s->n_ctx * s->n_head_kv * s->head_dim / 8 > bl->max_texels)
         return 0;
     uint32_t g = s->n_head / s->n_head_kv, maxwg = VKLLM_MIN(d->max_workgroup_invocations, d->max_workgroup_size[0]);
-    long lanes = vkllm__env_int("VKLLM_ATTN_TB_LANES", TB_LANES), blk = vkllm__env_int("VKLLM_ATTN_TB_BLOCK", TB_BLOCK);
-    long split = vkllm__env_int("VKLLM_ATTN_TB_SPLIT", TB_SPLIT_LEN);
-    if (lanes < 1 || lanes > 1024 || blk < 1 || blk > 64 || split < 1 || g > maxwg) return 0;
-    struct attn_plan t = {.tb = 1, .hg = g, .blk = (uint32_t)blk, .n_split = 1, .split_len = s->n_ctx};
-    if (s->n == 1) {
-        t.n_split = (s->n_ctx + (uint32_t)split - 1) / (uint32_t)split;
-        if (t.n_split > 1) t.split_len = (uint32_t)split;
-        else t.n_split = 1;
-    }
+    long lanes = s->n == 1 ? vkllm__env_int("VKLLM_ATTN_TB_DLANES", TB_DLANES) : vkllm__env_int("VKLLM_ATTN_TB_LANES", TB_LANES);
+    long blk = vkllm__env_int("VKLLM_ATTN_TB_BLOCK", TB_BLOCK), splits = vkllm__env_int("VKLLM_ATTN_TB_SPLITS", TB_SPLITS);
+    if (lanes < 1 || lanes > 1024 || blk < 1 || blk > 64 || splits < 1 || splits > 1024 || g > maxwg) return 0;
+    /* the split length is data (from pos0): split_len 0 */
+    struct attn_plan t = {.tb = 1, .hg = g, .blk = (uint32_t)blk, .n_split = 1, .split_len = 0};
+    if (s->n == 1 && s->n_ctx >= TB_SPLIT_MIN_CTX) t.n_split = (uint32_t)splits;
+    if ((uint64_t)t.n_split * (s->n_ctx + blk) > UINT32_MAX ||
+        (uint64_t)t.n_split * s->n * s->n_head * (s->head_dim + 4) / 4 > bl->max_texels)
+        return 0;
     /* lanes over queries (prefill) or splits (decode), as many as fill `lanes` with g heads each */
     uint32_t other = t.n_split > 1 ? t.n_split : s->n;
     t.qt = VKLLM_MAX(1u, VKLLM_MIN((uint32_t)lanes / g, other));
@@ -201,19 +204,24 @@ static int tb_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape 
 
 /* Views the texel kernel binds as texel buffers must start at texel-aligned offsets. */
 static int tb_views_ok(const struct vkllm__gpu *gpu, struct vkllm__view q, struct vkllm__view k,
-                       struct vkllm__view v) {
+                       struct vkllm__view v, struct vkllm__view scratch) {
     uint64_t a = VKLLM_MAX(vkllm__gpu_bind_limits(gpu)->texel_align, 16);
-    return q.offset % a == 0 && k.offset % a == 0 && v.offset % a == 0;
+    return q.offset % a == 0 && k.offset % a == 0 && v.offset % a == 0 && (!scratch.buf || scratch.offset % a == 0);
+}
+
+/* Bytes of split partials: attn_tb's rows are HD + 4 floats (whole texels), attn.comp's HD + 2. */
+static uint64_t partial_bytes(const struct vkllm__attn_shape *s, const struct attn_plan *pl) {
+    if (pl->n_split == 1) return 0;
+    return (uint64_t)pl->n_split * s->n * s->n_head * (s->head_dim + (pl->tb ? 4 : 2)) * 4;
 }
 
 /* Enough for either kernel: the texel one falls back to attn.comp for views it cannot bind. */
 uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s) {
     struct attn_plan pl, tb;
     if (attn_plan(gpu, s, &pl)) return 0;
-    uint32_t n_split = pl.n_split;
-    if (tb_plan(gpu, s, &tb)) n_split = VKLLM_MAX(n_split, tb.n_split);
-    if (n_split == 1) return 0;
-    return (uint64_t)n_split * s->n * s->n_head * (s->head_dim + 2) * 4;
+    uint64_t bytes = partial_bytes(s, &pl);
+    if (tb_plan(gpu, s, &tb)) bytes = VKLLM_MAX(bytes, partial_bytes(s, &tb));
+    return bytes;
 }
 
 /* What attention costs (see struct vkllm__cost), from the plan: query i (at position pos0 + i)
@@ -238,6 +246,16 @@ static void attn_cost(const struct vkllm__attn_shape *s, const struct attn_plan 
         a->bytes_read += rows * HD * 4 + kv_row * ends;
         a->read_per_pos = kv_row * tiles;
         a->bytes_written = rows * HD * 4;
+        return;
+    }
+    if (pl->tb) { /* split (one query): all n_split splits load q and write partials; the reduce reads them all */
+        uint64_t part = (uint64_t)pl->n_split * rows * (HD + 4) * 4;
+        a->bytes_read += (uint64_t)pl->n_split * rows * HD * 4;
+        a->read_per_pos = kv_row;
+        a->bytes_written = part;
+        r->bytes_read = part;
+        r->bytes_written = rows * HD * 4;
+        r->flops = rows * (pl->n_split * (2 * HD + 3) + HD);
         return;
     }
     /* split (one query): every working split loads q and writes partials */
@@ -273,11 +291,10 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     struct attn_plan pl;
     vkllm_status st;
     if ((st = attn_plan(gpu, s, &pl)) || (st = attn_check_views(s, o, q, k_cache, v_cache, pos))) return st;
-    if (tb_views_ok(gpu, q, k_cache, v_cache)) tb_plan(gpu, s, &pl); /* else (or not applying) attn.comp */
+    if (tb_views_ok(gpu, q, k_cache, v_cache, scratch)) tb_plan(gpu, s, &pl); /* else (or not applying) attn.comp */
     int split = pl.n_split > 1;
-    if (split && (st = need("attention", "scratch", scratch,
-                            (uint64_t)pl.n_split * s->n * s->n_head * (s->head_dim + 2) * 4)))
-        return st;
+    uint64_t pb = partial_bytes(s, &pl);
+    if (split && (st = need("attention", "scratch", scratch, pb))) return st;
     struct vkllm__cost cost, rcost;
     attn_cost(s, &pl, &cost, &rcost);
     struct vkllm_pc_attn pc = {s->n, s->n_head, s->n_head_kv, s->n_ctx, s->scale, pl.split_len, pl.n_split, 0};
@@ -295,6 +312,15 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
             .cost = cost,
         };
         if ((st = vkllm__cmd_dispatch(c, &d)) || !split) return st;
+        struct vkllm_pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, 0, pl.n_split};
+        struct vkllm__dispatch r = {
+            .shader = VKLLM_SHADER_ATTN_TB_REDUCE_F32, .n_spec = 2, .spec = {TB_LANES, s->head_dim},
+            .n_bind = 2, .bind = {{scratch.buf, scratch.offset, pb}, bind(o)},
+            .push = &rp, .push_size = sizeof rp, .label = "attn_tb_reduce",
+            .cost = rcost,
+        };
+        vkllm__gpu_grid_1d(gpu, (uint64_t)s->n * s->n_head * (s->head_dim / 4), TB_LANES, r.groups);
+        return vkllm__cmd_dispatch(c, &r);
     } else {
         struct vkllm__dispatch d = {
             .shader = split ? VKLLM_SHADER_ATTN_SPLIT_F16 : VKLLM_SHADER_ATTN_F16,

@@ -20,9 +20,11 @@
 //
 // Workgroup = G heads (lane % G) x J (lane / G): J consecutive queries (y = query tile), or in
 // split mode (ATTN_SPLIT) J consecutive splits of the one query (x = split group). z = kv head.
-// Split mode writes partials (HD values, running max m, sum l) exactly as attn.comp does:
-// part (n_split, n, n_head, HD + 2), combined by attn_reduce.comp; a split that starts past the
-// current length writes nothing (the reduce never reads it). m is written in natural-log units.
+// Split mode cuts the current length L (from pos0) into n_split splits of equal length (a
+// multiple of B), so every split works whatever L is (a fixed split length would leave most
+// invocations idle at short lengths and the reduce many partials at long ones); each writes its
+// partial (HD unnormalized values, then max m in log2 units, sum l, 0, 0): part (n_split, n,
+// n_head, HD + 4), -inf and 0 for a split past L. attn_tb_reduce.comp combines them.
 //
 // Bindings: q (n, n_head, HD) f32 as texels of 4 floats; K, V (n_ctx, n_head_kv, HD) f16 pairs as
 // texels of 8 halves; pos0; o (final or partials).
@@ -45,7 +47,6 @@ layout(push_constant) uniform PC { pc_attn p; };
 
 #define NEG_INF (uintBitsToFloat(0xff800000u))
 const float LOG2E = 1.4426950408889634;
-const float LN2 = 0.6931471805599453;
 
 vec4 h4(uint a, uint b) { return vec4(unpackHalf2x16(a), unpackHalf2x16(b)); }
 
@@ -56,22 +57,21 @@ void main() {
 #ifdef ATTN_SPLIT
     uint qi = 0u;
     uint split = gl_WorkGroupID.x * J + j;
-    // the workgroup's first split: the walk length is uniform over the workgroup
-    uint ws = gl_WorkGroupID.x * J * p.split_len;
-    uint L = min(P0 + 1u, p.n_ctx); // positions the query sees
-    if (ws >= L) return;            // uniform: every split of this workgroup is past the length
-    uint start = split * p.split_len;
-    uint lim = min(start + p.split_len, L);     // this row's positions: start .. lim-1
-    uint walk = min(p.split_len, L - ws);       // positions every lane walks (from its start)
-    bool live = start < L;
+    uint L = min(P0 + 1u, p.n_ctx);                                  // positions the query sees
+    uint sl = ((L + p.n_split - 1u) / p.n_split + B - 1u) / B * B;   // positions per split
+    uint start = min(split * sl, L);
+    uint lim = min(start + sl, L);              // this row's positions: start .. lim-1 (maybe none)
+    bool live = split < p.n_split;
 #else
     uint q0 = gl_WorkGroupID.y * J, qi = q0 + j;
     uint qlast = min(q0 + J, p.n) - 1u;          // the workgroup's last query
     uint start = 0u;
     uint lim = min(P0 + min(qi, qlast) + 1u, p.n_ctx);
-    uint walk = min(P0 + qlast + 1u, p.n_ctx);
     bool live = qi < p.n;
 #endif
+    // positions this lane walks from its start: a lane with no row walks none (a SIMD chunk of
+    // such lanes, e.g. splits past the length, leaves the loop at once)
+    uint walk = live ? lim - start : 0u;
     // a position of the cache this row may fetch in place of one past its limit (a valid one for a
     // live row; any one inside the cache for a lane whose split or query does not exist)
     uint lastv = min(max(lim, start + 1u) - 1u, p.n_ctx - 1u);
@@ -131,15 +131,17 @@ void main() {
     if (!live) return;
 
 #ifdef ATTN_SPLIT
-    uint ob = ((split * p.n + qi) * p.n_head + h) * (HD + 2u);
+    uint ob = ((split * p.n + qi) * p.n_head + h) * (HD + 4u);
     [[unroll]] for (uint i = 0u; i < HQ; i++) {
         o[ob + 4u * i] = acc[i].x;
         o[ob + 4u * i + 1u] = acc[i].y;
         o[ob + 4u * i + 2u] = acc[i].z;
         o[ob + 4u * i + 3u] = acc[i].w;
     }
-    o[ob + HD] = m * LN2;
+    o[ob + HD] = m;
     o[ob + HD + 1u] = l;
+    o[ob + HD + 2u] = 0.0;
+    o[ob + HD + 3u] = 0.0;
 #else
     uint ob = (qi * p.n_head + h) * HD;
     float inv = l > 0.0 ? 1.0 / l : 0.0;

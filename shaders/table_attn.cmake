@@ -8,6 +8,7 @@ list(APPEND VKLLM_SHADER_TABLE
   "attn_split_f16       attn.comp           ATTN_SPLIT=1 5         attn"
   "attn_tb_f16          attn_tb.comp        -            5         attn        tttss"
   "attn_tb_split_f16    attn_tb.comp        ATTN_SPLIT=1 5         attn        tttss"
+  "attn_tb_reduce_f32   attn_tb_reduce.comp -            2         attn_reduce ts"
   "attn_reduce_f32      attn_reduce.comp    -            3         attn_reduce"
   "argmax_f32           argmax.comp         -            2         argmax"
 )

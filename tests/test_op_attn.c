@@ -306,12 +306,13 @@ static void attention_cases(struct vkllm__gpu *gpu) {
 
 }
 
-/* Shapes aimed at attn_tb's cuts (its decode splits are 64 positions, 8 lanes per workgroup: one
- * kv head's query heads times consecutive queries or splits): GQA ratios 3, 5, 16, 32 and 1,
- * head dims 8 .. 72, lengths around split and workgroup boundaries, prefill batches crossing
+/* Shapes aimed at attn_tb's cuts (decode on a cache of 256 or more: 8 splits of the current
+ * length, each a multiple of 8 positions, so splits past the length at short ones; 8 lanes per
+ * workgroup: one kv head's query heads times consecutive queries or splits): GQA ratios 1, 3, 5,
+ * 16, 32, head dims 8 .. 72, lengths around block and split boundaries, prefill batches crossing
  * them from several starting positions. */
 static void attention_tb_cases(struct vkllm__gpu *gpu) {
-    static const uint32_t p700[] = {699, 0, 62, 63, 64, 65, 511, 512, 513, 600};
+    static const uint32_t p700[] = {699, 0, 6, 7, 8, 62, 63, 64, 65, 511, 512, 513, 600};
     test_attention(gpu, (struct attn_case){1, 3, 3, 40, 700}, p700, VKLLM_ARRAY_LEN(p700));     /* ratio 1 */
     static const uint32_t p333[] = {332, 63, 64, 191, 192, 200};
     test_attention(gpu, (struct attn_case){1, 6, 2, 24, 333}, p333, VKLLM_ARRAY_LEN(p333));     /* ratio 3 */
@@ -398,21 +399,23 @@ int main(void) {
         attention_tb_cases(gpu);
     }
     /* attn_tb's work split overridden (VKLLM_ATTN_TB_*): blocks that divide nothing, one lane per
-     * workgroup, many lanes, tiny and huge splits */
+     * workgroup, many lanes, one split (none), many more splits than positions */
     set_texel(1);
-    static const char *const tb_env[][3] = {{"1", "8", "64"},  {"5", "1", "7"},   {"3", "32", "13"},
-                                            {"16", "64", "1000"}, {"8", "2", "1"}};
+    static const char *const tb_env[][4] = {{"1", "8", "8", "8"},    {"5", "1", "1", "7"},  {"3", "32", "32", "13"},
+                                            {"16", "64", "64", "1"}, {"8", "2", "3", "1000"}};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(tb_env); i++) {
         setenv("VKLLM_ATTN_TB_BLOCK", tb_env[i][0], 1);
         setenv("VKLLM_ATTN_TB_LANES", tb_env[i][1], 1);
-        setenv("VKLLM_ATTN_TB_SPLIT", tb_env[i][2], 1);
+        setenv("VKLLM_ATTN_TB_DLANES", tb_env[i][2], 1);
+        setenv("VKLLM_ATTN_TB_SPLITS", tb_env[i][3], 1);
         static const uint32_t dpos[] = {299, 0, 6, 7, 64, 65, 150};
         test_attention(gpu, (struct attn_case){1, 6, 2, 16, 300}, dpos, VKLLM_ARRAY_LEN(dpos));
         test_attention(gpu, (struct attn_case){1, 4, 4, 8, 300}, dpos, VKLLM_ARRAY_LEN(dpos));
         static const uint32_t ppos[] = {0, 29};
         test_attention(gpu, (struct attn_case){11, 6, 2, 16, 64}, ppos, VKLLM_ARRAY_LEN(ppos));
     }
-    unsetenv("VKLLM_ATTN_TB_BLOCK"), unsetenv("VKLLM_ATTN_TB_LANES"), unsetenv("VKLLM_ATTN_TB_SPLIT");
+    unsetenv("VKLLM_ATTN_TB_BLOCK"), unsetenv("VKLLM_ATTN_TB_LANES"), unsetenv("VKLLM_ATTN_TB_DLANES");
+    unsetenv("VKLLM_ATTN_TB_SPLITS");
     /* Shapes past one texel binding take attn.comp even when attn_tb is asked for. */
     vkllm__gpu_set_max_texels(gpu, 1000);
     static const uint32_t big_pos[] = {299, 0, 100};
