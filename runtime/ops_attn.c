@@ -2,7 +2,11 @@
  * device (see ops_gpu.h). Every op reads the position pos0 from a device buffer, so a recorded
  * decode step replays at any position. The KV cache holds f16 values packed in pairs into uint
  * words (packHalf2x16 / unpackHalf2x16 in the shaders): it needs no 16-bit storage feature, but
- * head_dim and the cache width must be even. */
+ * head_dim and the cache width must be even.
+ *
+ * Attention has two kernels: attn.comp (flash-attention style, shared memory; GPUs) and
+ * attn_tb.comp + attn_tb_reduce.comp (one invocation per row, texel buffers; CPU devices, see
+ * tb_plan), each with its own decode split; vkllm__attention_scratch_bytes covers either. */
 #include "ops_gpu.h"
 #include "shader_abi.h"
 
