@@ -2,7 +2,11 @@
  * device (see ops_gpu.h). Every op reads the position pos0 from a device buffer, so a recorded
  * decode step replays at any position. The KV cache holds f16 values packed in pairs into uint
  * words (packHalf2x16 / unpackHalf2x16 in the shaders): it needs no 16-bit storage feature, but
- * head_dim and the cache width must be even. */
+ * head_dim and the cache width must be even.
+ *
+ * Attention has two kernels: attn.comp (flash-attention style, shared memory; GPUs) and
+ * attn_tb.comp + attn_tb_reduce.comp (one invocation per row, texel buffers; CPU devices, see
+ * tb_plan), each with its own decode split; vkllm__attention_scratch_bytes covers either. */
 #include "ops_gpu.h"
 #include "shader_abi.h"
 
@@ -103,7 +107,8 @@ vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, 
  * kv head), the O-update and softmax thread layouts (spec constants of attn.comp), and the
  * decode split over the cache. */
 struct attn_plan {
-    uint32_t wg, qt, hg, npt, rs, rpt, tpr;
+    int tb; /* 1: attn_tb.comp (wg = hg * qt lanes, blk positions per block), 0: attn.comp */
+    uint32_t wg, qt, hg, npt, rs, rpt, tpr, blk;
     uint32_t split_len, n_split; /* n_split 1: no split, no reduce */
 };
 
@@ -123,6 +128,8 @@ static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__
         (uint64_t)s->n * s->n_head * (s->head_dim + 2) * (s->n_ctx / ATTN_SPLIT_LEN + 1) > UINT32_MAX)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "attention: shape too large for 32-bit indices");
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    pl->tb = 0;
+    pl->blk = 0;
     pl->wg = fit_wg(gpu, ATTN_WG);
     uint32_t rows = VKLLM_MIN(ATTN_MAX_ROWS, pl->wg);
     while (rows > 0 && attn_shared_bytes(rows, s->head_dim, pl->wg) > d->max_shared_memory) rows--;
@@ -151,10 +158,74 @@ static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__
     return VKLLM_STATUS_OK;
 }
 
+/* --- the CPU-shaped kernel (attn_tb.comp) --- */
+
+#define TB_LANES 8          /* prefill: lanes per workgroup (one 8-wide SIMD chunk of lavapipe) */
+#define TB_DLANES 8         /* decode: lanes per workgroup */
+#define TB_BLOCK 8          /* cache positions per block */
+#define TB_SPLITS 8         /* decode: splits of the current length */
+#define TB_SPLIT_MIN_CTX 256 /* decode on a cache this long or longer is split */
+
+/* The texel kernel is on for CPU devices unless VKLLM_ATTN_TEXEL=0, and on any device with =1;
+ * VKLLM_ATTN_TB_LANES (prefill) / _DLANES (decode) / _BLOCK / _SPLITS override its work split
+ * (benchmarks). */
+static int tb_wanted(const struct vkllm__gpu *gpu) {
+    long env = vkllm__env_int("VKLLM_ATTN_TEXEL", -1);
+    if (env == 0 || env == 1) return (int)env;
+    return vkllm__gpu_info(gpu)->type == VKLLM_DEVICE_CPU;
+}
+
+/* The texel kernel's plan for shape s (already checked by attn_plan), or 0 where it does not
+ * apply: head rows of whole texels (head_dim % 8), q and each cache within one texel binding, a
+ * kv head's query heads within one workgroup. */
+static int tb_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s, struct attn_plan *pl) {
+    const struct vkllm__gpu_bind_limits *bl = vkllm__gpu_bind_limits(gpu);
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    if (!tb_wanted(gpu) || !bl->texel_formats || s->head_dim % 8) return 0;
+    if ((uint64_t)s->n * s->n_head * s->head_dim / 4 > bl->max_texels ||
+        (uint64_t)s->n_ctx * s->n_head_kv * s->head_dim / 8 > bl->max_texels)
+        return 0;
+    uint32_t g = s->n_head / s->n_head_kv, maxwg = VKLLM_MIN(d->max_workgroup_invocations, d->max_workgroup_size[0]);
+    long lanes = s->n == 1 ? vkllm__env_int("VKLLM_ATTN_TB_DLANES", TB_DLANES) : vkllm__env_int("VKLLM_ATTN_TB_LANES", TB_LANES);
+    long blk = vkllm__env_int("VKLLM_ATTN_TB_BLOCK", TB_BLOCK), splits = vkllm__env_int("VKLLM_ATTN_TB_SPLITS", TB_SPLITS);
+    if (lanes < 1 || lanes > 1024 || blk < 1 || blk > 64 || splits < 1 || splits > 1024 || g > maxwg) return 0;
+    /* the split length is data (from pos0): split_len 0 */
+    struct attn_plan t = {.tb = 1, .hg = g, .blk = (uint32_t)blk, .n_split = 1, .split_len = 0};
+    if (s->n == 1 && s->n_ctx >= TB_SPLIT_MIN_CTX) t.n_split = (uint32_t)splits;
+    if ((uint64_t)t.n_split * (s->n_ctx + blk) > UINT32_MAX ||
+        (uint64_t)t.n_split * s->n * s->n_head * (s->head_dim + 4) / 4 > bl->max_texels)
+        return 0;
+    /* lanes over queries (prefill) or splits (decode), as many as fill `lanes` with g heads each */
+    uint32_t other = t.n_split > 1 ? t.n_split : s->n;
+    t.qt = VKLLM_MAX(1u, VKLLM_MIN((uint32_t)lanes / g, other));
+    while (t.qt > 1 && g * t.qt > maxwg) t.qt--;
+    t.wg = g * t.qt;
+    uint32_t tiles = (other + t.qt - 1) / t.qt;
+    if (tiles > d->max_workgroup_count[t.n_split > 1 ? 0 : 1] || s->n_head_kv > d->max_workgroup_count[2]) return 0;
+    *pl = t;
+    return 1;
+}
+
+/* Views the texel kernel binds as texel buffers must start at texel-aligned offsets. */
+static int tb_views_ok(const struct vkllm__gpu *gpu, struct vkllm__view q, struct vkllm__view k,
+                       struct vkllm__view v, struct vkllm__view scratch) {
+    uint64_t a = VKLLM_MAX(vkllm__gpu_bind_limits(gpu)->texel_align, 16);
+    return q.offset % a == 0 && k.offset % a == 0 && v.offset % a == 0 && (!scratch.buf || scratch.offset % a == 0);
+}
+
+/* Bytes of split partials: attn_tb's rows are HD + 4 floats (whole texels), attn.comp's HD + 2. */
+static uint64_t partial_bytes(const struct vkllm__attn_shape *s, const struct attn_plan *pl) {
+    if (pl->n_split == 1) return 0;
+    return (uint64_t)pl->n_split * s->n * s->n_head * (s->head_dim + (pl->tb ? 4 : 2)) * 4;
+}
+
+/* Enough for either kernel: the texel one falls back to attn.comp for views it cannot bind. */
 uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s) {
-    struct attn_plan pl;
-    if (attn_plan(gpu, s, &pl) || pl.n_split == 1) return 0;
-    return (uint64_t)pl.n_split * s->n * s->n_head * (s->head_dim + 2) * 4;
+    struct attn_plan pl, tb;
+    if (attn_plan(gpu, s, &pl)) return 0;
+    uint64_t bytes = partial_bytes(s, &pl);
+    if (tb_plan(gpu, s, &tb)) bytes = VKLLM_MAX(bytes, partial_bytes(s, &tb));
+    return bytes;
 }
 
 /* What attention costs (see struct vkllm__cost), from the plan: query i (at position pos0 + i)
@@ -179,6 +250,16 @@ static void attn_cost(const struct vkllm__attn_shape *s, const struct attn_plan 
         a->bytes_read += rows * HD * 4 + kv_row * ends;
         a->read_per_pos = kv_row * tiles;
         a->bytes_written = rows * HD * 4;
+        return;
+    }
+    if (pl->tb) { /* split (one query): all n_split splits load q and write partials; the reduce reads them all */
+        uint64_t part = (uint64_t)pl->n_split * rows * (HD + 4) * 4;
+        a->bytes_read += (uint64_t)pl->n_split * rows * HD * 4;
+        a->read_per_pos = kv_row;
+        a->bytes_written = part;
+        r->bytes_read = part;
+        r->bytes_written = rows * HD * 4;
+        r->flops = rows * (pl->n_split * (2 * HD + 3) + HD);
         return;
     }
     /* split (one query): every working split loads q and writes partials */
@@ -214,20 +295,47 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     struct attn_plan pl;
     vkllm_status st;
     if ((st = attn_plan(gpu, s, &pl)) || (st = attn_check_views(s, o, q, k_cache, v_cache, pos))) return st;
+    if (tb_views_ok(gpu, q, k_cache, v_cache, scratch)) tb_plan(gpu, s, &pl); /* else (or not applying) attn.comp */
     int split = pl.n_split > 1;
-    if (split && (st = need("attention", "scratch", scratch, vkllm__attention_scratch_bytes(gpu, s)))) return st;
+    uint64_t pb = partial_bytes(s, &pl);
+    if (split && (st = need("attention", "scratch", scratch, pb))) return st;
     struct vkllm__cost cost, rcost;
     attn_cost(s, &pl, &cost, &rcost);
     struct vkllm_pc_attn pc = {s->n, s->n_head, s->n_head_kv, s->n_ctx, s->scale, pl.split_len, pl.n_split, 0};
-    struct vkllm__dispatch d = {
-        .shader = split ? VKLLM_SHADER_ATTN_SPLIT_F16 : VKLLM_SHADER_ATTN_F16,
-        .n_spec = 8, .spec = {pl.wg, s->head_dim, pl.qt, pl.hg, pl.npt, pl.rs, pl.rpt, pl.tpr},
-        .n_bind = 5, .bind = {bind(q), bind(k_cache), bind(v_cache), bind(pos), bind(split ? scratch : o)},
-        .push = &pc, .push_size = sizeof pc, .label = split ? "attn_split" : "attn",
-        .groups = {pl.n_split, (s->n + pl.qt - 1) / pl.qt, s->n_head / pl.hg},
-        .cost = cost,
-    };
-    if ((st = vkllm__cmd_dispatch(c, &d)) || !split) return st;
+    if (pl.tb) {
+        uint64_t qb = (uint64_t)s->n * s->n_head * s->head_dim * 4, kb = (uint64_t)s->n_ctx * s->n_head_kv * s->head_dim * 2;
+        uint32_t tiles = ((split ? pl.n_split : s->n) + pl.qt - 1) / pl.qt;
+        struct vkllm__dispatch d = {
+            .shader = split ? VKLLM_SHADER_ATTN_TB_SPLIT_F16 : VKLLM_SHADER_ATTN_TB_F16,
+            .n_spec = 5, .spec = {pl.wg, s->head_dim, pl.hg, pl.qt, pl.blk},
+            .n_bind = 5,
+            .bind = {{q.buf, q.offset, qb}, {k_cache.buf, k_cache.offset, kb}, {v_cache.buf, v_cache.offset, kb},
+                     bind(pos), bind(split ? scratch : o)},
+            .push = &pc, .push_size = sizeof pc, .label = split ? "attn_tb_split" : "attn_tb",
+            .groups = {split ? tiles : 1, split ? 1 : tiles, s->n_head_kv},
+            .cost = cost,
+        };
+        if ((st = vkllm__cmd_dispatch(c, &d)) || !split) return st;
+        struct vkllm_pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, 0, pl.n_split};
+        struct vkllm__dispatch r = {
+            .shader = VKLLM_SHADER_ATTN_TB_REDUCE_F32, .n_spec = 2, .spec = {TB_LANES, s->head_dim},
+            .n_bind = 2, .bind = {{scratch.buf, scratch.offset, pb}, bind(o)},
+            .push = &rp, .push_size = sizeof rp, .label = "attn_tb_reduce",
+            .cost = rcost,
+        };
+        vkllm__gpu_grid_1d(gpu, (uint64_t)s->n * s->n_head * (s->head_dim / 4), TB_LANES, r.groups);
+        return vkllm__cmd_dispatch(c, &r);
+    } else {
+        struct vkllm__dispatch d = {
+            .shader = split ? VKLLM_SHADER_ATTN_SPLIT_F16 : VKLLM_SHADER_ATTN_F16,
+            .n_spec = 8, .spec = {pl.wg, s->head_dim, pl.qt, pl.hg, pl.npt, pl.rs, pl.rpt, pl.tpr},
+            .n_bind = 5, .bind = {bind(q), bind(k_cache), bind(v_cache), bind(pos), bind(split ? scratch : o)},
+            .push = &pc, .push_size = sizeof pc, .label = split ? "attn_split" : "attn",
+            .groups = {pl.n_split, (s->n + pl.qt - 1) / pl.qt, s->n_head / pl.hg},
+            .cost = cost,
+        };
+        if ((st = vkllm__cmd_dispatch(c, &d)) || !split) return st;
+    }
     struct vkllm_pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, pl.split_len, pl.n_split};
     struct vkllm__dispatch r = {
         .shader = VKLLM_SHADER_ATTN_REDUCE_F32, .n_spec = 1, .spec = {fit_wg(gpu, REDUCE_WG)},

@@ -1,10 +1,14 @@
 # Attention family (runtime/ops_attn.c): RoPE, KV-cache store, attention (prefill and decode
-# splits), the split reduce, argmax. Push-constant blocks: runtime/shader_abi_attn.h.
+# splits; attn_tb* for CPU devices, reading q and the cache through uniform texel buffers), the
+# split reduce, argmax. Push-constant blocks: runtime/shader_abi_attn.h.
 list(APPEND VKLLM_SHADER_TABLE
   "rope_f32             rope.comp           -            3         rope"
   "kv_store_f16         kv_store.comp       -            3         kv_store"
   "attn_f16             attn.comp           -            5         attn"
   "attn_split_f16       attn.comp           ATTN_SPLIT=1 5         attn"
+  "attn_tb_f16          attn_tb.comp        -            5         attn        tttss"
+  "attn_tb_split_f16    attn_tb.comp        ATTN_SPLIT=1 5         attn        tttss"
+  "attn_tb_reduce_f32   attn_tb_reduce.comp -            2         attn_reduce ts"
   "attn_reduce_f32      attn_reduce.comp    -            3         attn_reduce"
   "argmax_f32           argmax.comp         -            2         argmax"
 )

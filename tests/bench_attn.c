@@ -1,8 +1,15 @@
-/* bench_attn.c - decode attention time (one query, the split kernel + reduce) at several current
- * lengths of one recording: 32 heads, 4 kv heads, head_dim 64, n_ctx 8192. Also one prefill.
- * Built, not a test: build-dir/bench_attn [iterations]. */
+/* bench_attn.c - attention time, the two kernels side by side: attn.comp (VKLLM_ATTN_TEXEL=0) and
+ * attn_tb.comp (=1; where the shape allows it). 32 heads, 4 kv heads, head_dim 64 (TinyLlama
+ * 1.1B), n_ctx 8192: decode (one query, split + reduce) at several current lengths of one
+ * recording, and prefill batches from position 0. Every case is timed for both kernels in turn,
+ * `rounds` times (interleaved, so that a noisy machine hits both alike); printed: the median and
+ * the minimum over the rounds of the mean time per submit, and old/new ratios of both.
+ * Built, not a test: build-dir/tests/bench_attn [rounds [new]] ("new": time attn_tb only, for
+ * tuning its VKLLM_ATTN_TB_* overrides). Set VKLLM_VALIDATE=0 for timing; BENCH_ATTN_PROFILE=1
+ * prints each dispatch's GPU time of the last submit of every measurement. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "ops_gpu.h"
@@ -13,9 +20,11 @@
         vkllm_status s_ = (x);                                                                        \
         if (s_) {                                                                                     \
             fprintf(stderr, "bench_attn: %s: %s (%s)\n", #x, vkllm_status_name(s_), vkllm_last_error()); \
-            return 1;                                                                                 \
+            exit(1);                                                                                  \
         }                                                                                             \
     } while (0)
+
+#define MAX_ROUNDS 64
 
 static double now_ms(void) {
     struct timespec ts;
@@ -23,71 +32,141 @@ static double now_ms(void) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int time_it(struct vkllm__cmd *c, int iters, double *ms) {
-    CHECK(vkllm__cmd_submit(c)); /* warm up (shader JIT) */
-    double t0 = now_ms();
-    for (int i = 0; i < iters; i++) CHECK(vkllm__cmd_submit(c));
-    *ms = (now_ms() - t0) / iters;
-    return 0;
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }
 
+static double median(const double *v, int n) {
+    double s[MAX_ROUNDS];
+    memcpy(s, v, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, cmp_d);
+    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+static double minimum(const double *v, int n) {
+    double m = v[0];
+    for (int i = 1; i < n; i++) m = v[i] < m ? v[i] : m;
+    return m;
+}
+
+struct bufs {
+    struct vkllm__buffer *k, *v, *q, *o, *pos, *scratch;
+};
+
+/* One recording of attention of shape s with the kernel VKLLM_ATTN_TEXEL=texel picks. */
+static struct vkllm__cmd *record(struct vkllm__gpu *gpu, const struct bufs *b, const struct vkllm__attn_shape *s,
+                                 int texel) {
+    setenv("VKLLM_ATTN_TEXEL", texel ? "1" : "0", 1);
+    struct vkllm__cmd *c;
+    CHECK(vkllm__cmd_init(gpu, &c));
+    vkllm__cmd_set_profile(c, getenv("BENCH_ATTN_PROFILE") != NULL);
+    CHECK(vkllm__cmd_begin(c));
+    CHECK(vkllm__op_attention(c, vkllm__view_of(b->o), vkllm__view_of(b->q), vkllm__view_of(b->k),
+                              vkllm__view_of(b->v), vkllm__view_of(b->pos), vkllm__view_of(b->scratch), s));
+    CHECK(vkllm__cmd_end(c));
+    return c;
+}
+
+/* Mean ms per submit of c at pos0, over enough submits to take ~100 ms (at least one). */
+static double time_at(struct vkllm__cmd *c, struct vkllm__buffer *pos, uint32_t pos0) {
+    CHECK(vkllm__buffer_upload(pos, 0, &pos0, 4));
+    double t0 = now_ms();
+    CHECK(vkllm__cmd_submit(c)); /* also the warm-up (shader JIT on the first use) */
+    double one = now_ms() - t0;
+    int iters = one > 100 ? 1 : (int)(100 / (one > 0.01 ? one : 0.01));
+    if (iters > 200) iters = 200;
+    t0 = now_ms();
+    for (int i = 0; i < iters; i++) CHECK(vkllm__cmd_submit(c));
+    double ms = (now_ms() - t0) / iters;
+    for (uint32_t i = 0; i < vkllm__cmd_profile_count(c); i++) { /* BENCH_ATTN_PROFILE: the last submit's */
+        struct vkllm__dispatch_time dt;
+        CHECK(vkllm__cmd_profile_get(c, i, &dt));
+        printf("    pos0 %u: %s %.3f ms\n", pos0, dt.label, dt.ns / 1e6);
+    }
+    return ms;
+}
+
+struct bench_case {
+    const char *name;
+    int prefill;    /* index into the prefill recordings, -1: decode */
+    uint32_t len;   /* decode: current length; prefill: tokens */
+    double flop;
+    double ms[2][MAX_ROUNDS];
+};
+
 int main(int argc, char **argv) {
-    int iters = argc > 1 ? atoi(argv[1]) : 20;
-    if (iters < 1) iters = 1;
-    const uint32_t n_head = 32, n_kv = 4, dim = 64, n_ctx = 8192, n_pf = 128;
+    int rounds = argc > 1 ? atoi(argv[1]) : 5;
+    if (rounds < 1) rounds = 1;
+    if (rounds > MAX_ROUNDS) rounds = MAX_ROUNDS;
+    int only_new = argc > 2 && strcmp(argv[2], "new") == 0;
+    const uint32_t n_head = 32, n_kv = 4, dim = 64, n_ctx = 8192, n_pf_max = 512;
     struct vkllm__gpu_params gp = {.device = -1, .validate = 0};
     struct vkllm__gpu *gpu;
     CHECK(vkllm__gpu_open(&gp, &gpu));
-    uint64_t kv_halves = (uint64_t)n_ctx * n_kv * dim;
+    uint64_t kv_halves = (uint64_t)n_ctx * n_kv * dim, qn = (uint64_t)n_pf_max * n_head * dim;
     uint16_t *kv = malloc(kv_halves * 2);
-    float *q = malloc((uint64_t)n_pf * n_head * dim * 4);
+    float *q = malloc(qn * 4);
     if (!kv || !q) return 1;
     for (uint64_t i = 0; i < kv_halves; i++) kv[i] = vkllm__f32_to_f16((float)((i * 2654435761u) % 1000) / 1000 - 0.5f);
-    for (uint64_t i = 0; i < (uint64_t)n_pf * n_head * dim; i++) q[i] = (float)(i % 17) / 17 - 0.5f;
-    struct vkllm__attn_shape sh = {1, n_head, n_kv, dim, n_ctx, 0.125f};
-    uint64_t sb = vkllm__attention_scratch_bytes(gpu, &sh);
-    struct vkllm__buffer *bk, *bv, *bq, *bo, *bp, *bs;
-    CHECK(vkllm__buffer_alloc(gpu, kv_halves * 2, VKLLM__MEM_DEVICE, &bk));
-    CHECK(vkllm__buffer_alloc(gpu, kv_halves * 2, VKLLM__MEM_DEVICE, &bv));
-    CHECK(vkllm__buffer_alloc(gpu, (uint64_t)n_pf * n_head * dim * 4, VKLLM__MEM_DEVICE, &bq));
-    CHECK(vkllm__buffer_alloc(gpu, (uint64_t)n_pf * n_head * dim * 4, VKLLM__MEM_DEVICE, &bo));
-    CHECK(vkllm__buffer_alloc(gpu, 4, VKLLM__MEM_DEVICE, &bp));
-    CHECK(vkllm__buffer_alloc(gpu, sb ? sb : 4, VKLLM__MEM_DEVICE, &bs));
-    CHECK(vkllm__buffer_upload(bk, 0, kv, kv_halves * 2));
-    CHECK(vkllm__buffer_upload(bv, 0, kv, kv_halves * 2));
-    CHECK(vkllm__buffer_upload(bq, 0, q, (uint64_t)n_pf * n_head * dim * 4));
-    struct vkllm__cmd *c;
-    CHECK(vkllm__cmd_init(gpu, &c));
-    CHECK(vkllm__cmd_begin(c));
-    CHECK(vkllm__op_attention(c, vkllm__view_of(bo), vkllm__view_of(bq), vkllm__view_of(bk), vkllm__view_of(bv),
-                              vkllm__view_of(bp), vkllm__view_of(bs), &sh));
-    CHECK(vkllm__cmd_end(c));
-    printf("device: %s\ndecode attention, %u heads, %u kv heads, dim %u, n_ctx %u (one recording, %d runs each)\n",
-           vkllm__gpu_info(gpu)->name, n_head, n_kv, dim, n_ctx, iters);
-    static const uint32_t lens[] = {512, 2048, 8192};
-    for (int i = 0; i < 3; i++) {
-        uint32_t pos0 = lens[i] - 1;
-        CHECK(vkllm__buffer_upload(bp, 0, &pos0, 4));
-        double ms;
-        if (time_it(c, iters, &ms)) return 1;
-        double gb = (double)lens[i] * n_kv * dim * 2 * 2 / 1e9; /* K and V bytes read */
-        printf("  context %5u: %8.3f ms per step (submit included)  %6.2f GB/s of K/V\n", lens[i], ms, gb / (ms / 1e3));
+    for (uint64_t i = 0; i < qn; i++) q[i] = (float)(i % 17) / 17 - 0.5f;
+    struct vkllm__attn_shape sd = {1, n_head, n_kv, dim, n_ctx, 0.125f};
+    setenv("VKLLM_ATTN_TEXEL", "1", 1); /* scratch for either kernel */
+    uint64_t sb = vkllm__attention_scratch_bytes(gpu, &sd);
+    struct bufs b;
+    CHECK(vkllm__buffer_alloc(gpu, kv_halves * 2, VKLLM__MEM_DEVICE, &b.k));
+    CHECK(vkllm__buffer_alloc(gpu, kv_halves * 2, VKLLM__MEM_DEVICE, &b.v));
+    CHECK(vkllm__buffer_alloc(gpu, qn * 4, VKLLM__MEM_DEVICE, &b.q));
+    CHECK(vkllm__buffer_alloc(gpu, qn * 4, VKLLM__MEM_DEVICE, &b.o));
+    CHECK(vkllm__buffer_alloc(gpu, 4, VKLLM__MEM_DEVICE, &b.pos));
+    CHECK(vkllm__buffer_alloc(gpu, sb ? sb : 4, VKLLM__MEM_DEVICE, &b.scratch));
+    CHECK(vkllm__buffer_upload(b.k, 0, kv, kv_halves * 2));
+    CHECK(vkllm__buffer_upload(b.v, 0, kv, kv_halves * 2));
+    CHECK(vkllm__buffer_upload(b.q, 0, q, qn * 4));
+
+    static const uint32_t pf_n[] = {128, 512};
+    struct vkllm__cmd *dec[2], *pf[2][2];
+    for (int k = 0; k < 2; k++) {
+        dec[k] = record(gpu, &b, &sd, k);
+        for (int i = 0; i < 2; i++) {
+            struct vkllm__attn_shape sp = {pf_n[i], n_head, n_kv, dim, n_ctx, 0.125f};
+            pf[i][k] = record(gpu, &b, &sp, k);
+        }
     }
-    struct vkllm__attn_shape pf = {n_pf, n_head, n_kv, dim, n_ctx, 0.125f};
-    CHECK(vkllm__cmd_begin(c));
-    CHECK(vkllm__op_attention(c, vkllm__view_of(bo), vkllm__view_of(bq), vkllm__view_of(bk), vkllm__view_of(bv),
-                              vkllm__view_of(bp), vkllm__view_of(bs), &pf));
-    CHECK(vkllm__cmd_end(c));
-    uint32_t zero = 0;
-    CHECK(vkllm__buffer_upload(bp, 0, &zero, 4));
-    double ms;
-    if (time_it(c, iters < 5 ? iters : 5, &ms)) return 1;
-    double flop = 4.0 * n_head * dim * ((double)n_pf * (n_pf + 1) / 2);
-    printf("prefill attention, %u tokens from position 0: %8.3f ms (%.2f GFLOP/s causal)\n", n_pf, ms,
-           flop / (ms / 1e3) / 1e9);
-    vkllm__cmd_free(c);
-    vkllm__buffer_free(bk), vkllm__buffer_free(bv), vkllm__buffer_free(bq), vkllm__buffer_free(bo);
-    vkllm__buffer_free(bp), vkllm__buffer_free(bs);
+    struct bench_case cases[] = {
+        {"decode len     1", -1, 1, 0, {{0}}},    {"decode len   128", -1, 128, 0, {{0}}},
+        {"decode len   512", -1, 512, 0, {{0}}},  {"decode len  2048", -1, 2048, 0, {{0}}},
+        {"decode len  8192", -1, 8192, 0, {{0}}}, {"prefill 128 tok", 0, 128, 0, {{0}}},
+        {"prefill 512 tok", 1, 512, 0, {{0}}},
+    };
+    const int n_cases = (int)(sizeof cases / sizeof cases[0]);
+    for (int i = 0; i < n_cases; i++) /* q.k and the v update, 2 flops each per element (causal) */
+        cases[i].flop = cases[i].prefill < 0 ? 4.0 * n_head * dim * cases[i].len
+                                             : 4.0 * n_head * dim * ((double)cases[i].len * (cases[i].len + 1) / 2);
+    printf("device: %s\nattention, %u heads, %u kv heads, dim %u, n_ctx %u; %d rounds, kernels interleaved\n",
+           vkllm__gpu_info(gpu)->name, n_head, n_kv, dim, n_ctx, rounds);
+    for (int r = 0; r < rounds; r++)
+        for (int i = 0; i < n_cases; i++)
+            for (int k = 0; k < 2; k++) {
+                int kk = (r + i) % 2 ? 1 - k : k; /* alternate which kernel goes first */
+                if (only_new && kk == 0) continue;
+                struct vkllm__cmd *c = cases[i].prefill < 0 ? dec[kk] : pf[cases[i].prefill][kk];
+                cases[i].ms[kk][r] = time_at(c, b.pos, cases[i].prefill < 0 ? cases[i].len - 1 : 0);
+            }
+    printf("%-17s %12s %12s %12s %12s %8s %8s %10s\n", "case (ms/submit)", "old median", "old min", "new median",
+           "new min", "med x", "min x", "new GF/s");
+    for (int i = 0; i < n_cases; i++) {
+        double om = median(cases[i].ms[0], rounds), on = minimum(cases[i].ms[0], rounds);
+        double nm = median(cases[i].ms[1], rounds), nn = minimum(cases[i].ms[1], rounds);
+        printf("%-17s %12.3f %12.3f %12.3f %12.3f %8.2f %8.2f %10.2f\n", cases[i].name, om, on, nm, nn, om / nm,
+               on / nn, cases[i].flop / (nm / 1e3) / 1e9);
+    }
+    for (int k = 0; k < 2; k++) {
+        vkllm__cmd_free(dec[k]);
+        for (int i = 0; i < 2; i++) vkllm__cmd_free(pf[i][k]);
+    }
+    vkllm__buffer_free(b.k), vkllm__buffer_free(b.v), vkllm__buffer_free(b.q), vkllm__buffer_free(b.o);
+    vkllm__buffer_free(b.pos), vkllm__buffer_free(b.scratch);
     vkllm__gpu_close(gpu);
     free(kv), free(q);
     return 0;

@@ -1,0 +1,155 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
+// attn_tb.comp - causal attention over the f16 KV cache for CPU devices (lavapipe); same results
+// and the same outputs as attn.comp (runtime/ops_attn.c picks one of the two).
+//
+// Shaped for lavapipe 22.3: one workgroup runs as a loop over 8-lane SIMD chunks on one thread,
+// a storage- or uniform-buffer load at a loop-dependent index is a per-lane scalar loop, and a
+// 16-byte texel fetch (R32G32B32A32_UINT) is the cheapest way to read memory. So every
+// invocation owns one (query, head) row, or in split mode one (split, head) row of the one query,
+// and walks the cache itself with an online softmax: no shared memory, no barriers. Its query
+// (64 floats for head_dim 64) and its running output stay in registers; K and V rows are read as
+// uvec4 texels of 8 halves (head_dim % 8 == 0). The G query heads of one kv head sit in
+// neighbouring lanes, so a K/V row is fetched once from memory and then from cache.
+//
+// The cache is walked in blocks of B positions: B scores, one max and one rescale of the output
+// per block (not per position); the block's positions past a row's limit score -inf and are
+// fetched at the row's last valid position instead (the cache past the current length may hold
+// anything, NaN included, and 0 * NaN is NaN).
+//
+// Workgroup = G heads (lane % G) x J (lane / G): J consecutive queries (y = query tile), or in
+// split mode (ATTN_SPLIT) J consecutive splits of the one query (x = split group). z = kv head.
+// Split mode cuts the current length L (from pos0) into n_split splits of equal length (a
+// multiple of B), so every split works whatever L is (a fixed split length would leave most
+// invocations idle at short lengths and the reduce many partials at long ones); each writes its
+// partial (HD unnormalized values, then max m in log2 units, sum l, 0, 0): part (n_split, n,
+// n_head, HD + 4), -inf and 0 for a split past L. attn_tb_reduce.comp combines them.
+//
+// Bindings: q (n, n_head, HD) f32 as texels of 4 floats; K, V (n_ctx, n_head_kv, HD) f16 pairs as
+// texels of 8 halves; pos0; o (final or partials).
+#include "common.glsl"
+#include "pc_attn.glsl"
+
+layout(constant_id = 1) const uint HD = 64; // head_dim, a multiple of 8
+layout(constant_id = 2) const uint G = 8;   // query heads per kv head
+layout(constant_id = 3) const uint J = 1;   // queries (or splits) per workgroup; WG = G * J
+layout(constant_id = 4) const uint B = 8;   // cache positions per block
+const uint HT = HD / 8u;                    // texels per K/V head row
+const uint HQ = HD / 4u;                    // vec4s per head row
+
+layout(binding = 0) uniform usamplerBuffer qt;
+layout(binding = 1) uniform usamplerBuffer kt;
+layout(binding = 2) uniform usamplerBuffer vt;
+layout(std430, binding = 3) readonly buffer P { uint pos0; };
+layout(std430, binding = 4) writeonly buffer O { float o[]; };
+layout(push_constant) uniform PC { pc_attn p; };
+
+#define NEG_INF (uintBitsToFloat(0xff800000u))
+const float LOG2E = 1.4426950408889634;
+
+vec4 h4(uint a, uint b) { return vec4(unpackHalf2x16(a), unpackHalf2x16(b)); }
+
+void main() {
+    uint lane = gl_LocalInvocationID.x, hi = lane % G, j = lane / G;
+    uint kvh = gl_WorkGroupID.z, h = kvh * G + hi;
+    uint P0 = pos0;
+#ifdef ATTN_SPLIT
+    uint qi = 0u;
+    uint split = gl_WorkGroupID.x * J + j;
+    uint L = min(P0 + 1u, p.n_ctx);                                  // positions the query sees
+    uint sl = ((L + p.n_split - 1u) / p.n_split + B - 1u) / B * B;   // positions per split
+    uint start = min(split * sl, L);
+    uint lim = min(start + sl, L);              // this row's positions: start .. lim-1 (maybe none)
+    bool live = split < p.n_split;
+#else
+    uint q0 = gl_WorkGroupID.y * J, qi = q0 + j;
+    uint qlast = min(q0 + J, p.n) - 1u;          // the workgroup's last query
+    uint start = 0u;
+    uint lim = min(P0 + min(qi, qlast) + 1u, p.n_ctx);
+    bool live = qi < p.n;
+#endif
+    // positions this lane walks from its start: a lane with no row walks none (a SIMD chunk of
+    // such lanes, e.g. splits past the length, leaves the loop at once)
+    uint walk = live ? lim - start : 0u;
+    // a position of the cache this row may fetch in place of one past its limit (a valid one for a
+    // live row; any one inside the cache for a lane whose split or query does not exist)
+    uint lastv = min(max(lim, start + 1u) - 1u, p.n_ctx - 1u);
+    uint kstride = p.n_head_kv * HT;             // texels between cache positions
+    uint kbase = kvh * HT;
+
+    // the query, scaled, in log2 units (exp2 below)
+    vec4 q[HQ];
+    uint qb = (min(qi, p.n - 1u) * p.n_head + h) * HQ;
+    float qs = p.scale * LOG2E;
+    [[unroll]] for (uint i = 0u; i < HQ; i++) q[i] = uintBitsToFloat(texelFetch(qt, int(qb + i))) * qs;
+
+    vec4 acc[HQ];
+    [[unroll]] for (uint i = 0u; i < HQ; i++) acc[i] = vec4(0.0);
+    float m = NEG_INF, l = 0.0;
+
+    for (uint t0 = 0u; t0 < walk; t0 += B) {
+        uint kv0 = start + t0;
+        float s[B];
+        uint row[B];
+        [[unroll]] for (uint b = 0u; b < B; b++) {
+            s[b] = 0.0;
+            row[b] = min(kv0 + b, lastv) * kstride + kbase;
+        }
+        [[unroll]] for (uint t = 0u; t < HT; t++) {
+            vec4 qa = q[2u * t], qc = q[2u * t + 1u];
+            [[unroll]] for (uint b = 0u; b < B; b++) {
+                uvec4 k = texelFetch(kt, int(row[b] + t));
+                s[b] += dot(h4(k.x, k.y), qa) + dot(h4(k.z, k.w), qc);
+            }
+        }
+        float mx = m;
+        [[unroll]] for (uint b = 0u; b < B; b++) {
+            s[b] = kv0 + b < lim ? s[b] : NEG_INF;
+            mx = max(mx, s[b]);
+        }
+        float mref = mx == NEG_INF ? 0.0 : mx; // no position yet: nothing to weigh
+        float alpha = m == NEG_INF ? 0.0 : exp2(m - mref);
+        m = mx;
+        float sum = 0.0;
+        [[unroll]] for (uint b = 0u; b < B; b++) {
+            s[b] = s[b] == NEG_INF ? 0.0 : exp2(s[b] - mref);
+            sum += s[b];
+        }
+        l = l * alpha + sum;
+        [[unroll]] for (uint t = 0u; t < HT; t++) {
+            vec4 oa = acc[2u * t] * alpha, oc = acc[2u * t + 1u] * alpha;
+            [[unroll]] for (uint b = 0u; b < B; b++) {
+                uvec4 v = texelFetch(vt, int(row[b] + t));
+                oa += s[b] * h4(v.x, v.y);
+                oc += s[b] * h4(v.z, v.w);
+            }
+            acc[2u * t] = oa;
+            acc[2u * t + 1u] = oc;
+        }
+    }
+    if (!live) return;
+
+#ifdef ATTN_SPLIT
+    uint ob = ((split * p.n + qi) * p.n_head + h) * (HD + 4u);
+    [[unroll]] for (uint i = 0u; i < HQ; i++) {
+        o[ob + 4u * i] = acc[i].x;
+        o[ob + 4u * i + 1u] = acc[i].y;
+        o[ob + 4u * i + 2u] = acc[i].z;
+        o[ob + 4u * i + 3u] = acc[i].w;
+    }
+    o[ob + HD] = m;
+    o[ob + HD + 1u] = l;
+    o[ob + HD + 2u] = 0.0;
+    o[ob + HD + 3u] = 0.0;
+#else
+    uint ob = (qi * p.n_head + h) * HD;
+    float inv = l > 0.0 ? 1.0 / l : 0.0;
+    [[unroll]] for (uint i = 0u; i < HQ; i++) {
+        o[ob + 4u * i] = acc[i].x * inv;
+        o[ob + 4u * i + 1u] = acc[i].y * inv;
+        o[ob + 4u * i + 2u] = acc[i].z * inv;
+        o[ob + 4u * i + 3u] = acc[i].w * inv;
+    }
+#endif
+}
