@@ -33,4 +33,12 @@ static inline void gpu_test_close(struct vkllm__gpu *gpu) {
               (long long)(vkllm__alloc_live() - gpu_test_live_before));
 }
 
+/* A new device buffer holding n floats. */
+static inline struct vkllm__buffer *gpu_test_upload_f32(struct vkllm__gpu *gpu, const float *v, uint64_t n) {
+    struct vkllm__buffer *b;
+    ASSERT_OK(vkllm__buffer_alloc(gpu, n * 4, VKLLM__MEM_DEVICE, &b));
+    ASSERT_OK(vkllm__buffer_upload(b, 0, v, n * 4));
+    return b;
+}
+
 #endif

@@ -64,13 +64,6 @@ static void mat_free(struct mat *w) {
     free(w->host);
 }
 
-static struct vkllm__buffer *upload_f32(struct vkllm__gpu *gpu, const float *v, uint64_t n) {
-    struct vkllm__buffer *b;
-    ASSERT_OK(vkllm__buffer_alloc(gpu, n * 4, VKLLM__MEM_DEVICE, &b));
-    ASSERT_OK(vkllm__buffer_upload(b, 0, v, n * 4));
-    return b;
-}
-
 /* --- matvec -------------------------------------------------------------------------------- */
 
 #define GUARD 5 /* y elements past m that must stay untouched */
@@ -84,7 +77,7 @@ static void check_matvec(struct vkllm__gpu *gpu, const struct mat *w, const char
     for (uint32_t i = 0; i < w->m + GUARD; i++) got[i] = -12345.0f;
     vkllm__ref_matvec_q(want, w->type, w->host, w->row_bytes, x, w->m, w->k);
 
-    struct vkllm__buffer *xb = upload_f32(gpu, x, w->k), *yb = upload_f32(gpu, got, w->m + GUARD);
+    struct vkllm__buffer *xb = gpu_test_upload_f32(gpu, x, w->k), *yb = gpu_test_upload_f32(gpu, got, w->m + GUARD);
     struct vkllm__cmd *c;
     ASSERT_OK(vkllm__cmd_init(gpu, &c));
     ASSERT_OK(vkllm__cmd_begin(c));
@@ -124,8 +117,8 @@ static void check_matvec_cols(struct vkllm__gpu *gpu, const struct mat *w, uint3
     for (uint64_t j = 0; j < nx; j++) x[j] = vkllm_test_randf(&s);
     for (uint64_t i = 0; i < ny + GUARD; i++) got[i] = -12345.0f;
     for (uint64_t i = 0; i < ncols * mp; i++) one[i] = -12345.0f;
-    struct vkllm__buffer *xb = upload_f32(gpu, x, nx), *yb = upload_f32(gpu, got, ny + GUARD);
-    struct vkllm__buffer *yb1 = upload_f32(gpu, one, ncols * mp);
+    struct vkllm__buffer *xb = gpu_test_upload_f32(gpu, x, nx), *yb = gpu_test_upload_f32(gpu, got, ny + GUARD);
+    struct vkllm__buffer *yb1 = gpu_test_upload_f32(gpu, one, ncols * mp);
     struct vkllm__cmd *c;
     ASSERT_OK(vkllm__cmd_init(gpu, &c));
     ASSERT_OK(vkllm__cmd_begin(c));

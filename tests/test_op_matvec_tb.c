@@ -64,13 +64,6 @@ static void mat_free(struct mat *w) {
     free(w->host);
 }
 
-static struct vkllm__buffer *upload_f32(struct vkllm__gpu *gpu, const float *v, uint64_t n) {
-    struct vkllm__buffer *b;
-    ASSERT_OK(vkllm__buffer_alloc(gpu, n * 4, VKLLM__MEM_DEVICE, &b));
-    ASSERT_OK(vkllm__buffer_upload(b, 0, v, n * 4));
-    return b;
-}
-
 /* y (ncols, m) for x (ncols, k) at byte x_off of xb; tb = 1: vkllm__op_matvec_tb, 0: vkllm__op_matvec
  * one column at a time (the hook in it picks the path from VKLLM_MATVEC_TEXEL). */
 static void run(struct vkllm__gpu *gpu, const struct mat *w, struct vkllm__buffer *xb, uint64_t x_off, uint32_t ncols,
@@ -80,7 +73,7 @@ static void run(struct vkllm__gpu *gpu, const struct mat *w, struct vkllm__buffe
     struct vkllm__cmd *c;
     ASSERT_OK(vkllm__cmd_init(gpu, &c));
     if (tb) {
-        struct vkllm__buffer *yb = upload_f32(gpu, got, ny);
+        struct vkllm__buffer *yb = gpu_test_upload_f32(gpu, got, ny);
         struct vkllm__view x = {xb, x_off, 0}, y = {yb, 0, 0};
         ASSERT_OK(vkllm__cmd_begin(c));
         ASSERT_OK(vkllm__op_matvec_tb(c, y, &w->t, x, ncols));
@@ -91,7 +84,7 @@ static void run(struct vkllm__gpu *gpu, const struct mat *w, struct vkllm__buffe
     } else { /* a y buffer per column: the storage path binds y at aligned offsets only */
         for (uint32_t col = 0; col < ncols; col++) {
             float *yc = got + (uint64_t)col * w->m;
-            struct vkllm__buffer *yb = upload_f32(gpu, yc, w->m + GUARD);
+            struct vkllm__buffer *yb = gpu_test_upload_f32(gpu, yc, w->m + GUARD);
             struct vkllm__view xc = {xb, x_off + 4ull * col * w->k, 4ull * w->k};
             ASSERT_OK(vkllm__cmd_begin(c));
             ASSERT_OK(vkllm__op_matvec(c, vkllm__view_of(yb), &w->t, xc, 1));
@@ -143,7 +136,7 @@ static void check(struct vkllm__gpu *gpu, const struct mat *w, uint32_t max_cols
     for (uint32_t col = 0; col < max_cols; col++)
         vkllm__ref_matvec_q(want + (uint64_t)col * w->m, w->type, w->host, w->row_bytes, x + (uint64_t)col * w->k,
                             w->m, w->k);
-    struct vkllm__buffer *xb = upload_f32(gpu, x, (uint64_t)max_cols * w->k);
+    struct vkllm__buffer *xb = gpu_test_upload_f32(gpu, x, (uint64_t)max_cols * w->k);
 
     /* each column alone, at its offset in x */
     for (uint32_t col = 0; col < max_cols; col++) {
@@ -280,7 +273,7 @@ int main(void) {
         for (uint64_t j = 0; j < (uint64_t)n * w.k; j++) x[j] = vkllm_test_randf(&s);
         for (uint32_t i = 0; i < n; i++)
             vkllm__ref_matvec_q(want + i * w.m, w.type, w.host, w.row_bytes, x + i * w.k, w.m, w.k);
-        struct vkllm__buffer *xb = upload_f32(gpu, x, (uint64_t)n * w.k), *yb, *zb;
+        struct vkllm__buffer *xb = gpu_test_upload_f32(gpu, x, (uint64_t)n * w.k), *yb, *zb;
         ASSERT_OK(vkllm__buffer_alloc(gpu, 4ull * n * w.m, VKLLM__MEM_DEVICE, &yb));
         ASSERT_OK(vkllm__buffer_alloc(gpu, 4ull * n * w.m, VKLLM__MEM_DEVICE, &zb));
         for (int texel = 1; texel >= 0; texel--) {
