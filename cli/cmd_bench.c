@@ -4,7 +4,7 @@
  * Each test runs once to warm up (pipelines are compiled at first use), then -r times.
  *
  * --profile: one decode step and one prefill micro-batch recorded with a GPU timestamp after
- * every dispatch (runtime/forward.h, vkllm__forward_set_profile), summed per kernel label with
+ * every dispatch (runtime/forward/forward.h, vkllm__forward_set_profile), summed per kernel label with
  * the bytes and flops each dispatch declares (struct vkllm__cost), beside the wall clock of the
  * same step and of unprofiled ones. */
 #include <cjson/cJSON.h>

@@ -9,7 +9,7 @@
 
 #include "cli.h"
 #include "model.h"
-#include "ref/ref.h"
+#include "ref.h"
 
 static void usage(FILE *f) {
     fprintf(f,

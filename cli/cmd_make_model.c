@@ -1,11 +1,11 @@
-/* cmd_make_model.c - `vkllm make-model`: a thin wrapper over vkllm__make_model (runtime/make_model.c). */
+/* cmd_make_model.c - `vkllm make-model`: a thin wrapper over vkllm__make_model (tools/make_model.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "cli.h"
-#include "model.h"
+#include "make_model.h"
 #include "types.h"
 
 static void usage(FILE *f) {

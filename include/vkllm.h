@@ -197,6 +197,8 @@ typedef struct vkllm_ctx *vkllm_ctx_t;
 struct vkllm_ctx_params {
     int device;       /* device index from vkllm_devices_list(); -1 = VKLLM_DEVICE env or the best */
     int validate;     /* 1: Khronos validation layer + synchronization validation; -1: VKLLM_VALIDATE env */
+    const char *tuning; /* "name=value,name=value": tuning knobs (vkllm_tuning_knob) over the VKLLM_*
+                           environment variables, which are read once, here; NULL: none */
 };
 
 VKLLM_API struct vkllm_ctx_params vkllm_ctx_params_default(void);
@@ -214,6 +216,25 @@ VKLLM_API uint64_t vkllm_ctx_validation_messages(vkllm_ctx_t ctx);
 
 /* Device memory the context has allocated right now, in bytes. */
 VKLLM_API uint64_t vkllm_ctx_device_memory_used(vkllm_ctx_t ctx);
+
+/* Tuning: the knobs that change how vkllm runs on a device (kernel paths and work splits,
+ * binding and memory limits), each also a VKLLM_* environment variable. Knob i (0, 1, ... until
+ * it returns 0): its name, variable, default value and a line of help; value names, when the
+ * knob takes words ("tiled,matvec" for 0, 1), else NULL. */
+struct vkllm_tuning_knob {
+    const char *name, *env, *value_names, *help;
+    long default_value;
+};
+VKLLM_API int vkllm_tuning_knob(size_t i, struct vkllm_tuning_knob *out);
+
+/* Set knob `name` (its name or its variable) of ctx to value (a number, or one of its value
+ * names; NULL: the default). Models and sessions made afterwards follow it (set kernel knobs
+ * before loading a model). INVALID_ARGUMENT for an unknown knob or value. Not thread-safe with
+ * other calls on ctx or its models. */
+VKLLM_API vkllm_status vkllm_ctx_tune(vkllm_ctx_t ctx, const char *name, const char *value);
+
+/* The value of knob i in force on ctx. */
+VKLLM_API long vkllm_ctx_tuning_value(vkllm_ctx_t ctx, size_t i);
 
 /* ---------------------------------------------------------------------------------------------
  * Models: a GGUF file's weights on a context's device

@@ -2,7 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
 // attn_tb.comp - causal attention over the f16 KV cache for CPU devices (lavapipe); same results
-// and the same outputs as attn.comp (runtime/ops_attn.c picks one of the two).
+// and the same outputs as attn.comp (runtime/ops/ops_attn.c picks one of the two).
 //
 // Shaped for lavapipe 22.3: one workgroup runs as a loop over 8-lane SIMD chunks on one thread,
 // a storage- or uniform-buffer load at a loop-dependent index is a per-lane scalar loop, and a

@@ -4,7 +4,7 @@
 // matvec.comp - decode's matrix-vector product y (m,) = W (m, k) @ x (k,), W in its GGUF
 // encoding (one WTYPE_* define per variant, see dequant.glsl), dequantized as it is read.
 //
-// Work split (specialization constants, chosen per device by runtime/ops_matvec.c):
+// Work split (specialization constants, chosen per device by runtime/ops/ops_matvec.c):
 //   NT  invocations that share a row group; they walk the row's "units" (UNIT elements: one
 //       block, a K-quant sub-block group, or 16 plain elements) with stride NT, so on a GPU
 //       neighbouring invocations read neighbouring bytes (coalesced), then reduce with
@@ -17,7 +17,7 @@
 //
 // Weights are read as 32-bit words; blocks whose size is 2 mod 4 bytes (Q8_0, Q4_0, Q5_0,
 // Q6_K, F16/BF16 rows) are re-aligned in registers. The weight binding must cover whole words
-// (runtime/ops_matvec.c binds ranges rounded up to 4 bytes).
+// (runtime/ops/ops_matvec.c binds ranges rounded up to 4 bytes).
 #if defined(SG_REDUCE)
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -43,7 +43,7 @@ layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };   // (k,) as vec4 
 layout(std430, binding = 1) readonly buffer Xs { float xs[]; }; // ... or as floats (tail)
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };  // (y0 + m,)
 
-// C twin: struct vkllm_pc_matvec (runtime/shader_abi_matvec.h)
+// C twin: struct vkllm_pc_matvec (runtime/ops/shader_abi_matvec.h)
 layout(push_constant) uniform PC {
     uint k;          // elements per row
     uint m;          // rows in this dispatch (one chunk of W)

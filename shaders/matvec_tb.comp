@@ -3,7 +3,7 @@
 #extension GL_EXT_control_flow_attributes : enable
 // matvec_tb.comp - decode's matrix-vector product for CPU devices (lavapipe):
 // y (NC, m) = x (NC, k) @ W^T, W (m, k) in a layout repacked at load time
-// (runtime/ops_matvec_tb.c), read through a uniform texel buffer, and x through another.
+// (runtime/ops/ops_matvec_tb.c), read through a uniform texel buffer, and x through another.
 // On lavapipe every storage-buffer load a lane makes costs about the same whatever its width;
 // texel fetches of 16 bytes are several times cheaper. x is a texel buffer too: lavapipe 22.3
 // reads a uniform buffer at an index it cannot prove uniform (any loop counter) one lane and one
@@ -14,7 +14,7 @@
 // (F32) or 8 (F16); nu units per row (the last one zero-padded). Texel index of unit u, half h
 // (the int8 variants have 2 texels per unit, the others 1) of row r:
 //     ((r / 8 * nu + u) * TPU + h) * 8 + r % 8
-// The variants are storage formats; runtime/ops_matvec_tb.c repacks each GGUF type into one:
+// The variants are storage formats; runtime/ops/ops_matvec_tb.c repacks each GGUF type into one:
 //   TB_Q8_0  int8 quants (Q8_0's qs as they are), scale d            (Q8_0, Q5_0)
 //   TB_Q6_K  int8 quants, a scale for elements 0..15 and one for 16..31 (Q6_K)
 //   TB_Q5_K  int8 quants, scale d and offset m: d * q + m             (Q5_1, Q5_K)

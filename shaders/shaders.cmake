@@ -3,7 +3,7 @@
 # `const uint32_t vkllm_spv_<name>[]`. Type variants are -D defines in this one table.
 #
 # Columns: name, source, defines (comma separated, "-" for none), number of bindings,
-# push-constant block (struct vkllm_pc_<block> in runtime/shader_abi.h), and optionally the kind of
+# push-constant block (struct vkllm_pc_<block> in runtime/ops/shader_abi.h), and optionally the kind of
 # each binding, one letter per binding: s storage buffer, u uniform buffer (std140), t uniform
 # texel buffer of uvec4 (R32G32B32A32_UINT), f uniform texel buffer of float (R32_SFLOAT). Without
 # that column every binding is a storage buffer.

@@ -1,6 +1,6 @@
-# Attention family (runtime/ops_attn.c): RoPE, KV-cache store, attention (prefill and decode
+# Attention family (runtime/ops/ops_attn.c): RoPE, KV-cache store, attention (prefill and decode
 # splits; attn_tb* for CPU devices, reading q and the cache through uniform texel buffers), the
-# split reduce, argmax. Push-constant blocks: runtime/shader_abi_attn.h.
+# split reduce, argmax. Push-constant blocks: runtime/ops/shader_abi_attn.h.
 list(APPEND VKLLM_SHADER_TABLE
   "rope_f32             rope.comp           -            3         rope"
   "kv_store_f16         kv_store.comp       -            3         kv_store"

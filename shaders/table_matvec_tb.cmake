@@ -1,4 +1,4 @@
-# Decode matvec for CPU devices (runtime/ops_matvec_tb.c): weights repacked at load time, read
+# Decode matvec for CPU devices (runtime/ops/ops_matvec_tb.c): weights repacked at load time, read
 # through uniform texel buffers, x through another (see shaders/shaders.cmake for the columns); one
 # variant per storage format, which several GGUF types share (see matvec_tb.comp).
 list(APPEND VKLLM_SHADER_TABLE

@@ -24,6 +24,13 @@
         }                                                                                             \
     } while (0)
 
+/* Set one tuning knob of gpu (base/tuning.h) to value. */
+static void tune(struct vkllm__gpu *gpu, const char *name, const char *value) {
+    struct vkllm__tuning t = *vkllm__gpu_tuning(gpu);
+    CHECK(vkllm__tuning_set(&t, name, value));
+    vkllm__gpu_set_tuning(gpu, &t);
+}
+
 #define MAX_ROUNDS 64
 
 static double now_ms(void) {
@@ -54,10 +61,10 @@ struct bufs {
     struct vkllm__buffer *k, *v, *q, *o, *pos, *scratch;
 };
 
-/* One recording of attention of shape s with the kernel VKLLM_ATTN_TEXEL=texel picks. */
+/* One recording of attention of shape s with the kernel the tuning's attn_texel = texel picks. */
 static struct vkllm__cmd *record(struct vkllm__gpu *gpu, const struct bufs *b, const struct vkllm__attn_shape *s,
                                  int texel) {
-    setenv("VKLLM_ATTN_TEXEL", texel ? "1" : "0", 1);
+    tune(gpu, "attn_texel", texel ? "1" : "0");
     struct vkllm__cmd *c;
     CHECK(vkllm__cmd_init(gpu, &c));
     vkllm__cmd_set_profile(c, getenv("BENCH_ATTN_PROFILE") != NULL);
@@ -111,7 +118,7 @@ int main(int argc, char **argv) {
     for (uint64_t i = 0; i < kv_halves; i++) kv[i] = vkllm__f32_to_f16((float)((i * 2654435761u) % 1000) / 1000 - 0.5f);
     for (uint64_t i = 0; i < qn; i++) q[i] = (float)(i % 17) / 17 - 0.5f;
     struct vkllm__attn_shape sd = {1, n_head, n_kv, dim, n_ctx, 0.125f};
-    setenv("VKLLM_ATTN_TEXEL", "1", 1); /* scratch for either kernel */
+    tune(gpu, "attn_texel", "1"); /* scratch for either kernel */
     uint64_t sb = vkllm__attention_scratch_bytes(gpu, &sd);
     struct bufs b;
     CHECK(vkllm__buffer_alloc(gpu, kv_halves * 2, VKLLM__MEM_DEVICE, &b.k));

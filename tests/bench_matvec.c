@@ -32,6 +32,13 @@ static const uint32_t k_types[] = {
         }                                                                                        \
     } while (0)
 
+/* Set one tuning knob of gpu (base/tuning.h) to value. */
+static void tune(struct vkllm__gpu *gpu, const char *name, const char *value) {
+    struct vkllm__tuning t = *vkllm__gpu_tuning(gpu);
+    CHECK(vkllm__tuning_set(&t, name, value));
+    vkllm__gpu_set_tuning(gpu, &t);
+}
+
 /* CPU seconds used by this process (all threads, lavapipe's workers included). */
 static double cpu_seconds(void) {
     struct rusage ru;
@@ -77,7 +84,7 @@ static double bench(struct vkllm__gpu *gpu, uint32_t type, uint32_t m, uint32_t 
     struct vkllm__dtensor w = {.type = type, .k = k, .m = m, .row_bytes = row_bytes};
     CHECK(vkllm__buffer_alloc(gpu, (row_bytes * m + 3) & ~3ull, VKLLM__MEM_DEVICE, &w.buf));
     CHECK(vkllm__buffer_upload(w.buf, 0, all, row_bytes * m));
-    setenv("VKLLM_MATVEC_TEXEL", texel ? "1" : "0", 1); /* vkllm__op_matvec takes the texel path when */
+    tune(gpu, "matvec_texel", texel ? "1" : "0"); /* vkllm__op_matvec takes the texel path when */
     if (texel) CHECK(vkllm__dtensor_add_tb(gpu, &w, all)); /* there is a repacked copy */
     if (texel != vkllm__matvec_tb_applies(gpu, &w)) {
         fprintf(stderr, "bench_matvec: the %s path does not apply\n", texel ? "texel" : "storage");
@@ -152,7 +159,7 @@ int main(int argc, char **argv) {
             }
             for (int texel = 0; texel < 2; texel++) {
                 if (!strstr(paths, texel ? "texel" : "storage")) continue;
-                setenv("VKLLM_MATVEC_TEXEL", "1", 1);
+                tune(gpu, "matvec_texel", "1");
                 if (texel && !vkllm__matvec_tb_bytes(gpu, k_types[t], k, m)) continue; /* no texel path */
                 double us, cpu_us, gbs = bench(gpu, k_types[t], m, k, seconds, texel, &us, &cpu_us);
                 uint64_t row_bytes;

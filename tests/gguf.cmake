@@ -12,11 +12,11 @@ if(VKLLM_FUZZ)
   # them carry the fuzzer's coverage instrumentation and sanitizers.
   add_executable(fuzz_gguf
     ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_gguf.c
-    ${CMAKE_SOURCE_DIR}/runtime/gguf.c
-    ${CMAKE_SOURCE_DIR}/runtime/gguf_write.c
-    ${CMAKE_SOURCE_DIR}/runtime/types.c
-    ${CMAKE_SOURCE_DIR}/runtime/common.c)
-  target_include_directories(fuzz_gguf PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/runtime)
+    ${CMAKE_SOURCE_DIR}/runtime/base/gguf.c
+    ${CMAKE_SOURCE_DIR}/tools/gguf_write.c
+    ${CMAKE_SOURCE_DIR}/runtime/base/types.c
+    ${CMAKE_SOURCE_DIR}/runtime/base/common.c)
+  target_include_directories(fuzz_gguf PRIVATE ${VKLLM_INTERNAL_INCLUDE_DIRS})
   target_compile_definitions(fuzz_gguf PRIVATE _GNU_SOURCE)
   target_compile_options(fuzz_gguf PRIVATE -g -O1 -fno-omit-frame-pointer
                          -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)

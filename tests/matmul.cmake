@@ -2,7 +2,6 @@
 vkllm_add_test(NAME test_op_matmul SOURCES test_op_matmul.c LABELS gpu TIMEOUT 900)
 # GFLOP/s per weight type (built, not a test): build-dir/bench_matmul [n k m...]
 add_executable(bench_matmul bench_matmul.c)
-target_include_directories(bench_matmul PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${CMAKE_CURRENT_SOURCE_DIR}
-                           ${VKLLM_SHADER_INCLUDE_DIR})
+target_include_directories(bench_matmul PRIVATE ${VKLLM_INTERNAL_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(bench_matmul PRIVATE _GNU_SOURCE)
 target_link_libraries(bench_matmul PRIVATE vkllm_static vkllm::volk)

@@ -1,8 +1,7 @@
-# Decode matvec and embedding lookup, every weight type (runtime/ops_matvec.c).
+# Decode matvec and embedding lookup, every weight type (runtime/ops/ops_matvec.c).
 vkllm_add_test(NAME test_op_matvec SOURCES test_op_matvec.c LABELS gpu TIMEOUT 900)
 # Benchmark (built, not a test): GB/s of weights read per type and shape.
 add_executable(bench_matvec bench_matvec.c)
-target_include_directories(bench_matvec PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${CMAKE_CURRENT_SOURCE_DIR}
-                           ${VKLLM_SHADER_INCLUDE_DIR})
+target_include_directories(bench_matvec PRIVATE ${VKLLM_INTERNAL_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(bench_matvec PRIVATE _GNU_SOURCE)
 target_link_libraries(bench_matvec PRIVATE vkllm_static vkllm::cjson vkllm::stb vkllm::volk)

@@ -1,2 +1,2 @@
-# Decode matvec of CPU devices through texel buffers (runtime/ops_matvec_tb.c).
+# Decode matvec of CPU devices through texel buffers (runtime/ops/ops_matvec_tb.c).
 vkllm_add_test(NAME test_op_matvec_tb SOURCES test_op_matvec_tb.c LABELS gpu TIMEOUT 900)

@@ -11,8 +11,8 @@
 
 #include "harness.h"
 #include "vectors.h"
-#include "model.h"
-#include "ref/ref.h"
+#include "make_model.h"
+#include "ref.h"
 #include "tokenizer.h"
 #include "types.h"
 

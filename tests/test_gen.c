@@ -8,7 +8,7 @@
 
 #include "context.h"
 #include "harness.h"
-#include "model.h"
+#include "make_model.h"
 #include "tokenizer.h"
 #include "types.h"
 #include "vectors.h"

@@ -4,7 +4,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "gguf.h"
+#include "gguf_write.h"
 #include "harness.h"
 #include "types.h"
 

@@ -6,9 +6,10 @@
 
 #include "gguf.h"
 #include "harness.h"
-#include "model.h"
-#include "ref/ops.h"
-#include "ref/ref.h"
+#include "gguf_write.h"
+#include "make_model.h"
+#include "ref_ops.h"
+#include "ref.h"
 #include "types.h"
 
 static char g_dir[256];

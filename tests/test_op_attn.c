@@ -11,8 +11,8 @@
  *   argmax     exact index, the first on ties */
 #include "gpu_test.h"
 #include "ops_gpu.h"
-#include "ref/ops.h"
-#include "ref/ref.h"
+#include "ref_ops.h"
+#include "ref.h"
 #include "types.h"
 
 #define ROPE_TOL 1e-5
@@ -154,9 +154,11 @@ struct attn_case {
     uint32_t n, n_head, n_head_kv, head_dim, n_ctx;
 };
 
+static struct vkllm__gpu *g_gpu;
+
 static void set_texel(int texel) {
     attn_texel = texel;
-    setenv("VKLLM_ATTN_TEXEL", texel ? "1" : "0", 1);
+    gpu_test_tune(g_gpu, "attn_texel", texel ? "1" : "0");
 }
 
 /* Whether attn_tb.comp should take shape t: asked for, head rows of whole 8-half texels, q and the
@@ -376,7 +378,7 @@ static void test_argmax(struct vkllm__gpu *gpu, uint32_t n) {
 }
 
 int main(void) {
-    struct vkllm__gpu *gpu = gpu_test_open();
+    struct vkllm__gpu *gpu = g_gpu = gpu_test_open();
 
     /* RoPE: normal and NeoX, partial rotation, scaled frequencies, several tokens. */
     for (int neox = 0; neox <= 1; neox++) {
@@ -404,25 +406,25 @@ int main(void) {
     static const char *const tb_env[][4] = {{"1", "8", "8", "8"},    {"5", "1", "1", "7"},  {"3", "32", "32", "13"},
                                             {"16", "64", "64", "1"}, {"8", "2", "3", "1000"}};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(tb_env); i++) {
-        setenv("VKLLM_ATTN_TB_BLOCK", tb_env[i][0], 1);
-        setenv("VKLLM_ATTN_TB_LANES", tb_env[i][1], 1);
-        setenv("VKLLM_ATTN_TB_DLANES", tb_env[i][2], 1);
-        setenv("VKLLM_ATTN_TB_SPLITS", tb_env[i][3], 1);
+        gpu_test_tune(gpu, "attn_tb_block", tb_env[i][0]);
+        gpu_test_tune(gpu, "attn_tb_lanes", tb_env[i][1]);
+        gpu_test_tune(gpu, "attn_tb_dlanes", tb_env[i][2]);
+        gpu_test_tune(gpu, "attn_tb_splits", tb_env[i][3]);
         static const uint32_t dpos[] = {299, 0, 6, 7, 64, 65, 150};
         test_attention(gpu, (struct attn_case){1, 6, 2, 16, 300}, dpos, VKLLM_ARRAY_LEN(dpos));
         test_attention(gpu, (struct attn_case){1, 4, 4, 8, 300}, dpos, VKLLM_ARRAY_LEN(dpos));
         static const uint32_t ppos[] = {0, 29};
         test_attention(gpu, (struct attn_case){11, 6, 2, 16, 64}, ppos, VKLLM_ARRAY_LEN(ppos));
     }
-    unsetenv("VKLLM_ATTN_TB_BLOCK"), unsetenv("VKLLM_ATTN_TB_LANES"), unsetenv("VKLLM_ATTN_TB_DLANES");
-    unsetenv("VKLLM_ATTN_TB_SPLITS");
+    gpu_test_tune(gpu, "attn_tb_block", NULL), gpu_test_tune(gpu, "attn_tb_lanes", NULL);
+    gpu_test_tune(gpu, "attn_tb_dlanes", NULL), gpu_test_tune(gpu, "attn_tb_splits", NULL);
     /* Shapes past one texel binding take attn.comp even when attn_tb is asked for. */
-    vkllm__gpu_set_max_texels(gpu, 1000);
+    gpu_test_tune(gpu, "max_texels", "1000");
     static const uint32_t big_pos[] = {299, 0, 100};
     test_attention(gpu, (struct attn_case){1, 8, 4, 64, 300}, big_pos, VKLLM_ARRAY_LEN(big_pos));  /* cache: 9600 */
     test_attention(gpu, (struct attn_case){70, 4, 1, 16, 300}, big_pos + 1, 2);                    /* q: 1120 */
     test_attention(gpu, (struct attn_case){5, 4, 1, 16, 300}, big_pos + 1, 2);                     /* fits: 80, 600 */
-    vkllm__gpu_set_max_texels(gpu, 0);
+    gpu_test_tune(gpu, "max_texels", NULL);
 
     static const uint32_t argmax_n[] = {1, 2, 7, 32000, 151936, 262144};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(argmax_n); i++) test_argmax(gpu, argmax_n[i]);

@@ -126,10 +126,9 @@ static void all_shapes(struct vkllm__gpu *gpu, uint32_t type) {
 
 /* Binding limits small enough for several W chunks and several x/y row blocks. */
 static void chunked1(struct vkllm__gpu *gpu, uint64_t limit, uint32_t type, uint32_t n, uint32_t m, uint32_t k) {
-    uint64_t saved = vkllm__gpu_max_binding(gpu);
-    vkllm__gpu_set_max_binding(gpu, limit);
+    gpu_test_tune_n(gpu, "max_binding", (long)limit);
     check(gpu, type, n, m, k, "chunked");
-    vkllm__gpu_set_max_binding(gpu, saved);
+    gpu_test_tune(gpu, "max_binding", NULL);
 }
 
 static void chunked(struct vkllm__gpu *gpu) {
@@ -146,12 +145,14 @@ static void chunked(struct vkllm__gpu *gpu) {
 static void forced_tiles(struct vkllm__gpu *gpu) {
     static const uint32_t tiles[][3] = {{32, 16, 8}, {16, 64, 4}, {128, 32, 16}, {64, 64, 32}};
     for (size_t t = 0; t < VKLLM_ARRAY_LEN(tiles); t++) {
-        vkllm__matmul_set_tiles(tiles[t][0], tiles[t][1], tiles[t][2]);
+        gpu_test_tune_n(gpu, "matmul_bm", tiles[t][0]);
+        gpu_test_tune_n(gpu, "matmul_bn", tiles[t][1]);
+        gpu_test_tune_n(gpu, "matmul_bk", tiles[t][2]);
         check(gpu, VKLLM_TYPE_F32, 70, 130, 37, "forced tiles");
         check(gpu, VKLLM_TYPE_Q4_1, 33, 65, 96, "forced tiles");
         check(gpu, VKLLM_TYPE_Q5_K, 17, 100, 512, "forced tiles");
     }
-    vkllm__matmul_set_tiles(0, 0, 0);
+    gpu_test_tune(gpu, "matmul_bm", NULL), gpu_test_tune(gpu, "matmul_bn", NULL), gpu_test_tune(gpu, "matmul_bk", NULL);
 }
 
 static void bad_arguments(struct vkllm__gpu *gpu) {

@@ -1,7 +1,7 @@
 /* test_op_matvec.c - decode matvec and embedding lookup (get_rows) for every weight type against
  * the reference (runtime/ref): random weights quantized with vkllm__quantize_row, shapes that are
  * multiples of nothing, several work splits (the CPU one, the GPU-style subgroupAdd one and the
- * shared-memory one, forced through VKLLM_MATVEC_*), and W bound in row chunks (binding limit
+ * shared-memory one, forced through the device's tuning), and W bound in row chunks (binding limit
  * lowered) including chunk offsets that need alignment. Validation with synchronization
  * validation is on and must stay silent.
  *
@@ -12,7 +12,7 @@
 
 #include "gpu_test.h"
 #include "ops_gpu.h"
-#include "ref/ops.h"
+#include "ref_ops.h"
 #include "types.h"
 
 #define MATVEC_NMSE 1e-10
@@ -215,7 +215,7 @@ static uint32_t row_lengths(uint32_t type, uint32_t *ks) {
 }
 
 struct split {
-    const char *wg, *nt, *nr, *sg, *xs; /* VKLLM_MATVEC_* values (NULL: the device default) */
+    const char *wg, *nt, *nr, *sg, *xs; /* tuning values (NULL: the device default) */
     const char *name;
 };
 
@@ -230,24 +230,18 @@ static const struct split k_splits[] = {
     {"32", "32", "2", "1", NULL, "nt=32 shared"},
 };
 
-static void set_env(const char *name, const char *v) {
-    if (v)
-        setenv(name, v, 1);
-    else
-        unsetenv(name);
-}
+static struct vkllm__gpu *g_gpu;
 
 static void use_split(const struct split *s) {
-    set_env("VKLLM_MATVEC_WG", s->wg);
-    set_env("VKLLM_MATVEC_NT", s->nt);
-    set_env("VKLLM_MATVEC_NR", s->nr);
-    set_env("VKLLM_MATVEC_SG", s->sg);
-    set_env("VKLLM_MATVEC_XS", s->xs);
+    gpu_test_tune(g_gpu, "matvec_wg", s->wg);
+    gpu_test_tune(g_gpu, "matvec_nt", s->nt);
+    gpu_test_tune(g_gpu, "matvec_nr", s->nr);
+    gpu_test_tune(g_gpu, "matvec_sg", s->sg);
+    gpu_test_tune(g_gpu, "matvec_xs", s->xs);
 }
 
 int main(void) {
-    struct vkllm__gpu *gpu = gpu_test_open();
-    const uint64_t max_binding = vkllm__gpu_max_binding(gpu);
+    struct vkllm__gpu *gpu = g_gpu = gpu_test_open();
     static const uint32_t ms[] = {1, 7, 33, 1000, 4099};
 
     for (size_t ti = 0; ti < VKLLM_ARRAY_LEN(k_types); ti++) {
@@ -282,9 +276,9 @@ int main(void) {
                     for (size_t li = 0; li < VKLLM_ARRAY_LEN(limits); li++) {
                         uint64_t rows;
                         if (limits[li] < 28ull * k || limits[li] < 4ull * m + 256) continue; /* x, y, o bind whole */
-                        vkllm__gpu_set_max_binding(gpu, limits[li]);
+                        gpu_test_tune_n(gpu, "max_binding", (long)limits[li]);
                         if (vkllm__dtensor_chunk_rows(gpu, &w.t, &rows) || rows >= m) {
-                            vkllm__gpu_set_max_binding(gpu, max_binding);
+                            gpu_test_tune(gpu, "max_binding", NULL);
                             continue; /* not even a chunk fits, or no chunking at this limit */
                         }
                         n_chunked++;
@@ -296,7 +290,7 @@ int main(void) {
                         check_matvec(gpu, &w, "chunked, nt=8");
                         use_split(&k_splits[0]);
                         check_get_rows(gpu, &w, what);
-                        vkllm__gpu_set_max_binding(gpu, max_binding);
+                        gpu_test_tune(gpu, "max_binding", NULL);
                     }
                 }
                 mat_free(&w);

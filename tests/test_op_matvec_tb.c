@@ -1,4 +1,4 @@
-/* test_op_matvec_tb.c - the CPU devices' decode matvec (runtime/ops_matvec_tb.c): weights
+/* test_op_matvec_tb.c - the CPU devices' decode matvec (runtime/ops/ops_matvec_tb.c): weights
  * repacked at load time, read through uniform texel buffers, and x through another.
  *
  * Against the reference (runtime/ref) for every type (F32, BF16, F16, Q8_0, Q5_0, Q6_K, Q5_1, Q5_K,
@@ -18,7 +18,7 @@
 
 #include "gpu_test.h"
 #include "ops_gpu.h"
-#include "ref/ops.h"
+#include "ref_ops.h"
 #include "types.h"
 
 #define NMSE_BOUND 1e-10
@@ -158,7 +158,7 @@ static void check(struct vkllm__gpu *gpu, const struct mat *w, uint32_t max_cols
     }
     /* vkllm__op_matvec, both paths */
     for (int texel = 1; texel >= 0; texel--) {
-        setenv("VKLLM_MATVEC_TEXEL", texel ? "1" : "0", 1);
+        gpu_test_tune(gpu, "matvec_texel", texel ? "1" : "0");
         ASSERT(vkllm__matvec_tb_applies(gpu, &w->t) == texel);
         run(gpu, w, xb, 0, 2, 0, got);
         int ok0, ok1;
@@ -167,7 +167,7 @@ static void check(struct vkllm__gpu *gpu, const struct mat *w, uint32_t max_cols
         report(ok0 && ok1, w, texel ? "op_matvec, texel path" : "op_matvec, storage path", 2, e);
         if (texel) report(memcmp(got, alone, 8ull * w->m) == 0, w, "op_matvec hook differs from matvec_tb", 2, 0);
     }
-    setenv("VKLLM_MATVEC_TEXEL", "1", 1);
+    gpu_test_tune(gpu, "matvec_texel", "1");
     vkllm__buffer_free(xb);
     free(x);
     free(want);
@@ -177,8 +177,7 @@ static void check(struct vkllm__gpu *gpu, const struct mat *w, uint32_t max_cols
 
 int main(void) {
     /* the path on whatever device runs the test (it is the default on CPU devices only) */
-    setenv("VKLLM_MATVEC_TEXEL", "1", 1);
-    struct vkllm__gpu *gpu = gpu_test_open();
+    struct vkllm__gpu *gpu = gpu_test_open_tuned("matvec_texel=1");
     const struct vkllm__gpu_bind_limits *bl = vkllm__gpu_bind_limits(gpu);
     if (!bl->texel_formats) {
         fprintf(stderr, "device without R32G32B32A32_UINT / R32_SFLOAT uniform texel buffers\n");
@@ -225,17 +224,17 @@ int main(void) {
                     uint64_t per_group = (k + unit - 1) / unit * (two ? 2 : 1) * 8;
                     uint64_t limits[] = {per_group, 2 * per_group + 3, 3 * per_group};
                     for (size_t li = 0; li < VKLLM_ARRAY_LEN(limits); li++) {
-                        vkllm__gpu_set_max_texels(gpu, limits[li]);
+                        gpu_test_tune_n(gpu, "max_texels", (long)(limits[li]));
                         ASSERT_EQ(bl->max_texels, limits[li]);
                         n_chunked++;
                         check(gpu, &w, 2, "chunked");
                     }
-                    vkllm__gpu_set_max_texels(gpu, 0);
+                    gpu_test_tune(gpu, "max_texels", NULL);
                     ASSERT_EQ(bl->max_texels, max_texels);
                     /* a group larger than the limit: refused with a status */
-                    vkllm__gpu_set_max_texels(gpu, per_group - 1);
+                    gpu_test_tune_n(gpu, "max_texels", (long)(per_group - 1));
                     ASSERT(!vkllm__matvec_tb_applies(gpu, &w.t));
-                    vkllm__gpu_set_max_texels(gpu, 0);
+                    gpu_test_tune(gpu, "max_texels", NULL);
                 }
                 mat_free(&w);
             }
@@ -250,9 +249,9 @@ int main(void) {
         struct mat w;
         mat_init(gpu, &w, VKLLM_TYPE_Q8_0, 61, 5632, 7);
         int split0 = n_split_x;
-        vkllm__gpu_set_max_texels(gpu, 3 * 5632 / 4);
+        gpu_test_tune_n(gpu, "max_texels", (long)(3 * 5632 / 4));
         check(gpu, &w, 8, "x over several texel bindings");
-        vkllm__gpu_set_max_texels(gpu, 0);
+        gpu_test_tune(gpu, "max_texels", NULL);
         ASSERT(n_split_x > split0);
         mat_free(&w);
     }
@@ -277,7 +276,7 @@ int main(void) {
         ASSERT_OK(vkllm__buffer_alloc(gpu, 4ull * n * w.m, VKLLM__MEM_DEVICE, &yb));
         ASSERT_OK(vkllm__buffer_alloc(gpu, 4ull * n * w.m, VKLLM__MEM_DEVICE, &zb));
         for (int texel = 1; texel >= 0; texel--) {
-            setenv("VKLLM_MATVEC_TEXEL", texel ? "1" : "0", 1);
+            gpu_test_tune(gpu, "matvec_texel", texel ? "1" : "0");
             ASSERT(vkllm__matvec_tb_applies(gpu, &w.t));
             struct vkllm__cmd *c;
             ASSERT_OK(vkllm__cmd_init(gpu, &c));
@@ -304,7 +303,7 @@ int main(void) {
             report(ok, &w, "matmul on the repacked layout only", n, e);
             report(memcmp(got, mv, 4ull * n * w.m) == 0, &w, "matmul rows differ from matvec", n, 0);
         }
-        setenv("VKLLM_MATVEC_TEXEL", "1", 1);
+        gpu_test_tune(gpu, "matvec_texel", "1");
         vkllm__buffer_free(xb);
         vkllm__buffer_free(yb);
         vkllm__buffer_free(zb);
@@ -341,9 +340,9 @@ int main(void) {
         ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM_TYPE_Q4_K, 224, 8), 0); /* not whole super-blocks */
         ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM_TYPE_F32, 7, 8), 0); /* k % 4 */
         ASSERT(vkllm__matvec_tb_bytes(gpu, VKLLM_TYPE_Q8_0, 4096, 4096) > 4096ull * 4096 * 34 / 32);
-        setenv("VKLLM_MATVEC_TEXEL", "0", 1);
+        gpu_test_tune(gpu, "matvec_texel", "0");
         ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM_TYPE_Q8_0, 4096, 4096), 0);
-        setenv("VKLLM_MATVEC_TEXEL", "1", 1);
+        gpu_test_tune(gpu, "matvec_texel", "1");
         struct vkllm__dtensor t;
         ASSERT_OK(vkllm__dtensor_upload(gpu, VKLLM_TYPE_Q4_K, 256, 3, NULL, &t));
         ASSERT_OK(vkllm__dtensor_add_tb(gpu, &t, NULL));

@@ -6,8 +6,8 @@
 #include "harness.h"
 #include "vectors.h"
 #include "model.h"
-#include "ref/ops.h"
-#include "ref/ref.h"
+#include "ref_ops.h"
+#include "ref.h"
 
 /* llama2.c's decode(): after BOS the piece's leading space is dropped; <0xNN> is a raw byte;
  * U+2581 is a space. Appends to out (capacity cap). */

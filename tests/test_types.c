@@ -4,7 +4,7 @@
 #include <float.h>
 
 #include "harness.h"
-#include "ref/quant_blocks.h"
+#include "quant_blocks.h"
 #include "types.h"
 
 /* --- small helpers -------------------------------------------------------------------------- */
@@ -42,7 +42,7 @@ static void check_decode(uint32_t type, const void *blk, const float *want, int 
 
 /* --- traits --------------------------------------------------------------------------------- */
 
-/* Written again from ggml-common.h (QK_K = 256), independently of runtime/types.c. */
+/* Written again from ggml-common.h (QK_K = 256), independently of runtime/base/types.c. */
 static const struct {
     uint32_t id;
     const char *name;

@@ -238,9 +238,7 @@ static void test_replay_and_timestamps(struct vkllm__gpu *gpu) {
 /* The staging path (devices without host-visible device memory), forced on this device: 70 MiB
  * round trip through a 64 MiB staging buffer, then a dispatch on staged data. */
 static void test_staging(void) {
-    setenv("VKLLM_FORCE_STAGING", "1", 1);
-    struct vkllm__gpu *gpu = gpu_test_open();
-    unsetenv("VKLLM_FORCE_STAGING");
+    struct vkllm__gpu *gpu = gpu_test_open_tuned("force_staging=1");
     struct vkllm__buffer *b;
     ASSERT_OK(vkllm__buffer_alloc(gpu, 70u << 20, VKLLM__MEM_DEVICE, &b));
     ASSERT(vkllm__buffer_map(b) == NULL);

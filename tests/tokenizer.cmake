@@ -6,6 +6,6 @@ vkllm_add_script_test(NAME test_tokenizer_cli TIMEOUT 600
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_tokenizer_cli.py $<TARGET_FILE:vkllm>)
 
 add_executable(bench_tokenizer bench_tokenizer.c)
-target_include_directories(bench_tokenizer PRIVATE ${CMAKE_SOURCE_DIR}/runtime ${CMAKE_SOURCE_DIR}/tokenizer)
+target_include_directories(bench_tokenizer PRIVATE ${VKLLM_INTERNAL_INCLUDE_DIRS})
 target_compile_definitions(bench_tokenizer PRIVATE _GNU_SOURCE)
 target_link_libraries(bench_tokenizer PRIVATE vkllm_static)

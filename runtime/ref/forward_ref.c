@@ -4,8 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "ref/ops.h"
-#include "ref/ref.h"
+#include "ref_ops.h"
+#include "ref.h"
 #include "types.h"
 
 struct ref_layer {

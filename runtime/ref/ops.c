@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
-#include "ref/ops.h"
+#include "ref_ops.h"
 #include "types.h"
 
 void vkllm__ref_add(float *o, const float *a, const float *b, uint32_t n, uint32_t nb) {

@@ -1,8 +1,8 @@
 /* ops_attn.c - reference RoPE and single-query attention (see ref.h). */
 #include <math.h>
 
-#include "ref/ops.h"
-#include "ref/ref.h"
+#include "ref_ops.h"
+#include "ref.h"
 
 void vkllm__ref_rope(float *x, uint32_t n_head, uint32_t head_dim, uint32_t n_rot, int neox,
                      uint32_t pos, const float *inv_freq) {

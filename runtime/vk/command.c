@@ -3,7 +3,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "vk/vk.h"
+#include "vk.h"
 
 #define SETS_PER_POOL 256
 #define QUERIES_PER_POOL 1024 /* timestamps per query pool; a recording takes as many pools as it needs */

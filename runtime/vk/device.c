@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vk/vk.h"
+#include "vk.h"
 
 // --- results -------------------------------------------------------------------------------
 
@@ -53,8 +53,8 @@ static vkllm_status load_vulkan(void) {
     static char fail_msg[512];
     if (loaded == 1) return VKLLM_STATUS_OK;
     if (loaded == -1) return vkllm__err(VKLLM_STATUS_NO_VULKAN, "%s", fail_msg);
-    const char *lib = getenv("VKLLM_VULKAN_LIBRARY");
-    if (lib && *lib) {
+    const char *lib = vkllm__env_vulkan_library();
+    if (lib) {
         void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
         void *gipa = h ? dlsym(h, "vkGetInstanceProcAddr") : NULL;
         if (!gipa) {
@@ -463,22 +463,14 @@ static int type_rank(vkllm_device_type t) {
     }
 }
 
-/* The device to open: explicit index, else VKLLM_DEVICE, else the first usable device of the best
- * type (discrete, integrated, virtual, CPU, other). */
+/* The device to open: the index want (>= 0: given, or the tuning's VKLLM_DEVICE), else the first
+ * usable device of the best type (discrete, integrated, virtual, CPU, other). */
 static vkllm_status choose_device(const struct vkllm_device_info *infos, uint32_t n, int want,
                                   uint32_t *out) {
     if (n == 0)
         return vkllm__err(VKLLM_STATUS_NO_DEVICE,
                           "the Vulkan loader found no device (is a driver installed? Debian: "
                           "mesa-vulkan-drivers)");
-    const char *env = getenv("VKLLM_DEVICE");
-    if (want < 0 && env && *env) {
-        char *end;
-        long v = strtol(env, &end, 10);
-        if (*end || v < 0)
-            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "VKLLM_DEVICE='%s' is not a device index", env);
-        want = (int)v;
-    }
     if (want >= 0) {
         if ((uint32_t)want >= n)
             return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
@@ -589,10 +581,13 @@ vkllm_status vkllm__gpu_open(const struct vkllm__gpu_params *p, struct vkllm__gp
     vkllm_status st = VKLLM_STATUS_OK;
     struct vkllm__gpu *gpu = vkllm__calloc(1, sizeof *gpu);
     if (!gpu) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory opening the device");
-    gpu->validate = p && p->validate >= 0 ? p->validate : (int)vkllm__env_int("VKLLM_VALIDATE", 0);
     VkPhysicalDevice *pd = NULL;
     struct vkllm_device_info *infos = NULL;
     uint32_t n = 0, chosen = 0;
+    VKLLM_TRY(st, vkllm__tuning_from_env(&gpu->tuning), fail);
+    VKLLM_TRY(st, vkllm__tuning_parse(&gpu->tuning, p ? p->tuning : NULL), fail);
+    gpu->validate = p && p->validate >= 0 ? p->validate : gpu->tuning.validate == 1;
+    int want = p && p->device >= 0 ? p->device : gpu->tuning.device > INT32_MAX ? INT32_MAX : (int)gpu->tuning.device;
 
     VKLLM_TRY(st, create_instance(gpu->validate, gpu, &gpu->instance, &gpu->messenger), fail);
     VKLLM_TRY(st, physical_devices(gpu->instance, &pd, &n), fail);
@@ -602,7 +597,7 @@ vkllm_status vkllm__gpu_open(const struct vkllm__gpu_params *p, struct vkllm__gp
         goto fail;
     }
     for (uint32_t i = 0; i < n; i++) VKLLM_TRY(st, query_device(gpu->instance, pd[i], i, &infos[i]), fail);
-    VKLLM_TRY(st, choose_device(infos, n, p ? p->device : -1, &chosen), fail);
+    VKLLM_TRY(st, choose_device(infos, n, want, &chosen), fail);
     gpu->phys = pd[chosen];
     gpu->info = infos[chosen];
     vkGetPhysicalDeviceMemoryProperties(gpu->phys, &gpu->mem_props);
@@ -637,6 +632,13 @@ void vkllm__gpu_close(struct vkllm__gpu *gpu) {
 }
 
 const struct vkllm_device_info *vkllm__gpu_info(const struct vkllm__gpu *gpu) { return &gpu->info; }
+
+const struct vkllm__tuning *vkllm__gpu_tuning(const struct vkllm__gpu *gpu) { return &gpu->tuning; }
+
+void vkllm__gpu_set_tuning(struct vkllm__gpu *gpu, const struct vkllm__tuning *t) {
+    gpu->tuning = *t;
+    vkllm__mem_apply_tuning(gpu);
+}
 
 uint64_t vkllm__gpu_validation_count(const struct vkllm__gpu *gpu) { return gpu->validation_count; }
 

@@ -5,7 +5,7 @@
  * heap size silently. */
 #include <string.h>
 
-#include "vk/vk.h"
+#include "vk.h"
 
 #define DEFAULT_BLOCK_SIZE (256ull << 20)
 #define STAGING_SIZE (64ull << 20)
@@ -37,14 +37,10 @@ vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu) {
     gpu->type_host = find_type(mp, ~0u, HV, HV | VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
     if (gpu->type_device < 0 || gpu->type_host < 0)
         return vkllm__err(VKLLM_STATUS_NO_DEVICE, "%s has no usable memory type", gpu->info.name);
-    uint64_t maxalloc = gpu->info.max_memory_allocation_size ? gpu->info.max_memory_allocation_size
-                                                             : (1ull << 30);
-    gpu->block_size = VKLLM_MIN(DEFAULT_BLOCK_SIZE, maxalloc);
-    gpu->max_binding = gpu->info.max_storage_buffer_range;
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(gpu->phys, &props);
     struct vkllm__gpu_bind_limits *bl = &gpu->bind_limits;
-    bl->max_texels = props.limits.maxTexelBufferElements;
+    gpu->dev_max_texels = props.limits.maxTexelBufferElements;
     bl->max_uniform = props.limits.maxUniformBufferRange;
     bl->texel_align = VKLLM_MAX(props.limits.minTexelBufferOffsetAlignment, 1);
     bl->uniform_align = VKLLM_MAX(props.limits.minUniformBufferOffsetAlignment, 1);
@@ -53,11 +49,7 @@ vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu) {
     vkGetPhysicalDeviceFormatProperties(gpu->phys, VK_FORMAT_R32_SFLOAT, &ff);
     bl->texel_formats = (fu.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) &&
                         (ff.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT);
-    gpu->force_staging = vkllm__env_int("VKLLM_FORCE_STAGING", 0) == 1;
-    long limit_mb = vkllm__env_int("VKLLM_MEMORY_LIMIT_MB", 0);
-    gpu->memory_limit = limit_mb > 0 ? (uint64_t)limit_mb << 20 : 0;
-    long env = vkllm__env_int("VKLLM_BLOCK_MB", 0);
-    if (env > 0) gpu->block_size = VKLLM_MIN((uint64_t)env << 20, maxalloc);
+    vkllm__mem_apply_tuning(gpu);
 
     vkllm_status st = VKLLM_STATUS_OK;
     VkCommandPoolCreateInfo pci = {
@@ -322,19 +314,21 @@ uint64_t vkllm__gpu_memory_used(const struct vkllm__gpu *gpu) { return gpu->used
 
 uint64_t vkllm__gpu_max_binding(const struct vkllm__gpu *gpu) { return gpu->max_binding; }
 
-void vkllm__gpu_set_max_binding(struct vkllm__gpu *gpu, uint64_t bytes) {
-    gpu->max_binding = bytes && bytes < gpu->info.max_storage_buffer_range ? bytes : gpu->info.max_storage_buffer_range;
-}
-
 const struct vkllm__gpu_bind_limits *vkllm__gpu_bind_limits(const struct vkllm__gpu *gpu) {
     return &gpu->bind_limits;
 }
 
-void vkllm__gpu_set_max_texels(struct vkllm__gpu *gpu, uint64_t n) {
-    VkPhysicalDeviceProperties props;
-    vkGetPhysicalDeviceProperties(gpu->phys, &props);
-    uint64_t dev = props.limits.maxTexelBufferElements;
-    gpu->bind_limits.max_texels = n && n < dev ? n : dev;
+/* The device's limits as the tuning lowers them (never raises them), and the memory knobs. */
+void vkllm__mem_apply_tuning(struct vkllm__gpu *gpu) {
+    const struct vkllm__tuning *t = &gpu->tuning;
+    uint64_t maxalloc = gpu->info.max_memory_allocation_size ? gpu->info.max_memory_allocation_size : (1ull << 30);
+    uint64_t range = gpu->info.max_storage_buffer_range;
+    gpu->max_binding = t->max_binding > 0 && (uint64_t)t->max_binding < range ? (uint64_t)t->max_binding : range;
+    gpu->bind_limits.max_texels = t->max_texels > 0 && (uint64_t)t->max_texels < gpu->dev_max_texels
+                                      ? (uint64_t)t->max_texels : gpu->dev_max_texels;
+    gpu->force_staging = t->force_staging == 1;
+    gpu->memory_limit = t->memory_limit_mb > 0 ? (uint64_t)t->memory_limit_mb << 20 : 0;
+    gpu->block_size = VKLLM_MIN(t->block_mb > 0 ? (uint64_t)t->block_mb << 20 : DEFAULT_BLOCK_SIZE, maxalloc);
 }
 
 vkllm_status vkllm__buffer_texel_view(const struct vkllm__buffer *cb, uint64_t offset, uint64_t range, VkFormat fmt,

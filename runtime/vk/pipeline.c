@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "vk/vk.h"
+#include "vk.h"
 
 /* Module, descriptor set layout (n buffers of the table's kinds) and pipeline layout of a shader. */
 static vkllm_status shader_state(struct vkllm__gpu *gpu, enum vkllm__shader_id id,
@@ -128,16 +128,10 @@ void vkllm__pipelines_free(struct vkllm__gpu *gpu) {
 
 // --- persisted pipeline cache --------------------------------------------------------------
 
-/* $XDG_CACHE_HOME/vkllm or ~/.cache/vkllm; VKLLM_PIPELINE_CACHE=0 turns persistence off. */
+/* $XDG_CACHE_HOME/vkllm or ~/.cache/vkllm; the tuning's pipeline_cache 0 turns persistence off. */
 static int cache_path(struct vkllm__gpu *gpu) {
-    const char *off = getenv("VKLLM_PIPELINE_CACHE");
-    if (off && !strcmp(off, "0")) return 0;
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
     char dir[768];
-    if (xdg && *xdg) snprintf(dir, sizeof dir, "%s/vkllm", xdg);
-    else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/vkllm", home);
-    else return 0;
+    if (gpu->tuning.pipeline_cache == 0 || !vkllm__env_cache_dir(dir, sizeof dir)) return 0;
     char parent[768];
     snprintf(parent, sizeof parent, "%s", dir);
     char *slash = strrchr(parent, '/');

@@ -110,6 +110,7 @@ struct vkllm__gpu {
     struct vkllm_device_info info;
     VkPhysicalDeviceMemoryProperties mem_props;
     int validate;
+    struct vkllm__tuning tuning;  /* read once at open (tuning.h); set per device by tests */
     uint64_t validation_count; /* messages of warning or error severity */
 
     /* memory */
@@ -119,10 +120,12 @@ struct vkllm__gpu {
     uint64_t heap_used[VK_MAX_MEMORY_HEAPS]; /* our accounting, bytes allocated per heap */
     uint64_t allocated, used;
     int type_device, type_host;   /* memory type index for each kind */
-    uint64_t memory_limit;        /* VKLLM_MEMORY_LIMIT_MB in bytes, 0 = the heap size */
-    int force_staging;
-    uint64_t max_binding;         /* bytes one binding may cover (<= maxStorageBufferRange) */            /* VKLLM_FORCE_STAGING=1: never map device blocks */
+    /* from the tuning (vkllm__mem_apply_tuning) */
+    uint64_t memory_limit;        /* memory_limit_mb in bytes, 0 = the heap size */
+    int force_staging;            /* 1: never map device blocks */
+    uint64_t max_binding;         /* bytes one binding may cover (<= maxStorageBufferRange) */
     struct vkllm__gpu_bind_limits bind_limits; /* uniform and texel bindings */
+    uint64_t dev_max_texels;      /* maxTexelBufferElements */
 
     /* staging for devices without host-visible device-local memory */
     struct vkllm__buffer *staging;
@@ -153,6 +156,8 @@ static inline uint64_t vkllm__texel_bytes(char kind) { return kind == 't' ? 16 :
 
 /* memory.c */
 vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu);
+/* Take the memory and binding knobs of gpu->tuning (at init and whenever the tuning changes). */
+void vkllm__mem_apply_tuning(struct vkllm__gpu *gpu);
 void vkllm__mem_free_all(struct vkllm__gpu *gpu);
 /* The texel view of [offset, offset + range) of b in format fmt (cached on b). */
 vkllm_status vkllm__buffer_texel_view(const struct vkllm__buffer *b, uint64_t offset, uint64_t range, VkFormat fmt,

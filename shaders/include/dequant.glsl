@@ -2,8 +2,8 @@
 // One weight type per compilation, chosen with a define:
 //   -DWTYPE_F32=1 -DWTYPE_F16=1 -DWTYPE_BF16=1 -DWTYPE_Q8_0=1 -DWTYPE_Q4_0=1 -DWTYPE_Q4_1=1
 //   -DWTYPE_Q5_0=1 -DWTYPE_Q5_1=1 -DWTYPE_Q4_K=1 -DWTYPE_Q5_K=1 -DWTYPE_Q6_K=1
-// Layouts are byte for byte those of GGUF (runtime/ref/quant_blocks.h; the reference decoder is
-// runtime/ref/quant.c): keep the three in step.
+// Layouts are byte for byte those of GGUF (runtime/base/quant_blocks.h; the reference decoder is
+// runtime/base/quant.c): keep the three in step.
 //
 // Needs no optional device feature: the weights are read as uint words (no 8/16-bit storage, no
 // shaderFloat16 / shaderInt8); halves are converted with unpackHalf2x16.

@@ -1,4 +1,4 @@
-// pc.glsl - push-constant blocks. Each has a C twin in runtime/shader_abi.h with a
+// pc.glsl - push-constant blocks. Each has a C twin in runtime/ops/shader_abi.h with a
 // _Static_assert on its size: change both together.
 #ifndef VKLLM_PC_GLSL
 #define VKLLM_PC_GLSL

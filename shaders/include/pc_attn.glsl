@@ -1,5 +1,5 @@
 // pc_attn.glsl - push-constant blocks of the attention family (rope.comp, kv_store.comp,
-// attn.comp, attn_reduce.comp, argmax.comp). Each has a C twin in runtime/shader_abi_attn.h with
+// attn.comp, attn_reduce.comp, argmax.comp). Each has a C twin in runtime/ops/shader_abi_attn.h with
 // a _Static_assert on its size: change both together.
 #ifndef VKLLM_PC_ATTN_GLSL
 #define VKLLM_PC_ATTN_GLSL

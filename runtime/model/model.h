@@ -8,8 +8,6 @@
  *
  * Shapes in comments are (rows, cols), cols contiguous, i.e. ggml's ne reversed: a tensor with
  * ne = [n_embd, n_vocab] is (n_vocab, n_embd).
- *
- * Also the random-weight model generator behind `vkllm make-model` (runtime/make_model.c).
  */
 #ifndef VKLLM_MODEL_H
 #define VKLLM_MODEL_H
@@ -117,38 +115,5 @@ void vkllm__model_desc_free(struct vkllm__model_desc *d);
 /* The (n_rot/2,) inverse frequencies of hp->rope, scaling and freq factors applied (see
  * struct vkllm__rope). The same table serves the reference and the GPU. */
 void vkllm__rope_freqs(const struct vkllm__hparams *hp, float *out_inv_freq);
-
-/* --- make-model ----------------------------------------------------------------------------- */
-
-/* A random-weight model of any Llama shape. Same params -> identical file bytes. */
-struct vkllm__make_model_params {
-    enum vkllm_arch arch;
-    uint32_t n_layer, n_embd, n_ff, n_head, n_head_kv;
-    uint32_t head_dim;     /* 0: n_embd / n_head */
-    uint32_t n_vocab;      /* >= 259 (<unk>, <s>, </s>, 256 byte tokens) */
-    uint32_t n_ctx;        /* written as <arch>.context_length */
-    uint32_t type;         /* enum vkllm_type of the matrices (norms and biases stay f32) */
-    int tied;              /* 1: no output.weight */
-    uint64_t seed;
-    float rope_theta;      /* rope.freq_base */
-    float rms_eps;
-    char name[64];         /* general.name; "" -> generated */
-};
-
-/* Defaults: a tiny llama (2 layers, 64 embd, 4 heads, 2 kv heads, 512 vocab), f32, seed 1. */
-void vkllm__make_model_params_default(struct vkllm__make_model_params *p);
-
-/* Fill *p from a named preset (tinyllama-1.1b, stories-260k-shape, ...): arch, shape, tied,
- * rope theta, rms eps and context; type, seed and name keep their values.
- * VKLLM_STATUS_NOT_FOUND for an unknown name. */
-vkllm_status vkllm__make_model_preset(const char *name, struct vkllm__make_model_params *p);
-
-/* Preset i (NULL past the end) and its one-line description, for --help. */
-const char *vkllm__make_model_preset_name(uint32_t i, const char **description);
-
-/* Write the model to path, tensor by tensor (the whole model never sits in memory). Matrices
- * whose row length is not a multiple of the type's block fall back to a smaller block type
- * (q4_K -> q4_0 -> ... -> f16), logged at WARN level. */
-vkllm_status vkllm__make_model(const struct vkllm__make_model_params *p, const char *path);
 
 #endif /* VKLLM_MODEL_H */

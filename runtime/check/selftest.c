@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "ops_gpu.h"
-#include "ref/ops.h"
+#include "ref_ops.h"
 #include "selftest.h"
 
 const char *vkllm__check_op_name(enum vkllm__check_op op) {
@@ -129,7 +129,9 @@ vkllm_status vkllm__check_run(struct vkllm__gpu *gpu, const struct vkllm__check_
     VKLLM_TRY(st, upload_new(gpu, w, c->ncols, &bw), done);
     VKLLM_TRY(st, vkllm__cmd_init(gpu, &cmd), done);
     VKLLM_TRY(st, vkllm__cmd_begin(cmd), done);
-    vkllm__ops_set_wg(c->wg);
+    struct vkllm__tuning saved = *vkllm__gpu_tuning(gpu), tu = saved;
+    tu.ops_wg = c->wg;
+    vkllm__gpu_set_tuning(gpu, &tu);
     struct vkllm__view vo = vkllm__view_of(bo), va = vkllm__view_of(ba), vb = vkllm__view_of(bb);
     vb.size = (uint64_t)(c->op == VKLLM__CHECK_RMSNORM ? c->ncols : nb) * sizeof(float);
     switch (c->op) {
@@ -145,7 +147,7 @@ vkllm_status vkllm__check_run(struct vkllm__gpu *gpu, const struct vkllm__check_
         break;
     default: break;
     }
-    vkllm__ops_set_wg(0);
+    vkllm__gpu_set_tuning(gpu, &saved);
     if (st) goto done;
     VKLLM_TRY(st, vkllm__cmd_end(cmd), done);
     VKLLM_TRY(st, vkllm__cmd_submit(cmd), done);

@@ -1,5 +1,5 @@
 /* types.h - ggml tensor types: ids, block layouts, sizes, fp16/bf16 conversion.
- * Dequantization and quantization (the scalar reference) live in runtime/ref/quant.c. */
+ * Dequantization and quantization (the scalar reference) live in runtime/base/quant.c. */
 #ifndef VKLLM_TYPES_H
 #define VKLLM_TYPES_H
 
@@ -74,12 +74,12 @@ uint16_t vkllm__f32_to_f16(float f);
 float vkllm__bf16_to_f32(uint16_t h);
 uint16_t vkllm__f32_to_bf16(float f);
 
-/* Reference (de)quantization, runtime/ref/quant.c. n must be a multiple of the block size and the
+/* Reference (de)quantization, runtime/base/quant.c. n must be a multiple of the block size and the
  * type must have compute = 1 (callers check with vkllm__row_size / traits first). */
 void vkllm__dequantize_row(uint32_t type, const void *src, float *dst, uint64_t n);
 void vkllm__quantize_row(uint32_t type, const float *src, void *dst, uint64_t n);
 
-/* The pieces of one block of a quantized type, for repacking (runtime/ref/quant.c): element i
+/* The pieces of one block of a quantized type, for repacking (runtime/base/quant.c): element i
  * = d[i / sub] * q[i] + m[i / sub], the sub-blocks 16 elements long for Q6_K and 32 for the
  * others; q small integers (-32..31 at most; Q4_1 and Q4_K 0..15, Q5_1 and Q5_K 0..31, the
  * others signed) and m 0 for the symmetric types. Returns the block's elements (32 or 256), 0

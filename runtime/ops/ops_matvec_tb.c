@@ -4,7 +4,7 @@
  * Why: on lavapipe every storage-buffer load a lane makes has about the same cost whatever its
  * width; 16-byte texel fetches are several times cheaper (also for x), and with 8 rows
  * interleaved one workgroup's fetches of a unit are neighbours. Every tensor type is repacked into
- * one of seven storage formats (enum tb_kind). runtime/weights.c keeps a matrix only in this
+ * one of seven storage formats (enum tb_kind). runtime/forward/weights.c keeps a matrix only in this
  * layout, except tied embeddings (the embedding lookup reads the GGUF one).
  *
  * A matrix larger than one texel binding may cover (maxTexelBufferElements) is bound in chunks of
@@ -32,22 +32,21 @@ struct tb_format {
     uint32_t unit;   /* elements per unit */
     uint32_t tpu;    /* 16-byte texels per unit of a row */
     int scales;      /* f32 scales per unit of a row (0, 1 or 2), in a second texel buffer */
-    enum tb_kind kind;
-    enum vkllm__shader_id shader;
+    enum tb_kind kind; /* the kernel that reads it: vkllm__type_kernels(type)->matvec_tb */
 };
 
 static const struct tb_format k_formats[] = {
-    {VKLLM_TYPE_F32, 4, 1, 0, TB_PLAIN, VKLLM_SHADER_MATVEC_TB_F32},
-    {VKLLM_TYPE_BF16, 4, 1, 0, TB_BF16, VKLLM_SHADER_MATVEC_TB_F32},
-    {VKLLM_TYPE_F16, 8, 1, 0, TB_PLAIN, VKLLM_SHADER_MATVEC_TB_F16},
-    {VKLLM_TYPE_Q8_0, 32, 2, 1, TB_Q8, VKLLM_SHADER_MATVEC_TB_Q8_0},
-    {VKLLM_TYPE_Q5_0, 32, 2, 1, TB_Q8, VKLLM_SHADER_MATVEC_TB_Q8_0},
-    {VKLLM_TYPE_Q6_K, 32, 2, 2, TB_Q8_16, VKLLM_SHADER_MATVEC_TB_Q6_K},
-    {VKLLM_TYPE_Q5_1, 32, 2, 2, TB_Q8_AFF, VKLLM_SHADER_MATVEC_TB_Q5_K},
-    {VKLLM_TYPE_Q5_K, 32, 2, 2, TB_Q8_AFF, VKLLM_SHADER_MATVEC_TB_Q5_K},
-    {VKLLM_TYPE_Q4_0, 32, 1, 1, TB_Q4, VKLLM_SHADER_MATVEC_TB_Q4_0},
-    {VKLLM_TYPE_Q4_1, 32, 1, 2, TB_Q4_AFF, VKLLM_SHADER_MATVEC_TB_Q4_K},
-    {VKLLM_TYPE_Q4_K, 32, 1, 2, TB_Q4_AFF, VKLLM_SHADER_MATVEC_TB_Q4_K},
+    {VKLLM_TYPE_F32, 4, 1, 0, TB_PLAIN},
+    {VKLLM_TYPE_BF16, 4, 1, 0, TB_BF16},
+    {VKLLM_TYPE_F16, 8, 1, 0, TB_PLAIN},
+    {VKLLM_TYPE_Q8_0, 32, 2, 1, TB_Q8},
+    {VKLLM_TYPE_Q5_0, 32, 2, 1, TB_Q8},
+    {VKLLM_TYPE_Q6_K, 32, 2, 2, TB_Q8_16},
+    {VKLLM_TYPE_Q5_1, 32, 2, 2, TB_Q8_AFF},
+    {VKLLM_TYPE_Q5_K, 32, 2, 2, TB_Q8_AFF},
+    {VKLLM_TYPE_Q4_0, 32, 1, 1, TB_Q4},
+    {VKLLM_TYPE_Q4_1, 32, 1, 2, TB_Q4_AFF},
+    {VKLLM_TYPE_Q4_K, 32, 1, 2, TB_Q4_AFF},
 };
 
 #define GROUP 8u      /* rows interleaved */
@@ -81,10 +80,10 @@ static struct tb_layout layout_of(const struct tb_format *f, uint64_t k, uint64_
     return l;
 }
 
-/* The path is on for CPU devices unless VKLLM_MATVEC_TEXEL=0, and on any device with =1. */
+/* The path is on for CPU devices unless the tuning's matvec_texel is 0, and on any device with 1. */
 static int path_on(const struct vkllm__gpu *gpu) {
-    long env = vkllm__env_int("VKLLM_MATVEC_TEXEL", -1);
-    if (env == 0 || env == 1) return (int)env;
+    long on = vkllm__gpu_tuning(gpu)->matvec_texel;
+    if (on == 0 || on == 1) return (int)on;
     return vkllm__gpu_info(gpu)->type == VKLLM_DEVICE_CPU;
 }
 
@@ -189,12 +188,6 @@ vkllm_status vkllm__dtensor_add_tb(struct vkllm__gpu *gpu, struct vkllm__dtensor
 
 /* --- the op -------------------------------------------------------------------------------- */
 
-static uint64_t view_size(struct vkllm__view v) {
-    uint64_t b = vkllm__buffer_size(v.buf);
-    if (v.size) return v.size;
-    return v.offset < b ? b - v.offset : 0;
-}
-
 static int pow2_le8(long v) { return v == 1 || v == 2 || v == 4 || v == 8; }
 
 vkllm_status vkllm__op_matvec_tb(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
@@ -205,10 +198,10 @@ vkllm_status vkllm__op_matvec_tb(struct vkllm__cmd *c, struct vkllm__view y, con
                           w ? vkllm__type_name(w->type) : "(null)");
     if (ncols == 0 || ncols > MAX_NCOLS)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_tb: %u columns (1..%u)", ncols, MAX_NCOLS);
-    if (view_size(x) < ncols * w->k * 4 || view_size(y) < ncols * w->m * 4)
+    if (vkllm__view_bytes(x) < ncols * w->k * 4 || vkllm__view_bytes(y) < ncols * w->m * 4)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                           "matvec_tb: x (%llu bytes) or y (%llu bytes) too small for %u columns of %llu x %llu",
-                          (unsigned long long)view_size(x), (unsigned long long)view_size(y), ncols,
+                          (unsigned long long)vkllm__view_bytes(x), (unsigned long long)vkllm__view_bytes(y), ncols,
                           (unsigned long long)w->m, (unsigned long long)w->k);
     if (x.offset % 16 || y.offset % 4)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_tb: x offset %llu (16-byte multiple) or y offset %llu"
@@ -218,8 +211,8 @@ vkllm_status vkllm__op_matvec_tb(struct vkllm__cmd *c, struct vkllm__view y, con
     const struct vkllm_device_info *info = vkllm__gpu_info(gpu);
     struct tb_layout l = layout_of(f, w->k, w->m);
 
-    /* work split: VKLLM_MATVEC_TB_WG / _NR override (benchmarks) */
-    long wg = vkllm__env_int("VKLLM_MATVEC_TB_WG", 8), nr = vkllm__env_int("VKLLM_MATVEC_TB_NR", 4);
+    /* work split: the tuning's matvec_tb_wg / _nr */
+    long wg = vkllm__gpu_tuning(gpu)->matvec_tb_wg, nr = vkllm__gpu_tuning(gpu)->matvec_tb_nr;
     if (wg < 1 || wg > (long)info->max_workgroup_invocations || wg > (long)info->max_workgroup_size[0] ||
         !pow2_le8(nr))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_tb: bad work split wg=%ld nr=%ld", wg, nr);
@@ -256,7 +249,7 @@ vkllm_status vkllm__op_matvec_tb(struct vkllm__cmd *c, struct vkllm__view y, con
                 (uint32_t)w->m, (uint32_t)(xd / 16), (uint32_t)(w->k / 4),
             };
             struct vkllm__dispatch d = {
-                .shader = f->shader,
+                .shader = vkllm__type_kernels(w->type, "matvec_tb")->matvec_tb,
                 .n_spec = 3,
                 .spec = {(uint32_t)wg, (uint32_t)nr, nc},
                 .push = &pc, .push_size = sizeof pc, .label = "matvec_tb",

@@ -2,7 +2,7 @@
  * tensor infos, then each tensor's data produced by its fill callback at write time, one tensor
  * buffer at a time. The file is written to a temporary file next to the target and renamed into
  * place, so a failed write never leaves a half-written model under the target name. */
-#include "gguf.h"
+#include "gguf_write.h"
 
 #include <errno.h>
 #include <fcntl.h>

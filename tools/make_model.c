@@ -8,7 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model.h"
+#include "gguf_write.h"
+#include "make_model.h"
 #include "types.h"
 
 // --- presets --------------------------------------------------------------------------------

@@ -139,14 +139,6 @@ char *vkllm__strdup(const char *s) {
 
 // --- misc ----------------------------------------------------------------------------------
 
-long vkllm__env_int(const char *name, long def) {
-    const char *v = getenv(name);
-    if (!v || !*v) return def;
-    char *end;
-    long r = strtol(v, &end, 10);
-    return *end ? def : r;
-}
-
 uint64_t vkllm__now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

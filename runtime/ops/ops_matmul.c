@@ -31,38 +31,24 @@ struct mm_tiles {
     uint32_t bm, bn, bk, wg;
 };
 
-static struct mm_tiles g_force; /* test hook: tiles forced by vkllm__matmul_set_tiles */
-
-/* Force tile sizes (0 = choose per device). Tests use it to exercise other specializations. */
-void vkllm__matmul_set_tiles(uint32_t bm, uint32_t bn, uint32_t bk) {
-    g_force.bm = bm;
-    g_force.bn = bn;
-    g_force.bk = bk;
-}
-
-static int shader_of(uint32_t type, enum vkllm__shader_id *id) {
-    switch (type) {
-    case VKLLM_TYPE_F32: *id = VKLLM_SHADER_MATMUL_F32; return 1;
-    case VKLLM_TYPE_F16: *id = VKLLM_SHADER_MATMUL_F16; return 1;
-    case VKLLM_TYPE_BF16: *id = VKLLM_SHADER_MATMUL_BF16; return 1;
-    case VKLLM_TYPE_Q8_0: *id = VKLLM_SHADER_MATMUL_Q8_0; return 1;
-    case VKLLM_TYPE_Q4_0: *id = VKLLM_SHADER_MATMUL_Q4_0; return 1;
-    case VKLLM_TYPE_Q4_1: *id = VKLLM_SHADER_MATMUL_Q4_1; return 1;
-    case VKLLM_TYPE_Q5_0: *id = VKLLM_SHADER_MATMUL_Q5_0; return 1;
-    case VKLLM_TYPE_Q5_1: *id = VKLLM_SHADER_MATMUL_Q5_1; return 1;
-    case VKLLM_TYPE_Q4_K: *id = VKLLM_SHADER_MATMUL_Q4_K; return 1;
-    case VKLLM_TYPE_Q5_K: *id = VKLLM_SHADER_MATMUL_Q5_K; return 1;
-    case VKLLM_TYPE_Q6_K: *id = VKLLM_SHADER_MATMUL_Q6_K; return 1;
-    default: return 0;
-    }
+/* The tiles the tuning forces (matmul_bm/bn/bk; 0: chosen below). Tests run every tiling so. */
+static struct mm_tiles forced_tiles(const struct vkllm__gpu *gpu) {
+    const struct vkllm__tuning *tu = vkllm__gpu_tuning(gpu);
+    struct mm_tiles f = {0, 0, 0, 0};
+    f.bm = tu->matmul_bm > 0 && tu->matmul_bm <= 1024 ? (uint32_t)tu->matmul_bm : 0;
+    f.bn = tu->matmul_bn > 0 && tu->matmul_bn <= 1024 ? (uint32_t)tu->matmul_bn : 0;
+    f.bk = tu->matmul_bk > 0 && tu->matmul_bk <= 1024 ? (uint32_t)tu->matmul_bk : 0;
+    return f;
 }
 
 /* Tile sizes for this device and batch: BM = 64 weight rows; BN from the batch (16, 32 or 64
  * rows of x); halved until the workgroup fits the invocation limits; BK the largest of 32, 16,
  * 8, 4 whose two tiles fit in shared memory. */
-static vkllm_status pick_tiles(const struct vkllm_device_info *d, uint32_t n, struct mm_tiles *t) {
-    t->bm = g_force.bm ? g_force.bm : 64;
-    t->bn = g_force.bn ? g_force.bn : n > 32 ? 64 : n > 16 ? 32 : 16;
+static vkllm_status pick_tiles(const struct vkllm__gpu *gpu, uint32_t n, struct mm_tiles *t) {
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    struct mm_tiles f = forced_tiles(gpu);
+    t->bm = f.bm ? f.bm : 64;
+    t->bn = f.bn ? f.bn : n > 32 ? 64 : n > 16 ? 32 : 16;
     uint32_t max_wg = VKLLM_MIN(d->max_workgroup_invocations, d->max_workgroup_size[0]);
     while ((t->bm / VKLLM__MM_TM) * (t->bn / VKLLM__MM_TN) > max_wg) {
         if (t->bn >= t->bm && t->bn > VKLLM__MM_TN) t->bn /= 2;
@@ -70,7 +56,7 @@ static vkllm_status pick_tiles(const struct vkllm_device_info *d, uint32_t n, st
         else break;
     }
     t->wg = (t->bm / VKLLM__MM_TM) * (t->bn / VKLLM__MM_TN);
-    t->bk = g_force.bk ? g_force.bk : 32;
+    t->bk = f.bk ? f.bk : 32;
     while (t->bk > 4 && (uint64_t)(t->bm + t->bn) * t->bk * 4 > d->max_shared_memory) t->bk /= 2;
     if (t->wg == 0 || t->wg > max_wg || t->bm % VKLLM__MM_TM || t->bn % VKLLM__MM_TN || t->bk % 4 ||
         (uint64_t)(t->bm + t->bn) * t->bk * 4 > d->max_shared_memory)
@@ -79,12 +65,6 @@ static vkllm_status pick_tiles(const struct vkllm_device_info *d, uint32_t n, st
                           "%u bytes of shared memory of at most %u)",
                           t->bm, t->bn, t->bk, t->wg, max_wg, (t->bm + t->bn) * t->bk * 4, d->max_shared_memory);
     return VKLLM_STATUS_OK;
-}
-
-static uint64_t view_bytes(struct vkllm__view v) {
-    uint64_t total = vkllm__buffer_size(v.buf);
-    if (v.size) return v.size;
-    return v.offset < total ? total - v.offset : 0;
 }
 
 
@@ -120,23 +100,23 @@ static vkllm_status check_args(const struct vkllm__dtensor *w, struct vkllm__vie
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matmul: matrix of %llu x %llu is too large",
                           (unsigned long long)w->m, (unsigned long long)w->k);
     uint64_t need_x = (uint64_t)n * w->k * 4, need_y = (uint64_t)n * w->m * 4;
-    if (view_bytes(x) < need_x || view_bytes(y) < need_y)
+    if (vkllm__view_bytes(x) < need_x || vkllm__view_bytes(y) < need_y)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                           "matmul: x has %llu bytes (needs %llu), y has %llu bytes (needs %llu)",
-                          (unsigned long long)view_bytes(x), (unsigned long long)need_x,
-                          (unsigned long long)view_bytes(y), (unsigned long long)need_y);
+                          (unsigned long long)vkllm__view_bytes(x), (unsigned long long)need_x,
+                          (unsigned long long)vkllm__view_bytes(y), (unsigned long long)need_y);
     return VKLLM_STATUS_OK;
 }
 
 /* CPU devices (lavapipe): staging tiles through shared memory costs more than it saves there,
  * and the decode kernel reading each weight unit once for 8 columns of x is faster (pp32 of a
- * TinyLlama-shaped Q8_0: 2.7x). GPUs use the tiled kernel. VKLLM_MATMUL=tiled or =matvec
- * overrides; tiles forced by vkllm__matmul_set_tiles (tests) mean the tiled kernel. */
-static int use_matvec(const struct vkllm_device_info *d, const struct vkllm__dtensor *w) {
-    if (g_force.bm || w->k % 4) return 0;
-    const char *e = getenv("VKLLM_MATMUL");
-    if (e && !strcmp(e, "tiled")) return 0;
-    return (e && !strcmp(e, "matvec")) || d->type == VKLLM_DEVICE_CPU;
+ * TinyLlama-shaped Q8_0: 2.7x). GPUs use the tiled kernel. The tuning's matmul (0 tiled, 1
+ * matvec) overrides; forced tiles (tests) mean the tiled kernel. */
+static int use_matvec(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w) {
+    struct mm_tiles f = forced_tiles(gpu);
+    long mode = vkllm__gpu_tuning(gpu)->matmul;
+    if (f.bm || f.bn || f.bk || w->k % 4 || mode == 0) return 0;
+    return mode == 1 || vkllm__gpu_info(gpu)->type == VKLLM_DEVICE_CPU;
 }
 
 vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
@@ -144,16 +124,15 @@ vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const 
     if (w && !w->buf && w->tb) return vkllm__op_matmul_tb(c, y, w, x, n); /* repacked only (ops_matvec_tb.c) */
     vkllm_status st = check_args(w, y, x, n);
     if (st) return st;
-    enum vkllm__shader_id id;
-    if (!shader_of(w->type, &id))
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matmul: weight type %s is not supported",
-                          vkllm__type_name(w->type));
+    const struct vkllm__type_kernels *sh = vkllm__type_kernels(w->type, "matmul");
+    if (!sh) return VKLLM_STATUS_UNSUPPORTED;
+    enum vkllm__shader_id id = sh->matmul;
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
-    if (use_matvec(d, w)) return vkllm__op_matvec(c, y, w, x, n);
+    if (use_matvec(gpu, w)) return vkllm__op_matvec(c, y, w, x, n);
     struct mm_tiles t;
     uint64_t chunk = 0, block = 0;
-    if ((st = pick_tiles(d, n, &t))) return st;
+    if ((st = pick_tiles(gpu, n, &t))) return st;
     if ((st = vkllm__dtensor_chunk_rows(gpu, w, &chunk))) return st;
     if ((st = rows_per_block(gpu, w->k * 4, w->m * 4, n, t.bn, &block))) return st;
     if ((chunk + t.bm - 1) / t.bm > d->max_workgroup_count[0])

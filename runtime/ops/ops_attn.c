@@ -16,21 +16,8 @@
 #define ARGMAX_WG 256
 #define REDUCE_WG 64
 
-static struct vkllm__binding bind(struct vkllm__view v) {
-    struct vkllm__binding b = {v.buf, v.offset, v.size};
-    return b;
-}
-
-/* Bytes a view covers (size 0: to the end of its buffer). */
-static uint64_t view_bytes(struct vkllm__view v) {
-    if (!v.buf) return 0;
-    uint64_t total = vkllm__buffer_size(v.buf);
-    if (v.offset >= total) return 0;
-    return v.size ? v.size : total - v.offset;
-}
-
 static vkllm_status need(const char *op, const char *what, struct vkllm__view v, uint64_t bytes) {
-    uint64_t have = view_bytes(v);
+    uint64_t have = vkllm__view_bytes(v);
     if (have < bytes)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: %s covers %llu bytes, needs %llu", op, what,
                           (unsigned long long)have, (unsigned long long)bytes);
@@ -65,7 +52,7 @@ vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct v
     struct vkllm_pc_rope pc = {n, n_head, head_dim, n_rot, neox ? 1u : 0u};
     struct vkllm__dispatch d = {
         .shader = VKLLM_SHADER_ROPE_F32, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
-        .n_bind = 3, .bind = {bind(x), bind(pos), bind(inv_freq)},
+        .n_bind = 3, .bind = {vkllm__bind(x), vkllm__bind(pos), vkllm__bind(inv_freq)},
         .push = &pc, .push_size = sizeof pc, .label = "rope",
         /* per rotated pair: its two values and frequency, angle, cos and sin (3), rotation (6) */
         .cost = {.bytes_read = (uint64_t)n * n_head * n_rot * 4 + (uint64_t)n_rot / 2 * 4 + 4,
@@ -93,7 +80,7 @@ vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, 
     struct vkllm_pc_kv_store pc = {n, width, n_ctx};
     struct vkllm__dispatch d = {
         .shader = VKLLM_SHADER_KV_STORE_F16, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
-        .n_bind = 3, .bind = {bind(src), bind(pos), bind(cache)},
+        .n_bind = 3, .bind = {vkllm__bind(src), vkllm__bind(pos), vkllm__bind(cache)},
         .push = &pc, .push_size = sizeof pc, .label = "kv_store",
         .cost = {.bytes_read = (uint64_t)n * width * 4 + 4, .bytes_written = (uint64_t)n * width * 2},
     };
@@ -160,18 +147,16 @@ static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__
 
 /* --- the CPU-shaped kernel (attn_tb.comp) --- */
 
-#define TB_LANES 8          /* prefill: lanes per workgroup (one 8-wide SIMD chunk of lavapipe) */
-#define TB_DLANES 8         /* decode: lanes per workgroup */
-#define TB_BLOCK 8          /* cache positions per block */
-#define TB_SPLITS 8         /* decode: splits of the current length */
+#define TB_REDUCE_WG 8      /* lanes per workgroup of attn_tb_reduce.comp */
 #define TB_SPLIT_MIN_CTX 256 /* decode on a cache this long or longer is split */
 
-/* The texel kernel is on for CPU devices unless VKLLM_ATTN_TEXEL=0, and on any device with =1;
- * VKLLM_ATTN_TB_LANES (prefill) / _DLANES (decode) / _BLOCK / _SPLITS override its work split
- * (benchmarks). */
+/* The texel kernel is on for CPU devices unless the tuning's attn_texel is 0, and on any device
+ * with 1; its work split is the tuning's attn_tb_lanes (prefill: lanes per workgroup, one 8-wide
+ * SIMD chunk of lavapipe by default), _dlanes (decode), _block (cache positions per block) and
+ * _splits (decode: splits of the current length). */
 static int tb_wanted(const struct vkllm__gpu *gpu) {
-    long env = vkllm__env_int("VKLLM_ATTN_TEXEL", -1);
-    if (env == 0 || env == 1) return (int)env;
+    long on = vkllm__gpu_tuning(gpu)->attn_texel;
+    if (on == 0 || on == 1) return (int)on;
     return vkllm__gpu_info(gpu)->type == VKLLM_DEVICE_CPU;
 }
 
@@ -186,8 +171,9 @@ static int tb_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape 
         (uint64_t)s->n_ctx * s->n_head_kv * s->head_dim / 8 > bl->max_texels)
         return 0;
     uint32_t g = s->n_head / s->n_head_kv, maxwg = VKLLM_MIN(d->max_workgroup_invocations, d->max_workgroup_size[0]);
-    long lanes = s->n == 1 ? vkllm__env_int("VKLLM_ATTN_TB_DLANES", TB_DLANES) : vkllm__env_int("VKLLM_ATTN_TB_LANES", TB_LANES);
-    long blk = vkllm__env_int("VKLLM_ATTN_TB_BLOCK", TB_BLOCK), splits = vkllm__env_int("VKLLM_ATTN_TB_SPLITS", TB_SPLITS);
+    const struct vkllm__tuning *tu = vkllm__gpu_tuning(gpu);
+    long lanes = s->n == 1 ? tu->attn_tb_dlanes : tu->attn_tb_lanes;
+    long blk = tu->attn_tb_block, splits = tu->attn_tb_splits;
     if (lanes < 1 || lanes > 1024 || blk < 1 || blk > 64 || splits < 1 || splits > 1024 || g > maxwg) return 0;
     /* the split length is data (from pos0): split_len 0 */
     struct attn_plan t = {.tb = 1, .hg = g, .blk = (uint32_t)blk, .n_split = 1, .split_len = 0};
@@ -310,7 +296,7 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
             .n_spec = 5, .spec = {pl.wg, s->head_dim, pl.hg, pl.qt, pl.blk},
             .n_bind = 5,
             .bind = {{q.buf, q.offset, qb}, {k_cache.buf, k_cache.offset, kb}, {v_cache.buf, v_cache.offset, kb},
-                     bind(pos), bind(split ? scratch : o)},
+                     vkllm__bind(pos), vkllm__bind(split ? scratch : o)},
             .push = &pc, .push_size = sizeof pc, .label = split ? "attn_tb_split" : "attn_tb",
             .groups = {split ? tiles : 1, split ? 1 : tiles, s->n_head_kv},
             .cost = cost,
@@ -318,18 +304,18 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
         if ((st = vkllm__cmd_dispatch(c, &d)) || !split) return st;
         struct vkllm_pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, 0, pl.n_split};
         struct vkllm__dispatch r = {
-            .shader = VKLLM_SHADER_ATTN_TB_REDUCE_F32, .n_spec = 2, .spec = {TB_LANES, s->head_dim},
-            .n_bind = 2, .bind = {{scratch.buf, scratch.offset, pb}, bind(o)},
+            .shader = VKLLM_SHADER_ATTN_TB_REDUCE_F32, .n_spec = 2, .spec = {TB_REDUCE_WG, s->head_dim},
+            .n_bind = 2, .bind = {{scratch.buf, scratch.offset, pb}, vkllm__bind(o)},
             .push = &rp, .push_size = sizeof rp, .label = "attn_tb_reduce",
             .cost = rcost,
         };
-        vkllm__gpu_grid_1d(gpu, (uint64_t)s->n * s->n_head * (s->head_dim / 4), TB_LANES, r.groups);
+        vkllm__gpu_grid_1d(gpu, (uint64_t)s->n * s->n_head * (s->head_dim / 4), TB_REDUCE_WG, r.groups);
         return vkllm__cmd_dispatch(c, &r);
     } else {
         struct vkllm__dispatch d = {
             .shader = split ? VKLLM_SHADER_ATTN_SPLIT_F16 : VKLLM_SHADER_ATTN_F16,
             .n_spec = 8, .spec = {pl.wg, s->head_dim, pl.qt, pl.hg, pl.npt, pl.rs, pl.rpt, pl.tpr},
-            .n_bind = 5, .bind = {bind(q), bind(k_cache), bind(v_cache), bind(pos), bind(split ? scratch : o)},
+            .n_bind = 5, .bind = {vkllm__bind(q), vkllm__bind(k_cache), vkllm__bind(v_cache), vkllm__bind(pos), vkllm__bind(split ? scratch : o)},
             .push = &pc, .push_size = sizeof pc, .label = split ? "attn_split" : "attn",
             .groups = {pl.n_split, (s->n + pl.qt - 1) / pl.qt, s->n_head / pl.hg},
             .cost = cost,
@@ -339,7 +325,7 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     struct vkllm_pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, pl.split_len, pl.n_split};
     struct vkllm__dispatch r = {
         .shader = VKLLM_SHADER_ATTN_REDUCE_F32, .n_spec = 1, .spec = {fit_wg(gpu, REDUCE_WG)},
-        .n_bind = 3, .bind = {bind(scratch), bind(pos), bind(o)},
+        .n_bind = 3, .bind = {vkllm__bind(scratch), vkllm__bind(pos), vkllm__bind(o)},
         .push = &rp, .push_size = sizeof rp, .label = "attn_reduce",
         .cost = rcost,
     };
@@ -356,7 +342,7 @@ vkllm_status vkllm__op_argmax(struct vkllm__cmd *c, struct vkllm__view o, struct
     struct vkllm_pc_argmax pc = {n};
     struct vkllm__dispatch d = {
         .shader = VKLLM_SHADER_ARGMAX_F32, .n_spec = 1, .spec = {fit_wg(vkllm__cmd_gpu(c), ARGMAX_WG)},
-        .n_bind = 2, .bind = {bind(x), bind(o)},
+        .n_bind = 2, .bind = {vkllm__bind(x), vkllm__bind(o)},
         .push = &pc, .push_size = sizeof pc, .label = "argmax",
         .groups = {1, 1, 1},
         .cost = {.bytes_read = (uint64_t)n * 4, .bytes_written = 4, .flops = n},

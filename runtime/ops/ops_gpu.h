@@ -19,13 +19,36 @@ static inline struct vkllm__view vkllm__view_of(const struct vkllm__buffer *b) {
     return v;
 }
 
-/* Workgroup size used by the elementwise and row ops (0 = pick from the device). Tests set it to
- * exercise awkward sizes. */
-void vkllm__ops_set_wg(uint32_t wg);
+/* Bytes a view covers (size 0: to the end of its buffer; 0 past the end or without a buffer). */
+static inline uint64_t vkllm__view_bytes(struct vkllm__view v) {
+    if (!v.buf) return 0;
+    uint64_t total = vkllm__buffer_size(v.buf);
+    if (v.offset >= total) return 0;
+    return v.size ? v.size : total - v.offset;
+}
 
-/* Force the matmul tile sizes (rows of W, rows of x, k step); 0, 0, 0 returns to the per-device
- * choice. Tests use it to run every tiling. */
-void vkllm__matmul_set_tiles(uint32_t bm, uint32_t bn, uint32_t bk);
+/* The binding of a whole view. */
+static inline struct vkllm__binding vkllm__bind(struct vkllm__view v) {
+    struct vkllm__binding b = {v.buf, v.offset, v.size};
+    return b;
+}
+
+/* The work splits and paths the ops take come from the device's tuning (vkllm__gpu_tuning, see
+ * base/tuning.h): tests change them per device to run every variant. */
+
+/* --- the kernels of each weight type (kernels.c) --------------------------------------------
+ * One row per type vkllm computes with: the shader of each op family for that type
+ * (VKLLM_SHADER_COUNT_ where a family has none). */
+struct vkllm__type_kernels {
+    uint32_t type;                       /* enum vkllm_type */
+    enum vkllm__shader_id matvec;        /* decode, subgroupAdd reduction */
+    enum vkllm__shader_id matvec_shm;    /* decode, shared-memory reduction */
+    enum vkllm__shader_id get_rows;      /* embedding lookup */
+    enum vkllm__shader_id matmul;        /* prefill, tiled */
+    enum vkllm__shader_id matvec_tb;     /* decode on CPU devices, repacked (ops_matvec_tb.c) */
+};
+/* The row of type; NULL (and an UNSUPPORTED last error naming op) when the type has none. */
+const struct vkllm__type_kernels *vkllm__type_kernels(uint32_t type, const char *op);
 
 /* o (n,) = a (n,) + b (nb,) repeated */
 vkllm_status vkllm__op_add(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view a,

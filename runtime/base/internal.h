@@ -67,9 +67,6 @@ int vkllm__fault_hit(enum vkllm__fault_kind kind); /* 1 if this allocation must 
 /* Allocations still to go before the injected failure (0 = it happened, or none injected). */
 VKLLM_API uint64_t vkllm__fault_pending(enum vkllm__fault_kind kind);
 
-/* Read an environment variable as an integer; returns def when unset or not a number. */
-long vkllm__env_int(const char *name, long def);
-
 /* Monotonic clock in nanoseconds. */
 uint64_t vkllm__now_ns(void);
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "tuning.h"
 #include "vkllm_shaders.h"
 
 struct vkllm__gpu;
@@ -18,14 +19,22 @@ struct vkllm__buffer;
 struct vkllm__cmd;
 
 struct vkllm__gpu_params {
-    int device;   /* index, or -1 for VKLLM_DEVICE / the best device */
-    int validate; /* 1 on, 0 off, -1 from VKLLM_VALIDATE */
+    int device;         /* index, or -1 for the tuning's device (VKLLM_DEVICE) / the best device */
+    int validate;       /* 1 on, 0 off, -1 from the tuning (VKLLM_VALIDATE) */
+    const char *tuning; /* "name=value,..." over the environment's tuning (tuning.h), or NULL */
 };
 
-/* Open a device: instance (+ validation when asked), physical device choice, logical device,
- * compute queue, pipeline cache. */
+/* Open a device: tuning (tuning.h: defaults, environment, p->tuning), instance (+ validation
+ * when asked), physical device choice, logical device, compute queue, pipeline cache. */
 vkllm_status vkllm__gpu_open(const struct vkllm__gpu_params *p, struct vkllm__gpu **out);
 void vkllm__gpu_close(struct vkllm__gpu *gpu);
+
+/* The tuning in force on gpu (lives as long as gpu). */
+const struct vkllm__tuning *vkllm__gpu_tuning(const struct vkllm__gpu *gpu);
+/* Replace it. Ops recorded afterwards follow it; recordings and weights made before keep what
+ * they were made with (set kernel knobs before loading a model). The device, validation and
+ * pipeline-cache knobs only matter when a device opens. */
+void vkllm__gpu_set_tuning(struct vkllm__gpu *gpu, const struct vkllm__tuning *t);
 
 /* Capabilities of the opened device (lives as long as gpu). */
 const struct vkllm_device_info *vkllm__gpu_info(const struct vkllm__gpu *gpu);
@@ -68,23 +77,21 @@ vkllm_status vkllm__buffer_fill_zero(struct vkllm__buffer *b);
 /* Device memory allocated (blocks) and handed out (sub-allocations), bytes. */
 uint64_t vkllm__gpu_memory_allocated(const struct vkllm__gpu *gpu);
 uint64_t vkllm__gpu_memory_used(const struct vkllm__gpu *gpu);
-/* The most bytes one storage binding may cover: maxStorageBufferRange, or less after
- * vkllm__gpu_set_max_binding (tests lower it to exercise chunked binding cheaply). */
+/* The most bytes one storage binding may cover: maxStorageBufferRange, or less where the tuning's
+ * max_binding says (tests lower it to exercise chunked binding cheaply). */
 uint64_t vkllm__gpu_max_binding(const struct vkllm__gpu *gpu);
-void vkllm__gpu_set_max_binding(struct vkllm__gpu *gpu, uint64_t bytes);
 
 /* Uniform-buffer and uniform-texel-buffer bindings (shaders whose table row declares binding
  * kinds, see shaders/shaders.cmake). Every device buffer may be bound either way. */
 struct vkllm__gpu_bind_limits {
     uint64_t max_texels;    /* elements one texel binding may cover: maxTexelBufferElements, or less
-                               after vkllm__gpu_set_max_texels (tests lower it to exercise chunks) */
+                               where the tuning's max_texels says (tests lower it for chunks) */
     uint64_t max_uniform;   /* bytes one uniform binding may cover: maxUniformBufferRange */
     uint64_t texel_align;   /* minTexelBufferOffsetAlignment, bytes */
     uint64_t uniform_align; /* minUniformBufferOffsetAlignment, bytes */
     int texel_formats;      /* 1: R32G32B32A32_UINT and R32_SFLOAT work as uniform texel buffers */
 };
 const struct vkllm__gpu_bind_limits *vkllm__gpu_bind_limits(const struct vkllm__gpu *gpu);
-void vkllm__gpu_set_max_texels(struct vkllm__gpu *gpu, uint64_t n); /* 0: back to the device's */
 
 /* Bytes of device memory the device has for us (the device-local heap(s)). */
 uint64_t vkllm__gpu_memory_budget(const struct vkllm__gpu *gpu);

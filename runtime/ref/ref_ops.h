@@ -1,8 +1,8 @@
-/* ops.h - scalar C reference of every op the shaders compute (fp32, one obvious loop each).
+/* ref_ops.h - scalar C reference of every op the shaders compute (fp32, one obvious loop each).
  * The oracle for the shader tests and the building blocks of the reference forward pass.
  * Never a fast path. Shapes: row-major, (rows, cols) means cols contiguous. */
-#ifndef VKLLM_REF_OPS_H
-#define VKLLM_REF_OPS_H
+#ifndef VKLLM_REF_REF_OPS_H
+#define VKLLM_REF_REF_OPS_H
 
 #include <stdint.h>
 

@@ -21,7 +21,7 @@ vkllm_status vkllm_devices_list(struct vkllm_device_info **out, uint32_t *count)
 void vkllm_devices_free(struct vkllm_device_info *devices) { vkllm__free(devices); }
 
 struct vkllm_ctx_params vkllm_ctx_params_default(void) {
-    struct vkllm_ctx_params p = {.device = -1, .validate = -1};
+    struct vkllm_ctx_params p = {.device = -1, .validate = -1, .tuning = NULL};
     return p;
 }
 
@@ -31,7 +31,7 @@ vkllm_status vkllm_ctx_init(const struct vkllm_ctx_params *params, vkllm_ctx_t *
     struct vkllm_ctx_params p = params ? *params : vkllm_ctx_params_default();
     struct vkllm_ctx *ctx = vkllm__calloc(1, sizeof *ctx);
     if (!ctx) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
-    struct vkllm__gpu_params gp = {.device = p.device, .validate = p.validate};
+    struct vkllm__gpu_params gp = {.device = p.device, .validate = p.validate, .tuning = p.tuning};
     vkllm_status st = vkllm__gpu_open(&gp, &ctx->gpu);
     if (st) {
         vkllm__free(ctx);
@@ -52,3 +52,20 @@ const struct vkllm_device_info *vkllm_ctx_device(vkllm_ctx_t ctx) { return vkllm
 uint64_t vkllm_ctx_validation_messages(vkllm_ctx_t ctx) { return vkllm__gpu_validation_count(ctx->gpu); }
 
 uint64_t vkllm_ctx_device_memory_used(vkllm_ctx_t ctx) { return vkllm__gpu_memory_allocated(ctx->gpu); }
+
+int vkllm_tuning_knob(size_t i, struct vkllm_tuning_knob *out) {
+    const struct vkllm__tuning_knob *k = vkllm__tuning_knob(i);
+    if (!k || !out) return 0;
+    *out = (struct vkllm_tuning_knob){k->name, k->env, k->names, k->help, k->def};
+    return 1;
+}
+
+vkllm_status vkllm_ctx_tune(vkllm_ctx_t ctx, const char *name, const char *value) {
+    if (!ctx) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_ctx_tune: ctx is NULL");
+    struct vkllm__tuning t = *vkllm__gpu_tuning(ctx->gpu);
+    vkllm_status st = vkllm__tuning_set(&t, name, value);
+    if (!st) vkllm__gpu_set_tuning(ctx->gpu, &t);
+    return st;
+}
+
+long vkllm_ctx_tuning_value(vkllm_ctx_t ctx, size_t i) { return vkllm__tuning_get(vkllm__gpu_tuning(ctx->gpu), i); }

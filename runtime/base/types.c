@@ -1,6 +1,6 @@
 /* types.c - ggml tensor type traits, row sizes, and exact fp16/bf16 <-> f32 conversion.
  * Block sizes follow ggml-common.h (QK_K = 256); the block structs vkllm computes with are in
- * runtime/ref/quant_blocks.h, which asserts that its sizes agree with this table. */
+ * runtime/base/quant_blocks.h, which asserts that its sizes agree with this table. */
 #include "types.h"
 
 #include <stdio.h>

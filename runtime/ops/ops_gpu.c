@@ -2,23 +2,15 @@
 #include "ops_gpu.h"
 #include "shader_abi.h"
 
-static uint32_t g_wg; /* 0: choose per device */
-
-void vkllm__ops_set_wg(uint32_t wg) { g_wg = wg; }
-
-/* Workgroup size for elementwise and row ops: a power of two, a multiple of the subgroup size
- * where possible, within the device's limits. */
+/* Workgroup size for elementwise and row ops: the tuning's ops_wg, else a power of two, a multiple
+ * of the subgroup size where possible, within the device's limits. */
 static uint32_t pick_wg(const struct vkllm__gpu *gpu) {
-    if (g_wg) return g_wg;
+    long forced = vkllm__gpu_tuning(gpu)->ops_wg;
+    if (forced > 0 && forced <= 65536) return (uint32_t)forced;
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     uint32_t wg = 256;
     while (wg > d->max_workgroup_invocations || wg > d->max_workgroup_size[0]) wg /= 2;
     return wg ? wg : 1;
-}
-
-static struct vkllm__binding bind(struct vkllm__view v) {
-    struct vkllm__binding b = {v.buf, v.offset, v.size};
-    return b;
 }
 
 /* flops: per output element (add, mul 1; silu_mul: exp, add, division, multiply). */
@@ -31,7 +23,7 @@ static vkllm_status elementwise(struct vkllm__cmd *c, enum vkllm__shader_id id, 
     struct vkllm_pc_elementwise pc = {n, nb};
     struct vkllm__dispatch d = {
         .shader = id, .n_spec = 1, .spec = {pick_wg(gpu)},
-        .n_bind = 3, .bind = {bind(a), bind(b), bind(o)},
+        .n_bind = 3, .bind = {vkllm__bind(a), vkllm__bind(b), vkllm__bind(o)},
         .push = &pc, .push_size = sizeof pc, .label = label,
         .cost = {.bytes_read = ((uint64_t)n + nb) * 4, .bytes_written = (uint64_t)n * 4, .flops = (uint64_t)n * flops},
     };
@@ -67,7 +59,7 @@ vkllm_status vkllm__op_rmsnorm(struct vkllm__cmd *c, struct vkllm__view o, struc
     struct vkllm_pc_rows pc = {ncols, nrows, eps, 1.0f};
     struct vkllm__dispatch d = {
         .shader = VKLLM_SHADER_RMSNORM_F32, .n_spec = 1, .spec = {pick_wg(gpu)},
-        .n_bind = 3, .bind = {bind(x), bind(w), bind(o)},
+        .n_bind = 3, .bind = {vkllm__bind(x), vkllm__bind(w), vkllm__bind(o)},
         .push = &pc, .push_size = sizeof pc, .label = "rmsnorm",
         /* sum of squares (2 per element), 1/sqrt (2 per row), x * inv * w (2 per element) */
         .cost = {.bytes_read = ((uint64_t)nrows + 1) * ncols * 4, .bytes_written = (uint64_t)nrows * ncols * 4,
@@ -87,7 +79,7 @@ vkllm_status vkllm__op_add_rmsnorm(struct vkllm__cmd *c, struct vkllm__view o, s
     uint64_t elems = (uint64_t)nrows * ncols;
     struct vkllm__dispatch d_ = {
         .shader = VKLLM_SHADER_ADD_RMSNORM_F32, .n_spec = 1, .spec = {pick_wg(gpu)},
-        .n_bind = 4, .bind = {bind(x), bind(d), bind(w), bind(o)},
+        .n_bind = 4, .bind = {vkllm__bind(x), vkllm__bind(d), vkllm__bind(w), vkllm__bind(o)},
         .push = &pc, .push_size = sizeof pc, .label = "add_rmsnorm",
         /* x and d read, x written, x read again with w, o written; flops: the add, then rmsnorm's */
         .cost = {.bytes_read = (3 * elems + ncols) * 4, .bytes_written = 2 * elems * 4,
@@ -105,7 +97,7 @@ vkllm_status vkllm__op_softmax(struct vkllm__cmd *c, struct vkllm__view o, struc
     struct vkllm_pc_rows pc = {ncols, nrows, 0.0f, scale};
     struct vkllm__dispatch d = {
         .shader = VKLLM_SHADER_SOFTMAX_F32, .n_spec = 1, .spec = {pick_wg(gpu)},
-        .n_bind = 2, .bind = {bind(x), bind(o)},
+        .n_bind = 2, .bind = {vkllm__bind(x), vkllm__bind(o)},
         .push = &pc, .push_size = sizeof pc, .label = "softmax",
         /* scale and max (2), subtract and exp (2), sum (1), divide (1) per element */
         .cost = {.bytes_read = (uint64_t)nrows * ncols * 4, .bytes_written = (uint64_t)nrows * ncols * 4,

@@ -12,25 +12,6 @@
 
 /* --- variants ------------------------------------------------------------------------------ */
 
-struct wtype_shaders {
-    uint32_t type;
-    enum vkllm__shader_id matvec, matvec_shm, get_rows;
-};
-
-#define WT(t, n) {VKLLM_TYPE_##t, VKLLM_SHADER_MATVEC_##n, VKLLM_SHADER_MATVEC_##n##_SHM, VKLLM_SHADER_GET_ROWS_##n}
-static const struct wtype_shaders k_shaders[] = {
-    WT(F32, F32),   WT(F16, F16),   WT(BF16, BF16), WT(Q8_0, Q8_0), WT(Q4_0, Q4_0), WT(Q4_1, Q4_1),
-    WT(Q5_0, Q5_0), WT(Q5_1, Q5_1), WT(Q4_K, Q4_K), WT(Q5_K, Q5_K), WT(Q6_K, Q6_K),
-};
-#undef WT
-
-static const struct wtype_shaders *find_shaders(uint32_t type, const char *op) {
-    for (size_t i = 0; i < sizeof k_shaders / sizeof k_shaders[0]; i++)
-        if (k_shaders[i].type == type) return &k_shaders[i];
-    vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: weight type %s is not supported", op, vkllm__type_name(type));
-    return NULL;
-}
-
 /* The matvec work split (specialization constants of matvec.comp). */
 struct mv_config {
     uint32_t wg; /* workgroup size */
@@ -45,8 +26,8 @@ static int is_pow2(uint32_t v) { return v && !(v & (v - 1)); }
 /* CPU devices (lavapipe): one invocation per row group (NR rows), the subgroup's lanes sharing
  * the x loads; on lavapipe every lane's load costs about the same, so loads per weight byte are
  * what counts. GPUs: one subgroup per row group, reading neighbouring
- * blocks of the row (coalesced), reduced with subgroupAdd. VKLLM_MATVEC_{WG,NT,NR,SG} override
- * (tests and benchmarks use them to run every path on one device). */
+ * blocks of the row (coalesced), reduced with subgroupAdd. The tuning's matvec_{wg,nt,nr,sg,xs}
+ * override (tests and benchmarks use them to run every path on one device). */
 static vkllm_status pick_config(const struct vkllm__gpu *gpu, struct mv_config *cfg) {
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     uint32_t sgs = d->subgroup_size ? d->subgroup_size : 1;
@@ -61,12 +42,13 @@ static vkllm_status pick_config(const struct vkllm__gpu *gpu, struct mv_config *
         c.nr = 2;
         c.wg = VKLLM_MAX(c.nt * 2, 64);
     }
-    c.wg = (uint32_t)vkllm__env_int("VKLLM_MATVEC_WG", c.wg);
-    c.nt = (uint32_t)vkllm__env_int("VKLLM_MATVEC_NT", c.nt);
-    c.nr = (uint32_t)vkllm__env_int("VKLLM_MATVEC_NR", c.nr);
-    c.sg = has_sg && (c.nt == 1 || c.nt == sgs) && vkllm__env_int("VKLLM_MATVEC_SG", 1);
+    const struct vkllm__tuning *tu = vkllm__gpu_tuning(gpu);
+    if (tu->matvec_wg) c.wg = (uint32_t)VKLLM_MIN((unsigned long)tu->matvec_wg, 65536ul);
+    if (tu->matvec_nt) c.nt = (uint32_t)VKLLM_MIN((unsigned long)tu->matvec_nt, 65536ul);
+    if (tu->matvec_nr) c.nr = (uint32_t)VKLLM_MIN((unsigned long)tu->matvec_nr, 65536ul);
+    c.sg = has_sg && (c.nt == 1 || c.nt == sgs) && tu->matvec_sg;
     /* x shared across the subgroup: every unit (16..128 elements) splits evenly up to 16 lanes */
-    c.xs = c.sg && c.nt == 1 && is_pow2(sgs) && sgs <= 16 && vkllm__env_int("VKLLM_MATVEC_XS", 1) ? sgs : 0;
+    c.xs = c.sg && c.nt == 1 && is_pow2(sgs) && sgs <= 16 && tu->matvec_xs ? sgs : 0;
     while (c.wg > d->max_workgroup_invocations || c.wg > d->max_workgroup_size[0]) c.wg /= 2;
     if (!is_pow2(c.nt) || c.nt > c.wg || c.wg % c.nt || c.nr == 0 || c.nr > 8 ||
         (uint64_t)c.nr * c.wg * 4 > d->max_shared_memory)
@@ -77,17 +59,6 @@ static vkllm_status pick_config(const struct vkllm__gpu *gpu, struct mv_config *
 }
 
 /* --- chunks -------------------------------------------------------------------------------- */
-
-static uint64_t view_size(struct vkllm__view v) {
-    uint64_t b = vkllm__buffer_size(v.buf);
-    if (v.size) return v.size;
-    return v.offset < b ? b - v.offset : 0;
-}
-
-static struct vkllm__binding bind(struct vkllm__view v) {
-    struct vkllm__binding b = {v.buf, v.offset, v.size};
-    return b;
-}
 
 /* The binding of rows [r0, r0 + nr) of w. The shaders read whole 32-bit words, so the range is
  * rounded up to a multiple of 4 bytes; that needs the buffer to extend that far. */
@@ -124,12 +95,12 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
     if (w && !w->buf && w->tb) return vkllm__op_matmul_tb(c, y, w, x, ncols); /* repacked only */
     vkllm_status st = check_w(w, "matvec");
     if (st) return st;
-    const struct wtype_shaders *sh = find_shaders(w->type, "matvec");
+    const struct vkllm__type_kernels *sh = vkllm__type_kernels(w->type, "matvec");
     if (!sh) return VKLLM_STATUS_UNSUPPORTED;
-    if (ncols == 0 || view_size(x) < ncols * w->k * 4 || view_size(y) < ncols * w->m * 4)
+    if (ncols == 0 || vkllm__view_bytes(x) < ncols * w->k * 4 || vkllm__view_bytes(y) < ncols * w->m * 4)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                           "matvec: %u columns: x (%llu bytes) or y (%llu bytes) too small for %llu x %llu", ncols,
-                          (unsigned long long)view_size(x), (unsigned long long)view_size(y),
+                          (unsigned long long)vkllm__view_bytes(x), (unsigned long long)vkllm__view_bytes(y),
                           (unsigned long long)w->m, (unsigned long long)w->k);
     if (ncols > 1 && w->k % 4)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec: %u columns need rows of a multiple of 4 elements, not %llu",
@@ -179,7 +150,7 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
             struct vkllm__dispatch d = {
                 .shader = cfg.sg ? sh->matvec : sh->matvec_shm,
                 .n_spec = 5, .spec = {cfg.wg, cfg.nt, nr, cfg.xs, nc},
-                .n_bind = 3, .bind = {{0}, ncols == 1 ? bind(x) : xb, yb},
+                .n_bind = 3, .bind = {{0}, ncols == 1 ? vkllm__bind(x) : xb, yb},
                 .push = &pc, .push_size = sizeof pc, .label = "matvec",
             };
             if ((st = chunk_binding(w, r0, rows, "matvec", &d.bind[0]))) return st;
@@ -203,11 +174,11 @@ vkllm_status vkllm__op_get_rows(struct vkllm__cmd *c, struct vkllm__view o, cons
                                 struct vkllm__view ids, uint32_t n) {
     vkllm_status st = check_w(w, "get_rows");
     if (st) return st;
-    const struct wtype_shaders *sh = find_shaders(w->type, "get_rows");
+    const struct vkllm__type_kernels *sh = vkllm__type_kernels(w->type, "get_rows");
     if (!sh) return VKLLM_STATUS_UNSUPPORTED;
     uint64_t per_row = (w->k + 3) / 4;
-    if (n == 0 || per_row * n > UINT32_MAX || view_size(ids) < (uint64_t)n * 4 ||
-        view_size(o) < (uint64_t)n * w->k * 4)
+    if (n == 0 || per_row * n > UINT32_MAX || vkllm__view_bytes(ids) < (uint64_t)n * 4 ||
+        vkllm__view_bytes(o) < (uint64_t)n * w->k * 4)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "get_rows: %u ids of rows of %llu: bad sizes", n,
                           (unsigned long long)w->k);
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
@@ -221,7 +192,7 @@ vkllm_status vkllm__op_get_rows(struct vkllm__cmd *c, struct vkllm__view o, cons
                                        r0 + nr >= w->m};
         struct vkllm__dispatch d = {
             .shader = sh->get_rows, .n_spec = 1, .spec = {wg},
-            .n_bind = 3, .bind = {{0}, bind(ids), bind(o)},
+            .n_bind = 3, .bind = {{0}, vkllm__bind(ids), vkllm__bind(o)},
             .push = &pc, .push_size = sizeof pc, .label = "get_rows",
         };
         /* the ids, and the rows of those ids in this chunk: which they are is data, so a chunk is

@@ -1,0 +1,97 @@
+/* tuning.h - every knob that changes how vkllm runs on a device, in one table: device choice,
+ * memory, and the kernels' paths and work splits. A device reads them once, when it opens: the
+ * defaults below, then the VKLLM_* environment variables that are set, then the context's own
+ * settings (vkllm_ctx_params.tuning, vkllm_ctx_tune). The ops read the device's struct, never the
+ * environment, and tests set knobs per device instead of through setenv.
+ *
+ * This file and tuning.c are the only library code that reads the environment. */
+#ifndef VKLLM_TUNING_H
+#define VKLLM_TUNING_H
+
+#include <stddef.h>
+
+#include "internal.h"
+
+/* X(field, environment variable, default, value names, help). Values are integers; a knob with
+ * value names also takes them ("tiled" for 0, "matvec" for 1, ...). -1 usually means "as the
+ * device type suggests", 0 for a size "chosen from the device". */
+#define VKLLM__TUNING_MAP(X)                                                                                    \
+    X(device, "VKLLM_DEVICE", -1, NULL,                                                                         \
+      "device index to open when none is given (-1: the first discrete GPU, then integrated, virtual, CPU)")    \
+    X(validate, "VKLLM_VALIDATE", 0, NULL,                                                                      \
+      "1: Khronos validation layer with synchronization validation; messages are logged and counted")         \
+    X(memory_limit_mb, "VKLLM_MEMORY_LIMIT_MB", 0, NULL, "use at most this many MiB of device memory (0: the heap)") \
+    X(block_mb, "VKLLM_BLOCK_MB", 0, NULL,                                                                      \
+      "MiB of the device memory blocks buffers are carved from (0: 256, or maxMemoryAllocationSize)")           \
+    X(force_staging, "VKLLM_FORCE_STAGING", 0, NULL,                                                            \
+      "1: copy through a staging buffer even where device memory is host-visible")                              \
+    X(pipeline_cache, "VKLLM_PIPELINE_CACHE", 1, NULL, "0: do not persist compiled pipelines under ~/.cache/vkllm") \
+    X(max_binding, "VKLLM_MAX_BINDING", 0, NULL,                                                                \
+      "bytes one storage binding may cover (0: maxStorageBufferRange); lower it to exercise chunked binding")   \
+    X(max_texels, "VKLLM_MAX_TEXELS", 0, NULL,                                                                  \
+      "elements one texel binding may cover (0: maxTexelBufferElements)")                                       \
+    X(ops_wg, "VKLLM_OPS_WG", 0, NULL, "workgroup size of the elementwise and row ops (0: from the device)")   \
+    X(matvec_texel, "VKLLM_MATVEC_TEXEL", -1, NULL,                                                             \
+      "decode matvec on repacked weights through texel buffers: 1 on, 0 off, -1 on CPU devices")              \
+    X(matvec_tb_wg, "VKLLM_MATVEC_TB_WG", 8, NULL, "texel matvec: workgroup size")                             \
+    X(matvec_tb_nr, "VKLLM_MATVEC_TB_NR", 4, NULL, "texel matvec: rows per invocation (1, 2, 4 or 8)")         \
+    X(matvec_wg, "VKLLM_MATVEC_WG", 0, NULL, "storage-buffer matvec: workgroup size (0: by device)")           \
+    X(matvec_nt, "VKLLM_MATVEC_NT", 0, NULL,                                                                    \
+      "storage-buffer matvec: invocations per row group, a power of two (0: by device)")                        \
+    X(matvec_nr, "VKLLM_MATVEC_NR", 0, NULL, "storage-buffer matvec: rows per invocation, 1..8 (0: by device)") \
+    X(matvec_sg, "VKLLM_MATVEC_SG", 1, NULL, "0: the shared-memory reduction even where subgroupAdd works")    \
+    X(matvec_xs, "VKLLM_MATVEC_XS", 1, NULL, "0: every lane loads its own x (no sharing through the subgroup)") \
+    X(matmul, "VKLLM_MATMUL", -1, "tiled,matvec",                                                               \
+      "prefill's product: tiled (shared-memory tiles) or matvec (8 tokens per weight read); -1: matvec on CPU devices") \
+    X(matmul_bm, "VKLLM_MATMUL_BM", 0, NULL, "tiled matmul: weight rows per tile (0: by device); any tile forced means tiled") \
+    X(matmul_bn, "VKLLM_MATMUL_BN", 0, NULL, "tiled matmul: rows of x per tile (0: by batch)")                  \
+    X(matmul_bk, "VKLLM_MATMUL_BK", 0, NULL, "tiled matmul: k step (0: by shared memory)")                      \
+    X(attn_texel, "VKLLM_ATTN_TEXEL", -1, NULL,                                                                 \
+      "attention through texel buffers, one row per invocation: 1 on, 0 off, -1 on CPU devices")               \
+    X(attn_tb_lanes, "VKLLM_ATTN_TB_LANES", 8, NULL, "texel attention, prefill: lanes per workgroup")         \
+    X(attn_tb_dlanes, "VKLLM_ATTN_TB_DLANES", 8, NULL, "texel attention, decode: lanes per workgroup")        \
+    X(attn_tb_block, "VKLLM_ATTN_TB_BLOCK", 8, NULL, "texel attention: cache positions per block (1..64)")     \
+    X(attn_tb_splits, "VKLLM_ATTN_TB_SPLITS", 8, NULL, "texel attention, decode: splits of the current length")
+
+struct vkllm__tuning {
+#define VKLLM__TUNING_FIELD_(field, env, def, names, help) long field;
+    VKLLM__TUNING_MAP(VKLLM__TUNING_FIELD_)
+#undef VKLLM__TUNING_FIELD_
+};
+
+/* Every knob at its default. */
+void vkllm__tuning_default(struct vkllm__tuning *t);
+
+/* The defaults, then every VKLLM_* variable of the table that is set. INVALID_ARGUMENT, naming
+ * the first variable whose value does not parse (the others are still read). */
+vkllm_status vkllm__tuning_from_env(struct vkllm__tuning *t);
+
+/* Set one knob by its field name ("matvec_wg") or its variable ("VKLLM_MATVEC_WG") to a number
+ * or one of its value names (NULL: its default). INVALID_ARGUMENT (nothing changed) for an
+ * unknown name or value. */
+vkllm_status vkllm__tuning_set(struct vkllm__tuning *t, const char *name, const char *value);
+
+/* Apply "name=value,name=value,..." (spaces around the separators allowed) with
+ * vkllm__tuning_set; stops at the first bad entry (INVALID_ARGUMENT). NULL or "" is a no-op. */
+vkllm_status vkllm__tuning_parse(struct vkllm__tuning *t, const char *spec);
+
+/* Knob i of the table, NULL past the end: its field name, variable, default and help. */
+struct vkllm__tuning_knob {
+    const char *name, *env;
+    long def;
+    const char *names, *help;
+};
+const struct vkllm__tuning_knob *vkllm__tuning_knob(size_t i);
+/* The value of knob i in t. */
+long vkllm__tuning_get(const struct vkllm__tuning *t, size_t i);
+
+/* --- the process environment outside the per-device table --------------------------------- */
+
+/* VKLLM_VULKAN_LIBRARY: the Vulkan loader to open instead of the system's (NULL when unset). */
+const char *vkllm__env_vulkan_library(void);
+
+/* The folder for vkllm's caches: $XDG_CACHE_HOME/vkllm, else $HOME/.cache/vkllm. 0 when neither
+ * variable is set or the path does not fit n bytes. */
+int vkllm__env_cache_dir(char *buf, size_t n);
+
+#endif /* VKLLM_TUNING_H */

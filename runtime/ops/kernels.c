@@ -1,0 +1,23 @@
+/* kernels.c - which shader each op family runs for each weight type (see ops_gpu.h): the one
+ * table from type to shader. The shaders themselves are listed in shaders/table_*.cmake. */
+#include "ops_gpu.h"
+#include "types.h"
+
+/* T(type, shader name part, texel kernel): the texel kernel reads the storage format the type is
+ * repacked into on CPU devices (ops_matvec_tb.c), which several types share. */
+#define T(t, n, tb)                                                                                                   \
+    {VKLLM_TYPE_##t, VKLLM_SHADER_MATVEC_##n, VKLLM_SHADER_MATVEC_##n##_SHM, VKLLM_SHADER_GET_ROWS_##n,              \
+     VKLLM_SHADER_MATMUL_##n, VKLLM_SHADER_MATVEC_TB_##tb}
+static const struct vkllm__type_kernels k_kernels[] = {
+    T(F32, F32, F32),    T(F16, F16, F16),    T(BF16, BF16, F32),  T(Q8_0, Q8_0, Q8_0),
+    T(Q4_0, Q4_0, Q4_0), T(Q4_1, Q4_1, Q4_K), T(Q5_0, Q5_0, Q8_0), T(Q5_1, Q5_1, Q5_K),
+    T(Q4_K, Q4_K, Q4_K), T(Q5_K, Q5_K, Q5_K), T(Q6_K, Q6_K, Q6_K),
+};
+#undef T
+
+const struct vkllm__type_kernels *vkllm__type_kernels(uint32_t type, const char *op) {
+    for (size_t i = 0; i < VKLLM_ARRAY_LEN(k_kernels); i++)
+        if (k_kernels[i].type == type) return &k_kernels[i];
+    vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: weight type %s is not supported", op, vkllm__type_name(type));
+    return NULL;
+}
