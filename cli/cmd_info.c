@@ -30,8 +30,8 @@ struct info {
     char arch[64], name[128], tok_model[64];
     char error[512];                   /* why d is NULL */
     uint64_t n_params;
-    uint64_t type_count[VKLLM_TYPE_COUNT_];
-    uint64_t type_bytes[VKLLM_TYPE_COUNT_];
+    uint64_t type_count[VKLLM__TYPE_COUNT_];
+    uint64_t type_bytes[VKLLM__TYPE_COUNT_];
     int64_t n_tokens, bos, eos;        /* -1 when absent */
     int64_t n_ctx;                     /* -1 when absent */
     int has_template;
@@ -58,7 +58,7 @@ static void gather(struct info *in) {
     get_string(g, "general.name", in->name, sizeof in->name);
     get_string(g, "tokenizer.ggml.model", in->tok_model, sizeof in->tok_model);
     const struct vkllm__gguf_kv *toks = vkllm__gguf_find(g, "tokenizer.ggml.tokens");
-    in->n_tokens = toks && toks->type == VKLLM_GGUF_ARRAY ? (int64_t)toks->arr_n : -1;
+    in->n_tokens = toks && toks->type == VKLLM__GGUF_ARRAY ? (int64_t)toks->arr_n : -1;
     in->bos = get_int(g, "tokenizer.ggml.bos_token_id");
     in->eos = get_int(g, "tokenizer.ggml.eos_token_id");
     snprintf(key, sizeof key, "%s.context_length", in->arch);
@@ -69,7 +69,7 @@ static void gather(struct info *in) {
         uint64_t n = 1;
         for (int k = 0; k < 4; k++) n *= t->ne[k];
         in->n_params += n;
-        if (t->type < VKLLM_TYPE_COUNT_) {
+        if (t->type < VKLLM__TYPE_COUNT_) {
             in->type_count[t->type]++;
             in->type_bytes[t->type] += t->nbytes;
         }
@@ -85,8 +85,8 @@ static const char *tokenizer_kind(const char *model) {
     return "other";
 }
 
-static const char *scaling_name(enum vkllm_rope_scaling s) {
-    return s == VKLLM_ROPE_SCALING_LINEAR ? "linear" : s == VKLLM_ROPE_SCALING_LLAMA3 ? "llama3" : "none";
+static const char *scaling_name(enum vkllm__rope_scaling s) {
+    return s == VKLLM__ROPE_SCALING_LINEAR ? "linear" : s == VKLLM__ROPE_SCALING_LLAMA3 ? "llama3" : "none";
 }
 
 static void human(double v, char *out, size_t cap) {
@@ -114,14 +114,14 @@ static void print_text(const struct info *in, int list_tensors) {
         printf("vocabulary:      %u%s\n", hp->n_vocab, hp->tied_embd ? " (tied embeddings)" : "");
         printf("rope:            theta %g, %u dims, %s pairs, scaling %s", (double)hp->rope.theta, hp->rope.n_rot,
                hp->rope.neox ? "NeoX" : "normal", scaling_name(hp->rope.scaling));
-        if (hp->rope.scaling != VKLLM_ROPE_SCALING_NONE) printf(" x%g", (double)hp->rope.factor);
+        if (hp->rope.scaling != VKLLM__ROPE_SCALING_NONE) printf(" x%g", (double)hp->rope.factor);
         printf("\nrms eps:         %g\n", (double)hp->rms_eps);
     }
     if (in->n_ctx >= 0) printf("context length:  %lld\n", (long long)in->n_ctx);
     human((double)in->n_params, buf, sizeof buf);
     printf("parameters:      %llu (%s)\n", (unsigned long long)in->n_params, buf);
     printf("tensors:         %llu:", (unsigned long long)g->n_tensors);
-    for (uint32_t t = 0; t < VKLLM_TYPE_COUNT_; t++)
+    for (uint32_t t = 0; t < VKLLM__TYPE_COUNT_; t++)
         if (in->type_count[t])
             printf(" %s x%llu (%.1f MiB)", vkllm__type_name(t), (unsigned long long)in->type_count[t],
                    (double)in->type_bytes[t] / (1024.0 * 1024.0));
@@ -173,7 +173,7 @@ static int print_json(const struct info *in, int list_tensors) {
     cJSON_AddNumberToObject(o, "n_params", (double)in->n_params);
     cJSON_AddNumberToObject(o, "n_tensors", (double)g->n_tensors);
     cJSON *types = cJSON_AddObjectToObject(o, "tensor_types");
-    for (uint32_t t = 0; t < VKLLM_TYPE_COUNT_; t++)
+    for (uint32_t t = 0; t < VKLLM__TYPE_COUNT_; t++)
         if (in->type_count[t]) cJSON_AddNumberToObject(types, vkllm__type_name(t), (double)in->type_count[t]);
     cJSON *tok = cJSON_AddObjectToObject(o, "tokenizer");
     cJSON_AddStringToObject(tok, "model", in->tok_model);

@@ -54,7 +54,7 @@ static int parse_u32(const char *s, uint32_t *out) {
 }
 
 static int parse_type(const char *s, uint32_t *out) {
-    for (uint32_t t = 0; t < VKLLM_TYPE_COUNT_; t++) {
+    for (uint32_t t = 0; t < VKLLM__TYPE_COUNT_; t++) {
         const struct vkllm__type_traits *tr = vkllm__type_traits(t);
         if (tr && tr->compute && !strcasecmp(tr->name, s)) {
             *out = t;

@@ -12,7 +12,7 @@
 layout(std430, binding = 1) readonly buffer Ids { uint ids[]; };  // (n,)
 layout(std430, binding = 2) writeonly buffer O { float o[]; };    // (n, k)
 
-// C twin: struct vkllm_pc_get_rows (runtime/ops/shader_abi_matvec.h)
+// C twin: struct vkllm__pc_get_rows (runtime/ops/shader_abi_matvec.h)
 layout(push_constant) uniform PC {
     uint k;          // elements per row
     uint row_bytes;  // bytes per row

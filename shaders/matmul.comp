@@ -21,7 +21,7 @@
 layout(std430, binding = 1) readonly buffer X { float x[]; };   // (n, k)
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };  // (n, y_stride)
 
-// C twin: struct vkllm_pc_matmul in runtime/ops/shader_abi_matmul.h (change both together).
+// C twin: struct vkllm__pc_matmul in runtime/ops/shader_abi_matmul.h (change both together).
 layout(push_constant) uniform PC {
     uint n;          // rows of x (and of y) in this dispatch
     uint m;          // weight rows in the bound chunk

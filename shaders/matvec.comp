@@ -43,7 +43,7 @@ layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };   // (k,) as vec4 
 layout(std430, binding = 1) readonly buffer Xs { float xs[]; }; // ... or as floats (tail)
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };  // (y0 + m,)
 
-// C twin: struct vkllm_pc_matvec (runtime/ops/shader_abi_matvec.h)
+// C twin: struct vkllm__pc_matvec (runtime/ops/shader_abi_matvec.h)
 layout(push_constant) uniform PC {
     uint k;          // elements per row
     uint m;          // rows in this dispatch (one chunk of W)

@@ -1,5 +1,5 @@
 # Prefill matrix-matrix product (ops_matmul.c): one variant per weight type, all from
-# matmul.comp. Push constants: struct vkllm_pc_matmul (runtime/ops/shader_abi_matmul.h).
+# matmul.comp. Push constants: struct vkllm__pc_matmul (runtime/ops/shader_abi_matmul.h).
 #   name                source         defines        bindings  push constants
 list(APPEND VKLLM_SHADER_TABLE
   "matmul_f32           matmul.comp    WTYPE_F32=1    3         matmul"

@@ -19,9 +19,9 @@ static double now_s(void) {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static const uint32_t all_types[] = {VKLLM_TYPE_F32,  VKLLM_TYPE_F16,  VKLLM_TYPE_BF16, VKLLM_TYPE_Q8_0,
-                                     VKLLM_TYPE_Q4_0, VKLLM_TYPE_Q4_1, VKLLM_TYPE_Q5_0, VKLLM_TYPE_Q5_1,
-                                     VKLLM_TYPE_Q4_K, VKLLM_TYPE_Q5_K, VKLLM_TYPE_Q6_K};
+static const uint32_t all_types[] = {VKLLM__TYPE_F32,  VKLLM__TYPE_F16,  VKLLM__TYPE_BF16, VKLLM__TYPE_Q8_0,
+                                     VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_1, VKLLM__TYPE_Q5_0, VKLLM__TYPE_Q5_1,
+                                     VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K};
 
 static int bench(struct vkllm__gpu *gpu, uint32_t type, uint32_t n, uint32_t k, uint32_t m, int reps) {
     uint64_t rb;

@@ -19,8 +19,8 @@
 #include "types.h"
 
 static const uint32_t k_types[] = {
-    VKLLM_TYPE_F32,  VKLLM_TYPE_F16,  VKLLM_TYPE_BF16, VKLLM_TYPE_Q8_0, VKLLM_TYPE_Q4_0, VKLLM_TYPE_Q4_1,
-    VKLLM_TYPE_Q5_0, VKLLM_TYPE_Q5_1, VKLLM_TYPE_Q4_K, VKLLM_TYPE_Q5_K, VKLLM_TYPE_Q6_K,
+    VKLLM__TYPE_F32,  VKLLM__TYPE_F16,  VKLLM__TYPE_BF16, VKLLM__TYPE_Q8_0, VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_1,
+    VKLLM__TYPE_Q5_0, VKLLM__TYPE_Q5_1, VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K,
 };
 
 #define CHECK(expr)                                                                              \

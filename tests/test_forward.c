@@ -109,7 +109,7 @@ static void test_stories(void) {
 
 struct model_case {
     const char *what;
-    enum vkllm_arch arch;
+    enum vkllm__arch arch;
     uint32_t n_head, n_head_kv;
     int tied;
     uint32_t type;
@@ -182,7 +182,7 @@ static void test_model(const struct model_case *mc) {
 /* --- prefill == one by one ------------------------------------------------------------------- */
 
 static void test_prefill_vs_decode(void) {
-    struct model_case mc = {"pvd", VKLLM_ARCH_LLAMA, 4, 2, 0, VKLLM_TYPE_Q8_0};
+    struct model_case mc = {"pvd", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q8_0};
     char path[512];
     make(&mc, path, sizeof path);
     vkllm_model_t model;
@@ -224,7 +224,7 @@ static void test_prefill_vs_decode(void) {
 /* --- errors ---------------------------------------------------------------------------------- */
 
 static void test_errors(void) {
-    struct model_case mc = {"err", VKLLM_ARCH_LLAMA, 4, 4, 0, VKLLM_TYPE_F16};
+    struct model_case mc = {"err", VKLLM__ARCH_LLAMA, 4, 4, 0, VKLLM__TYPE_F16};
     char path[512];
     make(&mc, path, sizeof path);
     vkllm_model_t model;
@@ -270,15 +270,15 @@ int main(int argc, char **argv) {
     ASSERT_OK(vkllm_ctx_init(&cp, &ctx));
 
     static const struct model_case cases[] = {
-        {"llama-gqa", VKLLM_ARCH_LLAMA, 4, 2, 0, VKLLM_TYPE_F16},
-        {"llama-gqa", VKLLM_ARCH_LLAMA, 4, 2, 0, VKLLM_TYPE_Q8_0},
-        {"llama-gqa", VKLLM_ARCH_LLAMA, 4, 2, 0, VKLLM_TYPE_Q4_0},
-        {"llama-gqa", VKLLM_ARCH_LLAMA, 4, 2, 0, VKLLM_TYPE_Q4_K},
-        {"llama-gqa", VKLLM_ARCH_LLAMA, 4, 2, 0, VKLLM_TYPE_Q6_K},
-        {"llama-mha", VKLLM_ARCH_LLAMA, 4, 4, 0, VKLLM_TYPE_Q8_0},
-        {"llama-tied", VKLLM_ARCH_LLAMA, 8, 2, 1, VKLLM_TYPE_F16},
-        {"qwen2", VKLLM_ARCH_QWEN2, 4, 2, 1, VKLLM_TYPE_Q8_0},
-        {"qwen3", VKLLM_ARCH_QWEN3, 4, 2, 0, VKLLM_TYPE_Q4_K},
+        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_F16},
+        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q8_0},
+        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q4_0},
+        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q4_K},
+        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q6_K},
+        {"llama-mha", VKLLM__ARCH_LLAMA, 4, 4, 0, VKLLM__TYPE_Q8_0},
+        {"llama-tied", VKLLM__ARCH_LLAMA, 8, 2, 1, VKLLM__TYPE_F16},
+        {"qwen2", VKLLM__ARCH_QWEN2, 4, 2, 1, VKLLM__TYPE_Q8_0},
+        {"qwen3", VKLLM__ARCH_QWEN3, 4, 2, 0, VKLLM__TYPE_Q4_K},
     };
     if (random) {
         for (size_t i = 0; i < VKLLM_ARRAY_LEN(cases); i++) test_model(&cases[i]);

@@ -258,7 +258,7 @@ static void check_tokens(vkllm_model_t model, const char *text) {
     ASSERT_STATUS(vkllm_detokenize(model, &bad, 1, 0, &back), VKLLM_STATUS_INVALID_ARGUMENT);
 }
 
-static vkllm_model_t make_random(uint32_t type, enum vkllm_arch arch, const char *name) {
+static vkllm_model_t make_random(uint32_t type, enum vkllm__arch arch, const char *name) {
     struct vkllm__make_model_params p;
     vkllm__make_model_params_default(&p);
     p.arch = arch;
@@ -300,15 +300,15 @@ int main(int argc, char **argv) {
             {"one two three four five", 9, 0, NULL, 3},
             {"zz", 16, 0.7f, NULL, 5},
         };
-        vkllm_model_t m = make_random(VKLLM_TYPE_Q8_0, VKLLM_ARCH_LLAMA, "llama-q8_0");
+        vkllm_model_t m = make_random(VKLLM__TYPE_Q8_0, VKLLM__ARCH_LLAMA, "llama-q8_0");
         check_logits(m, "llama q8_0");
         check_batch(m, rs, 5, "llama q8_0");
         check_misc(m);
         vkllm_model_free(m);
-        m = make_random(VKLLM_TYPE_F16, VKLLM_ARCH_QWEN2, "qwen2-f16");
+        m = make_random(VKLLM__TYPE_F16, VKLLM__ARCH_QWEN2, "qwen2-f16");
         check_logits(m, "qwen2 f16");
         vkllm_model_free(m);
-        m = make_random(VKLLM_TYPE_Q4_K, VKLLM_ARCH_LLAMA, "llama-q4_K");
+        m = make_random(VKLLM__TYPE_Q4_K, VKLLM__ARCH_LLAMA, "llama-q4_K");
         check_logits(m, "llama q4_K");
         vkllm_model_free(m);
     }

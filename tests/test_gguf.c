@@ -59,10 +59,10 @@ static void test_stories260k(void) {
     ASSERT_STATUS(vkllm__gguf_get_u64(g, "general.name", &u), VKLLM_STATUS_BAD_FORMAT);
 
     const struct vkllm__gguf_kv *kv;
-    ASSERT_OK(vkllm__gguf_get_arr(g, "tokenizer.ggml.tokens", VKLLM_GGUF_STRING, &kv));
+    ASSERT_OK(vkllm__gguf_get_arr(g, "tokenizer.ggml.tokens", VKLLM__GGUF_STRING, &kv));
     ASSERT_EQ(kv->arr_n, 512);
-    ASSERT_STATUS(vkllm__gguf_get_arr(g, "tokenizer.ggml.tokens", VKLLM_GGUF_F32, &kv), VKLLM_STATUS_BAD_FORMAT);
-    ASSERT_OK(vkllm__gguf_get_arr(g, "tokenizer.ggml.tokens", VKLLM_GGUF_VTYPE_COUNT_, &kv));
+    ASSERT_STATUS(vkllm__gguf_get_arr(g, "tokenizer.ggml.tokens", VKLLM__GGUF_F32, &kv), VKLLM_STATUS_BAD_FORMAT);
+    ASSERT_OK(vkllm__gguf_get_arr(g, "tokenizer.ggml.tokens", VKLLM__GGUF_VTYPE_COUNT_, &kv));
     struct vkllm__str *toks;
     ASSERT_OK(vkllm__gguf_arr_strings(kv, &toks));
     check_str(toks[0], "<unk>");
@@ -75,16 +75,16 @@ static void test_stories260k(void) {
     uint64_t n = 0;
     vkllm__gguf_arr_iter_init(&it, kv);
     while (vkllm__gguf_arr_iter_next(&it, &e)) {
-        ASSERT_EQ(e.type, VKLLM_GGUF_STRING);
+        ASSERT_EQ(e.type, VKLLM__GGUF_STRING);
         ASSERT(e.v.s.ptr == toks[n].ptr && e.v.s.len == toks[n].len);
         n++;
     }
     ASSERT_EQ(n, 512);
     vkllm__free(toks);
-    ASSERT_OK(vkllm__gguf_get_arr(g, "tokenizer.ggml.scores", VKLLM_GGUF_F32, &kv));
+    ASSERT_OK(vkllm__gguf_get_arr(g, "tokenizer.ggml.scores", VKLLM__GGUF_F32, &kv));
     ASSERT_EQ(kv->arr_n, 512);
     ASSERT_NEAR(vkllm__gguf_arr_f64(kv, 300), -41.0, 0);
-    ASSERT_OK(vkllm__gguf_get_arr(g, "tokenizer.ggml.token_type", VKLLM_GGUF_I32, &kv));
+    ASSERT_OK(vkllm__gguf_get_arr(g, "tokenizer.ggml.token_type", VKLLM__GGUF_I32, &kv));
     ASSERT_EQ(vkllm__gguf_arr_i64(kv, 0), 2); /* <unk> is UNKNOWN (2) */
     ASSERT_EQ(vkllm__gguf_arr_i64(kv, 1), 3); /* <s> is CONTROL (3) */
 
@@ -93,7 +93,7 @@ static void test_stories260k(void) {
     uint64_t total = 0;
     for (uint64_t k = 0; k < g->n_tensors; k++) {
         const struct vkllm__gguf_tensor *t = &g->tensors[k];
-        ASSERT_EQ(t->type, VKLLM_TYPE_F32);
+        ASSERT_EQ(t->type, VKLLM__TYPE_F32);
         ASSERT_EQ(t->offset % 32, 0);
         ASSERT_EQ(t->nbytes, 4 * t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3]);
         ASSERT((const uint8_t *)t->data + t->nbytes <= g->base + g->size);
@@ -149,17 +149,17 @@ static void test_vocab_files(void) {
         ASSERT_OK(vkllm__gguf_get_str(g, "tokenizer.ggml.model", &s));
         check_str(s, v[k].model);
         const struct vkllm__gguf_kv *kv;
-        ASSERT_OK(vkllm__gguf_get_arr(g, "tokenizer.ggml.tokens", VKLLM_GGUF_STRING, &kv));
+        ASSERT_OK(vkllm__gguf_get_arr(g, "tokenizer.ggml.tokens", VKLLM__GGUF_STRING, &kv));
         ASSERT_EQ(kv->arr_n, v[k].n_tokens);
         struct vkllm__str *toks;
         ASSERT_OK(vkllm__gguf_arr_strings(kv, &toks));
         if (v[k].tok0) check_str(toks[0], v[k].tok0);
         vkllm__free(toks);
         if (v[k].n_merges) {
-            ASSERT_OK(vkllm__gguf_get_arr(g, "tokenizer.ggml.merges", VKLLM_GGUF_STRING, &kv));
+            ASSERT_OK(vkllm__gguf_get_arr(g, "tokenizer.ggml.merges", VKLLM__GGUF_STRING, &kv));
             ASSERT_EQ(kv->arr_n, v[k].n_merges);
         }
-        ASSERT_OK(vkllm__gguf_get_arr(g, "tokenizer.ggml.token_type", VKLLM_GGUF_I32, &kv));
+        ASSERT_OK(vkllm__gguf_get_arr(g, "tokenizer.ggml.token_type", VKLLM__GGUF_I32, &kv));
         ASSERT_EQ(kv->arr_n, v[k].n_tokens);
         vkllm__gguf_close(g);
     }
@@ -209,20 +209,20 @@ static size_t putstr(uint8_t *p, const char *s) {
 }
 static size_t enc_nested_i32(uint8_t *p) {
     size_t o = 0;
-    o += put32(p + o, VKLLM_GGUF_ARRAY), o += put64(p + o, 3);
-    o += put32(p + o, VKLLM_GGUF_I32), o += put64(p + o, 2), o += put32(p + o, 1), o += put32(p + o, (uint32_t)-2);
-    o += put32(p + o, VKLLM_GGUF_I32), o += put64(p + o, 0);
-    o += put32(p + o, VKLLM_GGUF_I32), o += put64(p + o, 1), o += put32(p + o, 3);
+    o += put32(p + o, VKLLM__GGUF_ARRAY), o += put64(p + o, 3);
+    o += put32(p + o, VKLLM__GGUF_I32), o += put64(p + o, 2), o += put32(p + o, 1), o += put32(p + o, (uint32_t)-2);
+    o += put32(p + o, VKLLM__GGUF_I32), o += put64(p + o, 0);
+    o += put32(p + o, VKLLM__GGUF_I32), o += put64(p + o, 1), o += put32(p + o, 3);
     return o;
 }
 static size_t enc_nested_str(uint8_t *p) {
     size_t o = 0;
-    o += put32(p + o, VKLLM_GGUF_ARRAY), o += put64(p + o, 2);
-    o += put32(p + o, VKLLM_GGUF_ARRAY), o += put64(p + o, 2);
-    o += put32(p + o, VKLLM_GGUF_STRING), o += put64(p + o, 1), o += putstr(p + o, "a");
-    o += put32(p + o, VKLLM_GGUF_STRING), o += put64(p + o, 2), o += putstr(p + o, "bc"), o += putstr(p + o, "");
-    o += put32(p + o, VKLLM_GGUF_ARRAY), o += put64(p + o, 1);
-    o += put32(p + o, VKLLM_GGUF_STRING), o += put64(p + o, 0);
+    o += put32(p + o, VKLLM__GGUF_ARRAY), o += put64(p + o, 2);
+    o += put32(p + o, VKLLM__GGUF_ARRAY), o += put64(p + o, 2);
+    o += put32(p + o, VKLLM__GGUF_STRING), o += put64(p + o, 1), o += putstr(p + o, "a");
+    o += put32(p + o, VKLLM__GGUF_STRING), o += put64(p + o, 2), o += putstr(p + o, "bc"), o += putstr(p + o, "");
+    o += put32(p + o, VKLLM__GGUF_ARRAY), o += put64(p + o, 1);
+    o += put32(p + o, VKLLM__GGUF_STRING), o += put64(p + o, 0);
     return o;
 }
 
@@ -235,44 +235,44 @@ static void check_nested(const struct vkllm__gguf *g) {
     const struct vkllm__gguf_kv *kv;
     struct vkllm__gguf_arr_iter it, it2, it3;
     struct vkllm__gguf_kv e, e2, e3;
-    ASSERT_OK(vkllm__gguf_get_arr(g, "nested.i32", VKLLM_GGUF_ARRAY, &kv));
+    ASSERT_OK(vkllm__gguf_get_arr(g, "nested.i32", VKLLM__GGUF_ARRAY, &kv));
     ASSERT_EQ(kv->arr_n, 3);
     vkllm__gguf_arr_iter_init(&it, kv);
-    next(&it, &e, VKLLM_GGUF_ARRAY);
-    ASSERT_EQ(e.arr_type, VKLLM_GGUF_I32);
+    next(&it, &e, VKLLM__GGUF_ARRAY);
+    ASSERT_EQ(e.arr_type, VKLLM__GGUF_I32);
     ASSERT_EQ(e.arr_n, 2);
     ASSERT_EQ(vkllm__gguf_arr_i64(&e, 0), 1);
     ASSERT_EQ(vkllm__gguf_arr_i64(&e, 1), -2);
-    next(&it, &e, VKLLM_GGUF_ARRAY);
+    next(&it, &e, VKLLM__GGUF_ARRAY);
     ASSERT_EQ(e.arr_n, 0);
-    next(&it, &e, VKLLM_GGUF_ARRAY);
+    next(&it, &e, VKLLM__GGUF_ARRAY);
     ASSERT_EQ(e.arr_n, 1);
     ASSERT_EQ(vkllm__gguf_arr_i64(&e, 0), 3);
     ASSERT(!vkllm__gguf_arr_iter_next(&it, &e));
 
-    ASSERT_OK(vkllm__gguf_get_arr(g, "nested.str", VKLLM_GGUF_ARRAY, &kv));
+    ASSERT_OK(vkllm__gguf_get_arr(g, "nested.str", VKLLM__GGUF_ARRAY, &kv));
     vkllm__gguf_arr_iter_init(&it, kv);
-    next(&it, &e, VKLLM_GGUF_ARRAY);
-    ASSERT_EQ(e.arr_type, VKLLM_GGUF_ARRAY);
+    next(&it, &e, VKLLM__GGUF_ARRAY);
+    ASSERT_EQ(e.arr_type, VKLLM__GGUF_ARRAY);
     ASSERT_EQ(e.arr_n, 2);
     vkllm__gguf_arr_iter_init(&it2, &e);
-    next(&it2, &e2, VKLLM_GGUF_ARRAY);
+    next(&it2, &e2, VKLLM__GGUF_ARRAY);
     vkllm__gguf_arr_iter_init(&it3, &e2);
-    next(&it3, &e3, VKLLM_GGUF_STRING);
+    next(&it3, &e3, VKLLM__GGUF_STRING);
     check_str(e3.v.s, "a");
     ASSERT(!vkllm__gguf_arr_iter_next(&it3, &e3));
-    next(&it2, &e2, VKLLM_GGUF_ARRAY);
+    next(&it2, &e2, VKLLM__GGUF_ARRAY);
     struct vkllm__str *ss;
     ASSERT_OK(vkllm__gguf_arr_strings(&e2, &ss));
     check_str(ss[0], "bc");
     check_str(ss[1], "");
     vkllm__free(ss);
     ASSERT(!vkllm__gguf_arr_iter_next(&it2, &e2));
-    next(&it, &e, VKLLM_GGUF_ARRAY);
+    next(&it, &e, VKLLM__GGUF_ARRAY);
     ASSERT_EQ(e.arr_n, 1);
     vkllm__gguf_arr_iter_init(&it2, &e);
-    next(&it2, &e2, VKLLM_GGUF_ARRAY);
-    ASSERT_EQ(e2.arr_type, VKLLM_GGUF_STRING);
+    next(&it2, &e2, VKLLM__GGUF_ARRAY);
+    ASSERT_EQ(e2.arr_type, VKLLM__GGUF_STRING);
     ASSERT_EQ(e2.arr_n, 0);
     ASSERT(!vkllm__gguf_arr_iter_next(&it, &e));
 }
@@ -306,11 +306,11 @@ static void add_tensors(struct vkllm__gguf_writer *w, struct blob *blobs) {
         uint32_t type, n_dims;
         uint64_t ne[4];
     } ts[] = {
-        {"t.f32", VKLLM_TYPE_F32, 2, {7, 3, 1, 1}},          /* 84 bytes: not aligned */
-        {"t.f16", VKLLM_TYPE_F16, 1, {5, 1, 1, 1}},          /* 10 bytes */
-        {"t.q8_0", VKLLM_TYPE_Q8_0, 2, {64, 2, 1, 1}},       /* 136 bytes */
-        {"t.q4_K", VKLLM_TYPE_Q4_K, 3, {256, 1, 2, 1}},      /* 288 bytes */
-        {"t.i32", VKLLM_TYPE_I32, 4, {3, 2, 2, 2}},          /* 96 bytes */
+        {"t.f32", VKLLM__TYPE_F32, 2, {7, 3, 1, 1}},          /* 84 bytes: not aligned */
+        {"t.f16", VKLLM__TYPE_F16, 1, {5, 1, 1, 1}},          /* 10 bytes */
+        {"t.q8_0", VKLLM__TYPE_Q8_0, 2, {64, 2, 1, 1}},       /* 136 bytes */
+        {"t.q4_K", VKLLM__TYPE_Q4_K, 3, {256, 1, 2, 1}},      /* 288 bytes */
+        {"t.i32", VKLLM__TYPE_I32, 4, {3, 2, 2, 2}},          /* 96 bytes */
     };
     uint64_t state = 7;
     for (size_t k = 0; k < VKLLM_ARRAY_LEN(ts); k++) {
@@ -336,18 +336,18 @@ static void test_roundtrip(uint32_t alignment) {
     int16_t i16 = -32000;
     int64_t i64 = -(1LL << 60);
     double f64 = 3.141592653589793;
-    ASSERT_OK(vkllm__gguf_writer_set_val(w, "v.u8", VKLLM_GGUF_U8, &u8));
-    ASSERT_OK(vkllm__gguf_writer_set_val(w, "v.i8", VKLLM_GGUF_I8, &i8));
-    ASSERT_OK(vkllm__gguf_writer_set_val(w, "v.u16", VKLLM_GGUF_U16, &u16));
-    ASSERT_OK(vkllm__gguf_writer_set_val(w, "v.i16", VKLLM_GGUF_I16, &i16));
+    ASSERT_OK(vkllm__gguf_writer_set_val(w, "v.u8", VKLLM__GGUF_U8, &u8));
+    ASSERT_OK(vkllm__gguf_writer_set_val(w, "v.i8", VKLLM__GGUF_I8, &i8));
+    ASSERT_OK(vkllm__gguf_writer_set_val(w, "v.u16", VKLLM__GGUF_U16, &u16));
+    ASSERT_OK(vkllm__gguf_writer_set_val(w, "v.i16", VKLLM__GGUF_I16, &i16));
     ASSERT_OK(vkllm__gguf_writer_set_u32(w, "v.u32", 4000000000u));
     ASSERT_OK(vkllm__gguf_writer_set_i32(w, "v.i32", -2000000000));
     ASSERT_OK(vkllm__gguf_writer_set_f32(w, "v.f32", 0.1f));
     ASSERT_OK(vkllm__gguf_writer_set_bool(w, "v.bool", 7));
     ASSERT_OK(vkllm__gguf_writer_set_str(w, "v.str", "h\xc3\xa9llo"));
     ASSERT_OK(vkllm__gguf_writer_set_u64(w, "v.u64", UINT64_MAX));
-    ASSERT_OK(vkllm__gguf_writer_set_val(w, "v.i64", VKLLM_GGUF_I64, &i64));
-    ASSERT_OK(vkllm__gguf_writer_set_val(w, "v.f64", VKLLM_GGUF_F64, &f64));
+    ASSERT_OK(vkllm__gguf_writer_set_val(w, "v.i64", VKLLM__GGUF_I64, &i64));
+    ASSERT_OK(vkllm__gguf_writer_set_val(w, "v.f64", VKLLM__GGUF_F64, &f64));
     ASSERT_OK(vkllm__gguf_writer_set_str(w, "v.empty", ""));
     /* Replacing keeps the position and takes the new type. */
     ASSERT_OK(vkllm__gguf_writer_set_u32(w, "v.replaced", 1));
@@ -366,33 +366,33 @@ static void test_roundtrip(uint32_t alignment) {
     const int64_t a_i64[] = {INT64_MIN, INT64_MAX};
     const double a_f64[] = {-1e300, 2.5};
     const char *a_str[] = {"<unk>", "", "\xe2\x96\x81the", "a b"};
-    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.u8", VKLLM_GGUF_U8, a_u8, 3));
-    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.i8", VKLLM_GGUF_I8, a_i8, 3));
-    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.u16", VKLLM_GGUF_U16, a_u16, 2));
-    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.i16", VKLLM_GGUF_I16, a_i16, 2));
-    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.u32", VKLLM_GGUF_U32, a_u32, 3));
-    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.i32", VKLLM_GGUF_I32, a_i32, 3));
-    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.f32", VKLLM_GGUF_F32, a_f32, 3));
-    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.bool", VKLLM_GGUF_BOOL, a_bool, 3));
-    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.u64", VKLLM_GGUF_U64, a_u64, 2));
-    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.i64", VKLLM_GGUF_I64, a_i64, 2));
-    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.f64", VKLLM_GGUF_F64, a_f64, 2));
-    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.empty", VKLLM_GGUF_I32, NULL, 0));
+    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.u8", VKLLM__GGUF_U8, a_u8, 3));
+    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.i8", VKLLM__GGUF_I8, a_i8, 3));
+    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.u16", VKLLM__GGUF_U16, a_u16, 2));
+    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.i16", VKLLM__GGUF_I16, a_i16, 2));
+    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.u32", VKLLM__GGUF_U32, a_u32, 3));
+    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.i32", VKLLM__GGUF_I32, a_i32, 3));
+    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.f32", VKLLM__GGUF_F32, a_f32, 3));
+    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.bool", VKLLM__GGUF_BOOL, a_bool, 3));
+    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.u64", VKLLM__GGUF_U64, a_u64, 2));
+    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.i64", VKLLM__GGUF_I64, a_i64, 2));
+    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.f64", VKLLM__GGUF_F64, a_f64, 2));
+    ASSERT_OK(vkllm__gguf_writer_set_arr(w, "a.empty", VKLLM__GGUF_I32, NULL, 0));
     ASSERT_OK(vkllm__gguf_writer_set_arr_str(w, "a.str", a_str, 4));
     uint8_t enc[512];
-    ASSERT_OK(vkllm__gguf_writer_set_raw(w, "nested.i32", VKLLM_GGUF_ARRAY, enc, enc_nested_i32(enc)));
-    ASSERT_OK(vkllm__gguf_writer_set_raw(w, "nested.str", VKLLM_GGUF_ARRAY, enc, enc_nested_str(enc)));
+    ASSERT_OK(vkllm__gguf_writer_set_raw(w, "nested.i32", VKLLM__GGUF_ARRAY, enc, enc_nested_i32(enc)));
+    ASSERT_OK(vkllm__gguf_writer_set_raw(w, "nested.str", VKLLM__GGUF_ARRAY, enc, enc_nested_str(enc)));
 
     /* Bad arguments are refused and change nothing. */
     size_t nenc = enc_nested_str(enc);
-    ASSERT_STATUS(vkllm__gguf_writer_set_raw(w, "bad", VKLLM_GGUF_ARRAY, enc, nenc - 1), VKLLM_STATUS_INVALID_ARGUMENT);
-    ASSERT_STATUS(vkllm__gguf_writer_set_raw(w, "bad", VKLLM_GGUF_ARRAY, enc, nenc + 1), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__gguf_writer_set_raw(w, "bad", VKLLM__GGUF_ARRAY, enc, nenc - 1), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__gguf_writer_set_raw(w, "bad", VKLLM__GGUF_ARRAY, enc, nenc + 1), VKLLM_STATUS_INVALID_ARGUMENT);
     ASSERT_STATUS(vkllm__gguf_writer_set_raw(w, "bad", 13, enc, 4), VKLLM_STATUS_INVALID_ARGUMENT);
     ASSERT_STATUS(vkllm__gguf_writer_set_u32(w, "", 1), VKLLM_STATUS_INVALID_ARGUMENT);
     ASSERT_STATUS(vkllm__gguf_writer_set_str(w, "general.alignment", "32"), VKLLM_STATUS_INVALID_ARGUMENT);
     ASSERT_STATUS(vkllm__gguf_writer_set_u32(w, "general.alignment", 48), VKLLM_STATUS_INVALID_ARGUMENT);
-    ASSERT_STATUS(vkllm__gguf_writer_set_arr(w, "bad", VKLLM_GGUF_STRING, a_u8, 1), VKLLM_STATUS_INVALID_ARGUMENT);
-    ASSERT_STATUS(vkllm__gguf_writer_set_val(w, "bad", VKLLM_GGUF_ARRAY, a_u8), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__gguf_writer_set_arr(w, "bad", VKLLM__GGUF_STRING, a_u8, 1), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__gguf_writer_set_val(w, "bad", VKLLM__GGUF_ARRAY, a_u8), VKLLM_STATUS_INVALID_ARGUMENT);
 
     /* Copy a real kv (a vocab) through set_kv. */
     struct vkllm__gguf *src;
@@ -405,13 +405,13 @@ static void test_roundtrip(uint32_t alignment) {
     add_tensors(w, blobs);
     const uint64_t ne_bad[] = {31, 1};
     const uint64_t ne0[] = {0};
-    ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.f32", VKLLM_TYPE_F32, 1, ne0 + 0, fill_blob, blobs), VKLLM_STATUS_INVALID_ARGUMENT);
-    ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.q4", VKLLM_TYPE_Q4_0, 2, ne_bad, fill_blob, blobs), VKLLM_STATUS_INVALID_ARGUMENT);
-    ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.zero", VKLLM_TYPE_F32, 1, ne0, fill_blob, blobs), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.f32", VKLLM__TYPE_F32, 1, ne0 + 0, fill_blob, blobs), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.q4", VKLLM__TYPE_Q4_0, 2, ne_bad, fill_blob, blobs), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.zero", VKLLM__TYPE_F32, 1, ne0, fill_blob, blobs), VKLLM_STATUS_INVALID_ARGUMENT);
     ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.bad", 99, 1, ne_bad, fill_blob, blobs), VKLLM_STATUS_INVALID_ARGUMENT);
-    ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.5d", VKLLM_TYPE_F32, 5, ne_bad, fill_blob, blobs), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.5d", VKLLM__TYPE_F32, 5, ne_bad, fill_blob, blobs), VKLLM_STATUS_INVALID_ARGUMENT);
     ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "0123456789012345678901234567890123456789012345678901234567890123",
-                                                VKLLM_TYPE_F32, 1, ne_bad, fill_blob, blobs), VKLLM_STATUS_INVALID_ARGUMENT);
+                                                VKLLM__TYPE_F32, 1, ne_bad, fill_blob, blobs), VKLLM_STATUS_INVALID_ARGUMENT);
 
     const char *path = tmp_path("rt.gguf");
     ASSERT_OK(vkllm__gguf_writer_write(w, path));
@@ -441,13 +441,13 @@ static void test_roundtrip(uint32_t alignment) {
     ASSERT_OK(vkllm__gguf_get_u64(g, "general.alignment", &u));
     ASSERT_EQ(u, a);
     const struct vkllm__gguf_kv *kv = vkllm__gguf_find(g, "v.u8");
-    ASSERT(kv && kv->type == VKLLM_GGUF_U8 && kv->v.u == 250);
+    ASSERT(kv && kv->type == VKLLM__GGUF_U8 && kv->v.u == 250);
     kv = vkllm__gguf_find(g, "v.i8");
-    ASSERT(kv && kv->type == VKLLM_GGUF_I8 && kv->v.i == -100);
+    ASSERT(kv && kv->type == VKLLM__GGUF_I8 && kv->v.i == -100);
     kv = vkllm__gguf_find(g, "v.u16");
-    ASSERT(kv && kv->type == VKLLM_GGUF_U16 && kv->v.u == 65000);
+    ASSERT(kv && kv->type == VKLLM__GGUF_U16 && kv->v.u == 65000);
     kv = vkllm__gguf_find(g, "v.i16");
-    ASSERT(kv && kv->type == VKLLM_GGUF_I16 && kv->v.i == -32000);
+    ASSERT(kv && kv->type == VKLLM__GGUF_I16 && kv->v.i == -32000);
     ASSERT_OK(vkllm__gguf_get_u64(g, "v.u32", &u));
     ASSERT_EQ(u, 4000000000u);
     ASSERT_OK(vkllm__gguf_get_i64(g, "v.i32", &i));
@@ -469,7 +469,7 @@ static void test_roundtrip(uint32_t alignment) {
     ASSERT_OK(vkllm__gguf_get_str(g, "v.empty", &s));
     ASSERT_EQ(s.len, 0);
     kv = vkllm__gguf_find(g, "v.replaced");
-    ASSERT(kv && kv->type == VKLLM_GGUF_I32 && kv->v.i == -5);
+    ASSERT(kv && kv->type == VKLLM__GGUF_I32 && kv->v.i == -5);
     ASSERT(vkllm__gguf_find(g, "bad") == NULL);
 
 #define CHECK_ARR(key, et, arr, get)                                                  \
@@ -478,22 +478,22 @@ static void test_roundtrip(uint32_t alignment) {
         ASSERT_EQ(kv->arr_n, VKLLM_ARRAY_LEN(arr));                                   \
         for (uint64_t j = 0; j < kv->arr_n; j++) ASSERT(get(kv, j) == (arr)[j]);      \
     } while (0)
-    CHECK_ARR("a.u8", VKLLM_GGUF_U8, a_u8, vkllm__gguf_arr_i64);
-    CHECK_ARR("a.i8", VKLLM_GGUF_I8, a_i8, vkllm__gguf_arr_i64);
-    CHECK_ARR("a.u16", VKLLM_GGUF_U16, a_u16, vkllm__gguf_arr_i64);
-    CHECK_ARR("a.i16", VKLLM_GGUF_I16, a_i16, vkllm__gguf_arr_i64);
-    CHECK_ARR("a.u32", VKLLM_GGUF_U32, a_u32, vkllm__gguf_arr_i64);
-    CHECK_ARR("a.i32", VKLLM_GGUF_I32, a_i32, vkllm__gguf_arr_i64);
-    CHECK_ARR("a.f32", VKLLM_GGUF_F32, a_f32, vkllm__gguf_arr_f64);
-    CHECK_ARR("a.i64", VKLLM_GGUF_I64, a_i64, vkllm__gguf_arr_i64);
-    CHECK_ARR("a.f64", VKLLM_GGUF_F64, a_f64, vkllm__gguf_arr_f64);
-    ASSERT_OK(vkllm__gguf_get_arr(g, "a.u64", VKLLM_GGUF_U64, &kv));
+    CHECK_ARR("a.u8", VKLLM__GGUF_U8, a_u8, vkllm__gguf_arr_i64);
+    CHECK_ARR("a.i8", VKLLM__GGUF_I8, a_i8, vkllm__gguf_arr_i64);
+    CHECK_ARR("a.u16", VKLLM__GGUF_U16, a_u16, vkllm__gguf_arr_i64);
+    CHECK_ARR("a.i16", VKLLM__GGUF_I16, a_i16, vkllm__gguf_arr_i64);
+    CHECK_ARR("a.u32", VKLLM__GGUF_U32, a_u32, vkllm__gguf_arr_i64);
+    CHECK_ARR("a.i32", VKLLM__GGUF_I32, a_i32, vkllm__gguf_arr_i64);
+    CHECK_ARR("a.f32", VKLLM__GGUF_F32, a_f32, vkllm__gguf_arr_f64);
+    CHECK_ARR("a.i64", VKLLM__GGUF_I64, a_i64, vkllm__gguf_arr_i64);
+    CHECK_ARR("a.f64", VKLLM__GGUF_F64, a_f64, vkllm__gguf_arr_f64);
+    ASSERT_OK(vkllm__gguf_get_arr(g, "a.u64", VKLLM__GGUF_U64, &kv));
     ASSERT((uint64_t)vkllm__gguf_arr_i64(kv, 0) == UINT64_MAX);
-    ASSERT_OK(vkllm__gguf_get_arr(g, "a.bool", VKLLM_GGUF_BOOL, &kv));
+    ASSERT_OK(vkllm__gguf_get_arr(g, "a.bool", VKLLM__GGUF_BOOL, &kv));
     ASSERT(vkllm__gguf_arr_i64(kv, 0) == 1 && vkllm__gguf_arr_i64(kv, 1) == 0 && vkllm__gguf_arr_i64(kv, 2) == 1);
-    ASSERT_OK(vkllm__gguf_get_arr(g, "a.empty", VKLLM_GGUF_I32, &kv));
+    ASSERT_OK(vkllm__gguf_get_arr(g, "a.empty", VKLLM__GGUF_I32, &kv));
     ASSERT_EQ(kv->arr_n, 0);
-    ASSERT_OK(vkllm__gguf_get_arr(g, "a.str", VKLLM_GGUF_STRING, &kv));
+    ASSERT_OK(vkllm__gguf_get_arr(g, "a.str", VKLLM__GGUF_STRING, &kv));
     struct vkllm__str *ss;
     ASSERT_OK(vkllm__gguf_arr_strings(kv, &ss));
     ASSERT_EQ(kv->arr_n, 4);
@@ -503,7 +503,7 @@ static void test_roundtrip(uint32_t alignment) {
 
     /* The copied kvs equal their source, byte for byte. */
     const struct vkllm__gguf_kv *sk = vkllm__gguf_find(src, "tokenizer.ggml.tokens");
-    ASSERT_OK(vkllm__gguf_get_arr(g, "copy.tokens", VKLLM_GGUF_STRING, &kv));
+    ASSERT_OK(vkllm__gguf_get_arr(g, "copy.tokens", VKLLM__GGUF_STRING, &kv));
     ASSERT(kv->arr_n == sk->arr_n && kv->arr_bytes == sk->arr_bytes);
     ASSERT(memcmp(kv->arr_data, sk->arr_data, (size_t)kv->arr_bytes) == 0);
     ASSERT_OK(vkllm__gguf_get_f64(g, "copy.eps", &f));
@@ -522,7 +522,7 @@ static void test_roundtrip(uint32_t alignment) {
         ASSERT_EQ(t->nbytes, blobs[k].n);
         ASSERT(memcmp(t->data, blobs[k].p, (size_t)t->nbytes) == 0);
     }
-    ASSERT_EQ(g->tensors[3].type, VKLLM_TYPE_Q4_K);
+    ASSERT_EQ(g->tensors[3].type, VKLLM__TYPE_Q4_K);
     ASSERT_EQ(g->tensors[3].n_dims, 3);
     ASSERT_EQ(g->tensors[3].ne[2], 2);
     ASSERT_EQ(g->tensors[4].ne[3], 2);
@@ -547,7 +547,7 @@ static void test_write_errors(void) {
     size_t old_len;
     char *old = vkllm_test_read_file(path, &old_len);
     const uint64_t ne[] = {16};
-    ASSERT_OK(vkllm__gguf_writer_add_tensor(w, "t", VKLLM_TYPE_F32, 1, ne, fill_fail, NULL));
+    ASSERT_OK(vkllm__gguf_writer_add_tensor(w, "t", VKLLM__TYPE_F32, 1, ne, fill_fail, NULL));
     int before = count_files();
     ASSERT_STATUS(vkllm__gguf_writer_write(w, path), VKLLM_STATUS_CANCELLED);
     ASSERT_EQ(count_files(), before);
@@ -560,7 +560,7 @@ static void test_write_errors(void) {
     struct blob bb = {big, sizeof big};
     ASSERT_OK(vkllm__gguf_writer_init(&w));
     const uint64_t ne_big[] = {sizeof big / 4};
-    ASSERT_OK(vkllm__gguf_writer_add_tensor(w, "big", VKLLM_TYPE_F32, 1, ne_big, fill_blob, &bb));
+    ASSERT_OK(vkllm__gguf_writer_add_tensor(w, "big", VKLLM__TYPE_F32, 1, ne_big, fill_blob, &bb));
     struct rlimit old_lim, lim;
     ASSERT(getrlimit(RLIMIT_FSIZE, &old_lim) == 0);
     lim = old_lim;
@@ -611,7 +611,7 @@ static void test_oom(void) {
         if (st == VKLLM_STATUS_OK) st = vkllm__gguf_writer_set_str(w, "general.architecture", "x");
         if (st == VKLLM_STATUS_OK) st = vkllm__gguf_writer_set_arr_str(w, "s", strs, 2);
         if (st == VKLLM_STATUS_OK)
-            st = vkllm__gguf_writer_add_tensor(w, "t", VKLLM_TYPE_F32, 1, ne, fill_blob, &bl);
+            st = vkllm__gguf_writer_add_tensor(w, "t", VKLLM__TYPE_F32, 1, ne, fill_blob, &bl);
         if (st == VKLLM_STATUS_OK) st = vkllm__gguf_writer_write(w, tmp_path("oom.gguf"));
         vkllm__fault_inject(VKLLM__FAULT_HOST, 0);
         vkllm__gguf_writer_free(w);

@@ -60,18 +60,26 @@ static void round_trip(const struct config *c) {
     ASSERT_EQ(hp->n_vocab, p.n_vocab);
     ASSERT_EQ(hp->n_ctx_train, p.n_ctx);
     ASSERT_EQ(hp->tied_embd, p.tied);
-    ASSERT_EQ(hp->has_qkv_bias, p.arch == VKLLM_ARCH_QWEN2);
-    ASSERT_EQ(hp->has_qk_norm, p.arch == VKLLM_ARCH_QWEN3);
-    ASSERT_EQ(hp->rope.neox, p.arch != VKLLM_ARCH_LLAMA);
+    ASSERT_EQ(hp->rope.neox, p.arch != VKLLM__ARCH_LLAMA);
     ASSERT_NEAR(hp->rope.theta, p.rope_theta, 1e-3 * p.rope_theta);
-    ASSERT_EQ(d->w.layers[0].bq != NULL, p.arch == VKLLM_ARCH_QWEN2);
-    ASSERT_EQ(d->w.layers[0].q_norm != NULL, p.arch == VKLLM_ARCH_QWEN3);
+    ASSERT_EQ(d->w.layers[0].bq != NULL, p.arch == VKLLM__ARCH_QWEN2);
+    ASSERT_EQ(d->w.layers[0].q_norm != NULL, p.arch == VKLLM__ARCH_QWEN3);
+    /* every tensor of the layer table the architecture needs, with its shape */
+    for (uint32_t l = 0; l < hp->n_layer; l++)
+        for (int i = 0; i < VKLLM__LT_COUNT_; i++) {
+            const struct vkllm__tensor_spec *ts = &vkllm__layer_tensors[i];
+            const struct vkllm__gguf_tensor *t = vkllm__layer_tensor(&d->w.layers[l], (enum vkllm__layer_tensor)i);
+            ASSERT_EQ(t != NULL, vkllm__tensor_wanted(ts, hp->arch) == 1);
+            if (!t) continue;
+            ASSERT_EQ(t->ne[0], vkllm__dim_size(hp, ts->cols));
+            ASSERT_EQ(t->ne[1], ts->kind == VKLLM__TENSOR_MAT ? vkllm__dim_size(hp, ts->rows) : 1);
+        }
     ASSERT_EQ(d->w.output == d->w.token_embd, p.tied);
     /* The wanted type when its block divides the row, else a fallback. */
     const struct vkllm__type_traits *tr = vkllm__type_traits(p.type);
     if (p.n_embd % tr->block_size == 0) ASSERT_EQ(d->w.layers[0].wq->type, p.type);
     else ASSERT(d->w.layers[0].wq->type != p.type);
-    ASSERT_EQ(d->w.layers[0].attn_norm->type, VKLLM_TYPE_F32);
+    ASSERT_EQ(d->w.layers[0].attn_norm->type, VKLLM__TYPE_F32);
 
     ASSERT_OK(vkllm__ref_init(d, 16, &r));
     uint32_t token = 1, prev_best = UINT32_MAX;
@@ -108,7 +116,7 @@ static void round_trip(const struct config *c) {
 static void determinism(void) {
     struct vkllm__make_model_params p;
     vkllm__make_model_params_default(&p);
-    p.type = VKLLM_TYPE_Q8_0;
+    p.type = VKLLM__TYPE_Q8_0;
     p.seed = 7;
     ASSERT_OK(vkllm__make_model(&p, tmp_path("det-a.gguf")));
     ASSERT_OK(vkllm__make_model(&p, tmp_path("det-b.gguf")));
@@ -170,7 +178,7 @@ static void rewrite(const char *src, const char *dst, const struct edit *e) {
         uint64_t ne[4] = {t->ne[0], t->ne[1], t->ne[2], t->ne[3]};
         uint32_t type = t->type;
         if (e->swap_tensor && !strcmp(name, e->swap_tensor)) ne[0] = t->ne[1], ne[1] = t->ne[0];
-        if (e->retype_tensor && !strcmp(name, e->retype_tensor)) type = VKLLM_TYPE_I32;
+        if (e->retype_tensor && !strcmp(name, e->retype_tensor)) type = VKLLM__TYPE_I32;
         ASSERT_OK(vkllm__gguf_writer_add_tensor(w, name, type, t->n_dims ? t->n_dims : 1, ne, copy_fill,
                                                 (void *)t));
     }
@@ -249,7 +257,7 @@ static void errors(void) {
     p.n_head_kv = 3;
     ASSERT_STATUS(vkllm__make_model(&p, src), VKLLM_STATUS_INVALID_ARGUMENT);
     vkllm__make_model_params_default(&p);
-    p.type = VKLLM_TYPE_IQ2_XXS;
+    p.type = VKLLM__TYPE_IQ2_XXS;
     ASSERT_STATUS(vkllm__make_model(&p, src), VKLLM_STATUS_UNSUPPORTED);
     struct vkllm__make_model_params q = p;
     ASSERT_STATUS(vkllm__make_model_preset("no-such-preset", &q), VKLLM_STATUS_NOT_FOUND);
@@ -289,7 +297,7 @@ static void rope(void) {
     struct edit e = {0};
     load_rope(src, &e, base, &hp);
     ASSERT_EQ(hp.rope.n_rot, 128);
-    ASSERT_EQ(hp.rope.scaling, VKLLM_ROPE_SCALING_NONE);
+    ASSERT_EQ(hp.rope.scaling, VKLLM__ROPE_SCALING_NONE);
     ASSERT_NEAR(base[0], 1.0, 1e-7);
     ASSERT_NEAR(base[1], pow(500000.0, -2.0 / 128), 1e-7);
     ASSERT_NEAR(base[63], pow(500000.0, -126.0 / 128), 1e-9);
@@ -297,7 +305,7 @@ static void rope(void) {
     e = (struct edit){.set_str_key = "llama.rope.scaling.type", .set_str_val = "linear",
                       .set_f32_key = "llama.rope.scaling.factor", .set_f32_val = 4.0f};
     load_rope(src, &e, lin, &hp);
-    ASSERT_EQ(hp.rope.scaling, VKLLM_ROPE_SCALING_LINEAR);
+    ASSERT_EQ(hp.rope.scaling, VKLLM__ROPE_SCALING_LINEAR);
     for (int i = 0; i < 64; i++) ASSERT_NEAR(lin[i], base[i] / 4, 1e-6 * base[i]);
 
     /* Llama 3.1's rule (factor 8, low 1, high 4, original context 8192): the fastest frequencies
@@ -305,7 +313,7 @@ static void rope(void) {
     e = (struct edit){.set_str_key = "llama.rope.scaling.type", .set_str_val = "llama3",
                       .set_f32_key = "llama.rope.scaling.factor", .set_f32_val = 8.0f};
     load_rope(src, &e, l3, &hp);
-    ASSERT_EQ(hp.rope.scaling, VKLLM_ROPE_SCALING_LLAMA3);
+    ASSERT_EQ(hp.rope.scaling, VKLLM__ROPE_SCALING_LLAMA3);
     int kept = 0, divided = 0, blended = 0;
     for (int i = 0; i < 64; i++) {
         double ratio = base[i] / l3[i];
@@ -331,17 +339,17 @@ int main(void) {
     snprintf(g_dir, sizeof g_dir, "%s/vkllm-test-model-XXXXXX", t && *t ? t : "/tmp");
     if (!mkdtemp(g_dir)) FAILF("mkdtemp %s", g_dir);
     static const struct config configs[] = {
-        {"tiny", VKLLM_TYPE_F32, -1},         /* llama, GQA */
-        {"tiny-mha", VKLLM_TYPE_F16, -1},     /* llama, no GQA */
-        {"tiny", VKLLM_TYPE_BF16, 1},         /* tied */
-        {"tiny-qwen2", VKLLM_TYPE_Q8_0, -1},  /* biases, tied */
-        {"tiny-qwen3", VKLLM_TYPE_Q4_0, -1},  /* q/k norms, head_dim != n_embd/n_head */
-        {"tiny-qwen3", VKLLM_TYPE_F16, 1},    /* tied */
-        {"small", VKLLM_TYPE_Q4_K, -1},
-        {"small", VKLLM_TYPE_Q6_K, 1},
-        {"small", VKLLM_TYPE_Q5_K, -1},
-        {"tiny", VKLLM_TYPE_Q4_K, -1},        /* rows of 64: falls back to q4_0 */
-        {"stories-260k-shape", VKLLM_TYPE_Q8_0, -1}, /* ffn_down rows of 172: f16 */
+        {"tiny", VKLLM__TYPE_F32, -1},         /* llama, GQA */
+        {"tiny-mha", VKLLM__TYPE_F16, -1},     /* llama, no GQA */
+        {"tiny", VKLLM__TYPE_BF16, 1},         /* tied */
+        {"tiny-qwen2", VKLLM__TYPE_Q8_0, -1},  /* biases, tied */
+        {"tiny-qwen3", VKLLM__TYPE_Q4_0, -1},  /* q/k norms, head_dim != n_embd/n_head */
+        {"tiny-qwen3", VKLLM__TYPE_F16, 1},    /* tied */
+        {"small", VKLLM__TYPE_Q4_K, -1},
+        {"small", VKLLM__TYPE_Q6_K, 1},
+        {"small", VKLLM__TYPE_Q5_K, -1},
+        {"tiny", VKLLM__TYPE_Q4_K, -1},        /* rows of 64: falls back to q4_0 */
+        {"stories-260k-shape", VKLLM__TYPE_Q8_0, -1}, /* ffn_down rows of 172: f16 */
     };
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) round_trip(&configs[i]);
     determinism();

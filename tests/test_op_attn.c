@@ -214,7 +214,7 @@ static void test_attention(struct vkllm__gpu *gpu, struct attn_case t, const uin
         if (s == 0 && vkllm__cmd_profile_count(c) > 0) {
             struct vkllm__dispatch_time dt;
             ASSERT_OK(vkllm__cmd_profile_get(c, 0, &dt));
-            int got_tb = dt.shader == VKLLM_SHADER_ATTN_TB_F16 || dt.shader == VKLLM_SHADER_ATTN_TB_SPLIT_F16;
+            int got_tb = dt.shader == VKLLM__SHADER_ATTN_TB_F16 || dt.shader == VKLLM__SHADER_ATTN_TB_SPLIT_F16;
             kernel_checked++;
             n_run++;
             if (got_tb != want_tb) {

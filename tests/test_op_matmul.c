@@ -102,9 +102,9 @@ static int check(struct vkllm__gpu *gpu, uint32_t type, uint32_t n, uint32_t m, 
     return ok;
 }
 
-static const uint32_t types[] = {VKLLM_TYPE_F32,  VKLLM_TYPE_F16,  VKLLM_TYPE_BF16, VKLLM_TYPE_Q8_0,
-                                 VKLLM_TYPE_Q4_0, VKLLM_TYPE_Q4_1, VKLLM_TYPE_Q5_0, VKLLM_TYPE_Q5_1,
-                                 VKLLM_TYPE_Q4_K, VKLLM_TYPE_Q5_K, VKLLM_TYPE_Q6_K};
+static const uint32_t types[] = {VKLLM__TYPE_F32,  VKLLM__TYPE_F16,  VKLLM__TYPE_BF16, VKLLM__TYPE_Q8_0,
+                                 VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_1, VKLLM__TYPE_Q5_0, VKLLM__TYPE_Q5_1,
+                                 VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K};
 static const uint32_t ns[] = {1, 3, 17, 64, 100};
 static const uint32_t ms[] = {1, 7, 65, 1000};
 
@@ -132,13 +132,13 @@ static void chunked1(struct vkllm__gpu *gpu, uint64_t limit, uint32_t type, uint
 }
 
 static void chunked(struct vkllm__gpu *gpu) {
-    chunked1(gpu, 12288, VKLLM_TYPE_Q5_0, 17, 1000, 64); /* 44-byte rows: chunk starts need alignment */
-    chunked1(gpu, 2048, VKLLM_TYPE_Q5_0, 100, 65, 96);   /* 66-byte rows, last chunk ends inside a word */
-    chunked1(gpu, 12288, VKLLM_TYPE_Q8_0, 17, 1000, 160);
-    chunked1(gpu, 12288, VKLLM_TYPE_Q4_K, 9, 1000, 256);
-    chunked1(gpu, 4096, VKLLM_TYPE_Q6_K, 5, 300, 512);
-    chunked1(gpu, 65536, VKLLM_TYPE_F16, 17, 1000, 37);   /* 74-byte rows; x rows of 148 bytes */
-    chunked1(gpu, 65536, VKLLM_TYPE_BF16, 33, 999, 5);   /* 20-byte x rows: blocks of 16 rows */
+    chunked1(gpu, 12288, VKLLM__TYPE_Q5_0, 17, 1000, 64); /* 44-byte rows: chunk starts need alignment */
+    chunked1(gpu, 2048, VKLLM__TYPE_Q5_0, 100, 65, 96);   /* 66-byte rows, last chunk ends inside a word */
+    chunked1(gpu, 12288, VKLLM__TYPE_Q8_0, 17, 1000, 160);
+    chunked1(gpu, 12288, VKLLM__TYPE_Q4_K, 9, 1000, 256);
+    chunked1(gpu, 4096, VKLLM__TYPE_Q6_K, 5, 300, 512);
+    chunked1(gpu, 65536, VKLLM__TYPE_F16, 17, 1000, 37);   /* 74-byte rows; x rows of 148 bytes */
+    chunked1(gpu, 65536, VKLLM__TYPE_BF16, 33, 999, 5);   /* 20-byte x rows: blocks of 16 rows */
 }
 
 /* Other specializations than the device's choice. */
@@ -148,9 +148,9 @@ static void forced_tiles(struct vkllm__gpu *gpu) {
         gpu_test_tune_n(gpu, "matmul_bm", tiles[t][0]);
         gpu_test_tune_n(gpu, "matmul_bn", tiles[t][1]);
         gpu_test_tune_n(gpu, "matmul_bk", tiles[t][2]);
-        check(gpu, VKLLM_TYPE_F32, 70, 130, 37, "forced tiles");
-        check(gpu, VKLLM_TYPE_Q4_1, 33, 65, 96, "forced tiles");
-        check(gpu, VKLLM_TYPE_Q5_K, 17, 100, 512, "forced tiles");
+        check(gpu, VKLLM__TYPE_F32, 70, 130, 37, "forced tiles");
+        check(gpu, VKLLM__TYPE_Q4_1, 33, 65, 96, "forced tiles");
+        check(gpu, VKLLM__TYPE_Q5_K, 17, 100, 512, "forced tiles");
     }
     gpu_test_tune(gpu, "matmul_bm", NULL), gpu_test_tune(gpu, "matmul_bn", NULL), gpu_test_tune(gpu, "matmul_bk", NULL);
 }
@@ -159,24 +159,24 @@ static void bad_arguments(struct vkllm__gpu *gpu) {
     struct vkllm__dtensor wt;
     struct vkllm__buffer *b;
     struct vkllm__cmd *c;
-    ASSERT_OK(vkllm__dtensor_upload(gpu, VKLLM_TYPE_Q8_K, 256, 4, NULL, &wt));
+    ASSERT_OK(vkllm__dtensor_upload(gpu, VKLLM__TYPE_Q8_K, 256, 4, NULL, &wt));
     ASSERT_OK(vkllm__buffer_alloc(gpu, 4096 * 4, VKLLM__MEM_DEVICE, &b));
     ASSERT_OK(vkllm__cmd_init(gpu, &c));
     ASSERT_OK(vkllm__cmd_begin(c));
     ASSERT_STATUS(vkllm__op_matmul(c, vkllm__view_of(b), &wt, vkllm__view_of(b), 2), VKLLM_STATUS_UNSUPPORTED);
-    wt.type = VKLLM_TYPE_Q8_0; /* same bytes per 256: 8 blocks of 34 > 292, still fits the buffer */
+    wt.type = VKLLM__TYPE_Q8_0; /* same bytes per 256: 8 blocks of 34 > 292, still fits the buffer */
     wt.row_bytes = 8 * 34;
     ASSERT_STATUS(vkllm__op_matmul(c, vkllm__view_of(b), &wt, vkllm__view_of(b), 0), VKLLM_STATUS_INVALID_ARGUMENT);
     ASSERT_STATUS(vkllm__op_matmul(c, vkllm__view_of(b), &wt, vkllm__view_of(b), 100), VKLLM_STATUS_INVALID_ARGUMENT);
     vkllm__dtensor_free(&wt);
     /* one Q8_0 row of 34 bytes in a buffer of exactly 34 bytes: the last word is not all there
      * (vkllm__dtensor_upload pads to whole words, so build the tensor by hand) */
-    wt = (struct vkllm__dtensor){.type = VKLLM_TYPE_Q8_0, .k = 32, .m = 1, .row_bytes = 34};
+    wt = (struct vkllm__dtensor){.type = VKLLM__TYPE_Q8_0, .k = 32, .m = 1, .row_bytes = 34};
     ASSERT_OK(vkllm__buffer_alloc(gpu, 34, VKLLM__MEM_DEVICE, &wt.buf));
     ASSERT_STATUS(vkllm__op_matmul(c, vkllm__view_of(b), &wt, vkllm__view_of(b), 1), VKLLM_STATUS_UNSUPPORTED);
     vkllm__dtensor_free(&wt);
     /* vkllm__dtensor_upload pads it, and then it works */
-    ASSERT_OK(vkllm__dtensor_upload(gpu, VKLLM_TYPE_Q8_0, 32, 1, NULL, &wt));
+    ASSERT_OK(vkllm__dtensor_upload(gpu, VKLLM__TYPE_Q8_0, 32, 1, NULL, &wt));
     ASSERT_OK(vkllm__op_matmul(c, vkllm__view_of(b), &wt, vkllm__view_of(b), 1));
     ASSERT_OK(vkllm__cmd_end(c));
     vkllm__cmd_free(c);

@@ -19,8 +19,8 @@
 #define GET_ROWS_NMSE 1e-12
 
 static const uint32_t k_types[] = {
-    VKLLM_TYPE_F32,  VKLLM_TYPE_F16,  VKLLM_TYPE_BF16, VKLLM_TYPE_Q8_0, VKLLM_TYPE_Q4_0, VKLLM_TYPE_Q4_1,
-    VKLLM_TYPE_Q5_0, VKLLM_TYPE_Q5_1, VKLLM_TYPE_Q4_K, VKLLM_TYPE_Q5_K, VKLLM_TYPE_Q6_K,
+    VKLLM__TYPE_F32,  VKLLM__TYPE_F16,  VKLLM__TYPE_BF16, VKLLM__TYPE_Q8_0, VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_1,
+    VKLLM__TYPE_Q5_0, VKLLM__TYPE_Q5_1, VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K,
 };
 
 static int n_run, n_fail, n_chunked;
@@ -303,9 +303,9 @@ int main(void) {
     /* A dtensor made by vkllm__dtensor_upload (the way models load), a word-sized total. */
     {
         struct mat w;
-        mat_init(gpu, &w, VKLLM_TYPE_Q8_0, 64, 2048, 0, 99);
+        mat_init(gpu, &w, VKLLM__TYPE_Q8_0, 64, 2048, 0, 99);
         vkllm__dtensor_free(&w.t);
-        ASSERT_OK(vkllm__dtensor_upload(gpu, VKLLM_TYPE_Q8_0, 2048, 64, w.host, &w.t));
+        ASSERT_OK(vkllm__dtensor_upload(gpu, VKLLM__TYPE_Q8_0, 2048, 64, w.host, &w.t));
         check_matvec(gpu, &w, "dtensor_upload");
         check_get_rows(gpu, &w, "dtensor_upload");
         mat_free(&w);
@@ -315,7 +315,7 @@ int main(void) {
     {
         struct vkllm__dtensor t;
         struct vkllm__buffer *b;
-        ASSERT_OK(vkllm__dtensor_upload(gpu, VKLLM_TYPE_Q2_K, 256, 1, NULL, &t));
+        ASSERT_OK(vkllm__dtensor_upload(gpu, VKLLM__TYPE_Q2_K, 256, 1, NULL, &t));
         ASSERT_OK(vkllm__buffer_alloc(gpu, 1024, VKLLM__MEM_DEVICE, &b));
         struct vkllm__cmd *c;
         ASSERT_OK(vkllm__cmd_init(gpu, &c));

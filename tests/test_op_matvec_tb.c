@@ -190,17 +190,17 @@ int main(void) {
         uint32_t type;
         uint32_t ks[4];
     } k_cases[] = {
-        {VKLLM_TYPE_F32, {4, 12, 172, 2048}},   /* units of 4 */
-        {VKLLM_TYPE_F16, {4, 12, 176, 2052}},   /* units of 8: k % 8 == 4 leaves half a unit */
-        {VKLLM_TYPE_Q8_0, {32, 96, 224, 2048}}, /* blocks of 32 */
-        {VKLLM_TYPE_Q4_0, {32, 96, 224, 2048}},
-        {VKLLM_TYPE_Q4_K, {256, 512, 768, 2048}}, /* super-blocks of 256 */
-        {VKLLM_TYPE_Q6_K, {256, 512, 768, 2048}},
-        {VKLLM_TYPE_Q5_K, {256, 512, 768, 2048}},
-        {VKLLM_TYPE_BF16, {4, 12, 172, 2048}},
-        {VKLLM_TYPE_Q4_1, {32, 96, 224, 2048}},
-        {VKLLM_TYPE_Q5_0, {32, 96, 224, 2048}},
-        {VKLLM_TYPE_Q5_1, {32, 96, 224, 2048}},
+        {VKLLM__TYPE_F32, {4, 12, 172, 2048}},   /* units of 4 */
+        {VKLLM__TYPE_F16, {4, 12, 176, 2052}},   /* units of 8: k % 8 == 4 leaves half a unit */
+        {VKLLM__TYPE_Q8_0, {32, 96, 224, 2048}}, /* blocks of 32 */
+        {VKLLM__TYPE_Q4_0, {32, 96, 224, 2048}},
+        {VKLLM__TYPE_Q4_K, {256, 512, 768, 2048}}, /* super-blocks of 256 */
+        {VKLLM__TYPE_Q6_K, {256, 512, 768, 2048}},
+        {VKLLM__TYPE_Q5_K, {256, 512, 768, 2048}},
+        {VKLLM__TYPE_BF16, {4, 12, 172, 2048}},
+        {VKLLM__TYPE_Q4_1, {32, 96, 224, 2048}},
+        {VKLLM__TYPE_Q5_0, {32, 96, 224, 2048}},
+        {VKLLM__TYPE_Q5_1, {32, 96, 224, 2048}},
     };
     static const uint32_t ms[] = {1, 7, 9, 33, 1003};
 
@@ -217,10 +217,10 @@ int main(void) {
                 if (m == 33) {
                     /* texels of one group: 8 rows of units of 4 (F32), 8 (F16) or 32 elements
                      * (Q8_0: 2 texels per unit, Q4_0: 1) */
-                    uint32_t unit = type == VKLLM_TYPE_F32 || type == VKLLM_TYPE_BF16 ? 4
-                                    : type == VKLLM_TYPE_F16 ? 8 : 32;
-                    int two = type == VKLLM_TYPE_Q8_0 || type == VKLLM_TYPE_Q6_K || type == VKLLM_TYPE_Q5_0 ||
-                              type == VKLLM_TYPE_Q5_1 || type == VKLLM_TYPE_Q5_K; /* int8 formats: 2 texels */
+                    uint32_t unit = type == VKLLM__TYPE_F32 || type == VKLLM__TYPE_BF16 ? 4
+                                    : type == VKLLM__TYPE_F16 ? 8 : 32;
+                    int two = type == VKLLM__TYPE_Q8_0 || type == VKLLM__TYPE_Q6_K || type == VKLLM__TYPE_Q5_0 ||
+                              type == VKLLM__TYPE_Q5_1 || type == VKLLM__TYPE_Q5_K; /* int8 formats: 2 texels */
                     uint64_t per_group = (k + unit - 1) / unit * (two ? 2 : 1) * 8;
                     uint64_t limits[] = {per_group, 2 * per_group + 3, 3 * per_group};
                     for (size_t li = 0; li < VKLLM_ARRAY_LEN(limits); li++) {
@@ -247,7 +247,7 @@ int main(void) {
      * (4224 texels; a group of 8 rows has 2816, so the weights are chunked too) */
     {
         struct mat w;
-        mat_init(gpu, &w, VKLLM_TYPE_Q8_0, 61, 5632, 7);
+        mat_init(gpu, &w, VKLLM__TYPE_Q8_0, 61, 5632, 7);
         int split0 = n_split_x;
         gpu_test_tune_n(gpu, "max_texels", (long)(3 * 5632 / 4));
         check(gpu, &w, 8, "x over several texel bindings");
@@ -262,7 +262,7 @@ int main(void) {
     {
         struct mat w;
         const uint32_t n = 11;
-        mat_init(gpu, &w, VKLLM_TYPE_Q8_0, 45, 96, 11);
+        mat_init(gpu, &w, VKLLM__TYPE_Q8_0, 45, 96, 11);
         vkllm__buffer_free(w.t.buf);
         w.t.buf = NULL;
         float *x = malloc(sizeof(float) * n * w.k), *want = malloc(sizeof(float) * n * w.m);
@@ -317,7 +317,7 @@ int main(void) {
     /* refusals */
     {
         struct mat w;
-        mat_init(gpu, &w, VKLLM_TYPE_F32, 16, 8, 3);
+        mat_init(gpu, &w, VKLLM__TYPE_F32, 16, 8, 3);
         struct vkllm__buffer *b;
         ASSERT_OK(vkllm__buffer_alloc(gpu, 4096, VKLLM__MEM_DEVICE, &b));
         ASSERT_OK(vkllm__buffer_fill_zero(b));
@@ -337,14 +337,14 @@ int main(void) {
         mat_free(&w);
 
         /* types and shapes the path does not take: no copy, no path */
-        ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM_TYPE_Q4_K, 224, 8), 0); /* not whole super-blocks */
-        ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM_TYPE_F32, 7, 8), 0); /* k % 4 */
-        ASSERT(vkllm__matvec_tb_bytes(gpu, VKLLM_TYPE_Q8_0, 4096, 4096) > 4096ull * 4096 * 34 / 32);
+        ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM__TYPE_Q4_K, 224, 8), 0); /* not whole super-blocks */
+        ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM__TYPE_F32, 7, 8), 0); /* k % 4 */
+        ASSERT(vkllm__matvec_tb_bytes(gpu, VKLLM__TYPE_Q8_0, 4096, 4096) > 4096ull * 4096 * 34 / 32);
         gpu_test_tune(gpu, "matvec_texel", "0");
-        ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM_TYPE_Q8_0, 4096, 4096), 0);
+        ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM__TYPE_Q8_0, 4096, 4096), 0);
         gpu_test_tune(gpu, "matvec_texel", "1");
         struct vkllm__dtensor t;
-        ASSERT_OK(vkllm__dtensor_upload(gpu, VKLLM_TYPE_Q4_K, 256, 3, NULL, &t));
+        ASSERT_OK(vkllm__dtensor_upload(gpu, VKLLM__TYPE_Q4_K, 256, 3, NULL, &t));
         ASSERT_OK(vkllm__dtensor_add_tb(gpu, &t, NULL));
         ASSERT(t.tb == NULL && !vkllm__matvec_tb_applies(gpu, &t));
         ASSERT_OK(vkllm__cmd_init(gpu, &c));

@@ -83,48 +83,48 @@ static void test_traits(void) {
     ASSERT_STREQ(vkllm__type_name(UINT32_MAX), "type#4294967295");
 
     /* The block structs GPU shaders mirror have the GGUF sizes. */
-    ASSERT_EQ(sizeof(struct vkllm__block_q4_0), vkllm__type_traits(VKLLM_TYPE_Q4_0)->type_size);
-    ASSERT_EQ(sizeof(struct vkllm__block_q4_1), vkllm__type_traits(VKLLM_TYPE_Q4_1)->type_size);
-    ASSERT_EQ(sizeof(struct vkllm__block_q5_0), vkllm__type_traits(VKLLM_TYPE_Q5_0)->type_size);
-    ASSERT_EQ(sizeof(struct vkllm__block_q5_1), vkllm__type_traits(VKLLM_TYPE_Q5_1)->type_size);
-    ASSERT_EQ(sizeof(struct vkllm__block_q8_0), vkllm__type_traits(VKLLM_TYPE_Q8_0)->type_size);
-    ASSERT_EQ(sizeof(struct vkllm__block_q4_K), vkllm__type_traits(VKLLM_TYPE_Q4_K)->type_size);
-    ASSERT_EQ(sizeof(struct vkllm__block_q5_K), vkllm__type_traits(VKLLM_TYPE_Q5_K)->type_size);
-    ASSERT_EQ(sizeof(struct vkllm__block_q6_K), vkllm__type_traits(VKLLM_TYPE_Q6_K)->type_size);
+    ASSERT_EQ(sizeof(struct vkllm__block_q4_0), vkllm__type_traits(VKLLM__TYPE_Q4_0)->type_size);
+    ASSERT_EQ(sizeof(struct vkllm__block_q4_1), vkllm__type_traits(VKLLM__TYPE_Q4_1)->type_size);
+    ASSERT_EQ(sizeof(struct vkllm__block_q5_0), vkllm__type_traits(VKLLM__TYPE_Q5_0)->type_size);
+    ASSERT_EQ(sizeof(struct vkllm__block_q5_1), vkllm__type_traits(VKLLM__TYPE_Q5_1)->type_size);
+    ASSERT_EQ(sizeof(struct vkllm__block_q8_0), vkllm__type_traits(VKLLM__TYPE_Q8_0)->type_size);
+    ASSERT_EQ(sizeof(struct vkllm__block_q4_K), vkllm__type_traits(VKLLM__TYPE_Q4_K)->type_size);
+    ASSERT_EQ(sizeof(struct vkllm__block_q5_K), vkllm__type_traits(VKLLM__TYPE_Q5_K)->type_size);
+    ASSERT_EQ(sizeof(struct vkllm__block_q6_K), vkllm__type_traits(VKLLM__TYPE_Q6_K)->type_size);
 }
 
 static void test_row_size(void) {
     uint64_t b = 0;
-    ASSERT_OK(vkllm__row_size(VKLLM_TYPE_F32, 7, &b));
+    ASSERT_OK(vkllm__row_size(VKLLM__TYPE_F32, 7, &b));
     ASSERT_EQ(b, 28);
-    ASSERT_OK(vkllm__row_size(VKLLM_TYPE_Q4_0, 64, &b));
+    ASSERT_OK(vkllm__row_size(VKLLM__TYPE_Q4_0, 64, &b));
     ASSERT_EQ(b, 36);
-    ASSERT_OK(vkllm__row_size(VKLLM_TYPE_Q6_K, 4096, &b));
+    ASSERT_OK(vkllm__row_size(VKLLM__TYPE_Q6_K, 4096, &b));
     ASSERT_EQ(b, 16 * 210);
-    ASSERT_OK(vkllm__row_size(VKLLM_TYPE_Q8_K, 0, &b));
+    ASSERT_OK(vkllm__row_size(VKLLM__TYPE_Q8_K, 0, &b));
     ASSERT_EQ(b, 0);
     /* Not a whole number of blocks. */
-    ASSERT_STATUS(vkllm__row_size(VKLLM_TYPE_Q4_0, 33, &b), VKLLM_STATUS_BAD_FORMAT);
-    ASSERT_STATUS(vkllm__row_size(VKLLM_TYPE_Q4_K, 4096 + 32, &b), VKLLM_STATUS_BAD_FORMAT);
+    ASSERT_STATUS(vkllm__row_size(VKLLM__TYPE_Q4_0, 33, &b), VKLLM_STATUS_BAD_FORMAT);
+    ASSERT_STATUS(vkllm__row_size(VKLLM__TYPE_Q4_K, 4096 + 32, &b), VKLLM_STATUS_BAD_FORMAT);
     ASSERT(strstr(vkllm_last_error(), "q4_K") != NULL);
     /* Unknown type. */
     ASSERT_STATUS(vkllm__row_size(4, 32, &b), VKLLM_STATUS_BAD_FORMAT);
-    ASSERT_STATUS(vkllm__row_size(VKLLM_TYPE_COUNT_, 32, &b), VKLLM_STATUS_BAD_FORMAT);
+    ASSERT_STATUS(vkllm__row_size(VKLLM__TYPE_COUNT_, 32, &b), VKLLM_STATUS_BAD_FORMAT);
     /* Overflow of n * bytes. */
-    ASSERT_STATUS(vkllm__row_size(VKLLM_TYPE_F32, UINT64_C(1) << 62, &b), VKLLM_STATUS_INVALID_ARGUMENT);
-    ASSERT_STATUS(vkllm__row_size(VKLLM_TYPE_I64, UINT64_MAX / 4, &b), VKLLM_STATUS_INVALID_ARGUMENT);
-    ASSERT_OK(vkllm__row_size(VKLLM_TYPE_I8, UINT64_MAX, &b));
+    ASSERT_STATUS(vkllm__row_size(VKLLM__TYPE_F32, UINT64_C(1) << 62, &b), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__row_size(VKLLM__TYPE_I64, UINT64_MAX / 4, &b), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_OK(vkllm__row_size(VKLLM__TYPE_I8, UINT64_MAX, &b));
     ASSERT(b == UINT64_MAX);
 
     /* Type check: the error names the tensor and the type. */
-    ASSERT_OK(vkllm__type_check(VKLLM_TYPE_Q6_K, "output.weight"));
-    ASSERT_STATUS(vkllm__type_check(VKLLM_TYPE_IQ2_XXS, "blk.3.ffn_up.weight"), VKLLM_STATUS_UNSUPPORTED);
+    ASSERT_OK(vkllm__type_check(VKLLM__TYPE_Q6_K, "output.weight"));
+    ASSERT_STATUS(vkllm__type_check(VKLLM__TYPE_IQ2_XXS, "blk.3.ffn_up.weight"), VKLLM_STATUS_UNSUPPORTED);
     ASSERT(strstr(vkllm_last_error(), "blk.3.ffn_up.weight") != NULL);
     ASSERT(strstr(vkllm_last_error(), "iq2_xxs") != NULL);
     ASSERT_STATUS(vkllm__type_check(5, "tok_embd.weight"), VKLLM_STATUS_BAD_FORMAT);
     ASSERT(strstr(vkllm_last_error(), "tok_embd.weight") != NULL);
     ASSERT(strstr(vkllm_last_error(), "5") != NULL);
-    ASSERT_STATUS(vkllm__type_check(VKLLM_TYPE_Q8_1, NULL), VKLLM_STATUS_UNSUPPORTED);
+    ASSERT_STATUS(vkllm__type_check(VKLLM__TYPE_Q8_1, NULL), VKLLM_STATUS_UNSUPPORTED);
 }
 
 /* --- f16 / bf16 ----------------------------------------------------------------------------- */
@@ -203,16 +203,16 @@ static void test_half_values(void) {
 
 static void test_decode_plain(void) {
     float f32[3] = {1.5f, -0.0f, 1e-40f};
-    check_decode(VKLLM_TYPE_F32, f32, f32, 3);
+    check_decode(VKLLM__TYPE_F32, f32, f32, 3);
     uint8_t h[6];
     wr16(h, 0x3c00), wr16(h + 2, 0xc000), wr16(h + 4, 0x3800);
-    check_decode(VKLLM_TYPE_F16, h, (const float[]){1.0f, -2.0f, 0.5f}, 3);
+    check_decode(VKLLM__TYPE_F16, h, (const float[]){1.0f, -2.0f, 0.5f}, 3);
     /* An odd start address: the decoders must not assume alignment. */
     uint8_t h2[7];
     memcpy(h2 + 1, h, 6);
-    check_decode(VKLLM_TYPE_F16, h2 + 1, (const float[]){1.0f, -2.0f, 0.5f}, 3);
+    check_decode(VKLLM__TYPE_F16, h2 + 1, (const float[]){1.0f, -2.0f, 0.5f}, 3);
     wr16(h, 0x3f80), wr16(h + 2, 0xc000), wr16(h + 4, 0x4049);
-    check_decode(VKLLM_TYPE_BF16, h, (const float[]){1.0f, -2.0f, 3.140625f}, 3);
+    check_decode(VKLLM__TYPE_BF16, h, (const float[]){1.0f, -2.0f, 3.140625f}, 3);
 }
 
 static void test_decode_q8_0(void) {
@@ -225,7 +225,7 @@ static void test_decode_q8_0(void) {
     }
     blk[2 + 31] = (uint8_t)(int8_t)-128; /* the full int8 range decodes */
     want[31] = -32.0f;
-    check_decode(VKLLM_TYPE_Q8_0, blk, want, 32);
+    check_decode(VKLLM__TYPE_Q8_0, blk, want, 32);
 }
 
 static void test_decode_q4(void) {
@@ -240,7 +240,7 @@ static void test_decode_q4(void) {
         want[16 + j] = (float)(7 - j) * 0.5f;
     }
     ASSERT(want[0] == -4.0f && want[15] == 3.5f && want[16] == 3.5f && want[31] == -4.0f);
-    check_decode(VKLLM_TYPE_Q4_0, b0, want, 32);
+    check_decode(VKLLM__TYPE_Q4_0, b0, want, 32);
 
     /* Q4_1: d = 0.5, m = -1: element j = j * 0.5 - 1, element 16 + j = (15 - j) * 0.5 - 1. */
     wr16(b1, 0x3800);
@@ -251,7 +251,7 @@ static void test_decode_q4(void) {
         want[16 + j] = (float)(15 - j) * 0.5f - 1.0f;
     }
     ASSERT(want[0] == -1.0f && want[16] == 6.5f);
-    check_decode(VKLLM_TYPE_Q4_1, b1, want, 32);
+    check_decode(VKLLM__TYPE_Q4_1, b1, want, 32);
 }
 
 static void test_decode_q5(void) {
@@ -271,7 +271,7 @@ static void test_decode_q5(void) {
      * element 4: nibble 4, bit 4 = 0 -> -12 * 0.25; element 16: nibble 15, bit 16 = 1 ->
      * 31 - 16 = 15 -> 3.75; element 17: nibble 14, bit 17 = 0 -> -0.5. */
     ASSERT(want[0] == 0.0f && want[4] == -3.0f && want[16] == 3.75f && want[17] == -0.5f);
-    check_decode(VKLLM_TYPE_Q5_0, b0, want, 32);
+    check_decode(VKLLM__TYPE_Q5_0, b0, want, 32);
 
     /* Q5_1: d = 0.5, m = 2: element = q * 0.5 + 2. */
     wr16(b1, 0x3800);
@@ -282,7 +282,7 @@ static void test_decode_q5(void) {
         want[16 + j] = (float)((15 - j) | (int)(qh >> (16 + j) & 1) << 4) * 0.5f + 2.0f;
     }
     ASSERT(want[0] == 10.0f && want[16] == 17.5f);
-    check_decode(VKLLM_TYPE_Q5_1, b1, want, 32);
+    check_decode(VKLLM__TYPE_Q5_1, b1, want, 32);
 }
 
 /* Q4_K / Q5_K sub-block scales sc = {1, 2, 3, 4, 17, 33, 50, 63} and mins mn = {0, 1, 2, 3, 20,
@@ -315,7 +315,7 @@ static void test_decode_q4_K(void) {
     /* By hand: element 1: qs[1] = 7 -> 1 * 7 - 0 = 7; element 33: 7 >> 4 = 0 -> 0 - 0.5 = -0.5;
      * element 255 (c = 3, l = 31, high): qs[127] = 889 mod 256 = 121 = 0x79 -> 63 * 7 - 31.5. */
     ASSERT(want[1] == 7.0f && want[33] == -0.5f && want[255] == 63.0f * 7 - 31.5f);
-    check_decode(VKLLM_TYPE_Q4_K, blk, want, 256);
+    check_decode(VKLLM__TYPE_Q4_K, blk, want, 256);
 }
 
 static void test_decode_q5_K(void) {
@@ -340,7 +340,7 @@ static void test_decode_q5_K(void) {
      * element 33: qs 7 >> 4 = 0, bit 1 = 0 -> 0 - 1 = -1; element 65 (c = 1, l = 1): qs[33] = 231
      * = 0xe7 -> 7, bit 2 of 37 = 1 -> 23 * 3 * 0.5 - 2 = 32.5. */
     ASSERT(want[1] == 11.5f && want[33] == -1.0f && want[65] == 32.5f);
-    check_decode(VKLLM_TYPE_Q5_K, blk, want, 256);
+    check_decode(VKLLM__TYPE_Q5_K, blk, want, 256);
 }
 
 static void test_decode_q6_K(void) {
@@ -379,7 +379,7 @@ static void test_decode_q6_K(void) {
      * 7; qh[32 + 31] = 29 * 63 + 3 = 1830 mod 256 = 38 = 0b00100110 -> bits 6-7 = 0 -> q = -25,
      * scale index 15 -> 7 -> 0.5 * 7 * -25 = -87.5. */
     ASSERT(want[0] == -64.0f && want[64] == 64.0f && want[255] == -87.5f);
-    check_decode(VKLLM_TYPE_Q6_K, blk, want, 256);
+    check_decode(VKLLM__TYPE_Q6_K, blk, want, 256);
 }
 
 /* --- quantize -> dequantize ----------------------------------------------------------------- */
@@ -448,11 +448,11 @@ static void check_block_bounds(uint32_t type, const float *x, const float *y, co
     double ideal_d = 0, m = 0;
     int top = 0;
     switch (type) {
-    case VKLLM_TYPE_Q8_0: ideal_d = amax / 127.0; break;
-    case VKLLM_TYPE_Q4_0: ideal_d = vmax / -8.0, top = 7; break;
-    case VKLLM_TYPE_Q5_0: ideal_d = vmax / -16.0, top = 15; break;
-    case VKLLM_TYPE_Q4_1: ideal_d = (hi - lo) / 15.0, m = f16_val(blk + 2); break;
-    case VKLLM_TYPE_Q5_1: ideal_d = (hi - lo) / 31.0, m = f16_val(blk + 2); break;
+    case VKLLM__TYPE_Q8_0: ideal_d = amax / 127.0; break;
+    case VKLLM__TYPE_Q4_0: ideal_d = vmax / -8.0, top = 7; break;
+    case VKLLM__TYPE_Q5_0: ideal_d = vmax / -16.0, top = 15; break;
+    case VKLLM__TYPE_Q4_1: ideal_d = (hi - lo) / 15.0, m = f16_val(blk + 2); break;
+    case VKLLM__TYPE_Q5_1: ideal_d = (hi - lo) / 31.0, m = f16_val(blk + 2); break;
     default: FAILF("no block bounds for %s", vkllm__type_name(type));
     }
     /* The stored scale is the ideal one rounded away from zero to f16: at most one f16 step
@@ -461,9 +461,9 @@ static void check_block_bounds(uint32_t type, const float *x, const float *y, co
         FAILF("%s: stored d %.9g, ideal %.9g", vkllm__type_name(type), d, ideal_d);
     for (int j = 0; j < 32; j++) {
         double err = fabs((double)y[j] - (double)x[j]), bound;
-        if (type == VKLLM_TYPE_Q8_0) {
+        if (type == VKLLM__TYPE_Q8_0) {
             bound = fabs(d) / 2;
-        } else if (type == VKLLM_TYPE_Q4_0 || type == VKLLM_TYPE_Q5_0) {
+        } else if (type == VKLLM__TYPE_Q4_0 || type == VKLLM__TYPE_Q5_0) {
             double ideal = d != 0 ? x[j] / d : 0;
             bound = fabs(d) * fmax(0.5, ideal - top);
             ASSERT(ideal - top <= 1.0 + 1e-3);
@@ -492,9 +492,9 @@ struct kbound {
  *     range with 0 included (K-quant offsets only subtract); not on tiny data;
  *   - ggml's own test-quantize-fns bound, sqrt(sum err^2) / n <= 0.002, on the cos data. */
 static const struct kbound kbounds[] = {
-    {VKLLM_TYPE_Q4_K, 0.0667 * 1.15, 1.5 / 15},
-    {VKLLM_TYPE_Q5_K, 0.0323 * 1.15, 1.5 / 31},
-    {VKLLM_TYPE_Q6_K, 0.0159 * 1.15, 1.5 / 63},
+    {VKLLM__TYPE_Q4_K, 0.0667 * 1.15, 1.5 / 15},
+    {VKLLM__TYPE_Q5_K, 0.0323 * 1.15, 1.5 / 31},
+    {VKLLM__TYPE_Q6_K, 0.0159 * 1.15, 1.5 / 63},
 };
 
 static void check_kquant(const struct kbound *kb, enum data_kind kind, const float *x, const float *y) {
@@ -547,20 +547,20 @@ static void test_roundtrip_type(uint32_t type, enum data_kind kind) {
         for (int i = 0; i < N; i++) ASSERT(y[i] == 0.0f);
 
     switch (type) {
-    case VKLLM_TYPE_F32:
+    case VKLLM__TYPE_F32:
         ASSERT(memcmp(x, y, sizeof x) == 0);
         break;
-    case VKLLM_TYPE_F16: /* normal range: relative 2^-11 */
+    case VKLLM__TYPE_F16: /* normal range: relative 2^-11 */
         for (int i = 0; i < N; i++) ASSERT(fabs((double)y[i] - x[i]) <= fabs(x[i]) * ldexp(1, -11) + ldexp(1, -25));
         break;
-    case VKLLM_TYPE_BF16: /* relative 2^-8 */
+    case VKLLM__TYPE_BF16: /* relative 2^-8 */
         for (int i = 0; i < N; i++) ASSERT(fabs((double)y[i] - x[i]) <= fabs(x[i]) * ldexp(1, -8));
         break;
-    case VKLLM_TYPE_Q8_0:
-    case VKLLM_TYPE_Q4_0:
-    case VKLLM_TYPE_Q4_1:
-    case VKLLM_TYPE_Q5_0:
-    case VKLLM_TYPE_Q5_1: {
+    case VKLLM__TYPE_Q8_0:
+    case VKLLM__TYPE_Q4_0:
+    case VKLLM__TYPE_Q4_1:
+    case VKLLM__TYPE_Q5_0:
+    case VKLLM__TYPE_Q5_1: {
         uint32_t ts = vkllm__type_traits(type)->type_size;
         for (int b = 0; b < N / 32; b++) check_block_bounds(type, x + 32 * b, y + 32 * b, q + ts * b);
         break;
@@ -587,24 +587,24 @@ static void make_exact(uint32_t type, float *x) {
     for (int i = 0; i < 256; i++) {
         int j = i % 32, s = i / 32;
         switch (type) {
-        case VKLLM_TYPE_Q8_0: x[i] = j == 0 ? -127.0f / 64 : (float)(4 * j - 62) / 64; break;
-        case VKLLM_TYPE_Q4_0: x[i] = (float)(j % 16 - 8) * 0.5f; break;
-        case VKLLM_TYPE_Q4_1: x[i] = (float)(j % 16) * 0.25f - 1.0f; break;
-        case VKLLM_TYPE_Q5_0: x[i] = (float)(j - 16) * 0.25f; break;
-        case VKLLM_TYPE_Q5_1: x[i] = (float)j * 0.5f + 2.0f; break;
+        case VKLLM__TYPE_Q8_0: x[i] = j == 0 ? -127.0f / 64 : (float)(4 * j - 62) / 64; break;
+        case VKLLM__TYPE_Q4_0: x[i] = (float)(j % 16 - 8) * 0.5f; break;
+        case VKLLM__TYPE_Q4_1: x[i] = (float)(j % 16) * 0.25f - 1.0f; break;
+        case VKLLM__TYPE_Q5_0: x[i] = (float)(j - 16) * 0.25f; break;
+        case VKLLM__TYPE_Q5_1: x[i] = (float)j * 0.5f + 2.0f; break;
         /* d = 1/32, dmin = 1/16 (the largest ls and lm are 63); every level of each sub-block. */
-        case VKLLM_TYPE_Q4_K: x[i] = (float)(ls[s] * (j % 16)) / 32 - (float)lm[s] / 16; break;
-        case VKLLM_TYPE_Q5_K: x[i] = (float)(ls[s] * j) / 32 - (float)lm[s] / 16; break;
+        case VKLLM__TYPE_Q4_K: x[i] = (float)(ls[s] * (j % 16)) / 32 - (float)lm[s] / 16; break;
+        case VKLLM__TYPE_Q5_K: x[i] = (float)(ls[s] * j) / 32 - (float)lm[s] / 16; break;
         /* d = 1/64; sub-block t (16 elements) has q = -32, -28, ..., 28, so -32 is its extreme. */
-        case VKLLM_TYPE_Q6_K: x[i] = (float)(sc6[i / 16] * (4 * (i % 16) - 32)) / 64; break;
+        case VKLLM__TYPE_Q6_K: x[i] = (float)(sc6[i / 16] * (4 * (i % 16) - 32)) / 64; break;
         default: FAILF("no exact data for %s", vkllm__type_name(type));
         }
     }
 }
 
 static void test_exact_roundtrip(void) {
-    static const uint32_t types[] = {VKLLM_TYPE_Q8_0, VKLLM_TYPE_Q4_0, VKLLM_TYPE_Q4_1, VKLLM_TYPE_Q5_0,
-                                     VKLLM_TYPE_Q5_1, VKLLM_TYPE_Q4_K, VKLLM_TYPE_Q5_K, VKLLM_TYPE_Q6_K};
+    static const uint32_t types[] = {VKLLM__TYPE_Q8_0, VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_1, VKLLM__TYPE_Q5_0,
+                                     VKLLM__TYPE_Q5_1, VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K};
     float x[256], y[256];
     uint8_t q[256 * 2];
     for (size_t t = 0; t < VKLLM_ARRAY_LEN(types); t++) {
@@ -619,11 +619,11 @@ static void test_exact_roundtrip(void) {
 }
 
 static void test_roundtrip(void) {
-    static const uint32_t types[] = {VKLLM_TYPE_F32,  VKLLM_TYPE_F16,  VKLLM_TYPE_BF16, VKLLM_TYPE_Q8_0,
-                                     VKLLM_TYPE_Q4_0, VKLLM_TYPE_Q4_1, VKLLM_TYPE_Q5_0, VKLLM_TYPE_Q5_1,
-                                     VKLLM_TYPE_Q4_K, VKLLM_TYPE_Q5_K, VKLLM_TYPE_Q6_K};
+    static const uint32_t types[] = {VKLLM__TYPE_F32,  VKLLM__TYPE_F16,  VKLLM__TYPE_BF16, VKLLM__TYPE_Q8_0,
+                                     VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_1, VKLLM__TYPE_Q5_0, VKLLM__TYPE_Q5_1,
+                                     VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K};
     int n_compute = 0;
-    for (uint32_t id = 0; id < VKLLM_TYPE_COUNT_; id++) {
+    for (uint32_t id = 0; id < VKLLM__TYPE_COUNT_; id++) {
         const struct vkllm__type_traits *t = vkllm__type_traits(id);
         n_compute += t && t->compute;
     }

@@ -116,9 +116,9 @@ static void test_open_oom(void) {
 }
 
 static void dispatch_add(struct vkllm__dispatch *d, struct vkllm__buffer *a, struct vkllm__buffer *b,
-                         struct vkllm__buffer *o, const struct vkllm_pc_elementwise *pc) {
+                         struct vkllm__buffer *o, const struct vkllm__pc_elementwise *pc) {
     memset(d, 0, sizeof *d);
-    d->shader = VKLLM_SHADER_ADD_F32;
+    d->shader = VKLLM__SHADER_ADD_F32;
     d->n_spec = 1;
     d->spec[0] = 64;
     d->n_bind = 3;
@@ -138,7 +138,7 @@ static void test_dispatch_checks(struct vkllm__gpu *gpu) {
     ASSERT_OK(vkllm__buffer_alloc(gpu, 4096, VKLLM__MEM_DEVICE, &a));
     ASSERT_OK(vkllm__buffer_alloc(gpu, 4096, VKLLM__MEM_DEVICE, &b));
     ASSERT_OK(vkllm__buffer_alloc(gpu, 4096, VKLLM__MEM_DEVICE, &o));
-    struct vkllm_pc_elementwise pc = {1024, 1024};
+    struct vkllm__pc_elementwise pc = {1024, 1024};
     struct vkllm__cmd *c;
     ASSERT_OK(vkllm__cmd_init(gpu, &c));
     struct vkllm__dispatch d;
@@ -203,7 +203,7 @@ static void test_replay_and_timestamps(struct vkllm__gpu *gpu) {
     for (int i = 0; i < N; i++) x[i] = (float)i, y[i] = 0.5f;
     ASSERT_OK(vkllm__buffer_upload(a, 0, x, sizeof x));
     ASSERT_OK(vkllm__buffer_upload(b, 0, y, sizeof y));
-    struct vkllm_pc_elementwise pc = {N, N};
+    struct vkllm__pc_elementwise pc = {N, N};
     struct vkllm__dispatch d;
     dispatch_add(&d, a, b, o, &pc);
     struct vkllm__cmd *c;

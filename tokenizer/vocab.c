@@ -67,7 +67,7 @@ static char *dup_str(struct vkllm__str s) {
 
 static vkllm_status load_tokens(struct vkllm__tokenizer *t, const struct vkllm__gguf *g) {
     const struct vkllm__gguf_kv *kv_tok, *kv_score = NULL, *kv_type = NULL;
-    vkllm_status st = vkllm__gguf_get_arr(g, "tokenizer.ggml.tokens", VKLLM_GGUF_STRING, &kv_tok);
+    vkllm_status st = vkllm__gguf_get_arr(g, "tokenizer.ggml.tokens", VKLLM__GGUF_STRING, &kv_tok);
     if (st == VKLLM_STATUS_NOT_FOUND)
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: no tokenizer.ggml.tokens", g->path);
     if (st != VKLLM_STATUS_OK) return st;
@@ -76,16 +76,16 @@ static vkllm_status load_tokens(struct vkllm__tokenizer *t, const struct vkllm__
                           g->path, (unsigned long long)kv_tok->arr_n);
     uint32_t n = (uint32_t)kv_tok->arr_n;
 
-    st = vkllm__gguf_get_arr(g, "tokenizer.ggml.scores", VKLLM_GGUF_VTYPE_COUNT_, &kv_score);
+    st = vkllm__gguf_get_arr(g, "tokenizer.ggml.scores", VKLLM__GGUF_VTYPE_COUNT_, &kv_score);
     if (st == VKLLM_STATUS_NOT_FOUND) kv_score = NULL;
     else if (st != VKLLM_STATUS_OK) return st;
-    else if (kv_score->arr_n < n || kv_score->arr_type == VKLLM_GGUF_STRING || kv_score->arr_type == VKLLM_GGUF_ARRAY)
+    else if (kv_score->arr_n < n || kv_score->arr_type == VKLLM__GGUF_STRING || kv_score->arr_type == VKLLM__GGUF_ARRAY)
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: tokenizer.ggml.scores: %llu numbers for %u tokens",
                           g->path, (unsigned long long)kv_score->arr_n, n);
-    st = vkllm__gguf_get_arr(g, "tokenizer.ggml.token_type", VKLLM_GGUF_VTYPE_COUNT_, &kv_type);
+    st = vkllm__gguf_get_arr(g, "tokenizer.ggml.token_type", VKLLM__GGUF_VTYPE_COUNT_, &kv_type);
     if (st == VKLLM_STATUS_NOT_FOUND) kv_type = NULL;
     else if (st != VKLLM_STATUS_OK) return st;
-    else if (kv_type->arr_n < n || kv_type->arr_type == VKLLM_GGUF_STRING || kv_type->arr_type == VKLLM_GGUF_ARRAY)
+    else if (kv_type->arr_n < n || kv_type->arr_type == VKLLM__GGUF_STRING || kv_type->arr_type == VKLLM__GGUF_ARRAY)
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: tokenizer.ggml.token_type: %llu values for %u tokens",
                           g->path, (unsigned long long)kv_type->arr_n, n);
 
@@ -129,7 +129,7 @@ static vkllm_status load_tokens(struct vkllm__tokenizer *t, const struct vkllm__
 
 static vkllm_status load_merges(struct vkllm__tokenizer *t, const struct vkllm__gguf *g) {
     const struct vkllm__gguf_kv *kv;
-    vkllm_status st = vkllm__gguf_get_arr(g, "tokenizer.ggml.merges", VKLLM_GGUF_STRING, &kv);
+    vkllm_status st = vkllm__gguf_get_arr(g, "tokenizer.ggml.merges", VKLLM__GGUF_STRING, &kv);
     if (st == VKLLM_STATUS_NOT_FOUND)
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: BPE vocabulary without tokenizer.ggml.merges", g->path);
     if (st != VKLLM_STATUS_OK) return st;

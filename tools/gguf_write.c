@@ -46,10 +46,10 @@ struct vkllm__gguf_writer {
 
 static uint32_t scalar_size(uint32_t type) {
     switch (type) {
-    case VKLLM_GGUF_U8: case VKLLM_GGUF_I8: case VKLLM_GGUF_BOOL: return 1;
-    case VKLLM_GGUF_U16: case VKLLM_GGUF_I16: return 2;
-    case VKLLM_GGUF_U32: case VKLLM_GGUF_I32: case VKLLM_GGUF_F32: return 4;
-    case VKLLM_GGUF_U64: case VKLLM_GGUF_I64: case VKLLM_GGUF_F64: return 8;
+    case VKLLM__GGUF_U8: case VKLLM__GGUF_I8: case VKLLM__GGUF_BOOL: return 1;
+    case VKLLM__GGUF_U16: case VKLLM__GGUF_I16: return 2;
+    case VKLLM__GGUF_U32: case VKLLM__GGUF_I32: case VKLLM__GGUF_F32: return 4;
+    case VKLLM__GGUF_U64: case VKLLM__GGUF_I64: case VKLLM__GGUF_F64: return 8;
     default: return 0;
     }
 }
@@ -97,8 +97,8 @@ static vkllm_status set_owned(struct vkllm__gguf_writer *w, const char *key, uin
     }
     if (strcmp(key, "general.alignment") == 0) {
         uint32_t a = 0;
-        if (type == VKLLM_GGUF_U32) memcpy(&a, val, 4);
-        if (type != VKLLM_GGUF_U32 || a == 0 || (a & (a - 1)) != 0) {
+        if (type == VKLLM__GGUF_U32) memcpy(&a, val, 4);
+        if (type != VKLLM__GGUF_U32 || a == 0 || (a & (a - 1)) != 0) {
             vkllm__free(val);
             return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                               "gguf writer: general.alignment must be a u32 power of two");
@@ -141,7 +141,7 @@ vkllm_status vkllm__gguf_writer_set_val(struct vkllm__gguf_writer *w, const char
     if (!sz || !v)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: key '%s': %s is not a scalar type",
                           key ? key : "", vkllm__gguf_vtype_name(type));
-    if (type == VKLLM_GGUF_BOOL) {
+    if (type == VKLLM__GGUF_BOOL) {
         uint8_t b = *(const uint8_t *)v != 0;
         return set_copy(w, key, type, &b, 1);
     }
@@ -149,20 +149,20 @@ vkllm_status vkllm__gguf_writer_set_val(struct vkllm__gguf_writer *w, const char
 }
 
 vkllm_status vkllm__gguf_writer_set_u32(struct vkllm__gguf_writer *w, const char *key, uint32_t v) {
-    return vkllm__gguf_writer_set_val(w, key, VKLLM_GGUF_U32, &v);
+    return vkllm__gguf_writer_set_val(w, key, VKLLM__GGUF_U32, &v);
 }
 vkllm_status vkllm__gguf_writer_set_i32(struct vkllm__gguf_writer *w, const char *key, int32_t v) {
-    return vkllm__gguf_writer_set_val(w, key, VKLLM_GGUF_I32, &v);
+    return vkllm__gguf_writer_set_val(w, key, VKLLM__GGUF_I32, &v);
 }
 vkllm_status vkllm__gguf_writer_set_u64(struct vkllm__gguf_writer *w, const char *key, uint64_t v) {
-    return vkllm__gguf_writer_set_val(w, key, VKLLM_GGUF_U64, &v);
+    return vkllm__gguf_writer_set_val(w, key, VKLLM__GGUF_U64, &v);
 }
 vkllm_status vkllm__gguf_writer_set_f32(struct vkllm__gguf_writer *w, const char *key, float v) {
-    return vkllm__gguf_writer_set_val(w, key, VKLLM_GGUF_F32, &v);
+    return vkllm__gguf_writer_set_val(w, key, VKLLM__GGUF_F32, &v);
 }
 vkllm_status vkllm__gguf_writer_set_bool(struct vkllm__gguf_writer *w, const char *key, int v) {
     uint8_t b = v != 0;
-    return vkllm__gguf_writer_set_val(w, key, VKLLM_GGUF_BOOL, &b);
+    return vkllm__gguf_writer_set_val(w, key, VKLLM__GGUF_BOOL, &b);
 }
 
 vkllm_status vkllm__gguf_writer_set_str(struct vkllm__gguf_writer *w, const char *key, const char *v) {
@@ -172,7 +172,7 @@ vkllm_status vkllm__gguf_writer_set_str(struct vkllm__gguf_writer *w, const char
     if (!val) return vkllm__err(VKLLM_STATUS_OOM, "gguf writer: out of memory for key '%s'", key ? key : "");
     memcpy(val, &len, 8);
     memcpy(val + 8, v, (size_t)len);
-    return set_owned(w, key, VKLLM_GGUF_STRING, val, len + 8);
+    return set_owned(w, key, VKLLM__GGUF_STRING, val, len + 8);
 }
 
 /* An array value: element type, count, then body bytes (already encoded). */
@@ -187,7 +187,7 @@ static vkllm_status set_array(struct vkllm__gguf_writer *w, const char *key, uin
     memcpy(val, &et, 4);
     memcpy(val + 4, &n, 8);
     if (nbody) memcpy(val + 12, body, (size_t)nbody);
-    return set_owned(w, key, VKLLM_GGUF_ARRAY, val, total);
+    return set_owned(w, key, VKLLM__GGUF_ARRAY, val, total);
 }
 
 vkllm_status vkllm__gguf_writer_set_arr(struct vkllm__gguf_writer *w, const char *key,
@@ -198,7 +198,7 @@ vkllm_status vkllm__gguf_writer_set_arr(struct vkllm__gguf_writer *w, const char
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                           "gguf writer: key '%s': bad numeric array (%s x %llu)", key ? key : "",
                           vkllm__gguf_vtype_name(elem_type), (unsigned long long)n);
-    if (elem_type != VKLLM_GGUF_BOOL) return set_array(w, key, elem_type, n, data, nbody);
+    if (elem_type != VKLLM__GGUF_BOOL) return set_array(w, key, elem_type, n, data, nbody);
     /* Booleans are normalized to 0/1. */
     uint8_t *b = vkllm__malloc((size_t)(n ? n : 1));
     if (!b) return vkllm__err(VKLLM_STATUS_OOM, "gguf writer: out of memory for key '%s'", key ? key : "");
@@ -226,7 +226,7 @@ vkllm_status vkllm__gguf_writer_set_arr_str(struct vkllm__gguf_writer *w, const 
         memcpy(p + 8, strs[i], (size_t)len);
         p += 8 + len;
     }
-    vkllm_status st = set_array(w, key, VKLLM_GGUF_STRING, n, body, nbody);
+    vkllm_status st = set_array(w, key, VKLLM__GGUF_STRING, n, body, nbody);
     vkllm__free(body);
     return st;
 }
@@ -247,29 +247,29 @@ vkllm_status vkllm__gguf_writer_set_kv(struct vkllm__gguf_writer *w, const char 
                                        const struct vkllm__gguf_kv *kv) {
     if (!kv) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: NULL kv");
     switch (kv->type) {
-    case VKLLM_GGUF_STRING: {
+    case VKLLM__GGUF_STRING: {
         uint64_t n = kv->v.s.len;
         if (n > SIZE_MAX - 8) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: string too large");
         uint8_t *val = vkllm__malloc((size_t)n + 8);
         if (!val) return vkllm__err(VKLLM_STATUS_OOM, "gguf writer: out of memory for key '%s'", key ? key : "");
         memcpy(val, &n, 8);
         if (n) memcpy(val + 8, kv->v.s.ptr, (size_t)n);
-        return set_owned(w, key, VKLLM_GGUF_STRING, val, n + 8);
+        return set_owned(w, key, VKLLM__GGUF_STRING, val, n + 8);
     }
-    case VKLLM_GGUF_ARRAY:
+    case VKLLM__GGUF_ARRAY:
         /* The element bytes are already in GGUF encoding. */
         return set_array(w, key, kv->arr_type, kv->arr_n, kv->arr_data, kv->arr_bytes);
-    case VKLLM_GGUF_U8: { uint8_t x = (uint8_t)kv->v.u; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
-    case VKLLM_GGUF_I8: { int8_t x = (int8_t)kv->v.i; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
-    case VKLLM_GGUF_U16: { uint16_t x = (uint16_t)kv->v.u; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
-    case VKLLM_GGUF_I16: { int16_t x = (int16_t)kv->v.i; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
-    case VKLLM_GGUF_U32: { uint32_t x = (uint32_t)kv->v.u; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
-    case VKLLM_GGUF_I32: { int32_t x = (int32_t)kv->v.i; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
-    case VKLLM_GGUF_U64: return vkllm__gguf_writer_set_val(w, key, kv->type, &kv->v.u);
-    case VKLLM_GGUF_I64: return vkllm__gguf_writer_set_val(w, key, kv->type, &kv->v.i);
-    case VKLLM_GGUF_F32: { float x = (float)kv->v.f; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
-    case VKLLM_GGUF_F64: return vkllm__gguf_writer_set_val(w, key, kv->type, &kv->v.f);
-    case VKLLM_GGUF_BOOL: { uint8_t x = kv->v.b != 0; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
+    case VKLLM__GGUF_U8: { uint8_t x = (uint8_t)kv->v.u; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
+    case VKLLM__GGUF_I8: { int8_t x = (int8_t)kv->v.i; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
+    case VKLLM__GGUF_U16: { uint16_t x = (uint16_t)kv->v.u; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
+    case VKLLM__GGUF_I16: { int16_t x = (int16_t)kv->v.i; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
+    case VKLLM__GGUF_U32: { uint32_t x = (uint32_t)kv->v.u; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
+    case VKLLM__GGUF_I32: { int32_t x = (int32_t)kv->v.i; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
+    case VKLLM__GGUF_U64: return vkllm__gguf_writer_set_val(w, key, kv->type, &kv->v.u);
+    case VKLLM__GGUF_I64: return vkllm__gguf_writer_set_val(w, key, kv->type, &kv->v.i);
+    case VKLLM__GGUF_F32: { float x = (float)kv->v.f; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
+    case VKLLM__GGUF_F64: return vkllm__gguf_writer_set_val(w, key, kv->type, &kv->v.f);
+    case VKLLM__GGUF_BOOL: { uint8_t x = kv->v.b != 0; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
     default:
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: key '%s': unknown value type %u",
                           key ? key : "", (unsigned)kv->type);
@@ -393,7 +393,7 @@ static vkllm_status write_meta(struct vkllm__gguf_writer *w, struct out *o, uint
     }
     if (!w->has_alignment) {
         out_str(o, "general.alignment");
-        out_u32(o, VKLLM_GGUF_U32);
+        out_u32(o, VKLLM__GGUF_U32);
         out_u32(o, (uint32_t)a);
     }
     uint64_t off = 0;

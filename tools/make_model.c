@@ -16,7 +16,7 @@
 
 struct preset {
     const char *name, *description;
-    enum vkllm_arch arch;
+    enum vkllm__arch arch;
     uint32_t n_layer, n_embd, n_ff, n_head, n_head_kv, head_dim, n_vocab, n_ctx;
     int tied;
     float theta, eps;
@@ -24,27 +24,27 @@ struct preset {
 
 static const struct preset presets[] = {
     {"tiny", "llama, 2 layers, 64 embd, 4 heads / 2 kv, 512 vocab (the default)",
-     VKLLM_ARCH_LLAMA, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f},
-    {"tiny-mha", "llama without GQA, 2 layers, 64 embd, 4 heads", VKLLM_ARCH_LLAMA, 2, 64, 128, 4, 4, 0, 512,
+     VKLLM__ARCH_LLAMA, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f},
+    {"tiny-mha", "llama without GQA, 2 layers, 64 embd, 4 heads", VKLLM__ARCH_LLAMA, 2, 64, 128, 4, 4, 0, 512,
      256, 0, 10000.0f, 1e-5f},
-    {"tiny-qwen2", "qwen2 (q/k/v biases, NeoX RoPE), 2 layers, 64 embd, tied", VKLLM_ARCH_QWEN2, 2, 64, 128,
+    {"tiny-qwen2", "qwen2 (q/k/v biases, NeoX RoPE), 2 layers, 64 embd, tied", VKLLM__ARCH_QWEN2, 2, 64, 128,
      4, 2, 0, 512, 256, 1, 1000000.0f, 1e-6f},
     {"tiny-qwen3", "qwen3 (q/k norms, NeoX RoPE, head dim 32 != embd/heads), 2 layers, 64 embd",
-     VKLLM_ARCH_QWEN3, 2, 64, 128, 4, 2, 32, 512, 256, 0, 1000000.0f, 1e-6f},
+     VKLLM__ARCH_QWEN3, 2, 64, 128, 4, 2, 32, 512, 256, 0, 1000000.0f, 1e-6f},
     {"small", "llama, 4 layers, 256 embd, 768 ffn, 8 heads / 2 kv, 2048 vocab (K-quant friendly)",
-     VKLLM_ARCH_LLAMA, 4, 256, 768, 8, 2, 0, 2048, 512, 0, 10000.0f, 1e-5f},
+     VKLLM__ARCH_LLAMA, 4, 256, 768, 8, 2, 0, 2048, 512, 0, 10000.0f, 1e-5f},
     {"stories-260k-shape", "llama2.c stories260K: 5 layers, 64 embd, 172 ffn, 8 heads / 4 kv, 512 vocab",
-     VKLLM_ARCH_LLAMA, 5, 64, 172, 8, 4, 0, 512, 512, 0, 10000.0f, 1e-5f},
+     VKLLM__ARCH_LLAMA, 5, 64, 172, 8, 4, 0, 512, 512, 0, 10000.0f, 1e-5f},
     {"stories-15m-shape", "llama2.c stories15M: 6 layers, 288 embd, 768 ffn, 6 heads, 32000 vocab",
-     VKLLM_ARCH_LLAMA, 6, 288, 768, 6, 6, 0, 32000, 256, 0, 10000.0f, 1e-5f},
+     VKLLM__ARCH_LLAMA, 6, 288, 768, 6, 6, 0, 32000, 256, 0, 10000.0f, 1e-5f},
     {"tinyllama-1.1b", "TinyLlama 1.1B: 22 layers, 2048 embd, 5632 ffn, 32 heads / 4 kv, 32000 vocab",
-     VKLLM_ARCH_LLAMA, 22, 2048, 5632, 32, 4, 0, 32000, 2048, 0, 10000.0f, 1e-5f},
+     VKLLM__ARCH_LLAMA, 22, 2048, 5632, 32, 4, 0, 32000, 2048, 0, 10000.0f, 1e-5f},
     {"llama-3.2-1b-shape", "Llama 3.2 1B shape (no rope_freqs): 16 layers, 2048 embd, 8192 ffn, 32/8 heads, "
-     "128256 vocab, tied", VKLLM_ARCH_LLAMA, 16, 2048, 8192, 32, 8, 0, 128256, 4096, 1, 500000.0f, 1e-5f},
+     "128256 vocab, tied", VKLLM__ARCH_LLAMA, 16, 2048, 8192, 32, 8, 0, 128256, 4096, 1, 500000.0f, 1e-5f},
     {"qwen2.5-0.5b-shape", "Qwen2.5 0.5B shape: 24 layers, 896 embd, 4864 ffn, 14/2 heads, 151936 vocab, tied",
-     VKLLM_ARCH_QWEN2, 24, 896, 4864, 14, 2, 0, 151936, 4096, 1, 1000000.0f, 1e-6f},
+     VKLLM__ARCH_QWEN2, 24, 896, 4864, 14, 2, 0, 151936, 4096, 1, 1000000.0f, 1e-6f},
     {"qwen3-0.6b-shape", "Qwen3 0.6B shape: 28 layers, 1024 embd, 3072 ffn, 16/8 heads of 128, 151936 vocab, "
-     "tied", VKLLM_ARCH_QWEN3, 28, 1024, 3072, 16, 8, 128, 151936, 4096, 1, 1000000.0f, 1e-6f},
+     "tied", VKLLM__ARCH_QWEN3, 28, 1024, 3072, 16, 8, 128, 151936, 4096, 1, 1000000.0f, 1e-6f},
 };
 
 static void apply_preset(const struct preset *s, struct vkllm__make_model_params *p) {
@@ -65,7 +65,7 @@ static void apply_preset(const struct preset *s, struct vkllm__make_model_params
 void vkllm__make_model_params_default(struct vkllm__make_model_params *p) {
     memset(p, 0, sizeof *p);
     apply_preset(&presets[0], p);
-    p->type = VKLLM_TYPE_F32;
+    p->type = VKLLM__TYPE_F32;
     p->seed = 1;
 }
 
@@ -129,7 +129,7 @@ static vkllm_status fill_tensor(void *user, void *dst, uint64_t nbytes) {
     for (uint64_t r = 0; r < t->ne[1]; r++) {
         for (uint64_t i = 0; i < t->ne[0]; i++) row[i] = t->mean + t->std * randn(&s);
         uint8_t *out = (uint8_t *)dst + r * row_bytes;
-        if (t->type == VKLLM_TYPE_F32) memcpy(out, row, (size_t)t->ne[0] * sizeof(float));
+        if (t->type == VKLLM__TYPE_F32) memcpy(out, row, (size_t)t->ne[0] * sizeof(float));
         else vkllm__quantize_row(t->type, row, out, t->ne[0]);
     }
     vkllm__free(row);
@@ -144,9 +144,9 @@ static uint32_t fit_type(uint32_t want, uint64_t n) {
         const struct vkllm__type_traits *tr = vkllm__type_traits(t);
         if (!tr || n % tr->block_size == 0) return t;
         if (tr->block_size == 256)
-            t = t == VKLLM_TYPE_Q5_K ? VKLLM_TYPE_Q5_0 : t == VKLLM_TYPE_Q6_K ? VKLLM_TYPE_Q8_0 : VKLLM_TYPE_Q4_0;
+            t = t == VKLLM__TYPE_Q5_K ? VKLLM__TYPE_Q5_0 : t == VKLLM__TYPE_Q6_K ? VKLLM__TYPE_Q8_0 : VKLLM__TYPE_Q4_0;
         else
-            t = VKLLM_TYPE_F16;
+            t = VKLLM__TYPE_F16;
     }
 }
 
@@ -165,7 +165,7 @@ static void add(struct tensor_list *tl, const char *name, uint64_t cols, uint64_
     t->n_dims = rows ? 2 : 1;
     t->ne[0] = cols;
     t->ne[1] = rows ? rows : 1;
-    t->type = rows ? fit_type(tl->want_type, cols) : VKLLM_TYPE_F32;
+    t->type = rows ? fit_type(tl->want_type, cols) : VKLLM__TYPE_F32;
     int layer0 = strncmp(name, "blk.0.", 6) == 0;
     if (rows && t->type != tl->want_type && (layer0 || strncmp(name, "blk.", 4) != 0))
         vkllm__log(VKLLM_LOG_WARN, "make-model: %s%s: rows of %llu are not a multiple of %s's block; using %s",
@@ -180,34 +180,32 @@ static void add(struct tensor_list *tl, const char *name, uint64_t cols, uint64_
 
 static float inv_sqrt(uint64_t n) { return 1.0f / sqrtf((float)n); }
 
+/* The shapes make-model's tensors take (the dimensions of the layer table). */
+static struct vkllm__hparams shape_of(const struct vkllm__make_model_params *p) {
+    struct vkllm__hparams hp = {.arch = p->arch, .n_layer = p->n_layer, .n_embd = p->n_embd, .n_ff = p->n_ff,
+                                .n_head = p->n_head, .n_head_kv = p->n_head_kv, .n_vocab = p->n_vocab};
+    hp.head_dim = p->head_dim ? p->head_dim : p->n_embd / p->n_head;
+    hp.n_embd_q = p->n_head * hp.head_dim;
+    hp.n_embd_kv = p->n_head_kv * hp.head_dim;
+    return hp;
+}
+
+/* Every tensor of the file, in file order: token_embd, each layer's tensors of the layer table
+ * that the architecture requires (model/tensors.h, in table order), output_norm, output. */
 static void build_tensors(const struct vkllm__make_model_params *p, struct tensor_list *tl) {
-    uint32_t hd = p->head_dim ? p->head_dim : p->n_embd / p->n_head;
-    uint64_t nq = (uint64_t)p->n_head * hd, nkv = (uint64_t)p->n_head_kv * hd;
+    const struct vkllm__hparams hp = shape_of(p);
     char name[64];
     /* Tied: the embedding is also the output projection; keep its logits O(few). */
     add(tl, "token_embd.weight", p->n_embd, p->n_vocab, 0.0f, p->tied ? powf((float)p->n_embd, -0.25f) : 1.0f);
-    for (uint32_t l = 0; l < p->n_layer; l++) {
-#define L(suffix) (snprintf(name, sizeof name, "blk.%u.%s", l, suffix), name)
-        add(tl, L("attn_norm.weight"), p->n_embd, 0, 1.0f, 0.1f);
-        add(tl, L("attn_q.weight"), p->n_embd, nq, 0.0f, inv_sqrt(p->n_embd));
-        add(tl, L("attn_k.weight"), p->n_embd, nkv, 0.0f, inv_sqrt(p->n_embd));
-        add(tl, L("attn_v.weight"), p->n_embd, nkv, 0.0f, inv_sqrt(p->n_embd));
-        if (p->arch == VKLLM_ARCH_QWEN2) {
-            add(tl, L("attn_q.bias"), nq, 0, 0.0f, 0.1f);
-            add(tl, L("attn_k.bias"), nkv, 0, 0.0f, 0.1f);
-            add(tl, L("attn_v.bias"), nkv, 0, 0.0f, 0.1f);
+    for (uint32_t l = 0; l < p->n_layer; l++)
+        for (size_t i = 0; i < VKLLM__LT_COUNT_; i++) {
+            const struct vkllm__tensor_spec *t = &vkllm__layer_tensors[i];
+            if (vkllm__tensor_wanted(t, p->arch) != 1) continue;
+            uint64_t cols = vkllm__dim_size(&hp, t->cols), rows = vkllm__dim_size(&hp, t->rows);
+            snprintf(name, sizeof name, "blk.%u.%s", l, t->suffix);
+            if (t->init == VKLLM__INIT_MAT) add(tl, name, cols, rows, 0.0f, inv_sqrt(cols));
+            else add(tl, name, cols, 0, t->init == VKLLM__INIT_NORM ? 1.0f : 0.0f, 0.1f);
         }
-        if (p->arch == VKLLM_ARCH_QWEN3) {
-            add(tl, L("attn_q_norm.weight"), hd, 0, 1.0f, 0.1f);
-            add(tl, L("attn_k_norm.weight"), hd, 0, 1.0f, 0.1f);
-        }
-        add(tl, L("attn_output.weight"), nq, p->n_embd, 0.0f, inv_sqrt(nq));
-        add(tl, L("ffn_norm.weight"), p->n_embd, 0, 1.0f, 0.1f);
-        add(tl, L("ffn_gate.weight"), p->n_embd, p->n_ff, 0.0f, inv_sqrt(p->n_embd));
-        add(tl, L("ffn_up.weight"), p->n_embd, p->n_ff, 0.0f, inv_sqrt(p->n_embd));
-        add(tl, L("ffn_down.weight"), p->n_ff, p->n_embd, 0.0f, inv_sqrt(p->n_ff));
-#undef L
-    }
     add(tl, "output_norm.weight", p->n_embd, 0, 1.0f, 0.1f);
     if (!p->tied) add(tl, "output.weight", p->n_embd, p->n_vocab, 0.0f, inv_sqrt(p->n_embd));
 }
@@ -277,17 +275,17 @@ static void free_vocab(struct vocab *v) {
 /* llama.cpp's llama_ftype for a file whose matrices are mostly of type t. */
 static uint32_t file_type(uint32_t t) {
     switch (t) {
-    case VKLLM_TYPE_F32: return 0;
-    case VKLLM_TYPE_F16: return 1;
-    case VKLLM_TYPE_Q4_0: return 2;
-    case VKLLM_TYPE_Q4_1: return 3;
-    case VKLLM_TYPE_Q8_0: return 7;
-    case VKLLM_TYPE_Q5_0: return 8;
-    case VKLLM_TYPE_Q5_1: return 9;
-    case VKLLM_TYPE_Q4_K: return 14; /* Q4_K_S: all q4_K */
-    case VKLLM_TYPE_Q5_K: return 16; /* Q5_K_S */
-    case VKLLM_TYPE_Q6_K: return 18;
-    case VKLLM_TYPE_BF16: return 32;
+    case VKLLM__TYPE_F32: return 0;
+    case VKLLM__TYPE_F16: return 1;
+    case VKLLM__TYPE_Q4_0: return 2;
+    case VKLLM__TYPE_Q4_1: return 3;
+    case VKLLM__TYPE_Q8_0: return 7;
+    case VKLLM__TYPE_Q5_0: return 8;
+    case VKLLM__TYPE_Q5_1: return 9;
+    case VKLLM__TYPE_Q4_K: return 14; /* Q4_K_S: all q4_K */
+    case VKLLM__TYPE_Q5_K: return 16; /* Q5_K_S */
+    case VKLLM__TYPE_Q6_K: return 18;
+    case VKLLM__TYPE_BF16: return 32;
     default: return 0;
     }
 }
@@ -324,8 +322,8 @@ static vkllm_status set_tokenizer(struct vkllm__gguf_writer *w, const struct voc
     vkllm_status st;
     if ((st = vkllm__gguf_writer_set_str(w, "tokenizer.ggml.model", "llama"))) return st;
     if ((st = vkllm__gguf_writer_set_arr_str(w, "tokenizer.ggml.tokens", (const char *const *)v->tokens, n))) return st;
-    if ((st = vkllm__gguf_writer_set_arr(w, "tokenizer.ggml.scores", VKLLM_GGUF_F32, v->scores, n))) return st;
-    if ((st = vkllm__gguf_writer_set_arr(w, "tokenizer.ggml.token_type", VKLLM_GGUF_I32, v->types, n))) return st;
+    if ((st = vkllm__gguf_writer_set_arr(w, "tokenizer.ggml.scores", VKLLM__GGUF_F32, v->scores, n))) return st;
+    if ((st = vkllm__gguf_writer_set_arr(w, "tokenizer.ggml.token_type", VKLLM__GGUF_I32, v->types, n))) return st;
     if ((st = vkllm__gguf_writer_set_u32(w, "tokenizer.ggml.bos_token_id", 1))) return st;
     if ((st = vkllm__gguf_writer_set_u32(w, "tokenizer.ggml.eos_token_id", 2))) return st;
     if ((st = vkllm__gguf_writer_set_u32(w, "tokenizer.ggml.unknown_token_id", 0))) return st;
@@ -336,7 +334,7 @@ static vkllm_status set_tokenizer(struct vkllm__gguf_writer *w, const struct voc
 // --- entry point ----------------------------------------------------------------------------
 
 static vkllm_status check_params(const struct vkllm__make_model_params *p) {
-    if ((unsigned)p->arch >= VKLLM_ARCH_COUNT_)
+    if ((unsigned)p->arch >= VKLLM__ARCH_COUNT_)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: invalid architecture");
     if (!p->n_layer || !p->n_embd || !p->n_ff || !p->n_head || !p->n_head_kv || !p->n_ctx)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: every dimension must be at least 1");
@@ -371,7 +369,7 @@ vkllm_status vkllm__make_model(const struct vkllm__make_model_params *p, const c
     struct tensor_list tl = {0};
     struct vocab v;
     struct vkllm__gguf_writer *w = NULL;
-    tl.cap = 3 + p->n_layer * 14;
+    tl.cap = 3 + p->n_layer * VKLLM__LT_COUNT_;
     tl.seed = p->seed;
     tl.want_type = p->type;
     tl.v = vkllm__calloc(tl.cap, sizeof *tl.v);

@@ -9,12 +9,12 @@
 
 /* A random-weight model of any Llama shape. Same params -> identical file bytes. */
 struct vkllm__make_model_params {
-    enum vkllm_arch arch;
+    enum vkllm__arch arch;
     uint32_t n_layer, n_embd, n_ff, n_head, n_head_kv;
     uint32_t head_dim;     /* 0: n_embd / n_head */
     uint32_t n_vocab;      /* >= 259 (<unk>, <s>, </s>, 256 byte tokens) */
     uint32_t n_ctx;        /* written as <arch>.context_length */
-    uint32_t type;         /* enum vkllm_type of the matrices (norms and biases stay f32) */
+    uint32_t type;         /* enum vkllm__type of the matrices (norms and biases stay f32) */
     int tied;              /* 1: no output.weight */
     uint64_t seed;
     float rope_theta;      /* rope.freq_base */

@@ -30,17 +30,17 @@
 #define GGUF_MAX_DIMS 4u
 
 /* Bytes of a scalar of each value type; 0 for STRING and ARRAY (variable size). */
-static const uint8_t vtype_size[VKLLM_GGUF_VTYPE_COUNT_] = {
-    [VKLLM_GGUF_U8] = 1,  [VKLLM_GGUF_I8] = 1,  [VKLLM_GGUF_U16] = 2, [VKLLM_GGUF_I16] = 2,
-    [VKLLM_GGUF_U32] = 4, [VKLLM_GGUF_I32] = 4, [VKLLM_GGUF_F32] = 4, [VKLLM_GGUF_BOOL] = 1,
-    [VKLLM_GGUF_U64] = 8, [VKLLM_GGUF_I64] = 8, [VKLLM_GGUF_F64] = 8,
+static const uint8_t vtype_size[VKLLM__GGUF_VTYPE_COUNT_] = {
+    [VKLLM__GGUF_U8] = 1,  [VKLLM__GGUF_I8] = 1,  [VKLLM__GGUF_U16] = 2, [VKLLM__GGUF_I16] = 2,
+    [VKLLM__GGUF_U32] = 4, [VKLLM__GGUF_I32] = 4, [VKLLM__GGUF_F32] = 4, [VKLLM__GGUF_BOOL] = 1,
+    [VKLLM__GGUF_U64] = 8, [VKLLM__GGUF_I64] = 8, [VKLLM__GGUF_F64] = 8,
 };
 
 const char *vkllm__gguf_vtype_name(uint32_t t) {
-    static const char *const names[VKLLM_GGUF_VTYPE_COUNT_] = {
+    static const char *const names[VKLLM__GGUF_VTYPE_COUNT_] = {
         "u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "string", "array", "u64", "i64", "f64",
     };
-    return t < VKLLM_GGUF_VTYPE_COUNT_ ? names[t] : "unknown";
+    return t < VKLLM__GGUF_VTYPE_COUNT_ ? names[t] : "unknown";
 }
 
 int vkllm__str_eq(struct vkllm__str s, const char *c) {
@@ -135,17 +135,17 @@ static vkllm_status rd_str(struct rd *r, struct vkllm__str *s, const char *ctx, 
 
 static void decode_scalar(uint32_t type, const uint8_t *p, struct vkllm__gguf_kv *out) {
     switch (type) {
-    case VKLLM_GGUF_U8: out->v.u = p[0]; break;
-    case VKLLM_GGUF_I8: out->v.i = (int8_t)p[0]; break;
-    case VKLLM_GGUF_BOOL: out->v.b = p[0] != 0; break;
-    case VKLLM_GGUF_U16: { uint16_t x; memcpy(&x, p, 2); out->v.u = x; break; }
-    case VKLLM_GGUF_I16: { int16_t x; memcpy(&x, p, 2); out->v.i = x; break; }
-    case VKLLM_GGUF_U32: { uint32_t x; memcpy(&x, p, 4); out->v.u = x; break; }
-    case VKLLM_GGUF_I32: { int32_t x; memcpy(&x, p, 4); out->v.i = x; break; }
-    case VKLLM_GGUF_F32: { float x; memcpy(&x, p, 4); out->v.f = x; break; }
-    case VKLLM_GGUF_U64: { uint64_t x; memcpy(&x, p, 8); out->v.u = x; break; }
-    case VKLLM_GGUF_I64: { int64_t x; memcpy(&x, p, 8); out->v.i = x; break; }
-    case VKLLM_GGUF_F64: { double x; memcpy(&x, p, 8); out->v.f = x; break; }
+    case VKLLM__GGUF_U8: out->v.u = p[0]; break;
+    case VKLLM__GGUF_I8: out->v.i = (int8_t)p[0]; break;
+    case VKLLM__GGUF_BOOL: out->v.b = p[0] != 0; break;
+    case VKLLM__GGUF_U16: { uint16_t x; memcpy(&x, p, 2); out->v.u = x; break; }
+    case VKLLM__GGUF_I16: { int16_t x; memcpy(&x, p, 2); out->v.i = x; break; }
+    case VKLLM__GGUF_U32: { uint32_t x; memcpy(&x, p, 4); out->v.u = x; break; }
+    case VKLLM__GGUF_I32: { int32_t x; memcpy(&x, p, 4); out->v.i = x; break; }
+    case VKLLM__GGUF_F32: { float x; memcpy(&x, p, 4); out->v.f = x; break; }
+    case VKLLM__GGUF_U64: { uint64_t x; memcpy(&x, p, 8); out->v.u = x; break; }
+    case VKLLM__GGUF_I64: { int64_t x; memcpy(&x, p, 8); out->v.i = x; break; }
+    case VKLLM__GGUF_F64: { double x; memcpy(&x, p, 8); out->v.f = x; break; }
     default: break;
     }
 }
@@ -161,15 +161,15 @@ static vkllm_status rd_array(struct rd *r, int depth, const char *ctx, struct vk
     uint64_t n;
     vkllm_status st = rd_u32(r, &et, ctx, "array element type");
     if (st != VKLLM_STATUS_OK) return st;
-    if (et >= VKLLM_GGUF_VTYPE_COUNT_)
+    if (et >= VKLLM__GGUF_VTYPE_COUNT_)
         return rd_err(r, BAD, at, "%s: unknown array element type %u", ctx, (unsigned)et);
-    if (et == VKLLM_GGUF_ARRAY && depth + 2 > VKLLM_GGUF_MAX_DEPTH)
-        return rd_err(r, BAD, at, "%s: arrays nested deeper than %d levels", ctx, VKLLM_GGUF_MAX_DEPTH);
+    if (et == VKLLM__GGUF_ARRAY && depth + 2 > VKLLM__GGUF_MAX_DEPTH)
+        return rd_err(r, BAD, at, "%s: arrays nested deeper than %d levels", ctx, VKLLM__GGUF_MAX_DEPTH);
     uint64_t at_n = r->pos;
     if ((st = rd_u64(r, &n, ctx, "array count")) != VKLLM_STATUS_OK) return st;
     uint64_t start = r->pos;
     /* Every element takes at least min bytes: bound the count before walking. */
-    uint64_t min = vtype_size[et] ? vtype_size[et] : (et == VKLLM_GGUF_STRING ? 8 : 12);
+    uint64_t min = vtype_size[et] ? vtype_size[et] : (et == VKLLM__GGUF_STRING ? 8 : 12);
     if (n > rd_left(r) / min)
         return rd_err(r, BAD, at_n,
                       "%s: array of %llu %s elements (at least %llu bytes each) exceeds the %llu "
@@ -180,11 +180,11 @@ static vkllm_status rd_array(struct rd *r, int depth, const char *ctx, struct vk
         r->pos += n * min;
     } else {
         for (uint64_t i = 0; i < n; i++) {
-            if (et == VKLLM_GGUF_STRING) {
+            if (et == VKLLM__GGUF_STRING) {
                 struct vkllm__str s;
                 st = rd_str(r, &s, ctx, "array string");
             } else {
-                st = rd_value(r, VKLLM_GGUF_ARRAY, depth + 1, ctx, NULL);
+                st = rd_value(r, VKLLM__GGUF_ARRAY, depth + 1, ctx, NULL);
             }
             if (st != VKLLM_STATUS_OK) return st;
         }
@@ -201,16 +201,16 @@ static vkllm_status rd_array(struct rd *r, int depth, const char *ctx, struct vk
 /* One value of a known type (what follows the u32 type of a kv); out may be NULL (skip). */
 static vkllm_status rd_value(struct rd *r, uint32_t type, int depth, const char *ctx,
                              struct vkllm__gguf_kv *out) {
-    if (type >= VKLLM_GGUF_VTYPE_COUNT_)
+    if (type >= VKLLM__GGUF_VTYPE_COUNT_)
         return rd_err(r, BAD, r->pos, "%s: unknown value type %u", ctx, (unsigned)type);
     if (out) out->type = type;
-    if (type == VKLLM_GGUF_STRING) {
+    if (type == VKLLM__GGUF_STRING) {
         struct vkllm__str s;
         vkllm_status st = rd_str(r, &s, ctx, "string");
         if (st == VKLLM_STATUS_OK && out) out->v.s = s;
         return st;
     }
-    if (type == VKLLM_GGUF_ARRAY) return rd_array(r, depth, ctx, out);
+    if (type == VKLLM__GGUF_ARRAY) return rd_array(r, depth, ctx, out);
     vkllm_status st = rd_need(r, vtype_size[type], ctx, vkllm__gguf_vtype_name(type));
     if (st != VKLLM_STATUS_OK) return st;
     if (out) decode_scalar(type, r->base + r->pos, out);
@@ -324,7 +324,7 @@ static vkllm_status parse_header(struct rd *r, struct vkllm__gguf *g) {
 
 static vkllm_status check_alignment(const struct rd *r, const struct vkllm__gguf_kv *kv,
                                     uint64_t at, uint64_t *alignment) {
-    if (kv->type != VKLLM_GGUF_U32)
+    if (kv->type != VKLLM__GGUF_U32)
         return rd_err(r, BAD, at, "general.alignment has type %s; it must be u32",
                       vkllm__gguf_vtype_name(kv->type));
     uint64_t a = kv->v.u;
@@ -349,7 +349,7 @@ static vkllm_status parse_kvs(struct rd *r, struct vkllm__gguf *g, struct span *
         uint64_t at_type = r->pos;
         uint32_t type;
         if ((st = rd_u32(r, &type, ctx, "value type")) != VKLLM_STATUS_OK) return st;
-        if (type >= VKLLM_GGUF_VTYPE_COUNT_)
+        if (type >= VKLLM__GGUF_VTYPE_COUNT_)
             return rd_err(r, BAD, at_type, "%s: unknown value type %u", ctx, (unsigned)type);
         if ((st = rd_value(r, type, 0, ctx, kv)) != VKLLM_STATUS_OK) return st;
         if (vkllm__str_eq(kv->key, "general.alignment") &&
@@ -592,10 +592,10 @@ static vkllm_status wrong_type(const struct vkllm__gguf *g, const char *key, uin
 }
 
 static int is_unsigned(uint32_t t) {
-    return t == VKLLM_GGUF_U8 || t == VKLLM_GGUF_U16 || t == VKLLM_GGUF_U32 || t == VKLLM_GGUF_U64;
+    return t == VKLLM__GGUF_U8 || t == VKLLM__GGUF_U16 || t == VKLLM__GGUF_U32 || t == VKLLM__GGUF_U64;
 }
 static int is_signed(uint32_t t) {
-    return t == VKLLM_GGUF_I8 || t == VKLLM_GGUF_I16 || t == VKLLM_GGUF_I32 || t == VKLLM_GGUF_I64;
+    return t == VKLLM__GGUF_I8 || t == VKLLM__GGUF_I16 || t == VKLLM__GGUF_I32 || t == VKLLM__GGUF_I64;
 }
 
 vkllm_status vkllm__gguf_get_u64(const struct vkllm__gguf *g, const char *key, uint64_t *out) {
@@ -633,7 +633,7 @@ vkllm_status vkllm__gguf_get_i64(const struct vkllm__gguf *g, const char *key, i
 vkllm_status vkllm__gguf_get_f64(const struct vkllm__gguf *g, const char *key, double *out) {
     const struct vkllm__gguf_kv *kv = vkllm__gguf_find(g, key);
     if (!kv) return VKLLM_STATUS_NOT_FOUND;
-    if (kv->type == VKLLM_GGUF_F32 || kv->type == VKLLM_GGUF_F64)
+    if (kv->type == VKLLM__GGUF_F32 || kv->type == VKLLM__GGUF_F64)
         *out = kv->v.f;
     else if (is_unsigned(kv->type))
         *out = (double)kv->v.u;
@@ -647,7 +647,7 @@ vkllm_status vkllm__gguf_get_f64(const struct vkllm__gguf *g, const char *key, d
 vkllm_status vkllm__gguf_get_bool(const struct vkllm__gguf *g, const char *key, int *out) {
     const struct vkllm__gguf_kv *kv = vkllm__gguf_find(g, key);
     if (!kv) return VKLLM_STATUS_NOT_FOUND;
-    if (kv->type != VKLLM_GGUF_BOOL) return wrong_type(g, key, kv->type, "bool");
+    if (kv->type != VKLLM__GGUF_BOOL) return wrong_type(g, key, kv->type, "bool");
     *out = kv->v.b;
     return VKLLM_STATUS_OK;
 }
@@ -655,7 +655,7 @@ vkllm_status vkllm__gguf_get_bool(const struct vkllm__gguf *g, const char *key, 
 vkllm_status vkllm__gguf_get_str(const struct vkllm__gguf *g, const char *key, struct vkllm__str *out) {
     const struct vkllm__gguf_kv *kv = vkllm__gguf_find(g, key);
     if (!kv) return VKLLM_STATUS_NOT_FOUND;
-    if (kv->type != VKLLM_GGUF_STRING) return wrong_type(g, key, kv->type, "string");
+    if (kv->type != VKLLM__GGUF_STRING) return wrong_type(g, key, kv->type, "string");
     *out = kv->v.s;
     return VKLLM_STATUS_OK;
 }
@@ -664,8 +664,8 @@ vkllm_status vkllm__gguf_get_arr(const struct vkllm__gguf *g, const char *key, u
                                  const struct vkllm__gguf_kv **out) {
     const struct vkllm__gguf_kv *kv = vkllm__gguf_find(g, key);
     if (!kv) return VKLLM_STATUS_NOT_FOUND;
-    if (kv->type != VKLLM_GGUF_ARRAY) return wrong_type(g, key, kv->type, "array");
-    if (elem_type < VKLLM_GGUF_VTYPE_COUNT_ && kv->arr_type != elem_type)
+    if (kv->type != VKLLM__GGUF_ARRAY) return wrong_type(g, key, kv->type, "array");
+    if (elem_type < VKLLM__GGUF_VTYPE_COUNT_ && kv->arr_type != elem_type)
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: key '%s' is an array of %s, expected %s",
                           g->path, key, vkllm__gguf_vtype_name(kv->arr_type),
                           vkllm__gguf_vtype_name(elem_type));
@@ -677,7 +677,7 @@ vkllm_status vkllm__gguf_get_arr(const struct vkllm__gguf *g, const char *key, u
 
 /* Element i of a fixed-size array decoded into e; 0 when not applicable. */
 static int arr_scalar(const struct vkllm__gguf_kv *kv, uint64_t i, struct vkllm__gguf_kv *e) {
-    if (!kv || kv->type != VKLLM_GGUF_ARRAY || kv->arr_type >= VKLLM_GGUF_VTYPE_COUNT_) return 0;
+    if (!kv || kv->type != VKLLM__GGUF_ARRAY || kv->arr_type >= VKLLM__GGUF_VTYPE_COUNT_) return 0;
     uint64_t sz = vtype_size[kv->arr_type];
     if (sz == 0 || i >= kv->arr_n || i >= kv->arr_bytes / sz) return 0;
     decode_scalar(kv->arr_type, kv->arr_data + i * sz, e);
@@ -689,11 +689,11 @@ int64_t vkllm__gguf_arr_i64(const struct vkllm__gguf_kv *kv, uint64_t i) {
     struct vkllm__gguf_kv e;
     if (!arr_scalar(kv, i, &e)) return 0;
     switch (e.type) {
-    case VKLLM_GGUF_F32:
-    case VKLLM_GGUF_F64:
+    case VKLLM__GGUF_F32:
+    case VKLLM__GGUF_F64:
         if (!(e.v.f >= -9.2e18 && e.v.f <= 9.2e18)) return 0; /* NaN or out of range */
         return (int64_t)e.v.f;
-    case VKLLM_GGUF_BOOL: return e.v.b;
+    case VKLLM__GGUF_BOOL: return e.v.b;
     default: return is_unsigned(e.type) ? (int64_t)e.v.u : e.v.i;
     }
 }
@@ -702,9 +702,9 @@ double vkllm__gguf_arr_f64(const struct vkllm__gguf_kv *kv, uint64_t i) {
     struct vkllm__gguf_kv e;
     if (!arr_scalar(kv, i, &e)) return 0;
     switch (e.type) {
-    case VKLLM_GGUF_F32:
-    case VKLLM_GGUF_F64: return e.v.f;
-    case VKLLM_GGUF_BOOL: return e.v.b;
+    case VKLLM__GGUF_F32:
+    case VKLLM__GGUF_F64: return e.v.f;
+    case VKLLM__GGUF_BOOL: return e.v.b;
     default: return is_unsigned(e.type) ? (double)e.v.u : (double)e.v.i;
     }
 }
@@ -717,7 +717,7 @@ void vkllm__gguf_arr_iter_init(struct vkllm__gguf_arr_iter *it, const struct vkl
 
 int vkllm__gguf_arr_iter_next(struct vkllm__gguf_arr_iter *it, struct vkllm__gguf_kv *out) {
     const struct vkllm__gguf_kv *a = it->arr;
-    if (!a || a->type != VKLLM_GGUF_ARRAY || it->i >= a->arr_n || it->pos > a->arr_bytes) return 0;
+    if (!a || a->type != VKLLM__GGUF_ARRAY || it->i >= a->arr_n || it->pos > a->arr_bytes) return 0;
     struct rd r = {a->arr_data, a->arr_bytes, it->pos, NULL};
     memset(out, 0, sizeof *out);
     out->key.ptr = "";
@@ -730,7 +730,7 @@ int vkllm__gguf_arr_iter_next(struct vkllm__gguf_arr_iter *it, struct vkllm__ggu
 
 vkllm_status vkllm__gguf_arr_strings(const struct vkllm__gguf_kv *kv, struct vkllm__str **out) {
     *out = NULL;
-    if (!kv || kv->type != VKLLM_GGUF_ARRAY || kv->arr_type != VKLLM_GGUF_STRING)
+    if (!kv || kv->type != VKLLM__GGUF_ARRAY || kv->arr_type != VKLLM__GGUF_STRING)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf_arr_strings: not an array of strings");
     /* arr_n <= arr_bytes / 8 was checked at open, so this cannot overflow. */
     struct vkllm__str *s = vkllm__malloc((size_t)(kv->arr_n ? kv->arr_n : 1) * sizeof *s);

@@ -12,21 +12,21 @@
 #include "internal.h"
 
 /* GGUF metadata value types (numbering from the GGUF specification). */
-enum vkllm_gguf_vtype {
-    VKLLM_GGUF_U8 = 0,
-    VKLLM_GGUF_I8 = 1,
-    VKLLM_GGUF_U16 = 2,
-    VKLLM_GGUF_I16 = 3,
-    VKLLM_GGUF_U32 = 4,
-    VKLLM_GGUF_I32 = 5,
-    VKLLM_GGUF_F32 = 6,
-    VKLLM_GGUF_BOOL = 7,
-    VKLLM_GGUF_STRING = 8,
-    VKLLM_GGUF_ARRAY = 9,
-    VKLLM_GGUF_U64 = 10,
-    VKLLM_GGUF_I64 = 11,
-    VKLLM_GGUF_F64 = 12,
-    VKLLM_GGUF_VTYPE_COUNT_
+enum vkllm__gguf_vtype {
+    VKLLM__GGUF_U8 = 0,
+    VKLLM__GGUF_I8 = 1,
+    VKLLM__GGUF_U16 = 2,
+    VKLLM__GGUF_I16 = 3,
+    VKLLM__GGUF_U32 = 4,
+    VKLLM__GGUF_I32 = 5,
+    VKLLM__GGUF_F32 = 6,
+    VKLLM__GGUF_BOOL = 7,
+    VKLLM__GGUF_STRING = 8,
+    VKLLM__GGUF_ARRAY = 9,
+    VKLLM__GGUF_U64 = 10,
+    VKLLM__GGUF_I64 = 11,
+    VKLLM__GGUF_F64 = 12,
+    VKLLM__GGUF_VTYPE_COUNT_
 };
 
 /* A byte string inside the mapping (not NUL-terminated). */
@@ -38,7 +38,7 @@ struct vkllm__str {
 /* One metadata key/value. Scalars are widened into v; arrays are described by arr_*. */
 struct vkllm__gguf_kv {
     struct vkllm__str key;
-    uint32_t type; /* enum vkllm_gguf_vtype */
+    uint32_t type; /* enum vkllm__gguf_vtype */
     union {
         uint64_t u;   /* U8, U16, U32, U64 */
         int64_t i;    /* I8, I16, I32, I64 */
@@ -58,7 +58,7 @@ struct vkllm__gguf_tensor {
     struct vkllm__str name;
     uint32_t n_dims;
     uint64_t ne[4];
-    uint32_t type;     /* ggml type id (enum vkllm_type, runtime/base/types.h) */
+    uint32_t type;     /* ggml type id (enum vkllm__type, runtime/base/types.h) */
     uint64_t offset;   /* bytes from the start of the data section */
     uint64_t nbytes;   /* bytes of data */
     const void *data;  /* into the mapping */
@@ -86,7 +86,7 @@ struct vkllm__gguf {
  *  - every dimension is >= 1 and <= INT64_MAX (empty tensors are rejected; n_dims is 0..4);
  *  - tensor offsets are multiples of the alignment, tensors lie inside the file and do not
  *    overlap (any order and gaps are fine); keys and tensor names are unique;
- *  - nested arrays are allowed up to VKLLM_GGUF_MAX_DEPTH levels;
+ *  - nested arrays are allowed up to VKLLM__GGUF_MAX_DEPTH levels;
  *  - a file with no tensors may end right after the metadata (no padding).
  * Returns VKLLM_STATUS_BAD_FORMAT for a malformed file, VKLLM_STATUS_UNSUPPORTED for GGUF
  * versions other than 2 and 3 (v1, or a big-endian file), VKLLM_STATUS_NOT_FOUND / IO when the
@@ -114,7 +114,7 @@ vkllm_status vkllm__gguf_get_f64(const struct vkllm__gguf *g, const char *key, d
 vkllm_status vkllm__gguf_get_bool(const struct vkllm__gguf *g, const char *key, int *out);
 vkllm_status vkllm__gguf_get_str(const struct vkllm__gguf *g, const char *key, struct vkllm__str *out);
 
-/* An array whose element type is elem_type (or any when elem_type is VKLLM_GGUF_VTYPE_COUNT_). */
+/* An array whose element type is elem_type (or any when elem_type is VKLLM__GGUF_VTYPE_COUNT_). */
 vkllm_status vkllm__gguf_get_arr(const struct vkllm__gguf *g, const char *key, uint32_t elem_type,
                                  const struct vkllm__gguf_kv **out);
 
@@ -125,7 +125,7 @@ int64_t vkllm__gguf_arr_i64(const struct vkllm__gguf_kv *kv, uint64_t i);
 double vkllm__gguf_arr_f64(const struct vkllm__gguf_kv *kv, uint64_t i);
 
 /* Deepest nesting of arrays (an array of arrays is depth 2). */
-#define VKLLM_GGUF_MAX_DEPTH 8
+#define VKLLM__GGUF_MAX_DEPTH 8
 
 /* Walk the elements of any ARRAY value in order, arrays of arrays and strings too:
  *   struct vkllm__gguf_arr_iter it; struct vkllm__gguf_kv e;

@@ -414,44 +414,44 @@ static void quant_q6_K(const float *x, struct vkllm__block_q6_K *b) {
 
 int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float *m) {
     switch (type) {
-    case VKLLM_TYPE_Q8_0: {
+    case VKLLM__TYPE_Q8_0: {
         const struct vkllm__block_q8_0 *b = block;
         for (int j = 0; j < 32; j++) q[j] = b->qs[j];
         d[0] = vkllm__f16_to_f32(b->d), m[0] = 0.0f;
         return 32;
     }
-    case VKLLM_TYPE_Q4_0: {
+    case VKLLM__TYPE_Q4_0: {
         const struct vkllm__block_q4_0 *b = block;
         for (int j = 0; j < 16; j++) q[j] = (b->qs[j] & 15) - 8, q[j + 16] = (b->qs[j] >> 4) - 8;
         d[0] = vkllm__f16_to_f32(b->d), m[0] = 0.0f;
         return 32;
     }
-    case VKLLM_TYPE_Q4_1: {
+    case VKLLM__TYPE_Q4_1: {
         const struct vkllm__block_q4_1 *b = block;
         for (int j = 0; j < 16; j++) q[j] = b->qs[j] & 15, q[j + 16] = b->qs[j] >> 4;
         d[0] = vkllm__f16_to_f32(b->d), m[0] = vkllm__f16_to_f32(b->m);
         return 32;
     }
-    case VKLLM_TYPE_Q5_0: {
+    case VKLLM__TYPE_Q5_0: {
         const struct vkllm__block_q5_0 *b = block;
         unpack_q5(b->qs, b->qh, q);
         for (int j = 0; j < 32; j++) q[j] -= 16;
         d[0] = vkllm__f16_to_f32(b->d), m[0] = 0.0f;
         return 32;
     }
-    case VKLLM_TYPE_Q5_1: {
+    case VKLLM__TYPE_Q5_1: {
         const struct vkllm__block_q5_1 *b = block;
         unpack_q5(b->qs, b->qh, q);
         d[0] = vkllm__f16_to_f32(b->d), m[0] = vkllm__f16_to_f32(b->m);
         return 32;
     }
-    case VKLLM_TYPE_Q4_K:
-    case VKLLM_TYPE_Q5_K: {
+    case VKLLM__TYPE_Q4_K:
+    case VKLLM__TYPE_Q5_K: {
         const struct vkllm__block_q4_K *b4 = block;
         const struct vkllm__block_q5_K *b5 = block;
-        const uint8_t *scales = type == VKLLM_TYPE_Q4_K ? b4->scales : b5->scales;
-        unpack_k_nibbles(type == VKLLM_TYPE_Q4_K ? b4->qs : b5->qs, q);
-        for (int c = 0; type == VKLLM_TYPE_Q5_K && c < 4; c++) {
+        const uint8_t *scales = type == VKLLM__TYPE_Q4_K ? b4->scales : b5->scales;
+        unpack_k_nibbles(type == VKLLM__TYPE_Q4_K ? b4->qs : b5->qs, q);
+        for (int c = 0; type == VKLLM__TYPE_Q5_K && c < 4; c++) {
             for (int l = 0; l < 32; l++) {
                 q[64 * c + l] |= (b5->qh[l] >> (2 * c) & 1) << 4;
                 q[64 * c + 32 + l] |= (b5->qh[l] >> (2 * c + 1) & 1) << 4;
@@ -465,7 +465,7 @@ int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float
         }
         return 256;
     }
-    case VKLLM_TYPE_Q6_K: {
+    case VKLLM__TYPE_Q6_K: {
         const struct vkllm__block_q6_K *b = block;
         q6_K_quants(b, q);
         float dd = vkllm__f16_to_f32(b->d);
@@ -480,27 +480,27 @@ int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float
 
 /* One entry per block type: decode / encode one block (struct of type_size bytes). */
 #define VKLLM_BLOCK_CODECS(XX)                             \
-    XX(VKLLM_TYPE_Q8_0, q8_0, VKLLM_QK8_0)                 \
-    XX(VKLLM_TYPE_Q4_0, q4_0, VKLLM_QK4_0)                 \
-    XX(VKLLM_TYPE_Q4_1, q4_1, VKLLM_QK4_1)                 \
-    XX(VKLLM_TYPE_Q5_0, q5_0, VKLLM_QK5_0)                 \
-    XX(VKLLM_TYPE_Q5_1, q5_1, VKLLM_QK5_1)                 \
-    XX(VKLLM_TYPE_Q4_K, q4_K, VKLLM_QK_K)                  \
-    XX(VKLLM_TYPE_Q5_K, q5_K, VKLLM_QK_K)                  \
-    XX(VKLLM_TYPE_Q6_K, q6_K, VKLLM_QK_K)
+    XX(VKLLM__TYPE_Q8_0, q8_0, VKLLM_QK8_0)                 \
+    XX(VKLLM__TYPE_Q4_0, q4_0, VKLLM_QK4_0)                 \
+    XX(VKLLM__TYPE_Q4_1, q4_1, VKLLM_QK4_1)                 \
+    XX(VKLLM__TYPE_Q5_0, q5_0, VKLLM_QK5_0)                 \
+    XX(VKLLM__TYPE_Q5_1, q5_1, VKLLM_QK5_1)                 \
+    XX(VKLLM__TYPE_Q4_K, q4_K, VKLLM_QK_K)                  \
+    XX(VKLLM__TYPE_Q5_K, q5_K, VKLLM_QK_K)                  \
+    XX(VKLLM__TYPE_Q6_K, q6_K, VKLLM_QK_K)
 
 void vkllm__dequantize_row(uint32_t type, const void *src, float *dst, uint64_t n) {
     const uint8_t *p = src;
     switch (type) {
-    case VKLLM_TYPE_F32:
+    case VKLLM__TYPE_F32:
         memcpy(dst, src, n * sizeof(float));
         return;
-    case VKLLM_TYPE_F16:
-    case VKLLM_TYPE_BF16:
+    case VKLLM__TYPE_F16:
+    case VKLLM__TYPE_BF16:
         for (uint64_t i = 0; i < n; i++) {
             uint16_t h;
             memcpy(&h, p + 2 * i, 2);
-            dst[i] = type == VKLLM_TYPE_F16 ? vkllm__f16_to_f32(h) : vkllm__bf16_to_f32(h);
+            dst[i] = type == VKLLM__TYPE_F16 ? vkllm__f16_to_f32(h) : vkllm__bf16_to_f32(h);
         }
         return;
 #define VKLLM_DEQ_CASE(id, name, qk)                                    \
@@ -523,13 +523,13 @@ void vkllm__dequantize_row(uint32_t type, const void *src, float *dst, uint64_t 
 void vkllm__quantize_row(uint32_t type, const float *src, void *dst, uint64_t n) {
     uint8_t *p = dst;
     switch (type) {
-    case VKLLM_TYPE_F32:
+    case VKLLM__TYPE_F32:
         memcpy(dst, src, n * sizeof(float));
         return;
-    case VKLLM_TYPE_F16:
-    case VKLLM_TYPE_BF16:
+    case VKLLM__TYPE_F16:
+    case VKLLM__TYPE_BF16:
         for (uint64_t i = 0; i < n; i++) {
-            uint16_t h = type == VKLLM_TYPE_F16 ? vkllm__f32_to_f16(src[i]) : vkllm__f32_to_bf16(src[i]);
+            uint16_t h = type == VKLLM__TYPE_F16 ? vkllm__f32_to_f16(src[i]) : vkllm__f32_to_bf16(src[i]);
             memcpy(p + 2 * i, &h, 2);
         }
         return;

@@ -9,43 +9,43 @@
 /* --- traits --------------------------------------------------------------------------------- */
 
 /* Indexed by ggml type id; an entry with a NULL name is a gap (a removed or never-used id). */
-static const struct vkllm__type_traits type_table[VKLLM_TYPE_COUNT_] = {
-    [VKLLM_TYPE_F32] = {"f32", 1, 4, 1},
-    [VKLLM_TYPE_F16] = {"f16", 1, 2, 1},
-    [VKLLM_TYPE_Q4_0] = {"q4_0", 32, 18, 1},    /* d:f16, qs[16] */
-    [VKLLM_TYPE_Q4_1] = {"q4_1", 32, 20, 1},    /* d, m:f16, qs[16] */
-    [VKLLM_TYPE_Q5_0] = {"q5_0", 32, 22, 1},    /* d:f16, qh[4], qs[16] */
-    [VKLLM_TYPE_Q5_1] = {"q5_1", 32, 24, 1},    /* d, m:f16, qh[4], qs[16] */
-    [VKLLM_TYPE_Q8_0] = {"q8_0", 32, 34, 1},    /* d:f16, qs[32] */
-    [VKLLM_TYPE_Q8_1] = {"q8_1", 32, 36, 0},    /* d, s:f16, qs[32] */
-    [VKLLM_TYPE_Q2_K] = {"q2_K", 256, 84, 0},   /* scales[16], qs[64], d, dmin:f16 */
-    [VKLLM_TYPE_Q3_K] = {"q3_K", 256, 110, 0},  /* hmask[32], qs[64], scales[12], d:f16 */
-    [VKLLM_TYPE_Q4_K] = {"q4_K", 256, 144, 1},  /* d, dmin:f16, scales[12], qs[128] */
-    [VKLLM_TYPE_Q5_K] = {"q5_K", 256, 176, 1},  /* d, dmin:f16, scales[12], qh[32], qs[128] */
-    [VKLLM_TYPE_Q6_K] = {"q6_K", 256, 210, 1},  /* ql[128], qh[64], scales[16], d:f16 */
-    [VKLLM_TYPE_Q8_K] = {"q8_K", 256, 292, 0},  /* d:f32, qs[256], bsums:i16[16] */
-    [VKLLM_TYPE_IQ2_XXS] = {"iq2_xxs", 256, 66, 0},
-    [VKLLM_TYPE_IQ2_XS] = {"iq2_xs", 256, 74, 0},
-    [VKLLM_TYPE_IQ3_XXS] = {"iq3_xxs", 256, 98, 0},
-    [VKLLM_TYPE_IQ1_S] = {"iq1_s", 256, 50, 0},
-    [VKLLM_TYPE_IQ4_NL] = {"iq4_nl", 32, 18, 0},
-    [VKLLM_TYPE_IQ3_S] = {"iq3_s", 256, 110, 0},
-    [VKLLM_TYPE_IQ2_S] = {"iq2_s", 256, 82, 0},
-    [VKLLM_TYPE_IQ4_XS] = {"iq4_xs", 256, 136, 0},
-    [VKLLM_TYPE_I8] = {"i8", 1, 1, 0},
-    [VKLLM_TYPE_I16] = {"i16", 1, 2, 0},
-    [VKLLM_TYPE_I32] = {"i32", 1, 4, 0},
-    [VKLLM_TYPE_I64] = {"i64", 1, 8, 0},
-    [VKLLM_TYPE_F64] = {"f64", 1, 8, 0},
-    [VKLLM_TYPE_IQ1_M] = {"iq1_m", 256, 56, 0},
-    [VKLLM_TYPE_BF16] = {"bf16", 1, 2, 1},
-    [VKLLM_TYPE_TQ1_0] = {"tq1_0", 256, 54, 0},
-    [VKLLM_TYPE_TQ2_0] = {"tq2_0", 256, 66, 0},
-    [VKLLM_TYPE_MXFP4] = {"mxfp4", 32, 17, 0},  /* e:u8 (E8M0), qs[16] */
+static const struct vkllm__type_traits type_table[VKLLM__TYPE_COUNT_] = {
+    [VKLLM__TYPE_F32] = {"f32", 1, 4, 1},
+    [VKLLM__TYPE_F16] = {"f16", 1, 2, 1},
+    [VKLLM__TYPE_Q4_0] = {"q4_0", 32, 18, 1},    /* d:f16, qs[16] */
+    [VKLLM__TYPE_Q4_1] = {"q4_1", 32, 20, 1},    /* d, m:f16, qs[16] */
+    [VKLLM__TYPE_Q5_0] = {"q5_0", 32, 22, 1},    /* d:f16, qh[4], qs[16] */
+    [VKLLM__TYPE_Q5_1] = {"q5_1", 32, 24, 1},    /* d, m:f16, qh[4], qs[16] */
+    [VKLLM__TYPE_Q8_0] = {"q8_0", 32, 34, 1},    /* d:f16, qs[32] */
+    [VKLLM__TYPE_Q8_1] = {"q8_1", 32, 36, 0},    /* d, s:f16, qs[32] */
+    [VKLLM__TYPE_Q2_K] = {"q2_K", 256, 84, 0},   /* scales[16], qs[64], d, dmin:f16 */
+    [VKLLM__TYPE_Q3_K] = {"q3_K", 256, 110, 0},  /* hmask[32], qs[64], scales[12], d:f16 */
+    [VKLLM__TYPE_Q4_K] = {"q4_K", 256, 144, 1},  /* d, dmin:f16, scales[12], qs[128] */
+    [VKLLM__TYPE_Q5_K] = {"q5_K", 256, 176, 1},  /* d, dmin:f16, scales[12], qh[32], qs[128] */
+    [VKLLM__TYPE_Q6_K] = {"q6_K", 256, 210, 1},  /* ql[128], qh[64], scales[16], d:f16 */
+    [VKLLM__TYPE_Q8_K] = {"q8_K", 256, 292, 0},  /* d:f32, qs[256], bsums:i16[16] */
+    [VKLLM__TYPE_IQ2_XXS] = {"iq2_xxs", 256, 66, 0},
+    [VKLLM__TYPE_IQ2_XS] = {"iq2_xs", 256, 74, 0},
+    [VKLLM__TYPE_IQ3_XXS] = {"iq3_xxs", 256, 98, 0},
+    [VKLLM__TYPE_IQ1_S] = {"iq1_s", 256, 50, 0},
+    [VKLLM__TYPE_IQ4_NL] = {"iq4_nl", 32, 18, 0},
+    [VKLLM__TYPE_IQ3_S] = {"iq3_s", 256, 110, 0},
+    [VKLLM__TYPE_IQ2_S] = {"iq2_s", 256, 82, 0},
+    [VKLLM__TYPE_IQ4_XS] = {"iq4_xs", 256, 136, 0},
+    [VKLLM__TYPE_I8] = {"i8", 1, 1, 0},
+    [VKLLM__TYPE_I16] = {"i16", 1, 2, 0},
+    [VKLLM__TYPE_I32] = {"i32", 1, 4, 0},
+    [VKLLM__TYPE_I64] = {"i64", 1, 8, 0},
+    [VKLLM__TYPE_F64] = {"f64", 1, 8, 0},
+    [VKLLM__TYPE_IQ1_M] = {"iq1_m", 256, 56, 0},
+    [VKLLM__TYPE_BF16] = {"bf16", 1, 2, 1},
+    [VKLLM__TYPE_TQ1_0] = {"tq1_0", 256, 54, 0},
+    [VKLLM__TYPE_TQ2_0] = {"tq2_0", 256, 66, 0},
+    [VKLLM__TYPE_MXFP4] = {"mxfp4", 32, 17, 0},  /* e:u8 (E8M0), qs[16] */
 };
 
 const struct vkllm__type_traits *vkllm__type_traits(uint32_t type) {
-    if (type >= VKLLM_TYPE_COUNT_ || type_table[type].name == NULL) return NULL;
+    if (type >= VKLLM__TYPE_COUNT_ || type_table[type].name == NULL) return NULL;
     return &type_table[type];
 }
 

@@ -80,11 +80,9 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
     DO(mm(c, q, &w->wq, xb, n, dec));                                                   // q (n, Q)  = xb @ wq^T
     DO(mm(c, k, &w->wk, xb, n, dec));                                                   // k (n, KV) = xb @ wk^T
     DO(mm(c, v, &w->wv, xb, n, dec));                                                   // v (n, KV) = xb @ wv^T
-    if (w->bq) {                                                                   // qwen2: + biases
-        DO(vkllm__op_add(c, q, q, ALL(w->bq), n * Q, Q));
-        DO(vkllm__op_add(c, k, k, ALL(w->bk), n * KV, KV));
-        DO(vkllm__op_add(c, v, v, ALL(w->bv), n * KV, KV));
-    }
+    if (w->bq) DO(vkllm__op_add(c, q, q, ALL(w->bq), n * Q, Q));                      // qwen2 (llama: optional): + biases
+    if (w->bk) DO(vkllm__op_add(c, k, k, ALL(w->bk), n * KV, KV));
+    if (w->bv) DO(vkllm__op_add(c, v, v, ALL(w->bv), n * KV, KV));
     if (w->q_norm) {                                                               // qwen3: per-head RMS norm
         DO(vkllm__op_rmsnorm(c, q, q, ALL(w->q_norm), HD, n * hp->n_head, hp->rms_eps));
         DO(vkllm__op_rmsnorm(c, k, k, ALL(w->k_norm), HD, n * hp->n_head_kv, hp->rms_eps));

@@ -8,18 +8,14 @@
 
 /* --- weights on the device (weights.c) ------------------------------------------------------ */
 
+/* A layer's tensors on the device, one field per row of the layer table (model/tensors.h):
+ * matrices as device tensors, vectors (f32) as buffers; absent ones zero / NULL. */
+#define VKLLM__GPU_FIELD_MAT_(field) struct vkllm__dtensor field;
+#define VKLLM__GPU_FIELD_VEC_(field) struct vkllm__buffer *field;
 struct vkllm__gpu_layer {
-    struct vkllm__buffer *attn_norm;  /* (n_embd,) f32 */
-    struct vkllm__dtensor wq;         /* (n_embd_q, n_embd) */
-    struct vkllm__dtensor wk;         /* (n_embd_kv, n_embd) */
-    struct vkllm__dtensor wv;         /* (n_embd_kv, n_embd) */
-    struct vkllm__dtensor wo;         /* (n_embd, n_embd_q) */
-    struct vkllm__buffer *bq, *bk, *bv;     /* qwen2 biases, else NULL */
-    struct vkllm__buffer *q_norm, *k_norm;  /* qwen3 (head_dim,), else NULL */
-    struct vkllm__buffer *ffn_norm;   /* (n_embd,) f32 */
-    struct vkllm__dtensor w_gate;     /* (n_ff, n_embd) */
-    struct vkllm__dtensor w_up;       /* (n_ff, n_embd) */
-    struct vkllm__dtensor w_down;     /* (n_embd, n_ff) */
+#define VKLLM__GPU_FIELD_(field, suffix, kind, ...) VKLLM__GPU_FIELD_##kind##_(field)
+    VKLLM__LAYER_TENSORS(VKLLM__GPU_FIELD_)
+#undef VKLLM__GPU_FIELD_
 };
 
 struct vkllm__gpu_model {

@@ -1,4 +1,7 @@
-/* weights.c - the model's tensors uploaded to the device in their GGUF encoding. */
+/* weights.c - the model's tensors uploaded to the device in their GGUF encoding (or, on CPU
+ * devices, the matrices repacked: see up_matrix). Layers are walked through the layer table
+ * (model/tensors.h). */
+#include <stddef.h>
 #include <string.h>
 
 #include "forward.h"
@@ -67,19 +70,45 @@ static uint64_t mv_bytes(const struct vkllm__gpu *gpu, const struct vkllm__gguf_
     return mat_bytes(gpu, t, MV_ONLY);
 }
 
+/* Where each row of the layer table lives in struct vkllm__gpu_layer. */
+static const size_t k_gpu_offset[VKLLM__LT_COUNT_] = {
+#define VKLLM__GPU_OFF_(field, ...) offsetof(struct vkllm__gpu_layer, field),
+    VKLLM__LAYER_TENSORS(VKLLM__GPU_OFF_)
+#undef VKLLM__GPU_OFF_
+};
+
+static struct vkllm__dtensor *gpu_mat(struct vkllm__gpu_layer *G, size_t i) {
+    return (struct vkllm__dtensor *)((char *)G + k_gpu_offset[i]);
+}
+static struct vkllm__buffer **gpu_vec(struct vkllm__gpu_layer *G, size_t i) {
+    return (struct vkllm__buffer **)((char *)G + k_gpu_offset[i]);
+}
+static int is_mat(size_t i) { return vkllm__layer_tensors[i].kind == VKLLM__TENSOR_MAT; }
+
 /* Device bytes of all weights (the repacked copies included). */
 static uint64_t total_bytes(const struct vkllm__gpu *gpu, const struct vkllm__model_desc *d) {
     const struct vkllm__model_weights *w = &d->w;
     uint64_t s = nbytes(w->output_norm) + (d->hp.tied_embd ? mat_bytes(gpu, w->token_embd, MV_EMBD)
                                                             : nbytes(w->token_embd) + mv_bytes(gpu, w->output));
-    for (uint32_t l = 0; l < d->hp.n_layer; l++) {
-        const struct vkllm__layer_weights *L = &w->layers[l];
-        s += nbytes(L->attn_norm) + mv_bytes(gpu, L->wq) + mv_bytes(gpu, L->wk) + mv_bytes(gpu, L->wv) +
-             mv_bytes(gpu, L->wo) + nbytes(L->bq) + nbytes(L->bk) + nbytes(L->bv) + nbytes(L->q_norm) +
-             nbytes(L->k_norm) + nbytes(L->ffn_norm) + mv_bytes(gpu, L->w_gate) + mv_bytes(gpu, L->w_up) +
-             mv_bytes(gpu, L->w_down);
-    }
+    for (uint32_t l = 0; l < d->hp.n_layer; l++)
+        for (size_t i = 0; i < VKLLM__LT_COUNT_; i++) {
+            const struct vkllm__gguf_tensor *t = vkllm__layer_tensor(&w->layers[l], (enum vkllm__layer_tensor)i);
+            s += is_mat(i) ? mv_bytes(gpu, t) : nbytes(t);
+        }
     return s;
+}
+
+/* Layer l's tensors up: matrices for the products, vectors as they are. */
+static vkllm_status up_layer(struct upload *u, const struct vkllm__layer_weights *L, struct vkllm__gpu_layer *G,
+                             uint64_t *matvec_bytes) {
+    for (size_t i = 0; i < VKLLM__LT_COUNT_; i++) {
+        const struct vkllm__gguf_tensor *t = vkllm__layer_tensor(L, (enum vkllm__layer_tensor)i);
+        vkllm_status st = VKLLM_STATUS_OK;
+        if (!is_mat(i)) st = up_vector(u, t, gpu_vec(G, i));
+        else if (t) st = up_matrix(u, t, MV_ONLY, gpu_mat(G, i)), *matvec_bytes += t->nbytes;
+        if (st) return st;
+    }
+    return VKLLM_STATUS_OK;
 }
 
 vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__model_desc *desc,
@@ -107,26 +136,8 @@ vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__m
     if (hp->tied_embd) m->output = m->token_embd;
     else VKLLM_TRY(st, up_matrix(&u, w->output, MV_ONLY, &m->output), fail);
     VKLLM_TRY(st, up_vector(&u, w->output_norm, &m->output_norm), fail);
-    for (uint32_t l = 0; l < hp->n_layer; l++) {
-        const struct vkllm__layer_weights *L = &w->layers[l];
-        struct vkllm__gpu_layer *G = &m->layers[l];
-        VKLLM_TRY(st, up_vector(&u, L->attn_norm, &G->attn_norm), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->wq, MV_ONLY, &G->wq), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->wk, MV_ONLY, &G->wk), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->wv, MV_ONLY, &G->wv), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->wo, MV_ONLY, &G->wo), fail);
-        VKLLM_TRY(st, up_vector(&u, L->bq, &G->bq), fail);
-        VKLLM_TRY(st, up_vector(&u, L->bk, &G->bk), fail);
-        VKLLM_TRY(st, up_vector(&u, L->bv, &G->bv), fail);
-        VKLLM_TRY(st, up_vector(&u, L->q_norm, &G->q_norm), fail);
-        VKLLM_TRY(st, up_vector(&u, L->k_norm, &G->k_norm), fail);
-        VKLLM_TRY(st, up_vector(&u, L->ffn_norm, &G->ffn_norm), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->w_gate, MV_ONLY, &G->w_gate), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->w_up, MV_ONLY, &G->w_up), fail);
-        VKLLM_TRY(st, up_matrix(&u, L->w_down, MV_ONLY, &G->w_down), fail);
-        m->matvec_bytes_per_token += L->wq->nbytes + L->wk->nbytes + L->wv->nbytes + L->wo->nbytes +
-                                     L->w_gate->nbytes + L->w_up->nbytes + L->w_down->nbytes;
-    }
+    for (uint32_t l = 0; l < hp->n_layer; l++)
+        VKLLM_TRY(st, up_layer(&u, &w->layers[l], &m->layers[l], &m->matvec_bytes_per_token), fail);
     m->matvec_bytes_per_token += w->output->nbytes;
     vkllm__rope_freqs(hp, freqs);
     VKLLM_TRY(st, vkllm__buffer_alloc(gpu, sizeof(float) * (hp->rope.n_rot / 2 + 1), VKLLM__MEM_DEVICE, &m->inv_freq), fail);
@@ -144,13 +155,11 @@ fail:
 void vkllm__gpu_model_free(struct vkllm__gpu_model *m) {
     if (!m) return;
     if (m->layers) {
-        for (uint32_t l = 0; l < m->desc->hp.n_layer; l++) {
-            struct vkllm__gpu_layer *G = &m->layers[l];
-            struct vkllm__dtensor *mats[] = {&G->wq, &G->wk, &G->wv, &G->wo, &G->w_gate, &G->w_up, &G->w_down};
-            for (size_t i = 0; i < VKLLM_ARRAY_LEN(mats); i++) vkllm__dtensor_free(mats[i]);
-            struct vkllm__buffer *vecs[] = {G->attn_norm, G->bq, G->bk, G->bv, G->q_norm, G->k_norm, G->ffn_norm};
-            for (size_t i = 0; i < VKLLM_ARRAY_LEN(vecs); i++) vkllm__buffer_free(vecs[i]);
-        }
+        for (uint32_t l = 0; l < m->desc->hp.n_layer; l++)
+            for (size_t i = 0; i < VKLLM__LT_COUNT_; i++) {
+                if (is_mat(i)) vkllm__dtensor_free(gpu_mat(&m->layers[l], i));
+                else vkllm__buffer_free(*gpu_vec(&m->layers[l], i));
+            }
         vkllm__free(m->layers);
     }
     if (m->output.buf != m->token_embd.buf) vkllm__dtensor_free(&m->output);

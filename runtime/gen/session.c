@@ -66,11 +66,11 @@ void vkllm_model_get_info(vkllm_model_t m, struct vkllm_model_info *out) {
     out->file_bytes = m->gguf->size;
     out->weight_bytes = m->gm->weight_bytes;
     out->decode_bytes_per_token = m->gm->matvec_bytes_per_token;
-    uint32_t counts[VKLLM_TYPE_COUNT_] = {0};
+    uint32_t counts[VKLLM__TYPE_COUNT_] = {0};
     for (uint64_t i = 0; i < m->gguf->n_tensors; i++)
-        if (m->gguf->tensors[i].type < VKLLM_TYPE_COUNT_) counts[m->gguf->tensors[i].type]++;
+        if (m->gguf->tensors[i].type < VKLLM__TYPE_COUNT_) counts[m->gguf->tensors[i].type]++;
     size_t len = 0;
-    for (uint32_t t = 0; t < VKLLM_TYPE_COUNT_; t++)
+    for (uint32_t t = 0; t < VKLLM__TYPE_COUNT_; t++)
         if (counts[t] && len < sizeof out->type_summary)
             len += (size_t)snprintf(out->type_summary + len, sizeof out->type_summary - len, "%s%s:%u", len ? " " : "",
                                     vkllm__type_name(t), counts[t]);

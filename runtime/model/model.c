@@ -1,6 +1,7 @@
 /* model.c - Llama-family hyper-parameters and weight tensors from a GGUF file (see model.h).
  * Key names and defaults follow llama.cpp (llama-arch.cpp, llama-model.cpp load_hparams). */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,33 +10,54 @@
 
 // --- architectures --------------------------------------------------------------------------
 
-static const char *const arch_names[VKLLM_ARCH_COUNT_] = {"llama", "qwen2", "qwen3"};
+static const char *const arch_names[VKLLM__ARCH_COUNT_] = {"llama", "qwen2", "qwen3"};
 
-const char *vkllm__arch_name(enum vkllm_arch a) {
-    return (unsigned)a < VKLLM_ARCH_COUNT_ ? arch_names[a] : "?";
+const char *vkllm__arch_name(enum vkllm__arch a) {
+    return (unsigned)a < VKLLM__ARCH_COUNT_ ? arch_names[a] : "?";
 }
 
-vkllm_status vkllm__arch_from_name(const char *name, enum vkllm_arch *out) {
-    for (unsigned i = 0; i < VKLLM_ARCH_COUNT_; i++) {
+vkllm_status vkllm__arch_from_name(const char *name, enum vkllm__arch *out) {
+    for (unsigned i = 0; i < VKLLM__ARCH_COUNT_; i++) {
         if (strcmp(name, arch_names[i]) == 0) {
-            *out = (enum vkllm_arch)i;
+            *out = (enum vkllm__arch)i;
             return VKLLM_STATUS_OK;
         }
     }
     return VKLLM_STATUS_UNSUPPORTED;
 }
 
+// --- the layer table ------------------------------------------------------------------------
+
+const struct vkllm__tensor_spec vkllm__layer_tensors[VKLLM__LT_COUNT_] = {
+#define VKLLM__SPEC_(field, suffix, kind, rows, cols, init, required, optional)                             \
+    {#field, suffix, VKLLM__TENSOR_##kind, VKLLM__DIM_##rows, VKLLM__DIM_##cols, VKLLM__INIT_##init, required, \
+     optional, offsetof(struct vkllm__layer_weights, field)},
+    VKLLM__LAYER_TENSORS(VKLLM__SPEC_)
+#undef VKLLM__SPEC_
+};
+
+uint64_t vkllm__dim_size(const struct vkllm__hparams *hp, enum vkllm__dim d) {
+    switch (d) {
+    case VKLLM__DIM_EMBD: return hp->n_embd;
+    case VKLLM__DIM_EMBD_Q: return hp->n_embd_q;
+    case VKLLM__DIM_EMBD_KV: return hp->n_embd_kv;
+    case VKLLM__DIM_FF: return hp->n_ff;
+    case VKLLM__DIM_HEAD_DIM: return hp->head_dim;
+    default: return 0;
+    }
+}
+
 // --- metadata helpers -----------------------------------------------------------------------
 
 /* "<arch>.<suffix>" into buf. */
-static const char *arch_key(char *buf, size_t n, enum vkllm_arch a, const char *suffix) {
+static const char *arch_key(char *buf, size_t n, enum vkllm__arch a, const char *suffix) {
     snprintf(buf, n, "%s.%s", vkllm__arch_name(a), suffix);
     return buf;
 }
 
 /* A required (def == NULL) or optional u32 key of the architecture; 0 is rejected when
  * nonzero is set. */
-static vkllm_status get_u32(const struct vkllm__gguf *g, enum vkllm_arch a, const char *suffix,
+static vkllm_status get_u32(const struct vkllm__gguf *g, enum vkllm__arch a, const char *suffix,
                             const uint32_t *def, int nonzero, uint32_t *out) {
     char key[128];
     uint64_t v;
@@ -55,7 +77,7 @@ static vkllm_status get_u32(const struct vkllm__gguf *g, enum vkllm_arch a, cons
 }
 
 /* An optional float key (def when absent); must be finite and positive unless allow_zero. */
-static vkllm_status get_f32(const struct vkllm__gguf *g, enum vkllm_arch a, const char *suffix,
+static vkllm_status get_f32(const struct vkllm__gguf *g, enum vkllm__arch a, const char *suffix,
                             const float *def, float *out) {
     char key[128];
     double v;
@@ -74,7 +96,7 @@ static vkllm_status get_f32(const struct vkllm__gguf *g, enum vkllm_arch a, cons
     return VKLLM_STATUS_OK;
 }
 
-static vkllm_status read_arch(const struct vkllm__gguf *g, enum vkllm_arch *out) {
+static vkllm_status read_arch(const struct vkllm__gguf *g, enum vkllm__arch *out) {
     struct vkllm__str s;
     vkllm_status st = vkllm__gguf_get_str(g, "general.architecture", &s);
     if (st == VKLLM_STATUS_NOT_FOUND)
@@ -93,7 +115,7 @@ static vkllm_status read_arch(const struct vkllm__gguf *g, enum vkllm_arch *out)
 // --- hyper-parameters -----------------------------------------------------------------------
 
 static vkllm_status read_shape(const struct vkllm__gguf *g, struct vkllm__hparams *hp) {
-    enum vkllm_arch a = hp->arch;
+    enum vkllm__arch a = hp->arch;
     vkllm_status st;
     if ((st = get_u32(g, a, "block_count", NULL, 1, &hp->n_layer))) return st;
     if ((st = get_u32(g, a, "embedding_length", NULL, 1, &hp->n_embd))) return st;
@@ -125,8 +147,6 @@ static vkllm_status read_shape(const struct vkllm__gguf *g, struct vkllm__hparam
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: implausible head dimension %u", g->path, hp->head_dim);
     hp->n_embd_q = hp->n_head * hp->head_dim;
     hp->n_embd_kv = hp->n_head_kv * hp->head_dim;
-    hp->has_qkv_bias = a == VKLLM_ARCH_QWEN2;
-    hp->has_qk_norm = a == VKLLM_ARCH_QWEN3;
     return VKLLM_STATUS_OK;
 }
 
@@ -151,20 +171,20 @@ static vkllm_status read_rope_scaling(const struct vkllm__gguf *g, struct vkllm_
     r->factor = factor != 0.0f ? factor : linear;
     if (r->factor == 0.0f) r->factor = 1.0f;
     r->freq_scale = 1.0f;
-    r->scaling = VKLLM_ROPE_SCALING_NONE;
+    r->scaling = VKLLM__ROPE_SCALING_NONE;
     if (!has_type) {
         /* No type: as llama.cpp, a factor other than 1 still means linear scaling. */
         if (r->factor != 1.0f) {
-            r->scaling = VKLLM_ROPE_SCALING_LINEAR;
+            r->scaling = VKLLM__ROPE_SCALING_LINEAR;
             r->freq_scale = 1.0f / r->factor;
         }
     } else if (vkllm__str_eq(type, "none")) {
         r->factor = 1.0f;
     } else if (vkllm__str_eq(type, "linear")) {
-        r->scaling = VKLLM_ROPE_SCALING_LINEAR;
+        r->scaling = VKLLM__ROPE_SCALING_LINEAR;
         r->freq_scale = 1.0f / r->factor;
     } else if (vkllm__str_eq(type, "llama3")) {
-        r->scaling = VKLLM_ROPE_SCALING_LLAMA3;
+        r->scaling = VKLLM__ROPE_SCALING_LLAMA3;
     } else {
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: rope scaling type '%.*s' is not supported",
                           g->path, (int)VKLLM_MIN(type.len, 32), type.ptr);
@@ -185,7 +205,7 @@ static vkllm_status read_rope(const struct vkllm__gguf *g, struct vkllm__hparams
                           "%s: rope.dimension_count %u must be even and at most the head dimension %u",
                           g->path, r->n_rot, hp->head_dim);
     /* As llama.cpp: llama rotates adjacent pairs, the Qwen models the two halves of each head. */
-    r->neox = hp->arch == VKLLM_ARCH_QWEN2 || hp->arch == VKLLM_ARCH_QWEN3;
+    r->neox = hp->arch == VKLLM__ARCH_QWEN2 || hp->arch == VKLLM__ARCH_QWEN3;
     return read_rope_scaling(g, hp);
 }
 
@@ -245,7 +265,7 @@ static vkllm_status find_tensor(const struct vkllm__gguf *g, const char *name, u
                           (unsigned long long)t->ne[2], (unsigned long long)t->ne[3], (unsigned long long)cols);
     }
     if (!rows) {
-        if (t->type != VKLLM_TYPE_F32)
+        if (t->type != VKLLM__TYPE_F32)
             return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: tensor %s: type %s is not supported for a vector (f32 is)",
                               g->path, name, vkllm__type_name(t->type));
         return VKLLM_STATUS_OK;
@@ -262,37 +282,21 @@ static vkllm_status find_tensor(const struct vkllm__gguf *g, const char *name, u
     return VKLLM_STATUS_OK;
 }
 
+/* Every tensor of the layer table that architecture hp->arch reads: required ones must be there,
+ * optional ones may be; the others stay NULL even when the file has them. */
 static vkllm_status find_layer(const struct vkllm__gguf *g, const struct vkllm__hparams *hp, uint32_t l,
                                struct vkllm__layer_weights *lw) {
-    struct spec {
-        const char *suffix;
-        uint64_t cols, rows;
-        int present; /* 1 required, 0 absent (NULL), -1 optional */
-        const struct vkllm__gguf_tensor **slot;
-    } specs[] = {
-        {"attn_norm.weight", hp->n_embd, 0, 1, &lw->attn_norm},
-        {"attn_q.weight", hp->n_embd, hp->n_embd_q, 1, &lw->wq},
-        {"attn_k.weight", hp->n_embd, hp->n_embd_kv, 1, &lw->wk},
-        {"attn_v.weight", hp->n_embd, hp->n_embd_kv, 1, &lw->wv},
-        {"attn_output.weight", hp->n_embd_q, hp->n_embd, 1, &lw->wo},
-        {"attn_q.bias", hp->n_embd_q, 0, hp->has_qkv_bias, &lw->bq},
-        {"attn_k.bias", hp->n_embd_kv, 0, hp->has_qkv_bias, &lw->bk},
-        {"attn_v.bias", hp->n_embd_kv, 0, hp->has_qkv_bias, &lw->bv},
-        {"attn_q_norm.weight", hp->head_dim, 0, hp->has_qk_norm, &lw->q_norm},
-        {"attn_k_norm.weight", hp->head_dim, 0, hp->has_qk_norm, &lw->k_norm},
-        {"ffn_norm.weight", hp->n_embd, 0, 1, &lw->ffn_norm},
-        {"ffn_gate.weight", hp->n_embd, hp->n_ff, 1, &lw->w_gate},
-        {"ffn_up.weight", hp->n_embd, hp->n_ff, 1, &lw->w_up},
-        {"ffn_down.weight", hp->n_ff, hp->n_embd, 1, &lw->w_down},
-    };
-    for (size_t i = 0; i < VKLLM_ARRAY_LEN(specs); i++) {
+    for (size_t i = 0; i < VKLLM__LT_COUNT_; i++) {
+        const struct vkllm__tensor_spec *t = &vkllm__layer_tensors[i];
+        const struct vkllm__gguf_tensor **slot = (const struct vkllm__gguf_tensor **)((char *)lw + t->offset);
+        int wanted = vkllm__tensor_wanted(t, hp->arch);
+        *slot = NULL;
+        if (wanted < 0) continue;
         char name[96];
-        snprintf(name, sizeof name, "blk.%u.%s", l, specs[i].suffix);
-        if (!specs[i].present) {
-            *specs[i].slot = NULL;
-            continue;
-        }
-        vkllm_status st = find_tensor(g, name, specs[i].cols, specs[i].rows, specs[i].present < 0, specs[i].slot);
+        snprintf(name, sizeof name, "blk.%u.%s", l, t->suffix);
+        uint64_t rows = vkllm__dim_size(hp, t->rows);
+        vkllm_status st = find_tensor(g, name, vkllm__dim_size(hp, t->cols), t->kind == VKLLM__TENSOR_MAT ? rows : 0,
+                                      !wanted, slot);
         if (st != VKLLM_STATUS_OK) return st;
     }
     return VKLLM_STATUS_OK;
@@ -308,7 +312,7 @@ static vkllm_status find_globals(const struct vkllm__gguf *g, struct vkllm__hpar
                           (unsigned long long)te->ne[1]);
     hp->n_vocab = (uint32_t)te->ne[1];
     const struct vkllm__gguf_kv *toks = vkllm__gguf_find(g, "tokenizer.ggml.tokens");
-    if (toks && toks->type == VKLLM_GGUF_ARRAY && toks->arr_n != hp->n_vocab)
+    if (toks && toks->type == VKLLM__GGUF_ARRAY && toks->arr_n != hp->n_vocab)
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
                           "%s: tokenizer.ggml.tokens has %llu tokens but token_embd.weight has %u rows",
                           g->path, (unsigned long long)toks->arr_n, hp->n_vocab);
@@ -326,12 +330,12 @@ static vkllm_status find_globals(const struct vkllm__gguf *g, struct vkllm__hpar
 static vkllm_status load_freq_factors(const struct vkllm__gguf *g, struct vkllm__model_desc *d) {
     struct vkllm__rope *r = &d->hp.rope;
     uint32_t n = r->n_rot / 2;
-    if (!d->w.rope_freqs && r->scaling != VKLLM_ROPE_SCALING_LLAMA3) return VKLLM_STATUS_OK;
+    if (!d->w.rope_freqs && r->scaling != VKLLM__ROPE_SCALING_LLAMA3) return VKLLM_STATUS_OK;
     r->freq_factors = vkllm__calloc(n ? n : 1, sizeof(float));
     if (!r->freq_factors) return vkllm__err(VKLLM_STATUS_OOM, "rope frequency factors");
     if (d->w.rope_freqs) {
         memcpy(r->freq_factors, d->w.rope_freqs->data, (size_t)n * sizeof(float));
-        r->scaling = VKLLM_ROPE_SCALING_LLAMA3;
+        r->scaling = VKLLM__ROPE_SCALING_LLAMA3;
     } else {
         if (r->high_freq_factor <= r->low_freq_factor || r->orig_ctx == 0)
             return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: llama3 rope scaling needs high_freq_factor > "

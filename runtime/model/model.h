@@ -16,23 +16,17 @@
 
 #include "gguf.h"
 #include "internal.h"
-
-enum vkllm_arch {
-    VKLLM_ARCH_LLAMA = 0,
-    VKLLM_ARCH_QWEN2 = 1,
-    VKLLM_ARCH_QWEN3 = 2,
-    VKLLM_ARCH_COUNT_
-};
+#include "tensors.h"
 
 /* "llama", "qwen2", "qwen3" (the general.architecture string); "?" for an invalid value. */
-const char *vkllm__arch_name(enum vkllm_arch a);
+const char *vkllm__arch_name(enum vkllm__arch a);
 /* VKLLM_STATUS_OK and *out, or VKLLM_STATUS_UNSUPPORTED for another name (no error text set). */
-vkllm_status vkllm__arch_from_name(const char *name, enum vkllm_arch *out);
+vkllm_status vkllm__arch_from_name(const char *name, enum vkllm__arch *out);
 
-enum vkllm_rope_scaling {
-    VKLLM_ROPE_SCALING_NONE = 0,
-    VKLLM_ROPE_SCALING_LINEAR = 1, /* positions divided by factor (freq_scale = 1/factor) */
-    VKLLM_ROPE_SCALING_LLAMA3 = 2, /* per-frequency factors (rope_freqs.weight or computed) */
+enum vkllm__rope_scaling {
+    VKLLM__ROPE_SCALING_NONE = 0,
+    VKLLM__ROPE_SCALING_LINEAR = 1, /* positions divided by factor (freq_scale = 1/factor) */
+    VKLLM__ROPE_SCALING_LLAMA3 = 2, /* per-frequency factors (rope_freqs.weight or computed) */
 };
 
 /* RoPE: for each pair i in [0, n_rot/2) the angle is pos * inv_freq[i] with
@@ -43,7 +37,7 @@ struct vkllm__rope {
     float theta;                    /* base, <arch>.rope.freq_base (default 10000) */
     uint32_t n_rot;                 /* rotated dims per head, <arch>.rope.dimension_count */
     int neox;                       /* 1: NeoX halves pairing; 0: adjacent pairs */
-    enum vkllm_rope_scaling scaling;
+    enum vkllm__rope_scaling scaling;
     float factor;                   /* context extension factor (1 when none) */
     float freq_scale;               /* 1/factor for linear scaling, else 1 */
     uint32_t orig_ctx;              /* rope.scaling.original_context_length (0 if absent) */
@@ -53,7 +47,7 @@ struct vkllm__rope {
 };
 
 struct vkllm__hparams {
-    enum vkllm_arch arch;
+    enum vkllm__arch arch;
     uint32_t n_layer;      /* transformer blocks */
     uint32_t n_embd;       /* residual stream width */
     uint32_t n_ff;         /* FFN hidden width */
@@ -66,29 +60,26 @@ struct vkllm__hparams {
     uint32_t n_ctx_train;  /* <arch>.context_length */
     float rms_eps;         /* <arch>.attention.layer_norm_rms_epsilon */
     int tied_embd;         /* 1: no output.weight, logits use token_embd.weight */
-    int has_qkv_bias;      /* qwen2 */
-    int has_qk_norm;       /* qwen3 */
     struct vkllm__rope rope;
 };
 
-/* One tensor of the file per field. Matrices are in any type vkllm computes with (F32, F16,
- * BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, ...); vectors are F32. */
+/* One tensor of the file per row of the layer table (tensors.h): matrices in any type vkllm
+ * computes with (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, ...), vectors
+ * F32; NULL for a tensor the architecture does not have (or may lack, and the file lacks). */
 struct vkllm__layer_weights {
-    const struct vkllm__gguf_tensor *attn_norm; /* (n_embd,)            f32 */
-    const struct vkllm__gguf_tensor *wq;        /* (n_embd_q, n_embd) */
-    const struct vkllm__gguf_tensor *wk;        /* (n_embd_kv, n_embd) */
-    const struct vkllm__gguf_tensor *wv;        /* (n_embd_kv, n_embd) */
-    const struct vkllm__gguf_tensor *wo;        /* (n_embd, n_embd_q) */
-    const struct vkllm__gguf_tensor *bq;        /* (n_embd_q,)  f32, qwen2 only, else NULL */
-    const struct vkllm__gguf_tensor *bk;        /* (n_embd_kv,) f32, qwen2 only, else NULL */
-    const struct vkllm__gguf_tensor *bv;        /* (n_embd_kv,) f32, qwen2 only, else NULL */
-    const struct vkllm__gguf_tensor *q_norm;    /* (head_dim,)  f32, qwen3 only, else NULL */
-    const struct vkllm__gguf_tensor *k_norm;    /* (head_dim,)  f32, qwen3 only, else NULL */
-    const struct vkllm__gguf_tensor *ffn_norm;  /* (n_embd,)            f32 */
-    const struct vkllm__gguf_tensor *w_gate;    /* (n_ff, n_embd) */
-    const struct vkllm__gguf_tensor *w_up;      /* (n_ff, n_embd) */
-    const struct vkllm__gguf_tensor *w_down;    /* (n_embd, n_ff) */
+#define VKLLM__LW_FIELD_(field, ...) const struct vkllm__gguf_tensor *field;
+    VKLLM__LAYER_TENSORS(VKLLM__LW_FIELD_)
+#undef VKLLM__LW_FIELD_
 };
+
+/* The size of dimension d of hp (0 for VKLLM__DIM_NONE). */
+uint64_t vkllm__dim_size(const struct vkllm__hparams *hp, enum vkllm__dim d);
+
+/* Tensor t of layer lw (NULL when absent). */
+static inline const struct vkllm__gguf_tensor *vkllm__layer_tensor(const struct vkllm__layer_weights *lw,
+                                                                   enum vkllm__layer_tensor t) {
+    return *(const struct vkllm__gguf_tensor *const *)((const char *)lw + vkllm__layer_tensors[t].offset);
+}
 
 struct vkllm__model_weights {
     const struct vkllm__gguf_tensor *token_embd;  /* (n_vocab, n_embd) */

@@ -49,9 +49,9 @@ vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct v
         return st;
     if (n_rot == 0) return VKLLM_STATUS_OK; /* nothing rotates */
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
-    struct vkllm_pc_rope pc = {n, n_head, head_dim, n_rot, neox ? 1u : 0u};
+    struct vkllm__pc_rope pc = {n, n_head, head_dim, n_rot, neox ? 1u : 0u};
     struct vkllm__dispatch d = {
-        .shader = VKLLM_SHADER_ROPE_F32, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
+        .shader = VKLLM__SHADER_ROPE_F32, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
         .n_bind = 3, .bind = {vkllm__bind(x), vkllm__bind(pos), vkllm__bind(inv_freq)},
         .push = &pc, .push_size = sizeof pc, .label = "rope",
         /* per rotated pair: its two values and frequency, angle, cos and sin (3), rotation (6) */
@@ -77,9 +77,9 @@ vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, 
         (st = need("kv_store", "src", src, (uint64_t)n * width * 4)) || (st = need("kv_store", "pos", pos, 4)))
         return st;
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
-    struct vkllm_pc_kv_store pc = {n, width, n_ctx};
+    struct vkllm__pc_kv_store pc = {n, width, n_ctx};
     struct vkllm__dispatch d = {
-        .shader = VKLLM_SHADER_KV_STORE_F16, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
+        .shader = VKLLM__SHADER_KV_STORE_F16, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
         .n_bind = 3, .bind = {vkllm__bind(src), vkllm__bind(pos), vkllm__bind(cache)},
         .push = &pc, .push_size = sizeof pc, .label = "kv_store",
         .cost = {.bytes_read = (uint64_t)n * width * 4 + 4, .bytes_written = (uint64_t)n * width * 2},
@@ -287,12 +287,12 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     if (split && (st = need("attention", "scratch", scratch, pb))) return st;
     struct vkllm__cost cost, rcost;
     attn_cost(s, &pl, &cost, &rcost);
-    struct vkllm_pc_attn pc = {s->n, s->n_head, s->n_head_kv, s->n_ctx, s->scale, pl.split_len, pl.n_split, 0};
+    struct vkllm__pc_attn pc = {s->n, s->n_head, s->n_head_kv, s->n_ctx, s->scale, pl.split_len, pl.n_split, 0};
     if (pl.tb) {
         uint64_t qb = (uint64_t)s->n * s->n_head * s->head_dim * 4, kb = (uint64_t)s->n_ctx * s->n_head_kv * s->head_dim * 2;
         uint32_t tiles = ((split ? pl.n_split : s->n) + pl.qt - 1) / pl.qt;
         struct vkllm__dispatch d = {
-            .shader = split ? VKLLM_SHADER_ATTN_TB_SPLIT_F16 : VKLLM_SHADER_ATTN_TB_F16,
+            .shader = split ? VKLLM__SHADER_ATTN_TB_SPLIT_F16 : VKLLM__SHADER_ATTN_TB_F16,
             .n_spec = 5, .spec = {pl.wg, s->head_dim, pl.hg, pl.qt, pl.blk},
             .n_bind = 5,
             .bind = {{q.buf, q.offset, qb}, {k_cache.buf, k_cache.offset, kb}, {v_cache.buf, v_cache.offset, kb},
@@ -302,9 +302,9 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
             .cost = cost,
         };
         if ((st = vkllm__cmd_dispatch(c, &d)) || !split) return st;
-        struct vkllm_pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, 0, pl.n_split};
+        struct vkllm__pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, 0, pl.n_split};
         struct vkllm__dispatch r = {
-            .shader = VKLLM_SHADER_ATTN_TB_REDUCE_F32, .n_spec = 2, .spec = {TB_REDUCE_WG, s->head_dim},
+            .shader = VKLLM__SHADER_ATTN_TB_REDUCE_F32, .n_spec = 2, .spec = {TB_REDUCE_WG, s->head_dim},
             .n_bind = 2, .bind = {{scratch.buf, scratch.offset, pb}, vkllm__bind(o)},
             .push = &rp, .push_size = sizeof rp, .label = "attn_tb_reduce",
             .cost = rcost,
@@ -313,7 +313,7 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
         return vkllm__cmd_dispatch(c, &r);
     } else {
         struct vkllm__dispatch d = {
-            .shader = split ? VKLLM_SHADER_ATTN_SPLIT_F16 : VKLLM_SHADER_ATTN_F16,
+            .shader = split ? VKLLM__SHADER_ATTN_SPLIT_F16 : VKLLM__SHADER_ATTN_F16,
             .n_spec = 8, .spec = {pl.wg, s->head_dim, pl.qt, pl.hg, pl.npt, pl.rs, pl.rpt, pl.tpr},
             .n_bind = 5, .bind = {vkllm__bind(q), vkllm__bind(k_cache), vkllm__bind(v_cache), vkllm__bind(pos), vkllm__bind(split ? scratch : o)},
             .push = &pc, .push_size = sizeof pc, .label = split ? "attn_split" : "attn",
@@ -322,9 +322,9 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
         };
         if ((st = vkllm__cmd_dispatch(c, &d)) || !split) return st;
     }
-    struct vkllm_pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, pl.split_len, pl.n_split};
+    struct vkllm__pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, pl.split_len, pl.n_split};
     struct vkllm__dispatch r = {
-        .shader = VKLLM_SHADER_ATTN_REDUCE_F32, .n_spec = 1, .spec = {fit_wg(gpu, REDUCE_WG)},
+        .shader = VKLLM__SHADER_ATTN_REDUCE_F32, .n_spec = 1, .spec = {fit_wg(gpu, REDUCE_WG)},
         .n_bind = 3, .bind = {vkllm__bind(scratch), vkllm__bind(pos), vkllm__bind(o)},
         .push = &rp, .push_size = sizeof rp, .label = "attn_reduce",
         .cost = rcost,
@@ -339,9 +339,9 @@ vkllm_status vkllm__op_argmax(struct vkllm__cmd *c, struct vkllm__view o, struct
     if (n == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "argmax: n=0");
     vkllm_status st;
     if ((st = need("argmax", "x", x, (uint64_t)n * 4)) || (st = need("argmax", "o", o, 4))) return st;
-    struct vkllm_pc_argmax pc = {n};
+    struct vkllm__pc_argmax pc = {n};
     struct vkllm__dispatch d = {
-        .shader = VKLLM_SHADER_ARGMAX_F32, .n_spec = 1, .spec = {fit_wg(vkllm__cmd_gpu(c), ARGMAX_WG)},
+        .shader = VKLLM__SHADER_ARGMAX_F32, .n_spec = 1, .spec = {fit_wg(vkllm__cmd_gpu(c), ARGMAX_WG)},
         .n_bind = 2, .bind = {vkllm__bind(x), vkllm__bind(o)},
         .push = &pc, .push_size = sizeof pc, .label = "argmax",
         .groups = {1, 1, 1},

@@ -20,7 +20,7 @@ static vkllm_status elementwise(struct vkllm__cmd *c, enum vkllm__shader_id id, 
     if (n == 0 || nb == 0 || nb > n)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: n=%u nb=%u", label, n, nb);
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
-    struct vkllm_pc_elementwise pc = {n, nb};
+    struct vkllm__pc_elementwise pc = {n, nb};
     struct vkllm__dispatch d = {
         .shader = id, .n_spec = 1, .spec = {pick_wg(gpu)},
         .n_bind = 3, .bind = {vkllm__bind(a), vkllm__bind(b), vkllm__bind(o)},
@@ -33,17 +33,17 @@ static vkllm_status elementwise(struct vkllm__cmd *c, enum vkllm__shader_id id, 
 
 vkllm_status vkllm__op_add(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view a,
                            struct vkllm__view b, uint32_t n, uint32_t nb) {
-    return elementwise(c, VKLLM_SHADER_ADD_F32, "add", 1, o, a, b, n, nb);
+    return elementwise(c, VKLLM__SHADER_ADD_F32, "add", 1, o, a, b, n, nb);
 }
 
 vkllm_status vkllm__op_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view a,
                            struct vkllm__view b, uint32_t n, uint32_t nb) {
-    return elementwise(c, VKLLM_SHADER_MUL_F32, "mul", 1, o, a, b, n, nb);
+    return elementwise(c, VKLLM__SHADER_MUL_F32, "mul", 1, o, a, b, n, nb);
 }
 
 vkllm_status vkllm__op_silu_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view gate,
                                 struct vkllm__view up, uint32_t n) {
-    return elementwise(c, VKLLM_SHADER_SILU_MUL_F32, "silu_mul", 4, o, gate, up, n, n);
+    return elementwise(c, VKLLM__SHADER_SILU_MUL_F32, "silu_mul", 4, o, gate, up, n, n);
 }
 
 /* One workgroup per row, rows spread over x and y. */
@@ -56,9 +56,9 @@ vkllm_status vkllm__op_rmsnorm(struct vkllm__cmd *c, struct vkllm__view o, struc
     if (ncols == 0 || nrows == 0)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rmsnorm: %u x %u", nrows, ncols);
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
-    struct vkllm_pc_rows pc = {ncols, nrows, eps, 1.0f};
+    struct vkllm__pc_rows pc = {ncols, nrows, eps, 1.0f};
     struct vkllm__dispatch d = {
-        .shader = VKLLM_SHADER_RMSNORM_F32, .n_spec = 1, .spec = {pick_wg(gpu)},
+        .shader = VKLLM__SHADER_RMSNORM_F32, .n_spec = 1, .spec = {pick_wg(gpu)},
         .n_bind = 3, .bind = {vkllm__bind(x), vkllm__bind(w), vkllm__bind(o)},
         .push = &pc, .push_size = sizeof pc, .label = "rmsnorm",
         /* sum of squares (2 per element), 1/sqrt (2 per row), x * inv * w (2 per element) */
@@ -75,10 +75,10 @@ vkllm_status vkllm__op_add_rmsnorm(struct vkllm__cmd *c, struct vkllm__view o, s
     if (ncols == 0 || nrows == 0)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "add_rmsnorm: %u x %u", nrows, ncols);
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
-    struct vkllm_pc_rows pc = {ncols, nrows, eps, 1.0f};
+    struct vkllm__pc_rows pc = {ncols, nrows, eps, 1.0f};
     uint64_t elems = (uint64_t)nrows * ncols;
     struct vkllm__dispatch d_ = {
-        .shader = VKLLM_SHADER_ADD_RMSNORM_F32, .n_spec = 1, .spec = {pick_wg(gpu)},
+        .shader = VKLLM__SHADER_ADD_RMSNORM_F32, .n_spec = 1, .spec = {pick_wg(gpu)},
         .n_bind = 4, .bind = {vkllm__bind(x), vkllm__bind(d), vkllm__bind(w), vkllm__bind(o)},
         .push = &pc, .push_size = sizeof pc, .label = "add_rmsnorm",
         /* x and d read, x written, x read again with w, o written; flops: the add, then rmsnorm's */
@@ -94,9 +94,9 @@ vkllm_status vkllm__op_softmax(struct vkllm__cmd *c, struct vkllm__view o, struc
     if (ncols == 0 || nrows == 0)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "softmax: %u x %u", nrows, ncols);
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
-    struct vkllm_pc_rows pc = {ncols, nrows, 0.0f, scale};
+    struct vkllm__pc_rows pc = {ncols, nrows, 0.0f, scale};
     struct vkllm__dispatch d = {
-        .shader = VKLLM_SHADER_SOFTMAX_F32, .n_spec = 1, .spec = {pick_wg(gpu)},
+        .shader = VKLLM__SHADER_SOFTMAX_F32, .n_spec = 1, .spec = {pick_wg(gpu)},
         .n_bind = 2, .bind = {vkllm__bind(x), vkllm__bind(o)},
         .push = &pc, .push_size = sizeof pc, .label = "softmax",
         /* scale and max (2), subtract and exp (2), sum (1), divide (1) per element */

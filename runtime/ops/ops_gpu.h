@@ -38,9 +38,9 @@ static inline struct vkllm__binding vkllm__bind(struct vkllm__view v) {
 
 /* --- the kernels of each weight type (kernels.c) --------------------------------------------
  * One row per type vkllm computes with: the shader of each op family for that type
- * (VKLLM_SHADER_COUNT_ where a family has none). */
+ * (VKLLM__SHADER_COUNT_ where a family has none). */
 struct vkllm__type_kernels {
-    uint32_t type;                       /* enum vkllm_type */
+    uint32_t type;                       /* enum vkllm__type */
     enum vkllm__shader_id matvec;        /* decode, subgroupAdd reduction */
     enum vkllm__shader_id matvec_shm;    /* decode, shared-memory reduction */
     enum vkllm__shader_id get_rows;      /* embedding lookup */
@@ -77,7 +77,7 @@ vkllm_status vkllm__op_silu_mul(struct vkllm__cmd *c, struct vkllm__view o, stru
  * file (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K). It may be larger than
  * maxStorageBufferRange: ops then bind it in row chunks that each fit (vkllm__dtensor_chunk). */
 struct vkllm__dtensor {
-    uint32_t type;       /* enum vkllm_type */
+    uint32_t type;       /* enum vkllm__type */
     uint64_t k;          /* elements per row (ne[0]) */
     uint64_t m;          /* rows (ne[1] * ne[2] * ne[3]) */
     uint64_t row_bytes;  /* bytes per row */

@@ -153,7 +153,7 @@ vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const 
                                   "matmul: %s matrix of %llu x %llu: its buffer must extend to a multiple of 4 "
                                   "bytes past the last row (the shader reads 32-bit words)",
                                   vkllm__type_name(w->type), (unsigned long long)w->m, (unsigned long long)w->k);
-            struct vkllm_pc_matmul pc = {nb, rows, (uint32_t)w->k, (uint32_t)w->row_bytes, (uint32_t)w->m,
+            struct vkllm__pc_matmul pc = {nb, rows, (uint32_t)w->k, (uint32_t)w->row_bytes, (uint32_t)w->m,
                                          (uint32_t)r0};
             struct vkllm__dispatch dp = {
                 .shader = id, .n_spec = 4, .spec = {t.wg, t.bm, t.bn, t.bk},

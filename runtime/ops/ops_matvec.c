@@ -144,7 +144,7 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
             /* y: this chunk's rows of the nc columns, from the aligned offset at or before the first */
             uint64_t yoff = y.offset + ((uint64_t)c0 * w->m + r0) * 4, yal = yoff / yalign * yalign;
             struct vkllm__binding yb = {y.buf, yal, yoff - yal + ((uint64_t)(nc - 1) * w->m + rows) * 4};
-            struct vkllm_pc_matvec pc = {(uint32_t)w->k, (uint32_t)rows, (uint32_t)w->row_bytes,
+            struct vkllm__pc_matvec pc = {(uint32_t)w->k, (uint32_t)rows, (uint32_t)w->row_bytes,
                                          (uint32_t)((yoff - yal) / 4), (uint32_t)((xoff - xal) / 4), (uint32_t)w->k,
                                          (uint32_t)w->m};
             struct vkllm__dispatch d = {
@@ -188,7 +188,7 @@ vkllm_status vkllm__op_get_rows(struct vkllm__cmd *c, struct vkllm__view o, cons
     if ((st = vkllm__dtensor_chunk_rows(gpu, w, &chunk))) return st;
     for (uint64_t r0 = 0; r0 < w->m; r0 += chunk) {
         uint64_t nr = VKLLM_MIN(chunk, w->m - r0);
-        struct vkllm_pc_get_rows pc = {(uint32_t)w->k, (uint32_t)w->row_bytes, n, (uint32_t)r0, (uint32_t)nr,
+        struct vkllm__pc_get_rows pc = {(uint32_t)w->k, (uint32_t)w->row_bytes, n, (uint32_t)r0, (uint32_t)nr,
                                        r0 + nr >= w->m};
         struct vkllm__dispatch d = {
             .shader = sh->get_rows, .n_spec = 1, .spec = {wg},

@@ -36,17 +36,17 @@ struct tb_format {
 };
 
 static const struct tb_format k_formats[] = {
-    {VKLLM_TYPE_F32, 4, 1, 0, TB_PLAIN},
-    {VKLLM_TYPE_BF16, 4, 1, 0, TB_BF16},
-    {VKLLM_TYPE_F16, 8, 1, 0, TB_PLAIN},
-    {VKLLM_TYPE_Q8_0, 32, 2, 1, TB_Q8},
-    {VKLLM_TYPE_Q5_0, 32, 2, 1, TB_Q8},
-    {VKLLM_TYPE_Q6_K, 32, 2, 2, TB_Q8_16},
-    {VKLLM_TYPE_Q5_1, 32, 2, 2, TB_Q8_AFF},
-    {VKLLM_TYPE_Q5_K, 32, 2, 2, TB_Q8_AFF},
-    {VKLLM_TYPE_Q4_0, 32, 1, 1, TB_Q4},
-    {VKLLM_TYPE_Q4_1, 32, 1, 2, TB_Q4_AFF},
-    {VKLLM_TYPE_Q4_K, 32, 1, 2, TB_Q4_AFF},
+    {VKLLM__TYPE_F32, 4, 1, 0, TB_PLAIN},
+    {VKLLM__TYPE_BF16, 4, 1, 0, TB_BF16},
+    {VKLLM__TYPE_F16, 8, 1, 0, TB_PLAIN},
+    {VKLLM__TYPE_Q8_0, 32, 2, 1, TB_Q8},
+    {VKLLM__TYPE_Q5_0, 32, 2, 1, TB_Q8},
+    {VKLLM__TYPE_Q6_K, 32, 2, 2, TB_Q8_16},
+    {VKLLM__TYPE_Q5_1, 32, 2, 2, TB_Q8_AFF},
+    {VKLLM__TYPE_Q5_K, 32, 2, 2, TB_Q8_AFF},
+    {VKLLM__TYPE_Q4_0, 32, 1, 1, TB_Q4},
+    {VKLLM__TYPE_Q4_1, 32, 1, 2, TB_Q4_AFF},
+    {VKLLM__TYPE_Q4_K, 32, 1, 2, TB_Q4_AFF},
 };
 
 #define GROUP 8u      /* rows interleaved */
@@ -132,7 +132,7 @@ static void repack_row(const struct tb_format *f, const struct tb_layout *l, con
         uint64_t unit = g * l->nu + u;
         uint8_t *t0 = dst + ((unit * f->tpu) * GROUP + lane) * 16; /* texel h at + h * GROUP * 16 */
         if (f->kind == TB_PLAIN || f->kind == TB_BF16) {
-            uint64_t es = f->type == VKLLM_TYPE_F16 ? 2 : 4, e0 = u * f->unit;
+            uint64_t es = f->type == VKLLM__TYPE_F16 ? 2 : 4, e0 = u * f->unit;
             uint64_t n = VKLLM_MIN((uint64_t)f->unit, k - e0); /* the rest stays zero */
             if (f->kind == TB_PLAIN) memcpy(t0, src + e0 * es, n * es);
             for (uint64_t i = 0; f->kind == TB_BF16 && i < n; i++) {
@@ -244,7 +244,7 @@ vkllm_status vkllm__op_matvec_tb(struct vkllm__cmd *c, struct vkllm__view y, con
             /* y: rows r0.. of columns c0..c0+nc-1 */
             uint64_t yoff = y.offset + ((uint64_t)c0 * w->m + r0) * 4, ybase = yoff / ya * ya;
             uint64_t yrange = yoff - ybase + ((uint64_t)(nc - 1) * w->m + nr_rows) * 4;
-            struct vkllm_pc_matvec_tb pc = {
+            struct vkllm__pc_matvec_tb pc = {
                 (uint32_t)w->k, (uint32_t)l.nu, (uint32_t)nr_rows, (uint32_t)((yoff - ybase) / 4),
                 (uint32_t)w->m, (uint32_t)(xd / 16), (uint32_t)(w->k / 4),
             };

@@ -7,20 +7,20 @@
 #include <stdint.h>
 
 /* GLSL twin: pc_elementwise (elementwise.comp, silu_mul.comp) */
-struct vkllm_pc_elementwise {
+struct vkllm__pc_elementwise {
     uint32_t n;  /* elements of a and of the output */
     uint32_t nb; /* elements of b; b is repeated when nb < n */
 };
-_Static_assert(sizeof(struct vkllm_pc_elementwise) == 8, "update pc_elementwise in pc.glsl");
+_Static_assert(sizeof(struct vkllm__pc_elementwise) == 8, "update pc_elementwise in pc.glsl");
 
 /* GLSL twin: pc_rows (rmsnorm.comp, softmax.comp) */
-struct vkllm_pc_rows {
+struct vkllm__pc_rows {
     uint32_t ncols;
     uint32_t nrows;
     float eps;
     float scale;
 };
-_Static_assert(sizeof(struct vkllm_pc_rows) == 16, "update pc_rows in pc.glsl");
+_Static_assert(sizeof(struct vkllm__pc_rows) == 16, "update pc_rows in pc.glsl");
 
 /* The op families' blocks, one header each (one writer per file). */
 #include "shader_abi_matvec.h"

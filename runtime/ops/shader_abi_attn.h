@@ -6,25 +6,25 @@
 #include <stdint.h>
 
 /* GLSL twin: pc_rope (rope.comp) */
-struct vkllm_pc_rope {
+struct vkllm__pc_rope {
     uint32_t n;        /* tokens; token i is at position pos0 + i */
     uint32_t n_head;
     uint32_t head_dim;
     uint32_t n_rot;    /* rotated dims per head (even, <= head_dim) */
     uint32_t neox;     /* 0: pairs (2i, 2i+1); 1: pairs (i, i + n_rot/2) */
 };
-_Static_assert(sizeof(struct vkllm_pc_rope) == 20, "update pc_rope in pc_attn.glsl");
+_Static_assert(sizeof(struct vkllm__pc_rope) == 20, "update pc_rope in pc_attn.glsl");
 
 /* GLSL twin: pc_kv_store (kv_store.comp) */
-struct vkllm_pc_kv_store {
+struct vkllm__pc_kv_store {
     uint32_t n;     /* rows of src */
     uint32_t width; /* floats per row (even) */
     uint32_t n_ctx; /* rows of the cache; rows >= n_ctx are never written */
 };
-_Static_assert(sizeof(struct vkllm_pc_kv_store) == 12, "update pc_kv_store in pc_attn.glsl");
+_Static_assert(sizeof(struct vkllm__pc_kv_store) == 12, "update pc_kv_store in pc_attn.glsl");
 
 /* GLSL twin: pc_attn (attn.comp) */
-struct vkllm_pc_attn {
+struct vkllm__pc_attn {
     uint32_t n;         /* queries */
     uint32_t n_head;
     uint32_t n_head_kv;
@@ -34,23 +34,23 @@ struct vkllm_pc_attn {
     uint32_t n_split;   /* splits (1: no split, the output is final) */
     uint32_t pad;
 };
-_Static_assert(sizeof(struct vkllm_pc_attn) == 32, "update pc_attn in pc_attn.glsl");
+_Static_assert(sizeof(struct vkllm__pc_attn) == 32, "update pc_attn in pc_attn.glsl");
 
 /* GLSL twin: pc_attn_reduce (attn_reduce.comp) */
-struct vkllm_pc_attn_reduce {
+struct vkllm__pc_attn_reduce {
     uint32_t n;         /* queries */
     uint32_t n_head;
     uint32_t head_dim;
     uint32_t n_ctx;
-    uint32_t split_len; /* as in vkllm_pc_attn */
+    uint32_t split_len; /* as in vkllm__pc_attn */
     uint32_t n_split;
 };
-_Static_assert(sizeof(struct vkllm_pc_attn_reduce) == 24, "update pc_attn_reduce in pc_attn.glsl");
+_Static_assert(sizeof(struct vkllm__pc_attn_reduce) == 24, "update pc_attn_reduce in pc_attn.glsl");
 
 /* GLSL twin: pc_argmax (argmax.comp) */
-struct vkllm_pc_argmax {
+struct vkllm__pc_argmax {
     uint32_t n;
 };
-_Static_assert(sizeof(struct vkllm_pc_argmax) == 4, "update pc_argmax in pc_attn.glsl");
+_Static_assert(sizeof(struct vkllm__pc_argmax) == 4, "update pc_argmax in pc_attn.glsl");
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 /* GLSL twin: the PC block of shaders/matmul.comp (change both together). */
-struct vkllm_pc_matmul {
+struct vkllm__pc_matmul {
     uint32_t n;         /* rows of x and y in this dispatch */
     uint32_t m;         /* weight rows in the bound chunk */
     uint32_t k;         /* elements per row of x and W */
@@ -13,6 +13,6 @@ struct vkllm_pc_matmul {
     uint32_t y_stride;  /* floats per row of y (all of W's rows) */
     uint32_t y_col;     /* column of y of the chunk's first weight row */
 };
-_Static_assert(sizeof(struct vkllm_pc_matmul) == 24, "update the PC block of matmul.comp");
+_Static_assert(sizeof(struct vkllm__pc_matmul) == 24, "update the PC block of matmul.comp");
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 /* GLSL twin: the push_constant block PC of shaders/matvec.comp */
-struct vkllm_pc_matvec {
+struct vkllm__pc_matvec {
     uint32_t k;         /* elements per row */
     uint32_t m;         /* rows in this dispatch (one chunk of W) */
     uint32_t row_bytes; /* bytes per row */
@@ -14,10 +14,10 @@ struct vkllm_pc_matvec {
     uint32_t x_stride;  /* x elements from one column to the next (a multiple of 4) */
     uint32_t y_stride;  /* y elements from one column to the next */
 };
-_Static_assert(sizeof(struct vkllm_pc_matvec) == 28, "update PC in shaders/matvec.comp");
+_Static_assert(sizeof(struct vkllm__pc_matvec) == 28, "update PC in shaders/matvec.comp");
 
 /* GLSL twin: the push_constant block PC of shaders/get_rows.comp */
-struct vkllm_pc_get_rows {
+struct vkllm__pc_get_rows {
     uint32_t k;         /* elements per row */
     uint32_t row_bytes; /* bytes per row */
     uint32_t n;         /* ids */
@@ -25,6 +25,6 @@ struct vkllm_pc_get_rows {
     uint32_t nrows;     /* rows in this binding */
     uint32_t last;      /* 1 for the last chunk: ids >= row0 + nrows give zero rows */
 };
-_Static_assert(sizeof(struct vkllm_pc_get_rows) == 24, "update PC in shaders/get_rows.comp");
+_Static_assert(sizeof(struct vkllm__pc_get_rows) == 24, "update PC in shaders/get_rows.comp");
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 /* GLSL twin: the push_constant block PC of shaders/matvec_tb.comp */
-struct vkllm_pc_matvec_tb {
+struct vkllm__pc_matvec_tb {
     uint32_t k;       /* elements per row */
     uint32_t nu;      /* units per row of the repacked layout */
     uint32_t m;       /* rows in this dispatch */
@@ -14,6 +14,6 @@ struct vkllm_pc_matvec_tb {
     uint32_t x0;      /* vec4 index of column 0 in the x binding */
     uint32_t xstride; /* vec4s between columns */
 };
-_Static_assert(sizeof(struct vkllm_pc_matvec_tb) == 28, "update PC in shaders/matvec_tb.comp");
+_Static_assert(sizeof(struct vkllm__pc_matvec_tb) == 28, "update PC in shaders/matvec_tb.comp");
 
 #endif

@@ -2,17 +2,34 @@
  * one call per step, shape comments. Matrices stay in their file encoding and are dequantized
  * row by row as they are used; vectors (norms, biases) are copied to f32 once at init. */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "ref_ops.h"
 #include "ref.h"
 #include "types.h"
 
+/* A layer's vectors (norms, biases) as f32 copies, one field per vector row of the layer table
+ * (model/tensors.h); NULL where the model has none. Matrices are read from the file. */
+#define REF_FIELD_VEC(field) float *field;
+#define REF_FIELD_MAT(field)
 struct ref_layer {
-    float *attn_norm, *ffn_norm;     /* (n_embd,) */
-    float *bq, *bk, *bv;             /* (n_embd_q,), (n_embd_kv,) x2, or NULL */
-    float *q_norm, *k_norm;          /* (head_dim,) or NULL */
+#define REF_FIELD(field, suffix, kind, ...) REF_FIELD_##kind(field)
+    VKLLM__LAYER_TENSORS(REF_FIELD)
+#undef REF_FIELD
 };
+
+/* Where each vector row of the table lives in struct ref_layer (0 for matrices). */
+#define REF_OFF_VEC(field) offsetof(struct ref_layer, field)
+#define REF_OFF_MAT(field) 0
+static const size_t k_ref_offset[VKLLM__LT_COUNT_] = {
+#define REF_OFF(field, suffix, kind, ...) REF_OFF_##kind(field),
+    VKLLM__LAYER_TENSORS(REF_OFF)
+#undef REF_OFF
+};
+
+static float **ref_vec(struct ref_layer *rl, size_t i) { return (float **)((char *)rl + k_ref_offset[i]); }
+static int is_vec(size_t i) { return vkllm__layer_tensors[i].kind == VKLLM__TENSOR_VEC; }
 
 struct vkllm__ref {
     const struct vkllm__model_desc *d;
@@ -65,12 +82,10 @@ static vkllm_status alloc_state(struct vkllm__ref *r) {
     if (!r->layers || !copy_vec(r->d->w.output_norm, &r->output_norm))
         return vkllm__err(VKLLM_STATUS_OOM, "reference forward state");
     for (uint32_t l = 0; l < hp->n_layer; l++) {
-        const struct vkllm__layer_weights *w = &r->d->w.layers[l];
-        struct ref_layer *rl = &r->layers[l];
-        if (!copy_vec(w->attn_norm, &rl->attn_norm) || !copy_vec(w->ffn_norm, &rl->ffn_norm) ||
-            !copy_vec(w->bq, &rl->bq) || !copy_vec(w->bk, &rl->bk) || !copy_vec(w->bv, &rl->bv) ||
-            !copy_vec(w->q_norm, &rl->q_norm) || !copy_vec(w->k_norm, &rl->k_norm))
-            return vkllm__err(VKLLM_STATUS_OOM, "reference forward state");
+        for (size_t i = 0; i < VKLLM__LT_COUNT_; i++)
+            if (is_vec(i) &&
+                !copy_vec(vkllm__layer_tensor(&r->d->w.layers[l], (enum vkllm__layer_tensor)i), ref_vec(&r->layers[l], i)))
+                return vkllm__err(VKLLM_STATUS_OOM, "reference forward state");
     }
     vkllm__rope_freqs(hp, r->inv_freq);
     return VKLLM_STATUS_OK;
@@ -95,11 +110,9 @@ vkllm_status vkllm__ref_init(const struct vkllm__model_desc *desc, uint32_t n_ct
 void vkllm__ref_free(struct vkllm__ref *r) {
     if (!r) return;
     if (r->layers) {
-        for (uint32_t l = 0; l < r->d->hp.n_layer; l++) {
-            struct ref_layer *rl = &r->layers[l];
-            float *v[] = {rl->attn_norm, rl->ffn_norm, rl->bq, rl->bk, rl->bv, rl->q_norm, rl->k_norm};
-            for (size_t i = 0; i < VKLLM_ARRAY_LEN(v); i++) vkllm__free(v[i]);
-        }
+        for (uint32_t l = 0; l < r->d->hp.n_layer; l++)
+            for (size_t i = 0; i < VKLLM__LT_COUNT_; i++)
+                if (is_vec(i)) vkllm__free(*ref_vec(&r->layers[l], i));
         vkllm__free(r->layers);
     }
     float *bufs[] = {r->output_norm, r->inv_freq, r->x, r->xb, r->q, r->att_out, r->tmp, r->hb,
@@ -135,11 +148,9 @@ static void attention_block(struct vkllm__ref *r, uint32_t l, uint32_t pos) {
     matvec(r->q, w->wq, r->xb);                                     // q (n_embd_q,) = wq @ xb
     matvec(k, w->wk, r->xb);                                        // k (n_embd_kv,) = wk @ xb
     matvec(v, w->wv, r->xb);                                        // v (n_embd_kv,) = wv @ xb
-    if (rl->bq) {                                                   // qwen2: biases
-        vkllm__ref_add(r->q, r->q, rl->bq, hp->n_embd_q, hp->n_embd_q);
-        vkllm__ref_add(k, k, rl->bk, hp->n_embd_kv, hp->n_embd_kv);
-        vkllm__ref_add(v, v, rl->bv, hp->n_embd_kv, hp->n_embd_kv);
-    }
+    if (rl->bq) vkllm__ref_add(r->q, r->q, rl->bq, hp->n_embd_q, hp->n_embd_q); // qwen2 (llama: optional): biases
+    if (rl->bk) vkllm__ref_add(k, k, rl->bk, hp->n_embd_kv, hp->n_embd_kv);
+    if (rl->bv) vkllm__ref_add(v, v, rl->bv, hp->n_embd_kv, hp->n_embd_kv);
     if (rl->q_norm) {                                               // qwen3: RMS norm per head
         vkllm__ref_rmsnorm(r->q, r->q, rl->q_norm, hp->head_dim, hp->n_head, hp->rms_eps);
         vkllm__ref_rmsnorm(k, k, rl->k_norm, hp->head_dim, hp->n_head_kv, hp->rms_eps);

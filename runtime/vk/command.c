@@ -265,7 +265,7 @@ fail:
 
 /* Every argument of a dispatch against the shader's declaration and the device's limits. */
 static vkllm_status check_dispatch(const struct vkllm__gpu *gpu, const struct vkllm__dispatch *d) {
-    if ((unsigned)d->shader >= VKLLM_SHADER_COUNT_)
+    if ((unsigned)d->shader >= VKLLM__SHADER_COUNT_)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch: unknown shader id %d", (int)d->shader);
     const struct vkllm__shader_blob *blob = &vkllm__shader_blobs[d->shader];
     const struct vkllm_device_info *info = &gpu->info;

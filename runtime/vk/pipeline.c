@@ -61,7 +61,7 @@ fail:
 
 vkllm_status vkllm__pipeline_get(struct vkllm__gpu *gpu, enum vkllm__shader_id id, uint32_t n_spec,
                                  const uint32_t *spec, VkPipeline *out) {
-    if ((unsigned)id >= VKLLM_SHADER_COUNT_)
+    if ((unsigned)id >= VKLLM__SHADER_COUNT_)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "unknown shader id %d", (int)id);
     if (n_spec > VKLLM__MAX_SPEC)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "too many specialization constants (%u)", n_spec);
@@ -110,7 +110,7 @@ fail:
 }
 
 void vkllm__pipelines_free(struct vkllm__gpu *gpu) {
-    for (int i = 0; i < VKLLM_SHADER_COUNT_; i++) {
+    for (int i = 0; i < VKLLM__SHADER_COUNT_; i++) {
         struct vkllm__shader_state *s = &gpu->shaders[i];
         for (struct vkllm__pipeline *p = s->pipelines, *next; p; p = next) {
             next = p->next;

@@ -136,7 +136,7 @@ struct vkllm__gpu {
     /* pipelines */
     VkPipelineCache pipeline_cache;
     char pipeline_cache_path[1024];
-    struct vkllm__shader_state shaders[VKLLM_SHADER_COUNT_];
+    struct vkllm__shader_state shaders[VKLLM__SHADER_COUNT_];
 };
 
 /* The kind of binding i of a shader (see shaders/shaders.cmake): 's', 'u', 't' or 'f'. */

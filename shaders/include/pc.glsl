@@ -3,13 +3,13 @@
 #ifndef VKLLM_PC_GLSL
 #define VKLLM_PC_GLSL
 
-// C twin: struct vkllm_pc_elementwise
+// C twin: struct vkllm__pc_elementwise
 struct pc_elementwise {
     uint n;        // elements of a and of the output
     uint nb;       // elements of b; b is repeated (b[i % nb]) when nb < n
 };
 
-// C twin: struct vkllm_pc_rows
+// C twin: struct vkllm__pc_rows
 struct pc_rows {
     uint ncols;    // row length
     uint nrows;    // number of rows

@@ -4,7 +4,7 @@
 #ifndef VKLLM_PC_ATTN_GLSL
 #define VKLLM_PC_ATTN_GLSL
 
-// C twin: struct vkllm_pc_rope
+// C twin: struct vkllm__pc_rope
 struct pc_rope {
     uint n;        // tokens; token i is at position pos0 + i
     uint n_head;
@@ -13,14 +13,14 @@ struct pc_rope {
     uint neox;     // 0: pairs (2i, 2i+1); 1: pairs (i, i + n_rot/2)
 };
 
-// C twin: struct vkllm_pc_kv_store
+// C twin: struct vkllm__pc_kv_store
 struct pc_kv_store {
     uint n;        // rows of src
     uint width;    // floats per row (even)
     uint n_ctx;    // rows of the cache; rows >= n_ctx are never written
 };
 
-// C twin: struct vkllm_pc_attn
+// C twin: struct vkllm__pc_attn
 struct pc_attn {
     uint n;          // queries
     uint n_head;
@@ -32,7 +32,7 @@ struct pc_attn {
     uint pad;
 };
 
-// C twin: struct vkllm_pc_attn_reduce
+// C twin: struct vkllm__pc_attn_reduce
 struct pc_attn_reduce {
     uint n;          // queries
     uint n_head;
@@ -42,7 +42,7 @@ struct pc_attn_reduce {
     uint n_split;
 };
 
-// C twin: struct vkllm_pc_argmax
+// C twin: struct vkllm__pc_argmax
 struct pc_argmax {
     uint n;
 };

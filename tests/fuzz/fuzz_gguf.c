@@ -29,10 +29,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             /* Every value the reader accepted is a value the writer accepts (general.alignment
              * was checked by the reader to be a u32 power of two). */
             if (vkllm__gguf_writer_set_kv(w, "k", &g->kv[i]) != VKLLM_STATUS_OK) __builtin_trap();
-            if (g->kv[i].type == VKLLM_GGUF_ARRAY) {
+            if (g->kv[i].type == VKLLM__GGUF_ARRAY) {
                 uint64_t n = 0;
                 const uint8_t *p = g->kv[i].arr_data - 12; /* element type and count */
-                if (vkllm__gguf_value_size(VKLLM_GGUF_ARRAY, p, g->kv[i].arr_bytes + 12, &n) != VKLLM_STATUS_OK ||
+                if (vkllm__gguf_value_size(VKLLM__GGUF_ARRAY, p, g->kv[i].arr_bytes + 12, &n) != VKLLM_STATUS_OK ||
                     n != g->kv[i].arr_bytes + 12)
                     __builtin_trap();
             }

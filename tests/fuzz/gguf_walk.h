@@ -20,9 +20,9 @@ static uint64_t gguf_walk_array(const struct vkllm__gguf_kv *kv, int depth) {
     uint64_t n = 0;
     vkllm__gguf_arr_iter_init(&it, kv);
     while (vkllm__gguf_arr_iter_next(&it, &e)) {
-        if (e.type == VKLLM_GGUF_ARRAY) {
+        if (e.type == VKLLM__GGUF_ARRAY) {
             sum += gguf_walk_array(&e, depth + 1);
-        } else if (e.type == VKLLM_GGUF_STRING) {
+        } else if (e.type == VKLLM__GGUF_STRING) {
             sum += e.v.s.len + (e.v.s.len ? (uint8_t)e.v.s.ptr[e.v.s.len - 1] : 0);
         } else {
             sum += (uint64_t)vkllm__gguf_arr_i64(kv, n) + (uint64_t)(vkllm__gguf_arr_f64(kv, n) != 0);
@@ -30,7 +30,7 @@ static uint64_t gguf_walk_array(const struct vkllm__gguf_kv *kv, int depth) {
         n++;
     }
     if (n != kv->arr_n) gguf_walk_bugs++; /* validated arrays walk fully */
-    if (kv->arr_type == VKLLM_GGUF_STRING) {
+    if (kv->arr_type == VKLLM__GGUF_STRING) {
         struct vkllm__str *s;
         if (vkllm__gguf_arr_strings(kv, &s) == VKLLM_STATUS_OK) {
             for (uint64_t i = 0; i < kv->arr_n; i++) sum += s[i].len ? (uint8_t)s[i].ptr[0] : 1;
@@ -63,9 +63,9 @@ static uint64_t gguf_walk(const struct vkllm__gguf *g) {
             if (vkllm__gguf_get_bool(g, name, &b) == VKLLM_STATUS_OK) sum += (uint64_t)b;
             if (vkllm__gguf_get_str(g, name, &str) == VKLLM_STATUS_OK)
                 sum += str.len ? (uint8_t)str.ptr[str.len - 1] : 0;
-            if (vkllm__gguf_get_arr(g, name, VKLLM_GGUF_VTYPE_COUNT_, &a) == VKLLM_STATUS_OK) sum += a->arr_n;
+            if (vkllm__gguf_get_arr(g, name, VKLLM__GGUF_VTYPE_COUNT_, &a) == VKLLM_STATUS_OK) sum += a->arr_n;
         }
-        if (kv->type == VKLLM_GGUF_ARRAY) sum += gguf_walk_array(kv, 1);
+        if (kv->type == VKLLM__GGUF_ARRAY) sum += gguf_walk_array(kv, 1);
     }
     for (uint64_t i = 0; i < g->n_tensors; i++) {
         const struct vkllm__gguf_tensor *t = &g->tensors[i];

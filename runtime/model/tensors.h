@@ -1,0 +1,96 @@
+/* tensors.h - the one table of a transformer layer's tensors. Everything that walks a layer's
+ * tensors is generated from it: the fields of the layer structs (the file's tensors in model.h,
+ * the device's in forward.h, the reference's vectors), finding and checking them in a GGUF file
+ * (model.c), uploading, counting and freeing them (forward/weights.c), the reference's copies
+ * (ref/forward_ref.c), the random-model writer (tools/make_model.c) and `vkllm info`.
+ *
+ * Adding an architecture's tensor is one line here (plus the forward pass that uses it).
+ *
+ * Columns of VKLLM__LAYER_TENSORS(X), one row per tensor, in the order make-model writes them:
+ *   field     the struct field
+ *   suffix    the GGUF name after "blk.N."
+ *   kind      MAT: a matrix (rows, cols) in any type vkllm computes with, multiplied by the decode
+ *             and prefill products; VEC: an f32 vector (cols,)
+ *   rows      a dimension (enum vkllm__dim without the prefix): NONE for a vector
+ *   cols      a dimension: the row length
+ *   init      how make-model fills it: NORM 1 +- 0.1, BIAS 0 +- 0.1, MAT N(0, 1/cols)
+ *   required  the architectures whose files must have it: VKLLM__A(arch) | ..., or VKLLM__A_ALL
+ *   optional  the architectures whose files may have it (0: none); elsewhere it is never read,
+ *             even when present
+ * Shapes are (rows, cols) with cols contiguous: ggml's ne reversed. */
+#ifndef VKLLM_TENSORS_H
+#define VKLLM_TENSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VKLLM__LAYER_TENSORS(X)                                                                        \
+    X(attn_norm, "attn_norm.weight",   VEC, NONE,    EMBD,     NORM, VKLLM__A_ALL,    0)               \
+    X(wq,        "attn_q.weight",      MAT, EMBD_Q,  EMBD,     MAT,  VKLLM__A_ALL,    0)               \
+    X(wk,        "attn_k.weight",      MAT, EMBD_KV, EMBD,     MAT,  VKLLM__A_ALL,    0)               \
+    X(wv,        "attn_v.weight",      MAT, EMBD_KV, EMBD,     MAT,  VKLLM__A_ALL,    0)               \
+    X(bq,        "attn_q.bias",        VEC, NONE,    EMBD_Q,   BIAS, VKLLM__A(QWEN2), VKLLM__A(LLAMA)) \
+    X(bk,        "attn_k.bias",        VEC, NONE,    EMBD_KV,  BIAS, VKLLM__A(QWEN2), VKLLM__A(LLAMA)) \
+    X(bv,        "attn_v.bias",        VEC, NONE,    EMBD_KV,  BIAS, VKLLM__A(QWEN2), VKLLM__A(LLAMA)) \
+    X(q_norm,    "attn_q_norm.weight", VEC, NONE,    HEAD_DIM, NORM, VKLLM__A(QWEN3), 0)               \
+    X(k_norm,    "attn_k_norm.weight", VEC, NONE,    HEAD_DIM, NORM, VKLLM__A(QWEN3), 0)               \
+    X(wo,        "attn_output.weight", MAT, EMBD,    EMBD_Q,   MAT,  VKLLM__A_ALL,    0)               \
+    X(ffn_norm,  "ffn_norm.weight",    VEC, NONE,    EMBD,     NORM, VKLLM__A_ALL,    0)               \
+    X(w_gate,    "ffn_gate.weight",    MAT, FF,      EMBD,     MAT,  VKLLM__A_ALL,    0)               \
+    X(w_up,      "ffn_up.weight",      MAT, FF,      EMBD,     MAT,  VKLLM__A_ALL,    0)               \
+    X(w_down,    "ffn_down.weight",    MAT, EMBD,    FF,       MAT,  VKLLM__A_ALL,    0)
+
+/* The architectures vkllm runs (general.architecture); one bit each in the table's masks. */
+enum vkllm__arch {
+    VKLLM__ARCH_LLAMA = 0,
+    VKLLM__ARCH_QWEN2 = 1,
+    VKLLM__ARCH_QWEN3 = 2,
+    VKLLM__ARCH_COUNT_
+};
+
+/* The dimensions of tensor shapes (fields of struct vkllm__hparams, model.h). */
+enum vkllm__dim {
+    VKLLM__DIM_NONE = 0,
+    VKLLM__DIM_EMBD,     /* n_embd */
+    VKLLM__DIM_EMBD_Q,   /* n_embd_q = n_head * head_dim */
+    VKLLM__DIM_EMBD_KV,  /* n_embd_kv = n_head_kv * head_dim */
+    VKLLM__DIM_FF,       /* n_ff */
+    VKLLM__DIM_HEAD_DIM, /* head_dim */
+};
+
+enum vkllm__tensor_kind { VKLLM__TENSOR_VEC = 0, VKLLM__TENSOR_MAT = 1 };
+enum vkllm__tensor_init { VKLLM__INIT_NORM = 0, VKLLM__INIT_BIAS = 1, VKLLM__INIT_MAT = 2 };
+
+/* Arch masks as the table writes them. */
+#define VKLLM__A(a) (1u << VKLLM__ARCH_##a)
+#define VKLLM__A_ALL ((1u << VKLLM__ARCH_COUNT_) - 1u)
+
+/* One row of the table as data (vkllm__layer_tensors[i]). */
+struct vkllm__tensor_spec {
+    const char *field;             /* "wq" */
+    const char *suffix;            /* "attn_q.weight" */
+    enum vkllm__tensor_kind kind;
+    enum vkllm__dim rows, cols;    /* rows VKLLM__DIM_NONE for a vector */
+    enum vkllm__tensor_init init;
+    uint32_t required, optional;   /* masks of 1u << enum vkllm__arch */
+    size_t offset;                 /* of the field in struct vkllm__layer_weights */
+};
+
+/* Every layer tensor: the field names as an enum (VKLLM__LT_WQ ...) ... */
+enum vkllm__layer_tensor {
+#define VKLLM__LT_ENUM_(field, ...) VKLLM__LT_##field,
+    VKLLM__LAYER_TENSORS(VKLLM__LT_ENUM_)
+#undef VKLLM__LT_ENUM_
+    VKLLM__LT_COUNT_
+};
+
+/* ... and as rows (model.c). */
+extern const struct vkllm__tensor_spec vkllm__layer_tensors[VKLLM__LT_COUNT_];
+
+/* 1 if a file of architecture a must have tensor t, 0 if it may lack it (then it is only read
+ * where the architecture allows it), -1 if the architecture never reads it. */
+static inline int vkllm__tensor_wanted(const struct vkllm__tensor_spec *t, unsigned a) {
+    return (t->required >> a) & 1u ? 1 : (t->optional >> a) & 1u ? 0 : -1;
+}
+
+#endif /* VKLLM_TENSORS_H */
