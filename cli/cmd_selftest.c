@@ -1,26 +1,83 @@
-/* cmd_selftest.c - `vkllm selftest [--device N]`: run every shader on the chosen device against
- * the scalar reference and report each op's error and bound. A quick check of a new GPU/driver. */
+/* cmd_selftest.c - `vkllm selftest`: every kernel and every variant of the device against the
+ * scalar C reference (vkllm_selftest), as a table or JSON. The first thing to run on a new GPU
+ * or driver. */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "gpu.h"
-#include "selftest.h"
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: vkllm selftest [--device N] [--validate]\n"
+            "usage: vkllm selftest [--device N] [--validate] [--json] [--profile] [--full] [--op NAMES]\n"
             "\n"
-            "Runs each compute shader on the device with random inputs and compares it with the\n"
-            "scalar C reference. Exit code 0 when every op is within its stated bound.\n"
+            "Runs every compute kernel and each of its variants (work splits, reductions, texel and\n"
+            "storage paths, chunked bindings) on the device with random inputs and compares it with the\n"
+            "scalar C reference. Exit code 0 when every case is within its stated bound.\n"
             "\n"
             "  --device N   device index (see `vkllm devices`; default VKLLM_DEVICE or the best)\n"
-            "  --validate   enable the Khronos validation layer (as VKLLM_VALIDATE=1)\n");
+            "  --validate   enable the Khronos validation layer (as VKLLM_VALIDATE=1); any message fails\n"
+            "  --json       one JSON document: the device and one object per case (op, variant, shape,\n"
+            "               measure, err, max_abs, bound, ok, ...)\n"
+            "  --profile    also time each case: device ms, GB/s and GFLOP/s of what it declares\n"
+            "  --full       the test suite's long case lists (thousands of cases, minutes)\n"
+            "  --op NAMES   only these ops, comma-separated (add, mul, silu_mul, rmsnorm, add_rmsnorm,\n"
+            "               softmax, matvec, matvec_tb, matmul, get_rows, rope, kv_store, attention, argmax)\n");
+}
+
+struct out {
+    cJSON *cases; /* --json: the cases so far */
+    int profile;
+};
+
+static double per_s(double amount, double ms) { return ms > 0 ? amount / (ms / 1e3) : 0; }
+
+static int print_case(const struct vkllm_selftest_case *c, void *user) {
+    struct out *o = user;
+    if (o->cases) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "op", c->op);
+        cJSON_AddStringToObject(j, "variant", c->variant[0] ? c->variant : "default");
+        cJSON_AddStringToObject(j, "shape", c->shape);
+        cJSON_AddStringToObject(j, "measure", c->measure);
+        cJSON_AddNumberToObject(j, "err", c->err);
+        cJSON_AddNumberToObject(j, "max_abs", c->max_abs);
+        cJSON_AddNumberToObject(j, "bound", c->bound);
+        cJSON_AddBoolToObject(j, "ok", c->ok);
+        if (c->skipped) cJSON_AddBoolToObject(j, "skipped", 1);
+        if (c->detail[0]) cJSON_AddStringToObject(j, "detail", c->detail);
+        cJSON_AddStringToObject(j, "kernel", c->kernel);
+        if (o->profile) {
+            cJSON_AddNumberToObject(j, "gpu_ms", c->gpu_ms);
+            cJSON_AddNumberToObject(j, "gb_per_s", per_s(c->gbytes, c->gpu_ms));
+            cJSON_AddNumberToObject(j, "gflop_per_s", per_s(c->gflops, c->gpu_ms));
+        }
+        cJSON_AddItemToArray(o->cases, j);
+        return 0;
+    }
+    printf("%-11s %-30s %-7s %9.3g %7.0e  %-4s", c->op, c->shape, c->measure, c->err, c->bound,
+           c->skipped ? "skip" : c->ok ? "ok" : "FAIL");
+    if (o->profile) printf(" %9.3f %7.2f %8.2f", c->gpu_ms, per_s(c->gbytes, c->gpu_ms), per_s(c->gflops, c->gpu_ms));
+    printf("  %s", c->variant[0] ? c->variant : "default");
+    if (c->detail[0]) printf("  (%s)", c->detail);
+    printf("\n");
+    fflush(stdout);
+    return 0;
+}
+
+static cJSON *device_json(const struct vkllm_device_info *d) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", d->name);
+    cJSON_AddStringToObject(j, "driver", d->driver_info);
+    cJSON_AddStringToObject(j, "type", vkllm_device_type_str(d->type));
+    return j;
 }
 
 int vkllm_cmd_selftest(int argc, char **argv) {
-    struct vkllm__gpu_params gp = {.device = -1, .validate = -1};
+    struct vkllm_ctx_params cp = vkllm_ctx_params_default();
+    struct vkllm_selftest_params sp = vkllm_selftest_params_default();
+    int json = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--device") && i + 1 < argc) {
             char *end;
@@ -29,10 +86,13 @@ int vkllm_cmd_selftest(int argc, char **argv) {
                 fprintf(stderr, "vkllm: selftest: --device takes a device index, not '%s'\n", argv[i]);
                 return 2;
             }
-            gp.device = (int)v;
-        } else if (!strcmp(argv[i], "--validate")) {
-            gp.validate = 1;
-        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            cp.device = (int)v;
+        } else if (!strcmp(argv[i], "--validate")) cp.validate = 1;
+        else if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!strcmp(argv[i], "--profile")) sp.profile = 1;
+        else if (!strcmp(argv[i], "--full")) sp.full = 1;
+        else if (!strcmp(argv[i], "--op") && i + 1 < argc) sp.ops = argv[++i];
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;
         } else {
@@ -41,34 +101,43 @@ int vkllm_cmd_selftest(int argc, char **argv) {
             return 2;
         }
     }
-    struct vkllm__gpu *gpu;
-    vkllm_status st = vkllm__gpu_open(&gp, &gpu);
+    vkllm_ctx_t ctx;
+    vkllm_status st = vkllm_ctx_init(&cp, &ctx);
     if (st) return vkllm_cli_fail(st, "cannot open the Vulkan device");
-    printf("device: %s (%s)\n", vkllm__gpu_info(gpu)->name, vkllm__gpu_info(gpu)->driver_info);
-    printf("%-10s %-14s %-6s %12s %12s %10s  %s\n", "op", "shape", "wg", "max_abs", "max_rel", "bound", "result");
-    int failed = 0;
-    for (uint32_t i = 0; i < vkllm__selftest_n_cases; i++) {
-        const struct vkllm__check_case *c = &vkllm__selftest_cases[i];
-        struct vkllm__check_result r;
-        st = vkllm__check_run(gpu, c, i + 1, &r);
-        if (st) {
-            int code = vkllm_cli_fail(st, vkllm__check_op_name(c->op));
-            vkllm__gpu_close(gpu);
-            return code;
-        }
-        char shape[32];
-        snprintf(shape, sizeof shape, "%ux%u", c->nrows, c->ncols);
-        printf("%-10s %-14s %-6u %12.3g %12.3g %10.0e  %s\n", vkllm__check_op_name(c->op), shape, c->wg,
-               r.max_abs, r.max_rel, r.bound, r.pass ? "ok" : "FAIL");
-        failed += !r.pass;
+    const struct vkllm_device_info *dev = vkllm_ctx_device(ctx);
+    struct out o = {json ? cJSON_CreateArray() : NULL, sp.profile};
+    if (!json) {
+        printf("device: %s (%s)\n", dev->name, dev->driver_info);
+        printf("%-11s %-30s %-7s %9s %7s  %-4s", "op", "shape", "measure", "err", "bound", "ok");
+        if (sp.profile) printf(" %9s %7s %8s", "gpu ms", "GB/s", "GFLOP/s");
+        printf("  variant\n");
     }
-    uint64_t vmsg = vkllm__gpu_validation_count(gpu);
-    vkllm__gpu_close(gpu);
-    if (vmsg) {
-        fprintf(stderr, "vkllm: selftest: %llu validation message(s)\n", (unsigned long long)vmsg);
-        return 1;
+    uint32_t n_ok = 0, n_failed = 0, n_skipped = 0;
+    st = vkllm_selftest(ctx, &sp, print_case, &o, &n_ok, &n_failed, &n_skipped);
+    uint64_t vmsg = vkllm_ctx_validation_messages(ctx);
+    cJSON *doc = json ? cJSON_CreateObject() : NULL;
+    if (doc) {
+        cJSON_AddItemToObject(doc, "device", device_json(dev));
+        cJSON_AddItemToObject(doc, "cases", o.cases);
+        cJSON_AddNumberToObject(doc, "ok", n_ok);
+        cJSON_AddNumberToObject(doc, "failed", n_failed);
+        cJSON_AddNumberToObject(doc, "skipped", n_skipped);
+        cJSON_AddNumberToObject(doc, "validation_messages", (double)vmsg);
     }
-    printf("%s: %u of %u ops within bounds\n", failed ? "FAILED" : "passed", vkllm__selftest_n_cases - failed,
-           vkllm__selftest_n_cases);
-    return failed ? 1 : 0;
+    vkllm_ctx_free(ctx);
+    if (st) {
+        cJSON_Delete(doc);
+        return vkllm_cli_fail(st, "selftest");
+    }
+    if (doc) {
+        char *s = cJSON_Print(doc);
+        if (s) printf("%s\n", s);
+        free(s);
+        cJSON_Delete(doc);
+    } else {
+        printf("%s: %u of %u cases within bounds, %u failed, %u skipped\n", n_failed ? "FAILED" : "passed", n_ok,
+               n_ok + n_failed + n_skipped, n_failed, n_skipped);
+    }
+    if (vmsg) fprintf(stderr, "vkllm: selftest: %llu validation message(s)\n", (unsigned long long)vmsg);
+    return n_failed || vmsg ? 1 : 0;
 }

@@ -237,6 +237,44 @@ VKLLM_API vkllm_status vkllm_ctx_tune(vkllm_ctx_t ctx, const char *name, const c
 VKLLM_API long vkllm_ctx_tuning_value(vkllm_ctx_t ctx, size_t i);
 
 /* ---------------------------------------------------------------------------------------------
+ * Selftest: every kernel and variant of the device against the scalar C reference
+ * ------------------------------------------------------------------------------------------- */
+
+/* One case: an op (add, mul, silu_mul, rmsnorm, add_rmsnorm, softmax, matvec, matvec_tb, matmul,
+ * get_rows, rope, kv_store, attention, argmax), a variant (tuning knobs set for it, "" for the
+ * device's own choices), a shape, the error by the op's measure and the bound it must meet. */
+struct vkllm_selftest_case {
+    char op[24];
+    char variant[96];
+    char shape[64];
+    char measure[8];         /* "max_rel", "max_abs", "nmse" or "wrong" (entries that differ) */
+    double err, bound;       /* ok when err <= bound and nothing else was wrong */
+    double max_abs;          /* max |device - reference| */
+    int ok;
+    int skipped;             /* the device cannot run the case (detail says why) */
+    char detail[192];        /* what else was wrong, or why it was skipped; "" otherwise */
+    char kernel[32];         /* the shader that ran first */
+    double gpu_ms;           /* with profile: the device time of the case's recording (0: no timestamps) */
+    double gbytes, gflops;   /* with profile: GB and GFLOP its dispatches declared */
+};
+
+struct vkllm_selftest_params {
+    int full;        /* 1: the long lists of the test suite (thousands of cases) instead of the short ones */
+    int profile;     /* 1: time each case */
+    const char *ops; /* comma-separated op names to run; NULL or "": all */
+};
+
+VKLLM_API struct vkllm_selftest_params vkllm_selftest_params_default(void);
+
+/* Called with every case as it finishes; return nonzero to stop. */
+typedef int (*vkllm_selftest_fn)(const struct vkllm_selftest_case *c, void *user_data);
+
+/* Run the selftest on ctx's device: n_ok, n_failed and n_skipped (may be NULL) get the counts.
+ * Fails only on a device or host error (the cases' own failures are in the counts). */
+VKLLM_API vkllm_status vkllm_selftest(vkllm_ctx_t ctx, const struct vkllm_selftest_params *params, vkllm_selftest_fn fn,
+                                      void *user_data, uint32_t *n_ok, uint32_t *n_failed, uint32_t *n_skipped);
+
+/* ---------------------------------------------------------------------------------------------
  * Models: a GGUF file's weights on a context's device
  * ------------------------------------------------------------------------------------------- */
 

@@ -103,6 +103,31 @@ for name, env, drop in [
         check(len(lines) == 1 and lines[0].startswith("vkllm: "), "%s %s: one line on stderr" % (name, cmd[0]))
         check("VKLLM_STATUS_NO_" in r.stderr, "%s %s: status named" % (name, cmd[0]))
 
+# --- selftest: every op and its variants against the reference, as JSON
+r = run(["selftest", "--json"])
+check(r.returncode == 0, "selftest exit 0: " + r.stderr[-2000:])
+doc = json.loads(r.stdout)
+ops = {c["op"] for c in doc["cases"]}
+want_ops = {"add", "mul", "silu_mul", "rmsnorm", "add_rmsnorm", "softmax", "matvec", "matvec_tb", "matmul",
+            "get_rows", "rope", "kv_store", "attention", "argmax"}
+check(ops == want_ops, "selftest covers every op: missing %s" % sorted(want_ops - ops))
+for c in doc["cases"]:
+    for key in ("op", "variant", "shape", "measure", "err", "max_abs", "bound", "ok", "kernel"):
+        check(key in c, "selftest case has %s: %s" % (key, c))
+    check(c["ok"] or c.get("skipped"), "selftest case failed: %s" % c)
+variants = {(c["op"], c["variant"]) for c in doc["cases"]}
+for v in [("matvec", "matvec_wg=64,matvec_nt=8,matvec_nr=3,matvec_sg=0"), ("attention", "attn_texel=0"),
+          ("attention", "attn_texel=1"), ("matmul", "matmul=tiled"), ("matmul", "matmul=matvec")]:
+    check(v in variants, "selftest runs %s %s" % v)
+check(doc["failed"] == 0 and doc["ok"] + doc["skipped"] == len(doc["cases"]), "selftest counts")
+print("selftest: %d cases, %d ok, %d skipped" % (len(doc["cases"]), doc["ok"], doc["skipped"]))
+r = run(["selftest", "--json", "--profile", "--op", "rope,argmax"])
+doc = json.loads(r.stdout)
+check(r.returncode == 0 and {c["op"] for c in doc["cases"]} == {"rope", "argmax"}, "selftest --op")
+check(all("gpu_ms" in c and "gb_per_s" in c for c in doc["cases"]), "selftest --profile fields")
+r = run(["selftest", "--op", "nosuchop"])
+check(r.returncode == 2 and "nosuchop" in r.stderr, "selftest --op unknown: " + r.stderr)
+
 # --- a bad --device index
 r = run(["selftest", "--device", "99"])
 check(r.returncode == 2 and "device 99 does not exist" in r.stderr, "bad --device: " + r.stderr)

@@ -1,0 +1,461 @@
+/* cases.c - the case lists of every op (see check.h): short ones for `vkllm selftest` (every
+ * kernel and every variant on a few shapes) and full ones for the op tests (shapes that are
+ * multiples of nothing, every type, chunked bindings, every work split). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "types.h"
+
+void vkllm__case_list_add(struct vkllm__case_list *l, const struct vkllm__op_case *c) {
+    if (l->st) return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        struct vkllm__op_case *v = vkllm__realloc(l->v, cap * sizeof *v);
+        if (!v) {
+            l->st = vkllm__err(VKLLM_STATUS_OOM, "case list of %zu cases", cap);
+            return;
+        }
+        l->v = v, l->cap = cap;
+    }
+    l->v[l->n++] = *c;
+}
+
+void vkllm__case_list_free(struct vkllm__case_list *l) {
+    vkllm__free(l->v);
+    *l = (struct vkllm__case_list){0};
+}
+
+/* c with its variant printf'd into it, appended. */
+static void addv(struct vkllm__case_list *l, struct vkllm__op_case c, const char *fmt, ...) VKLLM_PRINTF(3, 4);
+static void addv(struct vkllm__case_list *l, struct vkllm__op_case c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c.tuning, sizeof c.tuning, fmt, ap);
+    va_end(ap);
+    vkllm__case_list_add(l, &c);
+}
+#define ADD(l, ...) vkllm__case_list_add(l, &(struct vkllm__op_case){__VA_ARGS__})
+
+static const uint32_t k_types[] = {
+    VKLLM__TYPE_F32,  VKLLM__TYPE_F16,  VKLLM__TYPE_BF16, VKLLM__TYPE_Q8_0, VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_1,
+    VKLLM__TYPE_Q5_0, VKLLM__TYPE_Q5_1, VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K,
+};
+#define N_TYPES (sizeof k_types / sizeof k_types[0])
+
+static uint32_t block_of(uint32_t type) { return vkllm__type_traits(type)->block_size; }
+
+/* The row length a short case uses: two super-blocks, or 520 elements for the plain types. */
+static uint32_t short_k(uint32_t type) { return block_of(type) == 1 ? 520 : 512; }
+
+/* --- elementwise and row ops ----------------------------------------------------------------- */
+
+static void elementwise_short(struct vkllm__case_list *l) {
+    ADD(l, .op = VKLLM__OP_ADD, .rows = 3, .cols = 1000);
+    ADD(l, .op = VKLLM__OP_ADD, .rows = 2, .cols = 1u << 20); /* 8 MiB per operand */
+    ADD(l, .op = VKLLM__OP_ADD, .rows = 7, .cols = 4099, .nb = 4099); /* bias row repeated */
+    ADD(l, .op = VKLLM__OP_MUL, .rows = 5, .cols = 777, .nb = 777);
+    ADD(l, .op = VKLLM__OP_RMSNORM, .rows = 3, .cols = 4096);
+    ADD(l, .op = VKLLM__OP_RMSNORM, .rows = 17, .cols = 333, .flags = VKLLM__CASE_LARGE);
+    ADD(l, .op = VKLLM__OP_SOFTMAX, .rows = 5, .cols = 1);
+    ADD(l, .op = VKLLM__OP_SOFTMAX, .rows = 4, .cols = 1000, .flags = VKLLM__CASE_NEG_INF);
+    ADD(l, .op = VKLLM__OP_SOFTMAX, .rows = 2, .cols = 32000, .flags = VKLLM__CASE_LARGE);
+    ADD(l, .op = VKLLM__OP_SILU_MUL, .rows = 3, .cols = 5632);
+    ADD(l, .op = VKLLM__OP_ADD_RMSNORM, .rows = 3, .cols = 2048, .flags = VKLLM__CASE_INPLACE);
+    ADD(l, .op = VKLLM__OP_ADD_RMSNORM, .rows = 2, .cols = 333, .tuning = "ops_wg=32");
+}
+
+/* Lengths that are multiples of nothing, with several workgroup sizes; rows of a vocabulary and
+ * beyond; grids that spill into y past 65535 workgroups. */
+static void elementwise_full(struct vkllm__case_list *l) {
+    static const uint32_t wgs[] = {0, 32, 64, 128, 1024};
+    static const uint32_t lens[] = {1, 2, 7, 31, 33, 255, 257, 1000, 4099};
+    for (size_t w = 0; w < sizeof wgs / sizeof wgs[0]; w++)
+        for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+            uint32_t n = lens[i];
+            const struct vkllm__op_case cs[] = {
+                {.op = VKLLM__OP_ADD, .rows = 3, .cols = n},
+                {.op = VKLLM__OP_ADD, .rows = 3, .cols = n, .nb = n}, /* b repeated per row */
+                {.op = VKLLM__OP_MUL, .rows = 2, .cols = n, .nb = n},
+                {.op = VKLLM__OP_SILU_MUL, .rows = 2, .cols = n},
+                {.op = VKLLM__OP_RMSNORM, .rows = 5, .cols = n},
+                {.op = VKLLM__OP_RMSNORM, .rows = 2, .cols = n, .flags = VKLLM__CASE_LARGE},
+                {.op = VKLLM__OP_ADD_RMSNORM, .rows = 3, .cols = n},
+                {.op = VKLLM__OP_ADD_RMSNORM, .rows = 2, .cols = n, .flags = VKLLM__CASE_INPLACE | VKLLM__CASE_LARGE},
+                {.op = VKLLM__OP_SOFTMAX, .rows = 3, .cols = n},
+                {.op = VKLLM__OP_SOFTMAX, .rows = 3, .cols = n, .flags = VKLLM__CASE_NEG_INF},
+                {.op = VKLLM__OP_SOFTMAX, .rows = 2, .cols = n, .flags = VKLLM__CASE_LARGE},
+            };
+            for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++)
+                if (wgs[w]) addv(l, cs[c], "ops_wg=%u", wgs[w]);
+                else vkllm__case_list_add(l, &cs[c]);
+        }
+    static const uint32_t long_rows[] = {32000, 65537, 151936, 200000};
+    for (size_t i = 0; i < sizeof long_rows / sizeof long_rows[0]; i++) {
+        ADD(l, .op = VKLLM__OP_SOFTMAX, .rows = 1, .cols = long_rows[i]);
+        ADD(l, .op = VKLLM__OP_SOFTMAX, .rows = 2, .cols = long_rows[i], .tuning = "ops_wg=256",
+            .flags = VKLLM__CASE_NEG_INF | VKLLM__CASE_LARGE);
+        ADD(l, .op = VKLLM__OP_RMSNORM, .rows = 1, .cols = long_rows[i]);
+    }
+    ADD(l, .op = VKLLM__OP_RMSNORM, .rows = 70001, .cols = 3, .tuning = "ops_wg=32");
+    ADD(l, .op = VKLLM__OP_SOFTMAX, .rows = 70001, .cols = 2, .tuning = "ops_wg=32");
+    ADD(l, .op = VKLLM__OP_ADD, .rows = 40, .cols = 70001, .nb = 70001, .tuning = "ops_wg=32"); /* 2D grid */
+    elementwise_short(l);
+}
+
+static int is_elementwise(enum vkllm__op op) {
+    return op == VKLLM__OP_ADD || op == VKLLM__OP_MUL || op == VKLLM__OP_SILU_MUL || op == VKLLM__OP_RMSNORM ||
+           op == VKLLM__OP_ADD_RMSNORM || op == VKLLM__OP_SOFTMAX;
+}
+
+/* --- matvec and get_rows --------------------------------------------------------------------- */
+
+/* The storage-buffer matvec's work splits: the device's, subgroupAdd over 8 lanes, the
+ * shared-memory reductions, one lane per row group with x per lane or shared, no subgroup ops. */
+static const char *const k_splits[] = {
+    "",
+    "matvec_wg=64,matvec_nt=8,matvec_nr=2,matvec_sg=1",
+    "matvec_wg=64,matvec_nt=8,matvec_nr=3,matvec_sg=0",
+    "matvec_wg=32,matvec_nt=4,matvec_nr=1,matvec_sg=1",
+    "matvec_wg=128,matvec_nt=1,matvec_nr=4,matvec_sg=1,matvec_xs=0",
+    "matvec_wg=64,matvec_nt=1,matvec_nr=3,matvec_sg=1,matvec_xs=1",
+    "matvec_wg=16,matvec_nt=1,matvec_nr=1,matvec_sg=0",
+    "matvec_wg=32,matvec_nt=32,matvec_nr=2,matvec_sg=1",
+};
+#define N_SPLITS (sizeof k_splits / sizeof k_splits[0])
+
+/* Row lengths per type: the smallest legal one, a few blocks, and model-sized ones. */
+static uint32_t row_lengths(uint32_t type, uint32_t *ks) {
+    uint32_t b = block_of(type), n = 0;
+    if (b == 1) {
+        static const uint32_t plain[] = {1, 7, 16, 33, 2048, 5632};
+        memcpy(ks, plain, sizeof plain);
+        return 6;
+    }
+    ks[n++] = b;
+    ks[n++] = 3 * b;
+    if (b < 256) ks[n++] = 7 * b;
+    ks[n++] = 2048;
+    ks[n++] = 5632;
+    return n;
+}
+
+static void matvec_short(enum vkllm__op op, struct vkllm__case_list *l) {
+    for (size_t t = 0; t < N_TYPES; t++) {
+        struct vkllm__op_case c = {.op = op, .type = k_types[t], .rows = 33, .cols = short_k(k_types[t]), .n = 1};
+        if (op == VKLLM__OP_GET_ROWS) {
+            c.n = 7;
+            vkllm__case_list_add(l, &c);
+            continue;
+        }
+        for (size_t s = 0; s < N_SPLITS; s++) addv(l, c, "%s", k_splits[s]);
+        c.n = 3; /* several columns, each bit-identical to the column alone */
+        vkllm__case_list_add(l, &c);
+    }
+}
+
+/* Every type, row lengths and counts that are multiples of nothing, W at an offset, several
+ * columns, every work split on some shapes, and W bound in row chunks (binding limit lowered). */
+static void matvec_full(enum vkllm__op op, struct vkllm__case_list *l) {
+    static const uint32_t ms[] = {1, 7, 33, 1000, 4099};
+    for (size_t t = 0; t < N_TYPES; t++) {
+        uint32_t ks[8], nk = row_lengths(k_types[t], ks);
+        uint64_t rb;
+        for (uint32_t ki = 0; ki < nk; ki++)
+            for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++) {
+                uint32_t m = ms[mi], k = ks[ki];
+                if ((uint64_t)m * k > 6000000 || vkllm__row_size(k_types[t], k, &rb)) continue;
+                struct vkllm__op_case c = {.op = op, .type = k_types[t], .rows = m, .cols = k, .n = 1,
+                                           .flags = (mi & 1) ? VKLLM__CASE_OFFSET : 0};
+                if (op == VKLLM__OP_GET_ROWS) {
+                    c.n = 7;
+                    if (k <= 2048 && m >= 7) vkllm__case_list_add(l, &c);
+                } else {
+                    vkllm__case_list_add(l, &c);
+                    /* several columns: every pipeline variant costs a JIT compile on lavapipe, so few */
+                    int cols = k % 4 == 0 && k <= 2048 && m == 33;
+                    for (uint32_t nc = 3; cols && nc <= 11; nc += 8) addv(l, (c.n = nc, c), "%s", "");
+                    c.n = 1;
+                    if (m == 33 || (m == 1000 && k <= 2048))
+                        for (size_t s = 1; s < N_SPLITS; s++) {
+                            addv(l, c, "%s", k_splits[s]);
+                            if (cols && (s == 1 || s == 2 || s == 5)) addv(l, (c.n = 3, c), "%s", k_splits[s]), c.n = 1;
+                        }
+                }
+                /* chunked binding: x, y and o bound whole, W in chunks of its rows */
+                if (m < 33 || k > 2048) continue;
+                uint64_t limits[] = {65536, 4096, rb * m / 3};
+                for (size_t li = 0; li < 3; li++) {
+                    if (limits[li] < 28ull * k || limits[li] < 4ull * m + 256 || limits[li] >= rb * m) continue;
+                    if (op == VKLLM__OP_GET_ROWS) {
+                        addv(l, c, "max_binding=%llu", (unsigned long long)limits[li]);
+                        continue;
+                    }
+                    addv(l, c, "max_binding=%llu", (unsigned long long)limits[li]);
+                    if (k % 4 == 0) addv(l, (c.n = 3, c), "max_binding=%llu", (unsigned long long)limits[li]), c.n = 1;
+                    addv(l, c, "max_binding=%llu,%s", (unsigned long long)limits[li], k_splits[1]);
+                }
+            }
+    }
+    /* a matrix made the way models load, and the short list's shapes */
+    ADD(l, .op = op, .type = VKLLM__TYPE_Q8_0, .rows = 64, .cols = 2048, .n = op == VKLLM__OP_GET_ROWS ? 7 : 1,
+        .flags = VKLLM__CASE_UPLOADED);
+    matvec_short(op, l);
+}
+
+/* --- matvec_tb --------------------------------------------------------------------------------- */
+
+static void matvec_tb_short(struct vkllm__case_list *l) {
+    for (size_t t = 0; t < N_TYPES; t++)
+        ADD(l, .op = VKLLM__OP_MATVEC_TB, .type = k_types[t], .rows = 33, .cols = 512, .n = 3,
+            .flags = VKLLM__CASE_BOTH_PATHS, .tuning = "matvec_texel=1");
+}
+
+/* Texels of one 8-row group of rows of k elements of type (the repacked layout, ops_matvec_tb.c):
+ * units of 4 (f32, bf16), 8 (f16) or 32 elements, the int8 formats two texels per unit. */
+static uint64_t tb_group_texels(uint32_t type, uint32_t k) {
+    uint32_t unit = type == VKLLM__TYPE_F32 || type == VKLLM__TYPE_BF16 ? 4 : type == VKLLM__TYPE_F16 ? 8 : 32;
+    int two = type == VKLLM__TYPE_Q8_0 || type == VKLLM__TYPE_Q6_K || type == VKLLM__TYPE_Q5_0 ||
+              type == VKLLM__TYPE_Q5_1 || type == VKLLM__TYPE_Q5_K;
+    return (uint64_t)(k + unit - 1) / unit * (two ? 2 : 1) * 8;
+}
+
+/* Every storage format: rows not a multiple of the 8-row group, k not a multiple of the unit
+ * where the type allows it, batches of up to 8 columns, W in chunks of 1, 2 and 3 groups, x over
+ * several texel bindings. */
+static void matvec_tb_full(struct vkllm__case_list *l) {
+    static const uint32_t ms[] = {1, 7, 9, 33, 1003};
+    for (size_t t = 0; t < N_TYPES; t++) {
+        uint32_t type = k_types[t], b = block_of(type), ks[4];
+        if (b == 1) {
+            uint32_t plain[4] = {4, 12, type == VKLLM__TYPE_F16 ? 176 : 172, type == VKLLM__TYPE_F16 ? 2052 : 2048};
+            memcpy(ks, plain, sizeof ks);
+        } else {
+            uint32_t q[4] = {b, 2 * b == 64 ? 96 : 2 * b, b == 32 ? 224 : 3 * b, 2048};
+            memcpy(ks, q, sizeof ks);
+        }
+        for (int ki = 0; ki < 4; ki++)
+            for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++) {
+                uint32_t m = ms[mi], k = ks[ki];
+                struct vkllm__op_case c = {.op = VKLLM__OP_MATVEC_TB, .type = type, .rows = m, .cols = k,
+                                           .n = m == 9 || m == 33 ? 8 : m > 100 ? 2 : 3,
+                                           .flags = VKLLM__CASE_BOTH_PATHS, .tuning = "matvec_texel=1"};
+                vkllm__case_list_add(l, &c);
+                if (m != 33) continue;
+                uint64_t g = tb_group_texels(type, k);
+                uint64_t limits[] = {g, 2 * g + 3, 3 * g};
+                c.n = 2, c.flags = 0; /* the last recording is then a chunked one */
+                for (int li = 0; li < 3; li++)
+                    addv(l, c, "matvec_texel=1,max_texels=%llu", (unsigned long long)limits[li]);
+            }
+    }
+    /* x over several texel bindings: 8 columns of 5632 floats, room for 3 (the weights chunked too) */
+    ADD(l, .op = VKLLM__OP_MATVEC_TB, .type = VKLLM__TYPE_Q8_0, .rows = 61, .cols = 5632, .n = 8,
+        .tuning = "matvec_texel=1,max_texels=4224");
+}
+
+/* --- matmul ------------------------------------------------------------------------------------ */
+
+static void matmul_short(struct vkllm__case_list *l) {
+    for (size_t t = 0; t < N_TYPES; t++)
+        ADD(l, .op = VKLLM__OP_MATMUL, .type = k_types[t], .rows = 65, .cols = short_k(k_types[t]), .n = 17,
+            .tuning = "matmul=tiled");
+    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q8_0, .rows = 65, .cols = 512, .n = 17, .tuning = "matmul=matvec");
+    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q4_K, .rows = 100, .cols = 512, .n = 70,
+        .tuning = "matmul_bm=32,matmul_bn=16,matmul_bk=8");
+    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q6_K, .rows = 7, .cols = 256, .n = 5, .tuning = "matmul=tiled",
+        .flags = VKLLM__CASE_UPLOADED); /* 210-byte rows, padded to a word by the upload */
+}
+
+/* The tiled kernel (forced: CPU devices default to the matvec path) on every n x m with small k
+ * (the block size, and an odd count of blocks or elements) and long k on a few; W and x/y bound
+ * in chunks and row blocks; forced tile sizes; and the matvec path on some. */
+static void matmul_full(struct vkllm__case_list *l) {
+    static const uint32_t ns[] = {1, 3, 17, 64, 100}, ms[] = {1, 7, 65, 1000};
+    for (size_t t = 0; t < N_TYPES; t++) {
+        uint32_t bs = block_of(k_types[t]);
+        uint32_t ks[2] = {bs, bs == 1 ? 37 : bs == 32 ? 5 * 32 : 3 * 256}, kbig = bs == 1 ? 2052 : 2048;
+        for (int kk = 0; kk < 2; kk++)
+            for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+                for (size_t b = 0; b < sizeof ms / sizeof ms[0]; b++)
+                    ADD(l, .op = VKLLM__OP_MATMUL, .type = k_types[t], .rows = ms[b], .cols = ks[kk], .n = ns[a],
+                        .tuning = "matmul=tiled");
+        static const uint32_t big[][2] = {{1, 1000}, {17, 7}, {100, 300}};
+        for (int i = 0; i < 3; i++) {
+            ADD(l, .op = VKLLM__OP_MATMUL, .type = k_types[t], .rows = big[i][1], .cols = kbig, .n = big[i][0],
+                .tuning = "matmul=tiled");
+            ADD(l, .op = VKLLM__OP_MATMUL, .type = k_types[t], .rows = big[i][1], .cols = kbig, .n = big[i][0],
+                .tuning = "matmul=matvec");
+        }
+    }
+    static const struct {
+        uint32_t limit, type, n, m, k;
+    } chunked[] = {
+        {12288, VKLLM__TYPE_Q5_0, 17, 1000, 64}, /* 44-byte rows: chunk starts need alignment */
+        {2048, VKLLM__TYPE_Q5_0, 100, 65, 96},   /* 66-byte rows, the last chunk ends inside a word */
+        {12288, VKLLM__TYPE_Q8_0, 17, 1000, 160}, {12288, VKLLM__TYPE_Q4_K, 9, 1000, 256},
+        {4096, VKLLM__TYPE_Q6_K, 5, 300, 512},
+        {65536, VKLLM__TYPE_F16, 17, 1000, 37},  /* 74-byte rows; x rows of 148 bytes */
+        {65536, VKLLM__TYPE_BF16, 33, 999, 5},   /* 20-byte x rows: blocks of 16 rows */
+    };
+    for (size_t i = 0; i < sizeof chunked / sizeof chunked[0]; i++)
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_MATMUL, .type = chunked[i].type, .rows = chunked[i].m,
+                                        .cols = chunked[i].k, .n = chunked[i].n},
+             "matmul=tiled,max_binding=%u", chunked[i].limit);
+    static const uint32_t tiles[][3] = {{32, 16, 8}, {16, 64, 4}, {128, 32, 16}, {64, 64, 32}};
+    for (int i = 0; i < 4; i++) {
+        const struct vkllm__op_case cs[] = {
+            {.op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_F32, .rows = 130, .cols = 37, .n = 70},
+            {.op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q4_1, .rows = 65, .cols = 96, .n = 33},
+            {.op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q5_K, .rows = 100, .cols = 512, .n = 17},
+        };
+        for (int c = 0; c < 3; c++)
+            addv(l, cs[c], "matmul_bm=%u,matmul_bn=%u,matmul_bk=%u", tiles[i][0], tiles[i][1], tiles[i][2]);
+    }
+    matmul_short(l);
+}
+
+/* --- rope, kv_store, attention, argmax ----------------------------------------------------------- */
+
+#define POS(...) .pos = {__VA_ARGS__}, .n_pos = sizeof((uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t)
+
+static void rope_cases(int full, struct vkllm__case_list *l) {
+    for (uint32_t neox = 0; neox <= 1; neox++) {
+        uint32_t f = neox ? VKLLM__CASE_NEOX : 0;
+        ADD(l, .op = VKLLM__OP_ROPE, .n = 5, .heads = 3, .head_dim = 64, .n_rot = 64, .flags = f, POS(0, 1, 5000, 65000));
+        if (!full) continue;
+        ADD(l, .op = VKLLM__OP_ROPE, .n = 1, .heads = 1, .head_dim = 8, .n_rot = 8, .flags = f, POS(0, 1, 5000, 65000));
+        ADD(l, .op = VKLLM__OP_ROPE, .n = 7, .heads = 4, .head_dim = 64, .n_rot = 32, .flags = f, POS(0, 1, 5000, 65000));
+        ADD(l, .op = VKLLM__OP_ROPE, .n = 3, .heads = 2, .head_dim = 128, .n_rot = 128, .scale = 0.25f, .flags = f,
+            POS(0, 1, 5000, 65000)); /* linear scaling folded into the frequencies */
+        ADD(l, .op = VKLLM__OP_ROPE, .n = 2, .heads = 5, .head_dim = 80, .n_rot = 24, .flags = f, POS(0, 1, 5000, 65000));
+    }
+}
+
+static void kv_store_cases(int full, struct vkllm__case_list *l) {
+    ADD(l, .op = VKLLM__OP_KV_STORE, .n = 5, .heads_kv = 2, .head_dim = 12, .n_ctx = 37,
+        POS(0, 3, 32, 35, 37, 47, 0xfffffffeu));
+    if (!full) return;
+    ADD(l, .op = VKLLM__OP_KV_STORE, .n = 1, .heads_kv = 1, .head_dim = 2, .n_ctx = 3, POS(0, 3, 2, 1, 3, 13, 0xfffffffeu));
+    ADD(l, .op = VKLLM__OP_KV_STORE, .n = 9, .heads_kv = 2, .head_dim = 64, .n_ctx = 4096,
+        POS(0, 3, 4087, 4094, 4096, 4106, 0xfffffffeu));
+}
+
+static void argmax_cases(int full, struct vkllm__case_list *l) {
+    static const uint32_t ns[] = {32000, 151936, 1, 2, 7, 262144};
+    for (size_t i = 0; i < (full ? 6u : 2u); i++) ADD(l, .op = VKLLM__OP_ARGMAX, .cols = ns[i]);
+}
+
+/* Attention of one kernel (tuning t: "attn_texel=0" or "=1"): decode over a long cache (split),
+ * short caches, prefill from an empty cache and continuing, GQA ratios, head dims. */
+static void attention_kernel(const char *t, struct vkllm__case_list *l) {
+    static const uint32_t dims[] = {8, 64, 128}, ratios[] = {1, 2, 4, 8};
+    /* The full length first, so that every split's partial holds stale values afterwards: a
+     * reduce that read splits past the current length would be caught. */
+    for (int d = 0; d < 3; d++)
+        for (int r = 0; r < 4; r++)
+            addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 2 * ratios[r], .heads_kv = 2,
+                                            .head_dim = dims[d], .n_ctx = 4096, POS(4095, 0, 1, 30, 256, 2999)},
+                 "%s", t);
+    const struct vkllm__op_case misc[] = {
+        {.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 4, .heads_kv = 1, .head_dim = 64, .n_ctx = 100, POS(0, 5, 99)},
+        {.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 6, .heads_kv = 3, .head_dim = 80, .n_ctx = 1000, POS(999, 0, 299, 300)},
+        {.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 8, .head_dim = 256, .n_ctx = 1000, POS(999, 0, 299, 300)},
+        {.op = VKLLM__OP_ATTENTION, .n = 33, .heads = 16, .heads_kv = 2, .head_dim = 64, .n_ctx = 300, POS(0, 13)},
+        {.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 4, .heads_kv = 2, .head_dim = 64, .n_ctx = 300, POS(0, 13)},
+        {.op = VKLLM__OP_ATTENTION, .n = 20, .heads = 6, .heads_kv = 2, .head_dim = 80, .n_ctx = 300, POS(0, 13)},
+        {.op = VKLLM__OP_ATTENTION, .n = 9, .heads = 4, .heads_kv = 4, .head_dim = 256, .n_ctx = 300, POS(0, 13)},
+        {.op = VKLLM__OP_ATTENTION, .n = 7, .heads = 3, .heads_kv = 1, .head_dim = 18, .n_ctx = 64, POS(0, 13)},
+        {.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 4, .heads_kv = 2, .head_dim = 6, .n_ctx = 600, POS(599, 0, 300)},
+        /* attn_tb's cuts: GQA ratios 1, 3, 5, 16, 32, dims 8 .. 72, lengths around blocks and splits */
+        {.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 3, .heads_kv = 3, .head_dim = 40, .n_ctx = 700,
+         POS(699, 0, 6, 7, 8, 62, 63, 64, 65, 511, 512, 513, 600)},
+        {.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 6, .heads_kv = 2, .head_dim = 24, .n_ctx = 333, POS(332, 63, 64, 191, 192, 200)},
+        {.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 10, .heads_kv = 2, .head_dim = 72, .n_ctx = 333, POS(332, 63, 64, 191, 192, 200)},
+        {.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 16, .heads_kv = 1, .head_dim = 16, .n_ctx = 130, POS(129, 0, 64, 100)},
+        {.op = VKLLM__OP_ATTENTION, .n = 13, .heads = 10, .heads_kv = 2, .head_dim = 32, .n_ctx = 200, POS(0, 1, 64, 187)},
+        {.op = VKLLM__OP_ATTENTION, .n = 3, .heads = 32, .heads_kv = 1, .head_dim = 8, .n_ctx = 50, POS(0, 47)},
+        {.op = VKLLM__OP_ATTENTION, .n = 129, .heads = 4, .heads_kv = 4, .head_dim = 64, .n_ctx = 300, POS(0, 171)},
+    };
+    for (size_t i = 0; i < sizeof misc / sizeof misc[0]; i++) addv(l, misc[i], "%s", t);
+    static const uint32_t prefill_n[] = {1, 5, 64, 100};
+    for (int i = 0; i < 4; i++)
+        for (int d = 0; d < 3; d++)
+            for (int r = 0; r < 4; r += 2) /* ratios 1, 4 */
+                addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = prefill_n[i], .heads = 2 * ratios[r],
+                                                .heads_kv = 2, .head_dim = dims[d], .n_ctx = 256, POS(0, 37, 155)},
+                     "%s", t);
+}
+
+static void attention_cases(int full, struct vkllm__case_list *l) {
+    static const char *const kernels[] = {"attn_texel=0", "attn_texel=1"};
+    for (int i = 0; i < 2; i++) {
+        if (full) {
+            attention_kernel(kernels[i], l);
+            continue;
+        }
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64,
+                                        .n_ctx = 256, POS(0, 100)}, "%s", kernels[i]);        /* prefill */
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 2, .head_dim = 64,
+                                        .n_ctx = 4096, POS(4095, 0, 300)}, "%s", kernels[i]); /* split decode */
+    }
+    if (!full) return;
+    /* attn_tb's work split: blocks that divide nothing, one lane per workgroup, many lanes, one
+     * split (none), many more splits than positions */
+    static const uint32_t split[][4] = {{1, 8, 8, 8}, {5, 1, 1, 7}, {3, 32, 32, 13}, {16, 64, 64, 1}, {8, 2, 3, 1000}};
+    for (int i = 0; i < 5; i++) {
+        const struct vkllm__op_case cs[] = {
+            {.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 6, .heads_kv = 2, .head_dim = 16, .n_ctx = 300,
+             POS(299, 0, 6, 7, 64, 65, 150)},
+            {.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 4, .heads_kv = 4, .head_dim = 8, .n_ctx = 300,
+             POS(299, 0, 6, 7, 64, 65, 150)},
+            {.op = VKLLM__OP_ATTENTION, .n = 11, .heads = 6, .heads_kv = 2, .head_dim = 16, .n_ctx = 64, POS(0, 29)},
+        };
+        for (int c = 0; c < 3; c++)
+            addv(l, cs[c], "attn_texel=1,attn_tb_block=%u,attn_tb_lanes=%u,attn_tb_dlanes=%u,attn_tb_splits=%u",
+                 split[i][0], split[i][1], split[i][2], split[i][3]);
+    }
+    /* shapes past one texel binding take attn.comp even when attn_tb is asked for */
+    ADD(l, .op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 4, .head_dim = 64, .n_ctx = 300, POS(299, 0, 100),
+        .tuning = "attn_texel=1,max_texels=1000"); /* the cache: 9600 texels */
+    ADD(l, .op = VKLLM__OP_ATTENTION, .n = 70, .heads = 4, .heads_kv = 1, .head_dim = 16, .n_ctx = 300, POS(0, 100),
+        .tuning = "attn_texel=1,max_texels=1000"); /* q: 1120 */
+    ADD(l, .op = VKLLM__OP_ATTENTION, .n = 5, .heads = 4, .heads_kv = 1, .head_dim = 16, .n_ctx = 300, POS(0, 100),
+        .tuning = "attn_texel=1,max_texels=1000"); /* fits: 80, 600 */
+}
+
+// --- the lists -----------------------------------------------------------------------------
+
+void vkllm__op_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
+    struct vkllm__case_list all = {0};
+    if (is_elementwise(op)) {
+        if (full) elementwise_full(&all);
+        else elementwise_short(&all);
+        for (size_t i = 0; i < all.n; i++)
+            if (all.v[i].op == op) vkllm__case_list_add(l, &all.v[i]);
+        if (all.st && !l->st) l->st = all.st;
+        vkllm__case_list_free(&all);
+        return;
+    }
+    switch (op) {
+    case VKLLM__OP_MATVEC:
+    case VKLLM__OP_GET_ROWS:
+        if (full) matvec_full(op, l);
+        else matvec_short(op, l);
+        break;
+    case VKLLM__OP_MATVEC_TB:
+        if (full) matvec_tb_full(l);
+        else matvec_tb_short(l);
+        break;
+    case VKLLM__OP_MATMUL:
+        if (full) matmul_full(l);
+        else matmul_short(l);
+        break;
+    case VKLLM__OP_ROPE: rope_cases(full, l); break;
+    case VKLLM__OP_KV_STORE: kv_store_cases(full, l); break;
+    case VKLLM__OP_ATTENTION: attention_cases(full, l); break;
+    case VKLLM__OP_ARGMAX: argmax_cases(full, l); break;
+    default: break;
+    }
+}

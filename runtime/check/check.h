@@ -1,0 +1,120 @@
+/* check.h - the op-case registry: every device op checked against the scalar reference
+ * (runtime/ref) on seeded random inputs, in the spirit of ggml's test-backend-ops and ncnn's
+ * test_layer. One table of ops (name, runner, bound); one case struct for all of them; case
+ * lists made by one generator per op. `vkllm selftest` runs the short lists (every op and every
+ * variant, on a user's own GPU and driver); the op tests run the long ones (awkward shapes, every
+ * type, chunked bindings, every work split) and the same runners.
+ *
+ * A variant is a set of tuning knobs (base/tuning.h) applied for the case on top of the
+ * device's: "matvec_nt=8,matvec_sg=0" runs the shared-memory reduction, "max_binding=4096" binds
+ * W in chunks. The runner restores the device's tuning afterwards. */
+#ifndef VKLLM_CHECK_H
+#define VKLLM_CHECK_H
+
+#include "gpu.h"
+
+/* X(op, name, measure, bound, runner): the runner is vkllm__chk_<runner> (check_impl.h); the
+ * measure the bound applies to:
+ *   max_rel  max |gpu - ref| / |ref| over entries with |ref| > 1e-6
+ *   max_abs  max |gpu - ref|
+ *   nmse     sum (gpu - ref)^2 / sum ref^2 (matrix products: the reference dequantizes the very
+ *            same bytes, so only the f32 summation order differs)
+ *   wrong    entries that differ at all (exact ops)
+ * Where exp() is used the bounds are looser: GPUs' exp is not correctly rounded. The runner also
+ * fails a case on anything else that is wrong (a NaN, a write past the output, a batched column
+ * that differs from the column alone, the wrong kernel), with a detail line. */
+#define VKLLM__OPS(X)                                                                                 \
+    X(ADD, "add", "max_rel", 1e-6, elementwise)                                                       \
+    X(MUL, "mul", "max_rel", 1e-6, elementwise)                                                       \
+    X(SILU_MUL, "silu_mul", "max_rel", 1e-4, elementwise)                                             \
+    X(RMSNORM, "rmsnorm", "max_rel", 1e-4, elementwise)                                               \
+    X(ADD_RMSNORM, "add_rmsnorm", "max_rel", 1e-4, elementwise)                                       \
+    X(SOFTMAX, "softmax", "max_abs", 1e-5, elementwise)                                               \
+    X(MATVEC, "matvec", "nmse", 1e-10, matvec)                                                        \
+    X(MATVEC_TB, "matvec_tb", "nmse", 1e-10, matvec_tb)                                               \
+    X(MATMUL, "matmul", "nmse", 1e-9, matmul)                                                         \
+    X(GET_ROWS, "get_rows", "nmse", 1e-12, get_rows)                                                  \
+    X(ROPE, "rope", "max_abs", 1e-5, rope)                                                            \
+    X(KV_STORE, "kv_store", "wrong", 0, kv_store)                                                     \
+    X(ATTENTION, "attention", "max_abs", 1e-4, attention)                                             \
+    X(ARGMAX, "argmax", "wrong", 0, argmax)
+
+enum vkllm__op {
+#define VKLLM__OP_ENUM_(op, ...) VKLLM__OP_##op,
+    VKLLM__OPS(VKLLM__OP_ENUM_)
+#undef VKLLM__OP_ENUM_
+    VKLLM__OP_COUNT_
+};
+
+/* Input and layout flags. */
+#define VKLLM__CASE_NEG_INF 0x01u /* softmax: scattered -inf entries and one row all -inf */
+#define VKLLM__CASE_LARGE 0x02u   /* magnitudes up to 1e4; softmax also a few at +-1e30 */
+#define VKLLM__CASE_INPLACE 0x04u /* add_rmsnorm: the output written over d (as the forward pass) */
+#define VKLLM__CASE_NEOX 0x08u    /* rope: NeoX pairs */
+#define VKLLM__CASE_OFFSET 0x10u  /* W at byte 256 of its buffer */
+#define VKLLM__CASE_BOTH_PATHS 0x20u /* matvec_tb: also vkllm__op_matvec with the texel path on and off */
+#define VKLLM__CASE_UPLOADED 0x40u /* W made by vkllm__dtensor_upload, as models load */
+
+#define VKLLM__CASE_MAX_POS 16
+
+/* One case. Which fields an op reads:
+ *   add, mul, silu_mul, rmsnorm, add_rmsnorm, softmax: rows x cols (nb: add/mul's b length, 0 = all)
+ *   matvec, matvec_tb, matmul, get_rows: W (rows, cols) of `type`, n columns of x (tokens, ids)
+ *   rope: n tokens of heads x head_dim, n_rot, scale (the frequencies' factor)
+ *   kv_store: n rows of heads_kv * head_dim into a cache of n_ctx rows
+ *   attention: n queries, heads / heads_kv of head_dim, a cache of n_ctx rows
+ *   argmax: cols
+ * rope, kv_store and attention run one recording replayed at every position of pos[0..n_pos). */
+struct vkllm__op_case {
+    enum vkllm__op op;
+    char tuning[96];           /* the variant: "name=value,..." over the device's tuning; "": none */
+    uint32_t type;             /* enum vkllm__type of W */
+    uint32_t rows, cols, n, nb;
+    uint32_t heads, heads_kv, head_dim, n_rot, n_ctx;
+    float scale;               /* rope: frequency factor (0: 1) */
+    uint32_t flags;            /* VKLLM__CASE_* */
+    uint32_t n_pos;
+    uint32_t pos[VKLLM__CASE_MAX_POS];
+};
+
+struct vkllm__op_result {
+    double err;          /* the op's measure (see VKLLM__OPS) */
+    double bound;
+    double max_abs;      /* max |gpu - ref| (matrix products: over the whole output) */
+    int ok;              /* err within bound and nothing else wrong */
+    int skipped;         /* the device cannot run this case (detail says why); not ok either */
+    char detail[192];    /* what else was wrong, or "" */
+    char kernel[32];     /* the label of the first dispatch that ran */
+    uint32_t dispatches; /* recorded for the case (the last recording) */
+    double gpu_ns;       /* the case's last recording, when the device has timestamps */
+    uint64_t bytes, flops; /* what those dispatches declared (struct vkllm__cost) */
+};
+
+const char *vkllm__op_name(enum vkllm__op op);
+const char *vkllm__op_measure(enum vkllm__op op);
+double vkllm__op_bound(enum vkllm__op op);
+
+/* "4096x3", "q8_0 1000x2048 n=3", "n=1 heads=6/2 dim=16 ctx=300" ... */
+void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n);
+
+/* Run case c on gpu (seeded from seed) and compare with the reference. Fails only on a device
+ * or host error, or a case the op refuses (its status); r says whether it met its bound. With
+ * profile, the case's recording is timed (r->gpu_ns). */
+vkllm_status vkllm__op_check(struct vkllm__gpu *gpu, const struct vkllm__op_case *c, uint64_t seed, int profile,
+                             struct vkllm__op_result *r);
+
+/* --- case lists (cases.c) ------------------------------------------------------------------- */
+
+struct vkllm__case_list {
+    struct vkllm__op_case *v;
+    size_t n, cap;
+    vkllm_status st; /* OOM while adding */
+};
+
+/* Append the cases of op: short (every variant on a few shapes, for `vkllm selftest`) or full
+ * (the op tests). */
+void vkllm__op_cases(enum vkllm__op op, int full, struct vkllm__case_list *out);
+void vkllm__case_list_add(struct vkllm__case_list *l, const struct vkllm__op_case *c);
+void vkllm__case_list_free(struct vkllm__case_list *l);
+
+#endif /* VKLLM_CHECK_H */

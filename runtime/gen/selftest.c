@@ -1,0 +1,66 @@
+/* selftest.c - the public selftest (vkllm.h): the short (or full) case list of every op of the
+ * op-case registry (runtime/check), run on the context's device. */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "context.h"
+
+struct vkllm_selftest_params vkllm_selftest_params_default(void) {
+    struct vkllm_selftest_params p = {.full = 0, .profile = 0, .ops = NULL};
+    return p;
+}
+
+/* 1 if op is named in the comma-separated list (NULL or "": every op). */
+static int selected(const char *list, const char *op) {
+    if (!list || !*list) return 1;
+    size_t n = strlen(op);
+    for (const char *p = list; *p;) {
+        const char *end = p + strcspn(p, ",");
+        if ((size_t)(end - p) == n && !strncmp(p, op, n)) return 1;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+static void to_public(const struct vkllm__op_case *c, const struct vkllm__op_result *r, struct vkllm_selftest_case *o) {
+    memset(o, 0, sizeof *o);
+    snprintf(o->op, sizeof o->op, "%s", vkllm__op_name(c->op));
+    snprintf(o->variant, sizeof o->variant, "%s", c->tuning);
+    vkllm__op_case_shape(c, o->shape, sizeof o->shape);
+    snprintf(o->measure, sizeof o->measure, "%s", vkllm__op_measure(c->op));
+    o->err = r->err, o->bound = r->bound, o->max_abs = r->max_abs, o->ok = r->ok, o->skipped = r->skipped;
+    snprintf(o->detail, sizeof o->detail, "%s", r->detail);
+    snprintf(o->kernel, sizeof o->kernel, "%s", r->kernel);
+    o->gpu_ms = r->gpu_ns / 1e6, o->gbytes = r->bytes / 1e9, o->gflops = r->flops / 1e9;
+}
+
+vkllm_status vkllm_selftest(vkllm_ctx_t ctx, const struct vkllm_selftest_params *params, vkllm_selftest_fn fn,
+                            void *user_data, uint32_t *n_ok, uint32_t *n_failed, uint32_t *n_skipped) {
+    if (!ctx) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_selftest: ctx is NULL");
+    struct vkllm_selftest_params p = params ? *params : vkllm_selftest_params_default();
+    uint32_t ok = 0, failed = 0, skipped = 0, any = 0;
+    int stop = 0;
+    vkllm_status st = VKLLM_STATUS_OK;
+    for (int op = 0; op < VKLLM__OP_COUNT_ && !st && !stop; op++) {
+        if (!selected(p.ops, vkllm__op_name((enum vkllm__op)op))) continue;
+        any = 1;
+        struct vkllm__case_list l = {0};
+        vkllm__op_cases((enum vkllm__op)op, p.full, &l);
+        st = l.st;
+        for (size_t i = 0; i < l.n && !st && !stop; i++) {
+            struct vkllm__op_result r;
+            if ((st = vkllm__op_check(ctx->gpu, &l.v[i], i + 1, p.profile, &r))) break;
+            ok += r.ok, skipped += r.skipped, failed += !r.ok && !r.skipped;
+            struct vkllm_selftest_case pc;
+            to_public(&l.v[i], &r, &pc);
+            stop = fn && fn(&pc, user_data);
+        }
+        vkllm__case_list_free(&l);
+    }
+    if (!st && !any) st = vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "selftest: no op named in '%s'", p.ops);
+    if (n_ok) *n_ok = ok;
+    if (n_failed) *n_failed = failed;
+    if (n_skipped) *n_skipped = skipped;
+    return st;
+}

@@ -1,0 +1,49 @@
+/* op_test.h - the op tests run the op-case registry's full lists (runtime/check: the same cases,
+ * runners and bounds `vkllm selftest` uses, with longer lists) with validation on; a test adds
+ * only what is not a numeric case (refusals, special layouts). */
+#ifndef VKLLM_OP_TEST_H
+#define VKLLM_OP_TEST_H
+
+#include "check.h"
+#include "gpu_test.h"
+#include "ops_gpu.h"
+#include "types.h"
+
+struct op_test_stats {
+    int run, failed;
+    int chunked;   /* cases with a lowered binding limit that ran more than one dispatch */
+    int timed;     /* cases whose dispatches were seen (the device has timestamps) */
+};
+
+/* Run op's full case list (or short with full = 0) on gpu; every failure is printed. Fails the
+ * test on a device or host error. */
+static inline void op_test_run(struct vkllm__gpu *gpu, enum vkllm__op op, int full, struct op_test_stats *s) {
+    struct vkllm__case_list l = {0};
+    vkllm__op_cases(op, full, &l);
+    ASSERT_OK(l.st);
+    ASSERT(l.n > 0);
+    int failed0 = s->failed;
+    for (size_t i = 0; i < l.n; i++) {
+        const struct vkllm__op_case *c = &l.v[i];
+        struct vkllm__op_result r;
+        vkllm_status st = vkllm__op_check(gpu, c, i + 1, 0, &r);
+        char shape[96];
+        vkllm__op_case_shape(c, shape, sizeof shape);
+        if (st) FAILF("%s %s [%s]: %s (%s)", vkllm__op_name(c->op), shape, c->tuning, vkllm_status_name(st),
+                      vkllm_last_error());
+        s->run++;
+        s->timed += r.dispatches > 0;
+        if ((strstr(c->tuning, "max_binding=") || strstr(c->tuning, "max_texels=")) && r.dispatches > 1) s->chunked++;
+        if (!r.ok) {
+            s->failed++;
+            fprintf(stderr, "FAIL %s %s [%s]: %s %.3g (bound %.1g)%s%s%s\n", vkllm__op_name(c->op), shape,
+                    c->tuning[0] ? c->tuning : "default", vkllm__op_measure(c->op), r.err, r.bound,
+                    r.detail[0] ? " (" : "", r.detail, r.detail[0] ? ")" : "");
+        }
+    }
+    printf("%-11s %5zu cases, %d failed\n", vkllm__op_name(op), l.n, s->failed - failed0);
+    fflush(stdout);
+    vkllm__case_list_free(&l);
+}
+
+#endif
