@@ -4,9 +4,9 @@
  * Each test runs once to warm up (pipelines are compiled at first use), then -r times.
  *
  * --profile: one decode step and one prefill micro-batch recorded with a GPU timestamp after
- * every dispatch (runtime/forward/forward.h, vkllm__forward_set_profile), summed per kernel label with
- * the bytes and flops each dispatch declares (struct vkllm__cost), beside the wall clock of the
- * same step and of unprofiled ones. */
+ * every dispatch (vkllm_session_set_profile), summed per kernel label with the bytes and flops
+ * each dispatch declares (struct vkllm_dispatch_profile), beside the wall clock of the same step
+ * and of unprofiled ones. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,7 +15,6 @@
 #include <time.h>
 
 #include "cli.h"
-#include "context.h"
 
 #define MAX_LIST 16
 #define MAXI(a, b) ((a) > (b) ? (a) : (b))
@@ -47,12 +46,15 @@ struct result {
 
 /* --profile: one decode step or one prefill micro-batch, per kernel label. */
 #define MAX_KERNELS 64
+struct cost {
+    uint64_t bytes_read, bytes_written, weight_bytes, flops;
+};
 struct kernel {
     const char *label;
     int calls;
     double ns;
-    struct vkllm__cost cost; /* summed over the calls, at the batch's position */
-    int no_cost;             /* calls that declared no cost */
+    struct cost cost; /* summed over the calls, at the batch's position */
+    int no_cost;      /* calls that declared no cost */
 };
 
 struct profile {
@@ -67,6 +69,7 @@ struct profile {
     double step_ms_plain;    /* wall clock of an unprofiled step (decode: median of 3) */
     int n_plain;             /* unprofiled steps measured */
     uint64_t matvec_weight_bytes; /* weight bytes the matvec kernels read (decode) */
+    const char *error;       /* why the profile could not be taken, or NULL */
 };
 #define PLAIN_STEPS 3 /* unprofiled decode steps measured (prefill: 1) */
 
@@ -173,41 +176,36 @@ static vkllm_status profile_step(vkllm_session_t s, uint32_t n_vocab, int n, int
     return st;
 }
 
-/* The dispatches of the step that ran last, per kernel label. */
-static vkllm_status profile_collect(const struct vkllm__cmd *c, struct profile *p) {
-    if (!c) return vkllm__err(VKLLM_STATUS_INTERNAL, "no command list ran");
-    uint32_t n = vkllm__cmd_profile_count(c);
-    if (n == 0) return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "the device has no timestamps on its compute queue");
+/* The dispatches of the step that ran last, per kernel label; NULL, or why not. */
+static const char *profile_collect(vkllm_session_t s, struct profile *p) {
+    uint32_t n = vkllm_session_profile_count(s);
+    if (n == 0) return "the device has no timestamps on its compute queue";
     for (uint32_t i = 0; i < n; i++) {
-        struct vkllm__dispatch_time t;
-        vkllm_status st = vkllm__cmd_profile_get(c, i, &t);
-        if (st) return st;
-        struct vkllm__cost cost;
-        vkllm__cost_at(&t.cost, (uint32_t)p->pos0, &cost);
+        struct vkllm_dispatch_profile t;
+        if (vkllm_session_profile_get(s, i, &t)) return vkllm_last_error();
         int j = 0;
         while (j < p->n_k && strcmp(p->k[j].label, t.label)) j++;
-        if (j == MAX_KERNELS) return vkllm__err(VKLLM_STATUS_INTERNAL, "more than %d kernel labels", MAX_KERNELS);
+        if (j == MAX_KERNELS) return "more kernel labels than the table holds";
         struct kernel *k = &p->k[j];
         if (j == p->n_k) memset(k, 0, sizeof *k), k->label = t.label, p->n_k++;
         k->calls++;
         k->ns += t.ns;
-        k->cost.bytes_read += cost.bytes_read;
-        k->cost.bytes_written += cost.bytes_written;
-        k->cost.weight_bytes += cost.weight_bytes;
-        k->cost.flops += cost.flops;
-        k->no_cost += !cost.bytes_read && !cost.bytes_written && !cost.flops;
-        if (!strncmp(vkllm__shader_blobs[t.shader].name, "matvec", 6)) p->matvec_weight_bytes += cost.weight_bytes;
+        k->cost.bytes_read += t.bytes_read;
+        k->cost.bytes_written += t.bytes_written;
+        k->cost.weight_bytes += t.weight_bytes;
+        k->cost.flops += t.flops;
+        k->no_cost += !t.bytes_read && !t.bytes_written && !t.flops;
+        if (!strncmp(t.kernel, "matvec", 6)) p->matvec_weight_bytes += t.weight_bytes;
         p->sum_ms += t.ns * 1e-6;
         p->n_dispatch++;
     }
-    return VKLLM_STATUS_OK;
+    return NULL;
 }
 
 /* Profile one step (decode: n == 1) at depth: after a warm-up, PLAIN_STEPS unprofiled decode
  * steps (prefill: one), then with timestamps, the step measured (decode: after one that records
  * the step again; a prefill batch is recorded every time). */
 static vkllm_status profile_run(vkllm_session_t s, const struct opts *o, int n, int depth, struct profile *p) {
-    struct vkllm__forward *fw = s->fw;
     uint32_t n_vocab = p->mi.n_vocab;
     double ms, plain[PLAIN_STEPS];
     vkllm_status st = vkllm_session_truncate(s, 0);
@@ -219,15 +217,15 @@ static vkllm_status profile_run(vkllm_session_t s, const struct opts *o, int n, 
     }
     free(toks);
     p->decode = n == 1, p->n_tokens = n, p->pos0 = depth;
-    if (!st) st = vkllm__forward_set_profile(fw, 0);
+    if (!st) st = vkllm_session_set_profile(s, 0);
     if (!st) st = profile_step(s, n_vocab, n, depth, o->greedy, &ms); /* warm-up */
     p->n_plain = n == 1 ? PLAIN_STEPS : 1;
     for (int i = 0; !st && i < p->n_plain; i++) st = profile_step(s, n_vocab, n, depth, o->greedy, &plain[i]);
-    if (!st) st = vkllm__forward_set_profile(fw, 1);
+    if (!st) st = vkllm_session_set_profile(s, 1);
     if (!st && n == 1) st = profile_step(s, n_vocab, n, depth, o->greedy, &ms); /* records it with timestamps */
     if (!st) st = profile_step(s, n_vocab, n, depth, o->greedy, &p->step_ms);
-    if (!st) st = profile_collect(vkllm__forward_last_cmd(fw), p);
-    vkllm_status st2 = vkllm__forward_set_profile(fw, 0);
+    if (!st && (p->error = profile_collect(s, p))) st = VKLLM_STATUS_UNSUPPORTED;
+    vkllm_status st2 = vkllm_session_set_profile(s, 0);
     if (st) return st;
     qsort(plain, (size_t)p->n_plain, sizeof plain[0], cmp_double);
     p->step_ms_plain = plain[p->n_plain / 2];
@@ -552,7 +550,12 @@ static int bench_device(const struct opts *o, int dev, struct result *rs, int *n
         p->dev = *info;
         p->mi = mi;
         st = profile_run(s, o, kind == 0 ? 1 : profile_pp(o), o->depth[0], p);
-        if (st) code = vkllm_cli_fail(st, "profile run failed");
+        if (st && p->error) {
+            fprintf(stderr, "vkllm: bench: profile run failed: %s\n", p->error);
+            code = vkllm_cli_exit_code(st);
+        } else if (st) {
+            code = vkllm_cli_fail(st, "profile run failed");
+        }
         else fprintf(stderr, "vkllm: bench: %s profile: kernel sum %.3f ms, step %.3f ms\n",
                      kind == 0 ? "decode" : "prefill", p->sum_ms, p->step_ms);
     }

@@ -5,9 +5,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "gguf.h"
-#include "model.h"
-#include "types.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -19,61 +16,9 @@ static void usage(FILE *f) {
             "\n"
             "  -m, --model FILE   the GGUF file\n"
             "  --json             one JSON object on stdout instead of text\n"
-            "  --tensors          also list every tensor (name, type, shape)\n"
+            "  --tensors          also list every tensor (name, type, shape, and what vkllm reads it as:\n"
+            "                     a row of the layer table such as wq, or a global such as token_embd)\n"
             "  -h, --help         this text\n");
-}
-
-/* What info reports, gathered once for both output forms. */
-struct info {
-    const struct vkllm__gguf *g;
-    const struct vkllm__model_desc *d; /* NULL when the model is not loadable */
-    char arch[64], name[128], tok_model[64];
-    char error[512];                   /* why d is NULL */
-    uint64_t n_params;
-    uint64_t type_count[VKLLM__TYPE_COUNT_];
-    uint64_t type_bytes[VKLLM__TYPE_COUNT_];
-    int64_t n_tokens, bos, eos;        /* -1 when absent */
-    int64_t n_ctx;                     /* -1 when absent */
-    int has_template;
-};
-
-static void get_string(const struct vkllm__gguf *g, const char *key, char *out, size_t cap) {
-    struct vkllm__str s;
-    out[0] = 0;
-    if (vkllm__gguf_get_str(g, key, &s) != VKLLM_STATUS_OK) return;
-    size_t n = s.len < cap - 1 ? (size_t)s.len : cap - 1;
-    memcpy(out, s.ptr, n);
-    out[n] = 0;
-}
-
-static int64_t get_int(const struct vkllm__gguf *g, const char *key) {
-    uint64_t v;
-    return vkllm__gguf_get_u64(g, key, &v) == VKLLM_STATUS_OK && v <= INT64_MAX ? (int64_t)v : -1;
-}
-
-static void gather(struct info *in) {
-    const struct vkllm__gguf *g = in->g;
-    char key[160];
-    get_string(g, "general.architecture", in->arch, sizeof in->arch);
-    get_string(g, "general.name", in->name, sizeof in->name);
-    get_string(g, "tokenizer.ggml.model", in->tok_model, sizeof in->tok_model);
-    const struct vkllm__gguf_kv *toks = vkllm__gguf_find(g, "tokenizer.ggml.tokens");
-    in->n_tokens = toks && toks->type == VKLLM__GGUF_ARRAY ? (int64_t)toks->arr_n : -1;
-    in->bos = get_int(g, "tokenizer.ggml.bos_token_id");
-    in->eos = get_int(g, "tokenizer.ggml.eos_token_id");
-    snprintf(key, sizeof key, "%s.context_length", in->arch);
-    in->n_ctx = get_int(g, key);
-    in->has_template = vkllm__gguf_find(g, "tokenizer.chat_template") != NULL;
-    for (uint64_t i = 0; i < g->n_tensors; i++) {
-        const struct vkllm__gguf_tensor *t = &g->tensors[i];
-        uint64_t n = 1;
-        for (int k = 0; k < 4; k++) n *= t->ne[k];
-        in->n_params += n;
-        if (t->type < VKLLM__TYPE_COUNT_) {
-            in->type_count[t->type]++;
-            in->type_bytes[t->type] += t->nbytes;
-        }
-    }
 }
 
 static const char *tokenizer_kind(const char *model) {
@@ -85,10 +30,6 @@ static const char *tokenizer_kind(const char *model) {
     return "other";
 }
 
-static const char *scaling_name(enum vkllm__rope_scaling s) {
-    return s == VKLLM__ROPE_SCALING_LINEAR ? "linear" : s == VKLLM__ROPE_SCALING_LLAMA3 ? "llama3" : "none";
-}
-
 static void human(double v, char *out, size_t cap) {
     const char *unit[] = {"", "K", "M", "B", "T"};
     int u = 0;
@@ -96,106 +37,98 @@ static void human(double v, char *out, size_t cap) {
     snprintf(out, cap, u ? "%.2f%s" : "%.0f%s", v, unit[u]);
 }
 
-static void print_text(const struct info *in, int list_tensors) {
-    const struct vkllm__gguf *g = in->g;
+static void print_text(const char *path, vkllm_model_file_t f, const struct vkllm_file_info *in, int list_tensors) {
     char buf[32];
-    printf("file:            %s\n", g->path);
-    printf("size:            %llu bytes (%.1f MiB), GGUF v%u, %llu metadata keys\n", (unsigned long long)g->size,
-           (double)g->size / (1024.0 * 1024.0), g->version, (unsigned long long)g->n_kv);
+    printf("file:            %s\n", path);
+    printf("size:            %llu bytes (%.1f MiB), GGUF v%u, %llu metadata keys\n", (unsigned long long)in->file_bytes,
+           (double)in->file_bytes / (1024.0 * 1024.0), in->gguf_version, (unsigned long long)in->n_kv);
     printf("architecture:    %s%s%s%s\n", in->arch[0] ? in->arch : "(none)", in->name[0] ? " (" : "", in->name,
            in->name[0] ? ")" : "");
-    printf("supported:       %s%s\n", in->d ? "yes" : "no: ", in->d ? "" : in->error);
-    if (in->d) {
-        const struct vkllm__hparams *hp = &in->d->hp;
-        printf("layers:          %u\n", hp->n_layer);
-        printf("embedding:       %u (ffn %u)\n", hp->n_embd, hp->n_ff);
-        printf("heads:           %u query, %u key/value (GQA %u), head dim %u\n", hp->n_head, hp->n_head_kv,
-               hp->n_head / hp->n_head_kv, hp->head_dim);
-        printf("vocabulary:      %u%s\n", hp->n_vocab, hp->tied_embd ? " (tied embeddings)" : "");
-        printf("rope:            theta %g, %u dims, %s pairs, scaling %s", (double)hp->rope.theta, hp->rope.n_rot,
-               hp->rope.neox ? "NeoX" : "normal", scaling_name(hp->rope.scaling));
-        if (hp->rope.scaling != VKLLM__ROPE_SCALING_NONE) printf(" x%g", (double)hp->rope.factor);
-        printf("\nrms eps:         %g\n", (double)hp->rms_eps);
+    printf("supported:       %s%s\n", in->supported ? "yes" : "no: ", in->supported ? "" : in->error);
+    if (in->supported) {
+        printf("layers:          %u\n", in->n_layer);
+        printf("embedding:       %u (ffn %u)\n", in->n_embd, in->n_ff);
+        printf("heads:           %u query, %u key/value (GQA %u), head dim %u\n", in->n_head, in->n_head_kv,
+               in->n_head / in->n_head_kv, in->head_dim);
+        printf("vocabulary:      %u%s\n", in->n_vocab, in->tied_embeddings ? " (tied embeddings)" : "");
+        printf("rope:            theta %g, %u dims, %s pairs, scaling %s", (double)in->rope_theta, in->rope_dims,
+               in->rope_neox ? "NeoX" : "normal", in->rope_scaling);
+        if (strcmp(in->rope_scaling, "none")) printf(" x%g", (double)in->rope_factor);
+        printf("\nrms eps:         %g\n", (double)in->rms_eps);
     }
-    if (in->n_ctx >= 0) printf("context length:  %lld\n", (long long)in->n_ctx);
+    if (in->context_length >= 0) printf("context length:  %lld\n", (long long)in->context_length);
     human((double)in->n_params, buf, sizeof buf);
     printf("parameters:      %llu (%s)\n", (unsigned long long)in->n_params, buf);
-    printf("tensors:         %llu:", (unsigned long long)g->n_tensors);
-    for (uint32_t t = 0; t < VKLLM__TYPE_COUNT_; t++)
-        if (in->type_count[t])
-            printf(" %s x%llu (%.1f MiB)", vkllm__type_name(t), (unsigned long long)in->type_count[t],
-                   (double)in->type_bytes[t] / (1024.0 * 1024.0));
-    printf("\ntokenizer:       %s (%s), %lld tokens, bos %lld, eos %lld\n", in->tok_model[0] ? in->tok_model : "-",
-           tokenizer_kind(in->tok_model), (long long)in->n_tokens, (long long)in->bos, (long long)in->eos);
-    printf("chat template:   %s\n", in->has_template ? "yes" : "no");
-    if (!list_tensors) return;
-    for (uint64_t i = 0; i < g->n_tensors; i++) {
-        const struct vkllm__gguf_tensor *t = &g->tensors[i];
-        printf("  %-36.*s %-6s [", (int)t->name.len, t->name.ptr, vkllm__type_name(t->type));
-        for (uint32_t k = 0; k < (t->n_dims ? t->n_dims : 1); k++)
-            printf("%s%llu", k ? ", " : "", (unsigned long long)t->ne[k]);
-        printf("]\n");
+    printf("tensors:         %llu:", (unsigned long long)in->n_tensors);
+    for (uint32_t t = 0; t < in->n_types; t++)
+        printf(" %s x%llu (%.1f MiB)", in->types[t].name, (unsigned long long)in->types[t].count,
+               (double)in->types[t].bytes / (1024.0 * 1024.0));
+    printf("\ntokenizer:       %s (%s), %lld tokens, bos %lld, eos %lld\n", in->tokenizer_model[0] ? in->tokenizer_model : "-",
+           tokenizer_kind(in->tokenizer_model), (long long)in->n_tokens, (long long)in->bos, (long long)in->eos);
+    printf("chat template:   %s\n", in->has_chat_template ? "yes" : "no");
+    for (uint64_t i = 0; list_tensors && i < in->n_tensors; i++) {
+        struct vkllm_tensor_info t;
+        if (vkllm_model_file_tensor(f, i, &t)) continue;
+        printf("  %-36s %-6s [", t.name, t.type);
+        for (uint32_t k = 0; k < (t.n_dims ? t.n_dims : 1); k++) printf("%s%llu", k ? ", " : "", (unsigned long long)t.ne[k]);
+        printf("]%s%s\n", t.role[0] ? "  " : "  (not read)", t.role);
     }
 }
 
-static void json_hparams(cJSON *o, const struct vkllm__hparams *hp) {
-    cJSON_AddNumberToObject(o, "n_layer", hp->n_layer);
-    cJSON_AddNumberToObject(o, "n_embd", hp->n_embd);
-    cJSON_AddNumberToObject(o, "n_ff", hp->n_ff);
-    cJSON_AddNumberToObject(o, "n_head", hp->n_head);
-    cJSON_AddNumberToObject(o, "n_head_kv", hp->n_head_kv);
-    cJSON_AddNumberToObject(o, "head_dim", hp->head_dim);
-    cJSON_AddNumberToObject(o, "n_vocab", hp->n_vocab);
-    cJSON_AddNumberToObject(o, "n_ctx_train", hp->n_ctx_train);
-    cJSON_AddNumberToObject(o, "rms_eps", hp->rms_eps);
-    cJSON_AddBoolToObject(o, "tied_embeddings", hp->tied_embd);
+static void json_hparams(cJSON *o, const struct vkllm_file_info *in) {
+    cJSON_AddNumberToObject(o, "n_layer", in->n_layer);
+    cJSON_AddNumberToObject(o, "n_embd", in->n_embd);
+    cJSON_AddNumberToObject(o, "n_ff", in->n_ff);
+    cJSON_AddNumberToObject(o, "n_head", in->n_head);
+    cJSON_AddNumberToObject(o, "n_head_kv", in->n_head_kv);
+    cJSON_AddNumberToObject(o, "head_dim", in->head_dim);
+    cJSON_AddNumberToObject(o, "n_vocab", in->n_vocab);
+    cJSON_AddNumberToObject(o, "n_ctx_train", (double)in->context_length);
+    cJSON_AddNumberToObject(o, "rms_eps", in->rms_eps);
+    cJSON_AddBoolToObject(o, "tied_embeddings", in->tied_embeddings);
     cJSON *r = cJSON_AddObjectToObject(o, "rope");
-    cJSON_AddNumberToObject(r, "theta", hp->rope.theta);
-    cJSON_AddNumberToObject(r, "n_rot", hp->rope.n_rot);
-    cJSON_AddStringToObject(r, "pairs", hp->rope.neox ? "neox" : "normal");
-    cJSON_AddStringToObject(r, "scaling", scaling_name(hp->rope.scaling));
-    cJSON_AddNumberToObject(r, "factor", hp->rope.factor);
+    cJSON_AddNumberToObject(r, "theta", in->rope_theta);
+    cJSON_AddNumberToObject(r, "n_rot", in->rope_dims);
+    cJSON_AddStringToObject(r, "pairs", in->rope_neox ? "neox" : "normal");
+    cJSON_AddStringToObject(r, "scaling", in->rope_scaling);
+    cJSON_AddNumberToObject(r, "factor", in->rope_factor);
 }
 
-static int print_json(const struct info *in, int list_tensors) {
-    const struct vkllm__gguf *g = in->g;
+static int print_json(const char *path, vkllm_model_file_t f, const struct vkllm_file_info *in, int list_tensors) {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "path", g->path);
-    cJSON_AddNumberToObject(o, "file_size", (double)g->size);
-    cJSON_AddNumberToObject(o, "gguf_version", g->version);
+    cJSON_AddStringToObject(o, "path", path);
+    cJSON_AddNumberToObject(o, "file_size", (double)in->file_bytes);
+    cJSON_AddNumberToObject(o, "gguf_version", in->gguf_version);
     cJSON_AddStringToObject(o, "architecture", in->arch);
     cJSON_AddStringToObject(o, "name", in->name);
-    cJSON_AddBoolToObject(o, "supported", in->d != NULL);
-    if (!in->d) cJSON_AddStringToObject(o, "error", in->error);
-    else json_hparams(cJSON_AddObjectToObject(o, "hparams"), &in->d->hp);
-    if (in->n_ctx >= 0) cJSON_AddNumberToObject(o, "context_length", (double)in->n_ctx);
+    cJSON_AddBoolToObject(o, "supported", in->supported);
+    if (!in->supported) cJSON_AddStringToObject(o, "error", in->error);
+    else json_hparams(cJSON_AddObjectToObject(o, "hparams"), in);
+    if (in->context_length >= 0) cJSON_AddNumberToObject(o, "context_length", (double)in->context_length);
     else cJSON_AddNullToObject(o, "context_length");
     cJSON_AddNumberToObject(o, "n_params", (double)in->n_params);
-    cJSON_AddNumberToObject(o, "n_tensors", (double)g->n_tensors);
+    cJSON_AddNumberToObject(o, "n_tensors", (double)in->n_tensors);
     cJSON *types = cJSON_AddObjectToObject(o, "tensor_types");
-    for (uint32_t t = 0; t < VKLLM__TYPE_COUNT_; t++)
-        if (in->type_count[t]) cJSON_AddNumberToObject(types, vkllm__type_name(t), (double)in->type_count[t]);
+    for (uint32_t t = 0; t < in->n_types; t++) cJSON_AddNumberToObject(types, in->types[t].name, (double)in->types[t].count);
     cJSON *tok = cJSON_AddObjectToObject(o, "tokenizer");
-    cJSON_AddStringToObject(tok, "model", in->tok_model);
-    cJSON_AddStringToObject(tok, "kind", tokenizer_kind(in->tok_model));
+    cJSON_AddStringToObject(tok, "model", in->tokenizer_model);
+    cJSON_AddStringToObject(tok, "kind", tokenizer_kind(in->tokenizer_model));
     cJSON_AddNumberToObject(tok, "n_tokens", (double)in->n_tokens);
     cJSON_AddNumberToObject(tok, "bos_token_id", (double)in->bos);
     cJSON_AddNumberToObject(tok, "eos_token_id", (double)in->eos);
-    cJSON_AddBoolToObject(o, "chat_template", in->has_template);
-    if (list_tensors) {
-        cJSON *arr = cJSON_AddArrayToObject(o, "tensors");
-        for (uint64_t i = 0; i < g->n_tensors; i++) {
-            const struct vkllm__gguf_tensor *t = &g->tensors[i];
-            cJSON *e = cJSON_CreateObject();
-            char name[256];
-            snprintf(name, sizeof name, "%.*s", (int)t->name.len, t->name.ptr);
-            cJSON_AddStringToObject(e, "name", name);
-            cJSON_AddStringToObject(e, "type", vkllm__type_name(t->type));
-            cJSON *ne = cJSON_AddArrayToObject(e, "ne");
-            for (uint32_t k = 0; k < (t->n_dims ? t->n_dims : 1); k++)
-                cJSON_AddItemToArray(ne, cJSON_CreateNumber((double)t->ne[k]));
-            cJSON_AddItemToArray(arr, e);
-        }
+    cJSON_AddBoolToObject(o, "chat_template", in->has_chat_template);
+    cJSON *arr = list_tensors ? cJSON_AddArrayToObject(o, "tensors") : NULL;
+    for (uint64_t i = 0; arr && i < in->n_tensors; i++) {
+        struct vkllm_tensor_info t;
+        if (vkllm_model_file_tensor(f, i, &t)) continue;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", t.name);
+        cJSON_AddStringToObject(e, "type", t.type);
+        cJSON *ne = cJSON_AddArrayToObject(e, "ne");
+        for (uint32_t k = 0; k < (t.n_dims ? t.n_dims : 1); k++) cJSON_AddItemToArray(ne, cJSON_CreateNumber((double)t.ne[k]));
+        if (t.role[0]) cJSON_AddStringToObject(e, "role", t.role);
+        else cJSON_AddNullToObject(e, "role");
+        cJSON_AddItemToArray(arr, e);
     }
     char *s = cJSON_Print(o);
     cJSON_Delete(o);
@@ -228,21 +161,14 @@ int vkllm_cmd_info(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
-    struct vkllm__gguf *g;
-    vkllm_status st = vkllm__gguf_open(path, &g);
+    vkllm_model_file_t f;
+    vkllm_status st = vkllm_model_file_open(path, &f);
     if (st != VKLLM_STATUS_OK) return vkllm_cli_fail(st, "info");
-    static struct info in;
-    memset(&in, 0, sizeof in);
-    in.g = g;
-    struct vkllm__model_desc *d = NULL;
-    if (vkllm__model_desc_load(g, &d) != VKLLM_STATUS_OK)
-        snprintf(in.error, sizeof in.error, "%s", vkllm_last_error());
-    in.d = d;
-    gather(&in);
+    static struct vkllm_file_info in;
+    vkllm_model_file_info(f, &in);
     int rc = 0;
-    if (json) rc = print_json(&in, list_tensors);
-    else print_text(&in, list_tensors);
-    vkllm__model_desc_free(d);
-    vkllm__gguf_close(g);
+    if (json) rc = print_json(path, f, &in, list_tensors);
+    else print_text(path, f, &in, list_tensors);
+    vkllm_model_file_close(f);
     return rc;
 }

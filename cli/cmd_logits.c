@@ -8,8 +8,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "model.h"
-#include "ref.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -99,22 +97,17 @@ static void print_pos(cJSON *arr, uint32_t pos, const float *logits, uint32_t n_
     free(top);
 }
 
-/* The scalar reference path (--device ref). */
+/* The scalar reference path (--device ref): KV cache in f32, as the reference has it. */
 static int run_ref(const char *path, const int32_t *ids, uint32_t n, uint32_t k, cJSON *arr) {
-    struct vkllm__gguf *g = NULL;
-    struct vkllm__model_desc *d = NULL;
-    struct vkllm__ref *r = NULL;
-    vkllm_status st = vkllm__gguf_open(path, &g);
-    if (!st) st = vkllm__model_desc_load(g, &d);
-    if (!st) st = vkllm__ref_init(d, n, &r);
+    vkllm_ref_t r = NULL;
+    vkllm_status st = vkllm_ref_init(path, n, 0, &r);
+    uint32_t n_vocab = st ? 0 : vkllm_ref_n_vocab(r);
     for (uint32_t i = 0; !st && i < n; i++) {
         const float *logits;
-        st = vkllm__ref_forward(r, (uint32_t)ids[i], i, &logits);
-        if (!st) print_pos(arr, i, logits, d->hp.n_vocab, VKLLM_MIN(k, d->hp.n_vocab));
+        st = vkllm_ref_eval(r, ids[i], i, &logits);
+        if (!st) print_pos(arr, i, logits, n_vocab, k < n_vocab ? k : n_vocab);
     }
-    vkllm__ref_free(r);
-    vkllm__model_desc_free(d);
-    vkllm__gguf_close(g);
+    vkllm_ref_free(r);
     return st ? vkllm_cli_fail(st, path) : 0;
 }
 
@@ -128,7 +121,7 @@ static int run_gpu(const char *path, int device, const int32_t *ids, uint32_t n,
     vkllm_status st = VKLLM_STATUS_OK;
     struct vkllm_model_info info;
     vkllm_model_get_info(h.model, &info);
-    k = VKLLM_MIN(k, info.n_vocab);
+    if (k > info.n_vocab) k = info.n_vocab;
     if (decode) {
         for (uint32_t i = 0; i < n && !st; i++) {
             st = vkllm_session_eval(s, &ids[i], 1, 0);

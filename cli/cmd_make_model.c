@@ -1,12 +1,9 @@
-/* cmd_make_model.c - `vkllm make-model`: a thin wrapper over vkllm__make_model (tools/make_model.c). */
+/* cmd_make_model.c - `vkllm make-model`: a thin wrapper over vkllm_make_model (tools/make_model.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "cli.h"
-#include "make_model.h"
-#include "types.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -41,8 +38,8 @@ static void usage(FILE *f) {
             "\n"
             "presets:\n");
     const char *desc;
-    for (uint32_t i = 0; vkllm__make_model_preset_name(i, &desc); i++)
-        fprintf(f, "  %-20s %s\n", vkllm__make_model_preset_name(i, NULL), desc);
+    for (uint32_t i = 0; vkllm_make_model_preset_name(i, &desc); i++)
+        fprintf(f, "  %-20s %s\n", vkllm_make_model_preset_name(i, NULL), desc);
 }
 
 static int parse_u32(const char *s, uint32_t *out) {
@@ -53,19 +50,11 @@ static int parse_u32(const char *s, uint32_t *out) {
     return 1;
 }
 
-static int parse_type(const char *s, uint32_t *out) {
-    for (uint32_t t = 0; t < VKLLM__TYPE_COUNT_; t++) {
-        const struct vkllm__type_traits *tr = vkllm__type_traits(t);
-        if (tr && tr->compute && !strcasecmp(tr->name, s)) {
-            *out = t;
-            return 1;
-        }
-    }
-    return 0;
-}
+/* A short name into a fixed field; 0 when it does not fit. */
+static int copy_name(char *dst, size_t cap, const char *src) { return snprintf(dst, cap, "%s", src) < (int)cap; }
 
 /* One option with its value (NULL for flags); 0 when it is not understood. */
-static int apply(struct vkllm__make_model_params *p, const char *opt, const char *val, const char **out) {
+static int apply(struct vkllm_make_model_params *p, const char *opt, const char *val, const char **out) {
     uint32_t *u32 = NULL;
     if (!strcmp(opt, "-o") || !strcmp(opt, "--output")) return (*out = val) != NULL;
     if (!strcmp(opt, "--tied")) return (p->tied = 1);
@@ -80,8 +69,8 @@ static int apply(struct vkllm__make_model_params *p, const char *opt, const char
     else if (!strcmp(opt, "--vocab")) u32 = &p->n_vocab;
     else if (!strcmp(opt, "--ctx")) u32 = &p->n_ctx;
     if (u32) return parse_u32(val, u32);
-    if (!strcmp(opt, "--arch")) return vkllm__arch_from_name(val, &p->arch) == VKLLM_STATUS_OK;
-    if (!strcmp(opt, "--type")) return parse_type(val, &p->type);
+    if (!strcmp(opt, "--arch")) return copy_name(p->arch, sizeof p->arch, val);
+    if (!strcmp(opt, "--type")) return copy_name(p->type, sizeof p->type, val);
     if (!strcmp(opt, "--seed")) {
         char *end;
         p->seed = strtoull(val, &end, 0);
@@ -96,8 +85,7 @@ static int apply(struct vkllm__make_model_params *p, const char *opt, const char
 static int is_flag(const char *opt) { return !strcmp(opt, "--tied") || !strcmp(opt, "--untied"); }
 
 int vkllm_cmd_make_model(int argc, char **argv) {
-    struct vkllm__make_model_params p;
-    vkllm__make_model_params_default(&p);
+    struct vkllm_make_model_params p = vkllm_make_model_params_default();
     const char *out = NULL;
     /* The preset first, wherever it is, so that the other options override it. */
     for (int i = 1; i < argc; i++) {
@@ -106,7 +94,7 @@ int vkllm_cmd_make_model(int argc, char **argv) {
             return 0;
         }
         if (!strcmp(argv[i], "--preset") && i + 1 < argc &&
-            vkllm__make_model_preset(argv[i + 1], &p) != VKLLM_STATUS_OK) {
+            vkllm_make_model_preset(argv[i + 1], &p) != VKLLM_STATUS_OK) {
             fprintf(stderr, "vkllm make-model: unknown preset '%s' (see --help)\n", argv[i + 1]);
             return 2;
         }
@@ -130,10 +118,10 @@ int vkllm_cmd_make_model(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
-    vkllm_status st = vkllm__make_model(&p, out);
+    vkllm_status st = vkllm_make_model(&p, out);
     if (st != VKLLM_STATUS_OK) return vkllm_cli_fail(st, "make-model");
     fprintf(stderr, "vkllm: wrote %s (%s, %u layers, %u embd, %u ffn, %u/%u heads, vocab %u, %s%s, seed %llu)\n",
-            out, vkllm__arch_name(p.arch), p.n_layer, p.n_embd, p.n_ff, p.n_head, p.n_head_kv, p.n_vocab,
-            vkllm__type_name(p.type), p.tied ? ", tied" : "", (unsigned long long)p.seed);
+            out, p.arch, p.n_layer, p.n_embd, p.n_ff, p.n_head, p.n_head_kv, p.n_vocab, p.type, p.tied ? ", tied" : "",
+            (unsigned long long)p.seed);
     return 0;
 }

@@ -114,12 +114,12 @@ static const char *base_name(const char *path) {
 /* Serve until SIGINT or SIGTERM (blocked in every thread; this one waits for them). */
 static int serve(struct serve_server *srv, const struct serve_opts *o, const sigset_t *sigs,
                  vkllm_session_t *slots, uint32_t n_slots) {
-    if (vkllm__engine_start(&srv->engine, srv->model, slots, n_slots, (uint32_t)o->queue)) {
+    if (serve_engine_start(&srv->engine, srv->model, slots, n_slots, (uint32_t)o->queue)) {
         fprintf(stderr, "vkllm: serve: cannot start the engine thread\n");
         return 1;
     }
     int code = 0;
-    if (vkllm__http_start(srv, o->host, (int)o->port)) {
+    if (serve_http_start(srv, o->host, (int)o->port)) {
         code = 1;
     } else {
         fprintf(stderr, "vkllm: serve: listening on http://%s%s%s:%u (%u slots of %u tokens, model %s)\n",
@@ -128,12 +128,12 @@ static int serve(struct serve_server *srv, const struct serve_opts *o, const sig
         int sig = 0;
         sigwait(sigs, &sig);
         fprintf(stderr, "vkllm: serve: %s: shutting down\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-        vkllm__http_quiesce(srv); /* no new connections */
+        serve_http_quiesce(srv); /* no new connections */
     }
-    vkllm__engine_stop(&srv->engine); /* running and queued requests end with 503 */
-    vkllm__http_drain(srv, 10);       /* their replies (503, or an error event) go out */
-    vkllm__http_stop(srv);            /* close every connection */
-    vkllm__engine_free(&srv->engine);
+    serve_engine_stop(&srv->engine); /* running and queued requests end with 503 */
+    serve_http_drain(srv, 10);       /* their replies (503, or an error event) go out */
+    serve_http_stop(srv);            /* close every connection */
+    serve_engine_free(&srv->engine);
     return code;
 }
 

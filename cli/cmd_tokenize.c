@@ -16,8 +16,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "gguf.h"
-#include "tokenizer.h"
 
 static void usage_tokenize(void) {
     fprintf(stderr,
@@ -34,13 +32,15 @@ static void usage_detokenize(void) {
                     "  --special  print control tokens (<s>, <|im_end|>, ...) as text\n");
 }
 
-/* Read a whole file; *len gets its size. */
-static vkllm_status read_file(const char *path, char **out, size_t *len) {
+/* Read a whole file; *len gets its size. On failure a line was printed; returns the exit code. */
+static int read_file(const char *path, char **out, size_t *len) {
     *out = NULL;
     *len = 0;
     FILE *f = fopen(path, "rb");
-    if (!f) return vkllm__err(errno == ENOENT ? VKLLM_STATUS_NOT_FOUND : VKLLM_STATUS_IO,
-                              "cannot open %s: %s", path, strerror(errno));
+    if (!f) {
+        fprintf(stderr, "vkllm: tokenize: cannot open %s: %s\n", path, strerror(errno));
+        return 3;
+    }
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     while (buf) {
@@ -58,23 +58,14 @@ static vkllm_status read_file(const char *path, char **out, size_t *len) {
     }
     int err = ferror(f);
     fclose(f);
-    if (!buf) return vkllm__err(VKLLM_STATUS_OOM, "%s: out of memory", path);
-    if (err) {
+    if (!buf || err) {
+        fprintf(stderr, "vkllm: tokenize: %s: %s\n", path, buf ? "read error" : "out of memory");
         free(buf);
-        return vkllm__err(VKLLM_STATUS_IO, "cannot read %s", path);
+        return buf ? 3 : 5;
     }
     *out = buf;
     *len = n;
-    return VKLLM_STATUS_OK;
-}
-
-static vkllm_status load_tokenizer(const char *path, struct vkllm__tokenizer **tok) {
-    struct vkllm__gguf *g = NULL;
-    vkllm_status st = vkllm__gguf_open(path, &g);
-    if (st != VKLLM_STATUS_OK) return st;
-    st = vkllm__tokenizer_init_gguf(g, tok);
-    vkllm__gguf_close(g);
-    return st;
+    return 0;
 }
 
 /* Print a piece on one line: escape what would break the "id<TAB>piece" format. */
@@ -138,22 +129,29 @@ int vkllm_cmd_tokenize(int argc, char **argv) {
     char *buf = NULL;
     size_t len = 0;
     vkllm_status st;
-    if (file) {
-        if ((st = read_file(file, &buf, &len)) != VKLLM_STATUS_OK) return vkllm_cli_fail(st, "tokenize");
-    } else {
-        len = strlen(text);
-    }
-    struct vkllm__tokenizer *tok = NULL;
-    if ((st = load_tokenizer(model, &tok)) != VKLLM_STATUS_OK) {
+    int rc = file ? read_file(file, &buf, &len) : 0;
+    if (rc) return rc;
+    if (!file) len = strlen(text);
+    vkllm_tokenizer_t tok = NULL;
+    if ((st = vkllm_tokenizer_load(model, &tok)) != VKLLM_STATUS_OK) {
         free(buf);
         return vkllm_cli_fail(st, model);
     }
-    int32_t *ids = NULL;
-    size_t n = 0;
-    st = vkllm__tokenize(tok, file ? buf : text, len, !no_bos, parse_special, &ids, &n);
+    /* the ids (a second call when the first guess of their count was short) */
+    size_t n = 0, cap = len + 16;
+    int32_t *ids = malloc(cap * sizeof *ids);
+    st = ids ? vkllm_tokenizer_encode(tok, file ? buf : text, len, no_bos ? 0 : -1, parse_special, ids, cap, &n)
+             : VKLLM_STATUS_OOM;
+    if (!st && n > cap) {
+        int32_t *more = realloc(ids, n * sizeof *ids);
+        st = more ? vkllm_tokenizer_encode(tok, file ? buf : text, len, no_bos ? 0 : -1, parse_special, more, n, &n)
+                  : VKLLM_STATUS_OOM;
+        ids = more ? more : ids;
+    }
     free(buf);
     if (st != VKLLM_STATUS_OK) {
-        vkllm__tokenizer_free(tok);
+        free(ids);
+        vkllm_tokenizer_free(tok);
         return vkllm_cli_fail(st, "tokenize");
     }
     for (size_t i = 0; i < n; i++) {
@@ -163,14 +161,14 @@ int vkllm_cmd_tokenize(int argc, char **argv) {
         }
         const char *p;
         size_t pn;
-        (void)vkllm__token_piece(tok, ids[i], 1, &p, &pn);
+        if (vkllm_tokenizer_piece(tok, ids[i], 1, &p, &pn)) p = "", pn = 0;
         printf("%d\t", ids[i]);
         print_piece(p, pn);
         putchar('\n');
     }
     if (ids_only) putchar('\n');
-    vkllm__free(ids);
-    vkllm__tokenizer_free(tok);
+    free(ids);
+    vkllm_tokenizer_free(tok);
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
@@ -225,20 +223,20 @@ int vkllm_cmd_detokenize(int argc, char **argv) {
         free(ids);
         return 2;
     }
-    struct vkllm__tokenizer *tok = NULL;
-    vkllm_status st = load_tokenizer(model, &tok);
+    vkllm_tokenizer_t tok = NULL;
+    vkllm_status st = vkllm_tokenizer_load(model, &tok);
     if (st != VKLLM_STATUS_OK) {
         free(ids);
         return vkllm_cli_fail(st, model);
     }
     char *text = NULL;
     size_t len = 0;
-    st = vkllm__detokenize(tok, ids, n, special ? VKLLM__DETOK_SPECIAL : 0, &text, &len);
+    st = vkllm_tokenizer_decode(tok, ids, n, special, &text, &len);
     free(ids);
-    vkllm__tokenizer_free(tok);
+    vkllm_tokenizer_free(tok);
     if (st != VKLLM_STATUS_OK) return vkllm_cli_fail(st, "detokenize");
     fwrite(text, 1, len, stdout);
     if (isatty(STDOUT_FILENO)) putchar('\n');
-    vkllm__free(text);
+    vkllm_free(text);
     return fflush(stdout) == 0 ? 0 : 1;
 }

@@ -12,8 +12,10 @@
  *
  * Locking: the engine's mu guards its queue, slots and metrics; each request's mu guards what
  * the engine hands to the HTTP thread serving it. A thread holding a request's mu never takes
- * the engine's mu. model_mu serializes every use of the model (generation steps, tokenizer,
- * chat template) between the engine and the HTTP threads. */
+ * the engine's mu. model_mu serializes the uses of the model's context (generation steps,
+ * starting and cancelling gens) between the engine and the HTTP threads; the tokenizer and chat
+ * templates are immutable and need no lock (vkllm.h), so /tokenize, /detokenize and templating
+ * never wait behind a step. */
 #ifndef VKLLM_SERVE_H
 #define VKLLM_SERVE_H
 
@@ -33,11 +35,11 @@ struct serve_buf {
     size_t len, cap;
     int oom; /* an append failed: the content is incomplete */
 };
-void vkllm__sbuf_add(struct serve_buf *b, const char *s, size_t n);
-void vkllm__sbuf_printf(struct serve_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void vkllm__sbuf_free(struct serve_buf *b);
+void sbuf_add(struct serve_buf *b, const char *s, size_t n);
+void sbuf_printf(struct serve_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sbuf_free(struct serve_buf *b);
 
-double vkllm__serve_now(void); /* CLOCK_MONOTONIC, seconds */
+double serve_now(void); /* CLOCK_MONOTONIC, seconds */
 
 /* ---------------------------------------------------------------------------------------------
  * A request: what the client asked (set before it is queued, read-only afterwards) and what the
@@ -89,9 +91,9 @@ struct serve_req {
 };
 
 /* A request with one reference; NULL when out of memory. */
-struct serve_req *vkllm__serve_req_new(void);
-void vkllm__serve_req_ref(struct serve_req *r);
-void vkllm__serve_req_unref(struct serve_req *r);
+struct serve_req *serve_req_new(void);
+void serve_req_ref(struct serve_req *r);
+void serve_req_unref(struct serve_req *r);
 
 /* ---------------------------------------------------------------------------------------------
  * The engine
@@ -142,19 +144,19 @@ struct serve_engine {
 };
 
 /* Start the engine thread over n_slots sessions of model (the engine does not own them). */
-int vkllm__engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_session_t *slots, uint32_t n_slots,
+int serve_engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_session_t *slots, uint32_t n_slots,
                         uint32_t queue_cap);
 /* Stop: requests still queued or running end with 503 "the server is shutting down"; joins
  * the thread. The locks stay usable (HTTP threads may still take them) until engine_free. */
-void vkllm__engine_stop(struct serve_engine *e);
-void vkllm__engine_free(struct serve_engine *e);
+void serve_engine_stop(struct serve_engine *e);
+void serve_engine_free(struct serve_engine *e);
 /* Queue r (taking a reference). 0, or -1 when the queue is full or the engine stops (then r
  * has http_status and err set). */
-int vkllm__engine_submit(struct serve_engine *e, struct serve_req *r);
+int serve_engine_submit(struct serve_engine *e, struct serve_req *r);
 /* The client of r went away: mark it and wake the engine, which frees its slot. */
-void vkllm__engine_cancel(struct serve_engine *e, struct serve_req *r);
+void serve_engine_cancel(struct serve_engine *e, struct serve_req *r);
 /* Prometheus text of the metrics. */
-void vkllm__engine_metrics(struct serve_engine *e, struct serve_buf *out, const uint64_t *requests,
+void serve_engine_metrics(struct serve_engine *e, struct serve_buf *out, const uint64_t *requests,
                            const char *const *endpoints, size_t n_endpoints, const uint64_t *codes,
                            const int *code_values, size_t n_codes);
 
@@ -187,28 +189,28 @@ struct serve_server {
 };
 
 /* serve_http.c: listen on host:port (port 0: any free one, then srv->port says which). */
-int vkllm__http_start(struct serve_server *srv, const char *host, int port);
+int serve_http_start(struct serve_server *srv, const char *host, int port);
 /* Stop accepting connections (requests already being served go on). */
-void vkllm__http_quiesce(struct serve_server *srv);
+void serve_http_quiesce(struct serve_server *srv);
 /* Wait (at most timeout_s) until every generation request's reply has been sent. */
-void vkllm__http_drain(struct serve_server *srv, double timeout_s);
+void serve_http_drain(struct serve_server *srv, double timeout_s);
 /* Close every connection and wait for their threads. */
-void vkllm__http_stop(struct serve_server *srv);
+void serve_http_stop(struct serve_server *srv);
 
 /* serve_api.c: parse an OpenAI request body into r. 0, or 400 with an OpenAI-style message in
  * err and the offending field in *param. */
-int vkllm__api_parse(struct serve_server *srv, const cJSON *body, int chat, struct serve_req *r, char *err,
+int serve_api_parse(struct serve_server *srv, const cJSON *body, int chat, struct serve_req *r, char *err,
                      size_t errn, const char **param);
 /* The OpenAI error body {"error": {...}}; free with cJSON_free. */
-char *vkllm__api_error_json(const char *message, const char *type, const char *param, const char *code);
+char *serve_api_error_json(const char *message, const char *type, const char *param, const char *code);
 /* A plain reply of a finished request. */
-char *vkllm__api_reply_json(struct serve_server *srv, struct serve_req *r);
+char *serve_api_reply_json(struct serve_server *srv, struct serve_req *r);
 /* SSE events ("data: {...}\n\n") appended to out: the chat role chunk, a text piece, the end
  * (final chunk, usage chunk when asked, [DONE]) and an error event. */
-void vkllm__api_sse_role(struct serve_server *srv, struct serve_req *r, struct serve_buf *out);
-void vkllm__api_sse_text(struct serve_server *srv, struct serve_req *r, const char *text, size_t len,
+void serve_api_sse_role(struct serve_server *srv, struct serve_req *r, struct serve_buf *out);
+void serve_api_sse_text(struct serve_server *srv, struct serve_req *r, const char *text, size_t len,
                          struct serve_buf *out);
-void vkllm__api_sse_end(struct serve_server *srv, struct serve_req *r, struct serve_buf *out);
-void vkllm__api_sse_error(struct serve_req *r, struct serve_buf *out);
+void serve_api_sse_end(struct serve_server *srv, struct serve_req *r, struct serve_buf *out);
+void serve_api_sse_error(struct serve_req *r, struct serve_buf *out);
 
 #endif

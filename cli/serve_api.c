@@ -73,7 +73,7 @@ static int message_content(struct parse *p, const cJSON *m, struct serve_buf *ou
     const cJSON *c = field(m, "content");
     if (!c) return 0;
     if (cJSON_IsString(c)) {
-        vkllm__sbuf_add(out, c->valuestring, strlen(c->valuestring));
+        sbuf_add(out, c->valuestring, strlen(c->valuestring));
         return 0;
     }
     if (!cJSON_IsArray(c)) return bad(p, "messages", "%s", "a message's 'content' must be a string or an array of parts");
@@ -83,7 +83,7 @@ static int message_content(struct parse *p, const cJSON *m, struct serve_buf *ou
         const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
         if (!cJSON_IsString(type) || strcmp(type->valuestring, "text") || !cJSON_IsString(text))
             return bad(p, "messages", "%s", "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported");
-        vkllm__sbuf_add(out, text->valuestring, strlen(text->valuestring));
+        sbuf_add(out, text->valuestring, strlen(text->valuestring));
     }
     return 0;
 }
@@ -112,7 +112,7 @@ static int chat_prompt(struct serve_server *srv, struct parse *p, const cJSON *b
             goto done;
         }
         if ((status = message_content(p, m, &texts[i]))) goto done;
-        vkllm__sbuf_add(&texts[i], "", 0);
+        sbuf_add(&texts[i], "", 0);
         if (texts[i].oom) {
             status = bad(p, "messages", "%s", "out of memory");
             goto done;
@@ -121,12 +121,10 @@ static int chat_prompt(struct serve_server *srv, struct parse *p, const cJSON *b
         cm[i].content = texts[i].p ? texts[i].p : "";
         i++;
     }
-    pthread_mutex_lock(&srv->engine.model_mu);
-    char *out = NULL;
+    char *out = NULL; /* the tokenizer is immutable: no lock (vkllm.h) */
     vkllm_status st = vkllm_chat_format(srv->model, srv->chat_template, cm, (size_t)n, 1, &out);
     char msg[400];
     if (st) snprintf(msg, sizeof msg, "%s", vkllm_last_error());
-    pthread_mutex_unlock(&srv->engine.model_mu);
     if (st) {
         status = bad(p, "messages", "cannot apply the chat template: %s", msg);
         goto done;
@@ -136,7 +134,7 @@ static int chat_prompt(struct serve_server *srv, struct parse *p, const cJSON *b
     if (!r->prompt) status = bad(p, "messages", "%s", "out of memory");
     r->gp.parse_special = 1;
 done:
-    for (int k = 0; texts && k < n; k++) vkllm__sbuf_free(&texts[k]);
+    for (int k = 0; texts && k < n; k++) sbuf_free(&texts[k]);
     free(texts);
     free(cm);
     return status;
@@ -243,7 +241,7 @@ static int scalars(struct parse *p, const cJSON *body, int chat, struct serve_re
     return 0;
 }
 
-int vkllm__api_parse(struct serve_server *srv, const cJSON *body, int chat, struct serve_req *r, char *err,
+int serve_api_parse(struct serve_server *srv, const cJSON *body, int chat, struct serve_req *r, char *err,
                      size_t errn, const char **param) {
     struct parse p = {err, errn, param};
     *param = NULL;
@@ -261,7 +259,7 @@ int vkllm__api_parse(struct serve_server *srv, const cJSON *body, int chat, stru
 
 /* --- replies ------------------------------------------------------------------------------- */
 
-char *vkllm__api_error_json(const char *message, const char *type, const char *param, const char *code) {
+char *serve_api_error_json(const char *message, const char *type, const char *param, const char *code) {
     cJSON *o = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(o, "error");
     cJSON_AddStringToObject(e, "message", message);
     cJSON_AddStringToObject(e, "type", type);
@@ -313,7 +311,7 @@ static cJSON *choice(cJSON *o) {
     return c;
 }
 
-char *vkllm__api_reply_json(struct serve_server *srv, struct serve_req *r) {
+char *serve_api_reply_json(struct serve_server *srv, struct serve_req *r) {
     cJSON *o = head(srv, r, r->chat ? "chat.completion" : "text_completion");
     cJSON *c = choice(o);
     const char *text = r->text.p ? r->text.p : "";
@@ -339,9 +337,9 @@ static void emit_text(char *s, struct serve_buf *out) {
         out->oom = 1;
         return;
     }
-    vkllm__sbuf_add(out, "data: ", 6);
-    vkllm__sbuf_add(out, s, strlen(s));
-    vkllm__sbuf_add(out, "\n\n", 2);
+    sbuf_add(out, "data: ", 6);
+    sbuf_add(out, s, strlen(s));
+    sbuf_add(out, "\n\n", 2);
     cJSON_free(s);
 }
 
@@ -379,16 +377,16 @@ static cJSON *chunk(struct serve_server *srv, struct serve_req *r, const char *t
     return o;
 }
 
-void vkllm__api_sse_role(struct serve_server *srv, struct serve_req *r, struct serve_buf *out) {
+void serve_api_sse_role(struct serve_server *srv, struct serve_req *r, struct serve_buf *out) {
     emit(chunk(srv, r, "", 0, 1, NULL), out);
 }
 
-void vkllm__api_sse_text(struct serve_server *srv, struct serve_req *r, const char *text, size_t len,
+void serve_api_sse_text(struct serve_server *srv, struct serve_req *r, const char *text, size_t len,
                          struct serve_buf *out) {
     emit(chunk(srv, r, text, len, 0, NULL), out);
 }
 
-void vkllm__api_sse_end(struct serve_server *srv, struct serve_req *r, struct serve_buf *out) {
+void serve_api_sse_end(struct serve_server *srv, struct serve_req *r, struct serve_buf *out) {
     cJSON *f = chunk(srv, r, NULL, 0, 0, r->finish_reason);
     add_timings(f, r);
     emit(f, out);
@@ -398,9 +396,9 @@ void vkllm__api_sse_end(struct serve_server *srv, struct serve_req *r, struct se
         add_usage(u, r);
         emit(u, out);
     }
-    vkllm__sbuf_add(out, "data: [DONE]\n\n", 14);
+    sbuf_add(out, "data: [DONE]\n\n", 14);
 }
 
-void vkllm__api_sse_error(struct serve_req *r, struct serve_buf *out) {
-    emit_text(vkllm__api_error_json(r->err, "server_error", NULL, NULL), out);
+void serve_api_sse_error(struct serve_req *r, struct serve_buf *out) {
+    emit_text(serve_api_error_json(r->err, "server_error", NULL, NULL), out);
 }

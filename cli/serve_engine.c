@@ -12,13 +12,13 @@
 
 /* --- small helpers ----------------------------------------------------------------------- */
 
-double vkllm__serve_now(void) {
+double serve_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-void vkllm__sbuf_add(struct serve_buf *b, const char *s, size_t n) {
+void sbuf_add(struct serve_buf *b, const char *s, size_t n) {
     if (b->oom) return;
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
@@ -36,7 +36,7 @@ void vkllm__sbuf_add(struct serve_buf *b, const char *s, size_t n) {
     b->p[b->len] = 0;
 }
 
-void vkllm__sbuf_printf(struct serve_buf *b, const char *fmt, ...) {
+void sbuf_printf(struct serve_buf *b, const char *fmt, ...) {
     char small[512];
     va_list ap;
     va_start(ap, fmt);
@@ -44,7 +44,7 @@ void vkllm__sbuf_printf(struct serve_buf *b, const char *fmt, ...) {
     va_end(ap);
     if (n < 0) return;
     if ((size_t)n < sizeof small) {
-        vkllm__sbuf_add(b, small, (size_t)n);
+        sbuf_add(b, small, (size_t)n);
         return;
     }
     char *big = malloc((size_t)n + 1);
@@ -55,18 +55,18 @@ void vkllm__sbuf_printf(struct serve_buf *b, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
-    vkllm__sbuf_add(b, big, (size_t)n);
+    sbuf_add(b, big, (size_t)n);
     free(big);
 }
 
-void vkllm__sbuf_free(struct serve_buf *b) {
+void sbuf_free(struct serve_buf *b) {
     free(b->p);
     memset(b, 0, sizeof *b);
 }
 
 /* --- requests ------------------------------------------------------------------------------ */
 
-struct serve_req *vkllm__serve_req_new(void) {
+struct serve_req *serve_req_new(void) {
     struct serve_req *r = calloc(1, sizeof *r);
     if (!r) return NULL;
     pthread_mutex_init(&r->mu, NULL);
@@ -80,13 +80,13 @@ struct serve_req *vkllm__serve_req_new(void) {
     return r;
 }
 
-void vkllm__serve_req_ref(struct serve_req *r) {
+void serve_req_ref(struct serve_req *r) {
     pthread_mutex_lock(&r->mu);
     r->refs++;
     pthread_mutex_unlock(&r->mu);
 }
 
-void vkllm__serve_req_unref(struct serve_req *r) {
+void serve_req_unref(struct serve_req *r) {
     if (!r) return;
     pthread_mutex_lock(&r->mu);
     int last = --r->refs == 0;
@@ -100,7 +100,7 @@ void vkllm__serve_req_unref(struct serve_req *r) {
     free(r->prompt);
     free(r->bias_tokens);
     free(r->bias_values);
-    vkllm__sbuf_free(&r->text);
+    sbuf_free(&r->text);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cond);
     free(r);
@@ -126,7 +126,7 @@ static int on_text(const char *text, size_t len, void *ud) {
             r->text.oom = 1; /* reported as an error when the request finishes */
         }
     } else {
-        vkllm__sbuf_add(&r->text, text, len);
+        sbuf_add(&r->text, text, len);
     }
     stop = r->cancelled;
     pthread_cond_broadcast(&r->cond);
@@ -151,18 +151,18 @@ static void hist_observe(struct serve_hist *h, const double *bounds, size_t nb, 
 
 static void hist_print(struct serve_buf *o, const char *name, const char *help, const struct serve_hist *h,
                        const double *bounds, size_t nb) {
-    vkllm__sbuf_printf(o, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    sbuf_printf(o, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
     uint64_t cum = 0;
     for (size_t i = 0; i <= nb; i++) {
         cum += h->counts[i];
-        if (i < nb) vkllm__sbuf_printf(o, "%s_bucket{le=\"%g\"} %llu\n", name, bounds[i], (unsigned long long)cum);
-        else vkllm__sbuf_printf(o, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)cum);
+        if (i < nb) sbuf_printf(o, "%s_bucket{le=\"%g\"} %llu\n", name, bounds[i], (unsigned long long)cum);
+        else sbuf_printf(o, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)cum);
     }
-    vkllm__sbuf_printf(o, "%s_sum %.9g\n%s_count %llu\n", name, h->sum, name, (unsigned long long)h->count);
+    sbuf_printf(o, "%s_sum %.9g\n%s_count %llu\n", name, h->sum, name, (unsigned long long)h->count);
 }
 
 static void metric(struct serve_buf *o, const char *name, const char *type, const char *help, double v) {
-    vkllm__sbuf_printf(o, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type, name, v);
+    sbuf_printf(o, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type, name, v);
 }
 
 /* Generated tokens per second over the last 10 seconds of steps (0 when idle that long). */
@@ -182,27 +182,27 @@ static double recent_tps(const struct serve_metrics *m, double now) {
     return dt > 0 ? (double)(m->tps_n[last] - m->tps_n[first]) / dt : 0;
 }
 
-void vkllm__engine_metrics(struct serve_engine *e, struct serve_buf *o, const uint64_t *requests,
+void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uint64_t *requests,
                            const char *const *endpoints, size_t n_endpoints, const uint64_t *codes,
                            const int *code_values, size_t n_codes) {
     pthread_mutex_lock(&e->mu);
     const struct serve_metrics *m = &e->m;
-    double now = vkllm__serve_now();
-    vkllm__sbuf_printf(o, "# HELP vkllm_requests_total HTTP requests received, by endpoint.\n"
+    double now = serve_now();
+    sbuf_printf(o, "# HELP vkllm_requests_total HTTP requests received, by endpoint.\n"
                           "# TYPE vkllm_requests_total counter\n");
     for (size_t i = 0; i < n_endpoints; i++)
-        vkllm__sbuf_printf(o, "vkllm_requests_total{endpoint=\"%s\"} %llu\n", endpoints[i],
+        sbuf_printf(o, "vkllm_requests_total{endpoint=\"%s\"} %llu\n", endpoints[i],
                            (unsigned long long)requests[i]);
-    vkllm__sbuf_printf(o, "# HELP vkllm_responses_total HTTP responses sent, by status code.\n"
+    sbuf_printf(o, "# HELP vkllm_responses_total HTTP responses sent, by status code.\n"
                           "# TYPE vkllm_responses_total counter\n");
     for (size_t i = 0; i < n_codes; i++)
-        vkllm__sbuf_printf(o, "vkllm_responses_total{code=\"%d\"} %llu\n", code_values[i],
+        sbuf_printf(o, "vkllm_responses_total{code=\"%d\"} %llu\n", code_values[i],
                            (unsigned long long)codes[i]);
     static const char *fin[SERVE_FIN_COUNT] = {"stop", "length", "cancelled", "error"};
-    vkllm__sbuf_printf(o, "# HELP vkllm_requests_finished_total Generation requests finished, by how.\n"
+    sbuf_printf(o, "# HELP vkllm_requests_finished_total Generation requests finished, by how.\n"
                           "# TYPE vkllm_requests_finished_total counter\n");
     for (int i = 0; i < SERVE_FIN_COUNT; i++)
-        vkllm__sbuf_printf(o, "vkllm_requests_finished_total{reason=\"%s\"} %llu\n", fin[i],
+        sbuf_printf(o, "vkllm_requests_finished_total{reason=\"%s\"} %llu\n", fin[i],
                            (unsigned long long)m->finished[i]);
     metric(o, "vkllm_requests_rejected_total", "counter", "Requests refused with 503 because the queue was full.",
            (double)m->rejected_queue_full);
@@ -283,7 +283,7 @@ static void finish(struct serve_engine *e, struct serve_req *r, int status, cons
     e->m.prompt_tokens += r->stats.n_prompt;
     e->m.generated_tokens += r->stats.n_generated;
     pthread_mutex_unlock(&e->mu);
-    vkllm__serve_req_unref(r);
+    serve_req_unref(r);
 }
 
 static int req_cancelled(struct serve_req *r) {
@@ -335,7 +335,7 @@ static void admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     vkllm_status st = vkllm_gen_start(e->slots[i], &r->gp, on_text, r, &g);
     if (st) snprintf(msg, sizeof msg, "%s", *vkllm_last_error() ? vkllm_last_error() : vkllm_status_str(st));
     pthread_mutex_unlock(&e->model_mu);
-    double now = vkllm__serve_now();
+    double now = serve_now();
     if (st) {
         int bad = st == VKLLM_STATUS_CONTEXT_FULL || st == VKLLM_STATUS_INVALID_ARGUMENT;
         if (st == VKLLM_STATUS_CONTEXT_FULL) {
@@ -422,7 +422,7 @@ static void step(struct serve_engine *e) {
         pthread_mutex_lock(&e->model_mu);
         vkllm_gen_step(gens, n); /* an error stops the gens of the step; each reports it below */
         pthread_mutex_unlock(&e->model_mu);
-        double now = vkllm__serve_now();
+        double now = serve_now();
         pthread_mutex_lock(&e->mu);
         e->m.steps++;
         e->m.step_rows += n;
@@ -494,7 +494,7 @@ static void *engine_main(void *arg) {
     return NULL;
 }
 
-int vkllm__engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_session_t *slots, uint32_t n_slots,
+int serve_engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_session_t *slots, uint32_t n_slots,
                         uint32_t queue_cap) {
     memset(e, 0, sizeof *e);
     e->model = model;
@@ -503,7 +503,7 @@ int vkllm__engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_sessi
     e->queue_cap = queue_cap;
     e->active = calloc(n_slots, sizeof *e->active);
     if (!e->active) return -1;
-    e->t_start = vkllm__serve_now();
+    e->t_start = serve_now();
     pthread_mutex_init(&e->model_mu, NULL);
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cond, NULL);
@@ -517,7 +517,7 @@ int vkllm__engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_sessi
     return 0;
 }
 
-void vkllm__engine_stop(struct serve_engine *e) {
+void serve_engine_stop(struct serve_engine *e) {
     if (!e->running) return;
     pthread_mutex_lock(&e->mu);
     e->stopping = 1;
@@ -527,8 +527,8 @@ void vkllm__engine_stop(struct serve_engine *e) {
     e->running = 0;
 }
 
-void vkllm__engine_free(struct serve_engine *e) {
-    vkllm__engine_stop(e);
+void serve_engine_free(struct serve_engine *e) {
+    serve_engine_stop(e);
     if (!e->active) return;
     free(e->active);
     e->active = NULL;
@@ -537,7 +537,7 @@ void vkllm__engine_free(struct serve_engine *e) {
     pthread_cond_destroy(&e->cond);
 }
 
-int vkllm__engine_submit(struct serve_engine *e, struct serve_req *r) {
+int serve_engine_submit(struct serve_engine *e, struct serve_req *r) {
     pthread_mutex_lock(&e->mu);
     const char *why = NULL;
     if (e->stopping) why = "the server is shutting down";
@@ -551,7 +551,7 @@ int vkllm__engine_submit(struct serve_engine *e, struct serve_req *r) {
         snprintf(r->err, sizeof r->err, "%s", why);
         return -1;
     }
-    vkllm__serve_req_ref(r);
+    serve_req_ref(r);
     r->next = NULL;
     if (e->q_tail) e->q_tail->next = r;
     else e->q_head = r;
@@ -562,7 +562,7 @@ int vkllm__engine_submit(struct serve_engine *e, struct serve_req *r) {
     return 0;
 }
 
-void vkllm__engine_cancel(struct serve_engine *e, struct serve_req *r) {
+void serve_engine_cancel(struct serve_engine *e, struct serve_req *r) {
     pthread_mutex_lock(&r->mu);
     int was = r->cancelled || r->state == SERVE_DONE;
     r->cancelled = 1;

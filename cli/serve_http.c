@@ -75,7 +75,7 @@ static const char *error_type(int code) {
 
 static enum MHD_Result respond_error(struct serve_server *srv, struct MHD_Connection *c, int code, const char *msg,
                                      const char *param, const char *errcode) {
-    return respond_json(srv, c, code, vkllm__api_error_json(msg, error_type(code), param, errcode));
+    return respond_json(srv, c, code, serve_api_error_json(msg, error_type(code), param, errcode));
 }
 
 /* The client closed its end (or the connection broke). */
@@ -108,7 +108,7 @@ static int wait_for(struct serve_server *srv, struct serve_req *r, int fd, enum 
         pthread_mutex_unlock(&r->mu);
         if (ok) return 0;
         if (client_gone(fd)) {
-            vkllm__engine_cancel(&srv->engine, r);
+            serve_engine_cancel(&srv->engine, r);
             return -1;
         }
     }
@@ -142,7 +142,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
         if (s->eof) return MHD_CONTENT_READER_END_OF_STREAM;
         if (!s->started) {
             s->started = 1;
-            if (r->chat) vkllm__api_sse_role(s->srv, r, &s->out);
+            if (r->chat) serve_api_sse_role(s->srv, r, &s->out);
             continue;
         }
         struct timespec ts;
@@ -156,17 +156,17 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
         int got = p != NULL;
         while (p) {
             struct serve_piece *n = p->next;
-            vkllm__api_sse_text(s->srv, r, p->text, p->len, &s->out);
+            serve_api_sse_text(s->srv, r, p->text, p->len, &s->out);
             free(p);
             p = n;
         }
         if (done) {
             if (status == 499) return MHD_CONTENT_READER_END_WITH_ERROR; /* the client has gone */
-            if (status) vkllm__api_sse_error(r, &s->out);
-            else vkllm__api_sse_end(s->srv, r, &s->out);
+            if (status) serve_api_sse_error(r, &s->out);
+            else serve_api_sse_end(s->srv, r, &s->out);
             s->eof = 1;
         } else if (!got && client_gone(s->fd)) {
-            vkllm__engine_cancel(&s->srv->engine, r);
+            serve_engine_cancel(&s->srv->engine, r);
             return MHD_CONTENT_READER_END_WITH_ERROR;
         }
     }
@@ -174,9 +174,9 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
 
 static void stream_free(void *cls) {
     struct stream *s = cls;
-    vkllm__engine_cancel(&s->srv->engine, s->r); /* a no-op once the request is done */
-    vkllm__serve_req_unref(s->r);
-    vkllm__sbuf_free(&s->out);
+    serve_engine_cancel(&s->srv->engine, s->r); /* a no-op once the request is done */
+    serve_req_unref(s->r);
+    sbuf_free(&s->out);
     free(s);
 }
 
@@ -186,7 +186,7 @@ static enum MHD_Result respond_stream(struct serve_server *srv, struct MHD_Conne
     s->srv = srv;
     s->r = r;
     s->fd = fd;
-    vkllm__serve_req_ref(r);
+    serve_req_ref(r);
     struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, s, stream_free);
     if (!resp) {
         stream_free(s);
@@ -206,7 +206,7 @@ static enum MHD_Result respond_stream(struct serve_server *srv, struct MHD_Conne
 static enum MHD_Result completion(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, int chat) {
     cJSON *body = cJSON_ParseWithLength(cn->body.p ? cn->body.p : "", cn->body.len);
     if (!body) return respond_error(srv, c, 400, "the request body is not valid JSON", NULL, NULL);
-    struct serve_req *r = vkllm__serve_req_new();
+    struct serve_req *r = serve_req_new();
     if (!r) {
         cJSON_Delete(body);
         return respond_error(srv, c, 500, "out of memory", NULL, NULL);
@@ -217,7 +217,7 @@ static enum MHD_Result completion(struct serve_server *srv, struct MHD_Connectio
     pthread_mutex_unlock(&srv->stat_mu);
     char err[512];
     const char *param = NULL;
-    int st = vkllm__api_parse(srv, body, chat, r, err, sizeof err, &param);
+    int st = serve_api_parse(srv, body, chat, r, err, sizeof err, &param);
     cJSON_Delete(body);
     if (st) return respond_error(srv, c, st, err, param, NULL);
     pthread_mutex_lock(&srv->stat_mu);
@@ -225,8 +225,8 @@ static enum MHD_Result completion(struct serve_server *srv, struct MHD_Connectio
     pthread_mutex_unlock(&srv->stat_mu);
     r->created = (long long)time(NULL);
     snprintf(r->id, sizeof r->id, "%s-%llx%06llx", chat ? "chatcmpl" : "cmpl", r->created, (unsigned long long)n);
-    r->t_arrival = vkllm__serve_now();
-    if (vkllm__engine_submit(&srv->engine, r))
+    r->t_arrival = serve_now();
+    if (serve_engine_submit(&srv->engine, r))
         return respond_error(srv, c, r->http_status, r->err, NULL, r->http_status == 503 ? "server_busy" : NULL);
     int fd = conn_fd(c);
     /* a stream starts once the prompt has been evaluated (so that a prompt too long for the
@@ -238,7 +238,7 @@ static enum MHD_Result completion(struct serve_server *srv, struct MHD_Connectio
     if (status == 499) return MHD_NO;
     if (status) return respond_error(srv, c, status, r->err, status != 400 ? NULL : chat ? "messages" : "prompt", NULL);
     if (r->stream) return respond_stream(srv, c, r, fd);
-    return respond_json(srv, c, 200, vkllm__api_reply_json(srv, r));
+    return respond_json(srv, c, 200, serve_api_reply_json(srv, r));
 }
 
 static enum MHD_Result tokenize(struct serve_server *srv, struct MHD_Connection *c, const cJSON *body) {
@@ -252,8 +252,7 @@ static enum MHD_Result tokenize(struct serve_server *srv, struct MHD_Connection 
     int32_t *ids = NULL;
     vkllm_status st = VKLLM_STATUS_OOM;
     char msg[400] = "out of memory";
-    pthread_mutex_lock(&srv->engine.model_mu);
-    for (int pass = 0; pass < 2; pass++) {
+    for (int pass = 0; pass < 2; pass++) { /* the tokenizer is immutable: no lock (vkllm.h) */
         int32_t *nids = realloc(ids, cap * sizeof *ids);
         if (!nids) break;
         ids = nids;
@@ -263,7 +262,6 @@ static enum MHD_Result tokenize(struct serve_server *srv, struct MHD_Connection 
         if (st || n <= cap) break;
         cap = n;
     }
-    pthread_mutex_unlock(&srv->engine.model_mu);
     if (st) {
         free(ids);
         return respond_error(srv, c, 500, msg, NULL, NULL);
@@ -291,10 +289,8 @@ static enum MHD_Result detokenize(struct serve_server *srv, struct MHD_Connectio
         ids[i++] = (int32_t)t->valuedouble;
     }
     char *text = NULL, msg[400] = "";
-    pthread_mutex_lock(&srv->engine.model_mu);
-    vkllm_status st = vkllm_detokenize(srv->model, ids, (size_t)n, 0, &text);
+    vkllm_status st = vkllm_detokenize(srv->model, ids, (size_t)n, 0, &text); /* no lock: see vkllm.h */
     if (st) snprintf(msg, sizeof msg, "%s", vkllm_last_error());
-    pthread_mutex_unlock(&srv->engine.model_mu);
     free(ids);
     if (st) return respond_error(srv, c, st == VKLLM_STATUS_INVALID_ARGUMENT ? 400 : 500, msg, "tokens", NULL);
     cJSON *o = cJSON_CreateObject();
@@ -327,13 +323,13 @@ static enum MHD_Result metrics(struct serve_server *srv, struct MHD_Connection *
     pthread_mutex_unlock(&srv->stat_mu);
     codes[0]++; /* this reply */
     struct serve_buf o = {0};
-    vkllm__engine_metrics(&srv->engine, &o, requests, ep_names, SERVE_N_ENDPOINTS, codes, code_values, SERVE_N_CODES);
+    serve_engine_metrics(&srv->engine, &o, requests, ep_names, SERVE_N_ENDPOINTS, codes, code_values, SERVE_N_CODES);
     if (o.oom) {
-        vkllm__sbuf_free(&o);
+        sbuf_free(&o);
         return respond_error(srv, c, 500, "out of memory", NULL, NULL);
     }
     enum MHD_Result ok = respond(srv, c, 200, "text/plain; version=0.0.4; charset=utf-8", o.p, o.len);
-    vkllm__sbuf_free(&o);
+    sbuf_free(&o);
     return ok;
 }
 
@@ -409,7 +405,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (*upload_size) { /* read the body up to the limit, drain the rest */
         if (cn->too_large || cn->body.len + *upload_size > srv->max_body) cn->too_large = 1;
-        else vkllm__sbuf_add(&cn->body, upload, *upload_size);
+        else sbuf_add(&cn->body, upload, *upload_size);
         if (cn->body.oom) cn->too_large = 1;
         *upload_size = 0;
         return MHD_YES;
@@ -424,13 +420,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     (void)toe;
     if (!cn) return;
     if (cn->req) {
-        vkllm__engine_cancel(&srv->engine, cn->req); /* a no-op once the request is done */
-        vkllm__serve_req_unref(cn->req);
+        serve_engine_cancel(&srv->engine, cn->req); /* a no-op once the request is done */
+        serve_req_unref(cn->req);
         pthread_mutex_lock(&srv->stat_mu);
         srv->inflight--;
         pthread_mutex_unlock(&srv->stat_mu);
     }
-    vkllm__sbuf_free(&cn->body);
+    sbuf_free(&cn->body);
     free(cn);
     *con_cls = NULL;
 }
@@ -441,7 +437,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
     vfprintf(stderr, fmt, ap);
 }
 
-int vkllm__http_start(struct serve_server *srv, const char *host, int port) {
+int serve_http_start(struct serve_server *srv, const char *host, int port) {
     struct addrinfo hints, *ai = NULL;
     memset(&hints, 0, sizeof hints);
     hints.ai_socktype = SOCK_STREAM;
@@ -470,25 +466,25 @@ int vkllm__http_start(struct serve_server *srv, const char *host, int port) {
     return 0;
 }
 
-void vkllm__http_quiesce(struct serve_server *srv) {
+void serve_http_quiesce(struct serve_server *srv) {
     if (!srv->daemon) return;
     MHD_socket s = MHD_quiesce_daemon(srv->daemon);
     if (s != MHD_INVALID_SOCKET) close(s);
 }
 
-void vkllm__http_drain(struct serve_server *srv, double timeout_s) {
-    double t0 = vkllm__serve_now();
+void serve_http_drain(struct serve_server *srv, double timeout_s) {
+    double t0 = serve_now();
     for (;;) {
         pthread_mutex_lock(&srv->stat_mu);
         uint32_t n = srv->inflight;
         pthread_mutex_unlock(&srv->stat_mu);
-        if (!n || vkllm__serve_now() - t0 > timeout_s) return;
+        if (!n || serve_now() - t0 > timeout_s) return;
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
     }
 }
 
-void vkllm__http_stop(struct serve_server *srv) {
+void serve_http_stop(struct serve_server *srv) {
     if (!srv->daemon) return;
     MHD_stop_daemon(srv->daemon);
     srv->daemon = NULL;

@@ -7,8 +7,18 @@
  * - Nothing in the library prints, aborts or exits. Diagnostics go to the callback installed with
  *   vkllm_log_set(); by default they are dropped.
  * - Handles are opaque pointers with a _t suffix. Every *_init has a *_free; *_free(NULL) is a no-op.
- * - Thread safety: a handle may be used by one thread at a time. Different handles may be used
- *   from different threads. The last-error text is per thread.
+ * - Thread safety:
+ *   - Calls without a handle (status strings, version, devices, tuning knobs, model files, the
+ *     reference forward pass's own handle, make-model, chat template names) may be made from any
+ *     thread at any time; vkllm_log_set is the exception (call it at start-up).
+ *   - A tokenizer (vkllm_tokenizer_t, also the one vkllm_model_tokenizer returns) is immutable:
+ *     any number of threads may use it at once, also while its model's sessions run.
+ *     vkllm_tokenize, vkllm_detokenize and vkllm_chat_format on a model use only its tokenizer
+ *     and are thread-safe the same way.
+ *   - A context, its models, their sessions and gens share one device queue: every other call
+ *     on any of them must come from one thread at a time (the caller serializes, e.g. with one
+ *     lock per context). Different contexts are independent.
+ *   - The last-error text is per thread.
  */
 #ifndef VKLLM_H
 #define VKLLM_H
@@ -311,6 +321,62 @@ struct vkllm_model_info {
 VKLLM_API void vkllm_model_get_info(vkllm_model_t model, struct vkllm_model_info *out);
 
 /* ---------------------------------------------------------------------------------------------
+ * Model files: what a GGUF file holds, without a device
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct vkllm_model_file *vkllm_model_file_t;
+
+/* Open and parse a GGUF file (metadata and tensor table; the data is mapped, not read). Fails
+ * with BAD_FORMAT for a file that is not well-formed GGUF, IO/NOT_FOUND when it cannot be read. A
+ * well-formed file of an architecture or type vkllm does not run opens fine: `supported` says. */
+VKLLM_API vkllm_status vkllm_model_file_open(const char *path, vkllm_model_file_t *out);
+VKLLM_API void vkllm_model_file_close(vkllm_model_file_t f);
+
+#define VKLLM_MAX_TYPES 48
+struct vkllm_file_info {
+    uint64_t file_bytes;
+    uint32_t gguf_version;
+    uint64_t n_kv, n_tensors;
+    char arch[64];             /* general.architecture, or "" */
+    char name[128];            /* general.name, or "" */
+    int supported;             /* 1: vkllm can run it; 0: error says why */
+    char error[512];
+    /* shape, valid when supported */
+    uint32_t n_layer, n_embd, n_ff, n_head, n_head_kv, head_dim, n_vocab;
+    float rms_eps;
+    int tied_embeddings;
+    float rope_theta;
+    uint32_t rope_dims;        /* rotated dimensions per head */
+    int rope_neox;             /* 1: NeoX halves pairing; 0: adjacent pairs */
+    char rope_scaling[16];     /* "none", "linear", "llama3" */
+    float rope_factor;
+    int64_t context_length;    /* <arch>.context_length, -1 when absent */
+    uint64_t n_params;         /* elements over all tensors */
+    uint32_t n_types;          /* tensor types present, in type id order: */
+    struct {
+        char name[16];         /* "q8_0" */
+        uint64_t count, bytes;
+    } types[VKLLM_MAX_TYPES];
+    char tokenizer_model[64];  /* tokenizer.ggml.model ("llama", "gpt2", "bert", ...) or "" */
+    int64_t n_tokens, bos, eos; /* -1 when absent */
+    int has_chat_template;
+};
+VKLLM_API void vkllm_model_file_info(vkllm_model_file_t f, struct vkllm_file_info *out);
+
+/* Tensor i of the file (i < n_tensors). role: what vkllm reads it as: the layer table's field
+ * ("blk.3: wq") or a global ("token_embd", "output", "output_norm", "rope_freqs"); "" when vkllm
+ * does not read it (or the file is not supported). */
+struct vkllm_tensor_info {
+    char name[96];
+    char type[16];
+    uint32_t n_dims;
+    uint64_t ne[4];            /* ne[0] innermost (the row length) */
+    uint64_t bytes;
+    char role[32];
+};
+VKLLM_API vkllm_status vkllm_model_file_tensor(vkllm_model_file_t f, uint64_t i, struct vkllm_tensor_info *out);
+
+/* ---------------------------------------------------------------------------------------------
  * Sessions: a KV cache and run state over a model; evaluates tokens and returns logits
  * ------------------------------------------------------------------------------------------- */
 
@@ -357,6 +423,21 @@ struct vkllm_session_memory {
     uint64_t device_bytes;       /* everything the context has allocated on the device now */
 };
 VKLLM_API void vkllm_session_memory(vkllm_session_t s, struct vkllm_session_memory *out);
+
+/* Profiling (vkllm bench --profile): with on, the session's later evaluations put a device
+ * timestamp after every dispatch (a recorded decode step is recorded again). The dispatches of
+ * the last command list an evaluation ran (the last prefill micro-batch, or the decode step):
+ * their count (0 when profiling is off or the device has no timestamps) and dispatch i, with the
+ * cost each declared at the position the list ran at (docs/benchmarks.md defines the fields). */
+struct vkllm_dispatch_profile {
+    const char *label;   /* the op ("matvec", "attn_tb", "rmsnorm", ...) */
+    const char *kernel;  /* the shader ("matvec_q8_0") */
+    double ns;           /* device time since the previous timestamp */
+    uint64_t bytes_read, bytes_written, weight_bytes, flops;
+};
+VKLLM_API vkllm_status vkllm_session_set_profile(vkllm_session_t s, int on);
+VKLLM_API uint32_t vkllm_session_profile_count(vkllm_session_t s);
+VKLLM_API vkllm_status vkllm_session_profile_get(vkllm_session_t s, uint32_t i, struct vkllm_dispatch_profile *out);
 
 /* ---------------------------------------------------------------------------------------------
  * Generation: prompt -> tokens -> prefill -> sample -> stream -> decode -> ...
@@ -484,6 +565,36 @@ VKLLM_API void vkllm_gen_free(vkllm_gen_t g);
  * Tokens
  * ------------------------------------------------------------------------------------------- */
 
+/* A tokenizer: the vocabulary of a GGUF file (a model, or a vocabulary-only file), usable without
+ * a device. Immutable once loaded: any number of threads may use one at once. */
+typedef struct vkllm_tokenizer *vkllm_tokenizer_t;
+struct vkllm_chat_message; /* below */
+
+/* Load the tokenizer of the GGUF file at path. UNSUPPORTED (naming it) for a tokenizer model or
+ * pre-tokenizer vkllm does not implement; BAD_FORMAT for missing or inconsistent arrays. */
+VKLLM_API vkllm_status vkllm_tokenizer_load(const char *path, vkllm_tokenizer_t *out);
+VKLLM_API void vkllm_tokenizer_free(vkllm_tokenizer_t t);
+
+/* The model's tokenizer, owned by the model; UNSUPPORTED (saying why) when it has none vkllm can
+ * build (the model still computes logits). */
+VKLLM_API vkllm_status vkllm_model_tokenizer(vkllm_model_t model, vkllm_tokenizer_t *out);
+
+/* As vkllm_tokenize, vkllm_detokenize and vkllm_chat_format, on a tokenizer. decode's *len (may be
+ * NULL) gets the text's bytes: a byte token may be a NUL. */
+VKLLM_API vkllm_status vkllm_tokenizer_encode(vkllm_tokenizer_t t, const char *text, size_t len, int add_bos,
+                                              int parse_special, int32_t *out, size_t cap, size_t *n_out);
+VKLLM_API vkllm_status vkllm_tokenizer_decode(vkllm_tokenizer_t t, const int32_t *ids, size_t n, int render_special,
+                                              char **out, size_t *len);
+VKLLM_API vkllm_status vkllm_tokenizer_chat_format(vkllm_tokenizer_t t, const char *template_name,
+                                                   const struct vkllm_chat_message *msgs, size_t n,
+                                                   int add_generation_prompt, char **out);
+/* The bytes token id stands for (a byte token: its byte; SentencePiece's U+2581: a space); control
+ * tokens give their text with render_special, nothing otherwise. Valid while t lives.
+ * INVALID_ARGUMENT for an id outside the vocabulary. */
+VKLLM_API vkllm_status vkllm_tokenizer_piece(vkllm_tokenizer_t t, int32_t id, int render_special, const char **piece,
+                                             size_t *len);
+VKLLM_API uint32_t vkllm_tokenizer_n_vocab(vkllm_tokenizer_t t);
+
 /* Tokenize text (len bytes; 0 = strlen) with the model's vocabulary. add_bos: -1 as the model
  * asks, 0 no, 1 yes. parse_special: text such as "<|im_start|>" becomes its special token.
  * Writes at most cap ids to out and sets *n_out to the number of tokens (when *n_out > cap, call
@@ -520,6 +631,54 @@ VKLLM_API const char *vkllm_chat_template_names(void);
 VKLLM_API vkllm_status vkllm_chat_format(vkllm_model_t model, const char *template_name,
                                          const struct vkllm_chat_message *msgs, size_t n,
                                          int add_generation_prompt, char **out);
+
+/* ---------------------------------------------------------------------------------------------
+ * The scalar reference: the whole forward pass in plain C (fp32, one token at a time, its own KV
+ * cache), the oracle the device is checked against; slow, for checking numerics, never a product
+ * path. No device.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct vkllm_ref *vkllm_ref_t;
+
+/* The reference for the model file at path with room for n_ctx positions (0: its training
+ * context). Errors as vkllm_model_load's (without the device ones); OOM when the cache does not
+ * fit in host memory. kv_f16: round the cache to f16 as the device does. */
+VKLLM_API vkllm_status vkllm_ref_init(const char *path, uint32_t n_ctx, int kv_f16, vkllm_ref_t *out);
+VKLLM_API void vkllm_ref_free(vkllm_ref_t r);
+/* Run token at position pos (0..pos-1 run before, in order) and point *logits at the n_vocab
+ * logits, valid until the next call. */
+VKLLM_API vkllm_status vkllm_ref_eval(vkllm_ref_t r, int32_t token, uint32_t pos, const float **logits);
+VKLLM_API uint32_t vkllm_ref_n_vocab(vkllm_ref_t r);
+
+/* ---------------------------------------------------------------------------------------------
+ * Random-weight models (`vkllm make-model`): GGUF files of any supported architecture, shape
+ * and tensor type, with llama.cpp's key and tensor names, for tests and benchmarks. Same
+ * parameters give the same bytes.
+ * ------------------------------------------------------------------------------------------- */
+
+struct vkllm_make_model_params {
+    char arch[16];            /* "llama", "qwen2", "qwen3" */
+    uint32_t n_layer, n_embd, n_ff, n_head, n_head_kv;
+    uint32_t head_dim;        /* 0: n_embd / n_head */
+    uint32_t n_vocab;         /* >= 259 (<unk>, <s>, </s>, 256 byte tokens) */
+    uint32_t n_ctx;           /* written as <arch>.context_length */
+    char type[16];            /* matrices: "f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1",
+                                 "q4_K", "q5_K", "q6_K" (norms and biases stay f32) */
+    int tied;                 /* 1: no output.weight */
+    uint64_t seed;
+    float rope_theta, rms_eps;
+    char name[64];            /* general.name; "": generated */
+};
+
+/* A tiny llama (2 layers, 64 embd, 4 heads, 2 kv heads, 512 vocab), f32, seed 1. */
+VKLLM_API struct vkllm_make_model_params vkllm_make_model_params_default(void);
+/* Set the shape of preset name (arch, shape, tied, rope theta, rms eps, context); NOT_FOUND for
+ * an unknown one. Preset i's name and description (NULL past the end), for listings. */
+VKLLM_API vkllm_status vkllm_make_model_preset(const char *name, struct vkllm_make_model_params *p);
+VKLLM_API const char *vkllm_make_model_preset_name(uint32_t i, const char **description);
+/* Write the file (atomically replaced); INVALID_ARGUMENT for a bad shape, arch or type. Matrices
+ * whose rows are not a multiple of the type's block fall back to a smaller block type (logged). */
+VKLLM_API vkllm_status vkllm_make_model(const struct vkllm_make_model_params *p, const char *path);
 
 /* Free memory the library handed out (vkllm_chat_format's text). NULL is a no-op. */
 VKLLM_API void vkllm_free(void *p);

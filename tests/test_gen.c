@@ -1,7 +1,9 @@
 /* test_gen.c - step-wise generation (vkllm_gen_*) and the batched decode under it: a sequence's
  * logits and text do not depend on what else is decoded with it, requests can join a running
- * batch, cancel and refusals leave sessions usable; tokenize/detokenize. Random models (no files
- * needed) and stories260K. */
+ * batch, cancel and refusals leave sessions usable; tokenize/detokenize. Also the public API the
+ * CLI is built on: tuning per context, model files without a device, the tokenizer handle, the
+ * reference forward pass, make-model and profiles. Random models (no files needed) and
+ * stories260K. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,6 +281,127 @@ static vkllm_model_t make_random(uint32_t type, enum vkllm__arch arch, const cha
     return m;
 }
 
+/* Knob `name`'s value on c. */
+static long knob(vkllm_ctx_t c, const char *name) {
+    struct vkllm_tuning_knob k;
+    for (size_t i = 0; vkllm_tuning_knob(i, &k); i++)
+        if (!strcmp(k.name, name)) return vkllm_ctx_tuning_value(c, i);
+    FAILF("no tuning knob %s", name);
+}
+
+/* The public API without the generation loop, on a make-model file written through it. */
+static void check_public_api(void) {
+    struct vkllm_make_model_params mp = vkllm_make_model_params_default();
+    ASSERT_OK(vkllm_make_model_preset("tiny-qwen2", &mp));
+    snprintf(mp.type, sizeof mp.type, "q8_0");
+    mp.n_layer = 3;
+    char path[512];
+    snprintf(path, sizeof path, "%s/api.gguf", tmpdir);
+    ASSERT_OK(vkllm_make_model(&mp, path));
+    struct vkllm_make_model_params bad = mp;
+    snprintf(bad.type, sizeof bad.type, "q3_K");
+    ASSERT_STATUS(vkllm_make_model(&bad, path), VKLLM_STATUS_INVALID_ARGUMENT);
+    snprintf(bad.arch, sizeof bad.arch, "gpt9");
+    ASSERT_STATUS(vkllm_make_model(&bad, path), VKLLM_STATUS_INVALID_ARGUMENT);
+
+    /* the file, without a device: every layer tensor has the role the layer table gives it */
+    vkllm_model_file_t f;
+    ASSERT_OK(vkllm_model_file_open(path, &f));
+    static struct vkllm_file_info fi;
+    vkllm_model_file_info(f, &fi);
+    ASSERT(fi.supported && !strcmp(fi.arch, "qwen2") && fi.n_layer == 3 && fi.rope_neox);
+    int wq = 0, bias = 0, unread = 0;
+    for (uint64_t i = 0; i < fi.n_tensors; i++) {
+        struct vkllm_tensor_info t;
+        ASSERT_OK(vkllm_model_file_tensor(f, i, &t));
+        wq += !strcmp(t.role, "wq"), bias += !strcmp(t.role, "bq") || !strcmp(t.role, "bk") || !strcmp(t.role, "bv");
+        unread += !t.role[0];
+    }
+    ASSERT(wq == 3 && bias == 9 && unread == 0);
+    ASSERT_STATUS(vkllm_model_file_tensor(f, fi.n_tensors, &(struct vkllm_tensor_info){0}), VKLLM_STATUS_INVALID_ARGUMENT);
+    vkllm_model_file_close(f);
+
+    /* tuning per context: set at init over the environment, and by name afterwards */
+    struct vkllm_ctx_params cp = vkllm_ctx_params_default();
+    cp.validate = 1;
+    cp.tuning = "matvec_texel=0, VKLLM_ATTN_TEXEL=0,matmul=tiled";
+    vkllm_ctx_t c2;
+    ASSERT_OK(vkllm_ctx_init(&cp, &c2));
+    ASSERT(knob(c2, "matvec_texel") == 0 && knob(c2, "attn_texel") == 0 && knob(c2, "matmul") == 0);
+    ASSERT_STATUS(vkllm_ctx_tune(c2, "matvec_wg", "many"), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm_ctx_tune(c2, "no_such_knob", "1"), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_OK(vkllm_ctx_tune(c2, "VKLLM_MATVEC_NT", "8"));
+    ASSERT(knob(c2, "matvec_nt") == 8);
+    ASSERT_OK(vkllm_ctx_tune(c2, "matvec_nt", NULL));
+    ASSERT(knob(c2, "matvec_nt") == 0);
+    /* the knobs are followed: without the texel path no matrix is repacked (CPU devices repack
+     * them by default), and the greedy tokens agree with the reference forward pass */
+    vkllm_model_t m2, m1;
+    ASSERT_OK(vkllm_model_load(c2, path, NULL, &m2));
+    ASSERT_OK(vkllm_model_load(ctx, path, NULL, &m1));
+    struct vkllm_model_info i1, i2;
+    vkllm_model_get_info(m1, &i1), vkllm_model_get_info(m2, &i2);
+    if (vkllm_ctx_device(ctx)->type == VKLLM_DEVICE_CPU && knob(ctx, "matvec_texel") != 0)
+        ASSERT(i1.weight_bytes > i2.weight_bytes);
+    vkllm_session_t s2;
+    ASSERT_OK(vkllm_session_init(m2, NULL, &s2));
+    vkllm_ref_t r;
+    ASSERT_OK(vkllm_ref_init(path, 16, 1, &r));
+    ASSERT_EQ(vkllm_ref_n_vocab(r), i2.n_vocab);
+    int32_t tok = 1;
+    ASSERT_OK(vkllm_session_set_profile(s2, 1));
+    for (uint32_t pos = 0; pos < 6; pos++) {
+        const float *want;
+        ASSERT_OK(vkllm_ref_eval(r, tok, pos, &want));
+        ASSERT_OK(vkllm_session_eval(s2, &tok, 1, 0));
+        const float *got = vkllm_session_logits(s2, 0);
+        uint32_t a = 0, b = 0;
+        for (uint32_t i = 1; i < i2.n_vocab; i++) a = want[i] > want[a] ? i : a, b = got[i] > got[b] ? i : b;
+        ASSERT_EQ(a, b);
+        tok = (int32_t)a;
+    }
+    /* the profile of the last decode step: the kernels the tuning chose, with their costs */
+    uint32_t nd = vkllm_session_profile_count(s2);
+    int storage_matvec = 0;
+    for (uint32_t i = 0; i < nd; i++) {
+        struct vkllm_dispatch_profile d;
+        ASSERT_OK(vkllm_session_profile_get(s2, i, &d));
+        ASSERT(d.label && d.kernel && d.ns >= 0);
+        storage_matvec += !strcmp(d.label, "matvec") && d.weight_bytes > 0;
+        ASSERT(strcmp(d.label, "matvec_tb") && strcmp(d.label, "attn_tb"));
+    }
+    if (vkllm_ctx_device(c2)->timestamps) ASSERT(nd > 0 && storage_matvec >= 7 * 3);
+    vkllm_ref_free(r);
+    vkllm_session_free(s2);
+    vkllm_model_free(m1);
+    vkllm_model_free(m2);
+    ASSERT_EQ(vkllm_ctx_validation_messages(c2), 0);
+    vkllm_ctx_free(c2);
+    cp.tuning = "matmul=sideways";
+    ASSERT_STATUS(vkllm_ctx_init(&cp, &c2), VKLLM_STATUS_INVALID_ARGUMENT);
+
+    /* the tokenizer handle, from the file and from a model; thread-safe by being immutable */
+    vkllm_tokenizer_t t;
+    ASSERT_OK(vkllm_tokenizer_load(path, &t));
+    int32_t ids[64];
+    size_t n = 0;
+    ASSERT_OK(vkllm_tokenizer_encode(t, "abc def", 0, -1, 0, ids, 64, &n));
+    ASSERT(n >= 2 && ids[0] == 1); /* BOS as the file asks */
+    char *back;
+    size_t len;
+    ASSERT_OK(vkllm_tokenizer_decode(t, ids, n, 0, &back, &len));
+    ASSERT_STREQ(back, "abc def");
+    ASSERT_EQ(len, 7);
+    vkllm_free(back);
+    const char *piece;
+    ASSERT_OK(vkllm_tokenizer_piece(t, 3 + 'a', 0, &piece, &len)); /* the byte token <0x61> */
+    ASSERT(len == 1 && piece[0] == 'a');
+    ASSERT_EQ(vkllm_tokenizer_n_vocab(t), mp.n_vocab);
+    vkllm_tokenizer_free(t);
+    ASSERT_STATUS(vkllm_tokenizer_load("/nonexistent.gguf", &t), VKLLM_STATUS_NOT_FOUND);
+    printf("public API: make-model, model file, tuning, reference, profile, tokenizer\n");
+}
+
 int main(int argc, char **argv) {
     const char *which = argc > 1 ? argv[1] : "all";
     int stories = !strcmp(which, "stories") || !strcmp(which, "all");
@@ -300,6 +423,7 @@ int main(int argc, char **argv) {
             {"one two three four five", 9, 0, NULL, 3},
             {"zz", 16, 0.7f, NULL, 5},
         };
+        check_public_api();
         vkllm_model_t m = make_random(VKLLM__TYPE_Q8_0, VKLLM__ARCH_LLAMA, "llama-q8_0");
         check_logits(m, "llama q8_0");
         check_batch(m, rs, 5, "llama q8_0");

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gguf_write.h"
 #include "make_model.h"
@@ -391,4 +392,71 @@ done:
     free_vocab(&v);
     vkllm__free(tl.v);
     return st;
+}
+
+// --- the public API (vkllm.h): names instead of ids ----------------------------------------
+
+static void to_public(const struct vkllm__make_model_params *p, struct vkllm_make_model_params *o) {
+    memset(o, 0, sizeof *o);
+    snprintf(o->arch, sizeof o->arch, "%s", vkllm__arch_name(p->arch));
+    o->n_layer = p->n_layer, o->n_embd = p->n_embd, o->n_ff = p->n_ff, o->n_head = p->n_head;
+    o->n_head_kv = p->n_head_kv, o->head_dim = p->head_dim, o->n_vocab = p->n_vocab, o->n_ctx = p->n_ctx;
+    snprintf(o->type, sizeof o->type, "%s", vkllm__type_name(p->type));
+    o->tied = p->tied, o->seed = p->seed, o->rope_theta = p->rope_theta, o->rms_eps = p->rms_eps;
+    snprintf(o->name, sizeof o->name, "%s", p->name);
+}
+
+/* The type whose name is s (case-insensitive: q4_K or q4_k), among those vkllm computes with. */
+static vkllm_status type_of(const char *s, uint32_t *out) {
+    for (uint32_t t = 0; t < VKLLM__TYPE_COUNT_; t++) {
+        const struct vkllm__type_traits *tr = vkllm__type_traits(t);
+        if (tr && tr->compute && !strcasecmp(tr->name, s)) {
+            *out = t;
+            return VKLLM_STATUS_OK;
+        }
+    }
+    return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: unknown tensor type '%s' (f32 f16 bf16 q8_0 q4_0 "
+                      "q4_1 q5_0 q5_1 q4_K q5_K q6_K)", s);
+}
+
+static vkllm_status from_public(const struct vkllm_make_model_params *o, struct vkllm__make_model_params *p) {
+    memset(p, 0, sizeof *p);
+    if (vkllm__arch_from_name(o->arch, &p->arch))
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: unknown architecture '%s' (llama qwen2 qwen3)",
+                          o->arch);
+    vkllm_status st = type_of(o->type, &p->type);
+    if (st) return st;
+    p->n_layer = o->n_layer, p->n_embd = o->n_embd, p->n_ff = o->n_ff, p->n_head = o->n_head;
+    p->n_head_kv = o->n_head_kv, p->head_dim = o->head_dim, p->n_vocab = o->n_vocab, p->n_ctx = o->n_ctx;
+    p->tied = o->tied, p->seed = o->seed, p->rope_theta = o->rope_theta, p->rms_eps = o->rms_eps;
+    snprintf(p->name, sizeof p->name, "%s", o->name);
+    return VKLLM_STATUS_OK;
+}
+
+struct vkllm_make_model_params vkllm_make_model_params_default(void) {
+    struct vkllm__make_model_params p;
+    struct vkllm_make_model_params o;
+    vkllm__make_model_params_default(&p);
+    to_public(&p, &o);
+    return o;
+}
+
+vkllm_status vkllm_make_model_preset(const char *name, struct vkllm_make_model_params *o) {
+    struct vkllm__make_model_params p;
+    vkllm_status st = from_public(o, &p);
+    if (st) return st;
+    if ((st = vkllm__make_model_preset(name, &p))) return st;
+    to_public(&p, o);
+    return VKLLM_STATUS_OK;
+}
+
+const char *vkllm_make_model_preset_name(uint32_t i, const char **description) {
+    return vkllm__make_model_preset_name(i, description);
+}
+
+vkllm_status vkllm_make_model(const struct vkllm_make_model_params *o, const char *path) {
+    struct vkllm__make_model_params p;
+    if (!o || !path) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_make_model: NULL argument");
+    vkllm_status st = from_public(o, &p);
+    return st ? st : vkllm__make_model(&p, path);
 }

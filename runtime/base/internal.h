@@ -57,15 +57,15 @@ void *vkllm__realloc(void *p, size_t n);
 void vkllm__free(void *p);
 char *vkllm__strdup(const char *s);
 /* Number of live allocations made through the wrappers above (for leak checks in tests). */
-VKLLM_API int64_t vkllm__alloc_live(void);
+int64_t vkllm__alloc_live(void);
 
 /* Fault injection for tests: make the Nth next allocation of the given kind fail (1 = the very
  * next one); 0 turns injection off. Kinds: host (vkllm__malloc & co.) and device memory. */
 enum vkllm__fault_kind { VKLLM__FAULT_HOST = 0, VKLLM__FAULT_DEVICE = 1 };
-VKLLM_API void vkllm__fault_inject(enum vkllm__fault_kind kind, uint64_t nth);
+void vkllm__fault_inject(enum vkllm__fault_kind kind, uint64_t nth);
 int vkllm__fault_hit(enum vkllm__fault_kind kind); /* 1 if this allocation must fail */
 /* Allocations still to go before the injected failure (0 = it happened, or none injected). */
-VKLLM_API uint64_t vkllm__fault_pending(enum vkllm__fault_kind kind);
+uint64_t vkllm__fault_pending(enum vkllm__fault_kind kind);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t vkllm__now_ns(void);

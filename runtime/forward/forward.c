@@ -37,6 +37,7 @@ struct vkllm__forward {
     uint64_t multi_key[VKLLM__BATCH_KEY]; /* the sequences multi_cmd was recorded for ... */
     uint32_t multi_n;               /* ... and how many (0: not recorded) */
     uint64_t state_bytes;
+    uint32_t last_pos0;             /* the first position of the last command list submitted */
 };
 
 // --- views -----------------------------------------------------------------------------------
@@ -231,6 +232,7 @@ static vkllm_status set_batch(struct vkllm__forward *f, const uint32_t *tokens, 
                           "the context is full: %u positions used, %u more asked for, room for %u", pos0, n, f->n_ctx);
     vkllm_status st = vkllm__buffer_upload(f->ids, 0, tokens, (uint64_t)n * 4);
     if (!st) st = vkllm__buffer_upload(f->pos, 0, &pos0, 4);
+    if (!st) f->last_pos0 = pos0;
     return st;
 }
 
@@ -341,6 +343,8 @@ vkllm_status vkllm__forward_set_profile(struct vkllm__forward *f, int on) {
     f->decode_ready = f->greedy_ready = 0; /* recorded again, with or without timestamps */
     return VKLLM_STATUS_OK;
 }
+
+uint32_t vkllm__forward_last_pos0(const struct vkllm__forward *f) { return f->last_pos0; }
 
 const struct vkllm__cmd *vkllm__forward_last_cmd(const struct vkllm__forward *f) {
     const struct vkllm__cmd *cmds[] = {f->batch_cmd, f->decode_cmd, f->greedy_cmd}, *last = NULL;

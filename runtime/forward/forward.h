@@ -94,5 +94,7 @@ vkllm_status vkllm__forward_set_profile(struct vkllm__forward *f, int on);
  * decode step or the greedy decode step; NULL before the first. Read its profile after the
  * eval returns. */
 const struct vkllm__cmd *vkllm__forward_last_cmd(const struct vkllm__forward *f);
+/* The first position of the tokens that command list ran (its costs depend on it). */
+uint32_t vkllm__forward_last_pos0(const struct vkllm__forward *f);
 
 #endif /* VKLLM_FORWARD_H */

@@ -12,12 +12,19 @@ struct vkllm_ctx {
     struct vkllm__gpu *gpu;
 };
 
+/* A public tokenizer handle: the tokenizer it wraps (owned when loaded by vkllm_tokenizer_load,
+ * the model's otherwise). */
+struct vkllm_tokenizer {
+    struct vkllm__tokenizer *tok;
+};
+
 struct vkllm_model {
     vkllm_ctx_t ctx;
     struct vkllm__gguf *gguf;
     struct vkllm__model_desc *desc;
     struct vkllm__gpu_model *gm;
     struct vkllm__tokenizer *tok; /* NULL when the vocabulary is not supported (tok_error says why) */
+    struct vkllm_tokenizer tokenizer; /* the public handle of tok */
     char tok_error[512];
 };
 

@@ -488,27 +488,4 @@ vkllm_status vkllm_generate(vkllm_session_t s, const struct vkllm_generate_param
     return st;
 }
 
-// --- chat templates ------------------------------------------------------------------------
-
-const char *vkllm_chat_template_names(void) { return vkllm__chat_template_names(); }
-
 void vkllm_free(void *p) { vkllm__free(p); }
-
-vkllm_status vkllm_chat_format(vkllm_model_t model, const char *template_name, const struct vkllm_chat_message *msgs,
-                               size_t n, int add_generation_prompt, char **out) {
-    if (!model || !out || (n && !msgs)) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_chat_format: NULL argument");
-    if (!model->tok)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "this model's tokenizer is not supported: %s", model->tok_error);
-    enum vkllm__chat_tmpl id;
-    vkllm_status st = vkllm__chat_template_for(model->tok, template_name, &id);
-    if (st == VKLLM_STATUS_NOT_FOUND)
-        return vkllm__err(st, "the model has no chat template; name one (known: %s)", vkllm__chat_template_names());
-    if (st) return st;
-    struct vkllm__chat_msg *m = vkllm__calloc(n ? n : 1, sizeof *m);
-    if (!m) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
-    for (size_t i = 0; i < n; i++) m[i] = (struct vkllm__chat_msg){msgs[i].role, msgs[i].content};
-    size_t len;
-    st = vkllm__chat_apply(id, m, n, add_generation_prompt, out, &len);
-    vkllm__free(m);
-    return st;
-}

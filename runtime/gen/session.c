@@ -33,6 +33,7 @@ vkllm_status vkllm_model_load(vkllm_ctx_t ctx, const char *path, const struct vk
         snprintf(m->tok_error, sizeof m->tok_error, "%s", vkllm_last_error());
         vkllm__log(VKLLM_LOG_WARN, "%s: no tokenizer: %s", path, m->tok_error);
     }
+    m->tokenizer.tok = m->tok;
     VKLLM_TRY(st, vkllm__gpu_model_load(ctx->gpu, m->desc, p.progress ? progress_adapter : NULL, &p, &m->gm), fail_named);
     *out = m;
     return VKLLM_STATUS_OK;
@@ -192,36 +193,29 @@ done:
     return st;
 }
 
-// --- tokens ------------------------------------------------------------------------------------
-
 uint32_t vkllm_model_n_vocab(vkllm_model_t model) { return model ? model->desc->hp.n_vocab : 0; }
 
-vkllm_status vkllm_tokenize(vkllm_model_t model, const char *text, size_t len, int add_bos, int parse_special,
-                            int32_t *out, size_t cap, size_t *n_out) {
-    if (!model || (!text && len) || (!out && cap) || !n_out)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_tokenize: NULL argument");
-    if (!model->tok)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "this model's tokenizer is not supported: %s", model->tok_error);
-    if (text && !len) len = strlen(text);
-    struct vkllm__tokenizer_info ti;
-    vkllm__tokenizer_get_info(model->tok, &ti);
-    int32_t *ids = NULL;
-    size_t n = 0;
-    vkllm_status st = len ? vkllm__tokenize(model->tok, text, len, add_bos < 0, parse_special, &ids, &n)
-                          : VKLLM_STATUS_OK;
-    if (st) return st;
-    int bos = (add_bos > 0 || (add_bos < 0 && !len && ti.add_bos)) && ti.bos >= 0;
-    *n_out = n + (size_t)bos;
-    for (size_t i = 0; i < n + (size_t)bos && i < cap; i++) out[i] = bos ? (i ? ids[i - 1] : ti.bos) : ids[i];
-    vkllm__free(ids);
-    return VKLLM_STATUS_OK;
+// --- profiling -----------------------------------------------------------------------------
+
+vkllm_status vkllm_session_set_profile(vkllm_session_t s, int on) {
+    if (!s) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_set_profile: NULL session");
+    return vkllm__forward_set_profile(s->fw, on);
 }
 
-vkllm_status vkllm_detokenize(vkllm_model_t model, const int32_t *ids, size_t n, int render_special, char **out) {
-    if (!model || (!ids && n) || !out) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_detokenize: NULL argument");
-    *out = NULL;
-    if (!model->tok)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "this model's tokenizer is not supported: %s", model->tok_error);
-    size_t len;
-    return vkllm__detokenize(model->tok, ids, n, render_special ? VKLLM__DETOK_SPECIAL : 0, out, &len);
+uint32_t vkllm_session_profile_count(vkllm_session_t s) {
+    const struct vkllm__cmd *c = s ? vkllm__forward_last_cmd(s->fw) : NULL;
+    return c ? vkllm__cmd_profile_count(c) : 0;
+}
+
+vkllm_status vkllm_session_profile_get(vkllm_session_t s, uint32_t i, struct vkllm_dispatch_profile *out) {
+    const struct vkllm__cmd *c = s ? vkllm__forward_last_cmd(s->fw) : NULL;
+    if (!c || !out) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_profile_get: nothing ran");
+    struct vkllm__dispatch_time t;
+    vkllm_status st = vkllm__cmd_profile_get(c, i, &t);
+    if (st) return st;
+    struct vkllm__cost at;
+    vkllm__cost_at(&t.cost, vkllm__forward_last_pos0(s->fw), &at);
+    *out = (struct vkllm_dispatch_profile){t.label, vkllm__shader_blobs[t.shader].name, t.ns, at.bytes_read,
+                                           at.bytes_written, at.weight_bytes, at.flops};
+    return VKLLM_STATUS_OK;
 }
