@@ -3,6 +3,8 @@
 #ifndef VKLLM_CLI_H
 #define VKLLM_CLI_H
 
+#include <stdio.h>
+
 #include "vkllm.h"
 
 /* Each subcommand gets argv with argv[0] = the subcommand name; returns the process exit code. */
@@ -24,6 +26,11 @@ int vkllm_cli_fail(vkllm_status s, const char *what);
 /* Exit code for a status: 0 OK, 2 bad usage/argument, 3 bad input file, 4 no Vulkan/device,
  * 5 out of (device) memory, 1 anything else. */
 int vkllm_cli_exit_code(vkllm_status s);
+
+/* The last branch of every option loop: --help or -h prints usage on stdout (returns 0), anything
+ * else is an unknown or incomplete option: one line and the usage on stderr (returns 2). The
+ * caller returns what it returns. */
+int vkllm_cli_other_option(const char *cmd, const char *arg, void (*usage)(FILE *));
 
 /* Parse a number argument of flag within [lo, hi]; prints a usage line and returns -1 if not. */
 int vkllm_cli_number(const char *cmd, const char *flag, const char *v, double lo, double hi, double *out);
@@ -63,6 +70,30 @@ int vkllm_cli_close(struct vkllm_cli_handles *h, int code);
 #include <signal.h>
 extern volatile sig_atomic_t vkllm_cli_interrupted;
 void vkllm_cli_catch_sigint(int on);
+
+/* Numbers and booleans into a JSON object, from a table (the CLI's JSON writers list fields
+ * instead of calling cJSON once per field). */
+struct cJSON;
+struct vkllm_cli_json_field {
+    const char *key;
+    double value;
+    int is_bool;
+};
+#define VKLLM_CLI_NUM(k, v) {k, (double)(v), 0}
+#define VKLLM_CLI_BOOL(k, v) {k, (double)!!(v), 1}
+void vkllm_cli_json_add(struct cJSON *o, const struct vkllm_cli_json_field *f, size_t n);
+#define VKLLM_CLI_JSON_ADD(o, ...)                                                                   \
+    do {                                                                                             \
+        const struct vkllm_cli_json_field f_[] = {__VA_ARGS__};                                      \
+        vkllm_cli_json_add(o, f_, sizeof f_ / sizeof f_[0]);                                         \
+    } while (0)
+
+/* The monotonic clock in seconds (the CLI's one clock). */
+double vkllm_cli_now(void);
+
+/* A generation's metrics on stderr: run's block of lines, chat's one line, or one JSON line. */
+enum vkllm_cli_stats_style { VKLLM_CLI_STATS_TEXT, VKLLM_CLI_STATS_LINE, VKLLM_CLI_STATS_JSON };
+void vkllm_cli_print_stats(const struct vkllm_generate_stats *s, enum vkllm_cli_stats_style style);
 
 /* Install the stderr log callback; level from VKLLM_LOG (debug, info, warn, error; default warn). */
 void vkllm_cli_log_init(void);

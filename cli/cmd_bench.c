@@ -113,12 +113,6 @@ static int parse_list(const char *s, int *out, int *n) {
     return *n ? 0 : -1;
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Deterministic token ids (avoiding ids 0..2, often control tokens). */
 static void fill_tokens(int32_t *t, int n, uint32_t n_vocab, uint32_t seed) {
     for (int i = 0; i < n; i++) {
@@ -137,7 +131,7 @@ static vkllm_status run_once(vkllm_session_t s, uint32_t n_vocab, int n_prompt, 
         fill_tokens(toks, depth, n_vocab, 7);
         st = vkllm_session_eval(s, toks, (uint32_t)depth, 0);
     }
-    double t0 = now_s();
+    double t0 = vkllm_cli_now();
     if (!st && n_prompt > 0) {
         fill_tokens(toks, n_prompt, n_vocab, 11);
         st = vkllm_session_eval(s, toks, (uint32_t)n_prompt, 0);
@@ -148,7 +142,7 @@ static vkllm_status run_once(vkllm_session_t s, uint32_t n_vocab, int n_prompt, 
             else st = vkllm_session_eval(s, &tok, 1, 0);
         }
     }
-    double t = now_s() - t0;
+    double t = vkllm_cli_now() - t0;
     free(toks);
     *tps = (n_prompt > 0 ? n_prompt : n_gen) / t;
     return st;
@@ -168,10 +162,10 @@ static vkllm_status profile_step(vkllm_session_t s, uint32_t n_vocab, int n, int
     int32_t *toks = malloc(sizeof *toks * (size_t)n);
     if (!toks) return VKLLM_STATUS_OOM;
     fill_tokens(toks, n, n_vocab, 13);
-    double t0 = now_s();
+    double t0 = vkllm_cli_now();
     if (!st && n == 1 && greedy) st = vkllm_session_decode_greedy(s, toks[0], &toks[0]);
     else if (!st) st = vkllm_session_eval(s, toks, (uint32_t)n, 0);
-    *ms = (now_s() - t0) * 1e3;
+    *ms = (vkllm_cli_now() - t0) * 1e3;
     free(toks);
     return st;
 }
@@ -584,14 +578,7 @@ int vkllm_cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "--peak-gbps") && has) {
             if (vkllm_cli_number("bench", a, argv[++i], 1e-6, 1e9, &o.peak_gbps)) return 2;
         }
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        } else {
-            fprintf(stderr, "vkllm: bench: unknown or incomplete option '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
+        else return vkllm_cli_other_option("bench", a, usage);
         if (bad) {
             fprintf(stderr, "vkllm: bench: '%s' takes a comma-separated list of non-negative numbers\n", a);
             return 2;

@@ -81,15 +81,6 @@ static void conv_reset(struct conversation *c, size_t keep) {
     c->fed = NULL;
 }
 
-static void print_stats(const struct vkllm_generate_stats *s) {
-    fprintf(stderr,
-            "[%s; prompt %u tokens, reply %u tokens; ttft %.1f ms; prefill %.1f t/s; decode %.2f t/s; "
-            "itl p50 %.1f ms p90 %.1f ms; KV %.2f of %.2f MiB]\n",
-            vkllm_stop_reason_str(s->stop_reason), s->n_prompt, s->n_generated, s->ttft_ms, s->prefill_tps,
-            s->decode_tps, s->itl_p50_ms, s->itl_p90_ms, s->kv_bytes_used / 1048576.0,
-            s->kv_bytes_allocated / 1048576.0);
-}
-
 /* One turn: render the conversation, feed what is new since last time, stream the reply. */
 static vkllm_status turn(vkllm_session_t s, vkllm_model_t model, const char *tmpl, struct conversation *c,
                          struct vkllm_generate_params gp, struct vkllm_generate_stats *stats) {
@@ -144,13 +135,8 @@ int vkllm_cmd_chat(int argc, char **argv) {
         } else if (!strcmp(a, "--device") && v) {
             if (vkllm_cli_number("chat", a, argv[++i], 0, 1e4, &d)) return 2;
             device = (int)d;
-        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
         } else {
-            fprintf(stderr, "vkllm: chat: unknown or incomplete option '%s'\n", a);
-            usage(stderr);
-            return 2;
+            return vkllm_cli_other_option("chat", a, usage);
         }
     }
     if (!path) {
@@ -209,7 +195,7 @@ int vkllm_cmd_chat(int argc, char **argv) {
             continue;
         }
         if (!strcmp(line, "/stats")) {
-            print_stats(&stats);
+            vkllm_cli_print_stats(&stats, VKLLM_CLI_STATS_LINE);
             continue;
         }
         if (conv_add(&c, "user", line)) {

@@ -133,49 +133,42 @@ static cJSON *device_json(const struct vkllm_device_info *d) {
         cJSON_AddBoolToObject(x, "host_cached", !!(f & VKLLM_MEMORY_HOST_CACHED));
         cJSON_AddItemToArray(types, x);
     }
-    cJSON_AddBoolToObject(o, "unified_memory", d->unified_memory);
-    cJSON_AddNumberToObject(o, "subgroup_size", d->subgroup_size);
-    cJSON_AddNumberToObject(o, "subgroup_size_min", d->subgroup_size_min);
-    cJSON_AddNumberToObject(o, "subgroup_size_max", d->subgroup_size_max);
+    VKLLM_CLI_JSON_ADD(o, VKLLM_CLI_BOOL("unified_memory", d->unified_memory), VKLLM_CLI_NUM("subgroup_size", d->subgroup_size),
+                       VKLLM_CLI_NUM("subgroup_size_min", d->subgroup_size_min),
+                       VKLLM_CLI_NUM("subgroup_size_max", d->subgroup_size_max));
     cJSON_AddStringToObject(o, "subgroup_operations", subgroup_ops_str(d->subgroup_ops, ops, sizeof ops));
-    cJSON_AddBoolToObject(o, "fp16_arith", d->fp16_arith);
-    cJSON_AddBoolToObject(o, "int8_arith", d->int8_arith);
-    cJSON_AddBoolToObject(o, "int64_arith", d->int64_arith);
-    cJSON_AddBoolToObject(o, "storage_16bit", d->storage_16bit);
-    cJSON_AddBoolToObject(o, "storage_8bit", d->storage_8bit);
-    cJSON_AddBoolToObject(o, "integer_dot_product", d->integer_dot_product);
-    cJSON_AddBoolToObject(o, "integer_dot_product_accelerated", d->integer_dot_product_accel);
-    cJSON_AddBoolToObject(o, "buffer_device_address", d->buffer_device_address);
-    cJSON_AddBoolToObject(o, "cooperative_matrix", d->cooperative_matrix);
+    VKLLM_CLI_JSON_ADD(o, VKLLM_CLI_BOOL("fp16_arith", d->fp16_arith), VKLLM_CLI_BOOL("int8_arith", d->int8_arith),
+                       VKLLM_CLI_BOOL("int64_arith", d->int64_arith), VKLLM_CLI_BOOL("storage_16bit", d->storage_16bit),
+                       VKLLM_CLI_BOOL("storage_8bit", d->storage_8bit),
+                       VKLLM_CLI_BOOL("integer_dot_product", d->integer_dot_product),
+                       VKLLM_CLI_BOOL("integer_dot_product_accelerated", d->integer_dot_product_accel),
+                       VKLLM_CLI_BOOL("buffer_device_address", d->buffer_device_address),
+                       VKLLM_CLI_BOOL("cooperative_matrix", d->cooperative_matrix));
     cJSON *shapes = cJSON_AddArrayToObject(o, "cooperative_matrix_shapes");
     for (uint32_t i = 0; i < d->coopmat_shape_count; i++) {
         const struct vkllm_coopmat_shape *s = &d->coopmat_shapes[i];
         cJSON *x = cJSON_CreateObject();
-        cJSON_AddNumberToObject(x, "m", s->m);
-        cJSON_AddNumberToObject(x, "n", s->n);
-        cJSON_AddNumberToObject(x, "k", s->k);
-        cJSON_AddNumberToObject(x, "a_type", s->a_type);
-        cJSON_AddNumberToObject(x, "b_type", s->b_type);
-        cJSON_AddNumberToObject(x, "c_type", s->c_type);
-        cJSON_AddNumberToObject(x, "result_type", s->result_type);
+        VKLLM_CLI_JSON_ADD(x, VKLLM_CLI_NUM("m", s->m), VKLLM_CLI_NUM("n", s->n), VKLLM_CLI_NUM("k", s->k),
+                           VKLLM_CLI_NUM("a_type", s->a_type), VKLLM_CLI_NUM("b_type", s->b_type),
+                           VKLLM_CLI_NUM("c_type", s->c_type), VKLLM_CLI_NUM("result_type", s->result_type));
         cJSON_AddItemToArray(shapes, x);
     }
-    cJSON_AddNumberToObject(o, "max_storage_buffer_range", (double)d->max_storage_buffer_range);
-    cJSON_AddNumberToObject(o, "max_memory_allocation_size", (double)d->max_memory_allocation_size);
-    cJSON_AddNumberToObject(o, "min_storage_buffer_offset_alignment", (double)d->min_storage_buffer_offset_alignment);
-    cJSON_AddNumberToObject(o, "max_shared_memory", d->max_shared_memory);
-    cJSON_AddNumberToObject(o, "max_workgroup_invocations", d->max_workgroup_invocations);
+    VKLLM_CLI_JSON_ADD(o, VKLLM_CLI_NUM("max_storage_buffer_range", d->max_storage_buffer_range),
+                       VKLLM_CLI_NUM("max_memory_allocation_size", d->max_memory_allocation_size),
+                       VKLLM_CLI_NUM("min_storage_buffer_offset_alignment", d->min_storage_buffer_offset_alignment),
+                       VKLLM_CLI_NUM("max_shared_memory", d->max_shared_memory),
+                       VKLLM_CLI_NUM("max_workgroup_invocations", d->max_workgroup_invocations));
     cJSON *ws = cJSON_AddArrayToObject(o, "max_workgroup_size");
     cJSON *wc = cJSON_AddArrayToObject(o, "max_workgroup_count");
     for (int i = 0; i < 3; i++) {
         cJSON_AddItemToArray(ws, cJSON_CreateNumber(d->max_workgroup_size[i]));
         cJSON_AddItemToArray(wc, cJSON_CreateNumber(d->max_workgroup_count[i]));
     }
-    cJSON_AddNumberToObject(o, "max_push_constants", d->max_push_constants);
-    cJSON_AddBoolToObject(o, "timestamps", d->timestamps);
-    cJSON_AddNumberToObject(o, "timestamp_period_ns", d->timestamp_period_ns);
-    cJSON_AddNumberToObject(o, "timestamp_valid_bits", d->timestamp_valid_bits);
-    cJSON_AddBoolToObject(o, "compute_queue", d->has_compute_queue);
+    VKLLM_CLI_JSON_ADD(o, VKLLM_CLI_NUM("max_push_constants", d->max_push_constants),
+                       VKLLM_CLI_BOOL("timestamps", d->timestamps),
+                       VKLLM_CLI_NUM("timestamp_period_ns", d->timestamp_period_ns),
+                       VKLLM_CLI_NUM("timestamp_valid_bits", d->timestamp_valid_bits),
+                       VKLLM_CLI_BOOL("compute_queue", d->has_compute_queue));
     return o;
 }
 
@@ -183,14 +176,7 @@ int vkllm_cmd_devices(int argc, char **argv) {
     int json = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return 0;
-        } else {
-            fprintf(stderr, "vkllm: devices: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
+        else return vkllm_cli_other_option("devices", argv[i], usage);
     }
     struct vkllm_device_info *devs = NULL;
     uint32_t n = 0;

@@ -76,19 +76,13 @@ static void print_text(const char *path, vkllm_model_file_t f, const struct vkll
 }
 
 static void json_hparams(cJSON *o, const struct vkllm_file_info *in) {
-    cJSON_AddNumberToObject(o, "n_layer", in->n_layer);
-    cJSON_AddNumberToObject(o, "n_embd", in->n_embd);
-    cJSON_AddNumberToObject(o, "n_ff", in->n_ff);
-    cJSON_AddNumberToObject(o, "n_head", in->n_head);
-    cJSON_AddNumberToObject(o, "n_head_kv", in->n_head_kv);
-    cJSON_AddNumberToObject(o, "head_dim", in->head_dim);
-    cJSON_AddNumberToObject(o, "n_vocab", in->n_vocab);
-    cJSON_AddNumberToObject(o, "n_ctx_train", (double)in->context_length);
-    cJSON_AddNumberToObject(o, "rms_eps", in->rms_eps);
-    cJSON_AddBoolToObject(o, "tied_embeddings", in->tied_embeddings);
+    VKLLM_CLI_JSON_ADD(o, VKLLM_CLI_NUM("n_layer", in->n_layer), VKLLM_CLI_NUM("n_embd", in->n_embd),
+                       VKLLM_CLI_NUM("n_ff", in->n_ff), VKLLM_CLI_NUM("n_head", in->n_head),
+                       VKLLM_CLI_NUM("n_head_kv", in->n_head_kv), VKLLM_CLI_NUM("head_dim", in->head_dim),
+                       VKLLM_CLI_NUM("n_vocab", in->n_vocab), VKLLM_CLI_NUM("n_ctx_train", in->context_length),
+                       VKLLM_CLI_NUM("rms_eps", in->rms_eps), VKLLM_CLI_BOOL("tied_embeddings", in->tied_embeddings));
     cJSON *r = cJSON_AddObjectToObject(o, "rope");
-    cJSON_AddNumberToObject(r, "theta", in->rope_theta);
-    cJSON_AddNumberToObject(r, "n_rot", in->rope_dims);
+    VKLLM_CLI_JSON_ADD(r, VKLLM_CLI_NUM("theta", in->rope_theta), VKLLM_CLI_NUM("n_rot", in->rope_dims));
     cJSON_AddStringToObject(r, "pairs", in->rope_neox ? "neox" : "normal");
     cJSON_AddStringToObject(r, "scaling", in->rope_scaling);
     cJSON_AddNumberToObject(r, "factor", in->rope_factor);
@@ -142,20 +136,10 @@ int vkllm_cmd_info(int argc, char **argv) {
     const char *path = NULL;
     int json = 0, list_tensors = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return 0;
-        } else if ((!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model")) && i + 1 < argc) {
-            path = argv[++i];
-        } else if (!strcmp(argv[i], "--json")) {
-            json = 1;
-        } else if (!strcmp(argv[i], "--tensors")) {
-            list_tensors = 1;
-        } else {
-            fprintf(stderr, "vkllm info: unknown or incomplete option '%s'\n\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
+        if ((!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model")) && i + 1 < argc) path = argv[++i];
+        else if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!strcmp(argv[i], "--tensors")) list_tensors = 1;
+        else return vkllm_cli_other_option("info", argv[i], usage);
     }
     if (!path) {
         usage(stderr);

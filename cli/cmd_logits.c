@@ -161,13 +161,8 @@ int vkllm_cmd_logits(int argc, char **argv) {
                 }
                 device = (int)v;
             }
-        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
         } else {
-            fprintf(stderr, "vkllm: logits: unknown or incomplete option '%s'\n", a);
-            usage(stderr);
-            return 2;
+            return vkllm_cli_other_option("logits", a, usage);
         }
     }
     if (!path || !ids_str) {

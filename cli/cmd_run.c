@@ -62,42 +62,6 @@ static char *read_all(FILE *f, size_t *n) {
     return b;
 }
 
-static void print_stats(const struct vkllm_generate_stats *s, int json) {
-    if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "n_prompt", s->n_prompt);
-        cJSON_AddNumberToObject(o, "n_generated", s->n_generated);
-        cJSON_AddNumberToObject(o, "ttft_ms", s->ttft_ms);
-        cJSON_AddNumberToObject(o, "prefill_ms", s->prefill_ms);
-        cJSON_AddNumberToObject(o, "prefill_tps", s->prefill_tps);
-        cJSON_AddNumberToObject(o, "itl_mean_ms", s->itl_mean_ms);
-        cJSON_AddNumberToObject(o, "itl_p50_ms", s->itl_p50_ms);
-        cJSON_AddNumberToObject(o, "itl_p90_ms", s->itl_p90_ms);
-        cJSON_AddNumberToObject(o, "itl_max_ms", s->itl_max_ms);
-        cJSON_AddNumberToObject(o, "decode_tps", s->decode_tps);
-        cJSON_AddNumberToObject(o, "total_ms", s->total_ms);
-        cJSON_AddNumberToObject(o, "kv_bytes_used", (double)s->kv_bytes_used);
-        cJSON_AddNumberToObject(o, "kv_bytes_allocated", (double)s->kv_bytes_allocated);
-        cJSON_AddNumberToObject(o, "device_bytes", (double)s->device_bytes);
-        cJSON_AddNumberToObject(o, "seed", (double)s->seed);
-        cJSON_AddStringToObject(o, "stop_reason", vkllm_stop_reason_str(s->stop_reason));
-        char *t = cJSON_PrintUnformatted(o);
-        if (t) fprintf(stderr, "%s\n", t);
-        cJSON_free(t);
-        cJSON_Delete(o);
-        return;
-    }
-    fprintf(stderr, "\n--\n");
-    fprintf(stderr, "stop: %s; prompt %u tokens, generated %u tokens, seed %llu\n", vkllm_stop_reason_str(s->stop_reason),
-            s->n_prompt, s->n_generated, (unsigned long long)s->seed);
-    fprintf(stderr, "time to first token %.1f ms; prefill %.1f ms (%.1f tokens/s)\n", s->ttft_ms, s->prefill_ms,
-            s->prefill_tps);
-    fprintf(stderr, "inter-token latency mean %.1f ms, p50 %.1f, p90 %.1f, max %.1f; decode %.2f tokens/s\n",
-            s->itl_mean_ms, s->itl_p50_ms, s->itl_p90_ms, s->itl_max_ms, s->decode_tps);
-    fprintf(stderr, "total %.1f ms; KV cache %.2f of %.2f MiB in use; device memory %.2f MiB\n", s->total_ms,
-            s->kv_bytes_used / 1048576.0, s->kv_bytes_allocated / 1048576.0, s->device_bytes / 1048576.0);
-}
-
 int vkllm_cmd_run(int argc, char **argv) {
     const char *path = NULL, *prompt = NULL, *prompt_file = NULL;
     const char *stops[MAX_STOP];
@@ -145,14 +109,7 @@ int vkllm_cmd_run(int argc, char **argv) {
             json = !strcmp(f, "json");
         } else if (!strcmp(a, "--no-bos")) gp.add_bos = 0;
         else if (!strcmp(a, "--parse-special")) gp.parse_special = 1;
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        } else {
-            fprintf(stderr, "vkllm: run: unknown or incomplete option '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
+        else return vkllm_cli_other_option("run", a, usage);
     }
     if (!path) {
         fprintf(stderr, "vkllm: run: -m FILE is required\n");
@@ -198,7 +155,7 @@ int vkllm_cmd_run(int argc, char **argv) {
     printf("\n");
     fflush(stdout);
     if (st) code = vkllm_cli_fail(st, "generation failed");
-    else print_stats(&stats, json);
+    else vkllm_cli_print_stats(&stats, json ? VKLLM_CLI_STATS_JSON : VKLLM_CLI_STATS_TEXT);
     code = vkllm_cli_close(&h, code);
     free(owned);
     return code;

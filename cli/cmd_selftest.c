@@ -92,14 +92,7 @@ int vkllm_cmd_selftest(int argc, char **argv) {
         else if (!strcmp(argv[i], "--profile")) sp.profile = 1;
         else if (!strcmp(argv[i], "--full")) sp.full = 1;
         else if (!strcmp(argv[i], "--op") && i + 1 < argc) sp.ops = argv[++i];
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return 0;
-        } else {
-            fprintf(stderr, "vkllm: selftest: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
+        else return vkllm_cli_other_option("selftest", argv[i], usage);
     }
     vkllm_ctx_t ctx;
     vkllm_status st = vkllm_ctx_init(&cp, &ctx);

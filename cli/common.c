@@ -1,4 +1,5 @@
 /* common.c - helpers shared by the subcommands: failure lines, exit codes, the log callback. */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "cli.h"
 
@@ -53,6 +55,16 @@ void vkllm_cli_log_init(void) {
         else if (!strcasecmp(v, "error")) min_level = VKLLM_LOG_ERROR;
     }
     vkllm_log_set(log_stderr, &min_level);
+}
+
+int vkllm_cli_other_option(const char *cmd, const char *arg, void (*usage)(FILE *)) {
+    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "vkllm: %s: unknown or incomplete option '%s'\n", cmd, arg);
+    usage(stderr);
+    return 2;
 }
 
 int vkllm_cli_number(const char *cmd, const char *flag, const char *v, double lo, double hi, double *out) {
@@ -201,4 +213,59 @@ void vkllm_cli_catch_sigint(int on) {
     sa.sa_handler = on ? on_sigint : SIG_DFL; /* no SA_RESTART: a blocking read returns EINTR */
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
+}
+
+double vkllm_cli_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void vkllm_cli_json_add(struct cJSON *o, const struct vkllm_cli_json_field *f, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (f[i].is_bool) cJSON_AddBoolToObject(o, f[i].key, f[i].value != 0);
+        else cJSON_AddNumberToObject(o, f[i].key, f[i].value);
+    }
+}
+
+static void stats_json(const struct vkllm_generate_stats *s) {
+    cJSON *o = cJSON_CreateObject();
+    VKLLM_CLI_JSON_ADD(o, VKLLM_CLI_NUM("n_prompt", s->n_prompt), VKLLM_CLI_NUM("n_generated", s->n_generated),
+                       VKLLM_CLI_NUM("ttft_ms", s->ttft_ms), VKLLM_CLI_NUM("prefill_ms", s->prefill_ms),
+                       VKLLM_CLI_NUM("prefill_tps", s->prefill_tps), VKLLM_CLI_NUM("itl_mean_ms", s->itl_mean_ms),
+                       VKLLM_CLI_NUM("itl_p50_ms", s->itl_p50_ms), VKLLM_CLI_NUM("itl_p90_ms", s->itl_p90_ms),
+                       VKLLM_CLI_NUM("itl_max_ms", s->itl_max_ms), VKLLM_CLI_NUM("decode_tps", s->decode_tps),
+                       VKLLM_CLI_NUM("total_ms", s->total_ms), VKLLM_CLI_NUM("kv_bytes_used", s->kv_bytes_used),
+                       VKLLM_CLI_NUM("kv_bytes_allocated", s->kv_bytes_allocated),
+                       VKLLM_CLI_NUM("device_bytes", s->device_bytes), VKLLM_CLI_NUM("seed", s->seed));
+    cJSON_AddStringToObject(o, "stop_reason", vkllm_stop_reason_str(s->stop_reason));
+    char *t = cJSON_PrintUnformatted(o);
+    if (t) fprintf(stderr, "%s\n", t);
+    cJSON_free(t);
+    cJSON_Delete(o);
+}
+
+void vkllm_cli_print_stats(const struct vkllm_generate_stats *s, enum vkllm_cli_stats_style style) {
+    if (style == VKLLM_CLI_STATS_JSON) {
+        stats_json(s);
+        return;
+    }
+    if (style == VKLLM_CLI_STATS_LINE) {
+        fprintf(stderr,
+                "[%s; prompt %u tokens, reply %u tokens; ttft %.1f ms; prefill %.1f t/s; decode %.2f t/s; "
+                "itl p50 %.1f ms p90 %.1f ms; KV %.2f of %.2f MiB]\n",
+                vkllm_stop_reason_str(s->stop_reason), s->n_prompt, s->n_generated, s->ttft_ms, s->prefill_tps,
+                s->decode_tps, s->itl_p50_ms, s->itl_p90_ms, s->kv_bytes_used / 1048576.0,
+                s->kv_bytes_allocated / 1048576.0);
+        return;
+    }
+    fprintf(stderr, "\n--\n");
+    fprintf(stderr, "stop: %s; prompt %u tokens, generated %u tokens, seed %llu\n", vkllm_stop_reason_str(s->stop_reason),
+            s->n_prompt, s->n_generated, (unsigned long long)s->seed);
+    fprintf(stderr, "time to first token %.1f ms; prefill %.1f ms (%.1f tokens/s)\n", s->ttft_ms, s->prefill_ms,
+            s->prefill_tps);
+    fprintf(stderr, "inter-token latency mean %.1f ms, p50 %.1f, p90 %.1f, max %.1f; decode %.2f tokens/s\n",
+            s->itl_mean_ms, s->itl_p50_ms, s->itl_p90_ms, s->itl_max_ms, s->decode_tps);
+    fprintf(stderr, "total %.1f ms; KV cache %.2f of %.2f MiB in use; device memory %.2f MiB\n", s->total_ms,
+            s->kv_bytes_used / 1048576.0, s->kv_bytes_allocated / 1048576.0, s->device_bytes / 1048576.0);
 }

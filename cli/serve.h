@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vkllm.h"
+#include "cli.h"
 
 /* ---------------------------------------------------------------------------------------------
  * A growable byte string
@@ -39,7 +39,6 @@ void sbuf_add(struct serve_buf *b, const char *s, size_t n);
 void sbuf_printf(struct serve_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sbuf_free(struct serve_buf *b);
 
-double serve_now(void); /* CLOCK_MONOTONIC, seconds */
 
 /* ---------------------------------------------------------------------------------------------
  * A request: what the client asked (set before it is queued, read-only afterwards) and what the

@@ -12,12 +12,6 @@
 
 /* --- small helpers ----------------------------------------------------------------------- */
 
-double serve_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 void sbuf_add(struct serve_buf *b, const char *s, size_t n) {
     if (b->oom) return;
     if (b->len + n + 1 > b->cap) {
@@ -187,7 +181,7 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uin
                            const int *code_values, size_t n_codes) {
     pthread_mutex_lock(&e->mu);
     const struct serve_metrics *m = &e->m;
-    double now = serve_now();
+    double now = vkllm_cli_now();
     sbuf_printf(o, "# HELP vkllm_requests_total HTTP requests received, by endpoint.\n"
                           "# TYPE vkllm_requests_total counter\n");
     for (size_t i = 0; i < n_endpoints; i++)
@@ -335,7 +329,7 @@ static void admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     vkllm_status st = vkllm_gen_start(e->slots[i], &r->gp, on_text, r, &g);
     if (st) snprintf(msg, sizeof msg, "%s", *vkllm_last_error() ? vkllm_last_error() : vkllm_status_str(st));
     pthread_mutex_unlock(&e->model_mu);
-    double now = serve_now();
+    double now = vkllm_cli_now();
     if (st) {
         int bad = st == VKLLM_STATUS_CONTEXT_FULL || st == VKLLM_STATUS_INVALID_ARGUMENT;
         if (st == VKLLM_STATUS_CONTEXT_FULL) {
@@ -422,7 +416,7 @@ static void step(struct serve_engine *e) {
         pthread_mutex_lock(&e->model_mu);
         vkllm_gen_step(gens, n); /* an error stops the gens of the step; each reports it below */
         pthread_mutex_unlock(&e->model_mu);
-        double now = serve_now();
+        double now = vkllm_cli_now();
         pthread_mutex_lock(&e->mu);
         e->m.steps++;
         e->m.step_rows += n;
@@ -503,7 +497,7 @@ int serve_engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_sessio
     e->queue_cap = queue_cap;
     e->active = calloc(n_slots, sizeof *e->active);
     if (!e->active) return -1;
-    e->t_start = serve_now();
+    e->t_start = vkllm_cli_now();
     pthread_mutex_init(&e->model_mu, NULL);
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cond, NULL);

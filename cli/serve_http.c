@@ -225,7 +225,7 @@ static enum MHD_Result completion(struct serve_server *srv, struct MHD_Connectio
     pthread_mutex_unlock(&srv->stat_mu);
     r->created = (long long)time(NULL);
     snprintf(r->id, sizeof r->id, "%s-%llx%06llx", chat ? "chatcmpl" : "cmpl", r->created, (unsigned long long)n);
-    r->t_arrival = serve_now();
+    r->t_arrival = vkllm_cli_now();
     if (serve_engine_submit(&srv->engine, r))
         return respond_error(srv, c, r->http_status, r->err, NULL, r->http_status == 503 ? "server_busy" : NULL);
     int fd = conn_fd(c);
@@ -473,12 +473,12 @@ void serve_http_quiesce(struct serve_server *srv) {
 }
 
 void serve_http_drain(struct serve_server *srv, double timeout_s) {
-    double t0 = serve_now();
+    double t0 = vkllm_cli_now();
     for (;;) {
         pthread_mutex_lock(&srv->stat_mu);
         uint32_t n = srv->inflight;
         pthread_mutex_unlock(&srv->stat_mu);
-        if (!n || serve_now() - t0 > timeout_s) return;
+        if (!n || vkllm_cli_now() - t0 > timeout_s) return;
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
     }

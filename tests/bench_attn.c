@@ -12,24 +12,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "ops_gpu.h"
 #include "types.h"
-
-#define CHECK(x)                                                                                      \
-    do {                                                                                              \
-        vkllm_status s_ = (x);                                                                        \
-        if (s_) {                                                                                     \
-            fprintf(stderr, "bench_attn: %s: %s (%s)\n", #x, vkllm_status_name(s_), vkllm_last_error()); \
-            exit(1);                                                                                  \
-        }                                                                                             \
-    } while (0)
-
-/* Set one tuning knob of gpu (base/tuning.h) to value. */
-static void tune(struct vkllm__gpu *gpu, const char *name, const char *value) {
-    struct vkllm__tuning t = *vkllm__gpu_tuning(gpu);
-    CHECK(vkllm__tuning_set(&t, name, value));
-    vkllm__gpu_set_tuning(gpu, &t);
-}
 
 #define MAX_ROUNDS 64
 

@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 
 #include "gpu.h"
+#include "bench.h"
 #include "ops_gpu.h"
 #include "types.h"
 
@@ -22,22 +23,6 @@ static const uint32_t k_types[] = {
     VKLLM__TYPE_F32,  VKLLM__TYPE_F16,  VKLLM__TYPE_BF16, VKLLM__TYPE_Q8_0, VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_1,
     VKLLM__TYPE_Q5_0, VKLLM__TYPE_Q5_1, VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K,
 };
-
-#define CHECK(expr)                                                                              \
-    do {                                                                                         \
-        vkllm_status st_ = (expr);                                                               \
-        if (st_) {                                                                               \
-            fprintf(stderr, "bench_matvec: %s: %s (%s)\n", #expr, vkllm_status_str(st_), vkllm_last_error()); \
-            exit(1);                                                                             \
-        }                                                                                        \
-    } while (0)
-
-/* Set one tuning knob of gpu (base/tuning.h) to value. */
-static void tune(struct vkllm__gpu *gpu, const char *name, const char *value) {
-    struct vkllm__tuning t = *vkllm__gpu_tuning(gpu);
-    CHECK(vkllm__tuning_set(&t, name, value));
-    vkllm__gpu_set_tuning(gpu, &t);
-}
 
 /* CPU seconds used by this process (all threads, lavapipe's workers included). */
 static double cpu_seconds(void) {

@@ -46,4 +46,28 @@ static inline void op_test_run(struct vkllm__gpu *gpu, enum vkllm__op op, int fu
     vkllm__case_list_free(&l);
 }
 
+/* For refusal checks: a zeroed scratch buffer of bytes and a command list being recorded; end
+ * finishes the recording (submitting nothing) and frees both. */
+struct op_test_scratch {
+    struct vkllm__buffer *b;
+    struct vkllm__view v;
+    struct vkllm__cmd *c;
+};
+
+static inline struct op_test_scratch op_test_scratch_begin(struct vkllm__gpu *gpu, uint64_t bytes) {
+    struct op_test_scratch s;
+    ASSERT_OK(vkllm__buffer_alloc(gpu, bytes, VKLLM__MEM_DEVICE, &s.b));
+    ASSERT_OK(vkllm__buffer_fill_zero(s.b));
+    s.v = vkllm__view_of(s.b);
+    ASSERT_OK(vkllm__cmd_init(gpu, &s.c));
+    ASSERT_OK(vkllm__cmd_begin(s.c));
+    return s;
+}
+
+static inline void op_test_scratch_end(struct op_test_scratch *s) {
+    ASSERT_OK(vkllm__cmd_end(s->c));
+    vkllm__cmd_free(s->c);
+    vkllm__buffer_free(s->b);
+}
+
 #endif

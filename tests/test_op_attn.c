@@ -14,12 +14,9 @@
 #include "op_test.h"
 
 static void test_attention_args(struct vkllm__gpu *gpu) {
-    struct vkllm__buffer *b = NULL;
-    ASSERT_OK(vkllm__buffer_alloc(gpu, 4096, VKLLM__MEM_DEVICE, &b));
-    struct vkllm__view v = vkllm__view_of(b);
-    struct vkllm__cmd *c;
-    ASSERT_OK(vkllm__cmd_init(gpu, &c));
-    ASSERT_OK(vkllm__cmd_begin(c));
+    struct op_test_scratch sc = op_test_scratch_begin(gpu, 4096);
+    struct vkllm__view v = sc.v;
+    struct vkllm__cmd *c = sc.c;
     struct vkllm__attn_shape odd = {1, 4, 2, 7, 16, 1.0f}, gqa = {1, 6, 4, 8, 16, 1.0f}, big = {1, 4, 2, 8, 4096, 1.0f};
     ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &odd), VKLLM_STATUS_INVALID_ARGUMENT); /* odd dim */
     ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &gqa), VKLLM_STATUS_INVALID_ARGUMENT); /* 6 % 4 */
@@ -27,9 +24,7 @@ static void test_attention_args(struct vkllm__gpu *gpu) {
     ASSERT_STATUS(vkllm__op_kv_store(c, v, v, v, 1, 7, 4), VKLLM_STATUS_INVALID_ARGUMENT);       /* odd width */
     ASSERT_STATUS(vkllm__op_rope(c, v, v, v, 1, 1, 8, 10, 0), VKLLM_STATUS_INVALID_ARGUMENT);     /* n_rot > dim */
     ASSERT_STATUS(vkllm__op_argmax(c, v, v, 0), VKLLM_STATUS_INVALID_ARGUMENT);
-    ASSERT_OK(vkllm__cmd_end(c));
-    vkllm__cmd_free(c);
-    vkllm__buffer_free(b);
+    op_test_scratch_end(&sc);
 }
 
 int main(void) {

@@ -14,12 +14,10 @@
 
 static void bad_arguments(struct vkllm__gpu *gpu) {
     struct vkllm__dtensor wt;
-    struct vkllm__buffer *b;
-    struct vkllm__cmd *c;
     ASSERT_OK(vkllm__dtensor_upload(gpu, VKLLM__TYPE_Q8_K, 256, 4, NULL, &wt));
-    ASSERT_OK(vkllm__buffer_alloc(gpu, 4096 * 4, VKLLM__MEM_DEVICE, &b));
-    ASSERT_OK(vkllm__cmd_init(gpu, &c));
-    ASSERT_OK(vkllm__cmd_begin(c));
+    struct op_test_scratch sc = op_test_scratch_begin(gpu, 4096 * 4);
+    struct vkllm__cmd *c = sc.c;
+    struct vkllm__buffer *b = sc.b;
     ASSERT_STATUS(vkllm__op_matmul(c, vkllm__view_of(b), &wt, vkllm__view_of(b), 2), VKLLM_STATUS_UNSUPPORTED);
     wt.type = VKLLM__TYPE_Q8_0; /* same bytes per 256: 8 blocks of 34 > 292, still fits the buffer */
     wt.row_bytes = 8 * 34;
@@ -35,9 +33,7 @@ static void bad_arguments(struct vkllm__gpu *gpu) {
     /* vkllm__dtensor_upload pads it, and then it works */
     ASSERT_OK(vkllm__dtensor_upload(gpu, VKLLM__TYPE_Q8_0, 32, 1, NULL, &wt));
     ASSERT_OK(vkllm__op_matmul(c, vkllm__view_of(b), &wt, vkllm__view_of(b), 1));
-    ASSERT_OK(vkllm__cmd_end(c));
-    vkllm__cmd_free(c);
-    vkllm__buffer_free(b);
+    op_test_scratch_end(&sc);
     vkllm__dtensor_free(&wt);
 }
 

@@ -11,17 +11,11 @@
 /* Types without a kernel are refused with a status, not a crash. */
 static void unsupported_type(struct vkllm__gpu *gpu) {
     struct vkllm__dtensor t;
-    struct vkllm__buffer *b;
     ASSERT_OK(vkllm__dtensor_upload(gpu, VKLLM__TYPE_Q2_K, 256, 1, NULL, &t));
-    ASSERT_OK(vkllm__buffer_alloc(gpu, 1024, VKLLM__MEM_DEVICE, &b));
-    struct vkllm__cmd *c;
-    ASSERT_OK(vkllm__cmd_init(gpu, &c));
-    ASSERT_OK(vkllm__cmd_begin(c));
-    ASSERT_STATUS(vkllm__op_matvec(c, vkllm__view_of(b), &t, vkllm__view_of(b), 1), VKLLM_STATUS_UNSUPPORTED);
-    ASSERT_STATUS(vkllm__op_get_rows(c, vkllm__view_of(b), &t, vkllm__view_of(b), 1), VKLLM_STATUS_UNSUPPORTED);
-    ASSERT_OK(vkllm__cmd_end(c));
-    vkllm__cmd_free(c);
-    vkllm__buffer_free(b);
+    struct op_test_scratch sc = op_test_scratch_begin(gpu, 1024);
+    ASSERT_STATUS(vkllm__op_matvec(sc.c, sc.v, &t, sc.v, 1), VKLLM_STATUS_UNSUPPORTED);
+    ASSERT_STATUS(vkllm__op_get_rows(sc.c, sc.v, &t, sc.v, 1), VKLLM_STATUS_UNSUPPORTED);
+    op_test_scratch_end(&sc);
     vkllm__dtensor_free(&t);
 }
 

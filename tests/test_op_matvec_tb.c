@@ -176,22 +176,14 @@ int main(void) {
     {
         struct mat w;
         mat_init(gpu, &w, VKLLM__TYPE_F32, 16, 8, 3);
-        struct vkllm__buffer *b;
-        ASSERT_OK(vkllm__buffer_alloc(gpu, 4096, VKLLM__MEM_DEVICE, &b));
-        ASSERT_OK(vkllm__buffer_fill_zero(b));
-        struct vkllm__view v = {b, 0, 2048}, v4 = {b, 4, 2040};
-        struct vkllm__cmd *c;
-        ASSERT_OK(vkllm__cmd_init(gpu, &c));
-        ASSERT_OK(vkllm__cmd_begin(c));
+        struct op_test_scratch sc = op_test_scratch_begin(gpu, 4096);
+        struct vkllm__cmd *c = sc.c;
+        struct vkllm__view v = {sc.b, 0, 2048}, v4 = {sc.b, 4, 2040}, small = {sc.b, 0, 16};
         ASSERT_STATUS(vkllm__op_matvec_tb(c, v, &w.t, v, 0), VKLLM_STATUS_INVALID_ARGUMENT);
         ASSERT_STATUS(vkllm__op_matvec_tb(c, v, &w.t, v, 9), VKLLM_STATUS_INVALID_ARGUMENT);
         ASSERT_STATUS(vkllm__op_matvec_tb(c, v, &w.t, v4, 1), VKLLM_STATUS_INVALID_ARGUMENT); /* x misaligned */
-        struct vkllm__view small = {b, 0, 16};
         ASSERT_STATUS(vkllm__op_matvec_tb(c, small, &w.t, v, 1), VKLLM_STATUS_INVALID_ARGUMENT); /* y too small */
-        ASSERT_OK(vkllm__cmd_end(c));
-        ASSERT_OK(vkllm__cmd_submit(c));
-        vkllm__cmd_free(c);
-        vkllm__buffer_free(b);
+        op_test_scratch_end(&sc);
         mat_free(&w);
 
         /* types and shapes the path does not take: no copy, no path */
@@ -205,13 +197,9 @@ int main(void) {
         ASSERT_OK(vkllm__dtensor_upload(gpu, VKLLM__TYPE_Q4_K, 256, 3, NULL, &t));
         ASSERT_OK(vkllm__dtensor_add_tb(gpu, &t, NULL));
         ASSERT(t.tb == NULL && !vkllm__matvec_tb_applies(gpu, &t));
-        ASSERT_OK(vkllm__cmd_init(gpu, &c));
-        ASSERT_OK(vkllm__cmd_begin(c));
-        ASSERT_OK(vkllm__buffer_alloc(gpu, 4096, VKLLM__MEM_DEVICE, &b));
-        ASSERT_STATUS(vkllm__op_matvec_tb(c, vkllm__view_of(b), &t, vkllm__view_of(b), 1), VKLLM_STATUS_UNSUPPORTED);
-        ASSERT_OK(vkllm__cmd_end(c));
-        vkllm__cmd_free(c);
-        vkllm__buffer_free(b);
+        sc = op_test_scratch_begin(gpu, 4096);
+        ASSERT_STATUS(vkllm__op_matvec_tb(sc.c, sc.v, &t, sc.v, 1), VKLLM_STATUS_UNSUPPORTED);
+        op_test_scratch_end(&sc);
         vkllm__dtensor_free(&t);
     }
 

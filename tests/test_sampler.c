@@ -35,7 +35,7 @@ static int ref_rank(const double *l, int n, int i) {
 }
 
 /* The exact distribution for params p, the logits and the accepted history hist[0..n_hist). */
-static void ref_probs(const struct vkllm__sampler_params *p, const float *logits, int n, const int32_t *hist,
+static void ref_probs(const struct vkllm_sampling_params *p, const float *logits, int n, const int32_t *hist,
                       int n_hist, double *out) {
     double *l = calloc((size_t)n, sizeof *l);
     int *keep = calloc((size_t)n, sizeof *keep);
@@ -94,8 +94,8 @@ static void ref_probs(const struct vkllm__sampler_params *p, const float *logits
 
 /* --- helpers ----------------------------------------------------------------------------- */
 
-static struct vkllm__sampler_params plain(float temp) {
-    struct vkllm__sampler_params p;
+static struct vkllm_sampling_params plain(float temp) {
+    struct vkllm_sampling_params p;
     vkllm__sampler_params_default(&p);
     p.temperature = temp;
     p.top_k = 0;
@@ -106,7 +106,7 @@ static struct vkllm__sampler_params plain(float temp) {
     return p;
 }
 
-static struct vkllm__sampler *make(const struct vkllm__sampler_params *p, uint32_t n_vocab, const int32_t *hist,
+static struct vkllm__sampler *make(const struct vkllm_sampling_params *p, uint32_t n_vocab, const int32_t *hist,
                                    int n_hist) {
     struct vkllm__sampler *s = NULL;
     ASSERT_OK(vkllm__sampler_init(p, n_vocab, &s));
@@ -168,7 +168,7 @@ static void check_draws(const char *name, struct vkllm__sampler *s, const float 
 }
 
 /* Reference, probs and draws for one configuration over k_logits. */
-static void dist_case(const char *name, const struct vkllm__sampler_params *p, const int32_t *hist, int n_hist) {
+static void dist_case(const char *name, const struct vkllm_sampling_params *p, const int32_t *hist, int n_hist) {
     double want[NV];
     ref_probs(p, k_logits, NV, hist, n_hist, want);
     struct vkllm__sampler *s = make(p, NV, hist, n_hist);
@@ -181,7 +181,7 @@ static void dist_case(const char *name, const struct vkllm__sampler_params *p, c
 
 static void test_distributions(void) {
     printf("distributions (%d draws each):\n", DRAWS);
-    struct vkllm__sampler_params p = plain(1.0f);
+    struct vkllm_sampling_params p = plain(1.0f);
     dist_case("temperature 1", &p, NULL, 0);
     p = plain(0.5f);
     dist_case("temperature 0.5", &p, NULL, 0);
@@ -221,7 +221,7 @@ static void test_large_vocab(void) {
     uint64_t st = 17;
     for (int i = 0; i < V; i++) row[i] = 6.0f * vkllm_test_randf(&st);
     row[100] = row[2000] = row[2500] = 6.5f; /* ties at the top */
-    struct vkllm__sampler_params ps[4];
+    struct vkllm_sampling_params ps[4];
     ps[0] = plain(1.0f);
     ps[0].top_p = 0.9f;
     ps[1] = plain(0.8f);
@@ -243,7 +243,7 @@ static void test_penalties_bias(void) {
     /* History: tokens 1 (logit 2.0, positive) three times, 2 (-0.4, negative) twice, 6 (0.0)
      * once; token 3 only before the last-4 window. */
     static const int32_t hist[] = {3, 3, 1, 2, 1, 6, 2, 1};
-    struct vkllm__sampler_params p = plain(1.0f);
+    struct vkllm_sampling_params p = plain(1.0f);
     p.repeat_penalty = 1.3f;
     p.frequency_penalty = 0.2f;
     p.presence_penalty = 0.5f;
@@ -285,7 +285,7 @@ static void test_penalties_bias(void) {
 }
 
 /* Sample n times with s and require every token to be want. */
-static void expect_always(const char *name, const struct vkllm__sampler_params *p, const float *logits, uint32_t n,
+static void expect_always(const char *name, const struct vkllm_sampling_params *p, const float *logits, uint32_t n,
                           int32_t want) {
     struct vkllm__sampler *s = make(p, n, NULL, 0);
     for (int i = 0; i < 200; i++) {
@@ -302,7 +302,7 @@ static void expect_always(const char *name, const struct vkllm__sampler_params *
 }
 
 /* Every configuration of interest, for the edge cases. */
-static int edge_configs(struct vkllm__sampler_params *ps) {
+static int edge_configs(struct vkllm_sampling_params *ps) {
     int n = 0;
     ps[n++] = plain(0.0f);
     ps[n++] = plain(1.0f);
@@ -325,7 +325,7 @@ static int edge_configs(struct vkllm__sampler_params *ps) {
 }
 
 static void test_edges(void) {
-    struct vkllm__sampler_params ps[16];
+    struct vkllm_sampling_params ps[16];
     int np = edge_configs(ps);
     /* All but one logit -inf (some NaN): that one, whatever the configuration. */
     float one[NV];
@@ -337,7 +337,7 @@ static void test_edges(void) {
     static const float tie[NV] = {0, 3, 3, 1, 3, 0, 0, 0, 0, 0, 0, 0};
     for (int c = 0; c < 4; c++) /* greedy, top-k 1, top-p 0 */
         if (c != 1) expect_always("ties", &ps[c], tie, NV, 1);
-    struct vkllm__sampler_params p = plain(1.0f);
+    struct vkllm_sampling_params p = plain(1.0f);
     p.top_k = 2;
     double want[NV];
     ref_probs(&p, tie, NV, NULL, 0, want);
@@ -425,7 +425,7 @@ static void run_tokens(struct vkllm__sampler *s, uint32_t nv, int n, uint64_t da
 static void test_determinism(void) {
     enum { N = 500, V = 1000 };
     static int32_t a[N], b[N], c[N];
-    struct vkllm__sampler_params p;
+    struct vkllm_sampling_params p;
     vkllm__sampler_params_default(&p);
     p.top_k = 0;
     p.repeat_penalty = 1.1f;
@@ -484,7 +484,7 @@ static void test_greedy(void) {
     uint64_t st = 3;
     float temps[] = {0.0f, -1.0f};
     for (int ti = 0; ti < 2; ti++) {
-        struct vkllm__sampler_params p;
+        struct vkllm_sampling_params p;
         vkllm__sampler_params_default(&p); /* top-k, top-p and min-p on: still exactly greedy */
         p.temperature = temps[ti];
         struct vkllm__sampler *s = make(&p, V, NULL, 0);
@@ -500,7 +500,7 @@ static void test_greedy(void) {
         }
         vkllm__sampler_free(s);
     }
-    struct vkllm__sampler_params p = plain(0.0f);
+    struct vkllm_sampling_params p = plain(0.0f);
     struct vkllm__sampler *s = make(&p, 4, NULL, 0);
     ASSERT(vkllm__sampler_is_greedy(s));
     vkllm__sampler_free(s);
@@ -533,7 +533,7 @@ static void test_greedy(void) {
     vkllm__sampler_free(s);
 }
 
-static void expect_bad(const char *what, const struct vkllm__sampler_params *p, uint32_t n_vocab) {
+static void expect_bad(const char *what, const struct vkllm_sampling_params *p, uint32_t n_vocab) {
     struct vkllm__sampler *s = (struct vkllm__sampler *)(uintptr_t)1;
     vkllm_status st = vkllm__sampler_init(p, n_vocab, &s);
     if (st != VKLLM_STATUS_INVALID_ARGUMENT) FAILF("%s: got %s", what, vkllm_status_name(st));
@@ -543,7 +543,7 @@ static void expect_bad(const char *what, const struct vkllm__sampler_params *p, 
 
 static void test_param_errors(void) {
     printf("parameter errors:\n");
-    struct vkllm__sampler_params p = plain(1.0f);
+    struct vkllm_sampling_params p = plain(1.0f);
     struct vkllm__sampler *s = NULL;
     ASSERT_STATUS(vkllm__sampler_init(NULL, 10, &s), VKLLM_STATUS_INVALID_ARGUMENT);
     ASSERT_STATUS(vkllm__sampler_init(&p, 10, NULL), VKLLM_STATUS_INVALID_ARGUMENT);
@@ -590,7 +590,7 @@ static void test_param_errors(void) {
 static void test_oom(void) {
     static const int32_t bt[] = {1, 2};
     static const float bv[] = {1.0f, -1.0f};
-    struct vkllm__sampler_params p = plain(1.0f);
+    struct vkllm_sampling_params p = plain(1.0f);
     p.repeat_penalty = 1.2f;
     p.bias_tokens = bt;
     p.bias_values = bv;
@@ -654,7 +654,7 @@ static void test_speed(void) {
     ASSERT(row);
     uint64_t st = 11;
     for (int i = 0; i < V; i++) row[i] = 8.0f * vkllm_test_randf(&st);
-    struct vkllm__sampler_params p;
+    struct vkllm_sampling_params p;
     vkllm__sampler_params_default(&p); /* top-k 40 */
     p.repeat_penalty = 1.1f;
     struct vkllm__sampler *s = make(&p, V, NULL, 0);
@@ -677,7 +677,7 @@ static void test_speed(void) {
  * exactly known distributions; a stage left out does not run; a bad name is an error. */
 static void test_order(void) {
     const float logits[5] = {2.0f, 1.0f, 0.5f, 0.0f, -1.0f};
-    struct vkllm__sampler_params p;
+    struct vkllm_sampling_params p;
     vkllm__sampler_params_default(&p);
     p.temperature = 2.0f, p.top_k = 0, p.top_p = 0.5f, p.min_p = 0.0f;
     p.has_seed = 1, p.seed = 5;

@@ -1,6 +1,6 @@
 /* quant_blocks.h - the block layouts of the ggml quantized types vkllm computes with, byte for
  * byte as ggml-common.h and GGUF files define them (little-endian; f16 fields are IEEE half bits).
- * GPU shaders mirror these layouts in shaders/include/types.glsl: keep the two in step.
+ * GPU shaders mirror these layouts in shaders/include/dequant.glsl: keep the two in step.
  *
  * Every struct has only uint8_t/int8_t/uint16_t members placed so that there is no padding; the
  * _Static_asserts below pin the sizes that GGUF files use. */

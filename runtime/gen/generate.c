@@ -24,16 +24,7 @@ struct vkllm_generate_params vkllm_generate_params_default(void) {
     struct vkllm_generate_params p = {0};
     p.n_predict = -1;
     p.add_bos = -1;
-    struct vkllm__sampler_params sp;
-    vkllm__sampler_params_default(&sp);
-    p.sampling.temperature = sp.temperature;
-    p.sampling.top_k = sp.top_k;
-    p.sampling.top_p = sp.top_p;
-    p.sampling.min_p = sp.min_p;
-    p.sampling.repeat_penalty = sp.repeat_penalty;
-    p.sampling.frequency_penalty = sp.frequency_penalty;
-    p.sampling.presence_penalty = sp.presence_penalty;
-    p.sampling.penalty_last_n = sp.penalty_last_n;
+    vkllm__sampler_params_default(&p.sampling);
     return p;
 }
 
@@ -147,23 +138,7 @@ static vkllm_status prompt_tokens(vkllm_session_t s, const struct vkllm_generate
 }
 
 static vkllm_status make_sampler(vkllm_session_t s, const struct vkllm_sampling_params *sp, struct vkllm__sampler **out) {
-    struct vkllm__sampler_params p;
-    vkllm__sampler_params_default(&p);
-    p.temperature = sp->temperature;
-    p.top_k = sp->top_k;
-    p.top_p = sp->top_p;
-    p.min_p = sp->min_p;
-    p.repeat_penalty = sp->repeat_penalty;
-    p.frequency_penalty = sp->frequency_penalty;
-    p.presence_penalty = sp->presence_penalty;
-    p.penalty_last_n = sp->penalty_last_n;
-    p.seed = sp->seed;
-    p.has_seed = sp->has_seed;
-    p.order = sp->order;
-    p.bias_tokens = sp->bias_tokens;
-    p.bias_values = sp->bias_values;
-    p.n_bias = sp->n_bias;
-    return vkllm__sampler_init(&p, s->model->desc->hp.n_vocab, out);
+    return vkllm__sampler_init(sp, s->model->desc->hp.n_vocab, out);
 }
 // --- one request, step by step ---------------------------------------------------------------
 

@@ -33,7 +33,7 @@ enum stage { STAGE_TOP_K, STAGE_TOP_P, STAGE_MIN_P, STAGE_TEMPERATURE };
 #define MAX_STAGES 8
 
 struct vkllm__sampler {
-    struct vkllm__sampler_params p; /* bias pointers point at the copies below; order is NULL */
+    struct vkllm_sampling_params p; /* bias pointers point at the copies below; order is NULL */
     enum stage stages[MAX_STAGES];  /* the chain after bias and penalties */
     uint32_t n_stages;
     uint32_t n_vocab;
@@ -99,7 +99,7 @@ static double rng_uniform(uint64_t s[4]) {
 
 /* --- parameters -------------------------------------------------------------------------- */
 
-void vkllm__sampler_params_default(struct vkllm__sampler_params *p) {
+void vkllm__sampler_params_default(struct vkllm_sampling_params *p) {
     if (!p) return;
     memset(p, 0, sizeof *p);
     p->temperature = 0.8f;
@@ -114,7 +114,7 @@ void vkllm__sampler_params_default(struct vkllm__sampler_params *p) {
     p->has_seed = 0;
 }
 
-static vkllm_status check_bias(const struct vkllm__sampler_params *p, uint32_t n_vocab) {
+static vkllm_status check_bias(const struct vkllm_sampling_params *p, uint32_t n_vocab) {
     if (p->n_bias == 0) return VKLLM_STATUS_OK;
     if (!p->bias_tokens || !p->bias_values)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "sampler: n_bias is %u but bias_tokens or bias_values is NULL",
@@ -130,7 +130,7 @@ static vkllm_status check_bias(const struct vkllm__sampler_params *p, uint32_t n
     return VKLLM_STATUS_OK;
 }
 
-static vkllm_status check_params(const struct vkllm__sampler_params *p, uint32_t n_vocab) {
+static vkllm_status check_params(const struct vkllm_sampling_params *p, uint32_t n_vocab) {
     if (n_vocab == 0 || n_vocab > (uint32_t)INT32_MAX)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "sampler: n_vocab %u is out of range (1..%d)", n_vocab,
                           INT32_MAX);
@@ -216,7 +216,7 @@ static vkllm_status parse_order(const char *order, enum stage *stages, uint32_t 
     return VKLLM_STATUS_OK;
 }
 
-vkllm_status vkllm__sampler_init(const struct vkllm__sampler_params *p, uint32_t n_vocab, struct vkllm__sampler **out) {
+vkllm_status vkllm__sampler_init(const struct vkllm_sampling_params *p, uint32_t n_vocab, struct vkllm__sampler **out) {
     if (!out) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "sampler: out is NULL");
     *out = NULL;
     if (!p) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "sampler: params is NULL");

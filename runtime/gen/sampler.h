@@ -11,36 +11,25 @@
 
 #include "internal.h"
 
-struct vkllm__sampler_params {
-    float temperature;        /* <= 0: greedy. default 0.8 */
-    int32_t top_k;            /* <= 0: off. default 40 */
-    float top_p;              /* >= 1: off. default 0.95 */
-    float min_p;              /* <= 0: off. default 0.05 */
-    float repeat_penalty;     /* 1: off. default 1.0 (llama.cpp's current default) */
-    float frequency_penalty;  /* 0: off */
-    float presence_penalty;   /* 0: off */
-    int32_t penalty_last_n;   /* tokens looked back for penalties; default 64; -1 = whole history */
-    uint64_t seed;            /* used when has_seed */
-    int has_seed;             /* 0: pick a seed from the clock and report it (vkllm__sampler_seed) */
-    /* The order of the truncation and temperature stages, as names separated by ';' or ','
-     * ("top_k;top_p;min_p;temperature", llama.cpp's default order, when NULL or ""). Stages
-     * left out do not run. Logit bias and penalties always come first ("penalties" may be
-     * listed first, as llama.cpp's --samplers does). */
-    const char *order;
-    /* logit bias: n_bias pairs (token, added value; -INFINITY bans the token) */
-    const int32_t *bias_tokens;
-    const float *bias_values;
-    uint32_t n_bias;
-};
+/* The parameters are the public struct vkllm_sampling_params (vkllm.h): the sampler reads them
+ * as they are. Temperature <= 0: greedy; top_k <= 0, top_p >= 1, min_p <= 0, repeat_penalty 1,
+ * frequency/presence 0: off; penalty_last_n -1: the whole history; has_seed 0: a seed from the
+ * clock (vkllm__sampler_seed reports it); order: the truncation and temperature stages as names
+ * separated by ';' or ',' ("top_k;top_p;min_p;temperature", llama.cpp's default order, when NULL
+ * or ""; stages left out do not run; logit bias and penalties always come first, and
+ * "penalties" may be listed first as llama.cpp's --samplers does); bias: n_bias pairs (token,
+ * added value; -INFINITY bans the token). */
 
-void vkllm__sampler_params_default(struct vkllm__sampler_params *p);
+/* llama.cpp's defaults: temperature 0.8, top_k 40, top_p 0.95, min_p 0.05, repeat_penalty 1,
+ * penalty_last_n 64. */
+void vkllm__sampler_params_default(struct vkllm_sampling_params *p);
 
 struct vkllm__sampler;
 
 /* A sampler over a vocabulary of n_vocab tokens. INVALID_ARGUMENT for out-of-range parameters
  * (negative temperature is fine: greedy; top_p < 0, min_p > 1, bias token outside the
  * vocabulary, ...), naming the parameter. */
-vkllm_status vkllm__sampler_init(const struct vkllm__sampler_params *p, uint32_t n_vocab, struct vkllm__sampler **out);
+vkllm_status vkllm__sampler_init(const struct vkllm_sampling_params *p, uint32_t n_vocab, struct vkllm__sampler **out);
 void vkllm__sampler_free(struct vkllm__sampler *s);
 
 /* Choose a token from logits (n_vocab floats, not modified). Uses the tokens recorded with
