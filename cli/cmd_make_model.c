@@ -30,6 +30,8 @@ static void usage(FILE *f) {
             "                      q6_K->q8_0, 32-blocks->f16), with a warning.\n"
             "  --tied              no output.weight: logits reuse token_embd.weight\n"
             "  --untied            write output.weight (overrides a preset's --tied)\n"
+            "  --optional-tensors  also write the tensors the architecture may have (llama: q/k/v/\n"
+            "                      output biases), which llama.cpp and vkllm read when present\n"
             "  --rope-theta F      rope.freq_base                                    [10000]\n"
             "  --rms-eps F         attention.layer_norm_rms_epsilon                  [1e-5]\n"
             "  --seed N            random seed                                       [1]\n"
@@ -59,6 +61,7 @@ static int apply(struct vkllm_make_model_params *p, const char *opt, const char 
     if (!strcmp(opt, "-o") || !strcmp(opt, "--output")) return (*out = val) != NULL;
     if (!strcmp(opt, "--tied")) return (p->tied = 1);
     if (!strcmp(opt, "--untied")) return (p->tied = 0) == 0;
+    if (!strcmp(opt, "--optional-tensors")) return (p->optional_tensors = 1);
     if (!val) return 0;
     if (!strcmp(opt, "--n-layer")) u32 = &p->n_layer;
     else if (!strcmp(opt, "--n-embd")) u32 = &p->n_embd;
@@ -82,7 +85,9 @@ static int apply(struct vkllm_make_model_params *p, const char *opt, const char 
     return 0;
 }
 
-static int is_flag(const char *opt) { return !strcmp(opt, "--tied") || !strcmp(opt, "--untied"); }
+static int is_flag(const char *opt) {
+    return !strcmp(opt, "--tied") || !strcmp(opt, "--untied") || !strcmp(opt, "--optional-tensors");
+}
 
 int vkllm_cmd_make_model(int argc, char **argv) {
     struct vkllm_make_model_params p = vkllm_make_model_params_default();

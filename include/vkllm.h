@@ -665,6 +665,7 @@ struct vkllm_make_model_params {
     char type[16];            /* matrices: "f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1",
                                  "q4_K", "q5_K", "q6_K" (norms and biases stay f32) */
     int tied;                 /* 1: no output.weight */
+    int optional_tensors;     /* 1: also the tensors the architecture may have (llama: q/k/v/output biases) */
     uint64_t seed;
     float rope_theta, rms_eps;
     char name[64];            /* general.name; "": generated */

@@ -113,6 +113,7 @@ struct model_case {
     uint32_t n_head, n_head_kv;
     int tied;
     uint32_t type;
+    int optional; /* the optional tensors too (llama: q/k/v/output biases) */
 };
 
 static void make(const struct model_case *mc, char *path, size_t n) {
@@ -128,6 +129,7 @@ static void make(const struct model_case *mc, char *path, size_t n) {
     p.n_ctx = 128;
     p.type = mc->type;
     p.tied = mc->tied;
+    p.optional_tensors = mc->optional;
     p.seed = 7;
     snprintf(path, n, "%s/%s-%s.gguf", tmpdir, mc->what, vkllm__type_name(mc->type));
     ASSERT_OK(vkllm__make_model(&p, path));
@@ -182,7 +184,7 @@ static void test_model(const struct model_case *mc) {
 /* --- prefill == one by one ------------------------------------------------------------------- */
 
 static void test_prefill_vs_decode(void) {
-    struct model_case mc = {"pvd", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q8_0};
+    struct model_case mc = {"pvd", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q8_0, 0};
     char path[512];
     make(&mc, path, sizeof path);
     vkllm_model_t model;
@@ -224,7 +226,7 @@ static void test_prefill_vs_decode(void) {
 /* --- errors ---------------------------------------------------------------------------------- */
 
 static void test_errors(void) {
-    struct model_case mc = {"err", VKLLM__ARCH_LLAMA, 4, 4, 0, VKLLM__TYPE_F16};
+    struct model_case mc = {"err", VKLLM__ARCH_LLAMA, 4, 4, 0, VKLLM__TYPE_F16, 0};
     char path[512];
     make(&mc, path, sizeof path);
     vkllm_model_t model;
@@ -270,15 +272,16 @@ int main(int argc, char **argv) {
     ASSERT_OK(vkllm_ctx_init(&cp, &ctx));
 
     static const struct model_case cases[] = {
-        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_F16},
-        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q8_0},
-        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q4_0},
-        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q4_K},
-        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q6_K},
-        {"llama-mha", VKLLM__ARCH_LLAMA, 4, 4, 0, VKLLM__TYPE_Q8_0},
-        {"llama-tied", VKLLM__ARCH_LLAMA, 8, 2, 1, VKLLM__TYPE_F16},
-        {"qwen2", VKLLM__ARCH_QWEN2, 4, 2, 1, VKLLM__TYPE_Q8_0},
-        {"qwen3", VKLLM__ARCH_QWEN3, 4, 2, 0, VKLLM__TYPE_Q4_K},
+        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_F16, 0},
+        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q8_0, 0},
+        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q4_0, 0},
+        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q4_K, 0},
+        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q6_K, 0},
+        {"llama-mha", VKLLM__ARCH_LLAMA, 4, 4, 0, VKLLM__TYPE_Q8_0, 0},
+        {"llama-tied", VKLLM__ARCH_LLAMA, 8, 2, 1, VKLLM__TYPE_F16, 0},
+        {"qwen2", VKLLM__ARCH_QWEN2, 4, 2, 1, VKLLM__TYPE_Q8_0, 0},
+        {"qwen3", VKLLM__ARCH_QWEN3, 4, 2, 0, VKLLM__TYPE_Q4_K, 0},
+        {"llama-biases", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q8_0, 1},
     };
     if (random) {
         for (size_t i = 0; i < VKLLM_ARRAY_LEN(cases); i++) test_model(&cases[i]);

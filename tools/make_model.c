@@ -192,7 +192,8 @@ static struct vkllm__hparams shape_of(const struct vkllm__make_model_params *p) 
 }
 
 /* Every tensor of the file, in file order: token_embd, each layer's tensors of the layer table
- * that the architecture requires (model/tensors.h, in table order), output_norm, output. */
+ * that the architecture requires (with optional_tensors, also those it may have; model/tensors.h,
+ * in table order), output_norm, output. */
 static void build_tensors(const struct vkllm__make_model_params *p, struct tensor_list *tl) {
     const struct vkllm__hparams hp = shape_of(p);
     char name[64];
@@ -201,7 +202,8 @@ static void build_tensors(const struct vkllm__make_model_params *p, struct tenso
     for (uint32_t l = 0; l < p->n_layer; l++)
         for (size_t i = 0; i < VKLLM__LT_COUNT_; i++) {
             const struct vkllm__tensor_spec *t = &vkllm__layer_tensors[i];
-            if (vkllm__tensor_wanted(t, p->arch) != 1) continue;
+            int wanted = vkllm__tensor_wanted(t, p->arch);
+            if (wanted < 0 || (wanted == 0 && !p->optional_tensors)) continue;
             uint64_t cols = vkllm__dim_size(&hp, t->cols), rows = vkllm__dim_size(&hp, t->rows);
             snprintf(name, sizeof name, "blk.%u.%s", l, t->suffix);
             if (t->init == VKLLM__INIT_MAT) add(tl, name, cols, rows, 0.0f, inv_sqrt(cols));
@@ -403,6 +405,7 @@ static void to_public(const struct vkllm__make_model_params *p, struct vkllm_mak
     o->n_head_kv = p->n_head_kv, o->head_dim = p->head_dim, o->n_vocab = p->n_vocab, o->n_ctx = p->n_ctx;
     snprintf(o->type, sizeof o->type, "%s", vkllm__type_name(p->type));
     o->tied = p->tied, o->seed = p->seed, o->rope_theta = p->rope_theta, o->rms_eps = p->rms_eps;
+    o->optional_tensors = p->optional_tensors;
     snprintf(o->name, sizeof o->name, "%s", p->name);
 }
 
@@ -429,6 +432,7 @@ static vkllm_status from_public(const struct vkllm_make_model_params *o, struct 
     p->n_layer = o->n_layer, p->n_embd = o->n_embd, p->n_ff = o->n_ff, p->n_head = o->n_head;
     p->n_head_kv = o->n_head_kv, p->head_dim = o->head_dim, p->n_vocab = o->n_vocab, p->n_ctx = o->n_ctx;
     p->tied = o->tied, p->seed = o->seed, p->rope_theta = o->rope_theta, p->rms_eps = o->rms_eps;
+    p->optional_tensors = o->optional_tensors;
     snprintf(p->name, sizeof p->name, "%s", o->name);
     return VKLLM_STATUS_OK;
 }

@@ -103,6 +103,7 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
                                ALL(sq->scratch), &as));
     }
     DO(mm(c, xb, &w->wo, att, n, dec));                                                 // xb (n, E) = att @ wo^T
+    if (w->bo) DO(vkllm__op_add(c, xb, xb, ALL(w->bo), n * E, E));                      // llama (optional): + bias
 
     // feed-forward block
     DO(vkllm__op_add_rmsnorm(c, xb, x, xb, ALL(w->ffn_norm), E, n, hp->rms_eps));  // x += xb; xb = rmsnorm(x) * ffn_norm

@@ -35,6 +35,7 @@
     X(q_norm,    "attn_q_norm.weight", VEC, NONE,    HEAD_DIM, NORM, VKLLM__A(QWEN3), 0)               \
     X(k_norm,    "attn_k_norm.weight", VEC, NONE,    HEAD_DIM, NORM, VKLLM__A(QWEN3), 0)               \
     X(wo,        "attn_output.weight", MAT, EMBD,    EMBD_Q,   MAT,  VKLLM__A_ALL,    0)               \
+    X(bo,        "attn_output.bias",   VEC, NONE,    EMBD,     BIAS, 0,               VKLLM__A(LLAMA)) \
     X(ffn_norm,  "ffn_norm.weight",    VEC, NONE,    EMBD,     NORM, VKLLM__A_ALL,    0)               \
     X(w_gate,    "ffn_gate.weight",    MAT, FF,      EMBD,     MAT,  VKLLM__A_ALL,    0)               \
     X(w_up,      "ffn_up.weight",      MAT, FF,      EMBD,     MAT,  VKLLM__A_ALL,    0)               \

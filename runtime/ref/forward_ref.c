@@ -166,6 +166,7 @@ static void attention_block(struct vkllm__ref *r, uint32_t l, uint32_t pos) {
     vkllm__ref_attention(r->att_out, r->q, r->k_cache + lo, r->v_cache + lo, r->att, hp->n_head,
                          hp->n_head_kv, hp->head_dim, pos + 1, 1.0f / sqrtf((float)hp->head_dim));
     matvec(r->tmp, w->wo, r->att_out);                              // tmp (n_embd,) = wo @ att_out
+    if (rl->bo) vkllm__ref_add(r->tmp, r->tmp, rl->bo, hp->n_embd, hp->n_embd); // llama (optional): + bias
     vkllm__ref_add(r->x, r->x, r->tmp, hp->n_embd, hp->n_embd);     // residual
 }
 
