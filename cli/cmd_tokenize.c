@@ -32,7 +32,8 @@ static void usage_detokenize(void) {
                     "  --special  print control tokens (<s>, <|im_end|>, ...) as text\n");
 }
 
-/* Read a whole file; *len gets its size. On failure a line was printed; returns the exit code. */
+/* Read a whole file, NUL-terminated; *len gets its size. On failure a line was printed; returns the
+ * exit code. */
 static int read_file(const char *path, char **out, size_t *len) {
     *out = NULL;
     *len = 0;
@@ -46,7 +47,10 @@ static int read_file(const char *path, char **out, size_t *len) {
     while (buf) {
         size_t got = fread(buf + n, 1, cap - n, f);
         n += got;
-        if (n < cap) break;
+        if (n < cap) {
+            buf[n] = 0; /* NUL-terminated: an empty file is "" (vkllm_tokenizer_encode's len 0 means strlen) */
+            break;
+        }
         char *nb = cap < SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
         if (!nb) {
             free(buf);
