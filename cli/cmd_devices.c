@@ -74,6 +74,7 @@ static void print_details(const struct vkllm_device_info *d) {
     printf("  unified memory          %s\n", d->unified_memory ? "yes" : "no");
     printf("  subgroup size           %u", d->subgroup_size);
     if (d->subgroup_size_min) printf(" (range %u..%u)", d->subgroup_size_min, d->subgroup_size_max);
+    printf("%s", d->subgroup_size_control ? ", size control with full subgroups" : "");
     printf("\n  subgroup operations     %s\n", subgroup_ops_str(d->subgroup_ops, ops, sizeof ops));
     printf("  fp16 / int8 / int64     %s / %s / %s\n", d->fp16_arith ? "yes" : "no", d->int8_arith ? "yes" : "no",
            d->int64_arith ? "yes" : "no");
@@ -135,7 +136,8 @@ static cJSON *device_json(const struct vkllm_device_info *d) {
     }
     VKLLM_CLI_JSON_ADD(o, VKLLM_CLI_BOOL("unified_memory", d->unified_memory), VKLLM_CLI_NUM("subgroup_size", d->subgroup_size),
                        VKLLM_CLI_NUM("subgroup_size_min", d->subgroup_size_min),
-                       VKLLM_CLI_NUM("subgroup_size_max", d->subgroup_size_max));
+                       VKLLM_CLI_NUM("subgroup_size_max", d->subgroup_size_max),
+                       VKLLM_CLI_BOOL("subgroup_size_control", d->subgroup_size_control));
     cJSON_AddStringToObject(o, "subgroup_operations", subgroup_ops_str(d->subgroup_ops, ops, sizeof ops));
     VKLLM_CLI_JSON_ADD(o, VKLLM_CLI_BOOL("fp16_arith", d->fp16_arith), VKLLM_CLI_BOOL("int8_arith", d->int8_arith),
                        VKLLM_CLI_BOOL("int64_arith", d->int64_arith), VKLLM_CLI_BOOL("storage_16bit", d->storage_16bit),

@@ -158,10 +158,13 @@ struct vkllm_device_info {
         uint32_t flags;              /* VKLLM_MEMORY_* bits */
         uint32_t heap;               /* heap index */
     } memory_types[VKLLM_MAX_MEMORY_TYPES];
-    int unified_memory;              /* 1 if one memory type is device-local and host-visible */
+    int unified_memory;              /* 1: an integrated or CPU device with a device-local, host-visible
+                                        memory type (vkllm maps it instead of copying through staging) */
     /* compute */
     uint32_t subgroup_size;          /* default subgroup size */
     uint32_t subgroup_size_min, subgroup_size_max; /* VK_EXT_subgroup_size_control range (0 if none) */
+    int subgroup_size_control;       /* 1: a compute shader can be given a subgroup size in that range with
+                                        full subgroups (vkllm's subgroup reductions then ask for theirs) */
     uint32_t subgroup_ops;           /* VKLLM_SUBGROUP_* bits supported in compute shaders */
     int fp16_arith;                  /* shaderFloat16 */
     int int8_arith;                  /* shaderInt8 */

@@ -1,5 +1,8 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+// texel buffers as textureBuffer + texelFetch (no combined sampler: OpTypeSampledImage with Dim=Buffer
+// is invalid from SPIR-V 1.6 on, which Mesa 25 warns about)
+#extension GL_EXT_samplerless_texture_functions : require
 #extension GL_EXT_control_flow_attributes : enable
 // attn_tb.comp - causal attention over the f16 KV cache for CPU devices (lavapipe); same results
 // and the same outputs as attn.comp (runtime/ops/ops_attn.c picks one of the two).
@@ -38,9 +41,9 @@ layout(constant_id = 4) const uint B = 8;   // cache positions per block
 const uint HT = HD / 8u;                    // texels per K/V head row
 const uint HQ = HD / 4u;                    // vec4s per head row
 
-layout(binding = 0) uniform usamplerBuffer qt;
-layout(binding = 1) uniform usamplerBuffer kt;
-layout(binding = 2) uniform usamplerBuffer vt;
+layout(binding = 0) uniform utextureBuffer qt;
+layout(binding = 1) uniform utextureBuffer kt;
+layout(binding = 2) uniform utextureBuffer vt;
 layout(std430, binding = 3) readonly buffer P { uint pos0; };
 layout(std430, binding = 4) writeonly buffer O { float o[]; };
 layout(push_constant) uniform PC { pc_attn p; };

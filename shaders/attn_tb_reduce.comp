@@ -1,5 +1,8 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+// texel buffers as textureBuffer + texelFetch (no combined sampler: OpTypeSampledImage with Dim=Buffer
+// is invalid from SPIR-V 1.6 on, which Mesa 25 warns about)
+#extension GL_EXT_samplerless_texture_functions : require
 #extension GL_EXT_control_flow_attributes : enable
 // attn_tb_reduce.comp - combine the split partials of attn_tb.comp (ATTN_SPLIT), read through a
 // uniform texel buffer: part (n_split, n, n_head, HD + 4) f32, a row's partial being HD
@@ -12,7 +15,7 @@
 layout(constant_id = 1) const uint HD = 64; // head_dim, a multiple of 8
 const uint HQ = HD / 4u;                    // quads per row; the partial has HQ + 1 texels
 
-layout(binding = 0) uniform usamplerBuffer part;
+layout(binding = 0) uniform utextureBuffer part;
 layout(std430, binding = 1) writeonly buffer O { float o[]; }; // (n, n_head, HD)
 layout(push_constant) uniform PC { pc_attn_reduce p; };        // uses n, n_head, n_split
 

@@ -1,5 +1,8 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+// texel buffers as textureBuffer + texelFetch (no combined sampler: OpTypeSampledImage with Dim=Buffer
+// is invalid from SPIR-V 1.6 on, which Mesa 25 warns about)
+#extension GL_EXT_samplerless_texture_functions : require
 #extension GL_EXT_control_flow_attributes : enable
 // matvec_tb.comp - decode's matrix-vector product for CPU devices (lavapipe):
 // y (NC, m) = x (NC, k) @ W^T, W (m, k) in a layout repacked at load time
@@ -45,17 +48,17 @@ layout(push_constant) uniform PC {
     uint xstride; // vec4s between columns (k / 4)
 } p;
 
-layout(binding = 0) uniform usamplerBuffer wq;
+layout(binding = 0) uniform utextureBuffer wq;
 #if defined(TB_Q8_0) || defined(TB_Q4_0) || defined(TB_Q4_K) || defined(TB_Q5_K) || defined(TB_Q6_K)
 #define TB_SCALES 1
-layout(binding = 1) uniform usamplerBuffer ws;
+layout(binding = 1) uniform utextureBuffer ws;
 #define XB 2
 #define YB 3
 #else
 #define XB 1
 #define YB 2
 #endif
-layout(binding = XB) uniform usamplerBuffer xt; // f32 x, 4 per texel
+layout(binding = XB) uniform utextureBuffer xt; // f32 x, 4 per texel
 vec4 xv4(uint i) { return uintBitsToFloat(texelFetch(xt, int(i))); }
 layout(std430, binding = YB) writeonly buffer Y { float y[]; };
 

@@ -19,6 +19,37 @@ static void unsupported_type(struct vkllm__gpu *gpu) {
     vkllm__dtensor_free(&t);
 }
 
+/* A subgroup reduction over nt lanes runs only where subgroups of exactly nt lanes, all present,
+ * are guaranteed (asked for where the device has subgroup size control, or the device's one fixed
+ * size); otherwise the shared-memory variant runs. Checked on the kernel each case ran. */
+static void reduction_choice(struct vkllm__gpu *gpu) {
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    static const uint32_t nts[] = {2, 4, 8, 16, 32, 64};
+    int checked = 0;
+    for (size_t i = 0; i < VKLLM_ARRAY_LEN(nts); i++) {
+        uint32_t nt = nts[i];
+        struct vkllm__op_case c = {.op = VKLLM__OP_MATVEC, .type = VKLLM__TYPE_Q8_0, .rows = 33, .cols = 256, .n = 1};
+        snprintf(c.tuning, sizeof c.tuning, "matvec_wg=%u,matvec_nt=%u,matvec_nr=1,matvec_sg=1", 2 * nt, nt);
+        if (2 * nt > d->max_workgroup_invocations) continue;
+        struct vkllm__op_result r;
+        ASSERT_OK(vkllm__op_check(gpu, &c, 7, 0, &r));
+        ASSERT(r.ok);
+        int sg_ok = (d->subgroup_ops & VKLLM_SUBGROUP_ARITHMETIC) && (d->subgroup_ops & VKLLM_SUBGROUP_BALLOT) &&
+                    (d->subgroup_size_control ? nt >= d->subgroup_size_min && nt <= d->subgroup_size_max
+                                              : nt == d->subgroup_size && (!d->subgroup_size_min ||
+                                                                           d->subgroup_size_min == d->subgroup_size_max));
+        if (!r.dispatches) continue; /* no timestamps: the kernel is not known */
+        int shm = strstr(r.kernel, "_shm") != NULL;
+        if (shm == sg_ok)
+            FAILF("nt=%u on subgroups %u (%u..%u, control %d): ran %s", nt, d->subgroup_size, d->subgroup_size_min,
+                  d->subgroup_size_max, d->subgroup_size_control, r.kernel);
+        checked++;
+    }
+    printf("reduction variant as the device guarantees: %d work splits checked (subgroup %u, range %u..%u, size "
+           "control %s)\n", checked, d->subgroup_size, d->subgroup_size_min, d->subgroup_size_max,
+           d->subgroup_size_control ? "yes" : "no");
+}
+
 int main(void) {
     struct vkllm__gpu *gpu = gpu_test_open();
     struct op_test_stats s = {0};
@@ -26,6 +57,7 @@ int main(void) {
     int chunked_mv = s.chunked;
     op_test_run(gpu, VKLLM__OP_GET_ROWS, 1, &s);
     unsupported_type(gpu);
+    reduction_choice(gpu);
     gpu_test_close(gpu);
     printf("%d cases (%d ran W in several chunks), %d failed\n", s.run, s.chunked, s.failed);
     /* every type had matrices bound in chunks (seen where the device has timestamps) */

@@ -19,9 +19,25 @@ struct mv_config {
     uint32_t nr; /* rows per invocation */
     int sg;      /* the subgroup variant: subgroupAdd when nt is the subgroup size */
     uint32_t xs; /* nt = 1: lanes share the x loads through subgroupBroadcast (the subgroup size) */
+    uint32_t subgroup; /* the subgroup size the dispatch requires, full (0: none) */
 };
 
 static int is_pow2(uint32_t v) { return v && !(v & (v - 1)); }
+
+/* Whether subgroups of exactly n lanes, all present, can be relied on: where the device offers
+ * subgroup size control they are asked for (*req = n, full subgroups); without it, only a size
+ * that cannot vary is the device's own (no range reported, or min == max). 0: not safe; the
+ * caller takes the shared-memory path. */
+static int subgroups_of(const struct vkllm_device_info *d, uint32_t n, uint32_t *req) {
+    *req = 0;
+    if (!is_pow2(n)) return 0;
+    if (d->subgroup_size_control) {
+        if (n < d->subgroup_size_min || n > d->subgroup_size_max) return 0;
+        *req = n;
+        return 1;
+    }
+    return n == d->subgroup_size && (!d->subgroup_size_min || d->subgroup_size_min == d->subgroup_size_max);
+}
 
 /* CPU devices (lavapipe): one invocation per row group (NR rows), the subgroup's lanes sharing
  * the x loads; on lavapipe every lane's load costs about the same, so loads per weight byte are
@@ -32,7 +48,7 @@ static vkllm_status pick_config(const struct vkllm__gpu *gpu, struct mv_config *
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     uint32_t sgs = d->subgroup_size ? d->subgroup_size : 1;
     int has_sg = (d->subgroup_ops & VKLLM_SUBGROUP_ARITHMETIC) && (d->subgroup_ops & VKLLM_SUBGROUP_BALLOT);
-    struct mv_config c;
+    struct mv_config c = {0, 0, 0, 0, 0, 0};
     if (d->type == VKLLM_DEVICE_CPU) {
         c.nt = 1;
         c.nr = 8;
@@ -46,10 +62,15 @@ static vkllm_status pick_config(const struct vkllm__gpu *gpu, struct mv_config *
     if (tu->matvec_wg) c.wg = (uint32_t)VKLLM_MIN((unsigned long)tu->matvec_wg, 65536ul);
     if (tu->matvec_nt) c.nt = (uint32_t)VKLLM_MIN((unsigned long)tu->matvec_nt, 65536ul);
     if (tu->matvec_nr) c.nr = (uint32_t)VKLLM_MIN((unsigned long)tu->matvec_nr, 65536ul);
-    c.sg = has_sg && (c.nt == 1 || c.nt == sgs) && tu->matvec_sg;
-    /* x shared across the subgroup: every unit (16..128 elements) splits evenly up to 16 lanes */
-    c.xs = c.sg && c.nt == 1 && is_pow2(sgs) && sgs <= 16 && tu->matvec_xs ? sgs : 0;
+    /* a row group of nt lanes reduced with subgroupAdd needs subgroups of exactly nt lanes */
+    c.sg = has_sg && tu->matvec_sg && (c.nt == 1 || subgroups_of(d, c.nt, &c.subgroup));
+    /* x shared across the subgroup (nt = 1): every unit (16..128 elements) splits evenly up to 16
+     * lanes, and every lane of the subgroup must be there */
+    uint32_t xreq = 0;
+    c.xs = c.sg && c.nt == 1 && is_pow2(sgs) && sgs <= 16 && tu->matvec_xs && subgroups_of(d, sgs, &xreq) ? sgs : 0;
+    if (c.xs) c.subgroup = xreq;
     while (c.wg > d->max_workgroup_invocations || c.wg > d->max_workgroup_size[0]) c.wg /= 2;
+    if (c.subgroup && c.wg % c.subgroup) c.subgroup = 0, c.sg = c.nt == 1, c.xs = 0; /* no full subgroups */
     if (!is_pow2(c.nt) || c.nt > c.wg || c.wg % c.nt || c.nr == 0 || c.nr > 8 ||
         (uint64_t)c.nr * c.wg * 4 > d->max_shared_memory)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec: bad work split wg=%u nt=%u nr=%u", c.wg, c.nt,
@@ -111,7 +132,7 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     if (vkllm__matvec_tb_applies(gpu, w) && x.offset % 16 == 0) /* CPU devices (ops_matvec_tb.c) */
         return vkllm__op_matmul_tb(c, y, w, x, ncols);
-    struct mv_config cfg = {64, 1, 1, 0, 0};
+    struct mv_config cfg = {64, 1, 1, 0, 0, 0};
     uint64_t chunk = 1;
     if ((st = pick_config(gpu, &cfg))) return st;
     if ((st = vkllm__dtensor_chunk_rows(gpu, w, &chunk))) return st;
@@ -149,7 +170,7 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
                                          (uint32_t)w->m};
             struct vkllm__dispatch d = {
                 .shader = cfg.sg ? sh->matvec : sh->matvec_shm,
-                .n_spec = 5, .spec = {cfg.wg, cfg.nt, nr, cfg.xs, nc},
+                .n_spec = 5, .spec = {cfg.wg, cfg.nt, nr, cfg.xs, nc}, .subgroup = cfg.subgroup,
                 .n_bind = 3, .bind = {{0}, ncols == 1 ? vkllm__bind(x) : xb, yb},
                 .push = &pc, .push_size = sizeof pc, .label = "matvec",
             };

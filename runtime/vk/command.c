@@ -282,6 +282,12 @@ static vkllm_status check_dispatch(const struct vkllm__gpu *gpu, const struct vk
     if (wg == 0 || wg > info->max_workgroup_size[0] || wg > info->max_workgroup_invocations)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch %s: workgroup size %u outside 1..%u", name, wg,
                           VKLLM_MIN(info->max_workgroup_size[0], info->max_workgroup_invocations));
+    if (d->subgroup && (!info->subgroup_size_control || d->subgroup < info->subgroup_size_min ||
+                        d->subgroup > info->subgroup_size_max || (d->subgroup & (d->subgroup - 1)) || wg % d->subgroup))
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "dispatch %s: full subgroups of %u lanes for workgroups of %u: the device %s (range %u..%u)",
+                          name, d->subgroup, wg, info->subgroup_size_control ? "cannot" : "has no subgroup size control",
+                          info->subgroup_size_min, info->subgroup_size_max);
     for (int i = 0; i < 3; i++)
         if (d->groups[i] == 0 || d->groups[i] > info->max_workgroup_count[i])
             return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch %s: %u workgroups in dimension %d (limit %u)",
@@ -328,7 +334,7 @@ vkllm_status vkllm__cmd_dispatch(struct vkllm__cmd *c, const struct vkllm__dispa
     vkllm_status st = check_dispatch(gpu, d);
     if (st) return st;
     VkPipeline pipe;
-    if ((st = vkllm__pipeline_get(gpu, d->shader, d->n_spec, d->spec, &pipe))) return st;
+    if ((st = vkllm__pipeline_get(gpu, d->shader, d->n_spec, d->spec, d->subgroup, &pipe))) return st;
     const struct vkllm__shader_state *s = &gpu->shaders[d->shader];
     VkDescriptorSet set;
     if ((st = alloc_set(c, s->set_layout, &set))) return st;

@@ -42,8 +42,9 @@ const struct vkllm_device_info *vkllm__gpu_info(const struct vkllm__gpu *gpu);
 /* Validation messages (warning or error severity) seen so far. */
 uint64_t vkllm__gpu_validation_count(const struct vkllm__gpu *gpu);
 
-/* 1 if validation is on and a message sent through the debug messenger is seen and counted
- * (the count is restored afterwards). Tests use it to prove that the referee is listening. */
+/* 1 if validation is on and a validation message sent through the debug messenger is seen and
+ * counted while a driver's general message is not (the count is restored afterwards). Tests use
+ * it to prove that the referee is listening. */
 int vkllm__gpu_validation_probe(struct vkllm__gpu *gpu);
 
 /* Enumerate all devices (a short-lived instance, no validation). */
@@ -146,6 +147,9 @@ struct vkllm__dispatch {
     const void *push;
     uint32_t push_size;
     uint32_t groups[3];
+    uint32_t subgroup; /* subgroups of exactly this many lanes, all full (0: the driver's choice): for
+                          subgroup reductions; needs the device's subgroup_size_control, a size in its
+                          range and a workgroup size (spec[0]) that is a multiple of it */
     const char *label; /* for timestamps and messages (may be NULL) */
     struct vkllm__cost cost; /* for profiles (zero: not given) */
 };

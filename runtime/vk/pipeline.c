@@ -60,7 +60,7 @@ fail:
 }
 
 vkllm_status vkllm__pipeline_get(struct vkllm__gpu *gpu, enum vkllm__shader_id id, uint32_t n_spec,
-                                 const uint32_t *spec, VkPipeline *out) {
+                                 const uint32_t *spec, uint32_t subgroup, VkPipeline *out) {
     if ((unsigned)id >= VKLLM__SHADER_COUNT_)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "unknown shader id %d", (int)id);
     if (n_spec > VKLLM__MAX_SPEC)
@@ -69,7 +69,7 @@ vkllm_status vkllm__pipeline_get(struct vkllm__gpu *gpu, enum vkllm__shader_id i
     vkllm_status st = shader_state(gpu, id, &s);
     if (st) return st;
     for (struct vkllm__pipeline *p = s->pipelines; p; p = p->next) {
-        if (p->n_spec == n_spec && !memcmp(p->spec, spec, n_spec * sizeof *spec)) {
+        if (p->n_spec == n_spec && p->subgroup == subgroup && !memcmp(p->spec, spec, n_spec * sizeof *spec)) {
             *out = p->pipeline;
             return VKLLM_STATUS_OK;
         }
@@ -77,6 +77,7 @@ vkllm_status vkllm__pipeline_get(struct vkllm__gpu *gpu, enum vkllm__shader_id i
     struct vkllm__pipeline *p = vkllm__calloc(1, sizeof *p);
     if (!p) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     p->n_spec = n_spec;
+    p->subgroup = subgroup;
     if (n_spec) memcpy(p->spec, spec, n_spec * sizeof *spec);
     VkSpecializationMapEntry map[VKLLM__MAX_SPEC];
     for (uint32_t i = 0; i < n_spec; i++)
@@ -87,10 +88,17 @@ vkllm_status vkllm__pipeline_get(struct vkllm__gpu *gpu, enum vkllm__shader_id i
         .dataSize = n_spec * 4,
         .pData = p->spec,
     };
+    /* A subgroup reduction's lanes must all be there: its size asked for, subgroups full. */
+    VkPipelineShaderStageRequiredSubgroupSizeCreateInfoEXT rss = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO_EXT,
+        .requiredSubgroupSize = subgroup,
+    };
     VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {
             .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+            .pNext = subgroup ? &rss : NULL,
+            .flags = subgroup ? VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT_EXT : 0,
             .stage = VK_SHADER_STAGE_COMPUTE_BIT,
             .module = s->module,
             .pName = "main",

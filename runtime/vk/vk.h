@@ -84,8 +84,10 @@ struct vkllm__texel_view {
     struct vkllm__texel_view *next;
 };
 
-/* A pipeline for one (shader, specialization constants) pair, created on first use. */
+/* A pipeline for one (shader, specialization constants, required subgroup size) triple, created
+ * on first use. */
 struct vkllm__pipeline {
+    uint32_t subgroup; /* 0, or the subgroup size it requires with full subgroups */
     uint32_t n_spec;
     uint32_t spec[VKLLM__MAX_SPEC];
     VkPipeline pipeline;
@@ -165,7 +167,7 @@ vkllm_status vkllm__buffer_texel_view(const struct vkllm__buffer *b, uint64_t of
 
 /* pipeline.c */
 vkllm_status vkllm__pipeline_get(struct vkllm__gpu *gpu, enum vkllm__shader_id id, uint32_t n_spec,
-                                 const uint32_t *spec, VkPipeline *out);
+                                 const uint32_t *spec, uint32_t subgroup, VkPipeline *out);
 void vkllm__pipelines_free(struct vkllm__gpu *gpu);
 vkllm_status vkllm__pipeline_cache_load(struct vkllm__gpu *gpu);
 void vkllm__pipeline_cache_save(struct vkllm__gpu *gpu);
