@@ -18,9 +18,11 @@ build-asan: deps
 	cmake -S . -B build-asan -DVKLLM_WERROR=ON -DVKLLM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 	cmake --build build-asan -j$(JOBS)
 
-# Whole suite: the optimized build, then the sanitizer build.
+# Whole suite: the optimized build, then the sanitizer build, then the other drivers' lanes
+# (lavapipe at subgroup size 4, Mesa 25's lavapipe: scripts/test-drivers.sh).
 test: build build-asan
 	scripts/run-tests.sh build build-asan
+	scripts/test-drivers.sh build
 
 # Only the optimized build (quicker while developing).
 test-fast: build

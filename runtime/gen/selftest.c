@@ -50,7 +50,15 @@ vkllm_status vkllm_selftest(vkllm_ctx_t ctx, const struct vkllm_selftest_params 
         st = l.st;
         for (size_t i = 0; i < l.n && !st && !stop; i++) {
             struct vkllm__op_result r;
-            if ((st = vkllm__op_check(ctx->gpu, &l.v[i], i + 1, p.profile, &r))) break;
+            if ((st = vkllm__op_check(ctx->gpu, &l.v[i], i + 1, p.profile, &r))) {
+                /* a variant this device cannot run (a limit, a missing feature) is skipped, saying
+                 * why; a device or host failure ends the selftest */
+                if (st != VKLLM_STATUS_UNSUPPORTED && st != VKLLM_STATUS_INVALID_ARGUMENT) break;
+                memset(&r, 0, sizeof r);
+                r.bound = vkllm__op_bound(l.v[i].op), r.skipped = 1;
+                snprintf(r.detail, sizeof r.detail, "refused: %s", vkllm_last_error());
+                st = VKLLM_STATUS_OK;
+            }
             ok += r.ok, skipped += r.skipped, failed += !r.ok && !r.skipped;
             struct vkllm_selftest_case pc;
             to_public(&l.v[i], &r, &pc);
