@@ -1,5 +1,5 @@
 # Decode matvec and embedding lookup, every weight type (runtime/ops/ops_matvec.c).
-vkllm_add_test(NAME test_op_matvec SOURCES test_op_matvec.c LABELS gpu TIMEOUT 900)
+vkllm_add_test(NAME test_op_matvec SOURCES test_op_matvec.c LABELS gpu TIMEOUT 900 ARGS ${VKLLM_OP_TEST_ARGS})
 # Benchmark (built, not a test): GB/s of weights read per type and shape.
 add_executable(bench_matvec bench_matvec.c)
 target_include_directories(bench_matvec PRIVATE ${VKLLM_INTERNAL_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR})

@@ -37,13 +37,14 @@ static void bad_arguments(struct vkllm__gpu *gpu) {
     vkllm__dtensor_free(&wt);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    op_test_args(argc, argv);
     struct vkllm__gpu *gpu = gpu_test_open();
     struct op_test_stats s = {0};
     op_test_run(gpu, VKLLM__OP_MATMUL, 1, &s);
     bad_arguments(gpu);
     gpu_test_close(gpu);
     printf("%d cases (%d ran W or x/y in several chunks), %d failed\n", s.run, s.chunked, s.failed);
-    if (s.timed) ASSERT(s.chunked >= 7);
+    if (s.timed) ASSERT(s.chunked >= 7 / op_test_every);
     return s.failed ? 1 : 0;
 }

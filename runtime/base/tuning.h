@@ -12,12 +12,39 @@
 
 #include "internal.h"
 
+/* Device profiles: X(id, name). A profile clamps what vkllm believes about the device it opens to
+ * a real GPU's published features and limits (their values and sources: runtime/vk/profiles.c),
+ * so that it takes the code paths it would take on that GPU, on whatever driver runs underneath.
+ * It only ever removes capabilities. */
+#define VKLLM__DEVICE_PROFILES(X)                                                                     \
+    X(NVIDIA_AMPERE, "nvidia-ampere")                                                                 \
+    X(AMD_RDNA3, "amd-rdna3")                                                                         \
+    X(AMD_GCN5, "amd-gcn5")                                                                           \
+    X(INTEL_XE_LPG, "intel-xe-lpg")                                                                   \
+    X(APPLE_M1_MOLTENVK, "apple-m1-moltenvk")                                                         \
+    X(MALI_G710, "mali-g710")                                                                         \
+    X(ADRENO_740, "adreno-740")                                                                       \
+    X(VULKAN_1_1_MINIMAL, "vulkan-1.1-minimal")
+
+enum vkllm__device_profile {
+    VKLLM__PROFILE_NONE = 0,
+#define VKLLM__PROFILE_ENUM_(id, name) VKLLM__PROFILE_##id,
+    VKLLM__DEVICE_PROFILES(VKLLM__PROFILE_ENUM_)
+#undef VKLLM__PROFILE_ENUM_
+    VKLLM__PROFILE_COUNT_
+};
+#define VKLLM__PROFILE_NAME_(id, name) "," name
+#define VKLLM__DEVICE_PROFILE_NAMES "none" VKLLM__DEVICE_PROFILES(VKLLM__PROFILE_NAME_)
+
 /* X(field, environment variable, default, value names, help). Values are integers; a knob with
  * value names also takes them ("tiled" for 0, "matvec" for 1, ...). -1 usually means "as the
  * device type suggests", 0 for a size "chosen from the device". */
 #define VKLLM__TUNING_MAP(X)                                                                                    \
     X(device, "VKLLM_DEVICE", -1, NULL,                                                                         \
       "device index to open when none is given (-1: the first discrete GPU, then integrated, virtual, CPU)")    \
+    X(device_profile, "VKLLM_DEVICE_PROFILE", 0, VKLLM__DEVICE_PROFILE_NAMES,                                   \
+      "clamp the device's features and limits to a real GPU's (none, nvidia-ampere, amd-rdna3, amd-gcn5, "      \
+      "intel-xe-lpg, apple-m1-moltenvk, mali-g710, adreno-740, vulkan-1.1-minimal)")                            \
     X(validate, "VKLLM_VALIDATE", 0, NULL,                                                                      \
       "1: Khronos validation layer with synchronization validation; messages are logged and counted")         \
     X(memory_limit_mb, "VKLLM_MEMORY_LIMIT_MB", 0, NULL, "use at most this many MiB of device memory (0: the heap)") \
