@@ -600,7 +600,7 @@ int vkllm_cmd_bench(int argc, char **argv) {
         vkllm_status st = vkllm_devices_list(&devs, &n);
         if (st) return vkllm_cli_fail(st, "cannot list Vulkan devices");
         for (uint32_t i = 0; i < n && o.n_devices < MAX_LIST; i++)
-            if (devs[i].has_compute_queue && devs[i].api_version >= (1u << 22 | 2u << 12)) o.devices[o.n_devices++] = (int)i;
+            if (devs[i].usable) o.devices[o.n_devices++] = (int)i;
         vkllm_devices_free(devs);
         if (o.n_devices == 0) return vkllm_cli_fail(VKLLM_STATUS_NO_DEVICE, "no usable Vulkan device");
     }

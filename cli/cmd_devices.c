@@ -9,12 +9,15 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: vkllm devices [--json]\n"
+            "usage: vkllm devices [--json] [--tuning]\n"
             "\n"
             "Lists every Vulkan device: a summary table, then each device's capabilities.\n"
             "The index in the first column is what --device N and VKLLM_DEVICE=N take.\n"
             "\n"
-            "  --json     one JSON document with every field, for machines\n");
+            "  --json     one JSON document with every field, for machines\n"
+            "  --tuning   the tuning knobs instead: each VKLLM_* variable, its default, the values\n"
+            "             it takes and the value the environment sets. VKLLM_DEVICE_PROFILE=NAME\n"
+            "             clamps what a device reports to a published GPU's features and limits\n");
 }
 
 static void api_str(uint32_t v, char *buf, size_t n) {
@@ -60,6 +63,9 @@ static void print_details(const struct vkllm_device_info *d) {
     printf("\ndevice %u: %s\n", d->index, d->name);
     printf("  vendor                  %s (0x%04x), device id 0x%04x\n", d->vendor, d->vendor_id, d->device_id);
     printf("  type                    %s\n", vkllm_device_type_str(d->type));
+    if (d->profile[0])
+        printf("  device profile          %s (VKLLM_DEVICE_PROFILE: features and limits below clamped to it)\n",
+               d->profile);
     printf("  driver                  %s, %s (version 0x%08x)\n", d->driver_name, d->driver_info, d->driver_version);
     printf("  Vulkan API              %s\n", api);
     for (uint32_t h = 0; h < d->heap_count; h++)
@@ -99,7 +105,7 @@ static void print_details(const struct vkllm_device_info *d) {
     printf("  push constants          %u bytes\n", d->max_push_constants);
     printf("  timestamps              %s", d->timestamps ? "yes" : "no");
     if (d->timestamps) printf(" (period %g ns, %u valid bits)", d->timestamp_period_ns, d->timestamp_valid_bits);
-    printf("\n  usable by vkllm         %s\n", d->has_compute_queue && d->api_version >= (1u << 22 | 2u << 12) ? "yes" : "no");
+    printf("\n  usable by vkllm         %s\n", d->usable ? "yes" : "no");
 }
 
 static cJSON *device_json(const struct vkllm_device_info *d) {
@@ -116,6 +122,8 @@ static cJSON *device_json(const struct vkllm_device_info *d) {
     cJSON_AddStringToObject(o, "driver_info", d->driver_info);
     cJSON_AddNumberToObject(o, "driver_version", d->driver_version);
     cJSON_AddStringToObject(o, "api_version", api);
+    if (d->profile[0]) cJSON_AddStringToObject(o, "profile", d->profile);
+    else cJSON_AddNullToObject(o, "profile");
     cJSON *heaps = cJSON_AddArrayToObject(o, "memory_heaps");
     for (uint32_t h = 0; h < d->heap_count; h++) {
         cJSON *x = cJSON_CreateObject();
@@ -159,7 +167,9 @@ static cJSON *device_json(const struct vkllm_device_info *d) {
                        VKLLM_CLI_NUM("max_memory_allocation_size", d->max_memory_allocation_size),
                        VKLLM_CLI_NUM("min_storage_buffer_offset_alignment", d->min_storage_buffer_offset_alignment),
                        VKLLM_CLI_NUM("max_shared_memory", d->max_shared_memory),
-                       VKLLM_CLI_NUM("max_workgroup_invocations", d->max_workgroup_invocations));
+                       VKLLM_CLI_NUM("max_workgroup_invocations", d->max_workgroup_invocations),
+                       VKLLM_CLI_NUM("max_texel_buffer_elements", d->max_texel_buffer_elements),
+                       VKLLM_CLI_NUM("max_uniform_buffer_range", d->max_uniform_buffer_range));
     cJSON *ws = cJSON_AddArrayToObject(o, "max_workgroup_size");
     cJSON *wc = cJSON_AddArrayToObject(o, "max_workgroup_count");
     for (int i = 0; i < 3; i++) {
@@ -170,16 +180,57 @@ static cJSON *device_json(const struct vkllm_device_info *d) {
                        VKLLM_CLI_BOOL("timestamps", d->timestamps),
                        VKLLM_CLI_NUM("timestamp_period_ns", d->timestamp_period_ns),
                        VKLLM_CLI_NUM("timestamp_valid_bits", d->timestamp_valid_bits),
-                       VKLLM_CLI_BOOL("compute_queue", d->has_compute_queue));
+                       VKLLM_CLI_BOOL("compute_queue", d->has_compute_queue), VKLLM_CLI_BOOL("usable", d->usable));
     return o;
 }
 
+/* The knobs of vkllm_tuning_knob, and what the environment sets them to. */
+static int print_tuning(int json) {
+    cJSON *root = json ? cJSON_CreateObject() : NULL, *arr = json ? cJSON_AddArrayToObject(root, "tuning") : NULL;
+    if (!json) printf("%-20s %-26s %8s  %s\n", "knob", "variable", "default", "set to");
+    struct vkllm_tuning_knob k;
+    for (size_t i = 0; vkllm_tuning_knob(i, &k); i++) {
+        const char *v = getenv(k.env);
+        if (json) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", k.name);
+            cJSON_AddStringToObject(o, "env", k.env);
+            cJSON_AddNumberToObject(o, "default", (double)k.default_value);
+            cJSON *names = cJSON_AddArrayToObject(o, "value_names");
+            for (const char *p = k.value_names; p && *p;) {
+                size_t len = strcspn(p, ",");
+                char buf[64];
+                snprintf(buf, sizeof buf, "%.*s", (int)len, p);
+                cJSON_AddItemToArray(names, cJSON_CreateString(buf));
+                p += len + (p[len] == ',');
+            }
+            cJSON_AddStringToObject(o, "help", k.help);
+            if (v && *v) cJSON_AddStringToObject(o, "set_to", v);
+            else cJSON_AddNullToObject(o, "set_to");
+            cJSON_AddItemToArray(arr, o);
+            continue;
+        }
+        printf("%-20s %-26s %8ld  %s\n", k.name, k.env, k.default_value, v && *v ? v : "-");
+        printf("    %s\n", k.help);
+        if (k.value_names) printf("    values: %s (or their positions 0, 1, ...)\n", k.value_names);
+    }
+    if (json) {
+        char *s = cJSON_Print(root);
+        if (s) printf("%s\n", s);
+        cJSON_free(s);
+        cJSON_Delete(root);
+    }
+    return 0;
+}
+
 int vkllm_cmd_devices(int argc, char **argv) {
-    int json = 0;
+    int json = 0, tuning = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!strcmp(argv[i], "--tuning")) tuning = 1;
         else return vkllm_cli_other_option("devices", argv[i], usage);
     }
+    if (tuning) return print_tuning(json);
     struct vkllm_device_info *devs = NULL;
     uint32_t n = 0;
     vkllm_status st = vkllm_devices_list(&devs, &n);

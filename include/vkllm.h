@@ -186,10 +186,15 @@ struct vkllm_device_info {
     uint32_t max_workgroup_size[3];
     uint32_t max_workgroup_count[3];
     uint32_t max_push_constants;         /* bytes */
+    uint64_t max_texel_buffer_elements;  /* elements one texel buffer view may cover */
+    uint64_t max_uniform_buffer_range;   /* bytes one uniform binding may cover */
     int timestamps;                      /* compute queue supports timestamps */
     float timestamp_period_ns;           /* nanoseconds per timestamp tick */
     uint32_t timestamp_valid_bits;
-    int has_compute_queue;               /* 0: the device cannot be used by vkllm */
+    int has_compute_queue;               /* a queue family with compute */
+    int usable;                          /* vkllm runs on it: Vulkan 1.1 and a compute queue */
+    char profile[32];                    /* the device profile in force (VKLLM_DEVICE_PROFILE), "" for
+                                            none: the fields above are then the device's clamped to it */
 };
 
 /* Human-readable name of a device type ("discrete GPU", "CPU", ...). */

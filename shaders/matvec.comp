@@ -22,6 +22,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #endif
 #include "common.glsl"
 #define DQ_BINDING 0
@@ -30,9 +31,10 @@
 layout(constant_id = 1) const uint NT = 1;
 layout(constant_id = 2) const uint NR = 2;
 // XS > 0 (with NT = 1 and -DSG_REDUCE): the subgroup size. The lanes of a subgroup then load x
-// together, each a different XS-th of the unit, and pass it around with subgroupBroadcast: one
-// load per lane instead of every lane loading all of it (on lavapipe each lane's load costs the
-// same whether or not the address is uniform).
+// together, each a different XS-th of the unit, and pass it around with subgroupShuffle (a
+// broadcast from a lane the loop computes: SPIR-V 1.3, what Vulkan 1.1 takes, allows broadcasts
+// from constant lanes only): one load per lane instead of every lane loading all of it (on
+// lavapipe each lane's load costs the same whether or not the address is uniform).
 layout(constant_id = 3) const uint XS = 0;
 // NC columns (x vectors) per dispatch: each weight unit loaded is used for all of them (batched
 // decode). Every column goes through exactly the arithmetic of a one-column dispatch, in the same
@@ -269,7 +271,7 @@ void main() {
                 [[unroll]] for (uint i = 0u; i < UNIT / 4u; i++) {
                     [[unroll]] for (uint e4 = 0u; e4 < 4u; e4++) {
                         uint e = 4u * i + e4;
-                        xq[i][e4] = subgroupBroadcast(xl[e / XS], e % XS);
+                        xq[i][e4] = subgroupShuffle(xl[e / XS], e % XS);
                     }
                 }
             } else

@@ -1,5 +1,5 @@
 # Shaders: every entry of VKLLM_SHADER_TABLE becomes one SPIR-V module, compiled with
-# glslangValidator (Vulkan 1.2 target), checked with spirv-val and embedded in libvkllm as
+# glslangValidator (Vulkan 1.1 target: SPIR-V 1.3), checked with spirv-val and embedded in libvkllm as
 # `const uint32_t vkllm_spv_<name>[]`. Type variants are -D defines in this one table.
 #
 # Columns: name, source, defines (comma separated, "-" for none), number of bindings,
@@ -65,9 +65,9 @@ foreach(entry IN LISTS VKLLM_SHADER_TABLE)
   set(csrc ${VKLLM_SHADER_OUT}/${name}.spv.c)
   add_custom_command(
     OUTPUT ${csrc}
-    COMMAND ${GLSLANG_VALIDATOR} -V --target-env vulkan1.2 --quiet
+    COMMAND ${GLSLANG_VALIDATOR} -V --target-env vulkan1.1 --quiet
             -I${VKLLM_SHADER_DIR}/include ${defargs} -o ${spv} ${VKLLM_SHADER_DIR}/${src}
-    COMMAND ${SPIRV_VAL} --target-env vulkan1.2 ${spv}
+    COMMAND ${SPIRV_VAL} --target-env vulkan1.1 ${spv}
     COMMAND ${CMAKE_COMMAND} -DSPV=${spv} -DOUT=${csrc} -DNAME=${name}
             -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/embed_spirv.cmake
     DEPENDS ${VKLLM_SHADER_DIR}/${src} ${VKLLM_SHADER_INCLUDES}

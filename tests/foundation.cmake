@@ -8,3 +8,6 @@ if(NOT VKLLM_SANITIZE)
   vkllm_add_script_test(NAME test_install LABELS gpu
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_install.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
 endif()
+# Every device profile (VKLLM_DEVICE_PROFILE): clamps, selftest, stories260K.
+vkllm_add_script_test(NAME test_profiles TIMEOUT 900
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_profiles.py $<TARGET_FILE:vkllm> LABELS gpu)

@@ -35,6 +35,7 @@ static void reduction_choice(struct vkllm__gpu *gpu) {
         ASSERT_OK(vkllm__op_check(gpu, &c, 7, 0, &r));
         ASSERT(r.ok);
         int sg_ok = (d->subgroup_ops & VKLLM_SUBGROUP_ARITHMETIC) && (d->subgroup_ops & VKLLM_SUBGROUP_BALLOT) &&
+                    (d->subgroup_ops & VKLLM_SUBGROUP_SHUFFLE) &&
                     (d->subgroup_size_control ? nt >= d->subgroup_size_min && nt <= d->subgroup_size_max
                                               : nt == d->subgroup_size && (!d->subgroup_size_min ||
                                                                            d->subgroup_size_min == d->subgroup_size_max));

@@ -74,8 +74,9 @@ vkllm_status vkllm__tuning_from_env(struct vkllm__tuning *t) {
         const char *v = getenv(k_knobs[i].env);
         if (!v || !*v || parse_value(&k_knobs[i], v, field_of(t, i))) continue;
         if (!st)
-            st = vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s='%.64s' is not a valid value (%s)", k_knobs[i].env,
-                            v, k_knobs[i].help);
+            st = vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s='%.64s' is not a valid value (%s%s%s)",
+                            k_knobs[i].env, v, k_knobs[i].help, k_knobs[i].names ? "; one of " : "",
+                            k_knobs[i].names ? k_knobs[i].names : "");
     }
     return st;
 }
@@ -88,8 +89,9 @@ vkllm_status vkllm__tuning_set(struct vkllm__tuning *t, const char *name, const 
         return VKLLM_STATUS_OK;
     }
     if (!parse_value(&k_knobs[i], value, field_of(t, (size_t)i)))
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "tuning knob %s: '%s' is not a valid value (%s)",
-                          k_knobs[i].name, value ? value : "(null)", k_knobs[i].help);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "tuning knob %s: '%s' is not a valid value (%s%s%s)",
+                          k_knobs[i].name, value ? value : "(null)", k_knobs[i].help,
+                          k_knobs[i].names ? "; one of " : "", k_knobs[i].names ? k_knobs[i].names : "");
     return VKLLM_STATUS_OK;
 }
 

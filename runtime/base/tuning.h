@@ -43,8 +43,7 @@ enum vkllm__device_profile {
     X(device, "VKLLM_DEVICE", -1, NULL,                                                                         \
       "device index to open when none is given (-1: the first discrete GPU, then integrated, virtual, CPU)")    \
     X(device_profile, "VKLLM_DEVICE_PROFILE", 0, VKLLM__DEVICE_PROFILE_NAMES,                                   \
-      "clamp the device's features and limits to a real GPU's (none, nvidia-ampere, amd-rdna3, amd-gcn5, "      \
-      "intel-xe-lpg, apple-m1-moltenvk, mali-g710, adreno-740, vulkan-1.1-minimal)")                            \
+      "clamp the device's features and limits to a published GPU's, to take that GPU's code paths")            \
     X(validate, "VKLLM_VALIDATE", 0, NULL,                                                                      \
       "1: Khronos validation layer with synchronization validation; messages are logged and counted")         \
     X(memory_limit_mb, "VKLLM_MEMORY_LIMIT_MB", 0, NULL, "use at most this many MiB of device memory (0: the heap)") \

@@ -18,7 +18,7 @@ struct mv_config {
     uint32_t nt; /* invocations per row group (1, or a power of two up to wg) */
     uint32_t nr; /* rows per invocation */
     int sg;      /* the subgroup variant: subgroupAdd when nt is the subgroup size */
-    uint32_t xs; /* nt = 1: lanes share the x loads through subgroupBroadcast (the subgroup size) */
+    uint32_t xs; /* nt = 1: lanes share the x loads through subgroupShuffle (the subgroup size) */
     uint32_t subgroup; /* the subgroup size the dispatch requires, full (0: none) */
 };
 
@@ -47,7 +47,9 @@ static int subgroups_of(const struct vkllm_device_info *d, uint32_t n, uint32_t 
 static vkllm_status pick_config(const struct vkllm__gpu *gpu, struct mv_config *cfg) {
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     uint32_t sgs = d->subgroup_size ? d->subgroup_size : 1;
-    int has_sg = (d->subgroup_ops & VKLLM_SUBGROUP_ARITHMETIC) && (d->subgroup_ops & VKLLM_SUBGROUP_BALLOT);
+    /* the subgroup variant's module uses arithmetic, ballot and shuffle operations */
+    const uint32_t sg_ops = VKLLM_SUBGROUP_ARITHMETIC | VKLLM_SUBGROUP_BALLOT | VKLLM_SUBGROUP_SHUFFLE;
+    int has_sg = (d->subgroup_ops & sg_ops) == sg_ops;
     struct mv_config c = {0, 0, 0, 0, 0, 0};
     if (d->type == VKLLM_DEVICE_CPU) {
         c.nt = 1;

@@ -123,7 +123,7 @@ static int has_instance_ext(const char *name) {
     return found;
 }
 
-/* Create an instance (Vulkan 1.2+). With validate, enable VK_LAYER_KHRONOS_validation with
+/* Create an instance (a Vulkan 1.1 loader or newer). With validate, enable VK_LAYER_KHRONOS_validation with
  * synchronization validation and route its messages through debug_cb (counted in gpu). */
 static vkllm_status create_instance(int validate, struct vkllm__gpu *gpu, VkInstance *out,
                                     VkDebugUtilsMessengerEXT *messenger) {
@@ -131,9 +131,9 @@ static vkllm_status create_instance(int validate, struct vkllm__gpu *gpu, VkInst
     if (st) return st;
     uint32_t api = VK_API_VERSION_1_0;
     if (vkEnumerateInstanceVersion) vkEnumerateInstanceVersion(&api);
-    if (api < VK_API_VERSION_1_2)
+    if (api < VK_API_VERSION_1_1)
         return vkllm__err(VKLLM_STATUS_NO_DEVICE,
-                          "the Vulkan loader supports only Vulkan %u.%u; vkllm needs 1.2",
+                          "the Vulkan loader supports only Vulkan %u.%u; vkllm needs 1.1",
                           VK_API_VERSION_MAJOR(api), VK_API_VERSION_MINOR(api));
 
     const char *layers[1];
@@ -257,7 +257,9 @@ static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t 
 
     /* properties chain */
     VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
-    VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, .pNext = &drv};
+    int has_drv = props0.apiVersion >= VK_API_VERSION_1_2 || has_device_ext(exts, n_ext, "VK_KHR_driver_properties");
+    VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+                                             .pNext = has_drv ? &drv : NULL};
     VkPhysicalDeviceSubgroupSizeControlPropertiesEXT sgsc = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES_EXT, .pNext = &sg};
     VkPhysicalDeviceShaderIntegerDotProductPropertiesKHR dotp = {
@@ -281,7 +283,9 @@ static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t 
     VkPhysicalDeviceCooperativeMatrixFeaturesKHR cmf = {.sType = VKLLM_STYPE_COOPMAT_FEATURES_KHR};
     VkPhysicalDeviceSubgroupSizeControlFeaturesEXT sgscf = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT};
-    void *fchain = &f11;
+    /* the 1.1 and 1.2 feature structs exist on Vulkan 1.2 devices only; a 1.1 device reports
+     * none of those optional features here */
+    void *fchain = props0.apiVersion >= VK_API_VERSION_1_2 ? &f11 : NULL;
     if (has_sgsc) {
         sgscf.pNext = fchain;
         fchain = &sgscf;
@@ -295,7 +299,7 @@ static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t 
         fchain = &cmf;
     }
     VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = fchain};
-    if (props0.apiVersion >= VK_API_VERSION_1_2) vkGetPhysicalDeviceFeatures2(pd, &feats);
+    vkGetPhysicalDeviceFeatures2(pd, &feats);
 
     snprintf(info->name, sizeof info->name, "%s", props.properties.deviceName);
     info->vendor_id = props.properties.vendorID;
@@ -338,7 +342,7 @@ static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t 
         info->subgroup_size_max = sgsc.maxSubgroupSize;
     }
     /* A compute pipeline may ask for a subgroup size in [min, max] and full subgroups (the
-     * extension is what vkllm enables: its instance targets Vulkan 1.2). */
+     * extension is what vkllm enables: it runs on Vulkan 1.1). */
     info->subgroup_size_control = has_sgsc && sgscf.subgroupSizeControl && sgscf.computeFullSubgroups &&
                                   (sgsc.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                                   sgsc.minSubgroupSize > 0;
@@ -385,6 +389,8 @@ static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t 
     info->max_memory_allocation_size = m3.maxMemoryAllocationSize;
     info->min_storage_buffer_offset_alignment = lim->minStorageBufferOffsetAlignment;
     info->max_shared_memory = lim->maxComputeSharedMemorySize;
+    info->max_texel_buffer_elements = lim->maxTexelBufferElements;
+    info->max_uniform_buffer_range = lim->maxUniformBufferRange;
     info->max_workgroup_invocations = lim->maxComputeWorkGroupInvocations;
     for (int i = 0; i < 3; i++) {
         info->max_workgroup_size[i] = lim->maxComputeWorkGroupSize[i];
@@ -448,7 +454,13 @@ vkllm_status vkllm__gpu_list(struct vkllm_device_info **out, uint32_t *count) {
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory listing devices");
         goto done;
     }
-    for (uint32_t i = 0; i < n; i++) VKLLM_TRY(st, query_device(inst, pd[i], i, &infos[i]), done);
+    struct vkllm__tuning t; /* the device profile (VKLLM_DEVICE_PROFILE) clamps what is listed */
+    VKLLM_TRY(st, vkllm__tuning_from_env(&t), done);
+    for (uint32_t i = 0; i < n; i++) {
+        VKLLM_TRY(st, query_device(inst, pd[i], i, &infos[i]), done);
+        VKLLM_TRY(st, vkllm__profile_apply(t.device_profile, &infos[i]), done);
+        infos[i].usable = infos[i].has_compute_queue && infos[i].api_version >= VK_API_VERSION_1_1;
+    }
     *out = infos;
     *count = n;
     infos = NULL;
@@ -484,21 +496,21 @@ static vkllm_status choose_device(const struct vkllm_device_info *infos, uint32_
             return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                               "device %d does not exist: there %s %u device%s (0..%u)", want,
                               n == 1 ? "is" : "are", n, n == 1 ? "" : "s", n - 1);
-        if (!infos[want].has_compute_queue || infos[want].api_version < VK_API_VERSION_1_2)
+        if (!infos[want].usable)
             return vkllm__err(VKLLM_STATUS_NO_DEVICE,
-                              "device %d (%s) cannot run vkllm: it needs Vulkan 1.2 and a compute queue",
+                              "device %d (%s) cannot run vkllm: it needs Vulkan 1.1 and a compute queue",
                               want, infos[want].name);
         *out = (uint32_t)want;
         return VKLLM_STATUS_OK;
     }
     int best = -1;
     for (uint32_t i = 0; i < n; i++) {
-        if (!infos[i].has_compute_queue || infos[i].api_version < VK_API_VERSION_1_2) continue;
+        if (!infos[i].usable) continue;
         if (best < 0 || type_rank(infos[i].type) < type_rank(infos[best].type)) best = (int)i;
     }
     if (best < 0)
         return vkllm__err(VKLLM_STATUS_NO_DEVICE,
-                          "none of the %u Vulkan device%s supports Vulkan 1.2 with a compute queue", n,
+                          "none of the %u Vulkan device%s supports Vulkan 1.1 with a compute queue", n,
                           n == 1 ? "" : "s");
     *out = (uint32_t)best;
     return VKLLM_STATUS_OK;
@@ -523,33 +535,10 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
     if (fam < 0) return vkllm__err(VKLLM_STATUS_NO_DEVICE, "%s has no compute queue", info->name);
     gpu->queue_family = (uint32_t)fam;
 
-    /* Enable what the shaders may use, where the device has it. */
-    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-    VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f12};
-    VkPhysicalDeviceFeatures2 have = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
-    vkGetPhysicalDeviceFeatures2(gpu->phys, &have);
-    VkPhysicalDeviceVulkan12Features e12 = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-        .shaderFloat16 = f12.shaderFloat16,
-        .shaderInt8 = f12.shaderInt8,
-        .storageBuffer8BitAccess = f12.storageBuffer8BitAccess,
-        .uniformAndStorageBuffer8BitAccess = f12.uniformAndStorageBuffer8BitAccess,
-        .bufferDeviceAddress = f12.bufferDeviceAddress,
-        .scalarBlockLayout = f12.scalarBlockLayout,
-        .timelineSemaphore = f12.timelineSemaphore,
-        .hostQueryReset = f12.hostQueryReset,
-    };
-    VkPhysicalDeviceVulkan11Features e11 = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
-        .pNext = &e12,
-        .storageBuffer16BitAccess = f11.storageBuffer16BitAccess,
-        .uniformAndStorageBuffer16BitAccess = f11.uniformAndStorageBuffer16BitAccess,
-    };
-    VkPhysicalDeviceFeatures2 en = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-        .pNext = &e11,
-        .features = {.shaderInt64 = have.features.shaderInt64, .shaderInt16 = have.features.shaderInt16},
-    };
+    /* Enable what the shaders use, and nothing else: today they need no optional feature (the KV
+     * cache packs halves into 32-bit words; no 8/16-bit storage or arithmetic), so a Vulkan 1.1
+     * device runs them. Subgroup size control is chained below where it is offered. */
+    VkPhysicalDeviceFeatures2 en = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
@@ -576,8 +565,8 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
     };
     if (info->subgroup_size_control) {
         exts[n_exts++] = VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME;
-        sgsc.pNext = e12.pNext;
-        e12.pNext = &sgsc;
+        sgsc.pNext = en.pNext;
+        en.pNext = &sgsc;
     }
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
@@ -616,7 +605,11 @@ vkllm_status vkllm__gpu_open(const struct vkllm__gpu_params *p, struct vkllm__gp
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
         goto fail;
     }
-    for (uint32_t i = 0; i < n; i++) VKLLM_TRY(st, query_device(gpu->instance, pd[i], i, &infos[i]), fail);
+    for (uint32_t i = 0; i < n; i++) {
+        VKLLM_TRY(st, query_device(gpu->instance, pd[i], i, &infos[i]), fail);
+        VKLLM_TRY(st, vkllm__profile_apply(gpu->tuning.device_profile, &infos[i]), fail);
+        infos[i].usable = infos[i].has_compute_queue && infos[i].api_version >= VK_API_VERSION_1_1;
+    }
     VKLLM_TRY(st, choose_device(infos, n, want, &chosen), fail);
     gpu->phys = pd[chosen];
     gpu->info = infos[chosen];

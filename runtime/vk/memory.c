@@ -12,6 +12,12 @@
 
 static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
+/* Bytes of heap h: the driver's, or less where a device profile lowered it. */
+static uint64_t heap_bytes(const struct vkllm__gpu *gpu, uint32_t h) {
+    uint64_t size = gpu->mem_props.memoryHeaps[h].size;
+    return h < gpu->info.heap_count && gpu->info.heap_size[h] < size ? gpu->info.heap_size[h] : size;
+}
+
 /* Pick a memory type: required flags must all be present; prefer those with `prefer` too. */
 static int find_type(const VkPhysicalDeviceMemoryProperties *mp, uint32_t bits, uint32_t required,
                      uint32_t prefer) {
@@ -40,8 +46,8 @@ vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu) {
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(gpu->phys, &props);
     struct vkllm__gpu_bind_limits *bl = &gpu->bind_limits;
-    gpu->dev_max_texels = props.limits.maxTexelBufferElements;
-    bl->max_uniform = props.limits.maxUniformBufferRange;
+    gpu->dev_max_texels = gpu->info.max_texel_buffer_elements; /* a device profile may have lowered them */
+    bl->max_uniform = gpu->info.max_uniform_buffer_range;
     bl->texel_align = VKLLM_MAX(props.limits.minTexelBufferOffsetAlignment, 1);
     bl->uniform_align = VKLLM_MAX(props.limits.minUniformBufferOffsetAlignment, 1);
     VkFormatProperties fu, ff;
@@ -103,7 +109,7 @@ static vkllm_status block_create(struct vkllm__gpu *gpu, uint64_t size, enum vkl
     vkllm_status st = VKLLM_STATUS_OK;
     int type = kind == VKLLM__MEM_HOST ? gpu->type_host : gpu->type_device;
     uint32_t heap = gpu->mem_props.memoryTypes[type].heapIndex;
-    uint64_t heap_size = gpu->mem_props.memoryHeaps[heap].size;
+    uint64_t heap_size = heap_bytes(gpu, heap);
     if (gpu->memory_limit && gpu->memory_limit < heap_size) heap_size = gpu->memory_limit;
     if (vkllm__fault_hit(VKLLM__FAULT_DEVICE) || gpu->heap_used[heap] + size > heap_size)
         return vkllm__err(VKLLM_STATUS_DEVICE_OOM,
@@ -300,7 +306,15 @@ void vkllm__buffer_free(struct vkllm__buffer *b) {
             break;
         }
     }
+    int is_staging = b == gpu->staging;
     vkllm__free(b);
+    /* The staging buffer lives while something else does: freeing the last model or session
+     * gives the context's device memory back to where it started. */
+    if (gpu->staging && !is_staging && gpu->used == gpu->staging->reserved) {
+        struct vkllm__buffer *st = gpu->staging;
+        gpu->staging = NULL;
+        vkllm__buffer_free(st);
+    }
 }
 
 uint64_t vkllm__buffer_size(const struct vkllm__buffer *b) { return b->size; }
@@ -326,7 +340,9 @@ void vkllm__mem_apply_tuning(struct vkllm__gpu *gpu) {
     gpu->max_binding = t->max_binding > 0 && (uint64_t)t->max_binding < range ? (uint64_t)t->max_binding : range;
     gpu->bind_limits.max_texels = t->max_texels > 0 && (uint64_t)t->max_texels < gpu->dev_max_texels
                                       ? (uint64_t)t->max_texels : gpu->dev_max_texels;
-    gpu->force_staging = t->force_staging == 1;
+    /* Only unified memory (integrated and CPU devices) is mapped: a discrete GPU's host-visible
+     * VRAM is slow to read back over the bus, and a profile of one runs the staging path. */
+    gpu->force_staging = t->force_staging == 1 || !gpu->info.unified_memory;
     gpu->memory_limit = t->memory_limit_mb > 0 ? (uint64_t)t->memory_limit_mb << 20 : 0;
     gpu->block_size = VKLLM_MIN(t->block_mb > 0 ? (uint64_t)t->block_mb << 20 : DEFAULT_BLOCK_SIZE, maxalloc);
 }
@@ -366,7 +382,7 @@ fail:
 
 uint64_t vkllm__gpu_memory_budget(const struct vkllm__gpu *gpu) {
     uint32_t heap = gpu->mem_props.memoryTypes[gpu->type_device].heapIndex;
-    uint64_t size = gpu->mem_props.memoryHeaps[heap].size;
+    uint64_t size = heap_bytes(gpu, heap);
     return gpu->memory_limit && gpu->memory_limit < size ? gpu->memory_limit : size;
 }
 

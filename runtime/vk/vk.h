@@ -156,6 +156,10 @@ static inline VkFormat vkllm__texel_format(char kind) {
 }
 static inline uint64_t vkllm__texel_bytes(char kind) { return kind == 't' ? 16 : 4; }
 
+/* profiles.c: clamp info to device profile id (a VKLLM__PROFILE_*, 0: none); INVALID_ARGUMENT for
+ * an id without values. */
+vkllm_status vkllm__profile_apply(long id, struct vkllm_device_info *info);
+
 /* memory.c */
 vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu);
 /* Take the memory and binding knobs of gpu->tuning (at init and whenever the tuning changes). */
