@@ -10,7 +10,8 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: vkllm selftest [--device N] [--validate] [--json] [--profile] [--full] [--op NAMES]\n"
+            "usage: vkllm selftest [--device N] [--validate] [--json] [--profile] [--full] [--defaults]\n"
+            "                      [--op NAMES]\n"
             "\n"
             "Runs every compute kernel and each of its variants (work splits, reductions, texel and\n"
             "storage paths, chunked bindings) on the device with random inputs and compares it with the\n"
@@ -22,6 +23,8 @@ static void usage(FILE *f) {
             "               measure, err, max_abs, bound, ok, ...)\n"
             "  --profile    also time each case: device ms, GB/s and GFLOP/s of what it declares\n"
             "  --full       the test suite's long case lists (thousands of cases, minutes)\n"
+            "  --defaults   only the cases that run as the device's tuning chooses, not the\n"
+            "               variants that force other work splits and paths\n"
             "  --op NAMES   only these ops, comma-separated (add, mul, silu_mul, rmsnorm, add_rmsnorm,\n"
             "               softmax, matvec, matvec_tb, matmul, get_rows, rope, kv_store, attention, argmax)\n");
 }
@@ -91,6 +94,7 @@ int vkllm_cmd_selftest(int argc, char **argv) {
         else if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--profile")) sp.profile = 1;
         else if (!strcmp(argv[i], "--full")) sp.full = 1;
+        else if (!strcmp(argv[i], "--defaults")) sp.defaults_only = 1;
         else if (!strcmp(argv[i], "--op") && i + 1 < argc) sp.ops = argv[++i];
         else return vkllm_cli_other_option("selftest", argv[i], usage);
     }

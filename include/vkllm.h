@@ -280,6 +280,7 @@ struct vkllm_selftest_params {
     int full;        /* 1: the long lists of the test suite (thousands of cases) instead of the short ones */
     int profile;     /* 1: time each case */
     const char *ops; /* comma-separated op names to run; NULL or "": all */
+    int defaults_only; /* 1: only the cases that run as the device's tuning chooses (no variants) */
 };
 
 VKLLM_API struct vkllm_selftest_params vkllm_selftest_params_default(void);

@@ -11,3 +11,9 @@ endif()
 # Every device profile (VKLLM_DEVICE_PROFILE): clamps, selftest, stories260K.
 vkllm_add_script_test(NAME test_profiles TIMEOUT 900
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_profiles.py $<TARGET_FILE:vkllm> LABELS gpu)
+if(NOT VKLLM_SANITIZE)
+  # scripts/gpu-check.sh runs here as on a lent GPU (small files): every step and its reports.
+  vkllm_add_script_test(NAME test_gpu_check_local TIMEOUT 600 LABELS gpu
+    COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu_check.py ${CMAKE_SOURCE_DIR}/scripts/gpu-check.sh
+            ${CMAKE_BINARY_DIR})
+endif()

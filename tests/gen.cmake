@@ -2,3 +2,8 @@
 vkllm_add_test(NAME test_gen_random SOURCES test_gen.c ARGS random LABELS gpu TIMEOUT 600)
 add_test(NAME test_gen_stories COMMAND test_gen_random stories)
 vkllm_test_properties(test_gen_stories 600 gpu)
+# The same with the GPU code paths (the nvidia-ampere device profile: tiled prefill, storage-buffer
+# matvec and attention, staging copies): greedy decode must stay llama2.c's text.
+add_test(NAME test_gen_stories_gpu_paths COMMAND test_gen_random stories)
+vkllm_test_properties(test_gen_stories_gpu_paths 600 gpu)
+set_property(TEST test_gen_stories_gpu_paths APPEND PROPERTY ENVIRONMENT "VKLLM_DEVICE_PROFILE=nvidia-ampere")

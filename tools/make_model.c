@@ -5,9 +5,11 @@
  * generated and encoded row by row while the writer streams the file. Scales keep activations
  * near unit size: matrices N(0, 1/fan_in), norms 1 +- 0.1, biases N(0, 0.1^2). */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "gguf_write.h"
 #include "make_model.h"
@@ -115,7 +117,31 @@ struct gen_tensor {
     uint64_t seed;      /* stream of this tensor */
 };
 
-/* The writer's fill callback: generate row by row, encode each in place. */
+/* Rows [r0, r1) of t, encoded into dst (row 0's bytes). Each draw advances the tensor's stream by
+ * splitmix64's constant step, so row r starts at seed + r * ne[0] * step: rows can be made in any
+ * order, by any thread, and the bytes are those of one sequential pass. */
+struct fill_job {
+    const struct gen_tensor *t;
+    uint8_t *dst;
+    uint64_t row_bytes, r0, r1;
+    float *row;
+};
+
+static void *fill_rows(void *arg) {
+    const struct fill_job *j = arg;
+    const struct gen_tensor *t = j->t;
+    uint64_t s = t->seed + j->r0 * t->ne[0] * 0x9E3779B97F4A7C15ull;
+    for (uint64_t r = j->r0; r < j->r1; r++) {
+        for (uint64_t i = 0; i < t->ne[0]; i++) j->row[i] = t->mean + t->std * randn(&s);
+        uint8_t *out = j->dst + r * j->row_bytes;
+        if (t->type == VKLLM__TYPE_F32) memcpy(out, j->row, (size_t)t->ne[0] * sizeof(float));
+        else vkllm__quantize_row(t->type, j->row, out, t->ne[0]);
+    }
+    return NULL;
+}
+
+/* The writer's fill callback: the rows split over the machine's cores (quantizing a 1.1B model's
+ * K-quants takes minutes on one), each encoded in place. */
 static vkllm_status fill_tensor(void *user, void *dst, uint64_t nbytes) {
     const struct gen_tensor *t = user;
     uint64_t row_bytes;
@@ -124,16 +150,22 @@ static vkllm_status fill_tensor(void *user, void *dst, uint64_t nbytes) {
     if (row_bytes * t->ne[1] != nbytes)
         return vkllm__err(VKLLM_STATUS_INTERNAL, "make-model: %s: %llu bytes asked, %llu expected", t->name,
                           (unsigned long long)nbytes, (unsigned long long)(row_bytes * t->ne[1]));
-    float *row = vkllm__malloc((size_t)t->ne[0] * sizeof(float));
-    if (!row) return vkllm__err(VKLLM_STATUS_OOM, "make-model: row buffer");
-    uint64_t s = t->seed;
-    for (uint64_t r = 0; r < t->ne[1]; r++) {
-        for (uint64_t i = 0; i < t->ne[0]; i++) row[i] = t->mean + t->std * randn(&s);
-        uint8_t *out = (uint8_t *)dst + r * row_bytes;
-        if (t->type == VKLLM__TYPE_F32) memcpy(out, row, (size_t)t->ne[0] * sizeof(float));
-        else vkllm__quantize_row(t->type, row, out, t->ne[0]);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    uint64_t n = VKLLM_MIN((uint64_t)(cores > 0 ? VKLLM_MIN(cores, 32) : 1), t->ne[1]);
+    if (t->ne[0] * t->ne[1] < (1u << 20)) n = 1; /* small tensors: threads cost more than they save */
+    struct fill_job jobs[32];
+    pthread_t th[32];
+    int started[32] = {0};
+    float *rows = vkllm__malloc((size_t)(n * t->ne[0]) * sizeof(float));
+    if (!rows) return vkllm__err(VKLLM_STATUS_OOM, "make-model: row buffers");
+    for (uint64_t i = 0; i < n; i++) {
+        jobs[i] = (struct fill_job){t, dst, row_bytes, t->ne[1] * i / n, t->ne[1] * (i + 1) / n, rows + i * t->ne[0]};
+        if (i + 1 < n) started[i] = pthread_create(&th[i], NULL, fill_rows, &jobs[i]) == 0;
+        if (!started[i]) fill_rows(&jobs[i]); /* the last share, or where no thread could start */
     }
-    vkllm__free(row);
+    for (uint64_t i = 0; i < n; i++)
+        if (started[i]) pthread_join(th[i], NULL);
+    vkllm__free(rows);
     return VKLLM_STATUS_OK;
 }
 

@@ -7,7 +7,7 @@
 #include "context.h"
 
 struct vkllm_selftest_params vkllm_selftest_params_default(void) {
-    struct vkllm_selftest_params p = {.full = 0, .profile = 0, .ops = NULL};
+    struct vkllm_selftest_params p = {.full = 0, .profile = 0, .ops = NULL, .defaults_only = 0};
     return p;
 }
 
@@ -49,6 +49,7 @@ vkllm_status vkllm_selftest(vkllm_ctx_t ctx, const struct vkllm_selftest_params 
         vkllm__op_cases((enum vkllm__op)op, p.full, &l);
         st = l.st;
         for (size_t i = 0; i < l.n && !st && !stop; i++) {
+            if (p.defaults_only && l.v[i].tuning[0]) continue;
             struct vkllm__op_result r;
             if ((st = vkllm__op_check(ctx->gpu, &l.v[i], i + 1, p.profile, &r))) {
                 /* a variant this device cannot run (a limit, a missing feature) is skipped, saying
