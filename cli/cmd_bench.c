@@ -46,6 +46,7 @@ struct result {
 
 /* --profile: one decode step or one prefill micro-batch, per kernel label. */
 #define MAX_KERNELS 64
+#define MAX_SHADERS 4 /* shader names listed per kernel label (more: "...") */
 struct cost {
     uint64_t bytes_read, bytes_written, weight_bytes, flops;
 };
@@ -55,6 +56,9 @@ struct kernel {
     double ns;
     struct cost cost; /* summed over the calls, at the batch's position */
     int no_cost;      /* calls that declared no cost */
+    int barriers;     /* calls that waited at a barrier for earlier dispatches */
+    const char *shaders[MAX_SHADERS]; /* the variants it ran (shader names), in order of first use */
+    int n_shaders;
 };
 
 struct profile {
@@ -63,7 +67,7 @@ struct profile {
     int decode;              /* 1: a decode step, 0: a prefill micro-batch */
     int n_tokens, pos0;      /* tokens in the batch, its first position (= the depth) */
     struct kernel k[MAX_KERNELS];
-    int n_k, n_dispatch;
+    int n_k, n_dispatch, n_barriers;
     double sum_ms;           /* GPU time of all dispatches */
     double step_ms;          /* wall clock of the same (profiled) step */
     double step_ms_plain;    /* wall clock of an unprofiled step (decode: median of 3) */
@@ -189,6 +193,14 @@ static const char *profile_collect(vkllm_session_t s, struct profile *p) {
         k->cost.weight_bytes += t.weight_bytes;
         k->cost.flops += t.flops;
         k->no_cost += !t.bytes_read && !t.bytes_written && !t.flops;
+        k->barriers += t.barrier != 0;
+        p->n_barriers += t.barrier != 0;
+        int v = 0;
+        while (v < k->n_shaders && v < MAX_SHADERS && strcmp(k->shaders[v], t.kernel)) v++;
+        if (v == k->n_shaders) {
+            if (v < MAX_SHADERS) k->shaders[v] = t.kernel;
+            k->n_shaders++;
+        }
         if (!strncmp(t.kernel, "matvec", 6)) p->matvec_weight_bytes += t.weight_bytes;
         p->sum_ms += t.ns * 1e-6;
         p->n_dispatch++;
@@ -325,16 +337,20 @@ static const char *profile_name(const struct profile *p, char *buf, size_t n) {
 
 static void print_profile_md(const struct profile *p, const struct opts *o) {
     char name[96];
-    printf("\n%s, %s: %d dispatches\n\n", p->dev.name, profile_name(p, name, sizeof name), p->n_dispatch);
-    printf("| kernel | calls | GPU ms | share | MB read | MB written | GB/s | GFLOP | GFLOP/s |\n");
-    printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    printf("\n%s, %s: %d dispatches, %d behind a barrier\n\n", p->dev.name, profile_name(p, name, sizeof name),
+           p->n_dispatch, p->n_barriers);
+    printf("| kernel | calls | GPU ms | share | MB read | MB written | GB/s | GFLOP | GFLOP/s | barriers | shaders |\n");
+    printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
     for (int i = 0; i < p->n_k; i++) {
         const struct kernel *k = &p->k[i];
         printf("| %s | %d | %.3f | %.1f%% |", k->label, k->calls, k->ns * 1e-6,
                p->sum_ms > 0 ? 100 * k->ns * 1e-6 / p->sum_ms : 0);
-        if (k->no_cost == k->calls) printf(" n/a | n/a | n/a | n/a | n/a |\n");
-        else printf(" %.3f | %.3f | %.2f | %.4f | %.2f |\n", k->cost.bytes_read / 1e6, k->cost.bytes_written / 1e6,
+        if (k->no_cost == k->calls) printf(" n/a | n/a | n/a | n/a | n/a |");
+        else printf(" %.3f | %.3f | %.2f | %.4f | %.2f |", k->cost.bytes_read / 1e6, k->cost.bytes_written / 1e6,
                     k_gbps(k), k->cost.flops / 1e9, k_gflops(k));
+        printf(" %d |", k->barriers);
+        for (int v = 0; v < k->n_shaders && v < MAX_SHADERS; v++) printf("%s%s", v ? ", " : " ", k->shaders[v]);
+        printf("%s |\n", k->n_shaders > MAX_SHADERS ? ", ..." : "");
     }
     printf("\nkernel sum %.3f ms; wall clock of the same step %.3f ms (sum/step %.3f), of an unprofiled step %.3f ms",
            p->sum_ms, p->step_ms, p->step_ms > 0 ? p->sum_ms / p->step_ms : 0, p->step_ms_plain);
@@ -363,6 +379,7 @@ static cJSON *profile_json(const struct profile *p, const struct opts *o) {
     cJSON_AddNumberToObject(j, "n_tokens", p->n_tokens);
     cJSON_AddNumberToObject(j, "n_depth", p->pos0);
     cJSON_AddNumberToObject(j, "n_dispatch", p->n_dispatch);
+    cJSON_AddNumberToObject(j, "n_barriers", p->n_barriers);
     cJSON_AddNumberToObject(j, "kernel_sum_ms", p->sum_ms);
     cJSON_AddNumberToObject(j, "step_ms", p->step_ms);
     cJSON_AddNumberToObject(j, "step_ms_unprofiled", p->step_ms_plain);
@@ -382,6 +399,9 @@ static cJSON *profile_json(const struct profile *p, const struct opts *o) {
         cJSON_AddNumberToObject(kj, "flops", (double)k->cost.flops);
         cJSON_AddNumberToObject(kj, "gbps", k_gbps(k));
         cJSON_AddNumberToObject(kj, "gflops", k_gflops(k));
+        cJSON_AddNumberToObject(kj, "barriers", k->barriers);
+        cJSON *sh = cJSON_AddArrayToObject(kj, "shaders");
+        for (int v = 0; v < k->n_shaders && v < MAX_SHADERS; v++) cJSON_AddItemToArray(sh, cJSON_CreateString(k->shaders[v]));
         cJSON_AddItemToArray(arr, kj);
     }
     if (p->decode) {

@@ -443,6 +443,7 @@ struct vkllm_dispatch_profile {
     const char *kernel;  /* the shader ("matvec_q8_0") */
     double ns;           /* device time since the previous timestamp */
     uint64_t bytes_read, bytes_written, weight_bytes, flops;
+    int barrier;         /* 1: it waited at a barrier for earlier dispatches it depends on */
 };
 VKLLM_API vkllm_status vkllm_session_set_profile(vkllm_session_t s, int on);
 VKLLM_API uint32_t vkllm_session_profile_count(vkllm_session_t s);

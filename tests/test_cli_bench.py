@@ -26,7 +26,7 @@ ROW_FIELDS = ("model_size", "model_n_params", "n_prompt", "n_gen", "n_depth", "a
               "model_type", "build_commit", "vkllm_version", "n_ubatch", "type_k", "type_v", "tensor_types",
               "test_time")
 KERNEL_FIELDS = ("kernel", "calls", "gpu_ms", "share", "bytes_read", "bytes_written", "weight_bytes", "flops",
-                 "gbps", "gflops")
+                 "gbps", "gflops", "barriers", "shaders")
 
 def check_rows(rows, what):
     check(len(rows) == 2, "%s: a pp row and a tg row" % what)
@@ -52,6 +52,12 @@ def check_profile(p, what):
     check(abs(sum(k["gpu_ms"] for k in ks) - p.get("kernel_sum_ms", -1)) < 1e-3, "%s: kernel times add up" % what)
     check(p.get("kernel_sum_ms", 0) > 0 and p.get("step_ms", 0) > 0 and p.get("step_ms_unprofiled", 0) > 0,
           "%s: kernel sum and step times measured" % what)
+    # barriers only between dependent dispatches: the first has none, q/k/v and gate/up share one
+    nb = p.get("n_barriers", -1)
+    check(nb == sum(k.get("barriers", 0) for k in ks) and 0 < nb < p.get("n_dispatch", 0) - 1,
+          "%s: %s of %s dispatches behind a barrier" % (what, nb, p.get("n_dispatch")))
+    check(all(k.get("shaders") and all(isinstance(n, str) and n for n in k["shaders"]) for k in ks),
+          "%s: each kernel names the shader variants it ran" % what)
 
 with tempfile.TemporaryDirectory() as d:
     # --- every format, with and without the profile, on the tiny model ---------------------------

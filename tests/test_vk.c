@@ -2,6 +2,7 @@
  * and staged), device-memory exhaustion and injected allocation failures, every dispatch argument
  * check, replay of a recorded command list, timestamps. Validation is on throughout. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "gpu_test.h"
 #include "shader_abi.h"
@@ -235,6 +236,131 @@ static void test_replay_and_timestamps(struct vkllm__gpu *gpu) {
     vkllm__buffer_free(o);
 }
 
+/* How each shader uses its bindings, read from its SPIR-V: what the barriers are decided on. */
+static void test_spirv_access(void) {
+    uint8_t acc[VKLLM__MAX_BINDINGS];
+    const struct vkllm__shader_blob *add = &vkllm__shader_blobs[VKLLM__SHADER_ADD_F32];
+    ASSERT_OK(vkllm__spirv_binding_access(add->code, *add->size, add->n_bindings, acc));
+    ASSERT(acc[0] == VKLLM__ACCESS_READ && acc[1] == VKLLM__ACCESS_READ && acc[2] == VKLLM__ACCESS_WRITE);
+    /* add_rmsnorm: x += d in place (read and write), d and the norm's weight read, the normed row written */
+    const struct vkllm__shader_blob *arn = &vkllm__shader_blobs[VKLLM__SHADER_ADD_RMSNORM_F32];
+    ASSERT_OK(vkllm__spirv_binding_access(arn->code, *arn->size, arn->n_bindings, acc));
+    ASSERT(acc[0] == (VKLLM__ACCESS_READ | VKLLM__ACCESS_WRITE) && acc[1] == VKLLM__ACCESS_READ &&
+           acc[2] == VKLLM__ACCESS_READ && acc[3] == VKLLM__ACCESS_WRITE);
+    /* every shader: each binding used, at least one written, uniform and texel bindings only read */
+    for (int i = 0; i < VKLLM__SHADER_COUNT_; i++) {
+        const struct vkllm__shader_blob *b = &vkllm__shader_blobs[i];
+        ASSERT(b->n_bindings <= VKLLM__MAX_BINDINGS);
+        ASSERT_OK(vkllm__spirv_binding_access(b->code, *b->size, b->n_bindings, acc));
+        int writes = 0;
+        for (uint32_t j = 0; j < b->n_bindings; j++) {
+            char kind = b->kinds && b->kinds[0] ? b->kinds[j] : 's';
+            if (!acc[j]) FAILF("shader %s: binding %u is not used", b->name, j);
+            if (kind != 's' && acc[j] != VKLLM__ACCESS_READ) FAILF("shader %s: %c binding %u written", b->name, kind, j);
+            writes += (acc[j] & VKLLM__ACCESS_WRITE) != 0;
+        }
+        if (!writes) FAILF("shader %s writes no binding", b->name);
+    }
+    /* broken modules: a status, never a crash */
+    size_t n = *add->size / 4;
+    uint32_t *m = malloc(*add->size);
+    ASSERT(m);
+    memcpy(m, add->code, *add->size);
+    ASSERT_STATUS(vkllm__spirv_binding_access(NULL, 0, 3, acc), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__spirv_binding_access(m, 16, 3, acc), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__spirv_binding_access(m, *add->size - 2, 3, acc), VKLLM_STATUS_INVALID_ARGUMENT);
+    m[0] ^= 1;
+    ASSERT_STATUS(vkllm__spirv_binding_access(m, *add->size, 3, acc), VKLLM_STATUS_INVALID_ARGUMENT);
+    m[0] ^= 1;
+    uint32_t save = m[5];
+    m[5] = (m[5] & 0xffffu) | (uint32_t)(n << 16); /* first instruction runs past the end */
+    ASSERT_STATUS(vkllm__spirv_binding_access(m, *add->size, 3, acc), VKLLM_STATUS_INVALID_ARGUMENT);
+    m[5] = save;
+    m[3] = 0; /* id bound */
+    ASSERT_STATUS(vkllm__spirv_binding_access(m, *add->size, 3, acc), VKLLM_STATUS_INVALID_ARGUMENT);
+    m[3] = add->code[3];
+    for (size_t w = 5; w < n; w += m[w] >> 16) /* decorations of ids past the bound */
+        if ((m[w] & 0xffffu) == 71) {
+            m[w + 1] = 0xfffffff0u;
+            break;
+        }
+    ASSERT_STATUS(vkllm__spirv_binding_access(m, *add->size, 3, acc), VKLLM_STATUS_INVALID_ARGUMENT);
+    free(m);
+}
+
+/* Barriers only between dependent dispatches: independent ones share none, a read after a write,
+ * a write after a read and a write after a write each get one, disjoint ranges of one buffer are
+ * independent; the results are right and synchronization validation (on) stays silent. With the
+ * tuning's barriers=all every dispatch after the first gets one; with barriers=none the
+ * validation layer reports the hazards (the check above can fail). */
+static void test_barriers(const char *tuning, int expect_hazards) {
+    enum { N = 4096 };
+    struct vkllm__gpu *gpu = gpu_test_open_tuned(tuning);
+    struct vkllm__buffer *a, *b, *o1, *o2, *o3;
+    static float x[N], y[N], r[N];
+    for (int i = 0; i < N; i++) x[i] = (float)i, y[i] = 0.25f;
+    a = gpu_test_upload_f32(gpu, x, N);
+    b = gpu_test_upload_f32(gpu, y, N);
+    ASSERT_OK(vkllm__buffer_alloc(gpu, N * 4, VKLLM__MEM_DEVICE, &o1));
+    ASSERT_OK(vkllm__buffer_alloc(gpu, N * 4, VKLLM__MEM_DEVICE, &o2));
+    ASSERT_OK(vkllm__buffer_alloc(gpu, N * 4, VKLLM__MEM_DEVICE, &o3));
+    struct vkllm__pc_elementwise pc = {N, N}, half = {N / 2, N / 2};
+    struct vkllm__dispatch d;
+    struct vkllm__cmd *c;
+    ASSERT_OK(vkllm__cmd_init(gpu, &c));
+    ASSERT_OK(vkllm__cmd_begin(c));
+    uint32_t want[8], nd = 0;
+#define DISPATCH(A, B, O, PC, BARRIER)            \
+    do {                                          \
+        dispatch_add(&d, A, B, O, PC);            \
+        ASSERT_OK(vkllm__cmd_dispatch(c, &d));    \
+        want[nd] = (BARRIER);                     \
+        nd++;                                     \
+    } while (0)
+    DISPATCH(a, b, o1, &pc, 0);   /* o1 = a + b */
+    DISPATCH(a, b, o2, &pc, 0);   /* o2 = a + b: reads what the first read, writes elsewhere */
+    DISPATCH(o1, b, o3, &pc, 1);  /* o3 = o1 + b: reads o1 (read after write) */
+    DISPATCH(o2, o2, o1, &pc, 1); /* o1 = 2 o2: writes o1, which the third read (write after read) */
+    DISPATCH(b, b, o1, &pc, 1);   /* o1 = 2 b: writes o1 again (write after write) */
+    dispatch_add(&d, b, b, a, &half); /* a[0:N/2] = 2 b: a was read before the last barriers only */
+    d.bind[2].range = N / 2 * 4;
+    ASSERT_OK(vkllm__cmd_dispatch(c, &d));
+    want[nd++] = 0;
+    dispatch_add(&d, o3, o3, a, &half); /* a[N/2:] = 2 o3: the same buffer, the other half */
+    for (int i = 0; i < 3; i++) d.bind[i].offset = N / 2 * 4, d.bind[i].range = N / 2 * 4;
+    ASSERT_OK(vkllm__cmd_dispatch(c, &d));
+    want[nd++] = 0;
+#undef DISPATCH
+    ASSERT_OK(vkllm__cmd_end(c));
+    uint32_t nb = 0;
+    for (uint32_t i = 0; i < nd; i++) nb += want[i];
+    const struct vkllm__tuning *t = vkllm__gpu_tuning(gpu);
+    uint32_t expect = t->barriers == 1 ? nd - 1 : t->barriers == 2 ? 0 : nb;
+    ASSERT_EQ(vkllm__cmd_barrier_count(c), expect);
+    ASSERT_OK(vkllm__cmd_submit(c));
+    if (expect_hazards) {
+        ASSERT(vkllm__gpu_validation_count(gpu) > 0); /* the layer saw the missing barriers */
+        printf("barriers=none: %llu synchronization hazard(s) reported, as they must be\n",
+               (unsigned long long)vkllm__gpu_validation_count(gpu));
+    } else {
+        ASSERT_OK(vkllm__buffer_download(o1, 0, r, sizeof r));
+        for (int i = 0; i < N; i++) ASSERT_NEAR(r[i], 0.5f, 0);
+        ASSERT_OK(vkllm__buffer_download(a, 0, r, sizeof r));
+        for (int i = 0; i < N / 2; i++) ASSERT_NEAR(r[i], 0.5f, 0);
+        for (int i = N / 2; i < N; i++) ASSERT_NEAR(r[i], 2 * (x[i] + 0.5f), 0);
+        ASSERT_OK(vkllm__buffer_download(o2, 0, r, sizeof r));
+        for (int i = 0; i < N; i++) ASSERT_NEAR(r[i], x[i] + 0.25f, 0);
+    }
+    vkllm__cmd_free(c);
+    vkllm__buffer_free(a);
+    vkllm__buffer_free(b);
+    vkllm__buffer_free(o1);
+    vkllm__buffer_free(o2);
+    vkllm__buffer_free(o3);
+    if (expect_hazards) vkllm__gpu_close(gpu);
+    else gpu_test_close(gpu);
+}
+
 /* The staging path (devices without host-visible device memory), forced on this device: 70 MiB
  * round trip through a 64 MiB staging buffer, then a dispatch on staged data. */
 static void test_staging(void) {
@@ -266,6 +392,11 @@ int main(void) {
     gpu_test_close(gpu);
     test_staging();
     test_open_oom();
+    test_spirv_access();
+    test_barriers(NULL, 0);
+    test_barriers("barriers=all", 0);
+    printf("barriers=none: the validation errors that follow are expected\n");
+    test_barriers("barriers=none", 1);
     printf("ok\n");
     return 0;
 }

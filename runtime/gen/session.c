@@ -216,6 +216,6 @@ vkllm_status vkllm_session_profile_get(vkllm_session_t s, uint32_t i, struct vkl
     struct vkllm__cost at;
     vkllm__cost_at(&t.cost, vkllm__forward_last_pos0(s->fw), &at);
     *out = (struct vkllm_dispatch_profile){t.label, vkllm__shader_blobs[t.shader].name, t.ns, at.bytes_read,
-                                           at.bytes_written, at.weight_bytes, at.flops};
+                                           at.bytes_written, at.weight_bytes, at.flops, t.barrier};
     return VKLLM_STATUS_OK;
 }

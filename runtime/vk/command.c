@@ -8,6 +8,7 @@
 #define SETS_PER_POOL 256
 #define QUERIES_PER_POOL 1024 /* timestamps per query pool; a recording takes as many pools as it needs */
 #define MAX_TIMESTAMPS (1u << 20)
+#define MAX_TOUCHED 64 /* buffer ranges tracked since the last barrier; more: a barrier */
 
 /* A timestamp of the recording: after a dispatch (profiling) or asked for by label. */
 struct ts_entry {
@@ -15,6 +16,7 @@ struct ts_entry {
     int dispatch; /* 1: written after a dispatch, whose shader and cost follow */
     enum vkllm__shader_id shader;
     struct vkllm__cost cost;
+    int barrier; /* a barrier stood before the dispatch */
 };
 
 struct vkllm__cmd {
@@ -39,6 +41,16 @@ struct vkllm__cmd {
     uint32_t n_prof_done;    /* of those, written after a dispatch */
     uint32_t *prof_ts;       /* (cap_ts,) the timestamp index of each of those */
     uint64_t serial;         /* vkllm__cmd_submit_serial */
+    /* What the dispatches since the last barrier read and wrote: a dispatch gets a barrier in
+     * front of it only when it reads what one of them wrote or writes what one of them touched. */
+    struct touched {
+        const struct vkllm__block *block;
+        uint64_t lo, hi; /* bytes of the block */
+        int write;
+    } touched[MAX_TOUCHED];
+    uint32_t n_touched;
+    uint32_t n_barriers;     /* barriers between dispatches in the current recording */
+    int last_barrier;        /* the dispatch just recorded got one */
 };
 
 static atomic_uint_least64_t g_submits; /* submits of all command lists */
@@ -154,6 +166,8 @@ vkllm_status vkllm__cmd_begin(struct vkllm__cmd *c) {
     c->recording = 1;
     c->recorded = 0;
     c->n_dispatch = 0;
+    c->n_touched = 0;
+    c->n_barriers = 0;
     c->n_ts = 0;
     c->n_ts_done = 0;
     c->n_prof_done = 0;
@@ -217,6 +231,7 @@ static vkllm_status write_ts(struct vkllm__cmd *c, const char *label, const stru
         e->dispatch = 1;
         e->shader = d->shader;
         e->cost = d->cost;
+        e->barrier = c->last_barrier;
         if (!e->label) e->label = vkllm__shader_blobs[d->shader].name;
     }
     c->gpu->vk.vkCmdWriteTimestamp(c->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->queries[c->n_ts / QUERIES_PER_POOL],
@@ -328,6 +343,51 @@ static vkllm_status check_dispatch(const struct vkllm__gpu *gpu, const struct vk
     return VKLLM_STATUS_OK;
 }
 
+/* --- barriers ---------------------------------------------------------------------------- */
+
+/* The bytes of its block binding b covers. */
+static void binding_span(const struct vkllm__binding *b, uint64_t *lo, uint64_t *hi) {
+    uint64_t range = b->range ? b->range : b->buf->size - b->offset;
+    *lo = b->buf->offset + b->offset;
+    *hi = *lo + range;
+}
+
+/* Whether dispatch d, whose shader uses its bindings as access[] says, must wait for the
+ * dispatches recorded since the last barrier: it reads a range one of them wrote, or writes a
+ * range one of them read or wrote (read after read needs nothing). */
+static int needs_barrier(const struct vkllm__cmd *c, const struct vkllm__dispatch *d, const uint8_t *access) {
+    if (c->n_dispatch == 0) return 0; /* vkllm__cmd_begin's barrier covers what came before */
+    if (c->gpu->tuning.barriers == 1) return 1;
+    if (c->gpu->tuning.barriers == 2) return 0; /* "none": wrong on purpose, for the tests */
+    uint32_t adds = 0;
+    for (uint32_t i = 0; i < d->n_bind; i++) {
+        if (!access[i]) continue;
+        adds++;
+        uint64_t lo, hi;
+        binding_span(&d->bind[i], &lo, &hi);
+        for (uint32_t j = 0; j < c->n_touched; j++) {
+            const struct touched *t = &c->touched[j];
+            if (t->block == d->bind[i].buf->block && lo < t->hi && t->lo < hi &&
+                ((access[i] & VKLLM__ACCESS_WRITE) || t->write))
+                return 1;
+        }
+    }
+    return c->n_touched + adds > MAX_TOUCHED; /* no room to track it: start afresh */
+}
+
+/* Note what dispatch d touches (after needs_barrier, which made room). */
+static void touch(struct vkllm__cmd *c, const struct vkllm__dispatch *d, const uint8_t *access) {
+    for (uint32_t i = 0; i < d->n_bind && c->n_touched < MAX_TOUCHED; i++) {
+        if (!access[i]) continue;
+        struct touched *t = &c->touched[c->n_touched++];
+        t->block = d->bind[i].buf->block;
+        binding_span(&d->bind[i], &t->lo, &t->hi);
+        t->write = (access[i] & VKLLM__ACCESS_WRITE) != 0;
+    }
+}
+
+uint32_t vkllm__cmd_barrier_count(const struct vkllm__cmd *c) { return c->n_barriers; }
+
 vkllm_status vkllm__cmd_dispatch(struct vkllm__cmd *c, const struct vkllm__dispatch *d) {
     struct vkllm__gpu *gpu = c->gpu;
     if (!c->recording) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch outside vkllm__cmd_begin/end");
@@ -366,7 +426,10 @@ vkllm_status vkllm__cmd_dispatch(struct vkllm__cmd *c, const struct vkllm__dispa
         }
     }
     gpu->vk.vkUpdateDescriptorSets(gpu->device, d->n_bind, w, 0, NULL);
-    if (c->n_dispatch > 0) { /* each dispatch sees the writes of the ones before it */
+    c->last_barrier = needs_barrier(c, d, s->access);
+    if (c->last_barrier) { /* it sees the writes of the dispatches before it */
+        c->n_barriers++;
+        c->n_touched = 0;
         VkMemoryBarrier mb = {
             .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
             .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
@@ -375,6 +438,7 @@ vkllm_status vkllm__cmd_dispatch(struct vkllm__cmd *c, const struct vkllm__dispa
         gpu->vk.vkCmdPipelineBarrier(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                                      0, 1, &mb, 0, NULL, 0, NULL);
     }
+    touch(c, d, s->access);
     gpu->vk.vkCmdBindPipeline(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
     gpu->vk.vkCmdBindDescriptorSets(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, s->layout, 0, 1, &set, 0, NULL);
     if (d->push_size)
@@ -451,6 +515,7 @@ vkllm_status vkllm__cmd_profile_get(const struct vkllm__cmd *c, uint32_t i, stru
     out->label = c->ts[k].label;
     out->shader = c->ts[k].shader;
     out->cost = c->ts[k].cost;
+    out->barrier = c->ts[k].barrier;
     out->ns = k > 0 ? ts_ns(c, k - 1, k) : 0;
     return VKLLM_STATUS_OK;
 }

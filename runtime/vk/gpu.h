@@ -136,6 +136,15 @@ struct vkllm__cost {
 /* The fixed cost of c at position pos0 (only the first four fields are set in *out). */
 void vkllm__cost_at(const struct vkllm__cost *c, uint32_t pos0, struct vkllm__cost *out);
 
+/* How a shader uses a buffer binding (VKLLM__ACCESS_* bits). */
+#define VKLLM__ACCESS_READ 1u
+#define VKLLM__ACCESS_WRITE 2u
+
+/* From a SPIR-V module (bytes long): access[i] for bindings 0..n_bindings-1 of descriptor set 0
+ * (0 where the module has no variable at that binding). A storage buffer is read unless declared
+ * writeonly and written unless declared readonly; uniform and texel buffers are read. */
+vkllm_status vkllm__spirv_binding_access(const uint32_t *code, size_t bytes, uint32_t n_bindings, uint8_t *access);
+
 /* One dispatch: shader, specialization constants (spec[0] = workgroup size x), buffers, push
  * constants (must be the size of the shader's C twin), workgroup counts. */
 struct vkllm__dispatch {
@@ -161,9 +170,15 @@ void vkllm__cmd_free(struct vkllm__cmd *c);
 /* Start recording (drops what was recorded before). */
 vkllm_status vkllm__cmd_begin(struct vkllm__cmd *c);
 /* Record a dispatch after checking every argument against the shader and the device limits.
- * A compute->compute memory barrier is recorded before it, so dispatches see each other's
- * writes in order. */
+ * A compute->compute memory barrier is recorded before it when it depends on a dispatch recorded
+ * since the last one: it reads a buffer range that dispatch wrote, or writes one that dispatch
+ * read or wrote (how each shader uses its bindings comes from its SPIR-V: readonly / writeonly).
+ * Dispatches that do not depend on each other (q/k/v of one layer) may run side by side; every
+ * dispatch still sees the writes of all earlier dispatches it depends on. The tuning's barriers
+ * = all puts one before every dispatch. */
 vkllm_status vkllm__cmd_dispatch(struct vkllm__cmd *c, const struct vkllm__dispatch *d);
+/* Barriers recorded between dispatches since vkllm__cmd_begin. */
+uint32_t vkllm__cmd_barrier_count(const struct vkllm__cmd *c);
 /* Record a GPU timestamp (no-op when the device has none). label must outlive the recording. */
 vkllm_status vkllm__cmd_timestamp(struct vkllm__cmd *c, const char *label);
 vkllm_status vkllm__cmd_end(struct vkllm__cmd *c);
@@ -192,6 +207,7 @@ struct vkllm__dispatch_time {
     const char *label;
     enum vkllm__shader_id shader;
     struct vkllm__cost cost;
+    int barrier; /* a barrier stood before it (vkllm__cmd_dispatch) */
     double ns;
 };
 uint32_t vkllm__cmd_profile_count(const struct vkllm__cmd *c);

@@ -23,6 +23,7 @@ static vkllm_status shader_state(struct vkllm__gpu *gpu, enum vkllm__shader_id i
     if (blob->push_size > gpu->info.max_push_constants)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "shader %s needs %u bytes of push constants; the device has %u",
                           blob->name, blob->push_size, gpu->info.max_push_constants);
+    if ((st = vkllm__spirv_binding_access(blob->code, *blob->size, blob->n_bindings, s->access))) goto fail;
     VkShaderModuleCreateInfo mci = {
         .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
         .codeSize = *blob->size,

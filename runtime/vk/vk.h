@@ -98,6 +98,7 @@ struct vkllm__shader_state {
     VkShaderModule module;
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout layout;
+    uint8_t access[VKLLM__MAX_BINDINGS]; /* VKLLM__ACCESS_* of each binding, from the SPIR-V */
     struct vkllm__pipeline *pipelines;
 };
 
