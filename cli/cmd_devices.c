@@ -69,8 +69,14 @@ static void print_details(const struct vkllm_device_info *d) {
     printf("  driver                  %s, %s (version 0x%08x)\n", d->driver_name, d->driver_info, d->driver_version);
     printf("  Vulkan API              %s\n", api);
     for (uint32_t h = 0; h < d->heap_count; h++)
-        printf("  memory heap %u           %llu bytes (%.2f GiB)%s\n", h, (unsigned long long)d->heap_size[h],
+    {
+        printf("  memory heap %u           %llu bytes (%.2f GiB)%s", h, (unsigned long long)d->heap_size[h],
                d->heap_size[h] / 1073741824.0, d->heap_device_local[h] ? ", device-local" : "");
+        if (d->memory_budget)
+            printf(", budget %.2f GiB, %.2f GiB in use (VK_EXT_memory_budget)", d->heap_budget[h] / 1073741824.0,
+                   d->heap_usage[h] / 1073741824.0);
+        printf("\n");
+    }
     for (uint32_t t = 0; t < d->memory_type_count; t++) {
         uint32_t f = d->memory_types[t].flags;
         printf("  memory type %-2u          heap %u:%s%s%s%s\n", t, d->memory_types[t].heap,
@@ -124,11 +130,19 @@ static cJSON *device_json(const struct vkllm_device_info *d) {
     cJSON_AddStringToObject(o, "api_version", api);
     if (d->profile[0]) cJSON_AddStringToObject(o, "profile", d->profile);
     else cJSON_AddNullToObject(o, "profile");
+    cJSON_AddBoolToObject(o, "memory_budget", d->memory_budget);
     cJSON *heaps = cJSON_AddArrayToObject(o, "memory_heaps");
     for (uint32_t h = 0; h < d->heap_count; h++) {
         cJSON *x = cJSON_CreateObject();
         cJSON_AddNumberToObject(x, "size", (double)d->heap_size[h]);
         cJSON_AddBoolToObject(x, "device_local", d->heap_device_local[h]);
+        if (d->memory_budget) {
+            cJSON_AddNumberToObject(x, "budget", (double)d->heap_budget[h]);
+            cJSON_AddNumberToObject(x, "usage", (double)d->heap_usage[h]);
+        } else {
+            cJSON_AddNullToObject(x, "budget");
+            cJSON_AddNullToObject(x, "usage");
+        }
         cJSON_AddItemToArray(heaps, x);
     }
     cJSON *types = cJSON_AddArrayToObject(o, "memory_types");

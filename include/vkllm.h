@@ -153,6 +153,11 @@ struct vkllm_device_info {
     uint32_t heap_count;
     uint64_t heap_size[VKLLM_MAX_HEAPS];        /* bytes */
     uint32_t heap_device_local[VKLLM_MAX_HEAPS]; /* 1 if VK_MEMORY_HEAP_DEVICE_LOCAL_BIT */
+    int memory_budget;               /* 1: VK_EXT_memory_budget: vkllm allocates within the heap's budget
+                                        (what the driver lets this process use now, other programs'
+                                        use taken into account) rather than within its size */
+    uint64_t heap_budget[VKLLM_MAX_HEAPS];      /* bytes this process may use, when queried (0: not reported) */
+    uint64_t heap_usage[VKLLM_MAX_HEAPS];       /* bytes this process used then */
     uint32_t memory_type_count;
     struct {
         uint32_t flags;              /* VKLLM_MEMORY_* bits */

@@ -87,6 +87,33 @@ static void test_oom(struct vkllm__gpu *gpu) {
     vkllm__fault_inject(VKLLM__FAULT_HOST, 0);
 }
 
+/* The driver's memory budget (VK_EXT_memory_budget), where offered, is reported and bounds what
+ * vkllm allocates: with a budget pretended lower than the heap, the budget and not the heap size
+ * is what an allocation runs into, with an error that says so; the memory budget vkllm plans
+ * with (weights, KV cache) follows it. */
+static void test_memory_budget(struct vkllm__gpu *gpu) {
+    const struct vkllm_device_info *info = vkllm__gpu_info(gpu);
+    for (uint32_t h = 0; h < info->heap_count; h++)
+        if (info->memory_budget) ASSERT(info->heap_budget[h] > 0 && info->heap_budget[h] <= info->heap_size[h]);
+        else ASSERT(info->heap_budget[h] == 0 && info->heap_usage[h] == 0);
+    printf("memory budget: %s\n", info->memory_budget ? "VK_EXT_memory_budget" : "not offered (heap sizes)");
+    uint64_t full = vkllm__gpu_memory_budget(gpu);
+    ASSERT(full > (512u << 20));
+    struct vkllm__buffer *a = NULL, *b = NULL;
+    ASSERT_OK(vkllm__buffer_alloc(gpu, 200u << 20, VKLLM__MEM_DEVICE, &a));
+    uint64_t used = vkllm__gpu_memory_allocated(gpu);
+    vkllm__gpu_test_budget_room(gpu, 300u << 20); /* the driver lets us add 300 MiB, no more */
+    ASSERT_EQ(vkllm__gpu_memory_budget(gpu), used + (300u << 20));
+    ASSERT_STATUS(vkllm__buffer_alloc(gpu, 400u << 20, VKLLM__MEM_DEVICE, &b), VKLLM_STATUS_DEVICE_OOM);
+    ASSERT(strstr(vkllm_last_error(), "memory budget") && b == NULL);
+    ASSERT_EQ(vkllm__gpu_memory_allocated(gpu), used);
+    ASSERT_OK(vkllm__buffer_alloc(gpu, 250u << 20, VKLLM__MEM_DEVICE, &b)); /* within the room */
+    vkllm__buffer_free(b);
+    vkllm__buffer_free(a);
+    vkllm__gpu_test_budget_room(gpu, 0);
+    ASSERT_EQ(vkllm__gpu_memory_budget(gpu), full);
+}
+
 /* Opening the device with the k-th host allocation failing, for every k: an error, never a crash
  * or a leak (ASan checks the latter). */
 static void test_open_oom(void) {
@@ -387,6 +414,7 @@ int main(void) {
     ASSERT(info->max_storage_buffer_range > 0 && info->subgroup_size > 0 && info->has_compute_queue);
     test_suballocation(gpu);
     test_oom(gpu);
+    test_memory_budget(gpu);
     test_dispatch_checks(gpu);
     test_replay_and_timestamps(gpu);
     gpu_test_close(gpu);

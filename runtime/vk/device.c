@@ -251,6 +251,7 @@ static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t 
     int has_coopmat = has_device_ext(exts, n_ext, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
     int has_dot = has_device_ext(exts, n_ext, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     int has_sgsc = has_device_ext(exts, n_ext, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+    info->memory_budget = has_device_ext(exts, n_ext, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
 
     VkPhysicalDeviceProperties props0;
     vkGetPhysicalDeviceProperties(pd, &props0);
@@ -317,12 +318,17 @@ static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t 
     info->driver_version = props.properties.driverVersion;
     info->api_version = props.properties.apiVersion;
 
-    VkPhysicalDeviceMemoryProperties mp;
-    vkGetPhysicalDeviceMemoryProperties(pd, &mp);
+    VkPhysicalDeviceMemoryBudgetPropertiesEXT budget = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+    VkPhysicalDeviceMemoryProperties2 mp2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2,
+                                             .pNext = info->memory_budget ? &budget : NULL};
+    vkGetPhysicalDeviceMemoryProperties2(pd, &mp2);
+    const VkPhysicalDeviceMemoryProperties mp = mp2.memoryProperties;
     info->heap_count = VKLLM_MIN(mp.memoryHeapCount, VKLLM_MAX_HEAPS);
     for (uint32_t i = 0; i < info->heap_count; i++) {
         info->heap_size[i] = mp.memoryHeaps[i].size;
         info->heap_device_local[i] = !!(mp.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT);
+        if (info->memory_budget) info->heap_budget[i] = budget.heapBudget[i], info->heap_usage[i] = budget.heapUsage[i];
     }
     info->memory_type_count = VKLLM_MIN(mp.memoryTypeCount, VKLLM_MAX_MEMORY_TYPES);
     for (uint32_t i = 0; i < info->memory_type_count; i++) {
@@ -563,6 +569,7 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
         .subgroupSizeControl = VK_TRUE,
         .computeFullSubgroups = VK_TRUE,
     };
+    if (info->memory_budget) exts[n_exts++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
     if (info->subgroup_size_control) {
         exts[n_exts++] = VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME;
         sgsc.pNext = en.pNext;

@@ -94,8 +94,15 @@ struct vkllm__gpu_bind_limits {
 };
 const struct vkllm__gpu_bind_limits *vkllm__gpu_bind_limits(const struct vkllm__gpu *gpu);
 
-/* Bytes of device memory the device has for us (the device-local heap(s)). */
+/* Bytes of device memory the device has for us (the device-local heap(s)): its size, or
+ * VKLLM_MEMORY_LIMIT_MB, and where VK_EXT_memory_budget is offered no more than what vkllm holds
+ * plus what the driver's budget lets this process add now. */
 uint64_t vkllm__gpu_memory_budget(const struct vkllm__gpu *gpu);
+
+/* Tests: pretend the driver's memory budget (VK_EXT_memory_budget) for every heap leaves this
+ * process at most bytes more than it uses now (0: the driver's own figures again), also where
+ * the extension is not offered. */
+void vkllm__gpu_test_budget_room(struct vkllm__gpu *gpu, uint64_t bytes);
 
 /* --- commands ---------------------------------------------------------------------------- */
 

@@ -104,6 +104,25 @@ void vkllm__mem_free_all(struct vkllm__gpu *gpu) {
     gpu->pool = VK_NULL_HANDLE;
 }
 
+/* What VK_EXT_memory_budget says of heap h now: the bytes this process may use (the budget,
+ * other programs' use taken into account) and those it uses. 0 where the extension is not
+ * offered (and no test cap is set). */
+static uint64_t heap_budget(const struct vkllm__gpu *gpu, uint32_t h, uint64_t *usage) {
+    uint64_t budget = 0;
+    *usage = gpu->heap_used[h];
+    if (gpu->info.memory_budget) {
+        VkPhysicalDeviceMemoryBudgetPropertiesEXT b = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+        VkPhysicalDeviceMemoryProperties2 mp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2, .pNext = &b};
+        vkGetPhysicalDeviceMemoryProperties2(gpu->phys, &mp);
+        budget = b.heapBudget[h];
+        *usage = VKLLM_MAX(*usage, b.heapUsage[h]); /* some drivers count lazily */
+    }
+    if (gpu->budget_room && (!budget || *usage + gpu->budget_room < budget)) budget = *usage + gpu->budget_room;
+    return budget;
+}
+
+void vkllm__gpu_test_budget_room(struct vkllm__gpu *gpu, uint64_t bytes) { gpu->budget_room = bytes; }
+
 static vkllm_status block_create(struct vkllm__gpu *gpu, uint64_t size, enum vkllm__mem_kind kind,
                                  struct vkllm__block **out) {
     vkllm_status st = VKLLM_STATUS_OK;
@@ -118,6 +137,14 @@ static vkllm_status block_create(struct vkllm__gpu *gpu, uint64_t size, enum vkl
                           (unsigned long long)(size >> 20), (unsigned long long)(gpu->heap_used[heap] >> 20),
                           (unsigned long long)(heap_size >> 20), heap,
                           gpu->memory_limit ? " (capped by VKLLM_MEMORY_LIMIT_MB)" : "");
+    uint64_t usage, budget = heap_budget(gpu, heap, &usage);
+    if (budget && usage + size > budget)
+        return vkllm__err(VKLLM_STATUS_DEVICE_OOM,
+                          "out of device memory: %llu MiB more asked for, but the driver's memory budget for heap "
+                          "%u is %llu MiB and this process uses %llu MiB (VK_EXT_memory_budget: other programs "
+                          "hold the rest of the heap's %llu MiB)",
+                          (unsigned long long)(size >> 20), heap, (unsigned long long)(budget >> 20),
+                          (unsigned long long)(usage >> 20), (unsigned long long)(heap_size >> 20));
     if (size > gpu->info.max_memory_allocation_size && gpu->info.max_memory_allocation_size)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
                           "one buffer of %llu bytes exceeds the device's maxMemoryAllocationSize (%llu)",
@@ -383,7 +410,11 @@ fail:
 uint64_t vkllm__gpu_memory_budget(const struct vkllm__gpu *gpu) {
     uint32_t heap = gpu->mem_props.memoryTypes[gpu->type_device].heapIndex;
     uint64_t size = heap_bytes(gpu, heap);
-    return gpu->memory_limit && gpu->memory_limit < size ? gpu->memory_limit : size;
+    if (gpu->memory_limit && gpu->memory_limit < size) size = gpu->memory_limit;
+    /* with VK_EXT_memory_budget: what vkllm holds plus what the driver lets this process add now */
+    uint64_t usage, budget = heap_budget(gpu, heap, &usage);
+    if (budget) size = VKLLM_MIN(size, gpu->allocated + (budget > usage ? budget - usage : 0));
+    return size;
 }
 
 // --- transfers -----------------------------------------------------------------------------

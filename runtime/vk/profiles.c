@@ -182,7 +182,10 @@ vkllm_status vkllm__profile_apply(long id, struct vkllm_device_info *info) {
     info->max_texel_buffer_elements = min_nz(info->max_texel_buffer_elements, p->texels);
     info->max_uniform_buffer_range = min_nz(info->max_uniform_buffer_range, p->uniform);
     for (uint32_t h = 0; h < info->heap_count; h++)
-        if (info->heap_device_local[h]) info->heap_size[h] = min_nz(info->heap_size[h], p->device_local);
+        if (info->heap_device_local[h]) {
+            info->heap_size[h] = min_nz(info->heap_size[h], p->device_local);
+            if (info->heap_budget[h] > info->heap_size[h]) info->heap_budget[h] = info->heap_size[h];
+        }
     info->unified_memory = info->unified_memory && p->unified &&
                            (info->type == VKLLM_DEVICE_INTEGRATED_GPU || info->type == VKLLM_DEVICE_CPU);
     return VKLLM_STATUS_OK;

@@ -125,6 +125,7 @@ struct vkllm__gpu {
     int type_device, type_host;   /* memory type index for each kind */
     /* from the tuning (vkllm__mem_apply_tuning) */
     uint64_t memory_limit;        /* memory_limit_mb in bytes, 0 = the heap size */
+    uint64_t budget_room;         /* tests: pretend the budget leaves at most this much room (0: off) */
     int force_staging;            /* 1: never map device blocks */
     uint64_t max_binding;         /* bytes one binding may cover (<= maxStorageBufferRange) */
     struct vkllm__gpu_bind_limits bind_limits; /* uniform and texel bindings */
