@@ -4,6 +4,7 @@
 list(APPEND VKLLM_SHADER_TABLE
   "rope_f32             rope.comp           -            3         rope"
   "kv_store_f16         kv_store.comp       -            3         kv_store"
+  "rope_kv_f16          rope_kv.comp        -            7         rope_kv"
   "attn_f16             attn.comp           -            5         attn"
   "attn_split_f16       attn.comp           ATTN_SPLIT=1 5         attn"
   "attn_tb_f16          attn_tb.comp        -            5         attn        tttss"

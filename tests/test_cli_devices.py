@@ -109,7 +109,7 @@ check(r.returncode == 0, "selftest exit 0: " + r.stderr[-2000:])
 doc = json.loads(r.stdout)
 ops = {c["op"] for c in doc["cases"]}
 want_ops = {"add", "mul", "silu_mul", "rmsnorm", "add_rmsnorm", "softmax", "matvec", "matvec_tb", "matmul",
-            "get_rows", "rope", "kv_store", "attention", "argmax"}
+            "get_rows", "rope", "kv_store", "rope_kv", "attention", "argmax"}
 check(ops == want_ops, "selftest covers every op: missing %s" % sorted(want_ops - ops))
 for c in doc["cases"]:
     for key in ("op", "variant", "shape", "measure", "err", "max_abs", "bound", "ok", "kernel"):

@@ -16,8 +16,9 @@ def check(c, what):
     if not c:
         failures.append(what); print("FAIL:", what)
 
-def logits(*args):
-    r = subprocess.run([VKLLM, "logits", "-m", model, "--json"] + list(args), capture_output=True, text=True, timeout=300)
+def logits(*args, env=None):
+    r = subprocess.run([VKLLM, "logits", "-m", model, "--json"] + list(args), capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, **(env or {})))
     check(r.returncode == 0, "exit 0 for %s: %s" % (args, r.stderr))
     return json.loads(r.stdout) if r.returncode == 0 else []
 
@@ -41,6 +42,21 @@ for a, b, c in zip(pre, dec, ref):
                 worst = max(worst, abs(l1 - l2))
 check(worst < 2e-2, "logits within 2e-2 of the reference (got %g)" % worst)
 print("max |device - reference| over matching top entries: %.2e" % worst)
+
+# A decode step multiplies q/k/v, and gate/up, in one dispatch each where their matrices were
+# stacked at load (the GPU path: a device profile): every row is computed as in its own product,
+# so the logits are bit-identical to one product per matrix (VKLLM_FUSE=0).
+gpu = {"VKLLM_DEVICE_PROFILE": "nvidia-ampere"}
+fused = logits("--ids", ids, "--top", "8", "--decode", env=dict(gpu, VKLLM_FUSE="1"))
+unfused = logits("--ids", ids, "--top", "8", "--decode", env=dict(gpu, VKLLM_FUSE="0"))
+check(fused and fused == unfused, "decode on the GPU path: stacked q/k/v and gate/up give bit-identical logits")
+
+# Where device memory is not mapped (discrete GPUs; forced here with VKLLM_FORCE_STAGING=1) the
+# step's own command list copies the logits into host memory: the same logits, prefill and decode.
+for mode in ((), ("--decode",)):
+    staged = logits("--ids", ids, "--top", "5", *mode, env={"VKLLM_FORCE_STAGING": "1"})
+    check(staged and staged == (dec if mode else pre), "logits read back from host memory %s are the mapped ones" %
+          ("in decode" if mode else "in prefill"))
 
 r = subprocess.run([VKLLM, "logits", "--ids", "1"], capture_output=True, text=True)
 check(r.returncode == 2 and "required" in r.stderr, "missing -m is a usage error")

@@ -33,6 +33,7 @@ int main(void) {
     test_attention_args(gpu);
     op_test_run(gpu, VKLLM__OP_ROPE, 1, &s);
     op_test_run(gpu, VKLLM__OP_KV_STORE, 1, &s);
+    op_test_run(gpu, VKLLM__OP_ROPE_KV, 1, &s);
     int before = s.timed;
     op_test_run(gpu, VKLLM__OP_ATTENTION, 1, &s);
     printf("kernel choice checked for %d attention cases (needs timestamps)\n", s.timed - before);

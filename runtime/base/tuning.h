@@ -52,6 +52,8 @@ enum vkllm__device_profile {
     X(force_staging, "VKLLM_FORCE_STAGING", 0, NULL,                                                            \
       "1: copy through a staging buffer even where device memory is host-visible")                              \
     X(pipeline_cache, "VKLLM_PIPELINE_CACHE", 1, NULL, "0: do not persist compiled pipelines under ~/.cache/vkllm") \
+    X(fuse, "VKLLM_FUSE", 1, NULL,                                                                              \
+      "1: fused dispatches: a decode step multiplies q/k/v, and gate/up, in one each (matrices stacked at load), and rope + KV-cache store is one; 0: one per op") \
     X(barriers, "VKLLM_BARRIERS", 0, "dependent,all,none",                                                      \
       "barriers between dispatches: where one reads what an earlier one wrote or writes what it touched, before every one, or none (wrong results: only for proving that synchronization validation sees it)") \
     X(max_binding, "VKLLM_MAX_BINDING", 0, NULL,                                                                \

@@ -342,6 +342,22 @@ static void kv_store_cases(int full, struct vkllm__case_list *l) {
         POS(0, 3, 4087, 4094, 4096, 4106, 0xfffffffeu));
 }
 
+/* rope_kv: rows running past n_ctx (q still rotated there), GQA, partial rotation, NeoX */
+static void rope_kv_cases(int full, struct vkllm__case_list *l) {
+    for (uint32_t neox = 0; neox <= 1; neox++) {
+        uint32_t f = neox ? VKLLM__CASE_NEOX : 0;
+        ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 5, .heads = 4, .heads_kv = 2, .head_dim = 12, .n_rot = 12, .n_ctx = 37,
+            .flags = f, POS(0, 3, 32, 35, 37, 5000));
+        if (!full) continue;
+        ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 1, .heads = 32, .heads_kv = 4, .head_dim = 64, .n_rot = 64, .n_ctx = 4096,
+            .flags = f, POS(0, 1, 4095, 4096, 65000));
+        ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 3, .heads = 6, .heads_kv = 2, .head_dim = 80, .n_rot = 24, .n_ctx = 100,
+            .flags = f, POS(0, 97, 98, 5000));
+        ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 9, .heads = 1, .heads_kv = 1, .head_dim = 2, .n_rot = 2, .n_ctx = 12,
+            .flags = f, POS(0, 3, 10, 12));
+    }
+}
+
 static void argmax_cases(int full, struct vkllm__case_list *l) {
     static const uint32_t ns[] = {32000, 151936, 1, 2, 7, 262144};
     for (size_t i = 0; i < (full ? 6u : 2u); i++) ADD(l, .op = VKLLM__OP_ARGMAX, .cols = ns[i]);
@@ -454,6 +470,7 @@ void vkllm__op_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
         break;
     case VKLLM__OP_ROPE: rope_cases(full, l); break;
     case VKLLM__OP_KV_STORE: kv_store_cases(full, l); break;
+    case VKLLM__OP_ROPE_KV: rope_kv_cases(full, l); break;
     case VKLLM__OP_ATTENTION: attention_cases(full, l); break;
     case VKLLM__OP_ARGMAX: argmax_cases(full, l); break;
     default: break;

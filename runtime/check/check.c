@@ -35,6 +35,10 @@ void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n) {
     case VKLLM__OP_KV_STORE:
         snprintf(buf, n, "n=%u width=%u ctx=%u", c->n, c->heads_kv * c->head_dim, c->n_ctx);
         break;
+    case VKLLM__OP_ROPE_KV:
+        snprintf(buf, n, "n=%u heads=%u/%u dim=%u rot=%u ctx=%u%s", c->n, c->heads, c->heads_kv, c->head_dim, c->n_rot,
+                 c->n_ctx, c->flags & VKLLM__CASE_NEOX ? " neox" : "");
+        break;
     case VKLLM__OP_ATTENTION:
         snprintf(buf, n, "n=%u heads=%u/%u dim=%u ctx=%u", c->n, c->heads, c->heads_kv, c->head_dim, c->n_ctx);
         break;

@@ -36,6 +36,7 @@
     X(GET_ROWS, "get_rows", "nmse", 1e-12, get_rows)                                                  \
     X(ROPE, "rope", "max_abs", 1e-5, rope)                                                            \
     X(KV_STORE, "kv_store", "wrong", 0, kv_store)                                                     \
+    X(ROPE_KV, "rope_kv", "max_abs", 1e-5, rope_kv)                                                   \
     X(ATTENTION, "attention", "max_abs", 1e-4, attention)                                             \
     X(ARGMAX, "argmax", "wrong", 0, argmax)
 
@@ -62,9 +63,10 @@ enum vkllm__op {
  *   matvec, matvec_tb, matmul, get_rows: W (rows, cols) of `type`, n columns of x (tokens, ids)
  *   rope: n tokens of heads x head_dim, n_rot, scale (the frequencies' factor)
  *   kv_store: n rows of heads_kv * head_dim into a cache of n_ctx rows
+ *   rope_kv: n tokens of q (heads x head_dim) and k, v (heads_kv x head_dim), n_rot, a cache of n_ctx rows
  *   attention: n queries, heads / heads_kv of head_dim, a cache of n_ctx rows
  *   argmax: cols
- * rope, kv_store and attention run one recording replayed at every position of pos[0..n_pos). */
+ * rope, kv_store, rope_kv and attention run one recording replayed at every position of pos[0..n_pos). */
 struct vkllm__op_case {
     enum vkllm__op op;
     char tuning[96];           /* the variant: "name=value,..." over the device's tuning; "": none */

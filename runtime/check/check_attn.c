@@ -4,6 +4,9 @@
  * the same f16-rounded values.
  *   rope       max abs over positions up to 65000 (the shader reduces the angle exactly)
  *   kv_store   bit-exact f16 (round to nearest even); rows past n_ctx untouched
+ *   rope_kv    q as rope; the k cache within one f16 ulp of the reference's rotated k (the
+ *              rotation's last bit may cross a rounding boundary), the v cache bit-exact, rows
+ *              past n_ctx untouched: entries outside that count as errors
  *   attention  max abs on outputs (weighted means of V in [-1, 1]); rows past the current length
  *              hold NaNs that a kernel reading them would carry into its result; the kernel that
  *              ran (attn.comp or attn_tb) must be the one the device and tuning call for
@@ -81,6 +84,63 @@ void vkllm__chk_kv_store(struct chk *k) {
         uint64_t bad = 0;
         for (uint64_t i = 0; i < halves; i++) bad += got[i] != want[i];
         if ((double)bad > k->r->err) k->r->err = (double)bad;
+    }
+}
+
+/* --- rope + kv_store ------------------------------------------------------------------------ */
+
+void vkllm__chk_rope_kv(struct chk *k) {
+    const struct vkllm__op_case *c = k->c;
+    const uint32_t n = c->n, nh = c->heads, nkv = c->heads_kv, hd = c->head_dim, nr = c->n_rot, guard = 4;
+    const uint32_t width = nkv * hd;
+    const int neox = (c->flags & VKLLM__CASE_NEOX) != 0;
+    uint64_t qlen = (uint64_t)n * nh * hd, kvlen = (uint64_t)n * width, halves = (uint64_t)(c->n_ctx + guard) * width;
+    float *q = vkllm__chk_floats(k, qlen, 1.0f), *kx = vkllm__chk_floats(k, kvlen, 1.0f);
+    float *vx = vkllm__chk_floats(k, kvlen, 1.0f), *qref = vkllm__chk_floats(k, qlen, 0);
+    float *kref = vkllm__chk_floats(k, kvlen, 0), *got = vkllm__chk_floats(k, qlen, 0);
+    float *inv = vkllm__chk_floats(k, nr / 2 + 1, 0);
+    uint16_t *kw = vkllm__chk_alloc(k, halves * 2), *vw = vkllm__chk_alloc(k, halves * 2);
+    uint16_t *kg = vkllm__chk_alloc(k, halves * 2), *vg = vkllm__chk_alloc(k, halves * 2);
+    if (k->st) return;
+    for (uint32_t i = 0; i < nr / 2; i++) inv[i] = powf(10000.0f, -2.0f * i / (nr ? nr : 1));
+    for (uint64_t i = 0; i < halves; i++) kw[i] = vw[i] = 0x7bffu; /* sentinel: the largest finite half */
+    struct vkllm__buffer *bq = vkllm__chk_buf(k, qlen * 4, NULL), *bk = vkllm__chk_buf(k, kvlen * 4, kx);
+    struct vkllm__buffer *bv = vkllm__chk_buf(k, kvlen * 4, vx), *bp = vkllm__chk_buf(k, 4, NULL);
+    struct vkllm__buffer *bf = vkllm__chk_buf(k, (nr / 2 + 1) * 4ull, inv);
+    struct vkllm__buffer *bkc = vkllm__chk_buf(k, halves * 2, kw), *bvc = vkllm__chk_buf(k, halves * 2, vw);
+    struct vkllm__view kc = {bkc, 0, (uint64_t)c->n_ctx * width * 2}, vc = {bvc, 0, (uint64_t)c->n_ctx * width * 2};
+    struct vkllm__rope_kv_shape sh = {n, nh, nkv, hd, nr, neox, c->n_ctx};
+    RECORD(k, cmd, vkllm__op_rope_kv(cmd, vkllm__view_of(bq), vkllm__view_of(bk), vkllm__view_of(bv), vkllm__view_of(bp),
+                                     vkllm__view_of(bf), kc, vc, &sh));
+    for (uint32_t s = 0; s < c->n_pos && !k->st; s++) { /* replay: only pos0 and q change */
+        uint32_t p0 = c->pos[s];
+        vkllm__chk_upload(k, bq, q, qlen * 4);
+        set_pos(k, bp, p0);
+        vkllm__chk_submit(k, cmd);
+        vkllm__chk_download(k, bq, got, qlen * 4);
+        vkllm__chk_download(k, bkc, kg, halves * 2);
+        vkllm__chk_download(k, bvc, vg, halves * 2);
+        if (k->st) return;
+        memcpy(qref, q, qlen * 4);
+        memcpy(kref, kx, kvlen * 4);
+        for (uint32_t t = 0; t < n; t++) {
+            vkllm__ref_rope(qref + (uint64_t)t * nh * hd, nh, hd, nr, neox, p0 + t, inv);
+            vkllm__ref_rope(kref + (uint64_t)t * width, nkv, hd, nr, neox, p0 + t, inv);
+            if ((uint64_t)p0 + t < c->n_ctx)
+                for (uint32_t j = 0; j < width; j++) {
+                    kw[(uint64_t)(p0 + t) * width + j] = vkllm__f32_to_f16(kref[(uint64_t)t * width + j]);
+                    vw[(uint64_t)(p0 + t) * width + j] = vkllm__f32_to_f16(vx[(uint64_t)t * width + j]);
+                }
+        }
+        struct chk_stats st;
+        vkllm__chk_compare(got, qref, qlen, &st);
+        vkllm__chk_fold(k, &st);
+        uint64_t bad = 0;
+        for (uint64_t i = 0; i < halves; i++) {
+            int d = (int)kg[i] - (int)kw[i]; /* adjacent halves of one sign differ by 1 in their bits */
+            bad += vg[i] != vw[i] || (kg[i] != kw[i] && ((kg[i] ^ kw[i]) & 0x8000u || d > 1 || d < -1));
+        }
+        if (bad) vkllm__chk_fail(k, "%llu cache entries wrong at pos0 %u", (unsigned long long)bad, p0);
     }
 }
 

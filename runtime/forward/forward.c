@@ -26,6 +26,9 @@ struct vkllm__forward {
     struct vkllm__buffer *hb2;      /* (n_ubatch, n_ff) */
     struct vkllm__buffer *logits;   /* (n_vocab,) or (n_ubatch, n_vocab) when all logits were asked */
     uint32_t logits_rows;           /* rows logits can hold */
+    struct vkllm__buffer *logits_host; /* where logits is not mapped (discrete GPUs): host-visible,
+                                          preferably host-cached, rows of logits copied there by the
+                                          step's own command list (no second submit to read them) */
     struct vkllm__buffer *scratch;  /* attention split partials */
     struct vkllm__buffer *next;     /* (1,) u32 argmax, host-visible */
     struct vkllm__cmd *batch_cmd;   /* re-recorded for each micro-batch */
@@ -38,6 +41,8 @@ struct vkllm__forward {
     uint32_t multi_n;               /* ... and how many (0: not recorded) */
     uint64_t state_bytes;
     uint32_t last_pos0;             /* the first position of the last command list submitted */
+    int fuse_qkv, fuse_gate_up;     /* one token: q/k/v (gate/up) in one product (fusable below) */
+    int fuse_rope_kv;               /* rope of q and k and the cache stores in one dispatch */
 };
 
 // --- views -----------------------------------------------------------------------------------
@@ -72,15 +77,22 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
     struct vkllm__view att = F(f->att, 0, (uint64_t)n * Q);
     struct vkllm__view hb = F(f->hb, 0, (uint64_t)n * FF), hb2 = F(f->hb2, 0, (uint64_t)n * FF);
     const int dec = seqs != NULL;
+    const struct vkllm__gpu_stacked *S = &f->m->stacked[l];
+    const int fqkv = n == 1 && !dec && f->fuse_qkv && S->qkv.m, fgu = n == 1 && !dec && f->fuse_gate_up && S->gate_up.m;
     vkllm_status st;
 
     // attention block (the previous layer's FFN output, still in xb, is added to x by the norm)
 #define DO(call) if ((st = (call))) return st
     DO(l == 0 ? vkllm__op_rmsnorm(c, xb, x, ALL(w->attn_norm), E, n, hp->rms_eps)        // xb (n, E) = rmsnorm(x) * attn_norm
               : vkllm__op_add_rmsnorm(c, xb, x, xb, ALL(w->attn_norm), E, n, hp->rms_eps)); // x += xb; xb = rmsnorm(x) * attn_norm
-    DO(mm(c, q, &w->wq, xb, n, dec));                                                   // q (n, Q)  = xb @ wq^T
-    DO(mm(c, k, &w->wk, xb, n, dec));                                                   // k (n, KV) = xb @ wk^T
-    DO(mm(c, v, &w->wv, xb, n, dec));                                                   // v (n, KV) = xb @ wv^T
+    if (fqkv) {                                                                    // one token: one product
+        q = F(f->q, 0, Q), k = F(f->q, Q, KV), v = F(f->q, Q + KV, KV);              // (q | k | v) in f->q
+        DO(vkllm__op_matvec(c, F(f->q, 0, Q + 2 * KV), &S->qkv, xb, 1));            // (q|k|v) = xb @ (wq|wk|wv)^T
+    } else {
+        DO(mm(c, q, &w->wq, xb, n, dec));                                               // q (n, Q)  = xb @ wq^T
+        DO(mm(c, k, &w->wk, xb, n, dec));                                               // k (n, KV) = xb @ wk^T
+        DO(mm(c, v, &w->wv, xb, n, dec));                                               // v (n, KV) = xb @ wv^T
+    }
     if (w->bq) DO(vkllm__op_add(c, q, q, ALL(w->bq), n * Q, Q));                      // qwen2 (llama: optional): + biases
     if (w->bk) DO(vkllm__op_add(c, k, k, ALL(w->bk), n * KV, KV));
     if (w->bv) DO(vkllm__op_add(c, v, v, ALL(w->bv), n * KV, KV));
@@ -95,10 +107,15 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
         struct vkllm__view vi = dec ? F(f->v, (uint64_t)i * KV, KV) : v, ai = dec ? F(f->att, (uint64_t)i * Q, Q) : att;
         struct vkllm__view pos = ALL(sq->pos);
         struct vkllm__attn_shape as = {nt, hp->n_head, hp->n_head_kv, HD, sq->n_ctx, 1.0f / sqrtf((float)HD)};
-        DO(vkllm__op_rope(c, qi, pos, ALL(f->m->inv_freq), nt, hp->n_head, HD, hp->rope.n_rot, hp->rope.neox));
-        DO(vkllm__op_rope(c, ki, pos, ALL(f->m->inv_freq), nt, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox));
-        DO(vkllm__op_kv_store(c, ALL(sq->kv.k[l]), ki, pos, nt, KV, sq->n_ctx));   // k_cache[pos0..pos0+nt) = k
-        DO(vkllm__op_kv_store(c, ALL(sq->kv.v[l]), vi, pos, nt, KV, sq->n_ctx));   // v_cache[pos0..pos0+nt) = v
+        if (f->fuse_rope_kv) {                                                     // the four below in one dispatch
+            struct vkllm__rope_kv_shape rs = {nt, hp->n_head, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, sq->n_ctx};
+            DO(vkllm__op_rope_kv(c, qi, ki, vi, pos, ALL(f->m->inv_freq), ALL(sq->kv.k[l]), ALL(sq->kv.v[l]), &rs));
+        } else {
+            DO(vkllm__op_rope(c, qi, pos, ALL(f->m->inv_freq), nt, hp->n_head, HD, hp->rope.n_rot, hp->rope.neox));
+            DO(vkllm__op_rope(c, ki, pos, ALL(f->m->inv_freq), nt, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox));
+            DO(vkllm__op_kv_store(c, ALL(sq->kv.k[l]), ki, pos, nt, KV, sq->n_ctx)); // k_cache[pos0..pos0+nt) = k
+            DO(vkllm__op_kv_store(c, ALL(sq->kv.v[l]), vi, pos, nt, KV, sq->n_ctx)); // v_cache[pos0..pos0+nt) = v
+        }
         DO(vkllm__op_attention(c, ai, qi, ALL(sq->kv.k[l]), ALL(sq->kv.v[l]), pos, // att (nt, Q) = softmax(q k^T/sqrt(HD)) v
                                ALL(sq->scratch), &as));
     }
@@ -107,8 +124,13 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
 
     // feed-forward block
     DO(vkllm__op_add_rmsnorm(c, xb, x, xb, ALL(w->ffn_norm), E, n, hp->rms_eps));  // x += xb; xb = rmsnorm(x) * ffn_norm
-    DO(mm(c, hb, &w->w_gate, xb, n, dec));                                              // hb (n, FF)  = xb @ w_gate^T
-    DO(mm(c, hb2, &w->w_up, xb, n, dec));                                               // hb2 (n, FF) = xb @ w_up^T
+    if (fgu) {                                                                     // one token: one product
+        hb2 = F(f->hb, FF, FF);                                                    // (gate | up) in f->hb
+        DO(vkllm__op_matvec(c, F(f->hb, 0, 2 * FF), &S->gate_up, xb, 1));          // (hb|hb2) = xb @ (w_gate|w_up)^T
+    } else {
+        DO(mm(c, hb, &w->w_gate, xb, n, dec));                                          // hb (n, FF)  = xb @ w_gate^T
+        DO(mm(c, hb2, &w->w_up, xb, n, dec));                                           // hb2 (n, FF) = xb @ w_up^T
+    }
     DO(vkllm__op_silu_mul(c, hb, hb, hb2, n * FF));                                // hb = silu(hb) * hb2
     DO(mm(c, xb, &w->w_down, hb, n, dec));                                              // xb (n, E) = hb @ w_down^T, added to x next
 #undef DO
@@ -135,6 +157,9 @@ static vkllm_status record_forward(struct vkllm__forward *f, struct vkllm__cmd *
     // x += the last FFN output (of these rows); xb = rmsnorm(x) * output_norm
     if ((st = vkllm__op_add_rmsnorm(c, xb, xl, dl, ALL(f->m->output_norm), E, rows, hp->rms_eps))) return st;
     if ((st = mm(c, lg, &f->m->output, xb, rows, seqs != NULL))) return st;       // logits (rows, V) = xb @ output^T
+    if (f->logits_host && !greedy &&                                               // to host memory, in the same step
+        (st = vkllm__cmd_copy(c, f->logits_host, 0, f->logits, 0, (uint64_t)rows * V * 4)))
+        return st;
     if (greedy && (st = vkllm__op_argmax(c, ALL(f->next), F(f->logits, 0, V), V))) return st;
     return vkllm__cmd_end(c);
 }
@@ -175,6 +200,14 @@ vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uin
     VKLLM_TRY(st, alloc_f32(f, U * hp->n_ff, &f->hb2), fail);
     VKLLM_TRY(st, alloc_f32(f, hp->n_vocab, &f->logits), fail);
     f->logits_rows = 1;
+    if (!vkllm__buffer_map(f->logits))
+        VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 4ull * hp->n_vocab, VKLLM__MEM_HOST, &f->logits_host), fail);
+    /* One token's stacked products write (q | k | v) into f->q and (gate | up) into f->hb: they
+     * fit when the micro-batch holds 2 tokens, and the parts are views at aligned offsets. */
+    uint64_t align = VKLLM_MAX(vkllm__gpu_info(f->gpu)->min_storage_buffer_offset_alignment, 4);
+    f->fuse_qkv = U >= 2 && (4ull * hp->n_embd_q) % align == 0 && (4ull * (hp->n_embd_q + hp->n_embd_kv)) % align == 0;
+    f->fuse_gate_up = U >= 2 && (4ull * hp->n_ff) % align == 0;
+    f->fuse_rope_kv = vkllm__gpu_tuning(f->gpu)->fuse != 0;
     struct vkllm__attn_shape s1 = {1, hp->n_head, hp->n_head_kv, hp->head_dim, n_ctx, 1.0f};
     struct vkllm__attn_shape sU = s1;
     sU.n = n_ubatch;
@@ -200,7 +233,7 @@ void vkllm__forward_free(struct vkllm__forward *f) {
     vkllm__cmd_free(f->greedy_cmd);
     vkllm__cmd_free(f->multi_cmd);
     struct vkllm__buffer *bufs[] = {f->ids, f->pos, f->next, f->x, f->xb, f->q, f->k, f->v, f->att,
-                                    f->hb, f->hb2, f->logits, f->scratch};
+                                    f->hb, f->hb2, f->logits, f->logits_host, f->scratch};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(bufs); i++) vkllm__buffer_free(bufs[i]);
     vkllm__kv_cache_free(&f->kv);
     vkllm__free(f);
@@ -210,9 +243,14 @@ void vkllm__forward_free(struct vkllm__forward *f) {
 static vkllm_status ensure_logits(struct vkllm__forward *f, uint32_t rows) {
     if (rows <= f->logits_rows) return VKLLM_STATUS_OK;
     uint64_t V = f->m->desc->hp.n_vocab;
-    struct vkllm__buffer *nb;
+    struct vkllm__buffer *nb, *nh = NULL;
     vkllm_status st = vkllm__buffer_alloc(f->gpu, (uint64_t)rows * V * 4, VKLLM__MEM_DEVICE, &nb);
     if (st) return st;
+    if (f->logits_host && (st = vkllm__buffer_alloc(f->gpu, (uint64_t)rows * V * 4, VKLLM__MEM_HOST, &nh))) {
+        vkllm__buffer_free(nb);
+        return st;
+    }
+    if (nh) vkllm__buffer_free(f->logits_host), f->logits_host = nh;
     f->state_bytes += ((uint64_t)rows - f->logits_rows) * V * 4;
     vkllm__buffer_free(f->logits);
     f->logits = nb;
@@ -235,6 +273,15 @@ static vkllm_status set_batch(struct vkllm__forward *f, const uint32_t *tokens, 
     if (!st) st = vkllm__buffer_upload(f->pos, 0, &pos0, 4);
     if (!st) f->last_pos0 = pos0;
     return st;
+}
+
+/* The first `bytes` of the logits the last step computed: from the host copy the step made, or
+ * from the device buffer (mapped, or through staging where there is no host copy). */
+static vkllm_status read_logits(struct vkllm__forward *f, float *dst, uint64_t bytes) {
+    const void *src = f->logits_host ? vkllm__buffer_map(f->logits_host) : NULL;
+    if (!src) return vkllm__buffer_download(f->logits, 0, dst, bytes);
+    memcpy(dst, src, bytes);
+    return VKLLM_STATUS_OK;
 }
 
 // --- entry points ----------------------------------------------------------------------------
@@ -266,7 +313,7 @@ vkllm_status vkllm__forward_eval(struct vkllm__forward *f, const uint32_t *token
         if (logits && (all_logits || last)) {
             uint64_t rows = all_logits ? nb : 1;
             float *dst = logits + (all_logits ? (uint64_t)done * V : 0);
-            if ((st = vkllm__buffer_download(f->logits, 0, dst, rows * V * 4))) return st;
+            if ((st = read_logits(f, dst, rows * V * 4))) return st;
         }
         done += nb;
     }
@@ -325,7 +372,7 @@ vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, con
             }
         }
         if ((st = vkllm__cmd_submit(f->multi_cmd))) return st;
-        if (logits && (st = vkllm__buffer_download(f->logits, 0, logits + (uint64_t)done * V, (uint64_t)nb * V * 4)))
+        if (logits && (st = read_logits(f, logits + (uint64_t)done * V, (uint64_t)nb * V * 4)))
             return st;
     }
     return VKLLM_STATUS_OK;

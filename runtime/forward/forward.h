@@ -18,6 +18,14 @@ struct vkllm__gpu_layer {
 #undef VKLLM__GPU_FIELD_
 };
 
+/* A layer's matrices stacked into one buffer (rows of q, k, v; of gate, up) so that a decode step
+ * multiplies each group in one dispatch; m == 0 where they could not be (weights.c). The layer's
+ * own dtensors are then views of these rows. */
+struct vkllm__gpu_stacked {
+    struct vkllm__dtensor qkv;     /* (n_embd_q + 2 n_embd_kv, n_embd) */
+    struct vkllm__dtensor gate_up; /* (2 n_ff, n_embd) */
+};
+
 struct vkllm__gpu_model {
     struct vkllm__gpu *gpu;
     const struct vkllm__model_desc *desc;  /* not owned */
@@ -26,6 +34,7 @@ struct vkllm__gpu_model {
     struct vkllm__buffer *output_norm;     /* (n_embd,) f32 */
     struct vkllm__buffer *inv_freq;        /* (n_rot/2,) f32 RoPE inverse frequencies */
     struct vkllm__gpu_layer *layers;       /* (n_layer,) */
+    struct vkllm__gpu_stacked *stacked;    /* (n_layer,) */
     uint64_t weight_bytes;                 /* bytes of weights on the device */
     uint64_t matvec_bytes_per_token;       /* weight bytes a decode step reads */
 };

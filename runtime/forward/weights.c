@@ -98,12 +98,75 @@ static uint64_t total_bytes(const struct vkllm__gpu *gpu, const struct vkllm__mo
     return s;
 }
 
-/* Layer l's tensors up: matrices for the products, vectors as they are. */
+/* Matrices a decode step multiplies with the same input, stacked into one buffer so that
+ * forward.c multiplies each group in one dispatch (struct vkllm__gpu_stacked). */
+#define MAX_PARTS 3
+static const struct stack_spec {
+    enum vkllm__layer_tensor part[MAX_PARTS];
+    uint32_t n;
+    size_t field; /* in struct vkllm__gpu_stacked */
+} k_stacks[] = {
+    {{VKLLM__LT_wq, VKLLM__LT_wk, VKLLM__LT_wv}, 3, offsetof(struct vkllm__gpu_stacked, qkv)},
+    {{VKLLM__LT_w_gate, VKLLM__LT_w_up}, 2, offsetof(struct vkllm__gpu_stacked, gate_up)},
+};
+
+static uint64_t rows_of(const struct vkllm__gguf_tensor *t) { return t->ne[1] * t->ne[2] * t->ne[3]; }
+
+/* Whether the parts can be stacked: the tuning's fuse is on, all are present with one type and
+ * row length, none is repacked (CPU devices' texel matvec keeps its own layout) and every part
+ * starts at an offset a storage binding may take. */
+static int stackable(const struct vkllm__gpu *gpu, const struct vkllm__gguf_tensor *const *t, uint32_t n) {
+    if (!vkllm__gpu_tuning(gpu)->fuse) return 0;
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    uint64_t align = VKLLM_MAX(d->min_storage_buffer_offset_alignment, 4), off = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!t[i] || t[i]->type != t[0]->type || t[i]->ne[0] != t[0]->ne[0] || off % align) return 0;
+        if (vkllm__matvec_tb_bytes(gpu, t[i]->type, t[i]->ne[0], rows_of(t[i]))) return 0;
+        off += t[i]->nbytes;
+    }
+    return 1;
+}
+
+/* The parts uploaded one after another into whole's buffer; each part a view of its rows. */
+static vkllm_status up_stack(struct upload *u, const struct vkllm__gguf_tensor *const *t, uint32_t n,
+                             struct vkllm__dtensor *whole, struct vkllm__dtensor *const *parts) {
+    uint64_t m = 0, off = 0;
+    for (uint32_t i = 0; i < n; i++) m += rows_of(t[i]);
+    vkllm_status st = vkllm__dtensor_upload(u->gpu, t[0]->type, t[0]->ne[0], m, NULL, whole);
+    for (uint32_t i = 0; !st && i < n; i++) {
+        if ((st = vkllm__buffer_upload(whole->buf, off, t[i]->data, t[i]->nbytes))) {
+            vkllm__err_prefix("tensor %.*s: ", (int)t[i]->name.len, t[i]->name.ptr);
+            break;
+        }
+        *parts[i] = *whole;
+        parts[i]->m = rows_of(t[i]);
+        parts[i]->offset = off;
+        parts[i]->view = 1;
+        off += t[i]->nbytes;
+        tick(u, t[i]->nbytes);
+    }
+    return st;
+}
+
+/* Layer l's tensors up: matrices for the products (stacked where k_stacks allows), vectors as
+ * they are. */
 static vkllm_status up_layer(struct upload *u, const struct vkllm__layer_weights *L, struct vkllm__gpu_layer *G,
-                             uint64_t *matvec_bytes) {
+                             struct vkllm__gpu_stacked *S, uint64_t *matvec_bytes) {
+    int done[VKLLM__LT_COUNT_] = {0};
+    for (size_t s = 0; s < VKLLM_ARRAY_LEN(k_stacks); s++) {
+        const struct stack_spec *sp = &k_stacks[s];
+        const struct vkllm__gguf_tensor *t[MAX_PARTS] = {0};
+        struct vkllm__dtensor *parts[MAX_PARTS] = {0};
+        for (uint32_t i = 0; i < sp->n; i++) t[i] = vkllm__layer_tensor(L, sp->part[i]), parts[i] = gpu_mat(G, sp->part[i]);
+        if (!stackable(u->gpu, t, sp->n)) continue;
+        vkllm_status st = up_stack(u, t, sp->n, (struct vkllm__dtensor *)((char *)S + sp->field), parts);
+        if (st) return st;
+        for (uint32_t i = 0; i < sp->n; i++) done[sp->part[i]] = 1, *matvec_bytes += t[i]->nbytes;
+    }
     for (size_t i = 0; i < VKLLM__LT_COUNT_; i++) {
         const struct vkllm__gguf_tensor *t = vkllm__layer_tensor(L, (enum vkllm__layer_tensor)i);
         vkllm_status st = VKLLM_STATUS_OK;
+        if (done[i]) continue;
         if (!is_mat(i)) st = up_vector(u, t, gpu_vec(G, i));
         else if (t) st = up_matrix(u, t, MV_ONLY, gpu_mat(G, i)), *matvec_bytes += t->nbytes;
         if (st) return st;
@@ -127,8 +190,9 @@ vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__m
     m->desc = desc;
     vkllm_status st = VKLLM_STATUS_OK;
     m->layers = vkllm__calloc(hp->n_layer, sizeof *m->layers);
+    m->stacked = vkllm__calloc(hp->n_layer, sizeof *m->stacked);
     float *freqs = vkllm__malloc(sizeof(float) * (hp->rope.n_rot / 2 + 1));
-    if (!m->layers || !freqs) {
+    if (!m->layers || !m->stacked || !freqs) {
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
         goto fail;
     }
@@ -137,7 +201,7 @@ vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__m
     else VKLLM_TRY(st, up_matrix(&u, w->output, MV_ONLY, &m->output), fail);
     VKLLM_TRY(st, up_vector(&u, w->output_norm, &m->output_norm), fail);
     for (uint32_t l = 0; l < hp->n_layer; l++)
-        VKLLM_TRY(st, up_layer(&u, &w->layers[l], &m->layers[l], &m->matvec_bytes_per_token), fail);
+        VKLLM_TRY(st, up_layer(&u, &w->layers[l], &m->layers[l], &m->stacked[l], &m->matvec_bytes_per_token), fail);
     m->matvec_bytes_per_token += w->output->nbytes;
     vkllm__rope_freqs(hp, freqs);
     VKLLM_TRY(st, vkllm__buffer_alloc(gpu, sizeof(float) * (hp->rope.n_rot / 2 + 1), VKLLM__MEM_DEVICE, &m->inv_freq), fail);
@@ -161,6 +225,13 @@ void vkllm__gpu_model_free(struct vkllm__gpu_model *m) {
                 else vkllm__buffer_free(*gpu_vec(&m->layers[l], i));
             }
         vkllm__free(m->layers);
+    }
+    if (m->stacked) {
+        for (uint32_t l = 0; l < m->desc->hp.n_layer; l++) {
+            vkllm__dtensor_free(&m->stacked[l].qkv);
+            vkllm__dtensor_free(&m->stacked[l].gate_up);
+        }
+        vkllm__free(m->stacked);
     }
     if (m->output.buf != m->token_embd.buf) vkllm__dtensor_free(&m->output);
     vkllm__dtensor_free(&m->token_embd);

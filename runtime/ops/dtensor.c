@@ -32,7 +32,7 @@ vkllm_status vkllm__dtensor_upload(struct vkllm__gpu *gpu, uint32_t type, uint64
 
 void vkllm__dtensor_free(struct vkllm__dtensor *t) {
     if (!t) return;
-    vkllm__buffer_free(t->buf);
+    if (!t->view) vkllm__buffer_free(t->buf);
     vkllm__buffer_free(t->tb);
     t->buf = NULL;
     t->tb = NULL;

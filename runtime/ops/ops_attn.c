@@ -62,6 +62,46 @@ vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct v
     return vkllm__cmd_dispatch(c, &d);
 }
 
+/* ---------------------------------------------------------------------- rope + kv store */
+
+vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struct vkllm__view k,
+                               struct vkllm__view v, struct vkllm__view pos, struct vkllm__view inv_freq,
+                               struct vkllm__view kcache, struct vkllm__view vcache, const struct vkllm__rope_kv_shape *s) {
+    uint32_t n = s->n, width = s->n_head_kv * s->head_dim;
+    if (n == 0 || s->n_head == 0 || s->n_head_kv == 0 || s->head_dim == 0 || s->head_dim % 2 || s->n_rot % 2 ||
+        s->n_rot > s->head_dim || s->n_ctx == 0)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "rope_kv: n=%u heads=%u/%u head_dim=%u (even) n_rot=%u n_ctx=%u", n, s->n_head, s->n_head_kv,
+                          s->head_dim, s->n_rot, s->n_ctx);
+    uint64_t per_tok = (uint64_t)s->n_head * (s->n_rot / 2) + width, qe = (uint64_t)n * s->n_head * s->head_dim;
+    if ((uint64_t)n * per_tok > UINT32_MAX || qe > UINT32_MAX || (uint64_t)s->n_ctx * width / 2 > UINT32_MAX)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rope_kv: too large for 32-bit indices");
+    vkllm_status st;
+    uint64_t rows = (uint64_t)n * width * 4, cache = (uint64_t)s->n_ctx * width * 2;
+    if ((st = need("rope_kv", "q", q, qe * 4)) || (st = need("rope_kv", "k", k, rows)) ||
+        (st = need("rope_kv", "v", v, rows)) || (st = need("rope_kv", "pos", pos, 4)) ||
+        (st = need("rope_kv", "inv_freq", inv_freq, VKLLM_MAX((uint64_t)s->n_rot / 2 * 4, 4))) ||
+        (st = need("rope_kv", "k cache", kcache, cache)) || (st = need("rope_kv", "v cache", vcache, cache)))
+        return st;
+    struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    struct vkllm__pc_rope_kv pc = {n, s->n_head, s->head_dim, s->n_rot, s->neox ? 1u : 0u, width, s->n_ctx};
+    uint64_t qpairs = (uint64_t)n * s->n_head * (s->n_rot / 2), kpairs = (uint64_t)n * s->n_head_kv * (s->n_rot / 2);
+    struct vkllm__dispatch d = {
+        .shader = VKLLM__SHADER_ROPE_KV_F16, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
+        .n_bind = 7, .bind = {vkllm__bind(q), vkllm__bind(k), vkllm__bind(v), vkllm__bind(pos), vkllm__bind(inv_freq),
+                              vkllm__bind(kcache), vkllm__bind(vcache)},
+        .push = &pc, .push_size = sizeof pc, .label = "rope_kv",
+        /* q: its rotated pairs read and written (as rope); k and v rows read, their f16 rows
+         * written; per rotated pair angle, cos, sin (3) and rotation (6), k's computed once per
+         * value (its partner's angle again) */
+        .cost = {.bytes_read = qpairs * 8 + 2 * rows + (uint64_t)s->n_rot / 2 * 4 + 4,
+                 .bytes_written = qpairs * 8 + (uint64_t)n * width * 4,
+                 .flops = qpairs * 9 + kpairs * 2 * 6},
+    };
+    vkllm__gpu_grid_1d(gpu, (uint64_t)n * per_tok, d.spec[0], d.groups);
+    return vkllm__cmd_dispatch(c, &d);
+}
+
 /* ------------------------------------------------------------------------------ kv store */
 
 vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, struct vkllm__view src,

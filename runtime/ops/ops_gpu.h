@@ -87,6 +87,7 @@ struct vkllm__dtensor {
      * vkllm__dtensor_add_tb, freed by vkllm__dtensor_free). A model's decode matrices have only
      * this copy there (buf NULL): matvec and matmul then run on it. */
     struct vkllm__buffer *tb;
+    int view;            /* 1: rows of another dtensor's buffer (a stacked matrix): not freed with it */
 };
 
 /* Allocate and upload a matrix from host bytes in GGUF encoding (m rows of row_bytes). */
@@ -151,6 +152,19 @@ vkllm_status vkllm__op_get_rows(struct vkllm__cmd *c, struct vkllm__view o, cons
 vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct vkllm__view pos,
                             struct vkllm__view inv_freq, uint32_t n, uint32_t n_head, uint32_t head_dim,
                             uint32_t n_rot, int neox);
+
+/* rope on q and on k, and k and v stored into the caches (f16) at rows pos0.., in one dispatch:
+ * what vkllm__op_rope on q and k then vkllm__op_kv_store of k and v do, except that k itself is not
+ * rotated in place (only its cache rows are). q (n, n_head, head_dim); k, v (n, n_head_kv *
+ * head_dim); the caches (n_ctx, n_head_kv * head_dim) f16. */
+struct vkllm__rope_kv_shape {
+    uint32_t n, n_head, n_head_kv, head_dim, n_rot;
+    int neox;
+    uint32_t n_ctx;
+};
+vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struct vkllm__view k,
+                               struct vkllm__view v, struct vkllm__view pos, struct vkllm__view inv_freq,
+                               struct vkllm__view kcache, struct vkllm__view vcache, const struct vkllm__rope_kv_shape *s);
 
 /* cache rows pos0 .. pos0+n-1 (f16) = src (n, width) f32. */
 vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, struct vkllm__view src,

@@ -23,6 +23,18 @@ struct vkllm__pc_kv_store {
 };
 _Static_assert(sizeof(struct vkllm__pc_kv_store) == 12, "update pc_kv_store in pc_attn.glsl");
 
+/* GLSL twin: pc_rope_kv (rope_kv.comp) */
+struct vkllm__pc_rope_kv {
+    uint32_t n;        /* tokens; token i is at position pos0 + i */
+    uint32_t n_head;   /* q heads */
+    uint32_t head_dim; /* q's and k's */
+    uint32_t n_rot;    /* rotated dims per head (even, <= head_dim) */
+    uint32_t neox;     /* 0: pairs (2i, 2i+1); 1: pairs (i, i + n_rot/2) */
+    uint32_t width;    /* floats per row of k, v and the caches (n_head_kv * head_dim) */
+    uint32_t n_ctx;    /* rows of the caches; rows >= n_ctx are never written */
+};
+_Static_assert(sizeof(struct vkllm__pc_rope_kv) == 28, "update pc_rope_kv in pc_attn.glsl");
+
 /* GLSL twin: pc_attn (attn.comp) */
 struct vkllm__pc_attn {
     uint32_t n;         /* queries */

@@ -449,6 +449,37 @@ vkllm_status vkllm__cmd_dispatch(struct vkllm__cmd *c, const struct vkllm__dispa
     return VKLLM_STATUS_OK;
 }
 
+vkllm_status vkllm__cmd_copy(struct vkllm__cmd *c, const struct vkllm__buffer *dst, uint64_t dst_off,
+                             const struct vkllm__buffer *src, uint64_t src_off, uint64_t size) {
+    struct vkllm__gpu *gpu = c->gpu;
+    uint64_t se, de;
+    if (!c->recording) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "copy outside vkllm__cmd_begin/end");
+    if (!dst || !src || size == 0 || !vkllm__add_u64(src_off, size, &se) || se > src->size ||
+        !vkllm__add_u64(dst_off, size, &de) || de > dst->size)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "copy of %llu bytes outside its buffers",
+                          (unsigned long long)size);
+    /* the dispatches before it wrote what it reads (and may read what it overwrites) */
+    VkMemoryBarrier before = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
+        .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+    };
+    gpu->vk.vkCmdPipelineBarrier(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
+                                 &before, 0, NULL, 0, NULL);
+    VkBufferCopy r = {.srcOffset = src->offset + src_off, .dstOffset = dst->offset + dst_off, .size = size};
+    gpu->vk.vkCmdCopyBuffer(c->cb, src->block->buffer, dst->block->buffer, 1, &r);
+    /* and the dispatches after it see what it wrote */
+    VkMemoryBarrier after = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT,
+        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+    };
+    gpu->vk.vkCmdPipelineBarrier(c->cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                                 &after, 0, NULL, 0, NULL);
+    c->n_touched = 0; /* everything before is complete for what follows */
+    return VKLLM_STATUS_OK;
+}
+
 vkllm_status vkllm__cmd_timestamp(struct vkllm__cmd *c, const char *label) {
     if (!c->recording) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "timestamp outside vkllm__cmd_begin/end");
     if (!c->has_ts) return VKLLM_STATUS_OK;

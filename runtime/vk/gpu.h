@@ -184,6 +184,11 @@ vkllm_status vkllm__cmd_begin(struct vkllm__cmd *c);
  * dispatch still sees the writes of all earlier dispatches it depends on. The tuning's barriers
  * = all puts one before every dispatch. */
 vkllm_status vkllm__cmd_dispatch(struct vkllm__cmd *c, const struct vkllm__dispatch *d);
+/* Record a copy of size bytes from src (at src_off) to dst (at dst_off), after every dispatch
+ * recorded before it and before every one recorded after it (e.g. logits into host-cached memory
+ * at the end of a decode step, so the host reads them without another submit). */
+vkllm_status vkllm__cmd_copy(struct vkllm__cmd *c, const struct vkllm__buffer *dst, uint64_t dst_off,
+                             const struct vkllm__buffer *src, uint64_t src_off, uint64_t size);
 /* Barriers recorded between dispatches since vkllm__cmd_begin. */
 uint32_t vkllm__cmd_barrier_count(const struct vkllm__cmd *c);
 /* Record a GPU timestamp (no-op when the device has none). label must outlive the recording. */

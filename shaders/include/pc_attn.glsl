@@ -20,6 +20,17 @@ struct pc_kv_store {
     uint n_ctx;    // rows of the cache; rows >= n_ctx are never written
 };
 
+// C twin: struct vkllm__pc_rope_kv
+struct pc_rope_kv {
+    uint n;        // tokens; token i is at position pos0 + i
+    uint n_head;   // q heads
+    uint head_dim; // q's and k's
+    uint n_rot;    // rotated dims per head (even, <= head_dim)
+    uint neox;     // 0: pairs (2i, 2i+1); 1: pairs (i, i + n_rot/2)
+    uint width;    // floats per row of k, v and the caches (n_head_kv * head_dim)
+    uint n_ctx;    // rows of the caches; rows >= n_ctx are never written
+};
+
 // C twin: struct vkllm__pc_attn
 struct pc_attn {
     uint n;          // queries

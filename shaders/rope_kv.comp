@@ -1,0 +1,75 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// rope_kv.comp - rope.comp on q and k and kv_store.comp on k and v, in one dispatch: q (n, n_head,
+// head_dim) rotated in place; k rotated and v as it is, rounded to f16, into the caches' rows
+// pos0 .. pos0+n-1 (rows at or beyond n_ctx are skipped). k itself is left as it was: attention
+// reads keys from the cache. Per token the invocations are, in order: one per rotated pair of q
+// (n_head * n_rot/2), one per f16 pair (cache word) of k's row (width/2), one per word of v's row
+// (width/2). A k word takes its two values from k and their partners (different pairs under
+// NeoX), each rotated with exactly the arithmetic of rope.comp, so the cache holds what rope.comp
+// followed by kv_store.comp would have stored.
+#include "common.glsl"
+#include "pc_attn.glsl"
+#include "rope_angle.glsl"
+
+layout(std430, binding = 0) buffer Q { float q[]; };                  // (n, n_head, head_dim)
+layout(std430, binding = 1) readonly buffer K { float k[]; };         // (n, width)
+layout(std430, binding = 2) readonly buffer V { float v[]; };         // (n, width)
+layout(std430, binding = 3) readonly buffer P { uint pos0; };
+layout(std430, binding = 4) readonly buffer F { float inv_freq[]; };  // (n_rot/2,)
+layout(std430, binding = 5) writeonly buffer KC { uint kcache[]; };   // (n_ctx, width/2) f16 pairs
+layout(std430, binding = 6) writeonly buffer VC { uint vcache[]; };   // (n_ctx, width/2) f16 pairs
+layout(push_constant) uniform PC { pc_rope_kv p; };
+
+// Element d (< head_dim) of k's head starting at base, rotated for position pos as rope.comp
+// rotates it.
+float k_rotated(uint base, uint d, uint pos) {
+    uint half_rot = p.n_rot / 2;
+    if (d >= p.n_rot) return k[base + d];
+    uint i, i0, i1;
+    if (p.neox != 0) {
+        i = d < half_rot ? d : d - half_rot;
+        i0 = i, i1 = i + half_rot;
+    } else {
+        i = d / 2;
+        i0 = 2 * i, i1 = 2 * i + 1;
+    }
+    float a = angle_of(pos, inv_freq[i]);
+    float c = cos(a), s = sin(a);
+    float x0 = k[base + i0], x1 = k[base + i1];
+    return d == i0 ? x0 * c - x1 * s : x0 * s + x1 * c;
+}
+
+void main() {
+    uint idx = global_index_2d();
+    uint half_rot = p.n_rot / 2;
+    uint nq = p.n_head * half_rot, wpr = p.width / 2;
+    uint per_tok = nq + 2 * wpr;
+    if (idx >= p.n * per_tok) return;
+    uint tok = idx / per_tok, j = idx % per_tok;
+    uint pos = pos0 + tok;
+    if (j < nq) { // q: one rotated pair, in place
+        uint i = j % half_rot;
+        uint base = (tok * p.n_head + j / half_rot) * p.head_dim;
+        uint i0 = p.neox != 0 ? i : 2 * i;
+        uint i1 = p.neox != 0 ? i + half_rot : 2 * i + 1;
+        float a = angle_of(pos, inv_freq[i]);
+        float c = cos(a), s = sin(a);
+        float x0 = q[base + i0], x1 = q[base + i1];
+        q[base + i0] = x0 * c - x1 * s;
+        q[base + i1] = x0 * s + x1 * c;
+        return;
+    }
+    if (pos >= p.n_ctx || pos < pos0) return; // past the cache (or wrapped around)
+    j -= nq;
+    if (j < wpr) { // k: one cache word of two rotated values
+        uint e = 2 * j;
+        uint base = tok * p.width + (e / p.head_dim) * p.head_dim;
+        uint d = e % p.head_dim;
+        kcache[pos * wpr + j] = packHalf2x16(vec2(k_rotated(base, d, pos), k_rotated(base, d + 1, pos)));
+    } else { // v: one cache word as it is
+        j -= wpr;
+        uint s = tok * p.width + 2 * j;
+        vcache[pos * wpr + j] = packHalf2x16(vec2(v[s], v[s + 1]));
+    }
+}
