@@ -113,6 +113,7 @@ enum serve_finish { SERVE_FIN_STOP, SERVE_FIN_LENGTH, SERVE_FIN_CANCELLED, SERVE
 struct serve_metrics {
     uint64_t finished[SERVE_FIN_COUNT];
     uint64_t prompt_tokens, generated_tokens;
+    uint64_t prompt_cached_tokens; /* of the prompt tokens, those found in a slot's KV cache */
     uint64_t rejected_queue_full;
     uint64_t steps, step_rows; /* vkllm_gen_step calls and the gens they decoded */
     struct serve_hist ttft, itl;
@@ -129,6 +130,8 @@ struct serve_engine {
     uint32_t n_slots;
     uint32_t queue_cap;
     struct serve_req **active; /* per slot, NULL when free (engine thread only) */
+    char **slot_prompt;        /* per slot, the prompt text of its last request (engine thread only):
+                                  a request goes to the free slot whose cache likely holds most of it */
 
     pthread_mutex_t model_mu;
     pthread_mutex_t mu;

@@ -228,6 +228,8 @@ static int scalars(struct parse *p, const cJSON *body, int chat, struct serve_re
         return 400;
     }
     if (boolean(p, body, "stream", &r->stream) < 0) return 400;
+    /* llama-server's field: false evaluates the whole prompt even where a slot's cache holds it */
+    if (boolean(p, body, "cache_prompt", &r->gp.cache_prompt) < 0) return 400;
     const cJSON *so = field(body, "stream_options");
     if (so) {
         if (!cJSON_IsObject(so)) return bad(p, "stream_options", "%s", "'stream_options' must be an object");
@@ -287,6 +289,8 @@ static void add_usage(cJSON *o, const struct serve_req *r) {
     cJSON_AddNumberToObject(u, "prompt_tokens", r->stats.n_prompt);
     cJSON_AddNumberToObject(u, "completion_tokens", r->stats.n_generated);
     cJSON_AddNumberToObject(u, "total_tokens", (double)r->stats.n_prompt + r->stats.n_generated);
+    cJSON *d = cJSON_AddObjectToObject(u, "prompt_tokens_details"); /* OpenAI: the prompt's cached part */
+    cJSON_AddNumberToObject(d, "cached_tokens", r->stats.n_prompt_cached);
 }
 
 /* llama.cpp's timings object. predicted_* covers the tokens after the prompt's forward pass. */
@@ -295,7 +299,8 @@ static void add_timings(cJSON *o, const struct serve_req *r) {
     cJSON *t = cJSON_AddObjectToObject(o, "timings");
     double predicted_ms = s->total_ms - s->prefill_ms;
     if (predicted_ms < 0) predicted_ms = 0;
-    cJSON_AddNumberToObject(t, "prompt_n", s->n_prompt);
+    cJSON_AddNumberToObject(t, "prompt_n", s->n_prompt - s->n_prompt_cached); /* evaluated (llama-server) */
+    cJSON_AddNumberToObject(t, "cache_n", s->n_prompt_cached);                /* reused from the KV cache */
     cJSON_AddNumberToObject(t, "prompt_ms", s->prefill_ms);
     cJSON_AddNumberToObject(t, "prompt_per_second", s->prefill_tps);
     cJSON_AddNumberToObject(t, "predicted_n", s->n_generated);

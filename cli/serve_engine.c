@@ -200,7 +200,10 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uin
                            (unsigned long long)m->finished[i]);
     metric(o, "vkllm_requests_rejected_total", "counter", "Requests refused with 503 because the queue was full.",
            (double)m->rejected_queue_full);
-    metric(o, "vkllm_prompt_tokens_total", "counter", "Prompt tokens evaluated.", (double)m->prompt_tokens);
+    metric(o, "vkllm_prompt_tokens_total", "counter", "Prompt tokens of finished requests.", (double)m->prompt_tokens);
+    metric(o, "vkllm_prompt_cached_tokens_total", "counter",
+           "Of those, tokens found in a slot's KV cache (prefix reuse) and not evaluated again.",
+           (double)m->prompt_cached_tokens);
     metric(o, "vkllm_generation_tokens_total", "counter", "Tokens generated.", (double)m->generated_tokens);
     hist_print(o, "vkllm_time_to_first_token_seconds", "Request arrival to its first token (queue wait included).",
                &m->ttft, ttft_bounds, SERVE_TTFT_BUCKETS - 1);
@@ -275,6 +278,7 @@ static void finish(struct serve_engine *e, struct serve_req *r, int status, cons
     pthread_mutex_lock(&e->mu);
     e->m.finished[how]++;
     e->m.prompt_tokens += r->stats.n_prompt;
+    e->m.prompt_cached_tokens += r->stats.n_prompt_cached;
     e->m.generated_tokens += r->stats.n_generated;
     pthread_mutex_unlock(&e->mu);
     serve_req_unref(r);
@@ -357,15 +361,29 @@ static void admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     pthread_mutex_unlock(&e->mu);
 }
 
+/* The free slot for r: the one whose last prompt shares the longest start with r's (its KV
+ * cache then holds most of r's prompt: a chat's next turn, the same system prompt), else the
+ * first free one. e->n_slots when none is free. */
+static uint32_t pick_slot(const struct serve_engine *e, const struct serve_req *r) {
+    uint32_t best = e->n_slots;
+    size_t best_len = 0;
+    for (uint32_t i = 0; i < e->n_slots; i++) {
+        if (e->active[i]) continue;
+        size_t n = 0;
+        const char *a = e->slot_prompt ? e->slot_prompt[i] : NULL, *b = r->prompt;
+        while (a && b && a[n] && a[n] == b[n]) n++;
+        if (best == e->n_slots || n > best_len) best = i, best_len = n;
+    }
+    return best;
+}
+
 /* Take queued requests into free slots; drop queued ones whose client has gone. */
 static void admit_queued(struct serve_engine *e) {
     for (;;) {
         pthread_mutex_lock(&e->mu);
         uint32_t slot = e->n_slots;
-        for (uint32_t i = 0; i < e->n_slots && slot == e->n_slots; i++)
-            if (!e->active[i]) slot = i;
         struct serve_req *r = NULL;
-        if (slot < e->n_slots && e->q_head) {
+        if (e->q_head && (slot = pick_slot(e, e->q_head)) < e->n_slots) {
             r = e->q_head;
             e->q_head = r->next;
             if (!e->q_head) e->q_tail = NULL;
@@ -373,6 +391,10 @@ static void admit_queued(struct serve_engine *e) {
         }
         pthread_mutex_unlock(&e->mu);
         if (!r) break;
+        if (e->slot_prompt && r->prompt) { /* what this slot's cache will hold */
+            free(e->slot_prompt[slot]);
+            e->slot_prompt[slot] = strdup(r->prompt);
+        }
         admit(e, slot, r);
     }
     /* cancelled requests still waiting for a slot leave the queue now */
@@ -496,15 +518,20 @@ int serve_engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_sessio
     e->n_slots = n_slots;
     e->queue_cap = queue_cap;
     e->active = calloc(n_slots, sizeof *e->active);
-    if (!e->active) return -1;
+    e->slot_prompt = calloc(n_slots, sizeof *e->slot_prompt);
+    if (!e->active || !e->slot_prompt) {
+        free(e->active), free(e->slot_prompt);
+        e->active = NULL, e->slot_prompt = NULL;
+        return -1;
+    }
     e->t_start = vkllm_cli_now();
     pthread_mutex_init(&e->model_mu, NULL);
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cond, NULL);
     update_kv(e);
     if (pthread_create(&e->thread, NULL, engine_main, e)) {
-        free(e->active);
-        e->active = NULL;
+        free(e->active), free(e->slot_prompt);
+        e->active = NULL, e->slot_prompt = NULL;
         return -1;
     }
     e->running = 1;
@@ -526,6 +553,9 @@ void serve_engine_free(struct serve_engine *e) {
     if (!e->active) return;
     free(e->active);
     e->active = NULL;
+    for (uint32_t i = 0; e->slot_prompt && i < e->n_slots; i++) free(e->slot_prompt[i]);
+    free(e->slot_prompt);
+    e->slot_prompt = NULL;
     pthread_mutex_destroy(&e->model_mu);
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->cond);

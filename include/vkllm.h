@@ -426,6 +426,9 @@ VKLLM_API vkllm_status vkllm_session_decode_greedy(vkllm_session_t s, int32_t to
 
 VKLLM_API uint32_t vkllm_session_n_past(vkllm_session_t s);  /* positions filled */
 VKLLM_API uint32_t vkllm_session_n_ctx(vkllm_session_t s);   /* positions available */
+/* How many leading tokens of tokens[0..n) the session's KV cache holds at positions 0.. (what a
+ * generation with cache_prompt would reuse, before keeping at least one token to evaluate). */
+VKLLM_API uint32_t vkllm_session_cached_prefix(vkllm_session_t s, const int32_t *tokens, uint32_t n);
 /* Forget positions from n_past on (0 = start over). INVALID_ARGUMENT if n_past > current. */
 VKLLM_API vkllm_status vkllm_session_truncate(vkllm_session_t s, uint32_t n_past);
 
@@ -498,6 +501,9 @@ struct vkllm_generate_params {
     int parse_special;       /* "<|im_start|>" in the prompt becomes its token (default 0) */
     int keep_history;        /* 1: continue after the tokens already in the session (chat);
                                 0: start the session over (default) */
+    int cache_prompt;        /* with keep_history 0: keep the longest prefix of the prompt the
+                                session's KV cache already holds and evaluate only the rest
+                                (llama-server's cache_prompt). default 1 */
     struct vkllm_sampling_params sampling;
 };
 
@@ -510,12 +516,13 @@ typedef int (*vkllm_text_fn)(const char *text, size_t len, void *user_data);
 
 /* Per-generation metrics, from real clocks (CLOCK_MONOTONIC). */
 struct vkllm_generate_stats {
-    uint32_t n_prompt;         /* prompt tokens evaluated (BOS included) */
+    uint32_t n_prompt;         /* prompt tokens (BOS included) */
+    uint32_t n_prompt_cached;  /* of those, already in the session's KV cache (not evaluated again) */
     uint32_t n_generated;      /* tokens sampled */
     double ttft_ms;            /* call start -> first token's text handed to the callback
                                   (tokenize + prefill + first sample), measured */
     double prefill_ms;         /* the prompt's forward pass */
-    double prefill_tps;        /* n_prompt / prefill time */
+    double prefill_tps;        /* (n_prompt - n_prompt_cached) / prefill time */
     double itl_mean_ms, itl_p50_ms, itl_p90_ms, itl_max_ms; /* between consecutive tokens */
     double decode_tps;         /* tokens after the first / time spent after the first */
     double total_ms;           /* call start -> return */

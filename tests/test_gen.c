@@ -403,6 +403,44 @@ static void check_public_api(void) {
     printf("public API: make-model, model file, tuning, reference, profile, tokenizer\n");
 }
 
+/* A generation that starts over keeps what the session's KV cache holds of its prompt: the same
+ * prompt again evaluates only its last token, a longer one only what is new; the text is what a
+ * fresh session gives. cache_prompt 0 evaluates everything. */
+static void check_prompt_cache(vkllm_model_t m) {
+    const char *base = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park.";
+    char longer[256];
+    snprintf(longer, sizeof longer, "%s One day she saw a big dog.", base);
+    vkllm_session_t s, fresh;
+    ASSERT_OK(vkllm_session_init(m, NULL, &s));
+    ASSERT_OK(vkllm_session_init(m, NULL, &fresh));
+    ASSERT_EQ(vkllm_session_cached_prefix(s, NULL, 0), 0);
+    struct { const char *prompt; int cache; } runs[] = {{base, 1}, {base, 1}, {longer, 1}, {longer, 0}};
+    uint32_t n_base = 0;
+    for (int i = 0; i < 4; i++) {
+        struct vkllm_generate_params p = vkllm_generate_params_default();
+        p.prompt = runs[i].prompt;
+        p.n_predict = 24;
+        p.sampling.temperature = 0;
+        p.cache_prompt = runs[i].cache;
+        static struct text a, b;
+        memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
+        struct vkllm_generate_stats sa, sb;
+        ASSERT_OK(vkllm_generate(s, &p, on_text, &a, &sa));
+        ASSERT_OK(vkllm_generate(fresh, &p, on_text, &b, &sb)); /* fresh: nothing to reuse */
+        ASSERT_OK(vkllm_session_truncate(fresh, 0));
+        if (strcmp(a.buf, b.buf)) FAILF("run %d: with the cached prompt \"%s\", fresh \"%s\"", i, a.buf, b.buf);
+        ASSERT_EQ(sa.n_prompt, sb.n_prompt);
+        if (i == 0) n_base = sa.n_prompt;
+        if (i == 0) ASSERT(sa.n_prompt_cached <= 1); /* the cache held nothing of it (BOS at most) */
+        if (i == 1) ASSERT_EQ(sa.n_prompt_cached, sa.n_prompt - 1);      /* all but the token evaluated for logits */
+        if (i == 2) ASSERT(sa.n_prompt_cached + 2 >= n_base && sa.n_prompt_cached < sa.n_prompt);
+        if (i == 3) ASSERT_EQ(sa.n_prompt_cached, 0);
+        printf("prompt cache: run %d: %u of %u prompt tokens reused\n", i, sa.n_prompt_cached, sa.n_prompt);
+    }
+    vkllm_session_free(s);
+    vkllm_session_free(fresh);
+}
+
 int main(int argc, char **argv) {
     const char *which = argc > 1 ? argv[1] : "all";
     int stories = !strcmp(which, "stories") || !strcmp(which, "all");
@@ -448,6 +486,7 @@ int main(int argc, char **argv) {
             {"The cat", 40, 0.8f, "dog", 4},
         };
         check_batch(m, rs, 3, "stories260K");
+        check_prompt_cache(m);
         vkllm_session_t s;
         ASSERT_OK(vkllm_session_init(m, NULL, &s));
         struct text t = {0};

@@ -173,6 +173,11 @@ def wait_metric(srv, key, pred, timeout):
     return None
 
 
+def counts(u):
+    """usage without prompt_tokens_details: the cached part depends on what ran before"""
+    return {k: v for k, v in (u or {}).items() if k != "prompt_tokens_details"}
+
+
 def text_of(objs, chat):
     if chat:
         return "".join(o["choices"][0]["delta"].get("content", "") for o in objs if o.get("choices"))
@@ -203,7 +208,7 @@ def openai_mode():
         check(res["chat_text"] == chat["choices"][0]["message"]["content"] and res["chat_text"],
               "openai chat stream text equals the plain reply: %r vs %r" % (res["chat_text"], chat))
         check(res["chat_finish"] == chat["choices"][0]["finish_reason"] == "length", "chat finish_reason")
-        check(res["chat_usage"] == chat["usage"], "chat usage chunk: %s vs %s" % (res["chat_usage"], chat["usage"]))
+        check(counts(res["chat_usage"]) == counts(chat["usage"]), "chat usage chunk: %s vs %s" % (res["chat_usage"], chat["usage"]))
         check(res["chat_role"] == "assistant", "chat role delta")
         check(res["completion_text"] == comp["choices"][0]["text"] and res["completion_text"],
               "openai completion stream text equals the plain reply: %r vs %r" % (res["completion_text"], comp))
@@ -244,10 +249,11 @@ def completions(srv):
     check(c["finish_reason"] == "length" and c["index"] == 0, "finish_reason length: %s" % c)
     st2, _, tok, _ = request(srv, "POST", "/tokenize", {"content": prompt, "add_special": True})
     u = j["usage"]
-    check(u == {"prompt_tokens": len(tok["tokens"]), "completion_tokens": 24, "total_tokens": len(tok["tokens"]) + 24},
-          "usage: %s (prompt %s)" % (u, tok))
+    check(counts(u) == {"prompt_tokens": len(tok["tokens"]), "completion_tokens": 24, "total_tokens": len(tok["tokens"]) + 24}
+          and 0 <= u["prompt_tokens_details"]["cached_tokens"] < len(tok["tokens"]), "usage: %s (prompt %s)" % (u, tok))
     t = j["timings"]
-    check(t["prompt_n"] == u["prompt_tokens"] and t["predicted_n"] == 24, "timings counts: %s" % t)
+    check(t["prompt_n"] + t["cache_n"] == u["prompt_tokens"] and t["predicted_n"] == 24 and
+          u["prompt_tokens_details"]["cached_tokens"] == t["cache_n"], "timings counts: %s" % t)
     check(all(t[k] > 0 for k in ("prompt_ms", "predicted_ms", "predicted_per_second", "ttft_ms")), "timings: %s" % t)
 
     # streamed: the same text, one event per piece as it is produced
@@ -261,7 +267,7 @@ def completions(srv):
     check(text_of(objs, False) == want, "streamed text equals the plain one: %r" % text_of(objs, False))
     fins = [o["choices"][0]["finish_reason"] for o in objs if o["choices"]]
     check(fins[-1] == "length" and all(f is None for f in fins[:-1]), "only the final chunk has finish_reason: %s" % fins)
-    check(objs[-1]["choices"] == [] and objs[-1]["usage"] == u, "usage chunk last: %s" % objs[-1])
+    check(objs[-1]["choices"] == [] and counts(objs[-1]["usage"]) == counts(u), "usage chunk last: %s" % objs[-1])
     check(all("usage" in o and o["usage"] is None for o in objs[:-1]), "the other chunks have usage null (as OpenAI)")
     check(len(objs) == 24 + 2, "one event per token, then the final and the usage chunk: %d" % len(objs))
 
@@ -319,7 +325,45 @@ def chat(srv):
     check(text_of(objs, True) == c["message"]["content"], "streamed chat text equals the plain one")
     check(objs[-2]["choices"][0]["delta"] == {} and objs[-2]["choices"][0]["finish_reason"] == "length",
           "final chat chunk: %s" % objs[-2])
-    check(objs[-1]["choices"] == [] and objs[-1]["usage"] == j["usage"], "chat usage chunk: %s" % objs[-1])
+    check(objs[-1]["choices"] == [] and counts(objs[-1]["usage"]) == counts(j["usage"]), "chat usage chunk: %s" % objs[-1])
+
+
+def prefix_reuse(srv):
+    """A slot's KV cache keeps the prompt it saw: the same prompt again evaluates only its last
+    token, a chat's next turn only what is new; the text stays what a fresh run gives."""
+    story = ("Once upon a time there was a little girl named Lily. She liked to play in the park with her "
+             "friends. One day she saw a big red ball under a tree. ") * 10
+    body = {"prompt": story, "max_tokens": 8, "temperature": 0}
+    times, outs = [], []
+    for _ in range(2):
+        t0 = time.monotonic()
+        st, _, j, _ = request(srv, "POST", "/v1/completions", body)
+        times.append(time.monotonic() - t0)
+        outs.append(j)
+    n = outs[0]["usage"]["prompt_tokens"]
+    c2 = outs[1]["usage"]["prompt_tokens_details"]["cached_tokens"]
+    print("prefix reuse: %d-token prompt, %.1f ms fresh, %.1f ms again (%d cached, %.0f%%)" %
+          (n, times[0] * 1e3, times[1] * 1e3, c2, 100 * times[1] / times[0]), flush=True)
+    check(n > 300 and c2 == n - 1 and outs[1]["timings"]["prompt_n"] == 1 and outs[1]["timings"]["cache_n"] == n - 1,
+          "the same prompt again: all but its last token reused (%s of %s)" % (c2, n))
+    check(outs[0]["choices"][0]["text"] == outs[1]["choices"][0]["text"], "the same greedy text with the cached prompt")
+    check(times[1] < 0.5 * times[0], "the cached prompt answers faster: %.1f vs %.1f ms" % (times[1] * 1e3, times[0] * 1e3))
+    # a chat: each turn reuses the turns before it
+    msgs = [{"role": "system", "content": "You are a storyteller."}, {"role": "user", "content": story[:300]}]
+    prev = 0
+    for turn in range(3):
+        st, _, j, _ = request(srv, "POST", "/v1/chat/completions", {"messages": msgs, "max_tokens": 8, "temperature": 0})
+        u = j["usage"]
+        cached = u["prompt_tokens_details"]["cached_tokens"]
+        if turn:
+            check(prev - 4 <= cached < u["prompt_tokens"],
+                  "chat turn %d: the earlier turns' %d tokens come from the cache (%d cached of %d)" %
+                  (turn + 1, prev, cached, u["prompt_tokens"]))
+        prev = u["prompt_tokens"]
+        msgs += [j["choices"][0]["message"], {"role": "user", "content": "And then? " * (turn + 1)}]
+    st, _, j, _ = request(srv, "POST", "/v1/completions", dict(body, cache_prompt=False))
+    check(j["usage"]["prompt_tokens_details"]["cached_tokens"] == 0 and j["choices"][0]["text"] == outs[0]["choices"][0]["text"],
+          "cache_prompt false: everything evaluated again, the same text")
 
 
 def validation(srv):
@@ -544,6 +588,7 @@ def main():
     basics(srv)
     completions(srv)
     chat(srv)
+    prefix_reuse(srv)
     validation(srv)
     tokens(srv, "Once upon a time there was a dog")
     disconnects(srv)

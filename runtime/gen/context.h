@@ -32,6 +32,7 @@ struct vkllm_session {
     vkllm_model_t model;
     struct vkllm__forward *fw;
     uint32_t n_past;
+    int32_t *hist;       /* (n_ctx,) the token at each filled position: what the KV cache holds */
     float *logits;       /* (logits_rows, n_vocab) of the last eval */
     uint32_t logits_rows, logits_cap;
 };

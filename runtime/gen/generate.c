@@ -24,6 +24,7 @@ struct vkllm_generate_params vkllm_generate_params_default(void) {
     struct vkllm_generate_params p = {0};
     p.n_predict = -1;
     p.add_bos = -1;
+    p.cache_prompt = 1;
     vkllm__sampler_params_default(&p.sampling);
     return p;
 }
@@ -307,6 +308,14 @@ vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_para
         s->n_past = n_past0; /* refused: the session is as it was */
         goto fail;
     }
+    /* starting over: keep what the cache holds of the prompt, at least one token to evaluate */
+    uint32_t reuse = 0;
+    if (!g->p.keep_history && g->p.cache_prompt && n_ids > 1) {
+        s->n_past = n_past0;
+        reuse = vkllm_session_cached_prefix(s, ids, (uint32_t)n_ids - 1);
+        s->n_past = 0;
+    }
+    s->n_past += reuse;
     vkllm_session_truncate(s, s->n_past);
     g->st.seed = vkllm__sampler_seed(g->smp);
     g->greedy = vkllm__sampler_is_greedy(g->smp);
@@ -319,10 +328,11 @@ vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_para
 
     // prefill
     double tp = now_ms();
-    VKLLM_TRY(st, vkllm_session_eval(s, ids, (uint32_t)n_ids, 0), fail);
+    VKLLM_TRY(st, vkllm_session_eval(s, ids + reuse, (uint32_t)(n_ids - reuse), 0), fail);
     g->st.n_prompt = (uint32_t)n_ids;
+    g->st.n_prompt_cached = reuse;
     g->st.prefill_ms = now_ms() - tp;
-    g->st.prefill_tps = g->st.prefill_ms > 0 ? n_ids / (g->st.prefill_ms / 1e3) : 0;
+    g->st.prefill_tps = g->st.prefill_ms > 0 ? (n_ids - reuse) / (g->st.prefill_ms / 1e3) : 0;
 
     /* SentencePiece's leading space is dropped only when the text starts at BOS (as llama2.c). */
     int from_bos_only = !continuing && n_ids == 1;

@@ -90,7 +90,10 @@ vkllm_status vkllm_session_init(vkllm_model_t model, const struct vkllm_session_
     if (!s) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     s->model = model;
     vkllm_status st = vkllm__forward_init(model->gm, p.n_ctx, p.n_ubatch, &s->fw);
+    if (!st && !(s->hist = vkllm__malloc(sizeof *s->hist * vkllm__forward_n_ctx(s->fw))))
+        st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     if (st) {
+        vkllm__forward_free(s->fw);
         vkllm__free(s);
         return st;
     }
@@ -101,6 +104,7 @@ vkllm_status vkllm_session_init(vkllm_model_t model, const struct vkllm_session_
 void vkllm_session_free(vkllm_session_t s) {
     if (!s) return;
     vkllm__forward_free(s->fw);
+    vkllm__free(s->hist);
     vkllm__free(s->logits);
     vkllm__free(s);
 }
@@ -118,6 +122,7 @@ vkllm_status vkllm_session_eval(vkllm_session_t s, const int32_t *tokens, uint32
     s->logits_rows = 0;
     vkllm_status st = vkllm__forward_eval(s->fw, (const uint32_t *)tokens, n, s->n_past, all_logits, s->logits);
     if (st) return st;
+    if (n) memcpy(s->hist + s->n_past, tokens, sizeof *tokens * n);
     s->n_past += n;
     s->logits_rows = rows;
     return VKLLM_STATUS_OK;
@@ -133,13 +138,20 @@ vkllm_status vkllm_session_decode_greedy(vkllm_session_t s, int32_t token, int32
     uint32_t id;
     vkllm_status st = vkllm__forward_decode_greedy(s->fw, (uint32_t)token, s->n_past, &id);
     if (st) return st;
-    s->n_past++;
+    s->hist[s->n_past++] = token;
     s->logits_rows = 0;
     *next = (int32_t)id;
     return VKLLM_STATUS_OK;
 }
 
 uint32_t vkllm_session_n_past(vkllm_session_t s) { return s->n_past; }
+
+uint32_t vkllm_session_cached_prefix(vkllm_session_t s, const int32_t *tokens, uint32_t n) {
+    if (!s || !tokens) return 0;
+    uint32_t i = 0;
+    while (i < n && i < s->n_past && s->hist[i] == tokens[i]) i++;
+    return i;
+}
 uint32_t vkllm_session_n_ctx(vkllm_session_t s) { return vkllm__forward_n_ctx(s->fw); }
 
 vkllm_status vkllm_session_truncate(vkllm_session_t s, uint32_t n_past) {
@@ -184,7 +196,7 @@ vkllm_status vkllm__session_decode_batch(vkllm_session_t *s, const int32_t *toke
     for (uint32_t i = 0; i < n && !st; i++) {
         memcpy(s[i]->logits, logits + i * V, sizeof(float) * V);
         s[i]->logits_rows = 1;
-        s[i]->n_past++;
+        s[i]->hist[s[i]->n_past++] = tokens[i];
     }
 done:
     vkllm__free(fw);
