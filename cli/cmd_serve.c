@@ -36,6 +36,9 @@ static void usage(FILE *f) {
             "  --max-body BYTES      largest request body, else 413 (default 1048576)\n"
             "  --device N            Vulkan device index (see `vkllm devices`)\n"
             "  --ubatch N            prefill micro-batch size (default 256)\n"
+            "  --prefill-chunk N     a prompt is evaluated N tokens at a time between the running\n"
+            "                        requests' decode steps, so none of them waits for a whole long\n"
+            "                        prompt (default 128; 0: a whole prompt at once)\n"
             "\n"
             "Requests take OpenAI's fields (max_tokens, temperature, top_p, seed, stop, ...) plus\n"
             "top_k and min_p; absent sampling fields take llama.cpp's defaults (temperature 0.8,\n"
@@ -45,7 +48,7 @@ static void usage(FILE *f) {
 
 struct serve_opts {
     const char *path, *host, *api_key, *tmpl, *alias;
-    double port, parallel, n_ctx, queue, max_body, device, ubatch;
+    double port, parallel, n_ctx, queue, max_body, device, ubatch, prefill_chunk;
 };
 
 /* 0 parsed, 1 --help printed, 2 bad usage (a line was printed). */
@@ -66,6 +69,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o) {
         NUM("--max-body", 1, 1e10, &o->max_body)
         NUM("--device", 0, 1e4, &o->device)
         NUM("--ubatch", 1, 1e5, &o->ubatch)
+        NUM("--prefill-chunk", 0, 1e7, &o->prefill_chunk)
 #undef NUM
         if (!strcmp(a, "-m") && v) o->path = argv[++i];
         else if (!strcmp(a, "--host") && v) o->host = argv[++i];
@@ -114,7 +118,7 @@ static const char *base_name(const char *path) {
 /* Serve until SIGINT or SIGTERM (blocked in every thread; this one waits for them). */
 static int serve(struct serve_server *srv, const struct serve_opts *o, const sigset_t *sigs,
                  vkllm_session_t *slots, uint32_t n_slots) {
-    if (serve_engine_start(&srv->engine, srv->model, slots, n_slots, (uint32_t)o->queue)) {
+    if (serve_engine_start(&srv->engine, srv->model, slots, n_slots, (uint32_t)o->queue, (uint32_t)o->prefill_chunk)) {
         fprintf(stderr, "vkllm: serve: cannot start the engine thread\n");
         return 1;
     }
@@ -139,7 +143,7 @@ static int serve(struct serve_server *srv, const struct serve_opts *o, const sig
 
 int vkllm_cmd_serve(int argc, char **argv) {
     struct serve_opts o = {.host = "127.0.0.1", .port = 8080, .parallel = 4, .queue = 64, .max_body = 1048576,
-                           .device = -1};
+                           .device = -1, .prefill_chunk = 128};
     int code = parse_args(argc, argv, &o);
     if (code) return code == 1 ? 0 : code;
     if (!o.api_key) o.api_key = getenv("VKLLM_API_KEY");

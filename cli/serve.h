@@ -129,6 +129,7 @@ struct serve_engine {
     vkllm_session_t *slots;
     uint32_t n_slots;
     uint32_t queue_cap;
+    uint32_t prefill_chunk;    /* prompt tokens per prefill chunk (0: whole prompts) */
     struct serve_req **active; /* per slot, NULL when free (engine thread only) */
     char **slot_prompt;        /* per slot, the prompt text of its last request (engine thread only):
                                   a request goes to the free slot whose cache likely holds most of it */
@@ -147,7 +148,7 @@ struct serve_engine {
 
 /* Start the engine thread over n_slots sessions of model (the engine does not own them). */
 int serve_engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_session_t *slots, uint32_t n_slots,
-                        uint32_t queue_cap);
+                        uint32_t queue_cap, uint32_t prefill_chunk);
 /* Stop: requests still queued or running end with 503 "the server is shutting down"; joins
  * the thread. The locks stay usable (HTTP threads may still take them) until engine_free. */
 void serve_engine_stop(struct serve_engine *e);

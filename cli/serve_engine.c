@@ -329,6 +329,7 @@ static void admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     }
     vkllm_gen_t g = NULL;
     char msg[512];
+    r->gp.prefill_chunk = e->prefill_chunk; /* the rest of a long prompt goes between decode steps */
     pthread_mutex_lock(&e->model_mu);
     vkllm_status st = vkllm_gen_start(e->slots[i], &r->gp, on_text, r, &g);
     if (st) snprintf(msg, sizeof msg, "%s", *vkllm_last_error() ? vkllm_last_error() : vkllm_status_str(st));
@@ -346,18 +347,21 @@ static void admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
         }
         return;
     }
+    /* the first token is there unless the prompt is still being evaluated in chunks (then step()
+     * records the time to first token when it comes) */
+    int first = vkllm_gen_n_generated(g) > 0 || vkllm_gen_done(g);
     pthread_mutex_lock(&r->mu);
     r->gen = g;
     r->state = SERVE_RUNNING;
-    r->ttft_ms = (now - r->t_arrival) * 1e3;
+    if (first) r->ttft_ms = (now - r->t_arrival) * 1e3;
     pthread_cond_broadcast(&r->cond);
     pthread_mutex_unlock(&r->mu);
     r->t_last_token = now;
-    r->n_seen = 1;
+    r->n_seen = first;
     e->active[i] = r;
     pthread_mutex_lock(&e->mu);
     e->m.busy++;
-    hist_observe(&e->m.ttft, ttft_bounds, SERVE_TTFT_BUCKETS - 1, now - r->t_arrival);
+    if (first) hist_observe(&e->m.ttft, ttft_bounds, SERVE_TTFT_BUCKETS - 1, now - r->t_arrival);
     pthread_mutex_unlock(&e->mu);
 }
 
@@ -444,12 +448,19 @@ static void step(struct serve_engine *e) {
         e->m.step_rows += n;
         uint64_t total = e->m.generated_tokens;
         pthread_mutex_unlock(&e->mu);
-        double itl[256];
-        uint32_t n_itl = 0;
+        double itl[256], ttft[256];
+        uint32_t n_itl = 0, n_ttft = 0;
         for (uint32_t k = 0; k < n; k++) {
             struct serve_req *r = e->active[idx[k]];
             uint32_t ng = vkllm_gen_n_generated(r->gen);
-            if (ng > r->n_seen) {
+            if (r->n_seen == 0 && (ng > 0 || vkllm_gen_done(r->gen))) { /* its prompt's last chunk */
+                pthread_mutex_lock(&r->mu);
+                r->ttft_ms = (now - r->t_arrival) * 1e3;
+                pthread_mutex_unlock(&r->mu);
+                ttft[n_ttft++] = now - r->t_arrival;
+                r->t_last_token = now;
+                r->n_seen = ng ? ng : 1;
+            } else if (ng > r->n_seen) {
                 itl[n_itl++] = now - r->t_last_token;
                 r->t_last_token = now;
                 r->n_seen = ng;
@@ -458,6 +469,7 @@ static void step(struct serve_engine *e) {
         }
         pthread_mutex_lock(&e->mu);
         for (uint32_t k = 0; k < n_itl; k++) hist_observe(&e->m.itl, itl_bounds, SERVE_ITL_BUCKETS - 1, itl[k]);
+        for (uint32_t k = 0; k < n_ttft; k++) hist_observe(&e->m.ttft, ttft_bounds, SERVE_TTFT_BUCKETS - 1, ttft[k]);
         struct serve_metrics *m = &e->m;
         m->tps_t[m->tps_head] = now;
         m->tps_n[m->tps_head] = total;
@@ -511,12 +523,13 @@ static void *engine_main(void *arg) {
 }
 
 int serve_engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_session_t *slots, uint32_t n_slots,
-                        uint32_t queue_cap) {
+                        uint32_t queue_cap, uint32_t prefill_chunk) {
     memset(e, 0, sizeof *e);
     e->model = model;
     e->slots = slots;
     e->n_slots = n_slots;
     e->queue_cap = queue_cap;
+    e->prefill_chunk = prefill_chunk;
     e->active = calloc(n_slots, sizeof *e->active);
     e->slot_prompt = calloc(n_slots, sizeof *e->slot_prompt);
     if (!e->active || !e->slot_prompt) {

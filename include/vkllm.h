@@ -504,6 +504,11 @@ struct vkllm_generate_params {
     int cache_prompt;        /* with keep_history 0: keep the longest prefix of the prompt the
                                 session's KV cache already holds and evaluate only the rest
                                 (llama-server's cache_prompt). default 1 */
+    uint32_t prefill_chunk;  /* > 0: vkllm_gen_start evaluates at most this many prompt tokens and
+                                each vkllm_gen_step the next chunk, the first token being sampled
+                                after the last (generations decoding beside it wait one chunk at a
+                                time, not the whole prompt). 0: the whole prompt in
+                                vkllm_gen_start (default) */
     struct vkllm_sampling_params sampling;
 };
 

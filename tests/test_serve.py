@@ -366,6 +366,42 @@ def prefix_reuse(srv):
           "cache_prompt false: everything evaluated again, the same text")
 
 
+def stalls():
+    """While a stream runs, a long prompt arrives: evaluated in chunks between the stream's decode
+    steps (--prefill-chunk), the stream's longest gap is a chunk's time, not the whole prompt's;
+    the long request's text and its time to first token stay close to an unchunked run's."""
+    story = ("Once upon a time there was a little girl named Lily. She liked to play in the park with her "
+             "friends. One day she saw a big red ball under a tree. ") * 38
+    res = {}
+    for chunk in (0, 64):
+        srv = Server("--parallel", "2", "-c", "2048", "--prefill-chunk", str(chunk))
+        gaps, long_req = [], {}
+
+        def streamer():
+            _, _, events, _ = stream(srv, "/v1/completions",
+                                     {"prompt": "Once upon a time", "max_tokens": 300, "temperature": 0, "stream": True})
+            gaps.extend((b, b - a) for (a, _), (b, _) in zip(events, events[1:]))
+
+        t = threading.Thread(target=streamer)
+        t0 = time.monotonic()
+        t.start()
+        time.sleep(0.3)
+        t1 = time.monotonic() - t0
+        st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": story, "max_tokens": 8, "temperature": 0})
+        t2 = time.monotonic() - t0
+        t.join()
+        srv.stop("stall server")
+        during = [g for (at, g) in gaps if t1 <= at <= t2 + 0.05]
+        res[chunk] = (max(during or [0]), t2 - t1, j["choices"][0]["text"] if st == 200 else None, j["usage"]["prompt_tokens"] if st == 200 else 0)
+        print("prefill chunk %d: a %d-token prompt took %.0f ms; the running stream's longest gap meanwhile %.0f ms" %
+              (chunk, res[chunk][3], res[chunk][1] * 1e3, res[chunk][0] * 1e3), flush=True)
+    check(res[0][3] > 1500 and res[0][2] is not None and res[0][2] == res[64][2], "the chunked long prompt gives the same text")
+    check(res[64][0] < 0.5 * res[0][0], "chunked prefill: the stream's longest gap %.0f ms, %.0f ms unchunked" %
+          (res[64][0] * 1e3, res[0][0] * 1e3))
+    check(res[64][1] < 3 * res[0][1], "chunked prefill: the long request within 3x of its unchunked time (%.0f vs %.0f ms)" %
+          (res[64][1] * 1e3, res[0][1] * 1e3))
+
+
 def validation(srv):
     base = {"prompt": "Once", "max_tokens": 4}
     cases = [("temperature", "hot"), ("temperature", -1), ("temperature", 3), ("max_tokens", 1.5), ("max_tokens", -3), ("max_tokens", 0),
@@ -596,6 +632,7 @@ def main():
     print("functional checks: %.1f s" % (time.monotonic() - t0), flush=True)
     load(srv, 4)
     srv.stop("main server")
+    stalls()
     keyed()
     print("total %.1f s" % (time.monotonic() - t0))
 

@@ -161,6 +161,9 @@ struct vkllm_gen {
     double t0, t_first, t_prev;     /* ms */
     int32_t cur;                    /* the last token sampled: the next one to evaluate */
     int greedy;                     /* the device takes the argmax when decoding alone */
+    int32_t *pending;               /* prompt tokens still to evaluate (chunked prefill) */
+    uint32_t n_pending, pending_at; /* how many, and how many of them are evaluated */
+    int continuing;                 /* the prompt continues the session's text (keep_history) */
     int done;
     vkllm_status err;
     enum vkllm_stop_reason reason;
@@ -278,6 +281,36 @@ static vkllm_status take_token(struct vkllm_gen *g, int32_t tok) {
     return g->err;
 }
 
+/* Evaluate the next chunk of g's prompt (all of it without prefill_chunk); after the last, sample
+ * the first token. An error is returned (g not failed: the caller decides). */
+static vkllm_status prefill_chunk(struct vkllm_gen *g) {
+    vkllm_session_t s = g->s;
+    uint32_t left = g->n_pending - g->pending_at;
+    uint32_t n = g->p.prefill_chunk && left > g->p.prefill_chunk ? g->p.prefill_chunk : left;
+    double tp = now_ms();
+    vkllm_status st = vkllm_session_eval(s, g->pending + g->pending_at, n, 0);
+    if (st) return st;
+    g->pending_at += n;
+    g->st.prefill_ms += now_ms() - tp;
+    if (g->pending_at < g->n_pending) return VKLLM_STATUS_OK; /* more chunks to come */
+    g->st.prefill_tps = g->st.prefill_ms > 0 ? g->n_pending / (g->st.prefill_ms / 1e3) : 0;
+    vkllm__free(g->pending);
+    g->pending = NULL;
+
+    /* SentencePiece's leading space is dropped only when the text starts at BOS (as llama2.c). */
+    int from_bos_only = !g->continuing && g->st.n_prompt == 1;
+    vkllm__detok_stream_init(&g->ds, s->model->tok, from_bos_only ? 0 : VKLLM__DETOK_KEEP_SPACE);
+    g->ds_init = 1;
+    if (g->p.n_predict == 0) { /* the prompt is in the cache; nothing to generate */
+        g->reason = VKLLM_STOP_MAX_TOKENS;
+        finish(g);
+        return VKLLM_STATUS_OK;
+    }
+    int32_t tok;
+    if ((st = vkllm__sampler_sample(g->smp, vkllm_session_logits(s, 0), &tok))) return st;
+    return take_token(g, tok); /* EOS or a callback's stop is not an error */
+}
+
 vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_params *params, vkllm_text_fn fn,
                              void *user_data, vkllm_gen_t *out) {
     const double t0 = now_ms();
@@ -326,29 +359,16 @@ vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_para
         goto fail;
     }
 
-    // prefill
-    double tp = now_ms();
-    VKLLM_TRY(st, vkllm_session_eval(s, ids + reuse, (uint32_t)(n_ids - reuse), 0), fail);
+    // prefill: all of it, or the first chunk (vkllm_gen_step evaluates the rest)
     g->st.n_prompt = (uint32_t)n_ids;
     g->st.n_prompt_cached = reuse;
-    g->st.prefill_ms = now_ms() - tp;
-    g->st.prefill_tps = g->st.prefill_ms > 0 ? (n_ids - reuse) / (g->st.prefill_ms / 1e3) : 0;
-
-    /* SentencePiece's leading space is dropped only when the text starts at BOS (as llama2.c). */
-    int from_bos_only = !continuing && n_ids == 1;
-    vkllm__detok_stream_init(&g->ds, s->model->tok, from_bos_only ? 0 : VKLLM__DETOK_KEEP_SPACE);
-    g->ds_init = 1;
-    if (g->p.n_predict == 0) { /* the prompt is in the cache; nothing to generate */
-        g->reason = VKLLM_STOP_MAX_TOKENS;
-        finish(g);
-        vkllm__free(ids);
-        *out = g;
-        return VKLLM_STATUS_OK;
-    }
-    int32_t tok;
-    VKLLM_TRY(st, vkllm__sampler_sample(g->smp, vkllm_session_logits(s, 0), &tok), fail);
-    VKLLM_TRY(st, take_token(g, tok), fail); /* EOS or a callback's stop is not an error */
-    vkllm__free(ids);
+    g->continuing = continuing;
+    g->pending = ids;
+    ids = NULL;
+    g->n_pending = (uint32_t)(n_ids - reuse);
+    g->pending_at = 0;
+    memmove(g->pending, g->pending + reuse, sizeof *g->pending * g->n_pending);
+    VKLLM_TRY(st, prefill_chunk(g), fail);
     *out = g;
     return VKLLM_STATUS_OK;
 fail:
@@ -374,8 +394,15 @@ vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n) {
             st = vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_gen_step: gen %u is NULL", i);
             goto done;
         }
-        if (!gens[i]->done) run[m++] = gens[i];
+        if (!gens[i]->done && !gens[i]->pending) run[m++] = gens[i];
     }
+    /* one chunk of one prefilling generation per step: the others decode between chunks */
+    for (uint32_t i = 0; i < n; i++)
+        if (!gens[i]->done && gens[i]->pending) {
+            vkllm_status s2 = prefill_chunk(gens[i]);
+            if (s2) fail(gens[i], s2), st = s2;
+            break;
+        }
     if (m == 0) goto done;
     if (m == 1 && run[0]->greedy) { /* alone and greedy: the argmax on the device, one id read back */
         int32_t next;
@@ -442,6 +469,7 @@ uint32_t vkllm_gen_n_generated(vkllm_gen_t g) { return g ? g->st.n_generated : 0
 void vkllm_gen_free(vkllm_gen_t g) {
     if (!g) return;
     if (g->ds_init) vkllm__detok_stream_free(&g->ds);
+    vkllm__free(g->pending);
     vkllm__free(g->out.buf);
     vkllm__free(g->itl);
     vkllm__sampler_free(g->smp);
