@@ -40,6 +40,11 @@ layout(constant_id = 3) const uint XS = 0;
 // decode). Every column goes through exactly the arithmetic of a one-column dispatch, in the same
 // order, so its result is bit-identical whatever NC is.
 layout(constant_id = 4) const uint NC = 1;
+// GLU = 1 (one column): W is gate's rows stacked over up's (2 m rows, the up row of row r at r +
+// m); each invocation takes both rows of its NR, with exactly the arithmetic of two separate rows,
+// and stores silu(gate) * up as silu_mul.comp does: the feed-forward's gate/up products and the
+// SiLU in one dispatch.
+layout(constant_id = 5) const uint GLU = 0;
 
 layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };   // (k,) as vec4 (k % 4 == 0) ...
 layout(std430, binding = 1) readonly buffer Xs { float xs[]; }; // ... or as floats (tail)
@@ -247,18 +252,20 @@ float unit_dot(uint rb, uint u) {
 #endif
 }
 
-shared float red[NR * gl_WorkGroupSize.x];  // the shared-memory reduction
+shared float red[(GLU + 1u) * NR * gl_WorkGroupSize.x];  // the shared-memory reduction
 
 void main() {
     uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     uint t = gl_LocalInvocationID.x;
     uint lane = t % NT;
     uint row0 = (wg * (gl_WorkGroupSize.x / NT) + t / NT) * NR;
-    uint rb[NR];
-    float acc[NC][NR];
+    uint rb[NR], rb2[NR];
+    float acc[NC][NR], acc2[NR];  // acc2: GLU's up rows
     [[unroll]] for (uint r = 0u; r < NR; r++) rb[r] = min(row0 + r, p.m - 1u) * p.row_bytes;
+    [[unroll]] for (uint r = 0u; r < NR; r++) rb2[r] = rb[r] + p.m * p.row_bytes;
     [[unroll]] for (uint c = 0u; c < NC; c++)
         [[unroll]] for (uint r = 0u; r < NR; r++) acc[c][r] = 0.0;
+    [[unroll]] for (uint r = 0u; r < NR; r++) acc2[r] = 0.0;
     uint nu = p.k / UNIT;
     for (uint u = lane; u < nu; u += NT) {
         [[unroll]] for (uint c = 0u; c < NC; c++) {
@@ -286,6 +293,9 @@ void main() {
             xsum = dot(xs4, vec4(1.0));
 #endif
             [[unroll]] for (uint r = 0u; r < NR; r++) acc[c][r] += unit_dot(rb[r], u);
+            if (GLU != 0u) {
+                [[unroll]] for (uint r = 0u; r < NR; r++) acc2[r] += unit_dot(rb2[r], u);
+            }
         }
     }
 #if defined(WTYPE_F32) || defined(WTYPE_F16) || defined(WTYPE_BF16)
@@ -294,6 +304,9 @@ void main() {
         [[unroll]] for (uint c = 0u; c < NC; c++) {
             float xe = xs[p.x0 + c * p.x_stride + e];
             [[unroll]] for (uint r = 0u; r < NR; r++) acc[c][r] += dq_get1(rb[r], e) * xe;
+            if (GLU != 0u) {
+                [[unroll]] for (uint r = 0u; r < NR; r++) acc2[r] += dq_get1(rb2[r], e) * xe;
+            }
         }
     }
 #endif
@@ -304,25 +317,38 @@ void main() {
             // reported; otherwise (some drivers pick another size per shader) go through memory.
             if (gl_SubgroupSize == NT) {
                 [[unroll]] for (uint r = 0u; r < NR; r++) acc[c][r] = subgroupAdd(acc[c][r]);
+                if (GLU != 0u) {
+                    [[unroll]] for (uint r = 0u; r < NR; r++) acc2[r] = subgroupAdd(acc2[r]);
+                }
             } else
 #endif
             {
+                const uint NV = (GLU + 1u) * NR;  // values per invocation: its rows (and up rows)
                 [[unroll]] for (uint r = 0u; r < NR; r++) red[r * gl_WorkGroupSize.x + t] = acc[c][r];
+                if (GLU != 0u) {
+                    [[unroll]] for (uint r = 0u; r < NR; r++) red[(NR + r) * gl_WorkGroupSize.x + t] = acc2[r];
+                }
                 barrier();
                 for (uint s = NT / 2u; s > 0u; s >>= 1) {
                     if (lane < s) {
-                        [[unroll]] for (uint r = 0u; r < NR; r++)
+                        [[unroll]] for (uint r = 0u; r < NV; r++)
                             red[r * gl_WorkGroupSize.x + t] += red[r * gl_WorkGroupSize.x + t + s];
                     }
                     barrier();
                 }
                 [[unroll]] for (uint r = 0u; r < NR; r++) acc[c][r] = red[r * gl_WorkGroupSize.x + t];
+                if (GLU != 0u) {
+                    [[unroll]] for (uint r = 0u; r < NR; r++) acc2[r] = red[(NR + r) * gl_WorkGroupSize.x + t];
+                }
                 barrier();  // red is reused by the next column
             }
         }
         if (lane == 0u) {
-            [[unroll]] for (uint r = 0u; r < NR; r++)
-                if (row0 + r < p.m) y[p.y0 + c * p.y_stride + row0 + r] = acc[c][r];
+            [[unroll]] for (uint r = 0u; r < NR; r++) {
+                if (row0 + r >= p.m) continue;
+                float g = acc[c][r];
+                y[p.y0 + c * p.y_stride + row0 + r] = GLU != 0u ? g / (1.0 + exp(-g)) * acc2[r] : g;
+            }
         }
     }
 }

@@ -154,9 +154,10 @@ with tempfile.TemporaryDirectory() as d:
                   (dec.get("n_barriers"), dec.get("n_dispatch")))
         else:
             # the storage-buffer path stacks q/k/v and gate/up: 4 products per layer, plus the logits
-            check(kd.get("matvec", {}).get("calls") == 4 * L + 1,
-                  "decode: q/k/v and gate/up in one product each (%s matvec calls, expected %d)" %
-                  (kd.get("matvec", {}).get("calls"), 4 * L + 1))
+            check(kd.get("matvec", {}).get("calls") == 3 * L + 1 and kd.get("matvec_glu", {}).get("calls") == L
+                  and "silu_mul" not in kd,
+                  "decode: q/k/v in one product, gate/up and SiLU in one (%s matvec, %s matvec_glu calls; expected %d, %d)" %
+                  (kd.get("matvec", {}).get("calls"), kd.get("matvec_glu", {}).get("calls"), 3 * L + 1, L))
         # embedding: one row of token_embd in, one f32 row out
         check(kd.get("get_rows", {}).get("weight_bytes") == q8_bytes(E) and
               kd.get("get_rows", {}).get("bytes_written") == 4 * E, "decode: get_rows reads one embedding row")

@@ -108,7 +108,7 @@ r = run(["selftest", "--json"])
 check(r.returncode == 0, "selftest exit 0: " + r.stderr[-2000:])
 doc = json.loads(r.stdout)
 ops = {c["op"] for c in doc["cases"]}
-want_ops = {"add", "mul", "silu_mul", "rmsnorm", "add_rmsnorm", "softmax", "matvec", "matvec_tb", "matmul",
+want_ops = {"add", "mul", "silu_mul", "rmsnorm", "add_rmsnorm", "softmax", "matvec", "matvec_tb", "matvec_glu", "matmul",
             "get_rows", "rope", "kv_store", "rope_kv", "attention", "argmax"}
 check(ops == want_ops, "selftest covers every op: missing %s" % sorted(want_ops - ops))
 for c in doc["cases"]:

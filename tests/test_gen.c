@@ -367,10 +367,10 @@ static void check_public_api(void) {
         struct vkllm_dispatch_profile d;
         ASSERT_OK(vkllm_session_profile_get(s2, i, &d));
         ASSERT(d.label && d.kernel && d.ns >= 0);
-        storage_matvec += !strcmp(d.label, "matvec") && d.weight_bytes > 0;
+        storage_matvec += (!strcmp(d.label, "matvec") || !strcmp(d.label, "matvec_glu")) && d.weight_bytes > 0;
         ASSERT(strcmp(d.label, "matvec_tb") && strcmp(d.label, "attn_tb"));
     }
-    /* 3 layers: q/k/v and gate/up stacked (4 products per layer), or 7 where they could not be */
+    /* 3 layers: q/k/v stacked, gate/up with SiLU (4 products per layer), or 7 where they could not be */
     if (vkllm_ctx_device(c2)->timestamps) ASSERT(nd > 0 && storage_matvec >= 4 * 3 + 1);
     vkllm_ref_free(r);
     vkllm_session_free(s2);

@@ -58,6 +58,7 @@ int main(int argc, char **argv) {
     op_test_run(gpu, VKLLM__OP_MATVEC, 1, &s);
     int chunked_mv = s.chunked;
     op_test_run(gpu, VKLLM__OP_GET_ROWS, 1, &s);
+    op_test_run(gpu, VKLLM__OP_MATVEC_GLU, 1, &s);
     unsupported_type(gpu);
     reduction_choice(gpu);
     gpu_test_close(gpu);

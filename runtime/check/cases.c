@@ -358,6 +358,28 @@ static void rope_kv_cases(int full, struct vkllm__case_list *l) {
     }
 }
 
+/* matvec_glu (the storage-buffer path: the texel one keeps gate and up apart): every type, the
+ * subgroup and shared-memory reductions, a few work splits; row counts that keep up's half
+ * aligned for binding. */
+static void matvec_glu_cases(int full, struct vkllm__case_list *l) {
+    static const char *const splits[] = {
+        "matvec_texel=0",
+        "matvec_texel=0,matvec_wg=64,matvec_nt=8,matvec_nr=3,matvec_sg=0",
+        "matvec_texel=0,matvec_wg=32,matvec_nt=32,matvec_nr=2,matvec_sg=1",
+        "matvec_texel=0,matvec_wg=64,matvec_nt=1,matvec_nr=3,matvec_sg=1,matvec_xs=1",
+    };
+    for (size_t t = 0; t < N_TYPES; t++) {
+        struct vkllm__op_case c = {.op = VKLLM__OP_MATVEC_GLU, .type = k_types[t], .rows = 128, .cols = short_k(k_types[t]), .n = 1};
+        addv(l, c, "%s", splits[0]);
+        addv(l, c, "%s", splits[1]);
+        if (!full) continue;
+        addv(l, c, "%s", splits[2]);
+        addv(l, c, "%s", splits[3]);
+        c.rows = 2 * 1024, c.cols = 2048;
+        addv(l, c, "%s", splits[0]);
+    }
+}
+
 static void argmax_cases(int full, struct vkllm__case_list *l) {
     static const uint32_t ns[] = {32000, 151936, 1, 2, 7, 262144};
     for (size_t i = 0; i < (full ? 6u : 2u); i++) ADD(l, .op = VKLLM__OP_ARGMAX, .cols = ns[i]);
@@ -471,6 +493,7 @@ void vkllm__op_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
     case VKLLM__OP_ROPE: rope_cases(full, l); break;
     case VKLLM__OP_KV_STORE: kv_store_cases(full, l); break;
     case VKLLM__OP_ROPE_KV: rope_kv_cases(full, l); break;
+    case VKLLM__OP_MATVEC_GLU: matvec_glu_cases(full, l); break;
     case VKLLM__OP_ATTENTION: attention_cases(full, l); break;
     case VKLLM__OP_ARGMAX: argmax_cases(full, l); break;
     default: break;

@@ -23,6 +23,7 @@ void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n) {
     switch (c->op) {
     case VKLLM__OP_MATVEC:
     case VKLLM__OP_MATVEC_TB:
+    case VKLLM__OP_MATVEC_GLU:
     case VKLLM__OP_MATMUL:
     case VKLLM__OP_GET_ROWS:
         snprintf(buf, n, "%s %ux%u n=%u%s", vkllm__type_name(c->type), c->rows, c->cols, c->n,

@@ -32,6 +32,7 @@
     X(SOFTMAX, "softmax", "max_abs", 1e-5, elementwise)                                               \
     X(MATVEC, "matvec", "nmse", 1e-10, matvec)                                                        \
     X(MATVEC_TB, "matvec_tb", "nmse", 1e-10, matvec_tb)                                               \
+    X(MATVEC_GLU, "matvec_glu", "nmse", 1e-9, matvec_glu)                                             \
     X(MATMUL, "matmul", "nmse", 1e-9, matmul)                                                         \
     X(GET_ROWS, "get_rows", "nmse", 1e-12, get_rows)                                                  \
     X(ROPE, "rope", "max_abs", 1e-5, rope)                                                            \
@@ -61,6 +62,7 @@ enum vkllm__op {
 /* One case. Which fields an op reads:
  *   add, mul, silu_mul, rmsnorm, add_rmsnorm, softmax: rows x cols (nb: add/mul's b length, 0 = all)
  *   matvec, matvec_tb, matmul, get_rows: W (rows, cols) of `type`, n columns of x (tokens, ids)
+ *   matvec_glu: W (rows, cols), gate's rows over up's (rows even), one column
  *   rope: n tokens of heads x head_dim, n_rot, scale (the frequencies' factor)
  *   kv_store: n rows of heads_kv * head_dim into a cache of n_ctx rows
  *   rope_kv: n tokens of q (heads x head_dim) and k, v (heads_kv x head_dim), n_rot, a cache of n_ctx rows

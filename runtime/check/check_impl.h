@@ -71,6 +71,7 @@ void vkllm__chk_get_rows(struct chk *k);
 void vkllm__chk_rope(struct chk *k);
 void vkllm__chk_kv_store(struct chk *k);
 void vkllm__chk_rope_kv(struct chk *k);
+void vkllm__chk_matvec_glu(struct chk *k);
 void vkllm__chk_attention(struct chk *k);
 void vkllm__chk_argmax(struct chk *k);
 

@@ -113,6 +113,47 @@ void vkllm__chk_matvec(struct chk *k) {
     }
 }
 
+/* --- matvec_glu ---------------------------------------------------------------------------- */
+
+/* W: gate's rows over up's (the case's rows, even). Against silu(gate) * up of the reference
+ * products, and bit-identical to vkllm__op_matvec then vkllm__op_silu_mul on the device (what the
+ * forward pass runs where the fused kernel does not apply). */
+void vkllm__chk_matvec_glu(struct chk *k) {
+    struct mat w;
+    if (!mat_make(k, &w)) return;
+    uint32_t m = w.m / 2;
+    float *x = vkllm__chk_floats(k, w.k, 1.0f), *gu = vkllm__chk_floats(k, w.m, 0);
+    float *want = vkllm__chk_floats(k, m, 0), *got = vkllm__chk_floats(k, m + GUARD, 0);
+    float *two = vkllm__chk_floats(k, w.m + GUARD, 0);
+    struct vkllm__dtensor t = mat_upload(k, &w);
+    if (k->st) return;
+    if (w.m % 2 || !vkllm__matvec_glu_applies(k->gpu, &t)) {
+        k->r->skipped = 1;
+        vkllm__chk_fail(k, "the fused kernel does not take this matrix here (texel path or one binding too small)");
+        return;
+    }
+    struct vkllm__buffer *xb = vkllm__chk_buf(k, 4ull * w.k, x), *yb = poisoned(k, m + GUARD, got);
+    struct vkllm__buffer *gb = poisoned(k, w.m + GUARD, two), *ob = poisoned(k, m + GUARD, two);
+    RUN1(k, cmd, vkllm__op_matvec_glu(cmd, vkllm__view_of(yb), &t, vkllm__view_of(xb)));
+    vkllm__chk_download(k, yb, got, 4ull * (m + GUARD));
+    struct vkllm__cmd *c2 = vkllm__chk_cmd(k);
+    struct vkllm__view g = {gb, 0, 4ull * m}, u = {gb, 4ull * m, 4ull * m}, o = {ob, 0, 4ull * m};
+    if (k->st || !vkllm__chk_ok(k, vkllm__cmd_begin(c2)) ||
+        !vkllm__chk_ok(k, vkllm__op_matvec(c2, vkllm__view_of(gb), &t, vkllm__view_of(xb), 1)) ||
+        !vkllm__chk_ok(k, vkllm__op_silu_mul(c2, o, g, u, m)) || !vkllm__chk_ok(k, vkllm__cmd_end(c2)))
+        return;
+    vkllm__chk_submit(k, c2);
+    vkllm__chk_download(k, ob, two, 4ull * m);
+    if (k->st) return;
+    if (!guard_ok(got, m)) vkllm__chk_fail(k, "wrote past the output");
+    vkllm__ref_matvec_q(gu, w.type, w.host, w.row_bytes, x, w.m, w.k);
+    for (uint32_t i = 0; i < m; i++) want[i] = gu[i] / (1.0f + expf(-gu[i])) * gu[m + i];
+    struct chk_stats s;
+    vkllm__chk_compare(got, want, m, &s);
+    vkllm__chk_fold(k, &s);
+    if (memcmp(got, two, 4ull * m)) vkllm__chk_fail(k, "differs from matvec then silu_mul on the device");
+}
+
 /* --- matvec_tb ----------------------------------------------------------------------------- */
 
 /* Column y (m,) against the reference: folded into the result, and each row within 1e-5 of

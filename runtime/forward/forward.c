@@ -124,14 +124,18 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
 
     // feed-forward block
     DO(vkllm__op_add_rmsnorm(c, xb, x, xb, ALL(w->ffn_norm), E, n, hp->rms_eps));  // x += xb; xb = rmsnorm(x) * ffn_norm
-    if (fgu) {                                                                     // one token: one product
-        hb2 = F(f->hb, FF, FF);                                                    // (gate | up) in f->hb
-        DO(vkllm__op_matvec(c, F(f->hb, 0, 2 * FF), &S->gate_up, xb, 1));          // (hb|hb2) = xb @ (w_gate|w_up)^T
+    if (fgu && vkllm__matvec_glu_applies(f->gpu, &S->gate_up)) {                  // one token: one dispatch
+        DO(vkllm__op_matvec_glu(c, hb, &S->gate_up, xb));                          // hb = silu(xb @ w_gate^T) * (xb @ w_up^T)
     } else {
-        DO(mm(c, hb, &w->w_gate, xb, n, dec));                                          // hb (n, FF)  = xb @ w_gate^T
-        DO(mm(c, hb2, &w->w_up, xb, n, dec));                                           // hb2 (n, FF) = xb @ w_up^T
+        if (fgu) {                                                                 // one token: one product
+            hb2 = F(f->hb, FF, FF);                                                // (gate | up) in f->hb
+            DO(vkllm__op_matvec(c, F(f->hb, 0, 2 * FF), &S->gate_up, xb, 1));      // (hb|hb2) = xb @ (w_gate|w_up)^T
+        } else {
+            DO(mm(c, hb, &w->w_gate, xb, n, dec));                                      // hb (n, FF)  = xb @ w_gate^T
+            DO(mm(c, hb2, &w->w_up, xb, n, dec));                                       // hb2 (n, FF) = xb @ w_up^T
+        }
+        DO(vkllm__op_silu_mul(c, hb, hb, hb2, n * FF));                            // hb = silu(hb) * hb2
     }
-    DO(vkllm__op_silu_mul(c, hb, hb, hb2, n * FF));                                // hb = silu(hb) * hb2
     DO(mm(c, xb, &w->w_down, hb, n, dec));                                              // xb (n, E) = hb @ w_down^T, added to x next
 #undef DO
     return VKLLM_STATUS_OK;

@@ -112,6 +112,16 @@ vkllm_status vkllm__dtensor_chunk_rows(const struct vkllm__gpu *gpu, const struc
 vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                               struct vkllm__view x, uint32_t ncols);
 
+/* y (m,) = silu(gate) * up, gate = W[0:m) @ x and up = W[m:2m) @ x, W gate's rows stacked over
+ * up's (2m rows): the feed-forward's two products and the SiLU in one dispatch, each value
+ * bit-identical to vkllm__op_matvec of W then vkllm__op_silu_mul. One column. UNSUPPORTED where
+ * vkllm__matvec_glu_applies says no (then use those two). */
+vkllm_status vkllm__op_matvec_glu(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                  struct vkllm__view x);
+/* Whether vkllm__op_matvec_glu takes w: not repacked for the CPU devices' texel matvec, an even
+ * row count, and all of it within one storage binding. */
+int vkllm__matvec_glu_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w);
+
 /* Decode on CPU devices (lavapipe; ops_matvec_tb.c): W read from a copy repacked at load time
  * (8 rows interleaved, Q8_0/Q4_0 scales apart as f32) through uniform texel buffers, x through a
  * uniform buffer; several times faster there than storage-buffer loads. F32, F16, Q8_0 and Q4_0,

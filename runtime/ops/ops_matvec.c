@@ -191,6 +191,59 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
     return VKLLM_STATUS_OK;
 }
 
+/* --- matvec + SiLU (GLU) ------------------------------------------------------------------- */
+
+int vkllm__matvec_glu_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w) {
+    uint64_t chunk = 0;
+    return w && w->buf && w->m % 2 == 0 && w->m >= 2 && !vkllm__matvec_tb_applies(gpu, w) &&
+           vkllm__type_kernels(w->type, "matvec_glu") && !vkllm__dtensor_chunk_rows(gpu, w, &chunk) &&
+           chunk >= w->m && w->m / 2 <= UINT32_MAX && w->k <= UINT32_MAX;
+}
+
+vkllm_status vkllm__op_matvec_glu(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                  struct vkllm__view x) {
+    vkllm_status st = check_w(w, "matvec_glu");
+    if (st) return st;
+    struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    if (!vkllm__matvec_glu_applies(gpu, w))
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "matvec_glu: %s matrix of %llu x %llu: not two stacked halves in one binding on the "
+                          "storage-buffer path",
+                          vkllm__type_name(w->type), (unsigned long long)w->m, (unsigned long long)w->k);
+    const struct vkllm__type_kernels *sh = vkllm__type_kernels(w->type, "matvec_glu");
+    uint64_t m = w->m / 2;
+    if (vkllm__view_bytes(x) < w->k * 4 || vkllm__view_bytes(y) < m * 4)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_glu: x or y too small for %llu x %llu",
+                          (unsigned long long)w->m, (unsigned long long)w->k);
+    struct mv_config cfg;
+    if ((st = pick_config(gpu, &cfg))) return st;
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    uint64_t yalign = VKLLM_MAX(d->min_storage_buffer_offset_alignment, 4);
+    if (y.offset % yalign)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_glu: y offset %llu is not aligned for binding",
+                          (unsigned long long)y.offset);
+    /* gate's and up's accumulators share the reduction's memory: fewer rows each if need be */
+    uint32_t nr = cfg.nr;
+    while (nr > 1 && 2ull * nr * cfg.wg * 4 > d->max_shared_memory) nr--;
+    uint64_t rows_per_wg = (uint64_t)(cfg.wg / cfg.nt) * nr;
+    struct vkllm__pc_matvec pc = {(uint32_t)w->k, (uint32_t)m, (uint32_t)w->row_bytes, 0, 0, (uint32_t)w->k,
+                                 (uint32_t)m};
+    struct vkllm__dispatch dp = {
+        .shader = cfg.sg ? sh->matvec : sh->matvec_shm,
+        .n_spec = 6, .spec = {cfg.wg, cfg.nt, nr, cfg.xs, 1, 1}, .subgroup = cfg.subgroup,
+        .n_bind = 3, .bind = {{0}, vkllm__bind(x), vkllm__bind(y)},
+        .push = &pc, .push_size = sizeof pc, .label = "matvec_glu",
+    };
+    if ((st = chunk_binding(w, 0, w->m, "matvec_glu", &dp.bind[0]))) return st;
+    vkllm__gpu_grid_1d(gpu, (m + rows_per_wg - 1) / rows_per_wg, 1, dp.groups);
+    uint64_t groups = (uint64_t)dp.groups[0] * dp.groups[1];
+    dp.cost.weight_bytes = w->m * w->row_bytes;
+    dp.cost.bytes_read = dp.cost.weight_bytes + groups * w->k * 4;
+    dp.cost.bytes_written = m * 4;
+    dp.cost.flops = 2ull * w->m * w->k + 4 * m; /* the products, then silu (exp, add, divide) and the product */
+    return vkllm__cmd_dispatch(c, &dp);
+}
+
 /* --- get_rows ------------------------------------------------------------------------------ */
 
 vkllm_status vkllm__op_get_rows(struct vkllm__cmd *c, struct vkllm__view o, const struct vkllm__dtensor *w,
