@@ -46,7 +46,7 @@ struct result {
 
 /* --profile: one decode step or one prefill micro-batch, per kernel label. */
 #define MAX_KERNELS 64
-#define MAX_SHADERS 4 /* shader names listed per kernel label (more: "...") */
+#define MAX_SHADERS 4 /* variants listed per kernel label (more: "...") */
 struct cost {
     uint64_t bytes_read, bytes_written, weight_bytes, flops;
 };
@@ -57,7 +57,7 @@ struct kernel {
     struct cost cost; /* summed over the calls, at the batch's position */
     int no_cost;      /* calls that declared no cost */
     int barriers;     /* calls that waited at a barrier for earlier dispatches */
-    const char *shaders[MAX_SHADERS]; /* the variants it ran (shader names), in order of first use */
+    char shaders[MAX_SHADERS][96]; /* the variants it ran ("matvec_q4_k wg=64 spec=32,2,0,1,0 sg=32"), in order of first use */
     int n_shaders;
 };
 
@@ -196,9 +196,9 @@ static const char *profile_collect(vkllm_session_t s, struct profile *p) {
         k->barriers += t.barrier != 0;
         p->n_barriers += t.barrier != 0;
         int v = 0;
-        while (v < k->n_shaders && v < MAX_SHADERS && strcmp(k->shaders[v], t.kernel)) v++;
+        while (v < k->n_shaders && v < MAX_SHADERS && strcmp(k->shaders[v], t.variant)) v++;
         if (v == k->n_shaders) {
-            if (v < MAX_SHADERS) k->shaders[v] = t.kernel;
+            if (v < MAX_SHADERS) snprintf(k->shaders[v], sizeof k->shaders[v], "%s", t.variant);
             k->n_shaders++;
         }
         if (!strncmp(t.kernel, "matvec", 6)) p->matvec_weight_bytes += t.weight_bytes;
@@ -339,7 +339,7 @@ static void print_profile_md(const struct profile *p, const struct opts *o) {
     char name[96];
     printf("\n%s, %s: %d dispatches, %d behind a barrier\n\n", p->dev.name, profile_name(p, name, sizeof name),
            p->n_dispatch, p->n_barriers);
-    printf("| kernel | calls | GPU ms | share | MB read | MB written | GB/s | GFLOP | GFLOP/s | barriers | shaders |\n");
+    printf("| kernel | calls | GPU ms | share | MB read | MB written | GB/s | GFLOP | GFLOP/s | barriers | variants |\n");
     printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
     for (int i = 0; i < p->n_k; i++) {
         const struct kernel *k = &p->k[i];

@@ -452,6 +452,8 @@ struct vkllm_dispatch_profile {
     double ns;           /* device time since the previous timestamp */
     uint64_t bytes_read, bytes_written, weight_bytes, flops;
     int barrier;         /* 1: it waited at a barrier for earlier dispatches it depends on */
+    char variant[96];    /* the kernel and how it ran: "matvec_q4_k wg=64 spec=32,2,0,1,0 sg=32" (workgroup
+                            size, the other specialization constants, the subgroup size it required) */
 };
 VKLLM_API vkllm_status vkllm_session_set_profile(vkllm_session_t s, int on);
 VKLLM_API uint32_t vkllm_session_profile_count(vkllm_session_t s);

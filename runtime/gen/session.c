@@ -228,6 +228,11 @@ vkllm_status vkllm_session_profile_get(vkllm_session_t s, uint32_t i, struct vkl
     struct vkllm__cost at;
     vkllm__cost_at(&t.cost, vkllm__forward_last_pos0(s->fw), &at);
     *out = (struct vkllm_dispatch_profile){t.label, vkllm__shader_blobs[t.shader].name, t.ns, at.bytes_read,
-                                           at.bytes_written, at.weight_bytes, at.flops, t.barrier};
+                                           at.bytes_written, at.weight_bytes, at.flops, t.barrier, {0}};
+    size_t len = (size_t)snprintf(out->variant, sizeof out->variant, "%s wg=%u", out->kernel, t.n_spec ? t.spec[0] : 1);
+    for (uint32_t j = 1; j < t.n_spec && len < sizeof out->variant; j++)
+        len += (size_t)snprintf(out->variant + len, sizeof out->variant - len, "%s%u", j == 1 ? " spec=" : ",", t.spec[j]);
+    if (t.subgroup && len < sizeof out->variant)
+        snprintf(out->variant + len, sizeof out->variant - len, " sg=%u", t.subgroup);
     return VKLLM_STATUS_OK;
 }

@@ -17,6 +17,7 @@ struct ts_entry {
     enum vkllm__shader_id shader;
     struct vkllm__cost cost;
     int barrier; /* a barrier stood before the dispatch */
+    uint32_t n_spec, spec[VKLLM__MAX_SPEC], subgroup; /* the pipeline variant */
 };
 
 struct vkllm__cmd {
@@ -232,6 +233,9 @@ static vkllm_status write_ts(struct vkllm__cmd *c, const char *label, const stru
         e->shader = d->shader;
         e->cost = d->cost;
         e->barrier = c->last_barrier;
+        e->n_spec = d->n_spec;
+        memcpy(e->spec, d->spec, sizeof e->spec);
+        e->subgroup = d->subgroup;
         if (!e->label) e->label = vkllm__shader_blobs[d->shader].name;
     }
     c->gpu->vk.vkCmdWriteTimestamp(c->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->queries[c->n_ts / QUERIES_PER_POOL],
@@ -547,6 +551,9 @@ vkllm_status vkllm__cmd_profile_get(const struct vkllm__cmd *c, uint32_t i, stru
     out->shader = c->ts[k].shader;
     out->cost = c->ts[k].cost;
     out->barrier = c->ts[k].barrier;
+    out->n_spec = c->ts[k].n_spec;
+    memcpy(out->spec, c->ts[k].spec, sizeof out->spec);
+    out->subgroup = c->ts[k].subgroup;
     out->ns = k > 0 ? ts_ns(c, k - 1, k) : 0;
     return VKLLM_STATUS_OK;
 }

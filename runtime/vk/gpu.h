@@ -220,6 +220,7 @@ struct vkllm__dispatch_time {
     enum vkllm__shader_id shader;
     struct vkllm__cost cost;
     int barrier; /* a barrier stood before it (vkllm__cmd_dispatch) */
+    uint32_t n_spec, spec[VKLLM__MAX_SPEC], subgroup; /* its specialization constants and required subgroup size */
     double ns;
 };
 uint32_t vkllm__cmd_profile_count(const struct vkllm__cmd *c);
