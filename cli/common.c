@@ -230,7 +230,8 @@ void vkllm_cli_json_add(struct cJSON *o, const struct vkllm_cli_json_field *f, s
 
 static void stats_json(const struct vkllm_generate_stats *s) {
     cJSON *o = cJSON_CreateObject();
-    VKLLM_CLI_JSON_ADD(o, VKLLM_CLI_NUM("n_prompt", s->n_prompt), VKLLM_CLI_NUM("n_generated", s->n_generated),
+    VKLLM_CLI_JSON_ADD(o, VKLLM_CLI_NUM("n_prompt", s->n_prompt), VKLLM_CLI_NUM("n_prompt_cached", s->n_prompt_cached),
+                       VKLLM_CLI_NUM("n_generated", s->n_generated),
                        VKLLM_CLI_NUM("ttft_ms", s->ttft_ms), VKLLM_CLI_NUM("prefill_ms", s->prefill_ms),
                        VKLLM_CLI_NUM("prefill_tps", s->prefill_tps), VKLLM_CLI_NUM("itl_mean_ms", s->itl_mean_ms),
                        VKLLM_CLI_NUM("itl_p50_ms", s->itl_p50_ms), VKLLM_CLI_NUM("itl_p90_ms", s->itl_p90_ms),
@@ -252,16 +253,18 @@ void vkllm_cli_print_stats(const struct vkllm_generate_stats *s, enum vkllm_cli_
     }
     if (style == VKLLM_CLI_STATS_LINE) {
         fprintf(stderr,
-                "[%s; prompt %u tokens, reply %u tokens; ttft %.1f ms; prefill %.1f t/s; decode %.2f t/s; "
-                "itl p50 %.1f ms p90 %.1f ms; KV %.2f of %.2f MiB]\n",
-                vkllm_stop_reason_str(s->stop_reason), s->n_prompt, s->n_generated, s->ttft_ms, s->prefill_tps,
+                "[%s; prompt %u tokens, reply %u tokens; %u prompt tokens cached; ttft %.1f ms; prefill %.1f t/s; "
+                "decode %.2f t/s; itl p50 %.1f ms p90 %.1f ms; KV %.2f of %.2f MiB]\n",
+                vkllm_stop_reason_str(s->stop_reason), s->n_prompt, s->n_generated, s->n_prompt_cached, s->ttft_ms,
+                s->prefill_tps,
                 s->decode_tps, s->itl_p50_ms, s->itl_p90_ms, s->kv_bytes_used / 1048576.0,
                 s->kv_bytes_allocated / 1048576.0);
         return;
     }
     fprintf(stderr, "\n--\n");
-    fprintf(stderr, "stop: %s; prompt %u tokens, generated %u tokens, seed %llu\n", vkllm_stop_reason_str(s->stop_reason),
-            s->n_prompt, s->n_generated, (unsigned long long)s->seed);
+    fprintf(stderr, "stop: %s; prompt %u tokens (%u of them cached), generated %u tokens, seed %llu\n",
+            vkllm_stop_reason_str(s->stop_reason), s->n_prompt, s->n_prompt_cached, s->n_generated,
+            (unsigned long long)s->seed);
     fprintf(stderr, "time to first token %.1f ms; prefill %.1f ms (%.1f tokens/s)\n", s->ttft_ms, s->prefill_ms,
             s->prefill_tps);
     fprintf(stderr, "inter-token latency mean %.1f ms, p50 %.1f, p90 %.1f, max %.1f; decode %.2f tokens/s\n",
