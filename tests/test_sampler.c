@@ -500,6 +500,23 @@ static void test_greedy(void) {
         }
         vkllm__sampler_free(s);
     }
+    /* a temperature just above 0 (logit / T overflows a float): the argmax, never a NaN draw */
+    float tiny[] = {1e-40f, 1e-37f, 1e-30f};
+    for (int ti = 0; ti < 3; ti++) {
+        struct vkllm_sampling_params p = plain(tiny[ti]);
+        p.has_seed = 1, p.seed = 7 + (uint64_t)ti;
+        struct vkllm__sampler *s = make(&p, V, NULL, 0);
+        ASSERT(!vkllm__sampler_is_greedy(s));
+        for (int n = 0; n < N; n++) {
+            for (int j = 0; j < V; j++) row[j] = 3.0f * vkllm_test_randf(&st);
+            int32_t want = 0, t = -1;
+            for (int j = 1; j < V; j++)
+                if (row[j] > row[want]) want = j;
+            ASSERT_OK(vkllm__sampler_sample(s, row, &t));
+            if (t != want) FAILF("temperature %g: drew %d, the argmax is %d", (double)tiny[ti], t, want);
+        }
+        vkllm__sampler_free(s);
+    }
     struct vkllm_sampling_params p = plain(0.0f);
     struct vkllm__sampler *s = make(&p, 4, NULL, 0);
     ASSERT(vkllm__sampler_is_greedy(s));

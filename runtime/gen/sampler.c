@@ -519,9 +519,20 @@ static vkllm_status run_chain(struct vkllm__sampler *s, const float *logits) {
         case STAGE_MIN_P:
             if (s->p.min_p > 0.0f) apply_min_p(s, (double)s->p.min_p);
             break;
-        case STAGE_TEMPERATURE: /* later stages see the tempered distribution */
-            for (uint32_t i = 0; i < s->n_cand; i++) s->cand[i].logit /= s->p.temperature;
+        case STAGE_TEMPERATURE: { /* later stages see the tempered distribution */
+            /* A temperature near 0 overflows logit / T to inf, and inf - inf in the weights is NaN
+             * (random text): then divide the distance from the largest logit instead, the same
+             * distribution (it puts all the weight on the largest). */
+            float mx = -INFINITY;
+            int over = 0;
+            for (uint32_t i = 0; i < s->n_cand; i++) {
+                mx = fmaxf(mx, s->cand[i].logit);
+                over |= isinf(s->cand[i].logit / s->p.temperature) && !isinf(s->cand[i].logit);
+            }
+            for (uint32_t i = 0; i < s->n_cand; i++)
+                s->cand[i].logit = over ? (s->cand[i].logit - mx) / s->p.temperature : s->cand[i].logit / s->p.temperature;
             break;
+        }
         }
     }
     compute_weights(s, 1.0); /* a temperature, if listed, was applied in its place */
