@@ -238,6 +238,7 @@ static void stats_json(const struct vkllm_generate_stats *s) {
                        VKLLM_CLI_NUM("itl_max_ms", s->itl_max_ms), VKLLM_CLI_NUM("decode_tps", s->decode_tps),
                        VKLLM_CLI_NUM("total_ms", s->total_ms), VKLLM_CLI_NUM("kv_bytes_used", s->kv_bytes_used),
                        VKLLM_CLI_NUM("kv_bytes_allocated", s->kv_bytes_allocated),
+                       VKLLM_CLI_NUM("kv_bytes_per_token", s->kv_bytes_per_token),
                        VKLLM_CLI_NUM("device_bytes", s->device_bytes), VKLLM_CLI_NUM("seed", s->seed));
     cJSON_AddStringToObject(o, "stop_reason", vkllm_stop_reason_str(s->stop_reason));
     char *t = cJSON_PrintUnformatted(o);
@@ -269,6 +270,9 @@ void vkllm_cli_print_stats(const struct vkllm_generate_stats *s, enum vkllm_cli_
             s->prefill_tps);
     fprintf(stderr, "inter-token latency mean %.1f ms, p50 %.1f, p90 %.1f, max %.1f; decode %.2f tokens/s\n",
             s->itl_mean_ms, s->itl_p50_ms, s->itl_p90_ms, s->itl_max_ms, s->decode_tps);
-    fprintf(stderr, "total %.1f ms; KV cache %.2f of %.2f MiB in use; device memory %.2f MiB\n", s->total_ms,
-            s->kv_bytes_used / 1048576.0, s->kv_bytes_allocated / 1048576.0, s->device_bytes / 1048576.0);
+    fprintf(stderr,
+            "total %.1f ms; KV cache %.2f of %.2f MiB in use (%.2f KiB per token, %.2f MiB of it reused from the "
+            "cache); device memory %.2f MiB\n",
+            s->total_ms, s->kv_bytes_used / 1048576.0, s->kv_bytes_allocated / 1048576.0, s->kv_bytes_per_token / 1024.0,
+            (double)s->n_prompt_cached * s->kv_bytes_per_token / 1048576.0, s->device_bytes / 1048576.0);
 }

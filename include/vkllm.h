@@ -535,6 +535,7 @@ struct vkllm_generate_stats {
     double total_ms;           /* call start -> return */
     uint64_t kv_bytes_used;    /* KV cache holding the positions in use at the end */
     uint64_t kv_bytes_allocated;
+    uint64_t kv_bytes_per_token;  /* K and V of one position, all layers */
     uint64_t device_bytes;     /* all device memory of the context */
     uint64_t seed;             /* the sampler's seed */
     enum vkllm_stop_reason stop_reason;

@@ -460,6 +460,7 @@ void vkllm_gen_stats(vkllm_gen_t g, struct vkllm_generate_stats *out) {
     vkllm_session_memory(g->s, &mem);
     out->kv_bytes_used = mem.kv_bytes_used;
     out->kv_bytes_allocated = mem.kv_bytes_allocated;
+    out->kv_bytes_per_token = mem.kv_bytes_per_token;
     out->device_bytes = mem.device_bytes;
     if (!g->done) out->total_ms = now_ms() - g->t0; /* else as it was when g stopped */
 }
@@ -493,6 +494,7 @@ vkllm_status vkllm_generate(vkllm_session_t s, const struct vkllm_generate_param
         vkllm_session_memory(s, &mem);
         stats->kv_bytes_used = mem.kv_bytes_used;
         stats->kv_bytes_allocated = mem.kv_bytes_allocated;
+        stats->kv_bytes_per_token = mem.kv_bytes_per_token;
         stats->device_bytes = mem.device_bytes;
     }
     while (!st && !vkllm_gen_done(g)) st = vkllm_gen_step(&g, 1);
