@@ -247,7 +247,11 @@ static void update_kv(struct serve_engine *e) {
 /* Hand r its end (error status 0: finished normally, r->stats holding the gen's final
  * stats) and drop the engine's reference: r may be gone when this returns. */
 static void finish(struct serve_engine *e, struct serve_req *r, int status, const char *msg) {
-    enum serve_finish how = SERVE_FIN_ERROR;
+    /* a client gone before its request started is a cancellation; a request refused before it
+     * started (400: the prompt does not fit) is not a generation at all (the responses counter
+     * has it) */
+    enum serve_finish how = status == 499 ? SERVE_FIN_CANCELLED : SERVE_FIN_ERROR;
+    int counted = status < 400 || status >= 500 || status == 499;
     pthread_mutex_lock(&r->mu);
     if (!status && r->text.oom) status = 500, msg = "out of memory while streaming the reply";
     if (!status) {
@@ -276,7 +280,7 @@ static void finish(struct serve_engine *e, struct serve_req *r, int status, cons
     pthread_mutex_unlock(&r->mu);
 
     pthread_mutex_lock(&e->mu);
-    e->m.finished[how]++;
+    if (counted) e->m.finished[how]++;
     e->m.prompt_tokens += r->stats.n_prompt;
     e->m.prompt_cached_tokens += r->stats.n_prompt_cached;
     e->m.generated_tokens += r->stats.n_generated;

@@ -482,6 +482,22 @@ def disconnects(srv):
     took = wait_metric(srv, "vkllm_slots_busy", lambda v: v == 0, 5)
     check(took is not None and took < 1.0 and metrics(srv)[2][key] == m0[key] + 2,
           "a plain request's client leaving frees its slot at once (%s s)" % took)
+    # clients that leave while queued (every slot busy) count as cancelled, not as errors; a prompt
+    # longer than the context is a 400, not a failed generation
+    m2 = metrics(srv)[2]
+    err = 'vkllm_requests_finished_total{reason="error"}'
+    busy = [open_stream(srv, {"prompt": "Once upon a time", "max_tokens": 1000, "temperature": 0})[0] for _ in range(4)]
+    queued = [open_stream(srv, {"prompt": "Once", "max_tokens": 4, "temperature": 0}, n_events=0)[0] for _ in range(2)]
+    check(wait_metric(srv, "vkllm_queue_length", lambda v: v == 2, 5) is not None, "two requests queued")
+    for q in queued:
+        q.close()
+    for b in busy:
+        b.close()
+    check(wait_metric(srv, "vkllm_slots_busy", lambda v: v == 0, 10) is not None, "slots free again")
+    check(wait_metric(srv, key, lambda v: v == m2[key] + 6, 5) is not None and metrics(srv)[2][err] == m2[err],
+          "queued clients that leave count as cancelled, none as errors: %s" % metrics(srv)[2][key])
+    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "Once upon a time " * 400, "max_tokens": 4})
+    check(st == 400 and metrics(srv)[2][err] == m2[err], "a prompt that does not fit is a 400, not a failed generation")
 
 
 def load(srv, slots):
