@@ -203,9 +203,38 @@ static enum MHD_Result respond_stream(struct serve_server *srv, struct MHD_Conne
 
 /* --- endpoints ----------------------------------------------------------------------------- */
 
+/* The request body as JSON: NULL with *why set when it is not one JSON value (trailing bytes
+ * after it, two objects, ...), or when a string holds \u0000 (text is passed on as C strings: a
+ * NUL would silently cut it). */
+static cJSON *parse_body(const struct conn *cn, const char **why) {
+    const char *p = cn->body.p ? cn->body.p : "", *end = NULL;
+    size_t n = cn->body.p ? cn->body.len : 0;
+    *why = "the request body is not valid JSON";
+    cJSON *j = cJSON_ParseWithLengthOpts(p, n, &end, 0);
+    if (!j) return NULL;
+    for (const char *q = end; q && q < p + n; q++)
+        if (*q != ' ' && *q != '\t' && *q != '\r' && *q != '\n') {
+            cJSON_Delete(j);
+            *why = "the request body has more than one JSON value (bytes after the first)";
+            return NULL;
+        }
+    for (size_t i = 0; i + 6 <= n; i++) /* \u0000 with an odd number of backslashes in front */
+        if (p[i] == '\\' && p[i + 1] == 'u' && !strncmp(p + i + 2, "0000", 4)) {
+            size_t b = 0;
+            while (b <= i && p[i - b] == '\\') b++;
+            if (b % 2) {
+                cJSON_Delete(j);
+                *why = "a string holds a NUL character (\\u0000), which text cannot contain here";
+                return NULL;
+            }
+        }
+    return j;
+}
+
 static enum MHD_Result completion(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, int chat) {
-    cJSON *body = cJSON_ParseWithLength(cn->body.p ? cn->body.p : "", cn->body.len);
-    if (!body) return respond_error(srv, c, 400, "the request body is not valid JSON", NULL, NULL);
+    const char *why;
+    cJSON *body = parse_body(cn, &why);
+    if (!body) return respond_error(srv, c, 400, why, NULL, NULL);
     struct serve_req *r = serve_req_new();
     if (!r) {
         cJSON_Delete(body);
@@ -376,10 +405,12 @@ static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c,
     case EP_CHAT: return completion(srv, c, cn, 1);
     default: break;
     }
-    cJSON *body = cJSON_ParseWithLength(cn->body.p ? cn->body.p : "", cn->body.len);
+    const char *why;
+    cJSON *body = parse_body(cn, &why);
     if (!cJSON_IsObject(body)) {
+        if (body || !strcmp(why, "the request body is not valid JSON")) why = "the request body must be a JSON object";
         cJSON_Delete(body);
-        return respond_error(srv, c, 400, "the request body must be a JSON object", NULL, NULL);
+        return respond_error(srv, c, 400, why, NULL, NULL);
     }
     enum MHD_Result ok = ep == EP_TOKENIZE ? tokenize(srv, c, body) : detokenize(srv, c, body);
     cJSON_Delete(body);

@@ -422,9 +422,19 @@ def validation(srv):
         path = "/v1/completions" if "messages" not in body else "/v1/chat/completions"
         st, _, j, _ = request(srv, "POST", path, body)
         check(st == 400 and j["error"]["param"] == param, "%s %s: 400 %s %s" % (path, body, st, j))
-    for raw in ("{not json", "[1, 2]", ""):
+    for raw in ("{not json", "[1, 2]", "", '{"prompt": "Once", "max_tokens": 2} xyz',
+                '{"prompt": "Once", "max_tokens": 2}{"prompt": "x"}'):
         st, _, j, _ = request(srv, "POST", "/v1/completions", raw=raw)
         check(st == 400 and j["error"]["message"], "body %r: 400 %s" % (raw, j))
+    st, _, j, _ = request(srv, "POST", "/v1/completions", raw='{"prompt": "Once", "max_tokens": 2}  \r\n')
+    check(st == 200, "whitespace after the body is fine: %s" % st)
+    # a NUL inside the prompt would cut it silently: refused; an escaped backslash before "u0000" is text
+    st, _, j, _ = request(srv, "POST", "/v1/completions", raw='{"prompt": "Once\\u0000 upon", "max_tokens": 2}')
+    check(st == 400 and "NUL" in j["error"]["message"], "\\u0000 in a prompt: 400 %s" % j)
+    st, _, j, _ = request(srv, "POST", "/v1/completions", raw='{"prompt": "Once\\\\u0000 upon", "max_tokens": 2}')
+    check(st == 200, "an escaped backslash followed by u0000 is plain text: %s %s" % (st, j))
+    st, _, j, _ = request(srv, "POST", "/tokenize", raw='{"content": "a"} {"content": "b"}')
+    check(st == 400, "/tokenize: two JSON values are a 400: %s" % st)
 
 
 def tokens(srv, text):
