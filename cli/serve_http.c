@@ -301,6 +301,37 @@ static enum MHD_Result tokenize(struct serve_server *srv, struct MHD_Connection 
     return respond_obj(srv, c, o);
 }
 
+/* s as valid UTF-8 (malloc'ed): every byte that does not start a well-formed sequence (a lone
+ * byte of a byte-fallback token, an overlong form, a surrogate) becomes U+FFFD, as a JSON string
+ * must hold Unicode text. NULL when out of memory. */
+static char *utf8_valid(const char *s) {
+    size_t n = strlen(s), o = 0;
+    char *out = malloc(3 * n + 1);
+    if (!out) return NULL;
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        unsigned c = p[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
+        int ok = len > 0 && i + len <= n;
+        for (size_t k = 1; ok && k < len; k++) {
+            ok = (p[i + k] & 0xc0) == 0x80;
+            cp = cp << 6 | (p[i + k] & 0x3f);
+        }
+        static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+        ok = ok && cp >= min_cp[len] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
+        if (ok) {
+            memcpy(out + o, p + i, len);
+            o += len, i += len;
+        } else {
+            memcpy(out + o, "\xef\xbf\xbd", 3); /* U+FFFD */
+            o += 3, i++;
+        }
+    }
+    out[o] = 0;
+    return out;
+}
+
 static enum MHD_Result detokenize(struct serve_server *srv, struct MHD_Connection *c, const cJSON *body) {
     const cJSON *tokens = cJSON_GetObjectItemCaseSensitive(body, "tokens");
     if (!cJSON_IsArray(tokens)) return respond_error(srv, c, 400, "'tokens' must be an array of token ids", "tokens", NULL);
@@ -322,9 +353,12 @@ static enum MHD_Result detokenize(struct serve_server *srv, struct MHD_Connectio
     if (st) snprintf(msg, sizeof msg, "%s", vkllm_last_error());
     free(ids);
     if (st) return respond_error(srv, c, st == VKLLM_STATUS_INVALID_ARGUMENT ? 400 : 500, msg, "tokens", NULL);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "content", text);
+    char *valid = utf8_valid(text);
     vkllm_free(text);
+    if (!valid) return respond_error(srv, c, 500, "out of memory", NULL, NULL);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "content", valid);
+    free(valid);
     return respond_obj(srv, c, o);
 }
 

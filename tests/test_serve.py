@@ -445,6 +445,17 @@ def tokens(srv, text):
     check(st == 200 and j2["content"] == text, "/detokenize round trip: %r" % j2)
     st, _, j3, _ = request(srv, "POST", "/tokenize", {"content": text, "add_special": True})
     check(j3["tokens"] == [1] + j["tokens"], "add_special adds BOS: %s" % j3)
+    # byte-fallback tokens (<0xC3> is id 3 + 0xC3): a lone lead byte is not UTF-8, so it comes back
+    # as U+FFFD inside valid JSON; with its continuation byte it is the character
+    st, _, raw_j, raw = request(srv, "POST", "/detokenize", {"tokens": [3 + 0xC3]})
+    ok = True
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        ok = False
+    check(st == 200 and ok and raw_j["content"] == "\ufffd", "/detokenize of a lone byte: valid UTF-8 JSON, U+FFFD: %r" % raw)
+    st, _, j4, _ = request(srv, "POST", "/detokenize", {"tokens": [3 + 0xC3, 3 + 0xA9]})
+    check(st == 200 and j4["content"] == "\u00e9", "/detokenize of two bytes of one character: %r" % j4)
     for bad in ({"tokens": [1, -1]}, {"tokens": [10 ** 7]}, {"tokens": "1 2"}, {"tokens": [1.5]}):
         st, _, j, _ = request(srv, "POST", "/detokenize", bad)
         check(st == 400 and "error" in j, "detokenize %s: 400 %s" % (bad, st))
