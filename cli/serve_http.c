@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,6 +77,39 @@ static const char *error_type(int code) {
 static enum MHD_Result respond_error(struct serve_server *srv, struct MHD_Connection *c, int code, const char *msg,
                                      const char *param, const char *errcode) {
     return respond_json(srv, c, code, serve_api_error_json(msg, error_type(code), param, errcode));
+}
+
+/* How the request says its body is framed: Content-Length headers (and whether each is a plain
+ * decimal number) and Transfer-Encoding. Two lengths, a length that is not a number, or a length
+ * beside Transfer-Encoding is how requests are smuggled past a proxy: refused. */
+struct framing {
+    int n_length, bad_length, chunked;
+};
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+    struct framing *f = cls;
+    (void)kind;
+    if (key && !strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+        f->n_length++;
+        if (!value || !*value || strspn(value, "0123456789") != strlen(value) || strlen(value) > 18) f->bad_length = 1;
+    }
+    if (key && !strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) f->chunked = 1;
+    return MHD_YES;
+}
+
+/* A 400 after which the connection closes (what follows the headers cannot be trusted). */
+static enum MHD_Result respond_bad_framing(struct serve_server *srv, struct MHD_Connection *c, const char *msg) {
+    char *json = serve_api_error_json(msg, error_type(400), NULL, NULL);
+    if (!json) return MHD_NO;
+    struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(json), json, MHD_RESPMEM_MUST_COPY);
+    cJSON_free(json);
+    if (!resp) return MHD_NO;
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    enum MHD_Result ok = MHD_queue_response(c, 400, resp);
+    MHD_destroy_response(resp);
+    count_code(srv, 400);
+    return ok;
 }
 
 /* The client closed its end (or the connection broke). */
@@ -459,6 +493,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!cn) { /* the headers are in; the body (if any) comes in the next calls */
         if (!(cn = calloc(1, sizeof *cn))) return MHD_NO;
         *con_cls = cn;
+        struct framing f = {0, 0, 0};
+        MHD_get_connection_values(c, MHD_HEADER_KIND, count_framing, &f);
+        if (f.n_length > 1 || f.bad_length || (f.n_length && f.chunked)) {
+            cn->too_large = 1; /* the body, if any, is dropped */
+            return respond_bad_framing(srv, c,
+                                       f.n_length > 1 ? "more than one Content-Length header"
+                                       : f.bad_length ? "Content-Length is not a plain decimal number"
+                                                      : "both Content-Length and Transfer-Encoding");
+        }
         /* a body a little over the limit is read and dropped (the connection stays usable); one
          * declared far larger is refused before it is read */
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);

@@ -437,6 +437,30 @@ def validation(srv):
     check(st == 400, "/tokenize: two JSON values are a 400: %s" % st)
 
 
+def framing(srv):
+    """Bodies framed two ways (two Content-Lengths, a length beside Transfer-Encoding, a length that
+    is not a number) are how requests are smuggled past proxies: a 400, and the connection closes."""
+    body = b'{"prompt": "Once", "max_tokens": 2}'
+    n = len(body)
+    for hdrs in (b"Content-Length: %d\r\nContent-Length: %d\r\n" % (n, n), b"Content-Length: -5\r\n",
+                 b"Content-Length: %d\r\nTransfer-Encoding: chunked\r\n" % n, b"Content-Length: 0x23\r\n"):
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + hdrs + b"\r\n" + body)
+        s.settimeout(10)
+        got = b""
+        try:
+            while True:
+                d = s.recv(4096)
+                if not d:
+                    break
+                got += d
+        except socket.timeout:
+            got += b"<timeout: the connection stayed open>"
+        s.close()
+        check(got.startswith(b"HTTP/1.1 400") and not got.endswith(b"open>"),
+              "%r: 400 and the connection closed: %r" % (hdrs, got[:80]))
+
+
 def tokens(srv, text):
     st, _, j, _ = request(srv, "POST", "/tokenize", {"content": text})
     cli = subprocess.run([VKLLM, "tokenize", "-m", MODEL, "--ids", "--no-bos", text], capture_output=True, text=True).stdout.split()
@@ -663,6 +687,7 @@ def main():
     chat(srv)
     prefix_reuse(srv)
     validation(srv)
+    framing(srv)
     tokens(srv, "Once upon a time there was a dog")
     disconnects(srv)
     check_metrics(srv, 4)
