@@ -167,8 +167,8 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *out, const u
  * The server
  * ------------------------------------------------------------------------------------------- */
 
-#define SERVE_N_ENDPOINTS 8
-#define SERVE_N_CODES 8
+#define SERVE_N_ENDPOINTS 9
+#define SERVE_N_CODES 9
 
 struct serve_server {
     struct serve_engine engine;

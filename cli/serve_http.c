@@ -16,11 +16,19 @@
 
 #include "serve.h"
 
-enum { EP_COMPLETIONS, EP_CHAT, EP_MODELS, EP_HEALTH, EP_METRICS, EP_TOKENIZE, EP_DETOKENIZE, EP_OTHER };
+enum { EP_COMPLETIONS, EP_CHAT, EP_MODELS, EP_HEALTH, EP_METRICS, EP_TOKENIZE, EP_DETOKENIZE, EP_PROPS, EP_OTHER };
 static const char *const ep_names[SERVE_N_ENDPOINTS] = {
     "/v1/completions", "/v1/chat/completions", "/v1/models", "/health", "/metrics", "/tokenize", "/detokenize",
-    "other"};
-static const int code_values[SERVE_N_CODES] = {200, 400, 401, 404, 405, 413, 500, 503};
+    "/props", "other"};
+static const int code_values[SERVE_N_CODES] = {200, 204, 400, 401, 404, 405, 413, 500, 503};
+
+/* Browsers may call the API from any page (llama-server and vLLM answer CORS the same way);
+ * authentication, when on, is the API key. */
+static void add_cors(struct MHD_Response *resp) {
+    MHD_add_response_header(resp, "Access-Control-Allow-Origin", "*");
+    MHD_add_response_header(resp, "Access-Control-Allow-Headers", "Authorization, Content-Type");
+    MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+}
 
 #define POLL_MS 50 /* how often a waiting request looks at its client's socket */
 
@@ -44,6 +52,7 @@ static enum MHD_Result respond(struct serve_server *srv, struct MHD_Connection *
     struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    add_cors(resp);
     if (code == 401) MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)code, resp);
     MHD_destroy_response(resp);
@@ -106,6 +115,7 @@ static enum MHD_Result respond_bad_framing(struct serve_server *srv, struct MHD_
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    add_cors(resp);
     enum MHD_Result ok = MHD_queue_response(c, 400, resp);
     MHD_destroy_response(resp);
     count_code(srv, 400);
@@ -229,6 +239,7 @@ static enum MHD_Result respond_stream(struct serve_server *srv, struct MHD_Conne
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+    add_cors(resp);
     enum MHD_Result ok = MHD_queue_response(c, 200, resp);
     MHD_destroy_response(resp);
     count_code(srv, 200);
@@ -396,11 +407,9 @@ static enum MHD_Result detokenize(struct serve_server *srv, struct MHD_Connectio
     return respond_obj(srv, c, o);
 }
 
-static enum MHD_Result models(struct serve_server *srv, struct MHD_Connection *c) {
-    cJSON *o = cJSON_CreateObject(), *data = cJSON_CreateArray(), *m = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "object", "list");
-    cJSON_AddItemToObject(o, "data", data);
-    cJSON_AddItemToArray(data, m);
+/* The model object of /v1/models and /v1/models/{id}. */
+static cJSON *model_object(struct serve_server *srv) {
+    cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "id", srv->model_id);
     cJSON_AddStringToObject(m, "object", "model");
     cJSON_AddNumberToObject(m, "created", (double)srv->created);
@@ -409,6 +418,46 @@ static enum MHD_Result models(struct serve_server *srv, struct MHD_Connection *c
     cJSON_AddNumberToObject(meta, "n_ctx", srv->n_ctx);
     cJSON_AddNumberToObject(meta, "n_vocab", srv->n_vocab);
     cJSON_AddNumberToObject(meta, "parallel", srv->engine.n_slots);
+    return m;
+}
+
+/* GET /v1/models (id NULL): the list of the one model; /v1/models/{id}: it, or 404. */
+static enum MHD_Result models(struct serve_server *srv, struct MHD_Connection *c, const char *id) {
+    if (id) {
+        if (strcmp(id, srv->model_id)) {
+            char msg[400];
+            snprintf(msg, sizeof msg, "the model '%.200s' does not exist (this server has '%.60s')", id, srv->model_id);
+            return respond_error(srv, c, 404, msg, "model", "model_not_found");
+        }
+        return respond_obj(srv, c, model_object(srv));
+    }
+    cJSON *o = cJSON_CreateObject(), *data = cJSON_CreateArray();
+    cJSON_AddStringToObject(o, "object", "list");
+    cJSON_AddItemToObject(o, "data", data);
+    cJSON_AddItemToArray(data, model_object(srv));
+    return respond_obj(srv, c, o);
+}
+
+/* GET /props: what llama-server's web UI and clients read about the server. */
+static enum MHD_Result props(struct serve_server *srv, struct MHD_Connection *c) {
+    cJSON *o = cJSON_CreateObject();
+    struct vkllm_generate_params gp = vkllm_generate_params_default();
+    cJSON *d = cJSON_AddObjectToObject(o, "default_generation_settings");
+    cJSON_AddNumberToObject(d, "n_ctx", srv->n_ctx);
+    cJSON *p = cJSON_AddObjectToObject(d, "params");
+    cJSON_AddNumberToObject(p, "temperature", gp.sampling.temperature);
+    cJSON_AddNumberToObject(p, "top_k", gp.sampling.top_k);
+    cJSON_AddNumberToObject(p, "top_p", gp.sampling.top_p);
+    cJSON_AddNumberToObject(p, "min_p", gp.sampling.min_p);
+    cJSON_AddNumberToObject(p, "n_predict", gp.n_predict);
+    cJSON_AddBoolToObject(p, "cache_prompt", gp.cache_prompt);
+    cJSON_AddNumberToObject(o, "total_slots", srv->engine.n_slots);
+    cJSON_AddStringToObject(o, "model_path", srv->model_id);
+    if (srv->has_chat_template) cJSON_AddStringToObject(o, "chat_template", srv->chat_template ? srv->chat_template : "the model's");
+    else cJSON_AddNullToObject(o, "chat_template");
+    cJSON_AddStringToObject(o, "build_info", vkllm_version());
+    cJSON *mod = cJSON_AddObjectToObject(o, "modalities");
+    cJSON_AddBoolToObject(mod, "vision", 0);
     return respond_obj(srv, c, o);
 }
 
@@ -445,8 +494,20 @@ static int authorized(struct serve_server *srv, struct MHD_Connection *c) {
 static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, const char *url,
                              const char *method) {
     int ep = EP_OTHER;
+    const char *model_id = NULL; /* /v1/models/{id} */
     for (int i = 0; i < EP_OTHER; i++)
         if (!strcmp(url, ep_names[i])) ep = i;
+    if (!strncmp(url, "/v1/models/", 11) && url[11]) ep = EP_MODELS, model_id = url + 11;
+    if (!strcmp(method, "OPTIONS")) { /* a browser's CORS preflight: no key needed */
+        struct MHD_Response *resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        if (!resp) return MHD_NO;
+        add_cors(resp);
+        MHD_add_response_header(resp, "Access-Control-Max-Age", "86400");
+        enum MHD_Result ok = MHD_queue_response(c, 204, resp);
+        MHD_destroy_response(resp);
+        count_code(srv, 204);
+        return ok;
+    }
     pthread_mutex_lock(&srv->stat_mu);
     srv->requests[ep]++;
     pthread_mutex_unlock(&srv->stat_mu);
@@ -454,7 +515,7 @@ static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c,
         return respond_error(srv, c, 401, "a valid API key is required: Authorization: Bearer KEY", NULL,
                              "invalid_api_key");
     if (ep == EP_OTHER) return respond_error(srv, c, 404, "no such endpoint", NULL, NULL);
-    int get = ep == EP_MODELS || ep == EP_HEALTH || ep == EP_METRICS;
+    int get = ep == EP_MODELS || ep == EP_HEALTH || ep == EP_METRICS || ep == EP_PROPS;
     if (strcmp(method, get ? "GET" : "POST")) {
         char msg[64];
         snprintf(msg, sizeof msg, "%s takes %s", ep_names[ep], get ? "GET" : "POST");
@@ -467,7 +528,8 @@ static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c,
     }
     switch (ep) {
     case EP_HEALTH: return respond_json(srv, c, 200, strdup("{\"status\":\"ok\"}"));
-    case EP_MODELS: return models(srv, c);
+    case EP_MODELS: return models(srv, c, model_id);
+    case EP_PROPS: return props(srv, c);
     case EP_METRICS: return metrics(srv, c);
     case EP_COMPLETIONS: return completion(srv, c, cn, 0);
     case EP_CHAT: return completion(srv, c, cn, 1);

@@ -231,6 +231,21 @@ def basics(srv):
     check(st == 404 and "error" in j, "unknown path: 404 %s" % st)
     st, _, j, _ = request(srv, "GET", "/v1/completions")
     check(st == 405 and "error" in j, "GET /v1/completions: 405 %s" % st)
+    st, _, j, _ = request(srv, "GET", "/v1/models/stories260K.gguf")
+    check(st == 200 and j["id"] == "stories260K.gguf" and j["object"] == "model", "/v1/models/{id}: %s %s" % (st, j))
+    st, _, j, _ = request(srv, "GET", "/v1/models/gpt-4")
+    check(st == 404 and j["error"]["code"] == "model_not_found", "/v1/models/{unknown id}: 404 %s %s" % (st, j))
+    st, _, j, _ = request(srv, "GET", "/props")
+    check(st == 200 and j["total_slots"] == 4 and j["default_generation_settings"]["n_ctx"] == 1024
+          and j["default_generation_settings"]["params"]["top_k"] == 40, "/props: %s %s" % (st, j))
+    # CORS: any origin, and a browser's preflight answered without a key
+    st, r, _, _ = request(srv, "OPTIONS", "/v1/chat/completions",
+                          headers={"Origin": "http://example.com", "Access-Control-Request-Method": "POST"})
+    check(st == 204 and r.getheader("Access-Control-Allow-Origin") == "*" and
+          "POST" in (r.getheader("Access-Control-Allow-Methods") or "") and
+          "Authorization" in (r.getheader("Access-Control-Allow-Headers") or ""), "CORS preflight: %s" % st)
+    st, r, _, _ = request(srv, "GET", "/health", headers={"Origin": "http://example.com"})
+    check(r.getheader("Access-Control-Allow-Origin") == "*", "CORS header on replies")
 
 
 def completions(srv):
@@ -627,6 +642,8 @@ def keyed():
                   "%s with %s: 401 %s %s" % (path, h, st, j))
     st, _, j, _ = request(srv, "GET", "/v1/models", headers=auth)
     check(st == 200, "the right key: 200")
+    st, r, _, _ = request(srv, "OPTIONS", "/v1/completions", headers={"Origin": "http://example.com"})
+    check(st == 204 and r.getheader("Access-Control-Allow-Origin") == "*", "a preflight needs no key: %s" % st)
 
     # body limit
     st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "x" * 20000}, auth)
