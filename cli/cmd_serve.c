@@ -30,8 +30,8 @@ static void usage(FILE *f) {
             "  --queue N             requests that may wait for a slot before 503 (default 64)\n"
             "  --api-key KEY         require Authorization: Bearer KEY on every endpoint but /health\n"
             "                        (or set VKLLM_API_KEY)\n"
-            "  --chat-template NAME  chat template for /v1/chat/completions (default: the model's);\n"
-            "                        one of: %s\n"
+            "  --chat-template NAME  chat template for /v1/chat/completions (default: the model's, or\n"
+            "                        chatml with a warning when it has none); one of: %s\n"
             "  --alias NAME          model id in /v1/models and replies (default: the file name)\n"
             "  --max-body BYTES      largest request body, else 413 (default 1048576)\n"
             "  --device N            Vulkan device index (see `vkllm devices`)\n"
@@ -183,8 +183,16 @@ int vkllm_cmd_serve(int argc, char **argv) {
         code = 2;
         goto done;
     }
-    if (t == 1)
-        fprintf(stderr, "vkllm: serve: the model has no chat template: /v1/chat/completions needs --chat-template\n");
+    if (t == 1) { /* as llama-server: most UIs only speak chat */
+        fprintf(stderr, "vkllm: serve: warning: the model has no chat template: /v1/chat/completions uses chatml "
+                        "(--chat-template NAME to choose another)\n");
+        o.tmpl = "chatml";
+        t = check_template(h.model, o.tmpl);
+        if (t) {
+            code = 2;
+            goto done;
+        }
+    }
     pthread_mutex_init(&srv->stat_mu, NULL);
     srv->model = h.model;
     srv->model_id = o.alias ? o.alias : base_name(o.path);

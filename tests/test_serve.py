@@ -644,6 +644,11 @@ def keyed():
     check(st == 200, "the right key: 200")
     st, r, _, _ = request(srv, "OPTIONS", "/v1/completions", headers={"Origin": "http://example.com"})
     check(st == 204 and r.getheader("Access-Control-Allow-Origin") == "*", "a preflight needs no key: %s" % st)
+    # stories260K has no chat template: the server falls back to ChatML (as llama-server), with a warning
+    st, _, j, _ = request(srv, "POST", "/v1/chat/completions",
+                          {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}, auth)
+    check(st == 200 and j["choices"][0]["message"]["role"] == "assistant", "chat without a template: ChatML %s %s" % (st, j))
+    check(any("chatml" in line and "warning" in line for line in srv.lines), "the fallback is announced on stderr")
 
     # body limit
     st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "x" * 20000}, auth)
