@@ -30,7 +30,10 @@ static void usage(FILE *f) {
             "  --stop TEXT            stop when TEXT appears (not printed); may be repeated\n"
             "  --stats text|json      statistics format on stderr (default text)\n"
             "  --no-bos               do not add BOS even if the model asks for it\n"
-            "  --parse-special        special-token text in the prompt becomes its token\n");
+            "  --parse-special        special-token text in the prompt becomes its token\n"
+            "  --show-probs N         after the text, each generated token's probability and the N most\n"
+            "                         likely tokens at that step (the model's distribution: temperature 1,\n"
+            "                         before penalties and truncation; N <= 20)\n");
     fputs(vkllm_cli_sampling_help(), f);
 }
 
@@ -39,6 +42,42 @@ static int on_text(const char *text, size_t len, void *ud) {
     fwrite(text, 1, len, stdout);
     fflush(stdout);
     return vkllm_cli_interrupted ? 1 : 0;
+}
+
+/* A token's text, quoted, with newlines and control bytes escaped, into buf. */
+static const char *token_text(vkllm_model_t m, int32_t id, char *buf, size_t n) {
+    char *t = NULL;
+    size_t o = 0;
+    if (vkllm_detokenize(m, &id, 1, 1, &t)) {
+        snprintf(buf, n, "#%d", (int)id);
+        return buf;
+    }
+    buf[o++] = '"';
+    for (const unsigned char *p = (const unsigned char *)t; *p && o + 6 < n; p++) {
+        if (*p == '\n') o += (size_t)snprintf(buf + o, n - o, "\\n");
+        else if (*p == '"' || *p == '\\') o += (size_t)snprintf(buf + o, n - o, "\\%c", *p);
+        else if (*p < 0x20) o += (size_t)snprintf(buf + o, n - o, "\\x%02x", *p);
+        else buf[o++] = (char)*p;
+    }
+    snprintf(buf + o, n - o, "\"");
+    vkllm_free(t);
+    return buf;
+}
+
+/* --show-probs: every generated token (and the end-of-text one) with its probability and the
+ * most likely tokens at its step. */
+static void print_probs(vkllm_model_t m, vkllm_gen_t g) {
+    uint32_t n = vkllm_gen_n_generated(g) + 1;
+    fprintf(stderr, "\n--\nprobabilities (the model's distribution at each step: temperature 1, before penalties and truncation)\n");
+    for (uint32_t i = 0; i < n; i++) {
+        struct vkllm_token_probs p;
+        if (vkllm_gen_token_probs(g, i, &p)) break; /* no end-of-text token */
+        char a[64];
+        fprintf(stderr, "%4u %-18s %6.2f%%  |", i + 1, token_text(m, p.id, a, sizeof a), 100 * exp(p.logprob));
+        for (uint32_t j = 0; j < p.n_top; j++)
+            fprintf(stderr, " %s %.2f%%", token_text(m, p.top[j].id, a, sizeof a), 100 * exp(p.top[j].logprob));
+        fprintf(stderr, "\n");
+    }
 }
 
 static char *read_all(FILE *f, size_t *n) {
@@ -66,7 +105,7 @@ int vkllm_cmd_run(int argc, char **argv) {
     const char *path = NULL, *prompt = NULL, *prompt_file = NULL;
     const char *stops[MAX_STOP];
     uint32_t n_stop = 0;
-    int device = -1, json = 0;
+    int device = -1, json = 0, show_probs = -1;
     double n_ctx = 0, n_ubatch = 0;
     struct vkllm_generate_params gp = vkllm_generate_params_default();
     struct vkllm_cli_bias bias = {0};
@@ -90,6 +129,7 @@ int vkllm_cmd_run(int argc, char **argv) {
         NUM("-c", 1, 1e7, n_ctx = d)
         NUM("--ubatch", 1, 1e5, n_ubatch = d)
         NUM("--device", 0, 1e4, device = (int)d)
+        NUM("--show-probs", 0, VKLLM_MAX_TOP_PROBS, show_probs = (int)d)
 #undef NUM
         if (!strcmp(a, "-m") && v) path = argv[++i];
         else if (!strcmp(a, "-p") && v) prompt = argv[++i];
@@ -150,12 +190,26 @@ int vkllm_cmd_run(int argc, char **argv) {
     }
     vkllm_cli_catch_sigint(1);
     struct vkllm_generate_stats stats;
-    vkllm_status st = vkllm_generate(h.s, &gp, on_text, NULL, &stats);
+    vkllm_status st;
+    vkllm_gen_t g = NULL;
+    gp.n_probs = show_probs;
+    if (show_probs >= 0) { /* step by step, to read the probabilities at the end */
+        st = vkllm_gen_start(h.s, &gp, on_text, NULL, &g);
+        while (!st && !vkllm_gen_done(g)) st = vkllm_gen_step(&g, 1);
+        if (!st) st = vkllm_gen_status(g);
+        if (g) vkllm_gen_stats(g, &stats);
+    } else {
+        st = vkllm_generate(h.s, &gp, on_text, NULL, &stats);
+    }
     vkllm_cli_catch_sigint(0);
     printf("\n");
     fflush(stdout);
     if (st) code = vkllm_cli_fail(st, "generation failed");
-    else vkllm_cli_print_stats(&stats, json ? VKLLM_CLI_STATS_JSON : VKLLM_CLI_STATS_TEXT);
+    else {
+        if (g) print_probs(h.model, g);
+        vkllm_cli_print_stats(&stats, json ? VKLLM_CLI_STATS_JSON : VKLLM_CLI_STATS_TEXT);
+    }
+    vkllm_gen_free(g);
     code = vkllm_cli_close(&h, code);
     free(owned);
     return code;

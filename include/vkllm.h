@@ -511,6 +511,12 @@ struct vkllm_generate_params {
                                 after the last (generations decoding beside it wait one chunk at a
                                 time, not the whole prompt). 0: the whole prompt in
                                 vkllm_gen_start (default) */
+    int32_t n_probs;         /* >= 0: record, for every generated token, its log-probability and the
+                                n_probs most likely tokens (at most VKLLM_MAX_TOP_PROBS) under the
+                                model's own distribution: softmax of the logits at temperature 1,
+                                before logit bias, penalties and truncation (OpenAI's and vLLM's
+                                default logprobs); vkllm_gen_token_probs reads them. The argmax is
+                                then taken on the host. -1: off (default) */
     struct vkllm_sampling_params sampling;
 };
 
@@ -585,6 +591,21 @@ VKLLM_API vkllm_status vkllm_gen_status(vkllm_gen_t g);
 VKLLM_API void vkllm_gen_cancel(vkllm_gen_t g);
 /* Tokens generated so far (cheap; vkllm_gen_stats computes percentiles). */
 VKLLM_API uint32_t vkllm_gen_n_generated(vkllm_gen_t g);
+/* With params.n_probs >= 0: generated token i (0 .. vkllm_gen_n_generated - 1; the end-of-text
+ * token that stopped g, if any, is i = n_generated) with its log-probability and the n_top most
+ * likely tokens, highest first. INVALID_ARGUMENT when i has none or n_probs was off. */
+#define VKLLM_MAX_TOP_PROBS 20
+struct vkllm_token_prob {
+    int32_t id;
+    float logprob; /* natural log */
+};
+struct vkllm_token_probs {
+    int32_t id;    /* the token chosen */
+    float logprob;
+    uint32_t n_top;
+    struct vkllm_token_prob top[VKLLM_MAX_TOP_PROBS];
+};
+VKLLM_API vkllm_status vkllm_gen_token_probs(vkllm_gen_t g, uint32_t i, struct vkllm_token_probs *out);
 /* Metrics so far (final once done), as for vkllm_generate. */
 VKLLM_API void vkllm_gen_stats(vkllm_gen_t g, struct vkllm_generate_stats *out);
 /* Free g; its session is free for another request (its KV cache keeps the tokens, as after

@@ -37,6 +37,19 @@ for k in ("ttft_ms", "prefill_tps", "itl_p50_ms", "itl_p90_ms", "itl_max_ms", "d
     check(k in s and s[k] > 0, "stat %s measured (%s)" % (k, s.get(k)))
 check(s.get("ttft_ms", 0) <= s.get("total_ms", 0), "ttft within the total")
 
+# --show-probs: the same text, then one line per generated token: its probability (greedy: the top one)
+r2 = run("--temp", "0", "-n", "20", "-p", "", "--show-probs", "3")
+lines = [l for l in r2.stderr.splitlines() if l[:5].strip().isdigit() and "%" in l]
+check(r2.returncode == 0 and expected.startswith(r2.stdout.rstrip("\n")) and len(lines) == 20,
+      "--show-probs: greedy text unchanged, 20 token lines: %s" % r2.stderr[-500:])
+for l in lines:
+    tok, top = l.split("|", 1)
+    p, alts = float(tok.split()[-1].rstrip("%")), [float(x.rstrip("%")) for x in top.split() if x.endswith("%")]
+    check(len(alts) == 3 and abs(p - alts[0]) < 1e-9 and alts == sorted(alts, reverse=True) and sum(alts) <= 100.001,
+          "--show-probs line: the chosen token is the most likely, 3 candidates, highest first: %r" % l)
+r3 = subprocess.run([VKLLM, "run", "-m", model, "-n", "2", "--show-probs", "21"], capture_output=True, text=True)
+check(r3.returncode == 2, "--show-probs above 20: a usage error")
+
 # with a prompt, the greedy continuation equals the scalar reference forward pass's
 prompt = "Once upon a time, there was a dog"
 ids = subprocess.run([VKLLM, "tokenize", "-m", model, "--ids", prompt], capture_output=True, text=True).stdout.split()

@@ -4,6 +4,7 @@
  * CLI is built on: tuning per context, model files without a device, the tokenizer handle, the
  * reference forward pass, make-model and profiles. Random models (no files needed) and
  * stories260K. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,6 +442,59 @@ static void check_prompt_cache(vkllm_model_t m) {
     vkllm_session_free(fresh);
 }
 
+/* n_probs: each generated token's log-probability and the top 5 under the model's distribution,
+ * against the scalar reference's logits at the same positions; greedy picks the first of them. */
+static void check_token_probs(vkllm_model_t m, const char *path) {
+    vkllm_session_t s;
+    ASSERT_OK(vkllm_session_init(m, NULL, &s));
+    struct vkllm_generate_params p = vkllm_generate_params_default();
+    p.prompt = "";
+    p.n_predict = 12;
+    p.sampling.temperature = 0;
+    p.n_probs = 5;
+    vkllm_gen_t g;
+    ASSERT_OK(vkllm_gen_start(s, &p, NULL, NULL, &g));
+    while (!vkllm_gen_done(g)) ASSERT_OK(vkllm_gen_step(&g, 1));
+    uint32_t n = vkllm_gen_n_generated(g);
+    ASSERT(n > 0);
+    vkllm_ref_t r;
+    ASSERT_OK(vkllm_ref_init(path, 64, 1, &r));
+    uint32_t V = vkllm_ref_n_vocab(r);
+    int32_t tok = 1; /* BOS */
+    double worst = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const float *ref;
+        ASSERT_OK(vkllm_ref_eval(r, tok, i, &ref));
+        double mx = -INFINITY, sum = 0;
+        for (uint32_t j = 0; j < V; j++) mx = ref[j] > mx ? ref[j] : mx;
+        for (uint32_t j = 0; j < V; j++) sum += exp(ref[j] - mx);
+        double lse = mx + log(sum);
+        struct vkllm_token_probs tp;
+        ASSERT_OK(vkllm_gen_token_probs(g, i, &tp));
+        ASSERT(tp.n_top == 5 && tp.top[0].id == tp.id && tp.top[0].logprob == tp.logprob);
+        double total = 0;
+        for (uint32_t k = 0; k < tp.n_top; k++) {
+            ASSERT(k == 0 || tp.top[k].logprob <= tp.top[k - 1].logprob);
+            double e = fabs(tp.top[k].logprob - (ref[tp.top[k].id] - lse));
+            worst = e > worst ? e : worst;
+            total += exp(tp.top[k].logprob);
+        }
+        ASSERT(total <= 1.0 + 1e-5);
+        tok = tp.id;
+    }
+    struct vkllm_token_probs tp;
+    ASSERT_STATUS(vkllm_gen_token_probs(g, n + 1, &tp), VKLLM_STATUS_INVALID_ARGUMENT);
+    printf("token probabilities: %u tokens, top 5 within %.2e of the reference's log-softmax\n", n, worst);
+    ASSERT(worst < 2e-3);
+    vkllm_ref_free(r);
+    vkllm_gen_free(g);
+    p.n_probs = -1; /* off: asking is an error */
+    ASSERT_OK(vkllm_gen_start(s, &p, NULL, NULL, &g));
+    ASSERT_STATUS(vkllm_gen_token_probs(g, 0, &tp), VKLLM_STATUS_INVALID_ARGUMENT);
+    vkllm_gen_free(g);
+    vkllm_session_free(s);
+}
+
 int main(int argc, char **argv) {
     const char *which = argc > 1 ? argv[1] : "all";
     int stories = !strcmp(which, "stories") || !strcmp(which, "all");
@@ -487,6 +541,7 @@ int main(int argc, char **argv) {
         };
         check_batch(m, rs, 3, "stories260K");
         check_prompt_cache(m);
+        check_token_probs(m, vkllm_test_model("stories260K.gguf"));
         vkllm_session_t s;
         ASSERT_OK(vkllm_session_init(m, NULL, &s));
         struct text t = {0};

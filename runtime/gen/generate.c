@@ -25,6 +25,7 @@ struct vkllm_generate_params vkllm_generate_params_default(void) {
     p.n_predict = -1;
     p.add_bos = -1;
     p.cache_prompt = 1;
+    p.n_probs = -1;
     vkllm__sampler_params_default(&p.sampling);
     return p;
 }
@@ -164,6 +165,8 @@ struct vkllm_gen {
     int32_t *pending;               /* prompt tokens still to evaluate (chunked prefill) */
     uint32_t n_pending, pending_at; /* how many, and how many of them are evaluated */
     int continuing;                 /* the prompt continues the session's text (keep_history) */
+    struct vkllm_token_probs *probs; /* n_probs >= 0: one per sampled token */
+    uint32_t n_probs_rec, cap_probs;
     int done;
     vkllm_status err;
     enum vkllm_stop_reason reason;
@@ -250,6 +253,49 @@ static void fail(struct vkllm_gen *g, vkllm_status st) {
     finish(g);
 }
 
+/* With n_probs: tok's log-probability and the top n_probs under softmax(logits) (temperature 1,
+ * nothing applied), as record n_probs_rec. */
+static vkllm_status record_probs(struct vkllm_gen *g, const float *logits, int32_t tok) {
+    if (g->p.n_probs < 0) return VKLLM_STATUS_OK;
+    if (!logits) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "token probabilities: no logits");
+    if (g->n_probs_rec == g->cap_probs) {
+        uint32_t cap = g->cap_probs ? 2 * g->cap_probs : 64;
+        struct vkllm_token_probs *np = vkllm__realloc(g->probs, sizeof *np * cap);
+        if (!np) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+        g->probs = np;
+        g->cap_probs = cap;
+    }
+    const uint32_t V = g->s->model->desc->hp.n_vocab;
+    uint32_t n_top = (uint32_t)VKLLM_MIN(g->p.n_probs, VKLLM_MAX_TOP_PROBS);
+    struct vkllm_token_probs *r = &g->probs[g->n_probs_rec++];
+    memset(r, 0, sizeof *r);
+    float mx = -INFINITY;
+    for (uint32_t i = 0; i < V; i++) mx = logits[i] > mx ? logits[i] : mx;
+    double sum = 0;
+    for (uint32_t i = 0; i < V; i++) sum += exp((double)logits[i] - mx);
+    double lse = mx + log(sum);
+    r->id = tok;
+    r->logprob = (float)(logits[tok] - lse);
+    for (uint32_t i = 0; i < V; i++) { /* insertion into the top n_top, highest first (lower id on ties) */
+        float l = logits[i];
+        if (r->n_top == n_top && (n_top == 0 || l <= r->top[n_top - 1].logprob)) continue;
+        uint32_t j = r->n_top < n_top ? r->n_top++ : n_top - 1;
+        while (j > 0 && r->top[j - 1].logprob < l) r->top[j] = r->top[j - 1], j--;
+        r->top[j] = (struct vkllm_token_prob){(int32_t)i, l};
+    }
+    for (uint32_t j = 0; j < r->n_top; j++) r->top[j].logprob = (float)(r->top[j].logprob - lse);
+    return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm_gen_token_probs(vkllm_gen_t g, uint32_t i, struct vkllm_token_probs *out) {
+    if (!g || !out) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_gen_token_probs: NULL argument");
+    if (g->p.n_probs < 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "token probabilities were not asked for (n_probs < 0)");
+    if (i >= g->n_probs_rec)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "token %u: %u token(s) recorded", i, g->n_probs_rec);
+    *out = g->probs[i];
+    return VKLLM_STATUS_OK;
+}
+
 /* Token tok was sampled: record it, stream its text, decide whether g stops here. */
 static vkllm_status take_token(struct vkllm_gen *g, int32_t tok) {
     const double now = now_ms();
@@ -308,6 +354,7 @@ static vkllm_status prefill_chunk(struct vkllm_gen *g) {
     }
     int32_t tok;
     if ((st = vkllm__sampler_sample(g->smp, vkllm_session_logits(s, 0), &tok))) return st;
+    if ((st = record_probs(g, vkllm_session_logits(s, 0), tok))) return st;
     return take_token(g, tok); /* EOS or a callback's stop is not an error */
 }
 
@@ -351,7 +398,7 @@ vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_para
     s->n_past += reuse;
     vkllm_session_truncate(s, s->n_past);
     g->st.seed = vkllm__sampler_seed(g->smp);
-    g->greedy = vkllm__sampler_is_greedy(g->smp);
+    g->greedy = vkllm__sampler_is_greedy(g->smp) && g->p.n_probs < 0; /* probabilities need the logits */
     for (size_t i = 0; i < n_ids; i++) vkllm__sampler_accept(g->smp, ids[i]);
     g->cap_itl = g->p.n_predict >= 0 ? (uint32_t)g->p.n_predict + 1 : n_ctx + 1;
     if (!(g->itl = vkllm__malloc(sizeof *g->itl * g->cap_itl))) {
@@ -420,6 +467,7 @@ vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n) {
     for (uint32_t i = 0; i < m; i++) {
         int32_t tok;
         vkllm_status s2 = vkllm__sampler_sample(run[i]->smp, vkllm_session_logits(run[i]->s, 0), &tok);
+        if (!s2) s2 = record_probs(run[i], vkllm_session_logits(run[i]->s, 0), tok);
         if (!s2) s2 = take_token(run[i], tok);
         if (s2) {
             fail(run[i], s2);
@@ -471,6 +519,7 @@ void vkllm_gen_free(vkllm_gen_t g) {
     if (!g) return;
     if (g->ds_init) vkllm__detok_stream_free(&g->ds);
     vkllm__free(g->pending);
+    vkllm__free(g->probs);
     vkllm__free(g->out.buf);
     vkllm__free(g->itl);
     vkllm__sampler_free(g->smp);
