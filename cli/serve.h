@@ -76,6 +76,10 @@ struct serve_req {
     int cancelled;               /* the client went away or the server is stopping */
     struct serve_piece *head, *tail; /* stream: pieces not yet sent */
     struct serve_buf text;       /* plain: the whole reply */
+    struct vkllm_token_probs *probs; /* logprobs asked (gp.n_probs >= 0): one per generated token, */
+    uint32_t n_probs, cap_probs;     /* copied by the engine as the tokens come */
+    uint32_t n_probs_sent;           /* stream: those already sent in a chunk */
+    size_t text_offset;              /* stream, completions: text_offset of the next token */
     int http_status;             /* 0, or the error status once done with an error */
     char err[512];               /* its message */
     const char *finish_reason;   /* "stop" / "length" once done without an error */
@@ -206,14 +210,19 @@ int serve_api_parse(struct serve_server *srv, const cJSON *body, int chat, struc
                      size_t errn, const char **param);
 /* The OpenAI error body {"error": {...}}; free with cJSON_free. */
 char *serve_api_error_json(const char *message, const char *type, const char *param, const char *code);
+/* s as valid UTF-8 (malloc'ed; NULL when out of memory): a byte that does not start a
+ * well-formed sequence becomes U+FFFD. */
+char *serve_utf8_valid(const char *s);
 /* A plain reply of a finished request. */
 char *serve_api_reply_json(struct serve_server *srv, struct serve_req *r);
 /* SSE events ("data: {...}\n\n") appended to out: the chat role chunk, a text piece, the end
  * (final chunk, usage chunk when asked, [DONE]) and an error event. */
 void serve_api_sse_role(struct serve_server *srv, struct serve_req *r, struct serve_buf *out);
+/* A text chunk, with the logprobs of lp[0..n_lp) (the tokens produced since the last chunk). */
 void serve_api_sse_text(struct serve_server *srv, struct serve_req *r, const char *text, size_t len,
-                         struct serve_buf *out);
-void serve_api_sse_end(struct serve_server *srv, struct serve_req *r, struct serve_buf *out);
+                        const struct vkllm_token_probs *lp, uint32_t n_lp, struct serve_buf *out);
+void serve_api_sse_end(struct serve_server *srv, struct serve_req *r, const struct vkllm_token_probs *lp,
+                       uint32_t n_lp, struct serve_buf *out);
 void serve_api_sse_error(struct serve_req *r, struct serve_buf *out);
 
 #endif

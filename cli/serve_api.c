@@ -228,6 +228,18 @@ static int scalars(struct parse *p, const cJSON *body, int chat, struct serve_re
         return 400;
     }
     if (boolean(p, body, "stream", &r->stream) < 0) return 400;
+    /* logprobs: completions take a count of alternatives (0..20), chat a flag and top_logprobs */
+    r->gp.n_probs = -1;
+    if (chat) {
+        int want = 0;
+        if (boolean(p, body, "logprobs", &want) < 0) return 400;
+        if ((k = number(p, body, "top_logprobs", 0, VKLLM_MAX_TOP_PROBS, 1, &d)) < 0) return 400;
+        if (k && !want) return bad(p, "top_logprobs", "%s", "'top_logprobs' needs 'logprobs': true");
+        if (want) r->gp.n_probs = k ? (int32_t)d : 0;
+    } else {
+        if ((k = number(p, body, "logprobs", 0, VKLLM_MAX_TOP_PROBS, 1, &d)) < 0) return 400;
+        if (k) r->gp.n_probs = (int32_t)d;
+    }
     /* llama-server's field: false evaluates the whole prompt even where a slot's cache holds it */
     if (boolean(p, body, "cache_prompt", &r->gp.cache_prompt) < 0) return 400;
     const cJSON *so = field(body, "stream_options");
@@ -309,6 +321,119 @@ static void add_timings(cJSON *o, const struct serve_req *r) {
     cJSON_AddNumberToObject(t, "ttft_ms", r->ttft_ms);
 }
 
+/* s as valid UTF-8 (malloc'ed): every byte that does not start a well-formed sequence (a lone
+ * byte of a byte-fallback token, an overlong form, a surrogate) becomes U+FFFD, as a JSON string
+ * must hold Unicode text. NULL when out of memory. */
+char *serve_utf8_valid(const char *s) {
+    size_t n = strlen(s), o = 0;
+    char *out = malloc(3 * n + 1);
+    if (!out) return NULL;
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        unsigned c = p[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
+        int ok = len > 0 && i + len <= n;
+        for (size_t k = 1; ok && k < len; k++) {
+            ok = (p[i + k] & 0xc0) == 0x80;
+            cp = cp << 6 | (p[i + k] & 0x3f);
+        }
+        static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+        ok = ok && cp >= min_cp[len] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
+        if (ok) {
+            memcpy(out + o, p + i, len);
+            o += len, i += len;
+        } else {
+            memcpy(out + o, "\xef\xbf\xbd", 3); /* U+FFFD */
+            o += 3, i++;
+        }
+    }
+    out[o] = 0;
+    return out;
+}
+
+/* --- logprobs ------------------------------------------------------------------------------ */
+
+/* Token id's text (special tokens rendered) as valid UTF-8, and its raw bytes (OpenAI's
+ * "bytes") when bytes is not NULL. NULL when out of memory or the id is bad. */
+static char *token_str(struct serve_server *srv, int32_t id, cJSON **bytes) {
+    /* a token's text as it reads inside the reply: the tokenizer drops a leading space only at
+     * the start of a text, so take the second copy of the token after a first one */
+    char *one = NULL, *two = NULL;
+    int32_t ids[2] = {id, id};
+    if (vkllm_detokenize(srv->model, ids, 1, 1, &one)) return NULL;
+    if (vkllm_detokenize(srv->model, ids, 2, 1, &two)) {
+        vkllm_free(one);
+        return NULL;
+    }
+    size_t skip = strlen(one) <= strlen(two) ? strlen(one) : strlen(two);
+    vkllm_free(one);
+    char *raw = malloc(strlen(two) - skip + 1);
+    if (raw) memcpy(raw, two + skip, strlen(two) - skip + 1);
+    vkllm_free(two);
+    if (!raw) return NULL;
+    if (bytes) {
+        *bytes = cJSON_CreateArray();
+        for (const unsigned char *q = (const unsigned char *)raw; *q; q++)
+            cJSON_AddItemToArray(*bytes, cJSON_CreateNumber(*q));
+    }
+    char *s = serve_utf8_valid(raw);
+    free(raw);
+    return s;
+}
+
+/* The logprobs of lp[0..n) into choice c: chat's {"content": [{token, logprob, bytes,
+ * top_logprobs}]}, or the completions' {tokens, token_logprobs, top_logprobs, text_offset}
+ * (offsets from *offset, advanced). null when logprobs were not asked for. */
+static void add_logprobs(struct serve_server *srv, struct serve_req *r, cJSON *c, const struct vkllm_token_probs *lp,
+                         uint32_t n, size_t *offset) {
+    if (r->gp.n_probs < 0) {
+        cJSON_AddNullToObject(c, "logprobs");
+        return;
+    }
+    cJSON *o = cJSON_AddObjectToObject(c, "logprobs");
+    if (r->chat) {
+        cJSON *content = cJSON_AddArrayToObject(o, "content");
+        for (uint32_t i = 0; i < n; i++) {
+            cJSON *e = cJSON_CreateObject(), *bytes = NULL;
+            char *t = token_str(srv, lp[i].id, &bytes);
+            cJSON_AddStringToObject(e, "token", t ? t : "");
+            free(t);
+            cJSON_AddNumberToObject(e, "logprob", lp[i].logprob);
+            cJSON_AddItemToObject(e, "bytes", bytes ? bytes : cJSON_CreateArray());
+            cJSON *top = cJSON_AddArrayToObject(e, "top_logprobs");
+            for (uint32_t k = 0; k < lp[i].n_top; k++) {
+                cJSON *a = cJSON_CreateObject(), *ab = NULL;
+                char *at = token_str(srv, lp[i].top[k].id, &ab);
+                cJSON_AddStringToObject(a, "token", at ? at : "");
+                free(at);
+                cJSON_AddNumberToObject(a, "logprob", lp[i].top[k].logprob);
+                cJSON_AddItemToObject(a, "bytes", ab ? ab : cJSON_CreateArray());
+                cJSON_AddItemToArray(top, a);
+            }
+            cJSON_AddItemToArray(content, e);
+        }
+        return;
+    }
+    cJSON *tokens = cJSON_AddArrayToObject(o, "tokens"), *tl = cJSON_AddArrayToObject(o, "token_logprobs");
+    cJSON *top = cJSON_AddArrayToObject(o, "top_logprobs"), *off = cJSON_AddArrayToObject(o, "text_offset");
+    for (uint32_t i = 0; i < n; i++) {
+        char *t = token_str(srv, lp[i].id, NULL);
+        cJSON_AddItemToArray(tokens, cJSON_CreateString(t ? t : ""));
+        cJSON_AddItemToArray(tl, cJSON_CreateNumber(lp[i].logprob));
+        cJSON_AddItemToArray(off, cJSON_CreateNumber((double)*offset));
+        *offset += t ? strlen(t) : 0;
+        free(t);
+        cJSON *alts = cJSON_CreateObject();
+        for (uint32_t k = 0; k < lp[i].n_top; k++) {
+            char *at = token_str(srv, lp[i].top[k].id, NULL);
+            if (at && !cJSON_GetObjectItemCaseSensitive(alts, at)) cJSON_AddNumberToObject(alts, at, lp[i].top[k].logprob);
+            free(at);
+        }
+        cJSON_AddItemToArray(top, alts);
+    }
+}
+
 static cJSON *choice(cJSON *o) {
     cJSON *a = cJSON_AddArrayToObject(o, "choices"), *c = cJSON_CreateObject();
     cJSON_AddItemToArray(a, c);
@@ -327,7 +452,8 @@ char *serve_api_reply_json(struct serve_server *srv, struct serve_req *r) {
     } else {
         cJSON_AddStringToObject(c, "text", text);
     }
-    cJSON_AddNullToObject(c, "logprobs");
+    size_t offset = 0;
+    add_logprobs(srv, r, c, r->probs, r->n_probs, &offset);
     cJSON_AddStringToObject(c, "finish_reason", r->finish_reason);
     add_usage(o, r);
     add_timings(o, r);
@@ -356,7 +482,7 @@ static void emit(cJSON *o, struct serve_buf *out) {
 
 /* A chunk with one choice: the delta (chat) or text, and finish_reason (NULL: null). */
 static cJSON *chunk(struct serve_server *srv, struct serve_req *r, const char *text, size_t len, int role,
-                    const char *finish) {
+                    const char *finish, const struct vkllm_token_probs *lp, uint32_t n_lp) {
     cJSON *o = head(srv, r, r->chat ? "chat.completion.chunk" : "text_completion");
     cJSON *c = choice(o);
     char *t = NULL;
@@ -375,7 +501,8 @@ static cJSON *chunk(struct serve_server *srv, struct serve_req *r, const char *t
         cJSON_AddStringToObject(c, "text", t ? t : "");
     }
     free(t);
-    cJSON_AddNullToObject(c, "logprobs");
+    if (r->gp.n_probs >= 0 && (n_lp || !r->chat)) add_logprobs(srv, r, c, lp, n_lp, &r->text_offset);
+    else cJSON_AddNullToObject(c, "logprobs");
     if (finish) cJSON_AddStringToObject(c, "finish_reason", finish);
     else cJSON_AddNullToObject(c, "finish_reason");
     if (r->include_usage) cJSON_AddNullToObject(o, "usage"); /* as OpenAI: only the last chunk has it */
@@ -383,16 +510,17 @@ static cJSON *chunk(struct serve_server *srv, struct serve_req *r, const char *t
 }
 
 void serve_api_sse_role(struct serve_server *srv, struct serve_req *r, struct serve_buf *out) {
-    emit(chunk(srv, r, "", 0, 1, NULL), out);
+    emit(chunk(srv, r, "", 0, 1, NULL, NULL, 0), out);
 }
 
 void serve_api_sse_text(struct serve_server *srv, struct serve_req *r, const char *text, size_t len,
-                         struct serve_buf *out) {
-    emit(chunk(srv, r, text, len, 0, NULL), out);
+                        const struct vkllm_token_probs *lp, uint32_t n_lp, struct serve_buf *out) {
+    emit(chunk(srv, r, text, len, 0, NULL, lp, n_lp), out);
 }
 
-void serve_api_sse_end(struct serve_server *srv, struct serve_req *r, struct serve_buf *out) {
-    cJSON *f = chunk(srv, r, NULL, 0, 0, r->finish_reason);
+void serve_api_sse_end(struct serve_server *srv, struct serve_req *r, const struct vkllm_token_probs *lp,
+                       uint32_t n_lp, struct serve_buf *out) {
+    cJSON *f = chunk(srv, r, NULL, 0, 0, r->finish_reason, lp, n_lp);
     add_timings(f, r);
     emit(f, out);
     if (r->include_usage) {

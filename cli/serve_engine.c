@@ -94,6 +94,7 @@ void serve_req_unref(struct serve_req *r) {
     free(r->prompt);
     free(r->bias_tokens);
     free(r->bias_values);
+    free(r->probs);
     sbuf_free(&r->text);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cond);
@@ -295,10 +296,28 @@ static int req_cancelled(struct serve_req *r) {
     return c;
 }
 
+/* With logprobs asked for: hand r the records of the tokens its gen produced since the last
+ * call (engine thread; the HTTP thread reads them under r->mu). */
+static void copy_probs(struct serve_req *r) {
+    if (r->gp.n_probs < 0 || !r->gen) return;
+    uint32_t n = vkllm_gen_n_generated(r->gen);
+    pthread_mutex_lock(&r->mu);
+    if (n > r->cap_probs) {
+        uint32_t cap = n < 2 * r->cap_probs ? 2 * r->cap_probs : n + 16;
+        struct vkllm_token_probs *np = realloc(r->probs, sizeof *np * cap);
+        if (np) r->probs = np, r->cap_probs = cap;
+        else r->text.oom = 1, n = r->cap_probs; /* reported as an error when the request finishes */
+    }
+    while (r->n_probs < n && !vkllm_gen_token_probs(r->gen, r->n_probs, &r->probs[r->n_probs])) r->n_probs++;
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->mu);
+}
+
 /* Free slot i after its request ended: its final stats go to the request, the gen is freed.
  * Returns the request, to be finished. */
 static struct serve_req *release_slot(struct serve_engine *e, uint32_t i) {
     struct serve_req *r = e->active[i];
+    copy_probs(r);
     vkllm_gen_t g = r->gen;
     e->active[i] = NULL;
     struct vkllm_generate_stats s;
@@ -362,6 +381,7 @@ static void admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     pthread_mutex_unlock(&r->mu);
     r->t_last_token = now;
     r->n_seen = first;
+    copy_probs(r);
     e->active[i] = r;
     pthread_mutex_lock(&e->mu);
     e->m.busy++;
@@ -456,6 +476,7 @@ static void step(struct serve_engine *e) {
         uint32_t n_itl = 0, n_ttft = 0;
         for (uint32_t k = 0; k < n; k++) {
             struct serve_req *r = e->active[idx[k]];
+            copy_probs(r);
             uint32_t ng = vkllm_gen_n_generated(r->gen);
             if (r->n_seen == 0 && (ng > 0 || vkllm_gen_done(r->gen))) { /* its prompt's last chunk */
                 pthread_mutex_lock(&r->mu);

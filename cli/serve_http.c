@@ -196,19 +196,37 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
         struct serve_piece *p = r->head;
         r->head = r->tail = NULL;
         int done = r->state == SERVE_DONE, status = r->http_status;
+        /* the logprobs of the tokens the engine handed over since the last chunk go with this
+         * text (or, at the end, with the final chunk) */
+        struct vkllm_token_probs *lp = NULL;
+        uint32_t n_lp = 0;
+        if ((p || done) && r->n_probs > r->n_probs_sent &&
+            (lp = malloc(sizeof *lp * (r->n_probs - r->n_probs_sent)))) {
+            n_lp = r->n_probs - r->n_probs_sent;
+            memcpy(lp, r->probs + r->n_probs_sent, sizeof *lp * n_lp);
+            r->n_probs_sent = r->n_probs;
+        }
         pthread_mutex_unlock(&r->mu);
         int got = p != NULL;
         while (p) {
             struct serve_piece *n = p->next;
-            serve_api_sse_text(s->srv, r, p->text, p->len, &s->out);
+            int last = n == NULL;
+            serve_api_sse_text(s->srv, r, p->text, p->len, last ? lp : NULL, last ? n_lp : 0, &s->out);
+            if (last) n_lp = 0;
             free(p);
             p = n;
         }
+        if (!done) free(lp);
         if (done) {
-            if (status == 499) return MHD_CONTENT_READER_END_WITH_ERROR; /* the client has gone */
+            if (status == 499) {
+                free(lp);
+                return MHD_CONTENT_READER_END_WITH_ERROR; /* the client has gone */
+            }
             if (status) serve_api_sse_error(r, &s->out);
-            else serve_api_sse_end(s->srv, r, &s->out);
+            else serve_api_sse_end(s->srv, r, lp, n_lp, &s->out);
             s->eof = 1;
+            free(lp);
+            lp = NULL;
         } else if (!got && client_gone(s->fd)) {
             serve_engine_cancel(&s->srv->engine, r);
             return MHD_CONTENT_READER_END_WITH_ERROR;
@@ -346,37 +364,6 @@ static enum MHD_Result tokenize(struct serve_server *srv, struct MHD_Connection 
     return respond_obj(srv, c, o);
 }
 
-/* s as valid UTF-8 (malloc'ed): every byte that does not start a well-formed sequence (a lone
- * byte of a byte-fallback token, an overlong form, a surrogate) becomes U+FFFD, as a JSON string
- * must hold Unicode text. NULL when out of memory. */
-static char *utf8_valid(const char *s) {
-    size_t n = strlen(s), o = 0;
-    char *out = malloc(3 * n + 1);
-    if (!out) return NULL;
-    const unsigned char *p = (const unsigned char *)s;
-    for (size_t i = 0; i < n;) {
-        unsigned c = p[i];
-        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-        uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
-        int ok = len > 0 && i + len <= n;
-        for (size_t k = 1; ok && k < len; k++) {
-            ok = (p[i + k] & 0xc0) == 0x80;
-            cp = cp << 6 | (p[i + k] & 0x3f);
-        }
-        static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-        ok = ok && cp >= min_cp[len] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
-        if (ok) {
-            memcpy(out + o, p + i, len);
-            o += len, i += len;
-        } else {
-            memcpy(out + o, "\xef\xbf\xbd", 3); /* U+FFFD */
-            o += 3, i++;
-        }
-    }
-    out[o] = 0;
-    return out;
-}
-
 static enum MHD_Result detokenize(struct serve_server *srv, struct MHD_Connection *c, const cJSON *body) {
     const cJSON *tokens = cJSON_GetObjectItemCaseSensitive(body, "tokens");
     if (!cJSON_IsArray(tokens)) return respond_error(srv, c, 400, "'tokens' must be an array of token ids", "tokens", NULL);
@@ -398,7 +385,7 @@ static enum MHD_Result detokenize(struct serve_server *srv, struct MHD_Connectio
     if (st) snprintf(msg, sizeof msg, "%s", vkllm_last_error());
     free(ids);
     if (st) return respond_error(srv, c, st == VKLLM_STATUS_INVALID_ARGUMENT ? 400 : 500, msg, "tokens", NULL);
-    char *valid = utf8_valid(text);
+    char *valid = serve_utf8_valid(text);
     vkllm_free(text);
     if (!valid) return respond_error(srv, c, 500, "out of memory", NULL, NULL);
     cJSON *o = cJSON_CreateObject();

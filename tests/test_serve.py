@@ -381,6 +381,48 @@ def prefix_reuse(srv):
           "cache_prompt false: everything evaluated again, the same text")
 
 
+def logprobs(srv):
+    """logprobs: the completions shape (tokens, token_logprobs, top_logprobs, text_offset) and the
+    chat one (content: token, logprob, bytes, top_logprobs), plain and streamed, one entry per
+    generated token; greedy picks the most likely one; asking changes nothing in the text."""
+    base = {"prompt": "Once upon a time", "max_tokens": 12, "temperature": 0}
+    st, _, plain, _ = request(srv, "POST", "/v1/completions", base)
+    st, _, j, _ = request(srv, "POST", "/v1/completions", dict(base, logprobs=2))
+    c = j["choices"][0]
+    lp = c["logprobs"]
+    n = j["usage"]["completion_tokens"]
+    check(st == 200 and c["text"] == plain["choices"][0]["text"] and plain["choices"][0]["logprobs"] is None,
+          "logprobs do not change the text, and are null unless asked for")
+    check(len(lp["tokens"]) == n and "".join(lp["tokens"]) == c["text"], "completions logprobs: one token each, their text is the reply: %s" % lp["tokens"])
+    check(lp["text_offset"] == [sum(len(t) for t in lp["tokens"][:i]) for i in range(n)], "text_offset: %s" % lp["text_offset"])
+    check(all(len(t) == 2 and max(t.values()) == t[tok] == v and v <= 0
+              for t, tok, v in zip(lp["top_logprobs"], lp["tokens"], lp["token_logprobs"])),
+          "greedy: each token is the most likely of its 2 alternatives: %s" % lp["top_logprobs"][:3])
+    events = stream(srv, "/v1/completions", dict(base, logprobs=2, stream=True))[2]
+    objs = [json.loads(e[6:]) for _, e in events if e.startswith("data: {")]
+    toks = [t for o in objs for t in (o["choices"][0]["logprobs"] or {}).get("tokens", [])]
+    offs = [t for o in objs for t in (o["choices"][0]["logprobs"] or {}).get("text_offset", [])]
+    check(toks == lp["tokens"] and offs == lp["text_offset"], "streamed logprobs add up to the plain ones: %s" % toks)
+    msgs = [{"role": "user", "content": "Tell me a story."}]
+    st, _, j, _ = request(srv, "POST", "/v1/chat/completions",
+                          {"messages": msgs, "max_tokens": 8, "temperature": 0, "logprobs": True, "top_logprobs": 3})
+    content = j["choices"][0]["logprobs"]["content"]
+    check(st == 200 and len(content) == j["usage"]["completion_tokens"] and
+          "".join(e["token"] for e in content) == j["choices"][0]["message"]["content"] and
+          all(bytes(e["bytes"]).decode("utf-8", "replace") == e["token"] and len(e["top_logprobs"]) == 3 and
+              e["top_logprobs"][0]["token"] == e["token"] and e["top_logprobs"][0]["logprob"] == e["logprob"] for e in content),
+          "chat logprobs: content entries with bytes and 3 alternatives: %s" % content[:2])
+    st, _, j, _ = request(srv, "POST", "/v1/chat/completions", {"messages": msgs, "max_tokens": 2, "logprobs": True})
+    check(st == 200 and all(e["top_logprobs"] == [] for e in j["choices"][0]["logprobs"]["content"]),
+          "chat logprobs without top_logprobs: no alternatives")
+    for body in ({"messages": msgs, "top_logprobs": 2}, {"messages": msgs, "logprobs": True, "top_logprobs": 21},
+                 {"messages": msgs, "logprobs": "yes"}):
+        st, _, j, _ = request(srv, "POST", "/v1/chat/completions", body)
+        check(st == 400, "chat %s: 400 %s" % (body, st))
+    st, _, j, _ = request(srv, "POST", "/v1/completions", dict(base, logprobs=21))
+    check(st == 400 and j["error"]["param"] == "logprobs", "completions logprobs 21: 400")
+
+
 def stalls():
     """While a stream runs, a long prompt arrives: evaluated in chunks between the stream's decode
     steps (--prefill-chunk), the stream's longest gap is a chunk's time, not the whole prompt's;
@@ -708,6 +750,7 @@ def main():
     completions(srv)
     chat(srv)
     prefix_reuse(srv)
+    logprobs(srv)
     validation(srv)
     framing(srv)
     tokens(srv, "Once upon a time there was a dog")
