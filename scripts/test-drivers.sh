@@ -98,7 +98,7 @@ case "$driver" in
 esac
 
 selftest --validate \
-  --op add,mul,silu_mul,rmsnorm,add_rmsnorm,softmax,matvec_tb,matvec_glu,matmul,get_rows,rope,kv_store,rope_kv,attention,argmax ||
+  --op add,mul,silu_mul,rmsnorm,add_rmsnorm,softmax,matvec_tb,matmul,get_rows,rope,kv_store,rope_kv,attention,argmax ||
   status=1
 (cd "$build" && ctest --output-on-failure -j"${CTEST_JOBS:-2}" --timeout 900 \
   -R '^(test_vk|test_ops_basic|test_forward_stories|test_gen_stories|test_cli_logits)$') || status=1
