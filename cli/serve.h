@@ -59,7 +59,9 @@ struct serve_req {
     /* the request */
     int chat;                    /* /v1/chat/completions (else /v1/completions) */
     int stream, include_usage;
-    char *prompt;                /* the prompt text (chat: rendered with the template) */
+    char *prompt;                /* the prompt text (chat: rendered with the template; "" for token ids) */
+    int32_t *prompt_ids;         /* a token-id prompt (gp.prompt_tokens points here) */
+    uint32_t n_prompt_ids;
     struct vkllm_generate_params gp; /* points into prompt, stops, bias_* */
     char *stops[SERVE_MAX_STOP];
     int32_t *bias_tokens;

@@ -141,13 +141,36 @@ done:
 }
 
 /* prompt: a string, or an array holding one string. */
+/* A prompt of token ids (an array of integers), into r->prompt_ids. */
+static int token_prompt(struct parse *p, const cJSON *a, struct serve_req *r) {
+    int n = cJSON_GetArraySize(a);
+    r->prompt_ids = malloc(sizeof *r->prompt_ids * (size_t)(n ? n : 1));
+    r->prompt = strdup(""); /* no text */
+    if (!r->prompt_ids || !r->prompt) return bad(p, "prompt", "%s", "out of memory");
+    const cJSON *t;
+    cJSON_ArrayForEach(t, a) {
+        if (!cJSON_IsNumber(t) || t->valuedouble != (double)(int32_t)t->valuedouble || t->valuedouble < 0)
+            return bad(p, "prompt", "%s", "a token-id prompt must hold non-negative integers");
+        r->prompt_ids[r->n_prompt_ids++] = (int32_t)t->valuedouble;
+    }
+    r->gp.prompt_tokens = r->prompt_ids;
+    r->gp.n_prompt_tokens = r->n_prompt_ids;
+    return 0;
+}
+
+/* A string, an array of one string, an array of token ids, or an array of one such array. */
 static int completion_prompt(struct parse *p, const cJSON *body, struct serve_req *r) {
     const cJSON *f = field(body, "prompt");
     if (!f) return bad(p, "prompt", "%s", "'prompt' is required");
-    if (cJSON_IsArray(f) && cJSON_GetArraySize(f) == 1 && cJSON_IsString(cJSON_GetArrayItem(f, 0)))
+    if (cJSON_IsArray(f) && cJSON_GetArraySize(f) == 1 &&
+        (cJSON_IsString(cJSON_GetArrayItem(f, 0)) || cJSON_IsArray(cJSON_GetArrayItem(f, 0))))
         f = cJSON_GetArrayItem(f, 0);
+    if (cJSON_IsArray(f) && (cJSON_GetArraySize(f) == 0 || cJSON_IsNumber(cJSON_GetArrayItem(f, 0))))
+        return token_prompt(p, f, r);
     if (!cJSON_IsString(f))
-        return bad(p, "prompt", "%s", "'prompt' must be a string (or an array of one string; token-id prompts and batches are not supported)");
+        return bad(p, "prompt", "%s",
+                   "'prompt' must be a string or an array of token ids (or an array of one of them; batches of "
+                   "prompts are not supported)");
     r->prompt = strdup(f->valuestring);
     return r->prompt ? 0 : bad(p, "prompt", "%s", "out of memory");
 }

@@ -496,6 +496,10 @@ VKLLM_API const char *vkllm_stop_reason_str(enum vkllm_stop_reason r);
 struct vkllm_generate_params {
     const char *prompt;      /* UTF-8 text; "" starts from BOS alone */
     size_t prompt_len;       /* bytes; 0 = strlen(prompt) */
+    const int32_t *prompt_tokens; /* non-NULL: the prompt as token ids instead of text (prompt is
+                                     ignored); BOS goes in front as for a text prompt, unless the
+                                     ids start with it */
+    size_t n_prompt_tokens;
     int32_t n_predict;       /* tokens to generate at most; < 0 = until EOS or a full context */
     const char *const *stop; /* stop strings (n_stop of them) */
     uint32_t n_stop;

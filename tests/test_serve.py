@@ -264,6 +264,15 @@ def completions(srv):
     check(c["finish_reason"] == "length" and c["index"] == 0, "finish_reason length: %s" % c)
     st2, _, tok, _ = request(srv, "POST", "/tokenize", {"content": prompt, "add_special": True})
     u = j["usage"]
+    # the same prompt as token ids: with or without BOS, plain or in an array of one; the same text
+    st3, _, plain_ids, _ = request(srv, "POST", "/tokenize", {"content": prompt})
+    for ids in (plain_ids["tokens"], tok["tokens"], [plain_ids["tokens"]]):
+        st4, _, j4, _ = request(srv, "POST", "/v1/completions", dict(body, prompt=ids))
+        check(st4 == 200 and j4["choices"][0]["text"] == want and j4["usage"]["prompt_tokens"] == len(tok["tokens"]),
+              "token-id prompt %s: the text prompt's reply: %s %s" % (ids, st4, j4))
+    for bad_prompt in ([1, 10 ** 6], [[1, 2], [3]], [1, "a"], [-1]):
+        st4, _, j4, _ = request(srv, "POST", "/v1/completions", dict(body, prompt=bad_prompt))
+        check(st4 == 400 and j4["error"]["message"], "prompt %s: 400 %s %s" % (bad_prompt, st4, j4))
     check(counts(u) == {"prompt_tokens": len(tok["tokens"]), "completion_tokens": 24, "total_tokens": len(tok["tokens"]) + 24}
           and 0 <= u["prompt_tokens_details"]["cached_tokens"] < len(tok["tokens"]), "usage: %s (prompt %s)" % (u, tok))
     t = j["timings"]

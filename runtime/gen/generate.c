@@ -116,7 +116,21 @@ static vkllm_status prompt_tokens(vkllm_session_t s, const struct vkllm_generate
     int want_bos = continuing ? 0 : (p->add_bos < 0 ? ti.add_bos : p->add_bos);
     int32_t *t = NULL;
     size_t cnt = 0;
-    vkllm_status st = len ? vkllm__tokenize(tok, p->prompt, len, 0, p->parse_special, &t, &cnt) : VKLLM_STATUS_OK;
+    vkllm_status st = VKLLM_STATUS_OK;
+    if (p->prompt_tokens) { /* token ids as given */
+        const uint32_t V = s->model->desc->hp.n_vocab;
+        for (size_t i = 0; i < p->n_prompt_tokens; i++)
+            if (p->prompt_tokens[i] < 0 || (uint32_t)p->prompt_tokens[i] >= V)
+                return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "prompt token %zu: id %d is outside the vocabulary (%u tokens)",
+                                  i, (int)p->prompt_tokens[i], V);
+        if (p->n_prompt_tokens && !(t = vkllm__malloc(sizeof *t * p->n_prompt_tokens)))
+            return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+        if (p->n_prompt_tokens) memcpy(t, p->prompt_tokens, sizeof *t * p->n_prompt_tokens);
+        cnt = p->n_prompt_tokens;
+        if (cnt && t[0] == ti.bos) want_bos = 0; /* already there */
+    } else if (len) {
+        st = vkllm__tokenize(tok, p->prompt, len, 0, p->parse_special, &t, &cnt);
+    }
     if (st) return st;
     if ((want_bos || (cnt == 0 && !continuing)) && ti.bos >= 0) { /* an empty prompt starts from BOS */
         int32_t *nt = vkllm__malloc(sizeof *nt * (cnt + 1));
@@ -182,7 +196,7 @@ static char *dup_str(const char *s) {
     return d;
 }
 
-/* The params with every pointer (but the prompt, used only in vkllm_gen_start) owned by g. */
+/* The params with every pointer (but the prompt and prompt_tokens, used only in vkllm_gen_start) owned by g. */
 static vkllm_status copy_params(struct vkllm_gen *g, const struct vkllm_generate_params *p) {
     g->p = *p;
     g->p.stop = NULL;
