@@ -58,16 +58,19 @@ static atomic_uint_least64_t g_submits; /* submits of all command lists */
 
 // --- one-shot transfers (memory.c) ---------------------------------------------------------
 
+/* A global memory barrier: what src_stage wrote with src_access is visible to dst_access in
+ * dst_stage of the commands after it. */
+static void memory_barrier(struct vkllm__gpu *gpu, VkCommandBuffer cb, VkPipelineStageFlags src_stage,
+                           VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access};
+    gpu->vk.vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
 static void full_barrier(struct vkllm__gpu *gpu, VkCommandBuffer cb) {
-    VkMemoryBarrier mb = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                         VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT,
-    };
-    gpu->vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
-                                 VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0,
-                                 NULL, 0, NULL);
+    const VkPipelineStageFlags all = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT;
+    memory_barrier(gpu, cb, all, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT,
+                   all, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                            VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
 }
 
 vkllm_status vkllm__xfer_begin(struct vkllm__gpu *gpu) {
@@ -434,13 +437,8 @@ vkllm_status vkllm__cmd_dispatch(struct vkllm__cmd *c, const struct vkllm__dispa
     if (c->last_barrier) { /* it sees the writes of the dispatches before it */
         c->n_barriers++;
         c->n_touched = 0;
-        VkMemoryBarrier mb = {
-            .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-            .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
-            .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-        };
-        gpu->vk.vkCmdPipelineBarrier(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                                     0, 1, &mb, 0, NULL, 0, NULL);
+        const VkAccessFlags rw = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+        memory_barrier(gpu, c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, rw, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, rw);
     }
     touch(c, d, s->access);
     gpu->vk.vkCmdBindPipeline(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
@@ -463,23 +461,13 @@ vkllm_status vkllm__cmd_copy(struct vkllm__cmd *c, const struct vkllm__buffer *d
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "copy of %llu bytes outside its buffers",
                           (unsigned long long)size);
     /* the dispatches before it wrote what it reads (and may read what it overwrites) */
-    VkMemoryBarrier before = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
-        .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-    };
-    gpu->vk.vkCmdPipelineBarrier(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
-                                 &before, 0, NULL, 0, NULL);
+    const VkAccessFlags shader = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    const VkAccessFlags transfer = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    memory_barrier(gpu, c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, shader, VK_PIPELINE_STAGE_TRANSFER_BIT, transfer);
     VkBufferCopy r = {.srcOffset = src->offset + src_off, .dstOffset = dst->offset + dst_off, .size = size};
     gpu->vk.vkCmdCopyBuffer(c->cb, src->block->buffer, dst->block->buffer, 1, &r);
     /* and the dispatches after it see what it wrote */
-    VkMemoryBarrier after = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT,
-        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-    };
-    gpu->vk.vkCmdPipelineBarrier(c->cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
-                                 &after, 0, NULL, 0, NULL);
+    memory_barrier(gpu, c->cb, VK_PIPELINE_STAGE_TRANSFER_BIT, transfer, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, shader);
     c->n_touched = 0; /* everything before is complete for what follows */
     return VKLLM_STATUS_OK;
 }
