@@ -39,6 +39,12 @@ static void usage(FILE *f) {
             "  --prefill-chunk N     a prompt is evaluated N tokens at a time between the running\n"
             "                        requests' decode steps, so none of them waits for a whole long\n"
             "                        prompt (default 128; 0: a whole prompt at once)\n"
+            "  --timeout S           close a connection that sends or reads nothing for S seconds\n"
+            "                        (default 60; a request waiting for its reply is not idle; 0: never)\n"
+            "  --max-connections N   open connections at most; more are refused (default: as many as\n"
+            "                        the process may open file descriptors, less 128)\n"
+            "  --http-threads N      threads serving the connections (default 2; they never wait for\n"
+            "                        the model)\n"
             "\n"
             "Requests take OpenAI's fields (max_tokens, temperature, top_p, seed, stop, ...) plus\n"
             "top_k and min_p; absent sampling fields take llama.cpp's defaults (temperature 0.8,\n"
@@ -49,6 +55,7 @@ static void usage(FILE *f) {
 struct serve_opts {
     const char *path, *host, *api_key, *tmpl, *alias;
     double port, parallel, n_ctx, queue, max_body, device, ubatch, prefill_chunk;
+    double timeout, max_connections, http_threads;
 };
 
 /* 0 parsed, 1 --help printed, 2 bad usage (a line was printed). */
@@ -70,6 +77,9 @@ static int parse_args(int argc, char **argv, struct serve_opts *o) {
         NUM("--device", 0, 1e4, &o->device)
         NUM("--ubatch", 1, 1e5, &o->ubatch)
         NUM("--prefill-chunk", 0, 1e7, &o->prefill_chunk)
+        NUM("--timeout", 0, 1e6, &o->timeout)
+        NUM("--max-connections", 0, 1e7, &o->max_connections)
+        NUM("--http-threads", 1, 64, &o->http_threads)
 #undef NUM
         if (!strcmp(a, "-m") && v) o->path = argv[++i];
         else if (!strcmp(a, "--host") && v) o->host = argv[++i];
@@ -143,7 +153,7 @@ static int serve(struct serve_server *srv, const struct serve_opts *o, const sig
 
 int vkllm_cmd_serve(int argc, char **argv) {
     struct serve_opts o = {.host = "127.0.0.1", .port = 8080, .parallel = 4, .queue = 64, .max_body = 1048576,
-                           .device = -1, .prefill_chunk = 128};
+                           .device = -1, .prefill_chunk = 128, .timeout = 60, .http_threads = 2};
     int code = parse_args(argc, argv, &o);
     if (code) return code == 1 ? 0 : code;
     if (!o.api_key) o.api_key = getenv("VKLLM_API_KEY");
@@ -200,6 +210,9 @@ int vkllm_cmd_serve(int argc, char **argv) {
     srv->has_chat_template = t == 0;
     srv->api_key = o.api_key;
     srv->max_body = (size_t)o.max_body;
+    srv->timeout_s = (unsigned)o.timeout;
+    srv->max_connections = (unsigned)o.max_connections;
+    srv->http_threads = (unsigned)o.http_threads;
     srv->n_ctx = vkllm_session_n_ctx(h.s);
     srv->n_vocab = vkllm_model_n_vocab(h.model);
     srv->created = (long long)time(NULL);

@@ -7,12 +7,15 @@
  *   serve_api.c     the OpenAI request fields -> a serve_req, responses and SSE chunks -> JSON.
  *   serve_http.c    libmicrohttpd: routing, API key, body limit, plain and streaming replies,
  *                   disconnects; /health, /v1/models, /metrics, /tokenize, /detokenize.
+ *                   A few event-loop threads serve every connection; a request waiting for
+ *                   the engine is parked (MHD_suspend_connection) and costs no thread, so idle
+ *                   or slow clients cannot starve the others.
  * cmd_serve.c parses the options, opens the model, starts both and shuts them down on
  * SIGINT/SIGTERM.
  *
  * Locking: the engine's mu guards its queue, slots and metrics; each request's mu guards what
  * the engine hands to the HTTP thread serving it. A thread holding a request's mu never takes
- * the engine's mu. model_mu serializes the uses of the model's context (generation steps,
+ * the engine's mu, and wakes a parked connection only after letting go of it. model_mu serializes the uses of the model's context (generation steps,
  * starting and cancelling gens) between the engine and the HTTP threads; the tokenizer and chat
  * templates are immutable and need no lock (vkllm.h), so /tokenize, /detokenize and templating
  * never wait behind a step. */
@@ -72,7 +75,9 @@ struct serve_req {
 
     /* handed back by the engine, under mu */
     pthread_mutex_t mu;
-    pthread_cond_t cond;
+    void (*wake)(void *arg);     /* the HTTP side parked until r changes: serve_req_unlock_notify */
+    void *wake_arg;              /* takes it and calls it once */
+    int ping;                    /* stream: probe a client that half-closed with an SSE comment */
     int refs;
     enum serve_state state;
     int cancelled;               /* the client went away or the server is stopping */
@@ -99,6 +104,8 @@ struct serve_req {
 struct serve_req *serve_req_new(void);
 void serve_req_ref(struct serve_req *r);
 void serve_req_unref(struct serve_req *r);
+/* Unlock r->mu after a change the HTTP side waits for, and wake it (engine; r->mu held). */
+void serve_req_unlock_notify(struct serve_req *r);
 
 /* ---------------------------------------------------------------------------------------------
  * The engine
@@ -188,6 +195,16 @@ struct serve_server {
     uint32_t n_vocab;
     struct MHD_Daemon *daemon;
     uint16_t port;             /* bound */
+    unsigned timeout_s;        /* a connection idle this long is closed (0: never) */
+    unsigned max_connections;  /* open connections at most (0: as many as file descriptors allow) */
+    unsigned http_threads;     /* event-loop threads */
+
+    /* connections whose request is in flight, watched for a client that leaves (serve_http.c) */
+    pthread_mutex_t watch_mu;
+    pthread_cond_t watch_cond;
+    struct serve_http_conn *watch_head;
+    pthread_t watcher;
+    int watch_init, watching, watch_stop;
     long long created;         /* Unix seconds the server started */
 
     pthread_mutex_t stat_mu;   /* the HTTP counters below */
@@ -203,7 +220,7 @@ int serve_http_start(struct serve_server *srv, const char *host, int port);
 void serve_http_quiesce(struct serve_server *srv);
 /* Wait (at most timeout_s) until every generation request's reply has been sent. */
 void serve_http_drain(struct serve_server *srv, double timeout_s);
-/* Close every connection and wait for their threads. */
+/* Close every connection and stop the HTTP threads. */
 void serve_http_stop(struct serve_server *srv);
 
 /* serve_api.c: parse an OpenAI request body into r. 0, or 400 with an OpenAI-style message in

@@ -64,11 +64,6 @@ struct serve_req *serve_req_new(void) {
     struct serve_req *r = calloc(1, sizeof *r);
     if (!r) return NULL;
     pthread_mutex_init(&r->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&r->cond, &ca);
-    pthread_condattr_destroy(&ca);
     r->refs = 1;
     r->gp = vkllm_generate_params_default();
     return r;
@@ -98,8 +93,16 @@ void serve_req_unref(struct serve_req *r) {
     free(r->probs);
     sbuf_free(&r->text);
     pthread_mutex_destroy(&r->mu);
-    pthread_cond_destroy(&r->cond);
     free(r);
+}
+
+void serve_req_unlock_notify(struct serve_req *r) {
+    void (*wake)(void *) = r->wake;
+    void *arg = r->wake_arg;
+    r->wake = NULL;
+    r->wake_arg = NULL;
+    pthread_mutex_unlock(&r->mu);
+    if (wake) wake(arg); /* after the unlock: the waiter stays parked until this call */
 }
 
 /* The streaming callback of a gen (engine thread): a stream gets the piece as its own event,
@@ -125,8 +128,7 @@ static int on_text(const char *text, size_t len, void *ud) {
         sbuf_add(&r->text, text, len);
     }
     stop = r->cancelled;
-    pthread_cond_broadcast(&r->cond);
-    pthread_mutex_unlock(&r->mu);
+    serve_req_unlock_notify(r);
     return stop;
 }
 
@@ -278,8 +280,7 @@ static void finish(struct serve_engine *e, struct serve_req *r, int status, cons
         snprintf(r->err, sizeof r->err, "%s", msg);
     }
     r->state = SERVE_DONE;
-    pthread_cond_broadcast(&r->cond);
-    pthread_mutex_unlock(&r->mu);
+    serve_req_unlock_notify(r);
 
     pthread_mutex_lock(&e->mu);
     if (counted) e->m.finished[how]++;
@@ -310,8 +311,7 @@ static void copy_probs(struct serve_req *r) {
         else r->text.oom = 1, n = r->cap_probs; /* reported as an error when the request finishes */
     }
     while (r->n_probs < n && !vkllm_gen_token_probs(r->gen, r->n_probs, &r->probs[r->n_probs])) r->n_probs++;
-    pthread_cond_broadcast(&r->cond);
-    pthread_mutex_unlock(&r->mu);
+    serve_req_unlock_notify(r);
 }
 
 /* Free slot i after its request ended: its final stats go to the request, the gen is freed.
@@ -378,8 +378,7 @@ static void admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     r->gen = g;
     r->state = SERVE_RUNNING;
     if (first) r->ttft_ms = (now - r->t_arrival) * 1e3;
-    pthread_cond_broadcast(&r->cond);
-    pthread_mutex_unlock(&r->mu);
+    serve_req_unlock_notify(r);
     r->t_last_token = now;
     r->n_seen = first;
     copy_probs(r);

@@ -1,6 +1,19 @@
-/* serve_http.c - the HTTP side of `vkllm serve` on libmicrohttpd: one thread per connection,
- * routing, the API key, the body limit, plain and streaming (SSE) replies, and noticing a
- * client that has gone so that its slot is freed at once. */
+/* serve_http.c - the HTTP side of `vkllm serve` on libmicrohttpd: routing, the API key, the
+ * body limit, plain and streaming (SSE) replies, and noticing a client that has gone so that its
+ * slot is freed at once.
+ *
+ * Threads: libmicrohttpd runs a small pool of event-loop threads (epoll) over every connection.
+ * A request waiting for the engine (queued, generating, or a stream between tokens) is parked
+ * with MHD_suspend_connection and woken by the engine (serve_req_unlock_notify), so an idle,
+ * slow or waiting client costs a socket, not a thread. Idle connections close after --timeout.
+ *
+ * A parked connection is not read, so one watcher thread polls the sockets of the requests in
+ * flight. A reset or fully closed socket cancels its request. A read side closed alone is
+ * ambiguous: the client may have half-closed after sending (shutdown(SHUT_WR), `nc -N`) and
+ * still wait for the reply, or have closed for good. The watcher asks once: before the reply's
+ * headers it writes an interim "100 Continue" (every HTTP/1.1 client must skip 1xx replies), in
+ * a stream an SSE comment. A closed client answers with a reset, which the next poll sees; a
+ * half-closed one reads on. */
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -10,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,13 +44,23 @@ static void add_cors(struct MHD_Response *resp) {
     MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
 }
 
-#define POLL_MS 50 /* how often a waiting request looks at its client's socket */
+#define POLL_MS 50 /* how often the watcher looks at the sockets of the requests in flight */
 
-struct conn { /* per request on a connection (MHD's con_cls) */
+struct serve_http_conn { /* per request on a connection (MHD's con_cls) */
     struct serve_buf body;
     int too_large;
     struct serve_req *req; /* a generation request: one reference */
+    /* while req is in flight: on srv's watch list (under srv->watch_mu) */
+    struct MHD_Connection *c;
+    int fd, http11;
+    int replied;      /* the reply's headers are queued: a probe must go in the body */
+    int probed;       /* the read side closed and the client was asked once */
+    int gone;         /* cancelled by the watcher */
+    struct serve_http_conn *w_prev, *w_next;
+    uint64_t w_gen;   /* the watcher's pass that polled it, at index w_idx */
+    size_t w_idx;
 };
+#define conn serve_http_conn
 
 static void count_code(struct serve_server *srv, int code) {
     size_t i = 0;
@@ -122,40 +146,132 @@ static enum MHD_Result respond_bad_framing(struct serve_server *srv, struct MHD_
     return ok;
 }
 
-/* The client closed its end (or the connection broke). */
-static int client_gone(int fd) {
-    if (fd < 0) return 0;
-    struct pollfd p = {fd, POLLRDHUP, 0};
-    return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
-}
-
 static int conn_fd(struct MHD_Connection *c) {
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     return ci ? ci->connect_fd : -1;
 }
 
-static void deadline(struct timespec *ts, int ms) {
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_nsec += (long)ms * 1000000L;
-    ts->tv_sec += ts->tv_nsec / 1000000000L;
-    ts->tv_nsec %= 1000000000L;
+/* --- parking a connection until its request changes ----------------------------------------- */
+
+static void resume_conn(void *c) { MHD_resume_connection(c); }
+
+/* Park connection c until r changes (r->mu held): the engine's next serve_req_unlock_notify
+ * resumes it, and libmicrohttpd calls the handler (or the stream's reader) again. */
+static void park(struct serve_req *r, struct MHD_Connection *c) {
+    r->wake = resume_conn;
+    r->wake_arg = c;
+    MHD_suspend_connection(c);
 }
 
-/* Wait until r reaches state want; -1 (r cancelled) when the client goes away meanwhile. */
-static int wait_for(struct serve_server *srv, struct serve_req *r, int fd, enum serve_state want) {
-    for (;;) {
-        struct timespec ts;
-        deadline(&ts, POLL_MS);
-        pthread_mutex_lock(&r->mu);
-        if (r->state < want) pthread_cond_timedwait(&r->cond, &r->mu, &ts);
-        int ok = r->state >= want;
-        pthread_mutex_unlock(&r->mu);
-        if (ok) return 0;
-        if (client_gone(fd)) {
-            serve_engine_cancel(&srv->engine, r);
-            return -1;
+static void watch_add(struct serve_server *srv, struct conn *cn) {
+    pthread_mutex_lock(&srv->watch_mu);
+    cn->w_prev = NULL;
+    cn->w_next = srv->watch_head;
+    if (cn->w_next) cn->w_next->w_prev = cn;
+    srv->watch_head = cn;
+    pthread_cond_signal(&srv->watch_cond);
+    pthread_mutex_unlock(&srv->watch_mu);
+}
+
+static void watch_remove(struct serve_server *srv, struct conn *cn) {
+    pthread_mutex_lock(&srv->watch_mu);
+    if (cn->w_prev) cn->w_prev->w_next = cn->w_next;
+    else if (srv->watch_head == cn) srv->watch_head = cn->w_next;
+    if (cn->w_next) cn->w_next->w_prev = cn->w_prev;
+    cn->w_prev = cn->w_next = NULL;
+    pthread_mutex_unlock(&srv->watch_mu);
+}
+
+/* The read side of cn's socket closed: ask the client once whether it is still there (see the
+ * top of the file). watch_mu held. Returns 1 once asked (or when nothing can be asked: an
+ * HTTP/1.0 client knows no interim reply, and its request runs to the end), 0 to try on the next
+ * pass (the handler is between two parks). *wake: a parked connection to resume once watch_mu
+ * is let go. */
+static int probe(struct conn *cn, void **wake) {
+    static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    struct serve_req *r = cn->req;
+    int asked = 1;
+    *wake = NULL;
+    pthread_mutex_lock(&r->mu);
+    if (cn->replied) {
+        r->ping = 1; /* the stream's reader sends it */
+        if (r->wake) { /* parked: it stays parked until woken, by us alone now */
+            *wake = r->wake_arg;
+            r->wake = NULL, r->wake_arg = NULL;
         }
+    } else if (!cn->http11) {
+    } else if (r->wake) {
+        /* parked before its reply: libmicrohttpd leaves the socket alone until it is resumed,
+         * and only the holder of r->mu may resume it */
+        ssize_t n = send(cn->fd, cont, sizeof cont - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)n; /* a failed send shows as an error on the next poll */
+    } else {
+        asked = 0;
     }
+    pthread_mutex_unlock(&r->mu);
+    return asked;
+}
+
+/* The watcher: polls the sockets of the requests in flight every POLL_MS. */
+static void *watch_main(void *arg) {
+    struct serve_server *srv = arg;
+    struct pollfd *pf = NULL;
+    void **wake = NULL;
+    size_t cap = 0;
+    uint64_t gen = 0;
+    pthread_mutex_lock(&srv->watch_mu);
+    while (!srv->watch_stop) {
+        size_t n = 0;
+        for (struct conn *w = srv->watch_head; w; w = w->w_next) n += !w->gone;
+        if (!n) {
+            pthread_cond_wait(&srv->watch_cond, &srv->watch_mu);
+            continue;
+        }
+        if (n > cap) {
+            struct pollfd *np = realloc(pf, n * sizeof *np);
+            if (np) pf = np;
+            void **nw = np ? realloc(wake, n * sizeof *nw) : NULL;
+            if (nw) wake = nw;
+            if (!np || !nw) { /* try again on the next pass */
+                pthread_mutex_unlock(&srv->watch_mu);
+                poll(NULL, 0, POLL_MS);
+                pthread_mutex_lock(&srv->watch_mu);
+                continue;
+            }
+            cap = n;
+        }
+        gen++;
+        n = 0;
+        for (struct conn *w = srv->watch_head; w; w = w->w_next) {
+            if (w->gone) continue;
+            w->w_gen = gen, w->w_idx = n;
+            /* errors and hang-ups are always reported; a closed read side until it was probed */
+            pf[n++] = (struct pollfd){w->fd, (short)(w->probed ? 0 : POLLRDHUP), 0};
+        }
+        pthread_mutex_unlock(&srv->watch_mu);
+        poll(pf, n, POLL_MS);
+        pthread_mutex_lock(&srv->watch_mu);
+        size_t n_wake = 0;
+        for (struct conn *w = srv->watch_head; w; w = w->w_next) {
+            short ev = w->w_gen == gen && !w->gone ? pf[w->w_idx].revents : 0;
+            if (ev & (POLLHUP | POLLERR | POLLNVAL)) {
+                w->gone = 1;
+                serve_engine_cancel(&srv->engine, w->req);
+            } else if (ev & POLLRDHUP) {
+                void *c;
+                w->probed = probe(w, &c);
+                if (c) wake[n_wake++] = c;
+            }
+        }
+        if (!n_wake) continue;
+        pthread_mutex_unlock(&srv->watch_mu); /* a parked connection stays until woken: no lock needed */
+        for (size_t i = 0; i < n_wake; i++) resume_conn(wake[i]);
+        pthread_mutex_lock(&srv->watch_mu);
+    }
+    pthread_mutex_unlock(&srv->watch_mu);
+    free(pf);
+    free(wake);
+    return NULL;
 }
 
 /* --- streaming ----------------------------------------------------------------------------- */
@@ -165,11 +281,12 @@ struct stream {
     struct serve_req *r; /* one reference */
     struct serve_buf out;
     size_t off;
-    int fd, started, eof;
+    struct MHD_Connection *c;
+    int started, eof;
 };
 
-/* MHD asks for more of the body: wait for the next pieces, one SSE event each, sent as soon as
- * they are there. */
+/* MHD asks for more of the body: the pieces the engine handed over, one SSE event each; with
+ * none yet the connection is parked until the next ones come. */
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
     struct stream *s = cls;
     struct serve_req *r = s->r;
@@ -189,13 +306,21 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
             if (r->chat) serve_api_sse_role(s->srv, r, &s->out);
             continue;
         }
-        struct timespec ts;
-        deadline(&ts, POLL_MS);
         pthread_mutex_lock(&r->mu);
-        if (!r->head && r->state != SERVE_DONE) pthread_cond_timedwait(&r->cond, &r->mu, &ts);
         struct serve_piece *p = r->head;
-        r->head = r->tail = NULL;
         int done = r->state == SERVE_DONE, status = r->http_status;
+        if (!p && !done) {
+            if (r->ping) { /* the watcher asks whether a half-closed client still reads */
+                r->ping = 0;
+                pthread_mutex_unlock(&r->mu);
+                sbuf_add(&s->out, ": ping\n\n", 8);
+                continue;
+            }
+            park(r, s->c);
+            pthread_mutex_unlock(&r->mu);
+            return 0; /* called again once woken */
+        }
+        r->head = r->tail = NULL;
         /* the logprobs of the tokens the engine handed over since the last chunk go with this
          * text (or, at the end, with the final chunk) */
         struct vkllm_token_probs *lp = NULL;
@@ -207,7 +332,6 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
             r->n_probs_sent = r->n_probs;
         }
         pthread_mutex_unlock(&r->mu);
-        int got = p != NULL;
         while (p) {
             struct serve_piece *n = p->next;
             int last = n == NULL;
@@ -227,9 +351,6 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
             s->eof = 1;
             free(lp);
             lp = NULL;
-        } else if (!got && client_gone(s->fd)) {
-            serve_engine_cancel(&s->srv->engine, r);
-            return MHD_CONTENT_READER_END_WITH_ERROR;
         }
     }
 }
@@ -242,12 +363,12 @@ static void stream_free(void *cls) {
     free(s);
 }
 
-static enum MHD_Result respond_stream(struct serve_server *srv, struct MHD_Connection *c, struct serve_req *r, int fd) {
+static enum MHD_Result respond_stream(struct serve_server *srv, struct MHD_Connection *c, struct serve_req *r) {
     struct stream *s = calloc(1, sizeof *s);
     if (!s) return respond_error(srv, c, 500, "out of memory", NULL, NULL);
     s->srv = srv;
     s->r = r;
-    s->fd = fd;
+    s->c = c;
     serve_req_ref(r);
     struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, s, stream_free);
     if (!resp) {
@@ -294,6 +415,30 @@ static cJSON *parse_body(const struct conn *cn, const char **why) {
     return j;
 }
 
+/* The reply of cn's request once it can start: a stream once the prompt has been evaluated (so
+ * that a prompt too long for the context is still a 400), a plain reply once the whole text is
+ * there. Until then the connection is parked, and libmicrohttpd calls on_request again when the
+ * engine wakes it. */
+static enum MHD_Result completion_reply(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn) {
+    struct serve_req *r = cn->req;
+    pthread_mutex_lock(&r->mu);
+    if (r->state < (r->stream ? SERVE_RUNNING : SERVE_DONE)) {
+        park(r, c);
+        pthread_mutex_unlock(&r->mu);
+        return MHD_YES;
+    }
+    int status = r->state == SERVE_DONE ? r->http_status : 0;
+    pthread_mutex_unlock(&r->mu);
+    if (status == 499) return MHD_NO; /* the client has gone */
+    pthread_mutex_lock(&srv->watch_mu);
+    cn->replied = 1; /* from here a probe goes in the body (see probe) */
+    pthread_mutex_unlock(&srv->watch_mu);
+    if (status)
+        return respond_error(srv, c, status, r->err, status != 400 ? NULL : r->chat ? "messages" : "prompt", NULL);
+    if (r->stream) return respond_stream(srv, c, r);
+    return respond_json(srv, c, 200, serve_api_reply_json(srv, r));
+}
+
 static enum MHD_Result completion(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, int chat) {
     const char *why;
     cJSON *body = parse_body(cn, &why);
@@ -320,17 +465,10 @@ static enum MHD_Result completion(struct serve_server *srv, struct MHD_Connectio
     r->t_arrival = vkllm_cli_now();
     if (serve_engine_submit(&srv->engine, r))
         return respond_error(srv, c, r->http_status, r->err, NULL, r->http_status == 503 ? "server_busy" : NULL);
-    int fd = conn_fd(c);
-    /* a stream starts once the prompt has been evaluated (so that a prompt too long for the
-     * context is still a 400); a plain reply once the whole text is there */
-    if (wait_for(srv, r, fd, r->stream ? SERVE_RUNNING : SERVE_DONE)) return MHD_NO;
-    pthread_mutex_lock(&r->mu);
-    int status = r->state == SERVE_DONE ? r->http_status : 0;
-    pthread_mutex_unlock(&r->mu);
-    if (status == 499) return MHD_NO;
-    if (status) return respond_error(srv, c, status, r->err, status != 400 ? NULL : chat ? "messages" : "prompt", NULL);
-    if (r->stream) return respond_stream(srv, c, r, fd);
-    return respond_json(srv, c, 200, serve_api_reply_json(srv, r));
+    cn->c = c;
+    cn->fd = conn_fd(c);
+    if (cn->fd >= 0) watch_add(srv, cn);
+    return completion_reply(srv, c, cn);
 }
 
 static enum MHD_Result tokenize(struct serve_server *srv, struct MHD_Connection *c, const cJSON *body) {
@@ -538,10 +676,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *version, const char *upload, size_t *upload_size, void **con_cls) {
     struct serve_server *srv = cls;
     struct conn *cn = *con_cls;
-    (void)version;
+    if (cn && cn->req) return completion_reply(srv, c, cn); /* woken after being parked */
     if (!cn) { /* the headers are in; the body (if any) comes in the next calls */
         if (!(cn = calloc(1, sizeof *cn))) return MHD_NO;
         *con_cls = cn;
+        cn->http11 = version && !strcmp(version, MHD_HTTP_VERSION_1_1);
         struct framing f = {0, 0, 0};
         MHD_get_connection_values(c, MHD_HEADER_KIND, count_framing, &f);
         if (f.n_length > 1 || f.bad_length || (f.n_length && f.chunked)) {
@@ -577,6 +716,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     (void)toe;
     if (!cn) return;
     if (cn->req) {
+        watch_remove(srv, cn);
         serve_engine_cancel(&srv->engine, cn->req); /* a no-op once the request is done */
         serve_req_unref(cn->req);
         pthread_mutex_lock(&srv->stat_mu);
@@ -606,16 +746,51 @@ int serve_http_start(struct serve_server *srv, const char *host, int port) {
         fprintf(stderr, "vkllm: serve: cannot resolve --host %s: %s\n", host, gai_strerror(rc));
         return -1;
     }
-    unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG;
+    /* Connections cost a descriptor each, not a thread: allow as many as the process may open
+     * (the soft limit raised to the hard one), less a reserve for the model, the driver and
+     * the logs. */
+    struct rlimit rl;
+    unsigned limit = srv->max_connections;
+    if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+        if (rl.rlim_cur < rl.rlim_max) {
+            rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 1048576 ? 1048576 : rl.rlim_max;
+            if (want > rl.rlim_cur) {
+                struct rlimit up = {want, rl.rlim_max};
+                if (!setrlimit(RLIMIT_NOFILE, &up)) rl.rlim_cur = want;
+            }
+        }
+        unsigned room = rl.rlim_cur > 1048576 ? 1048576 - 128 : rl.rlim_cur > 256 ? (unsigned)rl.rlim_cur - 128 : 128;
+        if (!limit || limit > room) {
+            if (limit) fprintf(stderr, "vkllm: serve: warning: --max-connections %u exceeds the %u file descriptors "
+                                       "this process may open; using %u\n", limit, (unsigned)rl.rlim_cur, room);
+            limit = room;
+        }
+    } else if (!limit) {
+        limit = 1000;
+    }
+    srv->max_connections = limit;
+    pthread_mutex_init(&srv->watch_mu, NULL);
+    pthread_cond_init(&srv->watch_cond, NULL);
+    srv->watch_init = 1;
+    srv->watch_stop = 0;
+    if (pthread_create(&srv->watcher, NULL, watch_main, srv)) {
+        fprintf(stderr, "vkllm: serve: cannot start a thread\n");
+        freeaddrinfo(ai);
+        return -1;
+    }
+    srv->watching = 1;
+    unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
-    srv->daemon = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
-                                   mhd_log, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED,
-                                   on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)0, MHD_OPTION_END);
+    srv->daemon = MHD_start_daemon(
+        flags, (uint16_t)port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+        MHD_OPTION_THREAD_POOL_SIZE, srv->http_threads ? srv->http_threads : 2u, MHD_OPTION_CONNECTION_LIMIT, limit,
+        MHD_OPTION_CONNECTION_TIMEOUT, srv->timeout_s, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!srv->daemon) {
         fprintf(stderr, "vkllm: serve: cannot listen on %s:%d: %s\n", host, port,
                 errno ? strerror(errno) : "libmicrohttpd refused");
+        serve_http_stop(srv);
         return -1;
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -642,7 +817,21 @@ void serve_http_drain(struct serve_server *srv, double timeout_s) {
 }
 
 void serve_http_stop(struct serve_server *srv) {
-    if (!srv->daemon) return;
-    MHD_stop_daemon(srv->daemon);
-    srv->daemon = NULL;
+    if (srv->watching) { /* first: it may wake parked connections */
+        pthread_mutex_lock(&srv->watch_mu);
+        srv->watch_stop = 1;
+        pthread_cond_signal(&srv->watch_cond);
+        pthread_mutex_unlock(&srv->watch_mu);
+        pthread_join(srv->watcher, NULL);
+        srv->watching = 0;
+    }
+    if (srv->daemon) {
+        MHD_stop_daemon(srv->daemon);
+        srv->daemon = NULL;
+    }
+    if (srv->watch_init) {
+        pthread_cond_destroy(&srv->watch_cond);
+        pthread_mutex_destroy(&srv->watch_mu);
+        srv->watch_init = 0;
+    }
 }

@@ -527,6 +527,78 @@ def framing(srv):
               "%r: 400 and the connection closed: %r" % (hdrs, got[:80]))
 
 
+def read_all(s, limit=30):
+    s.settimeout(limit)
+    got = b""
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                return got
+            got += d
+    except socket.timeout:
+        return got + b"<timeout: the connection stayed open>"
+
+
+def connections(srv):
+    """Idle, slow and garbage connections cost a socket, not a thread: 1500 of them (beyond
+    libmicrohttpd's default limit of about 1020) lock nobody out. A client that half-closes after
+    sending (shutdown(SHUT_WR), `nc -N`) still gets its reply, plain or streamed."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 1500
+    if soft < want + 200 and hard >= want + 200:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < want + 200:
+        check(False, "this test needs %d file descriptors (the hard limit is %d)" % (want + 200, hard))
+        return
+    held = []
+    for i in range(want):
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        kind = i % 4  # idle; half a request line (slowloris); garbage bytes; a TLS ClientHello's start
+        if kind == 1:
+            s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Le")
+        elif kind == 2:
+            s.sendall(b"\x00\xff garbage \x01")
+        elif kind == 3:
+            s.sendall(bytes([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03]))
+        held.append(s)
+    t0 = time.monotonic()
+    try:
+        st = request(srv, "GET", "/health")[0]
+        st2, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "Once", "max_tokens": 4, "temperature": 0})
+    except OSError as ex:
+        st = st2 = repr(ex)
+    took = time.monotonic() - t0
+    check(st == 200 and st2 == 200 and j["usage"]["completion_tokens"] == 4 and took < 5,
+          "/health and a completion with %d idle, slow and garbage connections open: %s, %s in %.3f s"
+          % (want, st, st2, took))
+    for s in held:
+        s.close()
+    # half-close after sending: the reply still comes, whole (plain and streamed)
+    for streamed in (False, True):
+        body = json.dumps({"prompt": "Once upon a time", "max_tokens": 24, "temperature": 0, "stream": streamed}).encode()
+        st, _, want_j, want_raw = request(srv, "POST", "/v1/completions", json.loads(body))
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: %d\r\n\r\n"
+                  % len(body) + body)
+        s.shutdown(socket.SHUT_WR)
+        got = read_all(s)
+        s.close()
+        head, _, rest = got.partition(b"HTTP/1.1 200 OK\r\n")
+        ok = head in (b"", b"HTTP/1.1 100 Continue\r\n\r\n") and rest
+        if streamed:
+            texts = [json.loads(line[6:])["choices"][0]["text"] for line in rest.split(b"\n")
+                     if line.startswith(b"data: {") and json.loads(line[6:])["choices"]]
+            want_texts = [json.loads(line[6:])["choices"][0]["text"] for line in want_raw.split(b"\n")
+                          if line.startswith(b"data: {") and json.loads(line[6:])["choices"]]
+            ok = ok and b"data: [DONE]" in rest and "".join(texts) == "".join(want_texts)
+        else:
+            body_at = rest.find(b"\r\n\r\n")
+            ok = ok and json.loads(rest[body_at + 4:])["choices"][0]["text"] == want_j["choices"][0]["text"]
+        check(ok, "a client that half-closes after sending gets its whole reply (stream %s): %r" % (streamed, got[:300]))
+
+
 def tokens(srv, text):
     st, _, j, _ = request(srv, "POST", "/tokenize", {"content": text})
     cli = subprocess.run([VKLLM, "tokenize", "-m", MODEL, "--ids", "--no-bos", text], capture_output=True, text=True).stdout.split()
@@ -681,8 +753,16 @@ def load(srv, slots):
 
 def keyed():
     """A second server: API key, one slot, a queue of one, a small context and body limit."""
-    srv = Server("--api-key", "sekret", "--parallel", "1", "--queue", "1", "-c", "1024", "--max-body", "16384")
+    srv = Server("--api-key", "sekret", "--parallel", "1", "--queue", "1", "-c", "1024", "--max-body", "16384",
+                 "--timeout", "1")
     auth = {"Authorization": "Bearer sekret"}
+    # --timeout: a connection that sends nothing (or half a request) is closed after it
+    idle = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(2)]
+    idle[1].sendall(b"GET /health HTTP/1.1\r\nHo")
+    t0 = time.monotonic()
+    got = [read_all(s, 10) for s in idle]
+    took = time.monotonic() - t0
+    check(got == [b"", b""] and 0.5 < took < 5, "--timeout 1 closes idle and stalled connections: %r after %.1f s" % (got, took))
     st, _, j, _ = request(srv, "GET", "/health")
     srv.auth = auth
     check(st == 200, "/health needs no key")
@@ -764,6 +844,7 @@ def main():
     framing(srv)
     tokens(srv, "Once upon a time there was a dog")
     disconnects(srv)
+    connections(srv)
     check_metrics(srv, 4)
     print("functional checks: %.1f s" % (time.monotonic() - t0), flush=True)
     load(srv, 4)
