@@ -17,7 +17,8 @@ static void usage(FILE *f) {
             "\n"
             "Serves the model over HTTP with the OpenAI API: POST /v1/completions and\n"
             "/v1/chat/completions (plain, or streamed as Server-Sent Events with \"stream\": true),\n"
-            "GET /v1/models, /health, /metrics (Prometheus), POST /tokenize and /detokenize.\n"
+            "GET /v1/models, /health, /metrics (Prometheus), /props, /slots, POST /tokenize and\n"
+            "/detokenize, and a chat page at / for a browser.\n"
             "Up to --parallel requests are decoded together (continuous batching); more wait in a\n"
             "queue, and beyond it get 503. SIGINT or SIGTERM stops the server: requests still running\n"
             "end with an error, everything is freed, the exit code is 0.\n"
@@ -188,7 +189,7 @@ int vkllm_cmd_serve(int argc, char **argv) {
             goto done;
         }
     }
-    int t = check_template(h.model, o.tmpl);
+    int t = check_template(h.model, o.tmpl), fallback = 0;
     if (t == 2) {
         code = 2;
         goto done;
@@ -197,6 +198,7 @@ int vkllm_cmd_serve(int argc, char **argv) {
         fprintf(stderr, "vkllm: serve: warning: the model has no chat template: /v1/chat/completions uses chatml "
                         "(--chat-template NAME to choose another)\n");
         o.tmpl = "chatml";
+        fallback = 1;
         t = check_template(h.model, o.tmpl);
         if (t) {
             code = 2;
@@ -208,6 +210,7 @@ int vkllm_cmd_serve(int argc, char **argv) {
     srv->model_id = o.alias ? o.alias : base_name(o.path);
     srv->chat_template = o.tmpl;
     srv->has_chat_template = t == 0;
+    srv->template_fallback = fallback;
     srv->api_key = o.api_key;
     srv->max_body = (size_t)o.max_body;
     srv->timeout_s = (unsigned)o.timeout;

@@ -133,8 +133,15 @@ struct serve_metrics {
     double tps_t[SERVE_TPS_RING]; /* (time, generated tokens so far) after each step */
     uint64_t tps_n[SERVE_TPS_RING];
     uint32_t tps_head, tps_count;
-    uint64_t kv_used, kv_allocated;
+    uint64_t kv_used, kv_retained, kv_allocated;
     uint32_t busy; /* slots running a request */
+};
+
+struct serve_slot_info { /* a slot as /slots shows it (under the engine's mu) */
+    int busy;
+    char req_id[48];
+    uint32_t n_past, n_ctx;
+    uint64_t kv_used, kv_allocated;
 };
 
 struct serve_engine {
@@ -144,6 +151,7 @@ struct serve_engine {
     uint32_t queue_cap;
     uint32_t prefill_chunk;    /* prompt tokens per prefill chunk (0: whole prompts) */
     struct serve_req **active; /* per slot, NULL when free (engine thread only) */
+    struct serve_slot_info *slot_info; /* per slot, under mu */
     char **slot_prompt;        /* per slot, the prompt text of its last request (engine thread only):
                                   a request goes to the free slot whose cache likely holds most of it */
 
@@ -171,6 +179,8 @@ void serve_engine_free(struct serve_engine *e);
 int serve_engine_submit(struct serve_engine *e, struct serve_req *r);
 /* The client of r went away: mark it and wake the engine, which frees its slot. */
 void serve_engine_cancel(struct serve_engine *e, struct serve_req *r);
+/* GET /slots: an array of each slot's state. */
+cJSON *serve_engine_slots_json(struct serve_engine *e);
 /* Prometheus text of the metrics. */
 void serve_engine_metrics(struct serve_engine *e, struct serve_buf *out, const uint64_t *requests,
                            const char *const *endpoints, size_t n_endpoints, const uint64_t *codes,
@@ -180,7 +190,7 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *out, const u
  * The server
  * ------------------------------------------------------------------------------------------- */
 
-#define SERVE_N_ENDPOINTS 9
+#define SERVE_N_ENDPOINTS 11
 #define SERVE_N_CODES 9
 
 struct serve_server {
@@ -189,6 +199,7 @@ struct serve_server {
     const char *model_id;      /* what /v1/models lists and replies name */
     const char *chat_template; /* NULL: the model's */
     int has_chat_template;     /* 0: chat requests fail with a clear 400 */
+    int template_fallback;     /* the model has none: chatml (with a warning) */
     const char *api_key;       /* NULL: open */
     size_t max_body;           /* bytes */
     uint32_t n_ctx;            /* positions per slot */

@@ -220,6 +220,9 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uin
            (double)m->step_rows);
     metric(o, "vkllm_kv_cache_used_bytes", "gauge", "KV cache bytes holding positions of running requests.",
            (double)m->kv_used);
+    metric(o, "vkllm_kv_cache_retained_bytes", "gauge",
+           "KV cache bytes idle slots keep for prefix reuse (a new request may take them over).",
+           (double)m->kv_retained);
     metric(o, "vkllm_kv_cache_allocated_bytes", "gauge", "KV cache bytes of all slots.", (double)m->kv_allocated);
     metric(o, "vkllm_kv_cache_usage_ratio", "gauge", "Used over allocated KV cache.",
            m->kv_allocated ? (double)m->kv_used / (double)m->kv_allocated : 0);
@@ -231,19 +234,49 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uin
     pthread_mutex_unlock(&e->mu);
 }
 
-/* KV cache bytes over all slots (engine thread; running slots count their positions). */
+/* KV cache bytes over all slots, and each slot's state for /slots (engine thread; running slots
+ * count their positions as used, idle ones as retained for prefix reuse). */
 static void update_kv(struct serve_engine *e) {
-    uint64_t used = 0, alloc = 0;
+    uint64_t used = 0, alloc = 0, kept = 0;
+    pthread_mutex_lock(&e->mu);
     for (uint32_t i = 0; i < e->n_slots; i++) {
         struct vkllm_session_memory sm;
         vkllm_session_memory(e->slots[i], &sm);
         alloc += sm.kv_bytes_allocated;
         if (e->active[i]) used += sm.kv_bytes_used;
+        else kept += sm.kv_bytes_used;
+        struct serve_slot_info *si = &e->slot_info[i];
+        si->busy = e->active[i] != NULL;
+        snprintf(si->req_id, sizeof si->req_id, "%s", e->active[i] ? e->active[i]->id : "");
+        si->n_past = vkllm_session_n_past(e->slots[i]);
+        si->n_ctx = vkllm_session_n_ctx(e->slots[i]);
+        si->kv_used = sm.kv_bytes_used;
+        si->kv_allocated = sm.kv_bytes_allocated;
     }
-    pthread_mutex_lock(&e->mu);
     e->m.kv_used = used;
+    e->m.kv_retained = kept;
     e->m.kv_allocated = alloc;
     pthread_mutex_unlock(&e->mu);
+}
+
+cJSON *serve_engine_slots_json(struct serve_engine *e) {
+    cJSON *a = cJSON_CreateArray();
+    pthread_mutex_lock(&e->mu);
+    for (uint32_t i = 0; a && i < e->n_slots; i++) {
+        const struct serve_slot_info *si = &e->slot_info[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "id", i);
+        cJSON_AddNumberToObject(o, "n_ctx", si->n_ctx);
+        cJSON_AddBoolToObject(o, "is_processing", si->busy);
+        if (si->busy) cJSON_AddStringToObject(o, "request", si->req_id);
+        else cJSON_AddNullToObject(o, "request");
+        cJSON_AddNumberToObject(o, "n_past", si->n_past);
+        cJSON_AddNumberToObject(o, "kv_bytes_used", (double)si->kv_used);
+        cJSON_AddNumberToObject(o, "kv_bytes_allocated", (double)si->kv_allocated);
+        cJSON_AddItemToArray(a, o);
+    }
+    pthread_mutex_unlock(&e->mu);
+    return a;
 }
 
 /* --- finishing ----------------------------------------------------------------------------- */
@@ -557,9 +590,10 @@ int serve_engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_sessio
     e->prefill_chunk = prefill_chunk;
     e->active = calloc(n_slots, sizeof *e->active);
     e->slot_prompt = calloc(n_slots, sizeof *e->slot_prompt);
-    if (!e->active || !e->slot_prompt) {
-        free(e->active), free(e->slot_prompt);
-        e->active = NULL, e->slot_prompt = NULL;
+    e->slot_info = calloc(n_slots, sizeof *e->slot_info);
+    if (!e->active || !e->slot_prompt || !e->slot_info) {
+        free(e->active), free(e->slot_prompt), free(e->slot_info);
+        e->active = NULL, e->slot_prompt = NULL, e->slot_info = NULL;
         return -1;
     }
     e->t_start = vkllm_cli_now();
@@ -568,8 +602,8 @@ int serve_engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_sessio
     pthread_cond_init(&e->cond, NULL);
     update_kv(e);
     if (pthread_create(&e->thread, NULL, engine_main, e)) {
-        free(e->active), free(e->slot_prompt);
-        e->active = NULL, e->slot_prompt = NULL;
+        free(e->active), free(e->slot_prompt), free(e->slot_info);
+        e->active = NULL, e->slot_prompt = NULL, e->slot_info = NULL;
         return -1;
     }
     e->running = 1;
@@ -594,6 +628,8 @@ void serve_engine_free(struct serve_engine *e) {
     for (uint32_t i = 0; e->slot_prompt && i < e->n_slots; i++) free(e->slot_prompt[i]);
     free(e->slot_prompt);
     e->slot_prompt = NULL;
+    free(e->slot_info);
+    e->slot_info = NULL;
     pthread_mutex_destroy(&e->model_mu);
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->cond);

@@ -30,10 +30,17 @@
 
 #include "serve.h"
 
-enum { EP_COMPLETIONS, EP_CHAT, EP_MODELS, EP_HEALTH, EP_METRICS, EP_TOKENIZE, EP_DETOKENIZE, EP_PROPS, EP_OTHER };
+enum {
+    EP_COMPLETIONS, EP_CHAT, EP_MODELS, EP_HEALTH, EP_METRICS, EP_TOKENIZE, EP_DETOKENIZE, EP_PROPS, EP_SLOTS,
+    EP_PAGE, EP_OTHER
+};
 static const char *const ep_names[SERVE_N_ENDPOINTS] = {
     "/v1/completions", "/v1/chat/completions", "/v1/models", "/health", "/metrics", "/tokenize", "/detokenize",
-    "/props", "other"};
+    "/props", "/slots", "/", "other"};
+
+/* The chat page (cli/web/chat.html, embedded at build time by cmake/embed_file.cmake). */
+extern const unsigned char vkllm_web_chat_html[];
+extern const size_t vkllm_web_chat_html_size;
 static const int code_values[SERVE_N_CODES] = {200, 204, 400, 401, 404, 405, 413, 500, 503};
 
 /* Browsers may call the API from any page (llama-server and vLLM answer CORS the same way);
@@ -580,6 +587,10 @@ static enum MHD_Result props(struct serve_server *srv, struct MHD_Connection *c)
     cJSON_AddStringToObject(o, "model_path", srv->model_id);
     if (srv->has_chat_template) cJSON_AddStringToObject(o, "chat_template", srv->chat_template ? srv->chat_template : "the model's");
     else cJSON_AddNullToObject(o, "chat_template");
+    /* where it comes from: the model's file, --chat-template, or chatml because the model has none */
+    cJSON_AddStringToObject(o, "chat_template_source", srv->template_fallback ? "fallback"
+                                                       : srv->chat_template       ? "option"
+                                                                                  : "model");
     cJSON_AddStringToObject(o, "build_info", vkllm_version());
     cJSON *mod = cJSON_AddObjectToObject(o, "modalities");
     cJSON_AddBoolToObject(mod, "vision", 0);
@@ -601,6 +612,25 @@ static enum MHD_Result metrics(struct serve_server *srv, struct MHD_Connection *
     }
     enum MHD_Result ok = respond(srv, c, 200, "text/plain; version=0.0.4; charset=utf-8", o.p, o.len);
     sbuf_free(&o);
+    return ok;
+}
+
+/* GET /: the chat page. Model output is only ever set as text (textContent) by its script, and
+ * the policy below keeps the page from loading or sending anything anywhere but this server. */
+static enum MHD_Result page(struct serve_server *srv, struct MHD_Connection *c) {
+    struct MHD_Response *resp = MHD_create_response_from_buffer(vkllm_web_chat_html_size,
+                                                                (void *)vkllm_web_chat_html, MHD_RESPMEM_PERSISTENT);
+    if (!resp) return MHD_NO;
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
+    MHD_add_response_header(resp, "Content-Security-Policy",
+                            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+                            "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; "
+                            "frame-ancestors 'none'");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    enum MHD_Result ok = MHD_queue_response(c, 200, resp);
+    MHD_destroy_response(resp);
+    count_code(srv, 200);
     return ok;
 }
 
@@ -636,11 +666,12 @@ static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c,
     pthread_mutex_lock(&srv->stat_mu);
     srv->requests[ep]++;
     pthread_mutex_unlock(&srv->stat_mu);
-    if (srv->api_key && ep != EP_HEALTH && !authorized(srv, c))
+    /* the page is public: it asks for the key and sends it with its API calls */
+    if (srv->api_key && ep != EP_HEALTH && ep != EP_PAGE && !authorized(srv, c))
         return respond_error(srv, c, 401, "a valid API key is required: Authorization: Bearer KEY", NULL,
                              "invalid_api_key");
     if (ep == EP_OTHER) return respond_error(srv, c, 404, "no such endpoint", NULL, NULL);
-    int get = ep == EP_MODELS || ep == EP_HEALTH || ep == EP_METRICS || ep == EP_PROPS;
+    int get = ep == EP_MODELS || ep == EP_HEALTH || ep == EP_METRICS || ep == EP_PROPS || ep == EP_SLOTS || ep == EP_PAGE;
     if (strcmp(method, get ? "GET" : "POST")) {
         char msg[64];
         snprintf(msg, sizeof msg, "%s takes %s", ep_names[ep], get ? "GET" : "POST");
@@ -655,6 +686,8 @@ static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c,
     case EP_HEALTH: return respond_json(srv, c, 200, strdup("{\"status\":\"ok\"}"));
     case EP_MODELS: return models(srv, c, model_id);
     case EP_PROPS: return props(srv, c);
+    case EP_SLOTS: return respond_obj(srv, c, serve_engine_slots_json(&srv->engine));
+    case EP_PAGE: return page(srv, c);
     case EP_METRICS: return metrics(srv, c);
     case EP_COMPLETIONS: return completion(srv, c, cn, 0);
     case EP_CHAT: return completion(srv, c, cn, 1);

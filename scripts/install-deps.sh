@@ -2,7 +2,8 @@
 # Install every Debian package that building vkllm, running its tests and running Vulkan on
 # the CPU (Mesa's lavapipe) need. Idempotent and non-interactive; safe to run again.
 # Then installs the official openai npm package that tests/test_serve.py streams with
-# (tests/openai-client, pinned by its package-lock.json) with npm ci, unless it is there already.
+# (tests/openai-client) and puppeteer-core, which drives chromium through the chat page
+# (tests/web-client), each pinned by its package-lock.json, with npm ci unless already there.
 # Usage: scripts/install-deps.sh        (as root, or with sudo available)
 set -eu
 
@@ -11,7 +12,8 @@ PKGS="build-essential cmake pkg-config git python3
       mesa-vulkan-drivers vulkan-validationlayers
       glslang-tools spirv-tools
       libstb-dev libpcre2-dev libcjson-dev libmicrohttpd-dev
-      clang libclang-rt-14-dev"
+      clang libclang-rt-14-dev
+      chromium"
 # Node.js and npm for the openai client test: Debian's, unless a node/npm is already installed
 # (e.g. NodeSource's nodejs, which bundles npm and conflicts with Debian's npm package).
 command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
@@ -45,4 +47,17 @@ else
   # (a failure with VKLLM_REQUIRE_TEST_MODELS=1, as in CI)
   (cd "$CLIENT" && npm ci --no-audit --no-fund) ||
     echo "install-deps: warning: npm ci failed; test_serve_openai cannot run" >&2
+fi
+
+# puppeteer-core (npm) for the chat page's browser test; it drives Debian's chromium and
+# downloads no browser.
+WEB="$(cd "$(dirname "$0")/.." && pwd)/tests/web-client"
+want=$(sed -n 's/.*"puppeteer-core": "\(.*\)".*/\1/p' "$WEB/package.json")
+have=$(sed -n 's/^  "version": "\(.*\)".*/\1/p' "$WEB/node_modules/puppeteer-core/package.json" 2>/dev/null || true)
+if [ "$have" = "$want" ]; then
+  echo "install-deps: puppeteer-core $want (npm) present"
+else
+  echo "install-deps: npm ci in tests/web-client (puppeteer-core $want)"
+  (cd "$WEB" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund) ||
+    echo "install-deps: warning: npm ci failed; test_web_chat cannot run" >&2
 fi

@@ -9,6 +9,8 @@
                                  clients x 4 requests, each equal to the same request alone).
   test_serve.py VKLLM openai     the official `openai` npm package (tests/openai-client) streams a
                                  chat completion and a completion, unmodified.
+  test_serve.py VKLLM web        the chat page at / in headless chromium (tests/web-client/chat.mjs);
+                                 leaves a screenshot, web-chat.png, in the working directory.
 """
 import http.client, json, os, re, signal, socket, subprocess, sys, threading, time
 
@@ -219,6 +221,34 @@ def openai_mode():
     srv.stop("openai server", signal.SIGINT)
 
 
+def web_mode():
+    """The chat page at / in Debian's chromium, headless, driven by puppeteer-core
+    (tests/web-client/chat.mjs): streamed text, metrics, the KV-cache bar, stop, token
+    probabilities, regenerate, safe Markdown, localStorage, the API key, no console errors."""
+    import shutil
+    client = os.path.join(HERE, "web-client")
+    chromium = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        skip("chromium is not installed (scripts/install-deps.sh installs Debian's)")
+    if not os.path.exists(os.path.join(client, "node_modules", "puppeteer-core", "package.json")):
+        skip("puppeteer-core is not installed: scripts/install-deps.sh runs npm ci in tests/web-client")
+    srv = Server("--parallel", "2", "-c", "2048")  # stories260K has no chat template: the page says so
+    keyed = Server("--api-key", "sekret", "--parallel", "1", "-c", "512")
+    shot = os.path.abspath("web-chat.png")
+    env = dict(os.environ, CHROMIUM=chromium)
+    try:
+        r = subprocess.run(["node", os.path.join(client, "chat.mjs"), "http://127.0.0.1:%d/" % srv.port,
+                            "http://127.0.0.1:%d/" % keyed.port, "sekret", shot],
+                           capture_output=True, text=True, timeout=300, env=env)
+        print(r.stdout + r.stderr, end="")
+        check(r.returncode == 0, "the browser checks passed (exit %d)" % r.returncode)
+    except subprocess.TimeoutExpired as ex:
+        print(ex.stdout or "", ex.stderr or "")
+        check(False, "the browser checks finished within 300 s")
+    srv.stop("web server")
+    keyed.stop("keyed web server")
+
+
 # --- the main test --------------------------------------------------------------------------------
 
 def basics(srv):
@@ -237,7 +267,14 @@ def basics(srv):
     check(st == 404 and j["error"]["code"] == "model_not_found", "/v1/models/{unknown id}: 404 %s %s" % (st, j))
     st, _, j, _ = request(srv, "GET", "/props")
     check(st == 200 and j["total_slots"] == 4 and j["default_generation_settings"]["n_ctx"] == 1024
-          and j["default_generation_settings"]["params"]["top_k"] == 40, "/props: %s %s" % (st, j))
+          and j["default_generation_settings"]["params"]["top_k"] == 40
+          and j["chat_template_source"] == "option", "/props: %s %s" % (st, j))
+    st, _, j, _ = request(srv, "GET", "/slots")
+    check(st == 200 and [x["id"] for x in j] == [0, 1, 2, 3] and all(x["n_ctx"] == 1024 and not x["is_processing"]
+          and x["request"] is None and x["kv_bytes_allocated"] > 0 for x in j), "/slots: %s %s" % (st, j))
+    st, r, _, page = request(srv, "GET", "/")
+    check(st == 200 and r.getheader("Content-Type").startswith("text/html") and b"v1/chat/completions" in page
+          and "default-src 'none'" in (r.getheader("Content-Security-Policy") or ""), "GET /: the chat page %s" % st)
     # CORS: any origin, and a browser's preflight answered without a key
     st, r, _, _ = request(srv, "OPTIONS", "/v1/chat/completions",
                           headers={"Origin": "http://example.com", "Access-Control-Request-Method": "POST"})
@@ -640,6 +677,10 @@ def check_metrics(srv, slots):
     check(b == sorted(b) and b[-1] == m["vkllm_time_to_first_token_seconds_count"] > 0, "TTFT histogram cumulative")
     check(m["vkllm_inter_token_latency_seconds_count"] > 50, "ITL histogram observed")
     check(m["vkllm_kv_cache_allocated_bytes"] > 0 and m["vkllm_kv_cache_used_bytes"] == 0, "KV cache use: idle now")
+    st, _, sl, _ = request(srv, "GET", "/slots")
+    kept = sum(x["kv_bytes_used"] for x in sl)
+    check(m["vkllm_kv_cache_retained_bytes"] == kept > 0 and all(x["n_past"] > 0 for x in sl),
+          "idle slots keep their prompts for reuse: %d bytes retained, /slots %s" % (m["vkllm_kv_cache_retained_bytes"], sl))
     check(m['vkllm_responses_total{code="400"}'] > 20, "400s counted")
 
 
@@ -855,7 +896,7 @@ def main():
 
 
 try:
-    openai_mode() if MODE == "openai" else main()
+    {"openai": openai_mode, "web": web_mode}.get(MODE, main)()
 except Exception:
     for srv in servers:  # a server that died says why on its stderr
         print("server stderr (exit %s):\n%s" % (srv.p.poll(), "".join(srv.lines)[-3000:]))
