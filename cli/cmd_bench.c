@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "profile.h"
 
 #define MAX_LIST 16
 #define MAXI(a, b) ((a) > (b) ? (a) : (b))
@@ -43,39 +44,6 @@ struct result {
     double avg, stddev;
     char time[32]; /* test_time: when the test started, ISO 8601 UTC */
 };
-
-/* --profile: one decode step or one prefill micro-batch, per kernel label. */
-#define MAX_KERNELS 64
-#define MAX_SHADERS 4 /* variants listed per kernel label (more: "...") */
-struct cost {
-    uint64_t bytes_read, bytes_written, weight_bytes, flops;
-};
-struct kernel {
-    const char *label;
-    int calls;
-    double ns;
-    struct cost cost; /* summed over the calls, at the batch's position */
-    int no_cost;      /* calls that declared no cost */
-    int barriers;     /* calls that waited at a barrier for earlier dispatches */
-    char shaders[MAX_SHADERS][96]; /* the variants it ran ("matvec_q4_k wg=64 spec=32,2,0,1,0 sg=32"), in order of first use */
-    int n_shaders;
-};
-
-struct profile {
-    struct vkllm_device_info dev;
-    struct vkllm_model_info mi;
-    int decode;              /* 1: a decode step, 0: a prefill micro-batch */
-    int n_tokens, pos0;      /* tokens in the batch, its first position (= the depth) */
-    struct kernel k[MAX_KERNELS];
-    int n_k, n_dispatch, n_barriers;
-    double sum_ms;           /* GPU time of all dispatches */
-    double step_ms;          /* wall clock of the same (profiled) step */
-    double step_ms_plain;    /* wall clock of an unprofiled step (decode: median of 3) */
-    int n_plain;             /* unprofiled steps measured */
-    uint64_t matvec_weight_bytes; /* weight bytes the matvec kernels read (decode) */
-    const char *error;       /* why the profile could not be taken, or NULL */
-};
-#define PLAIN_STEPS 3 /* unprofiled decode steps measured (prefill: 1) */
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -117,14 +85,6 @@ static int parse_list(const char *s, int *out, int *n) {
     return *n ? 0 : -1;
 }
 
-/* Deterministic token ids (avoiding ids 0..2, often control tokens). */
-static void fill_tokens(int32_t *t, int n, uint32_t n_vocab, uint32_t seed) {
-    for (int i = 0; i < n; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        t[i] = (int32_t)(3 + (seed >> 8) % (n_vocab > 3 ? n_vocab - 3 : 1));
-    }
-}
-
 /* One timed run: fill the cache to depth, then the test itself. Returns tokens per second. */
 static vkllm_status run_once(vkllm_session_t s, uint32_t n_vocab, int n_prompt, int n_gen, int depth, int greedy,
                              double *tps) {
@@ -132,12 +92,12 @@ static vkllm_status run_once(vkllm_session_t s, uint32_t n_vocab, int n_prompt, 
     int32_t *toks = malloc(sizeof *toks * (size_t)(MAXI(MAXI(n_prompt, depth), 1) + 1));
     if (!toks) return VKLLM_STATUS_OOM;
     if (!st && depth > 0) {
-        fill_tokens(toks, depth, n_vocab, 7);
+        vkllm_cli_fill_tokens(toks, depth, n_vocab, 7);
         st = vkllm_session_eval(s, toks, (uint32_t)depth, 0);
     }
     double t0 = vkllm_cli_now();
     if (!st && n_prompt > 0) {
-        fill_tokens(toks, n_prompt, n_vocab, 11);
+        vkllm_cli_fill_tokens(toks, n_prompt, n_vocab, 11);
         st = vkllm_session_eval(s, toks, (uint32_t)n_prompt, 0);
     } else if (!st) {
         int32_t tok = 3;
@@ -150,92 +110,6 @@ static vkllm_status run_once(vkllm_session_t s, uint32_t n_vocab, int n_prompt, 
     free(toks);
     *tps = (n_prompt > 0 ? n_prompt : n_gen) / t;
     return st;
-}
-
-/* --- profile -------------------------------------------------------------------------------- */
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* One step at depth: the cache truncated to depth, then a decode step (n == 1) or a prefill of
- * n tokens; its wall clock in ms. */
-static vkllm_status profile_step(vkllm_session_t s, uint32_t n_vocab, int n, int depth, int greedy, double *ms) {
-    vkllm_status st = vkllm_session_truncate(s, (uint32_t)depth);
-    int32_t *toks = malloc(sizeof *toks * (size_t)n);
-    if (!toks) return VKLLM_STATUS_OOM;
-    fill_tokens(toks, n, n_vocab, 13);
-    double t0 = vkllm_cli_now();
-    if (!st && n == 1 && greedy) st = vkllm_session_decode_greedy(s, toks[0], &toks[0]);
-    else if (!st) st = vkllm_session_eval(s, toks, (uint32_t)n, 0);
-    *ms = (vkllm_cli_now() - t0) * 1e3;
-    free(toks);
-    return st;
-}
-
-/* The dispatches of the step that ran last, per kernel label; NULL, or why not. */
-static const char *profile_collect(vkllm_session_t s, struct profile *p) {
-    uint32_t n = vkllm_session_profile_count(s);
-    if (n == 0) return "the device has no timestamps on its compute queue";
-    for (uint32_t i = 0; i < n; i++) {
-        struct vkllm_dispatch_profile t;
-        if (vkllm_session_profile_get(s, i, &t)) return vkllm_last_error();
-        int j = 0;
-        while (j < p->n_k && strcmp(p->k[j].label, t.label)) j++;
-        if (j == MAX_KERNELS) return "more kernel labels than the table holds";
-        struct kernel *k = &p->k[j];
-        if (j == p->n_k) memset(k, 0, sizeof *k), k->label = t.label, p->n_k++;
-        k->calls++;
-        k->ns += t.ns;
-        k->cost.bytes_read += t.bytes_read;
-        k->cost.bytes_written += t.bytes_written;
-        k->cost.weight_bytes += t.weight_bytes;
-        k->cost.flops += t.flops;
-        k->no_cost += !t.bytes_read && !t.bytes_written && !t.flops;
-        k->barriers += t.barrier != 0;
-        p->n_barriers += t.barrier != 0;
-        int v = 0;
-        while (v < k->n_shaders && v < MAX_SHADERS && strcmp(k->shaders[v], t.variant)) v++;
-        if (v == k->n_shaders) {
-            if (v < MAX_SHADERS) snprintf(k->shaders[v], sizeof k->shaders[v], "%s", t.variant);
-            k->n_shaders++;
-        }
-        if (!strncmp(t.kernel, "matvec", 6)) p->matvec_weight_bytes += t.weight_bytes;
-        p->sum_ms += t.ns * 1e-6;
-        p->n_dispatch++;
-    }
-    return NULL;
-}
-
-/* Profile one step (decode: n == 1) at depth: after a warm-up, PLAIN_STEPS unprofiled decode
- * steps (prefill: one), then with timestamps, the step measured (decode: after one that records
- * the step again; a prefill batch is recorded every time). */
-static vkllm_status profile_run(vkllm_session_t s, const struct opts *o, int n, int depth, struct profile *p) {
-    uint32_t n_vocab = p->mi.n_vocab;
-    double ms, plain[PLAIN_STEPS];
-    vkllm_status st = vkllm_session_truncate(s, 0);
-    int32_t *toks = malloc(sizeof *toks * (size_t)(depth + 1));
-    if (!toks) return VKLLM_STATUS_OOM;
-    if (!st && depth > 0) {
-        fill_tokens(toks, depth, n_vocab, 7);
-        st = vkllm_session_eval(s, toks, (uint32_t)depth, 0);
-    }
-    free(toks);
-    p->decode = n == 1, p->n_tokens = n, p->pos0 = depth;
-    if (!st) st = vkllm_session_set_profile(s, 0);
-    if (!st) st = profile_step(s, n_vocab, n, depth, o->greedy, &ms); /* warm-up */
-    p->n_plain = n == 1 ? PLAIN_STEPS : 1;
-    for (int i = 0; !st && i < p->n_plain; i++) st = profile_step(s, n_vocab, n, depth, o->greedy, &plain[i]);
-    if (!st) st = vkllm_session_set_profile(s, 1);
-    if (!st && n == 1) st = profile_step(s, n_vocab, n, depth, o->greedy, &ms); /* records it with timestamps */
-    if (!st) st = profile_step(s, n_vocab, n, depth, o->greedy, &p->step_ms);
-    if (!st && (p->error = profile_collect(s, p))) st = VKLLM_STATUS_UNSUPPORTED;
-    vkllm_status st2 = vkllm_session_set_profile(s, 0);
-    if (st) return st;
-    qsort(plain, (size_t)p->n_plain, sizeof plain[0], cmp_double);
-    p->step_ms_plain = plain[p->n_plain / 2];
-    return st2;
 }
 
 static void stats(struct result *r) {
@@ -316,12 +190,6 @@ static const char *human_count(uint64_t c, char *buf, size_t n) {
 
 /* --- profile output ------------------------------------------------------------------------- */
 
-static double k_gbps(const struct kernel *k) {
-    return k->ns > 0 ? (double)(k->cost.bytes_read + k->cost.bytes_written) / k->ns : 0;
-}
-
-static double k_gflops(const struct kernel *k) { return k->ns > 0 ? (double)k->cost.flops / k->ns : 0; }
-
 static double tokens_per_s(const struct profile *p) {
     return p->step_ms_plain > 0 ? p->n_tokens * 1e3 / p->step_ms_plain : 0;
 }
@@ -347,7 +215,7 @@ static void print_profile_md(const struct profile *p, const struct opts *o) {
                p->sum_ms > 0 ? 100 * k->ns * 1e-6 / p->sum_ms : 0);
         if (k->no_cost == k->calls) printf(" n/a | n/a | n/a | n/a | n/a |");
         else printf(" %.3f | %.3f | %.2f | %.4f | %.2f |", k->cost.bytes_read / 1e6, k->cost.bytes_written / 1e6,
-                    k_gbps(k), k->cost.flops / 1e9, k_gflops(k));
+                    vkllm_cli_k_gbps(k), k->cost.flops / 1e9, vkllm_cli_k_gflops(k));
         printf(" %d |", k->barriers);
         for (int v = 0; v < k->n_shaders && v < MAX_SHADERS; v++) printf("%s%s", v ? ", " : " ", k->shaders[v]);
         printf("%s |\n", k->n_shaders > MAX_SHADERS ? ", ..." : "");
@@ -397,8 +265,8 @@ static cJSON *profile_json(const struct profile *p, const struct opts *o) {
         cJSON_AddNumberToObject(kj, "bytes_written", (double)k->cost.bytes_written);
         cJSON_AddNumberToObject(kj, "weight_bytes", (double)k->cost.weight_bytes);
         cJSON_AddNumberToObject(kj, "flops", (double)k->cost.flops);
-        cJSON_AddNumberToObject(kj, "gbps", k_gbps(k));
-        cJSON_AddNumberToObject(kj, "gflops", k_gflops(k));
+        cJSON_AddNumberToObject(kj, "gbps", vkllm_cli_k_gbps(k));
+        cJSON_AddNumberToObject(kj, "gflops", vkllm_cli_k_gflops(k));
         cJSON_AddNumberToObject(kj, "barriers", k->barriers);
         cJSON *sh = cJSON_AddArrayToObject(kj, "shaders");
         for (int v = 0; v < k->n_shaders && v < MAX_SHADERS; v++) cJSON_AddItemToArray(sh, cJSON_CreateString(k->shaders[v]));
@@ -444,7 +312,7 @@ static void print_profiles_csv(const struct profile *ps, int n) {
                    p->decode ? "decode" : "prefill", p->dev.name, p->n_tokens, p->pos0, k->label, k->calls,
                    k->ns * 1e-6, p->sum_ms > 0 ? k->ns * 1e-6 / p->sum_ms : 0, (unsigned long long)k->cost.bytes_read,
                    (unsigned long long)k->cost.bytes_written, (unsigned long long)k->cost.weight_bytes,
-                   (unsigned long long)k->cost.flops, k_gbps(k), k_gflops(k), p->sum_ms, p->step_ms,
+                   (unsigned long long)k->cost.flops, vkllm_cli_k_gbps(k), vkllm_cli_k_gflops(k), p->sum_ms, p->step_ms,
                    p->step_ms_plain);
         }
     }
@@ -563,7 +431,7 @@ static int bench_device(const struct opts *o, int dev, struct result *rs, int *n
         memset(p, 0, sizeof *p);
         p->dev = *info;
         p->mi = mi;
-        st = profile_run(s, o, kind == 0 ? 1 : profile_pp(o), o->depth[0], p);
+        st = vkllm_cli_profile_run(s, o->greedy, kind == 0 ? 1 : profile_pp(o), o->depth[0], p);
         if (st && p->error) {
             fprintf(stderr, "vkllm: bench: profile run failed: %s\n", p->error);
             code = vkllm_cli_exit_code(st);
