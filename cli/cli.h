@@ -12,6 +12,7 @@ int vkllm_cmd_devices(int argc, char **argv);
 int vkllm_cmd_selftest(int argc, char **argv);
 int vkllm_cmd_logits(int argc, char **argv);      /* cli/cmd_logits.c */
 int vkllm_cmd_bench(int argc, char **argv);       /* cli/cmd_bench.c */
+int vkllm_cmd_compare(int argc, char **argv);     /* cli/cmd_compare.c */
 int vkllm_cmd_run(int argc, char **argv);         /* cli/cmd_run.c */
 int vkllm_cmd_chat(int argc, char **argv);        /* cli/cmd_chat.c */
 int vkllm_cmd_serve(int argc, char **argv);       /* cli/cmd_serve.c */

@@ -21,6 +21,7 @@ static const struct command commands[] = {
     {"info", vkllm_cmd_info, "describe a GGUF model: architecture, shapes, types (--json)"},
     {"make-model", vkllm_cmd_make_model, "write a random-weight Llama-shaped GGUF model"},
     {"bench", vkllm_cmd_bench, "prefill and decode tokens per second (llama-bench definitions)"},
+    {"compare", vkllm_cmd_compare, "devices side by side: logit agreement, speed by depth, KV memory, kernels"},
     {"logits", vkllm_cmd_logits, "top logits at every position of a token sequence (--json)"},
     {"tokenize", vkllm_cmd_tokenize, "text -> token ids with the model's own vocabulary"},
     {"detokenize", vkllm_cmd_detokenize, "token ids -> text"},

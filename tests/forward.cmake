@@ -6,3 +6,6 @@ vkllm_add_script_test(NAME test_cli_logits LABELS gpu
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_logits.py $<TARGET_FILE:vkllm>)
 vkllm_add_script_test(NAME test_cli_bench LABELS gpu
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_bench.py $<TARGET_FILE:vkllm>)
+# `vkllm compare`: agreement with the reference, speed by depth, KV memory, kernels; md/json/html.
+vkllm_add_script_test(NAME test_cli_compare LABELS gpu TIMEOUT 300
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_compare.py $<TARGET_FILE:vkllm>)
