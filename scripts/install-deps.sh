@@ -35,29 +35,22 @@ else
     -o DPkg::Lock::Timeout=600 $missing
 fi
 
-# The openai npm package (as the calling user, into tests/openai-client/node_modules).
-CLIENT="$(cd "$(dirname "$0")/.." && pwd)/tests/openai-client"
-want=$(sed -n 's/.*"openai": "\(.*\)".*/\1/p' "$CLIENT/package.json")
-have=$(sed -n 's/^  "version": "\(.*\)".*/\1/p' "$CLIENT/node_modules/openai/package.json" 2>/dev/null || true)
-if [ "$have" = "$want" ]; then
-  echo "install-deps: openai $want (npm) present"
-else
-  echo "install-deps: npm ci in tests/openai-client (openai $want)"
-  # not fatal: building and running vkllm do not need it; test_serve_openai then reports SKIPPED
-  # (a failure with VKLLM_REQUIRE_TEST_MODELS=1, as in CI)
-  (cd "$CLIENT" && npm ci --no-audit --no-fund) ||
-    echo "install-deps: warning: npm ci failed; test_serve_openai cannot run" >&2
-fi
-
-# puppeteer-core (npm) for the chat page's browser test; it drives Debian's chromium and
-# downloads no browser.
-WEB="$(cd "$(dirname "$0")/.." && pwd)/tests/web-client"
-want=$(sed -n 's/.*"puppeteer-core": "\(.*\)".*/\1/p' "$WEB/package.json")
-have=$(sed -n 's/^  "version": "\(.*\)".*/\1/p' "$WEB/node_modules/puppeteer-core/package.json" 2>/dev/null || true)
-if [ "$have" = "$want" ]; then
-  echo "install-deps: puppeteer-core $want (npm) present"
-else
-  echo "install-deps: npm ci in tests/web-client (puppeteer-core $want)"
-  (cd "$WEB" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund) ||
-    echo "install-deps: warning: npm ci failed; test_web_chat cannot run" >&2
-fi
+# npm packages the tests drive (as the calling user, into tests/DIR/node_modules), each pinned
+# by its package-lock.json: npm ci DIR unless PKG is there at the version package.json names.
+# Not fatal: building and running vkllm do not need them; TEST then reports SKIPPED (a failure
+# with VKLLM_REQUIRE_TEST_MODELS=1, as in CI).
+npm_ci() { # DIR PKG TEST
+  dir="$(cd "$(dirname "$0")/.." && pwd)/tests/$1"
+  want=$(sed -n "s/.*\"$2\": \"\(.*\)\".*/\1/p" "$dir/package.json")
+  have=$(sed -n 's/^  "version": "\(.*\)".*/\1/p' "$dir/node_modules/$2/package.json" 2>/dev/null || true)
+  if [ "$have" = "$want" ]; then
+    echo "install-deps: $2 $want (npm) present"
+  else
+    echo "install-deps: npm ci in tests/$1 ($2 $want)"
+    (cd "$dir" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund) ||
+      echo "install-deps: warning: npm ci failed; $3 cannot run" >&2
+  fi
+}
+npm_ci openai-client openai test_serve_openai
+# puppeteer-core drives Debian's chromium through the chat page; it downloads no browser
+npm_ci web-client puppeteer-core test_web_chat
