@@ -62,6 +62,7 @@ struct serve_req {
     /* the request */
     int chat;                    /* /v1/chat/completions (else /v1/completions) */
     int stream, include_usage;
+    char *echo;                  /* completions' echo: the prompt's text, which the reply starts with */
     char *prompt;                /* the prompt text (chat: rendered with the template; "" for token ids) */
     int32_t *prompt_ids;         /* a token-id prompt (gp.prompt_tokens points here) */
     uint32_t n_prompt_ids;
@@ -245,9 +246,10 @@ char *serve_api_error_json(const char *message, const char *type, const char *pa
 char *serve_utf8_valid(const char *s);
 /* A plain reply of a finished request. */
 char *serve_api_reply_json(struct serve_server *srv, struct serve_req *r);
-/* SSE events ("data: {...}\n\n") appended to out: the chat role chunk, a text piece, the end
+/* SSE events ("data: {...}\n\n") appended to out: the first chunk (chat: the role; completions
+ * with echo: the prompt), a text piece, the end
  * (final chunk, usage chunk when asked, [DONE]) and an error event. */
-void serve_api_sse_role(struct serve_server *srv, struct serve_req *r, struct serve_buf *out);
+void serve_api_sse_start(struct serve_server *srv, struct serve_req *r, struct serve_buf *out);
 /* A text chunk, with the logprobs of lp[0..n_lp) (the tokens produced since the last chunk). */
 void serve_api_sse_text(struct serve_server *srv, struct serve_req *r, const char *text, size_t len,
                         const struct vkllm_token_probs *lp, uint32_t n_lp, struct serve_buf *out);

@@ -278,16 +278,66 @@ static int scalars(struct parse *p, const cJSON *body, int chat, struct serve_re
     return 0;
 }
 
+/* What is not implemented yet is refused with a clear 400, never silently ignored: a JSON-mode or
+ * agent client must not get free text with a 200. */
+static int unsupported(struct parse *p, const cJSON *body, int chat) {
+    const cJSON *f;
+    if ((f = field(body, "response_format"))) {
+        const cJSON *t = cJSON_IsObject(f) ? field(f, "type") : NULL;
+        if (!cJSON_IsString(t)) return bad(p, "response_format", "%s", "'response_format' must be {\"type\": ...}");
+        if (strcmp(t->valuestring, "text"))
+            return bad(p, "response_format", "'response_format' type '%s' is not supported yet (only \"text\"): "
+                                             "structured output is not implemented", t->valuestring);
+    }
+    static const char *const never[] = {"grammar", "json_schema", "functions", "function_call"};
+    for (size_t i = 0; i < sizeof never / sizeof never[0]; i++)
+        if (field(body, never[i]))
+            return bad(p, never[i], "'%s' is not supported yet (grammars, JSON schemas and function calling are "
+                                    "not implemented)", never[i]);
+    if ((f = field(body, "tools")) && !(cJSON_IsArray(f) && cJSON_GetArraySize(f) == 0))
+        return bad(p, "tools", "%s", "'tools' is not supported yet: tool calling is not implemented");
+    if ((f = field(body, "tool_choice")) && !(cJSON_IsString(f) && !strcmp(f->valuestring, "none")))
+        return bad(p, "tool_choice", "%s", "'tool_choice' other than \"none\" is not supported yet");
+    double d;
+    int k;
+    if ((k = number(p, body, "best_of", 1, 1, 1, &d)) < 0)
+        return bad(p, "best_of", "%s", "only best_of = 1 is supported");
+    if (!chat && (f = field(body, "suffix")) && !(cJSON_IsString(f) && !*f->valuestring))
+        return bad(p, "suffix", "%s", "'suffix' (fill in the middle) is not supported yet");
+    return 0;
+}
+
+/* completions' echo: the reply starts with the prompt's text (a token-id prompt: its text). */
+static int echo(struct serve_server *srv, struct parse *p, const cJSON *body, struct serve_req *r) {
+    int on = 0;
+    if (boolean(p, body, "echo", &on) < 0) return 400;
+    if (!on) return 0;
+    if (r->gp.n_probs >= 0)
+        return bad(p, "echo", "%s", "'echo' with 'logprobs' is not supported (the prompt's logprobs are not computed)");
+    char *text = NULL;
+    if (r->n_prompt_ids) {
+        if (vkllm_detokenize(srv->model, r->prompt_ids, r->n_prompt_ids, 0, &text))
+            return bad(p, "prompt", "%s", "the token-id prompt cannot be turned into text for 'echo'");
+        r->echo = serve_utf8_valid(text);
+        vkllm_free(text);
+    } else {
+        r->echo = strdup(r->prompt);
+    }
+    return r->echo ? 0 : bad(p, "echo", "%s", "out of memory");
+}
+
 int serve_api_parse(struct serve_server *srv, const cJSON *body, int chat, struct serve_req *r, char *err,
                      size_t errn, const char **param) {
     struct parse p = {err, errn, param};
     *param = NULL;
     if (!cJSON_IsObject(body)) return bad(&p, NULL, "%s", "the request body must be a JSON object");
     r->chat = chat;
-    int st = scalars(&p, body, chat, r);
+    int st = unsupported(&p, body, chat);
+    if (!st) st = scalars(&p, body, chat, r);
     if (!st) st = stop_strings(&p, body, r);
     if (!st) st = logit_bias(srv, &p, body, r);
     if (!st) st = chat ? chat_prompt(srv, &p, body, r) : completion_prompt(&p, body, r);
+    if (!st && !chat) st = echo(srv, &p, body, r);
     if (st) return st;
     r->gp.prompt = r->prompt;
     r->gp.prompt_len = strlen(r->prompt);
@@ -472,6 +522,12 @@ char *serve_api_reply_json(struct serve_server *srv, struct serve_req *r) {
         cJSON *m = cJSON_AddObjectToObject(c, "message");
         cJSON_AddStringToObject(m, "role", "assistant");
         cJSON_AddStringToObject(m, "content", text);
+    } else if (r->echo) {
+        struct serve_buf b = {0};
+        sbuf_add(&b, r->echo, strlen(r->echo));
+        sbuf_add(&b, text, strlen(text) + 1);
+        cJSON_AddStringToObject(c, "text", b.oom ? text : b.p);
+        sbuf_free(&b);
     } else {
         cJSON_AddStringToObject(c, "text", text);
     }
@@ -532,8 +588,9 @@ static cJSON *chunk(struct serve_server *srv, struct serve_req *r, const char *t
     return o;
 }
 
-void serve_api_sse_role(struct serve_server *srv, struct serve_req *r, struct serve_buf *out) {
-    emit(chunk(srv, r, "", 0, 1, NULL, NULL, 0), out);
+void serve_api_sse_start(struct serve_server *srv, struct serve_req *r, struct serve_buf *out) {
+    if (r->chat) emit(chunk(srv, r, "", 0, 1, NULL, NULL, 0), out);
+    else if (r->echo) emit(chunk(srv, r, r->echo, strlen(r->echo), 0, NULL, NULL, 0), out);
 }
 
 void serve_api_sse_text(struct serve_server *srv, struct serve_req *r, const char *text, size_t len,

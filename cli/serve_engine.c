@@ -87,6 +87,7 @@ void serve_req_unref(struct serve_req *r) {
     }
     for (int i = 0; i < SERVE_MAX_STOP; i++) free(r->stops[i]);
     free(r->prompt);
+    free(r->echo);
     free(r->prompt_ids);
     free(r->bias_tokens);
     free(r->bias_values);

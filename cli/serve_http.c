@@ -310,7 +310,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
         if (s->eof) return MHD_CONTENT_READER_END_OF_STREAM;
         if (!s->started) {
             s->started = 1;
-            if (r->chat) serve_api_sse_role(s->srv, r, &s->out);
+            serve_api_sse_start(s->srv, r, &s->out); /* chat: the role; completions: echo */
             continue;
         }
         pthread_mutex_lock(&r->mu);

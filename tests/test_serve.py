@@ -512,7 +512,12 @@ def validation(srv):
              ("stop", ["a"] * 17), ("n", 2), ("logit_bias", {"abc": 1}), ("logit_bias", {"1": "x"}),
              ("logit_bias", {"999999": 1}), ("logit_bias", [1]), ("stream", "yes"), ("seed", "x"), ("seed", 0.5),
              ("presence_penalty", 3), ("frequency_penalty", "x"), ("prompt", 5), ("prompt", ["a", "b"]),
-             ("stream_options", 1), ("model", 3)]
+             ("stream_options", 1), ("model", 3),
+             # not implemented yet: refused, never silently ignored
+             ("response_format", {"type": "json_object"}), ("response_format", {"type": "json_schema", "json_schema": {}}),
+             ("response_format", "json"), ("grammar", "root ::= \"x\""), ("json_schema", {"type": "object"}),
+             ("tools", [{"type": "function", "function": {"name": "f"}}]), ("tool_choice", "auto"),
+             ("functions", [{"name": "f"}]), ("best_of", 2), ("suffix", "The end."), ("echo", "yes")]
     for field, value in cases:
         st, _, j, _ = request(srv, "POST", "/v1/completions", dict(base, **{field: value}))
         e = (j or {}).get("error", {})
@@ -538,6 +543,23 @@ def validation(srv):
     check(st == 200, "an escaped backslash followed by u0000 is plain text: %s %s" % (st, j))
     st, _, j, _ = request(srv, "POST", "/tokenize", raw='{"content": "a"} {"content": "b"}')
     check(st == 400, "/tokenize: two JSON values are a 400: %s" % st)
+    st, _, j, _ = request(srv, "POST", "/v1/completions", dict(base, echo=True, logprobs=2))
+    check(st == 400 and j["error"]["param"] == "echo", "echo with logprobs (prompt logprobs): 400 %s" % j)
+    for extra in ({"response_format": {"type": "text"}}, {"tools": []}, {"tool_choice": "none"}, {"best_of": 1},
+                  {"suffix": ""}):
+        st, _, j, _ = request(srv, "POST", "/v1/completions", dict(base, **extra))
+        check(st == 200, "%s is what it does anyway: 200 %s" % (extra, st))
+    # echo: the reply starts with the prompt (plain, streamed, and for a token-id prompt)
+    plain = request(srv, "POST", "/v1/completions", dict(base, temperature=0))[2]["choices"][0]["text"]
+    st, _, j, _ = request(srv, "POST", "/v1/completions", dict(base, temperature=0, echo=True))
+    check(st == 200 and j["choices"][0]["text"] == "Once" + plain, "echo: %r" % (j,))
+    st, _, events, raw = stream(srv, "/v1/completions", dict(base, temperature=0, echo=True, stream=True))
+    ok, objs = parse_events(events, raw)
+    check(ok and text_of(objs, False) == "Once" + plain and objs[0]["choices"][0]["text"] == "Once",
+          "echo streamed: the first chunk is the prompt: %r" % raw[:300])
+    ids = request(srv, "POST", "/tokenize", {"content": "Once"})[2]["tokens"]
+    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": ids, "max_tokens": 4, "temperature": 0, "echo": True})
+    check(st == 200 and j["choices"][0]["text"].startswith("Once"), "echo of a token-id prompt: its text %r" % (j,))
 
 
 def framing(srv):
