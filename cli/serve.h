@@ -57,10 +57,13 @@ struct serve_piece { /* one text piece of a streaming reply, as the engine produ
 };
 
 #define SERVE_MAX_STOP 16
+#define SERVE_MAX_N 16 /* choices per request (n) */
 
 struct serve_req {
     /* the request */
     int chat;                    /* /v1/chat/completions (else /v1/completions) */
+    int n;                       /* choices asked for (n), each its own serve_req */
+    int index;                   /* its choice among them */
     int stream, include_usage;
     char *echo;                  /* completions' echo: the prompt's text, which the reply starts with */
     char *prompt;                /* the prompt text (chat: rendered with the template; "" for token ids) */
@@ -244,8 +247,8 @@ char *serve_api_error_json(const char *message, const char *type, const char *pa
 /* s as valid UTF-8 (malloc'ed; NULL when out of memory): a byte that does not start a
  * well-formed sequence becomes U+FFFD. */
 char *serve_utf8_valid(const char *s);
-/* A plain reply of a finished request. */
-char *serve_api_reply_json(struct serve_server *srv, struct serve_req *r);
+/* The plain reply of a finished request: its n choices. */
+char *serve_api_reply_json(struct serve_server *srv, struct serve_req *const *rs, int n);
 /* SSE events ("data: {...}\n\n") appended to out: the first chunk (chat: the role; completions
  * with echo: the prompt), a text piece, the end
  * (final chunk, usage chunk when asked, [DONE]) and an error event. */
@@ -255,6 +258,8 @@ void serve_api_sse_text(struct serve_server *srv, struct serve_req *r, const cha
                         const struct vkllm_token_probs *lp, uint32_t n_lp, struct serve_buf *out);
 void serve_api_sse_end(struct serve_server *srv, struct serve_req *r, const struct vkllm_token_probs *lp,
                        uint32_t n_lp, struct serve_buf *out);
+/* After every choice's end: the usage chunk when asked, then [DONE]. */
+void serve_api_sse_done(struct serve_server *srv, struct serve_req *const *rs, int n, struct serve_buf *out);
 void serve_api_sse_error(struct serve_req *r, struct serve_buf *out);
 
 #endif

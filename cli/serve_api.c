@@ -246,10 +246,9 @@ static int scalars(struct parse *p, const cJSON *body, int chat, struct serve_re
     if ((k = number(p, body, "seed", -9.2233720368547758e18, 1.8446744073709552e19, 1, &d)) < 0) return 400;
     if (k) sp->seed = d < 0 ? (uint64_t)(int64_t)d : d >= 1.8446744073709552e19 ? UINT64_MAX : (uint64_t)d,
            sp->has_seed = 1;
-    if ((k = number(p, body, "n", 1, 1, 1, &d)) < 0) {
-        snprintf(p->err, p->errn, "only n = 1 is supported");
-        return 400;
-    }
+    r->n = 1;
+    if ((k = number(p, body, "n", 1, SERVE_MAX_N, 1, &d)) < 0) return 400;
+    if (k) r->n = (int)d;
     if (boolean(p, body, "stream", &r->stream) < 0) return 400;
     /* logprobs: completions take a count of alternatives (0..20), chat a flag and top_logprobs */
     r->gp.n_probs = -1;
@@ -369,13 +368,17 @@ static cJSON *head(struct serve_server *srv, struct serve_req *r, const char *ob
     return o;
 }
 
-static void add_usage(cJSON *o, const struct serve_req *r) {
+/* The usage of the n choices of one request: the prompt counted once (as OpenAI does), the
+ * completions summed. */
+static void add_usage(cJSON *o, struct serve_req *const *rs, int n) {
+    double gen = 0;
+    for (int i = 0; i < n; i++) gen += rs[i]->stats.n_generated;
     cJSON *u = cJSON_AddObjectToObject(o, "usage");
-    cJSON_AddNumberToObject(u, "prompt_tokens", r->stats.n_prompt);
-    cJSON_AddNumberToObject(u, "completion_tokens", r->stats.n_generated);
-    cJSON_AddNumberToObject(u, "total_tokens", (double)r->stats.n_prompt + r->stats.n_generated);
+    cJSON_AddNumberToObject(u, "prompt_tokens", rs[0]->stats.n_prompt);
+    cJSON_AddNumberToObject(u, "completion_tokens", gen);
+    cJSON_AddNumberToObject(u, "total_tokens", rs[0]->stats.n_prompt + gen);
     cJSON *d = cJSON_AddObjectToObject(u, "prompt_tokens_details"); /* OpenAI: the prompt's cached part */
-    cJSON_AddNumberToObject(d, "cached_tokens", r->stats.n_prompt_cached);
+    cJSON_AddNumberToObject(d, "cached_tokens", rs[0]->stats.n_prompt_cached);
 }
 
 /* llama.cpp's timings object. predicted_* covers the tokens after the prompt's forward pass. */
@@ -507,16 +510,30 @@ static void add_logprobs(struct serve_server *srv, struct serve_req *r, cJSON *c
     }
 }
 
-static cJSON *choice(cJSON *o) {
-    cJSON *a = cJSON_AddArrayToObject(o, "choices"), *c = cJSON_CreateObject();
+static void add_choice(struct serve_server *srv, cJSON *o, struct serve_req *r);
+
+/* A choice object of r (its index) in o's "choices" array (made here at first). */
+static cJSON *choice(cJSON *o, const struct serve_req *r) {
+    cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "choices"), *c = cJSON_CreateObject();
+    if (!a) a = cJSON_AddArrayToObject(o, "choices");
     cJSON_AddItemToArray(a, c);
-    cJSON_AddNumberToObject(c, "index", 0);
+    cJSON_AddNumberToObject(c, "index", r->index);
     return c;
 }
 
-char *serve_api_reply_json(struct serve_server *srv, struct serve_req *r) {
-    cJSON *o = head(srv, r, r->chat ? "chat.completion" : "text_completion");
-    cJSON *c = choice(o);
+char *serve_api_reply_json(struct serve_server *srv, struct serve_req *const *rs, int n) {
+    cJSON *o = head(srv, rs[0], rs[0]->chat ? "chat.completion" : "text_completion");
+    for (int i = 0; i < n; i++) add_choice(srv, o, rs[i]);
+    add_usage(o, rs, n);
+    add_timings(o, rs[0]);
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
+/* One whole choice of a plain reply. */
+static void add_choice(struct serve_server *srv, cJSON *o, struct serve_req *r) {
+    cJSON *c = choice(o, r);
     const char *text = r->text.p ? r->text.p : "";
     if (r->chat) {
         cJSON *m = cJSON_AddObjectToObject(c, "message");
@@ -534,11 +551,6 @@ char *serve_api_reply_json(struct serve_server *srv, struct serve_req *r) {
     size_t offset = 0;
     add_logprobs(srv, r, c, r->probs, r->n_probs, &offset);
     cJSON_AddStringToObject(c, "finish_reason", r->finish_reason);
-    add_usage(o, r);
-    add_timings(o, r);
-    char *s = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    return s;
 }
 
 /* One SSE event of the JSON text s (freed here; NULL: out of memory). */
@@ -563,7 +575,7 @@ static void emit(cJSON *o, struct serve_buf *out) {
 static cJSON *chunk(struct serve_server *srv, struct serve_req *r, const char *text, size_t len, int role,
                     const char *finish, const struct vkllm_token_probs *lp, uint32_t n_lp) {
     cJSON *o = head(srv, r, r->chat ? "chat.completion.chunk" : "text_completion");
-    cJSON *c = choice(o);
+    cJSON *c = choice(o, r);
     char *t = NULL;
     if (text) {
         t = malloc(len + 1);
@@ -603,10 +615,13 @@ void serve_api_sse_end(struct serve_server *srv, struct serve_req *r, const stru
     cJSON *f = chunk(srv, r, NULL, 0, 0, r->finish_reason, lp, n_lp);
     add_timings(f, r);
     emit(f, out);
-    if (r->include_usage) {
-        cJSON *u = head(srv, r, r->chat ? "chat.completion.chunk" : "text_completion");
+}
+
+void serve_api_sse_done(struct serve_server *srv, struct serve_req *const *rs, int n, struct serve_buf *out) {
+    if (rs[0]->include_usage) {
+        cJSON *u = head(srv, rs[0], rs[0]->chat ? "chat.completion.chunk" : "text_completion");
         cJSON_AddArrayToObject(u, "choices");
-        add_usage(u, r);
+        add_usage(u, rs, n);
         emit(u, out);
     }
     sbuf_add(out, "data: [DONE]\n\n", 14);

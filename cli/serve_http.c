@@ -56,8 +56,10 @@ static void add_cors(struct MHD_Response *resp) {
 struct serve_http_conn { /* per request on a connection (MHD's con_cls) */
     struct serve_buf body;
     int too_large;
-    struct serve_req *req; /* a generation request: one reference */
-    /* while req is in flight: on srv's watch list (under srv->watch_mu) */
+    struct serve_req *req[SERVE_MAX_N]; /* a generation request's n choices: one reference each */
+    int n_req;
+    struct waiter *w; /* where the connection is parked (one reference) */
+    /* while the requests are in flight: on srv's watch list (under srv->watch_mu) */
     struct MHD_Connection *c;
     int fd, http11;
     int replied;      /* the reply's headers are queued: a probe must go in the body */
@@ -160,14 +162,89 @@ static int conn_fd(struct MHD_Connection *c) {
 
 /* --- parking a connection until its request changes ----------------------------------------- */
 
-static void resume_conn(void *c) { MHD_resume_connection(c); }
+/* A parked connection (MHD_suspend_connection) and who may wake it: the requests it waits for
+ * (each holds a reference while its wake points here, and the first to change wakes it) and the
+ * watcher. Whoever clears parked resumes the connection, after letting go of mu: the connection
+ * stays suspended, and so alive, until then. */
+struct waiter {
+    pthread_mutex_t mu;
+    int refs, parked;
+    struct MHD_Connection *c;
+};
 
-/* Park connection c until r changes (r->mu held): the engine's next serve_req_unlock_notify
- * resumes it, and libmicrohttpd calls the handler (or the stream's reader) again. */
-static void park(struct serve_req *r, struct MHD_Connection *c) {
-    r->wake = resume_conn;
-    r->wake_arg = c;
-    MHD_suspend_connection(c);
+static struct waiter *waiter_new(struct MHD_Connection *c) {
+    struct waiter *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    pthread_mutex_init(&w->mu, NULL);
+    w->refs = 1;
+    w->c = c;
+    return w;
+}
+
+static void waiter_unref(struct waiter *w) {
+    if (!w) return;
+    pthread_mutex_lock(&w->mu);
+    int last = --w->refs == 0;
+    pthread_mutex_unlock(&w->mu);
+    if (!last) return;
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+}
+
+/* Resume the connection if it is parked, and drop one reference (a request's wake, or the
+ * watcher's). */
+static void waiter_wake(void *arg) {
+    struct waiter *w = arg;
+    pthread_mutex_lock(&w->mu);
+    int was = w->parked;
+    w->parked = 0;
+    pthread_mutex_unlock(&w->mu);
+    if (was) MHD_resume_connection(w->c);
+    waiter_unref(w);
+}
+
+/* Drop what a request's wake still holds (the connection was woken by another, or is done). */
+static void unwatch_req(struct serve_req *r) {
+    pthread_mutex_lock(&r->mu);
+    struct waiter *w = r->wake == waiter_wake ? r->wake_arg : NULL;
+    if (w) r->wake = NULL, r->wake_arg = NULL;
+    pthread_mutex_unlock(&r->mu);
+    waiter_unref(w);
+}
+
+/* Park the connection until one of its n requests changes: suspend first, then point each
+ * request's wake here, then look again (a change in between wakes it at once). ready(r) under
+ * r->mu says whether r needs no waiting. Returns whether every request was ready after all (then
+ * the connection has been woken, and its handler or reader runs again). */
+static int park(struct waiter *w, struct serve_req *const *rs, int n, int (*ready)(const struct serve_req *)) {
+    pthread_mutex_lock(&w->mu);
+    w->parked = 1;
+    MHD_suspend_connection(w->c);
+    pthread_mutex_unlock(&w->mu);
+    int all = 1;
+    for (int i = 0; i < n; i++) {
+        struct serve_req *r = rs[i];
+        pthread_mutex_lock(&r->mu);
+        if (ready(r)) {
+            pthread_mutex_unlock(&r->mu);
+            continue;
+        }
+        all = 0;
+        if (!r->wake) {
+            pthread_mutex_lock(&w->mu);
+            w->refs++;
+            pthread_mutex_unlock(&w->mu);
+            r->wake = waiter_wake, r->wake_arg = w;
+        }
+        pthread_mutex_unlock(&r->mu);
+    }
+    if (all || !n) { /* nothing to wait for after all: wake it here */
+        pthread_mutex_lock(&w->mu);
+        w->refs++;
+        pthread_mutex_unlock(&w->mu);
+        waiter_wake(w);
+    }
+    return all;
 }
 
 static void watch_add(struct serve_server *srv, struct conn *cn) {
@@ -192,30 +269,35 @@ static void watch_remove(struct serve_server *srv, struct conn *cn) {
 /* The read side of cn's socket closed: ask the client once whether it is still there (see the
  * top of the file). watch_mu held. Returns 1 once asked (or when nothing can be asked: an
  * HTTP/1.0 client knows no interim reply, and its request runs to the end), 0 to try on the next
- * pass (the handler is between two parks). *wake: a parked connection to resume once watch_mu
- * is let go. */
-static int probe(struct conn *cn, void **wake) {
+ * pass (the handler runs between two parks). *wake: a waiter to wake once watch_mu is let go
+ * (with a reference for that), or NULL. */
+static int probe(struct conn *cn, struct waiter **wake) {
     static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
-    struct serve_req *r = cn->req;
+    struct waiter *w = cn->w;
     int asked = 1;
     *wake = NULL;
-    pthread_mutex_lock(&r->mu);
-    if (cn->replied) {
-        r->ping = 1; /* the stream's reader sends it */
-        if (r->wake) { /* parked: it stays parked until woken, by us alone now */
-            *wake = r->wake_arg;
-            r->wake = NULL, r->wake_arg = NULL;
-        }
-    } else if (!cn->http11) {
-    } else if (r->wake) {
+    if (cn->replied) { /* the stream's reader sends a comment when it runs next */
+        struct serve_req *r = cn->req[0];
+        pthread_mutex_lock(&r->mu);
+        r->ping = 1;
+        pthread_mutex_unlock(&r->mu);
+        pthread_mutex_lock(&w->mu);
+        w->refs++;
+        pthread_mutex_unlock(&w->mu);
+        *wake = w;
+        return 1;
+    }
+    pthread_mutex_lock(&w->mu);
+    if (!cn->http11) {
+    } else if (w->parked) {
         /* parked before its reply: libmicrohttpd leaves the socket alone until it is resumed,
-         * and only the holder of r->mu may resume it */
+         * and nobody resumes it while w->mu is held */
         ssize_t n = send(cn->fd, cont, sizeof cont - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
         (void)n; /* a failed send shows as an error on the next poll */
     } else {
         asked = 0;
     }
-    pthread_mutex_unlock(&r->mu);
+    pthread_mutex_unlock(&w->mu);
     return asked;
 }
 
@@ -223,7 +305,7 @@ static int probe(struct conn *cn, void **wake) {
 static void *watch_main(void *arg) {
     struct serve_server *srv = arg;
     struct pollfd *pf = NULL;
-    void **wake = NULL;
+    struct waiter **wake = NULL;
     size_t cap = 0;
     uint64_t gen = 0;
     pthread_mutex_lock(&srv->watch_mu);
@@ -237,7 +319,7 @@ static void *watch_main(void *arg) {
         if (n > cap) {
             struct pollfd *np = realloc(pf, n * sizeof *np);
             if (np) pf = np;
-            void **nw = np ? realloc(wake, n * sizeof *nw) : NULL;
+            struct waiter **nw = np ? realloc(wake, n * sizeof *nw) : NULL;
             if (nw) wake = nw;
             if (!np || !nw) { /* try again on the next pass */
                 pthread_mutex_unlock(&srv->watch_mu);
@@ -263,16 +345,16 @@ static void *watch_main(void *arg) {
             short ev = w->w_gen == gen && !w->gone ? pf[w->w_idx].revents : 0;
             if (ev & (POLLHUP | POLLERR | POLLNVAL)) {
                 w->gone = 1;
-                serve_engine_cancel(&srv->engine, w->req);
+                for (int i = 0; i < w->n_req; i++) serve_engine_cancel(&srv->engine, w->req[i]);
             } else if (ev & POLLRDHUP) {
-                void *c;
+                struct waiter *c;
                 w->probed = probe(w, &c);
                 if (c) wake[n_wake++] = c;
             }
         }
         if (!n_wake) continue;
-        pthread_mutex_unlock(&srv->watch_mu); /* a parked connection stays until woken: no lock needed */
-        for (size_t i = 0; i < n_wake; i++) resume_conn(wake[i]);
+        pthread_mutex_unlock(&srv->watch_mu); /* each waiter is held by its reference */
+        for (size_t i = 0; i < n_wake; i++) waiter_wake(wake[i]);
         pthread_mutex_lock(&srv->watch_mu);
     }
     pthread_mutex_unlock(&srv->watch_mu);
@@ -285,18 +367,66 @@ static void *watch_main(void *arg) {
 
 struct stream {
     struct serve_server *srv;
-    struct serve_req *r; /* one reference */
+    struct serve_req *r[SERVE_MAX_N]; /* the choices, one reference each */
+    int n;
+    struct waiter *w;                 /* one reference */
     struct serve_buf out;
     size_t off;
-    struct MHD_Connection *c;
-    int started, eof;
+    int started, eof, failed;
+    unsigned char ended[SERVE_MAX_N]; /* choice i's last chunk is out */
 };
 
-/* MHD asks for more of the body: the pieces the engine handed over, one SSE event each; with
- * none yet the connection is parked until the next ones come. */
+static int has_news(const struct serve_req *r) { return r->head || r->state == SERVE_DONE || r->ping; }
+
+/* Choice i's pieces since the last call, one SSE event each (its last with the logprobs of the
+ * tokens handed over meanwhile), and its final chunk once it is done. 1 when something was
+ * written, 0 nothing new, -1 the client has gone. */
+static int stream_take(struct stream *s, int i) {
+    struct serve_req *r = s->r[i];
+    pthread_mutex_lock(&r->mu);
+    struct serve_piece *p = r->head;
+    int done = r->state == SERVE_DONE, status = r->http_status;
+    if (!p && !done) {
+        pthread_mutex_unlock(&r->mu);
+        return 0;
+    }
+    r->head = r->tail = NULL;
+    struct vkllm_token_probs *lp = NULL;
+    uint32_t n_lp = 0;
+    if (r->n_probs > r->n_probs_sent && (lp = malloc(sizeof *lp * (r->n_probs - r->n_probs_sent)))) {
+        n_lp = r->n_probs - r->n_probs_sent;
+        memcpy(lp, r->probs + r->n_probs_sent, sizeof *lp * n_lp);
+        r->n_probs_sent = r->n_probs;
+    }
+    pthread_mutex_unlock(&r->mu);
+    while (p) {
+        struct serve_piece *n = p->next;
+        int last = n == NULL;
+        serve_api_sse_text(s->srv, r, p->text, p->len, last ? lp : NULL, last ? n_lp : 0, &s->out);
+        if (last) n_lp = 0;
+        free(p);
+        p = n;
+    }
+    if (done && status == 499) {
+        free(lp);
+        return -1;
+    }
+    if (done && status) { /* an error ends the whole stream */
+        serve_api_sse_error(r, &s->out);
+        for (int k = 0; k < s->n; k++) serve_engine_cancel(&s->srv->engine, s->r[k]), s->ended[k] = 1;
+        s->failed = 1;
+    } else if (done) {
+        serve_api_sse_end(s->srv, r, lp, n_lp, &s->out);
+        s->ended[i] = 1;
+    }
+    free(lp);
+    return 1;
+}
+
+/* MHD asks for more of the body: what the engine handed over, as SSE events sent as soon as they
+ * are there; with nothing new the connection is parked until there is. */
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
     struct stream *s = cls;
-    struct serve_req *r = s->r;
     (void)pos;
     for (;;) {
         if (s->off < s->out.len) {
@@ -310,73 +440,60 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
         if (s->eof) return MHD_CONTENT_READER_END_OF_STREAM;
         if (!s->started) {
             s->started = 1;
-            serve_api_sse_start(s->srv, r, &s->out); /* chat: the role; completions: echo */
+            for (int i = 0; i < s->n; i++) serve_api_sse_start(s->srv, s->r[i], &s->out); /* role / echo */
             continue;
         }
-        pthread_mutex_lock(&r->mu);
-        struct serve_piece *p = r->head;
-        int done = r->state == SERVE_DONE, status = r->http_status;
-        if (!p && !done) {
-            if (r->ping) { /* the watcher asks whether a half-closed client still reads */
-                r->ping = 0;
-                pthread_mutex_unlock(&r->mu);
-                sbuf_add(&s->out, ": ping\n\n", 8);
-                continue;
-            }
-            park(r, s->c);
-            pthread_mutex_unlock(&r->mu);
-            return 0; /* called again once woken */
+        struct serve_req *wait[SERVE_MAX_N];
+        int got = 0, live = 0;
+        for (int i = 0; i < s->n && !s->failed; i++) {
+            if (s->ended[i]) continue;
+            int g = stream_take(s, i);
+            if (g < 0) return MHD_CONTENT_READER_END_WITH_ERROR;
+            got |= g;
+            if (!s->ended[i]) wait[live++] = s->r[i];
         }
-        r->head = r->tail = NULL;
-        /* the logprobs of the tokens the engine handed over since the last chunk go with this
-         * text (or, at the end, with the final chunk) */
-        struct vkllm_token_probs *lp = NULL;
-        uint32_t n_lp = 0;
-        if ((p || done) && r->n_probs > r->n_probs_sent &&
-            (lp = malloc(sizeof *lp * (r->n_probs - r->n_probs_sent)))) {
-            n_lp = r->n_probs - r->n_probs_sent;
-            memcpy(lp, r->probs + r->n_probs_sent, sizeof *lp * n_lp);
-            r->n_probs_sent = r->n_probs;
-        }
-        pthread_mutex_unlock(&r->mu);
-        while (p) {
-            struct serve_piece *n = p->next;
-            int last = n == NULL;
-            serve_api_sse_text(s->srv, r, p->text, p->len, last ? lp : NULL, last ? n_lp : 0, &s->out);
-            if (last) n_lp = 0;
-            free(p);
-            p = n;
-        }
-        if (!done) free(lp);
-        if (done) {
-            if (status == 499) {
-                free(lp);
-                return MHD_CONTENT_READER_END_WITH_ERROR; /* the client has gone */
-            }
-            if (status) serve_api_sse_error(r, &s->out);
-            else serve_api_sse_end(s->srv, r, lp, n_lp, &s->out);
+        if (!live) { /* every choice has ended */
+            if (!s->failed) serve_api_sse_done(s->srv, s->r, s->n, &s->out);
             s->eof = 1;
-            free(lp);
-            lp = NULL;
+            continue;
         }
+        if (got) continue;
+        struct serve_req *r0 = s->r[0];
+        pthread_mutex_lock(&r0->mu);
+        int ping = r0->ping;
+        r0->ping = 0;
+        pthread_mutex_unlock(&r0->mu);
+        if (ping) { /* the watcher asks whether a half-closed client still reads */
+            sbuf_add(&s->out, ": ping\n\n", 8);
+            continue;
+        }
+        park(s->w, wait, live, has_news);
+        return 0; /* called again once woken */
     }
 }
 
 static void stream_free(void *cls) {
     struct stream *s = cls;
-    serve_engine_cancel(&s->srv->engine, s->r); /* a no-op once the request is done */
-    serve_req_unref(s->r);
+    for (int i = 0; i < s->n; i++) {
+        unwatch_req(s->r[i]);
+        serve_engine_cancel(&s->srv->engine, s->r[i]); /* a no-op once the request is done */
+        serve_req_unref(s->r[i]);
+    }
+    waiter_unref(s->w);
     sbuf_free(&s->out);
     free(s);
 }
 
-static enum MHD_Result respond_stream(struct serve_server *srv, struct MHD_Connection *c, struct serve_req *r) {
+static enum MHD_Result respond_stream(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn) {
     struct stream *s = calloc(1, sizeof *s);
     if (!s) return respond_error(srv, c, 500, "out of memory", NULL, NULL);
     s->srv = srv;
-    s->r = r;
-    s->c = c;
-    serve_req_ref(r);
+    s->n = cn->n_req;
+    for (int i = 0; i < s->n; i++) serve_req_ref(s->r[i] = cn->req[i]);
+    s->w = cn->w;
+    pthread_mutex_lock(&s->w->mu);
+    s->w->refs++;
+    pthread_mutex_unlock(&s->w->mu);
     struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, s, stream_free);
     if (!resp) {
         stream_free(s);
@@ -422,56 +539,81 @@ static cJSON *parse_body(const struct conn *cn, const char **why) {
     return j;
 }
 
-/* The reply of cn's request once it can start: a stream once the prompt has been evaluated (so
- * that a prompt too long for the context is still a 400), a plain reply once the whole text is
- * there. Until then the connection is parked, and libmicrohttpd calls on_request again when the
- * engine wakes it. */
+static int ready_reply(const struct serve_req *r) { return r->state >= (r->stream ? SERVE_RUNNING : SERVE_DONE); }
+
+/* The reply of cn's request once it can start: a stream once every choice's prompt has been
+ * evaluated (so that a prompt too long for the context is still a 400), a plain reply once every
+ * choice's text is there. Until then the connection is parked, and libmicrohttpd calls
+ * on_request again when the engine wakes it. */
 static enum MHD_Result completion_reply(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn) {
-    struct serve_req *r = cn->req;
-    pthread_mutex_lock(&r->mu);
-    if (r->state < (r->stream ? SERVE_RUNNING : SERVE_DONE)) {
-        park(r, c);
+    int all = 1, status = 0, who = 0;
+    for (int i = 0; i < cn->n_req; i++) {
+        struct serve_req *r = cn->req[i];
+        unwatch_req(r); /* what the last park left on the others */
+        pthread_mutex_lock(&r->mu);
+        all &= ready_reply(r);
+        if (r->state == SERVE_DONE && r->http_status && !status) status = r->http_status, who = i;
         pthread_mutex_unlock(&r->mu);
+    }
+    if (status == 499) return MHD_NO; /* the client has gone */
+    if (!all && !status) {
+        park(cn->w, cn->req, cn->n_req, ready_reply);
         return MHD_YES;
     }
-    int status = r->state == SERVE_DONE ? r->http_status : 0;
-    pthread_mutex_unlock(&r->mu);
-    if (status == 499) return MHD_NO; /* the client has gone */
     pthread_mutex_lock(&srv->watch_mu);
     cn->replied = 1; /* from here a probe goes in the body (see probe) */
     pthread_mutex_unlock(&srv->watch_mu);
-    if (status)
+    struct serve_req *r = cn->req[who];
+    if (status) {
+        for (int i = 0; i < cn->n_req; i++) serve_engine_cancel(&srv->engine, cn->req[i]);
         return respond_error(srv, c, status, r->err, status != 400 ? NULL : r->chat ? "messages" : "prompt", NULL);
-    if (r->stream) return respond_stream(srv, c, r);
-    return respond_json(srv, c, 200, serve_api_reply_json(srv, r));
+    }
+    if (r->stream) return respond_stream(srv, c, cn);
+    return respond_json(srv, c, 200, serve_api_reply_json(srv, cn->req, cn->n_req));
 }
 
+/* A generation request: its n choices parsed (each its own serve_req: the body parsed n times,
+ * choice i sampling with seed + i when a seed is given) and queued. */
 static enum MHD_Result completion(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, int chat) {
     const char *why;
     cJSON *body = parse_body(cn, &why);
     if (!body) return respond_error(srv, c, 400, why, NULL, NULL);
-    struct serve_req *r = serve_req_new();
-    if (!r) {
-        cJSON_Delete(body);
-        return respond_error(srv, c, 500, "out of memory", NULL, NULL);
-    }
-    cn->req = r;
     pthread_mutex_lock(&srv->stat_mu);
-    srv->inflight++;
+    uint64_t id = ++srv->next_id;
     pthread_mutex_unlock(&srv->stat_mu);
     char err[512];
     const char *param = NULL;
-    int st = serve_api_parse(srv, body, chat, r, err, sizeof err, &param);
+    int st = 500;
+    snprintf(err, sizeof err, "out of memory");
+    for (int i = 0; i < (cn->n_req ? cn->req[0]->n : 1); i++) {
+        struct serve_req *r = serve_req_new();
+        if (!r) {
+            st = 500;
+            break;
+        }
+        cn->req[cn->n_req++] = r;
+        if (i == 0) { /* on_completed counts it down */
+            pthread_mutex_lock(&srv->stat_mu);
+            srv->inflight++;
+            pthread_mutex_unlock(&srv->stat_mu);
+        }
+        st = serve_api_parse(srv, body, chat, r, err, sizeof err, &param);
+        if (st) break;
+        r->index = i;
+        r->created = i ? cn->req[0]->created : (long long)time(NULL);
+        snprintf(r->id, sizeof r->id, "%s-%llx%06llx", chat ? "chatcmpl" : "cmpl", r->created, (unsigned long long)id);
+        r->t_arrival = vkllm_cli_now();
+        r->gp.sampling.seed += (uint64_t)i; /* n samples, not n copies (only seeds given count) */
+    }
     cJSON_Delete(body);
+    if (!st && !(cn->w = waiter_new(c))) st = 500;
     if (st) return respond_error(srv, c, st, err, param, NULL);
-    pthread_mutex_lock(&srv->stat_mu);
-    uint64_t n = ++srv->next_id;
-    pthread_mutex_unlock(&srv->stat_mu);
-    r->created = (long long)time(NULL);
-    snprintf(r->id, sizeof r->id, "%s-%llx%06llx", chat ? "chatcmpl" : "cmpl", r->created, (unsigned long long)n);
-    r->t_arrival = vkllm_cli_now();
-    if (serve_engine_submit(&srv->engine, r))
-        return respond_error(srv, c, r->http_status, r->err, NULL, r->http_status == 503 ? "server_busy" : NULL);
+    for (int i = 0; i < cn->n_req; i++)
+        if (serve_engine_submit(&srv->engine, cn->req[i])) {
+            struct serve_req *r = cn->req[i];
+            for (int k = 0; k < i; k++) serve_engine_cancel(&srv->engine, cn->req[k]);
+            return respond_error(srv, c, r->http_status, r->err, NULL, r->http_status == 503 ? "server_busy" : NULL);
+        }
     cn->c = c;
     cn->fd = conn_fd(c);
     if (cn->fd >= 0) watch_add(srv, cn);
@@ -709,7 +851,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *version, const char *upload, size_t *upload_size, void **con_cls) {
     struct serve_server *srv = cls;
     struct conn *cn = *con_cls;
-    if (cn && cn->req) return completion_reply(srv, c, cn); /* woken after being parked */
+    if (cn && cn->w) return completion_reply(srv, c, cn); /* woken after being parked */
     if (!cn) { /* the headers are in; the body (if any) comes in the next calls */
         if (!(cn = calloc(1, sizeof *cn))) return MHD_NO;
         *con_cls = cn;
@@ -748,10 +890,14 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     (void)c;
     (void)toe;
     if (!cn) return;
-    if (cn->req) {
+    if (cn->n_req) {
         watch_remove(srv, cn);
-        serve_engine_cancel(&srv->engine, cn->req); /* a no-op once the request is done */
-        serve_req_unref(cn->req);
+        for (int i = 0; i < cn->n_req; i++) {
+            unwatch_req(cn->req[i]);
+            serve_engine_cancel(&srv->engine, cn->req[i]); /* a no-op once the request is done */
+            serve_req_unref(cn->req[i]);
+        }
+        waiter_unref(cn->w);
         pthread_mutex_lock(&srv->stat_mu);
         srv->inflight--;
         pthread_mutex_unlock(&srv->stat_mu);

@@ -505,11 +505,50 @@ def stalls():
           (res[64][1] * 1e3, res[0][1] * 1e3))
 
 
+def choices(srv):
+    """n > 1: n choices, each what the same request alone gives with seed + i; streamed with their
+    indexes interleaved, one usage chunk (the prompt counted once); a client that leaves an n = 3
+    stream frees all three slots."""
+    body = {"prompt": "Once upon a time", "max_tokens": 12, "temperature": 0.9, "seed": 42}
+    st, _, j, _ = request(srv, "POST", "/v1/completions", dict(body, n=3))
+    alone = [request(srv, "POST", "/v1/completions", dict(body, seed=42 + i))[2] for i in range(3)]
+    check(st == 200 and [c["index"] for c in j["choices"]] == [0, 1, 2] and
+          [c["text"] for c in j["choices"]] == [a["choices"][0]["text"] for a in alone],
+          "n=3: choice i equals the request alone with seed 42+i: %s vs %s" % (j, [a["choices"][0]["text"] for a in alone]))
+    check(len({c["text"] for c in j["choices"]}) > 1, "n=3 samples differ: %s" % [c["text"] for c in j["choices"]])
+    check(j["usage"]["completion_tokens"] == sum(a["usage"]["completion_tokens"] for a in alone) and
+          j["usage"]["prompt_tokens"] == alone[0]["usage"]["prompt_tokens"], "usage: the prompt once, completions summed %s" % j["usage"])
+    st, _, events, raw = stream(srv, "/v1/completions", dict(body, n=3, stream=True, stream_options={"include_usage": True}))
+    ok, objs = parse_events(events, raw)
+    per = ["", "", ""]
+    fins = {}
+    for o in objs:
+        for c in o.get("choices") or []:
+            per[c["index"]] += c["text"]
+            if c["finish_reason"]:
+                fins[c["index"]] = c["finish_reason"]
+    usage = [o for o in objs if o.get("usage")]
+    check(ok and per == [c["text"] for c in j["choices"]] and sorted(fins) == [0, 1, 2] and len(usage) == 1 and
+          usage[0]["usage"] == dict(j["usage"]), "n=3 streamed: per-index text, 3 final chunks, one usage chunk: %s %s" % (per, usage))
+    cb = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 6, "temperature": 0, "n": 2}
+    st, _, j, _ = request(srv, "POST", "/v1/chat/completions", cb)
+    check(st == 200 and len(j["choices"]) == 2 and j["choices"][0]["message"] == j["choices"][1]["message"],
+          "chat n=2, greedy: two equal choices %s" % j)
+    m0 = metrics(srv)[2]
+    key = 'vkllm_requests_finished_total{reason="cancelled"}'
+    s, got = open_stream(srv, {"prompt": "Once", "max_tokens": 1000, "temperature": 0, "n": 3}, n_events=4)
+    check(wait_metric(srv, "vkllm_slots_busy", lambda v: v == 3, 5) is not None, "n=3 runs in three slots")
+    s.close()
+    took = wait_metric(srv, "vkllm_slots_busy", lambda v: v == 0, 5)
+    check(took is not None and took < 1 and metrics(srv)[2][key] == m0[key] + 3,
+          "a client leaving an n=3 stream frees all three slots (%s s)" % took)
+
+
 def validation(srv):
     base = {"prompt": "Once", "max_tokens": 4}
     cases = [("temperature", "hot"), ("temperature", -1), ("temperature", 3), ("max_tokens", 1.5), ("max_tokens", -3), ("max_tokens", 0),
              ("max_tokens", "8"), ("top_p", 2), ("top_k", -1), ("top_k", 2.5), ("min_p", "x"), ("stop", 5), ("stop", [""]),
-             ("stop", ["a"] * 17), ("n", 2), ("logit_bias", {"abc": 1}), ("logit_bias", {"1": "x"}),
+             ("stop", ["a"] * 17), ("n", 0), ("n", 17), ("n", 1.5), ("logit_bias", {"abc": 1}), ("logit_bias", {"1": "x"}),
              ("logit_bias", {"999999": 1}), ("logit_bias", [1]), ("stream", "yes"), ("seed", "x"), ("seed", 0.5),
              ("presence_penalty", 3), ("frequency_penalty", "x"), ("prompt", 5), ("prompt", ["a", "b"]),
              ("stream_options", 1), ("model", 3),
@@ -900,6 +939,7 @@ def main():
     srv = Server("--chat-template", "chatml", "--parallel", "4", "-c", "1024")
     basics(srv)
     completions(srv)
+    choices(srv)
     chat(srv)
     prefix_reuse(srv)
     logprobs(srv)
