@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "profile.h"
+#include "svg.h"
 
 #define MAX_LIST 16
 #define MAXI(a, b) ((a) > (b) ? (a) : (b))
@@ -43,12 +44,13 @@ struct result {
     int n_samples;
     double avg, stddev;
     char time[32]; /* test_time: when the test started, ISO 8601 UTC */
+    uint64_t kv_per_token; /* KV cache bytes one more position of context costs */
 };
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: vkllm bench -m FILE [-p N,..] [-n N,..] [-d N,..] [-r N] [--device N,..]\n"
-            "                   [--ubatch N] [-o md|csv|json|jsonl] [--greedy] [--profile [--peak-gbps X]]\n"
+            "                   [--ubatch N] [-o md|csv|json|jsonl|svg|html] [--greedy] [--profile [--peak-gbps X]]\n"
             "\n"
             "Prefill (pp) and decode (tg) tokens per second, defined as llama-bench defines them.\n"
             "\n"
@@ -59,7 +61,10 @@ static void usage(FILE *f) {
             "  -r N             repetitions after one warm-up run (default 5)\n"
             "  --device N,..    Vulkan devices to run on (default: all usable ones)\n"
             "  --ubatch N       prefill micro-batch size (default 512)\n"
-            "  -o FORMAT        md (default), csv, json or jsonl; json uses llama-bench's field names\n"
+            "  -o FORMAT        md (default), csv, json or jsonl (json uses llama-bench's field names), or\n"
+            "                   charts drawn by vkllm: svg (one document) or html (one page, no scripts):\n"
+            "                   tokens/s by depth, KV cache by context, and with --profile each kernel's\n"
+            "                   GB/s (against --peak-gbps)\n"
             "  --greedy         decode through the on-device argmax (reads back one id per token)\n"
             "  --profile        also time every kernel (GPU timestamps) of one decode step at the first\n"
             "                   depth and of one prefill micro-batch (the first -p, at most --ubatch\n"
@@ -318,9 +323,106 @@ static void print_profiles_csv(const struct profile *ps, int n) {
     }
 }
 
+/* -o svg / html: tokens/s by depth (a line per device and test), the KV cache by context, and
+ * with --profile each kernel's GB/s (a bar per device, its peak dashed when known). */
+#define MAX_SERIES 32
+static void print_charts(FILE *f, const struct result *rs, int n, const struct profile *ps, int n_ps,
+                         const struct opts *o) {
+    static double xs[MAX_SERIES][MAX_LIST], ys[MAX_SERIES][MAX_LIST];
+    static char names[MAX_SERIES][160];
+    for (int kind = 0; kind < 3; kind++) { /* tg, pp, KV */
+        struct svg_series ss[MAX_SERIES];
+        int m = 0;
+        for (int i = 0; i < n; i++) {
+            const struct result *r = &rs[i];
+            if ((kind == 0 && !r->n_gen) || (kind == 1 && !r->n_prompt)) continue;
+            char key[160];
+            snprintf(key, sizeof key, "%s %s%d", r->dev.name, kind == 2 ? "" : r->n_gen ? "tg" : "pp",
+                     kind == 2 ? 0 : r->n_gen ? r->n_gen : r->n_prompt);
+            if (kind == 2) snprintf(key, sizeof key, "%s", r->dev.name);
+            int j = 0;
+            while (j < m && strcmp(names[j], key)) j++;
+            if (j == m) {
+                if (m == MAX_SERIES) continue;
+                snprintf(names[m], sizeof names[m], "%s", key);
+                ss[m] = (struct svg_series){names[m], 0, xs[m], ys[m]};
+                m++;
+            }
+            int dup = 0; /* KV: one point per depth */
+            for (int k = 0; k < ss[j].n; k++) dup |= xs[j][k] == r->n_depth;
+            if (dup || ss[j].n == MAX_LIST) continue;
+            xs[j][ss[j].n] = r->n_depth;
+            ys[j][ss[j].n++] = kind == 2 ? (double)r->kv_per_token * r->n_depth / 1048576 : r->avg;
+        }
+        if (!m) continue;
+        svg_line_chart(f, kind == 0 ? "Decode tokens/s by context depth" : kind == 1 ? "Prefill tokens/s by context depth"
+                                                                            : "KV cache by context length",
+                       kind == 2 ? "context tokens" : "depth (tokens in the KV cache)", kind == 2 ? "MiB" : "tokens/s",
+                       ss, m);
+    }
+    for (int decode = 1; decode >= 0; decode--) {
+        const char *labels[MAX_KERNELS];
+        static double v[MAX_SERIES][MAX_KERNELS];
+        struct svg_bar_set sets[MAX_SERIES];
+        int nl = 0, m = 0;
+        for (int i = 0; i < n_ps; i++)
+            for (int k = 0; ps[i].decode == decode && k < ps[i].n_k; k++) {
+                int j = 0;
+                while (j < nl && strcmp(labels[j], ps[i].k[k].label)) j++;
+                if (j == nl && nl < MAX_KERNELS) labels[nl++] = ps[i].k[k].label;
+            }
+        for (int i = 0; i < n_ps && m < MAX_SERIES; i++) {
+            if (ps[i].decode != decode) continue;
+            for (int j = 0; j < nl; j++) {
+                v[m][j] = -1;
+                for (int k = 0; k < ps[i].n_k; k++)
+                    if (!strcmp(ps[i].k[k].label, labels[j])) v[m][j] = vkllm_cli_k_gbps(&ps[i].k[k]);
+            }
+            sets[m] = (struct svg_bar_set){ps[i].dev.name, v[m], o->peak_gbps};
+            m++;
+        }
+        if (nl) svg_bar_chart(f, decode ? "Kernel bandwidth of one decode step (GB/s)"
+                                        : "Kernel bandwidth of one prefill micro-batch (GB/s)",
+                              "GB/s", labels, nl, sets, m);
+    }
+}
+
 static void print_results(const struct result *rs, int n, const struct profile *ps, int n_ps, const struct opts *o) {
     char name[64], size[32], params[32];
-    if (!strcmp(o->format, "md")) {
+    if (!strcmp(o->format, "html")) {
+        svg_html_begin(stdout, "vkllm bench");
+        printf("<p>");
+        svg_text(stdout, n ? (rs[0].mi.name[0] ? rs[0].mi.name : rs[0].mi.arch) : "");
+        printf(" &middot; vkllm %s (%s)</p>\n", vkllm_version(), vkllm_git_commit());
+        print_charts(stdout, rs, n, ps, n_ps, o);
+        printf("<pre>");
+        for (int i = 0; i < n; i++) {
+            char line[512];
+            snprintf(line, sizeof line, "%s %s: %.2f ± %.2f t/s\n", rs[i].dev.name, test_name(&rs[i], name, sizeof name),
+                     rs[i].avg, rs[i].stddev);
+            svg_text(stdout, line);
+        }
+        printf("</pre>\n");
+        svg_html_end(stdout);
+    } else if (!strcmp(o->format, "svg")) { /* the charts stacked in one SVG document */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        if (!m) return;
+        print_charts(m, rs, n, ps, n_ps, o);
+        fclose(m);
+        int charts = 0;
+        for (const char *q = buf; q && (q = strstr(q, "<svg ")); q++) charts++;
+        printf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"%d\">\n", 320 * charts);
+        int k = 0;
+        for (char *q = buf; q && *q;) {
+            char *next = strstr(q + 1, "<svg ");
+            printf("<g transform=\"translate(0,%d)\">\n%.*s</g>\n", 320 * k++, next ? (int)(next - q) : (int)strlen(q), q);
+            q = next;
+        }
+        printf("</svg>\n");
+        free(buf);
+    } else if (!strcmp(o->format, "md")) {
         printf("| device | model | size | params | types | test | t/s | GB/s (weights) |\n");
         printf("| --- | --- | ---: | ---: | --- | --- | ---: | ---: |\n");
         for (int i = 0; i < n; i++) {
@@ -410,6 +512,9 @@ static int bench_device(const struct opts *o, int dev, struct result *rs, int *n
                 r->dev = *info;
                 r->mi = mi;
                 r->n_prompt = np, r->n_gen = ng, r->n_depth = o->depth[d];
+                struct vkllm_session_memory sm;
+                vkllm_session_memory(s, &sm);
+                r->kv_per_token = sm.kv_bytes_per_token;
                 time_t now = time(NULL);
                 struct tm tm;
                 if (gmtime_r(&now, &tm)) strftime(r->time, sizeof r->time, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -478,8 +583,9 @@ int vkllm_cmd_bench(int argc, char **argv) {
         return 2;
     }
     if (o.reps < 1 || o.reps > 64 || o.ubatch < 1 ||
-        (strcmp(o.format, "md") && strcmp(o.format, "csv") && strcmp(o.format, "json") && strcmp(o.format, "jsonl"))) {
-        fprintf(stderr, "vkllm: bench: -r takes 1..64, --ubatch a positive number, -o md|csv|json|jsonl\n");
+        (strcmp(o.format, "md") && strcmp(o.format, "csv") && strcmp(o.format, "json") && strcmp(o.format, "jsonl") &&
+         strcmp(o.format, "svg") && strcmp(o.format, "html"))) {
+        fprintf(stderr, "vkllm: bench: -r takes 1..64, --ubatch a positive number, -o md|csv|json|jsonl|svg|html\n");
         return 2;
     }
     if (o.n_devices == 0) { /* all usable devices */

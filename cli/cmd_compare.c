@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "profile.h"
+#include "svg.h"
 
 #define MAX_DEV 8
 #define MAX_DEPTH 8
@@ -465,152 +466,63 @@ static cJSON *report_json(const struct opts *o, const struct dev_result *ds, int
     return j;
 }
 
-/* SVG, written here: escaped text, one chart per function. */
-static void esc(FILE *f, const char *s) {
-    for (; *s; s++) {
-        if (*s == '<') fputs("&lt;", f);
-        else if (*s == '>') fputs("&gt;", f);
-        else if (*s == '&') fputs("&amp;", f);
-        else if (*s == '"') fputs("&quot;", f);
-        else fputc(*s, f);
-    }
-}
-static const char *const k_colors[] = {"#2b6cb0", "#c05621", "#2f855a", "#9b2c2c", "#6b46c1", "#b7791f", "#2c7a7b", "#4a5568"};
-#define W 640
-#define H 320
-#define L 70 /* left margin */
-#define B 40 /* bottom margin */
-
-static double nice_max(double v) {
-    if (v <= 0) return 1;
-    double p = pow(10, floor(log10(v))), m = v / p;
-    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
-}
-
-static void axes(FILE *f, const char *title, const char *xl, const char *yl, double xmax, double ymax) {
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
-               "font-size=\"11\">\n<text x=\"%d\" y=\"16\" font-size=\"14\">", W, H, L);
-    esc(f, title);
-    fprintf(f, "</text>\n<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>"
-               "<line x1=\"%d\" y1=\"30\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>\n", L, H - B, W - 10, H - B, L, L, H - B);
-    for (int t = 0; t <= 4; t++) {
-        double y = H - B - (H - B - 30) * t / 4.0, x = L + (W - 10 - L) * t / 4.0;
-        fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.4g</text>", L - 4, y + 4, ymax * t / 4);
-        if (xmax > 0) fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.4g</text>", x, H - B + 14, xmax * t / 4);
-        fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>\n", L, y, W - 10, y);
-    }
-    fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", (L + W) / 2, H - 6);
-    esc(f, xl);
-    fprintf(f, "</text><text transform=\"translate(14,%d) rotate(-90)\" text-anchor=\"middle\">", (H - B) / 2 + 15);
-    esc(f, yl);
-    fprintf(f, "</text>\n");
-}
-
-static void legend(FILE *f, int i, const char *name) {
-    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">", W - 250,
-            36 + 14 * i, k_colors[i % 8], W - 236, 45 + 14 * i);
-    esc(f, name);
-    fprintf(f, "</text>\n");
-}
-
-/* One line per device over the depths; which: 0 tg, 1 pp, 2 KV bytes (MiB). */
-static void svg_lines(FILE *f, const struct opts *o, const struct dev_result *ds, int n, int which) {
-    double xmax = 0, ymax = 0;
-    for (int k = 0; k < o->n_depth; k++) xmax = o->depth[k] > xmax ? o->depth[k] : xmax;
-    xmax = nice_max(xmax);
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < o->n_depth; k++) {
-            double v = which == 0 ? ds[i].tg[k] : which == 1 ? ds[i].pp[k] : ds[i].kv_per_token * (double)o->depth[k] / 1048576;
-            ymax = v > ymax ? v : ymax;
-        }
-    ymax = nice_max(ymax);
-    char title[96];
-    snprintf(title, sizeof title, which == 0 ? "Decode (tg%d) tokens/s by context depth"
-                                  : which == 1 ? "Prefill (pp%d) tokens/s by context depth"
-                                               : "KV cache by context length%.0d",
-             which == 0 ? o->n_gen : which == 1 ? o->n_prompt : 0);
-    axes(f, title, which == 2 ? "context tokens" : "depth (tokens in the KV cache)", which == 2 ? "MiB" : "tokens/s",
-         xmax, ymax);
-    int c = 0;
+/* One line per device over the depths; which: 0 tg, 1 pp, 2 KV cache (MiB). */
+static void chart_depths(FILE *f, const struct opts *o, const struct dev_result *ds, int n, int which) {
+    struct svg_series ss[MAX_DEV];
+    double xs[MAX_DEPTH], ys[MAX_DEV][MAX_DEPTH];
+    int m = 0;
+    for (int k = 0; k < o->n_depth; k++) xs[k] = o->depth[k];
     for (int i = 0; i < n; i++) {
         const struct dev_result *d = &ds[i];
         if (d->id == REF) continue;
-        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", k_colors[c % 8]);
-        for (int k = 0; k < o->n_depth; k++) {
-            double v = which == 0 ? d->tg[k] : which == 1 ? d->pp[k] : d->kv_per_token * (double)o->depth[k] / 1048576;
-            fprintf(f, "%.1f,%.1f ", L + (W - 10 - L) * o->depth[k] / xmax, H - B - (H - B - 30) * v / ymax);
-        }
-        fprintf(f, "\"/>\n");
-        for (int k = 0; k < o->n_depth; k++) {
-            double v = which == 0 ? d->tg[k] : which == 1 ? d->pp[k] : d->kv_per_token * (double)o->depth[k] / 1048576;
-            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>%d: %.4g</title></circle>\n",
-                    L + (W - 10 - L) * o->depth[k] / xmax, H - B - (H - B - 30) * v / ymax, k_colors[c % 8], o->depth[k], v);
-        }
-        legend(f, c++, d->name);
+        for (int k = 0; k < o->n_depth; k++)
+            ys[m][k] = which == 0 ? d->tg[k] : which == 1 ? d->pp[k] : d->kv_per_token * (double)o->depth[k] / 1048576;
+        ss[m] = (struct svg_series){d->name, o->n_depth, xs, ys[m]};
+        m++;
     }
-    fprintf(f, "</svg>\n");
+    char title[96];
+    if (which == 0) snprintf(title, sizeof title, "Decode (tg%d) tokens/s by context depth", o->n_gen);
+    else if (which == 1) snprintf(title, sizeof title, "Prefill (pp%d) tokens/s by context depth", o->n_prompt);
+    else snprintf(title, sizeof title, "KV cache by context length");
+    svg_line_chart(f, title, which == 2 ? "context tokens" : "depth (tokens in the KV cache)",
+                   which == 2 ? "MiB" : "tokens/s", ss, m);
 }
 
-/* Per kernel of the decode step, a bar of GB/s per device, and each device's peak as a line. */
-static void svg_kernels(FILE *f, const struct dev_result *ds, int n) {
+/* Per kernel of the decode step, a bar of GB/s per device, each device's peak as a line. */
+static void chart_kernels(FILE *f, const struct dev_result *ds, int n) {
     const char *labels[MAX_KERNELS];
-    int nl = 0;
-    double ymax = 0;
+    static double v[MAX_DEV][MAX_KERNELS];
+    struct svg_bar_set sets[MAX_DEV];
+    int nl = 0, m = 0;
     for (int i = 0; i < n; i++)
         for (int k = 0; ds[i].has_prof && k < ds[i].prof.n_k; k++) {
-            const struct kernel *kk = &ds[i].prof.k[k];
             int j = 0;
-            while (j < nl && strcmp(labels[j], kk->label)) j++;
-            if (j == nl && nl < MAX_KERNELS) labels[nl++] = kk->label;
-            ymax = vkllm_cli_k_gbps(kk) > ymax ? vkllm_cli_k_gbps(kk) : ymax;
+            while (j < nl && strcmp(labels[j], ds[i].prof.k[k].label)) j++;
+            if (j == nl && nl < MAX_KERNELS) labels[nl++] = ds[i].prof.k[k].label;
         }
-    for (int i = 0; i < n; i++) ymax = ds[i].peak > ymax ? ds[i].peak : ymax;
-    if (!nl) return;
-    ymax = nice_max(ymax);
-    axes(f, "Kernel bandwidth of one decode step (GB/s; lines: each device's peak)", "kernel", "GB/s", 0, ymax);
-    double slot = (W - 10 - L) / (double)nl;
-    int nd = 0;
-    for (int i = 0; i < n; i++) nd += ds[i].has_prof;
-    int c = 0;
     for (int i = 0; i < n; i++) {
         const struct dev_result *d = &ds[i];
         if (!d->has_prof) continue;
-        for (int j = 0; j < nl; j++)
+        for (int j = 0; j < nl; j++) {
+            v[m][j] = -1;
             for (int k = 0; k < d->prof.n_k; k++)
-                if (!strcmp(d->prof.k[k].label, labels[j])) {
-                    double v = vkllm_cli_k_gbps(&d->prof.k[k]), h = (H - B - 30) * v / ymax;
-                    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%.2f GB/s"
-                               "</title></rect>\n", L + slot * j + 4 + (slot - 8) * c / nd, H - B - h, (slot - 8) / nd, h,
-                            k_colors[c % 8], v);
-                }
-        if (d->peak > 0) {
-            double y = H - B - (H - B - 30) * d->peak / ymax;
-            fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-dasharray=\"4 3\"/>\n", L,
-                    y, W - 10, y, k_colors[c % 8]);
+                if (!strcmp(d->prof.k[k].label, labels[j])) v[m][j] = vkllm_cli_k_gbps(&d->prof.k[k]);
         }
-        legend(f, c++, d->name);
+        sets[m] = (struct svg_bar_set){d->name, v[m], d->peak};
+        m++;
     }
-    for (int j = 0; j < nl; j++) {
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"9\">", L + slot * (j + 0.5), H - B + 12);
-        esc(f, labels[j]);
-        fprintf(f, "</text>\n");
-    }
-    fprintf(f, "</svg>\n");
+    if (nl) svg_bar_chart(f, "Kernel bandwidth of one decode step (GB/s; dashed: each device's peak)", "GB/s", labels,
+                          nl, sets, m);
 }
 
 static void print_html(FILE *f, const struct opts *o, const struct dev_result *ds, int n, const char *base_name,
                        int n_runs) {
-    fprintf(f, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>vkllm compare</title>\n"
-               "<style>body{font:14px sans-serif;margin:24px;max-width:1100px}table{border-collapse:collapse;"
-               "margin:8px 0 20px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,"
-               "th:first-child{text-align:left}pre{white-space:pre-wrap}</style></head><body>\n");
-    fprintf(f, "<h1>vkllm compare</h1>\n<p>");
-    esc(f, o->path);
+    svg_html_begin(f, "vkllm compare");
+    fprintf(f, "<p>");
+    svg_text(f, o->path);
     fprintf(f, " &middot; vkllm %s (%s)</p>\n", vkllm_version(), vkllm_git_commit());
-    svg_lines(f, o, ds, n, 0);
-    svg_lines(f, o, ds, n, 1);
-    svg_lines(f, o, ds, n, 2);
-    svg_kernels(f, ds, n);
+    for (int which = 0; which < 3; which++) chart_depths(f, o, ds, n, which);
+    chart_kernels(f, ds, n);
     /* the tables: the Markdown report, as text */
     fprintf(f, "<h2>Report</h2>\n<pre>");
     char *buf = NULL;
@@ -619,10 +531,11 @@ static void print_html(FILE *f, const struct opts *o, const struct dev_result *d
     if (m) {
         print_md(m, o, ds, n, base_name, n_runs);
         fclose(m);
-        esc(f, buf);
+        svg_text(f, buf);
     }
     free(buf);
-    fprintf(f, "</pre>\n</body></html>\n");
+    fprintf(f, "</pre>\n");
+    svg_html_end(f);
 }
 
 static vkllm_status file_info(const char *path, struct vkllm_file_info *out) {

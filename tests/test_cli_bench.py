@@ -86,6 +86,22 @@ with tempfile.TemporaryDirectory() as d:
     check(md.count("\n| ") >= 2 and "pp16" in md and "tg4" in md, "markdown table")
     check("| kernel | calls | GPU ms |" in md and "decode step at depth 0" in md and
           "prefill micro-batch of 16 tokens" in md and "kernel sum" in md, "markdown profile tables")
+    # charts: one SVG document (tg and pp by depth, KV by context, kernel bars of both profiles with
+    # the peak dashed), and one HTML page with the same, no script
+    import xml.etree.ElementTree as ET
+    svg = bench("svg", "--profile", "--peak-gbps", "3", "-d", "0,8")
+    ns = "{http://www.w3.org/2000/svg}"
+    try:
+        root = ET.fromstring(svg)
+        charts = root.findall("./%sg/%ssvg" % (ns, ns))
+        lines = root.findall(".//%spolyline" % ns)
+        pts = [len(l.get("points").split()) for l in lines]
+        check(len(charts) == 5 and len(lines) == 3 and pts == [2, 2, 2] and len(root.findall(".//%srect" % ns)) > 10
+              and "stroke-dasharray" in svg, "svg: five charts, three lines of two depths, bars and the peak: %s" % pts)
+    except ET.ParseError as ex:
+        check(False, "svg parses as XML: %s" % ex)
+    html = bench("html", "-d", "0,8")
+    check(html.startswith("<!doctype html>") and html.count("<svg") == 3 and "<script" not in html, "html: three charts, no script")
     r = subprocess.run([VKLLM, "bench", "-m", tiny, "-o", "xml"], capture_output=True, text=True)
     check(r.returncode == 2, "unknown format is a usage error")
     r = subprocess.run([VKLLM, "bench", "-m", tiny, "--profile", "--peak-gbps", "0"], capture_output=True, text=True)
