@@ -31,6 +31,8 @@ static void usage(FILE *f) {
             "  --stats text|json      statistics format on stderr (default text)\n"
             "  --no-bos               do not add BOS even if the model asks for it\n"
             "  --parse-special        special-token text in the prompt becomes its token\n"
+            "  --json-object          JSON mode: the output is one JSON object (each token drawn among those\n"
+            "                         that keep it valid JSON); generation stops when it closes\n"
             "  --show-probs N         after the text, each generated token's probability and the N most\n"
             "                         likely tokens at that step (the model's distribution: temperature 1,\n"
             "                         before penalties and truncation; N <= 20)\n");
@@ -147,7 +149,8 @@ int vkllm_cmd_run(int argc, char **argv) {
                 return 2;
             }
             json = !strcmp(f, "json");
-        } else if (!strcmp(a, "--no-bos")) gp.add_bos = 0;
+        } else if (!strcmp(a, "--json-object")) gp.json_object = 1;
+        else if (!strcmp(a, "--no-bos")) gp.add_bos = 0;
         else if (!strcmp(a, "--parse-special")) gp.parse_special = 1;
         else return vkllm_cli_other_option("run", a, usage);
     }

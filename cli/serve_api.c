@@ -284,9 +284,9 @@ static int unsupported(struct parse *p, const cJSON *body, int chat) {
     if ((f = field(body, "response_format"))) {
         const cJSON *t = cJSON_IsObject(f) ? field(f, "type") : NULL;
         if (!cJSON_IsString(t)) return bad(p, "response_format", "%s", "'response_format' must be {\"type\": ...}");
-        if (strcmp(t->valuestring, "text"))
-            return bad(p, "response_format", "'response_format' type '%s' is not supported yet (only \"text\"): "
-                                             "structured output is not implemented", t->valuestring);
+        if (strcmp(t->valuestring, "text") && strcmp(t->valuestring, "json_object"))
+            return bad(p, "response_format", "'response_format' type '%s' is not supported yet (\"text\" and "
+                                             "\"json_object\" are): JSON schemas are not implemented", t->valuestring);
     }
     static const char *const never[] = {"grammar", "json_schema", "functions", "function_call"};
     for (size_t i = 0; i < sizeof never / sizeof never[0]; i++)
@@ -337,6 +337,8 @@ int serve_api_parse(struct serve_server *srv, const cJSON *body, int chat, struc
     if (!st) st = logit_bias(srv, &p, body, r);
     if (!st) st = chat ? chat_prompt(srv, &p, body, r) : completion_prompt(&p, body, r);
     if (!st && !chat) st = echo(srv, &p, body, r);
+    const cJSON *rf = field(body, "response_format");
+    if (!st && rf && !strcmp(field(rf, "type")->valuestring, "json_object")) r->gp.json_object = 1;
     if (st) return st;
     r->gp.prompt = r->prompt;
     r->gp.prompt_len = strlen(r->prompt);

@@ -521,6 +521,12 @@ struct vkllm_generate_params {
                                 before logit bias, penalties and truncation (OpenAI's and vLLM's
                                 default logprobs); vkllm_gen_token_probs reads them. The argmax is
                                 then taken on the host. -1: off (default) */
+    int json_object;         /* 1: JSON mode (OpenAI's response_format json_object): every token is
+                                drawn among those whose text keeps the output a prefix of one JSON
+                                object (whitespace around it allowed; nesting up to 32), and
+                                generation stops (VKLLM_STOP_EOS) once the object closes; the model
+                                should still be asked for JSON in the prompt. The argmax is then
+                                taken on the host. 0: off (default) */
     struct vkllm_sampling_params sampling;
 };
 

@@ -1,1 +1,3 @@
 vkllm_add_test(NAME test_sampler SOURCES test_sampler.c)
+# The JSON-mode recognizer (vkllm_generate_params.json_object) on valid and invalid documents.
+vkllm_add_test(NAME test_json_constraint SOURCES test_json_constraint.c)

@@ -544,6 +544,47 @@ def choices(srv):
           "a client leaving an n=3 stream frees all three slots (%s s)" % took)
 
 
+def json_mode(srv):
+    """response_format json_object: the reply is one JSON object. stories260K never closes one by
+    itself within a few hundred tokens, so ',' is banned and '"' gets a bias: after one member
+    only '}' fits, generation stops with "stop", and the text parses. Without the bias the reply runs to its
+    length, and is still the start of an object (no whitespace flood: runs of at most 16)."""
+    rf = {"type": "json_object"}
+    comma = request(srv, "POST", "/tokenize", {"content": ","})[2]["tokens"][-1]
+    quote = request(srv, "POST", "/tokenize", {"content": '"'})[2]["tokens"][-1]
+    bias = {str(comma): -100, str(quote): 8}  # one member, strings that end: then only '}' fits
+    for stream_it in (False, True):
+        for seed in (1, 2, 3):
+            body = {"prompt": "Once upon a time", "max_tokens": 400, "seed": seed, "response_format": rf,
+                    "logit_bias": bias}
+            if stream_it:
+                st, _, events, raw = stream(srv, "/v1/completions", dict(body, stream=True))
+                ok, objs = parse_events(events, raw)
+                text, fin = text_of(objs, False), objs[-1]["choices"][0]["finish_reason"]
+            else:
+                st, _, j, _ = request(srv, "POST", "/v1/completions", body)
+                text, fin = j["choices"][0]["text"], j["choices"][0]["finish_reason"]
+            try:
+                obj = json.loads(text)
+            except ValueError:
+                obj = None
+            check(st == 200 and fin == "stop" and isinstance(obj, dict),
+                  "json_object (stream %s, seed %d): a JSON object, finish stop: %s %r" % (stream_it, seed, fin, text[:200]))
+    st, _, j, _ = request(srv, "POST", "/v1/chat/completions", {"messages": [{"role": "user", "content": "JSON please"}],
+                          "max_tokens": 400, "seed": 5, "response_format": rf, "logit_bias": bias})
+    content = j["choices"][0]["message"]["content"]
+    try:
+        ok = isinstance(json.loads(content), dict)
+    except ValueError:
+        ok = False
+    check(st == 200 and ok and j["choices"][0]["finish_reason"] == "stop", "chat json_object: %r" % content[:200])
+    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "Once upon a time", "max_tokens": 40, "seed": 1,
+                                                          "response_format": rf})
+    t = j["choices"][0]["text"]
+    check(st == 200 and j["choices"][0]["finish_reason"] == "length" and t.lstrip()[:1] == "{" and len(t) - len(t.lstrip()) <= 1
+          and not re.search(r"[ \t\r\n]{17}", t.split('"')[0]), "json_object without the bias: the start of an object %r" % t[:200])
+
+
 def validation(srv):
     base = {"prompt": "Once", "max_tokens": 4}
     cases = [("temperature", "hot"), ("temperature", -1), ("temperature", 3), ("max_tokens", 1.5), ("max_tokens", -3), ("max_tokens", 0),
@@ -553,7 +594,7 @@ def validation(srv):
              ("presence_penalty", 3), ("frequency_penalty", "x"), ("prompt", 5), ("prompt", ["a", "b"]),
              ("stream_options", 1), ("model", 3),
              # not implemented yet: refused, never silently ignored
-             ("response_format", {"type": "json_object"}), ("response_format", {"type": "json_schema", "json_schema": {}}),
+             ("response_format", {"type": "json_schema", "json_schema": {}}), ("response_format", {"type": "yaml"}),
              ("response_format", "json"), ("grammar", "root ::= \"x\""), ("json_schema", {"type": "object"}),
              ("tools", [{"type": "function", "function": {"name": "f"}}]), ("tool_choice", "auto"),
              ("functions", [{"name": "f"}]), ("best_of", 2), ("suffix", "The end."), ("echo", "yes")]
@@ -940,6 +981,7 @@ def main():
     basics(srv)
     completions(srv)
     choices(srv)
+    json_mode(srv)
     chat(srv)
     prefix_reuse(srv)
     logprobs(srv)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "json_constraint.h"
 #include "sampler.h"
 #include "tokenizer.h"
 
@@ -179,6 +180,10 @@ struct vkllm_gen {
     int32_t *pending;               /* prompt tokens still to evaluate (chunked prefill) */
     uint32_t n_pending, pending_at; /* how many, and how many of them are evaluated */
     int continuing;                 /* the prompt continues the session's text (keep_history) */
+    struct vkllm__json json;        /* json_object: the output so far */
+    float *masked;                  /* json_object: the logits with the tokens it refuses banned */
+    char *pieces;                   /* json_object: every token's bytes (end-of-generation, control */
+    uint32_t *piece_at;             /* and empty ones: none), token i at piece_at[i..i+1) */
     struct vkllm_token_probs *probs; /* n_probs >= 0: one per sampled token */
     uint32_t n_probs_rec, cap_probs;
     int done;
@@ -310,10 +315,62 @@ vkllm_status vkllm_gen_token_probs(vkllm_gen_t g, uint32_t i, struct vkllm_token
     return VKLLM_STATUS_OK;
 }
 
+/* Choose the next token from logits: the sampler's chain, in JSON mode over the tokens whose
+ * bytes keep the output a prefix of one JSON object (the others banned; the end-of-generation
+ * tokens too, as generation stops by itself once the object closes). No token fits: -1. */
+/* JSON mode's table of every token's bytes, made once per generation. */
+static vkllm_status json_pieces(struct vkllm_gen *g, uint32_t n_vocab) {
+    const struct vkllm__tokenizer *t = g->s->model->tok;
+    size_t total = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t at = 0;
+        for (uint32_t i = 0; i < n_vocab; i++) {
+            const char *piece;
+            size_t len = 0;
+            if (vkllm__token_is_eog(t, (int32_t)i) || vkllm__token_piece(t, (int32_t)i, 0, &piece, &len)) len = 0;
+            if (pass) memcpy(g->pieces + at, piece, len), g->piece_at[i] = (uint32_t)at;
+            at += len;
+        }
+        if (pass) g->piece_at[n_vocab] = (uint32_t)at;
+        total = at;
+        if (!pass && (!(g->pieces = vkllm__malloc(total ? total : 1)) ||
+                      !(g->piece_at = vkllm__malloc(sizeof *g->piece_at * (n_vocab + 1)))))
+            return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    }
+    return VKLLM_STATUS_OK;
+}
+
+static vkllm_status sample(struct vkllm_gen *g, const float *logits, int32_t *tok) {
+    if (!g->p.json_object) return vkllm__sampler_sample(g->smp, logits, tok);
+    const uint32_t n_vocab = g->s->model->desc->hp.n_vocab;
+    if (!g->masked && !(g->masked = vkllm__malloc(sizeof *g->masked * n_vocab)))
+        return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    vkllm_status st;
+    if (!g->pieces && (st = json_pieces(g, n_vocab))) return st;
+    uint32_t allowed = 0;
+    for (uint32_t i = 0; i < n_vocab; i++) {
+        uint32_t a = g->piece_at[i], len = g->piece_at[i + 1] - a;
+        struct vkllm__json try = g->json;
+        int ok = len && !isinf(logits[i]) && !vkllm__json_feed(&try, g->pieces + a, len);
+        g->masked[i] = ok ? logits[i] : -INFINITY;
+        allowed += ok;
+    }
+    if (!allowed) {
+        *tok = -1;
+        return VKLLM_STATUS_OK;
+    }
+    return vkllm__sampler_sample(g->smp, g->masked, tok);
+}
+
 /* Token tok was sampled: record it, stream its text, decide whether g stops here. */
 static vkllm_status take_token(struct vkllm_gen *g, int32_t tok) {
     const double now = now_ms();
     struct vkllm_generate_stats *st = &g->st;
+    if (tok < 0) { /* JSON mode found no token that fits: end here */
+        g->reason = VKLLM_STOP_EOS;
+        finish(g);
+        return g->err;
+    }
     g->cur = tok;
     if (vkllm__token_is_eog(g->s->model->tok, tok)) {
         g->reason = VKLLM_STOP_EOS;
@@ -334,6 +391,12 @@ static vkllm_status take_token(struct vkllm_gen *g, int32_t tok) {
     vkllm_status s = vkllm__detok_stream_push(&g->ds, tok, &text, &len);
     if (!s) s = push_text(g, text, len, 0);
     if (s) return s;
+    if (g->p.json_object) { /* the token was chosen to fit */
+        const char *piece;
+        size_t plen;
+        if (!vkllm__token_piece(g->s->model->tok, tok, 0, &piece, &plen)) vkllm__json_feed(&g->json, piece, plen);
+        if (vkllm__json_complete(&g->json)) g->reason = VKLLM_STOP_EOS;
+    }
     if (!g->reason && g->p.n_predict >= 0 && st->n_generated >= (uint32_t)g->p.n_predict)
         g->reason = VKLLM_STOP_MAX_TOKENS;
     if (!g->reason && g->s->n_past >= vkllm_session_n_ctx(g->s)) g->reason = VKLLM_STOP_CONTEXT_FULL;
@@ -367,8 +430,8 @@ static vkllm_status prefill_chunk(struct vkllm_gen *g) {
         return VKLLM_STATUS_OK;
     }
     int32_t tok;
-    if ((st = vkllm__sampler_sample(g->smp, vkllm_session_logits(s, 0), &tok))) return st;
-    if ((st = record_probs(g, vkllm_session_logits(s, 0), tok))) return st;
+    if ((st = sample(g, vkllm_session_logits(s, 0), &tok))) return st;
+    if (tok >= 0 && (st = record_probs(g, vkllm_session_logits(s, 0), tok))) return st;
     return take_token(g, tok); /* EOS or a callback's stop is not an error */
 }
 
@@ -412,7 +475,9 @@ vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_para
     s->n_past += reuse;
     vkllm_session_truncate(s, s->n_past);
     g->st.seed = vkllm__sampler_seed(g->smp);
-    g->greedy = vkllm__sampler_is_greedy(g->smp) && g->p.n_probs < 0; /* probabilities need the logits */
+    /* probabilities and JSON mode need the logits */
+    g->greedy = vkllm__sampler_is_greedy(g->smp) && g->p.n_probs < 0 && !g->p.json_object;
+    vkllm__json_init(&g->json);
     for (size_t i = 0; i < n_ids; i++) vkllm__sampler_accept(g->smp, ids[i]);
     g->cap_itl = g->p.n_predict >= 0 ? (uint32_t)g->p.n_predict + 1 : n_ctx + 1;
     if (!(g->itl = vkllm__malloc(sizeof *g->itl * g->cap_itl))) {
@@ -480,8 +545,8 @@ vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n) {
     if (st) goto fail_all;
     for (uint32_t i = 0; i < m; i++) {
         int32_t tok;
-        vkllm_status s2 = vkllm__sampler_sample(run[i]->smp, vkllm_session_logits(run[i]->s, 0), &tok);
-        if (!s2) s2 = record_probs(run[i], vkllm_session_logits(run[i]->s, 0), tok);
+        vkllm_status s2 = sample(run[i], vkllm_session_logits(run[i]->s, 0), &tok);
+        if (!s2 && tok >= 0) s2 = record_probs(run[i], vkllm_session_logits(run[i]->s, 0), tok);
         if (!s2) s2 = take_token(run[i], tok);
         if (s2) {
             fail(run[i], s2);
@@ -534,6 +599,9 @@ void vkllm_gen_free(vkllm_gen_t g) {
     if (g->ds_init) vkllm__detok_stream_free(&g->ds);
     vkllm__free(g->pending);
     vkllm__free(g->probs);
+    vkllm__free(g->masked);
+    vkllm__free(g->pieces);
+    vkllm__free(g->piece_at);
     vkllm__free(g->out.buf);
     vkllm__free(g->itl);
     vkllm__sampler_free(g->smp);
