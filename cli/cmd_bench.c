@@ -329,14 +329,14 @@ static void print_profiles_csv(const struct profile *ps, int n) {
 static void print_charts(FILE *f, const struct result *rs, int n, const struct profile *ps, int n_ps,
                          const struct opts *o) {
     static double xs[MAX_SERIES][MAX_LIST], ys[MAX_SERIES][MAX_LIST];
-    static char names[MAX_SERIES][160];
+    static char names[MAX_SERIES][300];
     for (int kind = 0; kind < 3; kind++) { /* tg, pp, KV */
         struct svg_series ss[MAX_SERIES];
         int m = 0;
         for (int i = 0; i < n; i++) {
             const struct result *r = &rs[i];
             if ((kind == 0 && !r->n_gen) || (kind == 1 && !r->n_prompt)) continue;
-            char key[160];
+            char key[300];
             snprintf(key, sizeof key, "%s %s%d", r->dev.name, kind == 2 ? "" : r->n_gen ? "tg" : "pp",
                      kind == 2 ? 0 : r->n_gen ? r->n_gen : r->n_prompt);
             if (kind == 2) snprintf(key, sizeof key, "%s", r->dev.name);

@@ -62,8 +62,10 @@ struct serve_piece { /* one text piece of a streaming reply, as the engine produ
 struct serve_req {
     /* the request */
     int chat;                    /* /v1/chat/completions (else /v1/completions) */
-    int n;                       /* choices asked for (n), each its own serve_req */
-    int index;                   /* its choice among them */
+    int n;                       /* choices asked for per prompt (n), each its own serve_req */
+    int n_prompts;               /* prompts in the request (a batch of prompts: several) */
+    int prompt_index;            /* which of them this one completes (set before parsing) */
+    int index;                   /* its choice: prompt_index * n + its number among the n */
     int stream, include_usage;
     char *echo;                  /* completions' echo: the prompt's text, which the reply starts with */
     char *prompt;                /* the prompt text (chat: rendered with the template; "" for token ids) */

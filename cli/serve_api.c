@@ -140,7 +140,6 @@ done:
     return status;
 }
 
-/* prompt: a string, or an array holding one string. */
 /* A prompt of token ids (an array of integers), into r->prompt_ids. */
 static int token_prompt(struct parse *p, const cJSON *a, struct serve_req *r) {
     int n = cJSON_GetArraySize(a);
@@ -158,19 +157,27 @@ static int token_prompt(struct parse *p, const cJSON *a, struct serve_req *r) {
     return 0;
 }
 
-/* A string, an array of one string, an array of token ids, or an array of one such array. */
+/* A string, an array of token ids, or a batch: an array of strings and arrays of token ids
+ * (r->n_prompts of them; r gets the one at r->prompt_index). */
 static int completion_prompt(struct parse *p, const cJSON *body, struct serve_req *r) {
     const cJSON *f = field(body, "prompt");
     if (!f) return bad(p, "prompt", "%s", "'prompt' is required");
-    if (cJSON_IsArray(f) && cJSON_GetArraySize(f) == 1 &&
-        (cJSON_IsString(cJSON_GetArrayItem(f, 0)) || cJSON_IsArray(cJSON_GetArrayItem(f, 0))))
-        f = cJSON_GetArrayItem(f, 0);
+    r->n_prompts = 1;
+    if (cJSON_IsArray(f) && cJSON_GetArraySize(f) > 0 &&
+        (cJSON_IsString(cJSON_GetArrayItem(f, 0)) || cJSON_IsArray(cJSON_GetArrayItem(f, 0)))) {
+        r->n_prompts = cJSON_GetArraySize(f); /* a batch */
+        const cJSON *e;
+        cJSON_ArrayForEach(e, f) if (!cJSON_IsString(e) && !cJSON_IsArray(e)) return bad(
+            p, "prompt", "%s", "a batch of prompts must hold strings and arrays of token ids");
+        if (r->n_prompts * r->n > SERVE_MAX_N)
+            return bad(p, "prompt", "%s", "at most 16 choices per request (prompts in the batch times n)");
+        f = cJSON_GetArrayItem(f, r->prompt_index);
+    }
     if (cJSON_IsArray(f) && (cJSON_GetArraySize(f) == 0 || cJSON_IsNumber(cJSON_GetArrayItem(f, 0))))
         return token_prompt(p, f, r);
     if (!cJSON_IsString(f))
         return bad(p, "prompt", "%s",
-                   "'prompt' must be a string or an array of token ids (or an array of one of them; batches of "
-                   "prompts are not supported)");
+                   "'prompt' must be a string, an array of token ids, or a batch (an array of those)");
     r->prompt = strdup(f->valuestring);
     return r->prompt ? 0 : bad(p, "prompt", "%s", "out of memory");
 }
@@ -370,17 +377,21 @@ static cJSON *head(struct serve_server *srv, struct serve_req *r, const char *ob
     return o;
 }
 
-/* The usage of the n choices of one request: the prompt counted once (as OpenAI does), the
+/* The usage of the choices of one request: each prompt counted once (as OpenAI does), the
  * completions summed. */
 static void add_usage(cJSON *o, struct serve_req *const *rs, int n) {
-    double gen = 0;
-    for (int i = 0; i < n; i++) gen += rs[i]->stats.n_generated;
+    double gen = 0, prompt = 0, cached = 0;
+    for (int i = 0; i < n; i++) {
+        gen += rs[i]->stats.n_generated;
+        if (rs[i]->index % rs[i]->n == 0) /* each prompt of a batch once */
+            prompt += rs[i]->stats.n_prompt, cached += rs[i]->stats.n_prompt_cached;
+    }
     cJSON *u = cJSON_AddObjectToObject(o, "usage");
-    cJSON_AddNumberToObject(u, "prompt_tokens", rs[0]->stats.n_prompt);
+    cJSON_AddNumberToObject(u, "prompt_tokens", prompt);
     cJSON_AddNumberToObject(u, "completion_tokens", gen);
-    cJSON_AddNumberToObject(u, "total_tokens", rs[0]->stats.n_prompt + gen);
+    cJSON_AddNumberToObject(u, "total_tokens", prompt + gen);
     cJSON *d = cJSON_AddObjectToObject(u, "prompt_tokens_details"); /* OpenAI: the prompt's cached part */
-    cJSON_AddNumberToObject(d, "cached_tokens", rs[0]->stats.n_prompt_cached);
+    cJSON_AddNumberToObject(d, "cached_tokens", cached);
 }
 
 /* llama.cpp's timings object. predicted_* covers the tokens after the prompt's forward pass. */

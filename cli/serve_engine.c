@@ -108,10 +108,14 @@ void serve_req_unlock_notify(struct serve_req *r) {
 
 /* The streaming callback of a gen (engine thread): a stream gets the piece as its own event,
  * a plain reply appends it. Returns nonzero (stop) once the client has gone. */
+static void copy_probs_locked(struct serve_req *r);
+
 static int on_text(const char *text, size_t len, void *ud) {
     struct serve_req *r = ud;
     int stop;
     pthread_mutex_lock(&r->mu);
+    /* the token's logprobs are recorded before its text comes: they go out in the same chunk */
+    copy_probs_locked(r);
     if (r->stream) {
         struct serve_piece *p = malloc(sizeof *p + len + 1);
         if (p) {
@@ -333,11 +337,10 @@ static int req_cancelled(struct serve_req *r) {
 }
 
 /* With logprobs asked for: hand r the records of the tokens its gen produced since the last
- * call (engine thread; the HTTP thread reads them under r->mu). */
-static void copy_probs(struct serve_req *r) {
+ * call (engine thread, r->mu held; the HTTP thread reads them under r->mu). */
+static void copy_probs_locked(struct serve_req *r) {
     if (r->gp.n_probs < 0 || !r->gen) return;
     uint32_t n = vkllm_gen_n_generated(r->gen);
-    pthread_mutex_lock(&r->mu);
     if (n > r->cap_probs) {
         uint32_t cap = n < 2 * r->cap_probs ? 2 * r->cap_probs : n + 16;
         struct vkllm_token_probs *np = realloc(r->probs, sizeof *np * cap);
@@ -345,6 +348,12 @@ static void copy_probs(struct serve_req *r) {
         else r->text.oom = 1, n = r->cap_probs; /* reported as an error when the request finishes */
     }
     while (r->n_probs < n && !vkllm_gen_token_probs(r->gen, r->n_probs, &r->probs[r->n_probs])) r->n_probs++;
+}
+
+static void copy_probs(struct serve_req *r) {
+    if (r->gp.n_probs < 0 || !r->gen) return;
+    pthread_mutex_lock(&r->mu);
+    copy_probs_locked(r);
     serve_req_unlock_notify(r);
 }
 
@@ -412,10 +421,10 @@ static void admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     r->gen = g;
     r->state = SERVE_RUNNING;
     if (first) r->ttft_ms = (now - r->t_arrival) * 1e3;
+    copy_probs_locked(r); /* the first token's record, with its text */
     serve_req_unlock_notify(r);
     r->t_last_token = now;
     r->n_seen = first;
-    copy_probs(r);
     e->active[i] = r;
     pthread_mutex_lock(&e->mu);
     e->m.busy++;

@@ -572,8 +572,9 @@ static enum MHD_Result completion_reply(struct serve_server *srv, struct MHD_Con
     return respond_json(srv, c, 200, serve_api_reply_json(srv, cn->req, cn->n_req));
 }
 
-/* A generation request: its n choices parsed (each its own serve_req: the body parsed n times,
- * choice i sampling with seed + i when a seed is given) and queued. */
+/* A generation request: its choices parsed (each its own serve_req: the body parsed once per
+ * choice; a batch of prompts has n per prompt; choice i of a prompt samples with seed + i when a
+ * seed is given) and queued. */
 static enum MHD_Result completion(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, int chat) {
     const char *why;
     cJSON *body = parse_body(cn, &why);
@@ -585,13 +586,14 @@ static enum MHD_Result completion(struct serve_server *srv, struct MHD_Connectio
     const char *param = NULL;
     int st = 500;
     snprintf(err, sizeof err, "out of memory");
-    for (int i = 0; i < (cn->n_req ? cn->req[0]->n : 1); i++) {
+    for (int i = 0; i < (cn->n_req ? cn->req[0]->n * (chat ? 1 : cn->req[0]->n_prompts) : 1); i++) {
         struct serve_req *r = serve_req_new();
         if (!r) {
             st = 500;
             break;
         }
         cn->req[cn->n_req++] = r;
+        r->prompt_index = i ? i / cn->req[0]->n : 0;
         if (i == 0) { /* on_completed counts it down */
             pthread_mutex_lock(&srv->stat_mu);
             srv->inflight++;
@@ -603,7 +605,7 @@ static enum MHD_Result completion(struct serve_server *srv, struct MHD_Connectio
         r->created = i ? cn->req[0]->created : (long long)time(NULL);
         snprintf(r->id, sizeof r->id, "%s-%llx%06llx", chat ? "chatcmpl" : "cmpl", r->created, (unsigned long long)id);
         r->t_arrival = vkllm_cli_now();
-        r->gp.sampling.seed += (uint64_t)i; /* n samples, not n copies (only seeds given count) */
+        r->gp.sampling.seed += (uint64_t)(i % r->n); /* n samples, not n copies (only seeds given count) */
     }
     cJSON_Delete(body);
     if (!st && !(cn->w = waiter_new(c))) st = 500;

@@ -307,7 +307,7 @@ def completions(srv):
         st4, _, j4, _ = request(srv, "POST", "/v1/completions", dict(body, prompt=ids))
         check(st4 == 200 and j4["choices"][0]["text"] == want and j4["usage"]["prompt_tokens"] == len(tok["tokens"]),
               "token-id prompt %s: the text prompt's reply: %s %s" % (ids, st4, j4))
-    for bad_prompt in ([1, 10 ** 6], [[1, 2], [3]], [1, "a"], [-1]):
+    for bad_prompt in ([1, 10 ** 6], [1, "a"], [-1], [[1, 2], [3, "x"]]):
         st4, _, j4, _ = request(srv, "POST", "/v1/completions", dict(body, prompt=bad_prompt))
         check(st4 == 400 and j4["error"]["message"], "prompt %s: 400 %s %s" % (bad_prompt, st4, j4))
     check(counts(u) == {"prompt_tokens": len(tok["tokens"]), "completion_tokens": 24, "total_tokens": len(tok["tokens"]) + 24}
@@ -449,6 +449,9 @@ def logprobs(srv):
     toks = [t for o in objs for t in (o["choices"][0]["logprobs"] or {}).get("tokens", [])]
     offs = [t for o in objs for t in (o["choices"][0]["logprobs"] or {}).get("text_offset", [])]
     check(toks == lp["tokens"] and offs == lp["text_offset"], "streamed logprobs add up to the plain ones: %s" % toks)
+    chunks = [o["choices"][0] for o in objs if o["choices"][0]["text"]]
+    check(all("".join(c["logprobs"]["tokens"]) == c["text"] for c in chunks),
+          "each streamed chunk carries the logprobs of its own tokens: %s" % [(c["text"], c["logprobs"]["tokens"]) for c in chunks][:6])
     msgs = [{"role": "user", "content": "Tell me a story."}]
     st, _, j, _ = request(srv, "POST", "/v1/chat/completions",
                           {"messages": msgs, "max_tokens": 8, "temperature": 0, "logprobs": True, "top_logprobs": 3})
@@ -530,6 +533,21 @@ def choices(srv):
     usage = [o for o in objs if o.get("usage")]
     check(ok and per == [c["text"] for c in j["choices"]] and sorted(fins) == [0, 1, 2] and len(usage) == 1 and
           usage[0]["usage"] == dict(j["usage"]), "n=3 streamed: per-index text, 3 final chunks, one usage chunk: %s %s" % (per, usage))
+    # a batch of prompts (strings and token ids), n per prompt: choice p*n+j is prompt p alone with seed 42+j
+    ids = request(srv, "POST", "/tokenize", {"content": "The dog"})[2]["tokens"]
+    batch = ["Once upon a time", ids, "Lily"]
+    st, _, j, _ = request(srv, "POST", "/v1/completions", dict(body, prompt=batch, n=2))
+    want = [request(srv, "POST", "/v1/completions", dict(body, prompt=p, seed=42 + k))[2] for p in batch for k in range(2)]
+    check(st == 200 and [c["index"] for c in j["choices"]] == list(range(6)) and
+          [c["text"] for c in j["choices"]] == [w["choices"][0]["text"] for w in want],
+          "a batch of 3 prompts x n=2: each choice equals its prompt alone: %s" % j)
+    check(j["usage"]["prompt_tokens"] == sum(w["usage"]["prompt_tokens"] for w in want[::2]) and
+          j["usage"]["completion_tokens"] == sum(w["usage"]["completion_tokens"] for w in want),
+          "batch usage: each prompt once, completions summed: %s" % j["usage"])
+    st, _, j, _ = request(srv, "POST", "/v1/completions", dict(body, prompt=["a"] * 9, n=2))
+    check(st == 400 and j["error"]["param"] == "prompt", "more than 16 choices: 400 %s" % j)
+    st, _, j, _ = request(srv, "POST", "/v1/completions", dict(body, prompt=["a", 5]))
+    check(st == 400 and j["error"]["param"] == "prompt", "a batch holding a number: 400 %s" % j)
     cb = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 6, "temperature": 0, "n": 2}
     st, _, j, _ = request(srv, "POST", "/v1/chat/completions", cb)
     check(st == 200 and len(j["choices"]) == 2 and j["choices"][0]["message"] == j["choices"][1]["message"],
@@ -591,7 +609,7 @@ def validation(srv):
              ("max_tokens", "8"), ("top_p", 2), ("top_k", -1), ("top_k", 2.5), ("min_p", "x"), ("stop", 5), ("stop", [""]),
              ("stop", ["a"] * 17), ("n", 0), ("n", 17), ("n", 1.5), ("logit_bias", {"abc": 1}), ("logit_bias", {"1": "x"}),
              ("logit_bias", {"999999": 1}), ("logit_bias", [1]), ("stream", "yes"), ("seed", "x"), ("seed", 0.5),
-             ("presence_penalty", 3), ("frequency_penalty", "x"), ("prompt", 5), ("prompt", ["a", "b"]),
+             ("presence_penalty", 3), ("frequency_penalty", "x"), ("prompt", 5), ("prompt", ["a", 3]), ("prompt", [["a"]]),
              ("stream_options", 1), ("model", 3),
              # not implemented yet: refused, never silently ignored
              ("response_format", {"type": "json_schema", "json_schema": {}}), ("response_format", {"type": "yaml"}),
