@@ -17,8 +17,8 @@ static void usage(FILE *f) {
             "\n"
             "Serves the model over HTTP with the OpenAI API: POST /v1/completions and\n"
             "/v1/chat/completions (plain, or streamed as Server-Sent Events with \"stream\": true),\n"
-            "GET /v1/models, /health, /metrics (Prometheus), /props, /slots, POST /tokenize and\n"
-            "/detokenize, and a chat page at / for a browser.\n"
+            "POST /v1/embeddings, GET /v1/models, /health, /metrics (Prometheus), /props, /slots,\n"
+            "POST /tokenize and /detokenize, and a chat page at / for a browser.\n"
             "Up to --parallel requests are decoded together (continuous batching); more wait in a\n"
             "queue, and beyond it get 503. SIGINT or SIGTERM stops the server: requests still running\n"
             "end with an error, everything is freed, the exit code is 0.\n"
@@ -218,6 +218,9 @@ int vkllm_cmd_serve(int argc, char **argv) {
     srv->http_threads = (unsigned)o.http_threads;
     srv->n_ctx = vkllm_session_n_ctx(h.s);
     srv->n_vocab = vkllm_model_n_vocab(h.model);
+    struct vkllm_model_info mi;
+    vkllm_model_get_info(h.model, &mi);
+    srv->n_embd = mi.n_embd;
     srv->created = (long long)time(NULL);
     code = serve(srv, &o, &sigs, slots, n_slots);
     pthread_mutex_destroy(&srv->stat_mu);

@@ -62,6 +62,10 @@ struct serve_piece { /* one text piece of a streaming reply, as the engine produ
 struct serve_req {
     /* the request */
     int chat;                    /* /v1/chat/completions (else /v1/completions) */
+    int embed;                   /* /v1/embeddings: prompt_ids pooled into embedding, no text */
+    int pooling;                 /* its enum vkllm_pooling */
+    uint32_t n_embd;             /* floats of the embedding */
+    int b64;                     /* embed: encoding_format base64 */
     int n;                       /* choices asked for per prompt (n), each its own serve_req */
     int n_prompts;               /* prompts in the request (a batch of prompts: several) */
     int prompt_index;            /* which of them this one completes (set before parsing) */
@@ -89,6 +93,7 @@ struct serve_req {
     int cancelled;               /* the client went away or the server is stopping */
     struct serve_piece *head, *tail; /* stream: pieces not yet sent */
     struct serve_buf text;       /* plain: the whole reply */
+    float *embedding;            /* embed: n_embd floats once done */
     struct vkllm_token_probs *probs; /* logprobs asked (gp.n_probs >= 0): one per generated token, */
     uint32_t n_probs, cap_probs;     /* copied by the engine as the tokens come */
     uint32_t n_probs_sent;           /* stream: those already sent in a chunk */
@@ -196,7 +201,7 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *out, const u
  * The server
  * ------------------------------------------------------------------------------------------- */
 
-#define SERVE_N_ENDPOINTS 11
+#define SERVE_N_ENDPOINTS 12
 #define SERVE_N_CODES 9
 
 struct serve_server {
@@ -210,6 +215,7 @@ struct serve_server {
     size_t max_body;           /* bytes */
     uint32_t n_ctx;            /* positions per slot */
     uint32_t n_vocab;
+    uint32_t n_embd;
     struct MHD_Daemon *daemon;
     uint16_t port;             /* bound */
     unsigned timeout_s;        /* a connection idle this long is closed (0: never) */
@@ -249,6 +255,12 @@ char *serve_api_error_json(const char *message, const char *type, const char *pa
 /* s as valid UTF-8 (malloc'ed; NULL when out of memory): a byte that does not start a
  * well-formed sequence becomes U+FFFD. */
 char *serve_utf8_valid(const char *s);
+/* /v1/embeddings: parse the body into n_req (at most SERVE_MAX_N) embedding requests (created
+ * here, one reference each). 0, or 400 with the message in err and the field in *param. */
+int serve_api_parse_embeddings(struct serve_server *srv, const cJSON *body, struct serve_req **reqs, int *n_req,
+                               char *err, size_t errn, const char **param);
+/* The reply of finished embedding requests (encoding_format base64 when b64). */
+char *serve_api_embeddings_json(struct serve_server *srv, struct serve_req *const *rs, int n);
 /* The plain reply of a finished request: its n choices. */
 char *serve_api_reply_json(struct serve_server *srv, struct serve_req *const *rs, int n);
 /* SSE events ("data: {...}\n\n") appended to out: the first chunk (chat: the role; completions

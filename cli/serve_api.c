@@ -352,6 +352,125 @@ int serve_api_parse(struct serve_server *srv, const cJSON *body, int chat, struc
     return 0;
 }
 
+/* --- embeddings ---------------------------------------------------------------------------- */
+
+/* One input: a string (tokenized as the model asks, BOS included) or an array of token ids. */
+static int embed_input(struct serve_server *srv, struct parse *p, const cJSON *in, struct serve_req *r) {
+    if (cJSON_IsArray(in)) {
+        int st = token_prompt(p, in, r);
+        if (st) {
+            *p->param = "input";
+            return st;
+        }
+        for (uint32_t i = 0; i < r->n_prompt_ids; i++)
+            if ((uint32_t)r->prompt_ids[i] >= srv->n_vocab)
+                return bad(p, "input", "%s", "'input' token ids must be in the vocabulary");
+    } else {
+        if (!*in->valuestring) return bad(p, "input", "%s", "'input' must not be an empty string");
+        size_t len = strlen(in->valuestring), cap = len + 8, got = 0;
+        if (!(r->prompt_ids = malloc(sizeof *r->prompt_ids * cap))) return bad(p, "input", "%s", "out of memory");
+        if (vkllm_tokenize(srv->model, in->valuestring, len, 1, 0, r->prompt_ids, cap, &got) || got > cap)
+            return bad(p, "input", "%s", "the input cannot be tokenized");
+        r->n_prompt_ids = (uint32_t)got;
+    }
+    if (!r->n_prompt_ids) return bad(p, "input", "%s", "'input' must not be empty");
+    return 0;
+}
+
+int serve_api_parse_embeddings(struct serve_server *srv, const cJSON *body, struct serve_req **reqs, int *n_req,
+                               char *err, size_t errn, const char **param) {
+    struct parse p = {err, errn, param};
+    *param = NULL;
+    *n_req = 0;
+    if (!cJSON_IsObject(body)) return bad(&p, NULL, "%s", "the request body must be a JSON object");
+    const cJSON *in = field(body, "input"), *f;
+    if (!in) return bad(&p, "input", "%s", "'input' is required");
+    /* one input (a string or token ids), or an array of them */
+    int batch = cJSON_IsArray(in) && cJSON_GetArraySize(in) > 0 && !cJSON_IsNumber(cJSON_GetArrayItem(in, 0));
+    int n = batch ? cJSON_GetArraySize(in) : 1;
+    if (!batch && !cJSON_IsString(in) && !cJSON_IsArray(in))
+        return bad(&p, "input", "%s", "'input' must be a string, an array of token ids, or an array of those");
+    if (n > SERVE_MAX_N) return bad(&p, "input", "%s", "at most 16 inputs per request");
+    int pooling = VKLLM_POOLING_MEAN;
+    if ((f = field(body, "pooling"))) { /* vkllm's: mean (default) or last */
+        if (!cJSON_IsString(f) || (strcmp(f->valuestring, "mean") && strcmp(f->valuestring, "last")))
+            return bad(&p, "pooling", "%s", "'pooling' must be \"mean\" or \"last\"");
+        pooling = !strcmp(f->valuestring, "last") ? VKLLM_POOLING_LAST : VKLLM_POOLING_MEAN;
+    }
+    int b64 = 0;
+    if ((f = field(body, "encoding_format"))) {
+        if (!cJSON_IsString(f) || (strcmp(f->valuestring, "float") && strcmp(f->valuestring, "base64")))
+            return bad(&p, "encoding_format", "%s", "'encoding_format' must be \"float\" or \"base64\"");
+        b64 = !strcmp(f->valuestring, "base64");
+    }
+    double d;
+    int k = number(&p, body, "dimensions", 1, 1e9, 1, &d);
+    if (k < 0) return 400;
+    if (k && (uint32_t)d != srv->n_embd)
+        return bad(&p, "dimensions", "%s", "'dimensions' must be the model's embedding size (no truncation)");
+    const cJSON *model = field(body, "model");
+    if (model && !cJSON_IsString(model)) return bad(&p, "model", "%s", "'model' must be a string");
+    for (int i = 0; i < n; i++) {
+        const cJSON *e = batch ? cJSON_GetArrayItem(in, i) : in;
+        if (!cJSON_IsString(e) && !cJSON_IsArray(e))
+            return bad(&p, "input", "%s", "'input' must hold strings or arrays of token ids");
+        struct serve_req *r = serve_req_new();
+        if (!r) return bad(&p, NULL, "%s", "out of memory");
+        reqs[(*n_req)++] = r;
+        r->embed = 1, r->pooling = pooling, r->n_embd = srv->n_embd, r->index = i, r->n = 1;
+        r->b64 = b64;
+        int st = embed_input(srv, &p, e, r);
+        if (st) return st;
+    }
+    return 0;
+}
+
+static char *base64_floats(const float *v, uint32_t n) {
+    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t len = (size_t)n * 4, o = 0;
+    char *out = malloc((len + 2) / 3 * 4 + 1);
+    if (!out) return NULL;
+    const unsigned char *b = (const unsigned char *)v; /* little-endian float32, as OpenAI's */
+    for (size_t i = 0; i < len; i += 3) {
+        unsigned x = (unsigned)b[i] << 16 | (i + 1 < len ? (unsigned)b[i + 1] << 8 : 0) | (i + 2 < len ? b[i + 2] : 0);
+        out[o++] = tab[x >> 18 & 63], out[o++] = tab[x >> 12 & 63];
+        out[o++] = i + 1 < len ? tab[x >> 6 & 63] : '=';
+        out[o++] = i + 2 < len ? tab[x & 63] : '=';
+    }
+    out[o] = 0;
+    return out;
+}
+
+char *serve_api_embeddings_json(struct serve_server *srv, struct serve_req *const *rs, int n) {
+    cJSON *o = cJSON_CreateObject(), *data = cJSON_CreateArray();
+    cJSON_AddStringToObject(o, "object", "list");
+    cJSON_AddItemToObject(o, "data", data);
+    double tokens = 0;
+    for (int i = 0; i < n; i++) {
+        const struct serve_req *r = rs[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "object", "embedding");
+        cJSON_AddNumberToObject(e, "index", r->index);
+        if (r->b64) {
+            char *s = base64_floats(r->embedding, r->n_embd);
+            cJSON_AddStringToObject(e, "embedding", s ? s : "");
+            free(s);
+        } else {
+            cJSON *a = cJSON_AddArrayToObject(e, "embedding");
+            for (uint32_t j = 0; j < r->n_embd; j++) cJSON_AddItemToArray(a, cJSON_CreateNumber(r->embedding[j]));
+        }
+        cJSON_AddItemToArray(data, e);
+        tokens += r->stats.n_prompt;
+    }
+    cJSON_AddStringToObject(o, "model", srv->model_id);
+    cJSON *u = cJSON_AddObjectToObject(o, "usage");
+    cJSON_AddNumberToObject(u, "prompt_tokens", tokens);
+    cJSON_AddNumberToObject(u, "total_tokens", tokens);
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
 /* --- replies ------------------------------------------------------------------------------- */
 
 char *serve_api_error_json(const char *message, const char *type, const char *param, const char *code) {

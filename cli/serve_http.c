@@ -31,12 +31,12 @@
 #include "serve.h"
 
 enum {
-    EP_COMPLETIONS, EP_CHAT, EP_MODELS, EP_HEALTH, EP_METRICS, EP_TOKENIZE, EP_DETOKENIZE, EP_PROPS, EP_SLOTS,
-    EP_PAGE, EP_OTHER
+    EP_COMPLETIONS, EP_CHAT, EP_EMBEDDINGS, EP_MODELS, EP_HEALTH, EP_METRICS, EP_TOKENIZE, EP_DETOKENIZE, EP_PROPS,
+    EP_SLOTS, EP_PAGE, EP_OTHER
 };
 static const char *const ep_names[SERVE_N_ENDPOINTS] = {
-    "/v1/completions", "/v1/chat/completions", "/v1/models", "/health", "/metrics", "/tokenize", "/detokenize",
-    "/props", "/slots", "/", "other"};
+    "/v1/completions", "/v1/chat/completions", "/v1/embeddings", "/v1/models", "/health", "/metrics", "/tokenize",
+    "/detokenize", "/props", "/slots", "/", "other"};
 
 /* The chat page (cli/web/chat.html, embedded at build time by cmake/embed_file.cmake). */
 extern const unsigned char vkllm_web_chat_html[];
@@ -566,10 +566,33 @@ static enum MHD_Result completion_reply(struct serve_server *srv, struct MHD_Con
     struct serve_req *r = cn->req[who];
     if (status) {
         for (int i = 0; i < cn->n_req; i++) serve_engine_cancel(&srv->engine, cn->req[i]);
-        return respond_error(srv, c, status, r->err, status != 400 ? NULL : r->chat ? "messages" : "prompt", NULL);
+        return respond_error(srv, c, status, r->err,
+                             status != 400 ? NULL : r->embed ? "input" : r->chat ? "messages" : "prompt", NULL);
     }
+    if (r->embed) return respond_json(srv, c, 200, serve_api_embeddings_json(srv, cn->req, cn->n_req));
     if (r->stream) return respond_stream(srv, c, cn);
     return respond_json(srv, c, 200, serve_api_reply_json(srv, cn->req, cn->n_req));
+}
+
+static enum MHD_Result submit_all(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, int st,
+                                  char *err, const char *param);
+
+/* POST /v1/embeddings: one request per input, each pooled on a free slot. */
+static enum MHD_Result embeddings(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn) {
+    const char *why;
+    cJSON *body = parse_body(cn, &why);
+    if (!body) return respond_error(srv, c, 400, why, NULL, NULL);
+    char err[512];
+    const char *param = NULL;
+    int st = serve_api_parse_embeddings(srv, body, cn->req, &cn->n_req, err, sizeof err, &param);
+    cJSON_Delete(body);
+    if (cn->n_req) { /* on_completed counts it down */
+        pthread_mutex_lock(&srv->stat_mu);
+        srv->inflight++;
+        pthread_mutex_unlock(&srv->stat_mu);
+    }
+    for (int i = 0; i < cn->n_req; i++) cn->req[i]->t_arrival = vkllm_cli_now();
+    return submit_all(srv, c, cn, st, err, param);
 }
 
 /* A generation request: its choices parsed (each its own serve_req: the body parsed once per
@@ -608,7 +631,14 @@ static enum MHD_Result completion(struct serve_server *srv, struct MHD_Connectio
         r->gp.sampling.seed += (uint64_t)(i % r->n); /* n samples, not n copies (only seeds given count) */
     }
     cJSON_Delete(body);
-    if (!st && !(cn->w = waiter_new(c))) st = 500;
+    return submit_all(srv, c, cn, st, err, param);
+}
+
+/* Queue cn's parsed requests (st: the parse's status, 0 or an error with err and param), and
+ * reply once they are done. */
+static enum MHD_Result submit_all(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, int st,
+                                  char *err, const char *param) {
+    if (!st && !(cn->w = waiter_new(c))) st = 500, snprintf(err, 64, "out of memory");
     if (st) return respond_error(srv, c, st, err, param, NULL);
     for (int i = 0; i < cn->n_req; i++)
         if (serve_engine_submit(&srv->engine, cn->req[i])) {
@@ -835,6 +865,7 @@ static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c,
     case EP_METRICS: return metrics(srv, c);
     case EP_COMPLETIONS: return completion(srv, c, cn, 0);
     case EP_CHAT: return completion(srv, c, cn, 1);
+    case EP_EMBEDDINGS: return embeddings(srv, c, cn);
     default: break;
     }
     const char *why;

@@ -441,6 +441,15 @@ struct vkllm_session_memory {
 };
 VKLLM_API void vkllm_session_memory(vkllm_session_t s, struct vkllm_session_memory *out);
 
+/* Embeddings: the model's final hidden state (after the output norm, before the output
+ * projection) of each of tokens[0..n), pooled over the tokens (MEAN) or taken at the last one
+ * (LAST, as for decoder-only embedding models), and scaled to unit length when normalize. out:
+ * n_embd floats (vkllm_model_info.n_embd). The tokens are evaluated from position 0 of the
+ * session (its KV cache then holds them: n_past == n); CONTEXT_FULL when n > n_ctx. */
+enum vkllm_pooling { VKLLM_POOLING_MEAN = 0, VKLLM_POOLING_LAST = 1 };
+VKLLM_API vkllm_status vkllm_session_embed(vkllm_session_t s, const int32_t *tokens, uint32_t n,
+                                           enum vkllm_pooling pooling, int normalize, float *out);
+
 /* Profiling (vkllm bench --profile): with on, the session's later evaluations put a device
  * timestamp after every dispatch (a recorded decode step is recorded again). The dispatches of
  * the last command list an evaluation ran (the last prefill micro-batch, or the decode step):

@@ -4,7 +4,8 @@
  *   F16, Q8_0, Q4_0, Q4_K, Q6_K): logits of a prefill and of 32 decode steps within TOL of the
  *   reference (which reads the same quantized bytes and rounds its KV cache to f16 as the device
  *   does), greedy tokens equal;
- * - prefill of N tokens equals feeding them one by one, for N across micro-batch boundaries.
+ * - prefill of N tokens equals feeding them one by one, for N across micro-batch boundaries;
+ * - embeddings (vkllm_session_embed) equal the reference's final hidden states, pooled.
  * Validation (with synchronization validation) must stay silent throughout. */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -103,6 +104,55 @@ static void test_stories(void) {
     vkllm_model_free(model);
     ref_close(&rm);
     printf("stories260K: 200 greedy tokens on the device equal the reference and llama2.c's text\n");
+}
+
+/* Embeddings (vkllm_session_embed) against the reference's final hidden states: the last
+ * token's (LAST), their mean (MEAN), unit length when normalized; across micro-batches (ubatch 8
+ * for 21 tokens); a wrong pooling and a text longer than the context are refused. */
+static void test_embed(void) {
+    const char *path = vkllm_test_model("stories260K.gguf");
+    enum { N = 21 };
+    struct ref_model rm;
+    ref_open(&rm, path, 64);
+    const uint32_t E = rm.d->hp.n_embd;
+    int32_t ids[N];
+    double mean[512] = {0}, last[512], scale = 0;
+    ASSERT(E <= 512);
+    for (int i = 0; i < N; i++) {
+        const float *lg;
+        ids[i] = i ? 3 + (i * 37) % 500 : 1;
+        ASSERT_OK(vkllm__ref_forward(rm.r, (uint32_t)ids[i], (uint32_t)i, &lg));
+        const float *h = vkllm__ref_hidden(rm.r);
+        for (uint32_t j = 0; j < E; j++) mean[j] += h[j] / N, last[j] = h[j], scale = fmax(scale, fabs(h[j]));
+    }
+    vkllm_model_t model;
+    vkllm_session_t s;
+    ASSERT_OK(vkllm_model_load(ctx, path, NULL, &model));
+    struct vkllm_session_params sp = {32, 8};
+    ASSERT_OK(vkllm_session_init(model, &sp, &s));
+    float out[512];
+    double err = 0, norm = 0;
+    ASSERT_OK(vkllm_session_embed(s, ids, N, VKLLM_POOLING_LAST, 0, out));
+    for (uint32_t j = 0; j < E; j++) err = fmax(err, fabs(out[j] - last[j]));
+    if (err > 1e-3 * scale) FAILF("embed LAST: max |device - reference| %g (scale %g)", err, scale);
+    ASSERT_EQ(vkllm_session_n_past(s), N);
+    ASSERT_OK(vkllm_session_embed(s, ids, N, VKLLM_POOLING_MEAN, 0, out));
+    err = 0;
+    for (uint32_t j = 0; j < E; j++) err = fmax(err, fabs(out[j] - mean[j]));
+    if (err > 1e-3 * scale) FAILF("embed MEAN: max |device - reference| %g (scale %g)", err, scale);
+    float unit[512];
+    ASSERT_OK(vkllm_session_embed(s, ids, N, VKLLM_POOLING_MEAN, 1, unit));
+    for (uint32_t j = 0; j < E; j++) norm += (double)unit[j] * unit[j];
+    ASSERT_NEAR(norm, 1.0, 1e-5);
+    /* the session still generates afterwards: its cache holds the text */
+    ASSERT_OK(vkllm_session_eval(s, ids, 1, 0));
+    ASSERT_STATUS(vkllm_session_embed(s, ids, N, (enum vkllm_pooling)7, 0, out), VKLLM_STATUS_INVALID_ARGUMENT);
+    int32_t many[40] = {1};
+    ASSERT_STATUS(vkllm_session_embed(s, many, 40, VKLLM_POOLING_MEAN, 0, out), VKLLM_STATUS_CONTEXT_FULL);
+    vkllm_session_free(s);
+    vkllm_model_free(model);
+    ref_close(&rm);
+    printf("embeddings: LAST and MEAN pooling equal the reference's hidden states (max err %.2g)\n", err);
 }
 
 /* --- random models --------------------------------------------------------------------------- */
@@ -288,7 +338,7 @@ int main(int argc, char **argv) {
         test_prefill_vs_decode();
         test_errors();
     }
-    if (stories) test_stories();
+    if (stories) test_stories(), test_embed();
 
     uint64_t vmsg = vkllm_ctx_validation_messages(ctx);
     vkllm_ctx_free(ctx);

@@ -603,6 +603,43 @@ def json_mode(srv):
           and not re.search(r"[ \t\r\n]{17}", t.split('"')[0]), "json_object without the bias: the start of an object %r" % t[:200])
 
 
+def embeddings(srv):
+    """/v1/embeddings: OpenAI's shape, unit vectors of the model's width, the same text the same
+    vector alone or in a batch, its token ids the same as its text, base64 the same floats, mean and
+    last pooling different, and clear 400s."""
+    import base64, math, struct
+    st, _, j, _ = request(srv, "POST", "/v1/embeddings", {"input": "Once upon a time", "model": "x"})
+    e = j["data"][0]["embedding"] if st == 200 else []
+    check(st == 200 and j["object"] == "list" and j["data"][0]["object"] == "embedding" and j["data"][0]["index"] == 0
+          and len(e) == 64 and abs(sum(x * x for x in e) - 1) < 1e-4 and j["usage"]["prompt_tokens"] > 1,
+          "/v1/embeddings: one unit vector of n_embd floats: %s" % str(j)[:300])
+    st, _, jb, _ = request(srv, "POST", "/v1/embeddings", {"input": ["The dog", "Once upon a time", "The dog ran"]})
+    vs = [d["embedding"] for d in sorted(jb["data"], key=lambda d: d["index"])]
+    check(st == 200 and len(vs) == 3 and max(abs(a - b) for a, b in zip(vs[1], e)) < 1e-6,
+          "a batch of 3: the same text gives the same vector as alone")
+    cos = sum(a * b for a, b in zip(vs[0], vs[2]))
+    check(0 < cos < 0.99999 and jb["usage"]["prompt_tokens"] == sum(
+        request(srv, "POST", "/tokenize", {"content": t, "add_special": True})[2]["tokens"].__len__()
+        for t in ("The dog", "Once upon a time", "The dog ran")), "different texts, different vectors (cos %.4f); usage" % cos)
+    ids = request(srv, "POST", "/tokenize", {"content": "Once upon a time", "add_special": True})[2]["tokens"]
+    st, _, ji, _ = request(srv, "POST", "/v1/embeddings", {"input": ids})
+    check(st == 200 and max(abs(a - b) for a, b in zip(ji["data"][0]["embedding"], e)) < 1e-6, "token ids: the text's vector")
+    st, _, j64, _ = request(srv, "POST", "/v1/embeddings", {"input": "Once upon a time", "encoding_format": "base64"})
+    raw = base64.b64decode(j64["data"][0]["embedding"])
+    check(st == 200 and list(struct.unpack("<%df" % (len(raw) // 4), raw)) == [struct.unpack("<f", struct.pack("<f", x))[0] for x in e],
+          "base64: the same float32 values, little-endian")
+    st, _, jl, _ = request(srv, "POST", "/v1/embeddings", {"input": "Once upon a time", "pooling": "last"})
+    check(st == 200 and max(abs(a - b) for a, b in zip(jl["data"][0]["embedding"], e)) > 1e-3, "last pooling differs from mean")
+    for body, param in (({}, "input"), ({"input": ""}, "input"), ({"input": 5}, "input"), ({"input": ["a"] * 17}, "input"),
+                        ({"input": [10 ** 6]}, "input"), ({"input": "x", "encoding_format": "hex"}, "encoding_format"),
+                        ({"input": "x", "dimensions": 32}, "dimensions"), ({"input": "x", "pooling": "max"}, "pooling"),
+                        ({"input": "Once " * 1200}, "input")):
+        st, _, jj, _ = request(srv, "POST", "/v1/embeddings", body)
+        check(st == 400 and jj["error"]["param"] == param, "embeddings %s: 400 (%s) %s" % (str(body)[:60], param, jj))
+    st, _, jj, _ = request(srv, "POST", "/v1/completions", {"prompt": "Once upon a time", "max_tokens": 4, "temperature": 0})
+    check(st == 200, "completions still work after embeddings on the same slots")
+
+
 def validation(srv):
     base = {"prompt": "Once", "max_tokens": 4}
     cases = [("temperature", "hot"), ("temperature", -1), ("temperature", 3), ("max_tokens", 1.5), ("max_tokens", -3), ("max_tokens", 0),
@@ -1000,6 +1037,7 @@ def main():
     completions(srv)
     choices(srv)
     json_mode(srv)
+    embeddings(srv)
     chat(srv)
     prefix_reuse(srv)
     logprobs(srv)

@@ -142,9 +142,10 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
 }
 
 /* The whole pass for n tokens already in f->ids at f->pos. Logits of every token (all_logits)
- * or of the last one; with greedy, also its argmax into f->next. */
-static vkllm_status record_forward(struct vkllm__forward *f, struct vkllm__cmd *c, uint32_t n, int all_logits,
-                                   int greedy, struct vkllm__forward *const *seqs) {
+ * or of the last one; with greedy, also its argmax into f->next; with hidden, no logits: the
+ * final hidden state of every token (after the output norm) is left in f->xb. */
+static vkllm_status record_forward_h(struct vkllm__forward *f, struct vkllm__cmd *c, uint32_t n, int all_logits,
+                                     int greedy, struct vkllm__forward *const *seqs, int hidden) {
     const struct vkllm__hparams *hp = &f->m->desc->hp;
     const uint32_t E = hp->n_embd, V = hp->n_vocab;
     vkllm_status st = vkllm__cmd_begin(c);
@@ -153,19 +154,25 @@ static vkllm_status record_forward(struct vkllm__forward *f, struct vkllm__cmd *
                             ALL(f->ids), n);
     for (uint32_t l = 0; !st && l < hp->n_layer; l++) st = record_layer(f, c, l, n, seqs);
     if (st) return st;
-    uint32_t rows = all_logits ? n : 1;                                            // logits of which tokens
+    uint32_t rows = all_logits || hidden ? n : 1;                                  // logits of which tokens
     struct vkllm__view xl = F(f->x, (uint64_t)(n - rows) * E, (uint64_t)rows * E);
     struct vkllm__view dl = F(f->xb, (uint64_t)(n - rows) * E, (uint64_t)rows * E); // the last FFN output
     struct vkllm__view xb = F(f->xb, 0, (uint64_t)rows * E);
     struct vkllm__view lg = F(f->logits, 0, (uint64_t)rows * V);
     // x += the last FFN output (of these rows); xb = rmsnorm(x) * output_norm
     if ((st = vkllm__op_add_rmsnorm(c, xb, xl, dl, ALL(f->m->output_norm), E, rows, hp->rms_eps))) return st;
+    if (hidden) return vkllm__cmd_end(c);                                          // embeddings: xb is the result
     if ((st = mm(c, lg, &f->m->output, xb, rows, seqs != NULL))) return st;       // logits (rows, V) = xb @ output^T
     if (f->logits_host && !greedy &&                                               // to host memory, in the same step
         (st = vkllm__cmd_copy(c, f->logits_host, 0, f->logits, 0, (uint64_t)rows * V * 4)))
         return st;
     if (greedy && (st = vkllm__op_argmax(c, ALL(f->next), F(f->logits, 0, V), V))) return st;
     return vkllm__cmd_end(c);
+}
+
+static vkllm_status record_forward(struct vkllm__forward *f, struct vkllm__cmd *c, uint32_t n, int all_logits,
+                                   int greedy, struct vkllm__forward *const *seqs) {
+    return record_forward_h(f, c, n, all_logits, greedy, seqs, 0);
 }
 
 // --- state -----------------------------------------------------------------------------------
@@ -319,6 +326,22 @@ vkllm_status vkllm__forward_eval(struct vkllm__forward *f, const uint32_t *token
             float *dst = logits + (all_logits ? (uint64_t)done * V : 0);
             if ((st = read_logits(f, dst, rows * V * 4))) return st;
         }
+        done += nb;
+    }
+    return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm__forward_hidden(struct vkllm__forward *f, const uint32_t *tokens, uint32_t n, uint32_t pos0,
+                                   float *hidden) {
+    const uint64_t E = f->m->desc->hp.n_embd;
+    vkllm_status st;
+    if (n == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "no tokens to evaluate");
+    for (uint32_t done = 0; done < n;) {
+        uint32_t nb = VKLLM_MIN(n - done, f->n_ubatch);
+        if ((st = set_batch(f, tokens + done, nb, pos0 + done))) return st;
+        if ((st = record_forward_h(f, f->batch_cmd, nb, 0, 0, NULL, 1))) return st;
+        if ((st = vkllm__cmd_submit(f->batch_cmd))) return st;
+        if ((st = vkllm__buffer_download(f->xb, 0, hidden + (uint64_t)done * E, (uint64_t)nb * E * 4))) return st;
         done += nb;
     }
     return VKLLM_STATUS_OK;

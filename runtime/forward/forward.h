@@ -80,6 +80,12 @@ void vkllm__forward_free(struct vkllm__forward *f);
 vkllm_status vkllm__forward_eval(struct vkllm__forward *f, const uint32_t *tokens, uint32_t n, uint32_t pos0,
                                  int all_logits, float *logits);
 
+/* Run tokens[0..n) at positions pos0.. as eval does (micro-batches of prefill, n == 1 too), but
+ * instead of logits read back every token's final hidden state, after the output norm: n x
+ * n_embd floats into hidden (embeddings). */
+vkllm_status vkllm__forward_hidden(struct vkllm__forward *f, const uint32_t *tokens, uint32_t n, uint32_t pos0,
+                                   float *hidden);
+
 /* One decode step that returns the argmax token id only (the logits stay on the device). */
 vkllm_status vkllm__forward_decode_greedy(struct vkllm__forward *f, uint32_t token, uint32_t pos, uint32_t *next);
 

@@ -1,5 +1,6 @@
 /* session.c - the public model and session API over gguf.c, model.c, weights.c and forward.c. */
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 #include "context.h"
@@ -126,6 +127,40 @@ vkllm_status vkllm_session_eval(vkllm_session_t s, const int32_t *tokens, uint32
     s->n_past += n;
     s->logits_rows = rows;
     return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm_session_embed(vkllm_session_t s, const int32_t *tokens, uint32_t n, enum vkllm_pooling pooling,
+                                 int normalize, float *out) {
+    if (!s || !tokens || !out) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_embed: NULL argument");
+    if (pooling != VKLLM_POOLING_MEAN && pooling != VKLLM_POOLING_LAST)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_embed: unknown pooling %d", (int)pooling);
+    const uint32_t E = s->model->desc->hp.n_embd;
+    float *h = n ? vkllm__malloc(sizeof *h * (size_t)n * E) : NULL;
+    if (n && !h) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory for %u x %u hidden states", n, E);
+    s->n_past = 0; /* from position 0: the cache is overwritten */
+    s->logits_rows = 0;
+    vkllm_status st = vkllm__forward_hidden(s->fw, (const uint32_t *)tokens, n, 0, h);
+    if (!st) {
+        memcpy(s->hist, tokens, sizeof *tokens * n);
+        s->n_past = n;
+        for (uint32_t j = 0; j < E; j++) {
+            double acc = 0;
+            if (pooling == VKLLM_POOLING_LAST) acc = h[(size_t)(n - 1) * E + j];
+            else {
+                for (uint32_t i = 0; i < n; i++) acc += h[(size_t)i * E + j];
+                acc /= n;
+            }
+            out[j] = (float)acc;
+        }
+        if (normalize) {
+            double ss = 0;
+            for (uint32_t j = 0; j < E; j++) ss += (double)out[j] * out[j];
+            float inv = ss > 0 ? (float)(1.0 / sqrt(ss)) : 0.0f;
+            for (uint32_t j = 0; j < E; j++) out[j] *= inv;
+        }
+    }
+    vkllm__free(h);
+    return st;
 }
 
 const float *vkllm_session_logits(vkllm_session_t s, uint32_t i) {

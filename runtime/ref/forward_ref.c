@@ -202,9 +202,11 @@ vkllm_status vkllm__ref_forward(struct vkllm__ref *r, uint32_t token, uint32_t p
         attention_block(r, l, pos);
         ffn_block(r, l);
     }
-    vkllm__ref_rmsnorm(r->x, r->x, r->output_norm, hp->n_embd, 1, hp->rms_eps);
+    vkllm__ref_rmsnorm(r->x, r->x, r->output_norm, hp->n_embd, 1, hp->rms_eps); // the hidden state
     matvec(r->logits, w->output, r->x);                             // logits (n_vocab,) = output @ x
     r->n_pos = pos + 1;
     *logits = r->logits;
     return VKLLM_STATUS_OK;
 }
+
+const float *vkllm__ref_hidden(const struct vkllm__ref *r) { return r->x; }

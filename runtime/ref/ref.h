@@ -23,6 +23,10 @@ void vkllm__ref_free(struct vkllm__ref *r);
  * vocabulary or a position that skips ahead, VKLLM_STATUS_CONTEXT_FULL when pos >= n_ctx. */
 vkllm_status vkllm__ref_forward(struct vkllm__ref *r, uint32_t token, uint32_t pos, const float **logits);
 
+/* The final hidden state of the last token run (after the output norm): (n_embd,), valid until
+ * the next call. */
+const float *vkllm__ref_hidden(const struct vkllm__ref *r);
+
 /* Round cached keys and values to f16, as the device's F16 KV cache does, so that comparisons
  * with the device isolate the kernels' arithmetic (default off: pure fp32). */
 void vkllm__ref_set_kv_f16(struct vkllm__ref *r, int on);
