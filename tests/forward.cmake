@@ -9,3 +9,7 @@ vkllm_add_script_test(NAME test_cli_bench LABELS gpu
 # `vkllm compare`: agreement with the reference, speed by depth, KV memory, kernels; md/json/html.
 vkllm_add_script_test(NAME test_cli_compare LABELS gpu TIMEOUT 300
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_compare.py $<TARGET_FILE:vkllm>)
+# vkllm against llama.cpp (../shared/peer) on a random file of each architecture; SKIPPED without
+# the peer.
+vkllm_add_script_test(NAME test_peer LABELS gpu TIMEOUT 300
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_peer.py $<TARGET_FILE:vkllm>)

@@ -1,6 +1,7 @@
 /* test_forward.c - the whole forward pass on the device against the scalar reference:
  * - stories260K greedy from BOS: the same 200 tokens as the reference (and so llama2.c's text);
- * - random models from make-model (GQA and not, qwen2 biases, qwen3 q/k norms, tied embeddings;
+ * - random models from make-model (GQA and not, qwen2 biases, qwen3 q/k norms, granite's
+ *   multipliers, tied embeddings;
  *   F16, Q8_0, Q4_0, Q4_K, Q6_K): logits of a prefill and of 32 decode steps within TOL of the
  *   reference (which reads the same quantized bytes and rounds its KV cache to f16 as the device
  *   does), greedy tokens equal;
@@ -332,6 +333,8 @@ int main(int argc, char **argv) {
         {"qwen2", VKLLM__ARCH_QWEN2, 4, 2, 1, VKLLM__TYPE_Q8_0, 0},
         {"qwen3", VKLLM__ARCH_QWEN3, 4, 2, 0, VKLLM__TYPE_Q4_K, 0},
         {"llama-biases", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q8_0, 1},
+        {"granite", VKLLM__ARCH_GRANITE, 4, 2, 0, VKLLM__TYPE_Q8_0, 0},
+        {"granite-tied", VKLLM__ARCH_GRANITE, 4, 2, 1, VKLLM__TYPE_F16, 0},
     };
     if (random) {
         for (size_t i = 0; i < VKLLM_ARRAY_LEN(cases); i++) test_model(&cases[i]);

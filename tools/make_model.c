@@ -34,6 +34,8 @@ static const struct preset presets[] = {
      4, 2, 0, 512, 256, 1, 1000000.0f, 1e-6f},
     {"tiny-qwen3", "qwen3 (q/k norms, NeoX RoPE, head dim 32 != embd/heads), 2 layers, 64 embd",
      VKLLM__ARCH_QWEN3, 2, 64, 128, 4, 2, 32, 512, 256, 0, 1000000.0f, 1e-6f},
+    {"tiny-granite", "granite (Granite 3's embedding, attention, residual and logit multipliers), 2 layers, "
+     "64 embd", VKLLM__ARCH_GRANITE, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f},
     {"small", "llama, 4 layers, 256 embd, 768 ffn, 8 heads / 2 kv, 2048 vocab (K-quant friendly)",
      VKLLM__ARCH_LLAMA, 4, 256, 768, 8, 2, 0, 2048, 512, 0, 10000.0f, 1e-5f},
     {"stories-260k-shape", "llama2.c stories260K: 5 layers, 64 embd, 172 ffn, 8 heads / 4 kv, 512 vocab",
@@ -349,6 +351,12 @@ static vkllm_status set_hparams(struct vkllm__gguf_writer *w, const struct vkllm
     if ((st = vkllm__gguf_writer_set_f32(w, K("rope.freq_base"), p->rope_theta))) return st;
     if ((st = vkllm__gguf_writer_set_u32(w, K("rope.dimension_count"), hd))) return st;
     if ((st = vkllm__gguf_writer_set_u32(w, K("vocab_size"), p->n_vocab))) return st;
+    if (p->arch == VKLLM__ARCH_GRANITE) { /* Granite 3.x's multipliers */
+        if ((st = vkllm__gguf_writer_set_f32(w, K("embedding_scale"), 12.0f))) return st;
+        if ((st = vkllm__gguf_writer_set_f32(w, K("residual_scale"), 0.22f))) return st;
+        if ((st = vkllm__gguf_writer_set_f32(w, K("attention.scale"), 0.0078125f))) return st;
+        if ((st = vkllm__gguf_writer_set_f32(w, K("logit_scale"), 8.0f))) return st;
+    }
 #undef K
     return VKLLM_STATUS_OK;
 }
@@ -457,7 +465,7 @@ static vkllm_status type_of(const char *s, uint32_t *out) {
 static vkllm_status from_public(const struct vkllm_make_model_params *o, struct vkllm__make_model_params *p) {
     memset(p, 0, sizeof *p);
     if (vkllm__arch_from_name(o->arch, &p->arch))
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: unknown architecture '%s' (llama qwen2 qwen3)",
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: unknown architecture '%s' (llama qwen2 qwen3 granite)",
                           o->arch);
     vkllm_status st = type_of(o->type, &p->type);
     if (st) return st;

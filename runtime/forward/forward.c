@@ -106,7 +106,8 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
         struct vkllm__view qi = dec ? F(f->q, (uint64_t)i * Q, Q) : q, ki = dec ? F(f->k, (uint64_t)i * KV, KV) : k;
         struct vkllm__view vi = dec ? F(f->v, (uint64_t)i * KV, KV) : v, ai = dec ? F(f->att, (uint64_t)i * Q, Q) : att;
         struct vkllm__view pos = ALL(sq->pos);
-        struct vkllm__attn_shape as = {nt, hp->n_head, hp->n_head_kv, HD, sq->n_ctx, 1.0f / sqrtf((float)HD)};
+        struct vkllm__attn_shape as = {nt, hp->n_head, hp->n_head_kv, HD, sq->n_ctx,
+                                       hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)HD)};
         if (f->fuse_rope_kv) {                                                     // the four below in one dispatch
             struct vkllm__rope_kv_shape rs = {nt, hp->n_head, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, sq->n_ctx};
             DO(vkllm__op_rope_kv(c, qi, ki, vi, pos, ALL(f->m->inv_freq), ALL(sq->kv.k[l]), ALL(sq->kv.v[l]), &rs));
@@ -121,6 +122,7 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
     }
     DO(mm(c, xb, &w->wo, att, n, dec));                                                 // xb (n, E) = att @ wo^T
     if (w->bo) DO(vkllm__op_add(c, xb, xb, ALL(w->bo), n * E, E));                      // llama (optional): + bias
+    if (hp->resid_scale != 1.0f) DO(vkllm__op_mul(c, xb, xb, F(f->m->scales, 64, 1), n * E, 1)); // granite: xb *= resid_scale
 
     // feed-forward block
     DO(vkllm__op_add_rmsnorm(c, xb, x, xb, ALL(w->ffn_norm), E, n, hp->rms_eps));  // x += xb; xb = rmsnorm(x) * ffn_norm
@@ -137,6 +139,7 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
         DO(vkllm__op_silu_mul(c, hb, hb, hb2, n * FF));                            // hb = silu(hb) * hb2
     }
     DO(mm(c, xb, &w->w_down, hb, n, dec));                                              // xb (n, E) = hb @ w_down^T, added to x next
+    if (hp->resid_scale != 1.0f) DO(vkllm__op_mul(c, xb, xb, F(f->m->scales, 64, 1), n * E, 1)); // granite: xb *= resid_scale
 #undef DO
     return VKLLM_STATUS_OK;
 }
@@ -152,6 +155,8 @@ static vkllm_status record_forward_h(struct vkllm__forward *f, struct vkllm__cmd
     if (st) return st;
     st = vkllm__op_get_rows(c, F(f->x, 0, (uint64_t)n * E), &f->m->token_embd,   // x (n, E) = token_embd[ids]
                             ALL(f->ids), n);
+    if (!st && hp->embd_scale != 1.0f)                                             // granite: x *= embd_scale
+        st = vkllm__op_mul(c, F(f->x, 0, (uint64_t)n * E), F(f->x, 0, (uint64_t)n * E), F(f->m->scales, 0, 1), n * E, 1);
     for (uint32_t l = 0; !st && l < hp->n_layer; l++) st = record_layer(f, c, l, n, seqs);
     if (st) return st;
     uint32_t rows = all_logits || hidden ? n : 1;                                  // logits of which tokens
@@ -163,6 +168,8 @@ static vkllm_status record_forward_h(struct vkllm__forward *f, struct vkllm__cmd
     if ((st = vkllm__op_add_rmsnorm(c, xb, xl, dl, ALL(f->m->output_norm), E, rows, hp->rms_eps))) return st;
     if (hidden) return vkllm__cmd_end(c);                                          // embeddings: xb is the result
     if ((st = mm(c, lg, &f->m->output, xb, rows, seqs != NULL))) return st;       // logits (rows, V) = xb @ output^T
+    if (hp->logit_scale != 1.0f && (st = vkllm__op_mul(c, lg, lg, F(f->m->scales, 128, 1), rows * V, 1))) // granite
+        return st;
     if (f->logits_host && !greedy &&                                               // to host memory, in the same step
         (st = vkllm__cmd_copy(c, f->logits_host, 0, f->logits, 0, (uint64_t)rows * V * 4)))
         return st;

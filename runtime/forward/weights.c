@@ -206,6 +206,14 @@ vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__m
     vkllm__rope_freqs(hp, freqs);
     VKLLM_TRY(st, vkllm__buffer_alloc(gpu, sizeof(float) * (hp->rope.n_rot / 2 + 1), VKLLM__MEM_DEVICE, &m->inv_freq), fail);
     VKLLM_TRY(st, vkllm__buffer_upload(m->inv_freq, 0, freqs, sizeof(float) * (hp->rope.n_rot / 2)), fail);
+    if (hp->embd_scale != 1.0f || hp->resid_scale != 1.0f || hp->logit_scale != 1.0f) { /* granite */
+        /* 256 bytes apart: each is bound on its own, and a binding's offset must be a multiple of
+         * minStorageBufferOffsetAlignment (at most 256 by the spec) */
+        float sc[3 * 64] = {0};
+        sc[0] = hp->embd_scale, sc[64] = hp->resid_scale, sc[128] = 1.0f / hp->logit_scale;
+        VKLLM_TRY(st, vkllm__buffer_alloc(gpu, sizeof sc, VKLLM__MEM_DEVICE, &m->scales), fail);
+        VKLLM_TRY(st, vkllm__buffer_upload(m->scales, 0, sc, sizeof sc), fail);
+    }
     m->weight_bytes = u.total;
     vkllm__free(freqs);
     *out = m;
@@ -237,5 +245,6 @@ void vkllm__gpu_model_free(struct vkllm__gpu_model *m) {
     vkllm__dtensor_free(&m->token_embd);
     vkllm__buffer_free(m->output_norm);
     vkllm__buffer_free(m->inv_freq);
+    vkllm__buffer_free(m->scales);
     vkllm__free(m);
 }

@@ -10,7 +10,7 @@
 
 // --- architectures --------------------------------------------------------------------------
 
-static const char *const arch_names[VKLLM__ARCH_COUNT_] = {"llama", "qwen2", "qwen3"};
+static const char *const arch_names[VKLLM__ARCH_COUNT_] = {"llama", "qwen2", "qwen3", "granite"};
 
 const char *vkllm__arch_name(enum vkllm__arch a) {
     return (unsigned)a < VKLLM__ARCH_COUNT_ ? arch_names[a] : "?";
@@ -108,7 +108,7 @@ static vkllm_status read_arch(const struct vkllm__gguf *g, enum vkllm__arch *out
     name[n] = 0;
     if (s.len >= sizeof name || vkllm__arch_from_name(name, out) != VKLLM_STATUS_OK)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                          "%s: architecture '%s' is not supported (llama, qwen2, qwen3 are)", g->path, name);
+                          "%s: architecture '%s' is not supported (llama, qwen2, qwen3, granite are)", g->path, name);
     return VKLLM_STATUS_OK;
 }
 
@@ -147,6 +147,20 @@ static vkllm_status read_shape(const struct vkllm__gguf *g, struct vkllm__hparam
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: implausible head dimension %u", g->path, hp->head_dim);
     hp->n_embd_q = hp->n_head * hp->head_dim;
     hp->n_embd_kv = hp->n_head_kv * hp->head_dim;
+    /* granite's multipliers; the other architectures have none (1, and 0: 1/sqrt(head_dim)) */
+    const float one = 1.0f, zero = 0.0f;
+    int gr = a == VKLLM__ARCH_GRANITE;
+    hp->embd_scale = hp->resid_scale = hp->logit_scale = 1.0f, hp->attn_scale = 0.0f;
+    if (gr && ((st = get_f32(g, a, "embedding_scale", &one, &hp->embd_scale)) ||
+               (st = get_f32(g, a, "residual_scale", &one, &hp->resid_scale)) ||
+               (st = get_f32(g, a, "attention.scale", &zero, &hp->attn_scale)) ||
+               (st = get_f32(g, a, "logit_scale", &one, &hp->logit_scale))))
+        return st;
+    if (hp->embd_scale == 0.0f) hp->embd_scale = 1.0f;   /* as llama.cpp: 0 means none */
+    if (hp->resid_scale == 0.0f) hp->resid_scale = 1.0f;
+    if (!(hp->logit_scale != 0.0f) || !isfinite(hp->embd_scale * hp->resid_scale * hp->attn_scale * hp->logit_scale))
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: granite multipliers must be finite, logit_scale not 0",
+                          g->path);
     return VKLLM_STATUS_OK;
 }
 

@@ -3,7 +3,8 @@
  * (runtime/ref/) and the GPU loader both start from a vkllm__model_desc.
  *
  * Architectures: llama (Llama 1/2/3, TinyLlama, Mistral, SmolLM, stories), qwen2 (q/k/v biases),
- * qwen3 (per-head RMS norm of q and k). All three: pre-norm RMSNorm blocks, SwiGLU FFN, GQA,
+ * qwen3 (per-head RMS norm of q and k), granite (llama with embedding, attention, residual and
+ * logit multipliers). All four: pre-norm RMSNorm blocks, SwiGLU FFN, GQA,
  * optional tied embeddings (no output.weight: the output projection is token_embd.weight).
  *
  * Shapes in comments are (rows, cols), cols contiguous, i.e. ggml's ne reversed: a tensor with
@@ -18,7 +19,7 @@
 #include "internal.h"
 #include "tensors.h"
 
-/* "llama", "qwen2", "qwen3" (the general.architecture string); "?" for an invalid value. */
+/* "llama", "qwen2", "qwen3", "granite" (the general.architecture string); "?" for an invalid value. */
 const char *vkllm__arch_name(enum vkllm__arch a);
 /* VKLLM_STATUS_OK and *out, or VKLLM_STATUS_UNSUPPORTED for another name (no error text set). */
 vkllm_status vkllm__arch_from_name(const char *name, enum vkllm__arch *out);
@@ -60,6 +61,10 @@ struct vkllm__hparams {
     uint32_t n_ctx_train;  /* <arch>.context_length */
     float rms_eps;         /* <arch>.attention.layer_norm_rms_epsilon */
     int tied_embd;         /* 1: no output.weight, logits use token_embd.weight */
+    /* granite's multipliers (1 elsewhere): the token embeddings are scaled by embd_scale, each
+     * block's output by resid_scale before it joins the residual stream, q.k by attn_scale
+     * instead of 1/sqrt(head_dim) (0: that), the logits divided by logit_scale */
+    float embd_scale, resid_scale, attn_scale, logit_scale;
     struct vkllm__rope rope;
 };
 

@@ -29,13 +29,13 @@
     X(wq,        "attn_q.weight",      MAT, EMBD_Q,  EMBD,     MAT,  VKLLM__A_ALL,    0)               \
     X(wk,        "attn_k.weight",      MAT, EMBD_KV, EMBD,     MAT,  VKLLM__A_ALL,    0)               \
     X(wv,        "attn_v.weight",      MAT, EMBD_KV, EMBD,     MAT,  VKLLM__A_ALL,    0)               \
-    X(bq,        "attn_q.bias",        VEC, NONE,    EMBD_Q,   BIAS, VKLLM__A(QWEN2), VKLLM__A(LLAMA)) \
-    X(bk,        "attn_k.bias",        VEC, NONE,    EMBD_KV,  BIAS, VKLLM__A(QWEN2), VKLLM__A(LLAMA)) \
-    X(bv,        "attn_v.bias",        VEC, NONE,    EMBD_KV,  BIAS, VKLLM__A(QWEN2), VKLLM__A(LLAMA)) \
+    X(bq,        "attn_q.bias",        VEC, NONE,    EMBD_Q,   BIAS, VKLLM__A(QWEN2), VKLLM__A_LLAMAS) \
+    X(bk,        "attn_k.bias",        VEC, NONE,    EMBD_KV,  BIAS, VKLLM__A(QWEN2), VKLLM__A_LLAMAS) \
+    X(bv,        "attn_v.bias",        VEC, NONE,    EMBD_KV,  BIAS, VKLLM__A(QWEN2), VKLLM__A_LLAMAS) \
     X(q_norm,    "attn_q_norm.weight", VEC, NONE,    HEAD_DIM, NORM, VKLLM__A(QWEN3), 0)               \
     X(k_norm,    "attn_k_norm.weight", VEC, NONE,    HEAD_DIM, NORM, VKLLM__A(QWEN3), 0)               \
     X(wo,        "attn_output.weight", MAT, EMBD,    EMBD_Q,   MAT,  VKLLM__A_ALL,    0)               \
-    X(bo,        "attn_output.bias",   VEC, NONE,    EMBD,     BIAS, 0,               VKLLM__A(LLAMA)) \
+    X(bo,        "attn_output.bias",   VEC, NONE,    EMBD,     BIAS, 0,               VKLLM__A_LLAMAS) \
     X(ffn_norm,  "ffn_norm.weight",    VEC, NONE,    EMBD,     NORM, VKLLM__A_ALL,    0)               \
     X(w_gate,    "ffn_gate.weight",    MAT, FF,      EMBD,     MAT,  VKLLM__A_ALL,    0)               \
     X(w_up,      "ffn_up.weight",      MAT, FF,      EMBD,     MAT,  VKLLM__A_ALL,    0)               \
@@ -46,6 +46,7 @@ enum vkllm__arch {
     VKLLM__ARCH_LLAMA = 0,
     VKLLM__ARCH_QWEN2 = 1,
     VKLLM__ARCH_QWEN3 = 2,
+    VKLLM__ARCH_GRANITE = 3, /* llama with embedding, attention, residual and logit multipliers */
     VKLLM__ARCH_COUNT_
 };
 
@@ -65,6 +66,7 @@ enum vkllm__tensor_init { VKLLM__INIT_NORM = 0, VKLLM__INIT_BIAS = 1, VKLLM__INI
 /* Arch masks as the table writes them. */
 #define VKLLM__A(a) (1u << VKLLM__ARCH_##a)
 #define VKLLM__A_ALL ((1u << VKLLM__ARCH_COUNT_) - 1u)
+#define VKLLM__A_LLAMAS (VKLLM__A(LLAMA) | VKLLM__A(GRANITE)) /* llama.cpp loads them alike */
 
 /* One row of the table as data (vkllm__layer_tensors[i]). */
 struct vkllm__tensor_spec {

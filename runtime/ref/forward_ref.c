@@ -164,9 +164,11 @@ static void attention_block(struct vkllm__ref *r, uint32_t l, uint32_t pos) {
         }
     // att_out (n_head, head_dim) over cache rows 0..pos (n_ctx, n_embd_kv) of this layer
     vkllm__ref_attention(r->att_out, r->q, r->k_cache + lo, r->v_cache + lo, r->att, hp->n_head,
-                         hp->n_head_kv, hp->head_dim, pos + 1, 1.0f / sqrtf((float)hp->head_dim));
+                         hp->n_head_kv, hp->head_dim, pos + 1,
+                         hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)hp->head_dim));
     matvec(r->tmp, w->wo, r->att_out);                              // tmp (n_embd,) = wo @ att_out
     if (rl->bo) vkllm__ref_add(r->tmp, r->tmp, rl->bo, hp->n_embd, hp->n_embd); // llama (optional): + bias
+    for (uint32_t i = 0; hp->resid_scale != 1.0f && i < hp->n_embd; i++) r->tmp[i] *= hp->resid_scale; // granite
     vkllm__ref_add(r->x, r->x, r->tmp, hp->n_embd, hp->n_embd);     // residual
 }
 
@@ -179,6 +181,7 @@ static void ffn_block(struct vkllm__ref *r, uint32_t l) {
     matvec(r->hb2, w->w_up, r->xb);                                 // hb2 (n_ff,) = w_up @ xb
     vkllm__ref_silu_mul(r->hb, r->hb, r->hb2, hp->n_ff);            // hb = silu(hb) * hb2
     matvec(r->tmp, w->w_down, r->hb);                               // tmp (n_embd,) = w_down @ hb
+    for (uint32_t i = 0; hp->resid_scale != 1.0f && i < hp->n_embd; i++) r->tmp[i] *= hp->resid_scale; // granite
     vkllm__ref_add(r->x, r->x, r->tmp, hp->n_embd, hp->n_embd);     // residual
 }
 
@@ -198,12 +201,14 @@ vkllm_status vkllm__ref_forward(struct vkllm__ref *r, uint32_t token, uint32_t p
     vkllm__row_size(w->token_embd->type, hp->n_embd, &row_bytes);
     vkllm__dequantize_row(w->token_embd->type, (const uint8_t *)w->token_embd->data + token * row_bytes,
                           r->x, hp->n_embd);
+    for (uint32_t i = 0; hp->embd_scale != 1.0f && i < hp->n_embd; i++) r->x[i] *= hp->embd_scale; // granite
     for (uint32_t l = 0; l < hp->n_layer; l++) {
         attention_block(r, l, pos);
         ffn_block(r, l);
     }
     vkllm__ref_rmsnorm(r->x, r->x, r->output_norm, hp->n_embd, 1, hp->rms_eps); // the hidden state
     matvec(r->logits, w->output, r->x);                             // logits (n_vocab,) = output @ x
+    for (uint32_t i = 0; hp->logit_scale != 1.0f && i < hp->n_vocab; i++) r->logits[i] /= hp->logit_scale; // granite
     r->n_pos = pos + 1;
     *logits = r->logits;
     return VKLLM_STATUS_OK;

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""vkllm against llama.cpp (the independent oracle: it reads the same GGUF on its own), on a
+random file of every architecture `vkllm make-model` writes: the last position's logits of a
+prompt, on the device and from the scalar reference, against llama.cpp's CPU backend
+(../shared/peer: llama_peer_cpu --logits). F32 weights agree to 1e-3 of the largest logit
+(llama.cpp keeps its KV cache in f16, the reference in f32); Q8_0 to 2% (llama.cpp's CPU quantizes
+the activations of Q8_0 products to 8 bits). The argmax agrees.
+SKIPPED, never passed, without the peer (../shared/peer/setup.sh installs it; PEER_DIR)."""
+import json, os, struct, subprocess, sys, tempfile
+
+VKLLM = sys.argv[1]
+PEER = os.path.join(os.environ.get("PEER_DIR", "/tmp/vkllm-peer"), "llama_peer_cpu")
+if not os.access(PEER, os.X_OK):
+    print("SKIPPED: no llama.cpp peer at %s (../shared/peer/setup.sh)" % PEER)
+    sys.exit(77)
+failures = []
+IDS = "1,17,300,42,99,5,260,7"
+
+
+def logits_vkllm(model, device):
+    r = subprocess.run([VKLLM, "logits", "-m", model, "--ids", IDS, "--top", "100000", "--json", "--device", device],
+                       capture_output=True, text=True, timeout=300)
+    last = json.loads(r.stdout)[-1]["top"]
+    v = [0.0] * len(last)
+    for i, x in last:
+        v[i] = x
+    return v
+
+
+with tempfile.TemporaryDirectory() as d:
+    for arch in ("llama", "qwen2", "qwen3", "granite"):
+        for typ, tol in (("f32", 1e-3), ("q8_0", 2e-2)):
+            m = os.path.join(d, "%s-%s.gguf" % (arch, typ))
+            subprocess.run([VKLLM, "make-model", "--arch", arch, "--type", typ, "-o", m], check=True, capture_output=True)
+            out = os.path.join(d, "peer.bin")
+            r = subprocess.run([PEER, m, "--prompt-ids", IDS, "--logits", out, "-p", "0", "-n", "1", "-r", "1", "-t", "2"],
+                               capture_output=True, text=True, timeout=300)
+            if r.returncode or not os.path.exists(out):
+                failures.append("%s %s: llama.cpp did not load the file: %s" % (arch, typ, r.stderr[-500:]))
+                print("FAIL:", failures[-1])
+                continue
+            raw = open(out, "rb").read()
+            peer = struct.unpack("<%df" % (len(raw) // 4), raw)
+            scale = max(abs(x) for x in peer)
+            for dev in ("0", "ref"):
+                v = logits_vkllm(m, dev)
+                diff = max(abs(a - b) for a, b in zip(v, peer))
+                am, bm = max(range(len(v)), key=v.__getitem__), max(range(len(peer)), key=peer.__getitem__)
+                ok = len(v) == len(peer) and diff <= tol * scale and am == bm
+                print("%s: %-8s %-5s device %-3s max|vkllm - llama.cpp| %.3g of %.3g, argmax %d/%d" %
+                      ("ok" if ok else "FAIL", arch, typ, dev, diff, scale, am, bm))
+                if not ok:
+                    failures.append("%s %s device %s" % (arch, typ, dev))
+print("all checks passed" if not failures else "%d check(s) failed" % len(failures))
+sys.exit(1 if failures else 0)
