@@ -26,7 +26,7 @@ static void usage(FILE *f) {
             "  --vocab N           vocabulary size, at least 259                     [512]\n"
             "  --ctx N             context_length written in the file                [256]\n"
             "  --type T            matrix type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q4_K q5_K\n"
-            "                      q6_K [f32]. Norms and biases stay f32. Rows whose length is not a\n"
+            "                      q6_K iq4_nl [f32]. Norms and biases stay f32. Rows whose length is not a\n"
             "                      multiple of the type's block fall back (q4_K->q4_0, q5_K->q5_0,\n"
             "                      q6_K->q8_0, 32-blocks->f16), with a warning.\n"
             "  --tied              no output.weight: logits reuse token_embd.weight\n"

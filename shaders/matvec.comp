@@ -133,6 +133,18 @@ float unit_dot(uint rb, uint u) {
         prev = nx;
     }
     return d * s;
+#elif defined(WTYPE_IQ4_NL)
+    // as Q4_0's 18 bytes, each nibble an index into the 16 levels
+    uint bb = rb + u * 18u;
+    uint a[5];
+    LOAD_WORDS(a, bb, 5u);
+    float d = unpackHalf2x16(a[0]).x;
+    float s = 0.0;
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        uint q = (a[i] >> 16) | (a[i + 1u] << 16);
+        s += dot(dq_iq4nl4(q), xq[i]) + dot(dq_iq4nl4(q >> 4), xq[4u + i]);
+    }
+    return d * s;
 #elif defined(WTYPE_Q4_0) || defined(WTYPE_Q5_0)
 #if defined(WTYPE_Q4_0)
     uint bb = rb + u * 18u;

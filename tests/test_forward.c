@@ -2,7 +2,7 @@
  * - stories260K greedy from BOS: the same 200 tokens as the reference (and so llama2.c's text);
  * - random models from make-model (GQA and not, qwen2 biases, qwen3 q/k norms, granite's
  *   multipliers, tied embeddings;
- *   F16, Q8_0, Q4_0, Q4_K, Q6_K): logits of a prefill and of 32 decode steps within TOL of the
+ *   F16, Q8_0, Q4_0, Q4_K, Q6_K, IQ4_NL): logits of a prefill and of 32 decode steps within TOL of the
  *   reference (which reads the same quantized bytes and rounds its KV cache to f16 as the device
  *   does), greedy tokens equal;
  * - prefill of N tokens equals feeding them one by one, for N across micro-batch boundaries;
@@ -328,6 +328,7 @@ int main(int argc, char **argv) {
         {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q4_0, 0},
         {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q4_K, 0},
         {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q6_K, 0},
+        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_IQ4_NL, 0},
         {"llama-mha", VKLLM__ARCH_LLAMA, 4, 4, 0, VKLLM__TYPE_Q8_0, 0},
         {"llama-tied", VKLLM__ARCH_LLAMA, 8, 2, 1, VKLLM__TYPE_F16, 0},
         {"qwen2", VKLLM__ARCH_QWEN2, 4, 2, 1, VKLLM__TYPE_Q8_0, 0},

@@ -29,7 +29,7 @@ def logits_vkllm(model, device):
 
 with tempfile.TemporaryDirectory() as d:
     for arch in ("llama", "qwen2", "qwen3", "granite"):
-        for typ, tol in (("f32", 1e-3), ("q8_0", 2e-2)):
+        for typ, tol in (("f32", 1e-3), ("q8_0", 2e-2), ("iq4_nl", 2e-2)):
             m = os.path.join(d, "%s-%s.gguf" % (arch, typ))
             subprocess.run([VKLLM, "make-model", "--arch", arch, "--type", typ, "-o", m], check=True, capture_output=True)
             out = os.path.join(d, "peer.bin")

@@ -55,7 +55,7 @@ static const struct {
     {11, "q3_K", 256, 110, 0},  {12, "q4_K", 256, 144, 1},   {13, "q5_K", 256, 176, 1},
     {14, "q6_K", 256, 210, 1},  {15, "q8_K", 256, 292, 0},   {16, "iq2_xxs", 256, 66, 0},
     {17, "iq2_xs", 256, 74, 0}, {18, "iq3_xxs", 256, 98, 0}, {19, "iq1_s", 256, 50, 0},
-    {20, "iq4_nl", 32, 18, 0},  {21, "iq3_s", 256, 110, 0},  {22, "iq2_s", 256, 82, 0},
+    {20, "iq4_nl", 32, 18, 1},  {21, "iq3_s", 256, 110, 0},  {22, "iq2_s", 256, 82, 0},
     {23, "iq4_xs", 256, 136, 0}, {24, "i8", 1, 1, 0},        {25, "i16", 1, 2, 0},
     {26, "i32", 1, 4, 0},       {27, "i64", 1, 8, 0},        {28, "f64", 1, 8, 0},
     {29, "iq1_m", 256, 56, 0},  {30, "bf16", 1, 2, 1},       {34, "tq1_0", 256, 54, 0},
@@ -228,6 +228,9 @@ static void test_decode_q8_0(void) {
     check_decode(VKLLM__TYPE_Q8_0, blk, want, 32);
 }
 
+/* ggml's kvalues_iq4nl (ggml-common.h), copied here as the test's own oracle */
+static const int k_iq4nl_ref[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
 static void test_decode_q4(void) {
     /* Q4_0: d = 0.5, byte j = j | (15 - j) << 4: element j = (j - 8) * 0.5, element 16 + j =
      * (15 - j - 8) * 0.5. */
@@ -241,6 +244,10 @@ static void test_decode_q4(void) {
     }
     ASSERT(want[0] == -4.0f && want[15] == 3.5f && want[16] == 3.5f && want[31] == -4.0f);
     check_decode(VKLLM__TYPE_Q4_0, b0, want, 32);
+    /* IQ4_NL: the same bytes index ggml's kvalues_iq4nl: element j = 0.5 * k[j], 16 + j = 0.5 * k[15 - j] */
+    for (int j = 0; j < 16; j++) want[j] = 0.5f * (float)k_iq4nl_ref[j], want[16 + j] = 0.5f * (float)k_iq4nl_ref[15 - j];
+    ASSERT(want[0] == -63.5f && want[15] == 56.5f);
+    check_decode(VKLLM__TYPE_IQ4_NL, b0, want, 32);
 
     /* Q4_1: d = 0.5, m = -1: element j = j * 0.5 - 1, element 16 + j = (15 - j) * 0.5 - 1. */
     wr16(b1, 0x3800);
@@ -589,6 +596,8 @@ static void make_exact(uint32_t type, float *x) {
         switch (type) {
         case VKLLM__TYPE_Q8_0: x[i] = j == 0 ? -127.0f / 64 : (float)(4 * j - 62) / 64; break;
         case VKLLM__TYPE_Q4_0: x[i] = (float)(j % 16 - 8) * 0.5f; break;
+        /* d = 1/64 (-127 is the largest magnitude): every level, in a different order per block */
+        case VKLLM__TYPE_IQ4_NL: x[i] = j == 0 ? -127.0f / 64 : (float)k_iq4nl_ref[(j * 7 + s) % 16] / 64; break;
         case VKLLM__TYPE_Q4_1: x[i] = (float)(j % 16) * 0.25f - 1.0f; break;
         case VKLLM__TYPE_Q5_0: x[i] = (float)(j - 16) * 0.25f; break;
         case VKLLM__TYPE_Q5_1: x[i] = (float)j * 0.5f + 2.0f; break;
@@ -604,7 +613,8 @@ static void make_exact(uint32_t type, float *x) {
 
 static void test_exact_roundtrip(void) {
     static const uint32_t types[] = {VKLLM__TYPE_Q8_0, VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_1, VKLLM__TYPE_Q5_0,
-                                     VKLLM__TYPE_Q5_1, VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K};
+                                     VKLLM__TYPE_Q5_1, VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K,
+                                     VKLLM__TYPE_IQ4_NL};
     float x[256], y[256];
     uint8_t q[256 * 2];
     for (size_t t = 0; t < VKLLM_ARRAY_LEN(types); t++) {
@@ -621,7 +631,7 @@ static void test_exact_roundtrip(void) {
 static void test_roundtrip(void) {
     static const uint32_t types[] = {VKLLM__TYPE_F32,  VKLLM__TYPE_F16,  VKLLM__TYPE_BF16, VKLLM__TYPE_Q8_0,
                                      VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_1, VKLLM__TYPE_Q5_0, VKLLM__TYPE_Q5_1,
-                                     VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K};
+                                     VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K, VKLLM__TYPE_IQ4_NL};
     int n_compute = 0;
     for (uint32_t id = 0; id < VKLLM__TYPE_COUNT_; id++) {
         const struct vkllm__type_traits *t = vkllm__type_traits(id);

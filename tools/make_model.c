@@ -322,6 +322,7 @@ static uint32_t file_type(uint32_t t) {
     case VKLLM__TYPE_Q4_K: return 14; /* Q4_K_S: all q4_K */
     case VKLLM__TYPE_Q5_K: return 16; /* Q5_K_S */
     case VKLLM__TYPE_Q6_K: return 18;
+    case VKLLM__TYPE_IQ4_NL: return 25;
     case VKLLM__TYPE_BF16: return 32;
     default: return 0;
     }

@@ -1,5 +1,5 @@
 /* quant.c - scalar reference dequantization and quantization of the ggml types vkllm computes
- * with (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K). The decoders follow
+ * with (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL). The decoders follow
  * the GGUF block definitions exactly (see quant_blocks.h); the encoders round to nearest and,
  * for the K-quants, search a few scales per sub-block, and always produce blocks that ggml's own
  * decoder reads the same way. The oracle for tests, never a fast path.
@@ -108,6 +108,54 @@ static void quant_q4_1(const float *x, struct vkllm__block_q4_1 *b) {
         int q0 = qround((x[j] - m) * id, 0, 15);
         int q1 = qround((x[j + VKLLM_QK4_1 / 2] - m) * id, 0, 15);
         b->qs[j] = (uint8_t)(q0 | q1 << 4);
+    }
+}
+
+/* --- IQ4_NL: 4-bit indices into a non-linear table (ggml's kvalues_iq4nl) ------------------- */
+
+static const int8_t k_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+static void dequant_iq4_nl(const struct vkllm__block_iq4_nl *b, float *y) {
+    float d = vkllm__f16_to_f32(b->d);
+    for (int j = 0; j < VKLLM_QK4_NL / 2; j++) {
+        y[j] = d * (float)k_iq4nl[b->qs[j] & 15];
+        y[j + VKLLM_QK4_NL / 2] = d * (float)k_iq4nl[b->qs[j] >> 4];
+    }
+}
+
+static int iq4nl_nearest(float v) { /* the table index nearest to v (in table units) */
+    int best = 0;
+    for (int i = 1; i < 16; i++)
+        if (fabsf(v - (float)k_iq4nl[i]) < fabsf(v - (float)k_iq4nl[best])) best = i;
+    return best;
+}
+
+/* The largest-magnitude value maps to the table's end of its sign; then, as ggml, the
+ * least-squares scale for those indices is tried with the indices picked again, and the better of
+ * the two kept. */
+static void quant_iq4_nl(const float *x, struct vkllm__block_iq4_nl *b) {
+    float amax = signed_absmax(x, VKLLM_QK4_NL);
+    float best_err = INFINITY;
+    float scale[2] = {amax / (float)k_iq4nl[amax < 0 ? 0 : 15], 0.0f};
+    for (int t = 0; t < 2; t++) {
+        if (t == 1 && scale[1] == 0.0f) break;
+        uint16_t dh = f16_scale(scale[t]);
+        float d = vkllm__f16_to_f32(dh), id = d != 0.0f ? 1.0f / d : 0.0f, err = 0, sxq = 0, sqq = 0;
+        uint8_t qs[VKLLM_QK4_NL / 2];
+        for (int j = 0; j < VKLLM_QK4_NL / 2; j++) {
+            int q0 = iq4nl_nearest(x[j] * id), q1 = iq4nl_nearest(x[j + VKLLM_QK4_NL / 2] * id);
+            qs[j] = (uint8_t)(q0 | q1 << 4);
+            float v0 = (float)k_iq4nl[q0], v1 = (float)k_iq4nl[q1];
+            float e0 = x[j] - d * v0, e1 = x[j + VKLLM_QK4_NL / 2] - d * v1;
+            err += e0 * e0 + e1 * e1;
+            sxq += x[j] * v0 + x[j + VKLLM_QK4_NL / 2] * v1, sqq += v0 * v0 + v1 * v1;
+        }
+        if (err < best_err) {
+            best_err = err;
+            b->d = dh;
+            memcpy(b->qs, qs, sizeof qs);
+        }
+        if (t == 0) scale[1] = sqq > 0 ? sxq / sqq : 0.0f;
     }
 }
 
@@ -426,6 +474,12 @@ int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float
         d[0] = vkllm__f16_to_f32(b->d), m[0] = 0.0f;
         return 32;
     }
+    case VKLLM__TYPE_IQ4_NL: { /* the table's levels fit int8: repacked as Q8_0 */
+        const struct vkllm__block_iq4_nl *b = block;
+        for (int j = 0; j < 16; j++) q[j] = k_iq4nl[b->qs[j] & 15], q[j + 16] = k_iq4nl[b->qs[j] >> 4];
+        d[0] = vkllm__f16_to_f32(b->d), m[0] = 0.0f;
+        return 32;
+    }
     case VKLLM__TYPE_Q4_1: {
         const struct vkllm__block_q4_1 *b = block;
         for (int j = 0; j < 16; j++) q[j] = b->qs[j] & 15, q[j + 16] = b->qs[j] >> 4;
@@ -482,6 +536,7 @@ int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float
 #define VKLLM_BLOCK_CODECS(XX)                             \
     XX(VKLLM__TYPE_Q8_0, q8_0, VKLLM_QK8_0)                 \
     XX(VKLLM__TYPE_Q4_0, q4_0, VKLLM_QK4_0)                 \
+    XX(VKLLM__TYPE_IQ4_NL, iq4_nl, VKLLM_QK4_NL)            \
     XX(VKLLM__TYPE_Q4_1, q4_1, VKLLM_QK4_1)                 \
     XX(VKLLM__TYPE_Q5_0, q5_0, VKLLM_QK5_0)                 \
     XX(VKLLM__TYPE_Q5_1, q5_1, VKLLM_QK5_1)                 \

@@ -24,6 +24,14 @@ struct vkllm__block_q4_0 {
     uint8_t qs[VKLLM_QK4_0 / 2];  /* 4-bit quants */
 };
 
+/* x[j] = k_iq4nl[q[j]] * d (a non-linear table of 16 levels, runtime/base/quant.c); nibbles as
+ * in Q4_0. */
+#define VKLLM_QK4_NL 32
+struct vkllm__block_iq4_nl {
+    uint16_t d;                    /* f16 scale */
+    uint8_t qs[VKLLM_QK4_NL / 2];  /* 4-bit indices into the table */
+};
+
 /* x[j] = q[j] * d + m; nibbles as in Q4_0. */
 struct vkllm__block_q4_1 {
     uint16_t d;  /* f16 scale */
@@ -86,6 +94,7 @@ struct vkllm__block_q6_K {
 };
 
 _Static_assert(sizeof(struct vkllm__block_q4_0) == 18, "block_q4_0 is 18 bytes in GGUF");
+_Static_assert(sizeof(struct vkllm__block_iq4_nl) == 18, "block_iq4_nl is 18 bytes in GGUF");
 _Static_assert(sizeof(struct vkllm__block_q4_1) == 20, "block_q4_1 is 20 bytes in GGUF");
 _Static_assert(sizeof(struct vkllm__block_q5_0) == 22, "block_q5_0 is 22 bytes in GGUF");
 _Static_assert(sizeof(struct vkllm__block_q5_1) == 24, "block_q5_1 is 24 bytes in GGUF");
