@@ -145,6 +145,17 @@ float unit_dot(uint rb, uint u) {
         s += dot(dq_iq4nl4(q), xq[i]) + dot(dq_iq4nl4(q >> 4), xq[4u + i]);
     }
     return d * s;
+#elif defined(WTYPE_IQ4_XS)
+    // unit u: sub-block u % 8 of block u / 8 (136 bytes, word aligned); its 16 bytes at 8 + 16 ib
+    uint bb = rb + (u >> 3) * 136u, ib = u & 7u;
+    float d = dq_iq4xs_scale(bb, ib);
+    uint o = (bb + 8u + 16u * ib) >> 2;
+    float s = 0.0;
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        uint q = dq_w[o + i];
+        s += dot(dq_iq4nl4(q), xq[i]) + dot(dq_iq4nl4(q >> 4), xq[4u + i]);
+    }
+    return d * s;
 #elif defined(WTYPE_Q4_0) || defined(WTYPE_Q5_0)
 #if defined(WTYPE_Q4_0)
     uint bb = rb + u * 18u;

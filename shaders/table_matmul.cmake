@@ -8,6 +8,7 @@ list(APPEND VKLLM_SHADER_TABLE
   "matmul_q8_0          matmul.comp    WTYPE_Q8_0=1   3         matmul"
   "matmul_q4_0          matmul.comp    WTYPE_Q4_0=1   3         matmul"
   "matmul_iq4_nl        matmul.comp    WTYPE_IQ4_NL=1   3         matmul"
+  "matmul_iq4_xs        matmul.comp    WTYPE_IQ4_XS=1   3         matmul"
   "matmul_q4_1          matmul.comp    WTYPE_Q4_1=1   3         matmul"
   "matmul_q5_0          matmul.comp    WTYPE_Q5_0=1   3         matmul"
   "matmul_q5_1          matmul.comp    WTYPE_Q5_1=1   3         matmul"

@@ -29,9 +29,12 @@ def logits_vkllm(model, device):
 
 with tempfile.TemporaryDirectory() as d:
     for arch in ("llama", "qwen2", "qwen3", "granite"):
-        for typ, tol in (("f32", 1e-3), ("q8_0", 2e-2), ("iq4_nl", 2e-2)):
+        for typ, tol in (("f32", 1e-3), ("q8_0", 2e-2), ("iq4_nl", 2e-2), ("iq4_xs", 2e-2)):
             m = os.path.join(d, "%s-%s.gguf" % (arch, typ))
-            subprocess.run([VKLLM, "make-model", "--arch", arch, "--type", typ, "-o", m], check=True, capture_output=True)
+            # 256-element super-blocks need rows of 256: a wider model for iq4_xs
+            wide = ["--n-embd", "256", "--n-ff", "512"] if typ == "iq4_xs" else []
+            subprocess.run([VKLLM, "make-model", "--arch", arch, "--type", typ, "-o", m] + wide, check=True,
+                           capture_output=True)
             out = os.path.join(d, "peer.bin")
             r = subprocess.run([PEER, m, "--prompt-ids", IDS, "--logits", out, "-p", "0", "-n", "1", "-r", "1", "-t", "2"],
                                capture_output=True, text=True, timeout=300)

@@ -56,7 +56,7 @@ static const struct {
     {14, "q6_K", 256, 210, 1},  {15, "q8_K", 256, 292, 0},   {16, "iq2_xxs", 256, 66, 0},
     {17, "iq2_xs", 256, 74, 0}, {18, "iq3_xxs", 256, 98, 0}, {19, "iq1_s", 256, 50, 0},
     {20, "iq4_nl", 32, 18, 1},  {21, "iq3_s", 256, 110, 0},  {22, "iq2_s", 256, 82, 0},
-    {23, "iq4_xs", 256, 136, 0}, {24, "i8", 1, 1, 0},        {25, "i16", 1, 2, 0},
+    {23, "iq4_xs", 256, 136, 1}, {24, "i8", 1, 1, 0},        {25, "i16", 1, 2, 0},
     {26, "i32", 1, 4, 0},       {27, "i64", 1, 8, 0},        {28, "f64", 1, 8, 0},
     {29, "iq1_m", 256, 56, 0},  {30, "bf16", 1, 2, 1},       {34, "tq1_0", 256, 54, 0},
     {35, "tq2_0", 256, 66, 0},  {39, "mxfp4", 32, 17, 0},
@@ -231,6 +231,34 @@ static void test_decode_q8_0(void) {
 /* ggml's kvalues_iq4nl (ggml-common.h), copied here as the test's own oracle */
 static const int k_iq4nl_ref[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
+static double f16_val(const uint8_t *p);
+
+/* IQ4_NL / IQ4_XS: every element is the level nearest to it under its (sub-)block's scale dl (as
+ * the bytes say): within half the widest gap between levels (24 / 2) of dl, plus how far past
+ * the table's ends it lies (IQ4_XS: plus 64 d, as each sub-block scale is its own best one
+ * rounded to a multiple of d, which a sub-block far smaller than the largest loses entirely, as
+ * in ggml); and the decoder gives dl * level exactly. */
+static void check_iq4(uint32_t type, const float *x, const float *y, const uint8_t *q, int n) {
+    for (int i = 0; i < n; i++) {
+        const uint8_t *blk = q + (type == VKLLM__TYPE_IQ4_NL ? (size_t)(i / 32) * 18 : (size_t)(i / 256) * 136);
+        int j = type == VKLLM__TYPE_IQ4_NL ? i % 32 : i % 256, ib = j / 32, l = j % 32;
+        double d = f16_val(blk), dl = d, slack = 0;
+        const uint8_t *qs = blk + 2;
+        if (type == VKLLM__TYPE_IQ4_XS) { /* ls is the sub-block's own scale / d rounded: half a d off */
+            slack = 64 * fabs(d);
+            int ls = ((blk[4 + ib / 2] >> 4 * (ib % 2)) & 15) | (((blk[2] | blk[3] << 8) >> 2 * ib) & 3) << 4;
+            dl *= ls - 32;
+            qs = blk + 8 + 16 * ib;
+        }
+        int nib = l < 16 ? qs[l] & 15 : qs[l - 16] >> 4;
+        ASSERT(y[i] == (float)(dl * k_iq4nl_ref[nib]));
+        double r = dl != 0 ? x[i] / dl : 0, past = r > 113 ? r - 113 : r < -127 ? -127 - r : 0;
+        double bound = fabs(dl) * (12 + past) + slack + 1e-6 * fabs(x[i]) + 1e-30;
+        if (fabs((double)y[i] - x[i]) > bound)
+            FAILF("%s element %d: %.9g came back as %.9g (scale %.9g)", vkllm__type_name(type), i, x[i], y[i], dl);
+    }
+}
+
 static void test_decode_q4(void) {
     /* Q4_0: d = 0.5, byte j = j | (15 - j) << 4: element j = (j - 8) * 0.5, element 16 + j =
      * (15 - j - 8) * 0.5. */
@@ -248,6 +276,25 @@ static void test_decode_q4(void) {
     for (int j = 0; j < 16; j++) want[j] = 0.5f * (float)k_iq4nl_ref[j], want[16 + j] = 0.5f * (float)k_iq4nl_ref[15 - j];
     ASSERT(want[0] == -63.5f && want[15] == 56.5f);
     check_decode(VKLLM__TYPE_IQ4_NL, b0, want, 32);
+    /* IQ4_XS: d = 0.5, sub-block ib's ls = 32 + ib - 4 (4 low bits in scales_l, 2 high in
+     * scales_h), its 16 bytes j | (15 - j) << 4 */
+    uint8_t bx[136] = {0};
+    float wantx[256];
+    wr16(bx, 0x3800);
+    uint16_t sh = 0;
+    for (int ib = 0; ib < 8; ib++) {
+        int ls = 32 + ib - 4;
+        bx[4 + ib / 2] |= (uint8_t)((ls & 15) << 4 * (ib % 2));
+        sh |= (uint16_t)((ls >> 4) << 2 * ib);
+        for (int j = 0; j < 16; j++) {
+            bx[8 + 16 * ib + j] = (uint8_t)(j | (15 - j) << 4);
+            wantx[32 * ib + j] = 0.5f * (float)(ls - 32) * (float)k_iq4nl_ref[j];
+            wantx[32 * ib + 16 + j] = 0.5f * (float)(ls - 32) * (float)k_iq4nl_ref[15 - j];
+        }
+    }
+    wr16(bx + 2, sh);
+    ASSERT(wantx[0] == 254.0f && wantx[32 * 7] == -190.5f);
+    check_decode(VKLLM__TYPE_IQ4_XS, bx, wantx, 256);
 
     /* Q4_1: d = 0.5, m = -1: element j = j * 0.5 - 1, element 16 + j = (15 - j) * 0.5 - 1. */
     wr16(b1, 0x3800);
@@ -572,6 +619,10 @@ static void test_roundtrip_type(uint32_t type, enum data_kind kind) {
         for (int b = 0; b < N / 32; b++) check_block_bounds(type, x + 32 * b, y + 32 * b, q + ts * b);
         break;
     }
+    case VKLLM__TYPE_IQ4_NL:
+    case VKLLM__TYPE_IQ4_XS:
+        check_iq4(type, x, y, q, N);
+        break;
     default:
         for (size_t k = 0; k < VKLLM_ARRAY_LEN(kbounds); k++)
             if (kbounds[k].type == type) check_kquant(&kbounds[k], kind, x, y);
@@ -631,7 +682,8 @@ static void test_exact_roundtrip(void) {
 static void test_roundtrip(void) {
     static const uint32_t types[] = {VKLLM__TYPE_F32,  VKLLM__TYPE_F16,  VKLLM__TYPE_BF16, VKLLM__TYPE_Q8_0,
                                      VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_1, VKLLM__TYPE_Q5_0, VKLLM__TYPE_Q5_1,
-                                     VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K, VKLLM__TYPE_IQ4_NL};
+                                     VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K, VKLLM__TYPE_IQ4_NL,
+                                     VKLLM__TYPE_IQ4_XS};
     int n_compute = 0;
     for (uint32_t id = 0; id < VKLLM__TYPE_COUNT_; id++) {
         const struct vkllm__type_traits *t = vkllm__type_traits(id);

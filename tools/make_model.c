@@ -179,7 +179,10 @@ static uint32_t fit_type(uint32_t want, uint64_t n) {
         const struct vkllm__type_traits *tr = vkllm__type_traits(t);
         if (!tr || n % tr->block_size == 0) return t;
         if (tr->block_size == 256)
-            t = t == VKLLM__TYPE_Q5_K ? VKLLM__TYPE_Q5_0 : t == VKLLM__TYPE_Q6_K ? VKLLM__TYPE_Q8_0 : VKLLM__TYPE_Q4_0;
+            t = t == VKLLM__TYPE_Q5_K   ? VKLLM__TYPE_Q5_0
+                : t == VKLLM__TYPE_Q6_K ? VKLLM__TYPE_Q8_0
+                : t == VKLLM__TYPE_IQ4_XS ? VKLLM__TYPE_IQ4_NL
+                                          : VKLLM__TYPE_Q4_0;
         else
             t = VKLLM__TYPE_F16;
     }
@@ -323,6 +326,7 @@ static uint32_t file_type(uint32_t t) {
     case VKLLM__TYPE_Q5_K: return 16; /* Q5_K_S */
     case VKLLM__TYPE_Q6_K: return 18;
     case VKLLM__TYPE_IQ4_NL: return 25;
+    case VKLLM__TYPE_IQ4_XS: return 30;
     case VKLLM__TYPE_BF16: return 32;
     default: return 0;
     }

@@ -1,5 +1,5 @@
 /* quant.c - scalar reference dequantization and quantization of the ggml types vkllm computes
- * with (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL). The decoders follow
+ * with (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS). The decoders follow
  * the GGUF block definitions exactly (see quant_blocks.h); the encoders round to nearest and,
  * for the K-quants, search a few scales per sub-block, and always produce blocks that ggml's own
  * decoder reads the same way. The oracle for tests, never a fast path.
@@ -156,6 +156,48 @@ static void quant_iq4_nl(const float *x, struct vkllm__block_iq4_nl *b) {
             memcpy(b->qs, qs, sizeof qs);
         }
         if (t == 0) scale[1] = sqq > 0 ? sxq / sqq : 0.0f;
+    }
+}
+
+static int iq4xs_ls(const struct vkllm__block_iq4_xs *b, int ib) {
+    return ((b->scales_l[ib / 2] >> 4 * (ib % 2)) & 15) | ((b->scales_h >> 2 * ib) & 3) << 4;
+}
+
+static void dequant_iq4_xs(const struct vkllm__block_iq4_xs *b, float *y) {
+    float d = vkllm__f16_to_f32(b->d);
+    for (int ib = 0; ib < VKLLM_QK_K / 32; ib++) {
+        float dl = d * (float)(iq4xs_ls(b, ib) - 32);
+        const uint8_t *qs = b->qs + 16 * ib;
+        for (int j = 0; j < 16; j++) {
+            y[32 * ib + j] = dl * (float)k_iq4nl[qs[j] & 15];
+            y[32 * ib + 16 + j] = dl * (float)k_iq4nl[qs[j] >> 4];
+        }
+    }
+}
+
+/* Each sub-block's own best scale as IQ4_NL finds it, then one super-block scale d with 6-bit
+ * multiples (ls - 32 in -32..31) of it, and the indices picked again for the rounded scales. */
+static void quant_iq4_xs(const float *x, struct vkllm__block_iq4_xs *b) {
+    float sub[VKLLM_QK_K / 32], amax = 0.0f, vmax = 0.0f;
+    for (int ib = 0; ib < VKLLM_QK_K / 32; ib++) {
+        struct vkllm__block_iq4_nl t;
+        quant_iq4_nl(x + 32 * ib, &t);
+        sub[ib] = vkllm__f16_to_f32(t.d);
+        if (fabsf(sub[ib]) > amax) amax = fabsf(sub[ib]), vmax = sub[ib];
+    }
+    b->d = f16_scale(vmax / -32.0f); /* the largest sub-scale maps to ls - 32 = -32 exactly */
+    float d = vkllm__f16_to_f32(b->d), id = d != 0.0f ? 1.0f / d : 0.0f;
+    b->scales_h = 0;
+    memset(b->scales_l, 0, sizeof b->scales_l);
+    for (int ib = 0; ib < VKLLM_QK_K / 32; ib++) {
+        int ls = qround(sub[ib] * id, -32, 31) + 32;
+        b->scales_l[ib / 2] |= (uint8_t)((ls & 15) << 4 * (ib % 2));
+        b->scales_h |= (uint16_t)((ls >> 4) << 2 * ib);
+        float dl = d * (float)(ls - 32), idl = dl != 0.0f ? 1.0f / dl : 0.0f;
+        for (int j = 0; j < 16; j++) {
+            int q0 = iq4nl_nearest(x[32 * ib + j] * idl), q1 = iq4nl_nearest(x[32 * ib + 16 + j] * idl);
+            b->qs[16 * ib + j] = (uint8_t)(q0 | q1 << 4);
+        }
     }
 }
 
@@ -474,6 +516,16 @@ int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float
         d[0] = vkllm__f16_to_f32(b->d), m[0] = 0.0f;
         return 32;
     }
+    case VKLLM__TYPE_IQ4_XS: { /* as IQ4_NL, a scale per sub-block of 32 */
+        const struct vkllm__block_iq4_xs *b = block;
+        float dd = vkllm__f16_to_f32(b->d);
+        for (int ib = 0; ib < 8; ib++) {
+            for (int j = 0; j < 16; j++)
+                q[32 * ib + j] = k_iq4nl[b->qs[16 * ib + j] & 15], q[32 * ib + 16 + j] = k_iq4nl[b->qs[16 * ib + j] >> 4];
+            d[ib] = dd * (float)(iq4xs_ls(b, ib) - 32), m[ib] = 0.0f;
+        }
+        return 256;
+    }
     case VKLLM__TYPE_IQ4_NL: { /* the table's levels fit int8: repacked as Q8_0 */
         const struct vkllm__block_iq4_nl *b = block;
         for (int j = 0; j < 16; j++) q[j] = k_iq4nl[b->qs[j] & 15], q[j + 16] = k_iq4nl[b->qs[j] >> 4];
@@ -537,6 +589,7 @@ int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float
     XX(VKLLM__TYPE_Q8_0, q8_0, VKLLM_QK8_0)                 \
     XX(VKLLM__TYPE_Q4_0, q4_0, VKLLM_QK4_0)                 \
     XX(VKLLM__TYPE_IQ4_NL, iq4_nl, VKLLM_QK4_NL)            \
+    XX(VKLLM__TYPE_IQ4_XS, iq4_xs, VKLLM_QK_K)              \
     XX(VKLLM__TYPE_Q4_1, q4_1, VKLLM_QK4_1)                 \
     XX(VKLLM__TYPE_Q5_0, q5_0, VKLLM_QK5_0)                 \
     XX(VKLLM__TYPE_Q5_1, q5_1, VKLLM_QK5_1)                 \

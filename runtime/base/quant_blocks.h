@@ -32,6 +32,16 @@ struct vkllm__block_iq4_nl {
     uint8_t qs[VKLLM_QK4_NL / 2];  /* 4-bit indices into the table */
 };
 
+/* IQ4_XS: 8 sub-blocks of 32, sub-block ib scaled by d * (ls - 32), ls = 6 bits (the low 4 in
+ * scales_l[ib / 2] >> 4 * (ib % 2), the high 2 in scales_h >> 2 * ib); its 16 bytes of qs index
+ * the IQ4_NL levels as in IQ4_NL. */
+struct vkllm__block_iq4_xs {
+    uint16_t d;                      /* f16 super-block scale */
+    uint16_t scales_h;
+    uint8_t scales_l[VKLLM_QK_K / 64];
+    uint8_t qs[VKLLM_QK_K / 2];
+};
+
 /* x[j] = q[j] * d + m; nibbles as in Q4_0. */
 struct vkllm__block_q4_1 {
     uint16_t d;  /* f16 scale */
@@ -95,6 +105,7 @@ struct vkllm__block_q6_K {
 
 _Static_assert(sizeof(struct vkllm__block_q4_0) == 18, "block_q4_0 is 18 bytes in GGUF");
 _Static_assert(sizeof(struct vkllm__block_iq4_nl) == 18, "block_iq4_nl is 18 bytes in GGUF");
+_Static_assert(sizeof(struct vkllm__block_iq4_xs) == 136, "block_iq4_xs is 136 bytes in GGUF");
 _Static_assert(sizeof(struct vkllm__block_q4_1) == 20, "block_q4_1 is 20 bytes in GGUF");
 _Static_assert(sizeof(struct vkllm__block_q5_0) == 22, "block_q5_0 is 22 bytes in GGUF");
 _Static_assert(sizeof(struct vkllm__block_q5_1) == 24, "block_q5_1 is 24 bytes in GGUF");

@@ -42,6 +42,7 @@ static const struct tb_format k_formats[] = {
     {VKLLM__TYPE_Q8_0, 32, 2, 1, TB_Q8},
     {VKLLM__TYPE_Q5_0, 32, 2, 1, TB_Q8},
     {VKLLM__TYPE_IQ4_NL, 32, 2, 1, TB_Q8}, /* the table's levels as int8 */
+    {VKLLM__TYPE_IQ4_XS, 32, 2, 1, TB_Q8},
     {VKLLM__TYPE_Q6_K, 32, 2, 2, TB_Q8_16},
     {VKLLM__TYPE_Q5_1, 32, 2, 2, TB_Q8_AFF},
     {VKLLM__TYPE_Q5_K, 32, 2, 2, TB_Q8_AFF},

@@ -2,6 +2,7 @@
 // One weight type per compilation, chosen with a define:
 //   -DWTYPE_F32=1 -DWTYPE_F16=1 -DWTYPE_BF16=1 -DWTYPE_Q8_0=1 -DWTYPE_Q4_0=1 -DWTYPE_Q4_1=1
 //   -DWTYPE_Q5_0=1 -DWTYPE_Q5_1=1 -DWTYPE_Q4_K=1 -DWTYPE_Q5_K=1 -DWTYPE_Q6_K=1 -DWTYPE_IQ4_NL=1
+//   -DWTYPE_IQ4_XS=1
 // Layouts are byte for byte those of GGUF (runtime/base/quant_blocks.h; the reference decoder is
 // runtime/base/quant.c): keep the three in step.
 //
@@ -92,16 +93,29 @@ vec4 dq_u8x4(uint v) { return vec4(v & 0xffu, (v >> 8) & 0xffu, (v >> 16) & 0xff
 #elif defined(WTYPE_Q6_K)
 #define DQ_BLOCK 256u
 #define DQ_BLOCK_BYTES 210u
+#elif defined(WTYPE_IQ4_XS)
+#define DQ_BLOCK 256u
+#define DQ_BLOCK_BYTES 136u
 #else
-#error "dequant.glsl: define one WTYPE_* (F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K IQ4_NL)"
+#error "dequant.glsl: define one WTYPE_* (F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K IQ4_NL IQ4_XS)"
 #endif
 
-#if defined(WTYPE_IQ4_NL)
+#if defined(WTYPE_IQ4_NL) || defined(WTYPE_IQ4_XS)
 // IQ4_NL's 16 levels (ggml's kvalues_iq4nl; runtime/base/quant.c has the same table)
 const float k_iq4nl[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0, 1.0, 13.0, 25.0,
                                     38.0, 53.0, 69.0, 89.0, 113.0);
 vec4 dq_iq4nl4(uint v) { // the levels of the nibbles at bits 0, 8, 16, 24 of v
     return vec4(k_iq4nl[v & 15u], k_iq4nl[(v >> 8) & 15u], k_iq4nl[(v >> 16) & 15u], k_iq4nl[(v >> 24) & 15u]);
+}
+#endif
+
+#if defined(WTYPE_IQ4_XS)
+// Sub-block ib's scale of the IQ4_XS block at byte bb: d * (ls - 32), ls 6 bits split in two.
+float dq_iq4xs_scale(uint bb, uint ib) {
+    uint h = dq_u32(bb);                        // d | scales_h << 16
+    uint l = dq_u32(bb + 4u);                   // scales_l[0..3]
+    uint ls = ((l >> (4u * ib)) & 15u) | (((h >> (16u + 2u * ib)) & 3u) << 4);
+    return unpackHalf2x16(h).x * (float(ls) - 32.0);
 }
 #endif
 
@@ -140,6 +154,10 @@ vec4 dq_get4(uint rb, uint j) {
 #elif defined(WTYPE_IQ4_NL)
     uint v = dq_u32(bb + 2u + (i & 15u)) >> ((i & 16u) >> 2);  // low nibbles, or high for i >= 16
     return dq_f16(bb) * dq_iq4nl4(v);
+#elif defined(WTYPE_IQ4_XS)
+    uint ib = i / 32u, l = i % 32u;
+    uint v = dq_u32(bb + 8u + 16u * ib + (l & 15u)) >> ((l & 16u) >> 2);
+    return dq_iq4xs_scale(bb, ib) * dq_iq4nl4(v);
 #elif defined(WTYPE_Q4_0) || defined(WTYPE_Q4_1)
 #if defined(WTYPE_Q4_0)
     const uint qs = 2u;
