@@ -155,6 +155,24 @@ try {
   await send(page, "The dog");
   await idle(page);
   check((await page.$$eval("#convs li", (l) => l.length)) === 2, "it is listed beside the first");
+  // 9. a busy server (503) and a refused request: said plainly, nothing half-drawn left behind
+  await page.setRequestInterception(true);
+  const busy = (req) => req.url().endsWith("/v1/chat/completions")
+    ? req.respond({ status: 503, contentType: "application/json",
+                    body: JSON.stringify({ error: { message: "the server is busy", type: "server_error" } }) })
+    : req.continue();
+  page.on("request", busy);
+  const before503 = await page.$$eval(".msg", (m) => m.length);
+  await page.click("#input");
+  await page.keyboard.type("Anyone there?");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => /busy/.test(document.getElementById("notice").textContent), { timeout: 10000 }).catch(() => {});
+  await idle(page);
+  check(await page.$eval("#notice", (n) => !n.hidden && /busy/.test(n.textContent)) &&
+    (await page.$$eval(".msg", (m) => m.length)) === before503 + 1, "a 503 says the server is busy (the message stays, no empty reply)");
+  page.off("request", busy);
+  await page.setRequestInterception(false);
+  errors.splice(0, errors.length, ...errors.filter((e) => !/503/.test(e))); /* the 503 itself is logged */
   await page.screenshot({ path: shot, fullPage: false });
   console.log("screenshot: " + shot);
   check(errors.length === 0, "no errors in the console: " + JSON.stringify(errors));
