@@ -52,6 +52,7 @@ enum serve_state { SERVE_QUEUED = 0, SERVE_RUNNING = 1, SERVE_DONE = 2 };
 
 struct serve_piece { /* one text piece of a streaming reply, as the engine produced it */
     struct serve_piece *next;
+    uint32_t probs_end;  /* logprobs records handed over before it (its tokens' go with it) */
     size_t len;
     char text[];
 };

@@ -121,6 +121,7 @@ static int on_text(const char *text, size_t len, void *ud) {
         struct serve_piece *p = malloc(sizeof *p + len + 1);
         if (p) {
             p->next = NULL;
+            p->probs_end = r->n_probs;
             p->len = len;
             memcpy(p->text, text, len);
             p->text[len] = 0;
@@ -458,7 +459,8 @@ static void admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     r->gen = g;
     r->state = SERVE_RUNNING;
     if (first) r->ttft_ms = (now - r->t_arrival) * 1e3;
-    copy_probs_locked(r); /* the first token's record, with its text */
+    copy_probs_locked(r); /* the first token's record, with its text (which came before g did) */
+    for (struct serve_piece *p = r->head; p; p = p->next) p->probs_end = r->n_probs;
     serve_req_unlock_notify(r);
     r->t_last_token = now;
     r->n_seen = first;

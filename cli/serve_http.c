@@ -378,9 +378,10 @@ struct stream {
 
 static int has_news(const struct serve_req *r) { return r->head || r->state == SERVE_DONE || r->ping; }
 
-/* Choice i's pieces since the last call, one SSE event each (its last with the logprobs of the
- * tokens handed over meanwhile), and its final chunk once it is done. 1 when something was
- * written, 0 nothing new, -1 the client has gone. */
+/* Choice i's pieces since the last call, one SSE event each with the logprobs of its tokens (the
+ * records handed over before it and after the previous piece), and its final chunk once it is
+ * done, with any records left. 1 when something was written, 0 nothing new, -1 the client has
+ * gone. */
 static int stream_take(struct stream *s, int i) {
     struct serve_req *r = s->r[i];
     pthread_mutex_lock(&r->mu);
@@ -392,20 +393,32 @@ static int stream_take(struct stream *s, int i) {
     }
     r->head = r->tail = NULL;
     struct vkllm_token_probs *lp = NULL;
-    uint32_t n_lp = 0;
-    if (r->n_probs > r->n_probs_sent && (lp = malloc(sizeof *lp * (r->n_probs - r->n_probs_sent)))) {
-        n_lp = r->n_probs - r->n_probs_sent;
-        memcpy(lp, r->probs + r->n_probs_sent, sizeof *lp * n_lp);
-        r->n_probs_sent = r->n_probs;
+    uint32_t n_lp = 0, base = r->n_probs_sent, at = 0; /* lp[k] is record base + k */
+    uint32_t need = r->n_probs; /* the records of these pieces' tokens; all of them at the end */
+    if (!done) {
+        const struct serve_piece *last = p;
+        while (last && last->next) last = last->next;
+        need = last && last->probs_end < need ? last->probs_end : need;
+    }
+    if (need > base && (lp = malloc(sizeof *lp * (need - base)))) {
+        n_lp = need - base;
+        memcpy(lp, r->probs + base, sizeof *lp * n_lp);
+        r->n_probs_sent = need;
     }
     pthread_mutex_unlock(&r->mu);
-    while (p) {
+    while (p) { /* each piece with the records handed over before it and after the previous one */
         struct serve_piece *n = p->next;
-        int last = n == NULL;
-        serve_api_sse_text(s->srv, r, p->text, p->len, last ? lp : NULL, last ? n_lp : 0, &s->out);
-        if (last) n_lp = 0;
+        uint32_t end = p->probs_end > base ? p->probs_end - base : 0;
+        if (end > n_lp) end = n_lp;
+        if (end < at) end = at;
+        serve_api_sse_text(s->srv, r, p->text, p->len, lp ? lp + at : NULL, end - at, &s->out);
+        at = end;
         free(p);
         p = n;
+    }
+    if (lp && at) { /* what the pieces took; the rest goes with the next piece or the end */
+        memmove(lp, lp + at, sizeof *lp * (n_lp - at));
+        n_lp -= at;
     }
     if (done && status == 499) {
         free(lp);
