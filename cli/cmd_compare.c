@@ -43,6 +43,8 @@ struct agree {
     int n;                 /* positions compared */
     double max_abs, sum_abs, sum_kl, max_kl;
     int top1;              /* positions whose argmax agrees */
+    int near_ties;         /* of the others, those where the baseline's two best logits are closer
+                              than twice the largest |difference| there: rounding alone swaps them */
 };
 
 struct dev_result {
@@ -183,7 +185,14 @@ static void agree_add(struct agree *a, const float *base, const float *dev, uint
     a->sum_abs += sum / n;
     a->sum_kl += kl;
     a->max_kl = kl > a->max_kl ? kl : a->max_kl;
-    a->top1 += argmax(base, n) == argmax(dev, n);
+    uint32_t b1 = argmax(base, n), d1 = argmax(dev, n);
+    a->top1 += b1 == d1;
+    if (b1 != d1) {
+        double second = -INFINITY;
+        for (uint32_t i = 0; i < n; i++)
+            if (i != b1 && base[i] > second) second = base[i];
+        a->near_ties += (double)base[b1] - second <= 2 * mx;
+    }
 }
 
 /* The baseline's run of prompt ids: its logits after each prompt token and steps greedy tokens.
@@ -349,18 +358,20 @@ static void print_md(FILE *f, const struct opts *o, const struct dev_result *ds,
     fprintf(f, "# vkllm compare: %s\n\nvkllm %s (%s)\n\n## Agreement with %s\n\n", o->path, vkllm_version(),
             vkllm_git_commit(), base_name);
     fprintf(f, "%d prompt(s), each evaluated in one prefill and then %d greedy tokens of the baseline fed one at a "
-               "time.\n\n", n_pos_runs, o->steps);
-    fprintf(f, "| device | positions | max abs diff | mean abs diff | mean KL | max KL | top-1 agreement |\n");
-    fprintf(f, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+               "time. Near-ties: top-1 disagreements where the baseline's two best logits are closer than twice the "
+               "largest |difference| at that position.\n\n", n_pos_runs, o->steps);
+    fprintf(f, "| device | positions | max abs diff | mean abs diff | mean KL | max KL | top-1 agreement | near-ties |\n");
+    fprintf(f, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (int i = 0; i < n; i++) {
         const struct dev_result *d = &ds[i];
         if (d->is_baseline) {
-            fprintf(f, "| %s | baseline | | | | | |\n", d->name);
+            fprintf(f, "| %s | baseline | | | | | | |\n", d->name);
             continue;
         }
         const struct agree *a = &d->ag;
-        fprintf(f, "| %s | %d | %.3g | %.3g | %.3g | %.3g | %.1f%% |\n", d->name, a->n, a->max_abs,
-                a->n ? a->sum_abs / a->n : 0, a->n ? a->sum_kl / a->n : 0, a->max_kl, a->n ? 100.0 * a->top1 / a->n : 0);
+        fprintf(f, "| %s | %d | %.3g | %.3g | %.3g | %.3g | %.1f%% | %d |\n", d->name, a->n, a->max_abs,
+                a->n ? a->sum_abs / a->n : 0, a->n ? a->sum_kl / a->n : 0, a->max_kl, a->n ? 100.0 * a->top1 / a->n : 0,
+                a->near_ties);
     }
     fprintf(f, "\n## Speed (tokens/s, median of %d)\n\n| device | depth | pp%d | tg%d | decode GB/s | of peak |\n"
                "| --- | ---: | ---: | ---: | ---: | ---: |\n", o->reps, o->n_prompt, o->n_gen);
@@ -434,6 +445,8 @@ static cJSON *report_json(const struct opts *o, const struct dev_result *ds, int
             cJSON_AddNumberToObject(ag, "mean_kl", a->n ? a->sum_kl / a->n : 0);
             cJSON_AddNumberToObject(ag, "max_kl", a->max_kl);
             cJSON_AddNumberToObject(ag, "top1_agreement", a->n ? (double)a->top1 / a->n : 0);
+            cJSON_AddNumberToObject(ag, "near_ties", a->near_ties);
+            cJSON_AddNumberToObject(ag, "top1_agreement_beyond_ties", a->n ? (double)(a->top1 + a->near_ties) / a->n : 0);
         }
         if (d->id == REF) continue;
         cJSON *sp = cJSON_AddArrayToObject(x, "speed");

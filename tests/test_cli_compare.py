@@ -53,6 +53,34 @@ a2 = next(d for d in j2["devices"] if not d["baseline"])["agreement"]
 check(a2["positions"] == a["positions"] and abs(a2["max_abs_diff"] - a["max_abs_diff"]) < 1e-6 and
       abs(a2["mean_abs_diff"] - a["mean_abs_diff"]) < 1e-6, "symmetric: %s vs %s" % (a2, a))
 
+check(a["near_ties"] == 0 and a["top1_agreement_beyond_ties"] == 1.0, "no near-ties needed: %s" % a)
+
+# two logical devices on one host (the system lavapipe listed twice through VK_ICD_FILENAMES): the
+# report holds both, and the agreement is computed: device 1 against device 0 is exactly 0, the
+# reference against device 0 is not
+icd = next((p for p in ("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", "/usr/share/vulkan/icd.d/lvp_icd.json")
+            if os.path.exists(p)), None)
+if icd and not os.environ.get("VK_ICD_FILENAMES"):
+    with tempfile.TemporaryDirectory() as d:
+        icds = [os.path.join(d, n) for n in ("a.json", "b.json")]
+        for p in icds:
+            open(p, "w").write(open(icd).read())
+        env = dict(os.environ, VK_ICD_FILENAMES=":".join(icds), VK_DRIVER_FILES=":".join(icds))
+        r = subprocess.run([VKLLM, "compare", "-m", MODEL, "--devices", "0,1,ref", "--baseline", "0", "-o", "json"] + common,
+                           capture_output=True, text=True, timeout=300, env=env)
+        check(r.returncode == 0, "two lavapipes and the reference: %s" % r.stderr[-800:])
+        if r.returncode == 0:
+            jj = json.loads(r.stdout)
+            by = {str(x["index"]): x for x in jj["devices"]}
+            check(sorted(by) == ["0", "1", "ref"] and by["0"]["baseline"] and by["1"]["agreement"]["max_abs_diff"] == 0
+                  and by["1"]["agreement"]["top1_agreement"] == 1.0 and by["ref"]["agreement"]["max_abs_diff"] > 0
+                  and len(by["1"]["speed"]) == 3, "both devices in the report, agreement computed: %s" %
+                  {k: v.get("agreement") for k, v in by.items()})
+elif not icd:
+    check(False, "the system lavapipe's ICD file (mesa-vulkan-drivers) to list twice")
+else:
+    print("note: VK_ICD_FILENAMES is set by the caller: the two-device part follows it, not run here")
+
 with tempfile.TemporaryDirectory() as d:
     html = os.path.join(d, "r.html")
     run(common + ["--devices", "0", "--peak-gbps", "2", "-o", "html", "--out", html])
