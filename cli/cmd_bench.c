@@ -413,11 +413,13 @@ static void print_results(const struct result *rs, int n, const struct profile *
         fclose(m);
         int charts = 0;
         for (const char *q = buf; q && (q = strstr(q, "<svg ")); q++) charts++;
-        printf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"%d\">\n", 320 * charts);
+        printf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\">\n", SVG_CHART_W,
+               SVG_CHART_H * charts);
         int k = 0;
         for (char *q = buf; q && *q;) {
             char *next = strstr(q + 1, "<svg ");
-            printf("<g transform=\"translate(0,%d)\">\n%.*s</g>\n", 320 * k++, next ? (int)(next - q) : (int)strlen(q), q);
+            printf("<g transform=\"translate(0,%d)\">\n%.*s</g>\n", SVG_CHART_H * k++,
+                   next ? (int)(next - q) : (int)strlen(q), q);
             q = next;
         }
         printf("</svg>\n");

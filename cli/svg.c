@@ -5,8 +5,8 @@
 
 static const char *const k_colors[] = {"#2b6cb0", "#c05621", "#2f855a", "#9b2c2c",
                                        "#6b46c1", "#b7791f", "#2c7a7b", "#4a5568"};
-#define W 640
-#define H 320
+#define W SVG_CHART_W
+#define H SVG_CHART_H
 #define L 70 /* left margin */
 #define B 40 /* bottom margin */
 #define T 30 /* top of the plot */
@@ -53,8 +53,10 @@ static void axes(FILE *f, const char *title, const char *xl, const char *yl, dou
 }
 
 static void legend(FILE *f, int i, const char *name) {
-    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">", W - 250,
-            36 + 14 * i, k_colors[i % 8], W - 236, 45 + 14 * i);
+    /* top left of the plot, where a long device name has the whole width */
+    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" "
+               "stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">", L + 8,
+            36 + 14 * i, k_colors[i % 8], L + 22, 45 + 14 * i);
     svg_text(f, name);
     fprintf(f, "</text>\n");
 }

@@ -5,6 +5,9 @@
 
 #include <stdio.h>
 
+#define SVG_CHART_W 760 /* every chart's size, in pixels */
+#define SVG_CHART_H 320
+
 /* One line of a line chart: n points (x[i], y[i]). */
 struct svg_series {
     const char *name;
