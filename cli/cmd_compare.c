@@ -49,7 +49,7 @@ struct agree {
 
 struct dev_result {
     int id;                /* REF or the Vulkan index */
-    char name[300];
+    char name[320];
     struct vkllm_device_info dev;
     struct agree ag;
     int is_baseline;
