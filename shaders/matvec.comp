@@ -65,7 +65,7 @@ layout(push_constant) uniform PC {
 #define UNIT 16u
 #elif defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K)
 #define UNIT 64u
-#elif defined(WTYPE_Q6_K)
+#elif defined(WTYPE_Q6_K) || defined(WTYPE_Q2_K) || defined(WTYPE_Q3_K)
 #define UNIT 128u
 #else
 #define UNIT 32u
@@ -244,6 +244,53 @@ float unit_dot(uint rb, uint u) {
         xh += dot(xq[8u + i], vec4(1.0));
     }
     return dd.x * (float(sm0.x) * sl + float(sm1.x) * sh) - dd.y * (float(sm0.y) * xl + float(sm1.y) * xh);
+#elif defined(WTYPE_Q2_K) || defined(WTYPE_Q3_K)
+    // Unit = half n (128 elements) of a super-block. Element 32 j + 4 i + b of the unit is bits 2j
+    // of byte b of qs word 8 n + i; its sub-block of 16 is 8 n + 2 j + i / 4.
+    uint n = u & 1u;
+#if defined(WTYPE_Q2_K)
+    uint o = (rb + (u >> 1) * 84u) >> 2;  // 84-byte blocks stay word aligned
+    vec2 dd = unpackHalf2x16(dq_w[o + 20u]);  // (d, dmin)
+    uint sw[2], qw[8];
+    sw[0] = dq_w[o + 2u * n], sw[1] = dq_w[o + 2u * n + 1u];  // scales[8n .. 8n+7]
+    [[unroll]] for (uint i = 0u; i < 8u; i++) qw[i] = dq_w[o + 4u + 8u * n + i];
+    float s = 0.0, mn = 0.0;
+#else
+    uint bb = rb + (u >> 1) * 110u;
+    uint qw[8], hw[8], sw[3];
+    LOAD_WORDS(qw, bb + 32u + 32u * n, 8u);
+    LOAD_WORDS(hw, bb, 8u);  // hmask: bit 4 n + j of byte l
+    LOAD_WORDS(sw, bb + 96u, 3u);
+    float s = 0.0;
+#endif
+    [[unroll]] for (uint j = 0u; j < 4u; j++) {
+        [[unroll]] for (uint half16 = 0u; half16 < 2u; half16++) {
+            float part = 0.0, xs = 0.0;
+            [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                uint li = 4u * half16 + i;
+                vec4 q = vec4((uvec4(qw[li] >> (2u * j)) >> uvec4(0, 8, 16, 24)) & 3u);
+#if defined(WTYPE_Q3_K)
+                q += 4.0 * vec4((uvec4(hw[li] >> (4u * n + j)) >> uvec4(0, 8, 16, 24)) & 1u) - 4.0;
+#else
+                xs += dot(xq[8u * j + li], vec4(1.0));
+#endif
+                part += dot(q, xq[8u * j + li]);
+            }
+            uint si = 2u * j + half16;
+#if defined(WTYPE_Q2_K)
+            uint sc = (sw[si >> 2] >> (8u * (si & 3u))) & 0xffu;
+            s += float(sc & 15u) * part;
+            mn += float(sc >> 4) * xs;
+#else
+            s += dq_q3k_scale(sw[0], sw[1], sw[2], 8u * n + si) * part;
+#endif
+        }
+    }
+#if defined(WTYPE_Q2_K)
+    return dd.x * s - dd.y * mn;
+#else
+    return dq_f16(bb + 108u) * s;
+#endif
 #elif defined(WTYPE_Q6_K)
     // Unit = half h (128 elements) of a super-block: ql[64h ..], qh[32h ..], scales[8h ..].
     uint h = u & 1u;

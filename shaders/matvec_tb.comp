@@ -19,8 +19,9 @@
 //     ((r / 8 * nu + u) * TPU + h) * 8 + r % 8
 // The variants are storage formats; runtime/ops/ops_matvec_tb.c repacks each GGUF type into one:
 //   TB_Q8_0  int8 quants (Q8_0's qs as they are), scale d            (Q8_0, Q5_0)
-//   TB_Q6_K  int8 quants, a scale for elements 0..15 and one for 16..31 (Q6_K)
+//   TB_Q6_K  int8 quants, a scale for elements 0..15 and one for 16..31 (Q6_K, Q3_K)
 //   TB_Q5_K  int8 quants, scale d and offset m: d * q + m             (Q5_1, Q5_K)
+//   TB_Q2_K  int8 quants, a scale and an offset for elements 0..15 and for 16..31 (Q2_K)
 //   TB_Q4_0  nibbles (byte i: elements i and 16 + i, as Q4_0's qs), d * (q - 8)   (Q4_0)
 //   TB_Q4_K  nibbles in the same order, d * q + m                     (Q4_1, Q4_K)
 //   TB_F32, TB_F16 the values (BF16 is widened to F32)
@@ -49,7 +50,7 @@ layout(push_constant) uniform PC {
 } p;
 
 layout(binding = 0) uniform utextureBuffer wq;
-#if defined(TB_Q8_0) || defined(TB_Q4_0) || defined(TB_Q4_K) || defined(TB_Q5_K) || defined(TB_Q6_K)
+#if defined(TB_Q8_0) || defined(TB_Q4_0) || defined(TB_Q4_K) || defined(TB_Q5_K) || defined(TB_Q6_K) || defined(TB_Q2_K)
 #define TB_SCALES 1
 layout(binding = 1) uniform utextureBuffer ws;
 #define XB 2
@@ -86,7 +87,9 @@ float q4dot(uint v, uint sh, vec4 xv, float s) {
 }
 // The NR values of scale j (of NS per unit) of this invocation's rows: 4 per texel, NR >= 4
 // starting a texel (lane % 4 == 0).
-#if defined(TB_Q4_K) || defined(TB_Q5_K) || defined(TB_Q6_K)
+#if defined(TB_Q2_K)
+#define NS 4u
+#elif defined(TB_Q4_K) || defined(TB_Q5_K) || defined(TB_Q6_K)
 #define NS 2u
 #else
 #define NS 1u
@@ -108,14 +111,19 @@ void main() {
     float acc[NR * NC];
     [[unroll]] for (uint i = 0u; i < NR * NC; i++) acc[i] = 0.0;
 
-#if defined(TB_Q8_0) || defined(TB_Q4_0) || defined(TB_Q4_K) || defined(TB_Q5_K) || defined(TB_Q6_K)
+#if defined(TB_Q8_0) || defined(TB_Q4_0) || defined(TB_Q4_K) || defined(TB_Q5_K) || defined(TB_Q6_K) || defined(TB_Q2_K)
     for (uint u = 0u; u < p.nu; u++) {
         uint unit = g * p.nu + u;
         // scales: Q8_0, Q4_0 d; Q4_K d and min; Q6_K d of elements 0..15 and of 16..31
         float d[NR], e[NR];
         unit_scales(unit, 0u, lane, d);
-        if (NS == 2u) unit_scales(unit, 1u, lane, e);
-#if defined(TB_Q8_0) || defined(TB_Q5_K) || defined(TB_Q6_K)
+        if (NS >= 2u) unit_scales(unit, 1u, lane, e);
+#if defined(TB_Q2_K)
+        float ma[NR], mb[NR];  // Q2_K: the offsets of elements 0..15 and of 16..31
+        unit_scales(unit, 2u, lane, ma);
+        unit_scales(unit, 3u, lane, mb);
+#endif
+#if defined(TB_Q8_0) || defined(TB_Q5_K) || defined(TB_Q6_K) || defined(TB_Q2_K)
         uvec4 qa[NR], qb[NR];
         [[unroll]] for (uint r = 0u; r < NR; r++) {
             qa[r] = texelFetch(wq, int(unit * 16u + lane + r));
@@ -132,8 +140,11 @@ void main() {
 #if defined(TB_Q4_K) || defined(TB_Q5_K)
             float xs = dot((x0 + x1) + (x2 + x3) + ((x4 + x5) + (x6 + x7)), vec4(1.0)); // the unit's sum of x
 #endif
+#if defined(TB_Q2_K)
+            float xsa = dot((x0 + x1) + (x2 + x3), vec4(1.0)), xsb = dot((x4 + x5) + (x6 + x7), vec4(1.0));
+#endif
             [[unroll]] for (uint r = 0u; r < NR; r++) {
-#if defined(TB_Q8_0) || defined(TB_Q5_K) || defined(TB_Q6_K)
+#if defined(TB_Q8_0) || defined(TB_Q5_K) || defined(TB_Q6_K) || defined(TB_Q2_K)
                 // two chains (elements 0..15 and 16..31) for the fma latency
                 float sa = q8dot(qa[r].w, x3, q8dot(qa[r].z, x2, q8dot(qa[r].y, x1, q8dot(qa[r].x, x0, 0.0))));
                 float sb = q8dot(qb[r].w, x7, q8dot(qb[r].z, x6, q8dot(qb[r].y, x5, q8dot(qb[r].x, x4, 0.0))));
@@ -141,6 +152,9 @@ void main() {
                 acc[r * NC + c] += d[r] * ((sa + sb) * (1.0 / 16777216.0));
 #elif defined(TB_Q5_K)
                 acc[r * NC + c] += d[r] * ((sa + sb) * (1.0 / 16777216.0)) + e[r] * xs;
+#elif defined(TB_Q2_K)
+                acc[r * NC + c] += d[r] * (sa * (1.0 / 16777216.0)) + e[r] * (sb * (1.0 / 16777216.0)) +
+                                   (ma[r] * xsa + mb[r] * xsb);
 #else
                 acc[r * NC + c] += d[r] * (sa * (1.0 / 16777216.0)) + e[r] * (sb * (1.0 / 16777216.0));
 #endif

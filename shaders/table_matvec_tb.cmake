@@ -9,4 +9,5 @@ list(APPEND VKLLM_SHADER_TABLE
   "matvec_tb_q4_k  matvec_tb.comp  TB_Q4_K=1  4  matvec_tb  ttts"
   "matvec_tb_q5_k  matvec_tb.comp  TB_Q5_K=1  4  matvec_tb  ttts"
   "matvec_tb_q6_k  matvec_tb.comp  TB_Q6_K=1  4  matvec_tb  ttts"
+  "matvec_tb_q2_k  matvec_tb.comp  TB_Q2_K=1  4  matvec_tb  ttts"
 )

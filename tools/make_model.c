@@ -172,7 +172,7 @@ static vkllm_status fill_tensor(void *user, void *dst, uint64_t nbytes) {
 }
 
 /* The type for rows of n elements: the wanted one when its block divides n, else the nearest
- * 32-element relative (q4_K -> q4_0, q5_K -> q5_0, q6_K -> q8_0), else f16. */
+ * 32-element relative (q2_K, q3_K, q4_K -> q4_0, q5_K -> q5_0, q6_K -> q8_0), else f16. */
 static uint32_t fit_type(uint32_t want, uint64_t n) {
     uint32_t t = want;
     for (;;) {
@@ -181,6 +181,7 @@ static uint32_t fit_type(uint32_t want, uint64_t n) {
         if (tr->block_size == 256)
             t = t == VKLLM__TYPE_Q5_K   ? VKLLM__TYPE_Q5_0
                 : t == VKLLM__TYPE_Q6_K ? VKLLM__TYPE_Q8_0
+                : t == VKLLM__TYPE_Q3_K || t == VKLLM__TYPE_Q2_K ? VKLLM__TYPE_Q4_0
                 : t == VKLLM__TYPE_IQ4_XS ? VKLLM__TYPE_IQ4_NL
                                           : VKLLM__TYPE_Q4_0;
         else
@@ -322,6 +323,8 @@ static uint32_t file_type(uint32_t t) {
     case VKLLM__TYPE_Q8_0: return 7;
     case VKLLM__TYPE_Q5_0: return 8;
     case VKLLM__TYPE_Q5_1: return 9;
+    case VKLLM__TYPE_Q2_K: return 10;
+    case VKLLM__TYPE_Q3_K: return 11; /* Q3_K_S: all q3_K */
     case VKLLM__TYPE_Q4_K: return 14; /* Q4_K_S: all q4_K */
     case VKLLM__TYPE_Q5_K: return 16; /* Q5_K_S */
     case VKLLM__TYPE_Q6_K: return 18;

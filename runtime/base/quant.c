@@ -1,5 +1,5 @@
 /* quant.c - scalar reference dequantization and quantization of the ggml types vkllm computes
- * with (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS). The decoders follow
+ * with (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS). The decoders follow
  * the GGUF block definitions exactly (see quant_blocks.h); the encoders round to nearest and,
  * for the K-quants, search a few scales per sub-block, and always produce blocks that ggml's own
  * decoder reads the same way. The oracle for tests, never a fast path.
@@ -500,6 +500,87 @@ static void quant_q6_K(const float *x, struct vkllm__block_q6_K *b) {
     }
 }
 
+/* --- Q2_K, Q3_K ----------------------------------------------------------------------------- */
+
+/* Element i's byte of qs and the shift of its 2 bits (quant_blocks.h). */
+static int k2_pos(int i, int *shift) {
+    *shift = 2 * (i % 128 / 32);
+    return 32 * (i / 128) + i % 32;
+}
+
+static void dequant_q2_K(const struct vkllm__block_q2_K *b, float *y) {
+    float d = vkllm__f16_to_f32(b->d), dmin = vkllm__f16_to_f32(b->dmin);
+    for (int i = 0; i < VKLLM_QK_K; i++) {
+        int sh, o = k2_pos(i, &sh), sc = b->scales[i / 16];
+        y[i] = d * (float)(sc & 15) * (float)(b->qs[o] >> sh & 3) - dmin * (float)(sc >> 4);
+    }
+}
+
+/* Each sub-block of 16 fitted as scale * q - min (q 0..3), then 4-bit multiples of two f16
+ * super scales, then the quants again against the scales as stored. */
+static void quant_q2_K(const float *x, struct vkllm__block_q2_K *b) {
+    float sub_scale[16], sub_min[16], max_scale = 0.0f, max_min = 0.0f;
+    for (int s = 0; s < 16; s++) {
+        sub_scale[s] = fit_scale_min(x + 16 * s, 16, 3, &sub_min[s]);
+        if (sub_scale[s] > max_scale) max_scale = sub_scale[s];
+        if (sub_min[s] > max_min) max_min = sub_min[s];
+    }
+    b->d = f16_scale(max_scale / 15.0f);
+    b->dmin = f16_scale(max_min / 15.0f);
+    float d = vkllm__f16_to_f32(b->d), dmin = vkllm__f16_to_f32(b->dmin);
+    memset(b->qs, 0, sizeof b->qs);
+    for (int s = 0; s < 16; s++) {
+        int sc = d > 0.0f ? qround(sub_scale[s] / d, 0, 15) : 0, mn = dmin > 0.0f ? qround(sub_min[s] / dmin, 0, 15) : 0;
+        b->scales[s] = (uint8_t)(sc | mn << 4);
+        float d1 = d * (float)sc, m1 = dmin * (float)mn;
+        for (int l = 0; l < 16; l++) {
+            int i = 16 * s + l, sh, o = k2_pos(i, &sh);
+            int q = d1 > 0.0f ? qround((x[i] + m1) / d1, 0, 3) : 0;
+            b->qs[o] |= (uint8_t)(q << sh);
+        }
+    }
+}
+
+static int q3k_scale(const uint8_t *sc, int s) { /* 0..63: the stored 6 bits */
+    int lo = s < 8 ? sc[s] & 15 : sc[s - 8] >> 4;
+    return lo | (sc[8 + s % 4] >> 2 * (s / 4) & 3) << 4;
+}
+
+static int q3k_quant(const struct vkllm__block_q3_K *b, int i) { /* -4..3 */
+    int sh, o = k2_pos(i, &sh);
+    return (b->qs[o] >> sh & 3) + 4 * (b->hmask[i % 32] >> (i / 32) & 1) - 4;
+}
+
+static void dequant_q3_K(const struct vkllm__block_q3_K *b, float *y) {
+    float d = vkllm__f16_to_f32(b->d);
+    for (int i = 0; i < VKLLM_QK_K; i++) y[i] = d * (float)(q3k_scale(b->scales, i / 16) - 32) * (float)q3k_quant(b, i);
+}
+
+/* As Q6_K: a symmetric scale per sub-block of 16 (q -4..3), the largest mapped to -32 of the 6-bit
+ * multiples of d. */
+static void quant_q3_K(const float *x, struct vkllm__block_q3_K *b) {
+    float sub_scale[16], vmax = 0.0f;
+    for (int s = 0; s < 16; s++) {
+        sub_scale[s] = fit_scale_sym(x + 16 * s, 16, 4);
+        if (fabsf(sub_scale[s]) > fabsf(vmax)) vmax = sub_scale[s];
+    }
+    b->d = f16_scale(vmax / -32.0f);
+    float d = vkllm__f16_to_f32(b->d);
+    memset(b, 0, offsetof(struct vkllm__block_q3_K, d));
+    for (int s = 0; s < 16; s++) {
+        int sc = d != 0.0f ? qround(sub_scale[s] / d, -32, 31) : 0, u = sc + 32;
+        b->scales[s < 8 ? s : s - 8] |= (uint8_t)((u & 15) << (s < 8 ? 0 : 4));
+        b->scales[8 + s % 4] |= (uint8_t)((u >> 4) << 2 * (s / 4));
+        float d1 = d * (float)sc;
+        for (int l = 0; l < 16; l++) {
+            int i = 16 * s + l, sh, o = k2_pos(i, &sh);
+            int q = (d1 != 0.0f ? qround(x[i] / d1, -4, 3) : 0) + 4;
+            b->qs[o] |= (uint8_t)((q & 3) << sh);
+            b->hmask[i % 32] |= (uint8_t)((q >> 2) << (i / 32));
+        }
+    }
+}
+
 /* --- pieces, for repacking ------------------------------------------------------------------ */
 
 int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float *m) {
@@ -571,6 +652,24 @@ int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float
         }
         return 256;
     }
+    case VKLLM__TYPE_Q2_K: { /* sub-blocks of 16 with an offset */
+        const struct vkllm__block_q2_K *b = block;
+        float dd = vkllm__f16_to_f32(b->d), dmin = vkllm__f16_to_f32(b->dmin);
+        for (int i = 0; i < VKLLM_QK_K; i++) {
+            int sh, o = k2_pos(i, &sh);
+            q[i] = b->qs[o] >> sh & 3;
+        }
+        for (int s = 0; s < 16; s++)
+            d[s] = dd * (float)(b->scales[s] & 15), m[s] = -(dmin * (float)(b->scales[s] >> 4));
+        return 256;
+    }
+    case VKLLM__TYPE_Q3_K: { /* as Q6_K: sub-blocks of 16 */
+        const struct vkllm__block_q3_K *b = block;
+        float dd = vkllm__f16_to_f32(b->d);
+        for (int i = 0; i < VKLLM_QK_K; i++) q[i] = q3k_quant(b, i);
+        for (int s = 0; s < 16; s++) d[s] = dd * (float)(q3k_scale(b->scales, s) - 32), m[s] = 0.0f;
+        return 256;
+    }
     case VKLLM__TYPE_Q6_K: {
         const struct vkllm__block_q6_K *b = block;
         q6_K_quants(b, q);
@@ -593,6 +692,8 @@ int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float
     XX(VKLLM__TYPE_Q4_1, q4_1, VKLLM_QK4_1)                 \
     XX(VKLLM__TYPE_Q5_0, q5_0, VKLLM_QK5_0)                 \
     XX(VKLLM__TYPE_Q5_1, q5_1, VKLLM_QK5_1)                 \
+    XX(VKLLM__TYPE_Q2_K, q2_K, VKLLM_QK_K)                  \
+    XX(VKLLM__TYPE_Q3_K, q3_K, VKLLM_QK_K)                  \
     XX(VKLLM__TYPE_Q4_K, q4_K, VKLLM_QK_K)                  \
     XX(VKLLM__TYPE_Q5_K, q5_K, VKLLM_QK_K)                  \
     XX(VKLLM__TYPE_Q6_K, q6_K, VKLLM_QK_K)

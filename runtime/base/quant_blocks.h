@@ -92,6 +92,27 @@ struct vkllm__block_q5_K {
     uint8_t qs[VKLLM_QK_K / 2];
 };
 
+/* Q2_K and Q3_K place their 2-bit quants alike: element i = 128 n + 32 j + l (n < 2, j < 4,
+ * l < 32) is bits 2j..2j+1 of qs[32 n + l]; sub-block s = i / 16 has its own scale.
+ *
+ * Q2_K: x = d * (scales[s] & 15) * q - dmin * (scales[s] >> 4), q 0..3. */
+struct vkllm__block_q2_K {
+    uint8_t scales[VKLLM_QK_K / 16]; /* 4-bit scale (low) and min (high) per sub-block */
+    uint8_t qs[VKLLM_QK_K / 4];
+    uint16_t d;                      /* f16 super-block scale of the scales */
+    uint16_t dmin;                   /* f16 super-block scale of the mins */
+};
+
+/* Q3_K: x = d * (sc[s] - 32) * (q - 4 + 4 * h), q 0..3 as Q2_K's and h bit i / 32 of hmask[i % 32];
+ * sc 6 bits: low 4 in scales[s] & 15 (s < 8) or scales[s - 8] >> 4, high 2 in
+ * scales[8 + s % 4] >> 2 (s / 4). */
+struct vkllm__block_q3_K {
+    uint8_t hmask[VKLLM_QK_K / 8];
+    uint8_t qs[VKLLM_QK_K / 4];
+    uint8_t scales[12];
+    uint16_t d;
+};
+
 /* 16 sub-blocks of 16, x = d * scales[s] * (q - 32), q 6 bits. Each half (128 elements) uses
  * 64 bytes of ql and 32 of qh: for l < 32, element l = ql[l] low | (qh[l] bits 0-1) << 4,
  * l + 32 = ql[l + 32] low | bits 2-3, l + 64 = ql[l] high | bits 4-5, l + 96 = ql[l + 32]
@@ -110,6 +131,8 @@ _Static_assert(sizeof(struct vkllm__block_q4_1) == 20, "block_q4_1 is 20 bytes i
 _Static_assert(sizeof(struct vkllm__block_q5_0) == 22, "block_q5_0 is 22 bytes in GGUF");
 _Static_assert(sizeof(struct vkllm__block_q5_1) == 24, "block_q5_1 is 24 bytes in GGUF");
 _Static_assert(sizeof(struct vkllm__block_q8_0) == 34, "block_q8_0 is 34 bytes in GGUF");
+_Static_assert(sizeof(struct vkllm__block_q2_K) == 84, "block_q2_K is 84 bytes in GGUF");
+_Static_assert(sizeof(struct vkllm__block_q3_K) == 110, "block_q3_K is 110 bytes in GGUF");
 _Static_assert(sizeof(struct vkllm__block_q4_K) == 144, "block_q4_K is 144 bytes in GGUF");
 _Static_assert(sizeof(struct vkllm__block_q5_K) == 176, "block_q5_K is 176 bytes in GGUF");
 _Static_assert(sizeof(struct vkllm__block_q6_K) == 210, "block_q6_K is 210 bytes in GGUF");

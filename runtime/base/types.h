@@ -80,8 +80,8 @@ void vkllm__dequantize_row(uint32_t type, const void *src, float *dst, uint64_t 
 void vkllm__quantize_row(uint32_t type, const float *src, void *dst, uint64_t n);
 
 /* The pieces of one block of a quantized type, for repacking (runtime/base/quant.c): element i
- * = d[i / sub] * q[i] + m[i / sub], the sub-blocks 16 elements long for Q6_K and 32 for the
- * others; q small integers (-32..31 at most; Q4_1 and Q4_K 0..15, Q5_1 and Q5_K 0..31, the
+ * = d[i / sub] * q[i] + m[i / sub], the sub-blocks 16 elements long for Q2_K, Q3_K and Q6_K and 32 for the
+ * others; q small integers (-32..31 at most; Q2_K 0..3, Q4_1 and Q4_K 0..15, Q5_1 and Q5_K 0..31, the
  * others signed) and m 0 for the symmetric types. Returns the block's elements (32 or 256), 0
  * for a type without pieces (the plain types). */
 int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float *m);

@@ -74,7 +74,7 @@ vkllm_status vkllm__op_silu_mul(struct vkllm__cmd *c, struct vkllm__view o, stru
 
 /* --- weights in their GGUF encoding ---------------------------------------------------------
  * A matrix of m rows of k elements (ggml ne = [k, m]) stored on the device exactly as in the
- * file (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K). It may be larger than
+ * file (any compute type: F32, F16, BF16, Q8_0, Q4_0, ..., the K-quants, IQ4_*). It may be larger than
  * maxStorageBufferRange: ops then bind it in row chunks that each fit (vkllm__dtensor_chunk). */
 struct vkllm__dtensor {
     uint32_t type;       /* enum vkllm__type */

@@ -4,7 +4,7 @@
  * Why: on lavapipe every storage-buffer load a lane makes has about the same cost whatever its
  * width; 16-byte texel fetches are several times cheaper (also for x), and with 8 rows
  * interleaved one workgroup's fetches of a unit are neighbours. Every tensor type is repacked into
- * one of seven storage formats (enum tb_kind). runtime/forward/weights.c keeps a matrix only in this
+ * one of eight storage formats (enum tb_kind). runtime/forward/weights.c keeps a matrix only in this
  * layout, except tied embeddings (the embedding lookup reads the GGUF one).
  *
  * A matrix larger than one texel binding may cover (maxTexelBufferElements) is bound in chunks of
@@ -22,6 +22,7 @@ enum tb_kind {
     TB_BF16,    /* bf16 widened to f32 (exact) */
     TB_Q8,      /* int8 quants, scale d per 32 */
     TB_Q8_16,   /* int8 quants, a scale per 16 */
+    TB_Q8_16_AFF, /* int8 quants, a scale and an offset per 16 */
     TB_Q8_AFF,  /* int8 quants, scale d and offset m per 32 */
     TB_Q4,      /* nibbles (quant + 8), scale d per 32 */
     TB_Q4_AFF,  /* nibbles, scale d and offset m per 32 */
@@ -31,7 +32,7 @@ struct tb_format {
     uint32_t type;
     uint32_t unit;   /* elements per unit */
     uint32_t tpu;    /* 16-byte texels per unit of a row */
-    int scales;      /* f32 scales per unit of a row (0, 1 or 2), in a second texel buffer */
+    int scales;      /* f32 scales per unit of a row (0, 1, 2 or 4), in a second texel buffer */
     enum tb_kind kind; /* the kernel that reads it: vkllm__type_kernels(type)->matvec_tb */
 };
 
@@ -44,6 +45,8 @@ static const struct tb_format k_formats[] = {
     {VKLLM__TYPE_IQ4_NL, 32, 2, 1, TB_Q8}, /* the table's levels as int8 */
     {VKLLM__TYPE_IQ4_XS, 32, 2, 1, TB_Q8},
     {VKLLM__TYPE_Q6_K, 32, 2, 2, TB_Q8_16},
+    {VKLLM__TYPE_Q3_K, 32, 2, 2, TB_Q8_16},
+    {VKLLM__TYPE_Q2_K, 32, 2, 4, TB_Q8_16_AFF},
     {VKLLM__TYPE_Q5_1, 32, 2, 2, TB_Q8_AFF},
     {VKLLM__TYPE_Q5_K, 32, 2, 2, TB_Q8_AFF},
     {VKLLM__TYPE_Q4_0, 32, 1, 1, TB_Q4},
@@ -156,9 +159,13 @@ static void repack_row(const struct tb_format *f, const struct tb_layout *l, con
         } else {
             for (int i = 0; i < 16; i++) t0[i] = (uint8_t)(int8_t)qu[i], t1[i] = (uint8_t)(int8_t)qu[16 + i];
         }
-        if (f->kind == TB_Q8_16) { /* Q6_K: sub-blocks of 16 */
+        if (f->kind == TB_Q8_16 || f->kind == TB_Q8_16_AFF) { /* Q6_K, Q3_K, Q2_K: sub-blocks of 16 */
             put_scale(f, l, unit, lane, 0, d[i0 / 16], dst);
             put_scale(f, l, unit, lane, 1, d[i0 / 16 + 1], dst);
+            if (f->kind == TB_Q8_16_AFF) {
+                put_scale(f, l, unit, lane, 2, m[i0 / 16], dst);
+                put_scale(f, l, unit, lane, 3, m[i0 / 16 + 1], dst);
+            }
         } else {
             put_scale(f, l, unit, lane, 0, d[i0 / 32], dst);
             if (f->scales == 2) put_scale(f, l, unit, lane, 1, m[i0 / 32], dst);

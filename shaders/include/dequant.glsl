@@ -2,7 +2,7 @@
 // One weight type per compilation, chosen with a define:
 //   -DWTYPE_F32=1 -DWTYPE_F16=1 -DWTYPE_BF16=1 -DWTYPE_Q8_0=1 -DWTYPE_Q4_0=1 -DWTYPE_Q4_1=1
 //   -DWTYPE_Q5_0=1 -DWTYPE_Q5_1=1 -DWTYPE_Q4_K=1 -DWTYPE_Q5_K=1 -DWTYPE_Q6_K=1 -DWTYPE_IQ4_NL=1
-//   -DWTYPE_IQ4_XS=1
+//   -DWTYPE_IQ4_XS=1 -DWTYPE_Q2_K=1 -DWTYPE_Q3_K=1
 // Layouts are byte for byte those of GGUF (runtime/base/quant_blocks.h; the reference decoder is
 // runtime/base/quant.c): keep the three in step.
 //
@@ -96,8 +96,14 @@ vec4 dq_u8x4(uint v) { return vec4(v & 0xffu, (v >> 8) & 0xffu, (v >> 16) & 0xff
 #elif defined(WTYPE_IQ4_XS)
 #define DQ_BLOCK 256u
 #define DQ_BLOCK_BYTES 136u
+#elif defined(WTYPE_Q2_K)
+#define DQ_BLOCK 256u
+#define DQ_BLOCK_BYTES 84u
+#elif defined(WTYPE_Q3_K)
+#define DQ_BLOCK 256u
+#define DQ_BLOCK_BYTES 110u
 #else
-#error "dequant.glsl: define one WTYPE_* (F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K IQ4_NL IQ4_XS)"
+#error "dequant.glsl: define one WTYPE_* (F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K IQ4_NL IQ4_XS Q2_K Q3_K)"
 #endif
 
 #if defined(WTYPE_IQ4_NL) || defined(WTYPE_IQ4_XS)
@@ -133,6 +139,18 @@ uvec2 dq_scale_min_k4(uint so, uint s) {
     uint hm = ((b >> sh) >> 6) & 3u;       // scales[s] >> 6
     return uvec2((q8 & 15u) | (hs << 4), (q8 >> 4) | (hm << 4));
 }
+
+#if defined(WTYPE_Q3_K)
+// The signed scale (sc - 32) of sub-block s (0..15) of a Q3_K block from its 12 scale bytes as
+// three words a (bytes 0-3), b (4-7), c (8-11): low 4 bits in byte s & 7 (the high nibble for
+// s >= 8), high 2 in byte 8 + s % 4 at bit 2 (s / 4).
+float dq_q3k_scale(uint a, uint b, uint c, uint s) {
+    uint w = (s & 4u) != 0u ? b : a;
+    uint lo = (w >> (8u * (s & 3u) + 4u * (s >> 3))) & 15u;
+    uint hi = (c >> (8u * (s & 3u) + 2u * (s >> 2))) & 3u;
+    return float(int(lo | (hi << 4)) - 32);
+}
+#endif
 
 // --- elements j .. j+3 of the row starting at byte rb (j % 4 == 0) ----------------------------
 vec4 dq_get4(uint rb, uint j) {
@@ -201,6 +219,22 @@ vec4 dq_get4(uint rb, uint j) {
                     ((v >> 16) & 15u) | (((h >> 16) & 1u) << 4), ((v >> 24) & 15u) | (((h >> 24) & 1u) << 4));
 #endif
     return dd.x * float(sm.x) * vec4(q) - dd.y * float(sm.y);
+#elif defined(WTYPE_Q2_K) || defined(WTYPE_Q3_K)
+    // 2-bit quants of elements i..i+3: bits 2j of qs[32 n + l .. + 3] (i = 128 n + 32 j + l)
+    uint n = i / 128u, j2 = (i % 128u) / 32u, l = i % 32u, s = i / 16u;
+#if defined(WTYPE_Q2_K)
+    uint v = dq_w[(bb + 16u + 32u * n + l) >> 2] >> (2u * j2);  // 84-byte blocks stay word aligned
+    vec4 q = vec4((uvec4(v) >> uvec4(0, 8, 16, 24)) & 3u);
+    uint sc = (dq_w[(bb + (s & ~3u)) >> 2] >> (8u * (s & 3u))) & 0xffu;
+    vec2 dd = unpackHalf2x16(dq_w[(bb + 80u) >> 2]);  // (d, dmin)
+    return dd.x * float(sc & 15u) * q - dd.y * float(sc >> 4);
+#else
+    uint v = dq_u32(bb + 32u + 32u * n + l) >> (2u * j2);
+    uint h = dq_u32(bb + l) >> (i / 32u);  // bit i / 32 of hmask[l .. l+3]
+    vec4 q = vec4((uvec4(v) >> uvec4(0, 8, 16, 24)) & 3u) + 4.0 * vec4((uvec4(h) >> uvec4(0, 8, 16, 24)) & 1u) - 4.0;
+    float sc = dq_q3k_scale(dq_u32(bb + 96u), dq_u32(bb + 100u), dq_u32(bb + 104u), s);
+    return dq_f16(bb + 108u) * sc * q;
+#endif
 #elif defined(WTYPE_Q6_K)
     uint half_ = i / 128u, r = i % 128u, quarter = r / 32u, l = r % 32u;
     uint v = dq_u32(bb + 64u * half_ + l + 32u * (quarter & 1u)) >> (4u * (quarter >> 1));
