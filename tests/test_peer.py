@@ -4,12 +4,18 @@ random file of every architecture `vkllm make-model` writes: the last position's
 prompt, on the device and from the scalar reference, against llama.cpp's CPU backend
 (../shared/peer: llama_peer_cpu --logits). F32 weights agree to 1e-3 of the largest logit
 (llama.cpp keeps its KV cache in f16, the reference in f32); Q8_0 to 2% (llama.cpp's CPU quantizes
-the activations of Q8_0 products to 8 bits). The argmax agrees.
+the activations of Q8_0 products to 8 bits); Q2_K 5% and Q3_K 3%, and against llama.cpp's Vulkan
+backend (exact dequantization) within 1e-3. The argmax agrees.
 SKIPPED, never passed, without the peer (../shared/peer/setup.sh installs it; PEER_DIR)."""
 import json, os, struct, subprocess, sys, tempfile
 
 VKLLM = sys.argv[1]
 PEER = os.path.join(os.environ.get("PEER_DIR", "/tmp/vkllm-peer"), "llama_peer_cpu")
+# llama.cpp's Vulkan backend dequantizes exactly (its CPU backend quantizes the activations of
+# quantized products to 8 bits): the tight check for the 2- and 3-bit K-quants, whose CPU error
+# is largest. (On lavapipe its IQ4_NL disagrees with its own CPU backend, so not that one.)
+PEER_VK = os.path.join(os.environ.get("PEER_DIR", "/tmp/vkllm-peer"), "llama_peer_vulkan")
+VK_TYPES = {"q2_K": 1e-3, "q3_K": 1e-3}
 if not os.access(PEER, os.X_OK):
     print("SKIPPED: no llama.cpp peer at %s (../shared/peer/setup.sh)" % PEER)
     sys.exit(77)
@@ -27,12 +33,16 @@ def logits_vkllm(model, device):
     return v
 
 
+TYPES = (("f32", 1e-3), ("q8_0", 2e-2), ("iq4_nl", 2e-2), ("iq4_xs", 2e-2), ("q2_K", 5e-2), ("q3_K", 3e-2))
+if os.environ.get("PEER_TYPES"):  # a subset, e.g. PEER_TYPES=q2_K,q3_K
+    TYPES = tuple(t for t in TYPES if t[0] in os.environ["PEER_TYPES"].split(","))
+
 with tempfile.TemporaryDirectory() as d:
     for arch in ("llama", "qwen2", "qwen3", "granite"):
-        for typ, tol in (("f32", 1e-3), ("q8_0", 2e-2), ("iq4_nl", 2e-2), ("iq4_xs", 2e-2)):
+        for typ, tol in TYPES:
             m = os.path.join(d, "%s-%s.gguf" % (arch, typ))
-            # 256-element super-blocks need rows of 256: a wider model for iq4_xs
-            wide = ["--n-embd", "256", "--n-ff", "512"] if typ == "iq4_xs" else []
+            # 256-element super-blocks need rows of 256: a wider model for them
+            wide = ["--n-embd", "256", "--n-ff", "512"] if typ in ("iq4_xs", "q2_K", "q3_K") else []
             subprocess.run([VKLLM, "make-model", "--arch", arch, "--type", typ, "-o", m] + wide, check=True,
                            capture_output=True)
             out = os.path.join(d, "peer.bin")
@@ -54,5 +64,17 @@ with tempfile.TemporaryDirectory() as d:
                       ("ok" if ok else "FAIL", arch, typ, dev, diff, scale, am, bm))
                 if not ok:
                     failures.append("%s %s device %s" % (arch, typ, dev))
+            if typ in VK_TYPES and os.access(PEER_VK, os.X_OK):
+                r = subprocess.run([PEER_VK, m, "--prompt-ids", IDS, "--logits", out, "-p", "0", "-n", "1", "-r", "1"],
+                                   capture_output=True, text=True, timeout=300)
+                raw = open(out, "rb").read() if r.returncode == 0 else b""
+                pv = struct.unpack("<%df" % (len(raw) // 4), raw)
+                v = logits_vkllm(m, "0")
+                diff = max(abs(a - b) for a, b in zip(v, pv)) if pv else float("inf")
+                ok = len(v) == len(pv) and diff <= VK_TYPES[typ] * scale
+                print("%s: %-8s %-5s device 0   max|vkllm - llama.cpp Vulkan| %.3g of %.3g" %
+                      ("ok" if ok else "FAIL", arch, typ, diff, scale))
+                if not ok:
+                    failures.append("%s %s against llama.cpp's Vulkan backend" % (arch, typ))
 print("all checks passed" if not failures else "%d check(s) failed" % len(failures))
 sys.exit(1 if failures else 0)
