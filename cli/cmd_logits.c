@@ -98,9 +98,9 @@ static void print_pos(cJSON *arr, uint32_t pos, const float *logits, uint32_t n_
 }
 
 /* The scalar reference path (--device ref): KV cache in f32, as the reference has it. */
-static int run_ref(const char *path, const int32_t *ids, uint32_t n, uint32_t k, cJSON *arr) {
+static int run_ref(const char *path, const int32_t *ids, uint32_t n, uint32_t k, uint32_t n_ctx, cJSON *arr) {
     vkllm_ref_t r = NULL;
-    vkllm_status st = vkllm_ref_init(path, n, 0, &r);
+    vkllm_status st = vkllm_ref_init(path, n_ctx > n ? n_ctx : n, 0, &r);
     uint32_t n_vocab = st ? 0 : vkllm_ref_n_vocab(r);
     for (uint32_t i = 0; !st && i < n; i++) {
         const float *logits;
@@ -182,7 +182,7 @@ int vkllm_cmd_logits(int argc, char **argv) {
         return 2;
     }
     cJSON *arr = json ? cJSON_CreateArray() : NULL;
-    int code = ref ? run_ref(path, ids, n, (uint32_t)top, arr)
+    int code = ref ? run_ref(path, ids, n, (uint32_t)top, (uint32_t)n_ctx, arr)
                    : run_gpu(path, device, ids, n, (uint32_t)top, decode, (uint32_t)n_ctx, (uint32_t)n_ubatch, arr);
     if (arr) {
         if (!code) {

@@ -362,7 +362,7 @@ struct vkllm_file_info {
     float rope_theta;
     uint32_t rope_dims;        /* rotated dimensions per head */
     int rope_neox;             /* 1: NeoX halves pairing; 0: adjacent pairs */
-    char rope_scaling[16];     /* "none", "linear", "llama3" */
+    char rope_scaling[16];     /* "none", "linear", "llama3", "longrope" (phi3's short and long factors) */
     float rope_factor;
     int64_t context_length;    /* <arch>.context_length, -1 when absent */
     uint64_t n_params;         /* elements over all tensors */

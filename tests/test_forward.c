@@ -336,6 +336,7 @@ int main(int argc, char **argv) {
         {"llama-biases", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q8_0, 1},
         {"granite", VKLLM__ARCH_GRANITE, 4, 2, 0, VKLLM__TYPE_Q8_0, 0},
         {"granite-tied", VKLLM__ARCH_GRANITE, 4, 2, 1, VKLLM__TYPE_F16, 0},
+        {"phi3", VKLLM__ARCH_PHI3, 4, 2, 0, VKLLM__TYPE_Q8_0, 0},
     };
     if (random) {
         for (size_t i = 0; i < VKLLM_ARRAY_LEN(cases); i++) test_model(&cases[i]);

@@ -273,7 +273,7 @@ static void load_rope(const char *src, const struct edit *e, float *inv_freq, st
     struct vkllm__model_desc *d;
     ASSERT_OK(vkllm__gguf_open(path, &g));
     ASSERT_OK(vkllm__model_desc_load(g, &d));
-    vkllm__rope_freqs(&d->hp, inv_freq);
+    vkllm__rope_freqs(&d->hp, d->hp.n_ctx_train, inv_freq);
     *hp = d->hp;
     hp->rope.freq_factors = NULL;
     vkllm__model_desc_free(d);

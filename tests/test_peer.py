@@ -4,8 +4,9 @@ random file of every architecture `vkllm make-model` writes: the last position's
 prompt, on the device and from the scalar reference, against llama.cpp's CPU backend
 (../shared/peer: llama_peer_cpu --logits). F32 weights agree to 1e-3 of the largest logit
 (llama.cpp keeps its KV cache in f16, the reference in f32); Q8_0 to 2% (llama.cpp's CPU quantizes
-the activations of Q8_0 products to 8 bits); Q2_K 5% and Q3_K 3%, and against llama.cpp's Vulkan
-backend (exact dequantization) within 1e-3. The argmax agrees.
+the activations of Q8_0 products to 8 bits); IQ4_XS and Q3_K 3%, Q2_K 5%, and those three against
+llama.cpp's Vulkan backend (exact dequantization) within 1e-3. The argmax agrees. Architectures:
+llama, qwen2, qwen3, granite, phi3 (its LongRoPE's long factors, and its short ones).
 SKIPPED, never passed, without the peer (../shared/peer/setup.sh installs it; PEER_DIR)."""
 import json, os, struct, subprocess, sys, tempfile
 
@@ -13,9 +14,9 @@ VKLLM = sys.argv[1]
 PEER = os.path.join(os.environ.get("PEER_DIR", "/tmp/vkllm-peer"), "llama_peer_cpu")
 # llama.cpp's Vulkan backend dequantizes exactly (its CPU backend quantizes the activations of
 # quantized products to 8 bits): the tight check for the 2- and 3-bit K-quants, whose CPU error
-# is largest. (On lavapipe its IQ4_NL disagrees with its own CPU backend, so not that one.)
+# is largest, and IQ4_XS. (On lavapipe its IQ4_NL disagrees with its own CPU backend, so not that one.)
 PEER_VK = os.path.join(os.environ.get("PEER_DIR", "/tmp/vkllm-peer"), "llama_peer_vulkan")
-VK_TYPES = {"q2_K": 1e-3, "q3_K": 1e-3}
+VK_TYPES = {"q2_K": 1e-3, "q3_K": 1e-3, "iq4_xs": 1e-3}
 if not os.access(PEER, os.X_OK):
     print("SKIPPED: no llama.cpp peer at %s (../shared/peer/setup.sh)" % PEER)
     sys.exit(77)
@@ -23,8 +24,10 @@ failures = []
 IDS = "1,17,300,42,99,5,260,7"
 
 
-def logits_vkllm(model, device):
-    r = subprocess.run([VKLLM, "logits", "-m", model, "--ids", IDS, "--top", "100000", "--json", "--device", device],
+def logits_vkllm(model, device, n_ctx):
+    # the context llama.cpp ran with: phi3's LongRoPE picks its factors by it
+    r = subprocess.run([VKLLM, "logits", "-m", model, "--ids", IDS, "--top", "100000", "--json", "--device", device,
+                        "-c", str(n_ctx)],
                        capture_output=True, text=True, timeout=300)
     last = json.loads(r.stdout)[-1]["top"]
     v = [0.0] * len(last)
@@ -33,18 +36,23 @@ def logits_vkllm(model, device):
     return v
 
 
-TYPES = (("f32", 1e-3), ("q8_0", 2e-2), ("iq4_nl", 2e-2), ("iq4_xs", 2e-2), ("q2_K", 5e-2), ("q3_K", 3e-2))
+TYPES = (("f32", 1e-3), ("q8_0", 2e-2), ("iq4_nl", 2e-2), ("iq4_xs", 3e-2), ("q2_K", 5e-2), ("q3_K", 3e-2))
 if os.environ.get("PEER_TYPES"):  # a subset, e.g. PEER_TYPES=q2_K,q3_K
     TYPES = tuple(t for t in TYPES if t[0] in os.environ["PEER_TYPES"].split(","))
 
 with tempfile.TemporaryDirectory() as d:
-    for arch in ("llama", "qwen2", "qwen3", "granite"):
+    # phi3 (LongRoPE trained at ctx/2) twice: its long factors (ctx 256 in the file, llama.cpp runs
+    # 256 positions) and its short ones (ctx 512)
+    for arch in ("llama", "qwen2", "qwen3", "granite", "phi3", "phi3-short"):
         for typ, tol in TYPES:
+            if arch == "phi3-short" and typ not in ("f32", "q8_0"):
+                continue
             m = os.path.join(d, "%s-%s.gguf" % (arch, typ))
             # 256-element super-blocks need rows of 256: a wider model for them
             wide = ["--n-embd", "256", "--n-ff", "512"] if typ in ("iq4_xs", "q2_K", "q3_K") else []
-            subprocess.run([VKLLM, "make-model", "--arch", arch, "--type", typ, "-o", m] + wide, check=True,
-                           capture_output=True)
+            extra = ["--ctx", "512"] if arch == "phi3-short" else []
+            subprocess.run([VKLLM, "make-model", "--arch", arch.split("-")[0], "--type", typ, "-o", m] + wide + extra,
+                           check=True, capture_output=True)
             out = os.path.join(d, "peer.bin")
             r = subprocess.run([PEER, m, "--prompt-ids", IDS, "--logits", out, "-p", "0", "-n", "1", "-r", "1", "-t", "2"],
                                capture_output=True, text=True, timeout=300)
@@ -52,15 +60,16 @@ with tempfile.TemporaryDirectory() as d:
                 failures.append("%s %s: llama.cpp did not load the file: %s" % (arch, typ, r.stderr[-500:]))
                 print("FAIL:", failures[-1])
                 continue
+            n_ctx = json.loads(r.stdout)["n_ctx"]
             raw = open(out, "rb").read()
             peer = struct.unpack("<%df" % (len(raw) // 4), raw)
             scale = max(abs(x) for x in peer)
             for dev in ("0", "ref"):
-                v = logits_vkllm(m, dev)
+                v = logits_vkllm(m, dev, n_ctx)
                 diff = max(abs(a - b) for a, b in zip(v, peer))
                 am, bm = max(range(len(v)), key=v.__getitem__), max(range(len(peer)), key=peer.__getitem__)
                 ok = len(v) == len(peer) and diff <= tol * scale and am == bm
-                print("%s: %-8s %-5s device %-3s max|vkllm - llama.cpp| %.3g of %.3g, argmax %d/%d" %
+                print("%s: %-10s %-6s device %-3s max|vkllm - llama.cpp| %.3g of %.3g, argmax %d/%d" %
                       ("ok" if ok else "FAIL", arch, typ, dev, diff, scale, am, bm))
                 if not ok:
                     failures.append("%s %s device %s" % (arch, typ, dev))
@@ -69,10 +78,10 @@ with tempfile.TemporaryDirectory() as d:
                                    capture_output=True, text=True, timeout=300)
                 raw = open(out, "rb").read() if r.returncode == 0 else b""
                 pv = struct.unpack("<%df" % (len(raw) // 4), raw)
-                v = logits_vkllm(m, "0")
+                v = logits_vkllm(m, "0", n_ctx)
                 diff = max(abs(a - b) for a, b in zip(v, pv)) if pv else float("inf")
                 ok = len(v) == len(pv) and diff <= VK_TYPES[typ] * scale
-                print("%s: %-8s %-5s device 0   max|vkllm - llama.cpp Vulkan| %.3g of %.3g" %
+                print("%s: %-10s %-6s device 0   max|vkllm - llama.cpp Vulkan| %.3g of %.3g" %
                       ("ok" if ok else "FAIL", arch, typ, diff, scale))
                 if not ok:
                     failures.append("%s %s against llama.cpp's Vulkan backend" % (arch, typ))

@@ -36,6 +36,8 @@ static const struct preset presets[] = {
      VKLLM__ARCH_QWEN3, 2, 64, 128, 4, 2, 32, 512, 256, 0, 1000000.0f, 1e-6f},
     {"tiny-granite", "granite (Granite 3's embedding, attention, residual and logit multipliers), 2 layers, "
      "64 embd", VKLLM__ARCH_GRANITE, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f},
+    {"tiny-phi3", "phi3 (fused q/k/v and gate/up, NeoX RoPE with LongRoPE factors), 2 layers, 64 embd",
+     VKLLM__ARCH_PHI3, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f},
     {"small", "llama, 4 layers, 256 embd, 768 ffn, 8 heads / 2 kv, 2048 vocab (K-quant friendly)",
      VKLLM__ARCH_LLAMA, 4, 256, 768, 8, 2, 0, 2048, 512, 0, 10000.0f, 1e-5f},
     {"stories-260k-shape", "llama2.c stories260K: 5 layers, 64 embd, 172 ffn, 8 heads / 4 kv, 512 vocab",
@@ -247,6 +249,10 @@ static void build_tensors(const struct vkllm__make_model_params *p, struct tenso
             if (t->init == VKLLM__INIT_MAT) add(tl, name, cols, rows, 0.0f, inv_sqrt(cols));
             else add(tl, name, cols, 0, t->init == VKLLM__INIT_NORM ? 1.0f : 0.0f, 0.1f);
         }
+    if (p->arch == VKLLM__ARCH_PHI3) { /* LongRoPE as Phi-3.5 / Phi-4-mini: short factors near 1, long ones near 4 */
+        add(tl, "rope_factors_short.weight", hp.head_dim / 2, 0, 1.0f, 0.05f);
+        add(tl, "rope_factors_long.weight", hp.head_dim / 2, 0, 4.0f, 0.5f);
+    }
     add(tl, "output_norm.weight", p->n_embd, 0, 1.0f, 0.1f);
     if (!p->tied) add(tl, "output.weight", p->n_embd, p->n_vocab, 0.0f, inv_sqrt(p->n_embd));
 }
@@ -265,7 +271,7 @@ struct vocab {
 
 #define SP "\xE2\x96\x81" /* U+2581, SentencePiece's space */
 
-static vkllm_status make_vocab(uint32_t n, struct vocab *v) {
+static vkllm_status make_vocab(uint32_t n, int phi3, struct vocab *v) {
     static const char extra[] = "0123456789.,!?'-:;()";
     memset(v, 0, sizeof *v);
     v->tokens = vkllm__calloc(n, sizeof *v->tokens);
@@ -301,6 +307,12 @@ static vkllm_status make_vocab(uint32_t n, struct vocab *v) {
         }
     }
 #undef PUT
+    if (phi3 && n >= 263) { /* the last four ids: Phi-3's control tokens, which llama.cpp looks up in a file
+                             * named phi3 (its vocab code needs <|endoftext|>) */
+        static char eot[] = "<|endoftext|>", asst[] = "<|assistant|>", end[] = "<|end|>", user[] = "<|user|>";
+        char *special[4] = {eot, asst, end, user};
+        for (uint32_t k = 0; k < 4; k++) v->tokens[n - 4 + k] = special[k], v->types[n - 4 + k] = 3, v->scores[n - 4 + k] = 0.0f;
+    }
     return VKLLM_STATUS_OK;
 }
 
@@ -365,6 +377,13 @@ static vkllm_status set_hparams(struct vkllm__gguf_writer *w, const struct vkllm
         if ((st = vkllm__gguf_writer_set_f32(w, K("attention.scale"), 0.0078125f))) return st;
         if ((st = vkllm__gguf_writer_set_f32(w, K("logit_scale"), 8.0f))) return st;
     }
+    if (p->arch == VKLLM__ARCH_PHI3) { /* LongRoPE: trained at half the context, attention factor as the converter's */
+        uint32_t orig = p->n_ctx / 2 ? p->n_ctx / 2 : 1;
+        double scale = (double)p->n_ctx / orig;
+        float attn = orig > 1 && scale > 1 ? (float)sqrt(1.0 + log(scale) / log((double)orig)) : 1.0f;
+        if ((st = vkllm__gguf_writer_set_u32(w, K("rope.scaling.original_context_length"), orig))) return st;
+        if ((st = vkllm__gguf_writer_set_f32(w, K("rope.scaling.attn_factor"), attn))) return st;
+    }
 #undef K
     return VKLLM_STATUS_OK;
 }
@@ -424,7 +443,7 @@ vkllm_status vkllm__make_model(const struct vkllm__make_model_params *p, const c
     tl.seed = p->seed;
     tl.want_type = p->type;
     tl.v = vkllm__calloc(tl.cap, sizeof *tl.v);
-    VKLLM_TRY(st, make_vocab(p->n_vocab, &v), done);
+    VKLLM_TRY(st, make_vocab(p->n_vocab, p->arch == VKLLM__ARCH_PHI3, &v), done);
     if (!tl.v) {
         st = vkllm__err(VKLLM_STATUS_OOM, "make-model: tensor list");
         goto done;
@@ -473,7 +492,7 @@ static vkllm_status type_of(const char *s, uint32_t *out) {
 static vkllm_status from_public(const struct vkllm_make_model_params *o, struct vkllm__make_model_params *p) {
     memset(p, 0, sizeof *p);
     if (vkllm__arch_from_name(o->arch, &p->arch))
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: unknown architecture '%s' (llama qwen2 qwen3 granite)",
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: unknown architecture '%s' (llama qwen2 qwen3 granite phi3)",
                           o->arch);
     vkllm_status st = type_of(o->type, &p->type);
     if (st) return st;

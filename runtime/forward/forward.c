@@ -106,14 +106,15 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
         struct vkllm__view qi = dec ? F(f->q, (uint64_t)i * Q, Q) : q, ki = dec ? F(f->k, (uint64_t)i * KV, KV) : k;
         struct vkllm__view vi = dec ? F(f->v, (uint64_t)i * KV, KV) : v, ai = dec ? F(f->att, (uint64_t)i * Q, Q) : att;
         struct vkllm__view pos = ALL(sq->pos);
+        struct vkllm__buffer *freq = f->m->inv_freq_long && sq->n_ctx > hp->rope.orig_ctx ? f->m->inv_freq_long : f->m->inv_freq;
         struct vkllm__attn_shape as = {nt, hp->n_head, hp->n_head_kv, HD, sq->n_ctx,
                                        hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)HD)};
         if (f->fuse_rope_kv) {                                                     // the four below in one dispatch
             struct vkllm__rope_kv_shape rs = {nt, hp->n_head, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, sq->n_ctx};
-            DO(vkllm__op_rope_kv(c, qi, ki, vi, pos, ALL(f->m->inv_freq), ALL(sq->kv.k[l]), ALL(sq->kv.v[l]), &rs));
+            DO(vkllm__op_rope_kv(c, qi, ki, vi, pos, ALL(freq), ALL(sq->kv.k[l]), ALL(sq->kv.v[l]), &rs));
         } else {
-            DO(vkllm__op_rope(c, qi, pos, ALL(f->m->inv_freq), nt, hp->n_head, HD, hp->rope.n_rot, hp->rope.neox));
-            DO(vkllm__op_rope(c, ki, pos, ALL(f->m->inv_freq), nt, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox));
+            DO(vkllm__op_rope(c, qi, pos, ALL(freq), nt, hp->n_head, HD, hp->rope.n_rot, hp->rope.neox));
+            DO(vkllm__op_rope(c, ki, pos, ALL(freq), nt, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox));
             DO(vkllm__op_kv_store(c, ALL(sq->kv.k[l]), ki, pos, nt, KV, sq->n_ctx)); // k_cache[pos0..pos0+nt) = k
             DO(vkllm__op_kv_store(c, ALL(sq->kv.v[l]), vi, pos, nt, KV, sq->n_ctx)); // v_cache[pos0..pos0+nt) = v
         }

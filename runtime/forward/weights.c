@@ -203,9 +203,14 @@ vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__m
     for (uint32_t l = 0; l < hp->n_layer; l++)
         VKLLM_TRY(st, up_layer(&u, &w->layers[l], &m->layers[l], &m->stacked[l], &m->matvec_bytes_per_token), fail);
     m->matvec_bytes_per_token += w->output->nbytes;
-    vkllm__rope_freqs(hp, freqs);
+    vkllm__rope_freqs(hp, hp->rope.orig_ctx, freqs);
     VKLLM_TRY(st, vkllm__buffer_alloc(gpu, sizeof(float) * (hp->rope.n_rot / 2 + 1), VKLLM__MEM_DEVICE, &m->inv_freq), fail);
     VKLLM_TRY(st, vkllm__buffer_upload(m->inv_freq, 0, freqs, sizeof(float) * (hp->rope.n_rot / 2)), fail);
+    if (hp->rope.freq_factors_long) { /* phi3: a context past orig_ctx takes the long factors */
+        vkllm__rope_freqs(hp, UINT32_MAX, freqs);
+        VKLLM_TRY(st, vkllm__buffer_alloc(gpu, sizeof(float) * (hp->rope.n_rot / 2 + 1), VKLLM__MEM_DEVICE, &m->inv_freq_long), fail);
+        VKLLM_TRY(st, vkllm__buffer_upload(m->inv_freq_long, 0, freqs, sizeof(float) * (hp->rope.n_rot / 2)), fail);
+    }
     if (hp->embd_scale != 1.0f || hp->resid_scale != 1.0f || hp->logit_scale != 1.0f) { /* granite */
         /* 256 bytes apart: each is bound on its own, and a binding's offset must be a multiple of
          * minStorageBufferOffsetAlignment (at most 256 by the spec) */
@@ -245,6 +250,7 @@ void vkllm__gpu_model_free(struct vkllm__gpu_model *m) {
     vkllm__dtensor_free(&m->token_embd);
     vkllm__buffer_free(m->output_norm);
     vkllm__buffer_free(m->inv_freq);
+    vkllm__buffer_free(m->inv_freq_long);
     vkllm__buffer_free(m->scales);
     vkllm__free(m);
 }

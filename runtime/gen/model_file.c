@@ -56,6 +56,10 @@ static void shape_info(const struct vkllm__hparams *hp, struct vkllm_file_info *
     o->rope_theta = hp->rope.theta, o->rope_dims = hp->rope.n_rot, o->rope_neox = hp->rope.neox;
     snprintf(o->rope_scaling, sizeof o->rope_scaling, "%s", scaling_name(hp->rope.scaling));
     o->rope_factor = hp->rope.factor;
+    if (hp->rope.freq_factors_long) { /* phi3: the context it extends to over the one it was trained at */
+        snprintf(o->rope_scaling, sizeof o->rope_scaling, "longrope");
+        o->rope_factor = hp->rope.orig_ctx ? (float)hp->n_ctx_train / (float)hp->rope.orig_ctx : 1.0f;
+    }
 }
 
 /* Tensor counts and bytes per type, and the parameter count. */

@@ -10,7 +10,7 @@
 
 // --- architectures --------------------------------------------------------------------------
 
-static const char *const arch_names[VKLLM__ARCH_COUNT_] = {"llama", "qwen2", "qwen3", "granite"};
+static const char *const arch_names[VKLLM__ARCH_COUNT_] = {"llama", "qwen2", "qwen3", "granite", "phi3"};
 
 const char *vkllm__arch_name(enum vkllm__arch a) {
     return (unsigned)a < VKLLM__ARCH_COUNT_ ? arch_names[a] : "?";
@@ -43,6 +43,8 @@ uint64_t vkllm__dim_size(const struct vkllm__hparams *hp, enum vkllm__dim d) {
     case VKLLM__DIM_EMBD_KV: return hp->n_embd_kv;
     case VKLLM__DIM_FF: return hp->n_ff;
     case VKLLM__DIM_HEAD_DIM: return hp->head_dim;
+    case VKLLM__DIM_EMBD_QKV: return (uint64_t)hp->n_embd_q + 2 * (uint64_t)hp->n_embd_kv;
+    case VKLLM__DIM_FF2: return 2 * (uint64_t)hp->n_ff;
     default: return 0;
     }
 }
@@ -108,7 +110,7 @@ static vkllm_status read_arch(const struct vkllm__gguf *g, enum vkllm__arch *out
     name[n] = 0;
     if (s.len >= sizeof name || vkllm__arch_from_name(name, out) != VKLLM_STATUS_OK)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                          "%s: architecture '%s' is not supported (llama, qwen2, qwen3, granite are)", g->path, name);
+                          "%s: architecture '%s' is not supported (llama, qwen2, qwen3, granite, phi3 are)", g->path, name);
     return VKLLM_STATUS_OK;
 }
 
@@ -218,8 +220,20 @@ static vkllm_status read_rope(const struct vkllm__gguf *g, struct vkllm__hparams
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
                           "%s: rope.dimension_count %u must be even and at most the head dimension %u",
                           g->path, r->n_rot, hp->head_dim);
-    /* As llama.cpp: llama rotates adjacent pairs, the Qwen models the two halves of each head. */
-    r->neox = hp->arch == VKLLM__ARCH_QWEN2 || hp->arch == VKLLM__ARCH_QWEN3;
+    /* As llama.cpp: llama rotates adjacent pairs, the Qwen and Phi models the two halves of each head. */
+    r->neox = hp->arch == VKLLM__ARCH_QWEN2 || hp->arch == VKLLM__ARCH_QWEN3 || hp->arch == VKLLM__ARCH_PHI3;
+    const float one = 1.0f;
+    if ((st = get_f32(g, hp->arch, "rope.scaling.attn_factor", &one, &r->attn_factor))) return st;
+    if (r->attn_factor != 1.0f) {
+        /* It multiplies the rotated dims of q and of k (cos and sin in ggml's rope): with every
+         * dim rotated that is attn_factor^2 on q.k, which the attention scale takes. */
+        if (r->n_rot != hp->head_dim || !(r->attn_factor > 0.0f))
+            return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: rope.scaling.attn_factor %g with %u of %u dims rotated "
+                              "is not supported (only with every dim rotated)", g->path, (double)r->attn_factor,
+                              r->n_rot, hp->head_dim);
+        float base = hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)hp->head_dim);
+        hp->attn_scale = base * r->attn_factor * r->attn_factor;
+    }
     return read_rope_scaling(g, hp);
 }
 
@@ -243,11 +257,12 @@ static void llama3_factors(const struct vkllm__rope *r, float *out) {
     }
 }
 
-void vkllm__rope_freqs(const struct vkllm__hparams *hp, float *out_inv_freq) {
+void vkllm__rope_freqs(const struct vkllm__hparams *hp, uint32_t n_ctx, float *out_inv_freq) {
     const struct vkllm__rope *r = &hp->rope;
+    const float *ff = r->freq_factors_long && n_ctx > r->orig_ctx ? r->freq_factors_long : r->freq_factors;
     for (uint32_t i = 0; i < r->n_rot / 2; i++) {
         double f = pow((double)r->theta, -2.0 * i / r->n_rot) * r->freq_scale;
-        if (r->freq_factors) f /= r->freq_factors[i];
+        if (ff) f /= ff[i];
         out_inv_freq[i] = (float)f;
     }
 }
@@ -336,14 +351,38 @@ static vkllm_status find_globals(const struct vkllm__gguf *g, struct vkllm__hpar
     if ((st = find_tensor(g, "output.weight", hp->n_embd, hp->n_vocab, 1, &w->output))) return st;
     hp->tied_embd = w->output == NULL;
     if (!w->output) w->output = w->token_embd;
+    if (hp->arch == VKLLM__ARCH_PHI3) {
+        if ((st = find_tensor(g, "rope_factors_short.weight", hp->rope.n_rot / 2, 0, 1, &w->rope_short))) return st;
+        if ((st = find_tensor(g, "rope_factors_long.weight", hp->rope.n_rot / 2, 0, 1, &w->rope_long))) return st;
+    }
     return find_tensor(g, "rope_freqs.weight", hp->rope.n_rot / 2, 0, 1, &w->rope_freqs);
 }
 
 /* Per-frequency factors: from rope_freqs.weight when the file has it, else computed for a
  * llama3 scaling type. Factors must be finite and positive. */
+/* A copy of an f32 factor vector of n, each finite and positive. */
+static vkllm_status copy_factors(const struct vkllm__gguf *g, const struct vkllm__gguf_tensor *t, uint32_t n,
+                                 float **out) {
+    *out = vkllm__calloc(n ? n : 1, sizeof(float));
+    if (!*out) return vkllm__err(VKLLM_STATUS_OOM, "rope frequency factors");
+    memcpy(*out, t->data, (size_t)n * sizeof(float));
+    for (uint32_t i = 0; i < n; i++)
+        if (!isfinite((*out)[i]) || (*out)[i] <= 0.0f)
+            return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: %.*s: factor %u is %g", g->path, (int)t->name.len,
+                              t->name.ptr, i, (double)(*out)[i]);
+    return VKLLM_STATUS_OK;
+}
+
 static vkllm_status load_freq_factors(const struct vkllm__gguf *g, struct vkllm__model_desc *d) {
     struct vkllm__rope *r = &d->hp.rope;
     uint32_t n = r->n_rot / 2;
+    if (!d->w.rope_freqs && (d->w.rope_short || d->w.rope_long)) { /* phi3's LongRoPE */
+        if (!d->w.rope_short || !d->w.rope_long)
+            return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: rope_factors_short.weight and rope_factors_long.weight "
+                              "come together", g->path);
+        vkllm_status st = copy_factors(g, d->w.rope_short, n, &r->freq_factors);
+        return st ? st : copy_factors(g, d->w.rope_long, n, &r->freq_factors_long);
+    }
     if (!d->w.rope_freqs && r->scaling != VKLLM__ROPE_SCALING_LLAMA3) return VKLLM_STATUS_OK;
     r->freq_factors = vkllm__calloc(n ? n : 1, sizeof(float));
     if (!r->freq_factors) return vkllm__err(VKLLM_STATUS_OOM, "rope frequency factors");
@@ -360,6 +399,44 @@ static vkllm_status load_freq_factors(const struct vkllm__gguf *g, struct vkllm_
         if (!isfinite(r->freq_factors[i]) || r->freq_factors[i] <= 0.0f)
             return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: rope frequency factor %u is %g", g->path, i,
                               (double)r->freq_factors[i]);
+    return VKLLM_STATUS_OK;
+}
+
+/* Rows [r0, r0 + rows) of matrix t as a tensor of its own (a view into the same data). */
+static void row_view(const struct vkllm__gguf_tensor *t, uint64_t r0, uint64_t rows, struct vkllm__gguf_tensor *v) {
+    uint64_t row_bytes = t->nbytes / t->ne[1];
+    *v = *t;
+    v->ne[1] = rows;
+    v->offset = t->offset + r0 * row_bytes;
+    v->nbytes = rows * row_bytes;
+    v->data = (const uint8_t *)t->data + r0 * row_bytes;
+}
+
+/* The fused matrices (phi3: attn_qkv = q over k over v, ffn_up = gate over up, as llama.cpp splits
+ * them) become row views in the separate fields, and the fused fields NULL: the device upload, the
+ * stacking of q/k/v and gate/up, the reference and the counts see the same tensors as for llama. */
+static vkllm_status split_fused(struct vkllm__model_desc *d) {
+    const struct vkllm__hparams *hp = &d->hp;
+    int any = 0;
+    for (uint32_t l = 0; l < hp->n_layer; l++) any |= d->w.layers[l].wqkv || d->w.layers[l].w_gate_up;
+    if (!any) return VKLLM_STATUS_OK;
+    d->views = vkllm__calloc((size_t)hp->n_layer * 5, sizeof *d->views);
+    if (!d->views) return vkllm__err(VKLLM_STATUS_OOM, "tensor views");
+    for (uint32_t l = 0; l < hp->n_layer; l++) {
+        struct vkllm__layer_weights *lw = &d->w.layers[l];
+        struct vkllm__gguf_tensor *v = d->views + (size_t)l * 5;
+        if (lw->wqkv) {
+            row_view(lw->wqkv, 0, hp->n_embd_q, &v[0]);
+            row_view(lw->wqkv, hp->n_embd_q, hp->n_embd_kv, &v[1]);
+            row_view(lw->wqkv, (uint64_t)hp->n_embd_q + hp->n_embd_kv, hp->n_embd_kv, &v[2]);
+            lw->wq = &v[0], lw->wk = &v[1], lw->wv = &v[2], lw->wqkv = NULL;
+        }
+        if (lw->w_gate_up) {
+            row_view(lw->w_gate_up, 0, hp->n_ff, &v[3]);
+            row_view(lw->w_gate_up, hp->n_ff, hp->n_ff, &v[4]);
+            lw->w_gate = &v[3], lw->w_up = &v[4], lw->w_gate_up = NULL;
+        }
+    }
     return VKLLM_STATUS_OK;
 }
 
@@ -380,6 +457,7 @@ vkllm_status vkllm__model_desc_load(const struct vkllm__gguf *g, struct vkllm__m
         goto fail;
     }
     for (uint32_t l = 0; l < d->hp.n_layer; l++) VKLLM_TRY(st, find_layer(g, &d->hp, l, &d->w.layers[l]), fail);
+    VKLLM_TRY(st, split_fused(d), fail);
     for (uint64_t i = 0; i < g->n_tensors; i++) {
         uint64_t n = 1;
         for (int k = 0; k < 4; k++) n *= g->tensors[i].ne[k];
@@ -395,6 +473,8 @@ fail:
 void vkllm__model_desc_free(struct vkllm__model_desc *d) {
     if (!d) return;
     vkllm__free(d->hp.rope.freq_factors);
+    vkllm__free(d->hp.rope.freq_factors_long);
+    vkllm__free(d->views);
     vkllm__free(d->w.layers);
     vkllm__free(d);
 }

@@ -4,7 +4,8 @@
  *
  * Architectures: llama (Llama 1/2/3, TinyLlama, Mistral, SmolLM, stories), qwen2 (q/k/v biases),
  * qwen3 (per-head RMS norm of q and k), granite (llama with embedding, attention, residual and
- * logit multipliers). All four: pre-norm RMSNorm blocks, SwiGLU FFN, GQA,
+ * logit multipliers), phi3 (Phi-3, Phi-4: fused q/k/v and gate/up matrices, split into row views at
+ * load; NeoX RoPE with LongRoPE's short and long factors). All: pre-norm RMSNorm blocks, SwiGLU FFN, GQA,
  * optional tied embeddings (no output.weight: the output projection is token_embd.weight).
  *
  * Shapes in comments are (rows, cols), cols contiguous, i.e. ggml's ne reversed: a tensor with
@@ -19,7 +20,7 @@
 #include "internal.h"
 #include "tensors.h"
 
-/* "llama", "qwen2", "qwen3", "granite" (the general.architecture string); "?" for an invalid value. */
+/* "llama", "qwen2", "qwen3", "granite", "phi3" (the general.architecture string); "?" for an invalid value. */
 const char *vkllm__arch_name(enum vkllm__arch a);
 /* VKLLM_STATUS_OK and *out, or VKLLM_STATUS_UNSUPPORTED for another name (no error text set). */
 vkllm_status vkllm__arch_from_name(const char *name, enum vkllm__arch *out);
@@ -45,6 +46,11 @@ struct vkllm__rope {
     float low_freq_factor;          /* llama3: 1 unless the metadata says */
     float high_freq_factor;         /* llama3: 4 unless the metadata says */
     float *freq_factors;            /* (n_rot/2,) divisors, or NULL; owned by the desc */
+    /* phi3's LongRoPE: freq_factors are its short factors, these its long ones, which a context
+     * longer than orig_ctx takes (as llama.cpp); NULL for the other architectures */
+    float *freq_factors_long;
+    float attn_factor;              /* rope.scaling.attn_factor (1 when absent): scales the rotated
+                                     * dims of q and k, folded into hparams.attn_scale */
 };
 
 struct vkllm__hparams {
@@ -91,6 +97,7 @@ struct vkllm__model_weights {
     const struct vkllm__gguf_tensor *output_norm; /* (n_embd,) f32 */
     const struct vkllm__gguf_tensor *output;      /* (n_vocab, n_embd); == token_embd when tied */
     const struct vkllm__gguf_tensor *rope_freqs;  /* (n_rot/2,) f32 llama3 factors, or NULL */
+    const struct vkllm__gguf_tensor *rope_short, *rope_long; /* phi3: (n_rot/2,) f32 LongRoPE factors, or NULL */
     struct vkllm__layer_weights *layers;          /* (n_layer,) */
 };
 
@@ -99,6 +106,7 @@ struct vkllm__model_desc {
     struct vkllm__hparams hp;
     struct vkllm__model_weights w;
     uint64_t n_params;              /* elements over all tensors of the file */
+    struct vkllm__gguf_tensor *views; /* row views of the fused matrices the layers point into, or NULL */
 };
 
 /* Read the hyper-parameters of g and find and check every tensor: presence, shape, type.
@@ -108,8 +116,9 @@ struct vkllm__model_desc {
 vkllm_status vkllm__model_desc_load(const struct vkllm__gguf *g, struct vkllm__model_desc **out);
 void vkllm__model_desc_free(struct vkllm__model_desc *d);
 
-/* The (n_rot/2,) inverse frequencies of hp->rope, scaling and freq factors applied (see
- * struct vkllm__rope). The same table serves the reference and the GPU. */
-void vkllm__rope_freqs(const struct vkllm__hparams *hp, float *out_inv_freq);
+/* The (n_rot/2,) inverse frequencies of hp->rope for a context of n_ctx positions, scaling and
+ * freq factors applied (see struct vkllm__rope: the long factors where n_ctx > orig_ctx). The same
+ * table serves the reference and the GPU. */
+void vkllm__rope_freqs(const struct vkllm__hparams *hp, uint32_t n_ctx, float *out_inv_freq);
 
 #endif /* VKLLM_MODEL_H */

@@ -4,7 +4,9 @@
  * (model.c), uploading, counting and freeing them (forward/weights.c), the reference's copies
  * (ref/forward_ref.c), the random-model writer (tools/make_model.c) and `vkllm info`.
  *
- * Adding an architecture's tensor is one line here (plus the forward pass that uses it).
+ * Adding an architecture's tensor is one line here (plus the forward pass that uses it). A fused
+ * matrix (phi3's attn_qkv, and its ffn_up holding gate over up) is a row of its own; model.c splits
+ * it into row views of the separate ones, so that nothing after loading sees the difference.
  *
  * Columns of VKLLM__LAYER_TENSORS(X), one row per tensor, in the order make-model writes them:
  *   field     the struct field
@@ -26,9 +28,10 @@
 
 #define VKLLM__LAYER_TENSORS(X)                                                                        \
     X(attn_norm, "attn_norm.weight",   VEC, NONE,    EMBD,     NORM, VKLLM__A_ALL,    0)               \
-    X(wq,        "attn_q.weight",      MAT, EMBD_Q,  EMBD,     MAT,  VKLLM__A_ALL,    0)               \
-    X(wk,        "attn_k.weight",      MAT, EMBD_KV, EMBD,     MAT,  VKLLM__A_ALL,    0)               \
-    X(wv,        "attn_v.weight",      MAT, EMBD_KV, EMBD,     MAT,  VKLLM__A_ALL,    0)               \
+    X(wqkv,      "attn_qkv.weight",    MAT, EMBD_QKV, EMBD,    MAT,  VKLLM__A(PHI3),  0)               \
+    X(wq,        "attn_q.weight",      MAT, EMBD_Q,  EMBD,     MAT,  VKLLM__A_SPLIT,  0)               \
+    X(wk,        "attn_k.weight",      MAT, EMBD_KV, EMBD,     MAT,  VKLLM__A_SPLIT,  0)               \
+    X(wv,        "attn_v.weight",      MAT, EMBD_KV, EMBD,     MAT,  VKLLM__A_SPLIT,  0)               \
     X(bq,        "attn_q.bias",        VEC, NONE,    EMBD_Q,   BIAS, VKLLM__A(QWEN2), VKLLM__A_LLAMAS) \
     X(bk,        "attn_k.bias",        VEC, NONE,    EMBD_KV,  BIAS, VKLLM__A(QWEN2), VKLLM__A_LLAMAS) \
     X(bv,        "attn_v.bias",        VEC, NONE,    EMBD_KV,  BIAS, VKLLM__A(QWEN2), VKLLM__A_LLAMAS) \
@@ -37,8 +40,9 @@
     X(wo,        "attn_output.weight", MAT, EMBD,    EMBD_Q,   MAT,  VKLLM__A_ALL,    0)               \
     X(bo,        "attn_output.bias",   VEC, NONE,    EMBD,     BIAS, 0,               VKLLM__A_LLAMAS) \
     X(ffn_norm,  "ffn_norm.weight",    VEC, NONE,    EMBD,     NORM, VKLLM__A_ALL,    0)               \
-    X(w_gate,    "ffn_gate.weight",    MAT, FF,      EMBD,     MAT,  VKLLM__A_ALL,    0)               \
-    X(w_up,      "ffn_up.weight",      MAT, FF,      EMBD,     MAT,  VKLLM__A_ALL,    0)               \
+    X(w_gate_up, "ffn_up.weight",      MAT, FF2,     EMBD,     MAT,  VKLLM__A(PHI3),  0)               \
+    X(w_gate,    "ffn_gate.weight",    MAT, FF,      EMBD,     MAT,  VKLLM__A_SPLIT,  0)               \
+    X(w_up,      "ffn_up.weight",      MAT, FF,      EMBD,     MAT,  VKLLM__A_SPLIT,  0)               \
     X(w_down,    "ffn_down.weight",    MAT, EMBD,    FF,       MAT,  VKLLM__A_ALL,    0)
 
 /* The architectures vkllm runs (general.architecture); one bit each in the table's masks. */
@@ -47,6 +51,7 @@ enum vkllm__arch {
     VKLLM__ARCH_QWEN2 = 1,
     VKLLM__ARCH_QWEN3 = 2,
     VKLLM__ARCH_GRANITE = 3, /* llama with embedding, attention, residual and logit multipliers */
+    VKLLM__ARCH_PHI3 = 4,    /* Phi-3, Phi-4: fused q/k/v and gate/up matrices, NeoX RoPE, LongRoPE factors */
     VKLLM__ARCH_COUNT_
 };
 
@@ -58,6 +63,8 @@ enum vkllm__dim {
     VKLLM__DIM_EMBD_KV,  /* n_embd_kv = n_head_kv * head_dim */
     VKLLM__DIM_FF,       /* n_ff */
     VKLLM__DIM_HEAD_DIM, /* head_dim */
+    VKLLM__DIM_EMBD_QKV, /* n_embd_q + 2 n_embd_kv: q, k and v stacked (phi3's attn_qkv) */
+    VKLLM__DIM_FF2,      /* 2 n_ff: gate and up stacked (phi3's ffn_up) */
 };
 
 enum vkllm__tensor_kind { VKLLM__TENSOR_VEC = 0, VKLLM__TENSOR_MAT = 1 };
@@ -67,6 +74,7 @@ enum vkllm__tensor_init { VKLLM__INIT_NORM = 0, VKLLM__INIT_BIAS = 1, VKLLM__INI
 #define VKLLM__A(a) (1u << VKLLM__ARCH_##a)
 #define VKLLM__A_ALL ((1u << VKLLM__ARCH_COUNT_) - 1u)
 #define VKLLM__A_LLAMAS (VKLLM__A(LLAMA) | VKLLM__A(GRANITE)) /* llama.cpp loads them alike */
+#define VKLLM__A_SPLIT (VKLLM__A_ALL & ~VKLLM__A(PHI3)) /* q/k/v and gate/up as separate matrices */
 
 /* One row of the table as data (vkllm__layer_tensors[i]). */
 struct vkllm__tensor_spec {

@@ -87,7 +87,7 @@ static vkllm_status alloc_state(struct vkllm__ref *r) {
                 !copy_vec(vkllm__layer_tensor(&r->d->w.layers[l], (enum vkllm__layer_tensor)i), ref_vec(&r->layers[l], i)))
                 return vkllm__err(VKLLM_STATUS_OOM, "reference forward state");
     }
-    vkllm__rope_freqs(hp, r->inv_freq);
+    vkllm__rope_freqs(hp, r->n_ctx, r->inv_freq);
     return VKLLM_STATUS_OK;
 }
 
