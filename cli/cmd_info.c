@@ -55,6 +55,10 @@ static void print_text(const char *path, vkllm_model_file_t f, const struct vkll
                in->rope_neox ? "NeoX" : "normal", in->rope_scaling);
         if (strcmp(in->rope_scaling, "none")) printf(" x%g", (double)in->rope_factor);
         printf("\nrms eps:         %g\n", (double)in->rms_eps);
+        if (in->n_swa_layers)
+            printf("sliding window:  %u positions on %u of %u layers\n", in->sliding_window, in->n_swa_layers, in->n_layer);
+        if (in->attn_softcap > 0 || in->final_softcap > 0)
+            printf("soft-capping:    attention %g, logits %g\n", (double)in->attn_softcap, (double)in->final_softcap);
     }
     if (in->context_length >= 0) printf("context length:  %lld\n", (long long)in->context_length);
     human((double)in->n_params, buf, sizeof buf);
@@ -86,6 +90,10 @@ static void json_hparams(cJSON *o, const struct vkllm_file_info *in) {
     cJSON_AddStringToObject(r, "pairs", in->rope_neox ? "neox" : "normal");
     cJSON_AddStringToObject(r, "scaling", in->rope_scaling);
     cJSON_AddNumberToObject(r, "factor", in->rope_factor);
+    cJSON *sw = cJSON_AddObjectToObject(o, "sliding_window");
+    VKLLM_CLI_JSON_ADD(sw, VKLLM_CLI_NUM("positions", in->sliding_window), VKLLM_CLI_NUM("layers", in->n_swa_layers));
+    cJSON *sc = cJSON_AddObjectToObject(o, "softcap");
+    VKLLM_CLI_JSON_ADD(sc, VKLLM_CLI_NUM("attention", in->attn_softcap), VKLLM_CLI_NUM("logits", in->final_softcap));
 }
 
 static int print_json(const char *path, vkllm_model_file_t f, const struct vkllm_file_info *in, int list_tensors) {

@@ -374,6 +374,10 @@ struct vkllm_file_info {
     char tokenizer_model[64];  /* tokenizer.ggml.model ("llama", "gpt2", "bert", ...) or "" */
     int64_t n_tokens, bos, eos; /* -1 when absent */
     int has_chat_template;
+    /* gemma2 / gemma3 (0 elsewhere), valid when supported */
+    uint32_t sliding_window;   /* positions a sliding-window layer sees */
+    uint32_t n_swa_layers;     /* layers with the window */
+    float attn_softcap, final_softcap; /* soft-capping of attention scores and logits (0: none) */
 };
 VKLLM_API void vkllm_model_file_info(vkllm_model_file_t f, struct vkllm_file_info *out);
 

@@ -48,10 +48,15 @@ shared float m_sh[R], l_sh[R], a_sh[R];    // running max, running sum, rescale 
 
 uint q_base, h_base, kvh, L_max; // first query, first head, kv head, positions any row sees
 
-// Cache positions row r sees: 0 .. limit-1 (0 for a row past the last query).
+// Cache positions row r sees: row_first(r) .. limit-1 (none for a row past the last query).
 uint row_limit(uint r) {
     uint qi = q_base + r / HG;
     return qi < p.n ? min(pos0 + qi + 1, p.n_ctx) : 0;
+}
+// The first position of a sliding window (p.window > 0) ending at the row's query; else 0.
+uint row_first(uint r) {
+    uint lim = row_limit(r);
+    return p.window > 0u && lim > p.window ? lim - p.window : 0u;
 }
 
 // Quad dq of a cache row starting at word w (4 halves; the upper two 0 past the row's end).
@@ -88,7 +93,8 @@ void load_queries() {
     }
 }
 
-// s_sh[r][c] = q_r . k_(kv0+c), or -inf where row r may not see that position.
+// s_sh[r][c] = q_r . k_(kv0+c) (soft-capped when p.softcap > 0), or -inf where row r may not see
+// that position (past its query, or before its sliding window).
 void scores(uint kv0, uint end) {
     uint c = gl_LocalInvocationID.x, t = kv0 + c;
     float acc[R];
@@ -100,8 +106,11 @@ void scores(uint kv0, uint end) {
             [[unroll]] for (uint r = 0; r < R; r++) acc[r] += dot(q_sh[r * HQ + dq], kk);
         }
     }
+    if (p.softcap > 0.0) {
+        [[unroll]] for (uint r = 0; r < R; r++) acc[r] = p.softcap * tanh(acc[r] / p.softcap);
+    }
     [[unroll]] for (uint r = 0; r < R; r++)
-        s_sh[r * WG + c] = (t < end && t < row_limit(r)) ? acc[r] : NEG_INF;
+        s_sh[r * WG + c] = (t < end && t < row_limit(r) && t >= row_first(r)) ? acc[r] : NEG_INF;
 }
 
 // Online softmax step: new running max per row, probabilities in s_sh, rescale in a_sh.

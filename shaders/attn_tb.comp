@@ -78,6 +78,13 @@ void main() {
     // a position of the cache this row may fetch in place of one past its limit (a valid one for a
     // live row; any one inside the cache for a lane whose split or query does not exist)
     uint lastv = min(max(lim, start + 1u) - 1u, p.n_ctx - 1u);
+    // a sliding window (p.window > 0) ending at the row's query: positions before first score -inf
+#ifdef ATTN_SPLIT
+    uint qlim = L;
+#else
+    uint qlim = min(P0 + qi + 1u, p.n_ctx);
+#endif
+    uint first = p.window > 0u && qlim > p.window ? qlim - p.window : 0u;
     uint kstride = p.n_head_kv * HT;             // texels between cache positions
     uint kbase = kvh * HT;
 
@@ -106,9 +113,12 @@ void main() {
                 s[b] += dot(h4(k.x, k.y), qa) + dot(h4(k.z, k.w), qc);
             }
         }
+        if (p.softcap > 0.0) { // s is in log2 units: cap the natural-log score
+            [[unroll]] for (uint b = 0u; b < B; b++) s[b] = p.softcap * LOG2E * tanh(s[b] / (p.softcap * LOG2E));
+        }
         float mx = m;
         [[unroll]] for (uint b = 0u; b < B; b++) {
-            s[b] = kv0 + b < lim ? s[b] : NEG_INF;
+            s[b] = kv0 + b < lim && kv0 + b >= first ? s[b] : NEG_INF;
             mx = max(mx, s[b]);
         }
         float mref = mx == NEG_INF ? 0.0 : mx; // no position yet: nothing to weigh

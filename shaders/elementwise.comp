@@ -1,7 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // elementwise.comp - out = a OP b, with b repeated along a when it is shorter (bias rows).
-// Variants: -DOP_ADD=1, -DOP_MUL=1.
+// Variants: -DOP_ADD=1, -DOP_MUL=1, -DOP_SOFTCAP=1 (out = b tanh(a / b): gemma2's logit capping).
 #include "common.glsl"
 #include "pc.glsl"
 
@@ -18,7 +18,9 @@ void main() {
     o[i] = a[i] + y;
 #elif defined(OP_MUL)
     o[i] = a[i] * y;
+#elif defined(OP_SOFTCAP)
+    o[i] = y * tanh(a[i] / y);
 #else
-#error "define OP_ADD or OP_MUL"
+#error "define OP_ADD, OP_MUL or OP_SOFTCAP"
 #endif
 }

@@ -1,7 +1,8 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // silu_mul.comp - the SiLU-gated product of a Llama FFN: out = silu(gate) * up,
-// silu(x) = x / (1 + exp(-x)).
+// silu(x) = x / (1 + exp(-x)). -DGELU=1: the GELU-gated one of Gemma, out = gelu(gate) * up with
+// the tanh approximation gelu(x) = x / 2 (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
 #include "common.glsl"
 #include "pc.glsl"
 
@@ -14,5 +15,11 @@ void main() {
     uint i = global_index_2d();
     if (i >= p.n) return;
     float g = gate[i];
+#if defined(GELU)
+    // tanh(u) = 1 - 2 / (exp(2u) + 1): no overflow to inf / inf for large |u|
+    float u = 0.7978845608028654 * (g + 0.044715 * g * g * g);
+    o[i] = 0.5 * g * (2.0 - 2.0 / (exp(2.0 * u) + 1.0)) * up[i];
+#else
     o[i] = g / (1.0 + exp(-g)) * up[i];
+#endif
 }

@@ -1,7 +1,8 @@
 /* test_forward.c - the whole forward pass on the device against the scalar reference:
  * - stories260K greedy from BOS: the same 200 tokens as the reference (and so llama2.c's text);
  * - random models from make-model (GQA and not, qwen2 biases, qwen3 q/k norms, granite's
- *   multipliers, tied embeddings;
+ *   multipliers, phi3's fused matrices and LongRoPE, gemma2/gemma3's sliding windows (4 positions,
+ *   so a 45-token run crosses them), GELU, post-norms and soft-capping, tied embeddings;
  *   F16, Q8_0, Q4_0, Q4_K, Q6_K, IQ4_NL): logits of a prefill and of 32 decode steps within TOL of the
  *   reference (which reads the same quantized bytes and rounds its KV cache to f16 as the device
  *   does), greedy tokens equal;
@@ -337,6 +338,8 @@ int main(int argc, char **argv) {
         {"granite", VKLLM__ARCH_GRANITE, 4, 2, 0, VKLLM__TYPE_Q8_0, 0},
         {"granite-tied", VKLLM__ARCH_GRANITE, 4, 2, 1, VKLLM__TYPE_F16, 0},
         {"phi3", VKLLM__ARCH_PHI3, 4, 2, 0, VKLLM__TYPE_Q8_0, 0},
+        {"gemma2", VKLLM__ARCH_GEMMA2, 4, 2, 1, VKLLM__TYPE_Q8_0, 0},
+        {"gemma3", VKLLM__ARCH_GEMMA3, 4, 2, 1, VKLLM__TYPE_F16, 0},
     };
     if (random) {
         for (size_t i = 0; i < VKLLM_ARRAY_LEN(cases); i++) test_model(&cases[i]);

@@ -17,7 +17,8 @@ static void test_attention_args(struct vkllm__gpu *gpu) {
     struct op_test_scratch sc = op_test_scratch_begin(gpu, 4096);
     struct vkllm__view v = sc.v;
     struct vkllm__cmd *c = sc.c;
-    struct vkllm__attn_shape odd = {1, 4, 2, 7, 16, 1.0f}, gqa = {1, 6, 4, 8, 16, 1.0f}, big = {1, 4, 2, 8, 4096, 1.0f};
+    struct vkllm__attn_shape odd = {1, 4, 2, 7, 16, 1.0f, 0, 0.0f}, gqa = {1, 6, 4, 8, 16, 1.0f, 0, 0.0f},
+                             big = {1, 4, 2, 8, 4096, 1.0f, 0, 0.0f};
     ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &odd), VKLLM_STATUS_INVALID_ARGUMENT); /* odd dim */
     ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &gqa), VKLLM_STATUS_INVALID_ARGUMENT); /* 6 % 4 */
     ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &big), VKLLM_STATUS_INVALID_ARGUMENT); /* cache > view */

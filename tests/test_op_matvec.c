@@ -11,7 +11,7 @@
 /* Types without a kernel are refused with a status, not a crash. */
 static void unsupported_type(struct vkllm__gpu *gpu) {
     struct vkllm__dtensor t;
-    ASSERT_OK(vkllm__dtensor_upload(gpu, VKLLM__TYPE_Q2_K, 256, 1, NULL, &t));
+    ASSERT_OK(vkllm__dtensor_upload(gpu, VKLLM__TYPE_IQ2_XS, 256, 1, NULL, &t));
     struct op_test_scratch sc = op_test_scratch_begin(gpu, 1024);
     ASSERT_STATUS(vkllm__op_matvec(sc.c, sc.v, &t, sc.v, 1), VKLLM_STATUS_UNSUPPORTED);
     ASSERT_STATUS(vkllm__op_get_rows(sc.c, sc.v, &t, sc.v, 1), VKLLM_STATUS_UNSUPPORTED);

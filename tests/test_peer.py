@@ -6,7 +6,8 @@ prompt, on the device and from the scalar reference, against llama.cpp's CPU bac
 (llama.cpp keeps its KV cache in f16, the reference in f32); Q8_0 to 2% (llama.cpp's CPU quantizes
 the activations of Q8_0 products to 8 bits); IQ4_XS and Q3_K 3%, Q2_K 5%, and those three against
 llama.cpp's Vulkan backend (exact dequantization) within 1e-3. The argmax agrees. Architectures:
-llama, qwen2, qwen3, granite, phi3 (its LongRoPE's long factors, and its short ones).
+llama, qwen2, qwen3, granite, phi3 (its LongRoPE's long factors, and its short ones), gemma2 and
+gemma3 (windows of 4 on every other layer, which the 8-token prompt crosses; gemma2's caps 3 and 5).
 SKIPPED, never passed, without the peer (../shared/peer/setup.sh installs it; PEER_DIR)."""
 import json, os, struct, subprocess, sys, tempfile
 
@@ -43,7 +44,7 @@ if os.environ.get("PEER_TYPES"):  # a subset, e.g. PEER_TYPES=q2_K,q3_K
 with tempfile.TemporaryDirectory() as d:
     # phi3 (LongRoPE trained at ctx/2) twice: its long factors (ctx 256 in the file, llama.cpp runs
     # 256 positions) and its short ones (ctx 512)
-    for arch in ("llama", "qwen2", "qwen3", "granite", "phi3", "phi3-short"):
+    for arch in ("llama", "qwen2", "qwen3", "granite", "phi3", "phi3-short", "gemma2", "gemma3"):
         for typ, tol in TYPES:
             if arch == "phi3-short" and typ not in ("f32", "q8_0"):
                 continue
@@ -61,6 +62,13 @@ with tempfile.TemporaryDirectory() as d:
                 print("FAIL:", failures[-1])
                 continue
             n_ctx = json.loads(r.stdout)["n_ctx"]
+            # gemma2's logits are capped at 5 (make-model's cap): llama.cpp's 8-bit activations move them
+            # by up to 4.9% of that on quantized weights, so there its Vulkan backend (exact
+            # activations) is the tight check for every quantized type but IQ4_NL (see VK_TYPES)
+            vk_tol = VK_TYPES.get(typ)
+            if arch == "gemma2" and typ != "f32":
+                tol = max(tol, 5e-2)
+                vk_tol = vk_tol or (1e-3 if typ != "iq4_nl" else None)
             raw = open(out, "rb").read()
             peer = struct.unpack("<%df" % (len(raw) // 4), raw)
             scale = max(abs(x) for x in peer)
@@ -73,14 +81,14 @@ with tempfile.TemporaryDirectory() as d:
                       ("ok" if ok else "FAIL", arch, typ, dev, diff, scale, am, bm))
                 if not ok:
                     failures.append("%s %s device %s" % (arch, typ, dev))
-            if typ in VK_TYPES and os.access(PEER_VK, os.X_OK):
+            if vk_tol and os.access(PEER_VK, os.X_OK):
                 r = subprocess.run([PEER_VK, m, "--prompt-ids", IDS, "--logits", out, "-p", "0", "-n", "1", "-r", "1"],
                                    capture_output=True, text=True, timeout=300)
                 raw = open(out, "rb").read() if r.returncode == 0 else b""
                 pv = struct.unpack("<%df" % (len(raw) // 4), raw)
                 v = logits_vkllm(m, "0", n_ctx)
                 diff = max(abs(a - b) for a, b in zip(v, pv)) if pv else float("inf")
-                ok = len(v) == len(pv) and diff <= VK_TYPES[typ] * scale
+                ok = len(v) == len(pv) and diff <= vk_tol * scale
                 print("%s: %-10s %-6s device 0   max|vkllm - llama.cpp Vulkan| %.3g of %.3g" %
                       ("ok" if ok else "FAIL", arch, typ, diff, scale))
                 if not ok:

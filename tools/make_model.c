@@ -38,6 +38,11 @@ static const struct preset presets[] = {
      "64 embd", VKLLM__ARCH_GRANITE, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f},
     {"tiny-phi3", "phi3 (fused q/k/v and gate/up, NeoX RoPE with LongRoPE factors), 2 layers, 64 embd",
      VKLLM__ARCH_PHI3, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f},
+    {"tiny-gemma2", "gemma2 (GELU, post-norms, sliding window 4 on every other layer, soft-capped scores 3 and "
+     "logits 5), 2 layers, 64 embd, tied", VKLLM__ARCH_GEMMA2, 2, 64, 128, 4, 2, 0, 512, 256, 1, 10000.0f, 1e-6f},
+    {"tiny-gemma3", "gemma3 (gemma2's block with q/k norms, window 4 on every other layer with RoPE base 10000, "
+     "global base 1e6), 2 layers, 64 embd, tied", VKLLM__ARCH_GEMMA3, 2, 64, 128, 4, 2, 0, 512, 256, 1, 1000000.0f,
+     1e-6f},
     {"small", "llama, 4 layers, 256 embd, 768 ffn, 8 heads / 2 kv, 2048 vocab (K-quant friendly)",
      VKLLM__ARCH_LLAMA, 4, 256, 768, 8, 2, 0, 2048, 512, 0, 10000.0f, 1e-5f},
     {"stories-260k-shape", "llama2.c stories260K: 5 layers, 64 embd, 172 ffn, 8 heads / 4 kv, 512 vocab",
@@ -254,7 +259,8 @@ static void build_tensors(const struct vkllm__make_model_params *p, struct tenso
         add(tl, "rope_factors_long.weight", hp.head_dim / 2, 0, 4.0f, 0.5f);
     }
     add(tl, "output_norm.weight", p->n_embd, 0, 1.0f, 0.1f);
-    if (!p->tied) add(tl, "output.weight", p->n_embd, p->n_vocab, 0.0f, inv_sqrt(p->n_embd));
+    if (!p->tied && p->arch != VKLLM__ARCH_GEMMA2) /* gemma2 always reuses the embedding */
+        add(tl, "output.weight", p->n_embd, p->n_vocab, 0.0f, inv_sqrt(p->n_embd));
 }
 
 // --- vocabulary -----------------------------------------------------------------------------
@@ -377,6 +383,17 @@ static vkllm_status set_hparams(struct vkllm__gguf_writer *w, const struct vkllm
         if ((st = vkllm__gguf_writer_set_f32(w, K("attention.scale"), 0.0078125f))) return st;
         if ((st = vkllm__gguf_writer_set_f32(w, K("logit_scale"), 8.0f))) return st;
     }
+    if (p->arch == VKLLM__ARCH_GEMMA2 || p->arch == VKLLM__ARCH_GEMMA3) {
+        /* a window of 4 on every other layer (layers 0, 2, ...: llama.cpp's pattern 2), small enough
+         * for short prompts to reach past it; gemma2's caps small enough to bend random scores */
+        if ((st = vkllm__gguf_writer_set_u32(w, K("attention.sliding_window"), 4))) return st;
+        if ((st = vkllm__gguf_writer_set_u32(w, K("attention.sliding_window_pattern"), 2))) return st;
+        if (p->arch == VKLLM__ARCH_GEMMA3 && (st = vkllm__gguf_writer_set_f32(w, K("rope.freq_base_swa"), 10000.0f)))
+            return st;
+        if (p->arch == VKLLM__ARCH_GEMMA2 && ((st = vkllm__gguf_writer_set_f32(w, K("attn_logit_softcapping"), 3.0f)) ||
+                                              (st = vkllm__gguf_writer_set_f32(w, K("final_logit_softcapping"), 5.0f))))
+            return st;
+    }
     if (p->arch == VKLLM__ARCH_PHI3) { /* LongRoPE: trained at half the context, attention factor as the converter's */
         uint32_t orig = p->n_ctx / 2 ? p->n_ctx / 2 : 1;
         double scale = (double)p->n_ctx / orig;
@@ -492,7 +509,7 @@ static vkllm_status type_of(const char *s, uint32_t *out) {
 static vkllm_status from_public(const struct vkllm_make_model_params *o, struct vkllm__make_model_params *p) {
     memset(p, 0, sizeof *p);
     if (vkllm__arch_from_name(o->arch, &p->arch))
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: unknown architecture '%s' (llama qwen2 qwen3 granite phi3)",
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: unknown architecture '%s' (llama qwen2 qwen3 granite phi3 gemma2 gemma3)",
                           o->arch);
     vkllm_status st = type_of(o->type, &p->type);
     if (st) return st;

@@ -63,6 +63,9 @@ static void elementwise_short(struct vkllm__case_list *l) {
     ADD(l, .op = VKLLM__OP_SOFTMAX, .rows = 4, .cols = 1000, .flags = VKLLM__CASE_NEG_INF);
     ADD(l, .op = VKLLM__OP_SOFTMAX, .rows = 2, .cols = 32000, .flags = VKLLM__CASE_LARGE);
     ADD(l, .op = VKLLM__OP_SILU_MUL, .rows = 3, .cols = 5632);
+    ADD(l, .op = VKLLM__OP_GELU_MUL, .rows = 3, .cols = 5632);
+    ADD(l, .op = VKLLM__OP_GELU_MUL, .rows = 2, .cols = 333, .flags = VKLLM__CASE_LARGE);
+    ADD(l, .op = VKLLM__OP_SOFTCAP, .rows = 2, .cols = 32000, .nb = 1, .flags = VKLLM__CASE_LARGE);
     ADD(l, .op = VKLLM__OP_ADD_RMSNORM, .rows = 3, .cols = 2048, .flags = VKLLM__CASE_INPLACE);
     ADD(l, .op = VKLLM__OP_ADD_RMSNORM, .rows = 2, .cols = 333, .tuning = "ops_wg=32");
 }
@@ -80,6 +83,8 @@ static void elementwise_full(struct vkllm__case_list *l) {
                 {.op = VKLLM__OP_ADD, .rows = 3, .cols = n, .nb = n}, /* b repeated per row */
                 {.op = VKLLM__OP_MUL, .rows = 2, .cols = n, .nb = n},
                 {.op = VKLLM__OP_SILU_MUL, .rows = 2, .cols = n},
+                {.op = VKLLM__OP_GELU_MUL, .rows = 2, .cols = n},
+                {.op = VKLLM__OP_SOFTCAP, .rows = 2, .cols = n, .nb = 1},
                 {.op = VKLLM__OP_RMSNORM, .rows = 5, .cols = n},
                 {.op = VKLLM__OP_RMSNORM, .rows = 2, .cols = n, .flags = VKLLM__CASE_LARGE},
                 {.op = VKLLM__OP_ADD_RMSNORM, .rows = 3, .cols = n},
@@ -106,7 +111,8 @@ static void elementwise_full(struct vkllm__case_list *l) {
 }
 
 static int is_elementwise(enum vkllm__op op) {
-    return op == VKLLM__OP_ADD || op == VKLLM__OP_MUL || op == VKLLM__OP_SILU_MUL || op == VKLLM__OP_RMSNORM ||
+    return op == VKLLM__OP_ADD || op == VKLLM__OP_MUL || op == VKLLM__OP_SILU_MUL || op == VKLLM__OP_GELU_MUL ||
+           op == VKLLM__OP_SOFTCAP || op == VKLLM__OP_RMSNORM ||
            op == VKLLM__OP_ADD_RMSNORM || op == VKLLM__OP_SOFTMAX;
 }
 
@@ -439,6 +445,14 @@ static void attention_cases(int full, struct vkllm__case_list *l) {
                                         .n_ctx = 256, POS(0, 100)}, "%s", kernels[i]);        /* prefill */
         addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 2, .head_dim = 64,
                                         .n_ctx = 4096, POS(4095, 0, 300)}, "%s", kernels[i]); /* split decode */
+        /* sliding windows (gemma2/3) and soft-capped scores (gemma2): prefill rows whose windows
+         * start at different places, split decode with whole splits before the window */
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64,
+                                        .n_ctx = 256, .window = 5, .softcap = 1.5f, POS(0, 3, 100)}, "%s", kernels[i]);
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 2, .head_dim = 64,
+                                        .n_ctx = 4096, .window = 100, POS(4095, 0, 99, 100, 300)}, "%s", kernels[i]);
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 40, .heads = 4, .heads_kv = 4, .head_dim = 16,
+                                        .n_ctx = 300, .window = 33, .softcap = 0.5f, POS(0, 7, 200)}, "%s", kernels[i]);
     }
     if (!full) return;
     /* attn_tb's work split: blocks that divide nothing, one lane per workgroup, many lanes, one

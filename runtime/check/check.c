@@ -41,8 +41,12 @@ void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n) {
                  c->n_ctx, c->flags & VKLLM__CASE_NEOX ? " neox" : "");
         break;
     case VKLLM__OP_ATTENTION:
-        snprintf(buf, n, "n=%u heads=%u/%u dim=%u ctx=%u", c->n, c->heads, c->heads_kv, c->head_dim, c->n_ctx);
+    {
+        int w = snprintf(buf, n, "n=%u heads=%u/%u dim=%u ctx=%u", c->n, c->heads, c->heads_kv, c->head_dim, c->n_ctx);
+        if (w > 0 && (size_t)w < n && c->window) w += snprintf(buf + w, n - (size_t)w, " win=%u", c->window);
+        if (w > 0 && (size_t)w < n && c->softcap > 0) snprintf(buf + w, n - (size_t)w, " cap=%g", (double)c->softcap);
         break;
+    }
     case VKLLM__OP_ARGMAX: snprintf(buf, n, "%u", c->cols); break;
     default:
         snprintf(buf, n, "%ux%u%s%s%s", c->rows, c->cols, c->flags & VKLLM__CASE_LARGE ? " large" : "",

@@ -27,6 +27,8 @@
     X(ADD, "add", "max_rel", 1e-6, elementwise)                                                       \
     X(MUL, "mul", "max_rel", 1e-6, elementwise)                                                       \
     X(SILU_MUL, "silu_mul", "max_rel", 1e-4, elementwise)                                             \
+    X(GELU_MUL, "gelu_mul", "max_rel", 1e-4, elementwise)                                             \
+    X(SOFTCAP, "softcap", "max_rel", 1e-4, elementwise)                                               \
     X(RMSNORM, "rmsnorm", "max_rel", 1e-4, elementwise)                                               \
     X(ADD_RMSNORM, "add_rmsnorm", "max_rel", 1e-4, elementwise)                                       \
     X(SOFTMAX, "softmax", "max_abs", 1e-5, elementwise)                                               \
@@ -60,13 +62,14 @@ enum vkllm__op {
 #define VKLLM__CASE_MAX_POS 16
 
 /* One case. Which fields an op reads:
- *   add, mul, silu_mul, rmsnorm, add_rmsnorm, softmax: rows x cols (nb: add/mul's b length, 0 = all)
+ *   add, mul, silu_mul, gelu_mul, rmsnorm, add_rmsnorm, softmax: rows x cols (nb: add/mul's b
+ *   length, 0 = all); softcap: rows x cols, nb 1 (the cap)
  *   matvec, matvec_tb, matmul, get_rows: W (rows, cols) of `type`, n columns of x (tokens, ids)
  *   matvec_glu: W (rows, cols), gate's rows over up's (rows even), one column
  *   rope: n tokens of heads x head_dim, n_rot, scale (the frequencies' factor)
  *   kv_store: n rows of heads_kv * head_dim into a cache of n_ctx rows
  *   rope_kv: n tokens of q (heads x head_dim) and k, v (heads_kv x head_dim), n_rot, a cache of n_ctx rows
- *   attention: n queries, heads / heads_kv of head_dim, a cache of n_ctx rows
+ *   attention: n queries, heads / heads_kv of head_dim, a cache of n_ctx rows, window, softcap
  *   argmax: cols
  * rope, kv_store, rope_kv and attention run one recording replayed at every position of pos[0..n_pos). */
 struct vkllm__op_case {
@@ -76,6 +79,8 @@ struct vkllm__op_case {
     uint32_t rows, cols, n, nb;
     uint32_t heads, heads_kv, head_dim, n_rot, n_ctx;
     float scale;               /* rope: frequency factor (0: 1) */
+    uint32_t window;           /* attention: sliding window (0: none) */
+    float softcap;             /* attention: score soft-capping (0: none) */
     uint32_t flags;            /* VKLLM__CASE_* */
     uint32_t n_pos;
     uint32_t pos[VKLLM__CASE_MAX_POS];

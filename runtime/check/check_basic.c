@@ -25,6 +25,8 @@ static void reference(const struct vkllm__op_case *c, const float *a, const floa
     case VKLLM__OP_ADD: vkllm__ref_add(want, a, b, n, nb); break;
     case VKLLM__OP_MUL: vkllm__ref_mul(want, a, b, n, nb); break;
     case VKLLM__OP_SILU_MUL: vkllm__ref_silu_mul(want, a, b, n); break;
+    case VKLLM__OP_GELU_MUL: vkllm__ref_gelu_mul(want, a, b, n); break;
+    case VKLLM__OP_SOFTCAP: vkllm__ref_softcap(want, a, b[0], n); break;
     case VKLLM__OP_RMSNORM: vkllm__ref_rmsnorm(want, a, b, c->cols, c->rows, EPS); break;
     case VKLLM__OP_SOFTMAX: vkllm__ref_softmax(want, a, c->cols, c->rows, 1.0f); break;
     default:
@@ -42,6 +44,8 @@ static vkllm_status record(struct vkllm__cmd *cmd, const struct vkllm__op_case *
     case VKLLM__OP_ADD: return vkllm__op_add(cmd, o, a, b, n, nb);
     case VKLLM__OP_MUL: return vkllm__op_mul(cmd, o, a, b, n, nb);
     case VKLLM__OP_SILU_MUL: return vkllm__op_silu_mul(cmd, o, a, b, n);
+    case VKLLM__OP_GELU_MUL: return vkllm__op_gelu_mul(cmd, o, a, b, n);
+    case VKLLM__OP_SOFTCAP: return vkllm__op_softcap(cmd, o, a, b, n);
     case VKLLM__OP_RMSNORM: return vkllm__op_rmsnorm(cmd, o, a, b, c->cols, c->rows, EPS);
     case VKLLM__OP_SOFTMAX: return vkllm__op_softmax(cmd, o, a, c->cols, c->rows, 1.0f);
     default:
@@ -66,6 +70,7 @@ void vkllm__chk_elementwise(struct chk *k) {
     if (k->st) return;
     fill(k, a, n, c->flags, softmax ? 10.0f : 3.0f, softmax);
     fill(k, b, n, 0, 2.0f, 0);
+    if (c->op == VKLLM__OP_SOFTCAP) b[0] = 2.5f; /* the cap */
     if (softmax && (c->flags & VKLLM__CASE_NEG_INF)) {
         for (uint64_t i = 0; i < n; i += 3) a[i] = -INFINITY;
         if (c->rows > 1)

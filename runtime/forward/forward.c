@@ -106,9 +106,12 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
         struct vkllm__view qi = dec ? F(f->q, (uint64_t)i * Q, Q) : q, ki = dec ? F(f->k, (uint64_t)i * KV, KV) : k;
         struct vkllm__view vi = dec ? F(f->v, (uint64_t)i * KV, KV) : v, ai = dec ? F(f->att, (uint64_t)i * Q, Q) : att;
         struct vkllm__view pos = ALL(sq->pos);
-        struct vkllm__buffer *freq = f->m->inv_freq_long && sq->n_ctx > hp->rope.orig_ctx ? f->m->inv_freq_long : f->m->inv_freq;
+        struct vkllm__buffer *freq = vkllm__layer_window(hp, l) && f->m->inv_freq_swa ? f->m->inv_freq_swa  // gemma
+                                     : f->m->inv_freq_long && sq->n_ctx > hp->rope.orig_ctx ? f->m->inv_freq_long  // phi3
+                                                                                          : f->m->inv_freq;
         struct vkllm__attn_shape as = {nt, hp->n_head, hp->n_head_kv, HD, sq->n_ctx,
-                                       hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)HD)};
+                                       hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)HD),
+                                       vkllm__layer_window(hp, l), hp->attn_softcap};
         if (f->fuse_rope_kv) {                                                     // the four below in one dispatch
             struct vkllm__rope_kv_shape rs = {nt, hp->n_head, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, sq->n_ctx};
             DO(vkllm__op_rope_kv(c, qi, ki, vi, pos, ALL(freq), ALL(sq->kv.k[l]), ALL(sq->kv.v[l]), &rs));
@@ -123,11 +126,12 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
     }
     DO(mm(c, xb, &w->wo, att, n, dec));                                                 // xb (n, E) = att @ wo^T
     if (w->bo) DO(vkllm__op_add(c, xb, xb, ALL(w->bo), n * E, E));                      // llama (optional): + bias
+    if (w->attn_post_norm) DO(vkllm__op_rmsnorm(c, xb, xb, ALL(w->attn_post_norm), E, n, hp->rms_eps)); // gemma
     if (hp->resid_scale != 1.0f) DO(vkllm__op_mul(c, xb, xb, F(f->m->scales, 64, 1), n * E, 1)); // granite: xb *= resid_scale
 
     // feed-forward block
     DO(vkllm__op_add_rmsnorm(c, xb, x, xb, ALL(w->ffn_norm), E, n, hp->rms_eps));  // x += xb; xb = rmsnorm(x) * ffn_norm
-    if (fgu && vkllm__matvec_glu_applies(f->gpu, &S->gate_up)) {                  // one token: one dispatch
+    if (fgu && !hp->gelu && vkllm__matvec_glu_applies(f->gpu, &S->gate_up)) {     // one token: one dispatch
         DO(vkllm__op_matvec_glu(c, hb, &S->gate_up, xb));                          // hb = silu(xb @ w_gate^T) * (xb @ w_up^T)
     } else {
         if (fgu) {                                                                 // one token: one product
@@ -137,9 +141,11 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
             DO(mm(c, hb, &w->w_gate, xb, n, dec));                                      // hb (n, FF)  = xb @ w_gate^T
             DO(mm(c, hb2, &w->w_up, xb, n, dec));                                       // hb2 (n, FF) = xb @ w_up^T
         }
-        DO(vkllm__op_silu_mul(c, hb, hb, hb2, n * FF));                            // hb = silu(hb) * hb2
+        DO(hp->gelu ? vkllm__op_gelu_mul(c, hb, hb, hb2, n * FF)                   // gemma: hb = gelu(hb) * hb2
+                    : vkllm__op_silu_mul(c, hb, hb, hb2, n * FF));                 // hb = silu(hb) * hb2
     }
     DO(mm(c, xb, &w->w_down, hb, n, dec));                                              // xb (n, E) = hb @ w_down^T, added to x next
+    if (w->ffn_post_norm) DO(vkllm__op_rmsnorm(c, xb, xb, ALL(w->ffn_post_norm), E, n, hp->rms_eps)); // gemma
     if (hp->resid_scale != 1.0f) DO(vkllm__op_mul(c, xb, xb, F(f->m->scales, 64, 1), n * E, 1)); // granite: xb *= resid_scale
 #undef DO
     return VKLLM_STATUS_OK;
@@ -156,7 +162,7 @@ static vkllm_status record_forward_h(struct vkllm__forward *f, struct vkllm__cmd
     if (st) return st;
     st = vkllm__op_get_rows(c, F(f->x, 0, (uint64_t)n * E), &f->m->token_embd,   // x (n, E) = token_embd[ids]
                             ALL(f->ids), n);
-    if (!st && hp->embd_scale != 1.0f)                                             // granite: x *= embd_scale
+    if (!st && hp->embd_scale != 1.0f)                                             // granite, gemma: x *= embd_scale
         st = vkllm__op_mul(c, F(f->x, 0, (uint64_t)n * E), F(f->x, 0, (uint64_t)n * E), F(f->m->scales, 0, 1), n * E, 1);
     for (uint32_t l = 0; !st && l < hp->n_layer; l++) st = record_layer(f, c, l, n, seqs);
     if (st) return st;
@@ -170,6 +176,8 @@ static vkllm_status record_forward_h(struct vkllm__forward *f, struct vkllm__cmd
     if (hidden) return vkllm__cmd_end(c);                                          // embeddings: xb is the result
     if ((st = mm(c, lg, &f->m->output, xb, rows, seqs != NULL))) return st;       // logits (rows, V) = xb @ output^T
     if (hp->logit_scale != 1.0f && (st = vkllm__op_mul(c, lg, lg, F(f->m->scales, 128, 1), rows * V, 1))) // granite
+        return st;
+    if (hp->final_softcap > 0.0f && (st = vkllm__op_softcap(c, lg, lg, F(f->m->scales, 192, 1), rows * V))) // gemma2
         return st;
     if (f->logits_host && !greedy &&                                               // to host memory, in the same step
         (st = vkllm__cmd_copy(c, f->logits_host, 0, f->logits, 0, (uint64_t)rows * V * 4)))
@@ -227,7 +235,7 @@ vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uin
     f->fuse_qkv = U >= 2 && (4ull * hp->n_embd_q) % align == 0 && (4ull * (hp->n_embd_q + hp->n_embd_kv)) % align == 0;
     f->fuse_gate_up = U >= 2 && (4ull * hp->n_ff) % align == 0;
     f->fuse_rope_kv = vkllm__gpu_tuning(f->gpu)->fuse != 0;
-    struct vkllm__attn_shape s1 = {1, hp->n_head, hp->n_head_kv, hp->head_dim, n_ctx, 1.0f};
+    struct vkllm__attn_shape s1 = {1, hp->n_head, hp->n_head_kv, hp->head_dim, n_ctx, 1.0f, 0, 0.0f};
     struct vkllm__attn_shape sU = s1;
     sU.n = n_ubatch;
     uint64_t scratch = VKLLM_MAX(vkllm__attention_scratch_bytes(f->gpu, &s1), vkllm__attention_scratch_bytes(f->gpu, &sU));

@@ -34,8 +34,10 @@ struct vkllm__gpu_model {
     struct vkllm__buffer *output_norm;     /* (n_embd,) f32 */
     struct vkllm__buffer *inv_freq;        /* (n_rot/2,) f32 RoPE inverse frequencies */
     struct vkllm__buffer *inv_freq_long;   /* phi3 LongRoPE: those of contexts past orig_ctx, or NULL */
-    struct vkllm__buffer *scales;          /* granite: embd_scale, resid_scale, 1/logit_scale (f32 at 0,
-                                              64, 128: 256 bytes apart); NULL: none */
+    struct vkllm__buffer *inv_freq_swa;    /* gemma: those of the sliding-window layers, or NULL */
+    struct vkllm__buffer *scales;          /* embd_scale, resid_scale, 1/logit_scale (granite, gemma's
+                                              embedding scale), final_softcap (gemma2): f32 at 0, 64,
+                                              128, 192, 256 bytes apart; NULL: none */
     struct vkllm__gpu_layer *layers;       /* (n_layer,) */
     struct vkllm__gpu_stacked *stacked;    /* (n_layer,) */
     uint64_t weight_bytes;                 /* bytes of weights on the device */

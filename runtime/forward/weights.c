@@ -211,11 +211,16 @@ vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__m
         VKLLM_TRY(st, vkllm__buffer_alloc(gpu, sizeof(float) * (hp->rope.n_rot / 2 + 1), VKLLM__MEM_DEVICE, &m->inv_freq_long), fail);
         VKLLM_TRY(st, vkllm__buffer_upload(m->inv_freq_long, 0, freqs, sizeof(float) * (hp->rope.n_rot / 2)), fail);
     }
-    if (hp->embd_scale != 1.0f || hp->resid_scale != 1.0f || hp->logit_scale != 1.0f) { /* granite */
+    if (hp->swa) { /* gemma: the sliding-window layers' own RoPE */
+        vkllm__rope_freqs_swa(hp, freqs);
+        VKLLM_TRY(st, vkllm__buffer_alloc(gpu, sizeof(float) * (hp->rope.n_rot / 2 + 1), VKLLM__MEM_DEVICE, &m->inv_freq_swa), fail);
+        VKLLM_TRY(st, vkllm__buffer_upload(m->inv_freq_swa, 0, freqs, sizeof(float) * (hp->rope.n_rot / 2)), fail);
+    }
+    if (hp->embd_scale != 1.0f || hp->resid_scale != 1.0f || hp->logit_scale != 1.0f || hp->final_softcap > 0.0f) {
         /* 256 bytes apart: each is bound on its own, and a binding's offset must be a multiple of
          * minStorageBufferOffsetAlignment (at most 256 by the spec) */
-        float sc[3 * 64] = {0};
-        sc[0] = hp->embd_scale, sc[64] = hp->resid_scale, sc[128] = 1.0f / hp->logit_scale;
+        float sc[4 * 64] = {0};
+        sc[0] = hp->embd_scale, sc[64] = hp->resid_scale, sc[128] = 1.0f / hp->logit_scale, sc[192] = hp->final_softcap;
         VKLLM_TRY(st, vkllm__buffer_alloc(gpu, sizeof sc, VKLLM__MEM_DEVICE, &m->scales), fail);
         VKLLM_TRY(st, vkllm__buffer_upload(m->scales, 0, sc, sizeof sc), fail);
     }
@@ -251,6 +256,7 @@ void vkllm__gpu_model_free(struct vkllm__gpu_model *m) {
     vkllm__buffer_free(m->output_norm);
     vkllm__buffer_free(m->inv_freq);
     vkllm__buffer_free(m->inv_freq_long);
+    vkllm__buffer_free(m->inv_freq_swa);
     vkllm__buffer_free(m->scales);
     vkllm__free(m);
 }

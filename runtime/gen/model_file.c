@@ -56,6 +56,10 @@ static void shape_info(const struct vkllm__hparams *hp, struct vkllm_file_info *
     o->rope_theta = hp->rope.theta, o->rope_dims = hp->rope.n_rot, o->rope_neox = hp->rope.neox;
     snprintf(o->rope_scaling, sizeof o->rope_scaling, "%s", scaling_name(hp->rope.scaling));
     o->rope_factor = hp->rope.factor;
+    o->sliding_window = hp->swa ? hp->n_swa : 0;
+    o->n_swa_layers = 0;
+    for (uint32_t l = 0; hp->swa && l < hp->n_layer; l++) o->n_swa_layers += hp->swa[l] != 0;
+    o->attn_softcap = hp->attn_softcap, o->final_softcap = hp->final_softcap;
     if (hp->rope.freq_factors_long) { /* phi3: the context it extends to over the one it was trained at */
         snprintf(o->rope_scaling, sizeof o->rope_scaling, "longrope");
         o->rope_factor = hp->rope.orig_ctx ? (float)hp->n_ctx_train / (float)hp->rope.orig_ctx : 1.0f;

@@ -10,7 +10,7 @@
 
 // --- architectures --------------------------------------------------------------------------
 
-static const char *const arch_names[VKLLM__ARCH_COUNT_] = {"llama", "qwen2", "qwen3", "granite", "phi3"};
+static const char *const arch_names[VKLLM__ARCH_COUNT_] = {"llama", "qwen2", "qwen3", "granite", "phi3", "gemma2", "gemma3"};
 
 const char *vkllm__arch_name(enum vkllm__arch a) {
     return (unsigned)a < VKLLM__ARCH_COUNT_ ? arch_names[a] : "?";
@@ -110,7 +110,7 @@ static vkllm_status read_arch(const struct vkllm__gguf *g, enum vkllm__arch *out
     name[n] = 0;
     if (s.len >= sizeof name || vkllm__arch_from_name(name, out) != VKLLM_STATUS_OK)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                          "%s: architecture '%s' is not supported (llama, qwen2, qwen3, granite, phi3 are)", g->path, name);
+                          "%s: architecture '%s' is not supported (llama, qwen2, qwen3, granite, phi3, gemma2, gemma3 are)", g->path, name);
     return VKLLM_STATUS_OK;
 }
 
@@ -163,6 +163,14 @@ static vkllm_status read_shape(const struct vkllm__gguf *g, struct vkllm__hparam
     if (!(hp->logit_scale != 0.0f) || !isfinite(hp->embd_scale * hp->resid_scale * hp->attn_scale * hp->logit_scale))
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: granite multipliers must be finite, logit_scale not 0",
                           g->path);
+    if (a == VKLLM__ARCH_GEMMA2 || a == VKLLM__ARCH_GEMMA3) {
+        /* As llama.cpp (after gemma_pytorch's config): embeddings times sqrt(n_embd); q scaled by
+         * 1/sqrt(head_dim), except the 27B models (46 gemma2 / 62 gemma3 layers): 1/sqrt(n_embd/n_head) */
+        hp->embd_scale = sqrtf((float)hp->n_embd);
+        int big = hp->n_layer == (a == VKLLM__ARCH_GEMMA2 ? 46u : 62u);
+        hp->attn_scale = 1.0f / sqrtf((float)(big ? hp->n_embd / hp->n_head : hp->head_dim));
+        hp->gelu = 1;
+    }
     return VKLLM_STATUS_OK;
 }
 
@@ -208,6 +216,45 @@ static vkllm_status read_rope_scaling(const struct vkllm__gguf *g, struct vkllm_
     return VKLLM_STATUS_OK;
 }
 
+/* gemma2 / gemma3: sliding windows, their layers and RoPE, soft-capping (llama.cpp's defaults:
+ * gemma2 windows of 4096 on every other layer, caps 50 and 30; gemma3 windows on 5 of every 6
+ * layers where the file gives a window, their RoPE base 10000 unscaled, no caps unless given). The
+ * per-layer flags go to *swa_out (owned by the caller). */
+static vkllm_status read_gemma(const struct vkllm__gguf *g, struct vkllm__hparams *hp, uint8_t **swa_out) {
+    enum vkllm__arch a = hp->arch;
+    int g2 = a == VKLLM__ARCH_GEMMA2;
+    const uint32_t def_swa = g2 ? 4096 : 0, def_pattern = g2 ? 2 : 6;
+    const float zero = 0.0f, cap_attn = g2 ? 50.0f : 0.0f, cap_final = g2 ? 30.0f : 0.0f;
+    const float theta_swa = g2 ? hp->rope.theta : 10000.0f;
+    vkllm_status st;
+    if ((st = get_u32(g, a, "attention.sliding_window", &def_swa, 0, &hp->n_swa))) return st;
+    if ((st = get_f32(g, a, "rope.freq_base_swa", &theta_swa, &hp->theta_swa))) return st;
+    if ((st = get_f32(g, a, "attn_logit_softcapping", g2 ? &cap_attn : &zero, &hp->attn_softcap))) return st;
+    if ((st = get_f32(g, a, "final_logit_softcapping", &cap_final, &hp->final_softcap))) return st;
+    if (!g2) hp->attn_softcap = 0.0f; /* gemma3 has none (llama.cpp reads it for gemma2 only) */
+    hp->freq_scale_swa = g2 ? hp->rope.freq_scale : 1.0f;
+    if (!(hp->theta_swa > 0.0f))
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: rope.freq_base_swa must be positive", g->path);
+    if (!hp->n_swa) return VKLLM_STATUS_OK;
+    uint8_t *swa = vkllm__calloc(hp->n_layer, 1);
+    if (!swa) return vkllm__err(VKLLM_STATUS_OOM, "sliding-window layers");
+    *swa_out = swa;
+    char key[128];
+    arch_key(key, sizeof key, a, "attention.sliding_window_pattern");
+    const struct vkllm__gguf_kv *kv = vkllm__gguf_find(g, key);
+    if (kv && kv->type == VKLLM__GGUF_ARRAY) { /* one flag per layer */
+        if (kv->arr_n != hp->n_layer || kv->arr_type == VKLLM__GGUF_STRING || kv->arr_type == VKLLM__GGUF_ARRAY)
+            return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: %s must be %u flags", g->path, key, hp->n_layer);
+        for (uint32_t l = 0; l < hp->n_layer; l++) swa[l] = vkllm__gguf_arr_i64(kv, l) != 0;
+    } else { /* every layer but the last of each n_pattern (0: all) */
+        uint32_t n_pattern;
+        if ((st = get_u32(g, a, "attention.sliding_window_pattern", &def_pattern, 0, &n_pattern))) return st;
+        for (uint32_t l = 0; l < hp->n_layer; l++) swa[l] = n_pattern == 0 || l % n_pattern < n_pattern - 1;
+    }
+    hp->swa = swa;
+    return VKLLM_STATUS_OK;
+}
+
 static vkllm_status read_rope(const struct vkllm__gguf *g, struct vkllm__hparams *hp) {
     struct vkllm__rope *r = &hp->rope;
     const float def_theta = 10000.0f;
@@ -220,8 +267,9 @@ static vkllm_status read_rope(const struct vkllm__gguf *g, struct vkllm__hparams
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
                           "%s: rope.dimension_count %u must be even and at most the head dimension %u",
                           g->path, r->n_rot, hp->head_dim);
-    /* As llama.cpp: llama rotates adjacent pairs, the Qwen and Phi models the two halves of each head. */
-    r->neox = hp->arch == VKLLM__ARCH_QWEN2 || hp->arch == VKLLM__ARCH_QWEN3 || hp->arch == VKLLM__ARCH_PHI3;
+    /* As llama.cpp: llama rotates adjacent pairs, the Qwen, Phi and Gemma models the two halves of each head. */
+    r->neox = hp->arch == VKLLM__ARCH_QWEN2 || hp->arch == VKLLM__ARCH_QWEN3 || hp->arch == VKLLM__ARCH_PHI3 ||
+              hp->arch == VKLLM__ARCH_GEMMA2 || hp->arch == VKLLM__ARCH_GEMMA3;
     const float one = 1.0f;
     if ((st = get_f32(g, hp->arch, "rope.scaling.attn_factor", &one, &r->attn_factor))) return st;
     if (r->attn_factor != 1.0f) {
@@ -255,6 +303,12 @@ static void llama3_factors(const struct vkllm__rope *r, float *out) {
         }
         out[i] = (float)f;
     }
+}
+
+void vkllm__rope_freqs_swa(const struct vkllm__hparams *hp, float *out_inv_freq) {
+    const struct vkllm__rope *r = &hp->rope;
+    for (uint32_t i = 0; i < r->n_rot / 2; i++)
+        out_inv_freq[i] = (float)(pow((double)hp->theta_swa, -2.0 * i / r->n_rot) * hp->freq_scale_swa);
 }
 
 void vkllm__rope_freqs(const struct vkllm__hparams *hp, uint32_t n_ctx, float *out_inv_freq) {
@@ -348,7 +402,10 @@ static vkllm_status find_globals(const struct vkllm__gguf *g, struct vkllm__hpar
     vkllm_status st;
     if ((st = find_tensor(g, "token_embd.weight", hp->n_embd, hp->n_vocab, 0, &w->token_embd))) return st;
     if ((st = find_tensor(g, "output_norm.weight", hp->n_embd, 0, 0, &w->output_norm))) return st;
-    if ((st = find_tensor(g, "output.weight", hp->n_embd, hp->n_vocab, 1, &w->output))) return st;
+    /* gemma2's logits always use the embedding (llama.cpp ignores an output.weight there) */
+    w->output = NULL;
+    if (hp->arch != VKLLM__ARCH_GEMMA2 && (st = find_tensor(g, "output.weight", hp->n_embd, hp->n_vocab, 1, &w->output)))
+        return st;
     hp->tied_embd = w->output == NULL;
     if (!w->output) w->output = w->token_embd;
     if (hp->arch == VKLLM__ARCH_PHI3) {
@@ -449,6 +506,8 @@ vkllm_status vkllm__model_desc_load(const struct vkllm__gguf *g, struct vkllm__m
     VKLLM_TRY(st, read_arch(g, &d->hp.arch), fail);
     VKLLM_TRY(st, read_shape(g, &d->hp), fail);
     VKLLM_TRY(st, read_rope(g, &d->hp), fail);
+    if (d->hp.arch == VKLLM__ARCH_GEMMA2 || d->hp.arch == VKLLM__ARCH_GEMMA3)
+        VKLLM_TRY(st, read_gemma(g, &d->hp, &d->swa_layers), fail);
     VKLLM_TRY(st, find_globals(g, &d->hp, &d->w), fail);
     VKLLM_TRY(st, load_freq_factors(g, d), fail);
     d->w.layers = vkllm__calloc(d->hp.n_layer, sizeof *d->w.layers);
@@ -475,6 +534,7 @@ void vkllm__model_desc_free(struct vkllm__model_desc *d) {
     vkllm__free(d->hp.rope.freq_factors);
     vkllm__free(d->hp.rope.freq_factors_long);
     vkllm__free(d->views);
+    vkllm__free(d->swa_layers);
     vkllm__free(d->w.layers);
     vkllm__free(d);
 }

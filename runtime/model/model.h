@@ -5,7 +5,9 @@
  * Architectures: llama (Llama 1/2/3, TinyLlama, Mistral, SmolLM, stories), qwen2 (q/k/v biases),
  * qwen3 (per-head RMS norm of q and k), granite (llama with embedding, attention, residual and
  * logit multipliers), phi3 (Phi-3, Phi-4: fused q/k/v and gate/up matrices, split into row views at
- * load; NeoX RoPE with LongRoPE's short and long factors). All: pre-norm RMSNorm blocks, SwiGLU FFN, GQA,
+ * load; NeoX RoPE with LongRoPE's short and long factors), gemma2 and gemma3 (scaled embeddings,
+ * post-attention and post-FFN norms, a GELU-gated FFN, sliding-window layers with their own RoPE,
+ * soft-capped scores and logits in gemma2, q/k norms in gemma3). All: pre-norm RMSNorm blocks, GQA,
  * optional tied embeddings (no output.weight: the output projection is token_embd.weight).
  *
  * Shapes in comments are (rows, cols), cols contiguous, i.e. ggml's ne reversed: a tensor with
@@ -20,7 +22,8 @@
 #include "internal.h"
 #include "tensors.h"
 
-/* "llama", "qwen2", "qwen3", "granite", "phi3" (the general.architecture string); "?" for an invalid value. */
+/* "llama", "qwen2", "qwen3", "granite", "phi3", "gemma2", "gemma3" (the general.architecture string);
+ * "?" for an invalid value. */
 const char *vkllm__arch_name(enum vkllm__arch a);
 /* VKLLM_STATUS_OK and *out, or VKLLM_STATUS_UNSUPPORTED for another name (no error text set). */
 vkllm_status vkllm__arch_from_name(const char *name, enum vkllm__arch *out);
@@ -72,7 +75,21 @@ struct vkllm__hparams {
      * instead of 1/sqrt(head_dim) (0: that), the logits divided by logit_scale */
     float embd_scale, resid_scale, attn_scale, logit_scale;
     struct vkllm__rope rope;
+    /* gemma2 / gemma3 (0 and NULL elsewhere): the FFN gate's activation is GELU (tanh) instead of
+     * SiLU; the layers l with swa[l] != 0 attend to the last n_swa positions only, with their own
+     * RoPE (base theta_swa, scale freq_scale_swa, no factors); scores and the final logits are
+     * soft-capped (s -> cap tanh(s / cap)) where the caps are > 0 */
+    int gelu;
+    uint32_t n_swa;
+    const uint8_t *swa;          /* (n_layer,), owned by the desc; NULL: no sliding layers */
+    float theta_swa, freq_scale_swa;
+    float attn_softcap, final_softcap;
 };
+
+/* The sliding window of layer l (0: it sees the whole context). */
+static inline uint32_t vkllm__layer_window(const struct vkllm__hparams *hp, uint32_t l) {
+    return hp->swa && hp->swa[l] ? hp->n_swa : 0;
+}
 
 /* One tensor of the file per row of the layer table (tensors.h): matrices in any type vkllm
  * computes with (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, ...), vectors
@@ -107,6 +124,7 @@ struct vkllm__model_desc {
     struct vkllm__model_weights w;
     uint64_t n_params;              /* elements over all tensors of the file */
     struct vkllm__gguf_tensor *views; /* row views of the fused matrices the layers point into, or NULL */
+    uint8_t *swa_layers;              /* hp.swa's storage, or NULL */
 };
 
 /* Read the hyper-parameters of g and find and check every tensor: presence, shape, type.
@@ -120,5 +138,7 @@ void vkllm__model_desc_free(struct vkllm__model_desc *d);
  * freq factors applied (see struct vkllm__rope: the long factors where n_ctx > orig_ctx). The same
  * table serves the reference and the GPU. */
 void vkllm__rope_freqs(const struct vkllm__hparams *hp, uint32_t n_ctx, float *out_inv_freq);
+/* Those of the sliding-window layers (gemma): base theta_swa, scale freq_scale_swa, no factors. */
+void vkllm__rope_freqs_swa(const struct vkllm__hparams *hp, float *out_inv_freq);
 
 #endif /* VKLLM_MODEL_H */

@@ -35,15 +35,17 @@
     X(bq,        "attn_q.bias",        VEC, NONE,    EMBD_Q,   BIAS, VKLLM__A(QWEN2), VKLLM__A_LLAMAS) \
     X(bk,        "attn_k.bias",        VEC, NONE,    EMBD_KV,  BIAS, VKLLM__A(QWEN2), VKLLM__A_LLAMAS) \
     X(bv,        "attn_v.bias",        VEC, NONE,    EMBD_KV,  BIAS, VKLLM__A(QWEN2), VKLLM__A_LLAMAS) \
-    X(q_norm,    "attn_q_norm.weight", VEC, NONE,    HEAD_DIM, NORM, VKLLM__A(QWEN3), 0)               \
-    X(k_norm,    "attn_k_norm.weight", VEC, NONE,    HEAD_DIM, NORM, VKLLM__A(QWEN3), 0)               \
+    X(q_norm,    "attn_q_norm.weight", VEC, NONE,    HEAD_DIM, NORM, VKLLM__A_QKNORM, 0)               \
+    X(k_norm,    "attn_k_norm.weight", VEC, NONE,    HEAD_DIM, NORM, VKLLM__A_QKNORM, 0)               \
     X(wo,        "attn_output.weight", MAT, EMBD,    EMBD_Q,   MAT,  VKLLM__A_ALL,    0)               \
     X(bo,        "attn_output.bias",   VEC, NONE,    EMBD,     BIAS, 0,               VKLLM__A_LLAMAS) \
+    X(attn_post_norm, "post_attention_norm.weight", VEC, NONE, EMBD, NORM, VKLLM__A_GEMMAS, 0)         \
     X(ffn_norm,  "ffn_norm.weight",    VEC, NONE,    EMBD,     NORM, VKLLM__A_ALL,    0)               \
     X(w_gate_up, "ffn_up.weight",      MAT, FF2,     EMBD,     MAT,  VKLLM__A(PHI3),  0)               \
     X(w_gate,    "ffn_gate.weight",    MAT, FF,      EMBD,     MAT,  VKLLM__A_SPLIT,  0)               \
     X(w_up,      "ffn_up.weight",      MAT, FF,      EMBD,     MAT,  VKLLM__A_SPLIT,  0)               \
-    X(w_down,    "ffn_down.weight",    MAT, EMBD,    FF,       MAT,  VKLLM__A_ALL,    0)
+    X(w_down,    "ffn_down.weight",    MAT, EMBD,    FF,       MAT,  VKLLM__A_ALL,    0)               \
+    X(ffn_post_norm, "post_ffw_norm.weight", VEC, NONE,  EMBD,     NORM, VKLLM__A_GEMMAS, 0)
 
 /* The architectures vkllm runs (general.architecture); one bit each in the table's masks. */
 enum vkllm__arch {
@@ -52,6 +54,8 @@ enum vkllm__arch {
     VKLLM__ARCH_QWEN3 = 2,
     VKLLM__ARCH_GRANITE = 3, /* llama with embedding, attention, residual and logit multipliers */
     VKLLM__ARCH_PHI3 = 4,    /* Phi-3, Phi-4: fused q/k/v and gate/up matrices, NeoX RoPE, LongRoPE factors */
+    VKLLM__ARCH_GEMMA2 = 5,  /* post-norms, GELU FFN, scaled embeddings, sliding windows, soft-capping */
+    VKLLM__ARCH_GEMMA3 = 6,  /* gemma2's block with q/k norms, no soft-capping, local RoPE base */
     VKLLM__ARCH_COUNT_
 };
 
@@ -75,6 +79,8 @@ enum vkllm__tensor_init { VKLLM__INIT_NORM = 0, VKLLM__INIT_BIAS = 1, VKLLM__INI
 #define VKLLM__A_ALL ((1u << VKLLM__ARCH_COUNT_) - 1u)
 #define VKLLM__A_LLAMAS (VKLLM__A(LLAMA) | VKLLM__A(GRANITE)) /* llama.cpp loads them alike */
 #define VKLLM__A_SPLIT (VKLLM__A_ALL & ~VKLLM__A(PHI3)) /* q/k/v and gate/up as separate matrices */
+#define VKLLM__A_GEMMAS (VKLLM__A(GEMMA2) | VKLLM__A(GEMMA3))
+#define VKLLM__A_QKNORM (VKLLM__A(QWEN3) | VKLLM__A(GEMMA3))
 
 /* One row of the table as data (vkllm__layer_tensors[i]). */
 struct vkllm__tensor_spec {

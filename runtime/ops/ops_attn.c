@@ -327,7 +327,8 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     if (split && (st = need("attention", "scratch", scratch, pb))) return st;
     struct vkllm__cost cost, rcost;
     attn_cost(s, &pl, &cost, &rcost);
-    struct vkllm__pc_attn pc = {s->n, s->n_head, s->n_head_kv, s->n_ctx, s->scale, pl.split_len, pl.n_split, 0};
+    struct vkllm__pc_attn pc = {s->n, s->n_head, s->n_head_kv, s->n_ctx, s->scale, pl.split_len, pl.n_split,
+                                s->window, s->softcap, 0};
     if (pl.tb) {
         uint64_t qb = (uint64_t)s->n * s->n_head * s->head_dim * 4, kb = (uint64_t)s->n_ctx * s->n_head_kv * s->head_dim * 2;
         uint32_t tiles = ((split ? pl.n_split : s->n) + pl.qt - 1) / pl.qt;

@@ -46,6 +46,16 @@ vkllm_status vkllm__op_silu_mul(struct vkllm__cmd *c, struct vkllm__view o, stru
     return elementwise(c, VKLLM__SHADER_SILU_MUL_F32, "silu_mul", 4, o, gate, up, n, n);
 }
 
+vkllm_status vkllm__op_gelu_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view gate,
+                                struct vkllm__view up, uint32_t n) {
+    return elementwise(c, VKLLM__SHADER_GELU_MUL_F32, "gelu_mul", 9, o, gate, up, n, n);
+}
+
+vkllm_status vkllm__op_softcap(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x,
+                               struct vkllm__view cap, uint32_t n) {
+    return elementwise(c, VKLLM__SHADER_SOFTCAP_F32, "softcap", 4, o, x, cap, n, 1);
+}
+
 /* One workgroup per row, rows spread over x and y. */
 static void row_grid(const struct vkllm__gpu *gpu, uint32_t nrows, uint32_t groups[3]) {
     vkllm__gpu_grid_1d(gpu, nrows, 1, groups);

@@ -69,6 +69,12 @@ vkllm_status vkllm__op_add_rmsnorm(struct vkllm__cmd *c, struct vkllm__view o, s
 vkllm_status vkllm__op_softmax(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x,
                                uint32_t ncols, uint32_t nrows, float scale);
 /* o (n,) = silu(gate) * up */
+/* o = gelu(gate) * up, GELU's tanh approximation (gemma's FFN). */
+vkllm_status vkllm__op_gelu_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view gate,
+                                struct vkllm__view up, uint32_t n);
+/* o (n,) = cap * tanh(x / cap), cap one f32 at its view (gemma2's final logits). */
+vkllm_status vkllm__op_softcap(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x,
+                               struct vkllm__view cap, uint32_t n);
 vkllm_status vkllm__op_silu_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view gate,
                                 struct vkllm__view up, uint32_t n);
 
@@ -190,6 +196,8 @@ struct vkllm__attn_shape {
     uint32_t n_head, n_head_kv, head_dim;
     uint32_t n_ctx;      /* rows of the cache */
     float scale;         /* usually 1/sqrt(head_dim) */
+    uint32_t window;     /* sliding window: the query at position p sees p - window + 1 .. p (0: all) */
+    float softcap;       /* > 0: each scaled score s becomes softcap * tanh(s / softcap) (gemma2) */
 };
 uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s);
 vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view q,

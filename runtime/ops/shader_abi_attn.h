@@ -44,9 +44,11 @@ struct vkllm__pc_attn {
     float scale;        /* applied to q.k */
     uint32_t split_len; /* cache positions per split (a multiple of the kv tile) */
     uint32_t n_split;   /* splits (1: no split, the output is final) */
+    uint32_t window;    /* sliding window (0: none): query at p sees p - window + 1 .. p */
+    float softcap;      /* > 0: scores s -> softcap * tanh(s / softcap) */
     uint32_t pad;
 };
-_Static_assert(sizeof(struct vkllm__pc_attn) == 32, "update pc_attn in pc_attn.glsl");
+_Static_assert(sizeof(struct vkllm__pc_attn) == 40, "update pc_attn in pc_attn.glsl");
 
 /* GLSL twin: pc_attn_reduce (attn_reduce.comp) */
 struct vkllm__pc_attn_reduce {

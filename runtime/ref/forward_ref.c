@@ -38,6 +38,7 @@ struct vkllm__ref {
     struct ref_layer *layers;/* (n_layer,) */
     float *output_norm;      /* (n_embd,) */
     float *inv_freq;         /* (n_rot/2,) */
+    float *inv_freq_swa;     /* (n_rot/2,) gemma's sliding-window layers, or NULL */
     // run state
     float *x;                /* (n_embd,) residual stream */
     float *xb;               /* (n_embd,) normed input of a block */
@@ -88,6 +89,10 @@ static vkllm_status alloc_state(struct vkllm__ref *r) {
                 return vkllm__err(VKLLM_STATUS_OOM, "reference forward state");
     }
     vkllm__rope_freqs(hp, r->n_ctx, r->inv_freq);
+    if (hp->swa) {
+        if (!alloc_f32(&r->inv_freq_swa, hp->rope.n_rot / 2)) return vkllm__err(VKLLM_STATUS_OOM, "reference forward state");
+        vkllm__rope_freqs_swa(hp, r->inv_freq_swa);
+    }
     return VKLLM_STATUS_OK;
 }
 
@@ -115,7 +120,7 @@ void vkllm__ref_free(struct vkllm__ref *r) {
                 if (is_vec(i)) vkllm__free(*ref_vec(&r->layers[l], i));
         vkllm__free(r->layers);
     }
-    float *bufs[] = {r->output_norm, r->inv_freq, r->x, r->xb, r->q, r->att_out, r->tmp, r->hb,
+    float *bufs[] = {r->output_norm, r->inv_freq, r->inv_freq_swa, r->x, r->xb, r->q, r->att_out, r->tmp, r->hb,
                      r->hb2, r->att, r->logits, r->k_cache, r->v_cache};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(bufs); i++) vkllm__free(bufs[i]);
     vkllm__free(r);
@@ -155,8 +160,9 @@ static void attention_block(struct vkllm__ref *r, uint32_t l, uint32_t pos) {
         vkllm__ref_rmsnorm(r->q, r->q, rl->q_norm, hp->head_dim, hp->n_head, hp->rms_eps);
         vkllm__ref_rmsnorm(k, k, rl->k_norm, hp->head_dim, hp->n_head_kv, hp->rms_eps);
     }
-    vkllm__ref_rope(r->q, hp->n_head, hp->head_dim, hp->rope.n_rot, hp->rope.neox, pos, r->inv_freq);
-    vkllm__ref_rope(k, hp->n_head_kv, hp->head_dim, hp->rope.n_rot, hp->rope.neox, pos, r->inv_freq);
+    const float *freq = vkllm__layer_window(hp, l) && r->inv_freq_swa ? r->inv_freq_swa : r->inv_freq; // gemma: local RoPE
+    vkllm__ref_rope(r->q, hp->n_head, hp->head_dim, hp->rope.n_rot, hp->rope.neox, pos, freq);
+    vkllm__ref_rope(k, hp->n_head_kv, hp->head_dim, hp->rope.n_rot, hp->rope.neox, pos, freq);
     if (r->kv_f16)                                                  // the device cache is f16
         for (uint32_t i = 0; i < hp->n_embd_kv; i++) {
             k[i] = vkllm__f16_to_f32(vkllm__f32_to_f16(k[i]));
@@ -165,9 +171,11 @@ static void attention_block(struct vkllm__ref *r, uint32_t l, uint32_t pos) {
     // att_out (n_head, head_dim) over cache rows 0..pos (n_ctx, n_embd_kv) of this layer
     vkllm__ref_attention(r->att_out, r->q, r->k_cache + lo, r->v_cache + lo, r->att, hp->n_head,
                          hp->n_head_kv, hp->head_dim, pos + 1,
-                         hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)hp->head_dim));
+                         hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)hp->head_dim),
+                         vkllm__layer_window(hp, l), hp->attn_softcap);
     matvec(r->tmp, w->wo, r->att_out);                              // tmp (n_embd,) = wo @ att_out
     if (rl->bo) vkllm__ref_add(r->tmp, r->tmp, rl->bo, hp->n_embd, hp->n_embd); // llama (optional): + bias
+    if (rl->attn_post_norm) vkllm__ref_rmsnorm(r->tmp, r->tmp, rl->attn_post_norm, hp->n_embd, 1, hp->rms_eps); // gemma
     for (uint32_t i = 0; hp->resid_scale != 1.0f && i < hp->n_embd; i++) r->tmp[i] *= hp->resid_scale; // granite
     vkllm__ref_add(r->x, r->x, r->tmp, hp->n_embd, hp->n_embd);     // residual
 }
@@ -179,8 +187,11 @@ static void ffn_block(struct vkllm__ref *r, uint32_t l) {
     vkllm__ref_rmsnorm(r->xb, r->x, r->layers[l].ffn_norm, hp->n_embd, 1, hp->rms_eps); // xb (n_embd,)
     matvec(r->hb, w->w_gate, r->xb);                                // hb (n_ff,) = w_gate @ xb
     matvec(r->hb2, w->w_up, r->xb);                                 // hb2 (n_ff,) = w_up @ xb
-    vkllm__ref_silu_mul(r->hb, r->hb, r->hb2, hp->n_ff);            // hb = silu(hb) * hb2
+    if (hp->gelu) vkllm__ref_gelu_mul(r->hb, r->hb, r->hb2, hp->n_ff); // gemma: hb = gelu(hb) * hb2
+    else vkllm__ref_silu_mul(r->hb, r->hb, r->hb2, hp->n_ff);       // hb = silu(hb) * hb2
     matvec(r->tmp, w->w_down, r->hb);                               // tmp (n_embd,) = w_down @ hb
+    if (r->layers[l].ffn_post_norm)                                 // gemma
+        vkllm__ref_rmsnorm(r->tmp, r->tmp, r->layers[l].ffn_post_norm, hp->n_embd, 1, hp->rms_eps);
     for (uint32_t i = 0; hp->resid_scale != 1.0f && i < hp->n_embd; i++) r->tmp[i] *= hp->resid_scale; // granite
     vkllm__ref_add(r->x, r->x, r->tmp, hp->n_embd, hp->n_embd);     // residual
 }
@@ -201,7 +212,7 @@ vkllm_status vkllm__ref_forward(struct vkllm__ref *r, uint32_t token, uint32_t p
     vkllm__row_size(w->token_embd->type, hp->n_embd, &row_bytes);
     vkllm__dequantize_row(w->token_embd->type, (const uint8_t *)w->token_embd->data + token * row_bytes,
                           r->x, hp->n_embd);
-    for (uint32_t i = 0; hp->embd_scale != 1.0f && i < hp->n_embd; i++) r->x[i] *= hp->embd_scale; // granite
+    for (uint32_t i = 0; hp->embd_scale != 1.0f && i < hp->n_embd; i++) r->x[i] *= hp->embd_scale; // granite, gemma
     for (uint32_t l = 0; l < hp->n_layer; l++) {
         attention_block(r, l, pos);
         ffn_block(r, l);
@@ -209,6 +220,7 @@ vkllm_status vkllm__ref_forward(struct vkllm__ref *r, uint32_t token, uint32_t p
     vkllm__ref_rmsnorm(r->x, r->x, r->output_norm, hp->n_embd, 1, hp->rms_eps); // the hidden state
     matvec(r->logits, w->output, r->x);                             // logits (n_vocab,) = output @ x
     for (uint32_t i = 0; hp->logit_scale != 1.0f && i < hp->n_vocab; i++) r->logits[i] /= hp->logit_scale; // granite
+    if (hp->final_softcap > 0.0f) vkllm__ref_softcap(r->logits, r->logits, hp->final_softcap, hp->n_vocab); // gemma2
     r->n_pos = pos + 1;
     *logits = r->logits;
     return VKLLM_STATUS_OK;

@@ -42,6 +42,17 @@ void vkllm__ref_softmax(float *o, const float *x, uint32_t ncols, uint32_t nrows
     }
 }
 
+void vkllm__ref_gelu_mul(float *o, const float *gate, const float *up, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        double g = gate[i];
+        o[i] = (float)(0.5 * g * (1.0 + tanh(0.7978845608028654 * (g + 0.044715 * g * g * g))) * up[i]);
+    }
+}
+
+void vkllm__ref_softcap(float *o, const float *x, float cap, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) o[i] = (float)(cap * tanh((double)x[i] / cap));
+}
+
 void vkllm__ref_silu_mul(float *o, const float *gate, const float *up, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) {
         double g = gate[i];

@@ -22,7 +22,8 @@ void vkllm__ref_rope(float *x, uint32_t n_head, uint32_t head_dim, uint32_t n_ro
 
 void vkllm__ref_attention(float *out, const float *q, const float *k, const float *v, float *att,
                           uint32_t n_head, uint32_t n_head_kv, uint32_t head_dim, uint32_t n_kv,
-                          float scale) {
+                          float scale, uint32_t window, float softcap) {
+    uint32_t first = window && n_kv > window ? n_kv - window : 0;
     uint32_t group = n_head / n_head_kv;
     uint64_t kv_stride = (uint64_t)n_head_kv * head_dim;
     for (uint32_t h = 0; h < n_head; h++) {
@@ -32,9 +33,11 @@ void vkllm__ref_attention(float *out, const float *q, const float *k, const floa
             const float *kt = k + t * kv_stride + off;
             double s = 0;
             for (uint32_t i = 0; i < head_dim; i++) s += (double)qh[i] * kt[i];
-            att[t] = (float)s;
+            s *= scale;
+            if (softcap > 0) s = softcap * tanh(s / softcap);
+            att[t] = t < first ? -INFINITY : (float)s;
         }
-        vkllm__ref_softmax(att, att, n_kv, 1, scale);
+        vkllm__ref_softmax(att, att, n_kv, 1, 1.0f);
         float *oh = out + (uint64_t)h * head_dim;
         for (uint32_t i = 0; i < head_dim; i++) {
             double s = 0;

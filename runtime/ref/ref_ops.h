@@ -21,6 +21,10 @@ void vkllm__ref_softmax(float *o, const float *x, uint32_t ncols, uint32_t nrows
 
 /* o[i] = silu(gate[i]) * up[i], silu(x) = x / (1 + exp(-x)). */
 void vkllm__ref_silu_mul(float *o, const float *gate, const float *up, uint32_t n);
+/* o = gelu(gate) * up, the tanh approximation (in double). */
+void vkllm__ref_gelu_mul(float *o, const float *gate, const float *up, uint32_t n);
+/* o = cap * tanh(x / cap). */
+void vkllm__ref_softcap(float *o, const float *x, float cap, uint32_t n);
 
 /* o (m,) = W (m, k) @ x (k,)  with W given as f32 rows. */
 void vkllm__ref_matvec(float *o, const float *w, const float *x, uint32_t m, uint32_t k);

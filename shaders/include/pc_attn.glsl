@@ -40,6 +40,8 @@ struct pc_attn {
     float scale;     // applied to q.k
     uint split_len;  // cache positions per split (a multiple of the kv tile)
     uint n_split;    // splits (1: no split, the output is final)
+    uint window;     // sliding window (0: none): the query at p sees p - window + 1 .. p
+    float softcap;   // > 0: scores s (scaled) -> softcap * tanh(s / softcap)
     uint pad;
 };
 
