@@ -55,6 +55,8 @@ static void print_text(const char *path, vkllm_model_file_t f, const struct vkll
                in->rope_neox ? "NeoX" : "normal", in->rope_scaling);
         if (strcmp(in->rope_scaling, "none")) printf(" x%g", (double)in->rope_factor);
         printf("\nrms eps:         %g\n", (double)in->rms_eps);
+        if (in->n_expert)
+            printf("experts:         %u per token of %u, ffn %u each\n", in->n_expert_used, in->n_expert, in->n_ff_exp);
         if (in->n_swa_layers)
             printf("sliding window:  %u positions on %u of %u layers\n", in->sliding_window, in->n_swa_layers, in->n_layer);
         if (in->attn_softcap > 0 || in->final_softcap > 0)
@@ -90,6 +92,9 @@ static void json_hparams(cJSON *o, const struct vkllm_file_info *in) {
     cJSON_AddStringToObject(r, "pairs", in->rope_neox ? "neox" : "normal");
     cJSON_AddStringToObject(r, "scaling", in->rope_scaling);
     cJSON_AddNumberToObject(r, "factor", in->rope_factor);
+    cJSON *ex = cJSON_AddObjectToObject(o, "experts");
+    VKLLM_CLI_JSON_ADD(ex, VKLLM_CLI_NUM("count", in->n_expert), VKLLM_CLI_NUM("used", in->n_expert_used),
+                       VKLLM_CLI_NUM("n_ff", in->n_ff_exp));
     cJSON *sw = cJSON_AddObjectToObject(o, "sliding_window");
     VKLLM_CLI_JSON_ADD(sw, VKLLM_CLI_NUM("positions", in->sliding_window), VKLLM_CLI_NUM("layers", in->n_swa_layers));
     cJSON *sc = cJSON_AddObjectToObject(o, "softcap");

@@ -19,7 +19,8 @@ static void usage(FILE *f) {
             "                      multipliers: embedding 12, residual 0.22, attention 1/128, logit 8) |\n"
             "                      phi3 (fused q/k/v and gate/up, LongRoPE factors trained at ctx/2) |\n"
             "                      gemma2 | gemma3 (GELU, post-norms, window 4 on every other layer;\n"
-            "                      gemma2: caps 3 and 5; gemma3: q/k norms)                           [llama]\n"
+            "                      gemma2: caps 3 and 5; gemma3: q/k norms) | qwen3moe (qwen3's attention,\n"
+            "                      experts: --n-expert, --n-expert-used)                              [llama]\n"
             "  --n-layer N         transformer blocks                                [2]\n"
             "  --n-embd N          embedding width                                   [64]\n"
             "  --n-ff N            feed-forward width                                [128]\n"
@@ -28,6 +29,9 @@ static void usage(FILE *f) {
             "  --head-dim N        per-head width, 0 = n-embd / n-head               [0]\n"
             "  --vocab N           vocabulary size, at least 259                     [512]\n"
             "  --ctx N             context_length written in the file                [256]\n"
+            "  --n-expert N        mixture of experts (llama: Mixtral's layout; qwen3moe): N expert\n"
+            "                      FFNs of --n-ff each instead of one dense FFN              [0]\n"
+            "  --n-expert-used K   experts each token's router picks (1..64, <= N)            [0]\n"
             "  --type T            matrix type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_K q3_K q4_K\n"
             "                      q5_K q6_K iq4_nl iq4_xs [f32]. Norms and biases stay f32. Rows whose\n"
             "                      length is not a multiple of the type's block fall back (q2_K, q3_K,\n"
@@ -76,6 +80,8 @@ static int apply(struct vkllm_make_model_params *p, const char *opt, const char 
     else if (!strcmp(opt, "--head-dim")) u32 = &p->head_dim;
     else if (!strcmp(opt, "--vocab")) u32 = &p->n_vocab;
     else if (!strcmp(opt, "--ctx")) u32 = &p->n_ctx;
+    else if (!strcmp(opt, "--n-expert")) u32 = &p->n_expert;
+    else if (!strcmp(opt, "--n-expert-used")) u32 = &p->n_expert_used;
     if (u32) return parse_u32(val, u32);
     if (!strcmp(opt, "--arch")) return copy_name(p->arch, sizeof p->arch, val);
     if (!strcmp(opt, "--type")) return copy_name(p->type, sizeof p->type, val);
@@ -130,8 +136,10 @@ int vkllm_cmd_make_model(int argc, char **argv) {
     }
     vkllm_status st = vkllm_make_model(&p, out);
     if (st != VKLLM_STATUS_OK) return vkllm_cli_fail(st, "make-model");
-    fprintf(stderr, "vkllm: wrote %s (%s, %u layers, %u embd, %u ffn, %u/%u heads, vocab %u, %s%s, seed %llu)\n",
-            out, p.arch, p.n_layer, p.n_embd, p.n_ff, p.n_head, p.n_head_kv, p.n_vocab, p.type, p.tied ? ", tied" : "",
-            (unsigned long long)p.seed);
+    char experts[48] = "";
+    if (p.n_expert) snprintf(experts, sizeof experts, ", %u of %u experts", p.n_expert_used, p.n_expert);
+    fprintf(stderr, "vkllm: wrote %s (%s, %u layers, %u embd, %u ffn%s, %u/%u heads, vocab %u, %s%s, seed %llu)\n",
+            out, p.arch, p.n_layer, p.n_embd, p.n_ff, experts, p.n_head, p.n_head_kv, p.n_vocab, p.type,
+            p.tied ? ", tied" : "", (unsigned long long)p.seed);
     return 0;
 }

@@ -378,6 +378,7 @@ struct vkllm_file_info {
     uint32_t sliding_window;   /* positions a sliding-window layer sees */
     uint32_t n_swa_layers;     /* layers with the window */
     float attn_softcap, final_softcap; /* soft-capping of attention scores and logits (0: none) */
+    uint32_t n_expert, n_expert_used, n_ff_exp; /* mixture of experts (0: a dense FFN) */
 };
 VKLLM_API void vkllm_model_file_info(vkllm_model_file_t f, struct vkllm_file_info *out);
 
@@ -743,6 +744,8 @@ struct vkllm_make_model_params {
     uint64_t seed;
     float rope_theta, rms_eps;
     char name[64];            /* general.name; "": generated */
+    uint32_t n_expert, n_expert_used; /* mixture of experts (llama: Mixtral's layout; qwen3moe): n_expert
+                                         FFNs of n_ff, n_expert_used per token; 0: a dense FFN */
 };
 
 /* A tiny llama (2 layers, 64 embd, 4 heads, 2 kv heads, 512 vocab), f32, seed 1. */

@@ -108,9 +108,10 @@ r = run(["selftest", "--json"])
 check(r.returncode == 0, "selftest exit 0: " + r.stderr[-2000:])
 doc = json.loads(r.stdout)
 ops = {c["op"] for c in doc["cases"]}
-want_ops = {"add", "mul", "silu_mul", "rmsnorm", "add_rmsnorm", "softmax", "matvec", "matvec_tb", "matvec_glu", "matmul",
-            "get_rows", "rope", "kv_store", "rope_kv", "attention", "argmax"}
-check(ops == want_ops, "selftest covers every op: missing %s" % sorted(want_ops - ops))
+want_ops = {"add", "mul", "silu_mul", "gelu_mul", "softcap", "rmsnorm", "add_rmsnorm", "softmax", "matvec", "matvec_tb",
+            "matvec_glu", "matmul", "get_rows", "rope", "kv_store", "rope_kv", "attention", "argmax", "matvec_id",
+            "moe_route", "moe_sum"}
+check(ops == want_ops, "selftest covers every op: missing %s, unexpected %s" % (sorted(want_ops - ops), sorted(ops - want_ops)))
 for c in doc["cases"]:
     for key in ("op", "variant", "shape", "measure", "err", "max_abs", "bound", "ok", "kernel"):
         check(key in c, "selftest case has %s: %s" % (key, c))

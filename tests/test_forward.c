@@ -2,7 +2,8 @@
  * - stories260K greedy from BOS: the same 200 tokens as the reference (and so llama2.c's text);
  * - random models from make-model (GQA and not, qwen2 biases, qwen3 q/k norms, granite's
  *   multipliers, phi3's fused matrices and LongRoPE, gemma2/gemma3's sliding windows (4 positions,
- *   so a 45-token run crosses them), GELU, post-norms and soft-capping, tied embeddings;
+ *   so a 45-token run crosses them), GELU, post-norms and soft-capping, mixtures of experts
+ *   (qwen3moe, Mixtral's llama layout), tied embeddings;
  *   F16, Q8_0, Q4_0, Q4_K, Q6_K, IQ4_NL): logits of a prefill and of 32 decode steps within TOL of the
  *   reference (which reads the same quantized bytes and rounds its KV cache to f16 as the device
  *   does), greedy tokens equal;
@@ -166,6 +167,7 @@ struct model_case {
     int tied;
     uint32_t type;
     int optional; /* the optional tensors too (llama: q/k/v/output biases) */
+    uint32_t n_expert, n_expert_used; /* mixture of experts (0: dense) */
 };
 
 static void make(const struct model_case *mc, char *path, size_t n) {
@@ -182,6 +184,7 @@ static void make(const struct model_case *mc, char *path, size_t n) {
     p.type = mc->type;
     p.tied = mc->tied;
     p.optional_tensors = mc->optional;
+    p.n_expert = mc->n_expert, p.n_expert_used = mc->n_expert_used;
     p.seed = 7;
     snprintf(path, n, "%s/%s-%s.gguf", tmpdir, mc->what, vkllm__type_name(mc->type));
     ASSERT_OK(vkllm__make_model(&p, path));
@@ -236,7 +239,7 @@ static void test_model(const struct model_case *mc) {
 /* --- prefill == one by one ------------------------------------------------------------------- */
 
 static void test_prefill_vs_decode(void) {
-    struct model_case mc = {"pvd", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q8_0, 0};
+    struct model_case mc = {"pvd", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q8_0, 0, 0, 0};
     char path[512];
     make(&mc, path, sizeof path);
     vkllm_model_t model;
@@ -278,7 +281,7 @@ static void test_prefill_vs_decode(void) {
 /* --- errors ---------------------------------------------------------------------------------- */
 
 static void test_errors(void) {
-    struct model_case mc = {"err", VKLLM__ARCH_LLAMA, 4, 4, 0, VKLLM__TYPE_F16, 0};
+    struct model_case mc = {"err", VKLLM__ARCH_LLAMA, 4, 4, 0, VKLLM__TYPE_F16, 0, 0, 0};
     char path[512];
     make(&mc, path, sizeof path);
     vkllm_model_t model;
@@ -324,22 +327,24 @@ int main(int argc, char **argv) {
     ASSERT_OK(vkllm_ctx_init(&cp, &ctx));
 
     static const struct model_case cases[] = {
-        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_F16, 0},
-        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q8_0, 0},
-        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q4_0, 0},
-        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q4_K, 0},
-        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q6_K, 0},
-        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_IQ4_NL, 0},
-        {"llama-mha", VKLLM__ARCH_LLAMA, 4, 4, 0, VKLLM__TYPE_Q8_0, 0},
-        {"llama-tied", VKLLM__ARCH_LLAMA, 8, 2, 1, VKLLM__TYPE_F16, 0},
-        {"qwen2", VKLLM__ARCH_QWEN2, 4, 2, 1, VKLLM__TYPE_Q8_0, 0},
-        {"qwen3", VKLLM__ARCH_QWEN3, 4, 2, 0, VKLLM__TYPE_Q4_K, 0},
-        {"llama-biases", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q8_0, 1},
-        {"granite", VKLLM__ARCH_GRANITE, 4, 2, 0, VKLLM__TYPE_Q8_0, 0},
-        {"granite-tied", VKLLM__ARCH_GRANITE, 4, 2, 1, VKLLM__TYPE_F16, 0},
-        {"phi3", VKLLM__ARCH_PHI3, 4, 2, 0, VKLLM__TYPE_Q8_0, 0},
-        {"gemma2", VKLLM__ARCH_GEMMA2, 4, 2, 1, VKLLM__TYPE_Q8_0, 0},
-        {"gemma3", VKLLM__ARCH_GEMMA3, 4, 2, 1, VKLLM__TYPE_F16, 0},
+        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_F16, 0, 0, 0},
+        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q8_0, 0, 0, 0},
+        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q4_0, 0, 0, 0},
+        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q4_K, 0, 0, 0},
+        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q6_K, 0, 0, 0},
+        {"llama-gqa", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_IQ4_NL, 0, 0, 0},
+        {"llama-mha", VKLLM__ARCH_LLAMA, 4, 4, 0, VKLLM__TYPE_Q8_0, 0, 0, 0},
+        {"llama-tied", VKLLM__ARCH_LLAMA, 8, 2, 1, VKLLM__TYPE_F16, 0, 0, 0},
+        {"qwen2", VKLLM__ARCH_QWEN2, 4, 2, 1, VKLLM__TYPE_Q8_0, 0, 0, 0},
+        {"qwen3", VKLLM__ARCH_QWEN3, 4, 2, 0, VKLLM__TYPE_Q4_K, 0, 0, 0},
+        {"llama-biases", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q8_0, 1, 0, 0},
+        {"granite", VKLLM__ARCH_GRANITE, 4, 2, 0, VKLLM__TYPE_Q8_0, 0, 0, 0},
+        {"granite-tied", VKLLM__ARCH_GRANITE, 4, 2, 1, VKLLM__TYPE_F16, 0, 0, 0},
+        {"phi3", VKLLM__ARCH_PHI3, 4, 2, 0, VKLLM__TYPE_Q8_0, 0, 0, 0},
+        {"gemma2", VKLLM__ARCH_GEMMA2, 4, 2, 1, VKLLM__TYPE_Q8_0, 0, 0, 0},
+        {"gemma3", VKLLM__ARCH_GEMMA3, 4, 2, 1, VKLLM__TYPE_F16, 0, 0, 0},
+        {"qwen3moe", VKLLM__ARCH_QWEN3MOE, 4, 2, 0, VKLLM__TYPE_Q4_K, 0, 8, 2},
+        {"mixtral", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q8_0, 0, 4, 2},
     };
     if (random) {
         for (size_t i = 0; i < VKLLM_ARRAY_LEN(cases); i++) test_model(&cases[i]);

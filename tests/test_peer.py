@@ -7,7 +7,8 @@ prompt, on the device and from the scalar reference, against llama.cpp's CPU bac
 the activations of Q8_0 products to 8 bits); IQ4_XS and Q3_K 3%, Q2_K 5%, and those three against
 llama.cpp's Vulkan backend (exact dequantization) within 1e-3. The argmax agrees. Architectures:
 llama, qwen2, qwen3, granite, phi3 (its LongRoPE's long factors, and its short ones), gemma2 and
-gemma3 (windows of 4 on every other layer, which the 8-token prompt crosses; gemma2's caps 3 and 5).
+gemma3 (windows of 4 on every other layer, which the 8-token prompt crosses; gemma2's caps 3 and 5),
+qwen3moe (8 experts, 2 per token) and llama with experts (Mixtral's layout: 4, 2 per token).
 SKIPPED, never passed, without the peer (../shared/peer/setup.sh installs it; PEER_DIR)."""
 import json, os, struct, subprocess, sys, tempfile
 
@@ -44,7 +45,7 @@ if os.environ.get("PEER_TYPES"):  # a subset, e.g. PEER_TYPES=q2_K,q3_K
 with tempfile.TemporaryDirectory() as d:
     # phi3 (LongRoPE trained at ctx/2) twice: its long factors (ctx 256 in the file, llama.cpp runs
     # 256 positions) and its short ones (ctx 512)
-    for arch in ("llama", "qwen2", "qwen3", "granite", "phi3", "phi3-short", "gemma2", "gemma3"):
+    for arch in ("llama", "qwen2", "qwen3", "granite", "phi3", "phi3-short", "gemma2", "gemma3", "qwen3moe", "mixtral"):
         for typ, tol in TYPES:
             if arch == "phi3-short" and typ not in ("f32", "q8_0"):
                 continue
@@ -52,7 +53,10 @@ with tempfile.TemporaryDirectory() as d:
             # 256-element super-blocks need rows of 256: a wider model for them
             wide = ["--n-embd", "256", "--n-ff", "512"] if typ in ("iq4_xs", "q2_K", "q3_K") else []
             extra = ["--ctx", "512"] if arch == "phi3-short" else []
-            subprocess.run([VKLLM, "make-model", "--arch", arch.split("-")[0], "--type", typ, "-o", m] + wide + extra,
+            if arch in ("qwen3moe", "mixtral"):  # mixtures of experts: 8 (4) experts, 2 per token
+                extra = ["--n-expert", "8" if arch == "qwen3moe" else "4", "--n-expert-used", "2"]
+            name = "llama" if arch == "mixtral" else arch.split("-")[0]
+            subprocess.run([VKLLM, "make-model", "--arch", name, "--type", typ, "-o", m] + wide + extra,
                            check=True, capture_output=True)
             out = os.path.join(d, "peer.bin")
             r = subprocess.run([PEER, m, "--prompt-ids", IDS, "--logits", out, "-p", "0", "-n", "1", "-r", "1", "-t", "2"],
@@ -69,6 +73,12 @@ with tempfile.TemporaryDirectory() as d:
             if arch == "gemma2" and typ != "f32":
                 tol = max(tol, 5e-2)
                 vk_tol = vk_tol or (1e-3 if typ != "iq4_nl" else None)
+            # mixtures of experts: llama.cpp's CPU routes on 8-bit activations, which can pick another
+            # expert where two are close (seen: qwen3moe iq4_nl, 1.2 of 3); its Vulkan backend is then
+            # the check, and the CPU comparison is only reported
+            cpu_binding = True
+            if arch in ("qwen3moe", "mixtral") and typ != "f32" and os.access(PEER_VK, os.X_OK):
+                vk_tol, cpu_binding = 1e-3, False
             raw = open(out, "rb").read()
             peer = struct.unpack("<%df" % (len(raw) // 4), raw)
             scale = max(abs(x) for x in peer)
@@ -78,8 +88,8 @@ with tempfile.TemporaryDirectory() as d:
                 am, bm = max(range(len(v)), key=v.__getitem__), max(range(len(peer)), key=peer.__getitem__)
                 ok = len(v) == len(peer) and diff <= tol * scale and am == bm
                 print("%s: %-10s %-6s device %-3s max|vkllm - llama.cpp| %.3g of %.3g, argmax %d/%d" %
-                      ("ok" if ok else "FAIL", arch, typ, dev, diff, scale, am, bm))
-                if not ok:
+                      ("ok" if ok else "FAIL" if cpu_binding else "note", arch, typ, dev, diff, scale, am, bm))
+                if not ok and cpu_binding:
                     failures.append("%s %s device %s" % (arch, typ, dev))
             if vk_tol and os.access(PEER_VK, os.X_OK):
                 r = subprocess.run([PEER_VK, m, "--prompt-ids", IDS, "--logits", out, "-p", "0", "-n", "1", "-r", "1"],

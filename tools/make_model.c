@@ -23,40 +23,45 @@ struct preset {
     uint32_t n_layer, n_embd, n_ff, n_head, n_head_kv, head_dim, n_vocab, n_ctx;
     int tied;
     float theta, eps;
+    uint32_t n_expert, n_expert_used; /* 0: a dense FFN */
 };
 
 static const struct preset presets[] = {
     {"tiny", "llama, 2 layers, 64 embd, 4 heads / 2 kv, 512 vocab (the default)",
-     VKLLM__ARCH_LLAMA, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f},
+     VKLLM__ARCH_LLAMA, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f, 0, 0},
     {"tiny-mha", "llama without GQA, 2 layers, 64 embd, 4 heads", VKLLM__ARCH_LLAMA, 2, 64, 128, 4, 4, 0, 512,
-     256, 0, 10000.0f, 1e-5f},
+     256, 0, 10000.0f, 1e-5f, 0, 0},
     {"tiny-qwen2", "qwen2 (q/k/v biases, NeoX RoPE), 2 layers, 64 embd, tied", VKLLM__ARCH_QWEN2, 2, 64, 128,
-     4, 2, 0, 512, 256, 1, 1000000.0f, 1e-6f},
+     4, 2, 0, 512, 256, 1, 1000000.0f, 1e-6f, 0, 0},
     {"tiny-qwen3", "qwen3 (q/k norms, NeoX RoPE, head dim 32 != embd/heads), 2 layers, 64 embd",
-     VKLLM__ARCH_QWEN3, 2, 64, 128, 4, 2, 32, 512, 256, 0, 1000000.0f, 1e-6f},
+     VKLLM__ARCH_QWEN3, 2, 64, 128, 4, 2, 32, 512, 256, 0, 1000000.0f, 1e-6f, 0, 0},
     {"tiny-granite", "granite (Granite 3's embedding, attention, residual and logit multipliers), 2 layers, "
-     "64 embd", VKLLM__ARCH_GRANITE, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f},
+     "64 embd", VKLLM__ARCH_GRANITE, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f, 0, 0},
     {"tiny-phi3", "phi3 (fused q/k/v and gate/up, NeoX RoPE with LongRoPE factors), 2 layers, 64 embd",
-     VKLLM__ARCH_PHI3, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f},
+     VKLLM__ARCH_PHI3, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f, 0, 0},
     {"tiny-gemma2", "gemma2 (GELU, post-norms, sliding window 4 on every other layer, soft-capped scores 3 and "
-     "logits 5), 2 layers, 64 embd, tied", VKLLM__ARCH_GEMMA2, 2, 64, 128, 4, 2, 0, 512, 256, 1, 10000.0f, 1e-6f},
+     "logits 5), 2 layers, 64 embd, tied", VKLLM__ARCH_GEMMA2, 2, 64, 128, 4, 2, 0, 512, 256, 1, 10000.0f, 1e-6f, 0, 0},
     {"tiny-gemma3", "gemma3 (gemma2's block with q/k norms, window 4 on every other layer with RoPE base 10000, "
      "global base 1e6), 2 layers, 64 embd, tied", VKLLM__ARCH_GEMMA3, 2, 64, 128, 4, 2, 0, 512, 256, 1, 1000000.0f,
-     1e-6f},
+     1e-6f, 0, 0},
+    {"tiny-qwen3moe", "qwen3moe (qwen3's attention, 8 experts of 128, 2 per token), 2 layers, 64 embd, head dim 32",
+     VKLLM__ARCH_QWEN3MOE, 2, 64, 128, 4, 2, 32, 512, 256, 0, 1000000.0f, 1e-6f, 8, 2},
+    {"tiny-mixtral", "llama with 4 experts of 128, 2 per token (Mixtral's layout), 2 layers, 64 embd",
+     VKLLM__ARCH_LLAMA, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f, 4, 2},
     {"small", "llama, 4 layers, 256 embd, 768 ffn, 8 heads / 2 kv, 2048 vocab (K-quant friendly)",
-     VKLLM__ARCH_LLAMA, 4, 256, 768, 8, 2, 0, 2048, 512, 0, 10000.0f, 1e-5f},
+     VKLLM__ARCH_LLAMA, 4, 256, 768, 8, 2, 0, 2048, 512, 0, 10000.0f, 1e-5f, 0, 0},
     {"stories-260k-shape", "llama2.c stories260K: 5 layers, 64 embd, 172 ffn, 8 heads / 4 kv, 512 vocab",
-     VKLLM__ARCH_LLAMA, 5, 64, 172, 8, 4, 0, 512, 512, 0, 10000.0f, 1e-5f},
+     VKLLM__ARCH_LLAMA, 5, 64, 172, 8, 4, 0, 512, 512, 0, 10000.0f, 1e-5f, 0, 0},
     {"stories-15m-shape", "llama2.c stories15M: 6 layers, 288 embd, 768 ffn, 6 heads, 32000 vocab",
-     VKLLM__ARCH_LLAMA, 6, 288, 768, 6, 6, 0, 32000, 256, 0, 10000.0f, 1e-5f},
+     VKLLM__ARCH_LLAMA, 6, 288, 768, 6, 6, 0, 32000, 256, 0, 10000.0f, 1e-5f, 0, 0},
     {"tinyllama-1.1b", "TinyLlama 1.1B: 22 layers, 2048 embd, 5632 ffn, 32 heads / 4 kv, 32000 vocab",
-     VKLLM__ARCH_LLAMA, 22, 2048, 5632, 32, 4, 0, 32000, 2048, 0, 10000.0f, 1e-5f},
+     VKLLM__ARCH_LLAMA, 22, 2048, 5632, 32, 4, 0, 32000, 2048, 0, 10000.0f, 1e-5f, 0, 0},
     {"llama-3.2-1b-shape", "Llama 3.2 1B shape (no rope_freqs): 16 layers, 2048 embd, 8192 ffn, 32/8 heads, "
-     "128256 vocab, tied", VKLLM__ARCH_LLAMA, 16, 2048, 8192, 32, 8, 0, 128256, 4096, 1, 500000.0f, 1e-5f},
+     "128256 vocab, tied", VKLLM__ARCH_LLAMA, 16, 2048, 8192, 32, 8, 0, 128256, 4096, 1, 500000.0f, 1e-5f, 0, 0},
     {"qwen2.5-0.5b-shape", "Qwen2.5 0.5B shape: 24 layers, 896 embd, 4864 ffn, 14/2 heads, 151936 vocab, tied",
-     VKLLM__ARCH_QWEN2, 24, 896, 4864, 14, 2, 0, 151936, 4096, 1, 1000000.0f, 1e-6f},
+     VKLLM__ARCH_QWEN2, 24, 896, 4864, 14, 2, 0, 151936, 4096, 1, 1000000.0f, 1e-6f, 0, 0},
     {"qwen3-0.6b-shape", "Qwen3 0.6B shape: 28 layers, 1024 embd, 3072 ffn, 16/8 heads of 128, 151936 vocab, "
-     "tied", VKLLM__ARCH_QWEN3, 28, 1024, 3072, 16, 8, 128, 151936, 4096, 1, 1000000.0f, 1e-6f},
+     "tied", VKLLM__ARCH_QWEN3, 28, 1024, 3072, 16, 8, 128, 151936, 4096, 1, 1000000.0f, 1e-6f, 0, 0},
 };
 
 static void apply_preset(const struct preset *s, struct vkllm__make_model_params *p) {
@@ -72,6 +77,8 @@ static void apply_preset(const struct preset *s, struct vkllm__make_model_params
     p->tied = s->tied;
     p->rope_theta = s->theta;
     p->rms_eps = s->eps;
+    p->n_expert = s->n_expert;
+    p->n_expert_used = s->n_expert_used;
 }
 
 void vkllm__make_model_params_default(struct vkllm__make_model_params *p) {
@@ -121,7 +128,8 @@ struct gen_tensor {
     char name[64];
     uint32_t type;
     uint32_t n_dims;
-    uint64_t ne[2];     /* ne[0] row length, ne[1] rows */
+    uint64_t ne[3];     /* ne[0] row length, ne[1] rows, ne[2] experts (1: a plain matrix or vector) */
+    uint64_t rows;      /* ne[1] * ne[2] */
     float mean, std;    /* values mean + std * N(0, 1) */
     uint64_t seed;      /* stream of this tensor */
 };
@@ -156,19 +164,19 @@ static vkllm_status fill_tensor(void *user, void *dst, uint64_t nbytes) {
     uint64_t row_bytes;
     vkllm_status st = vkllm__row_size(t->type, t->ne[0], &row_bytes);
     if (st != VKLLM_STATUS_OK) return st;
-    if (row_bytes * t->ne[1] != nbytes)
+    if (row_bytes * t->rows != nbytes)
         return vkllm__err(VKLLM_STATUS_INTERNAL, "make-model: %s: %llu bytes asked, %llu expected", t->name,
-                          (unsigned long long)nbytes, (unsigned long long)(row_bytes * t->ne[1]));
+                          (unsigned long long)nbytes, (unsigned long long)(row_bytes * t->rows));
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    uint64_t n = VKLLM_MIN((uint64_t)(cores > 0 ? VKLLM_MIN(cores, 32) : 1), t->ne[1]);
-    if (t->ne[0] * t->ne[1] < (1u << 20)) n = 1; /* small tensors: threads cost more than they save */
+    uint64_t n = VKLLM_MIN((uint64_t)(cores > 0 ? VKLLM_MIN(cores, 32) : 1), t->rows);
+    if (t->ne[0] * t->rows < (1u << 20)) n = 1; /* small tensors: threads cost more than they save */
     struct fill_job jobs[32];
     pthread_t th[32];
     int started[32] = {0};
     float *rows = vkllm__malloc((size_t)(n * t->ne[0]) * sizeof(float));
     if (!rows) return vkllm__err(VKLLM_STATUS_OOM, "make-model: row buffers");
     for (uint64_t i = 0; i < n; i++) {
-        jobs[i] = (struct fill_job){t, dst, row_bytes, t->ne[1] * i / n, t->ne[1] * (i + 1) / n, rows + i * t->ne[0]};
+        jobs[i] = (struct fill_job){t, dst, row_bytes, t->rows * i / n, t->rows * (i + 1) / n, rows + i * t->ne[0]};
         if (i + 1 < n) started[i] = pthread_create(&th[i], NULL, fill_rows, &jobs[i]) == 0;
         if (!started[i]) fill_rows(&jobs[i]); /* the last share, or where no thread could start */
     }
@@ -205,12 +213,15 @@ struct tensor_list {
 
 /* Append a tensor: a matrix (rows > 0) in the wanted type (or its fallback, logged for layer 0
  * and globals only), or an f32 vector. */
-static void add(struct tensor_list *tl, const char *name, uint64_t cols, uint64_t rows, float mean, float std) {
+static void add3(struct tensor_list *tl, const char *name, uint64_t cols, uint64_t rows, uint64_t experts, float mean,
+                 float std) {
     struct gen_tensor *t = &tl->v[tl->n];
     snprintf(t->name, sizeof t->name, "%s", name);
-    t->n_dims = rows ? 2 : 1;
+    t->n_dims = experts ? 3 : rows ? 2 : 1;
     t->ne[0] = cols;
     t->ne[1] = rows ? rows : 1;
+    t->ne[2] = experts ? experts : 1;
+    t->rows = t->ne[1] * t->ne[2];
     t->type = rows ? fit_type(tl->want_type, cols) : VKLLM__TYPE_F32;
     int layer0 = strncmp(name, "blk.0.", 6) == 0;
     if (rows && t->type != tl->want_type && (layer0 || strncmp(name, "blk.", 4) != 0))
@@ -224,6 +235,10 @@ static void add(struct tensor_list *tl, const char *name, uint64_t cols, uint64_
     tl->n++;
 }
 
+static void add(struct tensor_list *tl, const char *name, uint64_t cols, uint64_t rows, float mean, float std) {
+    add3(tl, name, cols, rows, 0, mean, std);
+}
+
 static float inv_sqrt(uint64_t n) { return 1.0f / sqrtf((float)n); }
 
 /* The shapes make-model's tensors take (the dimensions of the layer table). */
@@ -233,6 +248,7 @@ static struct vkllm__hparams shape_of(const struct vkllm__make_model_params *p) 
     hp.head_dim = p->head_dim ? p->head_dim : p->n_embd / p->n_head;
     hp.n_embd_q = p->n_head * hp.head_dim;
     hp.n_embd_kv = p->n_head_kv * hp.head_dim;
+    hp.n_expert = p->n_expert, hp.n_expert_used = p->n_expert_used, hp.n_ff_exp = p->n_ff;
     return hp;
 }
 
@@ -247,11 +263,12 @@ static void build_tensors(const struct vkllm__make_model_params *p, struct tenso
     for (uint32_t l = 0; l < p->n_layer; l++)
         for (size_t i = 0; i < VKLLM__LT_COUNT_; i++) {
             const struct vkllm__tensor_spec *t = &vkllm__layer_tensors[i];
-            int wanted = vkllm__tensor_wanted(t, p->arch);
+            int wanted = vkllm__tensor_wanted(t, p->arch, p->n_expert > 0);
             if (wanted < 0 || (wanted == 0 && !p->optional_tensors)) continue;
             uint64_t cols = vkllm__dim_size(&hp, t->cols), rows = vkllm__dim_size(&hp, t->rows);
             snprintf(name, sizeof name, "blk.%u.%s", l, t->suffix);
-            if (t->init == VKLLM__INIT_MAT) add(tl, name, cols, rows, 0.0f, inv_sqrt(cols));
+            if (t->kind == VKLLM__TENSOR_EXP) add3(tl, name, cols, rows, p->n_expert, 0.0f, inv_sqrt(cols));
+            else if (t->init == VKLLM__INIT_MAT) add(tl, name, cols, rows, 0.0f, inv_sqrt(cols));
             else add(tl, name, cols, 0, t->init == VKLLM__INIT_NORM ? 1.0f : 0.0f, 0.1f);
         }
     if (p->arch == VKLLM__ARCH_PHI3) { /* LongRoPE as Phi-3.5 / Phi-4-mini: short factors near 1, long ones near 4 */
@@ -383,6 +400,12 @@ static vkllm_status set_hparams(struct vkllm__gguf_writer *w, const struct vkllm
         if ((st = vkllm__gguf_writer_set_f32(w, K("attention.scale"), 0.0078125f))) return st;
         if ((st = vkllm__gguf_writer_set_f32(w, K("logit_scale"), 8.0f))) return st;
     }
+    if (p->n_expert) { /* mixture of experts: every expert as wide as n_ff */
+        if ((st = vkllm__gguf_writer_set_u32(w, K("expert_count"), p->n_expert))) return st;
+        if ((st = vkllm__gguf_writer_set_u32(w, K("expert_used_count"), p->n_expert_used))) return st;
+        if (p->arch == VKLLM__ARCH_QWEN3MOE && (st = vkllm__gguf_writer_set_u32(w, K("expert_feed_forward_length"), p->n_ff)))
+            return st;
+    }
     if (p->arch == VKLLM__ARCH_GEMMA2 || p->arch == VKLLM__ARCH_GEMMA3) {
         /* a window of 4 on every other layer (layers 0, 2, ...: llama.cpp's pattern 2), small enough
          * for short prompts to reach past it; gemma2's caps small enough to bend random scores */
@@ -425,6 +448,13 @@ static vkllm_status check_params(const struct vkllm__make_model_params *p) {
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: invalid architecture");
     if (!p->n_layer || !p->n_embd || !p->n_ff || !p->n_head || !p->n_head_kv || !p->n_ctx)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: every dimension must be at least 1");
+    if ((p->n_expert || p->arch == VKLLM__ARCH_QWEN3MOE) &&
+        (p->arch != VKLLM__ARCH_LLAMA && p->arch != VKLLM__ARCH_QWEN3MOE))
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: experts are for llama (Mixtral) and qwen3moe");
+    if ((p->n_expert || p->arch == VKLLM__ARCH_QWEN3MOE) &&
+        (p->n_expert > 256 || !p->n_expert_used || p->n_expert_used > p->n_expert || p->n_expert_used > 64))
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: %u of %u experts per token (1..64 of 1..256)",
+                          p->n_expert_used, p->n_expert);
     if (p->n_layer > 1024 || p->n_embd > 65536 || p->n_ff > 262144 || p->n_head > 1024 || p->n_vocab > 1000000 ||
         p->head_dim > 1024)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: shape too large");
@@ -456,7 +486,7 @@ vkllm_status vkllm__make_model(const struct vkllm__make_model_params *p, const c
     struct tensor_list tl = {0};
     struct vocab v;
     struct vkllm__gguf_writer *w = NULL;
-    tl.cap = 3 + p->n_layer * VKLLM__LT_COUNT_;
+    tl.cap = 8 + p->n_layer * VKLLM__LT_COUNT_;
     tl.seed = p->seed;
     tl.want_type = p->type;
     tl.v = vkllm__calloc(tl.cap, sizeof *tl.v);
@@ -490,6 +520,7 @@ static void to_public(const struct vkllm__make_model_params *p, struct vkllm_mak
     snprintf(o->type, sizeof o->type, "%s", vkllm__type_name(p->type));
     o->tied = p->tied, o->seed = p->seed, o->rope_theta = p->rope_theta, o->rms_eps = p->rms_eps;
     o->optional_tensors = p->optional_tensors;
+    o->n_expert = p->n_expert, o->n_expert_used = p->n_expert_used;
     snprintf(o->name, sizeof o->name, "%s", p->name);
 }
 
@@ -509,7 +540,7 @@ static vkllm_status type_of(const char *s, uint32_t *out) {
 static vkllm_status from_public(const struct vkllm_make_model_params *o, struct vkllm__make_model_params *p) {
     memset(p, 0, sizeof *p);
     if (vkllm__arch_from_name(o->arch, &p->arch))
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: unknown architecture '%s' (llama qwen2 qwen3 granite phi3 gemma2 gemma3)",
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: unknown architecture '%s' (llama qwen2 qwen3 granite phi3 gemma2 gemma3 qwen3moe)",
                           o->arch);
     vkllm_status st = type_of(o->type, &p->type);
     if (st) return st;
@@ -517,6 +548,7 @@ static vkllm_status from_public(const struct vkllm_make_model_params *o, struct 
     p->n_head_kv = o->n_head_kv, p->head_dim = o->head_dim, p->n_vocab = o->n_vocab, p->n_ctx = o->n_ctx;
     p->tied = o->tied, p->seed = o->seed, p->rope_theta = o->rope_theta, p->rms_eps = o->rms_eps;
     p->optional_tensors = o->optional_tensors;
+    p->n_expert = o->n_expert, p->n_expert_used = o->n_expert_used;
     snprintf(p->name, sizeof p->name, "%s", o->name);
     return VKLLM_STATUS_OK;
 }

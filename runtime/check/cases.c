@@ -393,6 +393,27 @@ static void argmax_cases(int full, struct vkllm__case_list *l) {
     for (size_t i = 0; i < (full ? 6u : 2u); i++) ADD(l, .op = VKLLM__OP_ARGMAX, .cols = ns[i]);
 }
 
+/* Mixture of experts: every type's expert product (short: a few; full: all, with odd shapes),
+ * routing over 8 .. 1000 experts with ties, the weighted sum. */
+static void moe_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
+    if (op == VKLLM__OP_MATVEC_ID) {
+        for (size_t t = 0; t < N_TYPES; t++) {
+            uint32_t block = vkllm__type_traits(k_types[t])->block_size, k = block == 256 ? 512 : 96;
+            if (!full && t % 4) continue;
+            ADD(l, .op = op, .type = k_types[t], .rows = 33, .cols = k, .n = 3, .nb = 2, .heads = 5);
+            if (full) ADD(l, .op = op, .type = k_types[t], .rows = 7, .cols = block == 256 ? 256 : 32, .n = 1, .nb = 8,
+                          .heads = 8);
+        }
+    } else if (op == VKLLM__OP_MOE_ROUTE) {
+        ADD(l, .op = op, .n = 3, .cols = 8, .nb = 2);
+        ADD(l, .op = op, .n = 5, .cols = 128, .nb = 8);
+        if (full) ADD(l, .op = op, .n = 2, .cols = 1000, .nb = 64), ADD(l, .op = op, .n = 1, .cols = 4, .nb = 4);
+    } else {
+        ADD(l, .op = op, .n = 3, .cols = 64, .nb = 2);
+        if (full) ADD(l, .op = op, .n = 7, .cols = 4099, .nb = 8);
+    }
+}
+
 /* Attention of one kernel (tuning t: "attn_texel=0" or "=1"): decode over a long cache (split),
  * short caches, prefill from an empty cache and continuing, GQA ratios, head dims. */
 static void attention_kernel(const char *t, struct vkllm__case_list *l) {
@@ -512,6 +533,9 @@ void vkllm__op_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
     case VKLLM__OP_MATVEC_GLU: matvec_glu_cases(full, l); break;
     case VKLLM__OP_ATTENTION: attention_cases(full, l); break;
     case VKLLM__OP_ARGMAX: argmax_cases(full, l); break;
+    case VKLLM__OP_MATVEC_ID:
+    case VKLLM__OP_MOE_ROUTE:
+    case VKLLM__OP_MOE_SUM: moe_cases(op, full, l); break;
     default: break;
     }
 }

@@ -41,7 +41,10 @@
     X(KV_STORE, "kv_store", "wrong", 0, kv_store)                                                     \
     X(ROPE_KV, "rope_kv", "max_abs", 1e-5, rope_kv)                                                   \
     X(ATTENTION, "attention", "max_abs", 1e-4, attention)                                             \
-    X(ARGMAX, "argmax", "wrong", 0, argmax)
+    X(ARGMAX, "argmax", "wrong", 0, argmax)                                                           \
+    X(MATVEC_ID, "matvec_id", "nmse", 1e-10, matvec_id)                                               \
+    X(MOE_ROUTE, "moe_route", "max_abs", 1e-5, moe_route)                                             \
+    X(MOE_SUM, "moe_sum", "max_abs", 1e-5, moe_sum)
 
 enum vkllm__op {
 #define VKLLM__OP_ENUM_(op, ...) VKLLM__OP_##op,
@@ -71,6 +74,8 @@ enum vkllm__op {
  *   rope_kv: n tokens of q (heads x head_dim) and k, v (heads_kv x head_dim), n_rot, a cache of n_ctx rows
  *   attention: n queries, heads / heads_kv of head_dim, a cache of n_ctx rows, window, softcap
  *   argmax: cols
+ *   matvec_id: heads experts of W (rows, cols) of `type`, n tokens of nb picks each
+ *   moe_route: n tokens of cols router logits, nb picks; moe_sum: n tokens of nb picks of cols
  * rope, kv_store, rope_kv and attention run one recording replayed at every position of pos[0..n_pos). */
 struct vkllm__op_case {
     enum vkllm__op op;

@@ -74,5 +74,8 @@ void vkllm__chk_rope_kv(struct chk *k);
 void vkllm__chk_matvec_glu(struct chk *k);
 void vkllm__chk_attention(struct chk *k);
 void vkllm__chk_argmax(struct chk *k);
+void vkllm__chk_matvec_id(struct chk *k);
+void vkllm__chk_moe_route(struct chk *k);
+void vkllm__chk_moe_sum(struct chk *k);
 
 #endif /* VKLLM_CHECK_IMPL_H */

@@ -22,8 +22,11 @@ struct vkllm__forward {
     struct vkllm__buffer *k;        /* (n_ubatch, n_embd_kv) */
     struct vkllm__buffer *v;        /* (n_ubatch, n_embd_kv) */
     struct vkllm__buffer *att;      /* (n_ubatch, n_embd_q) attention output */
-    struct vkllm__buffer *hb;       /* (n_ubatch, n_ff) */
-    struct vkllm__buffer *hb2;      /* (n_ubatch, n_ff) */
+    struct vkllm__buffer *hb;       /* (n_ubatch, max(n_ff, n_expert_used n_ff_exp)) */
+    struct vkllm__buffer *hb2;      /* (n_ubatch, max(n_ff, n_expert_used n_ff_exp)) */
+    struct vkllm__buffer *moe_logits, *moe_ids, *moe_w; /* MoE: (n_ubatch, n_expert) router logits, (n_ubatch,
+                                                           n_expert_used) picks (u32) and weights */
+    struct vkllm__buffer *moe_y;    /* MoE: (n_ubatch n_expert_used, n_embd) the picked experts' outputs */
     struct vkllm__buffer *logits;   /* (n_vocab,) or (n_ubatch, n_vocab) when all logits were asked */
     uint32_t logits_rows;           /* rows logits can hold */
     struct vkllm__buffer *logits_host; /* where logits is not mapped (discrete GPUs): host-visible,
@@ -131,7 +134,19 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
 
     // feed-forward block
     DO(vkllm__op_add_rmsnorm(c, xb, x, xb, ALL(w->ffn_norm), E, n, hp->rms_eps));  // x += xb; xb = rmsnorm(x) * ffn_norm
-    if (fgu && !hp->gelu && vkllm__matvec_glu_applies(f->gpu, &S->gate_up)) {     // one token: one dispatch
+    if (hp->n_expert) {                                                            // mixture of experts (Mixtral, qwen3moe)
+        const uint32_t NE = hp->n_expert, K = hp->n_expert_used, FE = hp->n_ff_exp;
+        struct vkllm__view lg = F(f->moe_logits, 0, (uint64_t)n * NE), ids = F(f->moe_ids, 0, (uint64_t)n * K);
+        struct vkllm__view wt = F(f->moe_w, 0, (uint64_t)n * K), ye = F(f->moe_y, 0, (uint64_t)n * K * E);
+        struct vkllm__view he = F(f->hb, 0, (uint64_t)n * K * FE), he2 = F(f->hb2, 0, (uint64_t)n * K * FE);
+        DO(mm(c, lg, &w->w_router, xb, n, dec));                                   // lg (n, NE) = xb @ w_router^T
+        DO(vkllm__op_moe_route(c, ids, wt, lg, n, NE, K));                         // each token's K experts, weights
+        DO(vkllm__op_matvec_id(c, he, &w->w_gate_exps, NE, xb, K, E, ids, n * K)); // he (n K, FE): each pick's gate
+        DO(vkllm__op_matvec_id(c, he2, &w->w_up_exps, NE, xb, K, E, ids, n * K));  // he2: its up
+        DO(vkllm__op_silu_mul(c, he, he, he2, n * K * FE));                        // he = silu(he) * he2
+        DO(vkllm__op_matvec_id(c, ye, &w->w_down_exps, NE, he, 1, FE, ids, n * K)); // ye (n K, E): its down
+        DO(vkllm__op_moe_sum(c, xb, ye, wt, n, K, E));                             // xb (n, E) = weighted sum, added to x next
+    } else if (fgu && !hp->gelu && vkllm__matvec_glu_applies(f->gpu, &S->gate_up)) { // one token: one dispatch
         DO(vkllm__op_matvec_glu(c, hb, &S->gate_up, xb));                          // hb = silu(xb @ w_gate^T) * (xb @ w_up^T)
     } else {
         if (fgu) {                                                                 // one token: one product
@@ -144,7 +159,7 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
         DO(hp->gelu ? vkllm__op_gelu_mul(c, hb, hb, hb2, n * FF)                   // gemma: hb = gelu(hb) * hb2
                     : vkllm__op_silu_mul(c, hb, hb, hb2, n * FF));                 // hb = silu(hb) * hb2
     }
-    DO(mm(c, xb, &w->w_down, hb, n, dec));                                              // xb (n, E) = hb @ w_down^T, added to x next
+    if (!hp->n_expert) DO(mm(c, xb, &w->w_down, hb, n, dec));                           // xb (n, E) = hb @ w_down^T, added to x next
     if (w->ffn_post_norm) DO(vkllm__op_rmsnorm(c, xb, xb, ALL(w->ffn_post_norm), E, n, hp->rms_eps)); // gemma
     if (hp->resid_scale != 1.0f) DO(vkllm__op_mul(c, xb, xb, F(f->m->scales, 64, 1), n * E, 1)); // granite: xb *= resid_scale
 #undef DO
@@ -223,8 +238,15 @@ vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uin
     VKLLM_TRY(st, alloc_f32(f, U * hp->n_embd_kv, &f->k), fail);
     VKLLM_TRY(st, alloc_f32(f, U * hp->n_embd_kv, &f->v), fail);
     VKLLM_TRY(st, alloc_f32(f, U * hp->n_embd_q, &f->att), fail);
-    VKLLM_TRY(st, alloc_f32(f, U * hp->n_ff, &f->hb), fail);
-    VKLLM_TRY(st, alloc_f32(f, U * hp->n_ff, &f->hb2), fail);
+    uint64_t ff = VKLLM_MAX((uint64_t)hp->n_ff, (uint64_t)hp->n_expert_used * hp->n_ff_exp);
+    VKLLM_TRY(st, alloc_f32(f, U * ff, &f->hb), fail);
+    VKLLM_TRY(st, alloc_f32(f, U * ff, &f->hb2), fail);
+    if (hp->n_expert) {
+        VKLLM_TRY(st, alloc_f32(f, U * hp->n_expert, &f->moe_logits), fail);
+        VKLLM_TRY(st, alloc_f32(f, U * hp->n_expert_used, &f->moe_ids), fail);
+        VKLLM_TRY(st, alloc_f32(f, U * hp->n_expert_used, &f->moe_w), fail);
+        VKLLM_TRY(st, alloc_f32(f, U * hp->n_expert_used * hp->n_embd, &f->moe_y), fail);
+    }
     VKLLM_TRY(st, alloc_f32(f, hp->n_vocab, &f->logits), fail);
     f->logits_rows = 1;
     if (!vkllm__buffer_map(f->logits))
@@ -260,7 +282,8 @@ void vkllm__forward_free(struct vkllm__forward *f) {
     vkllm__cmd_free(f->greedy_cmd);
     vkllm__cmd_free(f->multi_cmd);
     struct vkllm__buffer *bufs[] = {f->ids, f->pos, f->next, f->x, f->xb, f->q, f->k, f->v, f->att,
-                                    f->hb, f->hb2, f->logits, f->logits_host, f->scratch};
+                                    f->hb, f->hb2, f->logits, f->logits_host, f->scratch,
+                                    f->moe_logits, f->moe_ids, f->moe_w, f->moe_y};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(bufs); i++) vkllm__buffer_free(bufs[i]);
     vkllm__kv_cache_free(&f->kv);
     vkllm__free(f);

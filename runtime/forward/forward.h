@@ -12,6 +12,7 @@
  * matrices as device tensors, vectors (f32) as buffers; absent ones zero / NULL. */
 #define VKLLM__GPU_FIELD_MAT_(field) struct vkllm__dtensor field;
 #define VKLLM__GPU_FIELD_VEC_(field) struct vkllm__buffer *field;
+#define VKLLM__GPU_FIELD_EXP_(field) struct vkllm__dtensor field; /* (n_expert m, k), in its GGUF encoding */
 struct vkllm__gpu_layer {
 #define VKLLM__GPU_FIELD_(field, suffix, kind, ...) VKLLM__GPU_FIELD_##kind##_(field)
     VKLLM__LAYER_TENSORS(VKLLM__GPU_FIELD_)

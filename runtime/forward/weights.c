@@ -12,6 +12,7 @@ struct upload {
     vkllm__progress_fn progress;
     void *user;
     uint64_t done, total;
+    uint32_t n_expert_used;
 };
 
 static void tick(struct upload *u, uint64_t bytes) {
@@ -83,7 +84,8 @@ static struct vkllm__dtensor *gpu_mat(struct vkllm__gpu_layer *G, size_t i) {
 static struct vkllm__buffer **gpu_vec(struct vkllm__gpu_layer *G, size_t i) {
     return (struct vkllm__buffer **)((char *)G + k_gpu_offset[i]);
 }
-static int is_mat(size_t i) { return vkllm__layer_tensors[i].kind == VKLLM__TENSOR_MAT; }
+static int is_mat(size_t i) { return vkllm__layer_tensors[i].kind != VKLLM__TENSOR_VEC; }
+static int is_exp(size_t i) { return vkllm__layer_tensors[i].kind == VKLLM__TENSOR_EXP; }
 
 /* Device bytes of all weights (the repacked copies included). */
 static uint64_t total_bytes(const struct vkllm__gpu *gpu, const struct vkllm__model_desc *d) {
@@ -93,7 +95,7 @@ static uint64_t total_bytes(const struct vkllm__gpu *gpu, const struct vkllm__mo
     for (uint32_t l = 0; l < d->hp.n_layer; l++)
         for (size_t i = 0; i < VKLLM__LT_COUNT_; i++) {
             const struct vkllm__gguf_tensor *t = vkllm__layer_tensor(&w->layers[l], (enum vkllm__layer_tensor)i);
-            s += is_mat(i) ? mv_bytes(gpu, t) : nbytes(t);
+            s += is_exp(i) ? nbytes(t) : is_mat(i) ? mv_bytes(gpu, t) : nbytes(t);
         }
     return s;
 }
@@ -168,6 +170,8 @@ static vkllm_status up_layer(struct upload *u, const struct vkllm__layer_weights
         vkllm_status st = VKLLM_STATUS_OK;
         if (done[i]) continue;
         if (!is_mat(i)) st = up_vector(u, t, gpu_vec(G, i));
+        else if (t && is_exp(i)) /* experts: the plain layout matvec_id reads; a token reads n_expert_used of them */
+            st = up_matrix(u, t, EMBD, gpu_mat(G, i)), *matvec_bytes += t->nbytes / t->ne[2] * u->n_expert_used;
         else if (t) st = up_matrix(u, t, MV_ONLY, gpu_mat(G, i)), *matvec_bytes += t->nbytes;
         if (st) return st;
     }
@@ -178,7 +182,7 @@ vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__m
                                    vkllm__progress_fn progress, void *user, struct vkllm__gpu_model **out) {
     const struct vkllm__hparams *hp = &desc->hp;
     const struct vkllm__model_weights *w = &desc->w;
-    struct upload u = {gpu, progress, user, 0, total_bytes(gpu, desc)};
+    struct upload u = {gpu, progress, user, 0, total_bytes(gpu, desc), hp->n_expert_used};
     uint64_t budget = vkllm__gpu_memory_budget(gpu), used = vkllm__gpu_memory_allocated(gpu);
     if (u.total > budget || used + u.total > budget)
         return vkllm__err(VKLLM_STATUS_DEVICE_OOM,

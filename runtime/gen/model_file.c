@@ -60,6 +60,7 @@ static void shape_info(const struct vkllm__hparams *hp, struct vkllm_file_info *
     o->n_swa_layers = 0;
     for (uint32_t l = 0; hp->swa && l < hp->n_layer; l++) o->n_swa_layers += hp->swa[l] != 0;
     o->attn_softcap = hp->attn_softcap, o->final_softcap = hp->final_softcap;
+    o->n_expert = hp->n_expert, o->n_expert_used = hp->n_expert_used, o->n_ff_exp = hp->n_ff_exp;
     if (hp->rope.freq_factors_long) { /* phi3: the context it extends to over the one it was trained at */
         snprintf(o->rope_scaling, sizeof o->rope_scaling, "longrope");
         o->rope_factor = hp->rope.orig_ctx ? (float)hp->n_ctx_train / (float)hp->rope.orig_ctx : 1.0f;

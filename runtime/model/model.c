@@ -10,7 +10,7 @@
 
 // --- architectures --------------------------------------------------------------------------
 
-static const char *const arch_names[VKLLM__ARCH_COUNT_] = {"llama", "qwen2", "qwen3", "granite", "phi3", "gemma2", "gemma3"};
+static const char *const arch_names[VKLLM__ARCH_COUNT_] = {"llama", "qwen2", "qwen3", "granite", "phi3", "gemma2", "gemma3", "qwen3moe"};
 
 const char *vkllm__arch_name(enum vkllm__arch a) {
     return (unsigned)a < VKLLM__ARCH_COUNT_ ? arch_names[a] : "?";
@@ -29,9 +29,9 @@ vkllm_status vkllm__arch_from_name(const char *name, enum vkllm__arch *out) {
 // --- the layer table ------------------------------------------------------------------------
 
 const struct vkllm__tensor_spec vkllm__layer_tensors[VKLLM__LT_COUNT_] = {
-#define VKLLM__SPEC_(field, suffix, kind, rows, cols, init, required, optional)                             \
+#define VKLLM__SPEC_(field, suffix, kind, rows, cols, init, required, optional, ffn)                        \
     {#field, suffix, VKLLM__TENSOR_##kind, VKLLM__DIM_##rows, VKLLM__DIM_##cols, VKLLM__INIT_##init, required, \
-     optional, offsetof(struct vkllm__layer_weights, field)},
+     optional, VKLLM__FFN_##ffn, offsetof(struct vkllm__layer_weights, field)},
     VKLLM__LAYER_TENSORS(VKLLM__SPEC_)
 #undef VKLLM__SPEC_
 };
@@ -45,6 +45,8 @@ uint64_t vkllm__dim_size(const struct vkllm__hparams *hp, enum vkllm__dim d) {
     case VKLLM__DIM_HEAD_DIM: return hp->head_dim;
     case VKLLM__DIM_EMBD_QKV: return (uint64_t)hp->n_embd_q + 2 * (uint64_t)hp->n_embd_kv;
     case VKLLM__DIM_FF2: return 2 * (uint64_t)hp->n_ff;
+    case VKLLM__DIM_N_EXPERT: return hp->n_expert;
+    case VKLLM__DIM_FF_EXP: return hp->n_ff_exp;
     default: return 0;
     }
 }
@@ -110,7 +112,7 @@ static vkllm_status read_arch(const struct vkllm__gguf *g, enum vkllm__arch *out
     name[n] = 0;
     if (s.len >= sizeof name || vkllm__arch_from_name(name, out) != VKLLM_STATUS_OK)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                          "%s: architecture '%s' is not supported (llama, qwen2, qwen3, granite, phi3, gemma2, gemma3 are)", g->path, name);
+                          "%s: architecture '%s' is not supported (llama, qwen2, qwen3, granite, phi3, gemma2, gemma3, qwen3moe are)", g->path, name);
     return VKLLM_STATUS_OK;
 }
 
@@ -149,6 +151,24 @@ static vkllm_status read_shape(const struct vkllm__gguf *g, struct vkllm__hparam
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: implausible head dimension %u", g->path, hp->head_dim);
     hp->n_embd_q = hp->n_head * hp->head_dim;
     hp->n_embd_kv = hp->n_head_kv * hp->head_dim;
+    /* mixture of experts (llama: Mixtral; qwen3moe): n_expert_used of n_expert FFNs of n_ff_exp per
+     * token (llama.cpp's default width: llama n_ff, qwen3moe n_ff / n_expert_used) */
+    const uint32_t zero_u = 0;
+    if ((st = get_u32(g, a, "expert_count", &zero_u, 0, &hp->n_expert))) return st;
+    if ((st = get_u32(g, a, "expert_used_count", &zero_u, 0, &hp->n_expert_used))) return st;
+    if (hp->n_expert && (a == VKLLM__ARCH_LLAMA || a == VKLLM__ARCH_QWEN3MOE)) {
+        uint32_t def_ff = a == VKLLM__ARCH_QWEN3MOE && hp->n_expert_used ? hp->n_ff / hp->n_expert_used : hp->n_ff;
+        if ((st = get_u32(g, a, "expert_feed_forward_length", &def_ff, 1, &hp->n_ff_exp))) return st;
+        if (hp->n_expert > 1024 || !hp->n_expert_used || hp->n_expert_used > hp->n_expert || hp->n_expert_used > 64 ||
+            !hp->n_ff_exp)
+            return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: %u of %u experts per token is not supported (1..64 of at "
+                              "most 1024)", g->path, hp->n_expert_used, hp->n_expert);
+    } else if (hp->n_expert) {
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: experts in a %s file are not supported (llama and qwen3moe)",
+                          g->path, vkllm__arch_name(a));
+    } else if (a == VKLLM__ARCH_QWEN3MOE) {
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: qwen3moe needs qwen3moe.expert_count", g->path);
+    }
     /* granite's multipliers; the other architectures have none (1, and 0: 1/sqrt(head_dim)) */
     const float one = 1.0f, zero = 0.0f;
     int gr = a == VKLLM__ARCH_GRANITE;
@@ -269,6 +289,7 @@ static vkllm_status read_rope(const struct vkllm__gguf *g, struct vkllm__hparams
                           g->path, r->n_rot, hp->head_dim);
     /* As llama.cpp: llama rotates adjacent pairs, the Qwen, Phi and Gemma models the two halves of each head. */
     r->neox = hp->arch == VKLLM__ARCH_QWEN2 || hp->arch == VKLLM__ARCH_QWEN3 || hp->arch == VKLLM__ARCH_PHI3 ||
+              hp->arch == VKLLM__ARCH_QWEN3MOE ||
               hp->arch == VKLLM__ARCH_GEMMA2 || hp->arch == VKLLM__ARCH_GEMMA3;
     const float one = 1.0f;
     if ((st = get_f32(g, hp->arch, "rope.scaling.attn_factor", &one, &r->attn_factor))) return st;
@@ -326,16 +347,22 @@ void vkllm__rope_freqs(const struct vkllm__hparams *hp, uint32_t n_ctx, float *o
 /* Find a tensor and check it is (rows, cols) [or (cols,) when rows == 0]; matrices must be of a
  * type vkllm computes with and whose block divides cols, vectors F32. NULL *out when optional
  * and absent. */
-static vkllm_status find_tensor(const struct vkllm__gguf *g, const char *name, uint64_t cols, uint64_t rows,
-                                int optional, const struct vkllm__gguf_tensor **out) {
+static vkllm_status find_tensor3(const struct vkllm__gguf *g, const char *name, uint64_t cols, uint64_t rows,
+                                 uint64_t experts, int optional, const struct vkllm__gguf_tensor **out) {
     const struct vkllm__gguf_tensor *t = vkllm__gguf_find_tensor(g, name);
     *out = t;
     if (!t) {
         if (optional) return VKLLM_STATUS_OK;
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: missing tensor %s", g->path, name);
     }
-    uint64_t want[4] = {cols, rows ? rows : 1, 1, 1};
-    if (t->ne[0] != want[0] || t->ne[1] != want[1] || t->ne[2] != 1 || t->ne[3] != 1) {
+    uint64_t want[4] = {cols, rows ? rows : 1, experts ? experts : 1, 1};
+    if (experts && (t->ne[0] != want[0] || t->ne[1] != want[1] || t->ne[2] != want[2] || t->ne[3] != 1))
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
+                          "%s: tensor %s has shape [%llu, %llu, %llu, %llu], expected [%llu, %llu, %llu]", g->path,
+                          name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
+                          (unsigned long long)t->ne[2], (unsigned long long)t->ne[3], (unsigned long long)cols,
+                          (unsigned long long)rows, (unsigned long long)experts);
+    if (t->ne[0] != want[0] || t->ne[1] != want[1] || t->ne[2] != want[2] || t->ne[3] != 1) {
         if (rows)
             return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
                               "%s: tensor %s has shape [%llu, %llu, %llu, %llu], expected [%llu, %llu]",
@@ -365,6 +392,11 @@ static vkllm_status find_tensor(const struct vkllm__gguf *g, const char *name, u
     return VKLLM_STATUS_OK;
 }
 
+static vkllm_status find_tensor(const struct vkllm__gguf *g, const char *name, uint64_t cols, uint64_t rows,
+                                int optional, const struct vkllm__gguf_tensor **out) {
+    return find_tensor3(g, name, cols, rows, 0, optional, out);
+}
+
 /* Every tensor of the layer table that architecture hp->arch reads: required ones must be there,
  * optional ones may be; the others stay NULL even when the file has them. */
 static vkllm_status find_layer(const struct vkllm__gguf *g, const struct vkllm__hparams *hp, uint32_t l,
@@ -372,14 +404,14 @@ static vkllm_status find_layer(const struct vkllm__gguf *g, const struct vkllm__
     for (size_t i = 0; i < VKLLM__LT_COUNT_; i++) {
         const struct vkllm__tensor_spec *t = &vkllm__layer_tensors[i];
         const struct vkllm__gguf_tensor **slot = (const struct vkllm__gguf_tensor **)((char *)lw + t->offset);
-        int wanted = vkllm__tensor_wanted(t, hp->arch);
+        int wanted = vkllm__tensor_wanted(t, hp->arch, hp->n_expert > 0);
         *slot = NULL;
         if (wanted < 0) continue;
         char name[96];
         snprintf(name, sizeof name, "blk.%u.%s", l, t->suffix);
         uint64_t rows = vkllm__dim_size(hp, t->rows);
-        vkllm_status st = find_tensor(g, name, vkllm__dim_size(hp, t->cols), t->kind == VKLLM__TENSOR_MAT ? rows : 0,
-                                      !wanted, slot);
+        vkllm_status st = find_tensor3(g, name, vkllm__dim_size(hp, t->cols), t->kind != VKLLM__TENSOR_VEC ? rows : 0,
+                                       t->kind == VKLLM__TENSOR_EXP ? hp->n_expert : 0, !wanted, slot);
         if (st != VKLLM_STATUS_OK) return st;
     }
     return VKLLM_STATUS_OK;

@@ -80,6 +80,10 @@ struct vkllm__hparams {
      * RoPE (base theta_swa, scale freq_scale_swa, no factors); scores and the final logits are
      * soft-capped (s -> cap tanh(s / cap)) where the caps are > 0 */
     int gelu;
+    /* mixture of experts (0 for a dense FFN): each token's FFN is the router-weighted sum of
+     * n_expert_used of n_expert expert FFNs of width n_ff_exp (softmax over all experts, the top
+     * n_expert_used, their weights renormalized to sum to 1: Mixtral's and Qwen3-MoE's routing) */
+    uint32_t n_expert, n_expert_used, n_ff_exp;
     uint32_t n_swa;
     const uint8_t *swa;          /* (n_layer,), owned by the desc; NULL: no sliding layers */
     float theta_swa, freq_scale_swa;

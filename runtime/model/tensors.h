@@ -12,13 +12,16 @@
  *   field     the struct field
  *   suffix    the GGUF name after "blk.N."
  *   kind      MAT: a matrix (rows, cols) in any type vkllm computes with, multiplied by the decode
- *             and prefill products; VEC: an f32 vector (cols,)
+ *             and prefill products; EXP: n_expert such matrices, (n_expert, rows, cols), of which
+ *             each token multiplies the ones its router picks; VEC: an f32 vector (cols,)
  *   rows      a dimension (enum vkllm__dim without the prefix): NONE for a vector
  *   cols      a dimension: the row length
  *   init      how make-model fills it: NORM 1 +- 0.1, BIAS 0 +- 0.1, MAT N(0, 1/cols)
  *   required  the architectures whose files must have it: VKLLM__A(arch) | ..., or VKLLM__A_ALL
  *   optional  the architectures whose files may have it (0: none); elsewhere it is never read,
  *             even when present
+ *   ffn       DENSE: only in files without experts; MOE: only in files with experts
+ *             (<arch>.expert_count > 0: Mixtral as llama, qwen3moe); ANY: either
  * Shapes are (rows, cols) with cols contiguous: ggml's ne reversed. */
 #ifndef VKLLM_TENSORS_H
 #define VKLLM_TENSORS_H
@@ -26,26 +29,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VKLLM__LAYER_TENSORS(X)                                                                        \
-    X(attn_norm, "attn_norm.weight",   VEC, NONE,    EMBD,     NORM, VKLLM__A_ALL,    0)               \
-    X(wqkv,      "attn_qkv.weight",    MAT, EMBD_QKV, EMBD,    MAT,  VKLLM__A(PHI3),  0)               \
-    X(wq,        "attn_q.weight",      MAT, EMBD_Q,  EMBD,     MAT,  VKLLM__A_SPLIT,  0)               \
-    X(wk,        "attn_k.weight",      MAT, EMBD_KV, EMBD,     MAT,  VKLLM__A_SPLIT,  0)               \
-    X(wv,        "attn_v.weight",      MAT, EMBD_KV, EMBD,     MAT,  VKLLM__A_SPLIT,  0)               \
-    X(bq,        "attn_q.bias",        VEC, NONE,    EMBD_Q,   BIAS, VKLLM__A(QWEN2), VKLLM__A_LLAMAS) \
-    X(bk,        "attn_k.bias",        VEC, NONE,    EMBD_KV,  BIAS, VKLLM__A(QWEN2), VKLLM__A_LLAMAS) \
-    X(bv,        "attn_v.bias",        VEC, NONE,    EMBD_KV,  BIAS, VKLLM__A(QWEN2), VKLLM__A_LLAMAS) \
-    X(q_norm,    "attn_q_norm.weight", VEC, NONE,    HEAD_DIM, NORM, VKLLM__A_QKNORM, 0)               \
-    X(k_norm,    "attn_k_norm.weight", VEC, NONE,    HEAD_DIM, NORM, VKLLM__A_QKNORM, 0)               \
-    X(wo,        "attn_output.weight", MAT, EMBD,    EMBD_Q,   MAT,  VKLLM__A_ALL,    0)               \
-    X(bo,        "attn_output.bias",   VEC, NONE,    EMBD,     BIAS, 0,               VKLLM__A_LLAMAS) \
-    X(attn_post_norm, "post_attention_norm.weight", VEC, NONE, EMBD, NORM, VKLLM__A_GEMMAS, 0)         \
-    X(ffn_norm,  "ffn_norm.weight",    VEC, NONE,    EMBD,     NORM, VKLLM__A_ALL,    0)               \
-    X(w_gate_up, "ffn_up.weight",      MAT, FF2,     EMBD,     MAT,  VKLLM__A(PHI3),  0)               \
-    X(w_gate,    "ffn_gate.weight",    MAT, FF,      EMBD,     MAT,  VKLLM__A_SPLIT,  0)               \
-    X(w_up,      "ffn_up.weight",      MAT, FF,      EMBD,     MAT,  VKLLM__A_SPLIT,  0)               \
-    X(w_down,    "ffn_down.weight",    MAT, EMBD,    FF,       MAT,  VKLLM__A_ALL,    0)               \
-    X(ffn_post_norm, "post_ffw_norm.weight", VEC, NONE,  EMBD,     NORM, VKLLM__A_GEMMAS, 0)
+#define VKLLM__LAYER_TENSORS(X) \
+    X(attn_norm,      "attn_norm.weight",           VEC, NONE,     EMBD,     NORM, VKLLM__A_ALL,    0,               ANY) \
+    X(wqkv,           "attn_qkv.weight",            MAT, EMBD_QKV, EMBD,     MAT,  VKLLM__A(PHI3),  0,               ANY) \
+    X(wq,             "attn_q.weight",              MAT, EMBD_Q,   EMBD,     MAT,  VKLLM__A_SPLIT,  0,               ANY) \
+    X(wk,             "attn_k.weight",              MAT, EMBD_KV,  EMBD,     MAT,  VKLLM__A_SPLIT,  0,               ANY) \
+    X(wv,             "attn_v.weight",              MAT, EMBD_KV,  EMBD,     MAT,  VKLLM__A_SPLIT,  0,               ANY) \
+    X(bq,             "attn_q.bias",                VEC, NONE,     EMBD_Q,   BIAS, VKLLM__A(QWEN2), VKLLM__A_LLAMAS, ANY) \
+    X(bk,             "attn_k.bias",                VEC, NONE,     EMBD_KV,  BIAS, VKLLM__A(QWEN2), VKLLM__A_LLAMAS, ANY) \
+    X(bv,             "attn_v.bias",                VEC, NONE,     EMBD_KV,  BIAS, VKLLM__A(QWEN2), VKLLM__A_LLAMAS, ANY) \
+    X(q_norm,         "attn_q_norm.weight",         VEC, NONE,     HEAD_DIM, NORM, VKLLM__A_QKNORM, 0,               ANY) \
+    X(k_norm,         "attn_k_norm.weight",         VEC, NONE,     HEAD_DIM, NORM, VKLLM__A_QKNORM, 0,               ANY) \
+    X(wo,             "attn_output.weight",         MAT, EMBD,     EMBD_Q,   MAT,  VKLLM__A_ALL,    0,               ANY) \
+    X(bo,             "attn_output.bias",           VEC, NONE,     EMBD,     BIAS, 0,               VKLLM__A_LLAMAS, ANY) \
+    X(attn_post_norm, "post_attention_norm.weight", VEC, NONE,     EMBD,     NORM, VKLLM__A_GEMMAS, 0,               ANY) \
+    X(ffn_norm,       "ffn_norm.weight",            VEC, NONE,     EMBD,     NORM, VKLLM__A_ALL,    0,               ANY) \
+    X(w_gate_up,      "ffn_up.weight",              MAT, FF2,      EMBD,     MAT,  VKLLM__A(PHI3),  0,               DENSE) \
+    X(w_gate,         "ffn_gate.weight",            MAT, FF,       EMBD,     MAT,  VKLLM__A_SPLIT,  0,               DENSE) \
+    X(w_up,           "ffn_up.weight",              MAT, FF,       EMBD,     MAT,  VKLLM__A_SPLIT,  0,               DENSE) \
+    X(w_down,         "ffn_down.weight",            MAT, EMBD,     FF,       MAT,  VKLLM__A_ALL,    0,               DENSE) \
+    X(w_router,       "ffn_gate_inp.weight",        MAT, N_EXPERT, EMBD,     MAT,  VKLLM__A_MOES,   0,               MOE) \
+    X(w_gate_exps,    "ffn_gate_exps.weight",       EXP, FF_EXP,   EMBD,     MAT,  VKLLM__A_MOES,   0,               MOE) \
+    X(w_up_exps,      "ffn_up_exps.weight",         EXP, FF_EXP,   EMBD,     MAT,  VKLLM__A_MOES,   0,               MOE) \
+    X(w_down_exps,    "ffn_down_exps.weight",       EXP, EMBD,     FF_EXP,   MAT,  VKLLM__A_MOES,   0,               MOE) \
+    X(ffn_post_norm,  "post_ffw_norm.weight",       VEC, NONE,     EMBD,     NORM, VKLLM__A_GEMMAS, 0,               ANY)
 
 /* The architectures vkllm runs (general.architecture); one bit each in the table's masks. */
 enum vkllm__arch {
@@ -56,6 +63,7 @@ enum vkllm__arch {
     VKLLM__ARCH_PHI3 = 4,    /* Phi-3, Phi-4: fused q/k/v and gate/up matrices, NeoX RoPE, LongRoPE factors */
     VKLLM__ARCH_GEMMA2 = 5,  /* post-norms, GELU FFN, scaled embeddings, sliding windows, soft-capping */
     VKLLM__ARCH_GEMMA3 = 6,  /* gemma2's block with q/k norms, no soft-capping, local RoPE base */
+    VKLLM__ARCH_QWEN3MOE = 7, /* qwen3's attention, a mixture-of-experts FFN in every layer */
     VKLLM__ARCH_COUNT_
 };
 
@@ -69,9 +77,12 @@ enum vkllm__dim {
     VKLLM__DIM_HEAD_DIM, /* head_dim */
     VKLLM__DIM_EMBD_QKV, /* n_embd_q + 2 n_embd_kv: q, k and v stacked (phi3's attn_qkv) */
     VKLLM__DIM_FF2,      /* 2 n_ff: gate and up stacked (phi3's ffn_up) */
+    VKLLM__DIM_N_EXPERT, /* n_expert (the router's rows) */
+    VKLLM__DIM_FF_EXP,   /* n_ff_exp: an expert's FFN width */
 };
 
-enum vkllm__tensor_kind { VKLLM__TENSOR_VEC = 0, VKLLM__TENSOR_MAT = 1 };
+enum vkllm__tensor_kind { VKLLM__TENSOR_VEC = 0, VKLLM__TENSOR_MAT = 1, VKLLM__TENSOR_EXP = 2 };
+enum vkllm__tensor_ffn { VKLLM__FFN_ANY = 0, VKLLM__FFN_DENSE = 1, VKLLM__FFN_MOE = 2 };
 enum vkllm__tensor_init { VKLLM__INIT_NORM = 0, VKLLM__INIT_BIAS = 1, VKLLM__INIT_MAT = 2 };
 
 /* Arch masks as the table writes them. */
@@ -80,7 +91,8 @@ enum vkllm__tensor_init { VKLLM__INIT_NORM = 0, VKLLM__INIT_BIAS = 1, VKLLM__INI
 #define VKLLM__A_LLAMAS (VKLLM__A(LLAMA) | VKLLM__A(GRANITE)) /* llama.cpp loads them alike */
 #define VKLLM__A_SPLIT (VKLLM__A_ALL & ~VKLLM__A(PHI3)) /* q/k/v and gate/up as separate matrices */
 #define VKLLM__A_GEMMAS (VKLLM__A(GEMMA2) | VKLLM__A(GEMMA3))
-#define VKLLM__A_QKNORM (VKLLM__A(QWEN3) | VKLLM__A(GEMMA3))
+#define VKLLM__A_QKNORM (VKLLM__A(QWEN3) | VKLLM__A(GEMMA3) | VKLLM__A(QWEN3MOE))
+#define VKLLM__A_MOES (VKLLM__A(LLAMA) | VKLLM__A(QWEN3MOE)) /* may have experts (llama: Mixtral) */
 
 /* One row of the table as data (vkllm__layer_tensors[i]). */
 struct vkllm__tensor_spec {
@@ -90,6 +102,7 @@ struct vkllm__tensor_spec {
     enum vkllm__dim rows, cols;    /* rows VKLLM__DIM_NONE for a vector */
     enum vkllm__tensor_init init;
     uint32_t required, optional;   /* masks of 1u << enum vkllm__arch */
+    enum vkllm__tensor_ffn ffn;
     size_t offset;                 /* of the field in struct vkllm__layer_weights */
 };
 
@@ -104,9 +117,10 @@ enum vkllm__layer_tensor {
 /* ... and as rows (model.c). */
 extern const struct vkllm__tensor_spec vkllm__layer_tensors[VKLLM__LT_COUNT_];
 
-/* 1 if a file of architecture a must have tensor t, 0 if it may lack it (then it is only read
- * where the architecture allows it), -1 if the architecture never reads it. */
-static inline int vkllm__tensor_wanted(const struct vkllm__tensor_spec *t, unsigned a) {
+/* 1 if a file of architecture a (with experts: moe) must have tensor t, 0 if it may lack it (then
+ * it is only read where the architecture allows it), -1 if such a file never reads it. */
+static inline int vkllm__tensor_wanted(const struct vkllm__tensor_spec *t, unsigned a, int moe) {
+    if (t->ffn == (moe ? VKLLM__FFN_DENSE : VKLLM__FFN_MOE)) return -1;
     return (t->required >> a) & 1u ? 1 : (t->optional >> a) & 1u ? 0 : -1;
 }
 

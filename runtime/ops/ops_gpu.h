@@ -46,6 +46,7 @@ struct vkllm__type_kernels {
     enum vkllm__shader_id get_rows;      /* embedding lookup */
     enum vkllm__shader_id matmul;        /* prefill, tiled */
     enum vkllm__shader_id matvec_tb;     /* decode on CPU devices, repacked (ops_matvec_tb.c) */
+    enum vkllm__shader_id matvec_id;     /* mixture of experts: the picked experts' products (ops_moe.c) */
 };
 /* The row of type; NULL (and an UNSUPPORTED last error naming op) when the type has none. */
 const struct vkllm__type_kernels *vkllm__type_kernels(uint32_t type, const char *op);
@@ -203,6 +204,22 @@ uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const stru
 vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view q,
                                  struct vkllm__view k_cache, struct vkllm__view v_cache, struct vkllm__view pos,
                                  struct vkllm__view scratch, const struct vkllm__attn_shape *s);
+
+/* --- mixture of experts (ops_moe.c) --------------------------------------------------------- */
+/* Per token t < n: softmax over logits (n, n_expert), the k largest into ids (n, k) (uint32; the
+ * lower index first on ties), their probabilities renormalized into w (n, k): vkllm__ref_moe_route.
+ * n_expert <= 1024, k <= 64. */
+vkllm_status vkllm__op_moe_route(struct vkllm__cmd *c, struct vkllm__view ids, struct vkllm__view w,
+                                 struct vkllm__view logits, uint32_t n, uint32_t n_expert, uint32_t k);
+/* o (n, width) = sum over j < k of w[t, j] * y[t k + j] (y (n k, width)). */
+vkllm_status vkllm__op_moe_sum(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view y, struct vkllm__view w,
+                               uint32_t n, uint32_t k, uint32_t width);
+/* Column c < ncols of y (ncols, m) = expert ids[c] of w (n_expert stacked (m, k) matrices in GGUF
+ * encoding, w->m = n_expert m, bound whole) @ x column c / x_div (columns x_stride floats apart).
+ * Reads only the picked experts' rows. */
+vkllm_status vkllm__op_matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                 uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
+                                 struct vkllm__view ids, uint32_t ncols);
 
 /* out (uint32 at o) = index of the largest of x (n,) f32 (the first on ties). */
 vkllm_status vkllm__op_argmax(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x, uint32_t n);

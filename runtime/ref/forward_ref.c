@@ -13,6 +13,7 @@
  * (model/tensors.h); NULL where the model has none. Matrices are read from the file. */
 #define REF_FIELD_VEC(field) float *field;
 #define REF_FIELD_MAT(field)
+#define REF_FIELD_EXP(field)
 struct ref_layer {
 #define REF_FIELD(field, suffix, kind, ...) REF_FIELD_##kind(field)
     VKLLM__LAYER_TENSORS(REF_FIELD)
@@ -22,6 +23,7 @@ struct ref_layer {
 /* Where each vector row of the table lives in struct ref_layer (0 for matrices). */
 #define REF_OFF_VEC(field) offsetof(struct ref_layer, field)
 #define REF_OFF_MAT(field) 0
+#define REF_OFF_EXP(field) 0
 static const size_t k_ref_offset[VKLLM__LT_COUNT_] = {
 #define REF_OFF(field, suffix, kind, ...) REF_OFF_##kind(field),
     VKLLM__LAYER_TENSORS(REF_OFF)
@@ -45,7 +47,9 @@ struct vkllm__ref {
     float *q;                /* (n_embd_q,) */
     float *att_out;          /* (n_embd_q,) */
     float *tmp;              /* (n_embd,) block output */
-    float *hb, *hb2;         /* (n_ff,) */
+    float *hb, *hb2;         /* (max(n_ff, n_ff_exp),) */
+    float *router;           /* (n_expert,) router logits (MoE) */
+    float *moe;              /* (n_embd,) one expert's output (MoE) */
     float *att;              /* (n_ctx,) scores */
     float *logits;           /* (n_vocab,) */
     float *k_cache, *v_cache;/* (n_layer, n_ctx, n_embd_kv) */
@@ -74,7 +78,8 @@ static vkllm_status alloc_state(struct vkllm__ref *r) {
     uint64_t cache = (uint64_t)hp->n_layer * r->n_ctx * hp->n_embd_kv;
     if (!alloc_f32(&r->x, hp->n_embd) || !alloc_f32(&r->xb, hp->n_embd) || !alloc_f32(&r->tmp, hp->n_embd) ||
         !alloc_f32(&r->q, hp->n_embd_q) || !alloc_f32(&r->att_out, hp->n_embd_q) ||
-        !alloc_f32(&r->hb, hp->n_ff) || !alloc_f32(&r->hb2, hp->n_ff) || !alloc_f32(&r->att, r->n_ctx) ||
+        !alloc_f32(&r->hb, VKLLM_MAX(hp->n_ff, hp->n_ff_exp)) || !alloc_f32(&r->hb2, VKLLM_MAX(hp->n_ff, hp->n_ff_exp)) ||
+        !alloc_f32(&r->att, r->n_ctx) || !alloc_f32(&r->router, hp->n_expert) || !alloc_f32(&r->moe, hp->n_embd) ||
         !alloc_f32(&r->logits, hp->n_vocab) || !alloc_f32(&r->inv_freq, hp->rope.n_rot / 2) ||
         !alloc_f32(&r->k_cache, cache) || !alloc_f32(&r->v_cache, cache))
         return vkllm__err(VKLLM_STATUS_OOM, "reference forward state (KV cache %llu MiB)",
@@ -120,7 +125,7 @@ void vkllm__ref_free(struct vkllm__ref *r) {
                 if (is_vec(i)) vkllm__free(*ref_vec(&r->layers[l], i));
         vkllm__free(r->layers);
     }
-    float *bufs[] = {r->output_norm, r->inv_freq, r->inv_freq_swa, r->x, r->xb, r->q, r->att_out, r->tmp, r->hb,
+    float *bufs[] = {r->output_norm, r->inv_freq, r->inv_freq_swa, r->router, r->moe, r->x, r->xb, r->q, r->att_out, r->tmp, r->hb,
                      r->hb2, r->att, r->logits, r->k_cache, r->v_cache};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(bufs); i++) vkllm__free(bufs[i]);
     vkllm__free(r);
@@ -181,15 +186,44 @@ static void attention_block(struct vkllm__ref *r, uint32_t l, uint32_t pos) {
 }
 
 /* The FFN half of block l: x += w_down @ (silu(w_gate @ xb) * (w_up @ xb)). */
+/* Expert e's matrix of an (n_expert, rows, cols) tensor, times x. */
+static void matvec_expert(float *o, const struct vkllm__gguf_tensor *w, uint32_t e, const float *x) {
+    uint32_t cols = (uint32_t)w->ne[0], rows = (uint32_t)w->ne[1];
+    uint64_t row_bytes = 0;
+    vkllm__row_size(w->type, cols, &row_bytes);
+    vkllm__ref_matvec_q(o, w->type, (const uint8_t *)w->data + (uint64_t)e * rows * row_bytes, row_bytes, x, rows, cols);
+}
+
+/* MoE: tmp (n_embd,) = sum over the router's picks j of weight_j * down_j(silu(gate_j xb) * up_j xb). */
+static void moe_ffn(struct vkllm__ref *r, const struct vkllm__layer_weights *w) {
+    const struct vkllm__hparams *hp = &r->d->hp;
+    uint32_t ids[64];
+    float wts[64];
+    matvec(r->router, w->w_router, r->xb);                          // router (n_expert,) = w_router @ xb
+    vkllm__ref_moe_route(r->router, hp->n_expert, hp->n_expert_used, ids, wts);
+    memset(r->tmp, 0, sizeof(float) * hp->n_embd);
+    for (uint32_t j = 0; j < hp->n_expert_used; j++) {
+        matvec_expert(r->hb, w->w_gate_exps, ids[j], r->xb);
+        matvec_expert(r->hb2, w->w_up_exps, ids[j], r->xb);
+        vkllm__ref_silu_mul(r->hb, r->hb, r->hb2, hp->n_ff_exp);
+        matvec_expert(r->moe, w->w_down_exps, ids[j], r->hb);
+        for (uint32_t i = 0; i < hp->n_embd; i++) r->tmp[i] += wts[j] * r->moe[i];
+    }
+}
+
 static void ffn_block(struct vkllm__ref *r, uint32_t l) {
     const struct vkllm__hparams *hp = &r->d->hp;
     const struct vkllm__layer_weights *w = &r->d->w.layers[l];
     vkllm__ref_rmsnorm(r->xb, r->x, r->layers[l].ffn_norm, hp->n_embd, 1, hp->rms_eps); // xb (n_embd,)
-    matvec(r->hb, w->w_gate, r->xb);                                // hb (n_ff,) = w_gate @ xb
-    matvec(r->hb2, w->w_up, r->xb);                                 // hb2 (n_ff,) = w_up @ xb
-    if (hp->gelu) vkllm__ref_gelu_mul(r->hb, r->hb, r->hb2, hp->n_ff); // gemma: hb = gelu(hb) * hb2
-    else vkllm__ref_silu_mul(r->hb, r->hb, r->hb2, hp->n_ff);       // hb = silu(hb) * hb2
-    matvec(r->tmp, w->w_down, r->hb);                               // tmp (n_embd,) = w_down @ hb
+    if (hp->n_expert) {
+        moe_ffn(r, w);                                              // Mixtral, qwen3moe
+    } else {
+        matvec(r->hb, w->w_gate, r->xb);                            // hb (n_ff,) = w_gate @ xb
+        matvec(r->hb2, w->w_up, r->xb);                             // hb2 (n_ff,) = w_up @ xb
+        if (hp->gelu) vkllm__ref_gelu_mul(r->hb, r->hb, r->hb2, hp->n_ff); // gemma: hb = gelu(hb) * hb2
+        else vkllm__ref_silu_mul(r->hb, r->hb, r->hb2, hp->n_ff);   // hb = silu(hb) * hb2
+        matvec(r->tmp, w->w_down, r->hb);                           // tmp (n_embd,) = w_down @ hb
+    }
     if (r->layers[l].ffn_post_norm)                                 // gemma
         vkllm__ref_rmsnorm(r->tmp, r->tmp, r->layers[l].ffn_post_norm, hp->n_embd, 1, hp->rms_eps);
     for (uint32_t i = 0; hp->resid_scale != 1.0f && i < hp->n_embd; i++) r->tmp[i] *= hp->resid_scale; // granite

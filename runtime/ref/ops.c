@@ -49,6 +49,25 @@ void vkllm__ref_gelu_mul(float *o, const float *gate, const float *up, uint32_t 
     }
 }
 
+void vkllm__ref_moe_route(const float *logits, uint32_t n, uint32_t k, uint32_t *ids, float *w) {
+    double m = -INFINITY, s = 0, sel = 0;
+    for (uint32_t i = 0; i < n; i++) m = fmax(m, logits[i]);
+    for (uint32_t i = 0; i < n; i++) s += exp((double)logits[i] - m);
+    for (uint32_t j = 0; j < k; j++) { /* selection: k is small */
+        uint32_t best = UINT32_MAX;
+        for (uint32_t i = 0; i < n; i++) {
+            int taken = 0;
+            for (uint32_t t = 0; t < j; t++) taken |= ids[t] == i;
+            if (!taken && (best == UINT32_MAX || logits[i] > logits[best])) best = i;
+        }
+        ids[j] = best;
+        w[j] = (float)(exp((double)logits[best] - m) / s);
+        sel += w[j];
+    }
+    if (sel < 6.103515625e-5) sel = 6.103515625e-5;
+    for (uint32_t j = 0; j < k; j++) w[j] = (float)(w[j] / sel);
+}
+
 void vkllm__ref_softcap(float *o, const float *x, float cap, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) o[i] = (float)(cap * tanh((double)x[i] / cap));
 }

@@ -23,6 +23,10 @@ void vkllm__ref_softmax(float *o, const float *x, uint32_t ncols, uint32_t nrows
 void vkllm__ref_silu_mul(float *o, const float *gate, const float *up, uint32_t n);
 /* o = gelu(gate) * up, the tanh approximation (in double). */
 void vkllm__ref_gelu_mul(float *o, const float *gate, const float *up, uint32_t n);
+/* Mixture-of-experts routing of one token: softmax over the n router logits, the k largest (ids,
+ * the lower index first on ties) and their probabilities renormalized to sum to 1 (the sum
+ * clamped at 2^-14 as llama.cpp does) into w. */
+void vkllm__ref_moe_route(const float *logits, uint32_t n, uint32_t k, uint32_t *ids, float *w);
 /* o = cap * tanh(x / cap). */
 void vkllm__ref_softcap(float *o, const float *x, float cap, uint32_t n);
 

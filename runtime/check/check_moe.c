@@ -1,0 +1,117 @@
+/* check_moe.c - mixture of experts against the reference (ops_moe.c):
+ *   matvec_id  experts (n_expert stacked matrices of c->type, c->rows rows each) picked per column by
+ *              random ids (one of them past n_expert: a zero column), x shared by x_div columns
+ *              (c->n tokens of c->nb picks; c->heads experts); nmse against vkllm__ref_matvec_q on
+ *              the picked expert's rows, a guard after y untouched
+ *   moe_route  c->n tokens of c->cols router logits (with ties), c->nb picks: the ids exactly,
+ *              the weights within the bound (vkllm__ref_moe_route)
+ *   moe_sum    c->n tokens of c->nb picks of c->cols: max_abs against the sum in double */
+#include "check_impl.h"
+
+#define GUARD 5
+#define POISON -12345.0f
+
+void vkllm__chk_matvec_id(struct chk *k) {
+    const struct vkllm__op_case *c = k->c;
+    uint32_t ne = c->heads, m = c->rows, kk = c->cols, picks = c->nb ? c->nb : 1, ncols = c->n * picks;
+    uint64_t row_bytes;
+    if (!ne || !m || !kk || !c->n || vkllm__row_size(c->type, kk, &row_bytes) || kk % 4) {
+        vkllm__chk_ok(k, vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "check matvec_id: %s %u x %u x %u",
+                                    vkllm__type_name(c->type), ne, m, kk));
+        return;
+    }
+    uint8_t *w = vkllm__chk_alloc(k, row_bytes * m * ne);
+    float *row = vkllm__chk_floats(k, kk, 0), *x = vkllm__chk_floats(k, (uint64_t)c->n * kk, 1.0f);
+    float *want = vkllm__chk_floats(k, (uint64_t)ncols * m, 0), *got = vkllm__chk_floats(k, (uint64_t)ncols * m + GUARD, 0);
+    uint32_t *ids = vkllm__chk_alloc(k, 4ull * ncols);
+    if (k->st) return;
+    for (uint64_t r = 0; r < (uint64_t)m * ne; r++) {
+        float scale = 0.05f + (float)(r % 7);
+        for (uint32_t j = 0; j < kk; j++) row[j] = scale * vkllm__chk_rand(k);
+        vkllm__quantize_row(c->type, row, w + r * row_bytes, kk);
+    }
+    for (uint32_t i = 0; i < ncols; i++) {
+        ids[i] = (uint32_t)((vkllm__chk_rand(k) + 1.0f) * 0.5f * ne) % ne;
+        if (i == ncols / 2 && ncols > 1) ids[i] = ne + 3; /* out of range: a zero column */
+        if (ids[i] < ne)
+            vkllm__ref_matvec_q(want + (uint64_t)i * m, c->type, w + (uint64_t)ids[i] * m * row_bytes, row_bytes,
+                                x + (uint64_t)(i / picks) * kk, m, kk);
+        else
+            memset(want + (uint64_t)i * m, 0, 4ull * m);
+    }
+    struct vkllm__dtensor t = {.type = c->type, .k = kk, .m = (uint64_t)m * ne, .row_bytes = row_bytes};
+    t.buf = vkllm__chk_buf(k, (row_bytes * m * ne + 3) & ~(uint64_t)3, NULL);
+    if (t.buf) vkllm__chk_ok(k, vkllm__buffer_upload(t.buf, 0, w, row_bytes * m * ne));
+    for (uint64_t i = 0; i < (uint64_t)ncols * m + GUARD; i++) got[i] = POISON;
+    struct vkllm__buffer *bx = vkllm__chk_buf(k, 4ull * c->n * kk, x), *bi = vkllm__chk_buf(k, 4ull * ncols, ids);
+    struct vkllm__buffer *by = vkllm__chk_buf(k, 4ull * ((uint64_t)ncols * m + GUARD), got);
+    struct vkllm__cmd *cmd = vkllm__chk_cmd(k);
+    if (k->st || !vkllm__chk_ok(k, vkllm__cmd_begin(cmd)) ||
+        !vkllm__chk_ok(k, vkllm__op_matvec_id(cmd, vkllm__view_of(by), &t, ne, vkllm__view_of(bx), picks, kk,
+                                              vkllm__view_of(bi), ncols)) ||
+        !vkllm__chk_ok(k, vkllm__cmd_end(cmd)))
+        return;
+    vkllm__chk_submit(k, cmd);
+    vkllm__chk_download(k, by, got, 4ull * ((uint64_t)ncols * m + GUARD));
+    if (k->st) return;
+    struct chk_stats s;
+    vkllm__chk_compare(got, want, (uint64_t)ncols * m, &s);
+    vkllm__chk_fold(k, &s);
+    for (uint32_t i = 0; i < GUARD; i++)
+        if (got[(uint64_t)ncols * m + i] != POISON) vkllm__chk_fail(k, "wrote past the end of y");
+}
+
+void vkllm__chk_moe_route(struct chk *k) {
+    const struct vkllm__op_case *c = k->c;
+    uint32_t n = c->n, ne = c->cols, kk = c->nb;
+    float *lg = vkllm__chk_floats(k, (uint64_t)n * ne, 4.0f), *want = vkllm__chk_floats(k, (uint64_t)n * kk, 0);
+    float *got = vkllm__chk_floats(k, (uint64_t)n * kk, 0);
+    uint32_t *wid = vkllm__chk_alloc(k, 4ull * n * kk), *gid = vkllm__chk_alloc(k, 4ull * n * kk);
+    if (k->st) return;
+    for (uint32_t t = 0; t < n; t++) { /* ties in every other token: equal logits pick the lower index */
+        if (t % 2 && ne > 3) lg[(uint64_t)t * ne + ne - 1] = lg[(uint64_t)t * ne + 1] = 9.0f;
+        vkllm__ref_moe_route(lg + (uint64_t)t * ne, ne, kk, wid + (uint64_t)t * kk, want + (uint64_t)t * kk);
+    }
+    struct vkllm__buffer *bl = vkllm__chk_buf(k, 4ull * n * ne, lg), *bi = vkllm__chk_buf(k, 4ull * n * kk, NULL);
+    struct vkllm__buffer *bw = vkllm__chk_buf(k, 4ull * n * kk, NULL);
+    struct vkllm__cmd *cmd = vkllm__chk_cmd(k);
+    if (k->st || !vkllm__chk_ok(k, vkllm__cmd_begin(cmd)) ||
+        !vkllm__chk_ok(k, vkllm__op_moe_route(cmd, vkllm__view_of(bi), vkllm__view_of(bw), vkllm__view_of(bl), n, ne, kk)) ||
+        !vkllm__chk_ok(k, vkllm__cmd_end(cmd)))
+        return;
+    vkllm__chk_submit(k, cmd);
+    vkllm__chk_download(k, bi, gid, 4ull * n * kk);
+    vkllm__chk_download(k, bw, got, 4ull * n * kk);
+    if (k->st) return;
+    if (memcmp(gid, wid, 4ull * n * kk)) vkllm__chk_fail(k, "picked other experts than the reference");
+    struct chk_stats s;
+    vkllm__chk_compare(got, want, (uint64_t)n * kk, &s);
+    vkllm__chk_fold(k, &s);
+}
+
+void vkllm__chk_moe_sum(struct chk *k) {
+    const struct vkllm__op_case *c = k->c;
+    uint32_t n = c->n, kk = c->nb, wd = c->cols;
+    float *y = vkllm__chk_floats(k, (uint64_t)n * kk * wd, 3.0f), *w = vkllm__chk_floats(k, (uint64_t)n * kk, 1.0f);
+    float *want = vkllm__chk_floats(k, (uint64_t)n * wd, 0), *got = vkllm__chk_floats(k, (uint64_t)n * wd, 0);
+    if (k->st) return;
+    for (uint64_t t = 0; t < n; t++)
+        for (uint64_t e = 0; e < wd; e++) {
+            double s = 0;
+            for (uint64_t j = 0; j < kk; j++) s += (double)w[t * kk + j] * y[(t * kk + j) * wd + e];
+            want[t * wd + e] = (float)s;
+        }
+    struct vkllm__buffer *by = vkllm__chk_buf(k, 4ull * n * kk * wd, y), *bw = vkllm__chk_buf(k, 4ull * n * kk, w);
+    struct vkllm__buffer *bo = vkllm__chk_buf(k, 4ull * n * wd, NULL);
+    struct vkllm__cmd *cmd = vkllm__chk_cmd(k);
+    if (k->st || !vkllm__chk_ok(k, vkllm__cmd_begin(cmd)) ||
+        !vkllm__chk_ok(k, vkllm__op_moe_sum(cmd, vkllm__view_of(bo), vkllm__view_of(by), vkllm__view_of(bw), n, kk, wd)) ||
+        !vkllm__chk_ok(k, vkllm__cmd_end(cmd)))
+        return;
+    vkllm__chk_submit(k, cmd);
+    vkllm__chk_download(k, bo, got, 4ull * n * wd);
+    if (k->st) return;
+    struct chk_stats s;
+    vkllm__chk_compare(got, want, (uint64_t)n * wd, &s);
+    vkllm__chk_fold(k, &s);
+}

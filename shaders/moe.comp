@@ -1,0 +1,103 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// moe.comp - the mixture-of-experts pieces around the experts' products (one variant per define):
+//   MOE_ROUTE: one workgroup per token: softmax over its n_expert router logits, the k largest
+//     (the lower index first on ties) into ids (n, k), their probabilities renormalized to sum to 1
+//     (the sum clamped at 2^-14, as llama.cpp) into w (n, k). Mixtral's and Qwen3-MoE's routing.
+//   MOE_SUM: out (n, E) = sum over j < k of w[t, j] * y[t k + j, :] (the experts' outputs).
+// C reference: vkllm__ref_moe_route (runtime/ref/ops.c).
+#include "common.glsl"
+#include "pc.glsl"
+
+layout(push_constant) uniform PC { pc_moe p; };
+
+#if defined(MOE_ROUTE)
+layout(std430, binding = 0) readonly buffer L { float logits[]; };  // (n, n_expert)
+layout(std430, binding = 1) writeonly buffer I { uint ids[]; };     // (n, k)
+layout(std430, binding = 2) writeonly buffer W { float w[]; };      // (n, k)
+
+#define NEG_INF (uintBitsToFloat(0xff800000u))
+shared float lv[1024];   // the token's logits; a picked one becomes -inf
+shared float rv[1024];   // reduction values
+shared uint ri[1024];    // reduction indices
+shared float pw[64];     // the picks' probabilities
+
+void main() {
+    uint t = gl_LocalInvocationID.x, tok = gl_WorkGroupID.x, WG = gl_WorkGroupSize.x;
+    uint base = tok * p.n_expert;
+    for (uint i = t; i < p.n_expert; i += WG) lv[i] = logits[base + i];
+    barrier();
+    // max and sum of exp (the softmax's denominator)
+    float mx = NEG_INF;
+    for (uint i = t; i < p.n_expert; i += WG) mx = max(mx, lv[i]);
+    rv[t] = mx;
+    barrier();
+    for (uint s = WG / 2; s > 0; s >>= 1) {
+        if (t < s) rv[t] = max(rv[t], rv[t + s]);
+        barrier();
+    }
+    float m = rv[0];
+    barrier();
+    float sum = 0.0;
+    for (uint i = t; i < p.n_expert; i += WG) sum += exp(lv[i] - m);
+    rv[t] = sum;
+    barrier();
+    for (uint s = WG / 2; s > 0; s >>= 1) {
+        if (t < s) rv[t] += rv[t + s];
+        barrier();
+    }
+    float denom = rv[0];
+    barrier();
+    // k rounds of argmax (each thread walks increasing indices; ties go to the lower index)
+    for (uint j = 0; j < p.k; j++) {
+        float bv = NEG_INF;
+        uint bi = 0xffffffffu;
+        for (uint i = t; i < p.n_expert; i += WG) {
+            float v = lv[i];
+            if (bi == 0xffffffffu || v > bv) { bv = v; bi = i; }
+        }
+        rv[t] = bv;
+        ri[t] = bi;
+        barrier();
+        for (uint s = WG / 2; s > 0; s >>= 1) {
+            if (t < s) {
+                float v = rv[t + s];
+                uint i = ri[t + s];
+                if (i != 0xffffffffu && (ri[t] == 0xffffffffu || v > rv[t] || (v == rv[t] && i < ri[t]))) {
+                    rv[t] = v;
+                    ri[t] = i;
+                }
+            }
+            barrier();
+        }
+        if (t == 0) {
+            uint b = ri[0];
+            ids[tok * p.k + j] = b;
+            pw[j] = exp(lv[b] - m) / denom;
+            lv[b] = NEG_INF;
+        }
+        barrier();
+    }
+    if (t == 0) {
+        float sel = 0.0;
+        for (uint j = 0; j < p.k; j++) sel += pw[j];
+        sel = max(sel, 6.103515625e-5);
+        for (uint j = 0; j < p.k; j++) w[tok * p.k + j] = pw[j] / sel;
+    }
+}
+#elif defined(MOE_SUM)
+layout(std430, binding = 0) readonly buffer Y { float y[]; };   // (n k, E)
+layout(std430, binding = 1) readonly buffer W { float w[]; };   // (n, k)
+layout(std430, binding = 2) writeonly buffer O { float o[]; };  // (n, E)
+
+void main() {
+    uint i = global_index_2d();
+    if (i >= p.n * p.width) return;
+    uint tok = i / p.width, e = i % p.width;
+    float s = 0.0;
+    for (uint j = 0; j < p.k; j++) s += w[tok * p.k + j] * y[(tok * p.k + j) * p.width + e];
+    o[i] = s;
+}
+#else
+#error "define MOE_ROUTE or MOE_SUM"
+#endif
