@@ -33,7 +33,7 @@ static void usage(FILE *f) {
             "                      FFNs of --n-ff each instead of one dense FFN              [0]\n"
             "  --n-expert-used K   experts each token's router picks (1..64, <= N)            [0]\n"
             "  --type T            matrix type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_K q3_K q4_K\n"
-            "                      q5_K q6_K iq4_nl iq4_xs [f32]. Norms and biases stay f32. Rows whose\n"
+            "                      q5_K q6_K iq4_nl iq4_xs mxfp4 [f32]. Norms and biases stay f32. Rows whose\n"
             "                      length is not a multiple of the type's block fall back (q2_K, q3_K,\n"
             "                      q4_K->q4_0, q5_K->q5_0, q6_K->q8_0, iq4_xs->iq4_nl, 32-blocks->f16),\n"
             "                      with a warning.\n"

@@ -16,7 +16,7 @@
 // written), so control flow stays uniform.
 //
 // Weights are read as 32-bit words; blocks whose size is 2 mod 4 bytes (Q8_0, Q4_0, Q5_0,
-// Q6_K, F16/BF16 rows) are re-aligned in registers. The weight binding must cover whole words
+// Q6_K, F16/BF16 rows) are re-aligned in registers, MXFP4's 17-byte ones byte by byte. The weight binding must cover whole words
 // (runtime/ops/ops_matvec.c binds ranges rounded up to 4 bytes).
 #if defined(SG_REDUCE)
 #extension GL_KHR_shader_subgroup_basic : require
@@ -143,6 +143,16 @@ float unit_dot(uint rb, uint u) {
     [[unroll]] for (uint i = 0u; i < 4u; i++) {
         uint q = (a[i] >> 16) | (a[i + 1u] << 16);
         s += dot(dq_iq4nl4(q), xq[i]) + dot(dq_iq4nl4(q >> 4), xq[4u + i]);
+    }
+    return d * s;
+#elif defined(WTYPE_MXFP4)
+    // 17 bytes: e, qs[16], at any byte offset
+    uint bb = rb + u * 17u;
+    float d = dq_mxfp4_scale(bb);
+    float s = 0.0;
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        uint q = dq_u32_any(bb + 1u + 4u * i);
+        s += dot(dq_mxfp4_4(q), xq[i]) + dot(dq_mxfp4_4(q >> 4), xq[4u + i]);
     }
     return d * s;
 #elif defined(WTYPE_IQ4_XS)

@@ -10,6 +10,7 @@ list(APPEND VKLLM_SHADER_TABLE
   "matmul_iq4_nl        matmul.comp    WTYPE_IQ4_NL=1   3         matmul"
   "matmul_iq4_xs        matmul.comp    WTYPE_IQ4_XS=1   3         matmul"
   "matmul_q2_k          matmul.comp    WTYPE_Q2_K=1   3         matmul"
+  "matmul_mxfp4         matmul.comp    WTYPE_MXFP4=1  3         matmul"
   "matmul_q3_k          matmul.comp    WTYPE_Q3_K=1   3         matmul"
   "matmul_q4_1          matmul.comp    WTYPE_Q4_1=1   3         matmul"
   "matmul_q5_0          matmul.comp    WTYPE_Q5_0=1   3         matmul"

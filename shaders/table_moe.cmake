@@ -12,6 +12,7 @@ list(APPEND VKLLM_SHADER_TABLE
   "matvec_id_iq4_nl matvec_id.comp WTYPE_IQ4_NL=1   4  matvec_id"
   "matvec_id_iq4_xs matvec_id.comp WTYPE_IQ4_XS=1   4  matvec_id"
   "matvec_id_q2_k   matvec_id.comp WTYPE_Q2_K=1     4  matvec_id"
+  "matvec_id_mxfp4  matvec_id.comp WTYPE_MXFP4=1    4  matvec_id"
   "matvec_id_q3_k   matvec_id.comp WTYPE_Q3_K=1     4  matvec_id"
   "matvec_id_q4_1   matvec_id.comp WTYPE_Q4_1=1     4  matvec_id"
   "matvec_id_q5_0   matvec_id.comp WTYPE_Q5_0=1     4  matvec_id"

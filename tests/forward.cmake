@@ -9,7 +9,13 @@ vkllm_add_script_test(NAME test_cli_bench LABELS gpu
 # `vkllm compare`: agreement with the reference, speed by depth, KV memory, kernels; md/json/html.
 vkllm_add_script_test(NAME test_cli_compare LABELS gpu TIMEOUT 300
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_compare.py $<TARGET_FILE:vkllm>)
-# vkllm against llama.cpp (../shared/peer) on a random file of each architecture; SKIPPED without
-# the peer.
-vkllm_add_script_test(NAME test_peer LABELS gpu TIMEOUT 300
-  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_peer.py $<TARGET_FILE:vkllm>)
+# vkllm against llama.cpp (../shared/peer) on a random file of each architecture and type; SKIPPED
+# without the peer. The sanitizer build runs every architecture with two types (f32, q2_K): the
+# optimized build makes the numeric comparisons of all of them.
+if(VKLLM_SANITIZE)
+  set(VKLLM_PEER_ARGS --quick)
+else()
+  set(VKLLM_PEER_ARGS "")
+endif()
+vkllm_add_script_test(NAME test_peer LABELS gpu TIMEOUT 600
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_peer.py $<TARGET_FILE:vkllm> ${VKLLM_PEER_ARGS})

@@ -18,7 +18,7 @@ PEER = os.path.join(os.environ.get("PEER_DIR", "/tmp/vkllm-peer"), "llama_peer_c
 # quantized products to 8 bits): the tight check for the 2- and 3-bit K-quants, whose CPU error
 # is largest, and IQ4_XS. (On lavapipe its IQ4_NL disagrees with its own CPU backend, so not that one.)
 PEER_VK = os.path.join(os.environ.get("PEER_DIR", "/tmp/vkllm-peer"), "llama_peer_vulkan")
-VK_TYPES = {"q2_K": 1e-3, "q3_K": 1e-3, "iq4_xs": 1e-3}
+VK_TYPES = {"q2_K": 1e-3, "q3_K": 1e-3, "iq4_xs": 1e-3, "mxfp4": 1e-3}
 if not os.access(PEER, os.X_OK):
     print("SKIPPED: no llama.cpp peer at %s (../shared/peer/setup.sh)" % PEER)
     sys.exit(77)
@@ -38,9 +38,11 @@ def logits_vkllm(model, device, n_ctx):
     return v
 
 
-TYPES = (("f32", 1e-3), ("q8_0", 2e-2), ("iq4_nl", 2e-2), ("iq4_xs", 3e-2), ("q2_K", 5e-2), ("q3_K", 3e-2))
-if os.environ.get("PEER_TYPES"):  # a subset, e.g. PEER_TYPES=q2_K,q3_K
-    TYPES = tuple(t for t in TYPES if t[0] in os.environ["PEER_TYPES"].split(","))
+TYPES = (("f32", 1e-3), ("q8_0", 2e-2), ("iq4_nl", 2e-2), ("iq4_xs", 3e-2), ("q2_K", 5e-2), ("q3_K", 3e-2),
+         ("mxfp4", 3e-2))
+subset = os.environ.get("PEER_TYPES") or ("f32,q2_K" if "--quick" in sys.argv[2:] else "")
+if subset:  # a subset, e.g. PEER_TYPES=q2_K,q3_K (--quick: f32,q2_K, for the sanitizer build)
+    TYPES = tuple(t for t in TYPES if t[0] in subset.split(","))
 
 with tempfile.TemporaryDirectory() as d:
     # phi3 (LongRoPE trained at ctx/2) twice: its long factors (ctx 256 in the file, llama.cpp runs

@@ -59,7 +59,7 @@ static const struct {
     {23, "iq4_xs", 256, 136, 1}, {24, "i8", 1, 1, 0},        {25, "i16", 1, 2, 0},
     {26, "i32", 1, 4, 0},       {27, "i64", 1, 8, 0},        {28, "f64", 1, 8, 0},
     {29, "iq1_m", 256, 56, 0},  {30, "bf16", 1, 2, 1},       {34, "tq1_0", 256, 54, 0},
-    {35, "tq2_0", 256, 66, 0},  {39, "mxfp4", 32, 17, 0},
+    {35, "tq2_0", 256, 66, 0},  {39, "mxfp4", 32, 17, 1},
 };
 
 static void test_traits(void) {
@@ -259,6 +259,29 @@ static void check_iq4(uint32_t type, const float *x, const float *y, const uint8
     }
 }
 
+/* ggml's kvalues_mxfp4 (ggml-common.h), the test's own copy */
+static const int k_mxfp4_ref[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+/* MXFP4: d = 2^(e - 128) exactly (ggml's E8M0 half); every element d * level; the exponent the
+ * smallest that holds the block's largest magnitude (12 d >= amax > 6 d unless e is 0 or 254);
+ * each element within half the widest gap (4 d / 2) of its value. */
+static void check_mxfp4(const float *x, const float *y, const uint8_t *q, int n) {
+    for (int b = 0; b < n / 32; b++) {
+        const uint8_t *blk = q + 17 * b;
+        double d = ldexp(1.0, blk[0] - 128), amax = 0;
+        for (int j = 0; j < 32; j++) amax = fmax(amax, fabs(x[32 * b + j]));
+        if (!(amax <= 12 * d * (1 + 1e-6)) || (blk[0] > 0 && blk[0] < 254 && !(amax > 6 * d)))
+            FAILF("mxfp4 block %d: exponent %d for largest %.9g", b, blk[0], amax);
+        for (int j = 0; j < 32; j++) {
+            int nib = j < 16 ? blk[1 + j] & 15 : blk[1 + j - 16] >> 4;
+            float want = (float)(d * k_mxfp4_ref[nib]);
+            ASSERT(y[32 * b + j] == want);
+            if (fabs((double)y[32 * b + j] - x[32 * b + j]) > 2 * d + 1e-6 * fabs(x[32 * b + j]) + 1e-38)
+                FAILF("mxfp4 element %d: %.9g came back as %.9g (d %.9g)", 32 * b + j, x[32 * b + j], y[32 * b + j], d);
+        }
+    }
+}
+
 static void test_decode_q4(void) {
     /* Q4_0: d = 0.5, byte j = j | (15 - j) << 4: element j = (j - 8) * 0.5, element 16 + j =
      * (15 - j - 8) * 0.5. */
@@ -276,6 +299,13 @@ static void test_decode_q4(void) {
     for (int j = 0; j < 16; j++) want[j] = 0.5f * (float)k_iq4nl_ref[j], want[16 + j] = 0.5f * (float)k_iq4nl_ref[15 - j];
     ASSERT(want[0] == -63.5f && want[15] == 56.5f);
     check_decode(VKLLM__TYPE_IQ4_NL, b0, want, 32);
+    /* MXFP4: e = 127 (d = 0.5), the same nibbles index kvalues_mxfp4 */
+    uint8_t bm[17];
+    bm[0] = 127;
+    for (int j = 0; j < 16; j++) bm[1 + j] = (uint8_t)(j | (15 - j) << 4);
+    for (int j = 0; j < 16; j++) want[j] = 0.5f * (float)k_mxfp4_ref[j], want[16 + j] = 0.5f * (float)k_mxfp4_ref[15 - j];
+    ASSERT(want[7] == 6.0f && want[16] == -6.0f);
+    check_decode(VKLLM__TYPE_MXFP4, bm, want, 32);
     /* IQ4_XS: d = 0.5, sub-block ib's ls = 32 + ib - 4 (4 low bits in scales_l, 2 high in
      * scales_h), its 16 bytes j | (15 - j) << 4 */
     uint8_t bx[136] = {0};
@@ -677,6 +707,9 @@ static void test_roundtrip_type(uint32_t type, enum data_kind kind) {
     case VKLLM__TYPE_IQ4_XS:
         check_iq4(type, x, y, q, N);
         break;
+    case VKLLM__TYPE_MXFP4:
+        check_mxfp4(x, y, q, N);
+        break;
     default:
         for (size_t k = 0; k < VKLLM_ARRAY_LEN(kbounds); k++)
             if (kbounds[k].type == type) check_kquant(&kbounds[k], kind, x, y);
@@ -684,8 +717,9 @@ static void test_roundtrip_type(uint32_t type, enum data_kind kind) {
     }
 
     /* Constant rows: the K-quants and the min-offset formats reproduce the value to within
-     * f16/6-bit precision of the (single) level; stated as relative 1/64. */
-    if (kind == DATA_CONST || kind == DATA_CONST_NEG)
+     * f16/6-bit precision of the (single) level; stated as relative 1/64. (MXFP4's scale is a power
+     * of two over 8 coarse levels: check_mxfp4's bound is all it promises.) */
+    if ((kind == DATA_CONST || kind == DATA_CONST_NEG) && type != VKLLM__TYPE_MXFP4)
         for (int i = 0; i < N; i++) ASSERT_NEAR(y[i], x[i], fabs(x[i]) / 64);
 }
 
@@ -704,6 +738,8 @@ static void make_exact(uint32_t type, float *x) {
         case VKLLM__TYPE_Q4_0: x[i] = (float)(j % 16 - 8) * 0.5f; break;
         /* d = 1/64 (-127 is the largest magnitude): every level, in a different order per block */
         case VKLLM__TYPE_IQ4_NL: x[i] = j == 0 ? -127.0f / 64 : (float)k_iq4nl_ref[(j * 7 + s) % 16] / 64; break;
+        /* d = 2^(s - 3): 12 d (the largest level) in every block, every level */
+        case VKLLM__TYPE_MXFP4: x[i] = (float)ldexp(j == 0 ? 12 : k_mxfp4_ref[(j * 5 + s) % 16], s - 3); break;
         case VKLLM__TYPE_Q4_1: x[i] = (float)(j % 16) * 0.25f - 1.0f; break;
         case VKLLM__TYPE_Q5_0: x[i] = (float)(j - 16) * 0.25f; break;
         case VKLLM__TYPE_Q5_1: x[i] = (float)j * 0.5f + 2.0f; break;
@@ -724,7 +760,7 @@ static void make_exact(uint32_t type, float *x) {
 static void test_exact_roundtrip(void) {
     static const uint32_t types[] = {VKLLM__TYPE_Q8_0, VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_1, VKLLM__TYPE_Q5_0,
                                      VKLLM__TYPE_Q5_1, VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K,
-                                     VKLLM__TYPE_IQ4_NL, VKLLM__TYPE_Q2_K, VKLLM__TYPE_Q3_K};
+                                     VKLLM__TYPE_IQ4_NL, VKLLM__TYPE_Q2_K, VKLLM__TYPE_Q3_K, VKLLM__TYPE_MXFP4};
     float x[256], y[256];
     uint8_t q[256 * 2];
     for (size_t t = 0; t < VKLLM_ARRAY_LEN(types); t++) {
@@ -742,7 +778,7 @@ static void test_roundtrip(void) {
     static const uint32_t types[] = {VKLLM__TYPE_F32,  VKLLM__TYPE_F16,  VKLLM__TYPE_BF16, VKLLM__TYPE_Q8_0,
                                      VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_1, VKLLM__TYPE_Q5_0, VKLLM__TYPE_Q5_1,
                                      VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K, VKLLM__TYPE_IQ4_NL,
-                                     VKLLM__TYPE_IQ4_XS, VKLLM__TYPE_Q2_K, VKLLM__TYPE_Q3_K};
+                                     VKLLM__TYPE_IQ4_XS, VKLLM__TYPE_Q2_K, VKLLM__TYPE_Q3_K, VKLLM__TYPE_MXFP4};
     int n_compute = 0;
     for (uint32_t id = 0; id < VKLLM__TYPE_COUNT_; id++) {
         const struct vkllm__type_traits *t = vkllm__type_traits(id);

@@ -365,6 +365,7 @@ static uint32_t file_type(uint32_t t) {
     case VKLLM__TYPE_Q6_K: return 18;
     case VKLLM__TYPE_IQ4_NL: return 25;
     case VKLLM__TYPE_IQ4_XS: return 30;
+    case VKLLM__TYPE_MXFP4: return 38; /* MXFP4_MOE */
     case VKLLM__TYPE_BF16: return 32;
     default: return 0;
     }

@@ -1,5 +1,5 @@
 /* quant.c - scalar reference dequantization and quantization of the ggml types vkllm computes
- * with (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS). The decoders follow
+ * with (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4). The decoders follow
  * the GGUF block definitions exactly (see quant_blocks.h); the encoders round to nearest and,
  * for the K-quants, search a few scales per sub-block, and always produce blocks that ggml's own
  * decoder reads the same way. The oracle for tests, never a fast path.
@@ -156,6 +156,37 @@ static void quant_iq4_nl(const float *x, struct vkllm__block_iq4_nl *b) {
             memcpy(b->qs, qs, sizeof qs);
         }
         if (t == 0) scale[1] = sqq > 0 ? sxq / sqq : 0.0f;
+    }
+}
+
+/* MXFP4's levels: the E2M1 values times 2 (ggml's kvalues_mxfp4). */
+static const int8_t k_mxfp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+static float mxfp4_scale(uint8_t e) { return ldexpf(1.0f, (int)e - 128); } /* 2^(e-127) / 2, as ggml */
+
+static void dequant_mxfp4(const struct vkllm__block_mxfp4 *b, float *y) {
+    float d = mxfp4_scale(b->e);
+    for (int j = 0; j < 16; j++) y[j] = d * (float)k_mxfp4[b->qs[j] & 15], y[j + 16] = d * (float)k_mxfp4[b->qs[j] >> 4];
+}
+
+/* The smallest exponent whose scale puts the largest magnitude within the table's 12, then each
+ * value to its nearest level (the lower index on ties). */
+static void quant_mxfp4(const float *x, struct vkllm__block_mxfp4 *b) {
+    float amax = 0.0f;
+    for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[j]));
+    int e = 0;
+    while (e < 254 && amax > 12.0f * mxfp4_scale((uint8_t)e)) e++;
+    b->e = (uint8_t)e;
+    float id = 1.0f / mxfp4_scale(b->e);
+    for (int j = 0; j < 16; j++) {
+        int q[2];
+        for (int h = 0; h < 2; h++) {
+            float v = x[j + 16 * h] * id, best = INFINITY;
+            q[h] = 0;
+            for (int l = 0; l < 16; l++)
+                if (fabsf(v - (float)k_mxfp4[l]) < best) best = fabsf(v - (float)k_mxfp4[l]), q[h] = l;
+        }
+        b->qs[j] = (uint8_t)(q[0] | q[1] << 4);
     }
 }
 
@@ -607,6 +638,12 @@ int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float
         }
         return 256;
     }
+    case VKLLM__TYPE_MXFP4: { /* levels as int8, one power-of-two scale */
+        const struct vkllm__block_mxfp4 *b = block;
+        for (int j = 0; j < 16; j++) q[j] = k_mxfp4[b->qs[j] & 15], q[j + 16] = k_mxfp4[b->qs[j] >> 4];
+        d[0] = mxfp4_scale(b->e), m[0] = 0.0f;
+        return 32;
+    }
     case VKLLM__TYPE_IQ4_NL: { /* the table's levels fit int8: repacked as Q8_0 */
         const struct vkllm__block_iq4_nl *b = block;
         for (int j = 0; j < 16; j++) q[j] = k_iq4nl[b->qs[j] & 15], q[j + 16] = k_iq4nl[b->qs[j] >> 4];
@@ -689,6 +726,7 @@ int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float
     XX(VKLLM__TYPE_Q4_0, q4_0, VKLLM_QK4_0)                 \
     XX(VKLLM__TYPE_IQ4_NL, iq4_nl, VKLLM_QK4_NL)            \
     XX(VKLLM__TYPE_IQ4_XS, iq4_xs, VKLLM_QK_K)              \
+    XX(VKLLM__TYPE_MXFP4, mxfp4, VKLLM_QK_MXFP4)            \
     XX(VKLLM__TYPE_Q4_1, q4_1, VKLLM_QK4_1)                 \
     XX(VKLLM__TYPE_Q5_0, q5_0, VKLLM_QK5_0)                 \
     XX(VKLLM__TYPE_Q5_1, q5_1, VKLLM_QK5_1)                 \

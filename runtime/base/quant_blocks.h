@@ -42,6 +42,15 @@ struct vkllm__block_iq4_xs {
     uint8_t qs[VKLLM_QK_K / 2];
 };
 
+/* MXFP4 (OCP microscaling FP4, gpt-oss): x[j] = k_mxfp4[q[j]] * 2^(e - 128), the table the E2M1
+ * values doubled (0, 0.5, ..., 6 -> 0, 1, ..., 12, and their negatives), e an E8M0 exponent;
+ * nibbles as in Q4_0. 17 bytes: blocks (and rows) need not start on an even byte. */
+#define VKLLM_QK_MXFP4 32
+struct vkllm__block_mxfp4 {
+    uint8_t e;
+    uint8_t qs[VKLLM_QK_MXFP4 / 2];
+};
+
 /* x[j] = q[j] * d + m; nibbles as in Q4_0. */
 struct vkllm__block_q4_1 {
     uint16_t d;  /* f16 scale */
@@ -131,6 +140,7 @@ _Static_assert(sizeof(struct vkllm__block_q4_1) == 20, "block_q4_1 is 20 bytes i
 _Static_assert(sizeof(struct vkllm__block_q5_0) == 22, "block_q5_0 is 22 bytes in GGUF");
 _Static_assert(sizeof(struct vkllm__block_q5_1) == 24, "block_q5_1 is 24 bytes in GGUF");
 _Static_assert(sizeof(struct vkllm__block_q8_0) == 34, "block_q8_0 is 34 bytes in GGUF");
+_Static_assert(sizeof(struct vkllm__block_mxfp4) == 17, "block_mxfp4 is 17 bytes in GGUF");
 _Static_assert(sizeof(struct vkllm__block_q2_K) == 84, "block_q2_K is 84 bytes in GGUF");
 _Static_assert(sizeof(struct vkllm__block_q3_K) == 110, "block_q3_K is 110 bytes in GGUF");
 _Static_assert(sizeof(struct vkllm__block_q4_K) == 144, "block_q4_K is 144 bytes in GGUF");

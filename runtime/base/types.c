@@ -41,7 +41,7 @@ static const struct vkllm__type_traits type_table[VKLLM__TYPE_COUNT_] = {
     [VKLLM__TYPE_BF16] = {"bf16", 1, 2, 1},
     [VKLLM__TYPE_TQ1_0] = {"tq1_0", 256, 54, 0},
     [VKLLM__TYPE_TQ2_0] = {"tq2_0", 256, 66, 0},
-    [VKLLM__TYPE_MXFP4] = {"mxfp4", 32, 17, 0},  /* e:u8 (E8M0), qs[16] */
+    [VKLLM__TYPE_MXFP4] = {"mxfp4", 32, 17, 1},  /* e:u8 (E8M0), qs[16] */
 };
 
 const struct vkllm__type_traits *vkllm__type_traits(uint32_t type) {

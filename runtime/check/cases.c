@@ -41,7 +41,7 @@ static void addv(struct vkllm__case_list *l, struct vkllm__op_case c, const char
 static const uint32_t k_types[] = {
     VKLLM__TYPE_F32,  VKLLM__TYPE_F16,  VKLLM__TYPE_BF16, VKLLM__TYPE_Q8_0, VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_1,
     VKLLM__TYPE_Q5_0, VKLLM__TYPE_Q5_1, VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K, VKLLM__TYPE_IQ4_NL,
-    VKLLM__TYPE_IQ4_XS, VKLLM__TYPE_Q2_K, VKLLM__TYPE_Q3_K,
+    VKLLM__TYPE_IQ4_XS, VKLLM__TYPE_Q2_K, VKLLM__TYPE_Q3_K, VKLLM__TYPE_MXFP4,
 };
 #define N_TYPES (sizeof k_types / sizeof k_types[0])
 
@@ -225,7 +225,8 @@ static uint64_t tb_group_texels(uint32_t type, uint32_t k) {
     uint32_t unit = type == VKLLM__TYPE_F32 || type == VKLLM__TYPE_BF16 ? 4 : type == VKLLM__TYPE_F16 ? 8 : 32;
     int two = type == VKLLM__TYPE_Q8_0 || type == VKLLM__TYPE_Q6_K || type == VKLLM__TYPE_Q5_0 ||
               type == VKLLM__TYPE_Q5_1 || type == VKLLM__TYPE_Q5_K || type == VKLLM__TYPE_IQ4_NL ||
-              type == VKLLM__TYPE_IQ4_XS || type == VKLLM__TYPE_Q2_K || type == VKLLM__TYPE_Q3_K;
+              type == VKLLM__TYPE_IQ4_XS || type == VKLLM__TYPE_Q2_K || type == VKLLM__TYPE_Q3_K ||
+              type == VKLLM__TYPE_MXFP4;
     return (uint64_t)(k + unit - 1) / unit * (two ? 2 : 1) * 8;
 }
 

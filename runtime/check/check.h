@@ -28,7 +28,7 @@
     X(MUL, "mul", "max_rel", 1e-6, elementwise)                                                       \
     X(SILU_MUL, "silu_mul", "max_rel", 1e-4, elementwise)                                             \
     X(GELU_MUL, "gelu_mul", "max_rel", 1e-4, elementwise)                                             \
-    X(SOFTCAP, "softcap", "max_rel", 1e-4, elementwise)                                               \
+    X(SOFTCAP, "softcap", "max_abs", 1e-5, elementwise)                                               \
     X(RMSNORM, "rmsnorm", "max_rel", 1e-4, elementwise)                                               \
     X(ADD_RMSNORM, "add_rmsnorm", "max_rel", 1e-4, elementwise)                                       \
     X(SOFTMAX, "softmax", "max_abs", 1e-5, elementwise)                                               \

@@ -13,6 +13,7 @@ static const struct vkllm__type_kernels k_kernels[] = {
     T(Q4_0, Q4_0, Q4_0), T(Q4_1, Q4_1, Q4_K), T(Q5_0, Q5_0, Q8_0), T(Q5_1, Q5_1, Q5_K),
     T(Q4_K, Q4_K, Q4_K), T(Q5_K, Q5_K, Q5_K), T(Q6_K, Q6_K, Q6_K), T(IQ4_NL, IQ4_NL, Q8_0),
     T(IQ4_XS, IQ4_XS, Q8_0), T(Q2_K, Q2_K, Q2_K),   T(Q3_K, Q3_K, Q6_K),
+    T(MXFP4, MXFP4, Q8_0),
 };
 #undef T
 

@@ -44,6 +44,7 @@ static const struct tb_format k_formats[] = {
     {VKLLM__TYPE_Q5_0, 32, 2, 1, TB_Q8},
     {VKLLM__TYPE_IQ4_NL, 32, 2, 1, TB_Q8}, /* the table's levels as int8 */
     {VKLLM__TYPE_IQ4_XS, 32, 2, 1, TB_Q8},
+    {VKLLM__TYPE_MXFP4, 32, 2, 1, TB_Q8},  /* the table's levels as int8, a power-of-two scale */
     {VKLLM__TYPE_Q6_K, 32, 2, 2, TB_Q8_16},
     {VKLLM__TYPE_Q3_K, 32, 2, 2, TB_Q8_16},
     {VKLLM__TYPE_Q2_K, 32, 2, 4, TB_Q8_16_AFF},

@@ -2,7 +2,7 @@
 // One weight type per compilation, chosen with a define:
 //   -DWTYPE_F32=1 -DWTYPE_F16=1 -DWTYPE_BF16=1 -DWTYPE_Q8_0=1 -DWTYPE_Q4_0=1 -DWTYPE_Q4_1=1
 //   -DWTYPE_Q5_0=1 -DWTYPE_Q5_1=1 -DWTYPE_Q4_K=1 -DWTYPE_Q5_K=1 -DWTYPE_Q6_K=1 -DWTYPE_IQ4_NL=1
-//   -DWTYPE_IQ4_XS=1 -DWTYPE_Q2_K=1 -DWTYPE_Q3_K=1
+//   -DWTYPE_IQ4_XS=1 -DWTYPE_Q2_K=1 -DWTYPE_Q3_K=1 -DWTYPE_MXFP4=1
 // Layouts are byte for byte those of GGUF (runtime/base/quant_blocks.h; the reference decoder is
 // runtime/base/quant.c): keep the three in step.
 //
@@ -17,7 +17,7 @@
 // so the weights must be bound at a 4-byte-aligned offset (every storage-buffer offset is).
 // Rows are addressed by their first byte inside that binding (row * row_bytes for a matrix
 // bound from its first row); every row and block start is 2-byte aligned (all block sizes are
-// even, F32 rows are 4-byte aligned).
+// even, F32 rows are 4-byte aligned) except MXFP4's 17-byte blocks, read with dq_u8 / dq_u32_any.
 //
 // Constants:
 //   DQ_BLOCK        elements per block (1 for F32/F16/BF16, 32 for Q*_0/Q*_1, 256 for K-quants)
@@ -54,6 +54,15 @@ uint dq_u32(uint off) {
 uint dq_u16(uint off) { return (dq_w[off >> 2] >> ((off & 2u) * 8u)) & 0xffffu; }
 
 float dq_f16(uint off) { return unpackHalf2x16(dq_u16(off)).x; }
+
+// The byte at any offset, and 4 bytes at any offset (the next word clamped to the binding).
+uint dq_u8(uint off) { return (dq_w[off >> 2] >> (8u * (off & 3u))) & 0xffu; }
+uint dq_u32_any(uint off) {
+    uint w = off >> 2, sh = 8u * (off & 3u);
+    uint lo = dq_w[w];
+    if (sh == 0u) return lo;
+    return (lo >> sh) | (dq_w[min(w + 1u, uint(dq_w.length()) - 1u)] << (32u - sh));
+}
 
 // Signed bytes b0..b3 of a word as floats.
 vec4 dq_s8x4(uint v) {
@@ -102,8 +111,11 @@ vec4 dq_u8x4(uint v) { return vec4(v & 0xffu, (v >> 8) & 0xffu, (v >> 16) & 0xff
 #elif defined(WTYPE_Q3_K)
 #define DQ_BLOCK 256u
 #define DQ_BLOCK_BYTES 110u
+#elif defined(WTYPE_MXFP4)
+#define DQ_BLOCK 32u
+#define DQ_BLOCK_BYTES 17u
 #else
-#error "dequant.glsl: define one WTYPE_* (F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K IQ4_NL IQ4_XS Q2_K Q3_K)"
+#error "dequant.glsl: define one WTYPE_* (F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K IQ4_NL IQ4_XS Q2_K Q3_K MXFP4)"
 #endif
 
 #if defined(WTYPE_IQ4_NL) || defined(WTYPE_IQ4_XS)
@@ -112,6 +124,20 @@ const float k_iq4nl[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, 
                                     38.0, 53.0, 69.0, 89.0, 113.0);
 vec4 dq_iq4nl4(uint v) { // the levels of the nibbles at bits 0, 8, 16, 24 of v
     return vec4(k_iq4nl[v & 15u], k_iq4nl[(v >> 8) & 15u], k_iq4nl[(v >> 16) & 15u], k_iq4nl[(v >> 24) & 15u]);
+}
+#endif
+
+#if defined(WTYPE_MXFP4)
+// MXFP4's levels (the E2M1 values doubled; ggml's kvalues_mxfp4, runtime/base/quant.c)
+const float k_mxfp4[16] = float[16](0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 0.0, -1.0, -2.0, -3.0, -4.0, -6.0, -8.0,
+                                    -12.0);
+vec4 dq_mxfp4_4(uint v) { // the levels of the nibbles at bits 0, 8, 16, 24 of v
+    return vec4(k_mxfp4[v & 15u], k_mxfp4[(v >> 8) & 15u], k_mxfp4[(v >> 16) & 15u], k_mxfp4[(v >> 24) & 15u]);
+}
+// The block at byte bb's scale 2^(e - 128), built as ggml builds it (e < 2: subnormal).
+float dq_mxfp4_scale(uint bb) {
+    uint e = dq_u8(bb);
+    return uintBitsToFloat(e < 2u ? (0x00200000u << e) : ((e - 1u) << 23));
 }
 #endif
 
@@ -172,6 +198,9 @@ vec4 dq_get4(uint rb, uint j) {
 #elif defined(WTYPE_IQ4_NL)
     uint v = dq_u32(bb + 2u + (i & 15u)) >> ((i & 16u) >> 2);  // low nibbles, or high for i >= 16
     return dq_f16(bb) * dq_iq4nl4(v);
+#elif defined(WTYPE_MXFP4)
+    uint v = dq_u32_any(bb + 1u + (i & 15u)) >> ((i & 16u) >> 2);  // low nibbles, or high for i >= 16
+    return dq_mxfp4_scale(bb) * dq_mxfp4_4(v);
 #elif defined(WTYPE_IQ4_XS)
     uint ib = i / 32u, l = i % 32u;
     uint v = dq_u32(bb + 8u + 16u * ib + (l & 15u)) >> ((l & 16u) >> 2);
