@@ -16,13 +16,6 @@
 #define ARGMAX_WG 256
 #define REDUCE_WG 64
 
-static vkllm_status need(const char *op, const char *what, struct vkllm__view v, uint64_t bytes) {
-    uint64_t have = vkllm__view_bytes(v);
-    if (have < bytes)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: %s covers %llu bytes, needs %llu", op, what,
-                          (unsigned long long)have, (unsigned long long)bytes);
-    return VKLLM_STATUS_OK;
-}
 
 /* The largest power of two <= want that the device allows as workgroup size x. */
 static uint32_t fit_wg(const struct vkllm__gpu *gpu, uint32_t want) {
@@ -44,8 +37,8 @@ vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct v
     if (elems > UINT32_MAX)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rope: %llu elements (limit 2^32)", (unsigned long long)elems);
     vkllm_status st;
-    if ((st = need("rope", "x", x, elems * 4)) || (st = need("rope", "pos", pos, 4)) ||
-        (st = need("rope", "inv_freq", inv_freq, (uint64_t)n_rot / 2 * 4)))
+    if ((st = vkllm__op_need("rope", "x", x, elems * 4)) || (st = vkllm__op_need("rope", "pos", pos, 4)) ||
+        (st = vkllm__op_need("rope", "inv_freq", inv_freq, (uint64_t)n_rot / 2 * 4)))
         return st;
     if (n_rot == 0) return VKLLM_STATUS_OK; /* nothing rotates */
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
@@ -78,10 +71,10 @@ vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struc
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rope_kv: too large for 32-bit indices");
     vkllm_status st;
     uint64_t rows = (uint64_t)n * width * 4, cache = (uint64_t)s->n_ctx * width * 2;
-    if ((st = need("rope_kv", "q", q, qe * 4)) || (st = need("rope_kv", "k", k, rows)) ||
-        (st = need("rope_kv", "v", v, rows)) || (st = need("rope_kv", "pos", pos, 4)) ||
-        (st = need("rope_kv", "inv_freq", inv_freq, VKLLM_MAX((uint64_t)s->n_rot / 2 * 4, 4))) ||
-        (st = need("rope_kv", "k cache", kcache, cache)) || (st = need("rope_kv", "v cache", vcache, cache)))
+    if ((st = vkllm__op_need("rope_kv", "q", q, qe * 4)) || (st = vkllm__op_need("rope_kv", "k", k, rows)) ||
+        (st = vkllm__op_need("rope_kv", "v", v, rows)) || (st = vkllm__op_need("rope_kv", "pos", pos, 4)) ||
+        (st = vkllm__op_need("rope_kv", "inv_freq", inv_freq, VKLLM_MAX((uint64_t)s->n_rot / 2 * 4, 4))) ||
+        (st = vkllm__op_need("rope_kv", "k cache", kcache, cache)) || (st = vkllm__op_need("rope_kv", "v cache", vcache, cache)))
         return st;
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     struct vkllm__pc_rope_kv pc = {n, s->n_head, s->head_dim, s->n_rot, s->neox ? 1u : 0u, width, s->n_ctx};
@@ -113,8 +106,8 @@ vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, 
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: %u x %u cache too large for 32-bit indices",
                           n_ctx, width);
     vkllm_status st;
-    if ((st = need("kv_store", "cache", cache, (uint64_t)n_ctx * width * 2)) ||
-        (st = need("kv_store", "src", src, (uint64_t)n * width * 4)) || (st = need("kv_store", "pos", pos, 4)))
+    if ((st = vkllm__op_need("kv_store", "cache", cache, (uint64_t)n_ctx * width * 2)) ||
+        (st = vkllm__op_need("kv_store", "src", src, (uint64_t)n * width * 4)) || (st = vkllm__op_need("kv_store", "pos", pos, 4)))
         return st;
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     struct vkllm__pc_kv_store pc = {n, width, n_ctx};
@@ -307,9 +300,9 @@ static vkllm_status attn_check_views(const struct vkllm__attn_shape *s, struct v
     uint64_t qo = (uint64_t)s->n * s->n_head * s->head_dim * 4;
     uint64_t kv = (uint64_t)s->n_ctx * s->n_head_kv * s->head_dim * 2;
     vkllm_status st;
-    if ((st = need("attention", "o", o, qo)) || (st = need("attention", "q", q, qo)) ||
-        (st = need("attention", "k_cache", k, kv)) || (st = need("attention", "v_cache", v, kv)) ||
-        (st = need("attention", "pos", pos, 4)))
+    if ((st = vkllm__op_need("attention", "o", o, qo)) || (st = vkllm__op_need("attention", "q", q, qo)) ||
+        (st = vkllm__op_need("attention", "k_cache", k, kv)) || (st = vkllm__op_need("attention", "v_cache", v, kv)) ||
+        (st = vkllm__op_need("attention", "pos", pos, 4)))
         return st;
     return VKLLM_STATUS_OK;
 }
@@ -324,7 +317,7 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     if (tb_views_ok(gpu, q, k_cache, v_cache, scratch)) tb_plan(gpu, s, &pl); /* else (or not applying) attn.comp */
     int split = pl.n_split > 1;
     uint64_t pb = partial_bytes(s, &pl);
-    if (split && (st = need("attention", "scratch", scratch, pb))) return st;
+    if (split && (st = vkllm__op_need("attention", "scratch", scratch, pb))) return st;
     struct vkllm__cost cost, rcost;
     attn_cost(s, &pl, &cost, &rcost);
     struct vkllm__pc_attn pc = {s->n, s->n_head, s->n_head_kv, s->n_ctx, s->scale, pl.split_len, pl.n_split,
@@ -379,7 +372,7 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
 vkllm_status vkllm__op_argmax(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x, uint32_t n) {
     if (n == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "argmax: n=0");
     vkllm_status st;
-    if ((st = need("argmax", "x", x, (uint64_t)n * 4)) || (st = need("argmax", "o", o, 4))) return st;
+    if ((st = vkllm__op_need("argmax", "x", x, (uint64_t)n * 4)) || (st = vkllm__op_need("argmax", "o", o, 4))) return st;
     struct vkllm__pc_argmax pc = {n};
     struct vkllm__dispatch d = {
         .shader = VKLLM__SHADER_ARGMAX_F32, .n_spec = 1, .spec = {fit_wg(vkllm__cmd_gpu(c), ARGMAX_WG)},

@@ -56,6 +56,14 @@ vkllm_status vkllm__op_softcap(struct vkllm__cmd *c, struct vkllm__view o, struc
     return elementwise(c, VKLLM__SHADER_SOFTCAP_F32, "softcap", 4, o, x, cap, n, 1);
 }
 
+vkllm_status vkllm__op_need(const char *op, const char *what, struct vkllm__view v, uint64_t bytes) {
+    uint64_t have = vkllm__view_bytes(v);
+    if (have < bytes)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: %s covers %llu bytes, needs %llu", op, what,
+                          (unsigned long long)have, (unsigned long long)bytes);
+    return VKLLM_STATUS_OK;
+}
+
 /* One workgroup per row, rows spread over x and y. */
 static void row_grid(const struct vkllm__gpu *gpu, uint32_t nrows, uint32_t groups[3]) {
     vkllm__gpu_grid_1d(gpu, nrows, 1, groups);

@@ -27,6 +27,9 @@ static inline uint64_t vkllm__view_bytes(struct vkllm__view v) {
     return v.size ? v.size : total - v.offset;
 }
 
+/* OK when view v covers at least bytes, else INVALID_ARGUMENT "op: what covers N bytes, needs M". */
+vkllm_status vkllm__op_need(const char *op, const char *what, struct vkllm__view v, uint64_t bytes);
+
 /* The binding of a whole view. */
 static inline struct vkllm__binding vkllm__bind(struct vkllm__view v) {
     struct vkllm__binding b = {v.buf, v.offset, v.size};

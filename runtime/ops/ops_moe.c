@@ -8,13 +8,6 @@
 #define MOE_WG 64
 #define MATVEC_ID_WG 64
 
-static vkllm_status need(const char *op, const char *what, struct vkllm__view v, uint64_t bytes) {
-    uint64_t have = vkllm__view_bytes(v);
-    if (have < bytes)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: %s covers %llu bytes, needs %llu", op, what,
-                          (unsigned long long)have, (unsigned long long)bytes);
-    return VKLLM_STATUS_OK;
-}
 
 vkllm_status vkllm__op_moe_route(struct vkllm__cmd *c, struct vkllm__view ids, struct vkllm__view w,
                                  struct vkllm__view logits, uint32_t n, uint32_t n_expert, uint32_t k) {
@@ -22,8 +15,8 @@ vkllm_status vkllm__op_moe_route(struct vkllm__cmd *c, struct vkllm__view ids, s
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "moe_route: %u tokens, %u of %u experts (1..64 of at most 1024)",
                           n, k, n_expert);
     vkllm_status st;
-    if ((st = need("moe_route", "logits", logits, (uint64_t)n * n_expert * 4)) ||
-        (st = need("moe_route", "ids", ids, (uint64_t)n * k * 4)) || (st = need("moe_route", "w", w, (uint64_t)n * k * 4)))
+    if ((st = vkllm__op_need("moe_route", "logits", logits, (uint64_t)n * n_expert * 4)) ||
+        (st = vkllm__op_need("moe_route", "ids", ids, (uint64_t)n * k * 4)) || (st = vkllm__op_need("moe_route", "w", w, (uint64_t)n * k * 4)))
         return st;
     if (n > vkllm__gpu_info(vkllm__cmd_gpu(c))->max_workgroup_count[0])
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "moe_route: %u tokens in one dispatch", n);
@@ -45,8 +38,8 @@ vkllm_status vkllm__op_moe_sum(struct vkllm__cmd *c, struct vkllm__view o, struc
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "moe_sum: %u tokens, %u picks, width %u", n, k, width);
     vkllm_status st;
     uint64_t out = (uint64_t)n * width;
-    if ((st = need("moe_sum", "y", y, out * k * 4)) || (st = need("moe_sum", "w", w, (uint64_t)n * k * 4)) ||
-        (st = need("moe_sum", "o", o, out * 4)))
+    if ((st = vkllm__op_need("moe_sum", "y", y, out * k * 4)) || (st = vkllm__op_need("moe_sum", "w", w, (uint64_t)n * k * 4)) ||
+        (st = vkllm__op_need("moe_sum", "o", o, out * 4)))
         return st;
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     struct vkllm__pc_moe pc = {n, 0, k, width};
@@ -83,8 +76,8 @@ vkllm_status vkllm__op_matvec_id(struct vkllm__cmd *c, struct vkllm__view y, con
                           (unsigned long long)m, ncols);
     vkllm_status st;
     uint64_t nx = (uint64_t)((ncols + x_div - 1) / x_div - 1) * x_stride + w->k;
-    if ((st = need("matvec_id", "x", x, nx * 4)) || (st = need("matvec_id", "ids", ids, (uint64_t)ncols * 4)) ||
-        (st = need("matvec_id", "y", y, (uint64_t)ncols * m * 4)))
+    if ((st = vkllm__op_need("matvec_id", "x", x, nx * 4)) || (st = vkllm__op_need("matvec_id", "ids", ids, (uint64_t)ncols * 4)) ||
+        (st = vkllm__op_need("matvec_id", "y", y, (uint64_t)ncols * m * 4)))
         return st;
     uint32_t wg = MATVEC_ID_WG;
     while (wg > di->max_workgroup_invocations || wg > di->max_workgroup_size[0]) wg /= 2;
