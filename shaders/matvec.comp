@@ -50,16 +50,28 @@ layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };   // (k,) as vec4 
 layout(std430, binding = 1) readonly buffer Xs { float xs[]; }; // ... or as floats (tail)
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };  // (y0 + m,)
 
-// C twin: struct vkllm__pc_matvec (runtime/ops/shader_abi_matvec.h)
+// C twin: struct vkllm__pc_matvec (runtime/ops/shader_abi_matvec.h); -DMATVEC_ID: vkllm__pc_matvec_id
 layout(push_constant) uniform PC {
     uint k;          // elements per row
-    uint m;          // rows in this dispatch (one chunk of W)
+    uint m;          // rows in this dispatch (one chunk of W; MATVEC_ID: of one expert)
     uint row_bytes;  // bytes per row
     uint y0;         // y index of the chunk's first row (first column)
     uint x0;         // x index of the first column's first element (a multiple of 4)
     uint x_stride;   // x elements from one column to the next (a multiple of 4)
     uint y_stride;   // y elements from one column to the next
+#if defined(MATVEC_ID)
+    uint n_expert;   // experts stacked in W
+    uint x_div;      // columns that share one x vector
+#endif
 } p;
+
+// MATVEC_ID (mixture of experts): W holds n_expert matrices of m rows one after another, and the
+// dispatch's z is the column: column c multiplies expert ids[c] (a zero column for an id past
+// n_expert) with x vector c / x_div, into y column c. NC = 1, GLU = 0. Each column reads only
+// its expert's rows, with exactly the arithmetic of a plain matvec of that expert.
+#if defined(MATVEC_ID)
+layout(std430, binding = 3) readonly buffer Ids { uint ids[]; };
+#endif
 
 #if defined(WTYPE_F32) || defined(WTYPE_F16) || defined(WTYPE_BF16)
 #define UNIT 16u
@@ -339,9 +351,19 @@ void main() {
     uint t = gl_LocalInvocationID.x;
     uint lane = t % NT;
     uint row0 = (wg * (gl_WorkGroupSize.x / NT) + t / NT) * NR;
+#if defined(MATVEC_ID)
+    uint col = gl_WorkGroupID.z, expert = ids[col];
+    bool valid = expert < p.n_expert;
+    uint eo = (valid ? expert : 0u) * p.m * p.row_bytes;  // the expert's first row
+    uint x0 = p.x0 + (col / p.x_div) * p.x_stride, y0 = p.y0 + col * p.y_stride;
+#else
+    const bool valid = true;
+    const uint eo = 0u;
+    uint x0 = p.x0, y0 = p.y0;
+#endif
     uint rb[NR], rb2[NR];
     float acc[NC][NR], acc2[NR];  // acc2: GLU's up rows
-    [[unroll]] for (uint r = 0u; r < NR; r++) rb[r] = min(row0 + r, p.m - 1u) * p.row_bytes;
+    [[unroll]] for (uint r = 0u; r < NR; r++) rb[r] = eo + min(row0 + r, p.m - 1u) * p.row_bytes;
     [[unroll]] for (uint r = 0u; r < NR; r++) rb2[r] = rb[r] + p.m * p.row_bytes;
     [[unroll]] for (uint c = 0u; c < NC; c++)
         [[unroll]] for (uint r = 0u; r < NR; r++) acc[c][r] = 0.0;
@@ -349,7 +371,7 @@ void main() {
     uint nu = p.k / UNIT;
     for (uint u = lane; u < nu; u += NT) {
         [[unroll]] for (uint c = 0u; c < NC; c++) {
-            uint xc = p.x0 + c * p.x_stride;  // this column's first element
+            uint xc = x0 + c * p.x_stride;  // this column's first element
 #if defined(SG_REDUCE)
             if (NT == 1u && XS > 0u && gl_SubgroupSize == XS) {
                 float xl[UNIT / (XS > 0u ? XS : 1u)];
@@ -382,7 +404,7 @@ void main() {
     // plain types: the k % UNIT elements after the last unit
     for (uint e = nu * UNIT + lane; e < p.k; e += NT) {
         [[unroll]] for (uint c = 0u; c < NC; c++) {
-            float xe = xs[p.x0 + c * p.x_stride + e];
+            float xe = xs[x0 + c * p.x_stride + e];
             [[unroll]] for (uint r = 0u; r < NR; r++) acc[c][r] += dq_get1(rb[r], e) * xe;
             if (GLU != 0u) {
                 [[unroll]] for (uint r = 0u; r < NR; r++) acc2[r] += dq_get1(rb2[r], e) * xe;
@@ -427,7 +449,7 @@ void main() {
             [[unroll]] for (uint r = 0u; r < NR; r++) {
                 if (row0 + r >= p.m) continue;
                 float g = acc[c][r];
-                y[p.y0 + c * p.y_stride + row0 + r] = GLU != 0u ? g / (1.0 + exp(-g)) * acc2[r] : g;
+                y[y0 + c * p.y_stride + row0 + r] = !valid ? 0.0 : GLU != 0u ? g / (1.0 + exp(-g)) * acc2[r] : g;
             }
         }
     }

@@ -5,7 +5,8 @@
 //     (the lower index first on ties) into ids (n, k), their probabilities renormalized to sum to 1
 //     (the sum clamped at 2^-14, as llama.cpp) into w (n, k). Mixtral's and Qwen3-MoE's routing.
 //   MOE_SUM: out (n, E) = sum over j < k of w[t, j] * y[t k + j, :] (the experts' outputs).
-// C reference: vkllm__ref_moe_route (runtime/ref/ops.c).
+// C reference: vkllm__ref_moe_route (runtime/ref/ops.c). The experts' products themselves are
+// matvec.comp's MATVEC_ID variants.
 #include "common.glsl"
 #include "pc.glsl"
 

@@ -405,6 +405,17 @@ static void moe_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
             if (full) ADD(l, .op = op, .type = k_types[t], .rows = 7, .cols = block == 256 ? 256 : 32, .n = 1, .nb = 8,
                           .heads = 8);
         }
+        /* matvec.comp's work splits, as the GPU paths take them: subgroupAdd and shared memory over
+         * 8 and 32 lanes, x shared by shuffles */
+        static const char *const splits[] = {"matvec_wg=64,matvec_nt=8,matvec_nr=2,matvec_sg=1",
+                                             "matvec_wg=64,matvec_nt=8,matvec_nr=3,matvec_sg=0",
+                                             "matvec_wg=32,matvec_nt=32,matvec_nr=2,matvec_sg=1",
+                                             "matvec_wg=64,matvec_nt=1,matvec_nr=3,matvec_sg=1,matvec_xs=1"};
+        static const uint32_t split_types[] = {VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q8_0, VKLLM__TYPE_MXFP4, VKLLM__TYPE_F16};
+        for (size_t s = 0; s < (full ? 4u : 2u); s++)
+            for (size_t t = 0; t < (full ? 4u : 1u); t++)
+                addv(l, (struct vkllm__op_case){.op = op, .type = split_types[t], .rows = 33, .cols = 512, .n = 2,
+                                                .nb = 3, .heads = 6}, "%s", splits[s]);
     } else if (op == VKLLM__OP_MOE_ROUTE) {
         ADD(l, .op = op, .n = 3, .cols = 8, .nb = 2);
         ADD(l, .op = op, .n = 5, .cols = 128, .nb = 8);

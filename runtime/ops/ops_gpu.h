@@ -49,7 +49,8 @@ struct vkllm__type_kernels {
     enum vkllm__shader_id get_rows;      /* embedding lookup */
     enum vkllm__shader_id matmul;        /* prefill, tiled */
     enum vkllm__shader_id matvec_tb;     /* decode on CPU devices, repacked (ops_matvec_tb.c) */
-    enum vkllm__shader_id matvec_id;     /* mixture of experts: the picked experts' products (ops_moe.c) */
+    enum vkllm__shader_id matvec_id;     /* mixture of experts: the picked experts' products, subgroupAdd */
+    enum vkllm__shader_id matvec_id_shm; /* ... shared-memory reduction */
 };
 /* The row of type; NULL (and an UNSUPPORTED last error naming op) when the type has none. */
 const struct vkllm__type_kernels *vkllm__type_kernels(uint32_t type, const char *op);

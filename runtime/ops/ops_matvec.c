@@ -191,6 +191,58 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
     return VKLLM_STATUS_OK;
 }
 
+/* --- the experts' products (mixture of experts) -------------------------------------------- */
+
+vkllm_status vkllm__op_matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                 uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
+                                 struct vkllm__view ids, uint32_t ncols) {
+    vkllm_status st = check_w(w, "matvec_id");
+    if (st) return st;
+    const struct vkllm__type_kernels *sh = vkllm__type_kernels(w->type, "matvec_id");
+    if (!sh) return VKLLM_STATUS_UNSUPPORTED;
+    if (n_expert == 0 || w->m % n_expert || ncols == 0 || x_div == 0 || w->k % 4 || x_stride % 4 || x_stride < w->k)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_id: %llu rows of %llu for %u experts, %u columns, "
+                          "x_div %u, x_stride %u", (unsigned long long)w->m, (unsigned long long)w->k, n_expert, ncols,
+                          x_div, x_stride);
+    struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    const struct vkllm_device_info *di = vkllm__gpu_info(gpu);
+    uint64_t m = w->m / n_expert, bytes = w->m * w->row_bytes;
+    /* a column's expert is data: the whole tensor is one binding */
+    if (bytes > vkllm__gpu_max_binding(gpu) || bytes > UINT32_MAX)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec_id: the experts' matrix (%.1f MiB) is larger than one "
+                          "storage binding may cover on this device (%.1f MiB)", bytes / 1048576.0,
+                          vkllm__gpu_max_binding(gpu) / 1048576.0);
+    if (ncols > di->max_workgroup_count[2])
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec_id: %u columns exceed the dispatch grid", ncols);
+    uint64_t nx = (uint64_t)((ncols + x_div - 1) / x_div - 1) * x_stride + w->k;
+    if ((st = vkllm__op_need("matvec_id", "x", x, nx * 4)) || (st = vkllm__op_need("matvec_id", "ids", ids, 4ull * ncols)) ||
+        (st = vkllm__op_need("matvec_id", "y", y, 4ull * ncols * m)))
+        return st;
+    if (x.offset % 16)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_id: x offset %llu is not 16-byte aligned",
+                          (unsigned long long)x.offset);
+    struct mv_config cfg;
+    if ((st = pick_config(gpu, &cfg))) return st;
+    uint64_t rows_per_wg = (uint64_t)(cfg.wg / cfg.nt) * cfg.nr;
+    struct vkllm__pc_matvec_id pc = {{(uint32_t)w->k, (uint32_t)m, (uint32_t)w->row_bytes, 0, 0, x_stride, (uint32_t)m},
+                                     n_expert, x_div};
+    struct vkllm__dispatch d = {
+        .shader = cfg.sg ? sh->matvec_id : sh->matvec_id_shm,
+        .n_spec = 5, .spec = {cfg.wg, cfg.nt, cfg.nr, cfg.xs, 1}, .subgroup = cfg.subgroup,
+        .n_bind = 4, .bind = {{0}, vkllm__bind(x), vkllm__bind(y), vkllm__bind(ids)},
+        .push = &pc, .push_size = sizeof pc, .label = "matvec_id",
+    };
+    if ((st = chunk_binding(w, 0, w->m, "matvec_id", &d.bind[0]))) return st;
+    vkllm__gpu_grid_1d(gpu, (m + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
+    d.groups[2] = ncols;
+    /* each column reads its expert's m rows (the picked ones: the active parameters) */
+    d.cost.weight_bytes = (uint64_t)ncols * m * w->row_bytes;
+    d.cost.bytes_read = d.cost.weight_bytes + (uint64_t)d.groups[0] * d.groups[1] * ncols * w->k * 4;
+    d.cost.bytes_written = (uint64_t)ncols * m * 4;
+    d.cost.flops = 2ull * ncols * m * w->k;
+    return vkllm__cmd_dispatch(c, &d);
+}
+
 /* --- matvec + SiLU (GLU) ------------------------------------------------------------------- */
 
 int vkllm__matvec_glu_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w) {

@@ -28,12 +28,6 @@ struct vkllm__pc_moe {
 };
 _Static_assert(sizeof(struct vkllm__pc_moe) == 16, "update pc_moe in pc.glsl");
 
-/* GLSL twin: pc_matvec_id (matvec_id.comp) */
-struct vkllm__pc_matvec_id {
-    uint32_t k, m, row_bytes, n_expert, x_div, x_stride;
-};
-_Static_assert(sizeof(struct vkllm__pc_matvec_id) == 24, "update pc_matvec_id in pc.glsl");
-
 /* The op families' blocks, one header each (one writer per file). */
 #include "shader_abi_matvec.h"
 #include "shader_abi_matvec_tb.h"

@@ -16,6 +16,14 @@ struct vkllm__pc_matvec {
 };
 _Static_assert(sizeof(struct vkllm__pc_matvec) == 28, "update PC in shaders/matvec.comp");
 
+/* GLSL twin: the push_constant block PC of shaders/matvec.comp built with -DMATVEC_ID */
+struct vkllm__pc_matvec_id {
+    struct vkllm__pc_matvec mv; /* m: rows of one expert; y0 and x0 of column 0 */
+    uint32_t n_expert;          /* experts stacked in W */
+    uint32_t x_div;             /* columns that share one x vector */
+};
+_Static_assert(sizeof(struct vkllm__pc_matvec_id) == 36, "update PC in shaders/matvec.comp");
+
 /* GLSL twin: the push_constant block PC of shaders/get_rows.comp */
 struct vkllm__pc_get_rows {
     uint32_t k;         /* elements per row */

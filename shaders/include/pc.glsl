@@ -25,14 +25,4 @@ struct pc_moe {
     uint width;    // moe_sum: elements per output row
 };
 
-// C twin: struct vkllm__pc_matvec_id
-struct pc_matvec_id {
-    uint k;         // elements per row
-    uint m;         // rows per expert
-    uint row_bytes; // bytes per row
-    uint n_expert;
-    uint x_div;     // columns that share one x vector
-    uint x_stride;  // elements between x vectors (a multiple of 4)
-};
-
 #endif
