@@ -348,6 +348,20 @@ static float fit_scale_min(const float *x, int n, int nmax, float *mn) {
     return best_scale;
 }
 
+static float fit_scale_sym(const float *x, int n, int nmax);
+
+/* The 16 sub-blocks' symmetric scales (q in -nmax..nmax-1) of a 256-element super-block into sub;
+ * returns the one of largest magnitude, signed (Q6_K and Q3_K map it to their most negative
+ * multiple of d). */
+static float fit_sub_scales_sym(const float *x, int nmax, float *sub) {
+    float vmax = 0.0f;
+    for (int s = 0; s < 16; s++) {
+        sub[s] = fit_scale_sym(x + 16 * s, 16, nmax);
+        if (fabsf(sub[s]) > fabsf(vmax)) vmax = sub[s];
+    }
+    return vmax;
+}
+
 /* Symmetric fit x ~ scale * q, q in -nmax..nmax-1 (Q6_K), searching around the grid where the
  * largest-magnitude value maps to -nmax; returns the (signed) scale. */
 static float fit_scale_sym(const float *x, int n, int nmax) {
@@ -510,11 +524,7 @@ static void dequant_q6_K(const struct vkllm__block_q6_K *b, float *y) {
 }
 
 static void quant_q6_K(const float *x, struct vkllm__block_q6_K *b) {
-    float sub_scale[16], vmax = 0.0f;
-    for (int s = 0; s < 16; s++) {
-        sub_scale[s] = fit_scale_sym(x + 16 * s, 16, 32);
-        if (fabsf(sub_scale[s]) > fabsf(vmax)) vmax = sub_scale[s];
-    }
+    float sub_scale[16], vmax = fit_sub_scales_sym(x, 32, sub_scale);
     /* The largest-magnitude sub-scale maps to -128. */
     b->d = f16_scale(vmax / -128.0f);
     float d = vkllm__f16_to_f32(b->d);
@@ -590,11 +600,7 @@ static void dequant_q3_K(const struct vkllm__block_q3_K *b, float *y) {
 /* As Q6_K: a symmetric scale per sub-block of 16 (q -4..3), the largest mapped to -32 of the 6-bit
  * multiples of d. */
 static void quant_q3_K(const float *x, struct vkllm__block_q3_K *b) {
-    float sub_scale[16], vmax = 0.0f;
-    for (int s = 0; s < 16; s++) {
-        sub_scale[s] = fit_scale_sym(x + 16 * s, 16, 4);
-        if (fabsf(sub_scale[s]) > fabsf(vmax)) vmax = sub_scale[s];
-    }
+    float sub_scale[16], vmax = fit_sub_scales_sym(x, 4, sub_scale);
     b->d = f16_scale(vmax / -32.0f);
     float d = vkllm__f16_to_f32(b->d);
     memset(b, 0, offsetof(struct vkllm__block_q3_K, d));

@@ -95,7 +95,7 @@ static uint64_t total_bytes(const struct vkllm__gpu *gpu, const struct vkllm__mo
     for (uint32_t l = 0; l < d->hp.n_layer; l++)
         for (size_t i = 0; i < VKLLM__LT_COUNT_; i++) {
             const struct vkllm__gguf_tensor *t = vkllm__layer_tensor(&w->layers[l], (enum vkllm__layer_tensor)i);
-            s += is_exp(i) ? nbytes(t) : is_mat(i) ? mv_bytes(gpu, t) : nbytes(t);
+            s += is_mat(i) && !is_exp(i) ? mv_bytes(gpu, t) : nbytes(t); /* experts: plain layout only */
         }
     return s;
 }
@@ -178,6 +178,12 @@ static vkllm_status up_layer(struct upload *u, const struct vkllm__layer_weights
     return VKLLM_STATUS_OK;
 }
 
+/* A RoPE table of n inverse frequencies on the device (one float of slack: n may be 0). */
+static vkllm_status up_freqs(struct vkllm__gpu *gpu, const float *freqs, uint32_t n, struct vkllm__buffer **out) {
+    vkllm_status st = vkllm__buffer_alloc(gpu, sizeof(float) * (n + 1), VKLLM__MEM_DEVICE, out);
+    return st ? st : vkllm__buffer_upload(*out, 0, freqs, sizeof(float) * n);
+}
+
 vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__model_desc *desc,
                                    vkllm__progress_fn progress, void *user, struct vkllm__gpu_model **out) {
     const struct vkllm__hparams *hp = &desc->hp;
@@ -208,17 +214,14 @@ vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__m
         VKLLM_TRY(st, up_layer(&u, &w->layers[l], &m->layers[l], &m->stacked[l], &m->matvec_bytes_per_token), fail);
     m->matvec_bytes_per_token += w->output->nbytes;
     vkllm__rope_freqs(hp, hp->rope.orig_ctx, freqs);
-    VKLLM_TRY(st, vkllm__buffer_alloc(gpu, sizeof(float) * (hp->rope.n_rot / 2 + 1), VKLLM__MEM_DEVICE, &m->inv_freq), fail);
-    VKLLM_TRY(st, vkllm__buffer_upload(m->inv_freq, 0, freqs, sizeof(float) * (hp->rope.n_rot / 2)), fail);
+    VKLLM_TRY(st, up_freqs(gpu, freqs, hp->rope.n_rot / 2, &m->inv_freq), fail);
     if (hp->rope.freq_factors_long) { /* phi3: a context past orig_ctx takes the long factors */
         vkllm__rope_freqs(hp, UINT32_MAX, freqs);
-        VKLLM_TRY(st, vkllm__buffer_alloc(gpu, sizeof(float) * (hp->rope.n_rot / 2 + 1), VKLLM__MEM_DEVICE, &m->inv_freq_long), fail);
-        VKLLM_TRY(st, vkllm__buffer_upload(m->inv_freq_long, 0, freqs, sizeof(float) * (hp->rope.n_rot / 2)), fail);
+        VKLLM_TRY(st, up_freqs(gpu, freqs, hp->rope.n_rot / 2, &m->inv_freq_long), fail);
     }
     if (hp->swa) { /* gemma: the sliding-window layers' own RoPE */
         vkllm__rope_freqs_swa(hp, freqs);
-        VKLLM_TRY(st, vkllm__buffer_alloc(gpu, sizeof(float) * (hp->rope.n_rot / 2 + 1), VKLLM__MEM_DEVICE, &m->inv_freq_swa), fail);
-        VKLLM_TRY(st, vkllm__buffer_upload(m->inv_freq_swa, 0, freqs, sizeof(float) * (hp->rope.n_rot / 2)), fail);
+        VKLLM_TRY(st, up_freqs(gpu, freqs, hp->rope.n_rot / 2, &m->inv_freq_swa), fail);
     }
     if (hp->embd_scale != 1.0f || hp->resid_scale != 1.0f || hp->logit_scale != 1.0f || hp->final_softcap > 0.0f) {
         /* 256 bytes apart: each is bound on its own, and a binding's offset must be a multiple of

@@ -356,23 +356,14 @@ static vkllm_status find_tensor3(const struct vkllm__gguf *g, const char *name, 
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: missing tensor %s", g->path, name);
     }
     uint64_t want[4] = {cols, rows ? rows : 1, experts ? experts : 1, 1};
-    if (experts && (t->ne[0] != want[0] || t->ne[1] != want[1] || t->ne[2] != want[2] || t->ne[3] != 1))
-        return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
-                          "%s: tensor %s has shape [%llu, %llu, %llu, %llu], expected [%llu, %llu, %llu]", g->path,
-                          name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
-                          (unsigned long long)t->ne[2], (unsigned long long)t->ne[3], (unsigned long long)cols,
-                          (unsigned long long)rows, (unsigned long long)experts);
     if (t->ne[0] != want[0] || t->ne[1] != want[1] || t->ne[2] != want[2] || t->ne[3] != 1) {
-        if (rows)
-            return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
-                              "%s: tensor %s has shape [%llu, %llu, %llu, %llu], expected [%llu, %llu]",
-                              g->path, name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
-                              (unsigned long long)t->ne[2], (unsigned long long)t->ne[3],
-                              (unsigned long long)cols, (unsigned long long)rows);
-        return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
-                          "%s: tensor %s has shape [%llu, %llu, %llu, %llu], expected [%llu]", g->path,
-                          name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
-                          (unsigned long long)t->ne[2], (unsigned long long)t->ne[3], (unsigned long long)cols);
+        char shape[80]; /* the expected shape with as many dimensions as it has */
+        int dims = experts ? 3 : rows ? 2 : 1, o = 0;
+        for (int d = 0; d < dims; d++)
+            o += snprintf(shape + o, sizeof shape - (size_t)o, "%s%llu", d ? ", " : "", (unsigned long long)want[d]);
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: tensor %s has shape [%llu, %llu, %llu, %llu], expected [%s]",
+                          g->path, name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
+                          (unsigned long long)t->ne[2], (unsigned long long)t->ne[3], shape);
     }
     if (!rows) {
         if (t->type != VKLLM__TYPE_F32)
