@@ -25,8 +25,10 @@ static void usage(FILE *f) {
             "  --full       the test suite's long case lists (thousands of cases, minutes)\n"
             "  --defaults   only the cases that run as the device's tuning chooses, not the\n"
             "               variants that force other work splits and paths\n"
-            "  --op NAMES   only these ops, comma-separated (add, mul, silu_mul, rmsnorm, add_rmsnorm,\n"
-            "               softmax, matvec, matvec_tb, matmul, get_rows, rope, kv_store, attention, argmax)\n");
+            "  --op NAMES   only these ops, comma-separated (add, mul, silu_mul, gelu_mul, swiglu_oai,\n"
+            "               softcap, rmsnorm, add_rmsnorm, softmax, matvec, matvec_tb, matvec_glu, matmul,\n"
+            "               get_rows, rope, kv_store, rope_kv, attention, argmax, matvec_id, moe_route,\n"
+            "               moe_sum, moe_add_id)\n");
 }
 
 struct out {

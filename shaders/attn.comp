@@ -13,6 +13,9 @@
 // the current length does nothing (the reduce never reads it), so the number of splits is fixed
 // at recording time and the current length is data (pos0).
 //
+// With p.sinks, head h's softmax also counts the score sinks[h] (gpt-oss's attention sinks), which
+// has no value: the final output's denominator takes exp(sinks[h] - m) (attn_reduce.comp's, split).
+//
 // The cache holds f16 pairs packed in uint words (unpackHalf2x16; no 16-bit storage feature).
 #include "common.glsl"
 #include "pc_attn.glsl"
@@ -33,6 +36,7 @@ layout(std430, binding = 1) readonly buffer K { uint kc[]; };  // (n_ctx, n_head
 layout(std430, binding = 2) readonly buffer V { uint vc[]; };  // (n_ctx, n_head_kv, HD) f16
 layout(std430, binding = 3) readonly buffer P { uint pos0; };
 layout(std430, binding = 4) writeonly buffer O { float o[]; }; // final or partials (see above)
+layout(std430, binding = 5) readonly buffer SK { float sinks[]; }; // (n_head,) when p.sinks
 layout(push_constant) uniform PC { pc_attn p; };
 
 #define NEG_INF (uintBitsToFloat(0xff800000u))
@@ -187,6 +191,11 @@ void store(uint split) {
         }
 #else
         float l = l_sh[r];
+        if (p.sinks != 0u) { // one more score, with no value: rescale to the larger max
+            float m = m_sh[r], sk = sinks[h], mn = max(m, sk), a = m == NEG_INF ? 0.0 : exp(m - mn);
+            v *= a;
+            l = l * a + exp(sk - mn);
+        }
         o[(qi * p.n_head + h) * HD + d] = l > 0.0 ? v / l : 0.0;
 #endif
     }

@@ -2,13 +2,15 @@
 #extension GL_GOOGLE_include_directive : require
 // attn_reduce.comp - combine the split partials of attn.comp (ATTN_SPLIT): one workgroup per
 // (query, head) row, o = sum_s w_s O_s / sum_s w_s l_s with w_s = exp(m_s - max m). Only the
-// splits that start before the row's current length (from pos0) are read.
+// splits that start before the row's current length (from pos0) are read. With p.sinks the
+// denominator also counts exp(sinks[h] - max m), the max taking sinks[h] too.
 #include "common.glsl"
 #include "pc_attn.glsl"
 
 layout(std430, binding = 0) readonly buffer S { float part[]; }; // (n_split, n, n_head, HD + 2)
 layout(std430, binding = 1) readonly buffer P { uint pos0; };
 layout(std430, binding = 2) writeonly buffer O { float o[]; };   // (n, n_head, HD)
+layout(std430, binding = 3) readonly buffer SK { float sinks[]; }; // (n_head,) when p.sinks
 layout(push_constant) uniform PC { pc_attn_reduce p; };
 
 #define NEG_INF (uintBitsToFloat(0xff800000u))
@@ -23,7 +25,9 @@ void main() {
     uint b = row * (p.head_dim + 2);
     float mx = NEG_INF;
     for (uint s = 0; s < na; s++) mx = max(mx, part[s * stride + b + p.head_dim]);
-    float l = 0.0;
+    float sk = p.sinks != 0u ? sinks[row % p.n_head] : NEG_INF;
+    mx = max(mx, sk);
+    float l = sk == NEG_INF ? 0.0 : exp(sk - mx);
     for (uint s = 0; s < na; s++) {
         float m = part[s * stride + b + p.head_dim];
         l += m == NEG_INF ? 0.0 : exp(m - mx) * part[s * stride + b + p.head_dim + 1];

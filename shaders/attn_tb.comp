@@ -30,7 +30,8 @@
 // n_head, HD + 4), -inf and 0 for a split past L. attn_tb_reduce.comp combines them.
 //
 // Bindings: q (n, n_head, HD) f32 as texels of 4 floats; K, V (n_ctx, n_head_kv, HD) f16 pairs as
-// texels of 8 halves; pos0; o (final or partials).
+// texels of 8 halves; pos0; o (final or partials); sinks (n_head,) f32, read when p.sinks: head h's
+// softmax also counts the score sinks[h], which has no value (the reduce adds it when split).
 #include "common.glsl"
 #include "pc_attn.glsl"
 
@@ -46,6 +47,7 @@ layout(binding = 1) uniform utextureBuffer kt;
 layout(binding = 2) uniform utextureBuffer vt;
 layout(std430, binding = 3) readonly buffer P { uint pos0; };
 layout(std430, binding = 4) writeonly buffer O { float o[]; };
+layout(std430, binding = 5) readonly buffer SK { float sinks[]; };
 layout(push_constant) uniform PC { pc_attn p; };
 
 #define NEG_INF (uintBitsToFloat(0xff800000u))
@@ -157,6 +159,11 @@ void main() {
     o[ob + HD + 3u] = 0.0;
 #else
     uint ob = (qi * p.n_head + h) * HD;
+    if (p.sinks != 0u) { // one more score (log2 units), with no value: rescale to the larger max
+        float sk = sinks[h] * LOG2E, mn = max(m, sk), a = m == NEG_INF ? 0.0 : exp2(m - mn);
+        [[unroll]] for (uint i = 0u; i < HQ; i++) acc[i] *= a;
+        l = l * a + exp2(sk - mn);
+    }
     float inv = l > 0.0 ? 1.0 / l : 0.0;
     [[unroll]] for (uint i = 0u; i < HQ; i++) {
         o[ob + 4u * i] = acc[i].x * inv;

@@ -5,6 +5,8 @@
 //     (the lower index first on ties) into ids (n, k), their probabilities renormalized to sum to 1
 //     (the sum clamped at 2^-14, as llama.cpp) into w (n, k). Mixtral's and Qwen3-MoE's routing.
 //   MOE_SUM: out (n, E) = sum over j < k of w[t, j] * y[t k + j, :] (the experts' outputs).
+//   MOE_ADD_ID: y (n, width) += row ids[r] of bias (n_expert, width) for each row r (gpt-oss's expert
+//     biases; an id past n_expert adds nothing).
 // C reference: vkllm__ref_moe_route (runtime/ref/ops.c). The experts' products themselves are
 // matvec.comp's MATVEC_ID variants.
 #include "common.glsl"
@@ -99,6 +101,17 @@ void main() {
     for (uint j = 0; j < p.k; j++) s += w[tok * p.k + j] * y[(tok * p.k + j) * p.width + e];
     o[i] = s;
 }
+#elif defined(MOE_ADD_ID)
+layout(std430, binding = 0) readonly buffer B { float bias[]; }; // (n_expert, width)
+layout(std430, binding = 1) readonly buffer I { uint ids[]; };   // (n,)
+layout(std430, binding = 2) buffer Y { float y[]; };             // (n, width)
+
+void main() {
+    uint i = global_index_2d();
+    if (i >= p.n * p.width) return;
+    uint e = ids[i / p.width];
+    if (e < p.n_expert) y[i] += bias[e * p.width + i % p.width];
+}
 #else
-#error "define MOE_ROUTE or MOE_SUM"
+#error "define MOE_ROUTE, MOE_SUM or MOE_ADD_ID"
 #endif

@@ -17,6 +17,7 @@ set(VKLLM_SHADER_TABLE
   "softmax_f32          softmax.comp        -            2         rows"
   "silu_mul_f32         silu_mul.comp       -            3         elementwise"
   "gelu_mul_f32         silu_mul.comp       GELU=1       3         elementwise"
+  "swiglu_oai_f32       silu_mul.comp       SWIGLU_OAI=1 3         elementwise"
   "softcap_f32          elementwise.comp    OP_SOFTCAP=1 3         elementwise"
 )
 # Each op family keeps its variants in shaders/table_<family>.cmake, which appends rows in the

@@ -3,6 +3,8 @@
 // silu_mul.comp - the SiLU-gated product of a Llama FFN: out = silu(gate) * up,
 // silu(x) = x / (1 + exp(-x)). -DGELU=1: the GELU-gated one of Gemma, out = gelu(gate) * up with
 // the tanh approximation gelu(x) = x / 2 (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+// -DSWIGLU_OAI=1: gpt-oss's clamped one, g = min(gate, 7), u = clamp(up, -7, 7),
+// out = g / (1 + exp(-1.702 g)) * (u + 1) (llama.cpp's swiglu_oai with its alpha and limit).
 #include "common.glsl"
 #include "pc.glsl"
 
@@ -15,7 +17,10 @@ void main() {
     uint i = global_index_2d();
     if (i >= p.n) return;
     float g = gate[i];
-#if defined(GELU)
+#if defined(SWIGLU_OAI)
+    float x = min(g, 7.0), u = clamp(up[i], -7.0, 7.0);
+    o[i] = x / (1.0 + exp(-1.702 * x)) * (u + 1.0);
+#elif defined(GELU)
     // tanh(u) = 1 - 2 / (exp(2u) + 1): no overflow to inf / inf for large |u|
     float u = 0.7978845608028654 * (g + 0.044715 * g * g * g);
     o[i] = 0.5 * g * (2.0 - 2.0 / (exp(2.0 * u) + 1.0)) * up[i];

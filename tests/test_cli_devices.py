@@ -110,7 +110,7 @@ doc = json.loads(r.stdout)
 ops = {c["op"] for c in doc["cases"]}
 want_ops = {"add", "mul", "silu_mul", "gelu_mul", "softcap", "rmsnorm", "add_rmsnorm", "softmax", "matvec", "matvec_tb",
             "matvec_glu", "matmul", "get_rows", "rope", "kv_store", "rope_kv", "attention", "argmax", "matvec_id",
-            "moe_route", "moe_sum"}
+            "moe_route", "moe_sum", "swiglu_oai", "moe_add_id"}
 check(ops == want_ops, "selftest covers every op: missing %s, unexpected %s" % (sorted(want_ops - ops), sorted(ops - want_ops)))
 for c in doc["cases"]:
     for key in ("op", "variant", "shape", "measure", "err", "max_abs", "bound", "ok", "kernel"):

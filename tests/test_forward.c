@@ -3,7 +3,7 @@
  * - random models from make-model (GQA and not, qwen2 biases, qwen3 q/k norms, granite's
  *   multipliers, phi3's fused matrices and LongRoPE, gemma2/gemma3's sliding windows (4 positions,
  *   so a 77-token run crosses them), GELU, post-norms and soft-capping, mixtures of experts
- *   (qwen3moe, Mixtral's llama layout), tied embeddings;
+ *   (qwen3moe, Mixtral's llama layout, gpt-oss), tied embeddings;
  *   F16, Q8_0, Q4_0, Q4_K, Q6_K, IQ4_NL, Q2_K, Q3_K, IQ4_XS, MXFP4): logits of a prefill and of 64 greedy decode steps within TOL of the
  *   reference (which reads the same quantized bytes and rounds its KV cache to f16 as the device
  *   does), greedy tokens equal;
@@ -349,6 +349,7 @@ int main(int argc, char **argv) {
         {"gemma3", VKLLM__ARCH_GEMMA3, 4, 2, 1, VKLLM__TYPE_F16, 0, 0, 0},
         {"qwen3moe", VKLLM__ARCH_QWEN3MOE, 4, 2, 0, VKLLM__TYPE_Q4_K, 0, 8, 2},
         {"mixtral", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q8_0, 0, 4, 2},
+        {"gpt-oss", VKLLM__ARCH_GPTOSS, 4, 2, 0, VKLLM__TYPE_MXFP4, 0, 8, 4}, /* its files' expert type */
     };
     if (random) {
         for (size_t i = 0; i < VKLLM_ARRAY_LEN(cases); i++) test_model(&cases[i]);

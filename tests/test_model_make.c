@@ -10,6 +10,7 @@
 #include "make_model.h"
 #include "ref_ops.h"
 #include "ref.h"
+#include "tokenizer.h"
 #include "types.h"
 
 static char g_dir[256];
@@ -62,7 +63,7 @@ static void round_trip(const struct config *c) {
     ASSERT_EQ(hp->tied_embd, p.tied);
     ASSERT_EQ(hp->rope.neox, p.arch != VKLLM__ARCH_LLAMA);
     ASSERT_NEAR(hp->rope.theta, p.rope_theta, 1e-3 * p.rope_theta);
-    ASSERT_EQ(d->w.layers[0].bq != NULL, p.arch == VKLLM__ARCH_QWEN2);
+    ASSERT_EQ(d->w.layers[0].bq != NULL, p.arch == VKLLM__ARCH_QWEN2 || p.arch == VKLLM__ARCH_GPTOSS);
     ASSERT_EQ(d->w.layers[0].q_norm != NULL, vkllm__tensor_wanted(&vkllm__layer_tensors[VKLLM__LT_q_norm], p.arch, 0) == 1);
     ASSERT_EQ(hp->n_expert, p.n_expert);
     ASSERT_EQ(hp->n_expert_used, p.n_expert_used);
@@ -75,10 +76,16 @@ static void round_trip(const struct config *c) {
             int fused = hp->arch == VKLLM__ARCH_PHI3 && (i == VKLLM__LT_wqkv || i == VKLLM__LT_w_gate_up);
             int split = hp->arch == VKLLM__ARCH_PHI3 && (i == VKLLM__LT_wq || i == VKLLM__LT_wk || i == VKLLM__LT_wv ||
                                                          i == VKLLM__LT_w_gate || i == VKLLM__LT_w_up);
+            /* gpt-oss's post_attention_norm is its FFN's norm: moved into ffn_norm */
+            int moved = hp->arch == VKLLM__ARCH_GPTOSS && (i == VKLLM__LT_attn_post_norm || i == VKLLM__LT_ffn_norm);
+            if (moved) {
+                ASSERT_EQ(t != NULL, i == VKLLM__LT_ffn_norm);
+                continue;
+            }
             ASSERT_EQ(t != NULL, !fused && (split || vkllm__tensor_wanted(ts, hp->arch, hp->n_expert > 0) == 1));
             if (!t) continue;
             ASSERT_EQ(t->ne[0], vkllm__dim_size(hp, ts->cols));
-            ASSERT_EQ(t->ne[1], ts->kind != VKLLM__TENSOR_VEC ? vkllm__dim_size(hp, ts->rows) : 1);
+            ASSERT_EQ(t->ne[1], ts->rows != VKLLM__DIM_NONE ? vkllm__dim_size(hp, ts->rows) : 1);
             ASSERT_EQ(t->ne[2], ts->kind == VKLLM__TENSOR_EXP ? hp->n_expert : 1);
         }
     ASSERT_EQ(d->w.output == d->w.token_embd, p.tied);
@@ -242,8 +249,8 @@ static void errors(void) {
                 VKLLM_STATUS_BAD_FORMAT, "head_count", (char *)NULL);
     expect_load(src, EDIT(.set_str_key = "general.architecture", .set_str_val = "gpt2"), VKLLM_STATUS_UNSUPPORTED,
                 "gpt2", (char *)NULL);
-    expect_load(src, EDIT(.set_str_key = "llama.rope.scaling.type", .set_str_val = "yarn"), VKLLM_STATUS_UNSUPPORTED,
-                "yarn", (char *)NULL);
+    expect_load(src, EDIT(.set_str_key = "llama.rope.scaling.type", .set_str_val = "longrope"), VKLLM_STATUS_UNSUPPORTED,
+                "longrope", (char *)NULL);
     expect_load(src, EDIT(.set_u32_key = "llama.rope.dimension_count", .set_u32_val = 64), VKLLM_STATUS_BAD_FORMAT,
                 "rope.dimension_count", (char *)NULL);
     unlink(src);
@@ -257,6 +264,21 @@ static void errors(void) {
     ASSERT_OK(vkllm__make_model(&p, src));
     expect_load(src, EDIT(.drop_tensor = "blk.1.attn_k_norm.weight"), VKLLM_STATUS_BAD_FORMAT,
                 "blk.1.attn_k_norm.weight", (char *)NULL);
+    /* gpt-oss without its sinks, an expert bias, or the window it must give */
+    ASSERT_OK(vkllm__make_model_preset("tiny-gpt-oss", &p));
+    ASSERT_OK(vkllm__make_model(&p, src));
+    expect_load(src, EDIT(.drop_tensor = "blk.1.attn_sinks.weight"), VKLLM_STATUS_BAD_FORMAT, "blk.1.attn_sinks.weight",
+                (char *)NULL);
+    expect_load(src, EDIT(.drop_tensor = "blk.0.ffn_down_exps.bias"), VKLLM_STATUS_BAD_FORMAT,
+                "blk.0.ffn_down_exps.bias", (char *)NULL);
+    expect_load(src, EDIT(.swap_tensor = "blk.0.ffn_up_exps.bias"), VKLLM_STATUS_BAD_FORMAT, "blk.0.ffn_up_exps.bias",
+                "shape", (char *)NULL);
+    expect_load(src, EDIT(.retype_tensor = "blk.0.ffn_gate_exps.bias"), VKLLM_STATUS_UNSUPPORTED,
+                "blk.0.ffn_gate_exps.bias", (char *)NULL);
+    expect_load(src, EDIT(.drop_key = "gpt-oss.attention.sliding_window"), VKLLM_STATUS_BAD_FORMAT,
+                "gpt-oss.attention.sliding_window", (char *)NULL);
+    expect_load(src, EDIT(.drop_key = "gpt-oss.expert_feed_forward_length"), VKLLM_STATUS_BAD_FORMAT,
+                "gpt-oss.expert_feed_forward_length", (char *)NULL);
     unlink(src);
 #undef EDIT
 
@@ -341,8 +363,74 @@ static void rope(void) {
         }
     }
     ASSERT(kept > 0 && divided > 0 && blended > 0);
+
+    /* YaRN x4 over the original 8192 positions (beta_fast 32, beta_slow 1): the pairs that turn
+     * more than 32 times over 8192 positions keep their frequency, those that turn less than once
+     * are divided by 4, a linear ramp between; cos and sin scaled by 1 + 0.1 ln 4, which the
+     * attention scale takes squared */
+    float yarn[64];
+    e = (struct edit){.set_str_key = "llama.rope.scaling.type", .set_str_val = "yarn",
+                      .set_f32_key = "llama.rope.scaling.factor", .set_f32_val = 4.0f};
+    load_rope(src, &e, yarn, &hp);
+    ASSERT_EQ(hp.rope.scaling, VKLLM__ROPE_SCALING_YARN);
+    double lo = floor(128 * log(8192 / (32 * 2 * M_PI)) / (2 * log(500000.0)));
+    double hi = ceil(128 * log(8192 / (2 * M_PI)) / (2 * log(500000.0)));
+    int ykept = 0, ydiv = 0, yblend = 0;
+    for (int i = 0; i < 64; i++) {
+        double ratio = base[i] / yarn[i], mix = 1 - fmin(1, fmax(0, (i - lo) / (hi - lo)));
+        ASSERT_NEAR(ratio, 1.0 / (0.25 * (1 - mix) + mix), 1e-5 * ratio);
+        if (i <= lo) {
+            ASSERT_NEAR(ratio, 1.0, 1e-6);
+            ykept++;
+        } else if (i >= hi) {
+            ASSERT_NEAR(ratio, 4.0, 1e-5);
+            ydiv++;
+        } else {
+            yblend++;
+        }
+    }
+    ASSERT(ykept > 0 && ydiv > 0 && yblend > 0);
+    double ms = 1 + 0.1 * log(4.0);
+    ASSERT_NEAR(hp.attn_scale, ms * ms / sqrt(128.0), 1e-6);
     unlink(src);
-    printf("ok  rope: none, linear x4, llama3 (%d kept, %d blended, %d divided)\n", kept, blended, divided);
+    printf("ok  rope: none, linear x4, llama3 (%d kept, %d blended, %d divided), yarn x4 (%d, %d, %d)\n", kept,
+           blended, divided, ykept, yblend, ydiv);
+}
+
+/* gpt-oss's file speaks harmony: its chat template is recognized, and only <|return|> and <|call|>
+ * (and eos) end generation, not <|end|>, which closes the analysis message inside an answer. */
+static void harmony(void) {
+    struct vkllm__make_model_params p;
+    ASSERT_OK(vkllm__make_model_preset("tiny-gpt-oss", &p));
+    p.type = VKLLM__TYPE_F32;
+    const char *path = tmp_path("harmony.gguf");
+    ASSERT_OK(vkllm__make_model(&p, path));
+    struct vkllm__gguf *g;
+    struct vkllm__tokenizer *t;
+    ASSERT_OK(vkllm__gguf_open(path, &g));
+    ASSERT_OK(vkllm__tokenizer_init_gguf(g, &t));
+    struct vkllm__str tmpl;
+    ASSERT_OK(vkllm__gguf_get_str(g, "tokenizer.chat_template", &tmpl));
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%.*s", (int)tmpl.len, tmpl.ptr);
+    enum vkllm__chat_tmpl id;
+    ASSERT_OK(vkllm__chat_template_detect(buf, &id));
+    ASSERT_STREQ(vkllm__chat_template_name(id), "gpt-oss");
+    static const struct { const char *text; int eog; } toks[] = {
+        {"<|return|>", 1}, {"<|call|>", 1}, {"<|end|>", 0}, {"<|start|>", 0}, {"</s>", 1}};
+    for (size_t i = 0; i < sizeof toks / sizeof toks[0]; i++) {
+        int32_t *ids = NULL;
+        size_t n = 0;
+        ASSERT_OK(vkllm__tokenize(t, toks[i].text, strlen(toks[i].text), 0, 1, &ids, &n));
+        ASSERT_EQ(n, 1);
+        if (vkllm__token_is_eog(t, ids[0]) != toks[i].eog) FAILF("%s: end of generation %d, want %d", toks[i].text,
+                                                                 vkllm__token_is_eog(t, ids[0]), toks[i].eog);
+        vkllm__free(ids);
+    }
+    vkllm__tokenizer_free(t);
+    vkllm__gguf_close(g);
+    unlink(path);
+    printf("ok  gpt-oss: harmony template, <|return|> and <|call|> end generation, <|end|> does not\n");
 }
 
 int main(void) {
@@ -366,9 +454,11 @@ int main(void) {
         {"tiny-gemma3", VKLLM__TYPE_Q8_0, -1}, /* q/k norms, windows */
         {"tiny-qwen3moe", VKLLM__TYPE_Q4_0, -1}, /* 3D expert tensors, no dense FFN */
         {"tiny-mixtral", VKLLM__TYPE_F32, -1}, /* llama with experts */
+        {"tiny-gpt-oss", VKLLM__TYPE_MXFP4, -1}, /* sinks, expert biases (2D f32), no feed_forward_length */
     };
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) round_trip(&configs[i]);
     determinism();
+    harmony();
     errors();
     rope();
     rmdir(g_dir);

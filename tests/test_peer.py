@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """vkllm against llama.cpp (the independent oracle: it reads the same GGUF on its own), on a
 random file of every architecture `vkllm make-model` writes: the last position's logits of a
-prompt, on the device and from the scalar reference, against llama.cpp's CPU backend
+prompt (the device's prefill, its decode steps, and the scalar reference) against llama.cpp's CPU backend
 (../shared/peer: llama_peer_cpu --logits). F32 weights agree to 1e-3 of the largest logit
 (llama.cpp keeps its KV cache in f16, the reference in f32); Q8_0 to 2% (llama.cpp's CPU quantizes
 the activations of Q8_0 products to 8 bits); IQ4_XS and Q3_K 3%, Q2_K 5%, and those three against
 llama.cpp's Vulkan backend (exact dequantization) within 1e-3. The argmax agrees. Architectures:
 llama, qwen2, qwen3, granite, phi3 (its LongRoPE's long factors, and its short ones), gemma2 and
 gemma3 (windows of 4 on every other layer, which the 8-token prompt crosses; gemma2's caps 3 and 5),
-qwen3moe (8 experts, 2 per token) and llama with experts (Mixtral's layout: 4, 2 per token).
+qwen3moe (8 experts, 2 per token), llama with experts (Mixtral's layout: 4, 2 per token) and gpt-oss
+(sinks, YaRN, windows of 4 on every other layer, 8 experts with biases, 4 per token).
 SKIPPED, never passed, without the peer (../shared/peer/setup.sh installs it; PEER_DIR)."""
 import json, os, struct, subprocess, sys, tempfile
 
@@ -26,10 +27,10 @@ failures = []
 IDS = "1,17,300,42,99,5,260,7"
 
 
-def logits_vkllm(model, device, n_ctx):
+def logits_vkllm(model, device, n_ctx, decode=False):
     # the context llama.cpp ran with: phi3's LongRoPE picks its factors by it
     r = subprocess.run([VKLLM, "logits", "-m", model, "--ids", IDS, "--top", "100000", "--json", "--device", device,
-                        "-c", str(n_ctx)],
+                        "-c", str(n_ctx)] + (["--decode"] if decode else []),
                        capture_output=True, text=True, timeout=300)
     last = json.loads(r.stdout)[-1]["top"]
     v = [0.0] * len(last)
@@ -51,7 +52,8 @@ if subset:
 with tempfile.TemporaryDirectory() as d:
     # phi3 (LongRoPE trained at ctx/2) twice: its long factors (ctx 256 in the file, llama.cpp runs
     # 256 positions) and its short ones (ctx 512)
-    for arch in ("llama", "qwen2", "qwen3", "granite", "phi3", "phi3-short", "gemma2", "gemma3", "qwen3moe", "mixtral"):
+    for arch in ("llama", "qwen2", "qwen3", "granite", "phi3", "phi3-short", "gemma2", "gemma3", "qwen3moe", "mixtral",
+                 "gpt-oss"):
         for typ, tol in TYPES:
             if arch != "llama" and not FULL and typ not in ("f32", "q8_0"):
                 continue
@@ -61,7 +63,9 @@ with tempfile.TemporaryDirectory() as d:
             extra = ["--ctx", "512"] if arch == "phi3-short" else []
             if arch in ("qwen3moe", "mixtral"):  # mixtures of experts: 8 (4) experts, 2 per token
                 extra = ["--n-expert", "8" if arch == "qwen3moe" else "4", "--n-expert-used", "2"]
-            name = "llama" if arch == "mixtral" else arch.split("-")[0]
+            if arch == "gpt-oss":  # 8 experts, 4 per token, head dim 32 (make-model: YaRN, windows of 4)
+                extra = ["--n-expert", "8", "--n-expert-used", "4", "--head-dim", "32"]
+            name = {"mixtral": "llama", "phi3-short": "phi3"}.get(arch, arch)
             subprocess.run([VKLLM, "make-model", "--arch", name, "--type", typ, "-o", m] + wide + extra,
                            check=True, capture_output=True)
             out = os.path.join(d, "peer.bin")
@@ -83,17 +87,18 @@ with tempfile.TemporaryDirectory() as d:
             # expert where two are close (seen: qwen3moe iq4_nl, 1.2 of 3); its Vulkan backend is then
             # the check, and the CPU comparison is only reported
             cpu_binding = True
-            if arch in ("qwen3moe", "mixtral") and typ != "f32" and os.access(PEER_VK, os.X_OK):
+            if arch in ("qwen3moe", "mixtral", "gpt-oss") and typ != "f32" and os.access(PEER_VK, os.X_OK):
                 vk_tol, cpu_binding = 1e-3, False
             raw = open(out, "rb").read()
             peer = struct.unpack("<%df" % (len(raw) // 4), raw)
             scale = max(abs(x) for x in peer)
-            for dev in ("0", "ref"):
-                v = logits_vkllm(m, dev, n_ctx)
+            # the device's prefill and its decode steps (the ids one at a time), the reference
+            for dev in ("0", "0 decode", "ref"):
+                v = logits_vkllm(m, dev.split()[0], n_ctx, dev.endswith("decode"))
                 diff = max(abs(a - b) for a, b in zip(v, peer))
                 am, bm = max(range(len(v)), key=v.__getitem__), max(range(len(peer)), key=peer.__getitem__)
                 ok = len(v) == len(peer) and diff <= tol * scale and am == bm
-                print("%s: %-10s %-6s device %-3s max|vkllm - llama.cpp| %.3g of %.3g, argmax %d/%d" %
+                print("%s: %-10s %-6s device %-8s max|vkllm - llama.cpp| %.3g of %.3g, argmax %d/%d" %
                       ("ok" if ok else "FAIL" if cpu_binding else "note", arch, typ, dev, diff, scale, am, bm))
                 if not ok and cpu_binding:
                     failures.append("%s %s device %s" % (arch, typ, dev))

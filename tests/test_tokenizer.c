@@ -132,6 +132,11 @@ static void test_chat(void) {
     expect_detect("{{'<|user|>\\n' + message['content'] + '<|end|>\\n<|assistant|>\\n'}}", "phi3");
     expect_detect("{{'<|user|>\\n' + message['content'] + '<|endoftext|>'}}", "zephyr");
     expect_detect("qwen", "qwen");
+    /* harmony (gpt-oss), as llama.cpp renders it */
+    expect_render("gpt-oss", 1,
+                  "<|start|>system<|message|>You are helpful.<|end|><|start|>user<|message|>Hi<|end|>"
+                  "<|start|>assistant<|message|>Hello!<|return|><|start|>user<|message|>Bye<|end|><|start|>assistant");
+    expect_detect("{{- '<|start|>assistant<|channel|>final<|message|>' }}", "gpt-oss");
 
     enum vkllm__chat_tmpl id;
     for (int i = 0; i < VKLLM__CHAT_COUNT_; i++) { /* every template has a name that round-trips */

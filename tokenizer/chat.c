@@ -34,6 +34,7 @@ static const char *const names[VKLLM__CHAT_COUNT_] = {
     [VKLLM__CHAT_GRANITE] = "granite",
     [VKLLM__CHAT_LLAMA4] = "llama4",
     [VKLLM__CHAT_QWEN] = "qwen",
+    [VKLLM__CHAT_GPT_OSS] = "gpt-oss",
 };
 
 const char *vkllm__chat_template_name(enum vkllm__chat_tmpl id) {
@@ -45,7 +46,7 @@ const char *vkllm__chat_template_names(void) {
     return "chatml, llama2, llama2-sys, llama2-sys-bos, llama2-sys-strip, mistral-v1, mistral-v3, "
            "mistral-v3-tekken, mistral-v7, mistral-v7-tekken, phi3, phi4, falcon3, zephyr, monarch, "
            "gemma, orion, openchat, vicuna, vicuna-orca, deepseek, deepseek2, deepseek3, command-r, "
-           "llama3, granite, llama4, qwen";
+           "llama3, granite, llama4, qwen, gpt-oss";
 }
 
 vkllm_status vkllm__chat_template_by_name(const char *name, enum vkllm__chat_tmpl *out) {
@@ -91,6 +92,7 @@ static int detect(const char *s) {
         return VKLLM__CHAT_DEEPSEEK3;
     if (HAS("<|start_of_role|>")) return VKLLM__CHAT_GRANITE;
     if (HAS("<|header_start|>") && HAS("<|header_end|>")) return VKLLM__CHAT_LLAMA4;
+    if (HAS("<|start|>") && HAS("<|channel|>")) return VKLLM__CHAT_GPT_OSS;
     return -1;
 #undef HAS
 }
@@ -223,6 +225,10 @@ static void render_simple(struct out *o, enum vkllm__chat_tmpl id, const struct 
         case VKLLM__CHAT_QWEN: put(o, "<|im_start|>"), put(o, r), put(o, "\n"), put(o, c), put(o, "<|im_end|>\n"); break;
         case VKLLM__CHAT_PHI3: put(o, "<|"), put(o, r), put(o, "|>\n"), put(o, c), put(o, "<|end|>\n"); break;
         case VKLLM__CHAT_PHI4: put(o, "<|im_start|>"), put(o, r), put(o, "<|im_sep|>"), put(o, c), put(o, "<|im_end|>"); break;
+        case VKLLM__CHAT_GPT_OSS: /* harmony as llama.cpp renders it: an assistant turn ends with <|return|> */
+            put(o, "<|start|>"), put(o, r), put(o, "<|message|>"), put(o, c);
+            put(o, is(r, "assistant") ? "<|return|>" : "<|end|>");
+            break;
         case VKLLM__CHAT_FALCON3: put(o, "<|"), put(o, r), put(o, "|>\n"), put(o, c), put(o, "\n"); break;
         case VKLLM__CHAT_ZEPHYR: put(o, "<|"), put(o, r), put(o, "|>\n"), put(o, c), put(o, "<|endoftext|>\n"); break;
         case VKLLM__CHAT_MONARCH: put(o, i ? "<s>" : ""), put(o, r), put(o, "\n"), put(o, c), put(o, "</s>\n"); break;
@@ -290,6 +296,7 @@ static void render_simple(struct out *o, enum vkllm__chat_tmpl id, const struct 
     case VKLLM__CHAT_FALCON3:
     case VKLLM__CHAT_ZEPHYR: put(o, "<|assistant|>\n"); break;
     case VKLLM__CHAT_PHI4: put(o, "<|im_start|>assistant<|im_sep|>"); break;
+    case VKLLM__CHAT_GPT_OSS: put(o, "<|start|>assistant"); break;
     case VKLLM__CHAT_MONARCH: put(o, "<s>assistant\n"); break;
     case VKLLM__CHAT_LLAMA3: put(o, "<|start_header_id|>assistant<|end_header_id|>\n\n"); break;
     case VKLLM__CHAT_LLAMA4: put(o, "<|header_start|>assistant<|header_end|>\n\n"); break;

@@ -177,6 +177,7 @@ enum vkllm__chat_tmpl {
     VKLLM__CHAT_GRANITE,
     VKLLM__CHAT_LLAMA4,
     VKLLM__CHAT_QWEN, /* ChatML as the Qwen family writes it */
+    VKLLM__CHAT_GPT_OSS, /* OpenAI's harmony format (gpt-oss) */
     VKLLM__CHAT_COUNT_
 };
 

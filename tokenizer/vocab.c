@@ -254,9 +254,13 @@ static vkllm_status detect_special(struct vkllm__tokenizer *t, const struct vkll
             mark_control(t, id);
         }
     }
+    /* harmony (gpt-oss): <|end|> closes a message inside the answer (the analysis channel before
+     * the final one); only <|return|> and <|call|> end generation (llama.cpp's rule) */
     if (t->eos >= 0) t->eog[t->eos] = 1;
     if (t->eot >= 0) t->eog[t->eot] = 1;
     if (t->eom >= 0) t->eog[t->eom] = 1;
+    int32_t end = find_cstr(t, "<|end|>");
+    if (end >= 0 && end != t->eos && find_cstr(t, "<|return|>") >= 0 && find_cstr(t, "<|call|>") >= 0) t->eog[end] = 0;
 
     /* per-model attributes llama.cpp sets by name */
     struct vkllm__str name = {0}, arch = {0};

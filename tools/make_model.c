@@ -48,6 +48,9 @@ static const struct preset presets[] = {
      VKLLM__ARCH_QWEN3MOE, 2, 64, 128, 4, 2, 32, 512, 256, 0, 1000000.0f, 1e-6f, 8, 2},
     {"tiny-mixtral", "llama with 4 experts of 128, 2 per token (Mixtral's layout), 2 layers, 64 embd",
      VKLLM__ARCH_LLAMA, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f, 4, 2},
+    {"tiny-gpt-oss", "gpt-oss (biases, attention sinks, window 4 on every other layer, YaRN x4, 8 experts of 128 "
+     "with biases, 4 per token, clamped SwiGLU), 2 layers, 64 embd, head dim 32", VKLLM__ARCH_GPTOSS, 2, 64, 128, 4,
+     2, 32, 512, 256, 0, 150000.0f, 1e-5f, 8, 4},
     {"small", "llama, 4 layers, 256 embd, 768 ffn, 8 heads / 2 kv, 2048 vocab (K-quant friendly)",
      VKLLM__ARCH_LLAMA, 4, 256, 768, 8, 2, 0, 2048, 512, 0, 10000.0f, 1e-5f, 0, 0},
     {"stories-260k-shape", "llama2.c stories260K: 5 layers, 64 embd, 172 ffn, 8 heads / 4 kv, 512 vocab",
@@ -211,10 +214,10 @@ struct tensor_list {
     uint32_t want_type;
 };
 
-/* Append a tensor: a matrix (rows > 0) in the wanted type (or its fallback, logged for layer 0
- * and globals only), or an f32 vector. */
-static void add3(struct tensor_list *tl, const char *name, uint64_t cols, uint64_t rows, uint64_t experts, float mean,
-                 float std) {
+/* Append a tensor: a matrix (rows > 0, not f32only) in the wanted type (or its fallback, logged
+ * for layer 0 and globals only), or f32 values (a vector, or rows of them). */
+static void add4(struct tensor_list *tl, const char *name, uint64_t cols, uint64_t rows, uint64_t experts, float mean,
+                 float std, int f32only) {
     struct gen_tensor *t = &tl->v[tl->n];
     snprintf(t->name, sizeof t->name, "%s", name);
     t->n_dims = experts ? 3 : rows ? 2 : 1;
@@ -222,9 +225,9 @@ static void add3(struct tensor_list *tl, const char *name, uint64_t cols, uint64
     t->ne[1] = rows ? rows : 1;
     t->ne[2] = experts ? experts : 1;
     t->rows = t->ne[1] * t->ne[2];
-    t->type = rows ? fit_type(tl->want_type, cols) : VKLLM__TYPE_F32;
+    t->type = rows && !f32only ? fit_type(tl->want_type, cols) : VKLLM__TYPE_F32;
     int layer0 = strncmp(name, "blk.0.", 6) == 0;
-    if (rows && t->type != tl->want_type && (layer0 || strncmp(name, "blk.", 4) != 0))
+    if (rows && !f32only && t->type != tl->want_type && (layer0 || strncmp(name, "blk.", 4) != 0))
         vkllm__log(VKLLM_LOG_WARN, "make-model: %s%s: rows of %llu are not a multiple of %s's block; using %s",
                    layer0 ? "blk.*." : "", layer0 ? name + 6 : name, (unsigned long long)cols,
                    vkllm__type_name(tl->want_type), vkllm__type_name(t->type));
@@ -236,7 +239,7 @@ static void add3(struct tensor_list *tl, const char *name, uint64_t cols, uint64
 }
 
 static void add(struct tensor_list *tl, const char *name, uint64_t cols, uint64_t rows, float mean, float std) {
-    add3(tl, name, cols, rows, 0, mean, std);
+    add4(tl, name, cols, rows, 0, mean, std, 0);
 }
 
 static float inv_sqrt(uint64_t n) { return 1.0f / sqrtf((float)n); }
@@ -267,9 +270,10 @@ static void build_tensors(const struct vkllm__make_model_params *p, struct tenso
             if (wanted < 0 || (wanted == 0 && !p->optional_tensors)) continue;
             uint64_t cols = vkllm__dim_size(&hp, t->cols), rows = vkllm__dim_size(&hp, t->rows);
             snprintf(name, sizeof name, "blk.%u.%s", l, t->suffix);
-            if (t->kind == VKLLM__TENSOR_EXP) add3(tl, name, cols, rows, p->n_expert, 0.0f, inv_sqrt(cols));
+            if (t->kind == VKLLM__TENSOR_EXP) add4(tl, name, cols, rows, p->n_expert, 0.0f, inv_sqrt(cols), 0);
             else if (t->init == VKLLM__INIT_MAT) add(tl, name, cols, rows, 0.0f, inv_sqrt(cols));
-            else add(tl, name, cols, 0, t->init == VKLLM__INIT_NORM ? 1.0f : 0.0f, 0.1f);
+            else add4(tl, name, cols, rows, 0, t->init == VKLLM__INIT_NORM ? 1.0f : 0.0f,
+                      t->init == VKLLM__INIT_SINK ? 1.0f : 0.1f, 1); /* f32 vectors (rows: expert biases) */
         }
     if (p->arch == VKLLM__ARCH_PHI3) { /* LongRoPE as Phi-3.5 / Phi-4-mini: short factors near 1, long ones near 4 */
         add(tl, "rope_factors_short.weight", hp.head_dim / 2, 0, 1.0f, 0.05f);
@@ -294,7 +298,17 @@ struct vocab {
 
 #define SP "\xE2\x96\x81" /* U+2581, SentencePiece's space */
 
-static vkllm_status make_vocab(uint32_t n, int phi3, struct vocab *v) {
+/* The control tokens an architecture's chat format needs, written as the last ids of the vocabulary:
+ * Phi-3's (llama.cpp's vocab code looks up <|endoftext|> in any file named phi3) and harmony's
+ * (gpt-oss). NULL-terminated; NULL for none. */
+static const char *const *arch_specials(enum vkllm__arch a) {
+    static const char *const phi3[] = {"<|endoftext|>", "<|assistant|>", "<|end|>", "<|user|>", NULL};
+    static const char *const harmony[] = {"<|start|>", "<|message|>", "<|end|>", "<|return|>", "<|channel|>",
+                                          "<|call|>", "<|constrain|>", NULL};
+    return a == VKLLM__ARCH_PHI3 ? phi3 : a == VKLLM__ARCH_GPTOSS ? harmony : NULL;
+}
+
+static vkllm_status make_vocab(uint32_t n, const char *const *specials, struct vocab *v) {
     static const char extra[] = "0123456789.,!?'-:;()";
     memset(v, 0, sizeof *v);
     v->tokens = vkllm__calloc(n, sizeof *v->tokens);
@@ -330,12 +344,11 @@ static vkllm_status make_vocab(uint32_t n, int phi3, struct vocab *v) {
         }
     }
 #undef PUT
-    if (phi3 && n >= 263) { /* the last four ids: Phi-3's control tokens, which llama.cpp looks up in a file
-                             * named phi3 (its vocab code needs <|endoftext|>) */
-        static char eot[] = "<|endoftext|>", asst[] = "<|assistant|>", end[] = "<|end|>", user[] = "<|user|>";
-        char *special[4] = {eot, asst, end, user};
-        for (uint32_t k = 0; k < 4; k++) v->tokens[n - 4 + k] = special[k], v->types[n - 4 + k] = 3, v->scores[n - 4 + k] = 0.0f;
-    }
+    uint32_t ns = 0;
+    while (specials && specials[ns]) ns++;
+    if (ns && n >= 259 + ns) /* the last ns ids (tokens point into static storage) */
+        for (uint32_t k = 0; k < ns; k++)
+            v->tokens[n - ns + k] = (char *)specials[k], v->types[n - ns + k] = 3, v->scores[n - ns + k] = 0.0f;
     return VKLLM_STATUS_OK;
 }
 
@@ -386,7 +399,8 @@ static vkllm_status set_hparams(struct vkllm__gguf_writer *w, const struct vkllm
     if ((st = vkllm__gguf_writer_set_u32(w, K("block_count"), p->n_layer))) return st;
     if ((st = vkllm__gguf_writer_set_u32(w, K("context_length"), p->n_ctx))) return st;
     if ((st = vkllm__gguf_writer_set_u32(w, K("embedding_length"), p->n_embd))) return st;
-    if ((st = vkllm__gguf_writer_set_u32(w, K("feed_forward_length"), p->n_ff))) return st;
+    /* gpt-oss files give only the experts' width (as llama.cpp's converter writes them) */
+    if (p->arch != VKLLM__ARCH_GPTOSS && (st = vkllm__gguf_writer_set_u32(w, K("feed_forward_length"), p->n_ff))) return st;
     if ((st = vkllm__gguf_writer_set_u32(w, K("attention.head_count"), p->n_head))) return st;
     if ((st = vkllm__gguf_writer_set_u32(w, K("attention.head_count_kv"), p->n_head_kv))) return st;
     if ((st = vkllm__gguf_writer_set_u32(w, K("attention.key_length"), hd))) return st;
@@ -404,7 +418,8 @@ static vkllm_status set_hparams(struct vkllm__gguf_writer *w, const struct vkllm
     if (p->n_expert) { /* mixture of experts: every expert as wide as n_ff */
         if ((st = vkllm__gguf_writer_set_u32(w, K("expert_count"), p->n_expert))) return st;
         if ((st = vkllm__gguf_writer_set_u32(w, K("expert_used_count"), p->n_expert_used))) return st;
-        if (p->arch == VKLLM__ARCH_QWEN3MOE && (st = vkllm__gguf_writer_set_u32(w, K("expert_feed_forward_length"), p->n_ff)))
+        if ((p->arch == VKLLM__ARCH_QWEN3MOE || p->arch == VKLLM__ARCH_GPTOSS) &&
+            (st = vkllm__gguf_writer_set_u32(w, K("expert_feed_forward_length"), p->n_ff)))
             return st;
     }
     if (p->arch == VKLLM__ARCH_GEMMA2 || p->arch == VKLLM__ARCH_GEMMA3) {
@@ -418,6 +433,16 @@ static vkllm_status set_hparams(struct vkllm__gguf_writer *w, const struct vkllm
                                               (st = vkllm__gguf_writer_set_f32(w, K("final_logit_softcapping"), 5.0f))))
             return st;
     }
+    if (p->arch == VKLLM__ARCH_GPTOSS) {
+        /* gpt-oss-20b's layout at this size: a window (4, small enough for short prompts to reach past
+         * it) on every other layer (llama.cpp's default pattern 2: layers 0, 2, ...), YaRN trained at a
+         * quarter of the context (the real files: factor 32 over 4096) */
+        uint32_t orig = p->n_ctx / 4 ? p->n_ctx / 4 : 1;
+        if ((st = vkllm__gguf_writer_set_u32(w, K("attention.sliding_window"), 4))) return st;
+        if ((st = vkllm__gguf_writer_set_str(w, K("rope.scaling.type"), "yarn"))) return st;
+        if ((st = vkllm__gguf_writer_set_f32(w, K("rope.scaling.factor"), (float)p->n_ctx / (float)orig))) return st;
+        if ((st = vkllm__gguf_writer_set_u32(w, K("rope.scaling.original_context_length"), orig))) return st;
+    }
     if (p->arch == VKLLM__ARCH_PHI3) { /* LongRoPE: trained at half the context, attention factor as the converter's */
         uint32_t orig = p->n_ctx / 2 ? p->n_ctx / 2 : 1;
         double scale = (double)p->n_ctx / orig;
@@ -429,8 +454,18 @@ static vkllm_status set_hparams(struct vkllm__gguf_writer *w, const struct vkllm
     return VKLLM_STATUS_OK;
 }
 
-static vkllm_status set_tokenizer(struct vkllm__gguf_writer *w, const struct vocab *v, uint32_t n) {
+/* A chat template for the architectures whose format needs one to be recognized (gpt-oss: harmony). */
+static const char *arch_chat_template(enum vkllm__arch a) {
+    if (a != VKLLM__ARCH_GPTOSS) return NULL;
+    return "{%- for m in messages -%}<|start|>{{ m.role }}<|message|>{{ m.content }}"
+           "{%- if m.role == 'assistant' -%}<|return|>{%- else -%}<|end|>{%- endif -%}{%- endfor -%}"
+           "{%- if add_generation_prompt -%}<|start|>assistant<|channel|>final<|message|>{%- endif -%}";
+}
+
+static vkllm_status set_tokenizer(struct vkllm__gguf_writer *w, const struct vocab *v, uint32_t n, enum vkllm__arch a) {
     vkllm_status st;
+    const char *tmpl = arch_chat_template(a);
+    if (tmpl && (st = vkllm__gguf_writer_set_str(w, "tokenizer.chat_template", tmpl))) return st;
     if ((st = vkllm__gguf_writer_set_str(w, "tokenizer.ggml.model", "llama"))) return st;
     if ((st = vkllm__gguf_writer_set_arr_str(w, "tokenizer.ggml.tokens", (const char *const *)v->tokens, n))) return st;
     if ((st = vkllm__gguf_writer_set_arr(w, "tokenizer.ggml.scores", VKLLM__GGUF_F32, v->scores, n))) return st;
@@ -449,10 +484,10 @@ static vkllm_status check_params(const struct vkllm__make_model_params *p) {
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: invalid architecture");
     if (!p->n_layer || !p->n_embd || !p->n_ff || !p->n_head || !p->n_head_kv || !p->n_ctx)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: every dimension must be at least 1");
-    if ((p->n_expert || p->arch == VKLLM__ARCH_QWEN3MOE) &&
-        (p->arch != VKLLM__ARCH_LLAMA && p->arch != VKLLM__ARCH_QWEN3MOE))
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: experts are for llama (Mixtral) and qwen3moe");
-    if ((p->n_expert || p->arch == VKLLM__ARCH_QWEN3MOE) &&
+    int moe_arch = p->arch == VKLLM__ARCH_QWEN3MOE || p->arch == VKLLM__ARCH_GPTOSS;
+    if ((p->n_expert || moe_arch) && p->arch != VKLLM__ARCH_LLAMA && !moe_arch)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: experts are for llama (Mixtral), qwen3moe and gpt-oss");
+    if ((p->n_expert || moe_arch) &&
         (p->n_expert > 256 || !p->n_expert_used || p->n_expert_used > p->n_expert || p->n_expert_used > 64))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: %u of %u experts per token (1..64 of 1..256)",
                           p->n_expert_used, p->n_expert);
@@ -491,7 +526,7 @@ vkllm_status vkllm__make_model(const struct vkllm__make_model_params *p, const c
     tl.seed = p->seed;
     tl.want_type = p->type;
     tl.v = vkllm__calloc(tl.cap, sizeof *tl.v);
-    VKLLM_TRY(st, make_vocab(p->n_vocab, p->arch == VKLLM__ARCH_PHI3, &v), done);
+    VKLLM_TRY(st, make_vocab(p->n_vocab, arch_specials(p->arch), &v), done);
     if (!tl.v) {
         st = vkllm__err(VKLLM_STATUS_OOM, "make-model: tensor list");
         goto done;
@@ -499,7 +534,7 @@ vkllm_status vkllm__make_model(const struct vkllm__make_model_params *p, const c
     build_tensors(p, &tl);
     VKLLM_TRY(st, vkllm__gguf_writer_init(&w), done);
     VKLLM_TRY(st, set_hparams(w, p), done);
-    VKLLM_TRY(st, set_tokenizer(w, &v, p->n_vocab), done);
+    VKLLM_TRY(st, set_tokenizer(w, &v, p->n_vocab, p->arch), done);
     for (uint32_t i = 0; i < tl.n; i++)
         VKLLM_TRY(st, vkllm__gguf_writer_add_tensor(w, tl.v[i].name, tl.v[i].type, tl.v[i].n_dims, tl.v[i].ne,
                                                     fill_tensor, &tl.v[i]), done);
@@ -541,7 +576,7 @@ static vkllm_status type_of(const char *s, uint32_t *out) {
 static vkllm_status from_public(const struct vkllm_make_model_params *o, struct vkllm__make_model_params *p) {
     memset(p, 0, sizeof *p);
     if (vkllm__arch_from_name(o->arch, &p->arch))
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: unknown architecture '%s' (llama qwen2 qwen3 granite phi3 gemma2 gemma3 qwen3moe)",
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: unknown architecture '%s' (llama qwen2 qwen3 granite phi3 gemma2 gemma3 qwen3moe gpt-oss)",
                           o->arch);
     vkllm_status st = type_of(o->type, &p->type);
     if (st) return st;

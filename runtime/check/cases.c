@@ -65,6 +65,7 @@ static void elementwise_short(struct vkllm__case_list *l) {
     ADD(l, .op = VKLLM__OP_SILU_MUL, .rows = 3, .cols = 5632);
     ADD(l, .op = VKLLM__OP_GELU_MUL, .rows = 3, .cols = 5632);
     ADD(l, .op = VKLLM__OP_GELU_MUL, .rows = 2, .cols = 333, .flags = VKLLM__CASE_LARGE);
+    ADD(l, .op = VKLLM__OP_SWIGLU_OAI, .rows = 3, .cols = 2880, .flags = VKLLM__CASE_LARGE); /* past the clamps */
     ADD(l, .op = VKLLM__OP_SOFTCAP, .rows = 2, .cols = 32000, .nb = 1, .flags = VKLLM__CASE_LARGE);
     ADD(l, .op = VKLLM__OP_ADD_RMSNORM, .rows = 3, .cols = 2048, .flags = VKLLM__CASE_INPLACE);
     ADD(l, .op = VKLLM__OP_ADD_RMSNORM, .rows = 2, .cols = 333, .tuning = "ops_wg=32");
@@ -84,6 +85,7 @@ static void elementwise_full(struct vkllm__case_list *l) {
                 {.op = VKLLM__OP_MUL, .rows = 2, .cols = n, .nb = n},
                 {.op = VKLLM__OP_SILU_MUL, .rows = 2, .cols = n},
                 {.op = VKLLM__OP_GELU_MUL, .rows = 2, .cols = n},
+                {.op = VKLLM__OP_SWIGLU_OAI, .rows = 2, .cols = n},
                 {.op = VKLLM__OP_SOFTCAP, .rows = 2, .cols = n, .nb = 1},
                 {.op = VKLLM__OP_RMSNORM, .rows = 5, .cols = n},
                 {.op = VKLLM__OP_RMSNORM, .rows = 2, .cols = n, .flags = VKLLM__CASE_LARGE},
@@ -112,6 +114,7 @@ static void elementwise_full(struct vkllm__case_list *l) {
 
 static int is_elementwise(enum vkllm__op op) {
     return op == VKLLM__OP_ADD || op == VKLLM__OP_MUL || op == VKLLM__OP_SILU_MUL || op == VKLLM__OP_GELU_MUL ||
+           op == VKLLM__OP_SWIGLU_OAI ||
            op == VKLLM__OP_SOFTCAP || op == VKLLM__OP_RMSNORM ||
            op == VKLLM__OP_ADD_RMSNORM || op == VKLLM__OP_SOFTMAX;
 }
@@ -428,6 +431,9 @@ static void moe_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
         ADD(l, .op = op, .n = 3, .cols = 8, .nb = 2);
         ADD(l, .op = op, .n = 5, .cols = 128, .nb = 8);
         if (full) ADD(l, .op = op, .n = 2, .cols = 1000, .nb = 64), ADD(l, .op = op, .n = 1, .cols = 4, .nb = 4);
+    } else if (op == VKLLM__OP_MOE_ADD_ID) {
+        ADD(l, .op = op, .n = 12, .cols = 2880, .heads = 32);
+        if (full) ADD(l, .op = op, .n = 1, .cols = 7, .heads = 1), ADD(l, .op = op, .n = 513, .cols = 333, .heads = 5);
     } else {
         ADD(l, .op = op, .n = 3, .cols = 64, .nb = 2);
         if (full) ADD(l, .op = op, .n = 7, .cols = 4099, .nb = 8);
@@ -473,6 +479,13 @@ static void attention_kernel(const char *t, struct vkllm__case_list *l) {
                 addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = prefill_n[i], .heads = 2 * ratios[r],
                                                 .heads_kv = 2, .head_dim = dims[d], .n_ctx = 256, POS(0, 37, 155)},
                      "%s", t);
+    /* attention sinks over the same cuts: splits, prefill tiles, windows, head dims */
+    for (int d = 0; d < 3; d++) {
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 2, .head_dim = dims[d],
+                                        .n_ctx = 1000, .flags = VKLLM__CASE_SINKS, POS(999, 0, 1, 255, 256, 600)}, "%s", t);
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 37, .heads = 4, .heads_kv = 4, .head_dim = dims[d],
+                                        .n_ctx = 256, .window = 7, .flags = VKLLM__CASE_SINKS, POS(0, 37, 155)}, "%s", t);
+    }
 }
 
 static void attention_cases(int full, struct vkllm__case_list *l) {
@@ -494,6 +507,14 @@ static void attention_cases(int full, struct vkllm__case_list *l) {
                                         .n_ctx = 4096, .window = 100, POS(4095, 0, 99, 100, 300)}, "%s", kernels[i]);
         addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 40, .heads = 4, .heads_kv = 4, .head_dim = 16,
                                         .n_ctx = 300, .window = 33, .softcap = 0.5f, POS(0, 7, 200)}, "%s", kernels[i]);
+        /* attention sinks (gpt-oss, with its windows): prefill, split decode, a window */
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64,
+                                        .n_ctx = 256, .flags = VKLLM__CASE_SINKS, POS(0, 100)}, "%s", kernels[i]);
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 2, .head_dim = 64,
+                                        .n_ctx = 4096, .window = 128, .flags = VKLLM__CASE_SINKS, POS(4095, 0, 3, 300)},
+             "%s", kernels[i]);
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 2, .head_dim = 64,
+                                        .n_ctx = 4096, .flags = VKLLM__CASE_SINKS, POS(4095, 0, 3, 300)}, "%s", kernels[i]);
     }
     if (!full) return;
     /* attn_tb's work split: blocks that divide nothing, one lane per workgroup, many lanes, one
@@ -555,7 +576,8 @@ void vkllm__op_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
     case VKLLM__OP_ARGMAX: argmax_cases(full, l); break;
     case VKLLM__OP_MATVEC_ID:
     case VKLLM__OP_MOE_ROUTE:
-    case VKLLM__OP_MOE_SUM: moe_cases(op, full, l); break;
+    case VKLLM__OP_MOE_SUM:
+    case VKLLM__OP_MOE_ADD_ID: moe_cases(op, full, l); break;
     default: break;
     }
 }

@@ -44,7 +44,8 @@ void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n) {
     {
         int w = snprintf(buf, n, "n=%u heads=%u/%u dim=%u ctx=%u", c->n, c->heads, c->heads_kv, c->head_dim, c->n_ctx);
         if (w > 0 && (size_t)w < n && c->window) w += snprintf(buf + w, n - (size_t)w, " win=%u", c->window);
-        if (w > 0 && (size_t)w < n && c->softcap > 0) snprintf(buf + w, n - (size_t)w, " cap=%g", (double)c->softcap);
+        if (w > 0 && (size_t)w < n && c->softcap > 0) w += snprintf(buf + w, n - (size_t)w, " cap=%g", (double)c->softcap);
+        if (w > 0 && (size_t)w < n && (c->flags & VKLLM__CASE_SINKS)) snprintf(buf + w, n - (size_t)w, " sinks");
         break;
     }
     case VKLLM__OP_ARGMAX: snprintf(buf, n, "%u", c->cols); break;
@@ -53,6 +54,7 @@ void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n) {
         break;
     case VKLLM__OP_MOE_ROUTE:
     case VKLLM__OP_MOE_SUM: snprintf(buf, n, "n=%u %u k=%u", c->n, c->cols, c->nb); break;
+    case VKLLM__OP_MOE_ADD_ID: snprintf(buf, n, "n=%u %u experts=%u", c->n, c->cols, c->heads); break;
     default:
         snprintf(buf, n, "%ux%u%s%s%s", c->rows, c->cols, c->flags & VKLLM__CASE_LARGE ? " large" : "",
                  c->flags & VKLLM__CASE_NEG_INF ? " -inf" : "", c->flags & VKLLM__CASE_INPLACE ? " in place" : "");

@@ -28,6 +28,7 @@
     X(MUL, "mul", "max_rel", 1e-6, elementwise)                                                       \
     X(SILU_MUL, "silu_mul", "max_rel", 1e-4, elementwise)                                             \
     X(GELU_MUL, "gelu_mul", "max_rel", 1e-4, elementwise)                                             \
+    X(SWIGLU_OAI, "swiglu_oai", "max_rel", 1e-4, elementwise)                                         \
     X(SOFTCAP, "softcap", "max_abs", 1e-5, elementwise)                                               \
     X(RMSNORM, "rmsnorm", "max_rel", 1e-4, elementwise)                                               \
     X(ADD_RMSNORM, "add_rmsnorm", "max_rel", 1e-4, elementwise)                                       \
@@ -44,7 +45,8 @@
     X(ARGMAX, "argmax", "wrong", 0, argmax)                                                           \
     X(MATVEC_ID, "matvec_id", "nmse", 1e-10, matvec_id)                                               \
     X(MOE_ROUTE, "moe_route", "max_abs", 1e-5, moe_route)                                             \
-    X(MOE_SUM, "moe_sum", "max_abs", 1e-5, moe_sum)
+    X(MOE_SUM, "moe_sum", "max_abs", 1e-5, moe_sum)                                                   \
+    X(MOE_ADD_ID, "moe_add_id", "max_rel", 1e-6, moe_add_id)
 
 enum vkllm__op {
 #define VKLLM__OP_ENUM_(op, ...) VKLLM__OP_##op,
@@ -61,11 +63,12 @@ enum vkllm__op {
 #define VKLLM__CASE_OFFSET 0x10u  /* W at byte 256 of its buffer */
 #define VKLLM__CASE_BOTH_PATHS 0x20u /* matvec_tb: also vkllm__op_matvec with the texel path on and off */
 #define VKLLM__CASE_UPLOADED 0x40u /* W made by vkllm__dtensor_upload, as models load */
+#define VKLLM__CASE_SINKS 0x80u   /* attention: a sink score per head (gpt-oss), some larger than any score */
 
 #define VKLLM__CASE_MAX_POS 16
 
 /* One case. Which fields an op reads:
- *   add, mul, silu_mul, gelu_mul, rmsnorm, add_rmsnorm, softmax: rows x cols (nb: add/mul's b
+ *   add, mul, silu_mul, gelu_mul, swiglu_oai, rmsnorm, add_rmsnorm, softmax: rows x cols (nb: add/mul's b
  *   length, 0 = all); softcap: rows x cols, nb 1 (the cap)
  *   matvec, matvec_tb, matmul, get_rows: W (rows, cols) of `type`, n columns of x (tokens, ids)
  *   matvec_glu: W (rows, cols), gate's rows over up's (rows even), one column
@@ -75,7 +78,8 @@ enum vkllm__op {
  *   attention: n queries, heads / heads_kv of head_dim, a cache of n_ctx rows, window, softcap
  *   argmax: cols
  *   matvec_id: heads experts of W (rows, cols) of `type`, n tokens of nb picks each
- *   moe_route: n tokens of cols router logits, nb picks; moe_sum: n tokens of nb picks of cols
+ *   moe_route: n tokens of cols router logits, nb picks; moe_sum: n tokens of nb picks of cols;
+ *   moe_add_id: n rows of cols, a bias of heads experts
  * rope, kv_store, rope_kv and attention run one recording replayed at every position of pos[0..n_pos). */
 struct vkllm__op_case {
     enum vkllm__op op;

@@ -177,8 +177,11 @@ void vkllm__chk_attention(struct chk *k) {
         kh[i] = vkllm__f32_to_f16(vkllm__chk_rand(k)), kf[i] = vkllm__f16_to_f32(kh[i]);
         vh[i] = vkllm__f32_to_f16(vkllm__chk_rand(k)), vf[i] = vkllm__f16_to_f32(vh[i]);
     }
+    float *sinks = c->flags & VKLLM__CASE_SINKS ? vkllm__chk_floats(k, c->heads, 6.0f) : NULL; /* scores are O(3) */
+    if (k->st) return;
+    struct vkllm__buffer *bs = sinks ? vkllm__chk_buf(k, 4ull * c->heads, sinks) : NULL;
     struct vkllm__attn_shape sh = {c->n,     c->heads,  c->heads_kv, c->head_dim, c->n_ctx, 1.0f / sqrtf((float)c->head_dim),
-                                   c->window, c->softcap};
+                                   c->window, c->softcap, bs ? vkllm__view_of(bs) : (struct vkllm__view){0}};
     uint64_t scratch = vkllm__attention_scratch_bytes(k->gpu, &sh);
     struct attn_bufs b = {vkllm__chk_buf(k, nq * 4, q), vkllm__chk_buf(k, nkv * 2, kh), vkllm__chk_buf(k, nkv * 2, vh),
                           vkllm__chk_buf(k, nq * 4, NULL), vkllm__chk_buf(k, 4, NULL),
@@ -209,7 +212,7 @@ void vkllm__chk_attention(struct chk *k) {
         }
         for (uint32_t i = 0; i < c->n; i++) {
             vkllm__ref_attention(ref, q + (uint64_t)i * qw, kf, vf, att, c->heads, c->heads_kv, c->head_dim, p0 + i + 1,
-                                 sh.scale, c->window, c->softcap);
+                                 sh.scale, c->window, c->softcap, sinks);
             struct chk_stats st;
             vkllm__chk_compare(got + (uint64_t)i * qw, ref, qw, &st);
             vkllm__chk_fold(k, &st);

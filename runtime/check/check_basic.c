@@ -26,6 +26,7 @@ static void reference(const struct vkllm__op_case *c, const float *a, const floa
     case VKLLM__OP_MUL: vkllm__ref_mul(want, a, b, n, nb); break;
     case VKLLM__OP_SILU_MUL: vkllm__ref_silu_mul(want, a, b, n); break;
     case VKLLM__OP_GELU_MUL: vkllm__ref_gelu_mul(want, a, b, n); break;
+    case VKLLM__OP_SWIGLU_OAI: vkllm__ref_swiglu_oai(want, a, b, n); break;
     case VKLLM__OP_SOFTCAP: vkllm__ref_softcap(want, a, b[0], n); break;
     case VKLLM__OP_RMSNORM: vkllm__ref_rmsnorm(want, a, b, c->cols, c->rows, EPS); break;
     case VKLLM__OP_SOFTMAX: vkllm__ref_softmax(want, a, c->cols, c->rows, 1.0f); break;
@@ -45,6 +46,7 @@ static vkllm_status record(struct vkllm__cmd *cmd, const struct vkllm__op_case *
     case VKLLM__OP_MUL: return vkllm__op_mul(cmd, o, a, b, n, nb);
     case VKLLM__OP_SILU_MUL: return vkllm__op_silu_mul(cmd, o, a, b, n);
     case VKLLM__OP_GELU_MUL: return vkllm__op_gelu_mul(cmd, o, a, b, n);
+    case VKLLM__OP_SWIGLU_OAI: return vkllm__op_swiglu_oai(cmd, o, a, b, n);
     case VKLLM__OP_SOFTCAP: return vkllm__op_softcap(cmd, o, a, b, n);
     case VKLLM__OP_RMSNORM: return vkllm__op_rmsnorm(cmd, o, a, b, c->cols, c->rows, EPS);
     case VKLLM__OP_SOFTMAX: return vkllm__op_softmax(cmd, o, a, c->cols, c->rows, 1.0f);

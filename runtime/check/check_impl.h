@@ -77,5 +77,6 @@ void vkllm__chk_argmax(struct chk *k);
 void vkllm__chk_matvec_id(struct chk *k);
 void vkllm__chk_moe_route(struct chk *k);
 void vkllm__chk_moe_sum(struct chk *k);
+void vkllm__chk_moe_add_id(struct chk *k);
 
 #endif /* VKLLM_CHECK_IMPL_H */

@@ -5,7 +5,9 @@
  *              the picked expert's rows, a guard after y untouched
  *   moe_route  c->n tokens of c->cols router logits (with ties), c->nb picks: the ids exactly,
  *              the weights within the bound (vkllm__ref_moe_route)
- *   moe_sum    c->n tokens of c->nb picks of c->cols: max_abs against the sum in double */
+ *   moe_sum    c->n tokens of c->nb picks of c->cols: max_abs against the sum in double
+ *   moe_add_id c->n rows of c->cols plus the row of a (c->heads, c->cols) bias each one's id picks (one
+ *              id past the bias: nothing added); one f32 addition each, as add */
 #include "check_impl.h"
 
 #define GUARD 5
@@ -113,5 +115,31 @@ void vkllm__chk_moe_sum(struct chk *k) {
     if (k->st) return;
     struct chk_stats s;
     vkllm__chk_compare(got, want, (uint64_t)n * wd, &s);
+    vkllm__chk_fold(k, &s);
+}
+
+void vkllm__chk_moe_add_id(struct chk *k) {
+    const struct vkllm__op_case *c = k->c;
+    uint32_t n = c->n, wd = c->cols, ne = c->heads;
+    float *y = vkllm__chk_floats(k, (uint64_t)n * wd, 3.0f), *bias = vkllm__chk_floats(k, (uint64_t)ne * wd, 1.0f);
+    float *got = vkllm__chk_floats(k, (uint64_t)n * wd, 0);
+    uint32_t *ids = vkllm__chk_alloc(k, 4ull * n);
+    if (k->st) return;
+    struct vkllm__buffer *by = vkllm__chk_buf(k, 4ull * n * wd, y), *bb = vkllm__chk_buf(k, 4ull * ne * wd, bias);
+    for (uint32_t r = 0; r < n; r++) {
+        ids[r] = r == n / 2 && n > 1 ? ne + 1 : (uint32_t)((vkllm__chk_rand(k) + 1.0f) * 0.5f * ne) % ne;
+        for (uint32_t e = 0; ids[r] < ne && e < wd; e++) y[(uint64_t)r * wd + e] += bias[(uint64_t)ids[r] * wd + e];
+    }
+    struct vkllm__buffer *bi = vkllm__chk_buf(k, 4ull * n, ids);
+    struct vkllm__cmd *cmd = vkllm__chk_cmd(k);
+    if (k->st || !vkllm__chk_ok(k, vkllm__cmd_begin(cmd)) ||
+        !vkllm__chk_ok(k, vkllm__op_moe_add_id(cmd, vkllm__view_of(by), vkllm__view_of(bb), vkllm__view_of(bi), n, wd, ne)) ||
+        !vkllm__chk_ok(k, vkllm__cmd_end(cmd)))
+        return;
+    vkllm__chk_submit(k, cmd);
+    vkllm__chk_download(k, by, got, 4ull * n * wd);
+    if (k->st) return;
+    struct chk_stats s;
+    vkllm__chk_compare(got, y, (uint64_t)n * wd, &s);
     vkllm__chk_fold(k, &s);
 }

@@ -114,7 +114,8 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
                                                                                           : f->m->inv_freq;
         struct vkllm__attn_shape as = {nt, hp->n_head, hp->n_head_kv, HD, sq->n_ctx,
                                        hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)HD),
-                                       vkllm__layer_window(hp, l), hp->attn_softcap};
+                                       vkllm__layer_window(hp, l), hp->attn_softcap,
+                                       w->attn_sinks ? ALL(w->attn_sinks) : (struct vkllm__view){0}}; // gpt-oss: sinks
         if (f->fuse_rope_kv) {                                                     // the four below in one dispatch
             struct vkllm__rope_kv_shape rs = {nt, hp->n_head, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, sq->n_ctx};
             DO(vkllm__op_rope_kv(c, qi, ki, vi, pos, ALL(freq), ALL(sq->kv.k[l]), ALL(sq->kv.v[l]), &rs));
@@ -134,17 +135,22 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
 
     // feed-forward block
     DO(vkllm__op_add_rmsnorm(c, xb, x, xb, ALL(w->ffn_norm), E, n, hp->rms_eps));  // x += xb; xb = rmsnorm(x) * ffn_norm
-    if (hp->n_expert) {                                                            // mixture of experts (Mixtral, qwen3moe)
+    if (hp->n_expert) {                                                            // mixture of experts (Mixtral, qwen3moe, gpt-oss)
         const uint32_t NE = hp->n_expert, K = hp->n_expert_used, FE = hp->n_ff_exp;
         struct vkllm__view lg = F(f->moe_logits, 0, (uint64_t)n * NE), ids = F(f->moe_ids, 0, (uint64_t)n * K);
         struct vkllm__view wt = F(f->moe_w, 0, (uint64_t)n * K), ye = F(f->moe_y, 0, (uint64_t)n * K * E);
         struct vkllm__view he = F(f->hb, 0, (uint64_t)n * K * FE), he2 = F(f->hb2, 0, (uint64_t)n * K * FE);
         DO(mm(c, lg, &w->w_router, xb, n, dec));                                   // lg (n, NE) = xb @ w_router^T
+        if (w->b_router) DO(vkllm__op_add(c, lg, lg, ALL(w->b_router), n * NE, NE)); // gpt-oss: + bias
         DO(vkllm__op_moe_route(c, ids, wt, lg, n, NE, K));                         // each token's K experts, weights
         DO(vkllm__op_matvec_id(c, he, &w->w_gate_exps, NE, xb, K, E, ids, n * K)); // he (n K, FE): each pick's gate
         DO(vkllm__op_matvec_id(c, he2, &w->w_up_exps, NE, xb, K, E, ids, n * K));  // he2: its up
-        DO(vkllm__op_silu_mul(c, he, he, he2, n * K * FE));                        // he = silu(he) * he2
+        if (w->b_gate_exps) DO(vkllm__op_moe_add_id(c, he, ALL(w->b_gate_exps), ids, n * K, FE, NE)); // gpt-oss:
+        if (w->b_up_exps) DO(vkllm__op_moe_add_id(c, he2, ALL(w->b_up_exps), ids, n * K, FE, NE));    // + its biases
+        DO(hp->swiglu_oai ? vkllm__op_swiglu_oai(c, he, he, he2, n * K * FE)       // gpt-oss: clamped SwiGLU
+                          : vkllm__op_silu_mul(c, he, he, he2, n * K * FE));       // he = silu(he) * he2
         DO(vkllm__op_matvec_id(c, ye, &w->w_down_exps, NE, he, 1, FE, ids, n * K)); // ye (n K, E): its down
+        if (w->b_down_exps) DO(vkllm__op_moe_add_id(c, ye, ALL(w->b_down_exps), ids, n * K, E, NE)); // gpt-oss
         DO(vkllm__op_moe_sum(c, xb, ye, wt, n, K, E));                             // xb (n, E) = weighted sum, added to x next
     } else if (fgu && !hp->gelu && vkllm__matvec_glu_applies(f->gpu, &S->gate_up)) { // one token: one dispatch
         DO(vkllm__op_matvec_glu(c, hb, &S->gate_up, xb));                          // hb = silu(xb @ w_gate^T) * (xb @ w_up^T)
@@ -257,7 +263,7 @@ vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uin
     f->fuse_qkv = U >= 2 && (4ull * hp->n_embd_q) % align == 0 && (4ull * (hp->n_embd_q + hp->n_embd_kv)) % align == 0;
     f->fuse_gate_up = U >= 2 && (4ull * hp->n_ff) % align == 0;
     f->fuse_rope_kv = vkllm__gpu_tuning(f->gpu)->fuse != 0;
-    struct vkllm__attn_shape s1 = {1, hp->n_head, hp->n_head_kv, hp->head_dim, n_ctx, 1.0f, 0, 0.0f};
+    struct vkllm__attn_shape s1 = {1, hp->n_head, hp->n_head_kv, hp->head_dim, n_ctx, 1.0f, 0, 0.0f, {0}};
     struct vkllm__attn_shape sU = s1;
     sU.n = n_ubatch;
     uint64_t scratch = VKLLM_MAX(vkllm__attention_scratch_bytes(f->gpu, &s1), vkllm__attention_scratch_bytes(f->gpu, &sU));

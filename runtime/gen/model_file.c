@@ -46,7 +46,10 @@ static int64_t get_int(const struct vkllm__gguf *g, const char *key) {
 }
 
 static const char *scaling_name(enum vkllm__rope_scaling s) {
-    return s == VKLLM__ROPE_SCALING_LINEAR ? "linear" : s == VKLLM__ROPE_SCALING_LLAMA3 ? "llama3" : "none";
+    return s == VKLLM__ROPE_SCALING_LINEAR   ? "linear"
+           : s == VKLLM__ROPE_SCALING_LLAMA3 ? "llama3"
+           : s == VKLLM__ROPE_SCALING_YARN   ? "yarn"
+                                             : "none";
 }
 
 static void shape_info(const struct vkllm__hparams *hp, struct vkllm_file_info *o) {

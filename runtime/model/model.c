@@ -10,7 +10,7 @@
 
 // --- architectures --------------------------------------------------------------------------
 
-static const char *const arch_names[VKLLM__ARCH_COUNT_] = {"llama", "qwen2", "qwen3", "granite", "phi3", "gemma2", "gemma3", "qwen3moe"};
+static const char *const arch_names[VKLLM__ARCH_COUNT_] = {"llama", "qwen2", "qwen3", "granite", "phi3", "gemma2", "gemma3", "qwen3moe", "gpt-oss"};
 
 const char *vkllm__arch_name(enum vkllm__arch a) {
     return (unsigned)a < VKLLM__ARCH_COUNT_ ? arch_names[a] : "?";
@@ -47,6 +47,7 @@ uint64_t vkllm__dim_size(const struct vkllm__hparams *hp, enum vkllm__dim d) {
     case VKLLM__DIM_FF2: return 2 * (uint64_t)hp->n_ff;
     case VKLLM__DIM_N_EXPERT: return hp->n_expert;
     case VKLLM__DIM_FF_EXP: return hp->n_ff_exp;
+    case VKLLM__DIM_N_HEAD: return hp->n_head;
     default: return 0;
     }
 }
@@ -112,7 +113,7 @@ static vkllm_status read_arch(const struct vkllm__gguf *g, enum vkllm__arch *out
     name[n] = 0;
     if (s.len >= sizeof name || vkllm__arch_from_name(name, out) != VKLLM_STATUS_OK)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                          "%s: architecture '%s' is not supported (llama, qwen2, qwen3, granite, phi3, gemma2, gemma3, qwen3moe are)", g->path, name);
+                          "%s: architecture '%s' is not supported (llama, qwen2, qwen3, granite, phi3, gemma2, gemma3, qwen3moe, gpt-oss are)", g->path, name);
     return VKLLM_STATUS_OK;
 }
 
@@ -123,7 +124,11 @@ static vkllm_status read_shape(const struct vkllm__gguf *g, struct vkllm__hparam
     vkllm_status st;
     if ((st = get_u32(g, a, "block_count", NULL, 1, &hp->n_layer))) return st;
     if ((st = get_u32(g, a, "embedding_length", NULL, 1, &hp->n_embd))) return st;
-    if ((st = get_u32(g, a, "feed_forward_length", NULL, 1, &hp->n_ff))) return st;
+    const uint32_t zero_ff = 0; /* gpt-oss: only the experts' width (n_ff takes it below) */
+    if ((st = get_u32(g, a, "feed_forward_length", a == VKLLM__ARCH_GPTOSS ? &zero_ff : NULL, 0, &hp->n_ff))) return st;
+    if (!hp->n_ff && a != VKLLM__ARCH_GPTOSS)
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: metadata key %s.feed_forward_length is 0", g->path,
+                          vkllm__arch_name(a));
     if ((st = get_u32(g, a, "context_length", NULL, 1, &hp->n_ctx_train))) return st;
     if ((st = get_u32(g, a, "attention.head_count", NULL, 1, &hp->n_head))) return st;
     if ((st = get_u32(g, a, "attention.head_count_kv", &hp->n_head, 1, &hp->n_head_kv))) return st;
@@ -156,19 +161,25 @@ static vkllm_status read_shape(const struct vkllm__gguf *g, struct vkllm__hparam
     const uint32_t zero_u = 0;
     if ((st = get_u32(g, a, "expert_count", &zero_u, 0, &hp->n_expert))) return st;
     if ((st = get_u32(g, a, "expert_used_count", &zero_u, 0, &hp->n_expert_used))) return st;
-    if (hp->n_expert && (a == VKLLM__ARCH_LLAMA || a == VKLLM__ARCH_QWEN3MOE)) {
+    int moe_arch = a == VKLLM__ARCH_QWEN3MOE || a == VKLLM__ARCH_GPTOSS; /* experts in every file */
+    if (hp->n_expert && (a == VKLLM__ARCH_LLAMA || moe_arch)) {
         uint32_t def_ff = a == VKLLM__ARCH_QWEN3MOE && hp->n_expert_used ? hp->n_ff / hp->n_expert_used : hp->n_ff;
-        if ((st = get_u32(g, a, "expert_feed_forward_length", &def_ff, 1, &hp->n_ff_exp))) return st;
+        if ((st = get_u32(g, a, "expert_feed_forward_length", a == VKLLM__ARCH_GPTOSS ? NULL : &def_ff, 1,
+                          &hp->n_ff_exp)))
+            return st;
+        if (!hp->n_ff) hp->n_ff = hp->n_ff_exp;
         if (hp->n_expert > 1024 || !hp->n_expert_used || hp->n_expert_used > hp->n_expert || hp->n_expert_used > 64 ||
             !hp->n_ff_exp)
             return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: %u of %u experts per token is not supported (1..64 of at "
                               "most 1024)", g->path, hp->n_expert_used, hp->n_expert);
     } else if (hp->n_expert) {
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: experts in a %s file are not supported (llama and qwen3moe)",
-                          g->path, vkllm__arch_name(a));
-    } else if (a == VKLLM__ARCH_QWEN3MOE) {
-        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: qwen3moe needs qwen3moe.expert_count", g->path);
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: experts in a %s file are not supported (llama, qwen3moe "
+                          "and gpt-oss)", g->path, vkllm__arch_name(a));
+    } else if (moe_arch) {
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: %s needs %s.expert_count", g->path, vkllm__arch_name(a),
+                          vkllm__arch_name(a));
     }
+    hp->swiglu_oai = a == VKLLM__ARCH_GPTOSS;
     /* granite's multipliers; the other architectures have none (1, and 0: 1/sqrt(head_dim)) */
     const float one = 1.0f, zero = 0.0f;
     int gr = a == VKLLM__ARCH_GRANITE;
@@ -194,7 +205,7 @@ static vkllm_status read_shape(const struct vkllm__gguf *g, struct vkllm__hparam
     return VKLLM_STATUS_OK;
 }
 
-/* Scaling keys: rope.scaling.type (none, linear, llama3; yarn & co. are refused),
+/* Scaling keys: rope.scaling.type (none, linear, llama3, yarn; longrope & co. are refused),
  * rope.scaling.factor or the older rope.scale_linear, rope.scaling.original_context_length. */
 static vkllm_status read_rope_scaling(const struct vkllm__gguf *g, struct vkllm__hparams *hp) {
     struct vkllm__rope *r = &hp->rope;
@@ -229,6 +240,17 @@ static vkllm_status read_rope_scaling(const struct vkllm__gguf *g, struct vkllm_
         r->freq_scale = 1.0f / r->factor;
     } else if (vkllm__str_eq(type, "llama3")) {
         r->scaling = VKLLM__ROPE_SCALING_LLAMA3;
+    } else if (vkllm__str_eq(type, "yarn")) {
+        /* As llama.cpp: beta_fast 32 and beta_slow 1 (it reads no key for them), ext_factor 1; a
+         * yarn_log_multiplier (DeepSeek's mscale_all_dim) is refused */
+        float log_mul;
+        if ((st = get_f32(g, hp->arch, "rope.scaling.yarn_log_multiplier", &zero, &log_mul))) return st;
+        if (log_mul != 0.0f)
+            return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: rope.scaling.yarn_log_multiplier is not supported", g->path);
+        r->scaling = VKLLM__ROPE_SCALING_YARN;
+        r->freq_scale = 1.0f / r->factor;
+        if (!r->orig_ctx)
+            return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: yarn rope scaling needs an original context length", g->path);
     } else {
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: rope scaling type '%.*s' is not supported",
                           g->path, (int)VKLLM_MIN(type.len, 32), type.ptr);
@@ -236,23 +258,25 @@ static vkllm_status read_rope_scaling(const struct vkllm__gguf *g, struct vkllm_
     return VKLLM_STATUS_OK;
 }
 
-/* gemma2 / gemma3: sliding windows, their layers and RoPE, soft-capping (llama.cpp's defaults:
- * gemma2 windows of 4096 on every other layer, caps 50 and 30; gemma3 windows on 5 of every 6
- * layers where the file gives a window, their RoPE base 10000 unscaled, no caps unless given). The
+/* gemma2 / gemma3 / gpt-oss: sliding windows, their layers and RoPE, soft-capping (llama.cpp's
+ * defaults: gemma2 windows of 4096 on every other layer, caps 50 and 30; gemma3 windows on 5 of
+ * every 6 layers where the file gives a window, their RoPE base 10000 unscaled, no caps unless
+ * given; gpt-oss a window the file must give on every other layer, the global RoPE, no caps). The
  * per-layer flags go to *swa_out (owned by the caller). */
-static vkllm_status read_gemma(const struct vkllm__gguf *g, struct vkllm__hparams *hp, uint8_t **swa_out) {
+static vkllm_status read_swa(const struct vkllm__gguf *g, struct vkllm__hparams *hp, uint8_t **swa_out) {
     enum vkllm__arch a = hp->arch;
-    int g2 = a == VKLLM__ARCH_GEMMA2;
-    const uint32_t def_swa = g2 ? 4096 : 0, def_pattern = g2 ? 2 : 6;
+    int g2 = a == VKLLM__ARCH_GEMMA2, oss = a == VKLLM__ARCH_GPTOSS;
+    const uint32_t def_swa = g2 ? 4096 : 0, def_pattern = g2 || oss ? 2 : 6;
     const float zero = 0.0f, cap_attn = g2 ? 50.0f : 0.0f, cap_final = g2 ? 30.0f : 0.0f;
-    const float theta_swa = g2 ? hp->rope.theta : 10000.0f;
+    const float theta_swa = g2 || oss ? hp->rope.theta : 10000.0f;
     vkllm_status st;
-    if ((st = get_u32(g, a, "attention.sliding_window", &def_swa, 0, &hp->n_swa))) return st;
+    if ((st = get_u32(g, a, "attention.sliding_window", oss ? NULL : &def_swa, 0, &hp->n_swa))) return st;
     if ((st = get_f32(g, a, "rope.freq_base_swa", &theta_swa, &hp->theta_swa))) return st;
     if ((st = get_f32(g, a, "attn_logit_softcapping", g2 ? &cap_attn : &zero, &hp->attn_softcap))) return st;
     if ((st = get_f32(g, a, "final_logit_softcapping", &cap_final, &hp->final_softcap))) return st;
     if (!g2) hp->attn_softcap = 0.0f; /* gemma3 has none (llama.cpp reads it for gemma2 only) */
-    hp->freq_scale_swa = g2 ? hp->rope.freq_scale : 1.0f;
+    if (oss) hp->final_softcap = 0.0f;
+    hp->freq_scale_swa = g2 || oss ? hp->rope.freq_scale : 1.0f;
     if (!(hp->theta_swa > 0.0f))
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: rope.freq_base_swa must be positive", g->path);
     if (!hp->n_swa) return VKLLM_STATUS_OK;
@@ -289,21 +313,26 @@ static vkllm_status read_rope(const struct vkllm__gguf *g, struct vkllm__hparams
                           g->path, r->n_rot, hp->head_dim);
     /* As llama.cpp: llama rotates adjacent pairs, the Qwen, Phi and Gemma models the two halves of each head. */
     r->neox = hp->arch == VKLLM__ARCH_QWEN2 || hp->arch == VKLLM__ARCH_QWEN3 || hp->arch == VKLLM__ARCH_PHI3 ||
-              hp->arch == VKLLM__ARCH_QWEN3MOE ||
+              hp->arch == VKLLM__ARCH_QWEN3MOE || hp->arch == VKLLM__ARCH_GPTOSS ||
               hp->arch == VKLLM__ARCH_GEMMA2 || hp->arch == VKLLM__ARCH_GEMMA3;
     const float one = 1.0f;
     if ((st = get_f32(g, hp->arch, "rope.scaling.attn_factor", &one, &r->attn_factor))) return st;
-    if (r->attn_factor != 1.0f) {
-        /* It multiplies the rotated dims of q and of k (cos and sin in ggml's rope): with every
-         * dim rotated that is attn_factor^2 on q.k, which the attention scale takes. */
-        if (r->n_rot != hp->head_dim || !(r->attn_factor > 0.0f))
-            return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: rope.scaling.attn_factor %g with %u of %u dims rotated "
-                              "is not supported (only with every dim rotated)", g->path, (double)r->attn_factor,
+    if ((st = read_rope_scaling(g, hp))) return st;
+    /* The magnitude ggml's rope gives cos and sin: attn_factor, times YaRN's 1 + 0.1 ln(factor)
+     * (llama.cpp's yarn_attn_factor cancels its own get_mscale, so this is what remains) */
+    float ms = r->attn_factor;
+    if (r->scaling == VKLLM__ROPE_SCALING_YARN && r->factor > 1.0f) ms *= 1.0f + 0.1f * logf(r->factor);
+    if (ms != 1.0f) {
+        /* It multiplies the rotated dims of q and of k: with every dim rotated that is ms^2 on q.k,
+         * which the attention scale takes. */
+        if (r->n_rot != hp->head_dim || !(ms > 0.0f))
+            return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: a RoPE magnitude of %g (attn_factor, YaRN) with %u of %u "
+                              "dims rotated is not supported (only with every dim rotated)", g->path, (double)ms,
                               r->n_rot, hp->head_dim);
         float base = hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)hp->head_dim);
-        hp->attn_scale = base * r->attn_factor * r->attn_factor;
+        hp->attn_scale = base * ms * ms;
     }
-    return read_rope_scaling(g, hp);
+    return VKLLM_STATUS_OK;
 }
 
 /* Llama 3.1's per-frequency factors (the formula of Meta's reference and llama.cpp's converter):
@@ -326,29 +355,51 @@ static void llama3_factors(const struct vkllm__rope *r, float *out) {
     }
 }
 
+/* YaRN (ggml's rope_yarn with ext_factor 1): pair i turns at base_i (freq_scale (1 - mix) + mix),
+ * mix ramping from 1 (extrapolated, below the dims that turn beta_fast = 32 times over the
+ * original context) to 0 (interpolated, past those that turn beta_slow = 1 time); the corrections
+ * in float as ggml_rope_yarn_corr_dims computes them. */
+static float yarn_mix(const struct vkllm__rope *r, float theta, uint32_t i) {
+    const float pi = 3.14159265358979323846f, n = (float)r->n_rot, ctx = (float)r->orig_ctx;
+    float lo = floorf(n * logf(ctx / (32.0f * 2.0f * pi)) / (2.0f * logf(theta)));
+    float hi = ceilf(n * logf(ctx / (1.0f * 2.0f * pi)) / (2.0f * logf(theta)));
+    lo = VKLLM_MAX(0.0f, lo), hi = VKLLM_MIN(n - 1.0f, hi);
+    float y = ((float)i - lo) / VKLLM_MAX(0.001f, hi - lo);
+    return 1.0f - VKLLM_MIN(1.0f, VKLLM_MAX(0.0f, y));
+}
+
+/* The table of a RoPE with base theta, scale freq_scale and divisors ff (NULL: none). */
+static void rope_table(const struct vkllm__rope *r, float theta, float freq_scale, const float *ff, float *out) {
+    for (uint32_t i = 0; i < r->n_rot / 2; i++) {
+        double f = pow((double)theta, -2.0 * i / r->n_rot);
+        if (r->scaling == VKLLM__ROPE_SCALING_YARN) {
+            double mix = yarn_mix(r, theta, i);
+            f *= freq_scale * (1.0 - mix) + mix;
+        } else {
+            f *= freq_scale;
+        }
+        if (ff) f /= ff[i];
+        out[i] = (float)f;
+    }
+}
+
 void vkllm__rope_freqs_swa(const struct vkllm__hparams *hp, float *out_inv_freq) {
-    const struct vkllm__rope *r = &hp->rope;
-    for (uint32_t i = 0; i < r->n_rot / 2; i++)
-        out_inv_freq[i] = (float)(pow((double)hp->theta_swa, -2.0 * i / r->n_rot) * hp->freq_scale_swa);
+    rope_table(&hp->rope, hp->theta_swa, hp->freq_scale_swa, NULL, out_inv_freq);
 }
 
 void vkllm__rope_freqs(const struct vkllm__hparams *hp, uint32_t n_ctx, float *out_inv_freq) {
     const struct vkllm__rope *r = &hp->rope;
     const float *ff = r->freq_factors_long && n_ctx > r->orig_ctx ? r->freq_factors_long : r->freq_factors;
-    for (uint32_t i = 0; i < r->n_rot / 2; i++) {
-        double f = pow((double)r->theta, -2.0 * i / r->n_rot) * r->freq_scale;
-        if (ff) f /= ff[i];
-        out_inv_freq[i] = (float)f;
-    }
+    rope_table(r, r->theta, r->freq_scale, ff, out_inv_freq);
 }
 
 // --- tensors --------------------------------------------------------------------------------
 
 /* Find a tensor and check it is (rows, cols) [or (cols,) when rows == 0]; matrices must be of a
- * type vkllm computes with and whose block divides cols, vectors F32. NULL *out when optional
- * and absent. */
+ * type vkllm computes with and whose block divides cols, vectors (vec: a vector or rows of them)
+ * F32. NULL *out when optional and absent. */
 static vkllm_status find_tensor3(const struct vkllm__gguf *g, const char *name, uint64_t cols, uint64_t rows,
-                                 uint64_t experts, int optional, const struct vkllm__gguf_tensor **out) {
+                                 uint64_t experts, int optional, int vec, const struct vkllm__gguf_tensor **out) {
     const struct vkllm__gguf_tensor *t = vkllm__gguf_find_tensor(g, name);
     *out = t;
     if (!t) {
@@ -365,7 +416,7 @@ static vkllm_status find_tensor3(const struct vkllm__gguf *g, const char *name, 
                           g->path, name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
                           (unsigned long long)t->ne[2], (unsigned long long)t->ne[3], shape);
     }
-    if (!rows) {
+    if (vec) {
         if (t->type != VKLLM__TYPE_F32)
             return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: tensor %s: type %s is not supported for a vector (f32 is)",
                               g->path, name, vkllm__type_name(t->type));
@@ -385,7 +436,7 @@ static vkllm_status find_tensor3(const struct vkllm__gguf *g, const char *name, 
 
 static vkllm_status find_tensor(const struct vkllm__gguf *g, const char *name, uint64_t cols, uint64_t rows,
                                 int optional, const struct vkllm__gguf_tensor **out) {
-    return find_tensor3(g, name, cols, rows, 0, optional, out);
+    return find_tensor3(g, name, cols, rows, 0, optional, !rows, out);
 }
 
 /* Every tensor of the layer table that architecture hp->arch reads: required ones must be there,
@@ -401,8 +452,9 @@ static vkllm_status find_layer(const struct vkllm__gguf *g, const struct vkllm__
         char name[96];
         snprintf(name, sizeof name, "blk.%u.%s", l, t->suffix);
         uint64_t rows = vkllm__dim_size(hp, t->rows);
-        vkllm_status st = find_tensor3(g, name, vkllm__dim_size(hp, t->cols), t->kind != VKLLM__TENSOR_VEC ? rows : 0,
-                                       t->kind == VKLLM__TENSOR_EXP ? hp->n_expert : 0, !wanted, slot);
+        vkllm_status st = find_tensor3(g, name, vkllm__dim_size(hp, t->cols), rows,
+                                       t->kind == VKLLM__TENSOR_EXP ? hp->n_expert : 0, !wanted,
+                                       t->kind == VKLLM__TENSOR_VEC, slot);
         if (st != VKLLM_STATUS_OK) return st;
     }
     return VKLLM_STATUS_OK;
@@ -529,8 +581,8 @@ vkllm_status vkllm__model_desc_load(const struct vkllm__gguf *g, struct vkllm__m
     VKLLM_TRY(st, read_arch(g, &d->hp.arch), fail);
     VKLLM_TRY(st, read_shape(g, &d->hp), fail);
     VKLLM_TRY(st, read_rope(g, &d->hp), fail);
-    if (d->hp.arch == VKLLM__ARCH_GEMMA2 || d->hp.arch == VKLLM__ARCH_GEMMA3)
-        VKLLM_TRY(st, read_gemma(g, &d->hp, &d->swa_layers), fail);
+    if (d->hp.arch == VKLLM__ARCH_GEMMA2 || d->hp.arch == VKLLM__ARCH_GEMMA3 || d->hp.arch == VKLLM__ARCH_GPTOSS)
+        VKLLM_TRY(st, read_swa(g, &d->hp, &d->swa_layers), fail);
     VKLLM_TRY(st, find_globals(g, &d->hp, &d->w), fail);
     VKLLM_TRY(st, load_freq_factors(g, d), fail);
     d->w.layers = vkllm__calloc(d->hp.n_layer, sizeof *d->w.layers);
@@ -538,7 +590,11 @@ vkllm_status vkllm__model_desc_load(const struct vkllm__gguf *g, struct vkllm__m
         st = vkllm__err(VKLLM_STATUS_OOM, "layer table");
         goto fail;
     }
-    for (uint32_t l = 0; l < d->hp.n_layer; l++) VKLLM_TRY(st, find_layer(g, &d->hp, l, &d->w.layers[l]), fail);
+    for (uint32_t l = 0; l < d->hp.n_layer; l++) {
+        struct vkllm__layer_weights *lw = &d->w.layers[l];
+        VKLLM_TRY(st, find_layer(g, &d->hp, l, lw), fail);
+        if (d->hp.arch == VKLLM__ARCH_GPTOSS) lw->ffn_norm = lw->attn_post_norm, lw->attn_post_norm = NULL; /* tensors.h */
+    }
     VKLLM_TRY(st, split_fused(d), fail);
     for (uint64_t i = 0; i < g->n_tensors; i++) {
         uint64_t n = 1;

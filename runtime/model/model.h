@@ -7,7 +7,9 @@
  * logit multipliers), phi3 (Phi-3, Phi-4: fused q/k/v and gate/up matrices, split into row views at
  * load; NeoX RoPE with LongRoPE's short and long factors), gemma2 and gemma3 (scaled embeddings,
  * post-attention and post-FFN norms, a GELU-gated FFN, sliding-window layers with their own RoPE,
- * soft-capped scores and logits in gemma2, q/k norms in gemma3). All: pre-norm RMSNorm blocks, GQA,
+ * soft-capped scores and logits in gemma2, q/k norms in gemma3), qwen3moe and Mixtral (llama with
+ * experts), gpt-oss (q/k/v/o biases, attention sinks, sliding windows on every other layer, YaRN,
+ * experts with biases and a clamped SwiGLU). All: pre-norm RMSNorm blocks, GQA,
  * optional tied embeddings (no output.weight: the output projection is token_embd.weight).
  *
  * Shapes in comments are (rows, cols), cols contiguous, i.e. ggml's ne reversed: a tensor with
@@ -22,7 +24,8 @@
 #include "internal.h"
 #include "tensors.h"
 
-/* "llama", "qwen2", "qwen3", "granite", "phi3", "gemma2", "gemma3" (the general.architecture string);
+/* "llama", "qwen2", "qwen3", "granite", "phi3", "gemma2", "gemma3", "qwen3moe", "gpt-oss" (the
+ * general.architecture string);
  * "?" for an invalid value. */
 const char *vkllm__arch_name(enum vkllm__arch a);
 /* VKLLM_STATUS_OK and *out, or VKLLM_STATUS_UNSUPPORTED for another name (no error text set). */
@@ -32,10 +35,14 @@ enum vkllm__rope_scaling {
     VKLLM__ROPE_SCALING_NONE = 0,
     VKLLM__ROPE_SCALING_LINEAR = 1, /* positions divided by factor (freq_scale = 1/factor) */
     VKLLM__ROPE_SCALING_LLAMA3 = 2, /* per-frequency factors (rope_freqs.weight or computed) */
+    VKLLM__ROPE_SCALING_YARN = 3,   /* YaRN: low frequencies interpolated (freq_scale = 1/factor), high
+                                     * ones kept, a ramp between (dims set by orig_ctx); cos and sin
+                                     * times 1 + 0.1 ln(factor), folded into attn_scale */
 };
 
 /* RoPE: for each pair i in [0, n_rot/2) the angle is pos * inv_freq[i] with
- *   inv_freq[i] = freq_scale * theta^(-2i/n_rot) / freq_factors[i]   (freq_factors: 1 if NULL).
+ *   inv_freq[i] = freq_scale * theta^(-2i/n_rot) / freq_factors[i]   (freq_factors: 1 if NULL;
+ * YaRN mixes freq_scale with 1 per pair, see model.c yarn_mix).
  * Pairs: normal (llama) rotates (x[2i], x[2i+1]); NeoX (qwen2, qwen3) rotates (x[i], x[i+n_rot/2]).
  * Dimensions n_rot..head_dim-1 of each head pass through unrotated. */
 struct vkllm__rope {
@@ -44,7 +51,7 @@ struct vkllm__rope {
     int neox;                       /* 1: NeoX halves pairing; 0: adjacent pairs */
     enum vkllm__rope_scaling scaling;
     float factor;                   /* context extension factor (1 when none) */
-    float freq_scale;               /* 1/factor for linear scaling, else 1 */
+    float freq_scale;               /* 1/factor for linear and YaRN scaling, else 1 */
     uint32_t orig_ctx;              /* rope.scaling.original_context_length (0 if absent) */
     float low_freq_factor;          /* llama3: 1 unless the metadata says */
     float high_freq_factor;         /* llama3: 4 unless the metadata says */
@@ -82,8 +89,12 @@ struct vkllm__hparams {
     int gelu;
     /* mixture of experts (0 for a dense FFN): each token's FFN is the router-weighted sum of
      * n_expert_used of n_expert expert FFNs of width n_ff_exp (softmax over all experts, the top
-     * n_expert_used, their weights renormalized to sum to 1: Mixtral's and Qwen3-MoE's routing) */
+     * n_expert_used, their weights renormalized to sum to 1: Mixtral's and Qwen3-MoE's routing, and
+     * the same numbers as gpt-oss's softmax over the top n_expert_used logits) */
     uint32_t n_expert, n_expert_used, n_ff_exp;
+    /* gpt-oss's expert activation instead of silu(gate) * up: with g = min(gate, 7) and
+     * u = clamp(up, -7, 7), g sigmoid(1.702 g) (u + 1) */
+    int swiglu_oai;
     uint32_t n_swa;
     const uint8_t *swa;          /* (n_layer,), owned by the desc; NULL: no sliding layers */
     float theta_swa, freq_scale_swa;

@@ -314,6 +314,9 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     struct attn_plan pl;
     vkllm_status st;
     if ((st = attn_plan(gpu, s, &pl)) || (st = attn_check_views(s, o, q, k_cache, v_cache, pos))) return st;
+    int sinks = s->sinks.buf != NULL;
+    if (sinks && (st = vkllm__op_need("attention", "sinks", s->sinks, (uint64_t)s->n_head * 4))) return st;
+    struct vkllm__binding sk = vkllm__bind(sinks ? s->sinks : pos); /* never read without sinks */
     if (tb_views_ok(gpu, q, k_cache, v_cache, scratch)) tb_plan(gpu, s, &pl); /* else (or not applying) attn.comp */
     int split = pl.n_split > 1;
     uint64_t pb = partial_bytes(s, &pl);
@@ -321,25 +324,25 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     struct vkllm__cost cost, rcost;
     attn_cost(s, &pl, &cost, &rcost);
     struct vkllm__pc_attn pc = {s->n, s->n_head, s->n_head_kv, s->n_ctx, s->scale, pl.split_len, pl.n_split,
-                                s->window, s->softcap, 0};
+                                s->window, s->softcap, (uint32_t)sinks};
     if (pl.tb) {
         uint64_t qb = (uint64_t)s->n * s->n_head * s->head_dim * 4, kb = (uint64_t)s->n_ctx * s->n_head_kv * s->head_dim * 2;
         uint32_t tiles = ((split ? pl.n_split : s->n) + pl.qt - 1) / pl.qt;
         struct vkllm__dispatch d = {
             .shader = split ? VKLLM__SHADER_ATTN_TB_SPLIT_F16 : VKLLM__SHADER_ATTN_TB_F16,
             .n_spec = 5, .spec = {pl.wg, s->head_dim, pl.hg, pl.qt, pl.blk},
-            .n_bind = 5,
+            .n_bind = 6,
             .bind = {{q.buf, q.offset, qb}, {k_cache.buf, k_cache.offset, kb}, {v_cache.buf, v_cache.offset, kb},
-                     vkllm__bind(pos), vkllm__bind(split ? scratch : o)},
+                     vkllm__bind(pos), vkllm__bind(split ? scratch : o), sk},
             .push = &pc, .push_size = sizeof pc, .label = split ? "attn_tb_split" : "attn_tb",
             .groups = {split ? tiles : 1, split ? 1 : tiles, s->n_head_kv},
             .cost = cost,
         };
         if ((st = vkllm__cmd_dispatch(c, &d)) || !split) return st;
-        struct vkllm__pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, 0, pl.n_split};
+        struct vkllm__pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, 0, pl.n_split, (uint32_t)sinks};
         struct vkllm__dispatch r = {
             .shader = VKLLM__SHADER_ATTN_TB_REDUCE_F32, .n_spec = 2, .spec = {TB_REDUCE_WG, s->head_dim},
-            .n_bind = 2, .bind = {{scratch.buf, scratch.offset, pb}, vkllm__bind(o)},
+            .n_bind = 3, .bind = {{scratch.buf, scratch.offset, pb}, vkllm__bind(o), sk},
             .push = &rp, .push_size = sizeof rp, .label = "attn_tb_reduce",
             .cost = rcost,
         };
@@ -349,17 +352,19 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
         struct vkllm__dispatch d = {
             .shader = split ? VKLLM__SHADER_ATTN_SPLIT_F16 : VKLLM__SHADER_ATTN_F16,
             .n_spec = 8, .spec = {pl.wg, s->head_dim, pl.qt, pl.hg, pl.npt, pl.rs, pl.rpt, pl.tpr},
-            .n_bind = 5, .bind = {vkllm__bind(q), vkllm__bind(k_cache), vkllm__bind(v_cache), vkllm__bind(pos), vkllm__bind(split ? scratch : o)},
+            .n_bind = 6, .bind = {vkllm__bind(q), vkllm__bind(k_cache), vkllm__bind(v_cache), vkllm__bind(pos),
+                                  vkllm__bind(split ? scratch : o), sk},
             .push = &pc, .push_size = sizeof pc, .label = split ? "attn_split" : "attn",
             .groups = {pl.n_split, (s->n + pl.qt - 1) / pl.qt, s->n_head / pl.hg},
             .cost = cost,
         };
         if ((st = vkllm__cmd_dispatch(c, &d)) || !split) return st;
     }
-    struct vkllm__pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, pl.split_len, pl.n_split};
+    struct vkllm__pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, pl.split_len, pl.n_split,
+                                       (uint32_t)sinks};
     struct vkllm__dispatch r = {
         .shader = VKLLM__SHADER_ATTN_REDUCE_F32, .n_spec = 1, .spec = {fit_wg(gpu, REDUCE_WG)},
-        .n_bind = 3, .bind = {vkllm__bind(scratch), vkllm__bind(pos), vkllm__bind(o)},
+        .n_bind = 4, .bind = {vkllm__bind(scratch), vkllm__bind(pos), vkllm__bind(o), sk},
         .push = &rp, .push_size = sizeof rp, .label = "attn_reduce",
         .cost = rcost,
     };

@@ -51,6 +51,11 @@ vkllm_status vkllm__op_gelu_mul(struct vkllm__cmd *c, struct vkllm__view o, stru
     return elementwise(c, VKLLM__SHADER_GELU_MUL_F32, "gelu_mul", 9, o, gate, up, n, n);
 }
 
+vkllm_status vkllm__op_swiglu_oai(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view gate,
+                                  struct vkllm__view up, uint32_t n) {
+    return elementwise(c, VKLLM__SHADER_SWIGLU_OAI_F32, "swiglu_oai", 7, o, gate, up, n, n);
+}
+
 vkllm_status vkllm__op_softcap(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x,
                                struct vkllm__view cap, uint32_t n) {
     return elementwise(c, VKLLM__SHADER_SOFTCAP_F32, "softcap", 4, o, x, cap, n, 1);

@@ -75,6 +75,9 @@ vkllm_status vkllm__op_softmax(struct vkllm__cmd *c, struct vkllm__view o, struc
                                uint32_t ncols, uint32_t nrows, float scale);
 /* o (n,) = silu(gate) * up */
 /* o = gelu(gate) * up, GELU's tanh approximation (gemma's FFN). */
+/* o = gpt-oss's clamped SwiGLU of gate and up (vkllm__ref_swiglu_oai). */
+vkllm_status vkllm__op_swiglu_oai(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view gate,
+                                  struct vkllm__view up, uint32_t n);
 vkllm_status vkllm__op_gelu_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view gate,
                                 struct vkllm__view up, uint32_t n);
 /* o (n,) = cap * tanh(x / cap), cap one f32 at its view (gemma2's final logits). */
@@ -203,6 +206,8 @@ struct vkllm__attn_shape {
     float scale;         /* usually 1/sqrt(head_dim) */
     uint32_t window;     /* sliding window: the query at position p sees p - window + 1 .. p (0: all) */
     float softcap;       /* > 0: each scaled score s becomes softcap * tanh(s / softcap) (gemma2) */
+    struct vkllm__view sinks; /* (n_head,) f32: head h's softmax also counts the score sinks[h], which
+                               * has no value (gpt-oss's attention sinks); buf NULL: none */
 };
 uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s);
 vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view q,
@@ -215,6 +220,9 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
  * n_expert <= 1024, k <= 64. */
 vkllm_status vkllm__op_moe_route(struct vkllm__cmd *c, struct vkllm__view ids, struct vkllm__view w,
                                  struct vkllm__view logits, uint32_t n, uint32_t n_expert, uint32_t k);
+/* y (rows, width) += bias (n_expert, width) row ids[r] for each row r (an id >= n_expert: nothing). */
+vkllm_status vkllm__op_moe_add_id(struct vkllm__cmd *c, struct vkllm__view y, struct vkllm__view bias,
+                                  struct vkllm__view ids, uint32_t rows, uint32_t width, uint32_t n_expert);
 /* o (n, width) = sum over j < k of w[t, j] * y[t k + j] (y (n k, width)). */
 vkllm_status vkllm__op_moe_sum(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view y, struct vkllm__view w,
                                uint32_t n, uint32_t k, uint32_t width);

@@ -52,3 +52,24 @@ vkllm_status vkllm__op_moe_sum(struct vkllm__cmd *c, struct vkllm__view o, struc
     vkllm__gpu_grid_1d(gpu, out, MOE_WG, d.groups);
     return vkllm__cmd_dispatch(c, &d);
 }
+
+vkllm_status vkllm__op_moe_add_id(struct vkllm__cmd *c, struct vkllm__view y, struct vkllm__view bias,
+                                  struct vkllm__view ids, uint32_t rows, uint32_t width, uint32_t n_expert) {
+    uint64_t n = (uint64_t)rows * width;
+    if (rows == 0 || width == 0 || n_expert == 0 || n > UINT32_MAX)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "moe_add_id: %u rows of %u, %u experts", rows, width, n_expert);
+    vkllm_status st;
+    if ((st = vkllm__op_need("moe_add_id", "y", y, n * 4)) || (st = vkllm__op_need("moe_add_id", "ids", ids, (uint64_t)rows * 4)) ||
+        (st = vkllm__op_need("moe_add_id", "bias", bias, (uint64_t)n_expert * width * 4)))
+        return st;
+    struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    struct vkllm__pc_moe pc = {rows, n_expert, 0, width};
+    struct vkllm__dispatch d = {
+        .shader = VKLLM__SHADER_MOE_ADD_ID_F32, .n_spec = 1, .spec = {MOE_WG},
+        .n_bind = 3, .bind = {vkllm__bind(bias), vkllm__bind(ids), vkllm__bind(y)},
+        .push = &pc, .push_size = sizeof pc, .label = "moe_add_id",
+        .cost = {.bytes_read = n * 8 + (uint64_t)rows * 4, .bytes_written = n * 4, .flops = n},
+    };
+    vkllm__gpu_grid_1d(gpu, n, MOE_WG, d.groups);
+    return vkllm__cmd_dispatch(c, &d);
+}

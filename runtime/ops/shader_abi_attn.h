@@ -46,7 +46,7 @@ struct vkllm__pc_attn {
     uint32_t n_split;   /* splits (1: no split, the output is final) */
     uint32_t window;    /* sliding window (0: none): query at p sees p - window + 1 .. p */
     float softcap;      /* > 0: scores s -> softcap * tanh(s / softcap) */
-    uint32_t pad;
+    uint32_t sinks;     /* 1: head h's softmax also counts the score sinks[h] (no value): gpt-oss */
 };
 _Static_assert(sizeof(struct vkllm__pc_attn) == 40, "update pc_attn in pc_attn.glsl");
 
@@ -58,8 +58,9 @@ struct vkllm__pc_attn_reduce {
     uint32_t n_ctx;
     uint32_t split_len; /* as in vkllm__pc_attn */
     uint32_t n_split;
+    uint32_t sinks;     /* as in vkllm__pc_attn */
 };
-_Static_assert(sizeof(struct vkllm__pc_attn_reduce) == 24, "update pc_attn_reduce in pc_attn.glsl");
+_Static_assert(sizeof(struct vkllm__pc_attn_reduce) == 28, "update pc_attn_reduce in pc_attn.glsl");
 
 /* GLSL twin: pc_argmax (argmax.comp) */
 struct vkllm__pc_argmax {

@@ -62,9 +62,9 @@ struct vkllm__ref {
 static int copy_vec(const struct vkllm__gguf_tensor *t, float **out) {
     *out = NULL;
     if (!t) return 1;
-    *out = vkllm__malloc((size_t)t->ne[0] * sizeof(float));
+    *out = vkllm__malloc((size_t)t->nbytes); /* f32: a vector, or rows of them (expert biases) */
     if (!*out) return 0;
-    memcpy(*out, t->data, (size_t)t->ne[0] * sizeof(float));
+    memcpy(*out, t->data, (size_t)t->nbytes);
     return 1;
 }
 
@@ -177,7 +177,7 @@ static void attention_block(struct vkllm__ref *r, uint32_t l, uint32_t pos) {
     vkllm__ref_attention(r->att_out, r->q, r->k_cache + lo, r->v_cache + lo, r->att, hp->n_head,
                          hp->n_head_kv, hp->head_dim, pos + 1,
                          hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)hp->head_dim),
-                         vkllm__layer_window(hp, l), hp->attn_softcap);
+                         vkllm__layer_window(hp, l), hp->attn_softcap, rl->attn_sinks); // gpt-oss: sinks
     matvec(r->tmp, w->wo, r->att_out);                              // tmp (n_embd,) = wo @ att_out
     if (rl->bo) vkllm__ref_add(r->tmp, r->tmp, rl->bo, hp->n_embd, hp->n_embd); // llama (optional): + bias
     if (rl->attn_post_norm) vkllm__ref_rmsnorm(r->tmp, r->tmp, rl->attn_post_norm, hp->n_embd, 1, hp->rms_eps); // gemma
@@ -194,20 +194,32 @@ static void matvec_expert(float *o, const struct vkllm__gguf_tensor *w, uint32_t
     vkllm__ref_matvec_q(o, w->type, (const uint8_t *)w->data + (uint64_t)e * rows * row_bytes, row_bytes, x, rows, cols);
 }
 
-/* MoE: tmp (n_embd,) = sum over the router's picks j of weight_j * down_j(silu(gate_j xb) * up_j xb). */
-static void moe_ffn(struct vkllm__ref *r, const struct vkllm__layer_weights *w) {
+/* o (n,) += row e of an (n_expert, n) bias (NULL: none) */
+static void add_expert_bias(float *o, const float *b, uint32_t e, uint32_t n) {
+    if (b) vkllm__ref_add(o, o, b + (uint64_t)e * n, n, n);
+}
+
+/* MoE: tmp (n_embd,) = sum over the router's picks j of weight_j * down_j(silu(gate_j xb) * up_j xb)
+ * (gpt-oss: each product plus its expert's bias, the router's too, and the clamped SwiGLU). */
+static void moe_ffn(struct vkllm__ref *r, const struct vkllm__layer_weights *w, const struct ref_layer *rl) {
     const struct vkllm__hparams *hp = &r->d->hp;
+    const uint32_t FE = hp->n_ff_exp, E = hp->n_embd;
     uint32_t ids[64];
     float wts[64];
     matvec(r->router, w->w_router, r->xb);                          // router (n_expert,) = w_router @ xb
+    if (rl->b_router) vkllm__ref_add(r->router, r->router, rl->b_router, hp->n_expert, hp->n_expert);
     vkllm__ref_moe_route(r->router, hp->n_expert, hp->n_expert_used, ids, wts);
-    memset(r->tmp, 0, sizeof(float) * hp->n_embd);
+    memset(r->tmp, 0, sizeof(float) * E);
     for (uint32_t j = 0; j < hp->n_expert_used; j++) {
-        matvec_expert(r->hb, w->w_gate_exps, ids[j], r->xb);
-        matvec_expert(r->hb2, w->w_up_exps, ids[j], r->xb);
-        vkllm__ref_silu_mul(r->hb, r->hb, r->hb2, hp->n_ff_exp);
-        matvec_expert(r->moe, w->w_down_exps, ids[j], r->hb);
-        for (uint32_t i = 0; i < hp->n_embd; i++) r->tmp[i] += wts[j] * r->moe[i];
+        matvec_expert(r->hb, w->w_gate_exps, ids[j], r->xb);        // hb (FE,) = gate_e @ xb (+ bias)
+        add_expert_bias(r->hb, rl->b_gate_exps, ids[j], FE);
+        matvec_expert(r->hb2, w->w_up_exps, ids[j], r->xb);         // hb2 (FE,) = up_e @ xb (+ bias)
+        add_expert_bias(r->hb2, rl->b_up_exps, ids[j], FE);
+        if (hp->swiglu_oai) vkllm__ref_swiglu_oai(r->hb, r->hb, r->hb2, FE); // gpt-oss
+        else vkllm__ref_silu_mul(r->hb, r->hb, r->hb2, FE);
+        matvec_expert(r->moe, w->w_down_exps, ids[j], r->hb);       // moe (E,) = down_e @ hb (+ bias)
+        add_expert_bias(r->moe, rl->b_down_exps, ids[j], E);
+        for (uint32_t i = 0; i < E; i++) r->tmp[i] += wts[j] * r->moe[i];
     }
 }
 
@@ -216,7 +228,7 @@ static void ffn_block(struct vkllm__ref *r, uint32_t l) {
     const struct vkllm__layer_weights *w = &r->d->w.layers[l];
     vkllm__ref_rmsnorm(r->xb, r->x, r->layers[l].ffn_norm, hp->n_embd, 1, hp->rms_eps); // xb (n_embd,)
     if (hp->n_expert) {
-        moe_ffn(r, w);                                              // Mixtral, qwen3moe
+        moe_ffn(r, w, &r->layers[l]);                               // Mixtral, qwen3moe, gpt-oss
     } else {
         matvec(r->hb, w->w_gate, r->xb);                            // hb (n_ff,) = w_gate @ xb
         matvec(r->hb2, w->w_up, r->xb);                             // hb2 (n_ff,) = w_up @ xb

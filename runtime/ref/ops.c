@@ -49,6 +49,13 @@ void vkllm__ref_gelu_mul(float *o, const float *gate, const float *up, uint32_t 
     }
 }
 
+void vkllm__ref_swiglu_oai(float *o, const float *gate, const float *up, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        double g = fmin(gate[i], 7.0), u = fmin(fmax(up[i], -7.0), 7.0);
+        o[i] = (float)(g / (1.0 + exp(-1.702 * g)) * (u + 1.0));
+    }
+}
+
 void vkllm__ref_moe_route(const float *logits, uint32_t n, uint32_t k, uint32_t *ids, float *w) {
     double m = -INFINITY, s = 0, sel = 0;
     for (uint32_t i = 0; i < n; i++) m = fmax(m, logits[i]);

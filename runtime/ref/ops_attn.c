@@ -22,7 +22,7 @@ void vkllm__ref_rope(float *x, uint32_t n_head, uint32_t head_dim, uint32_t n_ro
 
 void vkllm__ref_attention(float *out, const float *q, const float *k, const float *v, float *att,
                           uint32_t n_head, uint32_t n_head_kv, uint32_t head_dim, uint32_t n_kv,
-                          float scale, uint32_t window, float softcap) {
+                          float scale, uint32_t window, float softcap, const float *sinks) {
     uint32_t first = window && n_kv > window ? n_kv - window : 0;
     uint32_t group = n_head / n_head_kv;
     uint64_t kv_stride = (uint64_t)n_head_kv * head_dim;
@@ -37,7 +37,15 @@ void vkllm__ref_attention(float *out, const float *q, const float *k, const floa
             if (softcap > 0) s = softcap * tanh(s / softcap);
             att[t] = t < first ? -INFINITY : (float)s;
         }
-        vkllm__ref_softmax(att, att, n_kv, 1, 1.0f);
+        if (sinks) { /* the softmax with one more score, sinks[h], whose value is 0 */
+            double m = sinks[h], sum = 0;
+            for (uint32_t t = 0; t < n_kv; t++) m = fmax(m, att[t]);
+            for (uint32_t t = 0; t < n_kv; t++) sum += att[t] == -INFINITY ? 0.0 : exp((double)att[t] - m);
+            sum += exp((double)sinks[h] - m);
+            for (uint32_t t = 0; t < n_kv; t++) att[t] = att[t] == -INFINITY ? 0.0f : (float)(exp((double)att[t] - m) / sum);
+        } else {
+            vkllm__ref_softmax(att, att, n_kv, 1, 1.0f);
+        }
         float *oh = out + (uint64_t)h * head_dim;
         for (uint32_t i = 0; i < head_dim; i++) {
             double s = 0;

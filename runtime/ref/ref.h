@@ -45,9 +45,11 @@ void vkllm__ref_rope(float *x, uint32_t n_head, uint32_t head_dim, uint32_t n_ro
  *   out (n_head, head_dim) = softmax(q k^T * scale) v   per head, query head h reading kv head
  *   h / (n_head / n_head_kv). k and v are (n_kv, n_head_kv * head_dim); att is (n_kv,) scratch.
  * window > 0: only the last window positions are seen (sliding-window attention); softcap > 0:
- * each scaled score s is softcap * tanh(s / softcap) (gemma2). */
+ * each scaled score s is softcap * tanh(s / softcap) (gemma2). sinks (n_head,) or NULL: head h's
+ * softmax also counts a score sinks[h] that has no value (gpt-oss's attention sinks: weights may
+ * sum to less than 1). */
 void vkllm__ref_attention(float *out, const float *q, const float *k, const float *v, float *att,
                           uint32_t n_head, uint32_t n_head_kv, uint32_t head_dim, uint32_t n_kv,
-                          float scale, uint32_t window, float softcap);
+                          float scale, uint32_t window, float softcap, const float *sinks);
 
 #endif /* VKLLM_REF_REF_H */

@@ -23,6 +23,8 @@ void vkllm__ref_softmax(float *o, const float *x, uint32_t ncols, uint32_t nrows
 void vkllm__ref_silu_mul(float *o, const float *gate, const float *up, uint32_t n);
 /* o = gelu(gate) * up, the tanh approximation (in double). */
 void vkllm__ref_gelu_mul(float *o, const float *gate, const float *up, uint32_t n);
+/* gpt-oss's clamped SwiGLU: g = min(gate, 7), u = clamp(up, -7, 7), o = g sigmoid(1.702 g) (u + 1). */
+void vkllm__ref_swiglu_oai(float *o, const float *gate, const float *up, uint32_t n);
 /* Mixture-of-experts routing of one token: softmax over the n router logits, the k largest (ids,
  * the lower index first on ties) and their probabilities renormalized to sum to 1 (the sum
  * clamped at 2^-14 as llama.cpp does) into w. */

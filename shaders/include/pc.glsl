@@ -19,10 +19,10 @@ struct pc_rows {
 
 // C twin: struct vkllm__pc_moe
 struct pc_moe {
-    uint n;        // tokens
-    uint n_expert; // router logits per token
+    uint n;        // tokens (moe_add_id: rows)
+    uint n_expert; // router logits per token (moe_add_id: rows of the bias)
     uint k;        // experts per token
-    uint width;    // moe_sum: elements per output row
+    uint width;    // moe_sum, moe_add_id: elements per output row
 };
 
 #endif

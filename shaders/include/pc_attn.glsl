@@ -42,7 +42,7 @@ struct pc_attn {
     uint n_split;    // splits (1: no split, the output is final)
     uint window;     // sliding window (0: none): the query at p sees p - window + 1 .. p
     float softcap;   // > 0: scores s (scaled) -> softcap * tanh(s / softcap)
-    uint pad;
+    uint sinks;      // 1: each head's softmax also counts the score sinks[h], which has no value
 };
 
 // C twin: struct vkllm__pc_attn_reduce
@@ -53,6 +53,7 @@ struct pc_attn_reduce {
     uint n_ctx;
     uint split_len;  // as in pc_attn
     uint n_split;
+    uint sinks;      // as in pc_attn
 };
 
 // C twin: struct vkllm__pc_argmax
