@@ -65,10 +65,15 @@ layout(push_constant) uniform PC {
 #endif
 } p;
 
-// MATVEC_ID (mixture of experts): W holds n_expert matrices of m rows one after another, and the
-// dispatch's z is the column: column c multiplies expert ids[c] (a zero column for an id past
-// n_expert) with x vector c / x_div, into y column c. NC = 1, GLU = 0. Each column reads only
-// its expert's rows, with exactly the arithmetic of a plain matvec of that expert.
+// MATVEC_ID (mixture of experts): W holds n_expert matrices of m rows one after another; column c
+// multiplies expert ids[c] (a zero column for an id past n_expert) with x vector c / x_div, into y
+// column c. GLU = 0. Each column reads only its expert's rows, with exactly the arithmetic of a
+// plain matvec of that expert.
+//   NC = 1: the dispatch's z is the column.
+//   NC > 1 (columns grouped by expert, prefill): the ids binding holds moe.comp's MOE_GROUP
+//     output: [0] the number of tiles, tile t at 4 + 4t (expert, first, count <= NC), then from
+//     4 + 4 * (tiles the dispatch has room for: its z) the columns ordered by expert. z is the
+//     tile: its up to NC columns share each weight unit loaded, as batched decode's columns do.
 #if defined(MATVEC_ID)
 layout(std430, binding = 3) readonly buffer Ids { uint ids[]; };
 #endif
@@ -351,15 +356,32 @@ void main() {
     uint t = gl_LocalInvocationID.x;
     uint lane = t % NT;
     uint row0 = (wg * (gl_WorkGroupSize.x / NT) + t / NT) * NR;
+    uint xcol[NC], ycol[NC];  // each column's first x element and y index
 #if defined(MATVEC_ID)
-    uint col = gl_WorkGroupID.z, expert = ids[col];
+    uint expert, ncol = 1u;
+    if (NC == 1u) {
+        uint col = gl_WorkGroupID.z;
+        expert = ids[col];
+        xcol[0] = p.x0 + (col / p.x_div) * p.x_stride;
+        ycol[0] = p.y0 + col * p.y_stride;
+    } else {
+        uint tile = gl_WorkGroupID.z;
+        if (tile >= ids[0]) return;  // uniform: past the tiles this batch has
+        expert = ids[4u + 4u * tile];
+        uint first = ids[4u + 4u * tile + 1u], ob = 4u + 4u * gl_NumWorkGroups.z;
+        ncol = ids[4u + 4u * tile + 2u];
+        [[unroll]] for (uint c = 0u; c < NC; c++) {
+            uint col = ids[ob + first + min(c, ncol - 1u)];  // past ncol: the last again, not stored
+            xcol[c] = p.x0 + (col / p.x_div) * p.x_stride;
+            ycol[c] = p.y0 + col * p.y_stride;
+        }
+    }
     bool valid = expert < p.n_expert;
     uint eo = (valid ? expert : 0u) * p.m * p.row_bytes;  // the expert's first row
-    uint x0 = p.x0 + (col / p.x_div) * p.x_stride, y0 = p.y0 + col * p.y_stride;
 #else
     const bool valid = true;
-    const uint eo = 0u;
-    uint x0 = p.x0, y0 = p.y0;
+    const uint eo = 0u, ncol = NC;
+    [[unroll]] for (uint c = 0u; c < NC; c++) xcol[c] = p.x0 + c * p.x_stride, ycol[c] = p.y0 + c * p.y_stride;
 #endif
     uint rb[NR], rb2[NR];
     float acc[NC][NR], acc2[NR];  // acc2: GLU's up rows
@@ -371,7 +393,7 @@ void main() {
     uint nu = p.k / UNIT;
     for (uint u = lane; u < nu; u += NT) {
         [[unroll]] for (uint c = 0u; c < NC; c++) {
-            uint xc = x0 + c * p.x_stride;  // this column's first element
+            uint xc = xcol[c];  // this column's first element
 #if defined(SG_REDUCE)
             if (NT == 1u && XS > 0u && gl_SubgroupSize == XS) {
                 float xl[UNIT / (XS > 0u ? XS : 1u)];
@@ -404,7 +426,7 @@ void main() {
     // plain types: the k % UNIT elements after the last unit
     for (uint e = nu * UNIT + lane; e < p.k; e += NT) {
         [[unroll]] for (uint c = 0u; c < NC; c++) {
-            float xe = xs[x0 + c * p.x_stride + e];
+            float xe = xs[xcol[c] + e];
             [[unroll]] for (uint r = 0u; r < NR; r++) acc[c][r] += dq_get1(rb[r], e) * xe;
             if (GLU != 0u) {
                 [[unroll]] for (uint r = 0u; r < NR; r++) acc2[r] += dq_get1(rb2[r], e) * xe;
@@ -445,11 +467,11 @@ void main() {
                 barrier();  // red is reused by the next column
             }
         }
-        if (lane == 0u) {
+        if (lane == 0u && c < ncol) {
             [[unroll]] for (uint r = 0u; r < NR; r++) {
                 if (row0 + r >= p.m) continue;
                 float g = acc[c][r];
-                y[y0 + c * p.y_stride + row0 + r] = !valid ? 0.0 : GLU != 0u ? g / (1.0 + exp(-g)) * acc2[r] : g;
+                y[ycol[c] + row0 + r] = !valid ? 0.0 : GLU != 0u ? g / (1.0 + exp(-g)) * acc2[r] : g;
             }
         }
     }

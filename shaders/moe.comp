@@ -7,6 +7,12 @@
 //   MOE_SUM: out (n, E) = sum over j < k of w[t, j] * y[t k + j, :] (the experts' outputs).
 //   MOE_ADD_ID: y (n, width) += row ids[r] of bias (n_expert, width) for each row r (gpt-oss's expert
 //     biases; an id past n_expert adds nothing).
+//   MOE_GROUP: the n columns' ids grouped by expert for matvec.comp's grouped MATVEC_ID (prefill):
+//     g[0] = tiles, tile t at g[4 + 4t] = (expert, first, count): up to k columns of one expert
+//     (ids past n_expert form one more group, of zero columns), then from g[4 + 4 width] (width: the
+//     tiles there is room for, at least n / k + n_expert + 1 rounded up) the columns in expert
+//     order, each expert's in increasing order. One workgroup; one invocation walks the columns (a
+//     prefill micro-batch has a few thousand).
 // C reference: vkllm__ref_moe_route (runtime/ref/ops.c). The experts' products themselves are
 // matvec.comp's MATVEC_ID variants.
 #include "common.glsl"
@@ -112,6 +118,34 @@ void main() {
     uint e = ids[i / p.width];
     if (e < p.n_expert) y[i] += bias[e * p.width + i % p.width];
 }
+#elif defined(MOE_GROUP)
+layout(std430, binding = 0) readonly buffer I { uint ids[]; };  // (n,)
+layout(std430, binding = 1) writeonly buffer G { uint g[]; };   // see above
+
+shared uint cnt[1025];  // per expert (and one for ids past the last): count, then the next slot
+
+void main() {
+    uint t = gl_LocalInvocationID.x, ne = p.n_expert;
+    for (uint e = t; e <= ne; e += gl_WorkGroupSize.x) cnt[e] = 0u;
+    barrier();
+    if (t != 0u) return;
+    for (uint c = 0u; c < p.n; c++) cnt[min(ids[c], ne)]++;
+    uint tiles = 0u, first = 0u;
+    for (uint e = 0u; e <= ne; e++) {
+        uint n_e = cnt[e];
+        for (uint s = 0u; s < n_e; s += p.k, tiles++) {
+            g[4u + 4u * tiles] = e;
+            g[4u + 4u * tiles + 1u] = first + s;
+            g[4u + 4u * tiles + 2u] = min(p.k, n_e - s);
+            g[4u + 4u * tiles + 3u] = 0u;
+        }
+        cnt[e] = first;
+        first += n_e;
+    }
+    g[0] = tiles;
+    uint ob = 4u + 4u * p.width;
+    for (uint c = 0u; c < p.n; c++) g[ob + cnt[min(ids[c], ne)]++] = c;
+}
 #else
-#error "define MOE_ROUTE, MOE_SUM or MOE_ADD_ID"
+#error "define MOE_ROUTE, MOE_SUM, MOE_ADD_ID or MOE_GROUP"
 #endif

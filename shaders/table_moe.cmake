@@ -6,6 +6,7 @@ list(APPEND VKLLM_SHADER_TABLE
   "moe_route_f32    moe.comp       MOE_ROUTE=1      3  moe"
   "moe_sum_f32      moe.comp       MOE_SUM=1        3  moe"
   "moe_add_id_f32   moe.comp       MOE_ADD_ID=1     3  moe"
+  "moe_group_u32    moe.comp       MOE_GROUP=1      2  moe"
   "matvec_id_f32 matvec.comp WTYPE_F32=1,SG_REDUCE=1,MATVEC_ID=1  4  matvec_id"
   "matvec_id_f32_shm matvec.comp WTYPE_F32=1,MATVEC_ID=1  4  matvec_id"
   "matvec_id_f16 matvec.comp WTYPE_F16=1,SG_REDUCE=1,MATVEC_ID=1  4  matvec_id"

@@ -415,6 +415,11 @@ static void moe_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
             ADD(l, .op = op, .type = k_types[t], .rows = 33, .cols = k, .n = 3, .nb = 2, .heads = 5);
             if (full) ADD(l, .op = op, .type = k_types[t], .rows = 7, .cols = block == 256 ? 256 : 32, .n = 1, .nb = 8,
                           .heads = 8);
+            /* prefill: columns grouped by expert (tiles of 8, part-filled, several per expert) */
+            ADD(l, .op = op, .type = k_types[t], .rows = 33, .cols = k, .n = 21, .nb = 4, .heads = 5,
+                .flags = VKLLM__CASE_GROUPED);
+            if (full) ADD(l, .op = op, .type = k_types[t], .rows = 9, .cols = block == 256 ? 256 : 64, .n = 70, .nb = 1,
+                          .heads = 3, .flags = VKLLM__CASE_GROUPED);
         }
         /* matvec.comp's work splits, as the GPU paths take them: subgroupAdd and shared memory over
          * 8 and 32 lanes, x shared by shuffles */
@@ -426,7 +431,9 @@ static void moe_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
         for (size_t s = 0; s < (full ? 4u : 2u); s++)
             for (size_t t = 0; t < (full ? 4u : 1u); t++)
                 addv(l, (struct vkllm__op_case){.op = op, .type = split_types[t], .rows = 33, .cols = 512, .n = 2,
-                                                .nb = 3, .heads = 6}, "%s", splits[s]);
+                                                .nb = 3, .heads = 6}, "%s", splits[s]),
+                addv(l, (struct vkllm__op_case){.op = op, .type = split_types[t], .rows = 33, .cols = 512, .n = 11,
+                                                .nb = 3, .heads = 6, .flags = VKLLM__CASE_GROUPED}, "%s", splits[s]);
     } else if (op == VKLLM__OP_MOE_ROUTE) {
         ADD(l, .op = op, .n = 3, .cols = 8, .nb = 2);
         ADD(l, .op = op, .n = 5, .cols = 128, .nb = 8);

@@ -64,6 +64,7 @@ enum vkllm__op {
 #define VKLLM__CASE_BOTH_PATHS 0x20u /* matvec_tb: also vkllm__op_matvec with the texel path on and off */
 #define VKLLM__CASE_UPLOADED 0x40u /* W made by vkllm__dtensor_upload, as models load */
 #define VKLLM__CASE_SINKS 0x80u   /* attention: a sink score per head (gpt-oss), some larger than any score */
+#define VKLLM__CASE_GROUPED 0x100u /* matvec_id: columns grouped by expert (prefill), bit-identical to ungrouped */
 
 #define VKLLM__CASE_MAX_POS 16
 

@@ -2,7 +2,8 @@
  *   matvec_id  experts (n_expert stacked matrices of c->type, c->rows rows each) picked per column by
  *              random ids (one of them past n_expert: a zero column), x shared by x_div columns
  *              (c->n tokens of c->nb picks; c->heads experts); nmse against vkllm__ref_matvec_q on
- *              the picked expert's rows, a guard after y untouched
+ *              the picked expert's rows, a guard after y untouched; GROUPED: through moe_group and
+ *              the grouped kernel, every column bit for bit what the one-column kernel computes
  *   moe_route  c->n tokens of c->cols router logits (with ties), c->nb picks: the ids exactly,
  *              the weights within the bound (vkllm__ref_moe_route)
  *   moe_sum    c->n tokens of c->nb picks of c->cols: max_abs against the sum in double
@@ -47,15 +48,30 @@ void vkllm__chk_matvec_id(struct chk *k) {
     for (uint64_t i = 0; i < (uint64_t)ncols * m + GUARD; i++) got[i] = POISON;
     struct vkllm__buffer *bx = vkllm__chk_buf(k, 4ull * c->n * kk, x), *bi = vkllm__chk_buf(k, 4ull * ncols, ids);
     struct vkllm__buffer *by = vkllm__chk_buf(k, 4ull * ((uint64_t)ncols * m + GUARD), got);
+    int grouped = (c->flags & VKLLM__CASE_GROUPED) != 0;
+    float *one = grouped ? vkllm__chk_floats(k, (uint64_t)ncols * m, 0) : NULL; /* the one-column kernel's */
+    struct vkllm__buffer *bg = grouped ? vkllm__chk_buf(k, vkllm__moe_group_bytes(ncols, ne), NULL) : NULL;
+    struct vkllm__buffer *b1 = grouped ? vkllm__chk_buf(k, 4ull * ncols * m, NULL) : NULL;
     struct vkllm__cmd *cmd = vkllm__chk_cmd(k);
-    if (k->st || !vkllm__chk_ok(k, vkllm__cmd_begin(cmd)) ||
-        !vkllm__chk_ok(k, vkllm__op_matvec_id(cmd, vkllm__view_of(by), &t, ne, vkllm__view_of(bx), picks, kk,
-                                              vkllm__view_of(bi), ncols)) ||
-        !vkllm__chk_ok(k, vkllm__cmd_end(cmd)))
+    if (k->st || !vkllm__chk_ok(k, vkllm__cmd_begin(cmd))) return;
+    if (grouped) {
+        if (!vkllm__chk_ok(k, vkllm__op_moe_group(cmd, vkllm__view_of(bg), vkllm__view_of(bi), ncols, ne)) ||
+            !vkllm__chk_ok(k, vkllm__op_matvec_id_grouped(cmd, vkllm__view_of(by), &t, ne, vkllm__view_of(bx), picks, kk,
+                                                          vkllm__view_of(bg), ncols)) ||
+            !vkllm__chk_ok(k, vkllm__op_matvec_id(cmd, vkllm__view_of(b1), &t, ne, vkllm__view_of(bx), picks, kk,
+                                                  vkllm__view_of(bi), ncols)))
+            return;
+    } else if (!vkllm__chk_ok(k, vkllm__op_matvec_id(cmd, vkllm__view_of(by), &t, ne, vkllm__view_of(bx), picks, kk,
+                                                     vkllm__view_of(bi), ncols))) {
         return;
+    }
+    if (!vkllm__chk_ok(k, vkllm__cmd_end(cmd))) return;
     vkllm__chk_submit(k, cmd);
     vkllm__chk_download(k, by, got, 4ull * ((uint64_t)ncols * m + GUARD));
+    if (grouped) vkllm__chk_download(k, b1, one, 4ull * ncols * m);
     if (k->st) return;
+    if (grouped && memcmp(one, got, 4ull * ncols * m))
+        vkllm__chk_fail(k, "grouped columns differ from the one-column kernel's");
     struct chk_stats s;
     vkllm__chk_compare(got, want, (uint64_t)ncols * m, &s);
     vkllm__chk_fold(k, &s);

@@ -27,6 +27,7 @@ struct vkllm__forward {
     struct vkllm__buffer *moe_logits, *moe_ids, *moe_w; /* MoE: (n_ubatch, n_expert) router logits, (n_ubatch,
                                                            n_expert_used) picks (u32) and weights */
     struct vkllm__buffer *moe_y;    /* MoE: (n_ubatch n_expert_used, n_embd) the picked experts' outputs */
+    struct vkllm__buffer *moe_group; /* MoE: several tokens' picks grouped by expert (vkllm__op_moe_group) */
     struct vkllm__buffer *logits;   /* (n_vocab,) or (n_ubatch, n_vocab) when all logits were asked */
     uint32_t logits_rows;           /* rows logits can hold */
     struct vkllm__buffer *logits_host; /* where logits is not mapped (discrete GPUs): host-visible,
@@ -143,13 +144,21 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
         DO(mm(c, lg, &w->w_router, xb, n, dec));                                   // lg (n, NE) = xb @ w_router^T
         if (w->b_router) DO(vkllm__op_add(c, lg, lg, ALL(w->b_router), n * NE, NE)); // gpt-oss: + bias
         DO(vkllm__op_moe_route(c, ids, wt, lg, n, NE, K));                         // each token's K experts, weights
-        DO(vkllm__op_matvec_id(c, he, &w->w_gate_exps, NE, xb, K, E, ids, n * K)); // he (n K, FE): each pick's gate
-        DO(vkllm__op_matvec_id(c, he2, &w->w_up_exps, NE, xb, K, E, ids, n * K));  // he2: its up
+        // several tokens: their picks grouped by expert, each expert's weights read once per 8 of them
+        struct vkllm__view grp = n > 1 && vkllm__gpu_tuning(f->gpu)->moe_group
+                                     ? F(f->moe_group, 0, vkllm__moe_group_bytes(n * K, NE) / 4) : (struct vkllm__view){0};
+        if (grp.buf) DO(vkllm__op_moe_group(c, grp, ids, n * K, NE));
+#define MATVEC_ID(y, wt_, x, x_div, x_stride)                                                          \
+    (grp.buf ? vkllm__op_matvec_id_grouped(c, y, wt_, NE, x, x_div, x_stride, grp, n * K)           \
+             : vkllm__op_matvec_id(c, y, wt_, NE, x, x_div, x_stride, ids, n * K))
+        DO(MATVEC_ID(he, &w->w_gate_exps, xb, K, E));                              // he (n K, FE): each pick's gate
+        DO(MATVEC_ID(he2, &w->w_up_exps, xb, K, E));                               // he2: its up
         if (w->b_gate_exps) DO(vkllm__op_moe_add_id(c, he, ALL(w->b_gate_exps), ids, n * K, FE, NE)); // gpt-oss:
         if (w->b_up_exps) DO(vkllm__op_moe_add_id(c, he2, ALL(w->b_up_exps), ids, n * K, FE, NE));    // + its biases
         DO(hp->swiglu_oai ? vkllm__op_swiglu_oai(c, he, he, he2, n * K * FE)       // gpt-oss: clamped SwiGLU
                           : vkllm__op_silu_mul(c, he, he, he2, n * K * FE));       // he = silu(he) * he2
-        DO(vkllm__op_matvec_id(c, ye, &w->w_down_exps, NE, he, 1, FE, ids, n * K)); // ye (n K, E): its down
+        DO(MATVEC_ID(ye, &w->w_down_exps, he, 1, FE));                             // ye (n K, E): its down
+#undef MATVEC_ID
         if (w->b_down_exps) DO(vkllm__op_moe_add_id(c, ye, ALL(w->b_down_exps), ids, n * K, E, NE)); // gpt-oss
         DO(vkllm__op_moe_sum(c, xb, ye, wt, n, K, E));                             // xb (n, E) = weighted sum, added to x next
     } else if (fgu && !hp->gelu && vkllm__matvec_glu_applies(f->gpu, &S->gate_up)) { // one token: one dispatch
@@ -252,6 +261,8 @@ vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uin
         VKLLM_TRY(st, alloc_f32(f, U * hp->n_expert_used, &f->moe_ids), fail);
         VKLLM_TRY(st, alloc_f32(f, U * hp->n_expert_used, &f->moe_w), fail);
         VKLLM_TRY(st, alloc_f32(f, U * hp->n_expert_used * hp->n_embd, &f->moe_y), fail);
+        VKLLM_TRY(st, alloc_f32(f, vkllm__moe_group_bytes((uint32_t)(U * hp->n_expert_used), hp->n_expert) / 4, &f->moe_group),
+                  fail);
     }
     VKLLM_TRY(st, alloc_f32(f, hp->n_vocab, &f->logits), fail);
     f->logits_rows = 1;
@@ -289,7 +300,7 @@ void vkllm__forward_free(struct vkllm__forward *f) {
     vkllm__cmd_free(f->multi_cmd);
     struct vkllm__buffer *bufs[] = {f->ids, f->pos, f->next, f->x, f->xb, f->q, f->k, f->v, f->att,
                                     f->hb, f->hb2, f->logits, f->logits_host, f->scratch,
-                                    f->moe_logits, f->moe_ids, f->moe_w, f->moe_y};
+                                    f->moe_logits, f->moe_ids, f->moe_w, f->moe_y, f->moe_group};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(bufs); i++) vkllm__buffer_free(bufs[i]);
     vkllm__kv_cache_free(&f->kv);
     vkllm__free(f);

@@ -232,6 +232,18 @@ vkllm_status vkllm__op_moe_sum(struct vkllm__cmd *c, struct vkllm__view o, struc
 vkllm_status vkllm__op_matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                                  uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
                                  struct vkllm__view ids, uint32_t ncols);
+/* Prefill: the columns grouped by expert first (vkllm__op_moe_group of the same ids), then each
+ * workgroup multiplies one expert's rows with up to vkllm__moe_group_cols() of its columns, each
+ * weight unit read once for all of them; every column's arithmetic is that of vkllm__op_matvec_id. */
+vkllm_status vkllm__op_moe_group(struct vkllm__cmd *c, struct vkllm__view group, struct vkllm__view ids, uint32_t ncols,
+                                 uint32_t n_expert);
+vkllm_status vkllm__op_matvec_id_grouped(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                         uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
+                                         struct vkllm__view group, uint32_t ncols);
+uint32_t vkllm__moe_group_cols(void);
+uint32_t vkllm__moe_group_tiles(uint32_t ncols, uint32_t n_expert);
+/* Bytes of the grouping of ncols columns over n_expert experts. */
+uint64_t vkllm__moe_group_bytes(uint32_t ncols, uint32_t n_expert);
 
 /* out (uint32 at o) = index of the largest of x (n,) f32 (the first on ties). */
 vkllm_status vkllm__op_argmax(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x, uint32_t n);

@@ -193,9 +193,25 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
 
 /* --- the experts' products (mixture of experts) -------------------------------------------- */
 
-vkllm_status vkllm__op_matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
-                                 uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
-                                 struct vkllm__view ids, uint32_t ncols) {
+/* Columns per tile of the grouped products (matvec.comp's NC). */
+#define MOE_GROUP_COLS MATVEC_MAX_COLS
+
+uint32_t vkllm__moe_group_cols(void) { return MOE_GROUP_COLS; }
+
+uint32_t vkllm__moe_group_tiles(uint32_t ncols, uint32_t n_expert) {
+    return (ncols + MOE_GROUP_COLS - 1) / MOE_GROUP_COLS + n_expert + 1;
+}
+
+uint64_t vkllm__moe_group_bytes(uint32_t ncols, uint32_t n_expert) {
+    return 4ull * (4 + 4ull * vkllm__moe_group_tiles(ncols, n_expert) + ncols);
+}
+
+/* One column per workgroup (group.buf NULL: ids[c] picks column c's expert), or tiles of up to
+ * MOE_GROUP_COLS columns of one expert (group: vkllm__op_moe_group's output), each weight unit
+ * loaded once for the tile's columns. */
+static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                              uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
+                              struct vkllm__view ids, struct vkllm__view group, uint32_t ncols) {
     vkllm_status st = check_w(w, "matvec_id");
     if (st) return st;
     const struct vkllm__type_kernels *sh = vkllm__type_kernels(w->type, "matvec_id");
@@ -212,10 +228,14 @@ vkllm_status vkllm__op_matvec_id(struct vkllm__cmd *c, struct vkllm__view y, con
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec_id: the experts' matrix (%.1f MiB) is larger than one "
                           "storage binding may cover on this device (%.1f MiB)", bytes / 1048576.0,
                           vkllm__gpu_max_binding(gpu) / 1048576.0);
-    if (ncols > di->max_workgroup_count[2])
+    int grouped = group.buf != NULL;
+    uint32_t nc = grouped ? MOE_GROUP_COLS : 1, tiles = grouped ? vkllm__moe_group_tiles(ncols, n_expert) : ncols;
+    if (tiles > di->max_workgroup_count[2])
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec_id: %u columns exceed the dispatch grid", ncols);
     uint64_t nx = (uint64_t)((ncols + x_div - 1) / x_div - 1) * x_stride + w->k;
-    if ((st = vkllm__op_need("matvec_id", "x", x, nx * 4)) || (st = vkllm__op_need("matvec_id", "ids", ids, 4ull * ncols)) ||
+    if ((st = vkllm__op_need("matvec_id", "x", x, nx * 4)) ||
+        (st = grouped ? vkllm__op_need("matvec_id", "group", group, vkllm__moe_group_bytes(ncols, n_expert))
+                      : vkllm__op_need("matvec_id", "ids", ids, 4ull * ncols)) ||
         (st = vkllm__op_need("matvec_id", "y", y, 4ull * ncols * m)))
         return st;
     if (x.offset % 16)
@@ -223,24 +243,41 @@ vkllm_status vkllm__op_matvec_id(struct vkllm__cmd *c, struct vkllm__view y, con
                           (unsigned long long)x.offset);
     struct mv_config cfg;
     if ((st = pick_config(gpu, &cfg))) return st;
-    uint64_t rows_per_wg = (uint64_t)(cfg.wg / cfg.nt) * cfg.nr;
+    uint32_t nr = VKLLM_MAX(1u, VKLLM_MIN(cfg.nr, 16u / nc)); /* at most 16 accumulators, as matvec */
+    uint64_t rows_per_wg = (uint64_t)(cfg.wg / cfg.nt) * nr;
     struct vkllm__pc_matvec_id pc = {{(uint32_t)w->k, (uint32_t)m, (uint32_t)w->row_bytes, 0, 0, x_stride, (uint32_t)m},
                                      n_expert, x_div};
     struct vkllm__dispatch d = {
         .shader = cfg.sg ? sh->matvec_id : sh->matvec_id_shm,
-        .n_spec = 5, .spec = {cfg.wg, cfg.nt, cfg.nr, cfg.xs, 1}, .subgroup = cfg.subgroup,
-        .n_bind = 4, .bind = {{0}, vkllm__bind(x), vkllm__bind(y), vkllm__bind(ids)},
-        .push = &pc, .push_size = sizeof pc, .label = "matvec_id",
+        .n_spec = 5, .spec = {cfg.wg, cfg.nt, nr, cfg.xs, nc}, .subgroup = cfg.subgroup,
+        .n_bind = 4, .bind = {{0}, vkllm__bind(x), vkllm__bind(y), vkllm__bind(grouped ? group : ids)},
+        .push = &pc, .push_size = sizeof pc, .label = grouped ? "matvec_id_grouped" : "matvec_id",
     };
     if ((st = chunk_binding(w, 0, w->m, "matvec_id", &d.bind[0]))) return st;
     vkllm__gpu_grid_1d(gpu, (m + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
-    d.groups[2] = ncols;
-    /* each column reads its expert's m rows (the picked ones: the active parameters) */
-    d.cost.weight_bytes = (uint64_t)ncols * m * w->row_bytes;
+    d.groups[2] = tiles;
+    /* each column (grouped: each tile, at most one per MOE_GROUP_COLS columns and one more per
+     * expert) reads its expert's m rows: the active parameters */
+    uint64_t reads = grouped ? VKLLM_MIN((uint64_t)ncols, (ncols + nc - 1) / nc + (uint64_t)VKLLM_MIN(ncols, n_expert))
+                             : ncols;
+    d.cost.weight_bytes = reads * m * w->row_bytes;
     d.cost.bytes_read = d.cost.weight_bytes + (uint64_t)d.groups[0] * d.groups[1] * ncols * w->k * 4;
     d.cost.bytes_written = (uint64_t)ncols * m * 4;
     d.cost.flops = 2ull * ncols * m * w->k;
     return vkllm__cmd_dispatch(c, &d);
+}
+
+vkllm_status vkllm__op_matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                 uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
+                                 struct vkllm__view ids, uint32_t ncols) {
+    return matvec_id(c, y, w, n_expert, x, x_div, x_stride, ids, (struct vkllm__view){0}, ncols);
+}
+
+vkllm_status vkllm__op_matvec_id_grouped(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                         uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
+                                         struct vkllm__view group, uint32_t ncols) {
+    if (!group.buf) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_id_grouped: no grouping");
+    return matvec_id(c, y, w, n_expert, x, x_div, x_stride, (struct vkllm__view){0}, group, ncols);
 }
 
 /* --- matvec + SiLU (GLU) ------------------------------------------------------------------- */

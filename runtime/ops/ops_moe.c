@@ -73,3 +73,22 @@ vkllm_status vkllm__op_moe_add_id(struct vkllm__cmd *c, struct vkllm__view y, st
     vkllm__gpu_grid_1d(gpu, n, MOE_WG, d.groups);
     return vkllm__cmd_dispatch(c, &d);
 }
+
+vkllm_status vkllm__op_moe_group(struct vkllm__cmd *c, struct vkllm__view group, struct vkllm__view ids, uint32_t ncols,
+                                 uint32_t n_expert) {
+    if (ncols == 0 || n_expert == 0 || n_expert > 1024)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "moe_group: %u columns, %u experts (at most 1024)", ncols, n_expert);
+    vkllm_status st;
+    uint64_t gb = vkllm__moe_group_bytes(ncols, n_expert);
+    if ((st = vkllm__op_need("moe_group", "ids", ids, 4ull * ncols)) || (st = vkllm__op_need("moe_group", "group", group, gb)))
+        return st;
+    struct vkllm__pc_moe pc = {ncols, n_expert, vkllm__moe_group_cols(), vkllm__moe_group_tiles(ncols, n_expert)};
+    struct vkllm__dispatch d = {
+        .shader = VKLLM__SHADER_MOE_GROUP_U32, .n_spec = 1, .spec = {MOE_WG},
+        .n_bind = 2, .bind = {vkllm__bind(ids), vkllm__bind(group)},
+        .push = &pc, .push_size = sizeof pc, .label = "moe_group",
+        .groups = {1, 1, 1},
+        .cost = {.bytes_read = 8ull * ncols, .bytes_written = gb},
+    };
+    return vkllm__cmd_dispatch(c, &d);
+}
