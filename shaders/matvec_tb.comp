@@ -29,6 +29,13 @@
 // unit u of row r at ((r / 8 * nu + u) * NS + j) * 8 + r % 8. Rows past m in the last group are
 // zero.
 //
+// -DMATVEC_ID (mixture of experts, CPU devices): W is n_expert matrices of m rows (m % 8 == 0)
+// repacked as one, so expert e's rows are groups e m / 8 ..; column c multiplies expert ids[c] (an
+// id past n_expert: a zero column) with x vector (col0 + c) / x_div - col0 / x_div of the binding,
+// into y column col0 + c. NC = 1: z is the column (from col0). NC > 1: z is a tile of the columns
+// grouped by expert (moe.comp's MOE_GROUP layout in the ids binding, as matvec.comp's grouped
+// MATVEC_ID), each unit of the expert's rows loaded once for its up to NC columns.
+//
 // Specialization constants: 0 workgroup size, NR rows per invocation (1, 2, 4 or 8: one
 // invocation's rows are in one group), NC columns of x. Each column's
 // arithmetic is the same whatever NC is, so a column's result does not depend on the batch.
@@ -47,6 +54,11 @@ layout(push_constant) uniform PC {
     uint ystride; // y elements between columns
     uint x0;      // vec4 index of column 0 in the x binding
     uint xstride; // vec4s between columns (k / 4)
+#if defined(MATVEC_ID)
+    uint n_expert;
+    uint x_div;   // columns that share one x vector
+    uint col0;    // NC = 1: the column of z = 0
+#endif
 } p;
 
 layout(binding = 0) uniform utextureBuffer wq;
@@ -62,6 +74,9 @@ layout(binding = 1) uniform utextureBuffer ws;
 layout(binding = XB) uniform utextureBuffer xt; // f32 x, 4 per texel
 vec4 xv4(uint i) { return uintBitsToFloat(texelFetch(xt, int(i))); }
 layout(std430, binding = YB) writeonly buffer Y { float y[]; };
+#if defined(MATVEC_ID)
+layout(std430, binding = YB + 1) readonly buffer Ids { uint ids[]; };
+#endif
 
 // s + the 4 signed bytes of v (byte 0 first) times xv, each byte times 2^24: a byte moved to the
 // top of an int converts exactly without a sign extension (the caller scales by 2^-24, which
@@ -107,7 +122,34 @@ vec4 h4(uint a, uint b) { return vec4(unpackHalf2x16(a), unpackHalf2x16(b)); }
 void main() {
     uint r0 = global_index_2d() * NR;
     if (r0 >= p.m) return;
+    uint xcol[NC], ycol[NC]; // each column's first x texel and y index
+#if defined(MATVEC_ID)
+    uint expert, ncol = 1u;
+    if (NC == 1u) {
+        uint col = p.col0 + gl_WorkGroupID.z;
+        expert = ids[col];
+        xcol[0] = p.x0 + (col / p.x_div - p.col0 / p.x_div) * p.xstride;
+        ycol[0] = p.y0 + col * p.ystride;
+    } else {
+        uint tile = gl_WorkGroupID.z;
+        if (tile >= ids[0]) return;  // past the tiles this batch has
+        expert = ids[4u + 4u * tile];
+        uint first = ids[4u + 4u * tile + 1u], ob = 4u + 4u * gl_NumWorkGroups.z;
+        ncol = ids[4u + 4u * tile + 2u];
+        [[unroll]] for (uint c = 0u; c < NC; c++) {
+            uint col = ids[ob + first + min(c, ncol - 1u)];  // past ncol: the last again, not stored
+            xcol[c] = p.x0 + (col / p.x_div) * p.xstride;
+            ycol[c] = p.y0 + col * p.ystride;
+        }
+    }
+    bool valid = expert < p.n_expert;
+    uint g = (valid ? expert : 0u) * (p.m / 8u) + r0 / 8u, lane = r0 % 8u;
+#else
+    const bool valid = true;
+    const uint ncol = NC;
+    [[unroll]] for (uint c = 0u; c < NC; c++) xcol[c] = p.x0 + c * p.xstride, ycol[c] = p.y0 + c * p.ystride;
     uint g = r0 / 8u, lane = r0 % 8u;
+#endif
     float acc[NR * NC];
     [[unroll]] for (uint i = 0u; i < NR * NC; i++) acc[i] = 0.0;
 
@@ -134,7 +176,7 @@ void main() {
         [[unroll]] for (uint r = 0u; r < NR; r++) qa[r] = texelFetch(wq, int(unit * 8u + lane + r));
 #endif
         [[unroll]] for (uint c = 0u; c < NC; c++) {
-            uint xb = p.x0 + c * p.xstride + u * 8u;
+            uint xb = xcol[c] + u * 8u;
             vec4 x0 = xv4(xb), x1 = xv4(xb + 1u), x2 = xv4(xb + 2u), x3 = xv4(xb + 3u);
             vec4 x4 = xv4(xb + 4u), x5 = xv4(xb + 5u), x6 = xv4(xb + 6u), x7 = xv4(xb + 7u);
 #if defined(TB_Q4_K) || defined(TB_Q5_K)
@@ -176,7 +218,7 @@ void main() {
         vec4 w[NR];
         [[unroll]] for (uint r = 0u; r < NR; r++) w[r] = uintBitsToFloat(texelFetch(wq, int(base + r)));
         [[unroll]] for (uint c = 0u; c < NC; c++) {
-            vec4 xv = xv4(p.x0 + c * p.xstride + u);
+            vec4 xv = xv4(xcol[c] + u);
             [[unroll]] for (uint r = 0u; r < NR; r++) acc[r * NC + c] += dot(w[r], xv);
         }
     }
@@ -188,7 +230,7 @@ void main() {
         uvec4 w[NR];
         [[unroll]] for (uint r = 0u; r < NR; r++) w[r] = texelFetch(wq, int(base + r));
         [[unroll]] for (uint c = 0u; c < NC; c++) {
-            uint xb = p.x0 + c * p.xstride + u * 2u;
+            uint xb = xcol[c] + u * 2u;
             vec4 xa = xv4(xb), xc = xv4(xb + 1u);
             [[unroll]] for (uint r = 0u; r < NR; r++)
                 acc[r * NC + c] += dot(h4(w[r].x, w[r].y), xa) + dot(h4(w[r].z, w[r].w), xc);
@@ -199,7 +241,7 @@ void main() {
         [[unroll]] for (uint r = 0u; r < NR; r++) {
             uvec4 w = texelFetch(wq, int(base + r));
             [[unroll]] for (uint c = 0u; c < NC; c++)
-                acc[r * NC + c] += dot(h4(w.x, w.y), xv4(p.x0 + c * p.xstride + full * 2u));
+                acc[r * NC + c] += dot(h4(w.x, w.y), xv4(xcol[c] + full * 2u));
         }
     }
 #else
@@ -208,7 +250,8 @@ void main() {
 
     [[unroll]] for (uint r = 0u; r < NR; r++) {
         if (r0 + r < p.m) {
-            [[unroll]] for (uint c = 0u; c < NC; c++) y[p.y0 + c * p.ystride + r0 + r] = acc[r * NC + c];
+            [[unroll]] for (uint c = 0u; c < NC; c++)
+                if (c < ncol) y[ycol[c] + r0 + r] = valid ? acc[r * NC + c] : 0.0;
         }
     }
 }

@@ -63,6 +63,10 @@ static const struct preset presets[] = {
      "128256 vocab, tied", VKLLM__ARCH_LLAMA, 16, 2048, 8192, 32, 8, 0, 128256, 4096, 1, 500000.0f, 1e-5f, 0, 0},
     {"qwen2.5-0.5b-shape", "Qwen2.5 0.5B shape: 24 layers, 896 embd, 4864 ffn, 14/2 heads, 151936 vocab, tied",
      VKLLM__ARCH_QWEN2, 24, 896, 4864, 14, 2, 0, 151936, 4096, 1, 1000000.0f, 1e-6f, 0, 0},
+    {"qwen3-30b-a3b-shape", "Qwen3-30B-A3B shape: 48 layers, 2048 embd, 128 experts of 768, 8 per token, 32/4 heads "
+     "of 128, 151936 vocab", VKLLM__ARCH_QWEN3MOE, 48, 2048, 768, 32, 4, 128, 151936, 4096, 0, 1000000.0f, 1e-6f, 128, 8},
+    {"gpt-oss-20b-shape", "gpt-oss-20b shape: 24 layers, 2880 embd, 32 experts of 2880, 4 per token, 64/8 heads of "
+     "64, 201088 vocab", VKLLM__ARCH_GPTOSS, 24, 2880, 2880, 64, 8, 64, 201088, 4096, 0, 150000.0f, 1e-5f, 32, 4},
     {"qwen3-0.6b-shape", "Qwen3 0.6B shape: 28 layers, 1024 embd, 3072 ffn, 16/8 heads of 128, 151936 vocab, "
      "tied", VKLLM__ARCH_QWEN3, 28, 1024, 3072, 16, 8, 128, 151936, 4096, 1, 1000000.0f, 1e-6f, 0, 0},
 };

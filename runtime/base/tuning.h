@@ -73,8 +73,8 @@ enum vkllm__device_profile {
     X(matvec_xs, "VKLLM_MATVEC_XS", 1, NULL, "0: every lane loads its own x (no sharing through the subgroup)") \
     X(matmul, "VKLLM_MATMUL", -1, "tiled,matvec",                                                               \
       "prefill's product: tiled (shared-memory tiles) or matvec (8 tokens per weight read); -1: matvec on CPU devices") \
-    X(moe_group, "VKLLM_MOE_GROUP", 1, NULL,                                                                    \
-      "1: prefill groups the tokens' expert picks by expert, each expert's weights read once per 8 picks; 0: one pick per workgroup") \
+    X(moe_group, "VKLLM_MOE_GROUP", -1, NULL,                                                                   \
+      "1: prefill groups the tokens' expert picks by expert, each expert's weights read once per 8 picks; 0: one pick per workgroup; -1: on GPUs, and on CPU devices where the experts are repacked") \
     X(matmul_bm, "VKLLM_MATMUL_BM", 0, NULL, "tiled matmul: weight rows per tile (0: by device); any tile forced means tiled") \
     X(matmul_bn, "VKLLM_MATMUL_BN", 0, NULL, "tiled matmul: rows of x per tile (0: by batch)")                  \
     X(matmul_bk, "VKLLM_MATMUL_BK", 0, NULL, "tiled matmul: k step (0: by shared memory)")                      \

@@ -420,6 +420,14 @@ static void moe_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
                 .flags = VKLLM__CASE_GROUPED);
             if (full) ADD(l, .op = op, .type = k_types[t], .rows = 9, .cols = block == 256 ? 256 : 64, .n = 70, .nb = 1,
                           .heads = 3, .flags = VKLLM__CASE_GROUPED);
+            /* CPU devices' texel kernel on repacked experts (rows per expert a multiple of 8), one
+             * column per workgroup and grouped */
+            if (!full && t % 8) continue;
+            addv(l, (struct vkllm__op_case){.op = op, .type = k_types[t], .rows = 40, .cols = k, .n = 3, .nb = 2,
+                                            .heads = 5, .flags = VKLLM__CASE_BOTH_PATHS}, "matvec_texel=1");
+            addv(l, (struct vkllm__op_case){.op = op, .type = k_types[t], .rows = 16, .cols = k, .n = 21, .nb = 4,
+                                            .heads = 5, .flags = VKLLM__CASE_BOTH_PATHS | VKLLM__CASE_GROUPED},
+                 "matvec_texel=1");
         }
         /* matvec.comp's work splits, as the GPU paths take them: subgroupAdd and shared memory over
          * 8 and 32 lanes, x shared by shuffles */

@@ -3,7 +3,8 @@
  *              random ids (one of them past n_expert: a zero column), x shared by x_div columns
  *              (c->n tokens of c->nb picks; c->heads experts); nmse against vkllm__ref_matvec_q on
  *              the picked expert's rows, a guard after y untouched; GROUPED: through moe_group and
- *              the grouped kernel, every column bit for bit what the one-column kernel computes
+ *              the grouped kernel, every column bit for bit what the one-column kernel computes;
+ *              BOTH_PATHS: the experts also repacked (CPU devices' texel kernel, matvec_tb_id)
  *   moe_route  c->n tokens of c->cols router logits (with ties), c->nb picks: the ids exactly,
  *              the weights within the bound (vkllm__ref_moe_route)
  *   moe_sum    c->n tokens of c->nb picks of c->cols: max_abs against the sum in double
@@ -45,6 +46,12 @@ void vkllm__chk_matvec_id(struct chk *k) {
     struct vkllm__dtensor t = {.type = c->type, .k = kk, .m = (uint64_t)m * ne, .row_bytes = row_bytes};
     t.buf = vkllm__chk_buf(k, (row_bytes * m * ne + 3) & ~(uint64_t)3, NULL);
     if (t.buf) vkllm__chk_ok(k, vkllm__buffer_upload(t.buf, 0, w, row_bytes * m * ne));
+    /* BOTH_PATHS: a repacked copy too, which the texel kernel takes where the path is on */
+    int want_tb = (c->flags & VKLLM__CASE_BOTH_PATHS) && vkllm__matvec_tb_id_fits(k->gpu, c->type, kk, (uint64_t)m * ne, ne);
+    if (want_tb && !k->st) {
+        vkllm__chk_ok(k, vkllm__dtensor_add_tb(k->gpu, &t, w));
+        vkllm__chk_own(k, t.tb); /* freed with the case */
+    }
     for (uint64_t i = 0; i < (uint64_t)ncols * m + GUARD; i++) got[i] = POISON;
     struct vkllm__buffer *bx = vkllm__chk_buf(k, 4ull * c->n * kk, x), *bi = vkllm__chk_buf(k, 4ull * ncols, ids);
     struct vkllm__buffer *by = vkllm__chk_buf(k, 4ull * ((uint64_t)ncols * m + GUARD), got);
@@ -72,6 +79,8 @@ void vkllm__chk_matvec_id(struct chk *k) {
     if (k->st) return;
     if (grouped && memcmp(one, got, 4ull * ncols * m))
         vkllm__chk_fail(k, "grouped columns differ from the one-column kernel's");
+    if (want_tb && k->r->dispatches && strncmp(k->r->kernel, grouped ? "moe_group" : "matvec_tb_id", 9))
+        vkllm__chk_fail(k, "ran %s, want the texel kernel", k->r->kernel);
     struct chk_stats s;
     vkllm__chk_compare(got, want, (uint64_t)ncols * m, &s);
     vkllm__chk_fold(k, &s);

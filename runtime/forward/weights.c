@@ -13,6 +13,7 @@ struct upload {
     void *user;
     uint64_t done, total;
     uint32_t n_expert_used;
+    int exp_tb; /* experts repacked where they can be (exp_repacked) */
 };
 
 static void tick(struct upload *u, uint64_t bytes) {
@@ -87,15 +88,21 @@ static struct vkllm__buffer **gpu_vec(struct vkllm__gpu_layer *G, size_t i) {
 static int is_mat(size_t i) { return vkllm__layer_tensors[i].kind != VKLLM__TENSOR_VEC; }
 static int is_exp(size_t i) { return vkllm__layer_tensors[i].kind == VKLLM__TENSOR_EXP; }
 
+/* Experts take the repacked layout alone where the CPU devices' expert kernel can read it
+ * (vkllm__matvec_tb_id_fits) and exp_tb allows, else the plain one matvec_id reads. */
+static int exp_repacked(const struct vkllm__gpu *gpu, const struct vkllm__gguf_tensor *t, int exp_tb) {
+    return exp_tb && t && vkllm__matvec_tb_id_fits(gpu, t->type, t->ne[0], t->ne[1] * t->ne[2], (uint32_t)t->ne[2]);
+}
+
 /* Device bytes of all weights (the repacked copies included). */
-static uint64_t total_bytes(const struct vkllm__gpu *gpu, const struct vkllm__model_desc *d) {
+static uint64_t total_bytes(const struct vkllm__gpu *gpu, const struct vkllm__model_desc *d, int exp_tb) {
     const struct vkllm__model_weights *w = &d->w;
     uint64_t s = nbytes(w->output_norm) + (d->hp.tied_embd ? mat_bytes(gpu, w->token_embd, MV_EMBD)
                                                             : nbytes(w->token_embd) + mv_bytes(gpu, w->output));
     for (uint32_t l = 0; l < d->hp.n_layer; l++)
         for (size_t i = 0; i < VKLLM__LT_COUNT_; i++) {
             const struct vkllm__gguf_tensor *t = vkllm__layer_tensor(&w->layers[l], (enum vkllm__layer_tensor)i);
-            s += is_mat(i) && !is_exp(i) ? mv_bytes(gpu, t) : nbytes(t); /* experts: plain layout only */
+            s += is_mat(i) && (!is_exp(i) || exp_repacked(gpu, t, exp_tb)) ? mv_bytes(gpu, t) : nbytes(t);
         }
     return s;
 }
@@ -170,8 +177,11 @@ static vkllm_status up_layer(struct upload *u, const struct vkllm__layer_weights
         vkllm_status st = VKLLM_STATUS_OK;
         if (done[i]) continue;
         if (!is_mat(i)) st = up_vector(u, t, gpu_vec(G, i));
-        else if (t && is_exp(i)) /* experts: the plain layout matvec_id reads; a token reads n_expert_used of them */
-            st = up_matrix(u, t, EMBD, gpu_mat(G, i)), *matvec_bytes += t->nbytes / t->ne[2] * u->n_expert_used;
+        else if (t && is_exp(i)) { /* experts: a token reads n_expert_used of them */
+            int tb = exp_repacked(u->gpu, t, u->exp_tb);
+            st = up_matrix(u, t, tb ? MV_ONLY : EMBD, gpu_mat(G, i));
+            *matvec_bytes += (tb ? mv_bytes(u->gpu, t) : t->nbytes) / t->ne[2] * u->n_expert_used;
+        }
         else if (t) st = up_matrix(u, t, MV_ONLY, gpu_mat(G, i)), *matvec_bytes += t->nbytes;
         if (st) return st;
     }
@@ -188,8 +198,16 @@ vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__m
                                    vkllm__progress_fn progress, void *user, struct vkllm__gpu_model **out) {
     const struct vkllm__hparams *hp = &desc->hp;
     const struct vkllm__model_weights *w = &desc->w;
-    struct upload u = {gpu, progress, user, 0, total_bytes(gpu, desc), hp->n_expert_used};
+    struct upload u = {gpu, progress, user, 0, total_bytes(gpu, desc, 1), hp->n_expert_used, 1};
     uint64_t budget = vkllm__gpu_memory_budget(gpu), used = vkllm__gpu_memory_allocated(gpu);
+    uint64_t plain = total_bytes(gpu, desc, 0);
+    if (plain < u.total && (u.total > budget || used + u.total > budget) && plain <= budget && used + plain <= budget) {
+        /* the repacked experts (int8 or nibbles plus f32 scales: larger than most GGUF encodings)
+         * would not fit: the plain ones, slower on CPU devices */
+        vkllm__log(VKLLM_LOG_INFO, "experts in their GGUF layout: repacked they would need %.1f MiB of device memory, "
+                   "%.1f MiB more", u.total / 1048576.0, (u.total - plain) / 1048576.0);
+        u.total = plain, u.exp_tb = 0;
+    }
     if (u.total > budget || used + u.total > budget)
         return vkllm__err(VKLLM_STATUS_DEVICE_OOM,
                           "the weights need %.1f MiB of device memory; %.1f MiB of %.1f MiB are free",

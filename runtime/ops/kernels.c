@@ -8,7 +8,7 @@
 #define T(t, n, tb)                                                                                                   \
     {VKLLM__TYPE_##t, VKLLM__SHADER_MATVEC_##n, VKLLM__SHADER_MATVEC_##n##_SHM, VKLLM__SHADER_GET_ROWS_##n,              \
      VKLLM__SHADER_MATMUL_##n, VKLLM__SHADER_MATVEC_TB_##tb, VKLLM__SHADER_MATVEC_ID_##n,                         \
-     VKLLM__SHADER_MATVEC_ID_##n##_SHM}
+     VKLLM__SHADER_MATVEC_ID_##n##_SHM, VKLLM__SHADER_MATVEC_TB_ID_##tb}
 static const struct vkllm__type_kernels k_kernels[] = {
     T(F32, F32, F32),    T(F16, F16, F16),    T(BF16, BF16, F32),  T(Q8_0, Q8_0, Q8_0),
     T(Q4_0, Q4_0, Q4_0), T(Q4_1, Q4_1, Q4_K), T(Q5_0, Q5_0, Q8_0), T(Q5_1, Q5_1, Q5_K),

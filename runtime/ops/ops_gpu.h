@@ -51,6 +51,7 @@ struct vkllm__type_kernels {
     enum vkllm__shader_id matvec_tb;     /* decode on CPU devices, repacked (ops_matvec_tb.c) */
     enum vkllm__shader_id matvec_id;     /* mixture of experts: the picked experts' products, subgroupAdd */
     enum vkllm__shader_id matvec_id_shm; /* ... shared-memory reduction */
+    enum vkllm__shader_id matvec_tb_id;  /* mixture of experts on CPU devices, repacked experts */
 };
 /* The row of type; NULL (and an UNSUPPORTED last error naming op) when the type has none. */
 const struct vkllm__type_kernels *vkllm__type_kernels(uint32_t type, const char *op);
@@ -241,6 +242,13 @@ vkllm_status vkllm__op_matvec_id_grouped(struct vkllm__cmd *c, struct vkllm__vie
                                          uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
                                          struct vkllm__view group, uint32_t ncols);
 uint32_t vkllm__moe_group_cols(void);
+/* CPU devices: the experts' products on their repacked copy (ops_matvec_tb.c), which
+ * vkllm__op_matvec_id and _grouped take by themselves; group.buf NULL: ids. Whether an
+ * (n_expert stacked (m / n_expert, k)) tensor of type can be repacked for it: */
+int vkllm__matvec_tb_id_fits(const struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m, uint32_t n_expert);
+vkllm_status vkllm__op_matvec_tb_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                    uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
+                                    struct vkllm__view ids, struct vkllm__view group, uint32_t ncols);
 uint32_t vkllm__moe_group_tiles(uint32_t ncols, uint32_t n_expert);
 /* Bytes of the grouping of ncols columns over n_expert experts. */
 uint64_t vkllm__moe_group_bytes(uint32_t ncols, uint32_t n_expert);

@@ -302,3 +302,95 @@ vkllm_status vkllm__op_matmul_tb(struct vkllm__cmd *c, struct vkllm__view y, con
     }
     return VKLLM_STATUS_OK;
 }
+
+/* --- the experts' products (mixture of experts) -------------------------------------------- */
+
+int vkllm__matvec_tb_id_fits(const struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m, uint32_t n_expert) {
+    if (!n_expert || m % n_expert || (m / n_expert) % GROUP || !vkllm__matvec_tb_bytes(gpu, type, k, m)) return 0;
+    const struct tb_format *f = find_format(type);
+    struct tb_layout l = layout_of(f, k, m);
+    uint64_t max = vkllm__gpu_bind_limits(gpu)->max_texels;
+    /* a column's expert is data: the quants, and the scales, each in one binding */
+    return l.groups * l.q_group / 16 <= max && l.groups * l.s_group / 16 <= max && m / n_expert <= UINT32_MAX;
+}
+
+/* x vectors [v0, v1] of columns x_stride floats apart as one texel binding: its start aligned at
+ * or before v0 (*xd bytes before it); 0 where it does not fit one. */
+static int x_window(const struct vkllm__gpu *gpu, struct vkllm__view x, uint64_t v0, uint64_t v1, uint64_t x_stride,
+                    uint64_t k, struct vkllm__binding *b, uint64_t *xd) {
+    const struct vkllm__gpu_bind_limits *bl = vkllm__gpu_bind_limits(gpu);
+    uint64_t ua = VKLLM_MAX(bl->texel_align, 16), xoff = x.offset + v0 * x_stride * 4, xbase = xoff / ua * ua;
+    uint64_t range = xoff - xbase + ((v1 - v0) * x_stride + k) * 4;
+    if (range > bl->max_texels * 16) return 0;
+    *b = (struct vkllm__binding){x.buf, xbase, range};
+    *xd = xoff - xbase;
+    return 1;
+}
+
+vkllm_status vkllm__op_matvec_tb_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                    uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
+                                    struct vkllm__view ids, struct vkllm__view group, uint32_t ncols) {
+    struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    if (!vkllm__matvec_tb_applies(gpu, w) || !vkllm__matvec_tb_id_fits(gpu, w->type, w->k, w->m, n_expert))
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec_tb_id: no repacked copy of these %s experts for this device",
+                          w ? vkllm__type_name(w->type) : "(null)");
+    if (ncols == 0 || x_div == 0 || x_stride % 4 || x_stride < w->k || x.offset % 16 || y.offset % 4)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_tb_id: %u columns, x_div %u, x_stride %u, x offset "
+                          "%llu (16-byte multiple), y offset %llu", ncols, x_div, x_stride,
+                          (unsigned long long)x.offset, (unsigned long long)y.offset);
+    const struct tb_format *f = find_format(w->type);
+    const struct vkllm_device_info *info = vkllm__gpu_info(gpu);
+    struct tb_layout l = layout_of(f, w->k, w->m);
+    uint64_t m = w->m / n_expert, nvec = (ncols - 1) / x_div + 1;
+    vkllm_status st;
+    if ((st = vkllm__op_need("matvec_tb_id", "x", x, ((nvec - 1) * x_stride + w->k) * 4)) ||
+        (st = vkllm__op_need("matvec_tb_id", "y", y, 4ull * ncols * m)) ||
+        (st = group.buf ? vkllm__op_need("matvec_tb_id", "group", group, vkllm__moe_group_bytes(ncols, n_expert))
+                        : vkllm__op_need("matvec_tb_id", "ids", ids, 4ull * ncols)))
+        return st;
+    long wg = vkllm__gpu_tuning(gpu)->matvec_tb_wg, nr = vkllm__gpu_tuning(gpu)->matvec_tb_nr;
+    if (wg < 1 || wg > (long)info->max_workgroup_invocations || wg > (long)info->max_workgroup_size[0] ||
+        !pow2_le8(nr))
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_tb_id: bad work split wg=%ld nr=%ld", wg, nr);
+    const struct vkllm__type_kernels *sh = vkllm__type_kernels(w->type, "matvec_tb_id");
+    /* grouped (tiles of MAX_NCOLS columns of one expert) when all of x fits one texel binding;
+     * else one column per workgroup over windows of columns whose x does */
+    struct vkllm__binding xb = {0};
+    uint64_t xd = 0;
+    int grouped = group.buf && x_window(gpu, x, 0, nvec - 1, x_stride, w->k, &xb, &xd) &&
+                  vkllm__moe_group_tiles(ncols, n_expert) <= info->max_workgroup_count[2];
+    for (uint32_t c0 = 0, nc; c0 < ncols; c0 += nc) {
+        nc = grouped ? ncols : VKLLM_MIN(ncols - c0, info->max_workgroup_count[2]);
+        if (!grouped) /* the widest window from c0 whose x fits */
+            while (!x_window(gpu, x, c0 / x_div, (c0 + nc - 1) / x_div, x_stride, w->k, &xb, &xd))
+                if ((nc /= 2) == 0)
+                    return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec_tb_id: a row of x exceeds one texel binding");
+        struct vkllm__pc_matvec_tb_id pc = {
+            {(uint32_t)w->k, (uint32_t)l.nu, (uint32_t)m, 0, (uint32_t)m, (uint32_t)(xd / 16), x_stride / 4},
+            n_expert, x_div, c0};
+        struct vkllm__dispatch d = {
+            .shader = sh->matvec_tb_id, .n_spec = 3, .spec = {(uint32_t)wg, (uint32_t)nr, grouped ? MAX_NCOLS : 1},
+            .push = &pc, .push_size = sizeof pc, .label = grouped ? "matvec_tb_id_grouped" : "matvec_tb_id",
+        };
+        uint32_t nb = 0;
+        d.bind[nb++] = (struct vkllm__binding){w->tb, 0, l.groups * l.q_group};
+        if (l.s_group) d.bind[nb++] = (struct vkllm__binding){w->tb, l.s_offset, l.groups * l.s_group};
+        d.bind[nb++] = xb;
+        d.bind[nb++] = vkllm__bind(y);
+        d.bind[nb++] = vkllm__bind(grouped ? group : ids);
+        d.n_bind = nb;
+        vkllm__gpu_grid_1d(gpu, (m + (uint64_t)nr - 1) / (uint64_t)nr, (uint32_t)wg, d.groups);
+        d.groups[2] = grouped ? vkllm__moe_group_tiles(ncols, n_expert) : nc;
+        /* each column (grouped: each tile, at most one per MAX_NCOLS columns and one more per expert)
+         * reads its expert's repacked rows */
+        uint64_t reads = grouped ? VKLLM_MIN((uint64_t)nc, (nc + MAX_NCOLS - 1) / MAX_NCOLS + (uint64_t)VKLLM_MIN(nc, n_expert))
+                                 : nc;
+        uint64_t groups = (uint64_t)d.groups[0] * d.groups[1];
+        d.cost.weight_bytes = reads * (m / GROUP) * (l.q_group + l.s_group);
+        d.cost.bytes_read = d.cost.weight_bytes + groups * nc * w->k * 4;
+        d.cost.bytes_written = (uint64_t)nc * m * 4;
+        d.cost.flops = 2ull * nc * m * w->k;
+        if ((st = vkllm__cmd_dispatch(c, &d))) return st;
+    }
+    return VKLLM_STATUS_OK;
+}
