@@ -62,6 +62,7 @@ layout(push_constant) uniform PC {
 #if defined(MATVEC_ID)
     uint n_expert;   // experts stacked in W
     uint x_div;      // columns that share one x vector
+    uint e0, e1;     // the experts bound: W's binding starts at expert e0
 #endif
 } p;
 
@@ -69,6 +70,8 @@ layout(push_constant) uniform PC {
 // multiplies expert ids[c] (a zero column for an id past n_expert) with x vector c / x_div, into y
 // column c. GLU = 0. Each column reads only its expert's rows, with exactly the arithmetic of a
 // plain matvec of that expert.
+// W larger than one binding is bound in chunks of whole experts [e0, e1), one dispatch each: a
+// workgroup whose expert is not bound leaves at once (ids past n_expert: zeros by the chunk of e0 = 0).
 //   NC = 1: the dispatch's z is the column.
 //   NC > 1 (columns grouped by expert, prefill): the ids binding holds moe.comp's MOE_GROUP
 //     output: [0] the number of tiles, tile t at 4 + 4t (expert, first, count <= NC), then from
@@ -377,7 +380,8 @@ void main() {
         }
     }
     bool valid = expert < p.n_expert;
-    uint eo = (valid ? expert : 0u) * p.m * p.row_bytes;  // the expert's first row
+    if (valid ? expert < p.e0 || expert >= p.e1 : p.e0 != 0u) return;  // uniform: another chunk's
+    uint eo = (valid ? expert - p.e0 : 0u) * p.m * p.row_bytes;  // the expert's first row in the binding
 #else
     const bool valid = true;
     const uint eo = 0u, ncol = NC;

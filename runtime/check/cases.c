@@ -436,6 +436,12 @@ static void moe_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
                                              "matvec_wg=32,matvec_nt=32,matvec_nr=2,matvec_sg=1",
                                              "matvec_wg=64,matvec_nt=1,matvec_nr=3,matvec_sg=1,matvec_xs=1"};
         static const uint32_t split_types[] = {VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q8_0, VKLLM__TYPE_MXFP4, VKLLM__TYPE_F16};
+        /* experts past one binding: chunks of 2 of 5 q4_K experts (9504 bytes each), an id past
+         * the experts among the columns (zeros, written once), one column each and grouped */
+        addv(l, (struct vkllm__op_case){.op = op, .type = VKLLM__TYPE_Q4_K, .rows = 33, .cols = 512, .n = 3, .nb = 2,
+                                        .heads = 5}, "max_binding=20000");
+        addv(l, (struct vkllm__op_case){.op = op, .type = VKLLM__TYPE_Q4_K, .rows = 33, .cols = 512, .n = 9, .nb = 3,
+                                        .heads = 5, .flags = VKLLM__CASE_GROUPED}, "max_binding=20000");
         for (size_t s = 0; s < (full ? 4u : 2u); s++)
             for (size_t t = 0; t < (full ? 4u : 1u); t++)
                 addv(l, (struct vkllm__op_case){.op = op, .type = split_types[t], .rows = 33, .cols = 512, .n = 2,

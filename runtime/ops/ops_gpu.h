@@ -228,8 +228,9 @@ vkllm_status vkllm__op_moe_add_id(struct vkllm__cmd *c, struct vkllm__view y, st
 vkllm_status vkllm__op_moe_sum(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view y, struct vkllm__view w,
                                uint32_t n, uint32_t k, uint32_t width);
 /* Column c < ncols of y (ncols, m) = expert ids[c] of w (n_expert stacked (m, k) matrices in GGUF
- * encoding, w->m = n_expert m, bound whole) @ x column c / x_div (columns x_stride floats apart).
- * Reads only the picked experts' rows. */
+ * encoding, w->m = n_expert m; bound in chunks of whole experts where it passes one binding, one
+ * dispatch each) @ x column c / x_div (columns x_stride floats apart); an id past n_expert gives
+ * a zero column. Reads only the picked experts' rows. */
 vkllm_status vkllm__op_matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                                  uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
                                  struct vkllm__view ids, uint32_t ncols);

@@ -224,12 +224,17 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
                           x_div, x_stride);
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     const struct vkllm_device_info *di = vkllm__gpu_info(gpu);
-    uint64_t m = w->m / n_expert, bytes = w->m * w->row_bytes;
-    /* a column's expert is data: the whole tensor is one binding */
-    if (bytes > vkllm__gpu_max_binding(gpu) || bytes > UINT32_MAX)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec_id: the experts' matrix (%.1f MiB) is larger than one "
-                          "storage binding may cover on this device (%.1f MiB)", bytes / 1048576.0,
+    uint64_t m = w->m / n_expert, ebytes = m * w->row_bytes;
+    /* a column's expert is data: whole experts per binding, as many as one may cover (the shader
+     * addresses bytes with 32-bit words); more than that, one dispatch per chunk of experts */
+    uint64_t per = VKLLM_MIN(vkllm__gpu_max_binding(gpu), (uint64_t)UINT32_MAX) / ebytes;
+    if (per == 0)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec_id: one expert's matrix (%.1f MiB) is larger than one "
+                          "storage binding may cover on this device (%.1f MiB)", ebytes / 1048576.0,
                           vkllm__gpu_max_binding(gpu) / 1048576.0);
+    /* chunks of equal size: ceil(n_expert / per) of them */
+    uint32_t n_chunks = (uint32_t)((n_expert + per - 1) / per);
+    per = (n_expert + n_chunks - 1) / n_chunks;
     int grouped = group.buf != NULL;
     uint32_t nc = grouped ? MOE_GROUP_COLS : 1, tiles = grouped ? vkllm__moe_group_tiles(ncols, n_expert) : ncols;
     if (tiles > di->max_workgroup_count[2])
@@ -247,26 +252,31 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
     if ((st = pick_config(gpu, &cfg))) return st;
     uint32_t nr = VKLLM_MAX(1u, VKLLM_MIN(cfg.nr, 16u / nc)); /* at most 16 accumulators, as matvec */
     uint64_t rows_per_wg = (uint64_t)(cfg.wg / cfg.nt) * nr;
-    struct vkllm__pc_matvec_id pc = {{(uint32_t)w->k, (uint32_t)m, (uint32_t)w->row_bytes, 0, 0, x_stride, (uint32_t)m},
-                                     n_expert, x_div};
-    struct vkllm__dispatch d = {
-        .shader = cfg.sg ? sh->matvec_id : sh->matvec_id_shm,
-        .n_spec = 5, .spec = {cfg.wg, cfg.nt, nr, cfg.xs, nc}, .subgroup = cfg.subgroup,
-        .n_bind = 4, .bind = {{0}, vkllm__bind(x), vkllm__bind(y), vkllm__bind(grouped ? group : ids)},
-        .push = &pc, .push_size = sizeof pc, .label = grouped ? "matvec_id_grouped" : "matvec_id",
-    };
-    if ((st = chunk_binding(w, 0, w->m, "matvec_id", &d.bind[0]))) return st;
-    vkllm__gpu_grid_1d(gpu, (m + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
-    d.groups[2] = tiles;
     /* each column (grouped: each tile, at most one per MOE_GROUP_COLS columns and one more per
-     * expert) reads its expert's m rows: the active parameters */
+     * expert) reads its expert's m rows: the active parameters; over chunks, each its share */
     uint64_t reads = grouped ? VKLLM_MIN((uint64_t)ncols, (ncols + nc - 1) / nc + (uint64_t)VKLLM_MIN(ncols, n_expert))
                              : ncols;
-    d.cost.weight_bytes = reads * m * w->row_bytes;
-    d.cost.bytes_read = d.cost.weight_bytes + (uint64_t)d.groups[0] * d.groups[1] * ncols * w->k * 4;
-    d.cost.bytes_written = (uint64_t)ncols * m * 4;
-    d.cost.flops = 2ull * ncols * m * w->k;
-    return vkllm__cmd_dispatch(c, &d);
+    for (uint32_t e0 = 0; e0 < n_expert; e0 += (uint32_t)per) {
+        uint32_t e1 = (uint32_t)VKLLM_MIN((uint64_t)n_expert, e0 + per);
+        struct vkllm__pc_matvec_id pc = {{(uint32_t)w->k, (uint32_t)m, (uint32_t)w->row_bytes, 0, 0, x_stride, (uint32_t)m},
+                                         n_expert, x_div, e0, e1};
+        struct vkllm__dispatch d = {
+            .shader = cfg.sg ? sh->matvec_id : sh->matvec_id_shm,
+            .n_spec = 5, .spec = {cfg.wg, cfg.nt, nr, cfg.xs, nc}, .subgroup = cfg.subgroup,
+            .n_bind = 4, .bind = {{0}, vkllm__bind(x), vkllm__bind(y), vkllm__bind(grouped ? group : ids)},
+            .push = &pc, .push_size = sizeof pc, .label = grouped ? "matvec_id_grouped" : "matvec_id",
+        };
+        if ((st = chunk_binding(w, (uint64_t)e0 * m, (uint64_t)(e1 - e0) * m, "matvec_id", &d.bind[0]))) return st;
+        vkllm__gpu_grid_1d(gpu, (m + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
+        d.groups[2] = tiles;
+        uint64_t share = n_chunks == 1 ? reads : (reads * (e1 - e0) + n_expert - 1) / n_expert;
+        d.cost.weight_bytes = share * m * w->row_bytes;
+        d.cost.bytes_read = d.cost.weight_bytes + (uint64_t)d.groups[0] * d.groups[1] * ncols * w->k * 4 / n_chunks;
+        d.cost.bytes_written = (uint64_t)ncols * m * 4 / n_chunks;
+        d.cost.flops = 2ull * ncols * m * w->k / n_chunks;
+        if ((st = vkllm__cmd_dispatch(c, &d))) return st;
+    }
+    return VKLLM_STATUS_OK;
 }
 
 vkllm_status vkllm__op_matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,

@@ -21,8 +21,9 @@ struct vkllm__pc_matvec_id {
     struct vkllm__pc_matvec mv; /* m: rows of one expert; y0 and x0 of column 0 */
     uint32_t n_expert;          /* experts stacked in W */
     uint32_t x_div;             /* columns that share one x vector */
+    uint32_t e0, e1;            /* the experts bound (W's binding starts at expert e0) */
 };
-_Static_assert(sizeof(struct vkllm__pc_matvec_id) == 36, "update PC in shaders/matvec.comp");
+_Static_assert(sizeof(struct vkllm__pc_matvec_id) == 44, "update PC in shaders/matvec.comp");
 
 /* GLSL twin: the push_constant block PC of shaders/get_rows.comp */
 struct vkllm__pc_get_rows {
