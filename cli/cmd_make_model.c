@@ -23,7 +23,7 @@ static void usage(FILE *f) {
             "                      experts: --n-expert, --n-expert-used) | gpt-oss (q/k/v/o biases,\n"
             "                      attention sinks, window 4 on every other layer, YaRN x4 over ctx/4,\n"
             "                      experts with biases and the clamped SwiGLU, harmony's control tokens\n"
-            "                      and chat template; needs --n-expert)                      [llama]\n"
+            "                      and chat template)                                        [llama]\n"
             "  --n-layer N         transformer blocks                                [2]\n"
             "  --n-embd N          embedding width                                   [64]\n"
             "  --n-ff N            feed-forward width                                [128]\n"
@@ -33,8 +33,10 @@ static void usage(FILE *f) {
             "  --vocab N           vocabulary size, at least 259                     [512]\n"
             "  --ctx N             context_length written in the file                [256]\n"
             "  --n-expert N        mixture of experts (llama: Mixtral's layout; qwen3moe, gpt-oss): N expert\n"
-            "                      FFNs of --n-ff each instead of one dense FFN              [0]\n"
-            "  --n-expert-used K   experts each token's router picks (1..64, <= N)            [0]\n"
+            "                      FFNs of --n-ff each instead of one dense FFN\n"
+            "                      [0; qwen3moe and gpt-oss, which always have experts: 8]\n"
+            "  --n-expert-used K   experts each token's router picks (1..64, <= N)\n"
+            "                      [0; qwen3moe: 2, gpt-oss: 4]\n"
             "  --type T            matrix type: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_K q3_K q4_K\n"
             "                      q5_K q6_K iq4_nl iq4_xs mxfp4 [f32]. Norms and biases stay f32. Rows whose\n"
             "                      length is not a multiple of the type's block fall back (q2_K, q3_K,\n"
@@ -140,6 +142,13 @@ int vkllm_cmd_make_model(int argc, char **argv) {
     vkllm_status st = vkllm_make_model(&p, out);
     if (st != VKLLM_STATUS_OK) return vkllm_cli_fail(st, "make-model");
     char experts[48] = "";
+    vkllm_model_file_t mf; /* the experts as written (qwen3moe and gpt-oss get 8 when none were asked for) */
+    if (vkllm_model_file_open(out, &mf) == VKLLM_STATUS_OK) {
+        struct vkllm_file_info fi;
+        vkllm_model_file_info(mf, &fi);
+        p.n_expert = fi.n_expert, p.n_expert_used = fi.n_expert_used;
+        vkllm_model_file_close(mf);
+    }
     if (p.n_expert) snprintf(experts, sizeof experts, ", %u of %u experts", p.n_expert_used, p.n_expert);
     fprintf(stderr, "vkllm: wrote %s (%s, %u layers, %u embd, %u ffn%s, %u/%u heads, vocab %u, %s%s, seed %llu)\n",
             out, p.arch, p.n_layer, p.n_embd, p.n_ff, experts, p.n_head, p.n_head_kv, p.n_vocab, p.type,

@@ -520,7 +520,15 @@ static vkllm_status check_params(const struct vkllm__make_model_params *p) {
     return VKLLM_STATUS_OK;
 }
 
-vkllm_status vkllm__make_model(const struct vkllm__make_model_params *p, const char *path) {
+vkllm_status vkllm__make_model(const struct vkllm__make_model_params *params, const char *path) {
+    /* the architectures whose files always have experts: 8 of them unless asked otherwise, 2 per
+     * token (qwen3moe) or 4 (gpt-oss) */
+    struct vkllm__make_model_params q = *params;
+    const struct vkllm__make_model_params *p = &q;
+    if (q.arch == VKLLM__ARCH_QWEN3MOE || q.arch == VKLLM__ARCH_GPTOSS) {
+        if (!q.n_expert) q.n_expert = 8;
+        if (!q.n_expert_used) q.n_expert_used = VKLLM_MIN(q.n_expert, q.arch == VKLLM__ARCH_GPTOSS ? 4u : 2u);
+    }
     vkllm_status st = check_params(p);
     if (st != VKLLM_STATUS_OK) return st;
     struct tensor_list tl = {0};
