@@ -30,6 +30,7 @@ static void usage(FILE *f) {
             "  --n-head N          query heads                                       [4]\n"
             "  --n-head-kv N       key/value heads (divides --n-head)                [2]\n"
             "  --head-dim N        per-head width, 0 = n-embd / n-head               [0]\n"
+            "  --rope-dims N       dims of each head RoPE rotates, 0 = all (Phi-4-mini: 3/4) [0]\n"
             "  --vocab N           vocabulary size, at least 259                     [512]\n"
             "  --ctx N             context_length written in the file                [256]\n"
             "  --n-expert N        mixture of experts (llama: Mixtral's layout; qwen3moe, gpt-oss): N expert\n"
@@ -83,6 +84,7 @@ static int apply(struct vkllm_make_model_params *p, const char *opt, const char 
     else if (!strcmp(opt, "--n-head")) u32 = &p->n_head;
     else if (!strcmp(opt, "--n-head-kv")) u32 = &p->n_head_kv;
     else if (!strcmp(opt, "--head-dim")) u32 = &p->head_dim;
+    else if (!strcmp(opt, "--rope-dims")) u32 = &p->n_rot;
     else if (!strcmp(opt, "--vocab")) u32 = &p->n_vocab;
     else if (!strcmp(opt, "--ctx")) u32 = &p->n_ctx;
     else if (!strcmp(opt, "--n-expert")) u32 = &p->n_expert;

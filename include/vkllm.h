@@ -744,8 +744,10 @@ struct vkllm_make_model_params {
     uint64_t seed;
     float rope_theta, rms_eps;
     char name[64];            /* general.name; "": generated */
-    uint32_t n_expert, n_expert_used; /* mixture of experts (llama: Mixtral's layout; qwen3moe): n_expert
-                                         FFNs of n_ff, n_expert_used per token; 0: a dense FFN */
+    uint32_t n_expert, n_expert_used; /* mixture of experts (llama: Mixtral's layout; qwen3moe, gpt-oss):
+                                         n_expert FFNs of n_ff, n_expert_used per token; 0: a dense FFN
+                                         (qwen3moe, gpt-oss: 8, and 2 or 4 per token) */
+    uint32_t n_rot;           /* rope.dimension_count: dims rotated per head; 0: all of them */
 };
 
 /* A tiny llama (2 layers, 64 embd, 4 heads, 2 kv heads, 512 vocab), f32, seed 1. */

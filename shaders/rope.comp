@@ -2,7 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 // rope.comp - rotary position embedding, in place on x (n, n_head, head_dim). One invocation per
 // rotated pair. Token i is at position pos0 + i, pos0 read from a buffer so that a recorded
-// decode step replays at any position. Dims >= n_rot pass through (never touched). The angle:
+// decode step replays at any position. Dims >= n_rot pass through (never touched); the rotated
+// ones are scaled by p.mscale (ggml's rope magnitude: attn_factor, YaRN's). The angle:
 // rope_angle.glsl.
 #include "common.glsl"
 #include "pc_attn.glsl"
@@ -24,7 +25,7 @@ void main() {
     uint i0 = p.neox != 0 ? i : 2 * i;
     uint i1 = p.neox != 0 ? i + half_rot : 2 * i + 1;
     float a = angle_of(pos0 + tok, inv_freq[i]);
-    float c = cos(a), s = sin(a);
+    float c = cos(a) * p.mscale, s = sin(a) * p.mscale;
     float x0 = x[base + i0], x1 = x[base + i1];
     x[base + i0] = x0 * c - x1 * s;
     x[base + i1] = x0 * s + x1 * c;

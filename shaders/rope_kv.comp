@@ -35,7 +35,7 @@ float k_rotated(uint base, uint d, uint pos) {
         i0 = 2 * i, i1 = 2 * i + 1;
     }
     float a = angle_of(pos, inv_freq[i]);
-    float c = cos(a), s = sin(a);
+    float c = cos(a) * p.mscale, s = sin(a) * p.mscale;
     float x0 = k[base + i0], x1 = k[base + i1];
     return d == i0 ? x0 * c - x1 * s : x0 * s + x1 * c;
 }
@@ -54,7 +54,7 @@ void main() {
         uint i0 = p.neox != 0 ? i : 2 * i;
         uint i1 = p.neox != 0 ? i + half_rot : 2 * i + 1;
         float a = angle_of(pos, inv_freq[i]);
-        float c = cos(a), s = sin(a);
+        float c = cos(a) * p.mscale, s = sin(a) * p.mscale;
         float x0 = q[base + i0], x1 = q[base + i1];
         q[base + i0] = x0 * c - x1 * s;
         q[base + i1] = x0 * s + x1 * c;

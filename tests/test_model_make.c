@@ -390,8 +390,8 @@ static void rope(void) {
         }
     }
     ASSERT(ykept > 0 && ydiv > 0 && yblend > 0);
-    double ms = 1 + 0.1 * log(4.0);
-    ASSERT_NEAR(hp.attn_scale, ms * ms / sqrt(128.0), 1e-6);
+    ASSERT_NEAR(hp.rope.mscale, 1 + 0.1 * log(4.0), 1e-6);
+    ASSERT_EQ(hp.attn_scale, 0.0f); /* the magnitude is the rope kernel's, not folded into attention */
     unlink(src);
     printf("ok  rope: none, linear x4, llama3 (%d kept, %d blended, %d divided), yarn x4 (%d, %d, %d)\n", kept,
            blended, divided, ykept, yblend, ydiv);

@@ -25,7 +25,7 @@ static void test_attention_args(struct vkllm__gpu *gpu) {
     ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &big), VKLLM_STATUS_INVALID_ARGUMENT); /* cache > view */
     ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &sinks), VKLLM_STATUS_INVALID_ARGUMENT); /* sinks < heads */
     ASSERT_STATUS(vkllm__op_kv_store(c, v, v, v, 1, 7, 4), VKLLM_STATUS_INVALID_ARGUMENT);       /* odd width */
-    ASSERT_STATUS(vkllm__op_rope(c, v, v, v, 1, 1, 8, 10, 0), VKLLM_STATUS_INVALID_ARGUMENT);     /* n_rot > dim */
+    ASSERT_STATUS(vkllm__op_rope(c, v, v, v, 1, 1, 8, 10, 0, 1.0f), VKLLM_STATUS_INVALID_ARGUMENT);     /* n_rot > dim */
     ASSERT_STATUS(vkllm__op_argmax(c, v, v, 0), VKLLM_STATUS_INVALID_ARGUMENT);
     op_test_scratch_end(&sc);
 }

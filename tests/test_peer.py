@@ -52,8 +52,8 @@ if subset:
 with tempfile.TemporaryDirectory() as d:
     # phi3 (LongRoPE trained at ctx/2) twice: its long factors (ctx 256 in the file, llama.cpp runs
     # 256 positions) and its short ones (ctx 512)
-    for arch in ("llama", "qwen2", "qwen3", "granite", "phi3", "phi3-short", "gemma2", "gemma3", "qwen3moe", "mixtral",
-                 "gpt-oss"):
+    for arch in ("llama", "qwen2", "qwen3", "granite", "phi3", "phi3-short", "phi3-partial", "gemma2", "gemma3",
+                 "qwen3moe", "mixtral", "gpt-oss"):
         for typ, tol in TYPES:
             if arch != "llama" and not FULL and typ not in ("f32", "q8_0"):
                 continue
@@ -61,11 +61,13 @@ with tempfile.TemporaryDirectory() as d:
             # 256-element super-blocks need rows of 256: a wider model for them
             wide = ["--n-embd", "256", "--n-ff", "512"] if typ in ("iq4_xs", "q2_K", "q3_K") else []
             extra = ["--ctx", "512"] if arch == "phi3-short" else []
+            if arch == "phi3-partial":  # Phi-4-mini's layout: 3/4 of each head rotated, LongRoPE's attn_factor
+                extra = ["--rope-dims", "12"]
             if arch in ("qwen3moe", "mixtral"):  # mixtures of experts: 8 (4) experts, 2 per token
                 extra = ["--n-expert", "8" if arch == "qwen3moe" else "4", "--n-expert-used", "2"]
             if arch == "gpt-oss":  # 8 experts, 4 per token, head dim 32 (make-model: YaRN, windows of 4)
                 extra = ["--n-expert", "8", "--n-expert-used", "4", "--head-dim", "32"]
-            name = {"mixtral": "llama", "phi3-short": "phi3"}.get(arch, arch)
+            name = {"mixtral": "llama", "phi3-short": "phi3", "phi3-partial": "phi3"}.get(arch, arch)
             subprocess.run([VKLLM, "make-model", "--arch", name, "--type", typ, "-o", m] + wide + extra,
                            check=True, capture_output=True)
             out = os.path.join(d, "peer.bin")

@@ -280,8 +280,9 @@ static void build_tensors(const struct vkllm__make_model_params *p, struct tenso
                       t->init == VKLLM__INIT_SINK ? 1.0f : 0.1f, 1); /* f32 vectors (rows: expert biases) */
         }
     if (p->arch == VKLLM__ARCH_PHI3) { /* LongRoPE as Phi-3.5 / Phi-4-mini: short factors near 1, long ones near 4 */
-        add(tl, "rope_factors_short.weight", hp.head_dim / 2, 0, 1.0f, 0.05f);
-        add(tl, "rope_factors_long.weight", hp.head_dim / 2, 0, 4.0f, 0.5f);
+        uint32_t half = (p->n_rot ? p->n_rot : hp.head_dim) / 2;
+        add(tl, "rope_factors_short.weight", half, 0, 1.0f, 0.05f);
+        add(tl, "rope_factors_long.weight", half, 0, 4.0f, 0.5f);
     }
     add(tl, "output_norm.weight", p->n_embd, 0, 1.0f, 0.1f);
     if (!p->tied && p->arch != VKLLM__ARCH_GEMMA2) /* gemma2 always reuses the embedding */
@@ -411,7 +412,7 @@ static vkllm_status set_hparams(struct vkllm__gguf_writer *w, const struct vkllm
     if ((st = vkllm__gguf_writer_set_u32(w, K("attention.value_length"), hd))) return st;
     if ((st = vkllm__gguf_writer_set_f32(w, K("attention.layer_norm_rms_epsilon"), p->rms_eps))) return st;
     if ((st = vkllm__gguf_writer_set_f32(w, K("rope.freq_base"), p->rope_theta))) return st;
-    if ((st = vkllm__gguf_writer_set_u32(w, K("rope.dimension_count"), hd))) return st;
+    if ((st = vkllm__gguf_writer_set_u32(w, K("rope.dimension_count"), p->n_rot ? p->n_rot : hd))) return st;
     if ((st = vkllm__gguf_writer_set_u32(w, K("vocab_size"), p->n_vocab))) return st;
     if (p->arch == VKLLM__ARCH_GRANITE) { /* Granite 3.x's multipliers */
         if ((st = vkllm__gguf_writer_set_f32(w, K("embedding_scale"), 12.0f))) return st;
@@ -507,6 +508,9 @@ static vkllm_status check_params(const struct vkllm__make_model_params *p) {
     uint32_t hd = p->head_dim ? p->head_dim : p->n_embd / p->n_head;
     if (hd % 2)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: the head dimension %u must be even", hd);
+    if (p->n_rot % 2 || p->n_rot > hd)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: rope dims %u must be even and at most the head "
+                          "dimension %u", p->n_rot, hd);
     if (p->n_vocab < 259)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                           "make-model: vocab %u < 259 (<unk>, <s>, </s> and 256 byte tokens)", p->n_vocab);
@@ -569,6 +573,7 @@ static void to_public(const struct vkllm__make_model_params *p, struct vkllm_mak
     o->tied = p->tied, o->seed = p->seed, o->rope_theta = p->rope_theta, o->rms_eps = p->rms_eps;
     o->optional_tensors = p->optional_tensors;
     o->n_expert = p->n_expert, o->n_expert_used = p->n_expert_used;
+    o->n_rot = p->n_rot;
     snprintf(o->name, sizeof o->name, "%s", p->name);
 }
 
@@ -597,6 +602,7 @@ static vkllm_status from_public(const struct vkllm_make_model_params *o, struct 
     p->tied = o->tied, p->seed = o->seed, p->rope_theta = o->rope_theta, p->rms_eps = o->rms_eps;
     p->optional_tensors = o->optional_tensors;
     p->n_expert = o->n_expert, p->n_expert_used = o->n_expert_used;
+    p->n_rot = o->n_rot;
     snprintf(p->name, sizeof p->name, "%s", o->name);
     return VKLLM_STATUS_OK;
 }

@@ -17,7 +17,8 @@ struct vkllm__make_model_params {
     uint32_t type;         /* enum vkllm__type of the matrices (norms and biases stay f32) */
     int tied;              /* 1: no output.weight */
     int optional_tensors;  /* 1: also the tensors the architecture may have (llama's biases) */
-    uint32_t n_expert, n_expert_used; /* mixture of experts (llama, qwen3moe): experts of n_ff; 0: dense */
+    uint32_t n_expert, n_expert_used; /* mixture of experts (llama, qwen3moe, gpt-oss): experts of n_ff; 0: dense */
+    uint32_t n_rot;        /* rope.dimension_count (0: the head dimension) */
     uint64_t seed;
     float rope_theta;      /* rope.freq_base */
     float rms_eps;

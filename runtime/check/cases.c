@@ -344,6 +344,9 @@ static void rope_cases(int full, struct vkllm__case_list *l) {
     for (uint32_t neox = 0; neox <= 1; neox++) {
         uint32_t f = neox ? VKLLM__CASE_NEOX : 0;
         ADD(l, .op = VKLLM__OP_ROPE, .n = 5, .heads = 3, .head_dim = 64, .n_rot = 64, .flags = f, POS(0, 1, 5000, 65000));
+        /* a magnitude on a partial rotation (Phi-4-mini's LongRoPE attn_factor, YaRN) */
+        ADD(l, .op = VKLLM__OP_ROPE, .n = 3, .heads = 2, .head_dim = 64, .n_rot = 48, .flags = f | VKLLM__CASE_MAGNITUDE,
+            POS(0, 7, 5000));
         if (!full) continue;
         ADD(l, .op = VKLLM__OP_ROPE, .n = 1, .heads = 1, .head_dim = 8, .n_rot = 8, .flags = f, POS(0, 1, 5000, 65000));
         ADD(l, .op = VKLLM__OP_ROPE, .n = 7, .heads = 4, .head_dim = 64, .n_rot = 32, .flags = f, POS(0, 1, 5000, 65000));
@@ -368,6 +371,8 @@ static void rope_kv_cases(int full, struct vkllm__case_list *l) {
         uint32_t f = neox ? VKLLM__CASE_NEOX : 0;
         ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 5, .heads = 4, .heads_kv = 2, .head_dim = 12, .n_rot = 12, .n_ctx = 37,
             .flags = f, POS(0, 3, 32, 35, 37, 5000));
+        ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 4, .heads = 4, .heads_kv = 2, .head_dim = 16, .n_rot = 12, .n_ctx = 37,
+            .flags = f | VKLLM__CASE_MAGNITUDE, POS(0, 3, 33));
         if (!full) continue;
         ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 1, .heads = 32, .heads_kv = 4, .head_dim = 64, .n_rot = 64, .n_ctx = 4096,
             .flags = f, POS(0, 1, 4095, 4096, 65000));

@@ -30,15 +30,17 @@ void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n) {
                  c->flags & VKLLM__CASE_OFFSET ? " +256" : "");
         break;
     case VKLLM__OP_ROPE:
-        snprintf(buf, n, "n=%u heads=%u dim=%u rot=%u%s%s", c->n, c->heads, c->head_dim, c->n_rot,
-                 c->flags & VKLLM__CASE_NEOX ? " neox" : "", c->scale && c->scale != 1.0f ? " scaled" : "");
+        snprintf(buf, n, "n=%u heads=%u dim=%u rot=%u%s%s%s", c->n, c->heads, c->head_dim, c->n_rot,
+                 c->flags & VKLLM__CASE_NEOX ? " neox" : "", c->scale && c->scale != 1.0f ? " scaled" : "",
+                 c->flags & VKLLM__CASE_MAGNITUDE ? " x1.25" : "");
         break;
     case VKLLM__OP_KV_STORE:
         snprintf(buf, n, "n=%u width=%u ctx=%u", c->n, c->heads_kv * c->head_dim, c->n_ctx);
         break;
     case VKLLM__OP_ROPE_KV:
-        snprintf(buf, n, "n=%u heads=%u/%u dim=%u rot=%u ctx=%u%s", c->n, c->heads, c->heads_kv, c->head_dim, c->n_rot,
-                 c->n_ctx, c->flags & VKLLM__CASE_NEOX ? " neox" : "");
+        snprintf(buf, n, "n=%u heads=%u/%u dim=%u rot=%u ctx=%u%s%s", c->n, c->heads, c->heads_kv, c->head_dim,
+                 c->n_rot, c->n_ctx, c->flags & VKLLM__CASE_NEOX ? " neox" : "",
+                 c->flags & VKLLM__CASE_MAGNITUDE ? " x1.25" : "");
         break;
     case VKLLM__OP_ATTENTION:
     {

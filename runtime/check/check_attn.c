@@ -36,7 +36,8 @@ void vkllm__chk_rope(struct chk *k) {
     for (uint32_t i = 0; i < nr / 2; i++) inv[i] = scale * powf(10000.0f, -2.0f * i / (nr ? nr : 1));
     struct vkllm__buffer *bx = vkllm__chk_buf(k, len * 4, NULL), *bp = vkllm__chk_buf(k, 4, NULL);
     struct vkllm__buffer *bf = vkllm__chk_buf(k, (nr / 2 + 1) * 4ull, inv);
-    RECORD(k, cmd, vkllm__op_rope(cmd, vkllm__view_of(bx), vkllm__view_of(bp), vkllm__view_of(bf), n, nh, hd, nr, neox));
+    float ms = c->flags & VKLLM__CASE_MAGNITUDE ? 1.25f : 1.0f;
+    RECORD(k, cmd, vkllm__op_rope(cmd, vkllm__view_of(bx), vkllm__view_of(bp), vkllm__view_of(bf), n, nh, hd, nr, neox, ms));
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) { /* replay: only pos0 and x change */
         vkllm__chk_upload(k, bx, x, len * 4);
         set_pos(k, bp, c->pos[s]);
@@ -45,7 +46,7 @@ void vkllm__chk_rope(struct chk *k) {
         if (k->st) return;
         memcpy(ref, x, len * 4);
         for (uint32_t t = 0; t < n; t++)
-            vkllm__ref_rope(ref + (uint64_t)t * nh * hd, nh, hd, nr, neox, c->pos[s] + t, inv);
+            vkllm__ref_rope(ref + (uint64_t)t * nh * hd, nh, hd, nr, neox, ms, c->pos[s] + t, inv);
         struct chk_stats st;
         vkllm__chk_compare(got, ref, len, &st);
         vkllm__chk_fold(k, &st);
@@ -109,7 +110,8 @@ void vkllm__chk_rope_kv(struct chk *k) {
     struct vkllm__buffer *bf = vkllm__chk_buf(k, (nr / 2 + 1) * 4ull, inv);
     struct vkllm__buffer *bkc = vkllm__chk_buf(k, halves * 2, kw), *bvc = vkllm__chk_buf(k, halves * 2, vw);
     struct vkllm__view kc = {bkc, 0, (uint64_t)c->n_ctx * width * 2}, vc = {bvc, 0, (uint64_t)c->n_ctx * width * 2};
-    struct vkllm__rope_kv_shape sh = {n, nh, nkv, hd, nr, neox, c->n_ctx};
+    float ms = c->flags & VKLLM__CASE_MAGNITUDE ? 1.25f : 1.0f;
+    struct vkllm__rope_kv_shape sh = {n, nh, nkv, hd, nr, neox, c->n_ctx, ms};
     RECORD(k, cmd, vkllm__op_rope_kv(cmd, vkllm__view_of(bq), vkllm__view_of(bk), vkllm__view_of(bv), vkllm__view_of(bp),
                                      vkllm__view_of(bf), kc, vc, &sh));
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) { /* replay: only pos0 and q change */
@@ -124,8 +126,8 @@ void vkllm__chk_rope_kv(struct chk *k) {
         memcpy(qref, q, qlen * 4);
         memcpy(kref, kx, kvlen * 4);
         for (uint32_t t = 0; t < n; t++) {
-            vkllm__ref_rope(qref + (uint64_t)t * nh * hd, nh, hd, nr, neox, p0 + t, inv);
-            vkllm__ref_rope(kref + (uint64_t)t * width, nkv, hd, nr, neox, p0 + t, inv);
+            vkllm__ref_rope(qref + (uint64_t)t * nh * hd, nh, hd, nr, neox, ms, p0 + t, inv);
+            vkllm__ref_rope(kref + (uint64_t)t * width, nkv, hd, nr, neox, ms, p0 + t, inv);
             if ((uint64_t)p0 + t < c->n_ctx)
                 for (uint32_t j = 0; j < width; j++) {
                     kw[(uint64_t)(p0 + t) * width + j] = vkllm__f32_to_f16(kref[(uint64_t)t * width + j]);

@@ -118,11 +118,12 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
                                        vkllm__layer_window(hp, l), hp->attn_softcap,
                                        w->attn_sinks ? ALL(w->attn_sinks) : (struct vkllm__view){0}}; // gpt-oss: sinks
         if (f->fuse_rope_kv) {                                                     // the four below in one dispatch
-            struct vkllm__rope_kv_shape rs = {nt, hp->n_head, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, sq->n_ctx};
+            struct vkllm__rope_kv_shape rs = {nt, hp->n_head, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, sq->n_ctx,
+                                              hp->rope.mscale};
             DO(vkllm__op_rope_kv(c, qi, ki, vi, pos, ALL(freq), ALL(sq->kv.k[l]), ALL(sq->kv.v[l]), &rs));
         } else {
-            DO(vkllm__op_rope(c, qi, pos, ALL(freq), nt, hp->n_head, HD, hp->rope.n_rot, hp->rope.neox));
-            DO(vkllm__op_rope(c, ki, pos, ALL(freq), nt, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox));
+            DO(vkllm__op_rope(c, qi, pos, ALL(freq), nt, hp->n_head, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
+            DO(vkllm__op_rope(c, ki, pos, ALL(freq), nt, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
             DO(vkllm__op_kv_store(c, ALL(sq->kv.k[l]), ki, pos, nt, KV, sq->n_ctx)); // k_cache[pos0..pos0+nt) = k
             DO(vkllm__op_kv_store(c, ALL(sq->kv.v[l]), vi, pos, nt, KV, sq->n_ctx)); // v_cache[pos0..pos0+nt) = v
         }

@@ -320,18 +320,11 @@ static vkllm_status read_rope(const struct vkllm__gguf *g, struct vkllm__hparams
     if ((st = read_rope_scaling(g, hp))) return st;
     /* The magnitude ggml's rope gives cos and sin: attn_factor, times YaRN's 1 + 0.1 ln(factor)
      * (llama.cpp's yarn_attn_factor cancels its own get_mscale, so this is what remains) */
-    float ms = r->attn_factor;
-    if (r->scaling == VKLLM__ROPE_SCALING_YARN && r->factor > 1.0f) ms *= 1.0f + 0.1f * logf(r->factor);
-    if (ms != 1.0f) {
-        /* It multiplies the rotated dims of q and of k: with every dim rotated that is ms^2 on q.k,
-         * which the attention scale takes. */
-        if (r->n_rot != hp->head_dim || !(ms > 0.0f))
-            return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: a RoPE magnitude of %g (attn_factor, YaRN) with %u of %u "
-                              "dims rotated is not supported (only with every dim rotated)", g->path, (double)ms,
-                              r->n_rot, hp->head_dim);
-        float base = hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)hp->head_dim);
-        hp->attn_scale = base * ms * ms;
-    }
+    r->mscale = r->attn_factor;
+    if (r->scaling == VKLLM__ROPE_SCALING_YARN && r->factor > 1.0f) r->mscale *= 1.0f + 0.1f * logf(r->factor);
+    if (!(r->mscale > 0.0f) || !isfinite(r->mscale))
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: rope.scaling.attn_factor %g gives a RoPE magnitude of %g",
+                          g->path, (double)r->attn_factor, (double)r->mscale);
     return VKLLM_STATUS_OK;
 }
 

@@ -37,7 +37,7 @@ enum vkllm__rope_scaling {
     VKLLM__ROPE_SCALING_LLAMA3 = 2, /* per-frequency factors (rope_freqs.weight or computed) */
     VKLLM__ROPE_SCALING_YARN = 3,   /* YaRN: low frequencies interpolated (freq_scale = 1/factor), high
                                      * ones kept, a ramp between (dims set by orig_ctx); cos and sin
-                                     * times 1 + 0.1 ln(factor), folded into attn_scale */
+                                     * times 1 + 0.1 ln(factor) (mscale) */
 };
 
 /* RoPE: for each pair i in [0, n_rot/2) the angle is pos * inv_freq[i] with
@@ -59,8 +59,9 @@ struct vkllm__rope {
     /* phi3's LongRoPE: freq_factors are its short factors, these its long ones, which a context
      * longer than orig_ctx takes (as llama.cpp); NULL for the other architectures */
     float *freq_factors_long;
-    float attn_factor;              /* rope.scaling.attn_factor (1 when absent): scales the rotated
-                                     * dims of q and k, folded into hparams.attn_scale */
+    float attn_factor;              /* rope.scaling.attn_factor (1 when absent) */
+    float mscale;                   /* the rotated dims' magnitude (cos and sin times this, as ggml's
+                                     * rope): attn_factor, times 1 + 0.1 ln(factor) for YaRN */
 };
 
 struct vkllm__hparams {

@@ -29,7 +29,7 @@ static uint32_t fit_wg(const struct vkllm__gpu *gpu, uint32_t want) {
 
 vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct vkllm__view pos,
                             struct vkllm__view inv_freq, uint32_t n, uint32_t n_head, uint32_t head_dim,
-                            uint32_t n_rot, int neox) {
+                            uint32_t n_rot, int neox, float mscale) {
     if (n == 0 || n_head == 0 || head_dim == 0 || n_rot % 2 || n_rot > head_dim)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rope: n=%u n_head=%u head_dim=%u n_rot=%u", n, n_head,
                           head_dim, n_rot);
@@ -42,7 +42,7 @@ vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct v
         return st;
     if (n_rot == 0) return VKLLM_STATUS_OK; /* nothing rotates */
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
-    struct vkllm__pc_rope pc = {n, n_head, head_dim, n_rot, neox ? 1u : 0u};
+    struct vkllm__pc_rope pc = {n, n_head, head_dim, n_rot, neox ? 1u : 0u, mscale};
     struct vkllm__dispatch d = {
         .shader = VKLLM__SHADER_ROPE_F32, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
         .n_bind = 3, .bind = {vkllm__bind(x), vkllm__bind(pos), vkllm__bind(inv_freq)},
@@ -77,7 +77,7 @@ vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struc
         (st = vkllm__op_need("rope_kv", "k cache", kcache, cache)) || (st = vkllm__op_need("rope_kv", "v cache", vcache, cache)))
         return st;
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
-    struct vkllm__pc_rope_kv pc = {n, s->n_head, s->head_dim, s->n_rot, s->neox ? 1u : 0u, width, s->n_ctx};
+    struct vkllm__pc_rope_kv pc = {n, s->n_head, s->head_dim, s->n_rot, s->neox ? 1u : 0u, width, s->n_ctx, s->mscale};
     uint64_t qpairs = (uint64_t)n * s->n_head * (s->n_rot / 2), kpairs = (uint64_t)n * s->n_head_kv * (s->n_rot / 2);
     struct vkllm__dispatch d = {
         .shader = VKLLM__SHADER_ROPE_KV_F16, .n_spec = 1, .spec = {fit_wg(gpu, 128)},

@@ -173,10 +173,11 @@ vkllm_status vkllm__op_get_rows(struct vkllm__cmd *c, struct vkllm__view o, cons
  * replayed with a new position without re-recording. Token i of a batch is at position pos0 + i.
  * The KV cache is F16: (n_ctx, n_head_kv * head_dim) per layer for K and for V. */
 
-/* x (n, n_head, head_dim) rotated in place; inv_freq (n_rot/2,) f32 from vkllm__rope_freqs. */
+/* x (n, n_head, head_dim) rotated in place; inv_freq (n_rot/2,) f32 from vkllm__rope_freqs; the
+ * rotated dims scaled by mscale (struct vkllm__rope's). */
 vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct vkllm__view pos,
                             struct vkllm__view inv_freq, uint32_t n, uint32_t n_head, uint32_t head_dim,
-                            uint32_t n_rot, int neox);
+                            uint32_t n_rot, int neox, float mscale);
 
 /* rope on q and on k, and k and v stored into the caches (f16) at rows pos0.., in one dispatch:
  * what vkllm__op_rope on q and k then vkllm__op_kv_store of k and v do, except that k itself is not
@@ -186,6 +187,7 @@ struct vkllm__rope_kv_shape {
     uint32_t n, n_head, n_head_kv, head_dim, n_rot;
     int neox;
     uint32_t n_ctx;
+    float mscale; /* the rotated dims' magnitude, as vkllm__op_rope's */
 };
 vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struct vkllm__view k,
                                struct vkllm__view v, struct vkllm__view pos, struct vkllm__view inv_freq,

@@ -12,8 +12,9 @@ struct vkllm__pc_rope {
     uint32_t head_dim;
     uint32_t n_rot;    /* rotated dims per head (even, <= head_dim) */
     uint32_t neox;     /* 0: pairs (2i, 2i+1); 1: pairs (i, i + n_rot/2) */
+    float mscale;      /* the rotated dims' magnitude: cos and sin times this */
 };
-_Static_assert(sizeof(struct vkllm__pc_rope) == 20, "update pc_rope in pc_attn.glsl");
+_Static_assert(sizeof(struct vkllm__pc_rope) == 24, "update pc_rope in pc_attn.glsl");
 
 /* GLSL twin: pc_kv_store (kv_store.comp) */
 struct vkllm__pc_kv_store {
@@ -32,8 +33,9 @@ struct vkllm__pc_rope_kv {
     uint32_t neox;     /* 0: pairs (2i, 2i+1); 1: pairs (i, i + n_rot/2) */
     uint32_t width;    /* floats per row of k, v and the caches (n_head_kv * head_dim) */
     uint32_t n_ctx;    /* rows of the caches; rows >= n_ctx are never written */
+    float mscale;      /* as in vkllm__pc_rope */
 };
-_Static_assert(sizeof(struct vkllm__pc_rope_kv) == 28, "update pc_rope_kv in pc_attn.glsl");
+_Static_assert(sizeof(struct vkllm__pc_rope_kv) == 32, "update pc_rope_kv in pc_attn.glsl");
 
 /* GLSL twin: pc_attn (attn.comp) */
 struct vkllm__pc_attn {

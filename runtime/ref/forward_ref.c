@@ -166,8 +166,8 @@ static void attention_block(struct vkllm__ref *r, uint32_t l, uint32_t pos) {
         vkllm__ref_rmsnorm(k, k, rl->k_norm, hp->head_dim, hp->n_head_kv, hp->rms_eps);
     }
     const float *freq = vkllm__layer_window(hp, l) && r->inv_freq_swa ? r->inv_freq_swa : r->inv_freq; // gemma: local RoPE
-    vkllm__ref_rope(r->q, hp->n_head, hp->head_dim, hp->rope.n_rot, hp->rope.neox, pos, freq);
-    vkllm__ref_rope(k, hp->n_head_kv, hp->head_dim, hp->rope.n_rot, hp->rope.neox, pos, freq);
+    vkllm__ref_rope(r->q, hp->n_head, hp->head_dim, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale, pos, freq);
+    vkllm__ref_rope(k, hp->n_head_kv, hp->head_dim, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale, pos, freq);
     if (r->kv_f16)                                                  // the device cache is f16
         for (uint32_t i = 0; i < hp->n_embd_kv; i++) {
             k[i] = vkllm__f16_to_f32(vkllm__f32_to_f16(k[i]));

@@ -4,14 +4,14 @@
 #include "ref_ops.h"
 #include "ref.h"
 
-void vkllm__ref_rope(float *x, uint32_t n_head, uint32_t head_dim, uint32_t n_rot, int neox,
+void vkllm__ref_rope(float *x, uint32_t n_head, uint32_t head_dim, uint32_t n_rot, int neox, float mscale,
                      uint32_t pos, const float *inv_freq) {
     uint32_t half = n_rot / 2;
     for (uint32_t h = 0; h < n_head; h++) {
         float *xh = x + (uint64_t)h * head_dim;
         for (uint32_t i = 0; i < half; i++) {
             double a = (double)pos * inv_freq[i];
-            double c = cos(a), s = sin(a);
+            double c = cos(a) * mscale, s = sin(a) * mscale;
             uint32_t i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
             double x0 = xh[i0], x1 = xh[i1];
             xh[i0] = (float)(x0 * c - x1 * s);

@@ -11,6 +11,7 @@ struct pc_rope {
     uint head_dim;
     uint n_rot;    // rotated dims per head (even, <= head_dim); the rest pass through
     uint neox;     // 0: pairs (2i, 2i+1); 1: pairs (i, i + n_rot/2)
+    float mscale;  // the rotated dims' magnitude: cos and sin times this (attn_factor, YaRN)
 };
 
 // C twin: struct vkllm__pc_kv_store
@@ -29,6 +30,7 @@ struct pc_rope_kv {
     uint neox;     // 0: pairs (2i, 2i+1); 1: pairs (i, i + n_rot/2)
     uint width;    // floats per row of k, v and the caches (n_head_kv * head_dim)
     uint n_ctx;    // rows of the caches; rows >= n_ctx are never written
+    float mscale;  // as in pc_rope
 };
 
 // C twin: struct vkllm__pc_attn
