@@ -16,7 +16,9 @@
 // With p.sinks, head h's softmax also counts the score sinks[h] (gpt-oss's attention sinks), which
 // has no value: the final output's denominator takes exp(sinks[h] - m) (attn_reduce.comp's, split).
 //
-// The cache holds f16 pairs packed in uint words (unpackHalf2x16; no 16-bit storage feature).
+// The cache holds f16 pairs packed in uint words (unpackHalf2x16; no 16-bit storage feature);
+// position t is row t % p.n_rows (a sliding-window layer's cache is a ring of n_rows >= window +
+// the batch's queries: the rows a query sees were written after any position they replaced).
 #include "common.glsl"
 #include "pc_attn.glsl"
 
@@ -104,7 +106,7 @@ void scores(uint kv0, uint end) {
     float acc[R];
     [[unroll]] for (uint r = 0; r < R; r++) acc[r] = 0.0;
     if (t < end) {
-        uint kb = (t * p.n_head_kv + kvh) * HD2;
+        uint kb = ((t % p.n_rows) * p.n_head_kv + kvh) * HD2;
         for (uint dq = 0; dq < HQ; dq++) {
             vec4 kk = k_quad(kb, dq);
             [[unroll]] for (uint r = 0; r < R; r++) acc[r] += dot(q_sh[r * HQ + dq], kk);
@@ -164,7 +166,7 @@ void accumulate(uint kv0, uint end) {
             acc[j] = r < R ? o_sh[r * HQ + dq] * a_sh[r] : vec4(0.0);
         }
         for (uint c = 0; c < cend; c++) {
-            vec4 vv = v_quad(((kv0 + c) * p.n_head_kv + kvh) * HD2, dq);
+            vec4 vv = v_quad((((kv0 + c) % p.n_rows) * p.n_head_kv + kvh) * HD2, dq);
             [[unroll]] for (uint j = 0; j < RPT; j++) {
                 uint r = slice + j * RS;
                 if (r < R) acc[j] += s_sh[r * WG + c] * vv;

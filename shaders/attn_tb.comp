@@ -106,7 +106,7 @@ void main() {
         uint row[B];
         [[unroll]] for (uint b = 0u; b < B; b++) {
             s[b] = 0.0;
-            row[b] = min(kv0 + b, lastv) * kstride + kbase;
+            row[b] = (min(kv0 + b, lastv) % p.n_rows) * kstride + kbase; // a window's ring: row t % n_rows
         }
         [[unroll]] for (uint t = 0u; t < HT; t++) {
             vec4 qa = q[2u * t], qc = q[2u * t + 1u];

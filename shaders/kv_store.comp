@@ -20,5 +20,5 @@ void main() {
     uint dst = pos0 + row;
     if (dst >= p.n_ctx || dst < pos0) return; // past the cache (or wrapped around)
     uint s = row * p.width + 2 * w;
-    cache[dst * wpr + w] = packHalf2x16(vec2(src[s], src[s + 1]));
+    cache[(dst % p.n_rows) * wpr + w] = packHalf2x16(vec2(src[s], src[s + 1]));
 }

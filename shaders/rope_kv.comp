@@ -66,10 +66,10 @@ void main() {
         uint e = 2 * j;
         uint base = tok * p.width + (e / p.head_dim) * p.head_dim;
         uint d = e % p.head_dim;
-        kcache[pos * wpr + j] = packHalf2x16(vec2(k_rotated(base, d, pos), k_rotated(base, d + 1, pos)));
+        kcache[(pos % p.n_rows) * wpr + j] = packHalf2x16(vec2(k_rotated(base, d, pos), k_rotated(base, d + 1, pos)));
     } else { // v: one cache word as it is
         j -= wpr;
         uint s = tok * p.width + 2 * j;
-        vcache[pos * wpr + j] = packHalf2x16(vec2(v[s], v[s + 1]));
+        vcache[(pos % p.n_rows) * wpr + j] = packHalf2x16(vec2(v[s], v[s + 1]));
     }
 }

@@ -278,6 +278,56 @@ static void test_prefill_vs_decode(void) {
     printf("prefill of N tokens equals one-by-one for N = 2, 3, 4, 5, 9 (micro-batch 4)\n");
 }
 
+/* --- sliding windows: rings ------------------------------------------------------------------ */
+
+/* gemma2's windows of 4 on every other layer: those layers keep a ring of 4 + 8 - 1 = 11 rows (micro-
+ * batches of 8), not 96; 40 positions wrap it several times and the logits stay the reference's.
+ * Truncating to where the ring no longer holds the window before is refused (and a prompt sharing
+ * that prefix is not taken from the cache); where it still does, continuing gives the reference's. */
+static void test_window_ring(void) {
+    struct model_case mc = {"ring", VKLLM__ARCH_GEMMA2, 4, 2, 1, VKLLM__TYPE_F16, 0, 0, 0};
+    char path[512];
+    make(&mc, path, sizeof path);
+    struct ref_model rm;
+    ref_open(&rm, path, 96);
+    const uint32_t V = rm.d->hp.n_vocab, W = rm.d->hp.n_embd_kv;
+    vkllm_model_t model;
+    vkllm_session_t s;
+    ASSERT_OK(vkllm_model_load(ctx, path, NULL, &model));
+    struct vkllm_session_params sp = {96, 8};
+    ASSERT_OK(vkllm_session_init(model, &sp, &s));
+    struct vkllm_session_memory mem;
+    vkllm_session_memory(s, &mem);
+    ASSERT_EQ(mem.kv_bytes_allocated, (96ull + 11) * W * 4); /* layer 0 a ring of 11 rows, layer 1 all 96 */
+    ASSERT_EQ(mem.kv_bytes_per_token, (uint64_t)W * 4);
+    int32_t toks[48];
+    for (int i = 0; i < 48; i++) toks[i] = (int32_t)(5 + 19 * i % 997);
+    ASSERT_OK(vkllm_session_eval(s, toks, 40, 0));
+    const float *lg = NULL;
+    for (uint32_t i = 0; i < 40; i++) ASSERT_OK(vkllm__ref_forward(rm.r, (uint32_t)toks[i], i, &lg));
+    double e = rel_err(vkllm_session_logits(s, 0), lg, V);
+    if (!(e <= TOL)) FAILF("ring: position 39: relative error %.3g", e);
+    vkllm_session_memory(s, &mem);
+    ASSERT_EQ(mem.kv_bytes_used, (40ull + 11) * W * 4);
+    ASSERT_STATUS(vkllm_session_truncate(s, 30), VKLLM_STATUS_INVALID_ARGUMENT); /* rows of 26..29 rewritten */
+    ASSERT(strstr(vkllm_last_error(), "sliding-window"));
+    ASSERT_EQ(vkllm_session_cached_prefix(s, toks, 30), 0);
+    ASSERT_EQ(vkllm_session_cached_prefix(s, toks, 38), 38);
+    ASSERT_OK(vkllm_session_truncate(s, 38)); /* its window 34..37 is still there */
+    ASSERT_OK(vkllm_session_eval(s, toks + 38, 10, 0));
+    struct ref_model r2; /* the reference from scratch over the same 48 tokens */
+    ref_open(&r2, path, 96);
+    for (uint32_t i = 0; i < 48; i++) ASSERT_OK(vkllm__ref_forward(r2.r, (uint32_t)toks[i], i, &lg));
+    e = rel_err(vkllm_session_logits(s, 0), lg, V);
+    if (!(e <= TOL)) FAILF("ring: after truncating to 38, position 47: relative error %.3g", e);
+    ASSERT_OK(vkllm_session_truncate(s, 0)); /* starting over is always possible */
+    vkllm_session_free(s);
+    vkllm_model_free(model);
+    ref_close(&rm);
+    ref_close(&r2);
+    printf("sliding-window rings: 11 rows for 96 positions, wrapped; truncation checked\n");
+}
+
 /* --- errors ---------------------------------------------------------------------------------- */
 
 static void test_errors(void) {
@@ -354,6 +404,7 @@ int main(int argc, char **argv) {
     if (random) {
         for (size_t i = 0; i < VKLLM_ARRAY_LEN(cases); i++) test_model(&cases[i]);
         test_prefill_vs_decode();
+        test_window_ring();
         test_errors();
     }
     if (stories) test_stories(), test_embed();

@@ -541,6 +541,13 @@ static void attention_cases(int full, struct vkllm__case_list *l) {
              "%s", kernels[i]);
         addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 2, .head_dim = 64,
                                         .n_ctx = 4096, .flags = VKLLM__CASE_SINKS, POS(4095, 0, 3, 300)}, "%s", kernels[i]);
+        /* a window's cache as a ring of window + n - 1 rows: prefill and split decode, wrapped many times */
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64,
+                                        .n_ctx = 1024, .window = 20, .flags = VKLLM__CASE_RING | VKLLM__CASE_SINKS,
+                                        POS(0, 3, 100, 1000)}, "%s", kernels[i]);
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 2, .head_dim = 64,
+                                        .n_ctx = 4096, .window = 128, .flags = VKLLM__CASE_RING, POS(4095, 0, 127, 128, 300)},
+             "%s", kernels[i]);
     }
     if (!full) return;
     /* attn_tb's work split: blocks that divide nothing, one lane per workgroup, many lanes, one

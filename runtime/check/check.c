@@ -47,7 +47,8 @@ void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n) {
         int w = snprintf(buf, n, "n=%u heads=%u/%u dim=%u ctx=%u", c->n, c->heads, c->heads_kv, c->head_dim, c->n_ctx);
         if (w > 0 && (size_t)w < n && c->window) w += snprintf(buf + w, n - (size_t)w, " win=%u", c->window);
         if (w > 0 && (size_t)w < n && c->softcap > 0) w += snprintf(buf + w, n - (size_t)w, " cap=%g", (double)c->softcap);
-        if (w > 0 && (size_t)w < n && (c->flags & VKLLM__CASE_SINKS)) snprintf(buf + w, n - (size_t)w, " sinks");
+        if (w > 0 && (size_t)w < n && (c->flags & VKLLM__CASE_SINKS)) w += snprintf(buf + w, n - (size_t)w, " sinks");
+        if (w > 0 && (size_t)w < n && (c->flags & VKLLM__CASE_RING)) snprintf(buf + w, n - (size_t)w, " ring");
         break;
     }
     case VKLLM__OP_ARGMAX: snprintf(buf, n, "%u", c->cols); break;

@@ -68,7 +68,7 @@ void vkllm__chk_kv_store(struct chk *k) {
     struct vkllm__buffer *bc = vkllm__chk_buf(k, halves * 2, want), *bs = vkllm__chk_buf(k, 4ull * n * width, NULL);
     struct vkllm__buffer *bp = vkllm__chk_buf(k, 4, NULL);
     struct vkllm__view cache = {bc, 0, (uint64_t)c->n_ctx * width * 2};
-    RECORD(k, cmd, vkllm__op_kv_store(cmd, cache, vkllm__view_of(bs), vkllm__view_of(bp), n, width, c->n_ctx));
+    RECORD(k, cmd, vkllm__op_kv_store(cmd, cache, vkllm__view_of(bs), vkllm__view_of(bp), n, width, c->n_ctx, 0));
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) {
         uint32_t p0 = c->pos[s];
         for (uint64_t i = 0; i < (uint64_t)n * width; i++) src[i] = vkllm__chk_rand(k) * (i % 7 == 0 ? 3000.0f : 1.0f);
@@ -111,7 +111,7 @@ void vkllm__chk_rope_kv(struct chk *k) {
     struct vkllm__buffer *bkc = vkllm__chk_buf(k, halves * 2, kw), *bvc = vkllm__chk_buf(k, halves * 2, vw);
     struct vkllm__view kc = {bkc, 0, (uint64_t)c->n_ctx * width * 2}, vc = {bvc, 0, (uint64_t)c->n_ctx * width * 2};
     float ms = c->flags & VKLLM__CASE_MAGNITUDE ? 1.25f : 1.0f;
-    struct vkllm__rope_kv_shape sh = {n, nh, nkv, hd, nr, neox, c->n_ctx, ms};
+    struct vkllm__rope_kv_shape sh = {n, nh, nkv, hd, nr, neox, c->n_ctx, ms, 0};
     RECORD(k, cmd, vkllm__op_rope_kv(cmd, vkllm__view_of(bq), vkllm__view_of(bk), vkllm__view_of(bv), vkllm__view_of(bp),
                                      vkllm__view_of(bf), kc, vc, &sh));
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) { /* replay: only pos0 and q change */
@@ -182,10 +182,13 @@ void vkllm__chk_attention(struct chk *k) {
     float *sinks = c->flags & VKLLM__CASE_SINKS ? vkllm__chk_floats(k, c->heads, 6.0f) : NULL; /* scores are O(3) */
     if (k->st) return;
     struct vkllm__buffer *bs = sinks ? vkllm__chk_buf(k, 4ull * c->heads, sinks) : NULL;
+    /* RING: a sliding-window layer's cache, position p in row p % rows, as few rows as allowed */
+    uint32_t rows = c->flags & VKLLM__CASE_RING && c->window ? VKLLM_MIN(c->n_ctx, c->window + c->n - 1) : c->n_ctx;
+    uint64_t nring = (uint64_t)rows * kvw;
     struct vkllm__attn_shape sh = {c->n,     c->heads,  c->heads_kv, c->head_dim, c->n_ctx, 1.0f / sqrtf((float)c->head_dim),
-                                   c->window, c->softcap, bs ? vkllm__view_of(bs) : (struct vkllm__view){0}};
+                                   c->window, c->softcap, bs ? vkllm__view_of(bs) : (struct vkllm__view){0}, rows};
     uint64_t scratch = vkllm__attention_scratch_bytes(k->gpu, &sh);
-    struct attn_bufs b = {vkllm__chk_buf(k, nq * 4, q), vkllm__chk_buf(k, nkv * 2, kh), vkllm__chk_buf(k, nkv * 2, vh),
+    struct attn_bufs b = {vkllm__chk_buf(k, nq * 4, q), vkllm__chk_buf(k, nring * 2, NULL), vkllm__chk_buf(k, nring * 2, NULL),
                           vkllm__chk_buf(k, nq * 4, NULL), vkllm__chk_buf(k, 4, NULL),
                           scratch ? vkllm__chk_buf(k, scratch, NULL) : NULL};
     struct vkllm__view sv = {b.scratch, 0, 0};
@@ -203,8 +206,16 @@ void vkllm__chk_attention(struct chk *k) {
         /* every 7th value of the rows past the current length NaN (half 0x7e00) */
         memcpy(kp, kh, nkv * 2), memcpy(vp, vh, nkv * 2);
         for (uint64_t i = (uint64_t)(p0 + c->n) * kvw; i < nkv; i += 7) kp[i] = vp[i] = 0x7e00u;
-        vkllm__chk_upload(k, b.k, kp, nkv * 2);
-        vkllm__chk_upload(k, b.v, vp, nkv * 2);
+        if (rows < c->n_ctx) { /* the ring as writing positions 0 .. p0 + n - 1 in order leaves it */
+            for (uint64_t p = 0; p < rows; p++) /* rows no position reached yet: NaN, never read */
+                for (uint32_t j = 0; j < kvw; j++) kp[p * kvw + j] = vp[p * kvw + j] = 0x7e00u;
+            for (uint64_t p = 0; p < (uint64_t)p0 + c->n; p++) {
+                memcpy(kp + p % rows * kvw, kh + p * kvw, kvw * 2ull);
+                memcpy(vp + p % rows * kvw, vh + p * kvw, kvw * 2ull);
+            }
+        }
+        vkllm__chk_upload(k, b.k, kp, nring * 2);
+        vkllm__chk_upload(k, b.v, vp, nring * 2);
         vkllm__chk_submit(k, cmd);
         vkllm__chk_download(k, b.o, got, nq * 4);
         if (k->st) return;

@@ -45,6 +45,7 @@ struct vkllm__forward {
     uint32_t multi_n;               /* ... and how many (0: not recorded) */
     uint64_t state_bytes;
     uint32_t last_pos0;             /* the first position of the last command list submitted */
+    uint32_t kv_hi;                 /* past the last position written since the rings started over */
     int fuse_qkv, fuse_gate_up;     /* one token: q/k/v (gate/up) in one product (fusable below) */
     int fuse_rope_kv;               /* rope of q and k and the cache stores in one dispatch */
 };
@@ -116,16 +117,17 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
         struct vkllm__attn_shape as = {nt, hp->n_head, hp->n_head_kv, HD, sq->n_ctx,
                                        hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)HD),
                                        vkllm__layer_window(hp, l), hp->attn_softcap,
-                                       w->attn_sinks ? ALL(w->attn_sinks) : (struct vkllm__view){0}}; // gpt-oss: sinks
+                                       w->attn_sinks ? ALL(w->attn_sinks) : (struct vkllm__view){0}, // gpt-oss: sinks
+                                       sq->kv.rows[l]};                           // a window's ring, or n_ctx
         if (f->fuse_rope_kv) {                                                     // the four below in one dispatch
             struct vkllm__rope_kv_shape rs = {nt, hp->n_head, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, sq->n_ctx,
-                                              hp->rope.mscale};
+                                              hp->rope.mscale, sq->kv.rows[l]};
             DO(vkllm__op_rope_kv(c, qi, ki, vi, pos, ALL(freq), ALL(sq->kv.k[l]), ALL(sq->kv.v[l]), &rs));
         } else {
             DO(vkllm__op_rope(c, qi, pos, ALL(freq), nt, hp->n_head, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
             DO(vkllm__op_rope(c, ki, pos, ALL(freq), nt, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
-            DO(vkllm__op_kv_store(c, ALL(sq->kv.k[l]), ki, pos, nt, KV, sq->n_ctx)); // k_cache[pos0..pos0+nt) = k
-            DO(vkllm__op_kv_store(c, ALL(sq->kv.v[l]), vi, pos, nt, KV, sq->n_ctx)); // v_cache[pos0..pos0+nt) = v
+            DO(vkllm__op_kv_store(c, ALL(sq->kv.k[l]), ki, pos, nt, KV, sq->n_ctx, sq->kv.rows[l])); // k_cache[pos0..) = k
+            DO(vkllm__op_kv_store(c, ALL(sq->kv.v[l]), vi, pos, nt, KV, sq->n_ctx, sq->kv.rows[l])); // v_cache[pos0..) = v
         }
         DO(vkllm__op_attention(c, ai, qi, ALL(sq->kv.k[l]), ALL(sq->kv.v[l]), pos, // att (nt, Q) = softmax(q k^T/sqrt(HD)) v
                                ALL(sq->scratch), &as));
@@ -246,7 +248,7 @@ vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uin
     f->n_ubatch = n_ubatch;
     const uint64_t U = n_ubatch;
     vkllm_status st;
-    VKLLM_TRY(st, vkllm__kv_cache_init(f->gpu, hp, n_ctx, &f->kv), fail);
+    VKLLM_TRY(st, vkllm__kv_cache_init(f->gpu, hp, n_ctx, n_ubatch, &f->kv), fail);
     VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, U * 4, VKLLM__MEM_HOST, &f->ids), fail);
     VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 16, VKLLM__MEM_HOST, &f->pos), fail);
     VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 16, VKLLM__MEM_HOST, &f->next), fail);
@@ -277,7 +279,7 @@ vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uin
     f->fuse_qkv = U >= 2 && (4ull * hp->n_embd_q) % align == 0 && (4ull * (hp->n_embd_q + hp->n_embd_kv)) % align == 0;
     f->fuse_gate_up = U >= 2 && (4ull * hp->n_ff) % align == 0;
     f->fuse_rope_kv = vkllm__gpu_tuning(f->gpu)->fuse != 0;
-    struct vkllm__attn_shape s1 = {1, hp->n_head, hp->n_head_kv, hp->head_dim, n_ctx, 1.0f, 0, 0.0f, {0}};
+    struct vkllm__attn_shape s1 = {1, hp->n_head, hp->n_head_kv, hp->head_dim, n_ctx, 1.0f, 0, 0.0f, {0}, 0};
     struct vkllm__attn_shape sU = s1;
     sU.n = n_ubatch;
     uint64_t scratch = VKLLM_MAX(vkllm__attention_scratch_bytes(f->gpu, &s1), vkllm__attention_scratch_bytes(f->gpu, &sU));
@@ -341,7 +343,7 @@ static vkllm_status set_batch(struct vkllm__forward *f, const uint32_t *tokens, 
                           "the context is full: %u positions used, %u more asked for, room for %u", pos0, n, f->n_ctx);
     vkllm_status st = vkllm__buffer_upload(f->ids, 0, tokens, (uint64_t)n * 4);
     if (!st) st = vkllm__buffer_upload(f->pos, 0, &pos0, 4);
-    if (!st) f->last_pos0 = pos0;
+    if (!st) f->last_pos0 = pos0, f->kv_hi = VKLLM_MAX(f->kv_hi, pos0 + n);
     return st;
 }
 
@@ -445,8 +447,10 @@ vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, con
         }
         if ((st = ensure_logits(f, nb))) return st;
         if ((st = vkllm__buffer_upload(f->ids, 0, tokens + done, (uint64_t)nb * 4))) return st;
-        for (uint32_t i = 0; i < nb; i++)
+        for (uint32_t i = 0; i < nb; i++) {
             if ((st = vkllm__buffer_upload(sq[i]->pos, 0, &pos[done + i], 4))) return st;
+            sq[i]->kv_hi = VKLLM_MAX(sq[i]->kv_hi, pos[done + i] + 1);
+        }
         int same = nb == f->multi_n && nb <= VKLLM__BATCH_KEY;
         for (uint32_t i = 0; same && i < nb; i++) same = f->multi_key[i] == sq[i]->id;
         if (!same) {
@@ -466,6 +470,34 @@ vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, con
 
 uint32_t vkllm__forward_n_ctx(const struct vkllm__forward *f) { return f->n_ctx; }
 uint64_t vkllm__forward_kv_bytes(const struct vkllm__forward *f) { return f->kv.bytes; }
+
+uint64_t vkllm__forward_kv_bytes_used(const struct vkllm__forward *f, uint32_t n_past) {
+    uint64_t rows = 0;
+    for (uint32_t l = 0; l < f->kv.n_layer; l++) rows += VKLLM_MIN(n_past, f->kv.rows[l]);
+    return rows * f->kv.width * 4; /* K and V, f16 */
+}
+
+uint64_t vkllm__forward_kv_bytes_per_token(const struct vkllm__forward *f) {
+    uint64_t layers = 0;
+    for (uint32_t l = 0; l < f->kv.n_layer; l++) layers += f->kv.rows[l] == f->n_ctx;
+    return layers * f->kv.width * 4;
+}
+
+int vkllm__forward_kv_holds(struct vkllm__forward *f, uint32_t n_past) {
+    const struct vkllm__hparams *hp = &f->m->desc->hp;
+    if (n_past == 0) { /* nothing to keep: the rings start over */
+        f->kv_hi = 0;
+        return 1;
+    }
+    for (uint32_t l = 0; l < f->kv.n_layer; l++) {
+        uint32_t w = vkllm__layer_window(hp, l), rows = f->kv.rows[l];
+        if (rows == f->n_ctx) continue;
+        /* the last window before n_past, in rows no later position (all < kv_hi) has taken */
+        uint64_t first = n_past > w ? n_past - w : 0;
+        if (first + rows < f->kv_hi) return 0;
+    }
+    return 1;
+}
 uint64_t vkllm__forward_state_bytes(const struct vkllm__forward *f) { return f->state_bytes; }
 
 // --- profiling -------------------------------------------------------------------------------

@@ -54,19 +54,25 @@ void vkllm__gpu_model_free(struct vkllm__gpu_model *m);
 
 /* --- KV cache (kv_cache.c) ------------------------------------------------------------------- */
 
+/* A sliding-window layer (gemma2/3, gpt-oss) keeps a ring: the last window + n_ubatch - 1
+ * positions, position p in row p % rows (a batch of n tokens needs the window before its first
+ * one while it writes its own). The other layers keep all n_ctx positions. */
 struct vkllm__kv_cache {
     uint32_t n_layer, n_ctx, width;  /* width = n_head_kv * head_dim */
-    struct vkllm__buffer **k, **v;   /* per layer (n_ctx, width) f16 */
+    struct vkllm__buffer **k, **v;   /* per layer (rows[l], width) f16 */
+    uint32_t *rows;                  /* per layer: n_ctx, or a window's ring */
     uint64_t bytes;                  /* allocated for K and V together */
 };
 
+/* Rows layer l keeps for a context of n_ctx positions filled n_ubatch at a time. */
+uint32_t vkllm__kv_layer_rows(const struct vkllm__hparams *hp, uint32_t l, uint32_t n_ctx, uint32_t n_ubatch);
 /* Bytes a cache of n_ctx positions takes (K and V, all layers, F16). */
-uint64_t vkllm__kv_cache_bytes(const struct vkllm__hparams *hp, uint32_t n_ctx);
+uint64_t vkllm__kv_cache_bytes(const struct vkllm__hparams *hp, uint32_t n_ctx, uint32_t n_ubatch);
 
 /* Allocate the cache; refused before allocating anything (VKLLM_STATUS_DEVICE_OOM with the bytes
  * needed and available) when it does not fit in what is left of device memory. */
 vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, uint32_t n_ctx,
-                                  struct vkllm__kv_cache *out);
+                                  uint32_t n_ubatch, struct vkllm__kv_cache *out);
 void vkllm__kv_cache_free(struct vkllm__kv_cache *kv);
 
 /* --- forward pass (forward.c) ---------------------------------------------------------------- */
@@ -104,6 +110,14 @@ vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, con
 
 uint32_t vkllm__forward_n_ctx(const struct vkllm__forward *f);
 uint64_t vkllm__forward_kv_bytes(const struct vkllm__forward *f);
+/* Bytes of K and V the first n_past positions occupy (a window's ring at most its rows), and what
+ * one more position adds once the rings are full (the full layers'). */
+uint64_t vkllm__forward_kv_bytes_used(const struct vkllm__forward *f, uint32_t n_past);
+uint64_t vkllm__forward_kv_bytes_per_token(const struct vkllm__forward *f);
+/* Whether the cache still holds what positions 0 .. n_past-1 left there: the full layers always;
+ * a window's ring only if no position written since has taken the rows of the last window before
+ * n_past. 0: those tokens must be evaluated again. n_past 0 starts the rings over. */
+int vkllm__forward_kv_holds(struct vkllm__forward *f, uint32_t n_past);
 /* Device bytes of the run state (activations and scratch), not counting the KV cache. */
 uint64_t vkllm__forward_state_bytes(const struct vkllm__forward *f);
 

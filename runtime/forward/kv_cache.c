@@ -1,24 +1,33 @@
-/* kv_cache.c - per-layer K and V on the device, F16, for n_ctx positions. Sized before anything
- * is allocated, so a context that does not fit is refused with the numbers. */
+/* kv_cache.c - per-layer K and V on the device, F16, for n_ctx positions (a sliding-window
+ * layer: a ring of its last window + n_ubatch - 1). Sized before anything is allocated, so a
+ * context that does not fit is refused with the numbers. */
 #include "forward.h"
 
-uint64_t vkllm__kv_cache_bytes(const struct vkllm__hparams *hp, uint32_t n_ctx) {
-    return 2ull * hp->n_layer * n_ctx * hp->n_embd_kv * 2 /* bytes per f16 */;
+uint32_t vkllm__kv_layer_rows(const struct vkllm__hparams *hp, uint32_t l, uint32_t n_ctx, uint32_t n_ubatch) {
+    uint32_t w = vkllm__layer_window(hp, l);
+    uint64_t ring = (uint64_t)w + VKLLM_MAX(n_ubatch, 1u) - 1;
+    return w && ring < n_ctx ? (uint32_t)ring : n_ctx;
+}
+
+uint64_t vkllm__kv_cache_bytes(const struct vkllm__hparams *hp, uint32_t n_ctx, uint32_t n_ubatch) {
+    uint64_t rows = 0;
+    for (uint32_t l = 0; l < hp->n_layer; l++) rows += vkllm__kv_layer_rows(hp, l, n_ctx, n_ubatch);
+    return 2ull * rows * hp->n_embd_kv * 2 /* bytes per f16 */;
 }
 
 vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, uint32_t n_ctx,
-                                  struct vkllm__kv_cache *out) {
+                                  uint32_t n_ubatch, struct vkllm__kv_cache *out) {
     struct vkllm__kv_cache kv = {.n_layer = hp->n_layer, .n_ctx = n_ctx, .width = hp->n_embd_kv};
-    uint64_t per_layer = (uint64_t)n_ctx * hp->n_embd_kv * 2;
-    uint64_t need = vkllm__kv_cache_bytes(hp, n_ctx);
+    uint64_t per_layer = (uint64_t)n_ctx * hp->n_embd_kv * 2; /* the largest: a full layer's */
+    uint64_t need = vkllm__kv_cache_bytes(hp, n_ctx, n_ubatch);
     uint64_t budget = vkllm__gpu_memory_budget(gpu), used = vkllm__gpu_memory_allocated(gpu);
     uint64_t avail = budget > used ? budget - used : 0;
     if (n_ctx == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "context of 0 positions");
     if (need > avail)
         return vkllm__err(VKLLM_STATUS_DEVICE_OOM,
-                          "a KV cache of %u positions needs %.1f MiB (%u layers x 2 x %u x %u x f16); %.1f MiB of "
-                          "device memory are free: use a smaller context (-c)",
-                          n_ctx, need / 1048576.0, hp->n_layer, n_ctx, hp->n_embd_kv, avail / 1048576.0);
+                          "a KV cache of %u positions needs %.1f MiB (%u layers x 2 x %u x f16 per position); %.1f MiB "
+                          "of device memory are free: use a smaller context (-c)",
+                          n_ctx, need / 1048576.0, hp->n_layer, hp->n_embd_kv, avail / 1048576.0);
     if (per_layer > vkllm__gpu_max_binding(gpu))
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
                           "a KV cache of %u positions takes %.1f MiB per layer, more than this device binds at "
@@ -28,13 +37,16 @@ vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hp
     vkllm_status st = VKLLM_STATUS_OK;
     kv.k = vkllm__calloc(hp->n_layer, sizeof *kv.k);
     kv.v = vkllm__calloc(hp->n_layer, sizeof *kv.v);
-    if (!kv.k || !kv.v) {
+    kv.rows = vkllm__calloc(hp->n_layer, sizeof *kv.rows);
+    if (!kv.k || !kv.v || !kv.rows) {
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
         goto fail;
     }
     for (uint32_t l = 0; l < hp->n_layer; l++) {
-        VKLLM_TRY(st, vkllm__buffer_alloc(gpu, per_layer, VKLLM__MEM_DEVICE, &kv.k[l]), fail);
-        VKLLM_TRY(st, vkllm__buffer_alloc(gpu, per_layer, VKLLM__MEM_DEVICE, &kv.v[l]), fail);
+        kv.rows[l] = vkllm__kv_layer_rows(hp, l, n_ctx, n_ubatch);
+        uint64_t bytes = (uint64_t)kv.rows[l] * hp->n_embd_kv * 2;
+        VKLLM_TRY(st, vkllm__buffer_alloc(gpu, bytes, VKLLM__MEM_DEVICE, &kv.k[l]), fail);
+        VKLLM_TRY(st, vkllm__buffer_alloc(gpu, bytes, VKLLM__MEM_DEVICE, &kv.v[l]), fail);
         VKLLM_TRY(st, vkllm__buffer_fill_zero(kv.k[l]), fail);
         VKLLM_TRY(st, vkllm__buffer_fill_zero(kv.v[l]), fail);
     }
@@ -54,5 +66,7 @@ void vkllm__kv_cache_free(struct vkllm__kv_cache *kv) {
     }
     vkllm__free(kv->k);
     vkllm__free(kv->v);
+    vkllm__free(kv->rows);
     kv->k = kv->v = NULL;
+    kv->rows = NULL;
 }

@@ -185,23 +185,27 @@ uint32_t vkllm_session_cached_prefix(vkllm_session_t s, const int32_t *tokens, u
     if (!s || !tokens) return 0;
     uint32_t i = 0;
     while (i < n && i < s->n_past && s->hist[i] == tokens[i]) i++;
-    return i;
+    /* a sliding-window layer's ring may no longer hold the window before i */
+    return i && !vkllm__forward_kv_holds(s->fw, i) ? 0 : i;
 }
 uint32_t vkllm_session_n_ctx(vkllm_session_t s) { return vkllm__forward_n_ctx(s->fw); }
 
 vkllm_status vkllm_session_truncate(vkllm_session_t s, uint32_t n_past) {
     if (n_past > s->n_past)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "truncate to %u positions: only %u are filled", n_past, s->n_past);
+    if (!vkllm__forward_kv_holds(s->fw, n_past))
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "truncate to %u positions: the sliding-window layers' caches "
+                          "no longer hold the window before it (later positions took its rows); evaluate again from "
+                          "an earlier position or 0", n_past);
     s->n_past = n_past; /* later positions are overwritten before they are read (causal mask) */
     s->logits_rows = 0;
     return VKLLM_STATUS_OK;
 }
 
 void vkllm_session_memory(vkllm_session_t s, struct vkllm_session_memory *out) {
-    const struct vkllm__hparams *hp = &s->model->desc->hp;
     out->kv_bytes_allocated = vkllm__forward_kv_bytes(s->fw);
-    out->kv_bytes_per_token = vkllm__kv_cache_bytes(hp, 1);
-    out->kv_bytes_used = out->kv_bytes_per_token * s->n_past;
+    out->kv_bytes_per_token = vkllm__forward_kv_bytes_per_token(s->fw);
+    out->kv_bytes_used = vkllm__forward_kv_bytes_used(s->fw, s->n_past);
     out->state_bytes = vkllm__forward_state_bytes(s->fw);
     out->device_bytes = vkllm__gpu_memory_allocated(s->model->ctx->gpu);
 }

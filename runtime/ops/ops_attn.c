@@ -70,14 +70,17 @@ vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struc
     if ((uint64_t)n * per_tok > UINT32_MAX || qe > UINT32_MAX || (uint64_t)s->n_ctx * width / 2 > UINT32_MAX)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rope_kv: too large for 32-bit indices");
     vkllm_status st;
-    uint64_t rows = (uint64_t)n * width * 4, cache = (uint64_t)s->n_ctx * width * 2;
+    uint32_t n_rows = s->n_rows ? s->n_rows : s->n_ctx;
+    if (n_rows > s->n_ctx) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rope_kv: %u rows for %u positions", n_rows, s->n_ctx);
+    uint64_t rows = (uint64_t)n * width * 4, cache = (uint64_t)n_rows * width * 2;
     if ((st = vkllm__op_need("rope_kv", "q", q, qe * 4)) || (st = vkllm__op_need("rope_kv", "k", k, rows)) ||
         (st = vkllm__op_need("rope_kv", "v", v, rows)) || (st = vkllm__op_need("rope_kv", "pos", pos, 4)) ||
         (st = vkllm__op_need("rope_kv", "inv_freq", inv_freq, VKLLM_MAX((uint64_t)s->n_rot / 2 * 4, 4))) ||
         (st = vkllm__op_need("rope_kv", "k cache", kcache, cache)) || (st = vkllm__op_need("rope_kv", "v cache", vcache, cache)))
         return st;
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
-    struct vkllm__pc_rope_kv pc = {n, s->n_head, s->head_dim, s->n_rot, s->neox ? 1u : 0u, width, s->n_ctx, s->mscale};
+    struct vkllm__pc_rope_kv pc = {n, s->n_head, s->head_dim, s->n_rot, s->neox ? 1u : 0u, width, s->n_ctx, s->mscale,
+                                   n_rows};
     uint64_t qpairs = (uint64_t)n * s->n_head * (s->n_rot / 2), kpairs = (uint64_t)n * s->n_head_kv * (s->n_rot / 2);
     struct vkllm__dispatch d = {
         .shader = VKLLM__SHADER_ROPE_KV_F16, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
@@ -98,19 +101,20 @@ vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struc
 /* ------------------------------------------------------------------------------ kv store */
 
 vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, struct vkllm__view src,
-                                struct vkllm__view pos, uint32_t n, uint32_t width, uint32_t n_ctx) {
-    if (n == 0 || width == 0 || width % 2 || n_ctx == 0)
+                                struct vkllm__view pos, uint32_t n, uint32_t width, uint32_t n_ctx, uint32_t n_rows) {
+    if (!n_rows) n_rows = n_ctx;
+    if (n == 0 || width == 0 || width % 2 || n_ctx == 0 || n_rows > n_ctx)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: n=%u width=%u (must be even) n_ctx=%u", n, width,
                           n_ctx);
     if ((uint64_t)n_ctx * width / 2 > UINT32_MAX || (uint64_t)n * width > UINT32_MAX)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: %u x %u cache too large for 32-bit indices",
                           n_ctx, width);
     vkllm_status st;
-    if ((st = vkllm__op_need("kv_store", "cache", cache, (uint64_t)n_ctx * width * 2)) ||
+    if ((st = vkllm__op_need("kv_store", "cache", cache, (uint64_t)n_rows * width * 2)) ||
         (st = vkllm__op_need("kv_store", "src", src, (uint64_t)n * width * 4)) || (st = vkllm__op_need("kv_store", "pos", pos, 4)))
         return st;
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
-    struct vkllm__pc_kv_store pc = {n, width, n_ctx};
+    struct vkllm__pc_kv_store pc = {n, width, n_ctx, n_rows};
     struct vkllm__dispatch d = {
         .shader = VKLLM__SHADER_KV_STORE_F16, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
         .n_bind = 3, .bind = {vkllm__bind(src), vkllm__bind(pos), vkllm__bind(cache)},
@@ -132,6 +136,9 @@ struct attn_plan {
     uint32_t split_len, n_split; /* n_split 1: no split, no reduce */
 };
 
+/* Rows of the cache: a sliding-window layer's ring, or n_ctx. */
+static uint32_t attn_rows(const struct vkllm__attn_shape *s) { return s->n_rows ? s->n_rows : s->n_ctx; }
+
 static uint32_t attn_shared_bytes(uint32_t rows, uint32_t hd, uint32_t wg) {
     uint32_t quads = (hd + 3) / 4;
     return 4 * (2 * rows * quads * 4 + rows * wg + wg + 3 * rows);
@@ -140,7 +147,7 @@ static uint32_t attn_shared_bytes(uint32_t rows, uint32_t hd, uint32_t wg) {
 static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s,
                               struct attn_plan *pl) {
     if (!s || s->n == 0 || s->n_head == 0 || s->n_head_kv == 0 || s->n_head % s->n_head_kv || s->head_dim == 0 ||
-        s->head_dim % 2 || s->n_ctx == 0)
+        s->head_dim % 2 || s->n_ctx == 0 || s->n_rows > s->n_ctx)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                           "attention: n=%u n_head=%u n_head_kv=%u head_dim=%u (must be even) n_ctx=%u", s ? s->n : 0,
                           s ? s->n_head : 0, s ? s->n_head_kv : 0, s ? s->head_dim : 0, s ? s->n_ctx : 0);
@@ -201,7 +208,7 @@ static int tb_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape 
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     if (!tb_wanted(gpu) || !bl->texel_formats || s->head_dim % 8) return 0;
     if ((uint64_t)s->n * s->n_head * s->head_dim / 4 > bl->max_texels ||
-        (uint64_t)s->n_ctx * s->n_head_kv * s->head_dim / 8 > bl->max_texels)
+        (uint64_t)attn_rows(s) * s->n_head_kv * s->head_dim / 8 > bl->max_texels)
         return 0;
     uint32_t g = s->n_head / s->n_head_kv, maxwg = VKLLM_MIN(d->max_workgroup_invocations, d->max_workgroup_size[0]);
     const struct vkllm__tuning *tu = vkllm__gpu_tuning(gpu);
@@ -298,7 +305,7 @@ static void attn_cost(const struct vkllm__attn_shape *s, const struct attn_plan 
 static vkllm_status attn_check_views(const struct vkllm__attn_shape *s, struct vkllm__view o, struct vkllm__view q,
                                      struct vkllm__view k, struct vkllm__view v, struct vkllm__view pos) {
     uint64_t qo = (uint64_t)s->n * s->n_head * s->head_dim * 4;
-    uint64_t kv = (uint64_t)s->n_ctx * s->n_head_kv * s->head_dim * 2;
+    uint64_t kv = (uint64_t)attn_rows(s) * s->n_head_kv * s->head_dim * 2;
     vkllm_status st;
     if ((st = vkllm__op_need("attention", "o", o, qo)) || (st = vkllm__op_need("attention", "q", q, qo)) ||
         (st = vkllm__op_need("attention", "k_cache", k, kv)) || (st = vkllm__op_need("attention", "v_cache", v, kv)) ||
@@ -324,9 +331,9 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     struct vkllm__cost cost, rcost;
     attn_cost(s, &pl, &cost, &rcost);
     struct vkllm__pc_attn pc = {s->n, s->n_head, s->n_head_kv, s->n_ctx, s->scale, pl.split_len, pl.n_split,
-                                s->window, s->softcap, (uint32_t)sinks};
+                                s->window, s->softcap, (uint32_t)sinks, attn_rows(s)};
     if (pl.tb) {
-        uint64_t qb = (uint64_t)s->n * s->n_head * s->head_dim * 4, kb = (uint64_t)s->n_ctx * s->n_head_kv * s->head_dim * 2;
+        uint64_t qb = (uint64_t)s->n * s->n_head * s->head_dim * 4, kb = (uint64_t)attn_rows(s) * s->n_head_kv * s->head_dim * 2;
         uint32_t tiles = ((split ? pl.n_split : s->n) + pl.qt - 1) / pl.qt;
         struct vkllm__dispatch d = {
             .shader = split ? VKLLM__SHADER_ATTN_TB_SPLIT_F16 : VKLLM__SHADER_ATTN_TB_F16,

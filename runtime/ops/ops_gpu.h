@@ -188,14 +188,16 @@ struct vkllm__rope_kv_shape {
     int neox;
     uint32_t n_ctx;
     float mscale; /* the rotated dims' magnitude, as vkllm__op_rope's */
+    uint32_t n_rows; /* rows of the caches (0: n_ctx): position p is row p % n_rows (a window's ring) */
 };
 vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struct vkllm__view k,
                                struct vkllm__view v, struct vkllm__view pos, struct vkllm__view inv_freq,
                                struct vkllm__view kcache, struct vkllm__view vcache, const struct vkllm__rope_kv_shape *s);
 
-/* cache rows pos0 .. pos0+n-1 (f16) = src (n, width) f32. */
+/* cache rows of positions pos0 .. pos0+n-1 (f16) = src (n, width) f32; position p is row
+ * p % n_rows (0: n_ctx). */
 vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, struct vkllm__view src,
-                                struct vkllm__view pos, uint32_t n, uint32_t width, uint32_t n_ctx);
+                                struct vkllm__view pos, uint32_t n, uint32_t width, uint32_t n_ctx, uint32_t n_rows);
 
 /* Causal attention of n queries (token i sees cache positions 0 .. pos0+i), GQA:
  * o (n, n_head*head_dim) = softmax(q k^T * scale) v, q (n, n_head*head_dim) f32.
@@ -211,6 +213,8 @@ struct vkllm__attn_shape {
     float softcap;       /* > 0: each scaled score s becomes softcap * tanh(s / softcap) (gemma2) */
     struct vkllm__view sinks; /* (n_head,) f32: head h's softmax also counts the score sinks[h], which
                                * has no value (gpt-oss's attention sinks); buf NULL: none */
+    uint32_t n_rows;     /* rows of the cache (0: n_ctx): position t is row t % n_rows, a sliding-window
+                          * layer's ring of at least window + n - 1 rows */
 };
 uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s);
 vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view q,

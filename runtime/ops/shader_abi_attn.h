@@ -20,9 +20,10 @@ _Static_assert(sizeof(struct vkllm__pc_rope) == 24, "update pc_rope in pc_attn.g
 struct vkllm__pc_kv_store {
     uint32_t n;     /* rows of src */
     uint32_t width; /* floats per row (even) */
-    uint32_t n_ctx; /* rows of the cache; rows >= n_ctx are never written */
+    uint32_t n_ctx; /* positions; positions >= n_ctx are never written */
+    uint32_t n_rows; /* rows of the cache: position p is row p % n_rows */
 };
-_Static_assert(sizeof(struct vkllm__pc_kv_store) == 12, "update pc_kv_store in pc_attn.glsl");
+_Static_assert(sizeof(struct vkllm__pc_kv_store) == 16, "update pc_kv_store in pc_attn.glsl");
 
 /* GLSL twin: pc_rope_kv (rope_kv.comp) */
 struct vkllm__pc_rope_kv {
@@ -34,8 +35,9 @@ struct vkllm__pc_rope_kv {
     uint32_t width;    /* floats per row of k, v and the caches (n_head_kv * head_dim) */
     uint32_t n_ctx;    /* rows of the caches; rows >= n_ctx are never written */
     float mscale;      /* as in vkllm__pc_rope */
+    uint32_t n_rows;   /* rows of the caches: position p is row p % n_rows (a sliding-window ring) */
 };
-_Static_assert(sizeof(struct vkllm__pc_rope_kv) == 32, "update pc_rope_kv in pc_attn.glsl");
+_Static_assert(sizeof(struct vkllm__pc_rope_kv) == 36, "update pc_rope_kv in pc_attn.glsl");
 
 /* GLSL twin: pc_attn (attn.comp) */
 struct vkllm__pc_attn {
@@ -49,8 +51,9 @@ struct vkllm__pc_attn {
     uint32_t window;    /* sliding window (0: none): query at p sees p - window + 1 .. p */
     float softcap;      /* > 0: scores s -> softcap * tanh(s / softcap) */
     uint32_t sinks;     /* 1: head h's softmax also counts the score sinks[h] (no value): gpt-oss */
+    uint32_t n_rows;    /* rows of the cache: position t is row t % n_rows */
 };
-_Static_assert(sizeof(struct vkllm__pc_attn) == 40, "update pc_attn in pc_attn.glsl");
+_Static_assert(sizeof(struct vkllm__pc_attn) == 44, "update pc_attn in pc_attn.glsl");
 
 /* GLSL twin: pc_attn_reduce (attn_reduce.comp) */
 struct vkllm__pc_attn_reduce {

@@ -18,7 +18,8 @@ struct pc_rope {
 struct pc_kv_store {
     uint n;        // rows of src
     uint width;    // floats per row (even)
-    uint n_ctx;    // rows of the cache; rows >= n_ctx are never written
+    uint n_ctx;    // positions; positions >= n_ctx are never written
+    uint n_rows;   // rows of the cache: position p is row p % n_rows
 };
 
 // C twin: struct vkllm__pc_rope_kv
@@ -29,8 +30,9 @@ struct pc_rope_kv {
     uint n_rot;    // rotated dims per head (even, <= head_dim)
     uint neox;     // 0: pairs (2i, 2i+1); 1: pairs (i, i + n_rot/2)
     uint width;    // floats per row of k, v and the caches (n_head_kv * head_dim)
-    uint n_ctx;    // rows of the caches; rows >= n_ctx are never written
+    uint n_ctx;    // positions; positions >= n_ctx are never written
     float mscale;  // as in pc_rope
+    uint n_rows;   // rows of the caches: position p is row p % n_rows (a sliding-window layer's ring)
 };
 
 // C twin: struct vkllm__pc_attn
@@ -45,6 +47,7 @@ struct pc_attn {
     uint window;     // sliding window (0: none): the query at p sees p - window + 1 .. p
     float softcap;   // > 0: scores s (scaled) -> softcap * tanh(s / softcap)
     uint sinks;      // 1: each head's softmax also counts the score sinks[h], which has no value
+    uint n_rows;     // rows of the cache: position t is row t % n_rows (n_ctx, or a window's ring)
 };
 
 // C twin: struct vkllm__pc_attn_reduce
