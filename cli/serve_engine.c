@@ -342,7 +342,7 @@ static int req_cancelled(struct serve_req *r) {
  * call (engine thread, r->mu held; the HTTP thread reads them under r->mu). */
 static void copy_probs_locked(struct serve_req *r) {
     if (r->gp.n_probs < 0 || !r->gen) return;
-    uint32_t n = vkllm_gen_n_generated(r->gen);
+    uint32_t n = vkllm_gen_n_released(r->gen); /* the tokens whose text is out: not what a stop string holds back */
     if (n > r->cap_probs) {
         uint32_t cap = n < 2 * r->cap_probs ? 2 * r->cap_probs : n + 16;
         struct vkllm_token_probs *np = realloc(r->probs, sizeof *np * cap);

@@ -630,6 +630,11 @@ struct vkllm_token_probs {
     struct vkllm_token_prob top[VKLLM_MAX_TOP_PROBS];
 };
 VKLLM_API vkllm_status vkllm_gen_token_probs(vkllm_gen_t g, uint32_t i, struct vkllm_token_probs *out);
+/* With params.n_probs >= 0: how many generated tokens (from the first) have all their text handed
+ * to the callback (counted before each call, so inside it the call's text counts). Text a stop
+ * string may still start is held back, and its tokens with it; a stop string's tokens never are.
+ * Streaming logprobs next to the text they belong to reads this, not vkllm_gen_n_generated. */
+VKLLM_API uint32_t vkllm_gen_n_released(vkllm_gen_t g);
 /* Metrics so far (final once done), as for vkllm_generate. */
 VKLLM_API void vkllm_gen_stats(vkllm_gen_t g, struct vkllm_generate_stats *out);
 /* Free g; its session is free for another request (its KV cache keeps the tokens, as after

@@ -452,6 +452,19 @@ def logprobs(srv):
     chunks = [o["choices"][0] for o in objs if o["choices"][0]["text"]]
     check(all("".join(c["logprobs"]["tokens"]) == c["text"] for c in chunks),
           "each streamed chunk carries the logprobs of its own tokens: %s" % [(c["text"], c["logprobs"]["tokens"]) for c in chunks][:6])
+    # a stop string of two whole tokens (7 and 8): while it may be starting, its text is held back,
+    # and so are its tokens' logprobs; the stop string's own never come
+    stop = "".join(lp["tokens"][6:8])
+    if len(lp["tokens"]) >= 8 and c["text"].find(stop) == lp["text_offset"][6]:
+        events = stream(srv, "/v1/completions", dict(base, logprobs=2, stream=True, stop=[stop]))[2]
+        objs = [json.loads(e[6:]) for _, e in events if e.startswith("data: {")]
+        chunks = [o["choices"][0] for o in objs if o["choices"][0]["text"]]
+        toks = [t for o in objs for t in (o["choices"][0]["logprobs"] or {}).get("tokens", [])]
+        check(all("".join(ch["logprobs"]["tokens"]) == ch["text"] for ch in chunks) and toks == lp["tokens"][:6],
+              "with a stop string, each chunk still carries the logprobs of its own text: %s" %
+              [(ch["text"], ch["logprobs"]["tokens"]) for ch in chunks][:8])
+    else:
+        check(False, "the stop-string logprobs check needs 8 tokens and a first occurrence at token 7: %s" % lp["tokens"])
     msgs = [{"role": "user", "content": "Tell me a story."}]
     st, _, j, _ = request(srv, "POST", "/v1/chat/completions",
                           {"messages": msgs, "max_tokens": 8, "temperature": 0, "logprobs": True, "top_logprobs": 3})

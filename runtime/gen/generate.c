@@ -185,7 +185,9 @@ struct vkllm_gen {
     char *pieces;                   /* json_object: every token's bytes (end-of-generation, control */
     uint32_t *piece_at;             /* and empty ones: none), token i at piece_at[i..i+1) */
     struct vkllm_token_probs *probs; /* n_probs >= 0: one per sampled token */
+    uint64_t *probs_end;            /* ... and where its text ends in the output (UINT64_MAX: unknown) */
     uint32_t n_probs_rec, cap_probs;
+    uint64_t bytes_in, bytes_out;   /* text produced, and handed to fn (the rest held back or dropped) */
     int done;
     vkllm_status err;
     enum vkllm_stop_reason reason;
@@ -240,9 +242,11 @@ oom:
 /* Hand out the text that is final; with `flush`, also what was held back (the end). */
 static vkllm_status push_text(struct vkllm_gen *g, const char *text, size_t len, int flush) {
     if (len && out_append(&g->out, text, len)) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    g->bytes_in += len;
     int hit;
     size_t ready = out_ready(&g->out, &g->p, &hit);
     if (flush && !hit) ready = g->out.len;
+    g->bytes_out += ready; /* before fn: its text's tokens are released (vkllm_gen_n_released) */
     if (ready && g->fn && g->fn(g->out.buf, ready, g->user) && !g->reason) g->reason = VKLLM_STOP_CANCELLED;
     out_consume(&g->out, ready);
     if (hit) {
@@ -280,10 +284,13 @@ static vkllm_status record_probs(struct vkllm_gen *g, const float *logits, int32
     if (g->n_probs_rec == g->cap_probs) {
         uint32_t cap = g->cap_probs ? 2 * g->cap_probs : 64;
         struct vkllm_token_probs *np = vkllm__realloc(g->probs, sizeof *np * cap);
-        if (!np) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
-        g->probs = np;
+        if (np) g->probs = np;
+        uint64_t *ne = np ? vkllm__realloc(g->probs_end, sizeof *ne * cap) : NULL;
+        if (!ne) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+        g->probs_end = ne;
         g->cap_probs = cap;
     }
+    g->probs_end[g->n_probs_rec] = UINT64_MAX; /* its text is not out yet (take_token sets it) */
     const uint32_t V = g->s->model->desc->hp.n_vocab;
     uint32_t n_top = (uint32_t)VKLLM_MIN(g->p.n_probs, VKLLM_MAX_TOP_PROBS);
     struct vkllm_token_probs *r = &g->probs[g->n_probs_rec++];
@@ -363,9 +370,15 @@ static vkllm_status sample(struct vkllm_gen *g, const float *logits, int32_t *to
 }
 
 /* Token tok was sampled: record it, stream its text, decide whether g stops here. */
+/* Generated token i's text ends at byte `end` of the output (its probability record, if any). */
+static void mark_end(struct vkllm_gen *g, uint32_t i, uint64_t end) {
+    if (i < g->n_probs_rec) g->probs_end[i] = end;
+}
+
 static vkllm_status take_token(struct vkllm_gen *g, int32_t tok) {
     const double now = now_ms();
     struct vkllm_generate_stats *st = &g->st;
+    mark_end(g, st->n_generated, g->bytes_in); /* end of generation: no text of its own */
     if (tok < 0) { /* JSON mode found no token that fits: end here */
         g->reason = VKLLM_STOP_EOS;
         finish(g);
@@ -389,7 +402,10 @@ static vkllm_status take_token(struct vkllm_gen *g, int32_t tok) {
     const char *text;
     size_t len;
     vkllm_status s = vkllm__detok_stream_push(&g->ds, tok, &text, &len);
-    if (!s) s = push_text(g, text, len, 0);
+    if (!s) {
+        mark_end(g, st->n_generated - 1, g->bytes_in + len);
+        s = push_text(g, text, len, 0);
+    }
     if (s) return s;
     if (g->p.json_object) { /* the token was chosen to fit */
         const char *piece;
@@ -594,11 +610,18 @@ void vkllm_gen_stats(vkllm_gen_t g, struct vkllm_generate_stats *out) {
 
 uint32_t vkllm_gen_n_generated(vkllm_gen_t g) { return g ? g->st.n_generated : 0; }
 
+uint32_t vkllm_gen_n_released(vkllm_gen_t g) {
+    uint32_t i = 0;
+    while (g && i < g->n_probs_rec && i < g->st.n_generated && g->probs_end[i] <= g->bytes_out) i++;
+    return i;
+}
+
 void vkllm_gen_free(vkllm_gen_t g) {
     if (!g) return;
     if (g->ds_init) vkllm__detok_stream_free(&g->ds);
     vkllm__free(g->pending);
     vkllm__free(g->probs);
+    vkllm__free(g->probs_end);
     vkllm__free(g->masked);
     vkllm__free(g->pieces);
     vkllm__free(g->piece_at);
