@@ -280,7 +280,7 @@ static void test_prefill_vs_decode(void) {
 
 /* --- sliding windows: rings ------------------------------------------------------------------ */
 
-/* gemma2's windows of 4 on every other layer: those layers keep a ring of 4 + 8 - 1 = 11 rows (micro-
+/* gemma2's windows of 4 on every other layer: those layers keep a ring of 4 + 8 = 12 rows (micro-
  * batches of 8), not 96; 40 positions wrap it several times and the logits stay the reference's.
  * Truncating to where the ring no longer holds the window before is refused (and a prompt sharing
  * that prefix is not taken from the cache); where it still does, continuing gives the reference's. */
@@ -298,7 +298,7 @@ static void test_window_ring(void) {
     ASSERT_OK(vkllm_session_init(model, &sp, &s));
     struct vkllm_session_memory mem;
     vkllm_session_memory(s, &mem);
-    ASSERT_EQ(mem.kv_bytes_allocated, (96ull + 11) * W * 4); /* layer 0 a ring of 11 rows, layer 1 all 96 */
+    ASSERT_EQ(mem.kv_bytes_allocated, (96ull + 12) * W * 4); /* layer 0 a ring of 12 rows, layer 1 all 96 */
     ASSERT_EQ(mem.kv_bytes_per_token, (uint64_t)W * 4);
     int32_t toks[48];
     for (int i = 0; i < 48; i++) toks[i] = (int32_t)(5 + 19 * i % 997);
@@ -308,7 +308,7 @@ static void test_window_ring(void) {
     double e = rel_err(vkllm_session_logits(s, 0), lg, V);
     if (!(e <= TOL)) FAILF("ring: position 39: relative error %.3g", e);
     vkllm_session_memory(s, &mem);
-    ASSERT_EQ(mem.kv_bytes_used, (40ull + 11) * W * 4);
+    ASSERT_EQ(mem.kv_bytes_used, (40ull + 12) * W * 4);
     ASSERT_STATUS(vkllm_session_truncate(s, 30), VKLLM_STATUS_INVALID_ARGUMENT); /* rows of 26..29 rewritten */
     ASSERT(strstr(vkllm_last_error(), "sliding-window"));
     ASSERT_EQ(vkllm_session_cached_prefix(s, toks, 30), 0);
@@ -325,7 +325,7 @@ static void test_window_ring(void) {
     vkllm_model_free(model);
     ref_close(&rm);
     ref_close(&r2);
-    printf("sliding-window rings: 11 rows for 96 positions, wrapped; truncation checked\n");
+    printf("sliding-window rings: 12 rows for 96 positions, wrapped; truncation checked\n");
 }
 
 /* --- errors ---------------------------------------------------------------------------------- */

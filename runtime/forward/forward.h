@@ -54,9 +54,10 @@ void vkllm__gpu_model_free(struct vkllm__gpu_model *m);
 
 /* --- KV cache (kv_cache.c) ------------------------------------------------------------------- */
 
-/* A sliding-window layer (gemma2/3, gpt-oss) keeps a ring: the last window + n_ubatch - 1
- * positions, position p in row p % rows (a batch of n tokens needs the window before its first
- * one while it writes its own). The other layers keep all n_ctx positions. */
+/* A sliding-window layer (gemma2/3, gpt-oss) keeps a ring: the last window + n_ubatch positions,
+ * position p in row p % rows (a batch of n tokens needs the window before its first one while it
+ * writes its own, and one more row lets it be evaluated again from where it started). The other
+ * layers keep all n_ctx positions. */
 struct vkllm__kv_cache {
     uint32_t n_layer, n_ctx, width;  /* width = n_head_kv * head_dim */
     struct vkllm__buffer **k, **v;   /* per layer (rows[l], width) f16 */

@@ -1,11 +1,13 @@
 /* kv_cache.c - per-layer K and V on the device, F16, for n_ctx positions (a sliding-window
- * layer: a ring of its last window + n_ubatch - 1). Sized before anything is allocated, so a
+ * layer: a ring of its last window + n_ubatch). Sized before anything is allocated, so a
  * context that does not fit is refused with the numbers. */
 #include "forward.h"
 
 uint32_t vkllm__kv_layer_rows(const struct vkllm__hparams *hp, uint32_t l, uint32_t n_ctx, uint32_t n_ubatch) {
     uint32_t w = vkllm__layer_window(hp, l);
-    uint64_t ring = (uint64_t)w + VKLLM_MAX(n_ubatch, 1u) - 1;
+    /* window + n - 1 rows let a batch of n attend; one more lets a batch of n_ubatch be evaluated
+     * again from the same position (truncating back to where it started, as benchmarks do) */
+    uint64_t ring = (uint64_t)w + VKLLM_MAX(n_ubatch, 1u);
     return w && ring < n_ctx ? (uint32_t)ring : n_ctx;
 }
 
