@@ -45,7 +45,7 @@ struct vkllm__forward {
     uint32_t multi_n;               /* ... and how many (0: not recorded) */
     uint64_t state_bytes;
     uint32_t last_pos0;             /* the first position of the last command list submitted */
-    uint32_t kv_hi;                 /* past the last position written since the rings started over */
+    uint32_t kv_hi;                 /* past the last position written since a batch started at 0 */
     int fuse_qkv, fuse_gate_up;     /* one token: q/k/v (gate/up) in one product (fusable below) */
     int fuse_rope_kv;               /* rope of q and k and the cache stores in one dispatch */
 };
@@ -343,7 +343,8 @@ static vkllm_status set_batch(struct vkllm__forward *f, const uint32_t *tokens, 
                           "the context is full: %u positions used, %u more asked for, room for %u", pos0, n, f->n_ctx);
     vkllm_status st = vkllm__buffer_upload(f->ids, 0, tokens, (uint64_t)n * 4);
     if (!st) st = vkllm__buffer_upload(f->pos, 0, &pos0, 4);
-    if (!st) f->last_pos0 = pos0, f->kv_hi = VKLLM_MAX(f->kv_hi, pos0 + n);
+    /* from position 0 every live row is rewritten: older writes no longer matter */
+    if (!st) f->last_pos0 = pos0, f->kv_hi = pos0 == 0 ? n : VKLLM_MAX(f->kv_hi, pos0 + n);
     return st;
 }
 
@@ -449,7 +450,7 @@ vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, con
         if ((st = vkllm__buffer_upload(f->ids, 0, tokens + done, (uint64_t)nb * 4))) return st;
         for (uint32_t i = 0; i < nb; i++) {
             if ((st = vkllm__buffer_upload(sq[i]->pos, 0, &pos[done + i], 4))) return st;
-            sq[i]->kv_hi = VKLLM_MAX(sq[i]->kv_hi, pos[done + i] + 1);
+            sq[i]->kv_hi = pos[done + i] == 0 ? 1 : VKLLM_MAX(sq[i]->kv_hi, pos[done + i] + 1);
         }
         int same = nb == f->multi_n && nb <= VKLLM__BATCH_KEY;
         for (uint32_t i = 0; same && i < nb; i++) same = f->multi_key[i] == sq[i]->id;
@@ -483,12 +484,9 @@ uint64_t vkllm__forward_kv_bytes_per_token(const struct vkllm__forward *f) {
     return layers * f->kv.width * 4;
 }
 
-int vkllm__forward_kv_holds(struct vkllm__forward *f, uint32_t n_past) {
+int vkllm__forward_kv_holds(const struct vkllm__forward *f, uint32_t n_past) {
     const struct vkllm__hparams *hp = &f->m->desc->hp;
-    if (n_past == 0) { /* nothing to keep: the rings start over */
-        f->kv_hi = 0;
-        return 1;
-    }
+    if (n_past == 0) return 1; /* nothing to hold */
     for (uint32_t l = 0; l < f->kv.n_layer; l++) {
         uint32_t w = vkllm__layer_window(hp, l), rows = f->kv.rows[l];
         if (rows == f->n_ctx) continue;

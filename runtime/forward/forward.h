@@ -117,8 +117,8 @@ uint64_t vkllm__forward_kv_bytes_used(const struct vkllm__forward *f, uint32_t n
 uint64_t vkllm__forward_kv_bytes_per_token(const struct vkllm__forward *f);
 /* Whether the cache still holds what positions 0 .. n_past-1 left there: the full layers always;
  * a window's ring only if no position written since has taken the rows of the last window before
- * n_past. 0: those tokens must be evaluated again. n_past 0 starts the rings over. */
-int vkllm__forward_kv_holds(struct vkllm__forward *f, uint32_t n_past);
+ * n_past (n_past 0: nothing to hold). 0: those tokens must be evaluated again. */
+int vkllm__forward_kv_holds(const struct vkllm__forward *f, uint32_t n_past);
 /* Device bytes of the run state (activations and scratch), not counting the KV cache. */
 uint64_t vkllm__forward_state_bytes(const struct vkllm__forward *f);
 
