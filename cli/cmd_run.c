@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "json_schema.h"
 
 #define MAX_STOP 16
 
@@ -33,6 +34,12 @@ static void usage(FILE *f) {
             "  --parse-special        special-token text in the prompt becomes its token\n"
             "  --json-object          JSON mode: the output is one JSON object (each token drawn among those\n"
             "                         that keep it valid JSON); generation stops when it closes\n"
+            "  --grammar TEXT         constrain the output to a GBNF grammar (llama.cpp's format; rule root)\n"
+            "  --grammar-file FILE    ... read from a file\n"
+            "  -j, --json-schema JSON constrain the output to JSON valid under this JSON schema (objects,\n"
+            "                         arrays, strings, numbers, enums, anyOf, $ref, ...; a keyword it\n"
+            "                         cannot honour is an error)\n"
+            "  --json-schema-file FILE  ... read from a file\n"
             "  --show-probs N         after the text, each generated token's probability and the N most\n"
             "                         likely tokens at that step (the model's distribution: temperature 1,\n"
             "                         before penalties and truncation; N <= 20)\n");
@@ -103,8 +110,50 @@ static char *read_all(FILE *f, size_t *n) {
     return b;
 }
 
+/* --grammar-file, --json-schema, --json-schema-file: the grammar text into *out (malloc'd);
+ * --grammar is used as it is. Prints a line and returns -1 on failure. */
+static int load_grammar(const char *grammar, const char *grammar_file, const char *schema, const char *schema_file,
+                        char **out) {
+    (void)grammar;
+    const char *file = grammar_file ? grammar_file : schema_file;
+    char *text = NULL;
+    size_t n = 0;
+    if (file) {
+        FILE *f = fopen(file, "rb");
+        if (!f) {
+            fprintf(stderr, "vkllm: run: cannot open %s: %s\n", file, strerror(errno));
+            return -1;
+        }
+        text = read_all(f, &n);
+        fclose(f);
+        if (!text) {
+            fprintf(stderr, "vkllm: run: out of memory reading %s\n", file);
+            return -1;
+        }
+        if (grammar_file) return *out = text, 0;
+        schema = text;
+    }
+    if (!schema) return 0;
+    cJSON *j = cJSON_Parse(schema);
+    char err[256];
+    if (!j) {
+        fprintf(stderr, "vkllm: run: the JSON schema is not valid JSON\n");
+        free(text);
+        return -1;
+    }
+    *out = vkllm_schema_grammar(j, err, sizeof err);
+    cJSON_Delete(j);
+    free(text);
+    if (!*out) {
+        fprintf(stderr, "vkllm: run: JSON schema: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
 int vkllm_cmd_run(int argc, char **argv) {
     const char *path = NULL, *prompt = NULL, *prompt_file = NULL;
+    const char *grammar = NULL, *grammar_file = NULL, *schema = NULL, *schema_file = NULL;
     const char *stops[MAX_STOP];
     uint32_t n_stop = 0;
     int device = -1, json = 0, show_probs = -1;
@@ -136,6 +185,11 @@ int vkllm_cmd_run(int argc, char **argv) {
         if (!strcmp(a, "-m") && v) path = argv[++i];
         else if (!strcmp(a, "-p") && v) prompt = argv[++i];
         else if (!strcmp(a, "-f") && v) prompt_file = argv[++i];
+        else if (!strcmp(a, "--grammar") && v) grammar = argv[++i], grammar_file = NULL, schema = schema_file = NULL;
+        else if (!strcmp(a, "--grammar-file") && v) grammar_file = argv[++i], grammar = schema = schema_file = NULL;
+        else if ((!strcmp(a, "-j") || !strcmp(a, "--json-schema")) && v)
+            schema = argv[++i], grammar = grammar_file = schema_file = NULL;
+        else if (!strcmp(a, "--json-schema-file") && v) schema_file = argv[++i], grammar = grammar_file = schema = NULL;
         else if (!strcmp(a, "--stop") && v) {
             if (n_stop == MAX_STOP) {
                 fprintf(stderr, "vkllm: run: at most %d --stop strings\n", MAX_STOP);
@@ -179,6 +233,17 @@ int vkllm_cmd_run(int argc, char **argv) {
     } else {
         prompt = "";
     }
+    char *owned_grammar = NULL;
+    if (load_grammar(grammar, grammar_file, schema, schema_file, &owned_grammar)) {
+        free(owned);
+        return 2;
+    }
+    gp.grammar = owned_grammar ? owned_grammar : grammar;
+    if (gp.grammar && gp.json_object) {
+        fprintf(stderr, "vkllm: run: --json-object cannot be combined with a grammar or a JSON schema\n");
+        free(owned), free(owned_grammar);
+        return 2;
+    }
     gp.prompt = prompt;
     gp.prompt_len = plen;
     gp.stop = stops;
@@ -188,7 +253,7 @@ int vkllm_cmd_run(int argc, char **argv) {
     struct vkllm_cli_handles h;
     int code = vkllm_cli_open(path, device, &sp, &h);
     if (code) {
-        free(owned);
+        free(owned), free(owned_grammar);
         return code;
     }
     vkllm_cli_catch_sigint(1);
@@ -214,6 +279,6 @@ int vkllm_cmd_run(int argc, char **argv) {
     }
     vkllm_gen_free(g);
     code = vkllm_cli_close(&h, code);
-    free(owned);
+    free(owned), free(owned_grammar);
     return code;
 }

@@ -541,6 +541,16 @@ struct vkllm_generate_params {
                                 generation stops (VKLLM_STOP_EOS) once the object closes; the model
                                 should still be asked for JSON in the prompt. The argmax is then
                                 taken on the host. 0: off (default) */
+    const char *grammar;     /* non-NULL: a GBNF grammar (llama.cpp's format; the rule `root` is the
+                                whole output): every token is drawn among those whose text keeps
+                                the output a prefix of a sentence of the grammar (the others get
+                                -inf before the sampler's chain, so its truncation works on the
+                                allowed tokens; n_probs stays the model's own distribution);
+                                end-of-generation only once the output
+                                is a whole sentence, and generation stops (VKLLM_STOP_EOS) when
+                                nothing more can follow. A bad grammar: INVALID_ARGUMENT naming the
+                                line and column. Not with json_object. NULL: off (default) */
+    size_t grammar_len;      /* bytes; 0 = strlen(grammar) */
     struct vkllm_sampling_params sampling;
 };
 

@@ -1,3 +1,5 @@
 vkllm_add_test(NAME test_sampler SOURCES test_sampler.c)
 # The JSON-mode recognizer (vkllm_generate_params.json_object) on valid and invalid documents.
 vkllm_add_test(NAME test_json_constraint SOURCES test_json_constraint.c)
+# GBNF grammars (vkllm_generate_params.grammar): parsing, matching, token masks.
+vkllm_add_test(NAME test_grammar SOURCES test_grammar.c)

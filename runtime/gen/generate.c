@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "grammar.h"
 #include "json_constraint.h"
 #include "sampler.h"
 #include "tokenizer.h"
@@ -181,8 +182,11 @@ struct vkllm_gen {
     uint32_t n_pending, pending_at; /* how many, and how many of them are evaluated */
     int continuing;                 /* the prompt continues the session's text (keep_history) */
     struct vkllm__json json;        /* json_object: the output so far */
-    float *masked;                  /* json_object: the logits with the tokens it refuses banned */
-    char *pieces;                   /* json_object: every token's bytes (end-of-generation, control */
+    struct vkllm__grammar *gram;    /* grammar: the compiled rules and matcher */
+    struct vkllm__gstate gst;       /* grammar: the output so far */
+    struct vkllm__vocab_trie *trie; /* grammar: the vocabulary's bytes as a trie */
+    float *masked;                  /* json_object, grammar: the logits, refused tokens banned */
+    char *pieces;                   /* json_object, grammar: every token's bytes (end-of-generation, control */
     uint32_t *piece_at;             /* and empty ones: none), token i at piece_at[i..i+1) */
     struct vkllm_token_probs *probs; /* n_probs >= 0: one per sampled token */
     uint64_t *probs_end;            /* ... and where its text ends in the output (UINT64_MAX: unknown) */
@@ -210,6 +214,14 @@ static vkllm_status copy_params(struct vkllm_gen *g, const struct vkllm_generate
     g->p.sampling.order = NULL;
     g->p.sampling.bias_tokens = NULL;
     g->p.sampling.bias_values = NULL;
+    g->p.grammar = NULL;
+    if (p->grammar && p->json_object)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "grammar and json_object cannot be used together");
+    if (p->grammar) {
+        vkllm_status st = vkllm__grammar_parse(p->grammar, p->grammar_len ? p->grammar_len : strlen(p->grammar), &g->gram);
+        if (st) return st;
+        if ((st = vkllm__grammar_start(g->gram, &g->gst))) return st;
+    }
     if (p->n_stop) {
         if (!p->stop) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%u stop strings but stop is NULL", p->n_stop);
         if (!(g->stop = vkllm__calloc(p->n_stop, sizeof *g->stop))) goto oom;
@@ -325,8 +337,8 @@ vkllm_status vkllm_gen_token_probs(vkllm_gen_t g, uint32_t i, struct vkllm_token
 /* Choose the next token from logits: the sampler's chain, in JSON mode over the tokens whose
  * bytes keep the output a prefix of one JSON object (the others banned; the end-of-generation
  * tokens too, as generation stops by itself once the object closes). No token fits: -1. */
-/* JSON mode's table of every token's bytes, made once per generation. */
-static vkllm_status json_pieces(struct vkllm_gen *g, uint32_t n_vocab) {
+/* JSON mode's and the grammar's table of every token's bytes, made once per generation. */
+static vkllm_status token_pieces(struct vkllm_gen *g, uint32_t n_vocab) {
     const struct vkllm__tokenizer *t = g->s->model->tok;
     size_t total = 0;
     for (int pass = 0; pass < 2; pass++) {
@@ -347,14 +359,39 @@ static vkllm_status json_pieces(struct vkllm_gen *g, uint32_t n_vocab) {
     return VKLLM_STATUS_OK;
 }
 
+/* Grammar: the tokens the matcher allows from its state (the mask, cached per state), and
+ * end-of-generation once the output is a whole sentence. */
+static vkllm_status grammar_mask(struct vkllm_gen *g, const float *logits, uint32_t n_vocab, uint32_t *allowed) {
+    vkllm_status st;
+    if (!g->trie && (st = vkllm__vocab_trie_build(g->pieces, g->piece_at, n_vocab, &g->trie))) return st;
+    const uint8_t *bits;
+    uint32_t n_bits;
+    if ((st = vkllm__grammar_mask(g->gram, g->gst, g->trie, &bits, &n_bits))) return st;
+    const int eog_ok = vkllm__grammar_accepting(g->gram, g->gst);
+    *allowed = 0;
+    for (uint32_t i = 0; i < n_vocab; i++) {
+        int ok = (bits[i >> 3] >> (i & 7)) & 1;
+        if (!ok && eog_ok) ok = vkllm__token_is_eog(g->s->model->tok, (int32_t)i);
+        ok = ok && !isinf(logits[i]);
+        g->masked[i] = ok ? logits[i] : -INFINITY;
+        *allowed += (uint32_t)ok;
+    }
+    return VKLLM_STATUS_OK;
+}
+
 static vkllm_status sample(struct vkllm_gen *g, const float *logits, int32_t *tok) {
-    if (!g->p.json_object) return vkllm__sampler_sample(g->smp, logits, tok);
+    if (!g->p.json_object && !g->gram) return vkllm__sampler_sample(g->smp, logits, tok);
     const uint32_t n_vocab = g->s->model->desc->hp.n_vocab;
     if (!g->masked && !(g->masked = vkllm__malloc(sizeof *g->masked * n_vocab)))
         return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     vkllm_status st;
-    if (!g->pieces && (st = json_pieces(g, n_vocab))) return st;
+    if (!g->pieces && (st = token_pieces(g, n_vocab))) return st;
     uint32_t allowed = 0;
+    if (g->gram) {
+        if ((st = grammar_mask(g, logits, n_vocab, &allowed))) return st;
+        if (!allowed) *tok = -1;
+        return allowed ? vkllm__sampler_sample(g->smp, g->masked, tok) : VKLLM_STATUS_OK;
+    }
     for (uint32_t i = 0; i < n_vocab; i++) {
         uint32_t a = g->piece_at[i], len = g->piece_at[i + 1] - a;
         struct vkllm__json try = g->json;
@@ -412,6 +449,15 @@ static vkllm_status take_token(struct vkllm_gen *g, int32_t tok) {
         size_t plen;
         if (!vkllm__token_piece(g->s->model->tok, tok, 0, &piece, &plen)) vkllm__json_feed(&g->json, piece, plen);
         if (vkllm__json_complete(&g->json)) g->reason = VKLLM_STOP_EOS;
+    }
+    if (g->gram) { /* the token was chosen to fit */
+        const char *piece;
+        size_t plen;
+        int ok = 0;
+        if (!vkllm__token_piece(g->s->model->tok, tok, 0, &piece, &plen) &&
+            (s = vkllm__grammar_feed(g->gram, &g->gst, piece, plen, &ok)))
+            return s;
+        if (vkllm__grammar_finished(g->gram, g->gst)) g->reason = VKLLM_STOP_EOS;
     }
     if (!g->reason && g->p.n_predict >= 0 && st->n_generated >= (uint32_t)g->p.n_predict)
         g->reason = VKLLM_STOP_MAX_TOKENS;
@@ -491,8 +537,8 @@ vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_para
     s->n_past += reuse;
     vkllm_session_truncate(s, s->n_past);
     g->st.seed = vkllm__sampler_seed(g->smp);
-    /* probabilities and JSON mode need the logits */
-    g->greedy = vkllm__sampler_is_greedy(g->smp) && g->p.n_probs < 0 && !g->p.json_object;
+    /* probabilities, JSON mode and grammars need the logits */
+    g->greedy = vkllm__sampler_is_greedy(g->smp) && g->p.n_probs < 0 && !g->p.json_object && !g->gram;
     vkllm__json_init(&g->json);
     for (size_t i = 0; i < n_ids; i++) vkllm__sampler_accept(g->smp, ids[i]);
     g->cap_itl = g->p.n_predict >= 0 ? (uint32_t)g->p.n_predict + 1 : n_ctx + 1;
@@ -623,6 +669,8 @@ void vkllm_gen_free(vkllm_gen_t g) {
     vkllm__free(g->probs);
     vkllm__free(g->probs_end);
     vkllm__free(g->masked);
+    vkllm__grammar_free(g->gram);
+    vkllm__vocab_trie_free(g->trie);
     vkllm__free(g->pieces);
     vkllm__free(g->piece_at);
     vkllm__free(g->out.buf);

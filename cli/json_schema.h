@@ -1,0 +1,33 @@
+/* json_schema.h - a JSON schema turned into a GBNF grammar (vkllm_generate_params.grammar) whose
+ * sentences are exactly JSON texts that validate against the schema, for structured output
+ * (OpenAI's response_format json_schema, llama-server's json_schema, tools' parameters,
+ * `vkllm run --json-schema`).
+ *
+ * Covered: type (one or a list), object with properties / required / additionalProperties,
+ * array with items / prefixItems / minItems / maxItems, string with minLength / maxLength, number,
+ * integer, boolean, null, enum, const, anyOf, oneOf (as anyOf), allOf of one schema, $ref to
+ * "#", "#/$defs/..." or "#/definitions/..." (recursion allowed), the boolean schema true, and
+ * the annotations (title, description, default, examples, format, $schema, $id, $comment,
+ * deprecated, readOnly, writeOnly), which constrain nothing. Every other keyword (pattern,
+ * minimum, uniqueItems, ...) is refused with a message naming it: a schema the grammar cannot
+ * honour is an error, never silently loosened.
+ *
+ * Objects: the required properties in the schema's order, then the optional ones, each in that
+ * order and each one present or not; more properties only when additionalProperties is true or a
+ * schema, or when the object lists no properties at all and does not say false. Whitespace
+ * between tokens: none, one space, or a newline and up to 20 spaces or tabs (llama.cpp's rule);
+ * numbers have at most 16 digits in each part so that a small model cannot run away. */
+#ifndef VKLLM_JSON_SCHEMA_H
+#define VKLLM_JSON_SCHEMA_H
+
+#include <stddef.h>
+
+struct cJSON;
+
+/* The grammar (malloc'd text, rule `root`), or NULL with a message in err. */
+char *vkllm_schema_grammar(const struct cJSON *schema, char *err, size_t err_len);
+
+/* The grammar of any one JSON value (OpenAI's json_object mode asks for an object: object 1). */
+const char *vkllm_json_grammar(int object);
+
+#endif /* VKLLM_JSON_SCHEMA_H */
