@@ -70,6 +70,7 @@ struct ref {
 
 struct conv {
     const cJSON *root;
+    const char *prefix; /* rule names: <prefix>r1, <prefix>ref1 */
     struct sbuf rules;
     char *err;
     size_t err_len;
@@ -158,9 +159,10 @@ static void put_range(struct sbuf *b, long lo, long hi) {
 /* A new rule named r<N> with body text (taken); returns its name. */
 static char *new_rule(struct conv *c, char *body) {
     if (!body) return NULL;
-    char *name = malloc(24);
+    size_t cap = strlen(c->prefix) + 24;
+    char *name = malloc(cap);
     if (!name) return free(body), fail(c, "out of memory");
-    snprintf(name, 24, "r%d", ++c->n_rules);
+    snprintf(name, cap, "%sr%d", c->prefix, ++c->n_rules);
     put(&c->rules, "%s ::= %s\n", name, body);
     free(body);
     return name;
@@ -332,13 +334,16 @@ static const cJSON *resolve(const cJSON *root, const char *ref) {
     return at;
 }
 
+static char *ref_name(struct conv *c, int id) {
+    size_t cap = strlen(c->prefix) + 24;
+    char *name = malloc(cap);
+    if (name) snprintf(name, cap, "%sref%d", c->prefix, id);
+    return name ? name : fail(c, "out of memory");
+}
+
 static char *ref_expr(struct conv *c, const char *path, int depth) {
     for (int i = 0; i < c->n_refs; i++)
-        if (!strcmp(c->refs[i].path, path)) {
-            char *name = malloc(24);
-            if (name) snprintf(name, 24, "ref%d", c->refs[i].id);
-            return name ? name : fail(c, "out of memory");
-        }
+        if (!strcmp(c->refs[i].path, path)) return ref_name(c, c->refs[i].id);
     const cJSON *target = resolve(c->root, path);
     if (!target) return fail(c, "'$ref' %s: not found in this schema (only local references are supported)", path);
     struct ref *refs = realloc(c->refs, sizeof *refs * (size_t)(c->n_refs + 1));
@@ -349,11 +354,9 @@ static char *ref_expr(struct conv *c, const char *path, int depth) {
     refs[c->n_refs++].id = id;
     char *body = expr(c, target, depth + 1);
     if (!body) return NULL;
-    put(&c->rules, "ref%d ::= %s\n", id, body);
+    put(&c->rules, "%sref%d ::= %s\n", c->prefix, id, body);
     free(body);
-    char *name = malloc(24);
-    if (name) snprintf(name, 24, "ref%d", id);
-    return name ? name : fail(c, "out of memory");
+    return ref_name(c, id);
 }
 
 /* Alternatives: "(" a " | " b ... ")". */
@@ -449,15 +452,19 @@ static char *expr(struct conv *c, const cJSON *s, int depth) {
     return strdup("value");
 }
 
-char *vkllm_schema_grammar(const cJSON *schema, char *err, size_t err_len) {
+/* name ::= the schema's expression, its helper rules named name-r1, ..., and the primitives
+ * when base is set. */
+static char *convert(const cJSON *schema, const char *name, int base, char *err, size_t err_len) {
     struct conv c = {0};
-    c.root = schema, c.err = err, c.err_len = err_len;
+    char prefix[80];
+    snprintf(prefix, sizeof prefix, "%s-", name);
+    c.root = schema, c.err = err, c.err_len = err_len, c.prefix = strcmp(name, "root") ? prefix : "";
     char *top = expr(&c, schema, 0);
     if (!top && !c.failed) fail(&c, "out of memory");
     char *out = NULL;
     if (top) {
         struct sbuf b = {0};
-        put(&b, "root ::= %s\n%s%s", top, c.rules.s ? c.rules.s : "", k_base);
+        put(&b, "%s ::= %s\n%s%s", name, top, c.rules.s ? c.rules.s : "", base ? k_base : "");
         out = take(&c, &b);
     }
     free(top);
@@ -466,3 +473,13 @@ char *vkllm_schema_grammar(const cJSON *schema, char *err, size_t err_len) {
     free(c.refs);
     return out;
 }
+
+char *vkllm_schema_grammar(const cJSON *schema, char *err, size_t err_len) {
+    return convert(schema, "root", 1, err, err_len);
+}
+
+char *vkllm_schema_rules(const cJSON *schema, const char *name, char *err, size_t err_len) {
+    return convert(schema, name, 0, err, err_len);
+}
+
+const char *vkllm_json_base_rules(void) { return k_base; }

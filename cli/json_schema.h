@@ -27,6 +27,12 @@ struct cJSON;
 /* The grammar (malloc'd text, rule `root`), or NULL with a message in err. */
 char *vkllm_schema_grammar(const struct cJSON *schema, char *err, size_t err_len);
 
+/* The rules of schema under rule `name` (helpers named name-r1, name-ref1, ...) without the JSON
+ * primitives (ws, string, number, integer, boolean, null, value, object, array, char), which
+ * vkllm_json_base_rules() gives once for a grammar made of several schemas (a tool per rule). */
+char *vkllm_schema_rules(const struct cJSON *schema, const char *name, char *err, size_t err_len);
+const char *vkllm_json_base_rules(void);
+
 /* The grammar of any one JSON value (OpenAI's json_object mode asks for an object: object 1). */
 const char *vkllm_json_grammar(int object);
 

@@ -60,6 +60,10 @@ struct serve_piece { /* one text piece of a streaming reply, as the engine produ
 #define SERVE_MAX_STOP 16
 #define SERVE_MAX_N 16 /* choices per request (n) */
 
+struct serve_server;
+
+enum serve_tool_style { SERVE_TOOLS_NONE = 0, SERVE_TOOLS_HERMES, SERVE_TOOLS_LLAMA3, SERVE_TOOLS_MISTRAL };
+
 struct serve_req {
     /* the request */
     int chat;                    /* /v1/chat/completions (else /v1/completions) */
@@ -76,7 +80,12 @@ struct serve_req {
     char *prompt;                /* the prompt text (chat: rendered with the template; "" for token ids) */
     int32_t *prompt_ids;         /* a token-id prompt (gp.prompt_tokens points here) */
     uint32_t n_prompt_ids;
-    struct vkllm_generate_params gp; /* points into prompt, stops, bias_* */
+    struct vkllm_generate_params gp; /* points into prompt, stops, bias_*, grammar */
+    char *grammar;               /* grammar, json_schema, response_format json_schema, a required
+                                    tool call: GBNF text */
+    int tool_style;              /* enum serve_tool_style: tools shown to the model (chat) */
+    cJSON *tools;                /* ... the request's tools */
+    struct serve_buf held;       /* stream with tools: the reply's text, parsed at the end */
     char *stops[SERVE_MAX_STOP];
     int32_t *bias_tokens;
     float *bias_values;
@@ -111,6 +120,19 @@ struct serve_req {
     double t_last_token;
     uint32_t n_seen;
 };
+
+/* Function calling (serve_tools.c). serve_tools_parse: tools and tool_choice into r->tool_style,
+ * r->tools and, when a call is required, r->grammar (0, or 400 with err and *param).
+ * serve_tools_message: a message as the template sees it (a tool result's role and text, an
+ * assistant's earlier calls appended); -1 when out of memory. serve_tools_inject: the tools'
+ * description into the conversation (cm and texts have room for one more message).
+ * serve_tools_extract: the reply's calls as OpenAI's tool_calls array (NULL: none; then the text
+ * is the content), and in *content (malloc'd, may be NULL) any text before them. */
+int serve_tools_parse(struct serve_server *srv, const cJSON *body, struct serve_req *r, char *err, size_t errn,
+                      const char **param);
+int serve_tools_message(const struct serve_req *r, const cJSON *m, const char **role, struct serve_buf *text);
+int serve_tools_inject(const struct serve_req *r, struct vkllm_chat_message *cm, struct serve_buf *texts, int *n);
+cJSON *serve_tools_extract(const struct serve_req *r, const char *text, char **content);
 
 /* A request with one reference; NULL when out of memory. */
 struct serve_req *serve_req_new(void);
@@ -202,7 +224,7 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *out, const u
  * The server
  * ------------------------------------------------------------------------------------------- */
 
-#define SERVE_N_ENDPOINTS 12
+#define SERVE_N_ENDPOINTS 13
 #define SERVE_N_CODES 9
 
 struct serve_server {

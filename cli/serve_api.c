@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_schema.h"
 #include "serve.h"
 
 /* --- request fields ------------------------------------------------------------------------ */
@@ -97,8 +98,9 @@ static int chat_prompt(struct serve_server *srv, struct parse *p, const cJSON *b
     if (!srv->has_chat_template)
         return bad(p, "messages", "%s",
                    "the model has no chat template: start the server with --chat-template NAME, or use /v1/completions");
-    struct vkllm_chat_message *cm = calloc((size_t)n, sizeof *cm);
-    struct serve_buf *texts = calloc((size_t)n, sizeof *texts);
+    const int cap = n + 1;
+    struct vkllm_chat_message *cm = calloc((size_t)cap, sizeof *cm); /* + the tools' own message */
+    struct serve_buf *texts = calloc((size_t)n + 1, sizeof *texts);
     int status = 0, i = 0;
     if (!cm || !texts) {
         status = bad(p, "messages", "%s", "out of memory");
@@ -111,15 +113,27 @@ static int chat_prompt(struct serve_server *srv, struct parse *p, const cJSON *b
             status = bad(p, "messages", "%s", "each message must be an object with a string 'role'");
             goto done;
         }
+        static const char *const roles[] = {"system", "developer", "user", "assistant", "tool"};
+        size_t k = 0;
+        while (k < sizeof roles / sizeof roles[0] && strcmp(roles[k], role->valuestring)) k++;
+        if (k == sizeof roles / sizeof roles[0]) {
+            status = bad(p, "messages", "%s", "a message's 'role' must be system, developer, user, assistant or tool");
+            goto done;
+        }
+        const char *rs = k == 1 ? "system" : roles[k]; /* OpenAI's developer role is the system prompt */
         if ((status = message_content(p, m, &texts[i]))) goto done;
         sbuf_add(&texts[i], "", 0);
-        if (texts[i].oom) {
+        if (serve_tools_message(r, m, &rs, &texts[i]) || texts[i].oom) {
             status = bad(p, "messages", "%s", "out of memory");
             goto done;
         }
-        cm[i].role = role->valuestring;
+        cm[i].role = rs;
         cm[i].content = texts[i].p ? texts[i].p : "";
         i++;
+    }
+    if (serve_tools_inject(r, cm, texts, &n)) {
+        status = bad(p, "messages", "%s", "out of memory");
+        goto done;
     }
     char *out = NULL; /* the tokenizer is immutable: no lock (vkllm.h) */
     vkllm_status st = vkllm_chat_format(srv->model, srv->chat_template, cm, (size_t)n, 1, &out);
@@ -134,7 +148,7 @@ static int chat_prompt(struct serve_server *srv, struct parse *p, const cJSON *b
     if (!r->prompt) status = bad(p, "messages", "%s", "out of memory");
     r->gp.parse_special = 1;
 done:
-    for (int k = 0; texts && k < n; k++) sbuf_free(&texts[k]);
+    for (int k = 0; texts && k < cap; k++) sbuf_free(&texts[k]);
     free(texts);
     free(cm);
     return status;
@@ -291,25 +305,74 @@ static int unsupported(struct parse *p, const cJSON *body, int chat) {
     if ((f = field(body, "response_format"))) {
         const cJSON *t = cJSON_IsObject(f) ? field(f, "type") : NULL;
         if (!cJSON_IsString(t)) return bad(p, "response_format", "%s", "'response_format' must be {\"type\": ...}");
-        if (strcmp(t->valuestring, "text") && strcmp(t->valuestring, "json_object"))
-            return bad(p, "response_format", "'response_format' type '%s' is not supported yet (\"text\" and "
-                                             "\"json_object\" are): JSON schemas are not implemented", t->valuestring);
+        if (strcmp(t->valuestring, "text") && strcmp(t->valuestring, "json_object") && strcmp(t->valuestring, "json_schema"))
+            return bad(p, "response_format", "'response_format' type '%s' is not supported (\"text\", "
+                                             "\"json_object\" and \"json_schema\" are)", t->valuestring);
     }
-    static const char *const never[] = {"grammar", "json_schema", "functions", "function_call"};
+    static const char *const never[] = {"functions", "function_call"};
     for (size_t i = 0; i < sizeof never / sizeof never[0]; i++)
         if (field(body, never[i]))
             return bad(p, never[i], "'%s' is not supported yet (grammars, JSON schemas and function calling are "
                                     "not implemented)", never[i]);
-    if ((f = field(body, "tools")) && !(cJSON_IsArray(f) && cJSON_GetArraySize(f) == 0))
-        return bad(p, "tools", "%s", "'tools' is not supported yet: tool calling is not implemented");
-    if ((f = field(body, "tool_choice")) && !(cJSON_IsString(f) && !strcmp(f->valuestring, "none")))
-        return bad(p, "tool_choice", "%s", "'tool_choice' other than \"none\" is not supported yet");
+    if (!chat && (f = field(body, "tools")) && !(cJSON_IsArray(f) && cJSON_GetArraySize(f) == 0))
+        return bad(p, "tools", "%s", "'tools' needs /v1/chat/completions (function calling is a chat feature)");
+    if (!chat && (f = field(body, "tool_choice")) && !(cJSON_IsString(f) && !strcmp(f->valuestring, "none")))
+        return bad(p, "tool_choice", "%s", "'tool_choice' needs /v1/chat/completions");
     double d;
     int k;
     if ((k = number(p, body, "best_of", 1, 1, 1, &d)) < 0)
         return bad(p, "best_of", "%s", "only best_of = 1 is supported");
     if (!chat && (f = field(body, "suffix")) && !(cJSON_IsString(f) && !*f->valuestring))
         return bad(p, "suffix", "%s", "'suffix' (fill in the middle) is not supported yet");
+    return 0;
+}
+
+/* A JSON schema into r->grammar (400 naming param when it cannot be honoured). */
+static int schema_grammar(struct parse *p, const cJSON *schema, const char *param, struct serve_req *r) {
+    char why[256], msg[400];
+    if (!cJSON_IsObject(schema) && !cJSON_IsBool(schema))
+        return bad(p, param, "'%s' must be a JSON schema (an object)", param);
+    if (!(r->grammar = vkllm_schema_grammar(schema, why, sizeof why))) {
+        snprintf(msg, sizeof msg, "'%s': %s", param, why);
+        return bad(p, param, "%s", msg);
+    }
+    return 0;
+}
+
+/* Structured output: llama-server's grammar and json_schema fields, OpenAI's response_format
+ * json_object and json_schema (and llama-server's json_object with a schema). One at most. */
+static int structured(struct parse *p, const cJSON *body, struct serve_req *r) {
+    const cJSON *gr = field(body, "grammar"), *js = field(body, "json_schema"), *rf = field(body, "response_format");
+    const char *type = rf ? field(rf, "type")->valuestring : "text";
+    int given = (gr != NULL) + (js != NULL) + (strcmp(type, "text") != 0);
+    if (given > 1)
+        return bad(p, gr ? "grammar" : "json_schema", "%s",
+                   "only one of 'grammar', 'json_schema' and a 'response_format' other than text may be given");
+    if (given && r->grammar)
+        return bad(p, "tool_choice", "%s",
+                   "a required tool call cannot be combined with 'grammar', 'json_schema' or 'response_format'");
+    int st = 0;
+    if (gr) {
+        if (!cJSON_IsString(gr)) return bad(p, "grammar", "%s", "'grammar' must be a string (GBNF)");
+        if (!(r->grammar = strdup(gr->valuestring))) return bad(p, "grammar", "%s", "out of memory");
+    } else if (js) {
+        st = schema_grammar(p, js, "json_schema", r);
+    } else if (!strcmp(type, "json_schema")) {
+        const cJSON *w = field(rf, "json_schema");
+        if (!cJSON_IsObject(w) || !field(w, "schema"))
+            return bad(p, "response_format", "%s", "'response_format' json_schema needs {\"json_schema\": {\"schema\": {...}}}");
+        st = schema_grammar(p, field(w, "schema"), "response_format", r);
+    } else if (!strcmp(type, "json_object")) {
+        if (field(rf, "schema")) st = schema_grammar(p, field(rf, "schema"), "response_format", r);
+        else r->gp.json_object = 1;
+    }
+    if (st || !r->grammar) return st;
+    if (vkllm_grammar_validate(r->grammar, 0)) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", vkllm_last_error());
+        return bad(p, gr ? "grammar" : js ? "json_schema" : "response_format", "%s", msg);
+    }
+    r->gp.grammar = r->grammar;
     return 0;
 }
 
@@ -342,10 +405,10 @@ int serve_api_parse(struct serve_server *srv, const cJSON *body, int chat, struc
     if (!st) st = scalars(&p, body, chat, r);
     if (!st) st = stop_strings(&p, body, r);
     if (!st) st = logit_bias(srv, &p, body, r);
+    if (!st && chat) st = serve_tools_parse(srv, body, r, err, errn, param);
     if (!st) st = chat ? chat_prompt(srv, &p, body, r) : completion_prompt(&p, body, r);
     if (!st && !chat) st = echo(srv, &p, body, r);
-    const cJSON *rf = field(body, "response_format");
-    if (!st && rf && !strcmp(field(rf, "type")->valuestring, "json_object")) r->gp.json_object = 1;
+    if (!st) st = structured(&p, body, r);
     if (st) return st;
     r->gp.prompt = r->prompt;
     r->gp.prompt_len = strlen(r->prompt);
@@ -667,10 +730,21 @@ char *serve_api_reply_json(struct serve_server *srv, struct serve_req *const *rs
 static void add_choice(struct serve_server *srv, cJSON *o, struct serve_req *r) {
     cJSON *c = choice(o, r);
     const char *text = r->text.p ? r->text.p : "";
+    const char *finish = r->finish_reason;
     if (r->chat) {
         cJSON *m = cJSON_AddObjectToObject(c, "message");
         cJSON_AddStringToObject(m, "role", "assistant");
-        cJSON_AddStringToObject(m, "content", text);
+        char *content = NULL;
+        cJSON *calls = serve_tools_extract(r, text, &content);
+        if (calls) { /* OpenAI: content null unless the model wrote text before its calls */
+            if (content) cJSON_AddStringToObject(m, "content", content);
+            else cJSON_AddNullToObject(m, "content");
+            cJSON_AddItemToObject(m, "tool_calls", calls);
+            if (finish && !strcmp(finish, "stop")) finish = "tool_calls";
+        } else {
+            cJSON_AddStringToObject(m, "content", text);
+        }
+        free(content);
     } else if (r->echo) {
         struct serve_buf b = {0};
         sbuf_add(&b, r->echo, strlen(r->echo));
@@ -682,7 +756,7 @@ static void add_choice(struct serve_server *srv, cJSON *o, struct serve_req *r) 
     }
     size_t offset = 0;
     add_logprobs(srv, r, c, r->probs, r->n_probs, &offset);
-    cJSON_AddStringToObject(c, "finish_reason", r->finish_reason);
+    cJSON_AddStringToObject(c, "finish_reason", finish);
 }
 
 /* One SSE event of the JSON text s (freed here; NULL: out of memory). */
@@ -739,12 +813,37 @@ void serve_api_sse_start(struct serve_server *srv, struct serve_req *r, struct s
 
 void serve_api_sse_text(struct serve_server *srv, struct serve_req *r, const char *text, size_t len,
                         const struct vkllm_token_probs *lp, uint32_t n_lp, struct serve_buf *out) {
+    if (r->tool_style) { /* with tools the text may be a call: held, and parsed at the end */
+        sbuf_add(&r->held, text, len);
+        if (n_lp) emit(chunk(srv, r, NULL, 0, 0, NULL, lp, n_lp), out);
+        return;
+    }
     emit(chunk(srv, r, text, len, 0, NULL, lp, n_lp), out);
 }
 
 void serve_api_sse_end(struct serve_server *srv, struct serve_req *r, const struct vkllm_token_probs *lp,
                        uint32_t n_lp, struct serve_buf *out) {
-    cJSON *f = chunk(srv, r, NULL, 0, 0, r->finish_reason, lp, n_lp);
+    const char *finish = r->finish_reason;
+    if (r->tool_style) { /* the held text: the calls as tool_calls deltas (one per call), or the content */
+        char *content = NULL;
+        cJSON *calls = serve_tools_extract(r, r->held.p ? r->held.p : "", &content);
+        if (!calls && r->held.len) emit(chunk(srv, r, r->held.p, r->held.len, 0, NULL, NULL, 0), out);
+        if (calls && content) emit(chunk(srv, r, content, strlen(content), 0, NULL, NULL, 0), out);
+        int i = 0;
+        cJSON *call;
+        cJSON_ArrayForEach(call, calls) {
+            cJSON *o = chunk(srv, r, NULL, 0, 0, NULL, NULL, 0);
+            cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "choices"), 0), "delta");
+            cJSON *a = cJSON_AddArrayToObject(d, "tool_calls"), *e = cJSON_Duplicate(call, 1);
+            cJSON_AddNumberToObject(e, "index", i++);
+            cJSON_AddItemToArray(a, e);
+            emit(o, out);
+        }
+        if (calls && finish && !strcmp(finish, "stop")) finish = "tool_calls";
+        cJSON_Delete(calls);
+        free(content);
+    }
+    cJSON *f = chunk(srv, r, NULL, 0, 0, finish, lp, n_lp);
     add_timings(f, r);
     emit(f, out);
 }

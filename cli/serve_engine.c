@@ -87,6 +87,9 @@ void serve_req_unref(struct serve_req *r) {
     }
     for (int i = 0; i < SERVE_MAX_STOP; i++) free(r->stops[i]);
     free(r->prompt);
+    free(r->grammar);
+    cJSON_Delete(r->tools);
+    sbuf_free(&r->held);
     free(r->echo);
     free(r->embedding);
     free(r->prompt_ids);

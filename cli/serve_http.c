@@ -32,11 +32,11 @@
 
 enum {
     EP_COMPLETIONS, EP_CHAT, EP_EMBEDDINGS, EP_MODELS, EP_HEALTH, EP_METRICS, EP_TOKENIZE, EP_DETOKENIZE, EP_PROPS,
-    EP_SLOTS, EP_PAGE, EP_OTHER
+    EP_SLOTS, EP_APPLY_TEMPLATE, EP_PAGE, EP_OTHER
 };
 static const char *const ep_names[SERVE_N_ENDPOINTS] = {
     "/v1/completions", "/v1/chat/completions", "/v1/embeddings", "/v1/models", "/health", "/metrics", "/tokenize",
-    "/detokenize", "/props", "/slots", "/", "other"};
+    "/detokenize", "/props", "/slots", "/apply-template", "/", "other"};
 
 /* The chat page (cli/web/chat.html, embedded at build time by cmake/embed_file.cmake). */
 extern const unsigned char vkllm_web_chat_html[];
@@ -833,6 +833,26 @@ static int authorized(struct serve_server *srv, struct MHD_Connection *c) {
     return diff == 0;
 }
 
+/* llama-server's /apply-template: a chat request's prompt as the template renders it (tools
+ * included), and the grammar a required tool call or a JSON schema would constrain it with. */
+static enum MHD_Result apply_template(struct serve_server *srv, struct MHD_Connection *c, const cJSON *body) {
+    struct serve_req *r = serve_req_new();
+    if (!r) return respond_error(srv, c, 500, "out of memory", NULL, NULL);
+    char err[512];
+    const char *param = NULL;
+    int st = serve_api_parse(srv, body, 1, r, err, sizeof err, &param);
+    if (st) {
+        enum MHD_Result ok = respond_error(srv, c, st, err, param, NULL);
+        serve_req_unref(r);
+        return ok;
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "prompt", r->prompt);
+    if (r->grammar) cJSON_AddStringToObject(o, "grammar", r->grammar);
+    serve_req_unref(r);
+    return respond_obj(srv, c, o);
+}
+
 static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, const char *url,
                              const char *method) {
     int ep = EP_OTHER;
@@ -888,7 +908,9 @@ static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c,
         cJSON_Delete(body);
         return respond_error(srv, c, 400, why, NULL, NULL);
     }
-    enum MHD_Result ok = ep == EP_TOKENIZE ? tokenize(srv, c, body) : detokenize(srv, c, body);
+    enum MHD_Result ok = ep == EP_TOKENIZE ? tokenize(srv, c, body)
+                         : ep == EP_DETOKENIZE ? detokenize(srv, c, body)
+                                               : apply_template(srv, c, body);
     cJSON_Delete(body);
     return ok;
 }

@@ -556,6 +556,10 @@ struct vkllm_generate_params {
 
 VKLLM_API struct vkllm_generate_params vkllm_generate_params_default(void);
 
+/* Check a GBNF grammar (vkllm_generate_params.grammar) without generating: OK, or
+ * INVALID_ARGUMENT with the line, column and problem in vkllm_last_error(). len 0 = strlen. */
+VKLLM_API vkllm_status vkllm_grammar_validate(const char *gbnf, size_t len);
+
 /* Called with each piece of complete UTF-8 text as it is produced (a character split across
  * tokens arrives whole; text that may begin a stop string is held until it cannot). Return
  * nonzero to stop (reason VKLLM_STOP_CANCELLED). */
@@ -712,6 +716,10 @@ struct vkllm_chat_message {
 
 /* Known template names, comma-separated ("chatml, llama2, llama3, mistral-v7, ..."). */
 VKLLM_API const char *vkllm_chat_template_names(void);
+
+/* The name of the template vkllm_chat_format would use (template_name, or the one recognized
+ * in the model's file): *name is static. NOT_FOUND when the model has none and none is named. */
+VKLLM_API vkllm_status vkllm_chat_template_resolve(vkllm_model_t model, const char *template_name, const char **name);
 
 /* Render msgs with the model's chat template (recognized from tokenizer.chat_template) or the
  * one named by template_name (NULL: the model's). add_generation_prompt opens the assistant's

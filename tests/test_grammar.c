@@ -65,7 +65,7 @@ static void check_mask(struct vkllm__grammar *g, struct vkllm__gstate st, const 
     ASSERT_OK(vkllm__vocab_trie_build(buf, at, n, &t));
     const uint8_t *bits;
     uint32_t n_allowed = 0, count = 0;
-    ASSERT_OK(vkllm__grammar_mask(g, st, t, &bits, &n_allowed));
+    ASSERT_OK(vkllm__grammar_mask(g, st, t, &bits, &n_allowed, NULL));
     for (uint32_t i = 0; i < n; i++) {
         struct vkllm__gstate c = st;
         int ok = 0;
@@ -78,7 +78,7 @@ static void check_mask(struct vkllm__grammar *g, struct vkllm__gstate st, const 
     ASSERT_EQ(n_allowed, count);
     /* the cached mask is the same */
     const uint8_t *again;
-    ASSERT_OK(vkllm__grammar_mask(g, st, t, &again, &n_allowed));
+    ASSERT_OK(vkllm__grammar_mask(g, st, t, &again, &n_allowed, NULL));
     ASSERT(again == bits && n_allowed == count);
     vkllm__vocab_trie_free(t);
 }

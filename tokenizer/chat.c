@@ -172,7 +172,9 @@ static void render_mistral(struct out *o, enum vkllm__chat_tmpl id, const struct
     if (id == VKLLM__CHAT_MISTRAL_V7 || id == VKLLM__CHAT_MISTRAL_V7_TEKKEN) {
         const char *sp = id == VKLLM__CHAT_MISTRAL_V7 ? " " : "";
         for (size_t i = 0; i < n; i++) {
-            if (is(m[i].role, "system")) put(o, "[SYSTEM_PROMPT]"), put(o, sp), put(o, m[i].content), put(o, "[/SYSTEM_PROMPT]");
+            if (is(m[i].role, "available_tools")) put(o, "[AVAILABLE_TOOLS]"), put(o, sp), put(o, m[i].content), put(o, "[/AVAILABLE_TOOLS]");
+            else if (is(m[i].role, "tool")) put(o, "[TOOL_RESULTS]"), put(o, sp), put(o, m[i].content), put(o, "[/TOOL_RESULTS]");
+            else if (is(m[i].role, "system")) put(o, "[SYSTEM_PROMPT]"), put(o, sp), put(o, m[i].content), put(o, "[/SYSTEM_PROMPT]");
             else if (is(m[i].role, "user")) put(o, "[INST]"), put(o, sp), put(o, m[i].content), put(o, "[/INST]");
             else put(o, sp), put(o, m[i].content), put(o, "</s>");
         }
@@ -182,6 +184,15 @@ static void render_mistral(struct out *o, enum vkllm__chat_tmpl id, const struct
     const char *trail = id == VKLLM__CHAT_MISTRAL_V3_TEKKEN ? "" : " ";
     int inside = 0;
     for (size_t i = 0; i < n; i++) {
+        /* tools (Mistral's function calling): the list before the last [INST], results after a call */
+        if (!inside && is(m[i].role, "available_tools")) {
+            put(o, lead), put(o, "[AVAILABLE_TOOLS]"), put(o, trail), put(o, m[i].content), put(o, "[/AVAILABLE_TOOLS]");
+            continue;
+        }
+        if (!inside && is(m[i].role, "tool")) {
+            put(o, "[TOOL_RESULTS]"), put(o, trail), put(o, m[i].content), put(o, "[/TOOL_RESULTS]");
+            continue;
+        }
         if (!inside) {
             put(o, lead), put(o, "[INST]"), put(o, trail);
             inside = 1;

@@ -360,17 +360,29 @@ static vkllm_status token_pieces(struct vkllm_gen *g, uint32_t n_vocab) {
 }
 
 /* Grammar: the tokens the matcher allows from its state (the mask, cached per state), and
- * end-of-generation once the output is a whole sentence. */
+ * end-of-generation once the output is a whole sentence. Within the tokens left (max tokens, the
+ * context), only tokens after which the output can still be finished in time, counting one
+ * character per token; when none can, those that come closest. So a JSON schema's reply closes
+ * its brackets before max_tokens instead of being cut, whenever max_tokens leaves room. */
 static vkllm_status grammar_mask(struct vkllm_gen *g, const float *logits, uint32_t n_vocab, uint32_t *allowed) {
     vkllm_status st;
     if (!g->trie && (st = vkllm__vocab_trie_build(g->pieces, g->piece_at, n_vocab, &g->trie))) return st;
     const uint8_t *bits;
+    const uint16_t *dist;
     uint32_t n_bits;
-    if ((st = vkllm__grammar_mask(g->gram, g->gst, g->trie, &bits, &n_bits))) return st;
+    if ((st = vkllm__grammar_mask(g->gram, g->gst, g->trie, &bits, &n_bits, &dist))) return st;
     const int eog_ok = vkllm__grammar_accepting(g->gram, g->gst);
+    uint64_t left = vkllm_session_n_ctx(g->s) > g->s->n_past ? vkllm_session_n_ctx(g->s) - g->s->n_past : 1;
+    if (g->p.n_predict >= 0 && (uint64_t)g->p.n_predict - g->st.n_generated < left)
+        left = (uint64_t)g->p.n_predict - g->st.n_generated;
+    const uint32_t budget = left > 0 ? (uint32_t)VKLLM_MIN(left - 1, UINT16_MAX) : 0; /* after this token */
+    uint32_t best = UINT32_MAX; /* the least distance among the allowed tokens */
+    for (uint32_t i = 0; i < n_vocab; i++)
+        if (((bits[i >> 3] >> (i & 7)) & 1) && !isinf(logits[i]) && dist[i] < best) best = dist[i];
+    const uint32_t limit = eog_ok ? budget : VKLLM_MAX(budget, best);
     *allowed = 0;
     for (uint32_t i = 0; i < n_vocab; i++) {
-        int ok = (bits[i >> 3] >> (i & 7)) & 1;
+        int ok = ((bits[i >> 3] >> (i & 7)) & 1) && dist[i] <= limit;
         if (!ok && eog_ok) ok = vkllm__token_is_eog(g->s->model->tok, (int32_t)i);
         ok = ok && !isinf(logits[i]);
         g->masked[i] = ok ? logits[i] : -INFINITY;

@@ -112,6 +112,7 @@ struct mask_entry {
     uint64_t key; /* (set << 32 | utf8) + 1; 0: empty */
     uint32_t n_allowed;
     uint8_t *bits;
+    uint16_t *dist; /* per allowed token: the fewest characters that finish after it (saturated) */
 };
 
 struct vkllm__grammar {
@@ -124,10 +125,12 @@ struct vkllm__grammar {
     uint8_t *class_neg;
     uint32_t *ranges, n_classes;
     /* matcher tables */
+    uint32_t *rest;          /* per element: the fewest characters from it to its alternative's end */
     struct u32v npos, npar;  /* stack nodes; node 0 is the empty stack */
+    struct u32v ndist;       /* per node: the fewest characters that finish its stack */
     struct hmap nodes;       /* (pos, parent) -> node */
     struct u32v pool;        /* set members */
-    struct u32v set_off, set_len;
+    struct u32v set_off, set_len, sdist; /* sdist: the fewest characters that finish a sentence */
     struct hmap sets;        /* hash of members -> first set with that hash (chained by set_next) */
     struct u32v set_next;
     struct hmap trans;       /* (set, code point) -> set */
@@ -160,7 +163,10 @@ static uint32_t node_get(struct vkllm__grammar *g, uint32_t pos, uint32_t parent
     if (hmap_get(&g->nodes, key, &id)) return id;
     if (g->npos.n >= MAX_NODES) return 0;
     id = g->npos.n;
-    if (!u32v_push(&g->npos, pos) || !u32v_push(&g->npar, parent) || !hmap_put(&g->nodes, key, id)) return 0;
+    uint64_t d = (uint64_t)g->rest[pos] + g->ndist.v[parent];
+    if (!u32v_push(&g->npos, pos) || !u32v_push(&g->npar, parent) || !u32v_push(&g->ndist, d > UINT32_MAX ? UINT32_MAX : (uint32_t)d) ||
+        !hmap_put(&g->nodes, key, id))
+        return 0;
     return id;
 }
 
@@ -231,8 +237,10 @@ static vkllm_status intern_set(struct vkllm__grammar *g, uint32_t from, uint32_t
     }
     if (g->set_off.n >= MAX_SETS) return too_big("states");
     if (g->pool.n + n > MAX_POOL) return too_big("stacks in its states");
-    uint32_t sid = g->set_off.n;
-    if (!u32v_push(&g->set_off, g->pool.n) || !u32v_push(&g->set_len, n) || !u32v_push(&g->set_next, id))
+    uint32_t sid = g->set_off.n, dist = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++) dist = VKLLM_MIN(dist, g->ndist.v[m[i]]);
+    if (!u32v_push(&g->set_off, g->pool.n) || !u32v_push(&g->set_len, n) || !u32v_push(&g->set_next, id) ||
+        !u32v_push(&g->sdist, dist))
         return oom();
     for (uint32_t i = 0; i < n; i++)
         if (!u32v_push(&g->pool, g->scratch.v[from + i])) return oom(); /* scratch may not move: pool is another array */
@@ -361,6 +369,10 @@ int vkllm__grammar_finished(const struct vkllm__grammar *g, struct vkllm__gstate
     return vkllm__grammar_accepting(g, s) && g->set_len.v[s.set] == 1;
 }
 
+uint32_t vkllm__grammar_distance(const struct vkllm__grammar *g, struct vkllm__gstate s) {
+    return s.set ? g->sdist.v[s.set] : UINT32_MAX;
+}
+
 /* --- the vocabulary trie ------------------------------------------------------------------ */
 
 struct vkllm__vocab_trie {
@@ -415,17 +427,19 @@ vkllm_status vkllm__vocab_trie_build(const char *pieces, const uint32_t *at, uin
 }
 
 vkllm_status vkllm__grammar_mask(struct vkllm__grammar *g, struct vkllm__gstate s, const struct vkllm__vocab_trie *t,
-                                 const uint8_t **allowed, uint32_t *n_allowed) {
+                                 const uint8_t **allowed, uint32_t *n_allowed, const uint16_t **dist) {
     uint64_t key = ((uint64_t)s.set << 32 | s.utf8) + 1;
     for (uint32_t i = 0; i < MASK_CACHE; i++)
         if (g->cache[i].key == key) {
             *allowed = g->cache[i].bits, *n_allowed = g->cache[i].n_allowed;
+            if (dist) *dist = g->cache[i].dist;
             return VKLLM_STATUS_OK;
         }
     struct mask_entry *e = &g->cache[g->cache_next];
     g->cache_next = (g->cache_next + 1) % MASK_CACHE;
     size_t nbytes = (t->n_vocab + 7) / 8;
     if (!e->bits && !(e->bits = vkllm__malloc(nbytes ? nbytes : 1))) return oom();
+    if (!e->dist && !(e->dist = vkllm__malloc(sizeof *e->dist * (t->n_vocab ? t->n_vocab : 1)))) return oom();
     e->key = 0;
     memset(e->bits, 0, nbytes);
     uint32_t count = 0;
@@ -444,14 +458,18 @@ vkllm_status vkllm__grammar_mask(struct vkllm__grammar *g, struct vkllm__gstate 
             vkllm_status st = step_byte(g, &set, &utf8, t->byte[node]);
             if (st) return st;
             if (!set) continue;
-            if (t->tok[node] >= 0 && (U8_NEED(utf8) == 0 || partial_ok(g, set, utf8)))
-                for (int32_t k = t->tok[node]; k >= 0; k = t->tok_next[k]) e->bits[k >> 3] |= (uint8_t)(1u << (k & 7)), count++;
+            if (t->tok[node] >= 0 && (U8_NEED(utf8) == 0 || partial_ok(g, set, utf8))) {
+                uint16_t d = (uint16_t)VKLLM_MIN(g->sdist.v[set], UINT16_MAX);
+                for (int32_t k = t->tok[node]; k >= 0; k = t->tok_next[k])
+                    e->bits[k >> 3] |= (uint8_t)(1u << (k & 7)), e->dist[k] = d, count++;
+            }
             for (uint32_t c = t->child[node]; c; c = t->sibling[c])
                 g->dfs[sp++] = c, g->dfs[sp++] = set, g->dfs[sp++] = utf8;
         }
     }
     e->key = key, e->n_allowed = count;
     *allowed = e->bits, *n_allowed = count;
+    if (dist) *dist = e->dist;
     return VKLLM_STATUS_OK;
 }
 
@@ -772,7 +790,8 @@ void vkllm__grammar_free(struct vkllm__grammar *g) {
     vkllm__free(g->npos.v), vkllm__free(g->npar.v), hmap_free(&g->nodes), vkllm__free(g->pool.v);
     vkllm__free(g->set_off.v), vkllm__free(g->set_len.v), hmap_free(&g->sets), vkllm__free(g->set_next.v);
     hmap_free(&g->trans), vkllm__free(g->scratch.v), vkllm__free(g->dfs);
-    for (uint32_t i = 0; i < MASK_CACHE; i++) vkllm__free(g->cache[i].bits);
+    for (uint32_t i = 0; i < MASK_CACHE; i++) vkllm__free(g->cache[i].bits), vkllm__free(g->cache[i].dist);
+    vkllm__free(g->rest), vkllm__free(g->ndist.v), vkllm__free(g->sdist.v);
     vkllm__free(g);
 }
 
@@ -909,9 +928,36 @@ vkllm_status vkllm__grammar_parse(const char *text, size_t len, struct vkllm__gr
             goto done;
         }
     }
+    /* the fewest characters of each rule (fixpoint; a rule that never ends keeps UINT32_MAX), then
+     * from each element to the end of its alternative */
+    {
+        uint32_t *minlen = vkllm__malloc(sizeof *minlen * (P.n_rules ? P.n_rules : 1));
+        if (!minlen || !(g->rest = vkllm__malloc(sizeof *g->rest * (P.elems.n + 1)))) {
+            vkllm__free(minlen);
+            goto fail_oom;
+        }
+        for (uint32_t r = 0; r < P.n_rules; r++) minlen[r] = UINT32_MAX;
+        for (int changed = 1; changed;) {
+            changed = 0;
+            for (uint32_t r = 0; r < P.n_rules; r++)
+                for (uint32_t a = g->rule_alt[r]; a < g->rule_alt[r] + g->rule_nalt[r]; a++) {
+                    uint64_t chars = 0;
+                    for (uint32_t q = g->alt_start[a]; g->elems[q] != E_END && chars < UINT32_MAX; q++)
+                        chars += (g->elems[q] & E_CLASS) ? 1 : minlen[E_ARG(g->elems[q])];
+                    if (chars < minlen[r]) minlen[r] = (uint32_t)chars, changed = 1;
+                }
+        }
+        for (uint32_t q = P.elems.n; q-- > 0;) {
+            uint32_t e = g->elems[q];
+            uint64_t chars = e == E_END ? 0 : (uint64_t)((e & E_CLASS) ? 1 : minlen[E_ARG(e)]) + g->rest[q + 1];
+            g->rest[q] = chars > UINT32_MAX ? UINT32_MAX : (uint32_t)chars;
+        }
+        vkllm__free(minlen);
+    }
     /* matcher: node 0 = the empty stack, set 0 = the empty set, then the start */
-    if (!u32v_push(&g->npos, UINT32_MAX) || !u32v_push(&g->npar, 0) || !u32v_push(&g->set_off, 0) ||
-        !u32v_push(&g->set_len, 0) || !u32v_push(&g->set_next, UINT32_MAX))
+    if (!u32v_push(&g->npos, UINT32_MAX) || !u32v_push(&g->npar, 0) || !u32v_push(&g->ndist, 0) ||
+        !u32v_push(&g->set_off, 0) || !u32v_push(&g->set_len, 0) || !u32v_push(&g->set_next, UINT32_MAX) ||
+        !u32v_push(&g->sdist, UINT32_MAX))
         goto fail_oom;
     {
         uint32_t from = g->scratch.n;
@@ -934,5 +980,13 @@ done:
     vkllm__free(nullable), vkllm__free(color);
     vkllm__grammar_free(g);
     parser_free(&P);
+    return st;
+}
+
+vkllm_status vkllm_grammar_validate(const char *gbnf, size_t len) {
+    if (!gbnf) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_grammar_validate: NULL grammar");
+    struct vkllm__grammar *g = NULL;
+    vkllm_status st = vkllm__grammar_parse(gbnf, len ? len : strlen(gbnf), &g);
+    vkllm__grammar_free(g);
     return st;
 }

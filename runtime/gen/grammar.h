@@ -64,12 +64,18 @@ vkllm_status vkllm__vocab_trie_build(const char *pieces, const uint32_t *at, uin
                                      struct vkllm__vocab_trie **out);
 void vkllm__vocab_trie_free(struct vkllm__vocab_trie *t);
 
+/* The fewest characters that turn the text so far into a whole sentence (0 when accepting;
+ * UINT32_MAX for a dead state). A budget: generation can still end well-formed within N more
+ * tokens while this is at most N (each token carrying at least one character). */
+uint32_t vkllm__grammar_distance(const struct vkllm__grammar *g, struct vkllm__gstate s);
+
 /* The tokens whose bytes may follow state s: allowed[i / 8] bit i % 8 (n_vocab bits, set for
- * every token with a non-empty piece that fits). End-of-generation is the caller's to allow
- * (vkllm__grammar_accepting). The bytes point into the grammar's cache: valid until the next
+ * every token with a non-empty piece that fits), and for those tokens, dist[i]: the distance
+ * after the token (saturated at 65535; dist may be NULL). End-of-generation is the caller's to
+ * allow (vkllm__grammar_accepting). Both point into the grammar's cache: valid until the next
  * call on g. *n_allowed: how many bits are set. */
 vkllm_status vkllm__grammar_mask(struct vkllm__grammar *g, struct vkllm__gstate s, const struct vkllm__vocab_trie *t,
-                                 const uint8_t **allowed, uint32_t *n_allowed);
+                                 const uint8_t **allowed, uint32_t *n_allowed, const uint16_t **dist);
 
 /* Tables' sizes, for tests and stats: stacks, sets, memoized transitions. */
 void vkllm__grammar_sizes(const struct vkllm__grammar *g, uint32_t *n_stacks, uint32_t *n_sets, uint32_t *n_trans);

@@ -98,6 +98,17 @@ vkllm_status vkllm_tokenizer_chat_format(vkllm_tokenizer_t t, const char *templa
 
 const char *vkllm_chat_template_names(void) { return vkllm__chat_template_names(); }
 
+vkllm_status vkllm_chat_template_resolve(vkllm_model_t model, const char *template_name, const char **name) {
+    if (!name) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_chat_template_resolve: NULL argument");
+    vkllm_tokenizer_t t;
+    enum vkllm__chat_tmpl id;
+    vkllm_status st = vkllm_model_tokenizer(model, &t);
+    if (!st) st = vkllm__chat_template_for(t->tok, template_name, &id);
+    if (st == VKLLM_STATUS_NOT_FOUND) return vkllm__err(st, "the model has no chat template");
+    if (!st) *name = vkllm__chat_template_name(id);
+    return st;
+}
+
 // --- the same on a model: its tokenizer ----------------------------------------------------
 
 vkllm_status vkllm_tokenize(vkllm_model_t model, const char *text, size_t len, int add_bos, int parse_special,
