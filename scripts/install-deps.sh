@@ -7,7 +7,7 @@
 # Usage: scripts/install-deps.sh        (as root, or with sudo available)
 set -eu
 
-PKGS="build-essential cmake pkg-config git python3
+PKGS="build-essential cmake pkg-config git python3 python3-jsonschema
       libvulkan-dev libvulkan1 libvulkan-volk-dev vulkan-tools
       mesa-vulkan-drivers vulkan-validationlayers
       glslang-tools spirv-tools

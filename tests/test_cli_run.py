@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """`vkllm run` on stories260K: llama2.c's greedy text exactly, seeds reproduce, stop strings across
-token boundaries, EOS, a prompt longer than the context, Ctrl-C, and the --stats json metrics."""
+token boundaries, EOS, a prompt longer than the context, Ctrl-C, the --stats json metrics, and
+output constrained by --grammar, --grammar-file and -j (a JSON schema)."""
 import json, os, signal, subprocess, sys, time
 
 VKLLM = sys.argv[1]
@@ -106,6 +107,31 @@ out, err = p.communicate(timeout=60)
 st = [l for l in err.splitlines() if l.startswith("{")]
 check(p.returncode == 0 and st and json.loads(st[-1]).get("stop_reason") in ("cancelled", "context_full"),
       "SIGINT: exit %s, %s" % (p.returncode, err))
+
+# grammars and JSON schemas: the text is a sentence of the grammar, the JSON valid under the schema
+import re, tempfile
+g = 'root ::= "The " ("cat" | "dog") " is " [a-z]+ "."'
+r = run("--temp", "0", "-n", "40", "-p", "Once", "--grammar", g)
+check(r.returncode == 0 and re.fullmatch(r"The (cat|dog) is [a-z]+\.", r.stdout.rstrip("\n")) and
+      stats_of(r).get("stop_reason") == "eos", "--grammar: %r %s" % (r.stdout, r.stderr[-300:]))
+with tempfile.NamedTemporaryFile("w", suffix=".gbnf", delete=False) as f:
+    f.write("# a list\nroot ::= item (\", \" item){2}\nitem ::= [0-9]{1,3}\n")
+r = run("--temp", "0.8", "--seed", "4", "-n", "40", "-p", "Once", "--grammar-file", f.name)
+check(r.returncode == 0 and re.fullmatch(r"[0-9]{1,3}(, [0-9]{1,3}){2}", r.stdout.rstrip("\n")), "--grammar-file: %r" % r.stdout)
+os.unlink(f.name)
+schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12}, "n": {"type": "integer"}},
+          "required": ["name", "n"], "additionalProperties": False}
+r = run("-n", "40", "--seed", "1", "-p", "Lily", "-j", json.dumps(schema))
+try:
+    o = json.loads(r.stdout)
+    ok = set(o) == {"name", "n"} and isinstance(o["name"], str) and len(o["name"]) <= 12 and isinstance(o["n"], int)
+except ValueError:
+    ok = False
+check(r.returncode == 0 and ok, "-j: JSON under the schema within 40 tokens: %r" % r.stdout)
+for args, what in ((["--grammar", "root ::= nope"], "never defined"), (["-j", '{"type": "string", "pattern": "x"}'], "pattern"),
+                   (["-j", "{oops"], "not valid JSON"), (["--json-object", "--grammar", g], "cannot be combined")):
+    r = run("-n", "4", "-p", "x", *args)
+    check(r.returncode == 2 and what in r.stderr, "%s: exit 2 naming the problem: %s %r" % (args, r.returncode, r.stderr))
 
 print("all checks passed" if not failures else "%d check(s) failed" % len(failures))
 sys.exit(1 if failures else 0)

@@ -495,6 +495,64 @@ static void check_token_probs(vkllm_model_t m, const char *path) {
     vkllm_session_free(s);
 }
 
+/* Grammars through the public API: a grammar that allows everything changes nothing (greedy);
+ * the output is a sentence of the grammar; it closes within n_predict when it can, and when it
+ * cannot it stops at n_predict; bad grammars and grammar + json_object are refused. */
+static void gen_text(vkllm_session_t s, const struct vkllm_generate_params *p, struct text *t,
+                     struct vkllm_generate_stats *st) {
+    memset(t, 0, sizeof *t);
+    ASSERT_OK(vkllm_generate(s, p, on_text, t, st));
+}
+
+static void check_grammar(vkllm_model_t m) {
+    ASSERT_OK(vkllm_grammar_validate("root ::= [a-z]+", 0));
+    ASSERT_STATUS(vkllm_grammar_validate("root ::= [a-z", 0), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT(strstr(vkllm_last_error(), "line 1"));
+    vkllm_session_t s;
+    ASSERT_OK(vkllm_session_init(m, NULL, &s));
+    struct vkllm_generate_params p = vkllm_generate_params_default();
+    struct vkllm_generate_stats st;
+    struct text free_text, t;
+    p.prompt = "Once upon a time";
+    p.n_predict = 60;
+    p.sampling.temperature = 0;
+    gen_text(s, &p, &free_text, &st);
+    p.grammar = "root ::= .*";
+    gen_text(s, &p, &t, &st);
+    if (strcmp(t.buf, free_text.buf)) FAILF("grammar .* changed the greedy text:\n%s\nwant\n%s", t.buf, free_text.buf);
+    /* a sentence of the grammar, stopping by itself */
+    p.grammar = "root ::= \" \" word (\" \" word){2,4} \".\"\nword ::= [a-z]+";
+    gen_text(s, &p, &t, &st);
+    int words = 0;
+    for (const char *c = t.buf; *c; c++) words += *c == ' ';
+    ASSERT(st.stop_reason == VKLLM_STOP_EOS && words >= 3 && words <= 5 && t.buf[t.len - 1] == '.');
+    for (const char *c = t.buf; *c; c++) ASSERT((*c >= 'a' && *c <= 'z') || *c == ' ' || *c == '.');
+    /* closing within the budget: the shortest finish is 2 characters */
+    p.grammar = "root ::= \"(\" [a-z ]* \")\"";
+    p.sampling.temperature = 0.9f;
+    p.sampling.has_seed = 1;
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        p.sampling.seed = seed;
+        p.n_predict = (int32_t)(2 + seed % 3);
+        gen_text(s, &p, &t, &st);
+        if (st.stop_reason != VKLLM_STOP_EOS || t.buf[0] != '(' || t.buf[t.len - 1] != ')' || st.n_generated > (uint32_t)p.n_predict)
+            FAILF("seed %llu n_predict %d: '%s' did not close in time (%s)", (unsigned long long)seed, p.n_predict, t.buf,
+                  vkllm_stop_reason_str(st.stop_reason));
+    }
+    p.n_predict = 1; /* too short to finish: as far as it goes */
+    gen_text(s, &p, &t, &st);
+    ASSERT(st.stop_reason == VKLLM_STOP_MAX_TOKENS && !strcmp(t.buf, "("));
+    p.json_object = 1;
+    vkllm_gen_t g = NULL;
+    ASSERT_STATUS(vkllm_gen_start(s, &p, NULL, NULL, &g), VKLLM_STATUS_INVALID_ARGUMENT);
+    p.json_object = 0;
+    p.grammar = "root ::= x";
+    ASSERT_STATUS(vkllm_gen_start(s, &p, NULL, NULL, &g), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT(strstr(vkllm_last_error(), "'x' is used but never defined"));
+    vkllm_session_free(s);
+    printf("grammar: free grammar = free text, sentences, closing within n_predict: ok\n");
+}
+
 int main(int argc, char **argv) {
     const char *which = argc > 1 ? argv[1] : "all";
     int stories = !strcmp(which, "stories") || !strcmp(which, "all");
@@ -542,6 +600,7 @@ int main(int argc, char **argv) {
         check_batch(m, rs, 3, "stories260K");
         check_prompt_cache(m);
         check_token_probs(m, vkllm_test_model("stories260K.gguf"));
+        check_grammar(m);
         vkllm_session_t s;
         ASSERT_OK(vkllm_session_init(m, NULL, &s));
         struct text t = {0};

@@ -196,7 +196,7 @@ def openai_mode():
         subprocess.run(["node", "--version"], capture_output=True, check=True)
     except (OSError, subprocess.CalledProcessError):
         skip("node is not installed (scripts/install-deps.sh)")
-    srv = Server("--chat-template", "chatml", "--api-key", "sk-test", "--parallel", "2", "-c", "256")
+    srv = Server("--chat-template", "chatml", "--api-key", "sk-test", "--parallel", "2", "-c", "1024")
     r = subprocess.run(["node", os.path.join(client, "stream.mjs"), "http://127.0.0.1:%d/v1" % srv.port, "sk-test"],
                        capture_output=True, text=True, timeout=300)
     print(r.stderr, end="")
@@ -218,6 +218,18 @@ def openai_mode():
         check(res["chunks"] > 3, "several chunks streamed")
         check(res["models"] == ["stories260K.gguf"], "models.list: %s" % res["models"])
         check(res["bad_key_status"] == 401, "a wrong key raises 401 in the client: %s" % res["bad_key_status"])
+        check(res["schema_finish"] == "stop" and valid_json(res["schema_text"], res["schema"]),
+              "openai json_schema: text valid under the schema: %r" % res["schema_text"])
+        m = res["tool_message"]
+        params = res["tools"][0]["function"]["parameters"]
+        calls = m.get("tool_calls") or []
+        check(res["tool_finish"] == "tool_calls" and len(calls) == 1 and calls[0]["type"] == "function"
+              and calls[0]["function"]["name"] == "get_weather" and calls[0]["id"]
+              and valid_json(calls[0]["function"]["arguments"], params),
+              "openai tool_choice required: one get_weather call with valid arguments: %s" % m)
+        sc = res["stream_calls"].get("0", {})
+        check(res["stream_tool_finish"] == "tool_calls" and sc.get("name") == "get_weather" and sc.get("id")
+              and valid_json(sc.get("arguments", ""), params), "openai streamed tool call: %s" % res["stream_calls"])
     srv.stop("openai server", signal.SIGINT)
 
 
@@ -616,6 +628,185 @@ def json_mode(srv):
           and not re.search(r"[ \t\r\n]{17}", t.split('"')[0]), "json_object without the bias: the start of an object %r" % t[:200])
 
 
+def valid_json(text, schema):
+    """text parses as JSON and validates against schema (python3-jsonschema)."""
+    import jsonschema
+    try:
+        jsonschema.validate(json.loads(text), schema)
+        return True
+    except (ValueError, jsonschema.ValidationError) as e:
+        print("  invalid:", str(e)[:200])
+        return False
+
+
+SCHEMAS = [
+    {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}, "required": ["name", "age"]},
+    {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": False},
+    {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 5},
+    {"type": "string", "enum": ["red", "green", "blue"]},
+    {"type": "object", "properties": {"color": {"enum": ["red", "green", None, 3]}, "n": {"type": "number"}}, "required": ["color"]},
+    {"type": "object", "properties": {"title": {"type": "string", "maxLength": 20},
+                                      "tags": {"type": "array", "items": {"type": "string", "maxLength": 8}, "maxItems": 3}},
+     "required": ["title", "tags"]},
+    {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}, "c": {"type": "integer"}}, "required": ["b"]},
+    {"anyOf": [{"type": "integer"}, {"type": "object", "properties": {"x": {"type": "null"}}, "required": ["x"]}]},
+    {"type": ["string", "null"], "maxLength": 10},
+    {"$defs": {"pt": {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+                      "required": ["x", "y"], "additionalProperties": False}},
+     "type": "object", "properties": {"from": {"$ref": "#/$defs/pt"}, "to": {"$ref": "#/$defs/pt"}}, "required": ["from", "to"]},
+    {"definitions": {"node": {"type": "object", "properties": {"v": {"type": "integer"},
+                                                               "next": {"anyOf": [{"$ref": "#/definitions/node"}, {"type": "null"}]}},
+                              "required": ["v", "next"]}},
+     "$ref": "#/definitions/node"},
+    {"type": "object", "properties": {"when": {"type": "string", "format": "date", "description": "a day"},
+                                      "count": {"type": "integer"}}, "required": ["when", "count"]},
+    {"type": "array", "prefixItems": [{"type": "string", "maxLength": 5}, {"type": "integer"}, {"type": "boolean"}], "items": False},
+    {"const": {"fixed": [1, 2, 3]}},
+    {"type": "object", "properties": {"k": {"type": "string", "minLength": 2, "maxLength": 4}}, "required": ["k"]},
+    {"type": "object", "additionalProperties": {"type": "integer"}, "properties": {"id": {"type": "integer"}}, "required": ["id"]},
+    {"type": "boolean"},
+    {"type": "object", "properties": {"items": {"type": "array", "items": {
+        "type": "object", "properties": {"name": {"type": "string", "maxLength": 10}, "qty": {"type": "integer"}},
+        "required": ["name", "qty"]}, "minItems": 1, "maxItems": 2}}, "required": ["items"]},
+    {"oneOf": [{"type": "string", "maxLength": 6}, {"type": "boolean"}]},
+    {"type": "object", "properties": {"x": {"type": "number"}, "note": {"type": ["string", "null"]}},
+     "required": ["x", "note"], "additionalProperties": False},
+]
+PROMPTS = ["Once upon a time", "Lily wanted", "The dog", "Tom and his mom", "One day", "The sun was", "Sam said", "A big tree",
+           "The cat", "In the park", "Mia had", "The little bird", "Ben liked", "At night", "The car", "Anna saw", "A girl",
+           "The boy", "Spot ran", "It was"]
+
+
+def structured(srv):
+    """Structured output on a model that never saw JSON: 20 schemas x prompts through
+    response_format json_schema each give text that validates (the grammar also closes the JSON
+    within max_tokens: 60 here, several replies need all of it); streamed and plain agree;
+    llama-server's json_schema and grammar fields; what a schema or grammar cannot honour is a 400."""
+    for i, (schema, prompt) in enumerate(zip(SCHEMAS, PROMPTS)):
+        body = {"messages": [{"role": "user", "content": prompt}], "max_tokens": 60, "seed": i,
+                "response_format": {"type": "json_schema", "json_schema": {"name": "s%d" % i, "schema": schema}}}
+        st, _, j, _ = request(srv, "POST", "/v1/chat/completions", body)
+        text = j["choices"][0]["message"]["content"] if st == 200 else None
+        check(st == 200 and j["choices"][0]["finish_reason"] == "stop" and valid_json(text, schema),
+              "json_schema %d: valid JSON under the schema: %s %r" % (i, st, text if text is not None else j))
+        if i % 5 == 0:  # streamed: the same text
+            st, _, events, raw = stream(srv, "/v1/chat/completions", dict(body, stream=True))
+            ok, objs = parse_events(events, raw)
+            check(ok and text_of(objs, True) == text, "json_schema %d streamed equals plain: %r" % (i, raw[-300:]))
+    # llama-server's fields on /v1/completions
+    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "Once", "max_tokens": 40, "seed": 1,
+                                                          "json_schema": {"type": "array", "items": {"type": "boolean"}}})
+    check(st == 200 and valid_json(j["choices"][0]["text"], {"type": "array", "items": {"type": "boolean"}}),
+          "json_schema field: %s" % j)
+    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "Once", "max_tokens": 40, "temperature": 0,
+                                                          "grammar": 'root ::= ("yes" | "no") ", " [a-z]+ "."'})
+    t = j["choices"][0]["text"] if st == 200 else ""
+    check(st == 200 and re.fullmatch(r"(yes|no), [a-z]+\.", t) and j["choices"][0]["finish_reason"] == "stop",
+          "grammar field: %s" % j)
+    # never silence: refused with the reason
+    for extra, param, what in [({"grammar": "root ::= x"}, "grammar", "never defined"),
+                               ({"grammar": "root ::= root \"a\""}, "grammar", "left-recursive"),
+                               ({"grammar": 5}, "grammar", "string"),
+                               ({"json_schema": {"type": "string", "pattern": "a+"}}, "json_schema", "'pattern'"),
+                               ({"json_schema": {"type": "integer", "minimum": 3}}, "json_schema", "'minimum'"),
+                               ({"json_schema": {"$ref": "http://x/y"}}, "json_schema", "$ref"),
+                               ({"response_format": {"type": "json_schema", "json_schema": {"schema": {"type": "str"}}}},
+                                "response_format", "unknown type"),
+                               ({"response_format": {"type": "json_object"}, "grammar": "root ::= \"a\""}, "grammar", "only one")]:
+        st, _, j, _ = request(srv, "POST", "/v1/completions", dict({"prompt": "x", "max_tokens": 2}, **extra))
+        e = (j or {}).get("error", {})
+        check(st == 400 and e.get("param") == param and what in e.get("message", ""),
+              "%s: 400 naming %s (%s): %s" % (extra, param, what, j))
+
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "The weather in a city",
+                                           "parameters": {"type": "object", "properties": {
+                                               "city": {"type": "string", "maxLength": 20},
+                                               "unit": {"enum": ["celsius", "fahrenheit"]}}, "required": ["city", "unit"]}}},
+         {"type": "function", "function": {"name": "add", "parameters": {
+             "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"],
+             "additionalProperties": False}}}]
+
+
+def tools(srv):
+    """Function calling (chatml = the hermes style): tool_choice required and named give a
+    tool_calls entry whose arguments validate against the function's parameters, plain and
+    streamed; auto and none; earlier calls and results rendered back (/apply-template);
+    templates without a tool convention refuse tools with a 400."""
+    params = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
+    msgs = [{"role": "user", "content": "What is the weather in Paris?"}]
+    for seed in range(4):
+        for choice in ("required", {"type": "function", "function": {"name": "add"}}):
+            body = {"messages": msgs, "tools": TOOLS, "tool_choice": choice, "seed": seed, "max_tokens": 80}
+            st, _, j, _ = request(srv, "POST", "/v1/chat/completions", body)
+            c = j["choices"][0] if st == 200 else {}
+            calls = c.get("message", {}).get("tool_calls") or []
+            want = None if choice == "required" else "add"
+            ok = st == 200 and c["finish_reason"] == "tool_calls" and len(calls) == 1 and c["message"]["content"] is None
+            ok = ok and calls[0]["type"] == "function" and calls[0]["id"].startswith("call_")
+            name = calls[0]["function"]["name"] if calls else None
+            ok = ok and name in params and (want is None or name == want)
+            check(ok and valid_json(calls[0]["function"]["arguments"], params[name]),
+                  "tool_choice %s seed %d: one valid call: %s" % (choice, seed, j))
+            if seed == 0:  # streamed: the same call, as a tool_calls delta
+                st, _, events, raw = stream(srv, "/v1/chat/completions", dict(body, stream=True))
+                ok, objs = parse_events(events, raw)
+                deltas = [t for o in objs for t in o["choices"][0]["delta"].get("tool_calls", [])] if ok else []
+                fin = objs[-1]["choices"][0]["finish_reason"] if ok and objs else None
+                check(len(deltas) == 1 and deltas[0]["index"] == 0 and fin == "tool_calls"
+                      and deltas[0]["function"] == calls[0]["function"],
+                      "streamed tool call %s: %r" % (choice, raw[-600:]))
+    # auto: free text or a call; none: tools not shown, plain text
+    st, _, j, _ = request(srv, "POST", "/v1/chat/completions", {"messages": msgs, "tools": TOOLS, "max_tokens": 16, "seed": 1})
+    check(st == 200 and j["choices"][0]["finish_reason"] in ("length", "stop", "tool_calls"), "tool_choice auto: %s" % j)
+    p_none = request(srv, "POST", "/apply-template", {"messages": msgs, "tools": TOOLS, "tool_choice": "none"})[2]["prompt"]
+    p_auto = request(srv, "POST", "/apply-template", {"messages": msgs, "tools": TOOLS})[2]["prompt"]
+    check("<tools>" not in p_none and "<tools>" in p_auto and '"name":"get_weather"' in p_auto,
+          "tools in the system message (auto), not with none: %r" % p_auto[:300])
+    # a conversation with an earlier call and its result
+    conv = msgs + [{"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
+        "name": "get_weather", "arguments": '{"city": "Paris", "unit": "celsius"}'}}]},
+                   {"role": "tool", "tool_call_id": "call_1", "content": "18 degrees"}]
+    st, _, j, _ = request(srv, "POST", "/apply-template", {"messages": conv, "tools": TOOLS})
+    p = j.get("prompt", "")
+    check(st == 200 and '<tool_call>\n{"name": "get_weather", "arguments": {"city":"Paris","unit":"celsius"}}\n</tool_call>' in p
+          and "<|im_start|>user\n<tool_response>\n18 degrees\n</tool_response><|im_end|>" in p, "calls rendered back: %r" % p)
+    st, _, j, _ = request(srv, "POST", "/v1/chat/completions", {"messages": conv, "tools": TOOLS, "max_tokens": 8})
+    check(st == 200, "a conversation with tool results answers: %s" % st)
+    for extra, param in [({"tools": [{"type": "function"}]}, "tools"), ({"tools": "x"}, "tools"),
+                         ({"tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "nope"}}}, "tool_choice"),
+                         ({"tool_choice": "required"}, "tool_choice"), ({"tools": TOOLS, "tool_choice": "sometimes"}, "tool_choice"),
+                         ({"tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+                             "x": {"type": "string", "pattern": "a"}}}}}], "tool_choice": "required"}, "tools"),
+                         ({"tools": TOOLS, "tool_choice": "required", "response_format": {"type": "json_object"}}, "tool_choice"),
+                         ({"messages": [{"role": "robot", "content": "hi"}]}, "messages")]:
+        st, _, j, _ = request(srv, "POST", "/v1/chat/completions", dict({"messages": msgs, "max_tokens": 2}, **extra))
+        check(st == 400 and j["error"]["param"] == param, "%s: 400 on %s: %s" % (list(extra), param, j))
+    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "x", "tools": TOOLS})
+    check(st == 400 and j["error"]["param"] == "tools", "tools on /v1/completions: 400 %s" % j)
+
+
+def tools_templates():
+    """Each tool style renders its own convention, and a required call parses back: llama3's JSON
+    with "parameters", mistral's [TOOL_CALLS] list; a template with no convention refuses tools."""
+    params = TOOLS[0]["function"]["parameters"]
+    msgs = [{"role": "user", "content": "Weather in Rome?"}]
+    for tmpl, marker in (("llama3", "Given the following functions"), ("mistral-v7", "[AVAILABLE_TOOLS]")):
+        srv = Server("--chat-template", tmpl, "-c", "1024")
+        p = request(srv, "POST", "/apply-template", {"messages": msgs, "tools": TOOLS})[2]["prompt"]
+        check(marker in p and "get_weather" in p, "%s: tools rendered: %r" % (tmpl, p[:300]))
+        st, _, j, _ = request(srv, "POST", "/v1/chat/completions", {"messages": msgs, "tools": TOOLS, "seed": 2, "max_tokens": 80,
+                                                                   "tool_choice": {"type": "function", "function": {"name": "get_weather"}}})
+        calls = j["choices"][0]["message"].get("tool_calls") or [] if st == 200 else []
+        check(len(calls) == 1 and calls[0]["function"]["name"] == "get_weather"
+              and valid_json(calls[0]["function"]["arguments"], params), "%s: a required call parses: %s" % (tmpl, j))
+        srv.stop(tmpl + " server")
+    srv = Server("--chat-template", "gemma", "-c", "256")
+    st, _, j, _ = request(srv, "POST", "/v1/chat/completions", {"messages": msgs, "tools": TOOLS})
+    check(st == 400 and "gemma" in j["error"]["message"], "gemma has no tool convention: 400 %s" % j)
+    srv.stop("gemma server")
+
+
 def embeddings(srv):
     """/v1/embeddings: OpenAI's shape, unit vectors of the model's width, the same text the same
     vector alone or in a batch, its token ids the same as its text, base64 the same floats, mean and
@@ -661,9 +852,9 @@ def validation(srv):
              ("logit_bias", {"999999": 1}), ("logit_bias", [1]), ("stream", "yes"), ("seed", "x"), ("seed", 0.5),
              ("presence_penalty", 3), ("frequency_penalty", "x"), ("prompt", 5), ("prompt", ["a", 3]), ("prompt", [["a"]]),
              ("stream_options", 1), ("model", 3),
-             # not implemented yet: refused, never silently ignored
+             # not honoured: refused, never silently ignored
              ("response_format", {"type": "json_schema", "json_schema": {}}), ("response_format", {"type": "yaml"}),
-             ("response_format", "json"), ("grammar", "root ::= \"x\""), ("json_schema", {"type": "object"}),
+             ("response_format", "json"), ("grammar", "root ::= x"), ("json_schema", {"type": "string", "pattern": "x"}),
              ("tools", [{"type": "function", "function": {"name": "f"}}]), ("tool_choice", "auto"),
              ("functions", [{"name": "f"}]), ("best_of", 2), ("suffix", "The end."), ("echo", "yes")]
     for field, value in cases:
@@ -1050,6 +1241,8 @@ def main():
     completions(srv)
     choices(srv)
     json_mode(srv)
+    structured(srv)
+    tools(srv)
     embeddings(srv)
     chat(srv)
     prefix_reuse(srv)
@@ -1065,6 +1258,7 @@ def main():
     srv.stop("main server")
     stalls()
     keyed()
+    tools_templates()
     print("total %.1f s" % (time.monotonic() - t0))
 
 

@@ -1,6 +1,6 @@
 // stream.mjs BASE_URL API_KEY - the official openai package against `vkllm serve`: stream a chat
-// completion (with the usage chunk) and a completion, list the models, and get a 401 with a wrong
-// key. Prints one JSON object on stdout for tests/test_serve.py to check.
+// completion (with the usage chunk) and a completion, list the models, ask for JSON under a schema
+// and for a tool call (plain and streamed), and get a 401 with a wrong key. Prints one JSON object on stdout for tests/test_serve.py to check.
 import OpenAI from "openai";
 
 const [baseURL, apiKey] = process.argv.slice(2);
@@ -46,6 +46,70 @@ for await (const chunk of completion) {
   if (c?.finish_reason) out.completion_finish = c.finish_reason;
 }
 out.completion_request = completionRequest;
+
+// structured output and function calling, plain and streamed
+const schema = {
+  type: "object",
+  properties: { name: { type: "string", maxLength: 16 }, age: { type: "integer" }, pet: { enum: ["cat", "dog"] } },
+  required: ["name", "age", "pet"],
+  additionalProperties: false,
+};
+out.schema = schema;
+const structured = await client.chat.completions.create({
+  model: models[0],
+  messages: [{ role: "user", content: "Describe a person." }],
+  max_tokens: 80,
+  seed: 7,
+  response_format: { type: "json_schema", json_schema: { name: "person", schema, strict: true } },
+});
+out.schema_text = structured.choices[0].message.content;
+out.schema_finish = structured.choices[0].finish_reason;
+
+const tools = [
+  {
+    type: "function",
+    function: {
+      name: "get_weather",
+      description: "The weather in a city",
+      parameters: {
+        type: "object",
+        properties: { city: { type: "string", maxLength: 20 }, unit: { enum: ["celsius", "fahrenheit"] } },
+        required: ["city", "unit"],
+      },
+    },
+  },
+];
+out.tools = tools;
+const called = await client.chat.completions.create({
+  model: models[0],
+  messages: [{ role: "user", content: "What is the weather in Paris?" }],
+  tools,
+  tool_choice: "required",
+  max_tokens: 80,
+  seed: 3,
+});
+out.tool_message = called.choices[0].message;
+out.tool_finish = called.choices[0].finish_reason;
+const calledStream = await client.chat.completions.create({
+  model: models[0],
+  messages: [{ role: "user", content: "What is the weather in Paris?" }],
+  tools,
+  tool_choice: { type: "function", function: { name: "get_weather" } },
+  max_tokens: 80,
+  seed: 3,
+  stream: true,
+});
+out.stream_calls = {};
+for await (const chunk of calledStream) {
+  const c = chunk.choices[0];
+  for (const t of c?.delta?.tool_calls ?? []) {
+    const s = (out.stream_calls[t.index] ??= { name: "", arguments: "" });
+    if (t.id) s.id = t.id;
+    if (t.function?.name) s.name += t.function.name;
+    if (t.function?.arguments) s.arguments += t.function.arguments;
+  }
+  if (c?.finish_reason) out.stream_tool_finish = c.finish_reason;
+}
 
 try {
   await new OpenAI({ baseURL, apiKey: "wrong-key", maxRetries: 0 }).models.list();
