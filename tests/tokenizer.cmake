@@ -9,3 +9,8 @@ add_executable(bench_tokenizer bench_tokenizer.c)
 target_include_directories(bench_tokenizer PRIVATE ${VKLLM_INTERNAL_INCLUDE_DIRS})
 target_compile_definitions(bench_tokenizer PRIVATE _GNU_SOURCE)
 target_link_libraries(bench_tokenizer PRIVATE vkllm_static)
+# bench_grammar GGUF...: grammar mask and feed cost per token over a file's vocabulary.
+add_executable(bench_grammar bench_grammar.c)
+target_include_directories(bench_grammar PRIVATE ${VKLLM_INTERNAL_INCLUDE_DIRS})
+target_compile_definitions(bench_grammar PRIVATE _GNU_SOURCE)
+target_link_libraries(bench_grammar PRIVATE vkllm_static)
