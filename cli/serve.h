@@ -161,6 +161,7 @@ struct serve_metrics {
     uint64_t finished[SERVE_FIN_COUNT];
     uint64_t prompt_tokens, generated_tokens;
     uint64_t prompt_cached_tokens; /* of the prompt tokens, those found in a slot's KV cache */
+    uint64_t prompt_shared_tokens; /* ... of those, copied from another slot's */
     uint64_t rejected_queue_full;
     uint64_t steps, step_rows; /* vkllm_gen_step calls and the gens they decoded */
     struct serve_hist ttft, itl;

@@ -218,6 +218,9 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uin
     metric(o, "vkllm_prompt_cached_tokens_total", "counter",
            "Of those, tokens found in a slot's KV cache (prefix reuse) and not evaluated again.",
            (double)m->prompt_cached_tokens);
+    metric(o, "vkllm_prompt_shared_tokens_total", "counter",
+           "Of the cached prompt tokens, those copied from another slot's KV cache (a shared prefix, n > 1 choices)",
+           (double)m->prompt_shared_tokens);
     metric(o, "vkllm_generation_tokens_total", "counter", "Tokens generated.", (double)m->generated_tokens);
     hist_print(o, "vkllm_time_to_first_token_seconds", "Request arrival to its first token (queue wait included).",
                &m->ttft, ttft_bounds, SERVE_TTFT_BUCKETS - 1);
@@ -329,6 +332,7 @@ static void finish(struct serve_engine *e, struct serve_req *r, int status, cons
     if (counted) e->m.finished[how]++;
     e->m.prompt_tokens += r->stats.n_prompt;
     e->m.prompt_cached_tokens += r->stats.n_prompt_cached;
+    e->m.prompt_shared_tokens += r->stats.n_prompt_shared;
     e->m.generated_tokens += r->stats.n_generated;
     pthread_mutex_unlock(&e->mu);
     serve_req_unref(r);
@@ -438,6 +442,8 @@ static void admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     vkllm_gen_t g = NULL;
     char msg[512];
     r->gp.prefill_chunk = e->prefill_chunk; /* the rest of a long prompt goes between decode steps */
+    r->gp.share = e->slots; /* a prefix another slot holds is copied, not evaluated again */
+    r->gp.n_share = e->n_slots;
     pthread_mutex_lock(&e->model_mu);
     vkllm_status st = vkllm_gen_start(e->slots[i], &r->gp, on_text, r, &g);
     if (st) snprintf(msg, sizeof msg, "%s", *vkllm_last_error() ? vkllm_last_error() : vkllm_status_str(st));
@@ -490,13 +496,26 @@ static uint32_t pick_slot(const struct serve_engine *e, const struct serve_req *
     return best;
 }
 
+/* Whether another choice of r's prompt (n > 1) is still evaluating it: r then waits, and copies
+ * that prompt's KV cache once it is there instead of evaluating it too. */
+static int sibling_prefilling(const struct serve_engine *e, const struct serve_req *r) {
+    if (r->n <= 1) return 0;
+    for (uint32_t i = 0; i < e->n_slots; i++) {
+        const struct serve_req *a = e->active[i];
+        if (a && a->gen && a->prompt_index == r->prompt_index && !strcmp(a->id, r->id) &&
+            vkllm_gen_n_generated(a->gen) == 0 && !vkllm_gen_done(a->gen))
+            return 1;
+    }
+    return 0;
+}
+
 /* Take queued requests into free slots; drop queued ones whose client has gone. */
 static void admit_queued(struct serve_engine *e) {
     for (;;) {
         pthread_mutex_lock(&e->mu);
         uint32_t slot = e->n_slots;
         struct serve_req *r = NULL;
-        if (e->q_head && (slot = pick_slot(e, e->q_head)) < e->n_slots) {
+        if (e->q_head && !sibling_prefilling(e, e->q_head) && (slot = pick_slot(e, e->q_head)) < e->n_slots) {
             r = e->q_head;
             e->q_head = r->next;
             if (!e->q_head) e->q_tail = NULL;

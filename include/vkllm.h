@@ -551,6 +551,13 @@ struct vkllm_generate_params {
                                 nothing more can follow. A bad grammar: INVALID_ARGUMENT naming the
                                 line and column. Not with json_object. NULL: off (default) */
     size_t grammar_len;      /* bytes; 0 = strlen(grammar) */
+    const vkllm_session_t *share; /* with cache_prompt: other sessions of the same model and context
+                                whose KV caches may hold a longer prefix of the prompt than this
+                                session's; the longest is copied on the device instead of being
+                                evaluated again (n > 1 choices of one prompt, one system prompt
+                                across users). The caller serializes calls on them as on this one.
+                                NULL: none (default) */
+    uint32_t n_share;
     struct vkllm_sampling_params sampling;
 };
 
@@ -569,6 +576,7 @@ typedef int (*vkllm_text_fn)(const char *text, size_t len, void *user_data);
 struct vkllm_generate_stats {
     uint32_t n_prompt;         /* prompt tokens (BOS included) */
     uint32_t n_prompt_cached;  /* of those, already in the session's KV cache (not evaluated again) */
+    uint32_t n_prompt_shared;  /* of those, copied from another session's cache (params.share) */
     uint32_t n_generated;      /* tokens sampled */
     double ttft_ms;            /* call start -> first token's text handed to the callback
                                   (tokenize + prefill + first sample), measured */

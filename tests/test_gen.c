@@ -442,6 +442,53 @@ static void check_prompt_cache(vkllm_model_t m) {
     vkllm_session_free(fresh);
 }
 
+/* params.share: a session copies the longest prefix of its prompt another session holds, on the
+ * device, and then generates exactly what it generates alone; a window model's rings are copied
+ * whole (and not at all once the source has overwritten the window). */
+static void check_share(vkllm_model_t m, const struct vkllm_session_params *sp, const char *what) {
+    const char *prompt = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park";
+    vkllm_session_t a, b, c, fresh;
+    ASSERT_OK(vkllm_session_init(m, sp, &a));
+    ASSERT_OK(vkllm_session_init(m, sp, &b));
+    ASSERT_OK(vkllm_session_init(m, sp, &c));
+    ASSERT_OK(vkllm_session_init(m, sp, &fresh));
+    struct vkllm_generate_params p = vkllm_generate_params_default();
+    p.prompt = prompt;
+    p.sampling.temperature = 0;
+    struct vkllm_generate_stats st, st2;
+    static struct text ta, tb;
+    p.n_predict = 1; /* a holds the prompt (a window's ring not yet overwritten) */
+    memset(&ta, 0, sizeof ta);
+    ASSERT_OK(vkllm_generate(a, &p, on_text, &ta, &st));
+    p.n_predict = 16;
+    memset(&ta, 0, sizeof ta);
+    ASSERT_OK(vkllm_generate(fresh, &p, on_text, &ta, &st)); /* alone */
+    ASSERT_EQ(st.n_prompt_shared, 0);
+    vkllm_session_t others[] = {fresh, a, b}; /* fresh has generated past the prompt: a has the most */
+    p.share = others;
+    p.n_share = 3;
+    memset(&tb, 0, sizeof tb);
+    ASSERT_OK(vkllm_generate(b, &p, on_text, &tb, &st2));
+    if (strcmp(ta.buf, tb.buf)) FAILF("%s: with a shared prefix \"%s\", alone \"%s\"", what, tb.buf, ta.buf);
+    ASSERT(st2.n_prompt_shared == st.n_prompt - 1 && st2.n_prompt_cached == st2.n_prompt_shared);
+    /* a longer prompt shares what it has in common (with a: b and fresh generated past the prompt,
+     * which a window's ring does not survive) */
+    char longer[256];
+    snprintf(longer, sizeof longer, "%s with her dog.", prompt);
+    p.prompt = longer;
+    memset(&tb, 0, sizeof tb);
+    ASSERT_OK(vkllm_generate(c, &p, on_text, &tb, &st2));
+    p.share = NULL, p.n_share = 0;
+    memset(&ta, 0, sizeof ta);
+    ASSERT_OK(vkllm_session_truncate(fresh, 0));
+    ASSERT_OK(vkllm_generate(fresh, &p, on_text, &ta, &st));
+    if (strcmp(ta.buf, tb.buf)) FAILF("%s: longer prompt with a shared prefix \"%s\", alone \"%s\"", what, tb.buf, ta.buf);
+    ASSERT(st2.n_prompt_shared > 0 && st2.n_prompt_shared < st2.n_prompt);
+    printf("%s: shared prefixes: %u of %u prompt tokens copied from another session\n", what, st2.n_prompt_shared,
+           st2.n_prompt);
+    vkllm_session_free(a), vkllm_session_free(b), vkllm_session_free(c), vkllm_session_free(fresh);
+}
+
 /* n_probs: each generated token's log-probability and the top 5 under the model's distribution,
  * against the scalar reference's logits at the same positions; greedy picks the first of them. */
 static void check_token_probs(vkllm_model_t m, const char *path) {
@@ -586,6 +633,10 @@ int main(int argc, char **argv) {
         m = make_random(VKLLM__TYPE_Q4_K, VKLLM__ARCH_LLAMA, "llama-q4_K");
         check_logits(m, "llama q4_K");
         vkllm_model_free(m);
+        m = make_random(VKLLM__TYPE_F16, VKLLM__ARCH_GEMMA2, "gemma2-f16");
+        struct vkllm_session_params ring = {96, 8}; /* window 4 + 8 rows: rings much shorter than the prompt */
+        check_share(m, &ring, "gemma2 f16 (window rings)");
+        vkllm_model_free(m);
     }
     if (stories) {
         vkllm_model_t m;
@@ -601,6 +652,7 @@ int main(int argc, char **argv) {
         check_prompt_cache(m);
         check_token_probs(m, vkllm_test_model("stories260K.gguf"));
         check_grammar(m);
+        check_share(m, NULL, "stories260K");
         vkllm_session_t s;
         ASSERT_OK(vkllm_session_init(m, NULL, &s));
         struct text t = {0};

@@ -535,8 +535,9 @@ def stalls():
 
 def choices(srv):
     """n > 1: n choices, each what the same request alone gives with seed + i; streamed with their
-    indexes interleaved, one usage chunk (the prompt counted once); a client that leaves an n = 3
-    stream frees all three slots."""
+    indexes interleaved, one usage chunk (the prompt counted once); the prompt evaluated once and
+    its KV cache copied to the other choices; a client that leaves an n = 3 stream frees all three
+    slots."""
     body = {"prompt": "Once upon a time", "max_tokens": 12, "temperature": 0.9, "seed": 42}
     st, _, j, _ = request(srv, "POST", "/v1/completions", dict(body, n=3))
     alone = [request(srv, "POST", "/v1/completions", dict(body, seed=42 + i))[2] for i in range(3)]
@@ -557,7 +558,7 @@ def choices(srv):
                 fins[c["index"]] = c["finish_reason"]
     usage = [o for o in objs if o.get("usage")]
     check(ok and per == [c["text"] for c in j["choices"]] and sorted(fins) == [0, 1, 2] and len(usage) == 1 and
-          usage[0]["usage"] == dict(j["usage"]), "n=3 streamed: per-index text, 3 final chunks, one usage chunk: %s %s" % (per, usage))
+          counts(usage[0]["usage"]) == counts(j["usage"]), "n=3 streamed: per-index text, 3 final chunks, one usage chunk: %s %s" % (per, usage))
     # a batch of prompts (strings and token ids), n per prompt: choice p*n+j is prompt p alone with seed 42+j
     ids = request(srv, "POST", "/tokenize", {"content": "The dog"})[2]["tokens"]
     batch = ["Once upon a time", ids, "Lily"]
@@ -569,6 +570,19 @@ def choices(srv):
     check(j["usage"]["prompt_tokens"] == sum(w["usage"]["prompt_tokens"] for w in want[::2]) and
           j["usage"]["completion_tokens"] == sum(w["usage"]["completion_tokens"] for w in want),
           "batch usage: each prompt once, completions summed: %s" % j["usage"])
+    # the prompt's KV cache is evaluated once and copied to the other choices' slots (a long prompt:
+    # the siblings wait for its chunked prefill, then copy it), and each choice is still exactly
+    # the request alone
+    long_prompt = " ".join(["The little dog ran to the park and played with a ball."] * 30)
+    lb = {"prompt": long_prompt, "max_tokens": 8, "temperature": 0.9, "seed": 7}
+    m0 = metrics(srv)[2]
+    st, _, j, _ = request(srv, "POST", "/v1/completions", dict(lb, n=3))
+    shared = metrics(srv)[2]["vkllm_prompt_shared_tokens_total"] - m0["vkllm_prompt_shared_tokens_total"]
+    n_prompt = j["usage"]["prompt_tokens"] if st == 200 else 0
+    alone = [request(srv, "POST", "/v1/completions", dict(lb, seed=7 + i))[2]["choices"][0]["text"] for i in range(3)]
+    check(st == 200 and n_prompt > 500 and shared == 2 * (n_prompt - 1) and [c["text"] for c in j["choices"]] == alone,
+          "n=3, a %d-token prompt: evaluated once, %d tokens copied to the 2 other slots; choices = alone: %s vs %s"
+          % (n_prompt, shared, [c["text"] for c in j["choices"]], alone))
     st, _, j, _ = request(srv, "POST", "/v1/completions", dict(body, prompt=["a"] * 9, n=2))
     check(st == 400 and j["error"]["param"] == "prompt", "more than 16 choices: 400 %s" % j)
     st, _, j, _ = request(srv, "POST", "/v1/completions", dict(body, prompt=["a", 5]))

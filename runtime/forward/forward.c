@@ -498,6 +498,37 @@ int vkllm__forward_kv_holds(const struct vkllm__forward *f, uint32_t n_past) {
 }
 uint64_t vkllm__forward_state_bytes(const struct vkllm__forward *f) { return f->state_bytes; }
 
+vkllm_status vkllm__forward_copy_kv(struct vkllm__forward *dst, const struct vkllm__forward *src, uint32_t n) {
+    if (dst == src || n == 0) return VKLLM_STATUS_OK;
+    if (dst->m != src->m || dst->n_ctx != src->n_ctx || dst->kv.n_layer != src->kv.n_layer || n > src->n_ctx)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "copying a KV prefix needs two sessions of one model and context");
+    for (uint32_t l = 0; l < src->kv.n_layer; l++)
+        if (dst->kv.rows[l] != src->kv.rows[l])
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "copying a KV prefix: layer %u keeps %u rows here, %u there", l,
+                              dst->kv.rows[l], src->kv.rows[l]);
+    if (!vkllm__forward_kv_holds(src, n))
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "copying a KV prefix of %u positions: the source's window rings "
+                                                         "no longer hold it", n);
+    struct vkllm__cmd *c = NULL;
+    vkllm_status st;
+    VKLLM_TRY(st, vkllm__cmd_init(dst->gpu, &c), done);
+    VKLLM_TRY(st, vkllm__cmd_begin(c), done);
+    const uint64_t row = (uint64_t)src->kv.width * 2; /* f16 */
+    for (uint32_t l = 0; l < src->kv.n_layer; l++) {
+        /* a full layer: positions 0..n-1 are rows 0..n-1; a window's ring: the whole ring, as the
+         * source has it (its later rows are overwritten before they are read) */
+        uint64_t bytes = row * (src->kv.rows[l] == src->n_ctx ? n : src->kv.rows[l]);
+        VKLLM_TRY(st, vkllm__cmd_copy(c, dst->kv.k[l], 0, src->kv.k[l], 0, bytes), done);
+        VKLLM_TRY(st, vkllm__cmd_copy(c, dst->kv.v[l], 0, src->kv.v[l], 0, bytes), done);
+    }
+    VKLLM_TRY(st, vkllm__cmd_end(c), done);
+    VKLLM_TRY(st, vkllm__cmd_submit(c), done);
+    dst->kv_hi = src->kv_hi > n ? src->kv_hi : n; /* the rings' rows are the source's */
+done:
+    vkllm__cmd_free(c);
+    return st;
+}
+
 // --- profiling -------------------------------------------------------------------------------
 
 vkllm_status vkllm__forward_set_profile(struct vkllm__forward *f, int on) {

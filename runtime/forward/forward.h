@@ -119,6 +119,10 @@ uint64_t vkllm__forward_kv_bytes_per_token(const struct vkllm__forward *f);
  * a window's ring only if no position written since has taken the rows of the last window before
  * n_past (n_past 0: nothing to hold). 0: those tokens must be evaluated again. */
 int vkllm__forward_kv_holds(const struct vkllm__forward *f, uint32_t n_past);
+/* Copy what positions 0 .. n-1 left in src's KV cache into dst's, on the device (dst then holds
+ * that prefix as if it had evaluated it): two run states of one model and context, src holding
+ * them (vkllm__forward_kv_holds). */
+vkllm_status vkllm__forward_copy_kv(struct vkllm__forward *dst, const struct vkllm__forward *src, uint32_t n);
 /* Device bytes of the run state (activations and scratch), not counting the KV cache. */
 uint64_t vkllm__forward_state_bytes(const struct vkllm__forward *f);
 

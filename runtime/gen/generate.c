@@ -546,6 +546,21 @@ vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_para
         reuse = vkllm_session_cached_prefix(s, ids, (uint32_t)n_ids - 1);
         s->n_past = 0;
     }
+    /* another session may hold more of it: copy the longest such prefix on the device */
+    vkllm_session_t from = NULL;
+    uint32_t longest = reuse;
+    for (uint32_t k = 0; !g->p.keep_history && g->p.cache_prompt && n_ids > 1 && k < g->p.n_share; k++) {
+        vkllm_session_t o = g->p.share[k];
+        if (!o || o == s || o->model != s->model || vkllm_session_n_ctx(o) != n_ctx) continue;
+        uint32_t have = vkllm_session_cached_prefix(o, ids, (uint32_t)n_ids - 1);
+        if (have > longest) from = o, longest = have;
+    }
+    if (from) {
+        if ((st = vkllm__forward_copy_kv(s->fw, from->fw, longest))) goto fail;
+        memcpy(s->hist, from->hist, sizeof *s->hist * longest);
+        reuse = longest;
+        g->st.n_prompt_shared = longest;
+    }
     s->n_past += reuse;
     vkllm_session_truncate(s, s->n_past);
     g->st.seed = vkllm__sampler_seed(g->smp);
