@@ -46,6 +46,11 @@ static void usage(FILE *f) {
             "                        the process may open file descriptors, less 128)\n"
             "  --http-threads N      threads serving the connections (default 2; they never wait for\n"
             "                        the model)\n"
+            "  --max-client-connections N  open connections per client address at most (default 0: no\n"
+            "                        cap, as clients behind one NAT or proxy share an address)\n"
+            "  --cors-origin ORIGINS web pages of these origins may call the API from a browser: \"*\" or\n"
+            "                        a comma-separated list (default: none; the chat page at / is the\n"
+            "                        server's own origin and needs none)\n"
             "\n"
             "Requests take OpenAI's fields (max_tokens, temperature, top_p, seed, stop, ...) plus\n"
             "top_k and min_p; absent sampling fields take llama.cpp's defaults (temperature 0.8,\n"
@@ -54,9 +59,9 @@ static void usage(FILE *f) {
 }
 
 struct serve_opts {
-    const char *path, *host, *api_key, *tmpl, *alias;
+    const char *path, *host, *api_key, *tmpl, *alias, *cors;
     double port, parallel, n_ctx, queue, max_body, device, ubatch, prefill_chunk;
-    double timeout, max_connections, http_threads;
+    double timeout, max_connections, http_threads, max_client_connections;
 };
 
 /* 0 parsed, 1 --help printed, 2 bad usage (a line was printed). */
@@ -81,12 +86,14 @@ static int parse_args(int argc, char **argv, struct serve_opts *o) {
         NUM("--timeout", 0, 1e6, &o->timeout)
         NUM("--max-connections", 0, 1e7, &o->max_connections)
         NUM("--http-threads", 1, 64, &o->http_threads)
+        NUM("--max-client-connections", 0, 1e7, &o->max_client_connections)
 #undef NUM
         if (!strcmp(a, "-m") && v) o->path = argv[++i];
         else if (!strcmp(a, "--host") && v) o->host = argv[++i];
         else if (!strcmp(a, "--api-key") && v) o->api_key = argv[++i];
         else if (!strcmp(a, "--chat-template") && v) o->tmpl = argv[++i];
         else if (!strcmp(a, "--alias") && v) o->alias = argv[++i];
+        else if (!strcmp(a, "--cors-origin") && v) o->cors = argv[++i];
         else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 1;
@@ -216,6 +223,8 @@ int vkllm_cmd_serve(int argc, char **argv) {
     srv->timeout_s = (unsigned)o.timeout;
     srv->max_connections = (unsigned)o.max_connections;
     srv->http_threads = (unsigned)o.http_threads;
+    srv->max_client_connections = (unsigned)o.max_client_connections;
+    srv->cors_origin = o.cors;
     srv->n_ctx = vkllm_session_n_ctx(h.s);
     srv->n_vocab = vkllm_model_n_vocab(h.model);
     struct vkllm_model_info mi;

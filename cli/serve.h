@@ -243,6 +243,8 @@ struct serve_server {
     struct MHD_Daemon *daemon;
     uint16_t port;             /* bound */
     unsigned timeout_s;        /* a connection idle this long is closed (0: never) */
+    unsigned max_client_connections; /* per client address (0: no cap) */
+    const char *cors_origin;   /* origins other pages may call from ("*", or a comma-separated list); NULL: none */
     unsigned max_connections;  /* open connections at most (0: as many as file descriptors allow) */
     unsigned http_threads;     /* event-loop threads */
 

@@ -43,10 +43,30 @@ extern const unsigned char vkllm_web_chat_html[];
 extern const size_t vkllm_web_chat_html_size;
 static const int code_values[SERVE_N_CODES] = {200, 204, 400, 401, 404, 405, 413, 500, 503};
 
-/* Browsers may call the API from any page (llama-server and vLLM answer CORS the same way);
- * authentication, when on, is the API key. */
-static void add_cors(struct MHD_Response *resp) {
-    MHD_add_response_header(resp, "Access-Control-Allow-Origin", "*");
+/* CORS (--cors-origin): a browser page of another origin may call the API only when that origin
+ * is listed ("*": any); by default none is (the chat page at / is the server's own origin).
+ * Authentication, when on, is still the API key. */
+static void add_cors(struct serve_server *srv, struct MHD_Connection *c, struct MHD_Response *resp) {
+    if (!srv->cors_origin) return;
+    const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+    const char *allow = NULL;
+    if (!strcmp(srv->cors_origin, "*")) {
+        allow = "*";
+    } else if (origin) { /* a comma-separated list: echo the request's origin when listed */
+        size_t n = strlen(origin);
+        for (const char *p = srv->cors_origin; *p;) {
+            const char *e = strchr(p, ',');
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            while (len && *p == ' ') p++, len--;
+            while (len && p[len - 1] == ' ') len--;
+            if (len == n && !strncmp(p, origin, n)) allow = origin;
+            if (!e) break;
+            p = e + 1;
+        }
+        MHD_add_response_header(resp, "Vary", "Origin");
+    }
+    if (!allow) return;
+    MHD_add_response_header(resp, "Access-Control-Allow-Origin", allow);
     MHD_add_response_header(resp, "Access-Control-Allow-Headers", "Authorization, Content-Type");
     MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
 }
@@ -85,8 +105,9 @@ static enum MHD_Result respond(struct serve_server *srv, struct MHD_Connection *
     struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    add_cors(resp);
+    add_cors(srv, c, resp);
     if (code == 401) MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    if (code == 503) MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1"); /* a full queue drains fast */
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)code, resp);
     MHD_destroy_response(resp);
     count_code(srv, code);
@@ -148,7 +169,7 @@ static enum MHD_Result respond_bad_framing(struct serve_server *srv, struct MHD_
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-    add_cors(resp);
+    add_cors(srv, c, resp);
     enum MHD_Result ok = MHD_queue_response(c, 400, resp);
     MHD_destroy_response(resp);
     count_code(srv, 400);
@@ -515,7 +536,7 @@ static enum MHD_Result respond_stream(struct serve_server *srv, struct MHD_Conne
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     MHD_add_response_header(resp, "X-Accel-Buffering", "no");
-    add_cors(resp);
+    add_cors(srv, c, resp);
     enum MHD_Result ok = MHD_queue_response(c, 200, resp);
     MHD_destroy_response(resp);
     count_code(srv, 200);
@@ -863,7 +884,7 @@ static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c,
     if (!strcmp(method, "OPTIONS")) { /* a browser's CORS preflight: no key needed */
         struct MHD_Response *resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
         if (!resp) return MHD_NO;
-        add_cors(resp);
+        add_cors(srv, c, resp);
         MHD_add_response_header(resp, "Access-Control-Max-Age", "86400");
         enum MHD_Result ok = MHD_queue_response(c, 204, resp);
         MHD_destroy_response(resp);
@@ -1032,7 +1053,8 @@ int serve_http_start(struct serve_server *srv, const char *host, int port) {
         flags, (uint16_t)port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
         MHD_OPTION_THREAD_POOL_SIZE, srv->http_threads ? srv->http_threads : 2u, MHD_OPTION_CONNECTION_LIMIT, limit,
-        MHD_OPTION_CONNECTION_TIMEOUT, srv->timeout_s, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_TIMEOUT, srv->timeout_s, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        srv->max_client_connections, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!srv->daemon) {
         fprintf(stderr, "vkllm: serve: cannot listen on %s:%d: %s\n", host, port,

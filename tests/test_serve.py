@@ -287,14 +287,17 @@ def basics(srv):
     st, r, _, page = request(srv, "GET", "/")
     check(st == 200 and r.getheader("Content-Type").startswith("text/html") and b"v1/chat/completions" in page
           and "default-src 'none'" in (r.getheader("Content-Security-Policy") or ""), "GET /: the chat page %s" % st)
-    # CORS: any origin, and a browser's preflight answered without a key
+    # CORS (--cors-origin http://example.com,http://b.test here): listed origins only, and a
+    # browser's preflight answered without a key
     st, r, _, _ = request(srv, "OPTIONS", "/v1/chat/completions",
                           headers={"Origin": "http://example.com", "Access-Control-Request-Method": "POST"})
-    check(st == 204 and r.getheader("Access-Control-Allow-Origin") == "*" and
+    check(st == 204 and r.getheader("Access-Control-Allow-Origin") == "http://example.com" and
           "POST" in (r.getheader("Access-Control-Allow-Methods") or "") and
           "Authorization" in (r.getheader("Access-Control-Allow-Headers") or ""), "CORS preflight: %s" % st)
-    st, r, _, _ = request(srv, "GET", "/health", headers={"Origin": "http://example.com"})
-    check(r.getheader("Access-Control-Allow-Origin") == "*", "CORS header on replies")
+    st, r, _, _ = request(srv, "GET", "/health", headers={"Origin": "http://b.test"})
+    check(r.getheader("Access-Control-Allow-Origin") == "http://b.test", "CORS header on replies to a listed origin")
+    st, r, _, _ = request(srv, "OPTIONS", "/v1/completions", headers={"Origin": "http://evil.test"})
+    check(st == 204 and r.getheader("Access-Control-Allow-Origin") is None, "an unlisted origin: no CORS header")
 
 
 def completions(srv):
@@ -800,6 +803,30 @@ def tools(srv):
     check(st == 400 and j["error"]["param"] == "tools", "tools on /v1/completions: 400 %s" % j)
 
 
+def client_cap():
+    """--max-client-connections 3: a fourth connection from the same address is closed at once;
+    when one of the three closes, the address is served again."""
+    srv = Server("--max-client-connections", "3", "-c", "256")
+    idle = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(3)]
+    time.sleep(0.3)
+    extra = socket.create_connection(("127.0.0.1", srv.port))
+    extra.settimeout(5)
+    try:
+        extra.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        got = extra.recv(100)
+    except OSError:
+        got = b""
+    extra.close()
+    check(got == b"", "a fourth connection from one address is refused: %r" % got[:60])
+    idle.pop().close()
+    time.sleep(0.3)
+    st, _, j, _ = request(srv, "GET", "/health")
+    check(st == 200, "with one closed, the address is served again: %s" % st)
+    for c in idle:
+        c.close()
+    srv.stop("client-cap server")
+
+
 def tools_templates():
     """Each tool style renders its own convention, and a required call parses back: llama3's JSON
     with "parameters", mistral's [TOOL_CALLS] list; a template with no convention refuses tools."""
@@ -1170,7 +1197,7 @@ def load(srv, slots):
 def keyed():
     """A second server: API key, one slot, a queue of one, a small context and body limit."""
     srv = Server("--api-key", "sekret", "--parallel", "1", "--queue", "1", "-c", "1024", "--max-body", "16384",
-                 "--timeout", "1")
+                 "--timeout", "1", "--cors-origin", "*")
     auth = {"Authorization": "Bearer sekret"}
     # --timeout: a connection that sends nothing (or half a request) is closed after it
     idle = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(2)]
@@ -1190,7 +1217,9 @@ def keyed():
     st, _, j, _ = request(srv, "GET", "/v1/models", headers=auth)
     check(st == 200, "the right key: 200")
     st, r, _, _ = request(srv, "OPTIONS", "/v1/completions", headers={"Origin": "http://example.com"})
-    check(st == 204 and r.getheader("Access-Control-Allow-Origin") == "*", "a preflight needs no key: %s" % st)
+    check(st == 204 and r.getheader("Access-Control-Allow-Origin") == "*", "a preflight needs no key (--cors-origin *): %s" % st)
+    st, r, _, _ = request(srv, "GET", "/health", headers={"Origin": "http://example.com"})
+    check(r.getheader("Access-Control-Allow-Origin") == "*", "--cors-origin *: any origin")
     # stories260K has no chat template: the server falls back to ChatML (as llama-server), with a warning
     st, _, j, _ = request(srv, "POST", "/v1/chat/completions",
                           {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}, auth)
@@ -1224,8 +1253,9 @@ def keyed():
                           {"prompt": "Lily", "max_tokens": 4, "temperature": 0, "stream": True}, auth)))
     tb.start()
     check(wait_metric(srv, "vkllm_queue_length", lambda v: v == 1, 10) is not None, "the second request waits in the queue")
-    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "x", "max_tokens": 2}, auth)
-    check(st == 503 and j["error"]["message"] and j["error"]["type"] == "server_error", "a full queue: 503 %s %s" % (st, j))
+    st, r, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "x", "max_tokens": 2}, auth)
+    check(st == 503 and j["error"]["message"] and j["error"]["type"] == "server_error" and r.getheader("Retry-After") == "1",
+          "a full queue: 503 with Retry-After %s %s" % (st, j))
     sa.close()  # the long request's client leaves: the queued one gets the slot
     tb.join(120)
     okb, objs = parse_events(b["r"][2], b["r"][3])
@@ -1250,7 +1280,8 @@ def keyed():
 
 def main():
     t0 = time.monotonic()
-    srv = Server("--chat-template", "chatml", "--parallel", "4", "-c", "1024")
+    srv = Server("--chat-template", "chatml", "--parallel", "4", "-c", "1024", "--cors-origin",
+                 "http://example.com, http://b.test")
     basics(srv)
     completions(srv)
     choices(srv)
@@ -1273,6 +1304,7 @@ def main():
     stalls()
     keyed()
     tools_templates()
+    client_cap()
     print("total %.1f s" % (time.monotonic() - t0))
 
 
