@@ -48,6 +48,8 @@ static void usage(FILE *f) {
             "                        the model)\n"
             "  --max-client-connections N  open connections per client address at most (default 0: no\n"
             "                        cap, as clients behind one NAT or proxy share an address)\n"
+            "  --pooling mean|cls|last  embeddings' pooling (default: what the model file says,\n"
+            "                        <arch>.pooling_type; mean when it says nothing)\n"
             "  --cors-origin ORIGINS web pages of these origins may call the API from a browser: \"*\" or\n"
             "                        a comma-separated list (default: none; the chat page at / is the\n"
             "                        server's own origin and needs none)\n"
@@ -59,7 +61,7 @@ static void usage(FILE *f) {
 }
 
 struct serve_opts {
-    const char *path, *host, *api_key, *tmpl, *alias, *cors;
+    const char *path, *host, *api_key, *tmpl, *alias, *cors, *pooling;
     double port, parallel, n_ctx, queue, max_body, device, ubatch, prefill_chunk;
     double timeout, max_connections, http_threads, max_client_connections;
 };
@@ -94,6 +96,14 @@ static int parse_args(int argc, char **argv, struct serve_opts *o) {
         else if (!strcmp(a, "--chat-template") && v) o->tmpl = argv[++i];
         else if (!strcmp(a, "--alias") && v) o->alias = argv[++i];
         else if (!strcmp(a, "--cors-origin") && v) o->cors = argv[++i];
+        else if (!strcmp(a, "--pooling") && v) {
+            int pl;
+            if (serve_pooling(argv[++i], &pl)) {
+                fprintf(stderr, "vkllm: serve: --pooling takes mean, cls or last\n");
+                return 2;
+            }
+            o->pooling = argv[i];
+        }
         else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 1;
@@ -230,6 +240,8 @@ int vkllm_cmd_serve(int argc, char **argv) {
     struct vkllm_model_info mi;
     vkllm_model_get_info(h.model, &mi);
     srv->n_embd = mi.n_embd;
+    srv->pooling = mi.pooling;
+    if (o.pooling) serve_pooling(o.pooling, &srv->pooling);
     srv->created = (long long)time(NULL);
     code = serve(srv, &o, &sigs, slots, n_slots);
     pthread_mutex_destroy(&srv->stat_mu);

@@ -244,6 +244,7 @@ struct serve_server {
     uint16_t port;             /* bound */
     unsigned timeout_s;        /* a connection idle this long is closed (0: never) */
     unsigned max_client_connections; /* per client address (0: no cap) */
+    int pooling;               /* embeddings: enum vkllm_pooling (--pooling, else the model's) */
     const char *cors_origin;   /* origins other pages may call from ("*", or a comma-separated list); NULL: none */
     unsigned max_connections;  /* open connections at most (0: as many as file descriptors allow) */
     unsigned http_threads;     /* event-loop threads */
@@ -274,6 +275,8 @@ void serve_http_stop(struct serve_server *srv);
 
 /* serve_api.c: parse an OpenAI request body into r. 0, or 400 with an OpenAI-style message in
  * err and the offending field in *param. */
+/* "mean" / "cls" / "last" -> enum vkllm_pooling; -1 for anything else. */
+int serve_pooling(const char *name, int *out);
 int serve_api_parse(struct serve_server *srv, const cJSON *body, int chat, struct serve_req *r, char *err,
                      size_t errn, const char **param);
 /* The OpenAI error body {"error": {...}}; free with cJSON_free. */

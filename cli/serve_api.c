@@ -417,6 +417,13 @@ int serve_api_parse(struct serve_server *srv, const cJSON *body, int chat, struc
 
 /* --- embeddings ---------------------------------------------------------------------------- */
 
+int serve_pooling(const char *name, int *out) {
+    static const char *const names[] = {"mean", "last", "cls"}; /* enum vkllm_pooling's order */
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(name, names[i])) return *out = i, 0;
+    return -1;
+}
+
 /* One input: a string (tokenized as the model asks, BOS included) or an array of token ids. */
 static int embed_input(struct serve_server *srv, struct parse *p, const cJSON *in, struct serve_req *r) {
     if (cJSON_IsArray(in)) {
@@ -454,11 +461,10 @@ int serve_api_parse_embeddings(struct serve_server *srv, const cJSON *body, stru
     if (!batch && !cJSON_IsString(in) && !cJSON_IsArray(in))
         return bad(&p, "input", "%s", "'input' must be a string, an array of token ids, or an array of those");
     if (n > SERVE_MAX_N) return bad(&p, "input", "%s", "at most 16 inputs per request");
-    int pooling = VKLLM_POOLING_MEAN;
-    if ((f = field(body, "pooling"))) { /* vkllm's: mean (default) or last */
-        if (!cJSON_IsString(f) || (strcmp(f->valuestring, "mean") && strcmp(f->valuestring, "last")))
-            return bad(&p, "pooling", "%s", "'pooling' must be \"mean\" or \"last\"");
-        pooling = !strcmp(f->valuestring, "last") ? VKLLM_POOLING_LAST : VKLLM_POOLING_MEAN;
+    int pooling = srv->pooling; /* --pooling, else what the model file says (mean when nothing) */
+    if ((f = field(body, "pooling"))) { /* vkllm's: mean, cls or last */
+        if (!cJSON_IsString(f) || serve_pooling(f->valuestring, &pooling))
+            return bad(&p, "pooling", "%s", "'pooling' must be \"mean\", \"cls\" or \"last\"");
     }
     int b64 = 0;
     if ((f = field(body, "encoding_format"))) {

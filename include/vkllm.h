@@ -330,6 +330,8 @@ struct vkllm_model_info {
     uint64_t weight_bytes;    /* bytes of weights on the device */
     uint64_t decode_bytes_per_token; /* weight bytes one decode step reads (matrices) */
     char type_summary[128];   /* tensor types and counts, e.g. "f32:45 q8_0:155" */
+    int pooling;              /* enum vkllm_pooling the file asks for embeddings (<arch>.pooling_type:
+                                 mean, cls or last); MEAN when it says none */
 };
 
 VKLLM_API void vkllm_model_get_info(vkllm_model_t model, struct vkllm_model_info *out);
@@ -447,11 +449,12 @@ struct vkllm_session_memory {
 VKLLM_API void vkllm_session_memory(vkllm_session_t s, struct vkllm_session_memory *out);
 
 /* Embeddings: the model's final hidden state (after the output norm, before the output
- * projection) of each of tokens[0..n), pooled over the tokens (MEAN) or taken at the last one
- * (LAST, as for decoder-only embedding models), and scaled to unit length when normalize. out:
- * n_embd floats (vkllm_model_info.n_embd). The tokens are evaluated from position 0 of the
- * session (its KV cache then holds them: n_past == n); CONTEXT_FULL when n > n_ctx. */
-enum vkllm_pooling { VKLLM_POOLING_MEAN = 0, VKLLM_POOLING_LAST = 1 };
+ * projection) of each of tokens[0..n), pooled over the tokens (MEAN), taken at the last one
+ * (LAST, as for decoder-only embedding models) or at the first (CLS), and scaled to unit length
+ * when normalize. out: n_embd floats (vkllm_model_info.n_embd). The tokens are evaluated from
+ * position 0 of the session (its KV cache then holds them: n_past == n); CONTEXT_FULL when
+ * n > n_ctx. vkllm_model_info.pooling says which the file asks for. */
+enum vkllm_pooling { VKLLM_POOLING_MEAN = 0, VKLLM_POOLING_LAST = 1, VKLLM_POOLING_CLS = 2 };
 VKLLM_API vkllm_status vkllm_session_embed(vkllm_session_t s, const int32_t *tokens, uint32_t n,
                                            enum vkllm_pooling pooling, int normalize, float *out);
 

@@ -805,8 +805,8 @@ def tools(srv):
 
 def client_cap():
     """--max-client-connections 3: a fourth connection from the same address is closed at once;
-    when one of the three closes, the address is served again."""
-    srv = Server("--max-client-connections", "3", "-c", "256")
+    when one of the three closes, the address is served again. Also --pooling."""
+    srv = Server("--max-client-connections", "3", "-c", "256", "--pooling", "last")
     idle = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(3)]
     time.sleep(0.3)
     extra = socket.create_connection(("127.0.0.1", srv.port))
@@ -822,6 +822,15 @@ def client_cap():
     time.sleep(0.3)
     st, _, j, _ = request(srv, "GET", "/health")
     check(st == 200, "with one closed, the address is served again: %s" % st)
+    for c in idle:
+        c.close()
+    idle = []
+    time.sleep(0.3)
+    # --pooling last: the default for requests that name none
+    a = request(srv, "POST", "/v1/embeddings", {"input": "Once upon a time"})[2]
+    b = request(srv, "POST", "/v1/embeddings", {"input": "Once upon a time", "pooling": "last"})[2]
+    c = request(srv, "POST", "/v1/embeddings", {"input": "Once upon a time", "pooling": "mean"})[2]
+    check(a["data"][0]["embedding"] == b["data"][0]["embedding"] != c["data"][0]["embedding"], "--pooling last is the default")
     for c in idle:
         c.close()
     srv.stop("client-cap server")
@@ -875,6 +884,10 @@ def embeddings(srv):
           "base64: the same float32 values, little-endian")
     st, _, jl, _ = request(srv, "POST", "/v1/embeddings", {"input": "Once upon a time", "pooling": "last"})
     check(st == 200 and max(abs(a - b) for a, b in zip(jl["data"][0]["embedding"], e)) > 1e-3, "last pooling differs from mean")
+    # cls: the first token's state, BOS's for any text in a causal model
+    jc = [request(srv, "POST", "/v1/embeddings", {"input": t, "pooling": "cls"})[2] for t in ("Once upon a time", "The dog")]
+    check(all("data" in x for x in jc) and max(abs(a - b) for a, b in zip(jc[0]["data"][0]["embedding"], jc[1]["data"][0]["embedding"])) < 1e-6
+          and max(abs(a - b) for a, b in zip(jc[0]["data"][0]["embedding"], e)) > 1e-3, "cls pooling: the first token's state")
     for body, param in (({}, "input"), ({"input": ""}, "input"), ({"input": 5}, "input"), ({"input": ["a"] * 17}, "input"),
                         ({"input": [10 ** 6]}, "input"), ({"input": "x", "encoding_format": "hex"}, "encoding_format"),
                         ({"input": "x", "dimensions": 32}, "dimensions"), ({"input": "x", "pooling": "max"}, "pooling"),

@@ -64,6 +64,7 @@ void vkllm_model_get_info(vkllm_model_t m, struct vkllm_model_info *out) {
     out->n_layer = hp->n_layer, out->n_embd = hp->n_embd, out->n_ff = hp->n_ff;
     out->n_head = hp->n_head, out->n_head_kv = hp->n_head_kv, out->head_dim = hp->head_dim;
     out->n_vocab = hp->n_vocab, out->n_ctx_train = hp->n_ctx_train;
+    out->pooling = hp->pooling == 2 ? VKLLM_POOLING_CLS : hp->pooling == 3 ? VKLLM_POOLING_LAST : VKLLM_POOLING_MEAN;
     out->n_params = m->desc->n_params;
     out->file_bytes = m->gguf->size;
     out->weight_bytes = m->gm->weight_bytes;
@@ -132,7 +133,7 @@ vkllm_status vkllm_session_eval(vkllm_session_t s, const int32_t *tokens, uint32
 vkllm_status vkllm_session_embed(vkllm_session_t s, const int32_t *tokens, uint32_t n, enum vkllm_pooling pooling,
                                  int normalize, float *out) {
     if (!s || !tokens || !out) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_embed: NULL argument");
-    if (pooling != VKLLM_POOLING_MEAN && pooling != VKLLM_POOLING_LAST)
+    if (pooling != VKLLM_POOLING_MEAN && pooling != VKLLM_POOLING_LAST && pooling != VKLLM_POOLING_CLS)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_embed: unknown pooling %d", (int)pooling);
     const uint32_t E = s->model->desc->hp.n_embd;
     float *h = n ? vkllm__malloc(sizeof *h * (size_t)n * E) : NULL;
@@ -146,6 +147,7 @@ vkllm_status vkllm_session_embed(vkllm_session_t s, const int32_t *tokens, uint3
         for (uint32_t j = 0; j < E; j++) {
             double acc = 0;
             if (pooling == VKLLM_POOLING_LAST) acc = h[(size_t)(n - 1) * E + j];
+            else if (pooling == VKLLM_POOLING_CLS) acc = h[j];
             else {
                 for (uint32_t i = 0; i < n; i++) acc += h[(size_t)i * E + j];
                 acc /= n;

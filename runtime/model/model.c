@@ -130,6 +130,8 @@ static vkllm_status read_shape(const struct vkllm__gguf *g, struct vkllm__hparam
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: metadata key %s.feed_forward_length is 0", g->path,
                           vkllm__arch_name(a));
     if ((st = get_u32(g, a, "context_length", NULL, 1, &hp->n_ctx_train))) return st;
+    const uint32_t no_pooling = 0;
+    if ((st = get_u32(g, a, "pooling_type", &no_pooling, 0, &hp->pooling))) return st;
     if ((st = get_u32(g, a, "attention.head_count", NULL, 1, &hp->n_head))) return st;
     if ((st = get_u32(g, a, "attention.head_count_kv", &hp->n_head, 1, &hp->n_head_kv))) return st;
     if ((st = get_f32(g, a, "attention.layer_norm_rms_epsilon", NULL, &hp->rms_eps))) return st;

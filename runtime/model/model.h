@@ -76,6 +76,7 @@ struct vkllm__hparams {
     uint32_t n_embd_kv;    /* n_head_kv * head_dim */
     uint32_t n_vocab;      /* rows of token_embd */
     uint32_t n_ctx_train;  /* <arch>.context_length */
+    uint32_t pooling;      /* <arch>.pooling_type as llama.cpp numbers it (0 none, 1 mean, 2 cls, 3 last, 4 rank); 0 when absent */
     float rms_eps;         /* <arch>.attention.layer_norm_rms_epsilon */
     int tied_embd;         /* 1: no output.weight, logits use token_embd.weight */
     /* granite's multipliers (1 elsewhere): the token embeddings are scaled by embd_scale, each
