@@ -4,6 +4,7 @@
 #include "json_schema.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,7 +134,8 @@ static int is_annotation(const char *k) {
 static int known(const char *k) {
     static const char *const kw[] = {"type", "properties", "required", "additionalProperties", "items", "prefixItems",
                                      "minItems", "maxItems", "minLength", "maxLength", "enum", "const", "anyOf",
-                                     "oneOf", "allOf", "$ref"};
+                                     "oneOf", "allOf", "$ref", "minimum", "maximum", "exclusiveMinimum",
+                                     "exclusiveMaximum"};
     for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++)
         if (!strcmp(k, kw[i])) return 1;
     return is_annotation(k);
@@ -296,12 +298,99 @@ static char *string_expr(struct conv *c, const cJSON *s) {
     return take(c, &b);
 }
 
+/* --- integer ranges ---------------------------------------------------------------------------
+ * The decimal strings (no leading zeros) of the integers in a range, as alternatives of digit
+ * classes: same-length bounds split at their first differing digit (lo's tail up to 9s, the
+ * digits between with any tail, hi's tail from 0s), more digits for longer numbers. */
+
+#define RANGE_MAX 1e15 /* bounds beyond this are refused: the integer rule writes at most 16 digits */
+
+/* Integers of k digits from lo to hi (both k-digit strings, lo <= hi). */
+static void put_same_len(struct sbuf *b, const char *lo, const char *hi, int k) {
+    if (k == 0) return;
+    if (lo[0] == hi[0]) {
+        put(b, "\"%c\" ", lo[0]);
+        put_same_len(b, lo + 1, hi + 1, k - 1);
+        return;
+    }
+    char nines[24], zeros[24];
+    memset(nines, '9', (size_t)k), memset(zeros, '0', (size_t)k);
+    nines[k] = zeros[k] = 0;
+    put(b, "(\"%c\" ", lo[0]);
+    put_same_len(b, lo + 1, nines, k - 1);
+    if (lo[0] + 1 <= hi[0] - 1) {
+        put(b, "| [%c-%c] ", lo[0] + 1, hi[0] - 1);
+        if (k > 1) put(b, "[0-9]{%d} ", k - 1);
+    }
+    put(b, "| \"%c\" ", hi[0]);
+    put_same_len(b, zeros, hi + 1, k - 1);
+    put(b, ") ");
+}
+
+/* Integers a .. b (0 <= a; b < 0: unbounded), as "( alt | alt ... )". */
+static void put_nonneg_range(struct sbuf *b, long long a, long long hi) {
+    char lo_s[24], hi_s[24];
+    int la = snprintf(lo_s, sizeof lo_s, "%lld", a);
+    int lb = hi >= 0 ? snprintf(hi_s, sizeof hi_s, "%lld", hi) : la;
+    put(b, "(");
+    for (int len = la; len <= lb; len++) {
+        char from[24], to[24];
+        if (len == la) memcpy(from, lo_s, (size_t)la + 1);
+        else from[0] = '1', memset(from + 1, '0', (size_t)len - 1), from[len] = 0;
+        if (hi >= 0 && len == lb) memcpy(to, hi_s, (size_t)lb + 1);
+        else memset(to, '9', (size_t)len), to[len] = 0;
+        put(b, "%s", len > la ? " | " : "");
+        put_same_len(b, from, to, len);
+    }
+    if (hi < 0 && la < 16) put(b, " | [1-9] [0-9]{%d,15}", la);
+    put(b, ")");
+}
+
+/* An integer with minimum / maximum / exclusiveMinimum / exclusiveMaximum. */
+static char *integer_expr(struct conv *c, const cJSON *s) {
+    static const char *const kws[4] = {"minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"};
+    int has_lo = 0, has_hi = 0;
+    double lo = 0, hi = 0;
+    for (int i = 0; i < 4; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, kws[i]);
+        if (!v) continue;
+        if (!cJSON_IsNumber(v)) return fail(c, "'%s' must be a number", kws[i]);
+        if (fabs(v->valuedouble) > RANGE_MAX) return fail(c, "'%s' beyond 1e15 is not supported", kws[i]);
+        double x = i < 2 ? (i == 0 ? ceil(v->valuedouble) : floor(v->valuedouble) + 1)
+                         : (i == 2 ? floor(v->valuedouble) : ceil(v->valuedouble) - 1);
+        if (i < 2) lo = has_lo ? fmax(lo, x) : x, has_lo = 1;
+        else hi = has_hi ? fmin(hi, x) : x, has_hi = 1;
+    }
+    if (!has_lo && !has_hi) return strdup("integer");
+    if (has_lo && has_hi && lo > hi) return fail(c, "no integer lies between the schema's minimum and maximum");
+    struct sbuf b = {0};
+    int alts = 0;
+    put(&b, "(");
+    if (!has_lo || lo < 0) { /* negatives: "-" then |x| from max(1, -hi) up to -lo */
+        long long a = has_hi && hi < 0 ? (long long)-hi : 1, z = has_lo ? (long long)-lo : -1;
+        put(&b, "\"-\" ");
+        put_nonneg_range(&b, a, z);
+        alts++;
+    }
+    if (!has_hi || hi >= 0) {
+        put(&b, "%s", alts ? " | " : "");
+        put_nonneg_range(&b, has_lo && lo > 0 ? (long long)lo : 0, has_hi ? (long long)hi : -1);
+    }
+    put(&b, ")");
+    return take(c, &b);
+}
+
 static char *typed_expr(struct conv *c, const cJSON *s, const char *type, int depth) {
     if (!strcmp(type, "object")) return object_expr(c, s, depth);
     if (!strcmp(type, "array")) return array_expr(c, s, depth);
     if (!strcmp(type, "string")) return string_expr(c, s);
-    if (!strcmp(type, "number") || !strcmp(type, "integer") || !strcmp(type, "boolean") || !strcmp(type, "null"))
-        return strdup(type);
+    static const char *const bounds[] = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
+    if (!strcmp(type, "integer")) return integer_expr(c, s);
+    if (!strcmp(type, "number"))
+        for (size_t i = 0; i < 4; i++)
+            if (cJSON_GetObjectItemCaseSensitive(s, bounds[i]))
+                return fail(c, "'%s' on a number is not supported (on an integer it is)", bounds[i]);
+    if (!strcmp(type, "number") || !strcmp(type, "boolean") || !strcmp(type, "null")) return strdup(type);
     return fail(c, "unknown type '%s'", type);
 }
 

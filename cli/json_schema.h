@@ -5,12 +5,13 @@
  *
  * Covered: type (one or a list), object with properties / required / additionalProperties,
  * array with items / prefixItems / minItems / maxItems, string with minLength / maxLength, number,
- * integer, boolean, null, enum, const, anyOf, oneOf (as anyOf), allOf of one schema, $ref to
+ * integer (with minimum / maximum / exclusiveMinimum / exclusiveMaximum up to 1e15), boolean,
+ * null, enum, const, anyOf, oneOf (as anyOf), allOf of one schema, $ref to
  * "#", "#/$defs/..." or "#/definitions/..." (recursion allowed), the boolean schema true, and
  * the annotations (title, description, default, examples, format, $schema, $id, $comment,
  * deprecated, readOnly, writeOnly), which constrain nothing. Every other keyword (pattern,
- * minimum, uniqueItems, ...) is refused with a message naming it: a schema the grammar cannot
- * honour is an error, never silently loosened.
+ * multipleOf, uniqueItems, bounds on a non-integer number, ...) is refused with a message naming
+ * it: a schema the grammar cannot honour is an error, never silently loosened.
  *
  * Objects: the required properties in the schema's order, then the optional ones, each in that
  * order and each one present or not; more properties only when additionalProperties is true or a

@@ -3,3 +3,7 @@ vkllm_add_test(NAME test_sampler SOURCES test_sampler.c)
 vkllm_add_test(NAME test_json_constraint SOURCES test_json_constraint.c)
 # GBNF grammars (vkllm_generate_params.grammar): parsing, matching, token masks.
 vkllm_add_test(NAME test_grammar SOURCES test_grammar.c)
+# JSON schema -> GBNF (cli/json_schema.c, compiled in) checked through the grammar engine.
+vkllm_add_test(NAME test_json_schema SOURCES test_json_schema.c ${PROJECT_SOURCE_DIR}/cli/json_schema.c)
+target_include_directories(test_json_schema PRIVATE ${PROJECT_SOURCE_DIR}/cli)
+target_link_libraries(test_json_schema PRIVATE m)

@@ -725,7 +725,7 @@ def structured(srv):
                                ({"grammar": "root ::= root \"a\""}, "grammar", "left-recursive"),
                                ({"grammar": 5}, "grammar", "string"),
                                ({"json_schema": {"type": "string", "pattern": "a+"}}, "json_schema", "'pattern'"),
-                               ({"json_schema": {"type": "integer", "minimum": 3}}, "json_schema", "'minimum'"),
+                               ({"json_schema": {"type": "number", "minimum": 3}}, "json_schema", "'minimum'"),
                                ({"json_schema": {"$ref": "http://x/y"}}, "json_schema", "$ref"),
                                ({"response_format": {"type": "json_schema", "json_schema": {"schema": {"type": "str"}}}},
                                 "response_format", "unknown type"),
@@ -741,8 +741,9 @@ TOOLS = [{"type": "function", "function": {"name": "get_weather", "description":
                                                "city": {"type": "string", "maxLength": 20},
                                                "unit": {"enum": ["celsius", "fahrenheit"]}}, "required": ["city", "unit"]}}},
          {"type": "function", "function": {"name": "add", "parameters": {
-             "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"],
-             "additionalProperties": False}}}]
+             "type": "object", "properties": {"a": {"type": "integer", "minimum": 1, "maximum": 100},
+                                              "b": {"type": "integer", "exclusiveMinimum": -10, "maximum": 0}},
+             "required": ["a", "b"], "additionalProperties": False}}}]
 
 
 def tools(srv):
