@@ -85,7 +85,9 @@ struct serve_req {
                                     tool call: GBNF text */
     int tool_style;              /* enum serve_tool_style: tools shown to the model (chat) */
     cJSON *tools;                /* ... the request's tools */
-    struct serve_buf held;       /* stream with tools: the reply's text, parsed at the end */
+    struct serve_buf held;       /* with tools: the reply's text so far (stream) */
+    struct serve_tool_scan *scan; /* ... and the calls in it as they come (stream) */
+    size_t tool_content_end;     /* ... the end of the text streamed as content */
     char *stops[SERVE_MAX_STOP];
     int32_t *bias_tokens;
     float *bias_values;
@@ -133,6 +135,26 @@ int serve_tools_parse(struct serve_server *srv, const cJSON *body, struct serve_
 int serve_tools_message(const struct serve_req *r, const cJSON *m, const char **role, struct serve_buf *text);
 int serve_tools_inject(const struct serve_req *r, struct vkllm_chat_message *cm, struct serve_buf *texts, int *n);
 cJSON *serve_tools_extract(const struct serve_req *r, const char *text, char **content);
+
+/* The reply's calls as they stream (serve_tools.c): run over the text so far (all of it, with
+ * final, at the end), the scanner reports content, each call's start (its name) and its
+ * arguments' JSON as it comes, to the sink. serve_tool_scan_ok: 0 when the text left the style's
+ * call layout (then use serve_tools_extract on the whole). */
+struct serve_tool_scan {
+    int style, phase, n_calls;
+    size_t pos;                  /* bytes of the text handled */
+    int depth, in_str, esc;      /* inside the arguments' JSON */
+    char name[128];
+};
+struct serve_tool_sink {
+    void (*content)(void *ud, const char *text, size_t len);
+    void (*call)(void *ud, int index, const char *name);
+    void (*args)(void *ud, int index, const char *text, size_t len);
+    void *ud;
+};
+void serve_tool_scan_init(struct serve_tool_scan *s, int style);
+int serve_tool_scan_run(struct serve_tool_scan *s, const char *text, size_t len, int final, const struct serve_tool_sink *k);
+int serve_tool_scan_ok(const struct serve_tool_scan *s);
 
 /* A request with one reference; NULL when out of memory. */
 struct serve_req *serve_req_new(void);

@@ -732,6 +732,64 @@ char *serve_api_reply_json(struct serve_server *srv, struct serve_req *const *rs
     return s;
 }
 
+/* A call object of OpenAI's tool_calls: id, type, function {name, arguments}. */
+static cJSON *call_obj(const struct serve_req *r, int index, const char *name, const char *args) {
+    cJSON *o = cJSON_CreateObject(), *fn = cJSON_CreateObject();
+    char id[96];
+    snprintf(id, sizeof id, "call_%s_%d", strchr(r->id, '-') ? strchr(r->id, '-') + 1 : r->id, index);
+    cJSON_AddStringToObject(o, "id", id);
+    cJSON_AddStringToObject(o, "type", "function");
+    cJSON_AddStringToObject(fn, "name", name);
+    if (args) cJSON_AddStringToObject(fn, "arguments", args);
+    cJSON_AddItemToObject(o, "function", fn);
+    return o;
+}
+
+/* The plain reply's calls: the streaming scanner over the whole text (so a stream and a plain
+ * reply give the same calls), or serve_tools_extract where the text leaves the style's layout. */
+struct plain_sink {
+    const struct serve_req *r;
+    struct serve_buf content;
+    cJSON *calls;
+    struct serve_buf args[SERVE_MAX_N];
+};
+static void plain_content(void *ud, const char *t, size_t n) { sbuf_add(&((struct plain_sink *)ud)->content, t, n); }
+static void plain_call(void *ud, int i, const char *name) {
+    struct plain_sink *k = ud;
+    if (i < SERVE_MAX_N) cJSON_AddItemToArray(k->calls, call_obj(k->r, i, name, NULL));
+}
+static void plain_args(void *ud, int i, const char *t, size_t n) {
+    struct plain_sink *k = ud;
+    if (i < SERVE_MAX_N) sbuf_add(&k->args[i], t, n);
+}
+
+static cJSON *plain_calls(const struct serve_req *r, const char *text, char **content) {
+    *content = NULL;
+    if (!r->tool_style) return NULL;
+    struct plain_sink k = {r, {0}, cJSON_CreateArray(), {{0}}};
+    struct serve_tool_sink sink = {plain_content, plain_call, plain_args, &k};
+    struct serve_tool_scan sc;
+    serve_tool_scan_init(&sc, r->tool_style);
+    serve_tool_scan_run(&sc, text, strlen(text), 1, &sink);
+    cJSON *calls = NULL;
+    if (!serve_tool_scan_ok(&sc) || sc.n_calls > SERVE_MAX_N) {
+        calls = serve_tools_extract(r, text, content);
+    } else if (sc.n_calls > 0) {
+        calls = k.calls, k.calls = NULL;
+        int i = 0;
+        cJSON *c;
+        cJSON_ArrayForEach(c, calls) {
+            cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(c, "function"), "arguments", k.args[i].p ? k.args[i].p : "{}");
+            i++;
+        }
+        if (k.content.len) *content = strdup(k.content.p);
+    }
+    cJSON_Delete(k.calls);
+    sbuf_free(&k.content);
+    for (int i = 0; i < SERVE_MAX_N; i++) sbuf_free(&k.args[i]);
+    return calls;
+}
+
 /* One whole choice of a plain reply. */
 static void add_choice(struct serve_server *srv, cJSON *o, struct serve_req *r) {
     cJSON *c = choice(o, r);
@@ -741,7 +799,7 @@ static void add_choice(struct serve_server *srv, cJSON *o, struct serve_req *r) 
         cJSON *m = cJSON_AddObjectToObject(c, "message");
         cJSON_AddStringToObject(m, "role", "assistant");
         char *content = NULL;
-        cJSON *calls = serve_tools_extract(r, text, &content);
+        cJSON *calls = plain_calls(r, text, &content);
         if (calls) { /* OpenAI: content null unless the model wrote text before its calls */
             if (content) cJSON_AddStringToObject(m, "content", content);
             else cJSON_AddNullToObject(m, "content");
@@ -817,11 +875,62 @@ void serve_api_sse_start(struct serve_server *srv, struct serve_req *r, struct s
     else if (r->echo) emit(chunk(srv, r, r->echo, strlen(r->echo), 0, NULL, NULL, 0), out);
 }
 
+/* Streamed with tools: the scanner's content as content deltas, a call's start as a tool_calls
+ * delta with its id, type, name and empty arguments, then the arguments as they come (OpenAI's
+ * shape). */
+struct stream_sink {
+    struct serve_server *srv;
+    struct serve_req *r;
+    struct serve_buf *out;
+    const char *base;
+};
+static cJSON *tool_delta(struct stream_sink *k, cJSON **entry, int index) {
+    cJSON *o = chunk(k->srv, k->r, NULL, 0, 0, NULL, NULL, 0);
+    cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "choices"), 0), "delta");
+    cJSON *a = cJSON_AddArrayToObject(d, "tool_calls");
+    *entry = cJSON_CreateObject();
+    cJSON_AddNumberToObject(*entry, "index", index);
+    cJSON_AddItemToArray(a, *entry);
+    return o;
+}
+static void stream_content(void *ud, const char *t, size_t n) {
+    struct stream_sink *k = ud;
+    emit(chunk(k->srv, k->r, t, n, 0, NULL, NULL, 0), k->out);
+    k->r->tool_content_end = (size_t)(t - k->base) + n;
+}
+static void stream_call(void *ud, int i, const char *name) {
+    struct stream_sink *k = ud;
+    cJSON *e, *o = tool_delta(k, &e, i), *c = call_obj(k->r, i, name, "");
+    cJSON *it;
+    cJSON_ArrayForEach(it, c) cJSON_AddItemToObject(e, it->string, cJSON_Duplicate(it, 1));
+    cJSON_Delete(c);
+    emit(o, k->out);
+}
+static void stream_args(void *ud, int i, const char *t, size_t n) {
+    struct stream_sink *k = ud;
+    char *s = malloc(n + 1);
+    if (!s) return;
+    memcpy(s, t, n), s[n] = 0;
+    cJSON *e, *o = tool_delta(k, &e, i), *fn = cJSON_AddObjectToObject(e, "function");
+    cJSON_AddStringToObject(fn, "arguments", s);
+    free(s);
+    emit(o, k->out);
+}
+
+static void stream_scan(struct serve_server *srv, struct serve_req *r, int final, struct serve_buf *out) {
+    if (!r->scan && (r->scan = malloc(sizeof *r->scan))) serve_tool_scan_init(r->scan, r->tool_style);
+    if (!r->scan || !serve_tool_scan_ok(r->scan)) return;
+    struct stream_sink k = {srv, r, out, r->held.p ? r->held.p : ""};
+    struct serve_tool_sink sink = {stream_content, stream_call, stream_args, &k};
+    serve_tool_scan_run(r->scan, k.base, r->held.len, final, &sink);
+}
+
 void serve_api_sse_text(struct serve_server *srv, struct serve_req *r, const char *text, size_t len,
                         const struct vkllm_token_probs *lp, uint32_t n_lp, struct serve_buf *out) {
-    if (r->tool_style) { /* with tools the text may be a call: held, and parsed at the end */
+    if (r->tool_style) { /* with tools the text may be a call: scanned as it comes */
         sbuf_add(&r->held, text, len);
         if (n_lp) emit(chunk(srv, r, NULL, 0, 0, NULL, lp, n_lp), out);
+        stream_scan(srv, r, 0, out);
         return;
     }
     emit(chunk(srv, r, text, len, 0, NULL, lp, n_lp), out);
@@ -830,24 +939,28 @@ void serve_api_sse_text(struct serve_server *srv, struct serve_req *r, const cha
 void serve_api_sse_end(struct serve_server *srv, struct serve_req *r, const struct vkllm_token_probs *lp,
                        uint32_t n_lp, struct serve_buf *out) {
     const char *finish = r->finish_reason;
-    if (r->tool_style) { /* the held text: the calls as tool_calls deltas (one per call), or the content */
-        char *content = NULL;
-        cJSON *calls = serve_tools_extract(r, r->held.p ? r->held.p : "", &content);
-        if (!calls && r->held.len) emit(chunk(srv, r, r->held.p, r->held.len, 0, NULL, NULL, 0), out);
-        if (calls && content) emit(chunk(srv, r, content, strlen(content), 0, NULL, NULL, 0), out);
-        int i = 0;
-        cJSON *call;
-        cJSON_ArrayForEach(call, calls) {
-            cJSON *o = chunk(srv, r, NULL, 0, 0, NULL, NULL, 0);
-            cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "choices"), 0), "delta");
-            cJSON *a = cJSON_AddArrayToObject(d, "tool_calls"), *e = cJSON_Duplicate(call, 1);
-            cJSON_AddNumberToObject(e, "index", i++);
-            cJSON_AddItemToArray(a, e);
-            emit(o, out);
+    if (r->tool_style) {
+        stream_scan(srv, r, 1, out);
+        int calls = r->scan ? r->scan->n_calls : 0;
+        if (r->scan && !serve_tool_scan_ok(r->scan) && calls == 0) {
+            /* it left the layout before any call: the rest (as serve_tools_extract reads the whole) */
+            char *content = NULL;
+            cJSON *found = serve_tools_extract(r, r->held.p ? r->held.p : "", &content);
+            int i = 0;
+            cJSON *call;
+            cJSON_ArrayForEach(call, found) {
+                struct stream_sink k = {srv, r, out, ""};
+                cJSON *e, *o = tool_delta(&k, &e, i++), *it;
+                cJSON_ArrayForEach(it, call) cJSON_AddItemToObject(e, it->string, cJSON_Duplicate(it, 1));
+                emit(o, out);
+            }
+            calls = i;
+            if (!found && r->held.len > r->tool_content_end)
+                emit(chunk(srv, r, r->held.p + r->tool_content_end, r->held.len - r->tool_content_end, 0, NULL, NULL, 0), out);
+            cJSON_Delete(found);
+            free(content);
         }
         if (calls && finish && !strcmp(finish, "stop")) finish = "tool_calls";
-        cJSON_Delete(calls);
-        free(content);
     }
     cJSON *f = chunk(srv, r, NULL, 0, 0, finish, lp, n_lp);
     add_timings(f, r);

@@ -90,6 +90,7 @@ void serve_req_unref(struct serve_req *r) {
     free(r->grammar);
     cJSON_Delete(r->tools);
     sbuf_free(&r->held);
+    free(r->scan);
     free(r->echo);
     free(r->embedding);
     free(r->prompt_ids);

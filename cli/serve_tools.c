@@ -340,3 +340,234 @@ none:
     cJSON_Delete(calls);
     return NULL;
 }
+
+/* --- the calls as they stream ----------------------------------------------------------------
+ * An incremental scanner over the reply's text: content (text before any call, whitespace before
+ * a call dropped), then for each call its name once the header up to the arguments has come, then
+ * the arguments' JSON as it comes (whitespace outside strings dropped), until they close. The
+ * plain reply runs the same scanner over the whole text, so both give the same calls. Text that
+ * does not fit a style's call layout stops the scanner (SCAN_FAIL): the caller then takes what
+ * serve_tools_extract makes of the whole text. */
+
+enum { SCAN_CONTENT, SCAN_TEXT, SCAN_HEADER, SCAN_ARGS, SCAN_AFTER, SCAN_DONE, SCAN_FAIL };
+
+/* Match result: the whole step matched (*p advanced), more text is needed, or it cannot. */
+enum { M_OK, M_MORE, M_NO };
+
+static void m_ws(const char *t, size_t n, size_t *p) {
+    while (*p < n && strchr(" \t\r\n", t[*p])) (*p)++;
+}
+
+static int m_lit(const char *t, size_t n, size_t *p, const char *lit) {
+    size_t k = strlen(lit), have = n - *p < k ? n - *p : k;
+    if (memcmp(t + *p, lit, have)) return M_NO;
+    if (have < k) return M_MORE;
+    *p += k;
+    return M_OK;
+}
+
+/* A JSON string of name characters (what serve_tools_parse allows) into name. */
+static int m_name(const char *t, size_t n, size_t *p, char *name, size_t cap) {
+    size_t q = *p;
+    if (q >= n) return M_MORE;
+    if (t[q++] != '"') return M_NO;
+    size_t k = 0;
+    for (; q < n && t[q] != '"'; q++) {
+        char c = t[q];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-') || k + 1 >= cap)
+            return M_NO;
+        name[k++] = c;
+    }
+    if (q >= n) return M_MORE;
+    name[k] = 0;
+    *p = q + 1;
+    return M_OK;
+}
+
+/* A call's header up to its arguments: { "name": "NAME", "arguments" (or "parameters"): */
+static int m_header(const struct serve_tool_scan *s, const char *t, size_t n, size_t *p, char *name, size_t cap) {
+    size_t q = *p;
+    int r;
+    m_ws(t, n, &q);
+    if (s->style == SERVE_TOOLS_LLAMA3 && (r = m_lit(t, n, &q, "<|python_tag|>")) == M_MORE) return M_MORE;
+    m_ws(t, n, &q);
+    if (s->style == SERVE_TOOLS_MISTRAL && s->n_calls == 0) {
+        if ((r = m_lit(t, n, &q, "[")) != M_OK) return r;
+        m_ws(t, n, &q);
+    }
+    if ((r = m_lit(t, n, &q, "{")) != M_OK) return r;
+    m_ws(t, n, &q);
+    if ((r = m_lit(t, n, &q, "\"name\"")) != M_OK) return r;
+    m_ws(t, n, &q);
+    if ((r = m_lit(t, n, &q, ":")) != M_OK) return r;
+    m_ws(t, n, &q);
+    if ((r = m_name(t, n, &q, name, cap)) != M_OK) return r;
+    m_ws(t, n, &q);
+    if ((r = m_lit(t, n, &q, ",")) != M_OK) return r;
+    m_ws(t, n, &q);
+    const char *key = s->style == SERVE_TOOLS_LLAMA3 ? "\"parameters\"" : "\"arguments\"";
+    if ((r = m_lit(t, n, &q, key)) == M_NO && s->style == SERVE_TOOLS_LLAMA3) r = m_lit(t, n, &q, "\"arguments\"");
+    if (r != M_OK) return r;
+    m_ws(t, n, &q);
+    if ((r = m_lit(t, n, &q, ":")) != M_OK) return r;
+    m_ws(t, n, &q);
+    if (q >= n) return M_MORE;
+    if (t[q] != '{') return M_NO; /* arguments are an object */
+    *p = q;
+    return M_OK;
+}
+
+/* After a call's arguments: its closing, and then the next call or the end. */
+static int m_after(struct serve_tool_scan *s, const char *t, size_t n, size_t *p, int final) {
+    size_t q = *p;
+    int r;
+    m_ws(t, n, &q);
+    if (q < n && t[q] == ',') { /* Mistral's history writes the call's id after its arguments */
+        char id[64];
+        q++;
+        m_ws(t, n, &q);
+        if ((r = m_lit(t, n, &q, "\"id\"")) != M_OK) return r;
+        m_ws(t, n, &q);
+        if ((r = m_lit(t, n, &q, ":")) != M_OK) return r;
+        m_ws(t, n, &q);
+        if ((r = m_name(t, n, &q, id, sizeof id)) != M_OK) return r;
+        m_ws(t, n, &q);
+    }
+    if ((r = m_lit(t, n, &q, "}")) != M_OK) return r;
+    m_ws(t, n, &q);
+    if (s->style == SERVE_TOOLS_HERMES) {
+        if ((r = m_lit(t, n, &q, "</tool_call>")) != M_OK) return r;
+        m_ws(t, n, &q);
+        if (q == n) return *p = q, final ? (s->phase = SCAN_DONE, M_OK) : M_MORE;
+        if ((r = m_lit(t, n, &q, "<tool_call>")) != M_OK) return r;
+        s->phase = SCAN_HEADER;
+    } else if (s->style == SERVE_TOOLS_MISTRAL) {
+        if (q == n) return M_MORE;
+        if (t[q] == ']') {
+            q++;
+            m_ws(t, n, &q);
+            if (q != n) return M_NO;
+            s->phase = SCAN_DONE;
+        } else {
+            if ((r = m_lit(t, n, &q, ",")) != M_OK) return r;
+            s->phase = SCAN_HEADER;
+        }
+    } else {
+        if (q != n) return M_NO;
+        if (!final) return M_MORE;
+        s->phase = SCAN_DONE;
+    }
+    *p = q;
+    return M_OK;
+}
+
+/* How many bytes at the end of t[0..n) may start marker (a prefix of it), or are whitespace that
+ * a call would drop: held back until the next text says. */
+static size_t held_tail(const char *t, size_t n, const char *marker) {
+    size_t k = strlen(marker), best = 0;
+    for (size_t i = 1; i < k && i <= n; i++)
+        if (!memcmp(t + n - i, marker, i)) best = i;
+    size_t w = n - best;
+    while (w > 0 && strchr(" \t\r\n", t[w - 1])) w--;
+    return n - w;
+}
+
+void serve_tool_scan_init(struct serve_tool_scan *s, int style) {
+    memset(s, 0, sizeof *s);
+    s->style = style;
+}
+
+int serve_tool_scan_run(struct serve_tool_scan *s, const char *t, size_t n, int final, const struct serve_tool_sink *k) {
+    for (;;) {
+        size_t p = s->pos;
+        switch (s->phase) {
+        case SCAN_CONTENT:
+            if (s->style == SERVE_TOOLS_HERMES) {
+                const char *at = NULL;
+                for (size_t i = p; i + 11 <= n && !at; i++)
+                    if (!memcmp(t + i, "<tool_call>", 11)) at = t + i;
+                if (at) {
+                    size_t end = (size_t)(at - t);
+                    while (end > p && strchr(" \t\r\n", t[end - 1])) end--;
+                    if (end > p) k->content(k->ud, t + p, end - p);
+                    s->pos = (size_t)(at - t) + 11;
+                    s->phase = SCAN_HEADER;
+                    continue;
+                }
+                size_t safe = final ? n : n - held_tail(t + p, n - p, "<tool_call>");
+                if (safe > p) k->content(k->ud, t + p, safe - p);
+                s->pos = safe;
+                return s->phase;
+            }
+            m_ws(t, n, &p);
+            if (p == n) {
+                if (final && n > s->pos) k->content(k->ud, t + s->pos, n - s->pos);
+                if (final) s->pos = n;
+                return s->phase;
+            }
+            s->phase = t[p] == (s->style == SERVE_TOOLS_MISTRAL ? '[' : '{') || t[p] == '<' ? SCAN_HEADER : SCAN_TEXT;
+            if (s->phase == SCAN_HEADER) s->pos = p;
+            continue;
+        case SCAN_TEXT:
+            if (n > p) k->content(k->ud, t + p, n - p);
+            s->pos = n;
+            return s->phase;
+        case SCAN_HEADER: {
+            int r = m_header(s, t, n, &p, s->name, sizeof s->name);
+            if (r == M_MORE && !final) return s->phase;
+            if (r != M_OK) {
+                s->phase = s->n_calls == 0 && s->style != SERVE_TOOLS_HERMES ? SCAN_TEXT : SCAN_FAIL;
+                if (s->phase == SCAN_TEXT) continue; /* llama3 / mistral: it was text after all */
+                return s->phase;
+            }
+            k->call(k->ud, s->n_calls, s->name);
+            s->pos = p;
+            s->depth = s->in_str = s->esc = 0;
+            s->phase = SCAN_ARGS;
+            continue;
+        }
+        case SCAN_ARGS: {
+            size_t i = p;
+            char out[256];
+            size_t o = 0;
+            for (; i < n && s->phase == SCAN_ARGS; i++) {
+                char c = t[i];
+                int keep = 1;
+                if (s->in_str) {
+                    if (s->esc) s->esc = 0;
+                    else if (c == '\\') s->esc = 1;
+                    else if (c == '"') s->in_str = 0;
+                } else if (c == '"') {
+                    s->in_str = 1;
+                } else if (c == '{' || c == '[') {
+                    s->depth++;
+                } else if (c == '}' || c == ']') {
+                    if (--s->depth == 0) s->phase = SCAN_AFTER, s->n_calls++;
+                } else if (strchr(" \t\r\n", c)) {
+                    keep = 0; /* whitespace outside strings */
+                }
+                if (keep) out[o++] = c;
+                if (o == sizeof out) k->args(k->ud, s->n_calls - (s->phase != SCAN_ARGS), out, o), o = 0;
+            }
+            if (o) k->args(k->ud, s->n_calls - (s->phase != SCAN_ARGS), out, o);
+            s->pos = i;
+            if (s->phase == SCAN_ARGS) {
+                if (final) s->phase = SCAN_FAIL; /* cut off inside the arguments */
+                return s->phase;
+            }
+            continue;
+        }
+        case SCAN_AFTER: {
+            int r = m_after(s, t, n, &p, final);
+            if (r == M_MORE && !final) return s->phase;
+            if (r != M_OK) return s->phase = SCAN_FAIL;
+            s->pos = p;
+            if (s->phase == SCAN_AFTER) return s->phase;
+            continue;
+        }
+        default: return s->phase; /* SCAN_DONE, SCAN_FAIL */
+        }
+    }
+}
+
+int serve_tool_scan_ok(const struct serve_tool_scan *s) { return s->phase != SCAN_FAIL; }

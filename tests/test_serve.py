@@ -766,14 +766,19 @@ def tools(srv):
             ok = ok and name in params and (want is None or name == want)
             check(ok and valid_json(calls[0]["function"]["arguments"], params[name]),
                   "tool_choice %s seed %d: one valid call: %s" % (choice, seed, j))
-            if seed == 0:  # streamed: the same call, as a tool_calls delta
+            if seed == 0:  # streamed: the same call, its arguments in pieces as they are generated
                 st, _, events, raw = stream(srv, "/v1/chat/completions", dict(body, stream=True))
                 ok, objs = parse_events(events, raw)
                 deltas = [t for o in objs for t in o["choices"][0]["delta"].get("tool_calls", [])] if ok else []
                 fin = objs[-1]["choices"][0]["finish_reason"] if ok and objs else None
-                check(len(deltas) == 1 and deltas[0]["index"] == 0 and fin == "tool_calls"
-                      and deltas[0]["function"] == calls[0]["function"],
-                      "streamed tool call %s: %r" % (choice, raw[-600:]))
+                first = deltas[0] if deltas else {}
+                args = "".join(d.get("function", {}).get("arguments", "") for d in deltas)
+                check(len(deltas) > 2 and all(d["index"] == 0 for d in deltas) and fin == "tool_calls"
+                      and first.get("id", "").startswith("call_") and first.get("type") == "function"
+                      and first["function"]["name"] == calls[0]["function"]["name"]
+                      and all("id" not in d for d in deltas[1:]) and args == calls[0]["function"]["arguments"]
+                      and not any(o["choices"][0]["delta"].get("content") for o in objs),
+                      "streamed tool call %s: %d deltas, arguments %r vs %r" % (choice, len(deltas), args, calls))
     # auto: free text or a call; none: tools not shown, plain text
     st, _, j, _ = request(srv, "POST", "/v1/chat/completions", {"messages": msgs, "tools": TOOLS, "max_tokens": 16, "seed": 1})
     check(st == 200 and j["choices"][0]["finish_reason"] in ("length", "stop", "tool_calls"), "tool_choice auto: %s" % j)
