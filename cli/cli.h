@@ -50,6 +50,16 @@ int vkllm_cli_sampling_arg(const char *cmd, const char *a, const char *v, struct
                            struct vkllm_cli_bias *bias);
 const char *vkllm_cli_sampling_help(void);
 
+/* --cache-type-k / --cache-type-v (-ctk / -ctv) T: f16 or q8_0 into sp (run, chat, serve). Returns
+ * 2 when flag a (with value v) was taken, 0 when it is not one of them, -1 on a bad value (a line
+ * was printed). vkllm_cli_kv_types: a comma-separated list of them (bench's axis); -1 when bad. */
+int vkllm_cli_kv_arg(const char *cmd, const char *a, const char *v, struct vkllm_session_params *sp);
+int vkllm_cli_kv_types(const char *list, int *out, int *n);
+#define VKLLM_CLI_KV_HELP                                                                                    \
+    "  -ctk, --cache-type-k T  KV cache type of K: f16 (default) or q8_0 (int8 and a scale per 32 values:\n"  \
+    "                        0.56x the bytes of f16; llama.cpp's flag)\n"                                        \
+    "  -ctv, --cache-type-v T  ... of V\n"
+
 /* Model parameters for the CLI: a progress line on stderr while the weights load, when stderr
  * is a terminal. */
 struct vkllm_model_params vkllm_cli_model_params(void);

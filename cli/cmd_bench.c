@@ -30,6 +30,7 @@ struct opts {
     int depth[MAX_LIST], n_depth;
     int reps;
     int ubatch;
+    int ctk[2], n_ctk, ctv[2], n_ctv; /* KV cache types (enum vkllm_kv_type), each an axis */
     const char *format; /* md, csv, json, jsonl */
     int greedy;         /* tg through the on-device argmax instead of reading logits */
     int profile;        /* --profile */
@@ -45,7 +46,11 @@ struct result {
     double avg, stddev;
     char time[32]; /* test_time: when the test started, ISO 8601 UTC */
     uint64_t kv_per_token; /* KV cache bytes one more position of context costs */
+    uint64_t kv_bytes;     /* the session's KV cache, allocated */
+    int type_k, type_v;    /* enum vkllm_kv_type */
 };
+
+static const char *kv_name(int t) { return t == VKLLM_KV_Q8_0 ? "q8_0" : "f16"; }
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -61,6 +66,8 @@ static void usage(FILE *f) {
             "  -r N             repetitions after one warm-up run (default 5)\n"
             "  --device N,..    Vulkan devices to run on (default: all usable ones)\n"
             "  --ubatch N       prefill micro-batch size (default 512)\n"
+            "  -ctk, --cache-type-k LIST  KV cache type of K: f16, q8_0 or both as an axis (default f16)\n"
+            "  -ctv, --cache-type-v LIST  ... of V\n"
             "  -o FORMAT        md (default), csv, json or jsonl (json uses llama-bench's field names), or\n"
             "                   charts drawn by vkllm: svg (one document) or html (one page, no scripts):\n"
             "                   tokens/s by depth, KV cache by context, and with --profile each kernel's\n"
@@ -155,8 +162,10 @@ static cJSON *row_json(const struct result *r, const struct opts *o) {
     cJSON_AddStringToObject(j, "tensor_types", r->mi.type_summary);
     cJSON_AddNumberToObject(j, "n_batch", o->ubatch);
     cJSON_AddNumberToObject(j, "n_ubatch", o->ubatch);
-    cJSON_AddStringToObject(j, "type_k", "f16");
-    cJSON_AddStringToObject(j, "type_v", "f16");
+    cJSON_AddStringToObject(j, "type_k", kv_name(r->type_k));
+    cJSON_AddStringToObject(j, "type_v", kv_name(r->type_v));
+    cJSON_AddNumberToObject(j, "kv_bytes", (double)r->kv_bytes);
+    cJSON_AddNumberToObject(j, "kv_bytes_per_token", (double)r->kv_per_token);
     cJSON_AddNumberToObject(j, "n_prompt", r->n_prompt);
     cJSON_AddNumberToObject(j, "n_gen", r->n_gen);
     cJSON_AddNumberToObject(j, "n_depth", r->n_depth);
@@ -182,6 +191,14 @@ static cJSON *row_json(const struct result *r, const struct opts *o) {
 
 static const char *human_bytes(uint64_t b, char *buf, size_t n) {
     if (b >= (1ull << 30)) snprintf(buf, n, "%.2f GiB", b / 1073741824.0);
+    else snprintf(buf, n, "%.2f MiB", b / 1048576.0);
+    return buf;
+}
+
+/* Small byte counts (a KV position): B, KiB or MiB. */
+static const char *small_bytes(uint64_t b, char *buf, size_t n) {
+    if (b < 1024) snprintf(buf, n, "%llu B", (unsigned long long)b);
+    else if (b < (1ull << 20)) snprintf(buf, n, "%.1f KiB", b / 1024.0);
     else snprintf(buf, n, "%.2f MiB", b / 1048576.0);
     return buf;
 }
@@ -425,19 +442,21 @@ static void print_results(const struct result *rs, int n, const struct profile *
         printf("</svg>\n");
         free(buf);
     } else if (!strcmp(o->format, "md")) {
-        printf("| device | model | size | params | types | test | t/s | GB/s (weights) |\n");
-        printf("| --- | --- | ---: | ---: | --- | --- | ---: | ---: |\n");
+        printf("| device | model | size | params | types | KV (per token) | test | t/s | GB/s (weights) |\n");
+        printf("| --- | --- | ---: | ---: | --- | --- | --- | ---: | ---: |\n");
         for (int i = 0; i < n; i++) {
             const struct result *r = &rs[i];
             char bw[32] = "";
             if (r->n_gen) snprintf(bw, sizeof bw, "%.2f", bandwidth_gbps(r));
-            printf("| %s | %s | %s | %s | %s | %s | %.2f ± %.2f | %s |\n", r->dev.name,
+            char kvs[32];
+            printf("| %s | %s | %s | %s | %s | %s/%s %s | %s | %.2f ± %.2f | %s |\n", r->dev.name,
                    r->mi.name[0] ? r->mi.name : r->mi.arch, human_bytes(r->mi.file_bytes, size, sizeof size),
-                   human_count(r->mi.n_params, params, sizeof params),
-                   r->mi.type_summary, test_name(r, name, sizeof name), r->avg, r->stddev, bw);
+                   human_count(r->mi.n_params, params, sizeof params), r->mi.type_summary, kv_name(r->type_k),
+                   kv_name(r->type_v), small_bytes(r->kv_per_token, kvs, sizeof kvs), test_name(r, name, sizeof name),
+                   r->avg, r->stddev, bw);
         }
-        printf("\nvkllm %s (%s), ubatch %d, KV f16, %d repetitions after a warm-up\n", vkllm_version(),
-               vkllm_git_commit(), o->ubatch, o->reps);
+        printf("\nvkllm %s (%s), ubatch %d, %d repetitions after a warm-up\n", vkllm_version(), vkllm_git_commit(),
+               o->ubatch, o->reps);
         for (int i = 0; i < n; i++) {
             const struct vkllm_device_info *d = &rs[i].dev;
             if (i > 0 && !strcmp(d->name, rs[i - 1].dev.name)) continue;
@@ -452,12 +471,13 @@ static void print_results(const struct result *rs, int n, const struct profile *
                "build_commit,test_time\n");
         for (int i = 0; i < n; i++) {
             const struct result *r = &rs[i];
-            printf("\"%s\",\"%s\",\"%s %s\",%u,%u.%u.%u,\"%s\",%llu,%llu,\"%s\",%d,f16,f16,%d,%d,%d,%.4f,%.4f,%.4f,"
+            printf("\"%s\",\"%s\",\"%s %s\",%u,%u.%u.%u,\"%s\",%llu,%llu,\"%s\",%d,%s,%s,%d,%d,%d,%.4f,%.4f,%.4f,"
                    "%s,%s,%s\n",
                    r->dev.name, r->dev.vendor, r->dev.driver_name, r->dev.driver_info, r->dev.driver_version,
                    r->dev.api_version >> 22, (r->dev.api_version >> 12) & 0x3ff, r->dev.api_version & 0xfff,
                    r->mi.name[0] ? r->mi.name : r->mi.arch, (unsigned long long)r->mi.file_bytes,
-                   (unsigned long long)r->mi.n_params, r->mi.type_summary, o->ubatch, r->n_prompt, r->n_gen,
+                   (unsigned long long)r->mi.n_params, r->mi.type_summary, o->ubatch, kv_name(r->type_k),
+                   kv_name(r->type_v), r->n_prompt, r->n_gen,
                    r->n_depth, r->avg, r->stddev, bandwidth_gbps(r), vkllm_version(), vkllm_git_commit(), r->time);
         }
         if (n_ps) print_profiles_csv(ps, n_ps);
@@ -485,15 +505,16 @@ static int profile_pp(const struct opts *o) {
     return n < 2 ? 2 : n;
 }
 
-static int bench_device(const struct opts *o, int dev, struct result *rs, int *n_rs, int cap, struct profile *ps,
-                        int *n_ps) {
+static int bench_device(const struct opts *o, int dev, int type_k, int type_v, struct result *rs, int *n_rs, int cap,
+                        struct profile *ps, int *n_ps) {
     int need = 1;
     if (o->profile) need = MAXI(need, o->depth[0] + profile_pp(o));
     for (int d = 0; d < o->n_depth; d++)
         for (int i = 0; i < o->n_pp; i++) need = MAXI(need, o->depth[d] + o->pp[i]);
     for (int d = 0; d < o->n_depth; d++)
         for (int i = 0; i < o->n_tg; i++) need = MAXI(need, o->depth[d] + o->tg[i]);
-    struct vkllm_session_params sp = {(uint32_t)need, (uint32_t)o->ubatch};
+    struct vkllm_session_params sp = {.n_ctx = (uint32_t)need, .n_ubatch = (uint32_t)o->ubatch, .type_k = type_k,
+                                      .type_v = type_v};
     struct vkllm_cli_handles h;
     int code = vkllm_cli_open(o->path, dev, &sp, &h);
     if (code) return code;
@@ -517,6 +538,8 @@ static int bench_device(const struct opts *o, int dev, struct result *rs, int *n
                 struct vkllm_session_memory sm;
                 vkllm_session_memory(s, &sm);
                 r->kv_per_token = sm.kv_bytes_per_token;
+                r->kv_bytes = sm.kv_bytes_allocated;
+                r->type_k = type_k, r->type_v = type_v;
                 time_t now = time(NULL);
                 struct tm tm;
                 if (gmtime_r(&now, &tm)) strftime(r->time, sizeof r->time, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -552,7 +575,7 @@ static int bench_device(const struct opts *o, int dev, struct result *rs, int *n
 }
 
 int vkllm_cmd_bench(int argc, char **argv) {
-    struct opts o = {.reps = 5, .ubatch = 512, .format = "md"};
+    struct opts o = {.reps = 5, .ubatch = 512, .format = "md", .n_ctk = 1, .n_ctv = 1};
     o.pp[0] = 512, o.n_pp = 1;
     o.tg[0] = 128, o.n_tg = 1;
     o.depth[0] = 0, o.n_depth = 1;
@@ -568,6 +591,14 @@ int vkllm_cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "-r") && has) o.reps = atoi(argv[++i]);
         else if (!strcmp(a, "--ubatch") && has) o.ubatch = atoi(argv[++i]);
         else if (!strcmp(a, "-o") && has) o.format = argv[++i];
+        else if ((!strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k") || !strcmp(a, "-ctv") || !strcmp(a, "--cache-type-v")) &&
+                 has) {
+            int v = a[strlen(a) - 1] == 'v';
+            if (vkllm_cli_kv_types(argv[++i], v ? o.ctv : o.ctk, v ? &o.n_ctv : &o.n_ctk)) {
+                fprintf(stderr, "vkllm: bench: %s takes f16, q8_0 or both (f16,q8_0)\n", a);
+                return 2;
+            }
+        }
         else if (!strcmp(a, "--greedy")) o.greedy = 1;
         else if (!strcmp(a, "--profile")) o.profile = 1;
         else if (!strcmp(a, "--peak-gbps") && has) {
@@ -601,12 +632,14 @@ int vkllm_cmd_bench(int argc, char **argv) {
         if (o.n_devices == 0) return vkllm_cli_fail(VKLLM_STATUS_NO_DEVICE, "no usable Vulkan device");
     }
     static struct result rs[256];
-    static struct profile ps[2 * MAX_LIST];
+    static struct profile ps[2 * MAX_LIST * 4];
     int n_rs = 0, n_ps = 0;
-    for (int d = 0; d < o.n_devices; d++) {
-        int code = bench_device(&o, o.devices[d], rs, &n_rs, 256, ps, &n_ps);
-        if (code) return code;
-    }
+    for (int d = 0; d < o.n_devices; d++)
+        for (int a = 0; a < o.n_ctk; a++)
+            for (int b = 0; b < o.n_ctv; b++) {
+                int code = bench_device(&o, o.devices[d], o.ctk[a], o.ctv[b], rs, &n_rs, 256, ps, &n_ps);
+                if (code) return code;
+            }
     print_results(rs, n_rs, ps, n_ps, &o);
     return 0;
 }

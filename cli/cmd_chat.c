@@ -25,6 +25,7 @@ static void usage(FILE *f) {
             "  --system TEXT          a system message at the start of the conversation\n"
             "  -c N                   context size in tokens (default: the model's, at most 4096)\n"
             "  --device N             Vulkan device index\n");
+    fputs(VKLLM_CLI_KV_HELP, f);
     fputs(vkllm_cli_sampling_help(), f);
     fprintf(f, "templates: %s\n", vkllm_chat_template_names());
 }
@@ -121,9 +122,11 @@ int vkllm_cmd_chat(int argc, char **argv) {
     double n_ctx = 0;
     struct vkllm_generate_params gp = vkllm_generate_params_default();
     struct vkllm_cli_bias bias = {0};
+    struct vkllm_session_params sp = {.n_ctx = 0, .n_ubatch = 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int taken = vkllm_cli_sampling_arg("chat", a, v, &gp, &bias);
+        if (!taken) taken = vkllm_cli_kv_arg("chat", a, v, &sp);
         double d;
         if (taken < 0) return 2;
         if (taken) i++;
@@ -146,7 +149,7 @@ int vkllm_cmd_chat(int argc, char **argv) {
     struct conversation c = {0};
     char *line = NULL;
     size_t line_cap = 0;
-    struct vkllm_session_params sp = {(uint32_t)n_ctx, 0};
+    sp.n_ctx = (uint32_t)n_ctx;
     struct vkllm_cli_handles h;
     int code = vkllm_cli_open(path, device, &sp, &h);
     if (code) return code;

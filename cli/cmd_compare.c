@@ -218,7 +218,7 @@ static int base_run(const struct opts *o, int id, const int32_t *ids, uint32_t n
         vkllm_ref_free(r);
         return st ? vkllm_cli_fail(st, "the reference forward pass") : 0;
     }
-    struct vkllm_session_params sp = {n, (uint32_t)o->ubatch};
+    struct vkllm_session_params sp = {.n_ctx = n, .n_ubatch = (uint32_t)o->ubatch};
     struct vkllm_cli_handles h;
     int code = vkllm_cli_open(o->path, id, &sp, &h);
     if (code) return code;
@@ -317,7 +317,7 @@ static int run_device(const struct opts *o, struct dev_result *d, struct base_ru
     for (int i = 0; i < o->n_depth; i++) maxd = o->depth[i] > maxd ? o->depth[i] : maxd;
     uint32_t n_ctx = (uint32_t)(maxd + need + 1);
     for (int i = 0; i < n_runs; i++) n_ctx = runs[i].n > n_ctx ? runs[i].n : n_ctx;
-    struct vkllm_session_params sp = {n_ctx, (uint32_t)o->ubatch};
+    struct vkllm_session_params sp = {.n_ctx = n_ctx, .n_ubatch = (uint32_t)o->ubatch};
     struct vkllm_cli_handles h;
     int code = vkllm_cli_open(o->path, d->id, &sp, &h);
     if (code) return code;

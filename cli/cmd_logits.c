@@ -113,7 +113,7 @@ static int run_ref(const char *path, const int32_t *ids, uint32_t n, uint32_t k,
 
 static int run_gpu(const char *path, int device, const int32_t *ids, uint32_t n, uint32_t k, int decode,
                    uint32_t n_ctx, uint32_t n_ubatch, cJSON *arr) {
-    struct vkllm_session_params sp = {n_ctx ? n_ctx : n, n_ubatch};
+    struct vkllm_session_params sp = {.n_ctx = n_ctx ? n_ctx : n, .n_ubatch = n_ubatch};
     struct vkllm_cli_handles h;
     int code = vkllm_cli_open(path, device, &sp, &h);
     if (code) return code;

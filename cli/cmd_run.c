@@ -43,6 +43,7 @@ static void usage(FILE *f) {
             "  --show-probs N         after the text, each generated token's probability and the N most\n"
             "                         likely tokens at that step (the model's distribution: temperature 1,\n"
             "                         before penalties and truncation; N <= 20)\n");
+    fputs(VKLLM_CLI_KV_HELP, f);
     fputs(vkllm_cli_sampling_help(), f);
 }
 
@@ -160,11 +161,13 @@ int vkllm_cmd_run(int argc, char **argv) {
     double n_ctx = 0, n_ubatch = 0;
     struct vkllm_generate_params gp = vkllm_generate_params_default();
     struct vkllm_cli_bias bias = {0};
+    struct vkllm_session_params sp = {.n_ctx = 0, .n_ubatch = 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         double d;
         int taken = vkllm_cli_sampling_arg("run", a, v, &gp, &bias);
+        if (!taken) taken = vkllm_cli_kv_arg("run", a, v, &sp);
         if (taken < 0) return 2;
         if (taken) {
             i++;
@@ -249,7 +252,7 @@ int vkllm_cmd_run(int argc, char **argv) {
     gp.stop = stops;
     gp.n_stop = n_stop;
 
-    struct vkllm_session_params sp = {(uint32_t)n_ctx, (uint32_t)n_ubatch};
+    sp.n_ctx = (uint32_t)n_ctx, sp.n_ubatch = (uint32_t)n_ubatch;
     struct vkllm_cli_handles h;
     int code = vkllm_cli_open(path, device, &sp, &h);
     if (code) {

@@ -48,6 +48,7 @@ static void usage(FILE *f) {
             "                        the model)\n"
             "  --max-client-connections N  open connections per client address at most (default 0: no\n"
             "                        cap, as clients behind one NAT or proxy share an address)\n"
+            VKLLM_CLI_KV_HELP
             "  --pooling mean|cls|last  embeddings' pooling (default: what the model file says,\n"
             "                        <arch>.pooling_type; mean when it says nothing)\n"
             "  --cors-origin ORIGINS web pages of these origins may call the API from a browser: \"*\" or\n"
@@ -64,6 +65,7 @@ struct serve_opts {
     const char *path, *host, *api_key, *tmpl, *alias, *cors, *pooling;
     double port, parallel, n_ctx, queue, max_body, device, ubatch, prefill_chunk;
     double timeout, max_connections, http_threads, max_client_connections;
+    int type_k, type_v;
 };
 
 /* 0 parsed, 1 --help printed, 2 bad usage (a line was printed). */
@@ -88,6 +90,16 @@ static int parse_args(int argc, char **argv, struct serve_opts *o) {
         NUM("--timeout", 0, 1e6, &o->timeout)
         NUM("--max-connections", 0, 1e7, &o->max_connections)
         NUM("--http-threads", 1, 64, &o->http_threads)
+        {
+            struct vkllm_session_params kv = {.n_ctx = 0, .n_ubatch = 0, .type_k = o->type_k, .type_v = o->type_v};
+            int taken = vkllm_cli_kv_arg("serve", a, v, &kv);
+            if (taken < 0) return 2;
+            if (taken) {
+                o->type_k = kv.type_k, o->type_v = kv.type_v;
+                i++;
+                continue;
+            }
+        }
         NUM("--max-client-connections", 0, 1e7, &o->max_client_connections)
 #undef NUM
         if (!strcmp(a, "-m") && v) o->path = argv[++i];
@@ -187,7 +199,8 @@ int vkllm_cmd_serve(int argc, char **argv) {
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    struct vkllm_session_params sp = {(uint32_t)o.n_ctx, (uint32_t)o.ubatch};
+    struct vkllm_session_params sp = {.n_ctx = (uint32_t)o.n_ctx, .n_ubatch = (uint32_t)o.ubatch, .type_k = o.type_k,
+                                      .type_v = o.type_v};
     struct vkllm_cli_handles h;
     if ((code = vkllm_cli_open(o.path, (int)o.device, &sp, &h))) return code;
     uint32_t n_slots = (uint32_t)o.parallel;

@@ -276,3 +276,30 @@ void vkllm_cli_print_stats(const struct vkllm_generate_stats *s, enum vkllm_cli_
             s->total_ms, s->kv_bytes_used / 1048576.0, s->kv_bytes_allocated / 1048576.0, s->kv_bytes_per_token / 1024.0,
             (double)s->n_prompt_cached * s->kv_bytes_per_token / 1048576.0, s->device_bytes / 1048576.0);
 }
+
+int vkllm_cli_kv_types(const char *list, int *out, int *n) {
+    *n = 0;
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        int t = len == 3 && !strncmp(p, "f16", 3) ? VKLLM_KV_F16 : len == 4 && !strncmp(p, "q8_0", 4) ? VKLLM_KV_Q8_0 : -1;
+        if (t < 0 || *n == 2) return -1;
+        out[(*n)++] = t;
+        if (!e) break;
+        p = e + 1;
+    }
+    return *n ? 0 : -1;
+}
+
+int vkllm_cli_kv_arg(const char *cmd, const char *a, const char *v, struct vkllm_session_params *sp) {
+    int k = !strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k"), vv = !strcmp(a, "-ctv") || !strcmp(a, "--cache-type-v");
+    if (!k && !vv) return 0;
+    int t[2], n;
+    if (!v || vkllm_cli_kv_types(v, t, &n) || n != 1) {
+        fprintf(stderr, "vkllm: %s: %s takes f16 or q8_0\n", cmd, a);
+        return -1;
+    }
+    if (k) sp->type_k = t[0];
+    else sp->type_v = t[0];
+    return 2;
+}

@@ -403,9 +403,16 @@ VKLLM_API vkllm_status vkllm_model_file_tensor(vkllm_model_file_t f, uint64_t i,
 
 typedef struct vkllm_session *vkllm_session_t;
 
+/* The KV cache's element type: f16, or q8_0 (ggml's: 32 int8 values and a scale, here an f32
+ * scale stored after the quants: 1.125 bytes a value, 56% of f16). */
+enum vkllm_kv_type { VKLLM_KV_F16 = 0, VKLLM_KV_Q8_0 = 1 };
+
 struct vkllm_session_params {
     uint32_t n_ctx;    /* positions in the KV cache; 0 = the training context, at most 4096 */
     uint32_t n_ubatch; /* tokens per prefill micro-batch; 0 = 256 */
+    int type_k, type_v; /* enum vkllm_kv_type of K and V (llama.cpp's --cache-type-k/v); 0 = f16.
+                           q8_0 needs rows of a multiple of 32 values (UNSUPPORTED otherwise) and
+                           runs attention with the general kernel on every device */
 };
 
 VKLLM_API struct vkllm_session_params vkllm_session_params_default(void);

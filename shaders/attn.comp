@@ -19,8 +19,12 @@
 // The cache holds f16 pairs packed in uint words (unpackHalf2x16; no 16-bit storage feature);
 // position t is row t % p.n_rows (a sliding-window layer's cache is a ring of n_rows >= window +
 // the batch's queries: the rows a query sees were written after any position they replaced).
+//
+// With K_Q8 (V_Q8) the k (v) cache is q8_0 (kv_q8.glsl; head_dim a multiple of 4, the cache's
+// width of 32): each quad is one quant word times its block's scale.
 #include "common.glsl"
 #include "pc_attn.glsl"
+#include "kv_q8.glsl"
 
 layout(constant_id = 1) const uint HD = 64;  // head_dim (even)
 layout(constant_id = 2) const uint QT = 1;   // queries per workgroup
@@ -65,16 +69,28 @@ uint row_first(uint r) {
     return p.window > 0u && lim > p.window ? lim - p.window : 0u;
 }
 
-// Quad dq of a cache row starting at word w (4 halves; the upper two 0 past the row's end).
-vec4 k_quad(uint w, uint dq) {
+// Quad dq of position t's row of this kv head (4 values; the upper two 0 past the row's end).
+vec4 k_quad(uint t, uint dq) {
+#ifdef K_Q8
+    uint e = ((t % p.n_rows) * p.n_head_kv + kvh) * HD + 4 * dq;
+    return q8_unpack(kc[e / 4], uintBitsToFloat(kc[p.n_rows * p.n_head_kv * HD / 4 + e / 32]));
+#else
+    uint w = ((t % p.n_rows) * p.n_head_kv + kvh) * HD2;
     vec2 a = unpackHalf2x16(kc[w + 2 * dq]);
     vec2 b = (HD % 4 == 0 || 2 * dq + 1 < HD2) ? unpackHalf2x16(kc[w + 2 * dq + 1]) : vec2(0.0);
     return vec4(a, b);
+#endif
 }
-vec4 v_quad(uint w, uint dq) {
+vec4 v_quad(uint t, uint dq) {
+#ifdef V_Q8
+    uint e = ((t % p.n_rows) * p.n_head_kv + kvh) * HD + 4 * dq;
+    return q8_unpack(vc[e / 4], uintBitsToFloat(vc[p.n_rows * p.n_head_kv * HD / 4 + e / 32]));
+#else
+    uint w = ((t % p.n_rows) * p.n_head_kv + kvh) * HD2;
     vec2 a = unpackHalf2x16(vc[w + 2 * dq]);
     vec2 b = (HD % 4 == 0 || 2 * dq + 1 < HD2) ? unpackHalf2x16(vc[w + 2 * dq + 1]) : vec2(0.0);
     return vec4(a, b);
+#endif
 }
 
 void load_queries() {
@@ -106,9 +122,8 @@ void scores(uint kv0, uint end) {
     float acc[R];
     [[unroll]] for (uint r = 0; r < R; r++) acc[r] = 0.0;
     if (t < end) {
-        uint kb = ((t % p.n_rows) * p.n_head_kv + kvh) * HD2;
         for (uint dq = 0; dq < HQ; dq++) {
-            vec4 kk = k_quad(kb, dq);
+            vec4 kk = k_quad(t, dq);
             [[unroll]] for (uint r = 0; r < R; r++) acc[r] += dot(q_sh[r * HQ + dq], kk);
         }
     }
@@ -166,7 +181,7 @@ void accumulate(uint kv0, uint end) {
             acc[j] = r < R ? o_sh[r * HQ + dq] * a_sh[r] : vec4(0.0);
         }
         for (uint c = 0; c < cend; c++) {
-            vec4 vv = v_quad((((kv0 + c) % p.n_rows) * p.n_head_kv + kvh) * HD2, dq);
+            vec4 vv = v_quad(kv0 + c, dq);
             [[unroll]] for (uint j = 0; j < RPT; j++) {
                 uint r = slice + j * RS;
                 if (r < R) acc[j] += s_sh[r * WG + c] * vv;

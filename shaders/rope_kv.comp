@@ -8,9 +8,14 @@
 // (width/2). A k word takes its two values from k and their partners (different pairs under
 // NeoX), each rotated with exactly the arithmetic of rope.comp, so the cache holds what rope.comp
 // followed by kv_store.comp would have stored.
+//
+// With K_Q8 (V_Q8) the k (v) cache is q8_0 (kv_q8.glsl): one invocation per block of 32 values
+// of the row instead of per f16 pair.
+#extension GL_EXT_control_flow_attributes : enable
 #include "common.glsl"
 #include "pc_attn.glsl"
 #include "rope_angle.glsl"
+#include "kv_q8.glsl"
 
 layout(std430, binding = 0) buffer Q { float q[]; };                  // (n, n_head, head_dim)
 layout(std430, binding = 1) readonly buffer K { float k[]; };         // (n, width)
@@ -40,11 +45,22 @@ float k_rotated(uint base, uint d, uint pos) {
     return d == i0 ? x0 * c - x1 * s : x0 * s + x1 * c;
 }
 
+#ifdef K_Q8
+const uint KU = 32u; // values per k unit: a q8_0 block
+#else
+const uint KU = 2u;  // an f16 pair
+#endif
+#ifdef V_Q8
+const uint VU = 32u;
+#else
+const uint VU = 2u;
+#endif
+
 void main() {
     uint idx = global_index_2d();
     uint half_rot = p.n_rot / 2;
-    uint nq = p.n_head * half_rot, wpr = p.width / 2;
-    uint per_tok = nq + 2 * wpr;
+    uint nq = p.n_head * half_rot, wpr = p.width / 2, ku = p.width / KU, vu = p.width / VU;
+    uint per_tok = nq + ku + vu;
     if (idx >= p.n * per_tok) return;
     uint tok = idx / per_tok, j = idx % per_tok;
     uint pos = pos0 + tok;
@@ -62,14 +78,36 @@ void main() {
     }
     if (pos >= p.n_ctx || pos < pos0) return; // past the cache (or wrapped around)
     j -= nq;
-    if (j < wpr) { // k: one cache word of two rotated values
+    uint r = pos % p.n_rows;
+    if (j < ku) {
+#ifdef K_Q8 // k: one q8_0 block of 32 rotated values
+        float x[32];
+        [[unroll]] for (uint i = 0u; i < 32u; i++) {
+            uint e = 32u * j + i;
+            x[i] = k_rotated(tok * p.width + (e / p.head_dim) * p.head_dim, e % p.head_dim, pos);
+        }
+        q8_block b = q8_quantize(x);
+        uint w0 = (r * p.width + 32u * j) / 4u;
+        [[unroll]] for (uint i = 0u; i < 8u; i++) kcache[w0 + i] = b.w[i];
+        kcache[p.n_rows * p.width / 4u + r * ku + j] = floatBitsToUint(b.d);
+#else // k: one cache word of two rotated values
         uint e = 2 * j;
         uint base = tok * p.width + (e / p.head_dim) * p.head_dim;
         uint d = e % p.head_dim;
-        kcache[(pos % p.n_rows) * wpr + j] = packHalf2x16(vec2(k_rotated(base, d, pos), k_rotated(base, d + 1, pos)));
-    } else { // v: one cache word as it is
-        j -= wpr;
+        kcache[r * wpr + j] = packHalf2x16(vec2(k_rotated(base, d, pos), k_rotated(base, d + 1, pos)));
+#endif
+    } else {
+        j -= ku;
+#ifdef V_Q8 // v: one q8_0 block as it is
+        float x[32];
+        [[unroll]] for (uint i = 0u; i < 32u; i++) x[i] = v[tok * p.width + 32u * j + i];
+        q8_block b = q8_quantize(x);
+        uint w0 = (r * p.width + 32u * j) / 4u;
+        [[unroll]] for (uint i = 0u; i < 8u; i++) vcache[w0 + i] = b.w[i];
+        vcache[p.n_rows * p.width / 4u + r * vu + j] = floatBitsToUint(b.d);
+#else // v: one cache word as it is
         uint s = tok * p.width + 2 * j;
-        vcache[(pos % p.n_rows) * wpr + j] = packHalf2x16(vec2(v[s], v[s + 1]));
+        vcache[r * wpr + j] = packHalf2x16(vec2(v[s], v[s + 1]));
+#endif
     }
 }

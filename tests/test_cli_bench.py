@@ -102,6 +102,16 @@ with tempfile.TemporaryDirectory() as d:
         check(False, "svg parses as XML: %s" % ex)
     html = bench("html", "-d", "0,8")
     check(html.startswith("<!doctype html>") and html.count("<svg") == 3 and "<script" not in html, "html: three charts, no script")
+    # -ctk / -ctv: an axis of KV cache types; q8_0 rows cost 36 bytes per 32 values against f16's 64
+    kv = json.loads(bench("json", "-ctk", "f16,q8_0", "-ctv", "f16,q8_0"))
+    combos = {(x["type_k"], x["type_v"]): x["kv_bytes_per_token"] for x in kv}
+    per = {"f16": 64, "q8_0": 36}  # tiny: 2 layers, 2 kv heads x 16 = 32 values a row
+    check(len(kv) == 8 and all(combos[(a, b)] == 2 * (per[a] + per[b]) for a in per for b in per)
+          and all(x["kv_bytes"] > 0 for x in kv), "-ctk/-ctv: four combinations, KV bytes per token %s" % combos)
+    md = bench("md", "-ctk", "q8_0", "-ctv", "q8_0")
+    check("q8_0/q8_0 144 B" in md, "markdown: the KV types and bytes per token: %s" % md[:600])
+    r = subprocess.run([VKLLM, "bench", "-m", tiny, "-ctk", "q4_0"], capture_output=True, text=True)
+    check(r.returncode == 2 and "-ctk" in r.stderr, "an unknown KV type is a usage error")
     r = subprocess.run([VKLLM, "bench", "-m", tiny, "-o", "xml"], capture_output=True, text=True)
     check(r.returncode == 2, "unknown format is a usage error")
     r = subprocess.run([VKLLM, "bench", "-m", tiny, "--profile", "--peak-gbps", "0"], capture_output=True, text=True)

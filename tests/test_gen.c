@@ -73,7 +73,7 @@ static void check_batch(vkllm_model_t model, const struct req *rs, uint32_t n, c
     enum { MAXR = 8 };
     ASSERT(n <= MAXR);
     vkllm_session_t s[MAXR];
-    struct vkllm_session_params sp = {96, 16};
+    struct vkllm_session_params sp = {.n_ctx = 96, .n_ubatch = 16};
     for (uint32_t i = 0; i < n; i++) ASSERT_OK(vkllm_session_init(model, &sp, &s[i]));
     struct text alone[MAXR], batched[MAXR];
     struct vkllm_generate_stats st_alone[MAXR];
@@ -125,7 +125,7 @@ static void check_logits(vkllm_model_t model, const char *what) {
     enum { N = 5, STEPS = 4 };
     const uint32_t V = vkllm_model_n_vocab(model);
     vkllm_session_t a[N], b[N];
-    struct vkllm_session_params sp = {64, 8};
+    struct vkllm_session_params sp = {.n_ctx = 64, .n_ubatch = 8};
     int32_t tok[N];
     for (uint32_t i = 0; i < N; i++) {
         ASSERT_OK(vkllm_session_init(model, &sp, &a[i]));
@@ -161,7 +161,7 @@ static void check_logits(vkllm_model_t model, const char *what) {
 
 static void check_misc(vkllm_model_t model) {
     vkllm_session_t s;
-    struct vkllm_session_params sp = {32, 8};
+    struct vkllm_session_params sp = {.n_ctx = 32, .n_ubatch = 8};
     ASSERT_OK(vkllm_session_init(model, &sp, &s));
     /* a prompt longer than the context: refused, nothing evaluated, the session as it was */
     ASSERT_OK(vkllm_session_eval(s, (const int32_t[]){1, 2, 3}, 3, 0));
@@ -634,8 +634,10 @@ int main(int argc, char **argv) {
         check_logits(m, "llama q4_K");
         vkllm_model_free(m);
         m = make_random(VKLLM__TYPE_F16, VKLLM__ARCH_GEMMA2, "gemma2-f16");
-        struct vkllm_session_params ring = {96, 8}; /* window 4 + 8 rows: rings much shorter than the prompt */
+        struct vkllm_session_params ring = {.n_ctx = 96, .n_ubatch = 8}; /* window 4 + 8 rows: rings much shorter than the prompt */
         check_share(m, &ring, "gemma2 f16 (window rings)");
+        struct vkllm_session_params ring_q8 = {.n_ctx = 96, .n_ubatch = 8, .type_k = VKLLM_KV_Q8_0, .type_v = VKLLM_KV_Q8_0};
+        check_share(m, &ring_q8, "gemma2 f16, q8_0 K/V (window rings)");
         vkllm_model_free(m);
     }
     if (stories) {

@@ -811,8 +811,8 @@ def tools(srv):
 
 def client_cap():
     """--max-client-connections 3: a fourth connection from the same address is closed at once;
-    when one of the three closes, the address is served again. Also --pooling."""
-    srv = Server("--max-client-connections", "3", "-c", "256", "--pooling", "last")
+    when one of the three closes, the address is served again. Also --pooling and a q8_0 KV cache."""
+    srv = Server("--max-client-connections", "3", "-c", "256", "--pooling", "last", "-ctk", "q8_0", "-ctv", "q8_0")
     idle = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(3)]
     time.sleep(0.3)
     extra = socket.create_connection(("127.0.0.1", srv.port))
@@ -837,6 +837,11 @@ def client_cap():
     b = request(srv, "POST", "/v1/embeddings", {"input": "Once upon a time", "pooling": "last"})[2]
     c = request(srv, "POST", "/v1/embeddings", {"input": "Once upon a time", "pooling": "mean"})[2]
     check(a["data"][0]["embedding"] == b["data"][0]["embedding"] != c["data"][0]["embedding"], "--pooling last is the default")
+    # -ctk/-ctv q8_0: each slot's KV cache is 36 bytes per 32 values (f16: 64), and it generates
+    slots = request(srv, "GET", "/slots")[2]
+    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "Once upon a time", "max_tokens": 8, "temperature": 0})
+    check(all(x["kv_bytes_allocated"] == 256 * 5 * 2 * 36 for x in slots) and st == 200 and j["choices"][0]["text"],
+          "q8_0 K/V: %s bytes a slot (want %d), %s" % ([x["kv_bytes_allocated"] for x in slots], 256 * 5 * 2 * 36, j))
     for c in idle:
         c.close()
     srv.stop("client-cap server")

@@ -359,7 +359,11 @@ static void rope_cases(int full, struct vkllm__case_list *l) {
 static void kv_store_cases(int full, struct vkllm__case_list *l) {
     ADD(l, .op = VKLLM__OP_KV_STORE, .n = 5, .heads_kv = 2, .head_dim = 12, .n_ctx = 37,
         POS(0, 3, 32, 35, 37, 47, 0xfffffffeu));
+    ADD(l, .op = VKLLM__OP_KV_STORE, .n = 5, .heads_kv = 2, .head_dim = 16, .n_ctx = 37, .flags = VKLLM__CASE_KQ8,
+        POS(0, 3, 32, 35, 37, 47, 0xfffffffeu));
     if (!full) return;
+    ADD(l, .op = VKLLM__OP_KV_STORE, .n = 9, .heads_kv = 3, .head_dim = 64, .n_ctx = 4096, .flags = VKLLM__CASE_KQ8,
+        POS(0, 3, 4087, 4094, 4096));
     ADD(l, .op = VKLLM__OP_KV_STORE, .n = 1, .heads_kv = 1, .head_dim = 2, .n_ctx = 3, POS(0, 3, 2, 1, 3, 13, 0xfffffffeu));
     ADD(l, .op = VKLLM__OP_KV_STORE, .n = 9, .heads_kv = 2, .head_dim = 64, .n_ctx = 4096,
         POS(0, 3, 4087, 4094, 4096, 4106, 0xfffffffeu));
@@ -373,7 +377,16 @@ static void rope_kv_cases(int full, struct vkllm__case_list *l) {
             .flags = f, POS(0, 3, 32, 35, 37, 5000));
         ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 4, .heads = 4, .heads_kv = 2, .head_dim = 16, .n_rot = 12, .n_ctx = 37,
             .flags = f | VKLLM__CASE_MAGNITUDE, POS(0, 3, 33));
+        /* q8_0 caches: both, k only (partial rotation), v only */
+        ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 5, .heads = 4, .heads_kv = 2, .head_dim = 16, .n_rot = 16, .n_ctx = 37,
+            .flags = f | VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8, POS(0, 3, 32, 35, 37, 5000));
+        ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 3, .heads = 4, .heads_kv = 1, .head_dim = 32, .n_rot = 24, .n_ctx = 37,
+            .flags = f | VKLLM__CASE_KQ8 | VKLLM__CASE_MAGNITUDE, POS(0, 34));
+        ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 3, .heads = 4, .heads_kv = 1, .head_dim = 32, .n_rot = 32, .n_ctx = 37,
+            .flags = f | VKLLM__CASE_VQ8, POS(0, 34));
         if (!full) continue;
+        ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 1, .heads = 32, .heads_kv = 4, .head_dim = 64, .n_rot = 64, .n_ctx = 4096,
+            .flags = f | VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8, POS(0, 1, 4095, 4096, 65000));
         ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 1, .heads = 32, .heads_kv = 4, .head_dim = 64, .n_rot = 64, .n_ctx = 4096,
             .flags = f, POS(0, 1, 4095, 4096, 65000));
         ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 3, .heads = 6, .heads_kv = 2, .head_dim = 80, .n_rot = 24, .n_ctx = 100,
@@ -549,6 +562,17 @@ static void attention_cases(int full, struct vkllm__case_list *l) {
                                         .n_ctx = 4096, .window = 128, .flags = VKLLM__CASE_RING, POS(4095, 0, 127, 128, 300)},
              "%s", kernels[i]);
     }
+    /* q8_0 caches (attn.comp on every device): prefill, split decode, k or v alone, a window's ring */
+    ADD(l, .op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64, .n_ctx = 256,
+        .flags = VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8, POS(0, 100));
+    ADD(l, .op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 2, .head_dim = 64, .n_ctx = 4096,
+        .flags = VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8, POS(4095, 0, 300));
+    ADD(l, .op = VKLLM__OP_ATTENTION, .n = 9, .heads = 6, .heads_kv = 2, .head_dim = 16, .n_ctx = 64,
+        .flags = VKLLM__CASE_KQ8, POS(0, 29));
+    ADD(l, .op = VKLLM__OP_ATTENTION, .n = 1, .heads = 4, .heads_kv = 1, .head_dim = 32, .n_ctx = 700,
+        .flags = VKLLM__CASE_VQ8 | VKLLM__CASE_SINKS, POS(699, 0, 256, 600));
+    ADD(l, .op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64, .n_ctx = 1024, .window = 20,
+        .softcap = 1.5f, .flags = VKLLM__CASE_RING | VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8, POS(0, 3, 100, 1000));
     if (!full) return;
     /* attn_tb's work split: blocks that divide nothing, one lane per workgroup, many lanes, one
      * split (none), many more splits than positions */

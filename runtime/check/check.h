@@ -67,6 +67,8 @@ enum vkllm__op {
 #define VKLLM__CASE_GROUPED 0x100u /* matvec_id: columns grouped by expert (prefill), bit-identical to ungrouped */
 #define VKLLM__CASE_MAGNITUDE 0x200u /* rope, rope_kv: the rotated dims scaled by 1.25 (attn_factor, YaRN) */
 #define VKLLM__CASE_RING 0x400u   /* attention with a window: the cache a ring of window + n - 1 rows */
+#define VKLLM__CASE_KQ8 0x800u    /* kv_store, rope_kv, attention: the (k) cache is q8_0 */
+#define VKLLM__CASE_VQ8 0x1000u   /* rope_kv, attention: the v cache is q8_0 */
 
 #define VKLLM__CASE_MAX_POS 16
 

@@ -10,7 +10,11 @@
  *   attention  max abs on outputs (weighted means of V in [-1, 1]); rows past the current length
  *              hold NaNs that a kernel reading them would carry into its result; the kernel that
  *              ran (attn.comp or attn_tb) must be the one the device and tuning call for
- *   argmax     the exact index, the first on ties, over six kinds of input */
+ *   argmax     the exact index, the first on ties, over six kinds of input
+ * q8_0 caches (KQ8 / VQ8 cases; shaders/include/kv_q8.glsl): kv_store and rope_kv write blocks
+ * whose scale is max |x| / 127 (within 1e-6 relative) and whose values dequantize to within half a
+ * step of the input (k: of the reference's rotated k); attention reads caches quantized here,
+ * against the reference on the dequantized values. */
 #include "check_impl.h"
 
 static void set_pos(struct chk *k, struct vkllm__buffer *b, uint32_t pos0) { vkllm__chk_upload(k, b, &pos0, 4); }
@@ -53,12 +57,79 @@ void vkllm__chk_rope(struct chk *k) {
     }
 }
 
+/* --- q8_0 caches --------------------------------------------------------------------------- */
+
+/* Quantize one row of w values (w % 32 == 0) into quants q (w int8) and scales d (w / 32). */
+static void q8_row(const float *x, uint32_t w, int8_t *q, float *d) {
+    for (uint32_t b = 0; b < w / 32; b++) {
+        float amax = 0;
+        for (uint32_t i = 0; i < 32; i++) amax = fmaxf(amax, fabsf(x[32 * b + i]));
+        d[b] = amax / 127.0f;
+        float id = d[b] > 0 ? 1.0f / d[b] : 0.0f;
+        for (uint32_t i = 0; i < 32; i++) q[32 * b + i] = (int8_t)lroundf(x[32 * b + i] * id);
+    }
+}
+
+/* How far the q8_0 rows [r0, r0 + n) of a cache image (rows x w: quants, then scales) are from the
+ * values want (n x w): the count of values further than half a step (plus rounding slack) and of
+ * scales that are not max |x| / 127. */
+static uint64_t q8_bad_rows(const uint8_t *img, uint32_t rows, uint32_t w, uint32_t r0, const float *want, uint32_t n) {
+    uint64_t bad = 0;
+    const float *sc = (const float *)(img + (uint64_t)rows * w);
+    for (uint32_t r = 0; r < n; r++)
+        for (uint32_t b = 0; b < w / 32; b++) {
+            const float *x = want + (uint64_t)r * w + 32 * b;
+            float amax = 0, d = sc[(uint64_t)(r0 + r) * (w / 32) + b];
+            for (uint32_t i = 0; i < 32; i++) amax = fmaxf(amax, fabsf(x[i]));
+            if (!(fabsf(d - amax / 127.0f) <= 1e-6f * amax)) bad++;
+            for (uint32_t i = 0; i < 32; i++) {
+                float got = (float)(int8_t)img[(uint64_t)(r0 + r) * w + 32 * b + i] * d;
+                if (!(fabsf(got - x[i]) <= 0.5f * d * 1.0001f + 1e-6f * fabsf(x[i]))) bad++;
+            }
+        }
+    return bad;
+}
+
+/* kv_store into a q8_0 cache: every written row within half a step; the bytes past the cache's
+ * view (a guard) keep their sentinel. */
+static void chk_kv_store_q8(struct chk *k) {
+    const struct vkllm__op_case *c = k->c;
+    const uint32_t width = c->heads_kv * c->head_dim, n = c->n, guard = 256;
+    const uint64_t bytes = (uint64_t)c->n_ctx * (width + width / 8);
+    uint8_t *got = vkllm__chk_alloc(k, bytes + guard), *init = vkllm__chk_alloc(k, bytes + guard);
+    float *src = vkllm__chk_floats(k, (uint64_t)n * width, 0);
+    if (k->st) return;
+    memset(init, 0xa5, bytes + guard);
+    struct vkllm__buffer *bc = vkllm__chk_buf(k, bytes + guard, init), *bs = vkllm__chk_buf(k, 4ull * n * width, NULL);
+    struct vkllm__buffer *bp = vkllm__chk_buf(k, 4, NULL);
+    struct vkllm__view cache = {bc, 0, bytes};
+    RECORD(k, cmd, vkllm__op_kv_store_q(cmd, cache, vkllm__view_of(bs), vkllm__view_of(bp), n, width, c->n_ctx, 0, 1));
+    for (uint32_t s = 0; s < c->n_pos && !k->st; s++) {
+        uint32_t p0 = c->pos[s];
+        for (uint64_t i = 0; i < (uint64_t)n * width; i++) src[i] = vkllm__chk_rand(k) * (i % 7 == 0 ? 3000.0f : 1.0f);
+        for (uint32_t i = 0; i < 32 && i < width; i++) src[i] = 0.0f; /* a block of zeros: scale 0 */
+        vkllm__chk_upload(k, bs, src, 4ull * n * width);
+        set_pos(k, bp, p0);
+        vkllm__chk_submit(k, cmd);
+        vkllm__chk_download(k, bc, got, bytes + guard);
+        if (k->st) return;
+        uint32_t m = p0 >= c->n_ctx ? 0 : VKLLM_MIN(n, c->n_ctx - p0);
+        uint64_t bad = q8_bad_rows(got, c->n_ctx, width, p0, src, m);
+        for (uint64_t i = bytes; i < bytes + guard; i++) bad += got[i] != 0xa5;
+        if ((double)bad > k->r->err) k->r->err = (double)bad;
+    }
+}
+
 /* --- kv_store ------------------------------------------------------------------------------ */
 
 /* n rows at every pos0, some running past n_ctx; a guard of rows past the cache (in the same
  * buffer, outside the bound view) keeps its sentinel. */
 void vkllm__chk_kv_store(struct chk *k) {
     const struct vkllm__op_case *c = k->c;
+    if (c->flags & VKLLM__CASE_KQ8) {
+        chk_kv_store_q8(k);
+        return;
+    }
     const uint32_t guard = 4, width = c->heads_kv * c->head_dim, n = c->n;
     uint64_t halves = (uint64_t)(c->n_ctx + guard) * width;
     uint16_t *want = vkllm__chk_alloc(k, halves * 2), *got = vkllm__chk_alloc(k, halves * 2);
@@ -90,8 +161,72 @@ void vkllm__chk_kv_store(struct chk *k) {
 
 /* --- rope + kv_store ------------------------------------------------------------------------ */
 
+/* rope_kv into q8_0 caches (KQ8, VQ8): q as rope, each written row within half a step of the
+ * reference's rotated k (of v), f16 caches as below. */
+static void chk_rope_kv_q8(struct chk *k) {
+    const struct vkllm__op_case *c = k->c;
+    const uint32_t n = c->n, nh = c->heads, nkv = c->heads_kv, hd = c->head_dim, nr = c->n_rot, width = nkv * hd;
+    const int neox = (c->flags & VKLLM__CASE_NEOX) != 0, kq = (c->flags & VKLLM__CASE_KQ8) != 0,
+              vq = (c->flags & VKLLM__CASE_VQ8) != 0;
+    const uint64_t qlen = (uint64_t)n * nh * hd, kvlen = (uint64_t)n * width;
+    const uint64_t kb = c->n_ctx * vkllm__kv_row_bytes(width, kq), vb = c->n_ctx * vkllm__kv_row_bytes(width, vq);
+    float *q = vkllm__chk_floats(k, qlen, 1.0f), *kx = vkllm__chk_floats(k, kvlen, 1.0f), *vx = vkllm__chk_floats(k, kvlen, 1.0f);
+    float *qref = vkllm__chk_floats(k, qlen, 0), *kref = vkllm__chk_floats(k, kvlen, 0), *got = vkllm__chk_floats(k, qlen, 0);
+    float *inv = vkllm__chk_floats(k, nr / 2 + 1, 0);
+    uint8_t *kg = vkllm__chk_alloc(k, kb), *vg = vkllm__chk_alloc(k, vb);
+    if (k->st) return;
+    for (uint32_t i = 0; i < nr / 2; i++) inv[i] = powf(10000.0f, -2.0f * i / (nr ? nr : 1));
+    struct vkllm__buffer *bq = vkllm__chk_buf(k, qlen * 4, NULL), *bk = vkllm__chk_buf(k, kvlen * 4, kx);
+    struct vkllm__buffer *bv = vkllm__chk_buf(k, kvlen * 4, vx), *bp = vkllm__chk_buf(k, 4, NULL);
+    struct vkllm__buffer *bf = vkllm__chk_buf(k, (nr / 2 + 1) * 4ull, inv);
+    struct vkllm__buffer *bkc = vkllm__chk_buf(k, kb, NULL), *bvc = vkllm__chk_buf(k, vb, NULL);
+    float ms = c->flags & VKLLM__CASE_MAGNITUDE ? 1.25f : 1.0f;
+    struct vkllm__rope_kv_shape sh = {n, nh, nkv, hd, nr, neox, c->n_ctx, ms, 0, (uint8_t)kq, (uint8_t)vq};
+    RECORD(k, cmd, vkllm__op_rope_kv(cmd, vkllm__view_of(bq), vkllm__view_of(bk), vkllm__view_of(bv), vkllm__view_of(bp),
+                                     vkllm__view_of(bf), vkllm__view_of(bkc), vkllm__view_of(bvc), &sh));
+    for (uint32_t s = 0; s < c->n_pos && !k->st; s++) {
+        uint32_t p0 = c->pos[s];
+        vkllm__chk_upload(k, bq, q, qlen * 4);
+        set_pos(k, bp, p0);
+        vkllm__chk_submit(k, cmd);
+        vkllm__chk_download(k, bq, got, qlen * 4);
+        vkllm__chk_download(k, bkc, kg, kb);
+        vkllm__chk_download(k, bvc, vg, vb);
+        if (k->st) return;
+        memcpy(qref, q, qlen * 4);
+        memcpy(kref, kx, kvlen * 4);
+        for (uint32_t t = 0; t < n; t++) {
+            vkllm__ref_rope(qref + (uint64_t)t * nh * hd, nh, hd, nr, neox, ms, p0 + t, inv);
+            vkllm__ref_rope(kref + (uint64_t)t * width, nkv, hd, nr, neox, ms, p0 + t, inv);
+        }
+        struct chk_stats st;
+        vkllm__chk_compare(got, qref, qlen, &st);
+        vkllm__chk_fold(k, &st);
+        uint32_t m = p0 >= c->n_ctx ? 0 : VKLLM_MIN(n, c->n_ctx - p0);
+        uint64_t bad = 0;
+        for (int which = 0; which < 2; which++) {
+            const float *want = which ? vx : kref;
+            const uint8_t *img = which ? vg : kg;
+            if (which ? vq : kq) {
+                bad += q8_bad_rows(img, c->n_ctx, width, p0, want, m);
+            } else { /* f16: within one f16 ulp */
+                const uint16_t *h = (const uint16_t *)img;
+                for (uint64_t i = 0; i < (uint64_t)m * width; i++) {
+                    float x = want[i], g = vkllm__f16_to_f32(h[(uint64_t)p0 * width + i]);
+                    bad += !(fabsf(g - x) <= fabsf(x) * (1.0f / 1024) + 1e-7f);
+                }
+            }
+        }
+        if (bad) vkllm__chk_fail(k, "%llu q8_0 cache entries wrong at pos0 %u", (unsigned long long)bad, p0);
+    }
+}
+
 void vkllm__chk_rope_kv(struct chk *k) {
     const struct vkllm__op_case *c = k->c;
+    if (c->flags & (VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8)) {
+        chk_rope_kv_q8(k);
+        return;
+    }
     const uint32_t n = c->n, nh = c->heads, nkv = c->heads_kv, hd = c->head_dim, nr = c->n_rot, guard = 4;
     const uint32_t width = nkv * hd;
     const int neox = (c->flags & VKLLM__CASE_NEOX) != 0;
@@ -111,7 +246,7 @@ void vkllm__chk_rope_kv(struct chk *k) {
     struct vkllm__buffer *bkc = vkllm__chk_buf(k, halves * 2, kw), *bvc = vkllm__chk_buf(k, halves * 2, vw);
     struct vkllm__view kc = {bkc, 0, (uint64_t)c->n_ctx * width * 2}, vc = {bvc, 0, (uint64_t)c->n_ctx * width * 2};
     float ms = c->flags & VKLLM__CASE_MAGNITUDE ? 1.25f : 1.0f;
-    struct vkllm__rope_kv_shape sh = {n, nh, nkv, hd, nr, neox, c->n_ctx, ms, 0};
+    struct vkllm__rope_kv_shape sh = {n, nh, nkv, hd, nr, neox, c->n_ctx, ms, 0, 0, 0};
     RECORD(k, cmd, vkllm__op_rope_kv(cmd, vkllm__view_of(bq), vkllm__view_of(bk), vkllm__view_of(bv), vkllm__view_of(bp),
                                      vkllm__view_of(bf), kc, vc, &sh));
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) { /* replay: only pos0 and q change */
@@ -166,35 +301,84 @@ struct attn_bufs {
     struct vkllm__buffer *q, *k, *v, *o, *pos, *scratch;
 };
 
+/* One cache as the kernel sees it after positions 0 .. len-1 were written in order: f16 halves
+ * (h) or q8_0 quants and scales (q, d); rows * w values, position p in row p % rows; rows no
+ * position reached yet, and (every 7th value, q8_0: every scale of) positions past len, NaN. */
+static void cache_image(uint8_t *img, uint32_t rows, uint32_t n_ctx, uint32_t w, uint32_t len, const uint16_t *h,
+                        const int8_t *q, const float *d) {
+    const float nan = NAN;
+    if (rows == n_ctx) { /* all positions, the ones past len poisoned */
+        if (h) {
+            uint16_t *o = (uint16_t *)img;
+            memcpy(o, h, (uint64_t)n_ctx * w * 2);
+            for (uint64_t i = (uint64_t)len * w; i < (uint64_t)n_ctx * w; i += 7) o[i] = 0x7e00u;
+        } else {
+            float *sc = (float *)(img + (uint64_t)rows * w);
+            memcpy(img, q, (uint64_t)n_ctx * w);
+            memcpy(sc, d, (uint64_t)n_ctx * (w / 32) * 4);
+            for (uint64_t i = (uint64_t)len * (w / 32); i < (uint64_t)n_ctx * (w / 32); i++) sc[i] = nan;
+        }
+        return;
+    }
+    for (uint64_t p = 0; p < rows; p++) { /* a ring: rows no position reached yet are NaN */
+        if (h)
+            for (uint32_t j = 0; j < w; j++) ((uint16_t *)img)[p * w + j] = 0x7e00u;
+        else
+            for (uint32_t b = 0; b < w / 32; b++) ((float *)(img + (uint64_t)rows * w))[p * (w / 32) + b] = nan;
+    }
+    for (uint64_t p = 0; p < len; p++) {
+        uint64_t r = p % rows;
+        if (h) {
+            memcpy(img + r * w * 2, h + p * w, w * 2ull);
+        } else {
+            memcpy(img + r * w, q + p * w, w);
+            memcpy(img + (uint64_t)rows * w + r * (w / 32) * 4, d + p * (w / 32), (w / 32) * 4ull);
+        }
+    }
+}
+
 void vkllm__chk_attention(struct chk *k) {
     const struct vkllm__op_case *c = k->c;
+    const int kq = (c->flags & VKLLM__CASE_KQ8) != 0, vq = (c->flags & VKLLM__CASE_VQ8) != 0;
     uint32_t qw = c->heads * c->head_dim, kvw = c->heads_kv * c->head_dim;
     uint64_t nq = (uint64_t)c->n * qw, nkv = (uint64_t)c->n_ctx * kvw;
     float *q = vkllm__chk_floats(k, nq, 2.5f), *got = vkllm__chk_floats(k, nq, 0), *ref = vkllm__chk_floats(k, qw, 0);
     float *att = vkllm__chk_floats(k, c->n_ctx, 0), *kf = vkllm__chk_floats(k, nkv, 0), *vf = vkllm__chk_floats(k, nkv, 0);
     uint16_t *kh = vkllm__chk_alloc(k, nkv * 2), *vh = vkllm__chk_alloc(k, nkv * 2);
-    uint16_t *kp = vkllm__chk_alloc(k, nkv * 2), *vp = vkllm__chk_alloc(k, nkv * 2); /* poisoned copies */
+    int8_t *kq8 = vkllm__chk_alloc(k, nkv), *vq8 = vkllm__chk_alloc(k, nkv);
+    float *ks = vkllm__chk_floats(k, nkv / 32 + 1, 0), *vs = vkllm__chk_floats(k, nkv / 32 + 1, 0);
     if (k->st) return;
     for (uint64_t i = 0; i < nkv; i++) {
         kh[i] = vkllm__f32_to_f16(vkllm__chk_rand(k)), kf[i] = vkllm__f16_to_f32(kh[i]);
         vh[i] = vkllm__f32_to_f16(vkllm__chk_rand(k)), vf[i] = vkllm__f16_to_f32(vh[i]);
     }
+    for (uint32_t p = 0; p < c->n_ctx && (kq || vq); p++) /* q8_0: the reference reads the dequantized values */
+        for (int which = 0; which < 2; which++) {
+            if (!(which ? vq : kq)) continue;
+            float *x = (which ? vf : kf) + (uint64_t)p * kvw, *d = (which ? vs : ks) + (uint64_t)p * (kvw / 32);
+            int8_t *qq = (which ? vq8 : kq8) + (uint64_t)p * kvw;
+            q8_row(x, kvw, qq, d);
+            for (uint32_t j = 0; j < kvw; j++) x[j] = (float)qq[j] * d[j / 32];
+        }
     float *sinks = c->flags & VKLLM__CASE_SINKS ? vkllm__chk_floats(k, c->heads, 6.0f) : NULL; /* scores are O(3) */
     if (k->st) return;
     struct vkllm__buffer *bs = sinks ? vkllm__chk_buf(k, 4ull * c->heads, sinks) : NULL;
     /* RING: a sliding-window layer's cache, position p in row p % rows, as few rows as allowed */
     uint32_t rows = c->flags & VKLLM__CASE_RING && c->window ? VKLLM_MIN(c->n_ctx, c->window + c->n - 1) : c->n_ctx;
-    uint64_t nring = (uint64_t)rows * kvw;
+    uint64_t kbytes = rows * vkllm__kv_row_bytes(kvw, kq), vbytes = rows * vkllm__kv_row_bytes(kvw, vq);
+    uint8_t *kimg = vkllm__chk_alloc(k, kbytes), *vimg = vkllm__chk_alloc(k, vbytes);
+    if (k->st) return;
     struct vkllm__attn_shape sh = {c->n,     c->heads,  c->heads_kv, c->head_dim, c->n_ctx, 1.0f / sqrtf((float)c->head_dim),
-                                   c->window, c->softcap, bs ? vkllm__view_of(bs) : (struct vkllm__view){0}, rows};
+                                   c->window, c->softcap, bs ? vkllm__view_of(bs) : (struct vkllm__view){0}, rows,
+                                   (uint8_t)kq, (uint8_t)vq};
     uint64_t scratch = vkllm__attention_scratch_bytes(k->gpu, &sh);
-    struct attn_bufs b = {vkllm__chk_buf(k, nq * 4, q), vkllm__chk_buf(k, nring * 2, NULL), vkllm__chk_buf(k, nring * 2, NULL),
+    struct attn_bufs b = {vkllm__chk_buf(k, nq * 4, q), vkllm__chk_buf(k, kbytes, NULL), vkllm__chk_buf(k, vbytes, NULL),
                           vkllm__chk_buf(k, nq * 4, NULL), vkllm__chk_buf(k, 4, NULL),
                           scratch ? vkllm__chk_buf(k, scratch, NULL) : NULL};
     struct vkllm__view sv = {b.scratch, 0, 0};
     RECORD(k, cmd, vkllm__op_attention(cmd, vkllm__view_of(b.o), vkllm__view_of(b.q), vkllm__view_of(b.k),
                                        vkllm__view_of(b.v), vkllm__view_of(b.pos), sv, &sh));
-    int want_tb = expect_tb(k);
+    int want_tb = expect_tb(k) && !kq && !vq;
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) {
         uint32_t p0 = c->pos[s];
         if ((uint64_t)p0 + c->n > c->n_ctx) {
@@ -203,19 +387,10 @@ void vkllm__chk_attention(struct chk *k) {
             return;
         }
         set_pos(k, b.pos, p0);
-        /* every 7th value of the rows past the current length NaN (half 0x7e00) */
-        memcpy(kp, kh, nkv * 2), memcpy(vp, vh, nkv * 2);
-        for (uint64_t i = (uint64_t)(p0 + c->n) * kvw; i < nkv; i += 7) kp[i] = vp[i] = 0x7e00u;
-        if (rows < c->n_ctx) { /* the ring as writing positions 0 .. p0 + n - 1 in order leaves it */
-            for (uint64_t p = 0; p < rows; p++) /* rows no position reached yet: NaN, never read */
-                for (uint32_t j = 0; j < kvw; j++) kp[p * kvw + j] = vp[p * kvw + j] = 0x7e00u;
-            for (uint64_t p = 0; p < (uint64_t)p0 + c->n; p++) {
-                memcpy(kp + p % rows * kvw, kh + p * kvw, kvw * 2ull);
-                memcpy(vp + p % rows * kvw, vh + p * kvw, kvw * 2ull);
-            }
-        }
-        vkllm__chk_upload(k, b.k, kp, nring * 2);
-        vkllm__chk_upload(k, b.v, vp, nring * 2);
+        cache_image(kimg, rows, c->n_ctx, kvw, p0 + c->n, kq ? NULL : kh, kq8, ks);
+        cache_image(vimg, rows, c->n_ctx, kvw, p0 + c->n, vq ? NULL : vh, vq8, vs);
+        vkllm__chk_upload(k, b.k, kimg, kbytes);
+        vkllm__chk_upload(k, b.v, vimg, vbytes);
         vkllm__chk_submit(k, cmd);
         vkllm__chk_download(k, b.o, got, nq * 4);
         if (k->st) return;

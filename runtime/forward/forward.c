@@ -118,16 +118,16 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
                                        hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)HD),
                                        vkllm__layer_window(hp, l), hp->attn_softcap,
                                        w->attn_sinks ? ALL(w->attn_sinks) : (struct vkllm__view){0}, // gpt-oss: sinks
-                                       sq->kv.rows[l]};                           // a window's ring, or n_ctx
+                                       sq->kv.rows[l], sq->kv.k_q8, sq->kv.v_q8}; // a window's ring, or n_ctx; f16/q8_0
         if (f->fuse_rope_kv) {                                                     // the four below in one dispatch
             struct vkllm__rope_kv_shape rs = {nt, hp->n_head, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, sq->n_ctx,
-                                              hp->rope.mscale, sq->kv.rows[l]};
+                                              hp->rope.mscale, sq->kv.rows[l], sq->kv.k_q8, sq->kv.v_q8};
             DO(vkllm__op_rope_kv(c, qi, ki, vi, pos, ALL(freq), ALL(sq->kv.k[l]), ALL(sq->kv.v[l]), &rs));
         } else {
             DO(vkllm__op_rope(c, qi, pos, ALL(freq), nt, hp->n_head, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
             DO(vkllm__op_rope(c, ki, pos, ALL(freq), nt, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
-            DO(vkllm__op_kv_store(c, ALL(sq->kv.k[l]), ki, pos, nt, KV, sq->n_ctx, sq->kv.rows[l])); // k_cache[pos0..) = k
-            DO(vkllm__op_kv_store(c, ALL(sq->kv.v[l]), vi, pos, nt, KV, sq->n_ctx, sq->kv.rows[l])); // v_cache[pos0..) = v
+            DO(vkllm__op_kv_store_q(c, ALL(sq->kv.k[l]), ki, pos, nt, KV, sq->n_ctx, sq->kv.rows[l], sq->kv.k_q8)); // k_cache[pos0..) = k
+            DO(vkllm__op_kv_store_q(c, ALL(sq->kv.v[l]), vi, pos, nt, KV, sq->n_ctx, sq->kv.rows[l], sq->kv.v_q8)); // v_cache[pos0..) = v
         }
         DO(vkllm__op_attention(c, ai, qi, ALL(sq->kv.k[l]), ALL(sq->kv.v[l]), pos, // att (nt, Q) = softmax(q k^T/sqrt(HD)) v
                                ALL(sq->scratch), &as));
@@ -234,7 +234,7 @@ static vkllm_status alloc_f32(struct vkllm__forward *f, uint64_t n, struct vkllm
     return st;
 }
 
-vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint32_t n_ubatch,
+vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8,
                                  struct vkllm__forward **out) {
     const struct vkllm__hparams *hp = &m->desc->hp;
     if (n_ctx == 0) n_ctx = VKLLM_MIN(hp->n_ctx_train ? hp->n_ctx_train : 2048, 4096);
@@ -248,7 +248,7 @@ vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uin
     f->n_ubatch = n_ubatch;
     const uint64_t U = n_ubatch;
     vkllm_status st;
-    VKLLM_TRY(st, vkllm__kv_cache_init(f->gpu, hp, n_ctx, n_ubatch, &f->kv), fail);
+    VKLLM_TRY(st, vkllm__kv_cache_init(f->gpu, hp, n_ctx, n_ubatch, k_q8, v_q8, &f->kv), fail);
     VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, U * 4, VKLLM__MEM_HOST, &f->ids), fail);
     VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 16, VKLLM__MEM_HOST, &f->pos), fail);
     VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 16, VKLLM__MEM_HOST, &f->next), fail);
@@ -279,7 +279,8 @@ vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uin
     f->fuse_qkv = U >= 2 && (4ull * hp->n_embd_q) % align == 0 && (4ull * (hp->n_embd_q + hp->n_embd_kv)) % align == 0;
     f->fuse_gate_up = U >= 2 && (4ull * hp->n_ff) % align == 0;
     f->fuse_rope_kv = vkllm__gpu_tuning(f->gpu)->fuse != 0;
-    struct vkllm__attn_shape s1 = {1, hp->n_head, hp->n_head_kv, hp->head_dim, n_ctx, 1.0f, 0, 0.0f, {0}, 0};
+    struct vkllm__attn_shape s1 = {1, hp->n_head, hp->n_head_kv, hp->head_dim, n_ctx, 1.0f, 0, 0.0f, {0}, 0, f->kv.k_q8,
+                                   f->kv.v_q8};
     struct vkllm__attn_shape sU = s1;
     sU.n = n_ubatch;
     uint64_t scratch = VKLLM_MAX(vkllm__attention_scratch_bytes(f->gpu, &s1), vkllm__attention_scratch_bytes(f->gpu, &sU));
@@ -475,13 +476,13 @@ uint64_t vkllm__forward_kv_bytes(const struct vkllm__forward *f) { return f->kv.
 uint64_t vkllm__forward_kv_bytes_used(const struct vkllm__forward *f, uint32_t n_past) {
     uint64_t rows = 0;
     for (uint32_t l = 0; l < f->kv.n_layer; l++) rows += VKLLM_MIN(n_past, f->kv.rows[l]);
-    return rows * f->kv.width * 4; /* K and V, f16 */
+    return rows * (vkllm__kv_row_bytes(f->kv.width, f->kv.k_q8) + vkllm__kv_row_bytes(f->kv.width, f->kv.v_q8));
 }
 
 uint64_t vkllm__forward_kv_bytes_per_token(const struct vkllm__forward *f) {
     uint64_t layers = 0;
     for (uint32_t l = 0; l < f->kv.n_layer; l++) layers += f->kv.rows[l] == f->n_ctx;
-    return layers * f->kv.width * 4;
+    return layers * (vkllm__kv_row_bytes(f->kv.width, f->kv.k_q8) + vkllm__kv_row_bytes(f->kv.width, f->kv.v_q8));
 }
 
 int vkllm__forward_kv_holds(const struct vkllm__forward *f, uint32_t n_past) {
@@ -500,7 +501,8 @@ uint64_t vkllm__forward_state_bytes(const struct vkllm__forward *f) { return f->
 
 vkllm_status vkllm__forward_copy_kv(struct vkllm__forward *dst, const struct vkllm__forward *src, uint32_t n) {
     if (dst == src || n == 0) return VKLLM_STATUS_OK;
-    if (dst->m != src->m || dst->n_ctx != src->n_ctx || dst->kv.n_layer != src->kv.n_layer || n > src->n_ctx)
+    if (dst->m != src->m || dst->n_ctx != src->n_ctx || dst->kv.n_layer != src->kv.n_layer || n > src->n_ctx ||
+        dst->kv.k_q8 != src->kv.k_q8 || dst->kv.v_q8 != src->kv.v_q8)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "copying a KV prefix needs two sessions of one model and context");
     for (uint32_t l = 0; l < src->kv.n_layer; l++)
         if (dst->kv.rows[l] != src->kv.rows[l])
@@ -513,13 +515,21 @@ vkllm_status vkllm__forward_copy_kv(struct vkllm__forward *dst, const struct vkl
     vkllm_status st;
     VKLLM_TRY(st, vkllm__cmd_init(dst->gpu, &c), done);
     VKLLM_TRY(st, vkllm__cmd_begin(c), done);
-    const uint64_t row = (uint64_t)src->kv.width * 2; /* f16 */
+    const uint64_t W = src->kv.width;
     for (uint32_t l = 0; l < src->kv.n_layer; l++) {
         /* a full layer: positions 0..n-1 are rows 0..n-1; a window's ring: the whole ring, as the
-         * source has it (its later rows are overwritten before they are read) */
-        uint64_t bytes = row * (src->kv.rows[l] == src->n_ctx ? n : src->kv.rows[l]);
-        VKLLM_TRY(st, vkllm__cmd_copy(c, dst->kv.k[l], 0, src->kv.k[l], 0, bytes), done);
-        VKLLM_TRY(st, vkllm__cmd_copy(c, dst->kv.v[l], 0, src->kv.v[l], 0, bytes), done);
+         * source has it (its later rows are overwritten before they are read). q8_0: the rows'
+         * quants, and their scales after all the quants */
+        const uint64_t rows = src->kv.rows[l], m = rows == src->n_ctx ? n : rows;
+        for (int kv = 0; kv < 2; kv++) {
+            struct vkllm__buffer *d = kv ? dst->kv.v[l] : dst->kv.k[l], *s = kv ? src->kv.v[l] : src->kv.k[l];
+            if (!(kv ? src->kv.v_q8 : src->kv.k_q8)) {
+                VKLLM_TRY(st, vkllm__cmd_copy(c, d, 0, s, 0, m * W * 2), done);
+            } else {
+                VKLLM_TRY(st, vkllm__cmd_copy(c, d, 0, s, 0, m * W), done);
+                VKLLM_TRY(st, vkllm__cmd_copy(c, d, rows * W, s, rows * W, m * W / 8), done);
+            }
+        }
     }
     VKLLM_TRY(st, vkllm__cmd_end(c), done);
     VKLLM_TRY(st, vkllm__cmd_submit(c), done);

@@ -60,29 +60,30 @@ void vkllm__gpu_model_free(struct vkllm__gpu_model *m);
  * layers keep all n_ctx positions. */
 struct vkllm__kv_cache {
     uint32_t n_layer, n_ctx, width;  /* width = n_head_kv * head_dim */
-    struct vkllm__buffer **k, **v;   /* per layer (rows[l], width) f16 */
+    uint8_t k_q8, v_q8;              /* K (V) is q8_0 (shaders/include/kv_q8.glsl), else f16 */
+    struct vkllm__buffer **k, **v;   /* per layer (rows[l], width) f16, or q8_0 quants then scales */
     uint32_t *rows;                  /* per layer: n_ctx, or a window's ring */
     uint64_t bytes;                  /* allocated for K and V together */
 };
 
 /* Rows layer l keeps for a context of n_ctx positions filled n_ubatch at a time. */
 uint32_t vkllm__kv_layer_rows(const struct vkllm__hparams *hp, uint32_t l, uint32_t n_ctx, uint32_t n_ubatch);
-/* Bytes a cache of n_ctx positions takes (K and V, all layers, F16). */
-uint64_t vkllm__kv_cache_bytes(const struct vkllm__hparams *hp, uint32_t n_ctx, uint32_t n_ubatch);
+/* Bytes a cache of n_ctx positions takes (K and V, all layers, f16 or q8_0). */
+uint64_t vkllm__kv_cache_bytes(const struct vkllm__hparams *hp, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8);
 
 /* Allocate the cache; refused before allocating anything (VKLLM_STATUS_DEVICE_OOM with the bytes
  * needed and available) when it does not fit in what is left of device memory. */
 vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, uint32_t n_ctx,
-                                  uint32_t n_ubatch, struct vkllm__kv_cache *out);
+                                  uint32_t n_ubatch, int k_q8, int v_q8, struct vkllm__kv_cache *out);
 void vkllm__kv_cache_free(struct vkllm__kv_cache *kv);
 
 /* --- forward pass (forward.c) ---------------------------------------------------------------- */
 
 struct vkllm__forward;
 
-/* A run state for model m: KV cache of n_ctx positions and activations for micro-batches of up to
- * n_ubatch tokens. */
-vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint32_t n_ubatch,
+/* A run state for model m: KV cache of n_ctx positions (K and V f16, or q8_0 with k_q8 / v_q8)
+ * and activations for micro-batches of up to n_ubatch tokens. */
+vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8,
                                  struct vkllm__forward **out);
 void vkllm__forward_free(struct vkllm__forward *f);
 

@@ -80,7 +80,7 @@ void vkllm_model_get_info(vkllm_model_t m, struct vkllm_model_info *out) {
 }
 
 struct vkllm_session_params vkllm_session_params_default(void) {
-    struct vkllm_session_params p = {0, 0};
+    struct vkllm_session_params p = {.n_ctx = 0, .n_ubatch = 0};
     return p;
 }
 
@@ -91,7 +91,13 @@ vkllm_status vkllm_session_init(vkllm_model_t model, const struct vkllm_session_
     struct vkllm_session *s = vkllm__calloc(1, sizeof *s);
     if (!s) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     s->model = model;
-    vkllm_status st = vkllm__forward_init(model->gm, p.n_ctx, p.n_ubatch, &s->fw);
+    if ((p.type_k != VKLLM_KV_F16 && p.type_k != VKLLM_KV_Q8_0) || (p.type_v != VKLLM_KV_F16 && p.type_v != VKLLM_KV_Q8_0)) {
+        vkllm__free(s);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "KV cache types: f16 (0) or q8_0 (1), not %d / %d", p.type_k,
+                          p.type_v);
+    }
+    vkllm_status st = vkllm__forward_init(model->gm, p.n_ctx, p.n_ubatch, p.type_k == VKLLM_KV_Q8_0,
+                                          p.type_v == VKLLM_KV_Q8_0, &s->fw);
     if (!st && !(s->hist = vkllm__malloc(sizeof *s->hist * vkllm__forward_n_ctx(s->fw))))
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     if (st) {

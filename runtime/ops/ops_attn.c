@@ -72,18 +72,24 @@ vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struc
     vkllm_status st;
     uint32_t n_rows = s->n_rows ? s->n_rows : s->n_ctx;
     if (n_rows > s->n_ctx) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rope_kv: %u rows for %u positions", n_rows, s->n_ctx);
-    uint64_t rows = (uint64_t)n * width * 4, cache = (uint64_t)n_rows * width * 2;
+    if ((s->k_q8 || s->v_q8) && width % 32)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rope_kv: a q8_0 cache needs a width that is a multiple of 32 (%u)", width);
+    uint64_t rows = (uint64_t)n * width * 4;
+    uint64_t kcb = n_rows * vkllm__kv_row_bytes(width, s->k_q8), vcb = n_rows * vkllm__kv_row_bytes(width, s->v_q8);
     if ((st = vkllm__op_need("rope_kv", "q", q, qe * 4)) || (st = vkllm__op_need("rope_kv", "k", k, rows)) ||
         (st = vkllm__op_need("rope_kv", "v", v, rows)) || (st = vkllm__op_need("rope_kv", "pos", pos, 4)) ||
         (st = vkllm__op_need("rope_kv", "inv_freq", inv_freq, VKLLM_MAX((uint64_t)s->n_rot / 2 * 4, 4))) ||
-        (st = vkllm__op_need("rope_kv", "k cache", kcache, cache)) || (st = vkllm__op_need("rope_kv", "v cache", vcache, cache)))
+        (st = vkllm__op_need("rope_kv", "k cache", kcache, kcb)) || (st = vkllm__op_need("rope_kv", "v cache", vcache, vcb)))
         return st;
+    per_tok = (uint64_t)s->n_head * (s->n_rot / 2) + width / (s->k_q8 ? 32 : 2) + width / (s->v_q8 ? 32 : 2);
+    static const enum vkllm__shader_id shaders[4] = {VKLLM__SHADER_ROPE_KV_F16, VKLLM__SHADER_ROPE_KV_KQ8,
+                                                     VKLLM__SHADER_ROPE_KV_VQ8, VKLLM__SHADER_ROPE_KV_Q8};
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     struct vkllm__pc_rope_kv pc = {n, s->n_head, s->head_dim, s->n_rot, s->neox ? 1u : 0u, width, s->n_ctx, s->mscale,
                                    n_rows};
     uint64_t qpairs = (uint64_t)n * s->n_head * (s->n_rot / 2), kpairs = (uint64_t)n * s->n_head_kv * (s->n_rot / 2);
     struct vkllm__dispatch d = {
-        .shader = VKLLM__SHADER_ROPE_KV_F16, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
+        .shader = shaders[(s->k_q8 ? 1 : 0) + (s->v_q8 ? 2 : 0)], .n_spec = 1, .spec = {fit_wg(gpu, 128)},
         .n_bind = 7, .bind = {vkllm__bind(q), vkllm__bind(k), vkllm__bind(v), vkllm__bind(pos), vkllm__bind(inv_freq),
                               vkllm__bind(kcache), vkllm__bind(vcache)},
         .push = &pc, .push_size = sizeof pc, .label = "rope_kv",
@@ -91,7 +97,7 @@ vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struc
          * written; per rotated pair angle, cos, sin (3) and rotation (6), k's computed once per
          * value (its partner's angle again) */
         .cost = {.bytes_read = qpairs * 8 + 2 * rows + (uint64_t)s->n_rot / 2 * 4 + 4,
-                 .bytes_written = qpairs * 8 + (uint64_t)n * width * 4,
+                 .bytes_written = qpairs * 8 + n * (vkllm__kv_row_bytes(width, s->k_q8) + vkllm__kv_row_bytes(width, s->v_q8)),
                  .flops = qpairs * 9 + kpairs * 2 * 6},
     };
     vkllm__gpu_grid_1d(gpu, (uint64_t)n * per_tok, d.spec[0], d.groups);
@@ -102,7 +108,15 @@ vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struc
 
 vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, struct vkllm__view src,
                                 struct vkllm__view pos, uint32_t n, uint32_t width, uint32_t n_ctx, uint32_t n_rows) {
+    return vkllm__op_kv_store_q(c, cache, src, pos, n, width, n_ctx, n_rows, 0);
+}
+
+vkllm_status vkllm__op_kv_store_q(struct vkllm__cmd *c, struct vkllm__view cache, struct vkllm__view src,
+                                  struct vkllm__view pos, uint32_t n, uint32_t width, uint32_t n_ctx, uint32_t n_rows,
+                                  int q8) {
     if (!n_rows) n_rows = n_ctx;
+    if (q8 && width % 32)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: a q8_0 cache needs a width that is a multiple of 32 (%u)", width);
     if (n == 0 || width == 0 || width % 2 || n_ctx == 0 || n_rows > n_ctx)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: n=%u width=%u (must be even) n_ctx=%u", n, width,
                           n_ctx);
@@ -110,18 +124,18 @@ vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, 
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: %u x %u cache too large for 32-bit indices",
                           n_ctx, width);
     vkllm_status st;
-    if ((st = vkllm__op_need("kv_store", "cache", cache, (uint64_t)n_rows * width * 2)) ||
+    if ((st = vkllm__op_need("kv_store", "cache", cache, n_rows * vkllm__kv_row_bytes(width, q8))) ||
         (st = vkllm__op_need("kv_store", "src", src, (uint64_t)n * width * 4)) || (st = vkllm__op_need("kv_store", "pos", pos, 4)))
         return st;
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     struct vkllm__pc_kv_store pc = {n, width, n_ctx, n_rows};
     struct vkllm__dispatch d = {
-        .shader = VKLLM__SHADER_KV_STORE_F16, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
+        .shader = q8 ? VKLLM__SHADER_KV_STORE_Q8 : VKLLM__SHADER_KV_STORE_F16, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
         .n_bind = 3, .bind = {vkllm__bind(src), vkllm__bind(pos), vkllm__bind(cache)},
         .push = &pc, .push_size = sizeof pc, .label = "kv_store",
-        .cost = {.bytes_read = (uint64_t)n * width * 4 + 4, .bytes_written = (uint64_t)n * width * 2},
+        .cost = {.bytes_read = (uint64_t)n * width * 4 + 4, .bytes_written = n * vkllm__kv_row_bytes(width, q8)},
     };
-    vkllm__gpu_grid_1d(gpu, (uint64_t)n * (width / 2), d.spec[0], d.groups);
+    vkllm__gpu_grid_1d(gpu, (uint64_t)n * (width / (q8 ? 32 : 2)), d.spec[0], d.groups);
     return vkllm__cmd_dispatch(c, &d);
 }
 
@@ -154,6 +168,10 @@ static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__
     if ((uint64_t)s->n_ctx * s->n_head_kv * s->head_dim > UINT32_MAX ||
         (uint64_t)s->n * s->n_head * (s->head_dim + 2) * (s->n_ctx / ATTN_SPLIT_LEN + 1) > UINT32_MAX)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "attention: shape too large for 32-bit indices");
+    if ((s->k_q8 || s->v_q8) && (s->head_dim % 4 || s->n_head_kv * s->head_dim % 32))
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "attention: a q8_0 cache needs head_dim %% 4 == 0 and a width "
+                                                         "that is a multiple of 32 (head_dim %u, %u kv heads)",
+                          s->head_dim, s->n_head_kv);
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     pl->tb = 0;
     pl->blk = 0;
@@ -206,7 +224,7 @@ static int tb_wanted(const struct vkllm__gpu *gpu) {
 static int tb_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s, struct attn_plan *pl) {
     const struct vkllm__gpu_bind_limits *bl = vkllm__gpu_bind_limits(gpu);
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
-    if (!tb_wanted(gpu) || !bl->texel_formats || s->head_dim % 8) return 0;
+    if (!tb_wanted(gpu) || !bl->texel_formats || s->head_dim % 8 || s->k_q8 || s->v_q8) return 0;
     if ((uint64_t)s->n * s->n_head * s->head_dim / 4 > bl->max_texels ||
         (uint64_t)attn_rows(s) * s->n_head_kv * s->head_dim / 8 > bl->max_texels)
         return 0;
@@ -263,7 +281,8 @@ uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const stru
 static void attn_cost(const struct vkllm__attn_shape *s, const struct attn_plan *pl, struct vkllm__cost *a,
                       struct vkllm__cost *r) {
     const uint64_t n = s->n, HD = s->head_dim, G = s->n_head / pl->hg, rows = n * s->n_head;
-    const uint64_t kv_row = G * HD * 2 * 2; /* K and V, f16, of one position for every head group */
+    const uint64_t kv_row = G * (vkllm__kv_row_bytes((uint32_t)HD, s->k_q8) + vkllm__kv_row_bytes((uint32_t)HD, s->v_q8));
+    /* K and V of one position for every head group */
     const uint64_t per_l = (4 * HD + 3) * s->n_head; /* flops per attended position of one query */
     *a = (struct vkllm__cost){0};
     *r = (struct vkllm__cost){0};
@@ -302,13 +321,22 @@ static void attn_cost(const struct vkllm__attn_shape *s, const struct attn_plan 
     r->flops_per_split = rows * (2 * HD + 3);
 }
 
+/* attn.comp's variant for the caches' types. */
+static enum vkllm__shader_id attn_shader(const struct vkllm__attn_shape *s, int split) {
+    static const enum vkllm__shader_id ids[2][4] = {
+        {VKLLM__SHADER_ATTN_F16, VKLLM__SHADER_ATTN_KQ8, VKLLM__SHADER_ATTN_VQ8, VKLLM__SHADER_ATTN_Q8},
+        {VKLLM__SHADER_ATTN_SPLIT_F16, VKLLM__SHADER_ATTN_SPLIT_KQ8, VKLLM__SHADER_ATTN_SPLIT_VQ8, VKLLM__SHADER_ATTN_SPLIT_Q8}};
+    return ids[split ? 1 : 0][(s->k_q8 ? 1 : 0) + (s->v_q8 ? 2 : 0)];
+}
+
 static vkllm_status attn_check_views(const struct vkllm__attn_shape *s, struct vkllm__view o, struct vkllm__view q,
                                      struct vkllm__view k, struct vkllm__view v, struct vkllm__view pos) {
     uint64_t qo = (uint64_t)s->n * s->n_head * s->head_dim * 4;
-    uint64_t kv = (uint64_t)attn_rows(s) * s->n_head_kv * s->head_dim * 2;
+    uint32_t width = s->n_head_kv * s->head_dim;
+    uint64_t kb = attn_rows(s) * vkllm__kv_row_bytes(width, s->k_q8), vb = attn_rows(s) * vkllm__kv_row_bytes(width, s->v_q8);
     vkllm_status st;
     if ((st = vkllm__op_need("attention", "o", o, qo)) || (st = vkllm__op_need("attention", "q", q, qo)) ||
-        (st = vkllm__op_need("attention", "k_cache", k, kv)) || (st = vkllm__op_need("attention", "v_cache", v, kv)) ||
+        (st = vkllm__op_need("attention", "k_cache", k, kb)) || (st = vkllm__op_need("attention", "v_cache", v, vb)) ||
         (st = vkllm__op_need("attention", "pos", pos, 4)))
         return st;
     return VKLLM_STATUS_OK;
@@ -357,7 +385,7 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
         return vkllm__cmd_dispatch(c, &r);
     } else {
         struct vkllm__dispatch d = {
-            .shader = split ? VKLLM__SHADER_ATTN_SPLIT_F16 : VKLLM__SHADER_ATTN_F16,
+            .shader = attn_shader(s, split),
             .n_spec = 8, .spec = {pl.wg, s->head_dim, pl.qt, pl.hg, pl.npt, pl.rs, pl.rpt, pl.tpr},
             .n_bind = 6, .bind = {vkllm__bind(q), vkllm__bind(k_cache), vkllm__bind(v_cache), vkllm__bind(pos),
                                   vkllm__bind(split ? scratch : o), sk},
@@ -380,6 +408,7 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
 }
 
 /* -------------------------------------------------------------------------------- argmax */
+
 
 vkllm_status vkllm__op_argmax(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x, uint32_t n) {
     if (n == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "argmax: n=0");

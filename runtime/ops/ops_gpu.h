@@ -189,15 +189,23 @@ struct vkllm__rope_kv_shape {
     uint32_t n_ctx;
     float mscale; /* the rotated dims' magnitude, as vkllm__op_rope's */
     uint32_t n_rows; /* rows of the caches (0: n_ctx): position p is row p % n_rows (a window's ring) */
+    uint8_t k_q8, v_q8; /* the k (v) cache is q8_0 (shaders/include/kv_q8.glsl), else f16 */
 };
+/* Bytes of one cache row of width values: f16, or q8_0 (int8 quants and an f32 scale per 32). */
+static inline uint64_t vkllm__kv_row_bytes(uint32_t width, int q8) {
+    return q8 ? (uint64_t)width + width / 8 : (uint64_t)width * 2;
+}
 vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struct vkllm__view k,
                                struct vkllm__view v, struct vkllm__view pos, struct vkllm__view inv_freq,
                                struct vkllm__view kcache, struct vkllm__view vcache, const struct vkllm__rope_kv_shape *s);
 
 /* cache rows of positions pos0 .. pos0+n-1 (f16) = src (n, width) f32; position p is row
- * p % n_rows (0: n_ctx). */
+ * p % n_rows (0: n_ctx). _q: the cache is q8_0 when q8 (width a multiple of 32). */
 vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, struct vkllm__view src,
                                 struct vkllm__view pos, uint32_t n, uint32_t width, uint32_t n_ctx, uint32_t n_rows);
+vkllm_status vkllm__op_kv_store_q(struct vkllm__cmd *c, struct vkllm__view cache, struct vkllm__view src,
+                                  struct vkllm__view pos, uint32_t n, uint32_t width, uint32_t n_ctx, uint32_t n_rows,
+                                  int q8);
 
 /* Causal attention of n queries (token i sees cache positions 0 .. pos0+i), GQA:
  * o (n, n_head*head_dim) = softmax(q k^T * scale) v, q (n, n_head*head_dim) f32.
@@ -215,6 +223,8 @@ struct vkllm__attn_shape {
                                * has no value (gpt-oss's attention sinks); buf NULL: none */
     uint32_t n_rows;     /* rows of the cache (0: n_ctx): position t is row t % n_rows, a sliding-window
                           * layer's ring of at least window + n - 1 rows */
+    uint8_t k_q8, v_q8;  /* the k (v) cache is q8_0 (head_dim % 4 == 0, its width % 32 == 0): attn.comp's
+                          * variants on every device (the texel kernel reads f16 only) */
 };
 uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s);
 vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view q,

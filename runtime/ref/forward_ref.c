@@ -54,6 +54,7 @@ struct vkllm__ref {
     float *logits;           /* (n_vocab,) */
     float *k_cache, *v_cache;/* (n_layer, n_ctx, n_embd_kv) */
     int kv_f16;              /* round cached K/V to f16, as the device cache stores them */
+    int kv_q8k, kv_q8v;      /* ... K / V to q8_0 instead */
 };
 
 // --- init / free ----------------------------------------------------------------------------
@@ -132,6 +133,17 @@ void vkllm__ref_free(struct vkllm__ref *r) {
 }
 
 void vkllm__ref_set_kv_f16(struct vkllm__ref *r, int on) { r->kv_f16 = on; }
+void vkllm__ref_set_kv_q8(struct vkllm__ref *r, int k, int v) { r->kv_q8k = k, r->kv_q8v = v; }
+
+/* x (n, a multiple of 32) as a q8_0 cache row holds it. */
+static void q8_round(float *x, uint32_t n) {
+    for (uint32_t b = 0; b + 32 <= n; b += 32) {
+        float amax = 0;
+        for (uint32_t i = 0; i < 32; i++) amax = fmaxf(amax, fabsf(x[b + i]));
+        float d = amax / 127.0f, id = d > 0 ? 1.0f / d : 0.0f;
+        for (uint32_t i = 0; i < 32; i++) x[b + i] = (float)lroundf(x[b + i] * id) * d;
+    }
+}
 
 uint32_t vkllm__ref_n_ctx(const struct vkllm__ref *r) { return r->n_ctx; }
 
@@ -170,9 +182,11 @@ static void attention_block(struct vkllm__ref *r, uint32_t l, uint32_t pos) {
     vkllm__ref_rope(k, hp->n_head_kv, hp->head_dim, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale, pos, freq);
     if (r->kv_f16)                                                  // the device cache is f16
         for (uint32_t i = 0; i < hp->n_embd_kv; i++) {
-            k[i] = vkllm__f16_to_f32(vkllm__f32_to_f16(k[i]));
-            v[i] = vkllm__f16_to_f32(vkllm__f32_to_f16(v[i]));
+            if (!r->kv_q8k) k[i] = vkllm__f16_to_f32(vkllm__f32_to_f16(k[i]));
+            if (!r->kv_q8v) v[i] = vkllm__f16_to_f32(vkllm__f32_to_f16(v[i]));
         }
+    if (r->kv_q8k) q8_round(k, hp->n_embd_kv);                      // ... or q8_0
+    if (r->kv_q8v) q8_round(v, hp->n_embd_kv);
     // att_out (n_head, head_dim) over cache rows 0..pos (n_ctx, n_embd_kv) of this layer
     vkllm__ref_attention(r->att_out, r->q, r->k_cache + lo, r->v_cache + lo, r->att, hp->n_head,
                          hp->n_head_kv, hp->head_dim, pos + 1,

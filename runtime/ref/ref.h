@@ -30,6 +30,9 @@ const float *vkllm__ref_hidden(const struct vkllm__ref *r);
 /* Round cached keys and values to f16, as the device's F16 KV cache does, so that comparisons
  * with the device isolate the kernels' arithmetic (default off: pure fp32). */
 void vkllm__ref_set_kv_f16(struct vkllm__ref *r, int on);
+/* Round cached keys (values) as a q8_0 device cache stores them instead: blocks of 32 of a row,
+ * int8 times max |x| / 127, rounded half away from zero (shaders/include/kv_q8.glsl). */
+void vkllm__ref_set_kv_q8(struct vkllm__ref *r, int k, int v);
 
 /* Context length the state was made for. */
 uint32_t vkllm__ref_n_ctx(const struct vkllm__ref *r);
