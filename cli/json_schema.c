@@ -250,6 +250,23 @@ done:
     return out;
 }
 
+/* open, then each schema of list as an expression (sep between them, after each one), close. */
+static char *join(struct conv *c, const cJSON *list, const char *open, const char *sep, const char *after,
+                  const char *close, int depth) {
+    struct sbuf b = {0};
+    put(&b, "%s", open);
+    const cJSON *it;
+    int i = 0;
+    cJSON_ArrayForEach(it, list) {
+        char *v = expr(c, it, depth + 1);
+        if (!v) return free(b.s), NULL;
+        put(&b, "%s%s%s", i++ ? sep : "", v, after);
+        free(v);
+    }
+    put(&b, "%s", close);
+    return take(c, &b);
+}
+
 static char *array_expr(struct conv *c, const cJSON *s, int depth) {
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(s, "items");
     const cJSON *prefix = cJSON_GetObjectItemCaseSensitive(s, "prefixItems");
@@ -262,17 +279,7 @@ static char *array_expr(struct conv *c, const cJSON *s, int depth) {
         if (items && !cJSON_IsFalse(items)) return fail(c, "'prefixItems' with more 'items' is not supported");
         int n = cJSON_GetArraySize(prefix);
         if (lo > n || (hi >= 0 && hi < n)) return fail(c, "'prefixItems' with 'minItems'/'maxItems' that cut it is not supported");
-        put(&b, "\"[\" ws ");
-        const cJSON *it;
-        int i = 0;
-        cJSON_ArrayForEach(it, prefix) {
-            char *v = expr(c, it, depth + 1);
-            if (!v) return free(b.s), NULL;
-            put(&b, "%s%s ws ", i++ ? "\",\" ws " : "", v);
-            free(v);
-        }
-        put(&b, "\"]\"");
-        return new_rule(c, take(c, &b));
+        return new_rule(c, join(c, prefix, "\"[\" ws ", "\",\" ws ", " ws ", "\"]\"", depth));
     }
     if (items && cJSON_IsFalse(items)) hi = 0;
     if (hi == 0) return lo ? fail(c, "an array that must have items but may have none") : strdup("\"[\" ws \"]\"");
@@ -451,18 +458,7 @@ static char *ref_expr(struct conv *c, const char *path, int depth) {
 /* Alternatives: "(" a " | " b ... ")". */
 static char *alternatives(struct conv *c, const cJSON *list, const char *kw, int depth) {
     if (!cJSON_IsArray(list) || !cJSON_GetArraySize(list)) return fail(c, "'%s' must be a non-empty array", kw);
-    struct sbuf b = {0};
-    put(&b, "(");
-    const cJSON *it;
-    int i = 0;
-    cJSON_ArrayForEach(it, list) {
-        char *v = expr(c, it, depth + 1);
-        if (!v) return free(b.s), NULL;
-        put(&b, "%s%s", i++ ? " | " : "", v);
-        free(v);
-    }
-    put(&b, ")");
-    return take(c, &b);
+    return join(c, list, "(", " | ", "", ")", depth);
 }
 
 static char *expr(struct conv *c, const cJSON *s, int depth) {

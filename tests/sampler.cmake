@@ -9,6 +9,6 @@ target_include_directories(test_json_schema PRIVATE ${PROJECT_SOURCE_DIR}/cli)
 target_link_libraries(test_json_schema PRIVATE m)
 # The streaming scanner of function calls (cli/serve_tools.c, compiled in) fed in pieces.
 vkllm_add_test(NAME test_tool_scan SOURCES test_tool_scan.c ${PROJECT_SOURCE_DIR}/cli/serve_tools.c
-               ${PROJECT_SOURCE_DIR}/cli/json_schema.c)
+               ${PROJECT_SOURCE_DIR}/cli/json_schema.c ${PROJECT_SOURCE_DIR}/cli/serve_buf.c)
 target_include_directories(test_tool_scan PRIVATE ${PROJECT_SOURCE_DIR}/cli)
 target_link_libraries(test_tool_scan PRIVATE m)

@@ -3,39 +3,8 @@
  * and text that only looks like a call; fed whole and in pieces of every size from 1 to 9 bytes,
  * the content, the calls' names and their arguments (whitespace outside strings dropped) are the
  * same, and text that leaves the layout is reported (serve_tool_scan_ok 0). */
-#include <stdarg.h>
-
 #include "harness.h"
 #include "serve.h"
-
-/* serve_engine.c's buffer helpers, which serve_tools.c uses */
-void sbuf_add(struct serve_buf *b, const char *s, size_t n) {
-    if (b->oom) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = (b->len + n + 1) * 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p, b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-void sbuf_printf(struct serve_buf *b, const char *fmt, ...) {
-    char tmp[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    sbuf_add(b, tmp, (size_t)n);
-}
-void sbuf_free(struct serve_buf *b) {
-    free(b->p);
-    memset(b, 0, sizeof *b);
-}
 
 struct got {
     char content[512];
