@@ -417,8 +417,9 @@ struct vkllm_session_params {
 
 VKLLM_API struct vkllm_session_params vkllm_session_params_default(void);
 
-/* Allocate the KV cache (F16, on the device) and the run state. A context that does not fit in
- * device memory is refused before anything is allocated (DEVICE_OOM with bytes needed and free).
+/* Allocate the KV cache (f16 or q8_0: type_k / type_v, on the device) and the run state. A
+ * context that does not fit in device memory is refused before anything is allocated (DEVICE_OOM
+ * with bytes needed and free).
  * The session must be freed before its model. */
 VKLLM_API vkllm_status vkllm_session_init(vkllm_model_t model, const struct vkllm_session_params *params,
                                           vkllm_session_t *out);
