@@ -255,11 +255,11 @@ void vkllm_cli_print_stats(const struct vkllm_generate_stats *s, enum vkllm_cli_
     if (style == VKLLM_CLI_STATS_LINE) {
         fprintf(stderr,
                 "[%s; prompt %u tokens, reply %u tokens; %u prompt tokens cached; ttft %.1f ms; prefill %.1f t/s; "
-                "decode %.2f t/s; itl p50 %.1f ms p90 %.1f ms; KV %.2f of %.2f MiB]\n",
+                "decode %.2f t/s; itl p50 %.1f ms p90 %.1f ms; KV %.2f of %.2f MiB, %.2f KiB per token]\n",
                 vkllm_stop_reason_str(s->stop_reason), s->n_prompt, s->n_generated, s->n_prompt_cached, s->ttft_ms,
                 s->prefill_tps,
                 s->decode_tps, s->itl_p50_ms, s->itl_p90_ms, s->kv_bytes_used / 1048576.0,
-                s->kv_bytes_allocated / 1048576.0);
+                s->kv_bytes_allocated / 1048576.0, s->kv_bytes_per_token / 1024.0);
         return;
     }
     fprintf(stderr, "\n--\n");

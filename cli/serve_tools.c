@@ -226,9 +226,14 @@ int serve_tools_inject(const struct serve_req *r, struct vkllm_chat_message *cm,
         sbuf_printf(&b, "Given the following functions, please respond with a JSON for a function call with its proper "
                         "arguments that best answers the given prompt.\n\nRespond in the format {\"name\": function name, "
                         "\"parameters\": dictionary of argument name and its value}. Do not use variables.\n\n");
-        cJSON_ArrayForEach(t, r->tools) {
+        cJSON_ArrayForEach(t, r->tools) { /* as Meta's template prints them: json.dumps(indent=4) */
             char *s = cJSON_Print(t);
-            sbuf_printf(&b, "%s\n\n", s ? s : "");
+            for (const char *c = s ? s : ""; *c; c++) {
+                if (*c != '\t') sbuf_add(&b, c, 1);
+                else if (c == s || c[-1] == '\n' || c[-1] == '\t') sbuf_add(&b, "    ", 4); /* indentation */
+                else sbuf_add(&b, " ", 1);                                               /* after a colon */
+            }
+            sbuf_add(&b, "\n\n", 2);
             cJSON_free(s);
         }
         sbuf_printf(&b, "%s", cm[at].content);

@@ -853,9 +853,12 @@ def tools_templates():
     params = TOOLS[0]["function"]["parameters"]
     msgs = [{"role": "user", "content": "Weather in Rome?"}]
     for tmpl, marker in (("llama3", "Given the following functions"), ("mistral-v7", "[AVAILABLE_TOOLS]")):
-        srv = Server("--chat-template", tmpl, "-c", "1024")
+        srv = Server("--chat-template", tmpl, "-c", "2048")
         p = request(srv, "POST", "/apply-template", {"messages": msgs, "tools": TOOLS})[2]["prompt"]
         check(marker in p and "get_weather" in p, "%s: tools rendered: %r" % (tmpl, p[:300]))
+        if tmpl == "llama3":  # as Meta's template prints them: json.dumps(indent=4)
+            check('{\n    "type": "function",\n    "function": {\n        "name": "get_weather",' in p,
+                  "llama3: tools indented by 4 spaces: %r" % p[:600])
         st, _, j, _ = request(srv, "POST", "/v1/chat/completions", {"messages": msgs, "tools": TOOLS, "seed": 2, "max_tokens": 80,
                                                                    "tool_choice": {"type": "function", "function": {"name": "get_weather"}}})
         calls = j["choices"][0]["message"].get("tool_calls") or [] if st == 200 else []
