@@ -367,7 +367,7 @@ static int structured(struct parse *p, const cJSON *body, struct serve_req *r) {
         else r->gp.json_object = 1;
     }
     if (st || !r->grammar) return st;
-    if (vkllm_grammar_validate(r->grammar, 0)) {
+    if (given && vkllm_grammar_validate(r->grammar, 0)) { /* a required tool call's was checked when made */
         char msg[512];
         snprintf(msg, sizeof msg, "%s", vkllm_last_error());
         return bad(p, gr ? "grammar" : js ? "json_schema" : "response_format", "%s", msg);

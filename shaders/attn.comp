@@ -69,24 +69,27 @@ uint row_first(uint r) {
     return p.window > 0u && lim > p.window ? lim - p.window : 0u;
 }
 
-// Quad dq of position t's row of this kv head (4 values; the upper two 0 past the row's end).
-vec4 k_quad(uint t, uint dq) {
+// The head row of this kv head at position t (a window's ring: row t % n_rows), in head rows.
+uint head_row(uint t) { return (t % p.n_rows) * p.n_head_kv + kvh; }
+
+// Quad dq of head row hr (4 values; the upper two 0 past the row's end).
+vec4 k_quad(uint hr, uint dq) {
 #ifdef K_Q8
-    uint e = ((t % p.n_rows) * p.n_head_kv + kvh) * HD + 4 * dq;
+    uint e = hr * HD + 4 * dq;
     return q8_unpack(kc[e / 4], uintBitsToFloat(kc[p.n_rows * p.n_head_kv * HD / 4 + e / 32]));
 #else
-    uint w = ((t % p.n_rows) * p.n_head_kv + kvh) * HD2;
+    uint w = hr * HD2;
     vec2 a = unpackHalf2x16(kc[w + 2 * dq]);
     vec2 b = (HD % 4 == 0 || 2 * dq + 1 < HD2) ? unpackHalf2x16(kc[w + 2 * dq + 1]) : vec2(0.0);
     return vec4(a, b);
 #endif
 }
-vec4 v_quad(uint t, uint dq) {
+vec4 v_quad(uint hr, uint dq) {
 #ifdef V_Q8
-    uint e = ((t % p.n_rows) * p.n_head_kv + kvh) * HD + 4 * dq;
+    uint e = hr * HD + 4 * dq;
     return q8_unpack(vc[e / 4], uintBitsToFloat(vc[p.n_rows * p.n_head_kv * HD / 4 + e / 32]));
 #else
-    uint w = ((t % p.n_rows) * p.n_head_kv + kvh) * HD2;
+    uint w = hr * HD2;
     vec2 a = unpackHalf2x16(vc[w + 2 * dq]);
     vec2 b = (HD % 4 == 0 || 2 * dq + 1 < HD2) ? unpackHalf2x16(vc[w + 2 * dq + 1]) : vec2(0.0);
     return vec4(a, b);
@@ -122,8 +125,9 @@ void scores(uint kv0, uint end) {
     float acc[R];
     [[unroll]] for (uint r = 0; r < R; r++) acc[r] = 0.0;
     if (t < end) {
+        uint hr = head_row(t);
         for (uint dq = 0; dq < HQ; dq++) {
-            vec4 kk = k_quad(t, dq);
+            vec4 kk = k_quad(hr, dq);
             [[unroll]] for (uint r = 0; r < R; r++) acc[r] += dot(q_sh[r * HQ + dq], kk);
         }
     }
@@ -181,7 +185,7 @@ void accumulate(uint kv0, uint end) {
             acc[j] = r < R ? o_sh[r * HQ + dq] * a_sh[r] : vec4(0.0);
         }
         for (uint c = 0; c < cend; c++) {
-            vec4 vv = v_quad(kv0 + c, dq);
+            vec4 vv = v_quad(head_row(kv0 + c), dq);
             [[unroll]] for (uint j = 0; j < RPT; j++) {
                 uint r = slice + j * RS;
                 if (r < R) acc[j] += s_sh[r * WG + c] * vv;

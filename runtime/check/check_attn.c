@@ -161,122 +161,92 @@ void vkllm__chk_kv_store(struct chk *k) {
 
 /* --- rope + kv_store ------------------------------------------------------------------------ */
 
-/* rope_kv into q8_0 caches (KQ8, VQ8): q as rope, each written row within half a step of the
- * reference's rotated k (of v), f16 caches as below. */
-static void chk_rope_kv_q8(struct chk *k) {
-    const struct vkllm__op_case *c = k->c;
-    const uint32_t n = c->n, nh = c->heads, nkv = c->heads_kv, hd = c->head_dim, nr = c->n_rot, width = nkv * hd;
-    const int neox = (c->flags & VKLLM__CASE_NEOX) != 0, kq = (c->flags & VKLLM__CASE_KQ8) != 0,
-              vq = (c->flags & VKLLM__CASE_VQ8) != 0;
-    const uint64_t qlen = (uint64_t)n * nh * hd, kvlen = (uint64_t)n * width;
-    const uint64_t kb = c->n_ctx * vkllm__kv_row_bytes(width, kq), vb = c->n_ctx * vkllm__kv_row_bytes(width, vq);
-    float *q = vkllm__chk_floats(k, qlen, 1.0f), *kx = vkllm__chk_floats(k, kvlen, 1.0f), *vx = vkllm__chk_floats(k, kvlen, 1.0f);
-    float *qref = vkllm__chk_floats(k, qlen, 0), *kref = vkllm__chk_floats(k, kvlen, 0), *got = vkllm__chk_floats(k, qlen, 0);
-    float *inv = vkllm__chk_floats(k, nr / 2 + 1, 0);
-    uint8_t *kg = vkllm__chk_alloc(k, kb), *vg = vkllm__chk_alloc(k, vb);
+/* rope_kv: q as rope. An f16 cache (sentinels in every row, a guard of rows past n_ctx): k within
+ * one f16 ulp of the reference's rotated k (the rotation's last bit may cross a rounding
+ * boundary), v bit-exact, every other half untouched. A q8_0 cache (KQ8, VQ8): each written row
+ * within half a step of the rotated k (of v), the bytes past the cache's view untouched. */
+struct rkv_cache {
+    int q8;
+    uint64_t bytes, alloc;  /* the view, and the buffer (with its guard) */
+    uint8_t *want, *got;    /* want: the f16 image expected (sentinels, then what was written) */
+    struct vkllm__buffer *buf;
+};
+
+static void rkv_cache_init(struct chk *k, struct rkv_cache *kc, int q8, uint32_t n_ctx, uint32_t width, uint32_t guard) {
+    kc->q8 = q8;
+    kc->bytes = n_ctx * vkllm__kv_row_bytes(width, q8);
+    kc->alloc = q8 ? kc->bytes + 256 : (uint64_t)(n_ctx + guard) * width * 2;
+    kc->want = vkllm__chk_alloc(k, kc->alloc), kc->got = vkllm__chk_alloc(k, kc->alloc);
     if (k->st) return;
-    for (uint32_t i = 0; i < nr / 2; i++) inv[i] = powf(10000.0f, -2.0f * i / (nr ? nr : 1));
-    struct vkllm__buffer *bq = vkllm__chk_buf(k, qlen * 4, NULL), *bk = vkllm__chk_buf(k, kvlen * 4, kx);
-    struct vkllm__buffer *bv = vkllm__chk_buf(k, kvlen * 4, vx), *bp = vkllm__chk_buf(k, 4, NULL);
-    struct vkllm__buffer *bf = vkllm__chk_buf(k, (nr / 2 + 1) * 4ull, inv);
-    struct vkllm__buffer *bkc = vkllm__chk_buf(k, kb, NULL), *bvc = vkllm__chk_buf(k, vb, NULL);
-    float ms = c->flags & VKLLM__CASE_MAGNITUDE ? 1.25f : 1.0f;
-    struct vkllm__rope_kv_shape sh = {n, nh, nkv, hd, nr, neox, c->n_ctx, ms, 0, (uint8_t)kq, (uint8_t)vq};
-    RECORD(k, cmd, vkllm__op_rope_kv(cmd, vkllm__view_of(bq), vkllm__view_of(bk), vkllm__view_of(bv), vkllm__view_of(bp),
-                                     vkllm__view_of(bf), vkllm__view_of(bkc), vkllm__view_of(bvc), &sh));
-    for (uint32_t s = 0; s < c->n_pos && !k->st; s++) {
-        uint32_t p0 = c->pos[s];
-        vkllm__chk_upload(k, bq, q, qlen * 4);
-        set_pos(k, bp, p0);
-        vkllm__chk_submit(k, cmd);
-        vkllm__chk_download(k, bq, got, qlen * 4);
-        vkllm__chk_download(k, bkc, kg, kb);
-        vkllm__chk_download(k, bvc, vg, vb);
-        if (k->st) return;
-        memcpy(qref, q, qlen * 4);
-        memcpy(kref, kx, kvlen * 4);
-        for (uint32_t t = 0; t < n; t++) {
-            vkllm__ref_rope(qref + (uint64_t)t * nh * hd, nh, hd, nr, neox, ms, p0 + t, inv);
-            vkllm__ref_rope(kref + (uint64_t)t * width, nkv, hd, nr, neox, ms, p0 + t, inv);
-        }
-        struct chk_stats st;
-        vkllm__chk_compare(got, qref, qlen, &st);
-        vkllm__chk_fold(k, &st);
-        uint32_t m = p0 >= c->n_ctx ? 0 : VKLLM_MIN(n, c->n_ctx - p0);
-        uint64_t bad = 0;
-        for (int which = 0; which < 2; which++) {
-            const float *want = which ? vx : kref;
-            const uint8_t *img = which ? vg : kg;
-            if (which ? vq : kq) {
-                bad += q8_bad_rows(img, c->n_ctx, width, p0, want, m);
-            } else { /* f16: within one f16 ulp */
-                const uint16_t *h = (const uint16_t *)img;
-                for (uint64_t i = 0; i < (uint64_t)m * width; i++) {
-                    float x = want[i], g = vkllm__f16_to_f32(h[(uint64_t)p0 * width + i]);
-                    bad += !(fabsf(g - x) <= fabsf(x) * (1.0f / 1024) + 1e-7f);
-                }
-            }
-        }
-        if (bad) vkllm__chk_fail(k, "%llu q8_0 cache entries wrong at pos0 %u", (unsigned long long)bad, p0);
+    if (q8) memset(kc->want, 0xa5, kc->alloc);
+    else
+        for (uint64_t i = 0; i < kc->alloc / 2; i++) ((uint16_t *)kc->want)[i] = 0x7bffu; /* the largest finite half */
+    kc->buf = vkllm__chk_buf(k, kc->alloc, kc->want);
+}
+
+/* Wrong entries of cache kc after rows p0 .. p0+m-1 took vals (m x width; the rotated k when
+ * exact is 0, v when 1). */
+static uint64_t rkv_cache_bad(struct rkv_cache *kc, uint32_t n_ctx, uint32_t width, uint32_t p0, uint32_t m,
+                              const float *vals, int exact) {
+    uint64_t bad = 0;
+    if (kc->q8) {
+        bad = q8_bad_rows(kc->got, n_ctx, width, p0, vals, m);
+        for (uint64_t i = kc->bytes; i < kc->alloc; i++) bad += kc->got[i] != 0xa5;
+        return bad;
     }
+    uint16_t *w = (uint16_t *)kc->want, *g = (uint16_t *)kc->got;
+    for (uint64_t i = 0; i < (uint64_t)m * width; i++) w[(uint64_t)p0 * width + i] = vkllm__f32_to_f16(vals[i]);
+    for (uint64_t i = 0; i < kc->alloc / 2; i++) {
+        int d = (int)g[i] - (int)w[i]; /* adjacent halves of one sign differ by 1 in their bits */
+        bad += exact ? g[i] != w[i] : g[i] != w[i] && ((g[i] ^ w[i]) & 0x8000u || d > 1 || d < -1);
+    }
+    return bad;
 }
 
 void vkllm__chk_rope_kv(struct chk *k) {
     const struct vkllm__op_case *c = k->c;
-    if (c->flags & (VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8)) {
-        chk_rope_kv_q8(k);
-        return;
-    }
     const uint32_t n = c->n, nh = c->heads, nkv = c->heads_kv, hd = c->head_dim, nr = c->n_rot, guard = 4;
     const uint32_t width = nkv * hd;
-    const int neox = (c->flags & VKLLM__CASE_NEOX) != 0;
-    uint64_t qlen = (uint64_t)n * nh * hd, kvlen = (uint64_t)n * width, halves = (uint64_t)(c->n_ctx + guard) * width;
+    const int neox = (c->flags & VKLLM__CASE_NEOX) != 0, kq = (c->flags & VKLLM__CASE_KQ8) != 0,
+              vq = (c->flags & VKLLM__CASE_VQ8) != 0;
+    uint64_t qlen = (uint64_t)n * nh * hd, kvlen = (uint64_t)n * width;
     float *q = vkllm__chk_floats(k, qlen, 1.0f), *kx = vkllm__chk_floats(k, kvlen, 1.0f);
     float *vx = vkllm__chk_floats(k, kvlen, 1.0f), *qref = vkllm__chk_floats(k, qlen, 0);
     float *kref = vkllm__chk_floats(k, kvlen, 0), *got = vkllm__chk_floats(k, qlen, 0);
     float *inv = vkllm__chk_floats(k, nr / 2 + 1, 0);
-    uint16_t *kw = vkllm__chk_alloc(k, halves * 2), *vw = vkllm__chk_alloc(k, halves * 2);
-    uint16_t *kg = vkllm__chk_alloc(k, halves * 2), *vg = vkllm__chk_alloc(k, halves * 2);
+    struct rkv_cache kc, vc;
+    rkv_cache_init(k, &kc, kq, c->n_ctx, width, guard);
+    rkv_cache_init(k, &vc, vq, c->n_ctx, width, guard);
     if (k->st) return;
     for (uint32_t i = 0; i < nr / 2; i++) inv[i] = powf(10000.0f, -2.0f * i / (nr ? nr : 1));
-    for (uint64_t i = 0; i < halves; i++) kw[i] = vw[i] = 0x7bffu; /* sentinel: the largest finite half */
     struct vkllm__buffer *bq = vkllm__chk_buf(k, qlen * 4, NULL), *bk = vkllm__chk_buf(k, kvlen * 4, kx);
     struct vkllm__buffer *bv = vkllm__chk_buf(k, kvlen * 4, vx), *bp = vkllm__chk_buf(k, 4, NULL);
     struct vkllm__buffer *bf = vkllm__chk_buf(k, (nr / 2 + 1) * 4ull, inv);
-    struct vkllm__buffer *bkc = vkllm__chk_buf(k, halves * 2, kw), *bvc = vkllm__chk_buf(k, halves * 2, vw);
-    struct vkllm__view kc = {bkc, 0, (uint64_t)c->n_ctx * width * 2}, vc = {bvc, 0, (uint64_t)c->n_ctx * width * 2};
+    struct vkllm__view kv = {kc.buf, 0, kc.bytes}, vv = {vc.buf, 0, vc.bytes};
     float ms = c->flags & VKLLM__CASE_MAGNITUDE ? 1.25f : 1.0f;
-    struct vkllm__rope_kv_shape sh = {n, nh, nkv, hd, nr, neox, c->n_ctx, ms, 0, 0, 0};
+    struct vkllm__rope_kv_shape sh = {n, nh, nkv, hd, nr, neox, c->n_ctx, ms, 0, (uint8_t)kq, (uint8_t)vq};
     RECORD(k, cmd, vkllm__op_rope_kv(cmd, vkllm__view_of(bq), vkllm__view_of(bk), vkllm__view_of(bv), vkllm__view_of(bp),
-                                     vkllm__view_of(bf), kc, vc, &sh));
+                                     vkllm__view_of(bf), kv, vv, &sh));
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) { /* replay: only pos0 and q change */
         uint32_t p0 = c->pos[s];
         vkllm__chk_upload(k, bq, q, qlen * 4);
         set_pos(k, bp, p0);
         vkllm__chk_submit(k, cmd);
         vkllm__chk_download(k, bq, got, qlen * 4);
-        vkllm__chk_download(k, bkc, kg, halves * 2);
-        vkllm__chk_download(k, bvc, vg, halves * 2);
+        vkllm__chk_download(k, kc.buf, kc.got, kc.alloc);
+        vkllm__chk_download(k, vc.buf, vc.got, vc.alloc);
         if (k->st) return;
         memcpy(qref, q, qlen * 4);
         memcpy(kref, kx, kvlen * 4);
         for (uint32_t t = 0; t < n; t++) {
             vkllm__ref_rope(qref + (uint64_t)t * nh * hd, nh, hd, nr, neox, ms, p0 + t, inv);
             vkllm__ref_rope(kref + (uint64_t)t * width, nkv, hd, nr, neox, ms, p0 + t, inv);
-            if ((uint64_t)p0 + t < c->n_ctx)
-                for (uint32_t j = 0; j < width; j++) {
-                    kw[(uint64_t)(p0 + t) * width + j] = vkllm__f32_to_f16(kref[(uint64_t)t * width + j]);
-                    vw[(uint64_t)(p0 + t) * width + j] = vkllm__f32_to_f16(vx[(uint64_t)t * width + j]);
-                }
         }
         struct chk_stats st;
         vkllm__chk_compare(got, qref, qlen, &st);
         vkllm__chk_fold(k, &st);
-        uint64_t bad = 0;
-        for (uint64_t i = 0; i < halves; i++) {
-            int d = (int)kg[i] - (int)kw[i]; /* adjacent halves of one sign differ by 1 in their bits */
-            bad += vg[i] != vw[i] || (kg[i] != kw[i] && ((kg[i] ^ kw[i]) & 0x8000u || d > 1 || d < -1));
-        }
+        uint32_t m = p0 >= c->n_ctx ? 0 : VKLLM_MIN(n, c->n_ctx - p0); /* rows written */
+        uint64_t bad = rkv_cache_bad(&kc, c->n_ctx, width, p0, m, kref, 0) + rkv_cache_bad(&vc, c->n_ctx, width, p0, m, vx, 1);
         if (bad) vkllm__chk_fail(k, "%llu cache entries wrong at pos0 %u", (unsigned long long)bad, p0);
     }
 }
