@@ -184,8 +184,9 @@ void accumulate(uint kv0, uint end) {
             uint r = slice + j * RS;
             acc[j] = r < R ? o_sh[r * HQ + dq] * a_sh[r] : vec4(0.0);
         }
-        for (uint c = 0; c < cend; c++) {
-            vec4 vv = v_quad(head_row(kv0 + c), dq);
+        uint tr = kv0 % p.n_rows; // the ring's row of kv0 + c, stepped without a division
+        for (uint c = 0; c < cend; c++, tr = tr + 1 == p.n_rows ? 0 : tr + 1) {
+            vec4 vv = v_quad(tr * p.n_head_kv + kvh, dq);
             [[unroll]] for (uint j = 0; j < RPT; j++) {
                 uint r = slice + j * RS;
                 if (r < R) acc[j] += s_sh[r * WG + c] * vv;
