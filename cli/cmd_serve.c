@@ -26,8 +26,14 @@ static void usage(FILE *f) {
             "  -m FILE               GGUF model\n"
             "  --host ADDR           address to listen on (default 127.0.0.1)\n"
             "  --port N              TCP port (default 8080; 0 = any free one, printed at start)\n"
-            "  --parallel N          slots: requests decoded at once, each with its own KV cache (default 4)\n"
+            "  --parallel N          slots: requests decoded at once (default 4)\n"
             "  -c N                  context per slot in tokens (default: the model's, at most 4096)\n"
+            "  --kv-cache-mb N       the KV cache pool the slots share, in MiB: blocks of 16 positions,\n"
+            "                        taken as requests' tokens arrive and given back when they end\n"
+            "                        (default 0: -c x --parallel positions). A request waits in the\n"
+            "                        queue until the pool has blocks for its prompt; one that runs out\n"
+            "                        mid-reply ends with finish_reason \"length\". Full blocks stay\n"
+            "                        cached for later prompts that start the same way (docs/kv-cache.md)\n"
             "  --queue N             requests that may wait for a slot before 503 (default 64)\n"
             "  --api-key KEY         require Authorization: Bearer KEY on every endpoint but /health\n"
             "                        (or set VKLLM_API_KEY)\n"
@@ -64,7 +70,7 @@ static void usage(FILE *f) {
 struct serve_opts {
     const char *path, *host, *api_key, *tmpl, *alias, *cors, *pooling;
     double port, parallel, n_ctx, queue, max_body, device, ubatch, prefill_chunk;
-    double timeout, max_connections, http_threads, max_client_connections;
+    double timeout, max_connections, http_threads, max_client_connections, kv_cache_mb;
     int type_k, type_v;
 };
 
@@ -90,6 +96,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o) {
         NUM("--timeout", 0, 1e6, &o->timeout)
         NUM("--max-connections", 0, 1e7, &o->max_connections)
         NUM("--http-threads", 1, 64, &o->http_threads)
+        NUM("--kv-cache-mb", 0, 1e9, &o->kv_cache_mb)
         {
             struct vkllm_session_params kv = {.n_ctx = 0, .n_ubatch = 0, .type_k = o->type_k, .type_v = o->type_v};
             int taken = vkllm_cli_kv_arg("serve", a, v, &kv);
@@ -158,7 +165,8 @@ static const char *base_name(const char *path) {
 /* Serve until SIGINT or SIGTERM (blocked in every thread; this one waits for them). */
 static int serve(struct serve_server *srv, const struct serve_opts *o, const sigset_t *sigs,
                  vkllm_session_t *slots, uint32_t n_slots) {
-    if (serve_engine_start(&srv->engine, srv->model, slots, n_slots, (uint32_t)o->queue, (uint32_t)o->prefill_chunk)) {
+    if (serve_engine_start(&srv->engine, srv->model, srv->engine.pool, slots, n_slots, (uint32_t)o->queue,
+                           (uint32_t)o->prefill_chunk)) {
         fprintf(stderr, "vkllm: serve: cannot start the engine thread\n");
         return 1;
     }
@@ -206,13 +214,26 @@ int vkllm_cmd_serve(int argc, char **argv) {
     uint32_t n_slots = (uint32_t)o.parallel;
     vkllm_session_t *slots = calloc(n_slots, sizeof *slots);
     struct serve_server *srv = calloc(1, sizeof *srv);
+    vkllm_kv_pool_t pool = NULL;
     if (!slots || !srv) {
         fprintf(stderr, "vkllm: serve: out of memory\n");
         code = 5;
         goto done;
     }
-    slots[0] = h.s;
-    for (uint32_t i = 1; i < n_slots; i++) {
+    /* one pool of KV blocks for all slots: the session vkllm_cli_open made (with a cache of its
+     * own) makes way for the slots' sessions on the pool */
+    sp.n_ctx = vkllm_session_n_ctx(h.s);
+    vkllm_session_free(h.s);
+    h.s = NULL;
+    struct vkllm_kv_pool_params pp = {.bytes = (uint64_t)(o.kv_cache_mb * 1048576.0), .n_ctx = sp.n_ctx,
+                                      .n_seq = n_slots, .type_k = sp.type_k, .type_v = sp.type_v};
+    vkllm_status pst = vkllm_kv_pool_init(h.model, &pp, &pool);
+    if (pst) {
+        code = vkllm_cli_fail(pst, "cannot allocate the KV cache pool (a smaller --kv-cache-mb, -c or --parallel?)");
+        goto done;
+    }
+    sp.pool = pool;
+    for (uint32_t i = 0; i < n_slots; i++) {
         vkllm_status st = vkllm_session_init(h.model, &sp, &slots[i]);
         if (st) {
             code = vkllm_cli_fail(st, "cannot create a session for every slot (fewer --parallel or a smaller -c?)");
@@ -248,7 +269,8 @@ int vkllm_cmd_serve(int argc, char **argv) {
     srv->http_threads = (unsigned)o.http_threads;
     srv->max_client_connections = (unsigned)o.max_client_connections;
     srv->cors_origin = o.cors;
-    srv->n_ctx = vkllm_session_n_ctx(h.s);
+    srv->n_ctx = sp.n_ctx;
+    srv->engine.pool = pool;
     srv->n_vocab = vkllm_model_n_vocab(h.model);
     struct vkllm_model_info mi;
     vkllm_model_get_info(h.model, &mi);
@@ -259,7 +281,8 @@ int vkllm_cmd_serve(int argc, char **argv) {
     code = serve(srv, &o, &sigs, slots, n_slots);
     pthread_mutex_destroy(&srv->stat_mu);
 done:
-    for (uint32_t i = 1; slots && i < n_slots; i++) vkllm_session_free(slots[i]);
+    for (uint32_t i = 0; slots && i < n_slots; i++) vkllm_session_free(slots[i]);
+    vkllm_kv_pool_free(pool); /* after its sessions */
     free(slots);
     free(srv);
     return vkllm_cli_close(&h, code);

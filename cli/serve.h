@@ -191,6 +191,10 @@ struct serve_metrics {
     uint64_t tps_n[SERVE_TPS_RING];
     uint32_t tps_head, tps_count;
     uint64_t kv_used, kv_retained, kv_allocated;
+    uint32_t kv_blocks, kv_blocks_running, kv_blocks_cached; /* the pool's; held by running requests;
+                                                                 cached (or kept by idle slots) */
+    uint64_t kv_pool_bytes, kv_block_bytes, prefix_queried, prefix_hits, kv_evicted;
+    uint64_t kv_waits;         /* admissions put off for want of KV blocks */
     uint32_t busy; /* slots running a request */
 };
 
@@ -203,6 +207,7 @@ struct serve_slot_info { /* a slot as /slots shows it (under the engine's mu) */
 
 struct serve_engine {
     vkllm_model_t model;
+    vkllm_kv_pool_t pool;      /* the slots' KV cache blocks (set before start; not owned) */
     vkllm_session_t *slots;
     uint32_t n_slots;
     uint32_t queue_cap;
@@ -224,9 +229,9 @@ struct serve_engine {
     int running;
 };
 
-/* Start the engine thread over n_slots sessions of model (the engine does not own them). */
-int serve_engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_session_t *slots, uint32_t n_slots,
-                        uint32_t queue_cap, uint32_t prefill_chunk);
+/* Start the engine thread over n_slots sessions of model on pool (the engine owns neither). */
+int serve_engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_kv_pool_t pool, vkllm_session_t *slots,
+                       uint32_t n_slots, uint32_t queue_cap, uint32_t prefill_chunk);
 /* Stop: requests still queued or running end with 503 "the server is shutting down"; joins
  * the thread. The locks stay usable (HTTP threads may still take them) until engine_free. */
 void serve_engine_stop(struct serve_engine *e);

@@ -189,9 +189,24 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uin
     metric(o, "vkllm_kv_cache_retained_bytes", "gauge",
            "KV cache bytes idle slots keep for prefix reuse (a new request may take them over).",
            (double)m->kv_retained);
-    metric(o, "vkllm_kv_cache_allocated_bytes", "gauge", "KV cache bytes of all slots.", (double)m->kv_allocated);
-    metric(o, "vkllm_kv_cache_usage_ratio", "gauge", "Used over allocated KV cache.",
-           m->kv_allocated ? (double)m->kv_used / (double)m->kv_allocated : 0);
+    metric(o, "vkllm_kv_cache_allocated_bytes", "gauge", "KV cache bytes on the device (the pool and any window rings).",
+           (double)m->kv_allocated);
+    metric(o, "vkllm_kv_cache_usage_ratio", "gauge", "KV pool blocks held by running requests over the pool's blocks.",
+           m->kv_blocks ? (double)m->kv_blocks_running / m->kv_blocks : 0);
+    metric(o, "vkllm_kv_cache_blocks_total", "gauge", "KV pool blocks (16 positions each).", m->kv_blocks);
+    metric(o, "vkllm_kv_cache_blocks_used", "gauge", "KV pool blocks held by running requests.", m->kv_blocks_running);
+    metric(o, "vkllm_kv_cache_blocks_cached", "gauge",
+           "KV pool blocks no running request holds that keep tokens for later prompts (evicted when needed).",
+           m->kv_blocks_cached);
+    metric(o, "vkllm_kv_cache_pool_bytes", "gauge", "Bytes of the KV pool.", (double)m->kv_pool_bytes);
+    metric(o, "vkllm_kv_cache_evicted_blocks_total", "counter", "Cached KV blocks taken for new tokens.",
+           (double)m->kv_evicted);
+    metric(o, "vkllm_kv_cache_waits_total", "counter", "Times a queued request waited for KV blocks.",
+           (double)m->kv_waits);
+    metric(o, "vkllm_prefix_cache_queries_tokens_total", "counter",
+           "Prompt tokens looked up in the KV pool's block cache.", (double)m->prefix_queried);
+    metric(o, "vkllm_prefix_cache_hits_tokens_total", "counter",
+           "Of those, tokens found there (whole blocks).", (double)m->prefix_hits);
     metric(o, "vkllm_slots_total", "gauge", "Slots (--parallel).", e->n_slots);
     metric(o, "vkllm_slots_busy", "gauge", "Slots running a request.", m->busy);
     metric(o, "vkllm_queue_length", "gauge", "Requests waiting for a slot.", e->q_len);
@@ -219,9 +234,25 @@ static void update_kv(struct serve_engine *e) {
         si->kv_used = sm.kv_bytes_used;
         si->kv_allocated = sm.kv_bytes_allocated;
     }
+    /* the pool: blocks the running requests hold (a block shared by several counted once per
+     * holder, at most the pool's held ones); the rest of the held ones are idle slots' */
+    struct vkllm_kv_pool_info pi;
+    vkllm_kv_pool_get_info(e->pool, &pi);
+    uint64_t running = 0;
+    for (uint32_t i = 0; i < e->n_slots; i++)
+        if (e->active[i]) running += (vkllm_session_n_past(e->slots[i]) + pi.block_tokens - 1) / pi.block_tokens;
+    if (running > pi.n_held) running = pi.n_held;
     e->m.kv_used = used;
     e->m.kv_retained = kept;
-    e->m.kv_allocated = alloc;
+    e->m.kv_allocated = alloc - (uint64_t)pi.n_held * pi.block_bytes + pi.bytes; /* the pool once, and the rings */
+    e->m.kv_blocks = pi.n_blocks;
+    e->m.kv_blocks_running = (uint32_t)running;
+    e->m.kv_blocks_cached = pi.n_cached + pi.n_held - (uint32_t)running;
+    e->m.kv_pool_bytes = pi.bytes;
+    e->m.kv_block_bytes = pi.block_bytes;
+    e->m.prefix_queried = pi.queried_tokens;
+    e->m.prefix_hits = pi.hit_tokens;
+    e->m.kv_evicted = pi.evicted_blocks;
     pthread_mutex_unlock(&e->mu);
 }
 
@@ -383,25 +414,60 @@ static void embed(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     finish(e, r, 0, NULL);
 }
 
-static void admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
+/* Blocks of the KV pool a request may still take: free ones and cached ones. */
+static uint32_t pool_room(const struct serve_engine *e) {
+    struct vkllm_kv_pool_info pi;
+    vkllm_kv_pool_get_info(e->pool, &pi);
+    return pi.n_free + pi.n_cached;
+}
+
+/* Idle slots give their blocks back to the pool (engine thread, model_mu held): the full ones stay
+ * cached there, for any slot's next prompt that starts the same way. */
+static void reclaim_idle(struct serve_engine *e) {
+    for (uint32_t i = 0; i < e->n_slots; i++)
+        if (!e->active[i] && vkllm_session_n_past(e->slots[i])) vkllm_session_truncate(e->slots[i], 0);
+}
+
+static int any_running(const struct serve_engine *e) {
+    for (uint32_t i = 0; i < e->n_slots; i++)
+        if (e->active[i]) return 1;
+    return 0;
+}
+
+/* Start r in slot i. Returns 1 when the KV pool has no room for r's prompt while other requests
+ * run (r goes back to the head of the queue, to start when they give blocks back), else 0 (r
+ * started, or finished with an error). */
+static int admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     if (req_cancelled(r)) {
         finish(e, r, 499, "cancelled");
-        return;
+        return 0;
     }
     if (r->embed) {
         embed(e, i, r);
-        return;
+        return 0;
     }
     vkllm_gen_t g = NULL;
     char msg[512];
     r->gp.prefill_chunk = e->prefill_chunk; /* the rest of a long prompt goes between decode steps */
-    r->gp.share = e->slots; /* a prefix another slot holds is copied, not evaluated again */
+    r->gp.share = e->slots; /* a prefix another slot holds is shared, not evaluated again */
     r->gp.n_share = e->n_slots;
     pthread_mutex_lock(&e->model_mu);
     vkllm_status st = vkllm_gen_start(e->slots[i], &r->gp, on_text, r, &g);
+    if (st == VKLLM_STATUS_KV_FULL) { /* the idle slots' blocks first */
+        reclaim_idle(e);
+        st = vkllm_gen_start(e->slots[i], &r->gp, on_text, r, &g);
+    }
     if (st) snprintf(msg, sizeof msg, "%s", *vkllm_last_error() ? vkllm_last_error() : vkllm_status_str(st));
     pthread_mutex_unlock(&e->model_mu);
     double now = vkllm_cli_now();
+    if (st == VKLLM_STATUS_KV_FULL && any_running(e)) return 1;
+    if (st == VKLLM_STATUS_KV_FULL) {
+        char full[600];
+        snprintf(full, sizeof full, "the prompt needs more of the KV cache than the whole pool holds "
+                 "(--kv-cache-mb): %s", msg);
+        finish(e, r, 400, full);
+        return 0;
+    }
     if (st) {
         int bad = st == VKLLM_STATUS_CONTEXT_FULL || st == VKLLM_STATUS_INVALID_ARGUMENT;
         if (st == VKLLM_STATUS_CONTEXT_FULL) {
@@ -412,7 +478,7 @@ static void admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
         } else {
             finish(e, r, bad ? 400 : 500, msg);
         }
-        return;
+        return 0;
     }
     /* the first token is there unless the prompt is still being evaluated in chunks (then step()
      * records the time to first token when it comes) */
@@ -431,6 +497,7 @@ static void admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     e->m.busy++;
     if (first) hist_observe(&e->m.ttft, ttft_bounds, SERVE_TTFT_BUCKETS - 1, now - r->t_arrival);
     pthread_mutex_unlock(&e->mu);
+    return 0;
 }
 
 /* The free slot for r: the one whose last prompt shares the longest start with r's (its KV
@@ -480,7 +547,16 @@ static void admit_queued(struct serve_engine *e) {
             free(e->slot_prompt[slot]);
             e->slot_prompt[slot] = strdup(r->prompt);
         }
-        admit(e, slot, r);
+        if (admit(e, slot, r)) { /* no KV blocks for it yet: first in line when some come back */
+            pthread_mutex_lock(&e->mu);
+            r->next = e->q_head;
+            e->q_head = r;
+            if (!e->q_tail) e->q_tail = r;
+            e->q_len++;
+            e->m.kv_waits++;
+            pthread_mutex_unlock(&e->mu);
+            break;
+        }
     }
     /* cancelled requests still waiting for a slot leave the queue now */
     pthread_mutex_lock(&e->mu);
@@ -521,6 +597,7 @@ static void step(struct serve_engine *e) {
     }
     if (n) {
         pthread_mutex_lock(&e->model_mu);
+        if (pool_room(e) < n) reclaim_idle(e); /* each request may need a block this step */
         vkllm_gen_step(gens, n); /* an error stops the gens of the step; each reports it below */
         pthread_mutex_unlock(&e->model_mu);
         double now = vkllm_cli_now();
@@ -604,10 +681,11 @@ static void *engine_main(void *arg) {
     return NULL;
 }
 
-int serve_engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_session_t *slots, uint32_t n_slots,
-                        uint32_t queue_cap, uint32_t prefill_chunk) {
+int serve_engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_kv_pool_t pool, vkllm_session_t *slots,
+                       uint32_t n_slots, uint32_t queue_cap, uint32_t prefill_chunk) {
     memset(e, 0, sizeof *e);
     e->model = model;
+    e->pool = pool;
     e->slots = slots;
     e->n_slots = n_slots;
     e->queue_cap = queue_cap;

@@ -58,7 +58,8 @@ extern "C" {
     XX(CONTEXT_FULL, "context is full")                                              \
     XX(CANCELLED, "cancelled")                                                       \
     XX(NOT_FOUND, "not found")                                                       \
-    XX(INTERNAL, "internal error")
+    XX(INTERNAL, "internal error")                                                   \
+    XX(KV_FULL, "KV cache pool full")
 
 typedef enum vkllm_status {
 #define VKLLM_STATUS_ENUM_(name, text) VKLLM_STATUS_##name,
@@ -407,12 +408,55 @@ typedef struct vkllm_session *vkllm_session_t;
  * scale stored after the quants: 1.125 bytes a value, 56% of f16). */
 enum vkllm_kv_type { VKLLM_KV_F16 = 0, VKLLM_KV_Q8_0 = 1 };
 
+/* A KV cache pool: K and V of the layers that attend to the whole context, in blocks of
+ * VKLLM_KV_BLOCK positions, shared by the sessions made on it (vkllm_session_params.pool). A
+ * session takes a block when its tokens reach it and gives its blocks back when truncated or
+ * freed; sessions with a common prompt prefix hold its blocks once (copied when one of them writes
+ * into a shared block). Full blocks stay cached, keyed by their tokens and every token before
+ * them, after the session that wrote them lets them go: a later prompt that starts the same way
+ * (vkllm_generate with cache_prompt, any session of the pool) takes them instead of evaluating
+ * them, until the pool needs the room (least recently released first). A session without a pool
+ * gets one of its own, for n_ctx positions. Sliding-window layers (gemma2/3, gpt-oss) keep a
+ * ring per session outside the pool, and their prompts are not taken from the pool's cache. */
+#define VKLLM_KV_BLOCK 16
+typedef struct vkllm_kv_pool *vkllm_kv_pool_t;
+struct vkllm_kv_pool_params {
+    uint64_t bytes;     /* the pool's size in bytes (rounded down to whole blocks); 0: n_ctx x n_seq positions */
+    uint32_t n_ctx;     /* 0 = the training context, at most 4096 (as vkllm_session_params) */
+    uint32_t n_seq;     /* 0 = 1 */
+    int type_k, type_v; /* enum vkllm_kv_type; sessions on the pool must use the same */
+};
+struct vkllm_kv_pool_info {
+    uint32_t block_tokens;    /* positions per block (VKLLM_KV_BLOCK) */
+    uint32_t n_blocks;        /* in the pool */
+    uint32_t n_held;          /* held by sessions */
+    uint32_t n_cached;        /* held by none, keyed: a later prompt may take them */
+    uint32_t n_free;          /* held by none, empty */
+    uint64_t bytes;           /* device bytes of the pool (all blocks, K and V) */
+    uint64_t block_bytes;     /* of one block */
+    uint64_t queried_tokens;  /* prompt tokens looked up in the pool's cache */
+    uint64_t hit_tokens;      /* of those, found (taken instead of evaluated) */
+    uint64_t evicted_blocks;  /* cached blocks reused for new tokens */
+};
+VKLLM_API struct vkllm_kv_pool_params vkllm_kv_pool_params_default(void);
+/* Allocate a pool for model's sessions: refused before allocating (DEVICE_OOM, with the bytes
+ * needed and free) when it does not fit, UNSUPPORTED when one layer's blocks exceed what the
+ * device binds at once. */
+VKLLM_API vkllm_status vkllm_kv_pool_init(vkllm_model_t model, const struct vkllm_kv_pool_params *params,
+                                          vkllm_kv_pool_t *out);
+/* Drop the handle; the memory goes when the last session on the pool is freed too. */
+VKLLM_API void vkllm_kv_pool_free(vkllm_kv_pool_t p);
+VKLLM_API void vkllm_kv_pool_get_info(vkllm_kv_pool_t p, struct vkllm_kv_pool_info *out);
+
 struct vkllm_session_params {
     uint32_t n_ctx;    /* positions in the KV cache; 0 = the training context, at most 4096 */
     uint32_t n_ubatch; /* tokens per prefill micro-batch; 0 = 256 */
     int type_k, type_v; /* enum vkllm_kv_type of K and V (llama.cpp's --cache-type-k/v); 0 = f16.
                            q8_0 needs rows of a multiple of 32 values (UNSUPPORTED otherwise) and
                            runs attention with the general kernel on every device */
+    vkllm_kv_pool_t pool; /* blocks from this pool (its model and K/V types); NULL: a pool of the
+                             session's own for n_ctx positions. Evaluating past what the pool has
+                             free fails with VKLLM_STATUS_KV_FULL, nothing evaluated */
 };
 
 VKLLM_API struct vkllm_session_params vkllm_session_params_default(void);
@@ -448,7 +492,8 @@ VKLLM_API uint32_t vkllm_session_cached_prefix(vkllm_session_t s, const int32_t 
 VKLLM_API vkllm_status vkllm_session_truncate(vkllm_session_t s, uint32_t n_past);
 
 struct vkllm_session_memory {
-    uint64_t kv_bytes_allocated; /* the whole KV cache, K and V, all layers */
+    uint64_t kv_bytes_allocated; /* the session's KV cache, K and V, all layers: its own pool, or the
+                                    blocks it holds of a shared one (and its window rings) */
     uint64_t kv_bytes_used;      /* the part holding the n_past positions */
     uint64_t kv_bytes_per_token; /* what one more position of context costs */
     uint64_t state_bytes;        /* activations and scratch */

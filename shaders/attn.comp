@@ -18,7 +18,8 @@
 //
 // The cache holds f16 pairs packed in uint words (unpackHalf2x16; no 16-bit storage feature);
 // position t is row t % p.n_rows (a sliding-window layer's cache is a ring of n_rows >= window +
-// the batch's queries: the rows a query sees were written after any position they replaced).
+// the batch's queries: the rows a query sees were written after any position they replaced), or
+// in a paged cache the row its block table gives (kv_page.glsl).
 //
 // With K_Q8 (V_Q8) the k (v) cache is q8_0 (kv_q8.glsl; head_dim a multiple of 4, the cache's
 // width of 32): each quad is one quant word times its block's scale.
@@ -43,7 +44,9 @@ layout(std430, binding = 2) readonly buffer V { uint vc[]; };  // (n_ctx, n_head
 layout(std430, binding = 3) readonly buffer P { uint pos0; };
 layout(std430, binding = 4) writeonly buffer O { float o[]; }; // final or partials (see above)
 layout(std430, binding = 5) readonly buffer SK { float sinks[]; }; // (n_head,) when p.sinks
+layout(std430, binding = 6) readonly buffer BT { uint btab[]; }; // block table (p.page > 0)
 layout(push_constant) uniform PC { pc_attn p; };
+#include "kv_page.glsl"
 
 #define NEG_INF (uintBitsToFloat(0xff800000u))
 #define WG (gl_WorkGroupSize.x)
@@ -69,8 +72,8 @@ uint row_first(uint r) {
     return p.window > 0u && lim > p.window ? lim - p.window : 0u;
 }
 
-// The head row of this kv head at position t (a window's ring: row t % n_rows), in head rows.
-uint head_row(uint t) { return (t % p.n_rows) * p.n_head_kv + kvh; }
+// The head row of this kv head at position t (kv_page.glsl: a ring's or a paged cache's row).
+uint head_row(uint t) { return kv_row(t) * p.n_head_kv + kvh; }
 
 // Quad dq of head row hr (4 values; the upper two 0 past the row's end).
 vec4 k_quad(uint hr, uint dq) {
@@ -186,7 +189,7 @@ void accumulate(uint kv0, uint end) {
         }
         uint tr = kv0 % p.n_rows; // the ring's row of kv0 + c, stepped without a division
         for (uint c = 0; c < cend; c++, tr = tr + 1 == p.n_rows ? 0 : tr + 1) {
-            vec4 vv = v_quad(tr * p.n_head_kv + kvh, dq);
+            vec4 vv = v_quad(p.page != 0u ? head_row(kv0 + c) : tr * p.n_head_kv + kvh, dq);
             [[unroll]] for (uint j = 0; j < RPT; j++) {
                 uint r = slice + j * RS;
                 if (r < R) acc[j] += s_sh[r * WG + c] * vv;

@@ -29,9 +29,10 @@
 // partial (HD unnormalized values, then max m in log2 units, sum l, 0, 0): part (n_split, n,
 // n_head, HD + 4), -inf and 0 for a split past L. attn_tb_reduce.comp combines them.
 //
-// Bindings: q (n, n_head, HD) f32 as texels of 4 floats; K, V (n_ctx, n_head_kv, HD) f16 pairs as
+// Bindings: q (n, n_head, HD) f32 as texels of 4 floats; K, V (n_rows, n_head_kv, HD) f16 pairs as
 // texels of 8 halves; pos0; o (final or partials); sinks (n_head,) f32, read when p.sinks: head h's
-// softmax also counts the score sinks[h], which has no value (the reduce adds it when split).
+// softmax also counts the score sinks[h], which has no value (the reduce adds it when split); the
+// block table of a paged cache (kv_page.glsl: position t's row).
 #include "common.glsl"
 #include "pc_attn.glsl"
 
@@ -48,7 +49,9 @@ layout(binding = 2) uniform utextureBuffer vt;
 layout(std430, binding = 3) readonly buffer P { uint pos0; };
 layout(std430, binding = 4) writeonly buffer O { float o[]; };
 layout(std430, binding = 5) readonly buffer SK { float sinks[]; };
+layout(std430, binding = 6) readonly buffer BT { uint btab[]; }; // block table (p.page > 0)
 layout(push_constant) uniform PC { pc_attn p; };
+#include "kv_page.glsl"
 
 #define NEG_INF (uintBitsToFloat(0xff800000u))
 const float LOG2E = 1.4426950408889634;
@@ -104,9 +107,14 @@ void main() {
         uint kv0 = start + t0;
         float s[B];
         uint row[B];
+        // a paged cache whose blocks hold whole kernel blocks (kv0 is a multiple of B): one table
+        // read for the B positions (a storage read at a varying index is a per-lane loop here)
+        bool one_page = p.page != 0u && ((1u << p.page) % B) == 0u;
+        uint pmask = (1u << p.page) - 1u, pbase = one_page ? kv_row(kv0) - (kv0 & pmask) : 0u;
         [[unroll]] for (uint b = 0u; b < B; b++) {
             s[b] = 0.0;
-            row[b] = (min(kv0 + b, lastv) % p.n_rows) * kstride + kbase; // a window's ring: row t % n_rows
+            uint t = min(kv0 + b, lastv); // kv0 <= t < kv0 + B
+            row[b] = (one_page ? pbase + (t & pmask) : kv_row(t)) * kstride + kbase;
         }
         [[unroll]] for (uint t = 0u; t < HT; t++) {
             vec4 qa = q[2u * t], qc = q[2u * t + 1u];

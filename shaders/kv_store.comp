@@ -5,7 +5,8 @@
 // invocation per word; rows at or beyond n_ctx are skipped (a position past the context never
 // writes outside the cache).
 //
-// With KV_Q8 the cache is q8_0 (kv_q8.glsl): one invocation per block of 32 values.
+// With KV_Q8 the cache is q8_0 (kv_q8.glsl): one invocation per block of 32 values. Position p is
+// row kv_row(p) (kv_page.glsl: a ring, or a paged cache through the block table btab).
 #extension GL_EXT_control_flow_attributes : enable
 #include "common.glsl"
 #include "pc_attn.glsl"
@@ -14,7 +15,9 @@
 layout(std430, binding = 0) readonly buffer S { float src[]; };  // (n, width) f32
 layout(std430, binding = 1) readonly buffer P { uint pos0; };
 layout(std430, binding = 2) writeonly buffer C { uint cache[]; }; // (n_ctx, width/2) f16 pairs, or q8_0
+layout(std430, binding = 3) readonly buffer BT { uint btab[]; }; // block table (p.page > 0)
 layout(push_constant) uniform PC { pc_kv_store p; };
+#include "kv_page.glsl"
 
 #ifdef KV_Q8
 void main() {
@@ -27,7 +30,7 @@ void main() {
     float x[32];
     [[unroll]] for (uint i = 0u; i < 32u; i++) x[i] = src[row * p.width + 32u * b + i];
     q8_block q = q8_quantize(x);
-    uint r = dst % p.n_rows, w0 = (r * p.width + 32u * b) / 4u;
+    uint r = kv_row(dst), w0 = (r * p.width + 32u * b) / 4u;
     [[unroll]] for (uint j = 0u; j < 8u; j++) cache[w0 + j] = q.w[j];
     cache[p.n_rows * p.width / 4u + r * bpr + b] = floatBitsToUint(q.d);
 }
@@ -40,6 +43,6 @@ void main() {
     uint dst = pos0 + row;
     if (dst >= p.n_ctx || dst < pos0) return; // past the cache (or wrapped around)
     uint s = row * p.width + 2 * w;
-    cache[(dst % p.n_rows) * wpr + w] = packHalf2x16(vec2(src[s], src[s + 1]));
+    cache[kv_row(dst) * wpr + w] = packHalf2x16(vec2(src[s], src[s + 1]));
 }
 #endif

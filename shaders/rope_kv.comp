@@ -24,7 +24,9 @@ layout(std430, binding = 3) readonly buffer P { uint pos0; };
 layout(std430, binding = 4) readonly buffer F { float inv_freq[]; };  // (n_rot/2,)
 layout(std430, binding = 5) writeonly buffer KC { uint kcache[]; };   // (n_ctx, width/2) f16 pairs
 layout(std430, binding = 6) writeonly buffer VC { uint vcache[]; };   // (n_ctx, width/2) f16 pairs
+layout(std430, binding = 7) readonly buffer BT { uint btab[]; };   // block table (p.page > 0)
 layout(push_constant) uniform PC { pc_rope_kv p; };
+#include "kv_page.glsl"
 
 // Element d (< head_dim) of k's head starting at base, rotated for position pos as rope.comp
 // rotates it.
@@ -78,7 +80,7 @@ void main() {
     }
     if (pos >= p.n_ctx || pos < pos0) return; // past the cache (or wrapped around)
     j -= nq;
-    uint r = pos % p.n_rows;
+    uint r = kv_row(pos); // a ring's or a paged cache's row (kv_page.glsl)
     if (j < ku) {
 #ifdef K_Q8 // k: one q8_0 block of 32 rotated values
         float x[32];

@@ -489,6 +489,106 @@ static void check_share(vkllm_model_t m, const struct vkllm_session_params *sp, 
     vkllm_session_free(a), vkllm_session_free(b), vkllm_session_free(c), vkllm_session_free(fresh);
 }
 
+/* A KV pool shared by sessions (issue 15): requests decoded together take their blocks in turn,
+ * so each one's blocks are scattered through the pool, and their greedy text is what each gives
+ * alone on a cache of its own. Blocks go back when a session is truncated; its full blocks stay
+ * cached, and a later prompt that starts the same way (another session) takes them instead of
+ * evaluating them, with the same text. A pool too small for a request: KV_FULL with nothing
+ * evaluated, or, mid-generation, the request stops as when its context is full while the others
+ * go on. */
+static void check_pool(vkllm_model_t m) {
+    const char *prompts[3] = {"Once upon a time, there was a little girl named Lily. She loved to play outside",
+                              "Tom had a red ball", "The cat sat on the mat and looked at the big"};
+    struct vkllm_kv_pool_params pp = vkllm_kv_pool_params_default();
+    pp.n_ctx = 128, pp.n_seq = 3;
+    vkllm_kv_pool_t pool;
+    ASSERT_OK(vkllm_kv_pool_init(m, &pp, &pool));
+    struct vkllm_kv_pool_info info;
+    vkllm_kv_pool_get_info(pool, &info);
+    ASSERT_EQ(info.n_blocks, 3 * 128 / VKLLM_KV_BLOCK);
+    ASSERT(info.n_held == 0 && info.n_cached == 0 && info.bytes == info.n_blocks * info.block_bytes);
+    struct vkllm_session_params sp = {.n_ctx = 128, .n_ubatch = 16, .pool = pool}, own = {.n_ctx = 128, .n_ubatch = 16};
+    vkllm_session_t s[3], fresh;
+    for (int i = 0; i < 3; i++) ASSERT_OK(vkllm_session_init(m, &sp, &s[i]));
+    ASSERT_OK(vkllm_session_init(m, &own, &fresh));
+    static struct text alone[3], together[3];
+    vkllm_gen_t g[3];
+    struct vkllm_generate_params p = vkllm_generate_params_default();
+    p.sampling.temperature = 0;
+    p.n_predict = 40;
+    for (int i = 0; i < 3; i++) {
+        memset(&together[i], 0, sizeof together[i]);
+        p.prompt = prompts[i];
+        ASSERT_OK(vkllm_gen_start(s[i], &p, on_text, &together[i], &g[i]));
+    }
+    for (int k = 0; k < 60 && !(vkllm_gen_done(g[0]) && vkllm_gen_done(g[1]) && vkllm_gen_done(g[2])); k++)
+        ASSERT_OK(vkllm_gen_step(g, 3));
+    vkllm_kv_pool_get_info(pool, &info);
+    uint32_t held = 0;
+    for (int i = 0; i < 3; i++) held += (vkllm_session_n_past(s[i]) + VKLLM_KV_BLOCK - 1) / VKLLM_KV_BLOCK;
+    ASSERT_EQ(info.n_held, held); /* blocks for the tokens held, not the contexts */
+    for (int i = 0; i < 3; i++) {
+        vkllm_gen_free(g[i]);
+        memset(&alone[i], 0, sizeof alone[i]);
+        p.prompt = prompts[i];
+        ASSERT_OK(vkllm_session_truncate(fresh, 0));
+        ASSERT_OK(vkllm_generate(fresh, &p, on_text, &alone[i], NULL));
+        if (strcmp(alone[i].buf, together[i].buf))
+            FAILF("pool: request %d decoded with others \"%s\", alone \"%s\"", i, together[i].buf, alone[i].buf);
+    }
+    /* given back: nothing held; the full blocks cached */
+    for (int i = 0; i < 3; i++) ASSERT_OK(vkllm_session_truncate(s[i], 0));
+    vkllm_kv_pool_get_info(pool, &info);
+    ASSERT_EQ(info.n_held, 0);
+    ASSERT(info.n_cached >= held - 3 && info.n_cached + info.n_free == info.n_blocks);
+    /* another session starts with request 0's prompt and more: the cached blocks are taken */
+    static char longer[sizeof together[0].buf + 128];
+    snprintf(longer, sizeof longer, "%s%s", prompts[0], together[0].buf);
+    p.prompt = longer;
+    p.n_predict = 16;
+    struct vkllm_generate_stats st;
+    struct text a, b;
+    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
+    ASSERT_OK(vkllm_generate(s[2], &p, on_text, &a, &st));
+    ASSERT(st.n_prompt_cached >= VKLLM_KV_BLOCK && st.n_prompt_cached % VKLLM_KV_BLOCK == 0 &&
+           st.n_prompt_cached + VKLLM_KV_BLOCK >= st.n_prompt - 1);
+    ASSERT_OK(vkllm_session_truncate(fresh, 0));
+    ASSERT_OK(vkllm_generate(fresh, &p, on_text, &b, NULL));
+    if (strcmp(a.buf, b.buf)) FAILF("pool: from cached blocks \"%s\", evaluated \"%s\"", a.buf, b.buf);
+    vkllm_kv_pool_get_info(pool, &info);
+    ASSERT(info.hit_tokens >= st.n_prompt_cached && info.queried_tokens >= info.hit_tokens);
+    printf("pool: %u of %u prompt tokens taken from cached blocks; %u blocks held, %u cached\n", st.n_prompt_cached,
+           st.n_prompt, info.n_held, info.n_cached);
+    for (int i = 0; i < 3; i++) vkllm_session_free(s[i]);
+    vkllm_kv_pool_free(pool);
+
+    /* a pool of 4 blocks (64 positions) */
+    pp.bytes = 4 * info.block_bytes;
+    ASSERT_OK(vkllm_kv_pool_init(m, &pp, &pool));
+    sp.pool = pool;
+    for (int i = 0; i < 2; i++) ASSERT_OK(vkllm_session_init(m, &sp, &s[i]));
+    int32_t toks[80];
+    for (int i = 0; i < 80; i++) toks[i] = 1 + i % 50;
+    ASSERT_STATUS(vkllm_session_eval(s[0], toks, 80, 0), VKLLM_STATUS_KV_FULL); /* nothing evaluated */
+    ASSERT_EQ(vkllm_session_n_past(s[0]), 0);
+    ASSERT_OK(vkllm_session_eval(s[0], toks, 40, 0));                        /* 3 blocks */
+    ASSERT_STATUS(vkllm_session_eval(s[1], toks, 20, 0), VKLLM_STATUS_KV_FULL); /* 2 more: 1 left */
+    /* mid-generation: s[1]'s prompt fits in the last block, its 17th token does not; s[0] goes on */
+    p.prompt = prompts[1];
+    p.n_predict = 30;
+    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
+    ASSERT_OK(vkllm_gen_start(s[1], &p, on_text, &b, &g[1]));
+    for (int k = 0; k < 40 && !vkllm_gen_done(g[1]); k++) ASSERT_OK(vkllm_gen_step(&g[1], 1));
+    ASSERT_EQ(vkllm_gen_stop_reason(g[1]), VKLLM_STOP_CONTEXT_FULL);
+    ASSERT_EQ(vkllm_session_n_past(s[1]), VKLLM_KV_BLOCK);
+    vkllm_gen_free(g[1]);
+    if (strncmp(b.buf, together[1].buf, b.len)) FAILF("pool: cut short \"%s\", not a start of \"%s\"", b.buf, together[1].buf);
+    ASSERT_OK(vkllm_session_eval(s[0], toks + 40, 8, 0)); /* within its third block */
+    for (int i = 0; i < 2; i++) vkllm_session_free(s[i]);
+    vkllm_kv_pool_free(pool);
+    vkllm_session_free(fresh);
+}
+
 /* n_probs: each generated token's log-probability and the top 5 under the model's distribution,
  * against the scalar reference's logits at the same positions; greedy picks the first of them. */
 static void check_token_probs(vkllm_model_t m, const char *path) {
@@ -655,6 +755,7 @@ int main(int argc, char **argv) {
         check_token_probs(m, vkllm_test_model("stories260K.gguf"));
         check_grammar(m);
         check_share(m, NULL, "stories260K");
+        check_pool(m);
         vkllm_session_t s;
         ASSERT_OK(vkllm_session_init(m, NULL, &s));
         struct text t = {0};

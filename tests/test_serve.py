@@ -283,7 +283,7 @@ def basics(srv):
           and j["chat_template_source"] == "option", "/props: %s %s" % (st, j))
     st, _, j, _ = request(srv, "GET", "/slots")
     check(st == 200 and [x["id"] for x in j] == [0, 1, 2, 3] and all(x["n_ctx"] == 1024 and not x["is_processing"]
-          and x["request"] is None and x["kv_bytes_allocated"] > 0 for x in j), "/slots: %s %s" % (st, j))
+          and x["request"] is None and x["kv_bytes_allocated"] == 0 for x in j), "/slots (idle, no KV blocks yet): %s %s" % (st, j))
     st, r, _, page = request(srv, "GET", "/")
     check(st == 200 and r.getheader("Content-Type").startswith("text/html") and b"v1/chat/completions" in page
           and "default-src 'none'" in (r.getheader("Content-Security-Policy") or ""), "GET /: the chat page %s" % st)
@@ -837,11 +837,11 @@ def client_cap():
     b = request(srv, "POST", "/v1/embeddings", {"input": "Once upon a time", "pooling": "last"})[2]
     c = request(srv, "POST", "/v1/embeddings", {"input": "Once upon a time", "pooling": "mean"})[2]
     check(a["data"][0]["embedding"] == b["data"][0]["embedding"] != c["data"][0]["embedding"], "--pooling last is the default")
-    # -ctk/-ctv q8_0: each slot's KV cache is 36 bytes per 32 values (f16: 64), and it generates
-    slots = request(srv, "GET", "/slots")[2]
+    # -ctk/-ctv q8_0: the KV pool (4 slots of 256 positions) takes 36 bytes per 32 values (f16: 64)
     st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "Once upon a time", "max_tokens": 8, "temperature": 0})
-    check(all(x["kv_bytes_allocated"] == 256 * 5 * 2 * 36 for x in slots) and st == 200 and j["choices"][0]["text"],
-          "q8_0 K/V: %s bytes a slot (want %d), %s" % ([x["kv_bytes_allocated"] for x in slots], 256 * 5 * 2 * 36, j))
+    pool = metrics(srv)[2]["vkllm_kv_cache_pool_bytes"]
+    check(pool == 4 * 256 * 5 * 2 * 36 and st == 200 and j["choices"][0]["text"],
+          "q8_0 K/V: a pool of %d bytes (want %d), %s" % (pool, 4 * 256 * 5 * 2 * 36, j))
     for c in idle:
         c.close()
     srv.stop("client-cap server")
@@ -1221,6 +1221,87 @@ def load(srv, slots):
           batch), flush=True)
 
 
+def kv_pool():
+    """Issue 15's capacity check: 32 slots of 2048 positions share an 8 MiB pool of KV blocks (32
+    static caches would need 40 MiB); 32 concurrent streaming requests all finish, each equal to the
+    same request alone. A 1500-token prompt again comes from the cache. A pool too small for a
+    prompt is a 400; a reply that outgrows it ends with finish_reason "length"."""
+    srv = Server("--parallel", "32", "-c", "2048", "--kv-cache-mb", "8")
+    m = metrics(srv)[2]
+    check(m["vkllm_kv_cache_pool_bytes"] <= 8 * 1048576 and m["vkllm_kv_cache_blocks_total"] > 0 and
+          m["vkllm_kv_cache_usage_ratio"] == 0 and m["vkllm_kv_cache_blocks_cached"] == 0,
+          "an 8 MiB pool, idle and empty: %s" % {k: v for k, v in m.items() if "kv_cache" in k})
+    prompts = ["Once upon a time", "Lily wanted", "The dog", "Tom and Sam", "One day, a little", "The sun was",
+               "There was a big", "Mom said"]
+    bodies = [dict(prompt=p, max_tokens=64, temperature=0, stream=True) for p in prompts]
+    alone = []
+    for b in bodies:
+        st, _, events, raw = stream(srv, "/v1/completions", b)
+        ok, objs = parse_events(events, raw)
+        check(st == 200 and ok, "kv pool: reference %s" % b)
+        alone.append(text_of(objs, False))
+    results, lock, usage = [], threading.Lock(), []
+
+    def client(ci):
+        try:
+            st, _, events, raw = stream(srv, "/v1/completions", bodies[ci % len(bodies)])
+            ok, objs = parse_events(events, raw)
+            res = (ci, st, ok, text_of(objs, False))
+        except Exception as ex:  # noqa: BLE001 - any failure of a client is a test failure
+            res = (ci, repr(ex), False, None)
+        with lock:
+            results.append(res)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(32)]
+    for t in threads:
+        t.start()
+    while any(t.is_alive() for t in threads):
+        usage.append(metrics(srv)[2]["vkllm_kv_cache_usage_ratio"])
+        time.sleep(0.05)
+    for t in threads:
+        t.join()
+    check(len(results) == 32 and all(r[1] == 200 and r[2] for r in results),
+          "kv pool: all 32 concurrent requests complete: %s" % [r[:3] for r in results if r[1] != 200 or not r[2]])
+    bad = [(r[0], r[3], alone[r[0] % len(bodies)]) for r in results if r[3] != alone[r[0] % len(bodies)]]
+    check(not bad, "kv pool: every output equals the same request alone (%d differ): %s" % (len(bad), bad[:2]))
+    time.sleep(0.2)
+    m = metrics(srv)[2]
+    check(max(usage) > 0 and m["vkllm_kv_cache_usage_ratio"] == 0 and m["vkllm_kv_cache_blocks_used"] == 0,
+          "kv pool: usage grows under load (peak %.3f) and is 0 idle" % max(usage))
+    print("kv pool: 32 slots x 2048 positions in %.1f MiB (%d blocks), peak usage %.1f%%" %
+          (m["vkllm_kv_cache_pool_bytes"] / 1048576, m["vkllm_kv_cache_blocks_total"], 100 * max(usage)), flush=True)
+    # the same ~1500-token prompt twice (max_tokens 1): the second from the cache
+    story = ("Once upon a time there was a little girl named Lily. She liked to play in the park with her "
+             "friends. One day she saw a big red ball under a tree. ") * 32
+    times, outs = [], []
+    for _ in range(2):
+        t0 = time.monotonic()
+        st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": story, "max_tokens": 1, "temperature": 0})
+        times.append(time.monotonic() - t0)
+        outs.append(j)
+    n = outs[0]["usage"]["prompt_tokens"]
+    c2 = outs[1]["usage"]["prompt_tokens_details"]["cached_tokens"]
+    print("kv pool: %d-token prompt, %.1f ms fresh, %.1f ms again (%d cached, %.0f%%)" %
+          (n, times[0] * 1e3, times[1] * 1e3, c2, 100 * times[1] / times[0]), flush=True)
+    check(n > 1400 and c2 >= n - 16 and times[1] < 0.25 * times[0],
+          "kv pool: a %d-token prompt again: %d cached, %.1f vs %.1f ms" % (n, c2, times[1] * 1e3, times[0] * 1e3))
+    m = metrics(srv)[2]
+    check(m["vkllm_prefix_cache_queries_tokens_total"] >= n and "vkllm_prefix_cache_hits_tokens_total" in m,
+          "kv pool: prefix lookups counted")
+    srv.stop("kv pool server")
+    # a pool of 10 blocks (160 positions): a longer prompt is refused, a long reply cut at the pool's end
+    small = Server("--parallel", "2", "-c", "512", "--kv-cache-mb", "0.1")
+    st, _, j, _ = request(small, "POST", "/v1/completions", {"prompt": story[:1500], "max_tokens": 4})
+    check(st == 400 and "KV cache" in json.dumps(j), "kv pool: a prompt larger than the pool is a 400: %s %s" % (st, j))
+    st, _, j, _ = request(small, "POST", "/v1/completions", {"prompt": "Once upon a time", "max_tokens": 400,
+                                                             "temperature": 0, "logit_bias": {"2": -100}})
+    u = j.get("usage", {})
+    check(st == 200 and j["choices"][0]["finish_reason"] == "length" and
+          u.get("prompt_tokens", 0) + u.get("completion_tokens", 0) <= 161,
+          "kv pool: a reply that outgrows the pool ends with length: %s %s" % (st, u))
+    small.stop("small kv pool server")
+
+
 def keyed():
     """A second server: API key, one slot, a queue of one, a small context and body limit."""
     srv = Server("--api-key", "sekret", "--parallel", "1", "--queue", "1", "-c", "1024", "--max-body", "16384",
@@ -1329,6 +1410,7 @@ def main():
     load(srv, 4)
     srv.stop("main server")
     stalls()
+    kv_pool()
     keyed()
     tools_templates()
     client_cap()

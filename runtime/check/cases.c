@@ -361,6 +361,11 @@ static void kv_store_cases(int full, struct vkllm__case_list *l) {
         POS(0, 3, 32, 35, 37, 47, 0xfffffffeu));
     ADD(l, .op = VKLLM__OP_KV_STORE, .n = 5, .heads_kv = 2, .head_dim = 16, .n_ctx = 37, .flags = VKLLM__CASE_KQ8,
         POS(0, 3, 32, 35, 37, 47, 0xfffffffeu));
+    /* paged: rows through a block table, across block boundaries and past n_ctx */
+    ADD(l, .op = VKLLM__OP_KV_STORE, .n = 5, .heads_kv = 2, .head_dim = 12, .n_ctx = 37, .flags = VKLLM__CASE_PAGED,
+        POS(0, 3, 14, 30, 35, 37, 0xfffffffeu));
+    ADD(l, .op = VKLLM__OP_KV_STORE, .n = 18, .heads_kv = 2, .head_dim = 16, .n_ctx = 37,
+        .flags = VKLLM__CASE_KQ8 | VKLLM__CASE_PAGED, POS(0, 15, 30, 37));
     if (!full) return;
     ADD(l, .op = VKLLM__OP_KV_STORE, .n = 9, .heads_kv = 3, .head_dim = 64, .n_ctx = 4096, .flags = VKLLM__CASE_KQ8,
         POS(0, 3, 4087, 4094, 4096));
@@ -384,6 +389,11 @@ static void rope_kv_cases(int full, struct vkllm__case_list *l) {
             .flags = f | VKLLM__CASE_KQ8 | VKLLM__CASE_MAGNITUDE, POS(0, 34));
         ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 3, .heads = 4, .heads_kv = 1, .head_dim = 32, .n_rot = 32, .n_ctx = 37,
             .flags = f | VKLLM__CASE_VQ8, POS(0, 34));
+        /* paged caches: f16, and q8_0 K and V */
+        ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 5, .heads = 4, .heads_kv = 2, .head_dim = 12, .n_rot = 12, .n_ctx = 37,
+            .flags = f | VKLLM__CASE_PAGED, POS(0, 14, 32, 35, 5000));
+        ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 17, .heads = 4, .heads_kv = 2, .head_dim = 16, .n_rot = 16, .n_ctx = 37,
+            .flags = f | VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8 | VKLLM__CASE_PAGED, POS(0, 15, 33));
         if (!full) continue;
         ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 1, .heads = 32, .heads_kv = 4, .head_dim = 64, .n_rot = 64, .n_ctx = 4096,
             .flags = f | VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8, POS(0, 1, 4095, 4096, 65000));
@@ -561,7 +571,23 @@ static void attention_cases(int full, struct vkllm__case_list *l) {
         addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 2, .head_dim = 64,
                                         .n_ctx = 4096, .window = 128, .flags = VKLLM__CASE_RING, POS(4095, 0, 127, 128, 300)},
              "%s", kernels[i]);
+        /* a paged cache: prefill and split decode */
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64,
+                                        .n_ctx = 256, .flags = VKLLM__CASE_PAGED, POS(0, 7, 239)}, "%s", kernels[i]);
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 2, .head_dim = 64,
+                                        .n_ctx = 1000, .flags = VKLLM__CASE_PAGED, POS(999, 0, 16, 300)}, "%s", kernels[i]);
     }
+    /* paged caches: prefill across blocks, split decode, GQA with sinks; the q8_0 ones below too */
+    ADD(l, .op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64, .n_ctx = 256,
+        .flags = VKLLM__CASE_PAGED, POS(0, 7, 100, 239));
+    ADD(l, .op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 2, .head_dim = 64, .n_ctx = 1000,
+        .flags = VKLLM__CASE_PAGED | VKLLM__CASE_SINKS, POS(999, 0, 15, 16, 300));
+    ADD(l, .op = VKLLM__OP_ATTENTION, .n = 9, .heads = 6, .heads_kv = 2, .head_dim = 16, .n_ctx = 64,
+        .flags = VKLLM__CASE_PAGED, POS(0, 29, 55));
+    ADD(l, .op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64, .n_ctx = 256,
+        .flags = VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8 | VKLLM__CASE_PAGED, POS(0, 100));
+    ADD(l, .op = VKLLM__OP_ATTENTION, .n = 1, .heads = 4, .heads_kv = 1, .head_dim = 32, .n_ctx = 700,
+        .flags = VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8 | VKLLM__CASE_PAGED, POS(699, 0, 256, 600));
     /* q8_0 caches (attn.comp on every device): prefill, split decode, k or v alone, a window's ring */
     ADD(l, .op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64, .n_ctx = 256,
         .flags = VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8, POS(0, 100));
@@ -584,8 +610,13 @@ static void attention_cases(int full, struct vkllm__case_list *l) {
             {.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 4, .heads_kv = 4, .head_dim = 8, .n_ctx = 300,
              POS(299, 0, 6, 7, 64, 65, 150)},
             {.op = VKLLM__OP_ATTENTION, .n = 11, .heads = 6, .heads_kv = 2, .head_dim = 16, .n_ctx = 64, POS(0, 29)},
+            /* paged: kernel blocks inside a cache block (one table read per block) or across two */
+            {.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 6, .heads_kv = 2, .head_dim = 16, .n_ctx = 300,
+             .flags = VKLLM__CASE_PAGED, POS(299, 0, 15, 16, 150)},
+            {.op = VKLLM__OP_ATTENTION, .n = 11, .heads = 6, .heads_kv = 2, .head_dim = 16, .n_ctx = 64,
+             .flags = VKLLM__CASE_PAGED, POS(0, 29)},
         };
-        for (int c = 0; c < 3; c++)
+        for (int c = 0; c < 5; c++)
             addv(l, cs[c], "attn_texel=1,attn_tb_block=%u,attn_tb_lanes=%u,attn_tb_dlanes=%u,attn_tb_splits=%u",
                  split[i][0], split[i][1], split[i][2], split[i][3]);
     }

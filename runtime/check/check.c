@@ -35,14 +35,14 @@ void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n) {
                  c->flags & VKLLM__CASE_MAGNITUDE ? " x1.25" : "");
         break;
     case VKLLM__OP_KV_STORE:
-        snprintf(buf, n, "n=%u width=%u ctx=%u%s", c->n, c->heads_kv * c->head_dim, c->n_ctx,
-                 c->flags & VKLLM__CASE_KQ8 ? " q8_0" : "");
+        snprintf(buf, n, "n=%u width=%u ctx=%u%s%s", c->n, c->heads_kv * c->head_dim, c->n_ctx,
+                 c->flags & VKLLM__CASE_KQ8 ? " q8_0" : "", c->flags & VKLLM__CASE_PAGED ? " paged" : "");
         break;
     case VKLLM__OP_ROPE_KV:
-        snprintf(buf, n, "n=%u heads=%u/%u dim=%u rot=%u ctx=%u%s%s%s%s", c->n, c->heads, c->heads_kv, c->head_dim,
+        snprintf(buf, n, "n=%u heads=%u/%u dim=%u rot=%u ctx=%u%s%s%s%s%s", c->n, c->heads, c->heads_kv, c->head_dim,
                  c->n_rot, c->n_ctx, c->flags & VKLLM__CASE_NEOX ? " neox" : "",
                  c->flags & VKLLM__CASE_MAGNITUDE ? " x1.25" : "", c->flags & VKLLM__CASE_KQ8 ? " k q8_0" : "",
-                 c->flags & VKLLM__CASE_VQ8 ? " v q8_0" : "");
+                 c->flags & VKLLM__CASE_VQ8 ? " v q8_0" : "", c->flags & VKLLM__CASE_PAGED ? " paged" : "");
         break;
     case VKLLM__OP_ATTENTION:
     {
@@ -51,6 +51,7 @@ void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n) {
         if (w > 0 && (size_t)w < n && c->softcap > 0) w += snprintf(buf + w, n - (size_t)w, " cap=%g", (double)c->softcap);
         if (w > 0 && (size_t)w < n && (c->flags & VKLLM__CASE_SINKS)) w += snprintf(buf + w, n - (size_t)w, " sinks");
         if (w > 0 && (size_t)w < n && (c->flags & VKLLM__CASE_RING)) w += snprintf(buf + w, n - (size_t)w, " ring");
+        if (w > 0 && (size_t)w < n && (c->flags & VKLLM__CASE_PAGED)) w += snprintf(buf + w, n - (size_t)w, " paged");
         if (w > 0 && (size_t)w < n && (c->flags & (VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8)))
             snprintf(buf + w, n - (size_t)w, " %s", (c->flags & VKLLM__CASE_KQ8) && (c->flags & VKLLM__CASE_VQ8) ? "q8_0"
                                                     : c->flags & VKLLM__CASE_KQ8 ? "k q8_0" : "v q8_0");

@@ -69,6 +69,7 @@ enum vkllm__op {
 #define VKLLM__CASE_RING 0x400u   /* attention with a window: the cache a ring of window + n - 1 rows */
 #define VKLLM__CASE_KQ8 0x800u    /* kv_store, rope_kv, attention: the (k) cache is q8_0 */
 #define VKLLM__CASE_VQ8 0x1000u   /* rope_kv, attention: the v cache is q8_0 */
+#define VKLLM__CASE_PAGED 0x2000u /* kv_store, rope_kv, attention: a pool of blocks and a block table (shuffled) */
 
 #define VKLLM__CASE_MAX_POS 16
 

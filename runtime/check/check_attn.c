@@ -14,7 +14,10 @@
  * q8_0 caches (KQ8 / VQ8 cases; shaders/include/kv_q8.glsl): kv_store and rope_kv write blocks
  * whose scale is max |x| / 127 (within 1e-6 relative) and whose values dequantize to within half a
  * step of the input (k: of the reference's rotated k); attention reads caches quantized here,
- * against the reference on the dequantized values. */
+ * against the reference on the dequantized values.
+ * PAGED cases: the cache is a pool of blocks of VKLLM__KV_BLOCK positions, a few more than the
+ * context needs, handed out by a block table backwards from the pool's end (no position in its
+ * own row); the expectations are the same, at each position's row in the pool. */
 #include "check_impl.h"
 
 static void set_pos(struct chk *k, struct vkllm__buffer *b, uint32_t pos0) { vkllm__chk_upload(k, b, &pos0, 4); }
@@ -57,6 +60,37 @@ void vkllm__chk_rope(struct chk *k) {
     }
 }
 
+/* --- paged caches -------------------------------------------------------------------------- */
+
+struct pages {
+    uint32_t shift, rows;        /* shift 0: not paged, rows = n_ctx */
+    uint32_t *table;
+    struct vkllm__buffer *buf;   /* the table on the device */
+};
+
+static void pages_init(struct chk *k, struct pages *pg, uint32_t n_ctx) {
+    memset(pg, 0, sizeof *pg);
+    pg->rows = n_ctx;
+    if (!(k->c->flags & VKLLM__CASE_PAGED)) return;
+    uint32_t nb = (n_ctx + VKLLM__KV_BLOCK - 1) / VKLLM__KV_BLOCK, pool = nb + 3;
+    pg->shift = VKLLM__KV_SHIFT;
+    pg->rows = pool * VKLLM__KV_BLOCK;
+    pg->table = vkllm__chk_alloc(k, (uint64_t)nb * 4);
+    if (k->st) return;
+    for (uint32_t i = 0; i < nb; i++) pg->table[i] = pool - 1 - i;
+    pg->buf = vkllm__chk_buf(k, (uint64_t)nb * 4, pg->table);
+}
+
+/* The row of position p. */
+static uint64_t prow(const struct pages *pg, uint64_t p) {
+    return pg->shift ? (uint64_t)pg->table[p >> pg->shift] * VKLLM__KV_BLOCK + (p & (VKLLM__KV_BLOCK - 1)) : p;
+}
+
+static struct vkllm__kv_pages pages_of(const struct pages *pg) {
+    struct vkllm__kv_pages p = {pg->buf ? vkllm__view_of(pg->buf) : (struct vkllm__view){0}, pg->shift};
+    return p;
+}
+
 /* --- q8_0 caches --------------------------------------------------------------------------- */
 
 /* Quantize one row of w values (w % 32 == 0) into quants q (w int8) and scales d (w / 32). */
@@ -73,17 +107,19 @@ static void q8_row(const float *x, uint32_t w, int8_t *q, float *d) {
 /* How far the q8_0 rows [r0, r0 + n) of a cache image (rows x w: quants, then scales) are from the
  * values want (n x w): the count of values further than half a step (plus rounding slack) and of
  * scales that are not max |x| / 127. */
-static uint64_t q8_bad_rows(const uint8_t *img, uint32_t rows, uint32_t w, uint32_t r0, const float *want, uint32_t n) {
+static uint64_t q8_bad_rows(const uint8_t *img, const struct pages *pg, uint32_t w, uint32_t r0, const float *want,
+                            uint32_t n) {
     uint64_t bad = 0;
-    const float *sc = (const float *)(img + (uint64_t)rows * w);
+    const float *sc = (const float *)(img + (uint64_t)pg->rows * w);
     for (uint32_t r = 0; r < n; r++)
         for (uint32_t b = 0; b < w / 32; b++) {
             const float *x = want + (uint64_t)r * w + 32 * b;
-            float amax = 0, d = sc[(uint64_t)(r0 + r) * (w / 32) + b];
+            uint64_t row = prow(pg, r0 + r);
+            float amax = 0, d = sc[row * (w / 32) + b];
             for (uint32_t i = 0; i < 32; i++) amax = fmaxf(amax, fabsf(x[i]));
             if (!(fabsf(d - amax / 127.0f) <= 1e-6f * amax)) bad++;
             for (uint32_t i = 0; i < 32; i++) {
-                float got = (float)(int8_t)img[(uint64_t)(r0 + r) * w + 32 * b + i] * d;
+                float got = (float)(int8_t)img[row * w + 32 * b + i] * d;
                 if (!(fabsf(got - x[i]) <= 0.5f * d * 1.0001f + 1e-6f * fabsf(x[i]))) bad++;
             }
         }
@@ -95,7 +131,9 @@ static uint64_t q8_bad_rows(const uint8_t *img, uint32_t rows, uint32_t w, uint3
 static void chk_kv_store_q8(struct chk *k) {
     const struct vkllm__op_case *c = k->c;
     const uint32_t width = c->heads_kv * c->head_dim, n = c->n, guard = 256;
-    const uint64_t bytes = (uint64_t)c->n_ctx * (width + width / 8);
+    struct pages pg;
+    pages_init(k, &pg, c->n_ctx);
+    const uint64_t bytes = (uint64_t)pg.rows * (width + width / 8);
     uint8_t *got = vkllm__chk_alloc(k, bytes + guard), *init = vkllm__chk_alloc(k, bytes + guard);
     float *src = vkllm__chk_floats(k, (uint64_t)n * width, 0);
     if (k->st) return;
@@ -103,7 +141,9 @@ static void chk_kv_store_q8(struct chk *k) {
     struct vkllm__buffer *bc = vkllm__chk_buf(k, bytes + guard, init), *bs = vkllm__chk_buf(k, 4ull * n * width, NULL);
     struct vkllm__buffer *bp = vkllm__chk_buf(k, 4, NULL);
     struct vkllm__view cache = {bc, 0, bytes};
-    RECORD(k, cmd, vkllm__op_kv_store_q(cmd, cache, vkllm__view_of(bs), vkllm__view_of(bp), n, width, c->n_ctx, 0, 1));
+    struct vkllm__kv_pages kp = pages_of(&pg);
+    RECORD(k, cmd, vkllm__op_kv_store_q(cmd, cache, vkllm__view_of(bs), vkllm__view_of(bp), n, width, c->n_ctx, pg.rows, 1,
+                                        &kp));
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) {
         uint32_t p0 = c->pos[s];
         for (uint64_t i = 0; i < (uint64_t)n * width; i++) src[i] = vkllm__chk_rand(k) * (i % 7 == 0 ? 3000.0f : 1.0f);
@@ -114,7 +154,7 @@ static void chk_kv_store_q8(struct chk *k) {
         vkllm__chk_download(k, bc, got, bytes + guard);
         if (k->st) return;
         uint32_t m = p0 >= c->n_ctx ? 0 : VKLLM_MIN(n, c->n_ctx - p0);
-        uint64_t bad = q8_bad_rows(got, c->n_ctx, width, p0, src, m);
+        uint64_t bad = q8_bad_rows(got, &pg, width, p0, src, m);
         for (uint64_t i = bytes; i < bytes + guard; i++) bad += got[i] != 0xa5;
         if ((double)bad > k->r->err) k->r->err = (double)bad;
     }
@@ -131,15 +171,20 @@ void vkllm__chk_kv_store(struct chk *k) {
         return;
     }
     const uint32_t guard = 4, width = c->heads_kv * c->head_dim, n = c->n;
-    uint64_t halves = (uint64_t)(c->n_ctx + guard) * width;
+    struct pages pg;
+    pages_init(k, &pg, c->n_ctx);
+    uint64_t halves = (uint64_t)(pg.rows + guard) * width;
     uint16_t *want = vkllm__chk_alloc(k, halves * 2), *got = vkllm__chk_alloc(k, halves * 2);
     float *src = vkllm__chk_floats(k, (uint64_t)n * width, 0);
     if (k->st) return;
     for (uint64_t i = 0; i < halves; i++) want[i] = 0x7bffu; /* sentinel: the largest finite half */
     struct vkllm__buffer *bc = vkllm__chk_buf(k, halves * 2, want), *bs = vkllm__chk_buf(k, 4ull * n * width, NULL);
     struct vkllm__buffer *bp = vkllm__chk_buf(k, 4, NULL);
-    struct vkllm__view cache = {bc, 0, (uint64_t)c->n_ctx * width * 2};
-    RECORD(k, cmd, vkllm__op_kv_store(cmd, cache, vkllm__view_of(bs), vkllm__view_of(bp), n, width, c->n_ctx, 0));
+    struct vkllm__view cache = {bc, 0, (uint64_t)pg.rows * width * 2};
+    struct vkllm__kv_pages kp = pages_of(&pg);
+    RECORD(k, cmd, pg.shift ? vkllm__op_kv_store_q(cmd, cache, vkllm__view_of(bs), vkllm__view_of(bp), n, width, c->n_ctx,
+                                                   pg.rows, 0, &kp)
+                            : vkllm__op_kv_store(cmd, cache, vkllm__view_of(bs), vkllm__view_of(bp), n, width, c->n_ctx, 0));
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) {
         uint32_t p0 = c->pos[s];
         for (uint64_t i = 0; i < (uint64_t)n * width; i++) src[i] = vkllm__chk_rand(k) * (i % 7 == 0 ? 3000.0f : 1.0f);
@@ -150,7 +195,7 @@ void vkllm__chk_kv_store(struct chk *k) {
         for (uint32_t r = 0; r < n; r++)
             if ((uint64_t)p0 + r < c->n_ctx)
                 for (uint32_t j = 0; j < width; j++)
-                    want[(uint64_t)(p0 + r) * width + j] = vkllm__f32_to_f16(src[(uint64_t)r * width + j]);
+                    want[prow(&pg, p0 + r) * width + j] = vkllm__f32_to_f16(src[(uint64_t)r * width + j]);
         vkllm__chk_download(k, bc, got, halves * 2);
         if (k->st) return;
         uint64_t bad = 0;
@@ -173,6 +218,7 @@ struct rkv_cache {
 };
 
 static void rkv_cache_init(struct chk *k, struct rkv_cache *kc, int q8, uint32_t n_ctx, uint32_t width, uint32_t guard) {
+    /* n_ctx: the rows (a paged case's pool) */
     kc->q8 = q8;
     kc->bytes = n_ctx * vkllm__kv_row_bytes(width, q8);
     kc->alloc = q8 ? kc->bytes + 256 : (uint64_t)(n_ctx + guard) * width * 2;
@@ -186,16 +232,17 @@ static void rkv_cache_init(struct chk *k, struct rkv_cache *kc, int q8, uint32_t
 
 /* Wrong entries of cache kc after rows p0 .. p0+m-1 took vals (m x width; the rotated k when
  * exact is 0, v when 1). */
-static uint64_t rkv_cache_bad(struct rkv_cache *kc, uint32_t n_ctx, uint32_t width, uint32_t p0, uint32_t m,
+static uint64_t rkv_cache_bad(struct rkv_cache *kc, const struct pages *pg, uint32_t width, uint32_t p0, uint32_t m,
                               const float *vals, int exact) {
     uint64_t bad = 0;
     if (kc->q8) {
-        bad = q8_bad_rows(kc->got, n_ctx, width, p0, vals, m);
+        bad = q8_bad_rows(kc->got, pg, width, p0, vals, m);
         for (uint64_t i = kc->bytes; i < kc->alloc; i++) bad += kc->got[i] != 0xa5;
         return bad;
     }
     uint16_t *w = (uint16_t *)kc->want, *g = (uint16_t *)kc->got;
-    for (uint64_t i = 0; i < (uint64_t)m * width; i++) w[(uint64_t)p0 * width + i] = vkllm__f32_to_f16(vals[i]);
+    for (uint64_t i = 0; i < (uint64_t)m * width; i++)
+        w[prow(pg, p0 + i / width) * width + i % width] = vkllm__f32_to_f16(vals[i]);
     for (uint64_t i = 0; i < kc->alloc / 2; i++) {
         int d = (int)g[i] - (int)w[i]; /* adjacent halves of one sign differ by 1 in their bits */
         bad += exact ? g[i] != w[i] : g[i] != w[i] && ((g[i] ^ w[i]) & 0x8000u || d > 1 || d < -1);
@@ -215,8 +262,10 @@ void vkllm__chk_rope_kv(struct chk *k) {
     float *kref = vkllm__chk_floats(k, kvlen, 0), *got = vkllm__chk_floats(k, qlen, 0);
     float *inv = vkllm__chk_floats(k, nr / 2 + 1, 0);
     struct rkv_cache kc, vc;
-    rkv_cache_init(k, &kc, kq, c->n_ctx, width, guard);
-    rkv_cache_init(k, &vc, vq, c->n_ctx, width, guard);
+    struct pages pg;
+    pages_init(k, &pg, c->n_ctx);
+    rkv_cache_init(k, &kc, kq, pg.rows, width, guard);
+    rkv_cache_init(k, &vc, vq, pg.rows, width, guard);
     if (k->st) return;
     for (uint32_t i = 0; i < nr / 2; i++) inv[i] = powf(10000.0f, -2.0f * i / (nr ? nr : 1));
     struct vkllm__buffer *bq = vkllm__chk_buf(k, qlen * 4, NULL), *bk = vkllm__chk_buf(k, kvlen * 4, kx);
@@ -224,7 +273,8 @@ void vkllm__chk_rope_kv(struct chk *k) {
     struct vkllm__buffer *bf = vkllm__chk_buf(k, (nr / 2 + 1) * 4ull, inv);
     struct vkllm__view kv = {kc.buf, 0, kc.bytes}, vv = {vc.buf, 0, vc.bytes};
     float ms = c->flags & VKLLM__CASE_MAGNITUDE ? 1.25f : 1.0f;
-    struct vkllm__rope_kv_shape sh = {n, nh, nkv, hd, nr, neox, c->n_ctx, ms, 0, (uint8_t)kq, (uint8_t)vq};
+    struct vkllm__rope_kv_shape sh = {n, nh, nkv, hd, nr, neox, c->n_ctx, ms, pg.rows, (uint8_t)kq, (uint8_t)vq,
+                                      pages_of(&pg)};
     RECORD(k, cmd, vkllm__op_rope_kv(cmd, vkllm__view_of(bq), vkllm__view_of(bk), vkllm__view_of(bv), vkllm__view_of(bp),
                                      vkllm__view_of(bf), kv, vv, &sh));
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) { /* replay: only pos0 and q change */
@@ -246,7 +296,7 @@ void vkllm__chk_rope_kv(struct chk *k) {
         vkllm__chk_compare(got, qref, qlen, &st);
         vkllm__chk_fold(k, &st);
         uint32_t m = p0 >= c->n_ctx ? 0 : VKLLM_MIN(n, c->n_ctx - p0); /* rows written */
-        uint64_t bad = rkv_cache_bad(&kc, c->n_ctx, width, p0, m, kref, 0) + rkv_cache_bad(&vc, c->n_ctx, width, p0, m, vx, 1);
+        uint64_t bad = rkv_cache_bad(&kc, &pg, width, p0, m, kref, 0) + rkv_cache_bad(&vc, &pg, width, p0, m, vx, 1);
         if (bad) vkllm__chk_fail(k, "%llu cache entries wrong at pos0 %u", (unsigned long long)bad, p0);
     }
 }
@@ -307,6 +357,18 @@ static void cache_image(uint8_t *img, uint32_t rows, uint32_t n_ctx, uint32_t w,
     }
 }
 
+/* A pool image from a context's image (n_ctx rows of w values, f16 or q8_0): each position's row
+ * (and q8_0 scales) at its row in the pool; rows no position has, NaN. */
+static void page_image(uint8_t *img, const uint8_t *ctx, const struct pages *pg, uint32_t n_ctx, uint32_t w, int q8) {
+    const uint64_t rb = q8 ? w : (uint64_t)w * 2, sb = q8 ? (w / 32) * 4ull : 0;
+    memset(img, 0xff, (uint64_t)pg->rows * (rb + sb)); /* all-ones halves and floats: NaN */
+    for (uint64_t p = 0; p < n_ctx; p++) {
+        uint64_t r = prow(pg, p);
+        memcpy(img + r * rb, ctx + p * rb, rb);
+        if (q8) memcpy(img + (uint64_t)pg->rows * rb + r * sb, ctx + (uint64_t)n_ctx * rb + p * sb, sb);
+    }
+}
+
 void vkllm__chk_attention(struct chk *k) {
     const struct vkllm__op_case *c = k->c;
     const int kq = (c->flags & VKLLM__CASE_KQ8) != 0, vq = (c->flags & VKLLM__CASE_VQ8) != 0;
@@ -335,12 +397,17 @@ void vkllm__chk_attention(struct chk *k) {
     struct vkllm__buffer *bs = sinks ? vkllm__chk_buf(k, 4ull * c->heads, sinks) : NULL;
     /* RING: a sliding-window layer's cache, position p in row p % rows, as few rows as allowed */
     uint32_t rows = c->flags & VKLLM__CASE_RING && c->window ? VKLLM_MIN(c->n_ctx, c->window + c->n - 1) : c->n_ctx;
+    struct pages pg;
+    pages_init(k, &pg, c->n_ctx);
+    if (pg.shift) rows = pg.rows;
     uint64_t kbytes = rows * vkllm__kv_row_bytes(kvw, kq), vbytes = rows * vkllm__kv_row_bytes(kvw, vq);
+    uint64_t lk = (uint64_t)c->n_ctx * vkllm__kv_row_bytes(kvw, kq), lv = (uint64_t)c->n_ctx * vkllm__kv_row_bytes(kvw, vq);
     uint8_t *kimg = vkllm__chk_alloc(k, kbytes), *vimg = vkllm__chk_alloc(k, vbytes);
+    uint8_t *klog = pg.shift ? vkllm__chk_alloc(k, lk) : NULL, *vlog = pg.shift ? vkllm__chk_alloc(k, lv) : NULL;
     if (k->st) return;
     struct vkllm__attn_shape sh = {c->n,     c->heads,  c->heads_kv, c->head_dim, c->n_ctx, 1.0f / sqrtf((float)c->head_dim),
                                    c->window, c->softcap, bs ? vkllm__view_of(bs) : (struct vkllm__view){0}, rows,
-                                   (uint8_t)kq, (uint8_t)vq};
+                                   (uint8_t)kq, (uint8_t)vq, pages_of(&pg)};
     uint64_t scratch = vkllm__attention_scratch_bytes(k->gpu, &sh);
     struct attn_bufs b = {vkllm__chk_buf(k, nq * 4, q), vkllm__chk_buf(k, kbytes, NULL), vkllm__chk_buf(k, vbytes, NULL),
                           vkllm__chk_buf(k, nq * 4, NULL), vkllm__chk_buf(k, 4, NULL),
@@ -357,8 +424,15 @@ void vkllm__chk_attention(struct chk *k) {
             return;
         }
         set_pos(k, b.pos, p0);
-        cache_image(kimg, rows, c->n_ctx, kvw, p0 + c->n, kq ? NULL : kh, kq8, ks);
-        cache_image(vimg, rows, c->n_ctx, kvw, p0 + c->n, vq ? NULL : vh, vq8, vs);
+        if (pg.shift) { /* the context's image, then each position's row put where its block is */
+            cache_image(klog, c->n_ctx, c->n_ctx, kvw, p0 + c->n, kq ? NULL : kh, kq8, ks);
+            cache_image(vlog, c->n_ctx, c->n_ctx, kvw, p0 + c->n, vq ? NULL : vh, vq8, vs);
+            page_image(kimg, klog, &pg, c->n_ctx, kvw, kq);
+            page_image(vimg, vlog, &pg, c->n_ctx, kvw, vq);
+        } else {
+            cache_image(kimg, rows, c->n_ctx, kvw, p0 + c->n, kq ? NULL : kh, kq8, ks);
+            cache_image(vimg, rows, c->n_ctx, kvw, p0 + c->n, vq ? NULL : vh, vq8, vs);
+        }
         vkllm__chk_upload(k, b.k, kimg, kbytes);
         vkllm__chk_upload(k, b.v, vimg, vbytes);
         vkllm__chk_submit(k, cmd);

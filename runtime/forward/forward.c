@@ -118,16 +118,18 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
                                        hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)HD),
                                        vkllm__layer_window(hp, l), hp->attn_softcap,
                                        w->attn_sinks ? ALL(w->attn_sinks) : (struct vkllm__view){0}, // gpt-oss: sinks
-                                       sq->kv.rows[l], sq->kv.k_q8, sq->kv.v_q8}; // a window's ring, or n_ctx; f16/q8_0
+                                       sq->kv.rows[l], sq->kv.k_q8, sq->kv.v_q8,  // the pool's rows or a ring's; f16/q8_0
+                                       {ALL(sq->kv.btab), vkllm__layer_window(hp, l) ? 0 : VKLLM__KV_SHIFT}}; // blocks
+        struct vkllm__kv_pages pg = as.pages;
         if (f->fuse_rope_kv) {                                                     // the four below in one dispatch
             struct vkllm__rope_kv_shape rs = {nt, hp->n_head, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, sq->n_ctx,
-                                              hp->rope.mscale, sq->kv.rows[l], sq->kv.k_q8, sq->kv.v_q8};
+                                              hp->rope.mscale, sq->kv.rows[l], sq->kv.k_q8, sq->kv.v_q8, pg};
             DO(vkllm__op_rope_kv(c, qi, ki, vi, pos, ALL(freq), ALL(sq->kv.k[l]), ALL(sq->kv.v[l]), &rs));
         } else {
             DO(vkllm__op_rope(c, qi, pos, ALL(freq), nt, hp->n_head, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
             DO(vkllm__op_rope(c, ki, pos, ALL(freq), nt, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
-            DO(vkllm__op_kv_store_q(c, ALL(sq->kv.k[l]), ki, pos, nt, KV, sq->n_ctx, sq->kv.rows[l], sq->kv.k_q8)); // k_cache[pos0..) = k
-            DO(vkllm__op_kv_store_q(c, ALL(sq->kv.v[l]), vi, pos, nt, KV, sq->n_ctx, sq->kv.rows[l], sq->kv.v_q8)); // v_cache[pos0..) = v
+            DO(vkllm__op_kv_store_q(c, ALL(sq->kv.k[l]), ki, pos, nt, KV, sq->n_ctx, sq->kv.rows[l], sq->kv.k_q8, &pg)); // k_cache[pos0..) = k
+            DO(vkllm__op_kv_store_q(c, ALL(sq->kv.v[l]), vi, pos, nt, KV, sq->n_ctx, sq->kv.rows[l], sq->kv.v_q8, &pg)); // v_cache[pos0..) = v
         }
         DO(vkllm__op_attention(c, ai, qi, ALL(sq->kv.k[l]), ALL(sq->kv.v[l]), pos, // att (nt, Q) = softmax(q k^T/sqrt(HD)) v
                                ALL(sq->scratch), &as));
@@ -235,7 +237,7 @@ static vkllm_status alloc_f32(struct vkllm__forward *f, uint64_t n, struct vkllm
 }
 
 vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8,
-                                 struct vkllm__forward **out) {
+                                 struct vkllm__kv_pool *pool, struct vkllm__forward **out) {
     const struct vkllm__hparams *hp = &m->desc->hp;
     if (n_ctx == 0) n_ctx = VKLLM_MIN(hp->n_ctx_train ? hp->n_ctx_train : 2048, 4096);
     if (n_ubatch == 0) n_ubatch = 256;
@@ -248,7 +250,7 @@ vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uin
     f->n_ubatch = n_ubatch;
     const uint64_t U = n_ubatch;
     vkllm_status st;
-    VKLLM_TRY(st, vkllm__kv_cache_init(f->gpu, hp, n_ctx, n_ubatch, k_q8, v_q8, &f->kv), fail);
+    VKLLM_TRY(st, vkllm__kv_cache_init(f->gpu, hp, n_ctx, n_ubatch, k_q8, v_q8, pool, &f->kv), fail);
     VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, U * 4, VKLLM__MEM_HOST, &f->ids), fail);
     VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 16, VKLLM__MEM_HOST, &f->pos), fail);
     VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 16, VKLLM__MEM_HOST, &f->next), fail);
@@ -280,7 +282,7 @@ vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uin
     f->fuse_gate_up = U >= 2 && (4ull * hp->n_ff) % align == 0;
     f->fuse_rope_kv = vkllm__gpu_tuning(f->gpu)->fuse != 0;
     struct vkllm__attn_shape s1 = {1, hp->n_head, hp->n_head_kv, hp->head_dim, n_ctx, 1.0f, 0, 0.0f, {0}, 0, f->kv.k_q8,
-                                   f->kv.v_q8};
+                                   f->kv.v_q8, {{0}, 0}};
     struct vkllm__attn_shape sU = s1;
     sU.n = n_ubatch;
     uint64_t scratch = VKLLM_MAX(vkllm__attention_scratch_bytes(f->gpu, &s1), vkllm__attention_scratch_bytes(f->gpu, &sU));
@@ -342,7 +344,8 @@ static vkllm_status set_batch(struct vkllm__forward *f, const uint32_t *tokens, 
     if ((uint64_t)pos0 + n > f->n_ctx)
         return vkllm__err(VKLLM_STATUS_CONTEXT_FULL,
                           "the context is full: %u positions used, %u more asked for, room for %u", pos0, n, f->n_ctx);
-    vkllm_status st = vkllm__buffer_upload(f->ids, 0, tokens, (uint64_t)n * 4);
+    vkllm_status st = vkllm__kv_reserve(&f->kv, pos0, pos0 + n); /* blocks for the batch's positions */
+    if (!st) st = vkllm__buffer_upload(f->ids, 0, tokens, (uint64_t)n * 4);
     if (!st) st = vkllm__buffer_upload(f->pos, 0, &pos0, 4);
     /* from position 0 every live row is rewritten: older writes no longer matter */
     if (!st) f->last_pos0 = pos0, f->kv_hi = pos0 == 0 ? n : VKLLM_MAX(f->kv_hi, pos0 + n);
@@ -369,6 +372,7 @@ vkllm_status vkllm__forward_eval(struct vkllm__forward *f, const uint32_t *token
         return vkllm__err(VKLLM_STATUS_CONTEXT_FULL,
                           "the context is full: %u positions used, %u more asked for, room for %u", pos0, n, f->n_ctx);
     if (all_logits && (st = ensure_logits(f, VKLLM_MIN(n, f->n_ubatch)))) return st;
+    if ((st = vkllm__kv_reserve(&f->kv, pos0, pos0 + n))) return st; /* all or nothing, before evaluating */
     for (uint32_t done = 0; done < n;) {
         uint32_t nb = VKLLM_MIN(n - done, f->n_ubatch);
         if ((st = set_batch(f, tokens + done, nb, pos0 + done))) return st;
@@ -399,6 +403,7 @@ vkllm_status vkllm__forward_hidden(struct vkllm__forward *f, const uint32_t *tok
     const uint64_t E = f->m->desc->hp.n_embd;
     vkllm_status st;
     if (n == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "no tokens to evaluate");
+    if ((uint64_t)pos0 + n <= f->n_ctx && (st = vkllm__kv_reserve(&f->kv, pos0, pos0 + n))) return st;
     for (uint32_t done = 0; done < n;) {
         uint32_t nb = VKLLM_MIN(n - done, f->n_ubatch);
         if ((st = set_batch(f, tokens + done, nb, pos0 + done))) return st;
@@ -447,6 +452,8 @@ vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, con
                 return vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "the context is full: position %u of %u", pos[done + i],
                                   sq[i]->n_ctx);
         }
+        for (uint32_t i = 0; i < nb; i++) /* each its block (a full pool: nothing evaluated) */
+            if ((st = vkllm__kv_reserve(&sq[i]->kv, pos[done + i], pos[done + i] + 1))) return st;
         if ((st = ensure_logits(f, nb))) return st;
         if ((st = vkllm__buffer_upload(f->ids, 0, tokens + done, (uint64_t)nb * 4))) return st;
         for (uint32_t i = 0; i < nb; i++) {
@@ -471,26 +478,30 @@ vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, con
 }
 
 uint32_t vkllm__forward_n_ctx(const struct vkllm__forward *f) { return f->n_ctx; }
-uint64_t vkllm__forward_kv_bytes(const struct vkllm__forward *f) { return f->kv.bytes; }
+uint64_t vkllm__forward_kv_bytes(const struct vkllm__forward *f) { return vkllm__kv_held_bytes(&f->kv); }
+struct vkllm__kv_cache *vkllm__forward_kv(struct vkllm__forward *f) { return &f->kv; }
 
 uint64_t vkllm__forward_kv_bytes_used(const struct vkllm__forward *f, uint32_t n_past) {
+    const struct vkllm__hparams *hp = &f->m->desc->hp;
     uint64_t rows = 0;
-    for (uint32_t l = 0; l < f->kv.n_layer; l++) rows += VKLLM_MIN(n_past, f->kv.rows[l]);
+    for (uint32_t l = 0; l < f->kv.n_layer; l++) rows += vkllm__layer_window(hp, l) ? VKLLM_MIN(n_past, f->kv.rows[l]) : n_past;
     return rows * (vkllm__kv_row_bytes(f->kv.width, f->kv.k_q8) + vkllm__kv_row_bytes(f->kv.width, f->kv.v_q8));
 }
 
 uint64_t vkllm__forward_kv_bytes_per_token(const struct vkllm__forward *f) {
+    const struct vkllm__hparams *hp = &f->m->desc->hp;
     uint64_t layers = 0;
-    for (uint32_t l = 0; l < f->kv.n_layer; l++) layers += f->kv.rows[l] == f->n_ctx;
+    for (uint32_t l = 0; l < f->kv.n_layer; l++) layers += !vkllm__layer_window(hp, l) || f->kv.rows[l] == f->n_ctx;
     return layers * (vkllm__kv_row_bytes(f->kv.width, f->kv.k_q8) + vkllm__kv_row_bytes(f->kv.width, f->kv.v_q8));
 }
 
 int vkllm__forward_kv_holds(const struct vkllm__forward *f, uint32_t n_past) {
     const struct vkllm__hparams *hp = &f->m->desc->hp;
     if (n_past == 0) return 1; /* nothing to hold */
+    if (vkllm__kv_blocks_for(n_past) > f->kv.n_held) return 0; /* blocks given back (truncated) */
     for (uint32_t l = 0; l < f->kv.n_layer; l++) {
         uint32_t w = vkllm__layer_window(hp, l), rows = f->kv.rows[l];
-        if (rows == f->n_ctx) continue;
+        if (!w || rows == f->n_ctx) continue;
         /* the last window before n_past, in rows no later position (all < kv_hi) has taken */
         uint64_t first = n_past > w ? n_past - w : 0;
         if (first + rows < f->kv_hi) return 0;
@@ -501,26 +512,51 @@ uint64_t vkllm__forward_state_bytes(const struct vkllm__forward *f) { return f->
 
 vkllm_status vkllm__forward_copy_kv(struct vkllm__forward *dst, const struct vkllm__forward *src, uint32_t n) {
     if (dst == src || n == 0) return VKLLM_STATUS_OK;
+    const struct vkllm__hparams *hp = &src->m->desc->hp;
     if (dst->m != src->m || dst->n_ctx != src->n_ctx || dst->kv.n_layer != src->kv.n_layer || n > src->n_ctx ||
         dst->kv.k_q8 != src->kv.k_q8 || dst->kv.v_q8 != src->kv.v_q8)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "copying a KV prefix needs two sessions of one model and context");
     for (uint32_t l = 0; l < src->kv.n_layer; l++)
-        if (dst->kv.rows[l] != src->kv.rows[l])
+        if (vkllm__layer_window(hp, l) && dst->kv.rows[l] != src->kv.rows[l])
             return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "copying a KV prefix: layer %u keeps %u rows here, %u there", l,
                               dst->kv.rows[l], src->kv.rows[l]);
     if (!vkllm__forward_kv_holds(src, n))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "copying a KV prefix of %u positions: the source's window rings "
                                                          "no longer hold it", n);
     struct vkllm__cmd *c = NULL;
-    vkllm_status st;
+    vkllm_status st = VKLLM_STATUS_OK;
+    const uint64_t W = src->kv.width;
+    if (dst->kv.pool == src->kv.pool) { /* the paged layers: the blocks, shared (copied when written) */
+        vkllm__kv_share(&dst->kv, &src->kv, n);
+    } else {
+        vkllm__kv_truncate(&dst->kv, 0);
+        VKLLM_TRY(st, vkllm__kv_reserve(&dst->kv, 0, n), done);
+    }
     VKLLM_TRY(st, vkllm__cmd_init(dst->gpu, &c), done);
     VKLLM_TRY(st, vkllm__cmd_begin(c), done);
-    const uint64_t W = src->kv.width;
     for (uint32_t l = 0; l < src->kv.n_layer; l++) {
-        /* a full layer: positions 0..n-1 are rows 0..n-1; a window's ring: the whole ring, as the
-         * source has it (its later rows are overwritten before they are read). q8_0: the rows'
+        /* a window's ring: the whole ring, as the source has it (its later rows are overwritten
+         * before they are read); a paged layer of another pool: block by block. q8_0: the rows'
          * quants, and their scales after all the quants */
-        const uint64_t rows = src->kv.rows[l], m = rows == src->n_ctx ? n : rows;
+        const uint64_t rows = src->kv.rows[l];
+        if (!vkllm__layer_window(hp, l)) {
+            if (dst->kv.pool == src->kv.pool) continue;
+            const uint64_t B = VKLLM__KV_BLOCK, drows = dst->kv.rows[l];
+            for (uint32_t i = 0; i < vkllm__kv_blocks_for(n); i++) {
+                uint64_t sb = src->kv.table[i] * B, db = dst->kv.table[i] * B;
+                for (int kv = 0; kv < 2; kv++) {
+                    struct vkllm__buffer *d = kv ? dst->kv.v[l] : dst->kv.k[l], *s = kv ? src->kv.v[l] : src->kv.k[l];
+                    if (!(kv ? src->kv.v_q8 : src->kv.k_q8)) {
+                        VKLLM_TRY(st, vkllm__cmd_copy(c, d, db * W * 2, s, sb * W * 2, B * W * 2), done);
+                    } else {
+                        VKLLM_TRY(st, vkllm__cmd_copy(c, d, db * W, s, sb * W, B * W), done);
+                        VKLLM_TRY(st, vkllm__cmd_copy(c, d, drows * W + db * W / 8, s, rows * W + sb * W / 8, B * W / 8), done);
+                    }
+                }
+            }
+            continue;
+        }
+        const uint64_t m = rows == src->n_ctx ? n : rows;
         for (int kv = 0; kv < 2; kv++) {
             struct vkllm__buffer *d = kv ? dst->kv.v[l] : dst->kv.k[l], *s = kv ? src->kv.v[l] : src->kv.k[l];
             if (!(kv ? src->kv.v_q8 : src->kv.k_q8)) {

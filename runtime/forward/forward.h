@@ -54,28 +54,74 @@ void vkllm__gpu_model_free(struct vkllm__gpu_model *m);
 
 /* --- KV cache (kv_cache.c) ------------------------------------------------------------------- */
 
-/* A sliding-window layer (gemma2/3, gpt-oss) keeps a ring: the last window + n_ubatch positions,
- * position p in row p % rows (a batch of n tokens needs the window before its first one while it
- * writes its own, and one more row lets it be evaluated again from where it started). The other
- * layers keep all n_ctx positions. */
+/* The layers that attend to the whole context keep K and V in a pool of blocks of
+ * VKLLM__KV_BLOCK positions, shared by the sequences of one model (and K/V types); each sequence
+ * holds a block table: position p is row table[p / BLOCK] * BLOCK + p % BLOCK of the pool's
+ * buffers (shaders/include/kv_page.glsl). Blocks are reference-counted (shared prefixes, copied
+ * when written while shared) and full ones keyed by their tokens and all before them, so a
+ * released block is found again by a later prompt until the pool needs it (least recently
+ * released first). A sliding-window layer (gemma2/3, gpt-oss) keeps a ring per sequence instead:
+ * the last window + n_ubatch positions, position p in row p % rows. */
+
+struct vkllm__kv_pool;
+struct vkllm__kv_pool_stats {
+    uint32_t n_blocks, n_free, n_cached, n_held; /* all; unheld empty; unheld keyed (reusable); held */
+    uint64_t block_bytes, bytes;                 /* one block in every paged layer, K and V; the pool */
+    uint64_t queried_tokens, hit_tokens;         /* prefix lookups (vkllm__kv_lookup without adopt) */
+    uint64_t evicted_blocks;                     /* cached blocks taken for new ones */
+};
+/* A pool of n_blocks blocks for model hp (refused before allocating when it does not fit). Its
+ * creator holds one reference; each cache on it another. */
+vkllm_status vkllm__kv_pool_init(struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, uint32_t n_blocks, int k_q8,
+                                 int v_q8, struct vkllm__kv_pool **out);
+void vkllm__kv_pool_retain(struct vkllm__kv_pool *p);
+void vkllm__kv_pool_release(struct vkllm__kv_pool *p); /* freed with its last reference */
+void vkllm__kv_pool_get_stats(const struct vkllm__kv_pool *p, struct vkllm__kv_pool_stats *out);
+int vkllm__kv_pool_matches(const struct vkllm__kv_pool *p, const struct vkllm__hparams *hp, int k_q8, int v_q8);
+
 struct vkllm__kv_cache {
     uint32_t n_layer, n_ctx, width;  /* width = n_head_kv * head_dim */
     uint8_t k_q8, v_q8;              /* K (V) is q8_0 (shaders/include/kv_q8.glsl), else f16 */
-    struct vkllm__buffer **k, **v;   /* per layer (rows[l], width) f16, or q8_0 quants then scales */
-    uint32_t *rows;                  /* per layer: n_ctx, or a window's ring */
-    uint64_t bytes;                  /* allocated for K and V together */
+    uint8_t own_pool;                /* the pool was made for this cache alone */
+    struct vkllm__kv_pool *pool;
+    struct vkllm__buffer **k, **v;   /* per layer: the pool's (paged) or the ring's, (rows[l], width) */
+    uint32_t *rows;                  /* per layer: the pool's rows, or a window's ring */
+    uint64_t ring_bytes;             /* the rings' K and V */
+    uint32_t *table, n_held, max_blocks; /* block table: table[i] holds positions i*BLOCK .. +BLOCK-1 */
+    uint64_t *keys;                  /* keys[i]: table[i]'s prefix key, for i < n_keyed */
+    uint32_t n_keyed;
+    struct vkllm__buffer *btab;      /* the table on the device (host-visible u32) */
 };
 
-/* Rows layer l keeps for a context of n_ctx positions filled n_ubatch at a time. */
+/* Rows layer l keeps for a context of n_ctx positions filled n_ubatch at a time (a ring). */
 uint32_t vkllm__kv_layer_rows(const struct vkllm__hparams *hp, uint32_t l, uint32_t n_ctx, uint32_t n_ubatch);
-/* Bytes a cache of n_ctx positions takes (K and V, all layers, f16 or q8_0). */
+/* Bytes a cache of n_ctx positions takes (K and V, all layers, f16 or q8_0): its rings and the
+ * blocks for n_ctx positions. */
 uint64_t vkllm__kv_cache_bytes(const struct vkllm__hparams *hp, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8);
+uint64_t vkllm__kv_ring_bytes(const struct vkllm__hparams *hp, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8);
+uint64_t vkllm__kv_block_bytes(const struct vkllm__hparams *hp, int k_q8, int v_q8); /* one block, all paged layers */
+uint32_t vkllm__kv_blocks_for(uint32_t n_pos);
 
-/* Allocate the cache; refused before allocating anything (VKLLM_STATUS_DEVICE_OOM with the bytes
- * needed and available) when it does not fit in what is left of device memory. */
+/* A cache on pool (NULL: a pool of its own, for n_ctx positions); refused before allocating
+ * anything (VKLLM_STATUS_DEVICE_OOM with the bytes needed and available) when it does not fit. */
 vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, uint32_t n_ctx,
-                                  uint32_t n_ubatch, int k_q8, int v_q8, struct vkllm__kv_cache *out);
+                                  uint32_t n_ubatch, int k_q8, int v_q8, struct vkllm__kv_pool *pool,
+                                  struct vkllm__kv_cache *out);
 void vkllm__kv_cache_free(struct vkllm__kv_cache *kv);
+/* Blocks for positions 0 .. end-1, those holding pos0 .. end-1 this cache's alone (copied when
+ * shared, their key dropped): KV_FULL (nothing taken) when the pool has too few. */
+vkllm_status vkllm__kv_reserve(struct vkllm__kv_cache *kv, uint32_t pos0, uint32_t end);
+/* Keep the blocks of positions 0 .. n_pos-1 only. */
+void vkllm__kv_truncate(struct vkllm__kv_cache *kv, uint32_t n_pos);
+/* Key the full blocks of tokens[0 .. n_pos) (the tokens the cache holds) for later lookups. */
+void vkllm__kv_register(struct vkllm__kv_cache *kv, const int32_t *tokens, uint32_t n_pos);
+/* Positions (whole blocks) of tokens[0..n) the pool has cached; with adopt, the cache drops its
+ * blocks and takes those instead (then holds that many positions). */
+uint32_t vkllm__kv_lookup(struct vkllm__kv_cache *kv, const int32_t *tokens, uint32_t n, int adopt);
+/* dst takes src's blocks of positions 0 .. n_pos-1 (shared; one pool). */
+void vkllm__kv_share(struct vkllm__kv_cache *dst, const struct vkllm__kv_cache *src, uint32_t n_pos);
+/* Device bytes the cache stands for: its rings and its pool (its own) or the blocks it holds. */
+uint64_t vkllm__kv_held_bytes(const struct vkllm__kv_cache *kv);
 
 /* --- forward pass (forward.c) ---------------------------------------------------------------- */
 
@@ -84,7 +130,7 @@ struct vkllm__forward;
 /* A run state for model m: KV cache of n_ctx positions (K and V f16, or q8_0 with k_q8 / v_q8)
  * and activations for micro-batches of up to n_ubatch tokens. */
 vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8,
-                                 struct vkllm__forward **out);
+                                 struct vkllm__kv_pool *pool, struct vkllm__forward **out);
 void vkllm__forward_free(struct vkllm__forward *f);
 
 /* Run tokens[0..n) at positions pos0.. (pos0 + n <= n_ctx: else VKLLM_STATUS_CONTEXT_FULL).
@@ -111,6 +157,8 @@ vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, con
                                          const uint32_t *pos, uint32_t n, float *logits);
 
 uint32_t vkllm__forward_n_ctx(const struct vkllm__forward *f);
+/* The run state's KV cache (its block table: truncate, register, look up). */
+struct vkllm__kv_cache *vkllm__forward_kv(struct vkllm__forward *f);
 uint64_t vkllm__forward_kv_bytes(const struct vkllm__forward *f);
 /* Bytes of K and V the first n_past positions occupy (a window's ring at most its rows), and what
  * one more position adds once the rings are full (the full layers'). */

@@ -1,8 +1,39 @@
-/* kv_cache.c - per-layer K and V on the device, f16 or q8_0 (int8 quants, then an f32 scale per
- * 32 values: 1.125 bytes a value), for n_ctx positions (a sliding-window layer: a ring of its last
- * window + n_ubatch). Sized before anything is allocated, so a context that does not fit is
- * refused with the numbers. */
+/* kv_cache.c - K and V on the device, f16 or q8_0 (int8 quants, then an f32 scale per 32 values:
+ * 1.125 bytes a value).
+ *
+ * The layers that attend to the whole context keep their rows in a pool of blocks of
+ * VKLLM__KV_BLOCK positions (one buffer per layer for K and one for V, every block at the same
+ * rows in each); a sequence holds a block table and takes a block when its tokens reach it. A
+ * block is reference-counted: sequences that share a prompt prefix share its blocks, and a block
+ * that is written while another sequence holds it is copied first. Full blocks are keyed by their
+ * tokens and all tokens before them: a released block stays in the pool, found again by its key,
+ * until the pool needs it (least recently released first).
+ *
+ * A sliding-window layer keeps its own ring per sequence (window + n_ubatch rows, position p in
+ * row p % rows), outside the pool. Sized before anything is allocated, so a cache that does not
+ * fit is refused with the numbers. */
+#include <stdio.h>
+#include <string.h>
+
 #include "forward.h"
+
+struct vkllm__kv_pool {
+    struct vkllm__gpu *gpu;
+    uint32_t n_layer, width, n_blocks, users;
+    uint8_t k_q8, v_q8;
+    uint8_t *paged;                /* per layer: 1 its rows are in the pool */
+    struct vkllm__buffer **k, **v; /* per paged layer: n_blocks * VKLLM__KV_BLOCK rows */
+    uint32_t *ref;                 /* per block: block tables holding it */
+    uint32_t *free_list, n_free;   /* unheld blocks with nothing cached (a stack) */
+    uint64_t *key;                 /* per block: prefix key of a cached full block (0: none) */
+    int32_t *tokens;               /* per block: its VKLLM__KV_BLOCK tokens, while keyed */
+    uint64_t *released;            /* per block: tick of its last release (least recent evicted first) */
+    uint32_t *bucket, n_bucket;    /* key -> first block + 1 of its chain (0: empty) */
+    uint32_t *chain;               /* per block: next block + 1 in its bucket */
+    uint32_t n_cached;             /* unheld keyed blocks (reusable until evicted) */
+    uint64_t tick, block_bytes, bytes;
+    uint64_t queried, hits, evicted; /* prefix lookups: tokens asked for, tokens found; blocks evicted */
+};
 
 uint32_t vkllm__kv_layer_rows(const struct vkllm__hparams *hp, uint32_t l, uint32_t n_ctx, uint32_t n_ubatch) {
     uint32_t w = vkllm__layer_window(hp, l);
@@ -12,47 +43,240 @@ uint32_t vkllm__kv_layer_rows(const struct vkllm__hparams *hp, uint32_t l, uint3
     return w && ring < n_ctx ? (uint32_t)ring : n_ctx;
 }
 
-uint64_t vkllm__kv_cache_bytes(const struct vkllm__hparams *hp, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8) {
-    uint64_t rows = 0;
-    for (uint32_t l = 0; l < hp->n_layer; l++) rows += vkllm__kv_layer_rows(hp, l, n_ctx, n_ubatch);
-    return rows * (vkllm__kv_row_bytes(hp->n_embd_kv, k_q8) + vkllm__kv_row_bytes(hp->n_embd_kv, v_q8));
+static uint64_t row_bytes(const struct vkllm__hparams *hp, int k_q8, int v_q8) {
+    return vkllm__kv_row_bytes(hp->n_embd_kv, k_q8) + vkllm__kv_row_bytes(hp->n_embd_kv, v_q8);
 }
 
-vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, uint32_t n_ctx,
-                                  uint32_t n_ubatch, int k_q8, int v_q8, struct vkllm__kv_cache *out) {
-    struct vkllm__kv_cache kv = {.n_layer = hp->n_layer, .n_ctx = n_ctx, .width = hp->n_embd_kv,
-                                 .k_q8 = (uint8_t)!!k_q8, .v_q8 = (uint8_t)!!v_q8};
+uint64_t vkllm__kv_block_bytes(const struct vkllm__hparams *hp, int k_q8, int v_q8) {
+    uint64_t layers = 0;
+    for (uint32_t l = 0; l < hp->n_layer; l++) layers += vkllm__layer_window(hp, l) == 0;
+    return layers * VKLLM__KV_BLOCK * row_bytes(hp, k_q8, v_q8);
+}
+
+uint64_t vkllm__kv_ring_bytes(const struct vkllm__hparams *hp, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8) {
+    uint64_t rows = 0;
+    for (uint32_t l = 0; l < hp->n_layer; l++)
+        if (vkllm__layer_window(hp, l)) rows += vkllm__kv_layer_rows(hp, l, n_ctx, n_ubatch);
+    return rows * row_bytes(hp, k_q8, v_q8);
+}
+
+uint32_t vkllm__kv_blocks_for(uint32_t n_pos) { return (uint32_t)(((uint64_t)n_pos + VKLLM__KV_BLOCK - 1) / VKLLM__KV_BLOCK); }
+
+uint64_t vkllm__kv_cache_bytes(const struct vkllm__hparams *hp, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8) {
+    return vkllm__kv_ring_bytes(hp, n_ctx, n_ubatch, k_q8, v_q8) + vkllm__kv_blocks_for(n_ctx) * vkllm__kv_block_bytes(hp, k_q8, v_q8);
+}
+
+/* --- the pool ------------------------------------------------------------------------------- */
+
+static vkllm_status check_types(const struct vkllm__hparams *hp, int k_q8, int v_q8) {
     if ((k_q8 || v_q8) && (hp->n_embd_kv % 32 || hp->head_dim % 4))
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "a q8_0 KV cache needs rows of a multiple of 32 values and a head "
                           "size that is a multiple of 4 (this model: %u kv heads x %u): use f16",
                           hp->n_head_kv, hp->head_dim);
-    const uint64_t row_max = VKLLM_MAX(vkllm__kv_row_bytes(hp->n_embd_kv, k_q8), vkllm__kv_row_bytes(hp->n_embd_kv, v_q8));
-    uint64_t per_layer = (uint64_t)n_ctx * row_max; /* the largest: a full layer's */
-    uint64_t need = vkllm__kv_cache_bytes(hp, n_ctx, n_ubatch, k_q8, v_q8);
+    return VKLLM_STATUS_OK;
+}
+
+static vkllm_status check_room(struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, uint64_t need, const char *what,
+                               int k_q8, int v_q8) {
     uint64_t budget = vkllm__gpu_memory_budget(gpu), used = vkllm__gpu_memory_allocated(gpu);
     uint64_t avail = budget > used ? budget - used : 0;
-    if (n_ctx == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "context of 0 positions");
-    if (need > avail)
-        return vkllm__err(VKLLM_STATUS_DEVICE_OOM,
-                          "a KV cache of %u positions needs %.1f MiB (%u layers x K and V of %u values, %s/%s, per "
-                          "position); %.1f MiB of device memory are free: use a smaller context (-c)%s",
-                          n_ctx, need / 1048576.0, hp->n_layer, hp->n_embd_kv, k_q8 ? "q8_0" : "f16", v_q8 ? "q8_0" : "f16",
-                          avail / 1048576.0, k_q8 && v_q8 ? "" : " or a q8_0 cache (--cache-type-k/v q8_0)");
-    if (per_layer > vkllm__gpu_max_binding(gpu))
+    if (need <= avail) return VKLLM_STATUS_OK;
+    return vkllm__err(VKLLM_STATUS_DEVICE_OOM,
+                      "%s needs %.1f MiB (%u layers x K and V of %u values, %s/%s, per position); %.1f MiB of device "
+                      "memory are free: use a smaller context (-c) or KV pool (--kv-cache-mb)%s",
+                      what, need / 1048576.0, hp->n_layer, hp->n_embd_kv, k_q8 ? "q8_0" : "f16", v_q8 ? "q8_0" : "f16",
+                      avail / 1048576.0, k_q8 && v_q8 ? "" : " or a q8_0 cache (--cache-type-k/v q8_0)");
+}
+
+vkllm_status vkllm__kv_pool_init(struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, uint32_t n_blocks, int k_q8,
+                                 int v_q8, struct vkllm__kv_pool **out) {
+    vkllm_status st = check_types(hp, k_q8, v_q8);
+    if (st) return st;
+    if (n_blocks == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "a KV pool of 0 blocks");
+    if ((uint64_t)n_blocks * VKLLM__KV_BLOCK > UINT32_MAX / 2)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "a KV pool of %u blocks: too many positions", n_blocks);
+    const uint64_t rows = (uint64_t)n_blocks * VKLLM__KV_BLOCK;
+    const uint64_t row_max = VKLLM_MAX(vkllm__kv_row_bytes(hp->n_embd_kv, k_q8), vkllm__kv_row_bytes(hp->n_embd_kv, v_q8));
+    uint64_t bb = vkllm__kv_block_bytes(hp, k_q8, v_q8);
+    char what[96];
+    snprintf(what, sizeof what, "a KV cache pool of %llu positions", (unsigned long long)rows);
+    if ((st = check_room(gpu, hp, bb * n_blocks, what, k_q8, v_q8))) return st;
+    if (bb && rows * row_max > vkllm__gpu_max_binding(gpu))
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                          "a KV cache of %u positions takes %.1f MiB per layer, more than this device binds at "
-                          "once (%.1f MiB): use a context of at most %llu",
-                          n_ctx, per_layer / 1048576.0, vkllm__gpu_max_binding(gpu) / 1048576.0,
-                          (unsigned long long)(vkllm__gpu_max_binding(gpu) / row_max));
-    vkllm_status st = VKLLM_STATUS_OK;
-    kv.k = vkllm__calloc(hp->n_layer, sizeof *kv.k);
-    kv.v = vkllm__calloc(hp->n_layer, sizeof *kv.v);
-    kv.rows = vkllm__calloc(hp->n_layer, sizeof *kv.rows);
-    if (!kv.k || !kv.v || !kv.rows) {
+                          "a KV cache pool of %llu positions takes %.1f MiB per layer, more than this device binds at "
+                          "once (%.1f MiB): at most %llu positions (-c x --parallel, or --kv-cache-mb)",
+                          (unsigned long long)rows, rows * row_max / 1048576.0, vkllm__gpu_max_binding(gpu) / 1048576.0,
+                          (unsigned long long)(vkllm__gpu_max_binding(gpu) / row_max / VKLLM__KV_BLOCK * VKLLM__KV_BLOCK));
+    struct vkllm__kv_pool *p = vkllm__calloc(1, sizeof *p);
+    if (!p) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    *p = (struct vkllm__kv_pool){.gpu = gpu, .n_layer = hp->n_layer, .width = hp->n_embd_kv, .n_blocks = n_blocks,
+                                 .users = 1, .k_q8 = (uint8_t)!!k_q8, .v_q8 = (uint8_t)!!v_q8, .block_bytes = bb};
+    p->n_bucket = 1;
+    while (p->n_bucket < n_blocks) p->n_bucket *= 2;
+    p->paged = vkllm__calloc(hp->n_layer, 1);
+    p->k = vkllm__calloc(hp->n_layer, sizeof *p->k);
+    p->v = vkllm__calloc(hp->n_layer, sizeof *p->v);
+    p->ref = vkllm__calloc(n_blocks, sizeof *p->ref);
+    p->free_list = vkllm__calloc(n_blocks, sizeof *p->free_list);
+    p->key = vkllm__calloc(n_blocks, sizeof *p->key);
+    p->tokens = vkllm__calloc((size_t)n_blocks * VKLLM__KV_BLOCK, sizeof *p->tokens);
+    p->released = vkllm__calloc(n_blocks, sizeof *p->released);
+    p->bucket = vkllm__calloc(p->n_bucket, sizeof *p->bucket);
+    p->chain = vkllm__calloc(n_blocks, sizeof *p->chain);
+    if (!p->paged || !p->k || !p->v || !p->ref || !p->free_list || !p->key || !p->tokens || !p->released || !p->bucket ||
+        !p->chain) {
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
         goto fail;
     }
+    for (uint32_t b = 0; b < n_blocks; b++) p->free_list[b] = n_blocks - 1 - b; /* block 0 on top */
+    p->n_free = n_blocks;
     for (uint32_t l = 0; l < hp->n_layer; l++) {
+        if (vkllm__layer_window(hp, l)) continue;
+        p->paged[l] = 1;
+        VKLLM_TRY(st, vkllm__buffer_alloc(gpu, rows * vkllm__kv_row_bytes(hp->n_embd_kv, k_q8), VKLLM__MEM_DEVICE, &p->k[l]), fail);
+        VKLLM_TRY(st, vkllm__buffer_alloc(gpu, rows * vkllm__kv_row_bytes(hp->n_embd_kv, v_q8), VKLLM__MEM_DEVICE, &p->v[l]), fail);
+        VKLLM_TRY(st, vkllm__buffer_fill_zero(p->k[l]), fail);
+        VKLLM_TRY(st, vkllm__buffer_fill_zero(p->v[l]), fail);
+    }
+    p->bytes = bb * n_blocks;
+    *out = p;
+    return VKLLM_STATUS_OK;
+fail:
+    vkllm__kv_pool_release(p);
+    return st;
+}
+
+void vkllm__kv_pool_retain(struct vkllm__kv_pool *p) { p->users++; }
+
+void vkllm__kv_pool_release(struct vkllm__kv_pool *p) {
+    if (!p || --p->users) return;
+    for (uint32_t l = 0; l < p->n_layer; l++) {
+        if (p->k) vkllm__buffer_free(p->k[l]);
+        if (p->v) vkllm__buffer_free(p->v[l]);
+    }
+    void *arrays[] = {p->paged, p->k, p->v, p->ref, p->free_list, p->key, p->tokens, p->released, p->bucket, p->chain};
+    for (size_t i = 0; i < VKLLM_ARRAY_LEN(arrays); i++) vkllm__free(arrays[i]);
+    vkllm__free(p);
+}
+
+void vkllm__kv_pool_get_stats(const struct vkllm__kv_pool *p, struct vkllm__kv_pool_stats *out) {
+    *out = (struct vkllm__kv_pool_stats){.n_blocks = p->n_blocks, .n_free = p->n_free, .n_cached = p->n_cached,
+                                         .n_held = p->n_blocks - p->n_free - p->n_cached, .block_bytes = p->block_bytes,
+                                         .bytes = p->bytes, .queried_tokens = p->queried, .hit_tokens = p->hits,
+                                         .evicted_blocks = p->evicted};
+}
+
+int vkllm__kv_pool_matches(const struct vkllm__kv_pool *p, const struct vkllm__hparams *hp, int k_q8, int v_q8) {
+    return p->n_layer == hp->n_layer && p->width == hp->n_embd_kv && p->k_q8 == !!k_q8 && p->v_q8 == !!v_q8;
+}
+
+static uint32_t bucket_of(const struct vkllm__kv_pool *p, uint64_t key) {
+    return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (p->n_bucket - 1);
+}
+
+/* The key of a block of tokens after the blocks keyed parent (0 for the first): FNV-1a over the
+ * parent key and the tokens; never 0. */
+static uint64_t block_key(uint64_t parent, const int32_t *tokens) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < 8; i++) h = (h ^ ((parent >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+    for (uint32_t t = 0; t < VKLLM__KV_BLOCK; t++)
+        for (int i = 0; i < 4; i++) h = (h ^ (((uint32_t)tokens[t] >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+    return h ? h : 1;
+}
+
+/* The cached block with this key and these tokens, or UINT32_MAX. */
+static uint32_t find_block(const struct vkllm__kv_pool *p, uint64_t key, const int32_t *tokens) {
+    for (uint32_t b1 = p->bucket[bucket_of(p, key)]; b1; b1 = p->chain[b1 - 1]) {
+        uint32_t b = b1 - 1;
+        if (p->key[b] == key && !memcmp(p->tokens + (size_t)b * VKLLM__KV_BLOCK, tokens, VKLLM__KV_BLOCK * sizeof *tokens))
+            return b;
+    }
+    return UINT32_MAX;
+}
+
+static void unkey(struct vkllm__kv_pool *p, uint32_t b) {
+    if (!p->key[b]) return;
+    uint32_t *link = &p->bucket[bucket_of(p, p->key[b])];
+    while (*link && *link - 1 != b) link = &p->chain[*link - 1];
+    if (*link) *link = p->chain[b];
+    p->chain[b] = 0;
+    p->key[b] = 0;
+    if (!p->ref[b]) p->n_cached--, p->free_list[p->n_free++] = b;
+}
+
+/* A block for a new holder: a free one, else the least recently released cached one (its key
+ * dropped). UINT32_MAX when every block is held. */
+static uint32_t take_block(struct vkllm__kv_pool *p) {
+    if (!p->n_free && p->n_cached) {
+        uint32_t best = UINT32_MAX;
+        for (uint32_t b = 0; b < p->n_blocks; b++)
+            if (!p->ref[b] && p->key[b] && (best == UINT32_MAX || p->released[b] < p->released[best])) best = b;
+        if (best != UINT32_MAX) unkey(p, best), p->evicted++; /* now on the free list */
+    }
+    if (!p->n_free) return UINT32_MAX;
+    uint32_t b = p->free_list[--p->n_free];
+    p->ref[b] = 1;
+    return b;
+}
+
+static void hold_block(struct vkllm__kv_pool *p, uint32_t b) {
+    if (!p->ref[b]++ && p->key[b]) p->n_cached--;
+}
+
+static void drop_block(struct vkllm__kv_pool *p, uint32_t b) {
+    if (--p->ref[b]) return;
+    p->released[b] = ++p->tick;
+    if (p->key[b]) p->n_cached++;
+    else p->free_list[p->n_free++] = b;
+}
+
+/* --- a sequence's cache ---------------------------------------------------------------------- */
+
+vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, uint32_t n_ctx,
+                                  uint32_t n_ubatch, int k_q8, int v_q8, struct vkllm__kv_pool *pool,
+                                  struct vkllm__kv_cache *out) {
+    struct vkllm__kv_cache kv = {.n_layer = hp->n_layer, .n_ctx = n_ctx, .width = hp->n_embd_kv,
+                                 .k_q8 = (uint8_t)!!k_q8, .v_q8 = (uint8_t)!!v_q8};
+    vkllm_status st = check_types(hp, k_q8, v_q8);
+    if (st) return st;
+    if (n_ctx == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "context of 0 positions");
+    if (pool && !vkllm__kv_pool_matches(pool, hp, k_q8, v_q8))
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "the KV pool was made for another model or other K/V types");
+    const uint64_t row_max = VKLLM_MAX(vkllm__kv_row_bytes(hp->n_embd_kv, k_q8), vkllm__kv_row_bytes(hp->n_embd_kv, v_q8));
+    uint64_t ring_bytes = vkllm__kv_ring_bytes(hp, n_ctx, n_ubatch, k_q8, v_q8);
+    char what[96];
+    snprintf(what, sizeof what, "a KV cache of %u positions", n_ctx);
+    if ((st = check_room(gpu, hp, ring_bytes + (pool ? 0 : vkllm__kv_blocks_for(n_ctx) * vkllm__kv_block_bytes(hp, k_q8, v_q8)),
+                         what, k_q8, v_q8)))
+        return st;
+    if (!pool && vkllm__kv_block_bytes(hp, k_q8, v_q8) && (uint64_t)vkllm__kv_blocks_for(n_ctx) * VKLLM__KV_BLOCK * row_max >
+                                                              vkllm__gpu_max_binding(gpu))
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "a KV cache of %u positions takes %.1f MiB per layer, more than this device binds at "
+                          "once (%.1f MiB): use a context of at most %llu",
+                          n_ctx, (double)n_ctx * row_max / 1048576.0, vkllm__gpu_max_binding(gpu) / 1048576.0,
+                          (unsigned long long)(vkllm__gpu_max_binding(gpu) / row_max / VKLLM__KV_BLOCK * VKLLM__KV_BLOCK));
+    kv.max_blocks = vkllm__kv_blocks_for(n_ctx);
+    kv.k = vkllm__calloc(hp->n_layer, sizeof *kv.k);
+    kv.v = vkllm__calloc(hp->n_layer, sizeof *kv.v);
+    kv.rows = vkllm__calloc(hp->n_layer, sizeof *kv.rows);
+    kv.table = vkllm__calloc(kv.max_blocks, sizeof *kv.table);
+    kv.keys = vkllm__calloc(kv.max_blocks, sizeof *kv.keys);
+    if (!kv.k || !kv.v || !kv.rows || !kv.table || !kv.keys) {
+        st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+        goto fail;
+    }
+    kv.own_pool = !pool; /* a pool made for this cache alone */
+    if (pool) vkllm__kv_pool_retain(pool);
+    else VKLLM_TRY(st, vkllm__kv_pool_init(gpu, hp, kv.max_blocks, k_q8, v_q8, &pool), fail);
+    kv.pool = pool;
+    VKLLM_TRY(st, vkllm__buffer_alloc(gpu, (uint64_t)kv.max_blocks * 4, VKLLM__MEM_HOST, &kv.btab), fail);
+    for (uint32_t l = 0; l < hp->n_layer; l++) {
+        if (pool->paged[l]) {
+            kv.k[l] = pool->k[l], kv.v[l] = pool->v[l];
+            kv.rows[l] = pool->n_blocks * VKLLM__KV_BLOCK;
+            continue;
+        }
         kv.rows[l] = vkllm__kv_layer_rows(hp, l, n_ctx, n_ubatch);
         uint64_t kb = kv.rows[l] * vkllm__kv_row_bytes(hp->n_embd_kv, k_q8);
         uint64_t vb = kv.rows[l] * vkllm__kv_row_bytes(hp->n_embd_kv, v_q8);
@@ -61,7 +285,7 @@ vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hp
         VKLLM_TRY(st, vkllm__buffer_fill_zero(kv.k[l]), fail);
         VKLLM_TRY(st, vkllm__buffer_fill_zero(kv.v[l]), fail);
     }
-    kv.bytes = need;
+    kv.ring_bytes = ring_bytes;
     *out = kv;
     return VKLLM_STATUS_OK;
 fail:
@@ -71,13 +295,162 @@ fail:
 
 void vkllm__kv_cache_free(struct vkllm__kv_cache *kv) {
     if (!kv) return;
+    if (kv->pool) {
+        vkllm__kv_truncate(kv, 0);
+        for (uint32_t l = 0; l < kv->n_layer; l++)
+            if (kv->pool->paged[l]) kv->k[l] = kv->v[l] = NULL; /* the pool's */
+    }
     for (uint32_t l = 0; l < kv->n_layer; l++) {
         if (kv->k) vkllm__buffer_free(kv->k[l]);
         if (kv->v) vkllm__buffer_free(kv->v[l]);
     }
+    vkllm__kv_pool_release(kv->pool);
+    vkllm__buffer_free(kv->btab);
     vkllm__free(kv->k);
     vkllm__free(kv->v);
     vkllm__free(kv->rows);
-    kv->k = kv->v = NULL;
-    kv->rows = NULL;
+    vkllm__free(kv->table);
+    vkllm__free(kv->keys);
+    memset(kv, 0, sizeof *kv);
+}
+
+static vkllm_status upload_table(struct vkllm__kv_cache *kv) {
+    return kv->n_held ? vkllm__buffer_upload(kv->btab, 0, kv->table, (uint64_t)kv->n_held * 4) : VKLLM_STATUS_OK;
+}
+
+void vkllm__kv_truncate(struct vkllm__kv_cache *kv, uint32_t n_pos) {
+    uint32_t keep = vkllm__kv_blocks_for(n_pos);
+    while (kv->n_held > keep) drop_block(kv->pool, kv->table[--kv->n_held]);
+    kv->n_keyed = VKLLM_MIN(kv->n_keyed, n_pos / VKLLM__KV_BLOCK);
+}
+
+/* Copy block src's rows to block dst in every paged layer (K and V; q8_0: quants and scales). */
+static vkllm_status copy_block(struct vkllm__cmd *c, const struct vkllm__kv_pool *p, uint32_t dst, uint32_t src) {
+    const uint64_t B = VKLLM__KV_BLOCK, W = p->width, rows = (uint64_t)p->n_blocks * B;
+    vkllm_status st = VKLLM_STATUS_OK;
+    for (uint32_t l = 0; l < p->n_layer && !st; l++) {
+        if (!p->paged[l]) continue;
+        for (int kv = 0; kv < 2 && !st; kv++) {
+            struct vkllm__buffer *b = kv ? p->v[l] : p->k[l];
+            if (!(kv ? p->v_q8 : p->k_q8)) {
+                st = vkllm__cmd_copy(c, b, dst * B * W * 2, b, src * B * W * 2, B * W * 2);
+            } else if (!(st = vkllm__cmd_copy(c, b, dst * B * W, b, src * B * W, B * W))) {
+                st = vkllm__cmd_copy(c, b, rows * W + dst * B * W / 8, b, rows * W + src * B * W / 8, B * W / 8);
+            }
+        }
+    }
+    return st;
+}
+
+vkllm_status vkllm__kv_reserve(struct vkllm__kv_cache *kv, uint32_t pos0, uint32_t end) {
+    struct vkllm__kv_pool *p = kv->pool;
+    const uint32_t need = vkllm__kv_blocks_for(end), first = pos0 / VKLLM__KV_BLOCK, held0 = kv->n_held;
+    if (need > kv->max_blocks) return vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "the context is full (%u positions)", kv->n_ctx);
+    /* blocks written here that another sequence holds (or that are cached under a key) */
+    uint32_t cow = 0;
+    for (uint32_t i = first; i < VKLLM_MIN(need, held0); i++) cow += p->ref[kv->table[i]] > 1;
+    uint32_t avail = p->n_free + p->n_cached;
+    if (need > held0 && need - held0 + cow > avail)
+        return vkllm__err(VKLLM_STATUS_KV_FULL,
+                          "the KV cache pool is full: %u more blocks of %u positions needed, %u free (%u blocks, %u held "
+                          "by sequences)", need - held0 + cow, VKLLM__KV_BLOCK, avail, p->n_blocks,
+                          p->n_blocks - p->n_free - p->n_cached);
+    if (cow > avail)
+        return vkllm__err(VKLLM_STATUS_KV_FULL, "the KV cache pool is full: a shared block cannot be copied");
+    vkllm_status st = VKLLM_STATUS_OK;
+    struct vkllm__cmd *c = NULL;
+    for (uint32_t i = first; i < VKLLM_MIN(need, held0); i++) {
+        uint32_t b = kv->table[i];
+        if (p->ref[b] > 1) { /* copy on write */
+            uint32_t nb = take_block(p);
+            if (!c) {
+                if ((st = vkllm__cmd_init(p->gpu, &c)) || (st = vkllm__cmd_begin(c))) {
+                    drop_block(p, nb);
+                    break;
+                }
+            }
+            if ((st = copy_block(c, p, nb, b))) {
+                drop_block(p, nb);
+                break;
+            }
+            drop_block(p, b);
+            kv->table[i] = nb;
+        } else if (p->key[b]) { /* ours alone, but cached: its rows change, so its key goes */
+            unkey(p, b);
+        }
+        kv->n_keyed = VKLLM_MIN(kv->n_keyed, i);
+    }
+    if (c) {
+        if (!st) st = vkllm__cmd_end(c);
+        if (!st) st = vkllm__cmd_submit(c);
+        vkllm__cmd_free(c);
+    }
+    while (!st && kv->n_held < need) kv->table[kv->n_held++] = take_block(p);
+    if (!st) st = upload_table(kv);
+    return st;
+}
+
+void vkllm__kv_register(struct vkllm__kv_cache *kv, const int32_t *tokens, uint32_t n_pos) {
+    struct vkllm__kv_pool *p = kv->pool;
+    uint32_t full = VKLLM_MIN(n_pos / VKLLM__KV_BLOCK, kv->n_held);
+    for (uint32_t i = kv->n_keyed; i < full; i++) {
+        const int32_t *t = tokens + (size_t)i * VKLLM__KV_BLOCK;
+        uint64_t key = block_key(i ? kv->keys[i - 1] : 0, t);
+        kv->keys[i] = key;
+        uint32_t b = kv->table[i];
+        if (p->key[b] || find_block(p, key, t) != UINT32_MAX) continue; /* keyed already, or cached elsewhere */
+        p->key[b] = key;
+        memcpy(p->tokens + (size_t)b * VKLLM__KV_BLOCK, t, VKLLM__KV_BLOCK * sizeof *t);
+        uint32_t *head = &p->bucket[bucket_of(p, key)];
+        p->chain[b] = *head;
+        *head = b + 1;
+    }
+    kv->n_keyed = VKLLM_MAX(kv->n_keyed, full);
+}
+
+uint32_t vkllm__kv_lookup(struct vkllm__kv_cache *kv, const int32_t *tokens, uint32_t n, int adopt) {
+    struct vkllm__kv_pool *p = kv->pool;
+    uint32_t hit = 0;
+    uint64_t key = 0;
+    for (; (hit + 1) * VKLLM__KV_BLOCK <= n && hit < kv->max_blocks; hit++) {
+        const int32_t *t = tokens + (size_t)hit * VKLLM__KV_BLOCK;
+        key = block_key(key, t);
+        if (find_block(p, key, t) == UINT32_MAX) break;
+    }
+    if (!adopt) { /* a lookup (counted once per prompt: the adopting call follows one) */
+        p->queried += n;
+        p->hits += (uint64_t)hit * VKLLM__KV_BLOCK;
+        return hit * VKLLM__KV_BLOCK;
+    }
+    vkllm__kv_truncate(kv, 0);
+    key = 0;
+    for (uint32_t i = 0; i < hit; i++) {
+        const int32_t *t = tokens + (size_t)i * VKLLM__KV_BLOCK;
+        key = block_key(key, t);
+        uint32_t b = find_block(p, key, t);
+        hold_block(p, b);
+        kv->table[i] = b;
+        kv->keys[i] = key;
+    }
+    kv->n_held = kv->n_keyed = hit;
+    upload_table(kv);
+    return hit * VKLLM__KV_BLOCK;
+}
+
+void vkllm__kv_share(struct vkllm__kv_cache *dst, const struct vkllm__kv_cache *src, uint32_t n_pos) {
+    struct vkllm__kv_pool *p = dst->pool;
+    uint32_t nb = VKLLM_MIN(vkllm__kv_blocks_for(n_pos), src->n_held);
+    vkllm__kv_truncate(dst, 0);
+    for (uint32_t i = 0; i < nb; i++) {
+        hold_block(p, src->table[i]);
+        dst->table[i] = src->table[i];
+        dst->keys[i] = src->keys[i];
+    }
+    dst->n_held = nb;
+    dst->n_keyed = VKLLM_MIN(src->n_keyed, n_pos / VKLLM__KV_BLOCK);
+    upload_table(dst);
+}
+
+uint64_t vkllm__kv_held_bytes(const struct vkllm__kv_cache *kv) {
+    return kv->ring_bytes + (kv->own_pool ? kv->pool->bytes : (uint64_t)kv->n_held * kv->pool->block_bytes);
 }

@@ -555,14 +555,24 @@ vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_para
         uint32_t have = vkllm_session_cached_prefix(o, ids, (uint32_t)n_ids - 1);
         if (have > longest) from = o, longest = have;
     }
-    if (from) {
-        if ((st = vkllm__forward_copy_kv(s->fw, from->fw, longest))) goto fail;
-        memcpy(s->hist, from->hist, sizeof *s->hist * longest);
-        reuse = longest;
-        g->st.n_prompt_shared = longest;
+    /* or the pool's cache: blocks that sequences (this one too) wrote and gave back */
+    uint32_t pooled = !g->p.keep_history && g->p.cache_prompt && n_ids > 1
+                          ? vkllm__session_pool_prefix(s, ids, (uint32_t)n_ids - 1, 0) : 0;
+    if (pooled > longest) {
+        reuse = vkllm__session_pool_prefix(s, ids, (uint32_t)n_ids - 1, 1); /* n_past = reuse */
+    } else {
+        if (from) {
+            if ((st = vkllm__forward_copy_kv(s->fw, from->fw, longest))) goto fail;
+            memcpy(s->hist, from->hist, sizeof *s->hist * longest);
+            reuse = longest;
+            g->st.n_prompt_shared = longest;
+        }
+        s->n_past += reuse;
     }
-    s->n_past += reuse;
     vkllm_session_truncate(s, s->n_past);
+    /* the KV pool's blocks for the whole prompt now (KV_FULL, nothing evaluated, when it has too
+     * few), so that no later chunk of it runs out */
+    VKLLM_TRY(st, vkllm__session_reserve(s, (uint32_t)n_ids - reuse), fail);
     g->st.seed = vkllm__sampler_seed(g->smp);
     /* probabilities, JSON mode and grammars need the logits */
     g->greedy = vkllm__sampler_is_greedy(g->smp) && g->p.n_probs < 0 && !g->p.json_object && !g->gram;
@@ -618,6 +628,21 @@ vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n) {
             if (s2) fail(gens[i], s2), st = s2;
             break;
         }
+    /* a gen whose next position needs a block the KV pool no longer has stops before the step,
+     * as when its context is full; the others go on (vkllm_session_params.pool) */
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < m; i++) {
+        vkllm_status r = vkllm__session_reserve(run[i]->s, 1);
+        if (r == VKLLM_STATUS_KV_FULL) {
+            run[i]->reason = VKLLM_STOP_CONTEXT_FULL;
+            finish(run[i]);
+        } else if (r) {
+            fail(run[i], r), st = r;
+        } else {
+            run[kept++] = run[i];
+        }
+    }
+    m = kept;
     if (m == 0) goto done;
     if (m == 1 && run[0]->greedy) { /* alone and greedy: the argmax on the device, one id read back */
         int32_t next;

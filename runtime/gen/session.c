@@ -79,6 +79,59 @@ void vkllm_model_get_info(vkllm_model_t m, struct vkllm_model_info *out) {
                                     vkllm__type_name(t), counts[t]);
 }
 
+struct vkllm_kv_pool_params vkllm_kv_pool_params_default(void) {
+    struct vkllm_kv_pool_params p = {0};
+    return p;
+}
+
+static uint32_t default_ctx(vkllm_model_t model, uint32_t n_ctx) {
+    const struct vkllm__hparams *hp = &model->desc->hp;
+    return n_ctx ? n_ctx : VKLLM_MIN(hp->n_ctx_train ? hp->n_ctx_train : 2048, 4096);
+}
+
+vkllm_status vkllm_kv_pool_init(vkllm_model_t model, const struct vkllm_kv_pool_params *params, vkllm_kv_pool_t *out) {
+    if (!model || !out) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_kv_pool_init: NULL argument");
+    *out = NULL;
+    struct vkllm_kv_pool_params p = params ? *params : vkllm_kv_pool_params_default();
+    const struct vkllm__hparams *hp = &model->desc->hp;
+    if ((p.type_k != VKLLM_KV_F16 && p.type_k != VKLLM_KV_Q8_0) || (p.type_v != VKLLM_KV_F16 && p.type_v != VKLLM_KV_Q8_0))
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "KV cache types: f16 (0) or q8_0 (1), not %d / %d", p.type_k,
+                          p.type_v);
+    int kq = p.type_k == VKLLM_KV_Q8_0, vq = p.type_v == VKLLM_KV_Q8_0;
+    uint64_t bb = vkllm__kv_block_bytes(hp, kq, vq);
+    uint64_t blocks = p.bytes ? (bb ? p.bytes / bb : 1)
+                              : (uint64_t)vkllm__kv_blocks_for(default_ctx(model, p.n_ctx)) * (p.n_seq ? p.n_seq : 1);
+    if (blocks == 0)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "a KV pool of %llu bytes holds no block (one block of %u "
+                          "positions takes %llu bytes)", (unsigned long long)p.bytes, VKLLM_KV_BLOCK,
+                          (unsigned long long)bb);
+    if (blocks > UINT32_MAX / 2 / VKLLM_KV_BLOCK)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "a KV pool of %llu blocks: too many", (unsigned long long)blocks);
+    struct vkllm_kv_pool *h = vkllm__calloc(1, sizeof *h);
+    if (!h) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    vkllm_status st = vkllm__kv_pool_init(model->ctx->gpu, hp, (uint32_t)blocks, kq, vq, &h->p);
+    if (st) {
+        vkllm__free(h);
+        return st;
+    }
+    h->model = model, h->k_q8 = kq, h->v_q8 = vq;
+    *out = h;
+    return VKLLM_STATUS_OK;
+}
+
+void vkllm_kv_pool_free(vkllm_kv_pool_t p) {
+    if (!p) return;
+    vkllm__kv_pool_release(p->p);
+    vkllm__free(p);
+}
+
+void vkllm_kv_pool_get_info(vkllm_kv_pool_t p, struct vkllm_kv_pool_info *out) {
+    struct vkllm__kv_pool_stats s;
+    vkllm__kv_pool_get_stats(p->p, &s);
+    *out = (struct vkllm_kv_pool_info){VKLLM__KV_BLOCK, s.n_blocks, s.n_held, s.n_cached, s.n_free, s.bytes,
+                                       s.block_bytes, s.queried_tokens, s.hit_tokens, s.evicted_blocks};
+}
+
 struct vkllm_session_params vkllm_session_params_default(void) {
     struct vkllm_session_params p = {.n_ctx = 0, .n_ubatch = 0};
     return p;
@@ -96,8 +149,13 @@ vkllm_status vkllm_session_init(vkllm_model_t model, const struct vkllm_session_
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "KV cache types: f16 (0) or q8_0 (1), not %d / %d", p.type_k,
                           p.type_v);
     }
+    if (p.pool && (p.pool->model != model || p.pool->k_q8 != (p.type_k == VKLLM_KV_Q8_0) ||
+                   p.pool->v_q8 != (p.type_v == VKLLM_KV_Q8_0))) {
+        vkllm__free(s);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "the session's KV pool is of another model or other K/V types");
+    }
     vkllm_status st = vkllm__forward_init(model->gm, p.n_ctx, p.n_ubatch, p.type_k == VKLLM_KV_Q8_0,
-                                          p.type_v == VKLLM_KV_Q8_0, &s->fw);
+                                          p.type_v == VKLLM_KV_Q8_0, p.pool ? p.pool->p : NULL, &s->fw);
     if (!st && !(s->hist = vkllm__malloc(sizeof *s->hist * vkllm__forward_n_ctx(s->fw))))
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     if (st) {
@@ -132,6 +190,7 @@ vkllm_status vkllm_session_eval(vkllm_session_t s, const int32_t *tokens, uint32
     if (st) return st;
     if (n) memcpy(s->hist + s->n_past, tokens, sizeof *tokens * n);
     s->n_past += n;
+    vkllm__kv_register(vkllm__forward_kv(s->fw), s->hist, s->n_past); /* full blocks, for later prompts */
     s->logits_rows = rows;
     return VKLLM_STATUS_OK;
 }
@@ -145,11 +204,13 @@ vkllm_status vkllm_session_embed(vkllm_session_t s, const int32_t *tokens, uint3
     float *h = n ? vkllm__malloc(sizeof *h * (size_t)n * E) : NULL;
     if (n && !h) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory for %u x %u hidden states", n, E);
     s->n_past = 0; /* from position 0: the cache is overwritten */
+    vkllm__kv_truncate(vkllm__forward_kv(s->fw), 0);
     s->logits_rows = 0;
     vkllm_status st = vkllm__forward_hidden(s->fw, (const uint32_t *)tokens, n, 0, h);
     if (!st) {
         memcpy(s->hist, tokens, sizeof *tokens * n);
         s->n_past = n;
+        vkllm__kv_register(vkllm__forward_kv(s->fw), s->hist, s->n_past);
         for (uint32_t j = 0; j < E; j++) {
             double acc = 0;
             if (pooling == VKLLM_POOLING_LAST) acc = h[(size_t)(n - 1) * E + j];
@@ -182,6 +243,7 @@ vkllm_status vkllm_session_decode_greedy(vkllm_session_t s, int32_t token, int32
     vkllm_status st = vkllm__forward_decode_greedy(s->fw, (uint32_t)token, s->n_past, &id);
     if (st) return st;
     s->hist[s->n_past++] = token;
+    vkllm__kv_register(vkllm__forward_kv(s->fw), s->hist, s->n_past);
     s->logits_rows = 0;
     *next = (int32_t)id;
     return VKLLM_STATUS_OK;
@@ -206,6 +268,7 @@ vkllm_status vkllm_session_truncate(vkllm_session_t s, uint32_t n_past) {
                           "no longer hold the window before it (later positions took its rows); evaluate again from "
                           "an earlier position or 0", n_past);
     s->n_past = n_past; /* later positions are overwritten before they are read (causal mask) */
+    vkllm__kv_truncate(vkllm__forward_kv(s->fw), n_past); /* blocks past it go back to the pool */
     s->logits_rows = 0;
     return VKLLM_STATUS_OK;
 }
@@ -244,6 +307,7 @@ vkllm_status vkllm__session_decode_batch(vkllm_session_t *s, const int32_t *toke
         memcpy(s[i]->logits, logits + i * V, sizeof(float) * V);
         s[i]->logits_rows = 1;
         s[i]->hist[s[i]->n_past++] = tokens[i];
+        vkllm__kv_register(vkllm__forward_kv(s[i]->fw), s[i]->hist, s[i]->n_past);
     }
 done:
     vkllm__free(fw);
@@ -282,4 +346,22 @@ vkllm_status vkllm_session_profile_get(vkllm_session_t s, uint32_t i, struct vkl
     if (t.subgroup && len < sizeof out->variant)
         snprintf(out->variant + len, sizeof out->variant - len, " sg=%u", t.subgroup);
     return VKLLM_STATUS_OK;
+}
+
+uint32_t vkllm__session_pool_prefix(vkllm_session_t s, const int32_t *tokens, uint32_t n, int adopt) {
+    const struct vkllm__hparams *hp = &s->model->desc->hp;
+    for (uint32_t l = 0; l < hp->n_layer; l++)
+        if (vkllm__layer_window(hp, l)) return 0; /* the rings are not in the pool */
+    uint32_t have = vkllm__kv_lookup(vkllm__forward_kv(s->fw), tokens, n, adopt);
+    if (adopt) {
+        memcpy(s->hist, tokens, sizeof *tokens * have);
+        s->n_past = have;
+        s->logits_rows = 0;
+    }
+    return have;
+}
+
+vkllm_status vkllm__session_reserve(vkllm_session_t s, uint32_t n) {
+    if ((uint64_t)s->n_past + n > vkllm_session_n_ctx(s)) return VKLLM_STATUS_OK; /* CONTEXT_FULL comes later */
+    return vkllm__kv_reserve(vkllm__forward_kv(s->fw), s->n_past, s->n_past + n);
 }

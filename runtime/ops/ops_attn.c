@@ -57,6 +57,22 @@ vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct v
 
 /* ---------------------------------------------------------------------- rope + kv store */
 
+/* A paged cache's table and pool (or a ring / the context's own rows when not paged) make sense:
+ * rows within 32-bit word indices, whole blocks in the pool, a table covering n_ctx positions. */
+static vkllm_status pages_check(const char *op, const struct vkllm__kv_pages *pg, uint32_t n_ctx, uint32_t n_rows,
+                                uint32_t width) {
+    uint32_t shift = pg ? pg->shift : 0;
+    if ((uint64_t)n_rows * width / 2 > UINT32_MAX)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: %u x %u cache too large for 32-bit indices", op, n_rows, width);
+    if (!shift)
+        return n_rows > n_ctx ? vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: %u rows for %u positions", op, n_rows, n_ctx)
+                              : VKLLM_STATUS_OK;
+    if (shift > 16 || n_rows % (1u << shift))
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: a pool of %u rows in blocks of 2^%u", op, n_rows, shift);
+    uint64_t blocks = ((uint64_t)n_ctx + (1u << shift) - 1) >> shift;
+    return vkllm__op_need(op, "block table", pg->table, blocks * 4);
+}
+
 vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struct vkllm__view k,
                                struct vkllm__view v, struct vkllm__view pos, struct vkllm__view inv_freq,
                                struct vkllm__view kcache, struct vkllm__view vcache, const struct vkllm__rope_kv_shape *s) {
@@ -70,8 +86,8 @@ vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struc
     if ((uint64_t)n * per_tok > UINT32_MAX || qe > UINT32_MAX || (uint64_t)s->n_ctx * width / 2 > UINT32_MAX)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rope_kv: too large for 32-bit indices");
     vkllm_status st;
-    uint32_t n_rows = s->n_rows ? s->n_rows : s->n_ctx;
-    if (n_rows > s->n_ctx) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rope_kv: %u rows for %u positions", n_rows, s->n_ctx);
+    uint32_t n_rows = s->n_rows ? s->n_rows : s->n_ctx, page = s->pages.shift;
+    if ((st = pages_check("rope_kv", &s->pages, s->n_ctx, n_rows, width))) return st;
     if ((s->k_q8 || s->v_q8) && width % 32)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rope_kv: a q8_0 cache needs a width that is a multiple of 32 (%u)", width);
     uint64_t rows = (uint64_t)n * width * 4;
@@ -86,12 +102,12 @@ vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struc
                                                      VKLLM__SHADER_ROPE_KV_VQ8, VKLLM__SHADER_ROPE_KV_Q8};
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     struct vkllm__pc_rope_kv pc = {n, s->n_head, s->head_dim, s->n_rot, s->neox ? 1u : 0u, width, s->n_ctx, s->mscale,
-                                   n_rows};
+                                   n_rows, page};
     uint64_t qpairs = (uint64_t)n * s->n_head * (s->n_rot / 2), kpairs = (uint64_t)n * s->n_head_kv * (s->n_rot / 2);
     struct vkllm__dispatch d = {
         .shader = shaders[(s->k_q8 ? 1 : 0) + (s->v_q8 ? 2 : 0)], .n_spec = 1, .spec = {fit_wg(gpu, 128)},
-        .n_bind = 7, .bind = {vkllm__bind(q), vkllm__bind(k), vkllm__bind(v), vkllm__bind(pos), vkllm__bind(inv_freq),
-                              vkllm__bind(kcache), vkllm__bind(vcache)},
+        .n_bind = 8, .bind = {vkllm__bind(q), vkllm__bind(k), vkllm__bind(v), vkllm__bind(pos), vkllm__bind(inv_freq),
+                              vkllm__bind(kcache), vkllm__bind(vcache), vkllm__bind(page ? s->pages.table : pos)},
         .push = &pc, .push_size = sizeof pc, .label = "rope_kv",
         /* q: its rotated pairs read and written (as rope); k and v rows read, their f16 rows
          * written; per rotated pair angle, cos, sin (3) and rotation (6), k's computed once per
@@ -108,30 +124,31 @@ vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struc
 
 vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, struct vkllm__view src,
                                 struct vkllm__view pos, uint32_t n, uint32_t width, uint32_t n_ctx, uint32_t n_rows) {
-    return vkllm__op_kv_store_q(c, cache, src, pos, n, width, n_ctx, n_rows, 0);
+    return vkllm__op_kv_store_q(c, cache, src, pos, n, width, n_ctx, n_rows, 0, NULL);
 }
 
 vkllm_status vkllm__op_kv_store_q(struct vkllm__cmd *c, struct vkllm__view cache, struct vkllm__view src,
                                   struct vkllm__view pos, uint32_t n, uint32_t width, uint32_t n_ctx, uint32_t n_rows,
-                                  int q8) {
+                                  int q8, const struct vkllm__kv_pages *pages) {
     if (!n_rows) n_rows = n_ctx;
+    uint32_t page = pages ? pages->shift : 0;
     if (q8 && width % 32)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: a q8_0 cache needs a width that is a multiple of 32 (%u)", width);
-    if (n == 0 || width == 0 || width % 2 || n_ctx == 0 || n_rows > n_ctx)
+    if (n == 0 || width == 0 || width % 2 || n_ctx == 0)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: n=%u width=%u (must be even) n_ctx=%u", n, width,
                           n_ctx);
-    if ((uint64_t)n_ctx * width / 2 > UINT32_MAX || (uint64_t)n * width > UINT32_MAX)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: %u x %u cache too large for 32-bit indices",
-                          n_ctx, width);
+    if ((uint64_t)n * width > UINT32_MAX)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: %u x %u rows too large for 32-bit indices", n, width);
     vkllm_status st;
+    if ((st = pages_check("kv_store", pages, n_ctx, n_rows, width))) return st;
     if ((st = vkllm__op_need("kv_store", "cache", cache, n_rows * vkllm__kv_row_bytes(width, q8))) ||
         (st = vkllm__op_need("kv_store", "src", src, (uint64_t)n * width * 4)) || (st = vkllm__op_need("kv_store", "pos", pos, 4)))
         return st;
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
-    struct vkllm__pc_kv_store pc = {n, width, n_ctx, n_rows};
+    struct vkllm__pc_kv_store pc = {n, width, n_ctx, n_rows, page};
     struct vkllm__dispatch d = {
         .shader = q8 ? VKLLM__SHADER_KV_STORE_Q8 : VKLLM__SHADER_KV_STORE_F16, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
-        .n_bind = 3, .bind = {vkllm__bind(src), vkllm__bind(pos), vkllm__bind(cache)},
+        .n_bind = 4, .bind = {vkllm__bind(src), vkllm__bind(pos), vkllm__bind(cache), vkllm__bind(page ? pages->table : pos)},
         .push = &pc, .push_size = sizeof pc, .label = "kv_store",
         .cost = {.bytes_read = (uint64_t)n * width * 4 + 4, .bytes_written = n * vkllm__kv_row_bytes(width, q8)},
     };
@@ -161,11 +178,13 @@ static uint32_t attn_shared_bytes(uint32_t rows, uint32_t hd, uint32_t wg) {
 static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s,
                               struct attn_plan *pl) {
     if (!s || s->n == 0 || s->n_head == 0 || s->n_head_kv == 0 || s->n_head % s->n_head_kv || s->head_dim == 0 ||
-        s->head_dim % 2 || s->n_ctx == 0 || s->n_rows > s->n_ctx)
+        s->head_dim % 2 || s->n_ctx == 0)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                           "attention: n=%u n_head=%u n_head_kv=%u head_dim=%u (must be even) n_ctx=%u", s ? s->n : 0,
                           s ? s->n_head : 0, s ? s->n_head_kv : 0, s ? s->head_dim : 0, s ? s->n_ctx : 0);
-    if ((uint64_t)s->n_ctx * s->n_head_kv * s->head_dim > UINT32_MAX ||
+    vkllm_status st = pages_check("attention", &s->pages, s->n_ctx, attn_rows(s), s->n_head_kv * s->head_dim);
+    if (st) return st;
+    if ((uint64_t)attn_rows(s) * s->n_head_kv * s->head_dim > UINT32_MAX ||
         (uint64_t)s->n * s->n_head * (s->head_dim + 2) * (s->n_ctx / ATTN_SPLIT_LEN + 1) > UINT32_MAX)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "attention: shape too large for 32-bit indices");
     if ((s->k_q8 || s->v_q8) && (s->head_dim % 4 || s->n_head_kv * s->head_dim % 32))
@@ -359,16 +378,17 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     struct vkllm__cost cost, rcost;
     attn_cost(s, &pl, &cost, &rcost);
     struct vkllm__pc_attn pc = {s->n, s->n_head, s->n_head_kv, s->n_ctx, s->scale, pl.split_len, pl.n_split,
-                                s->window, s->softcap, (uint32_t)sinks, attn_rows(s)};
+                                s->window, s->softcap, (uint32_t)sinks, attn_rows(s), s->pages.shift};
+    struct vkllm__binding bt = vkllm__bind(s->pages.shift ? s->pages.table : pos); /* never read unpaged */
     if (pl.tb) {
         uint64_t qb = (uint64_t)s->n * s->n_head * s->head_dim * 4, kb = (uint64_t)attn_rows(s) * s->n_head_kv * s->head_dim * 2;
         uint32_t tiles = ((split ? pl.n_split : s->n) + pl.qt - 1) / pl.qt;
         struct vkllm__dispatch d = {
             .shader = split ? VKLLM__SHADER_ATTN_TB_SPLIT_F16 : VKLLM__SHADER_ATTN_TB_F16,
             .n_spec = 5, .spec = {pl.wg, s->head_dim, pl.hg, pl.qt, pl.blk},
-            .n_bind = 6,
+            .n_bind = 7,
             .bind = {{q.buf, q.offset, qb}, {k_cache.buf, k_cache.offset, kb}, {v_cache.buf, v_cache.offset, kb},
-                     vkllm__bind(pos), vkllm__bind(split ? scratch : o), sk},
+                     vkllm__bind(pos), vkllm__bind(split ? scratch : o), sk, bt},
             .push = &pc, .push_size = sizeof pc, .label = split ? "attn_tb_split" : "attn_tb",
             .groups = {split ? tiles : 1, split ? 1 : tiles, s->n_head_kv},
             .cost = cost,
@@ -387,8 +407,8 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
         struct vkllm__dispatch d = {
             .shader = attn_shader(s, split),
             .n_spec = 8, .spec = {pl.wg, s->head_dim, pl.qt, pl.hg, pl.npt, pl.rs, pl.rpt, pl.tpr},
-            .n_bind = 6, .bind = {vkllm__bind(q), vkllm__bind(k_cache), vkllm__bind(v_cache), vkllm__bind(pos),
-                                  vkllm__bind(split ? scratch : o), sk},
+            .n_bind = 7, .bind = {vkllm__bind(q), vkllm__bind(k_cache), vkllm__bind(v_cache), vkllm__bind(pos),
+                                  vkllm__bind(split ? scratch : o), sk, bt},
             .push = &pc, .push_size = sizeof pc, .label = split ? "attn_split" : "attn",
             .groups = {pl.n_split, (s->n + pl.qt - 1) / pl.qt, s->n_head / pl.hg},
             .cost = cost,

@@ -179,6 +179,15 @@ vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct v
                             struct vkllm__view inv_freq, uint32_t n, uint32_t n_head, uint32_t head_dim,
                             uint32_t n_rot, int neox, float mscale);
 
+/* A paged cache (shift > 0): the cache buffer is a pool of blocks of 2^shift positions, and
+ * position p is row table[p >> shift] * 2^shift + p % 2^shift (shaders/include/kv_page.glsl);
+ * table: u32 block ids covering every position written or read. shift 0: not paged. */
+struct vkllm__kv_pages {
+    struct vkllm__view table;
+    uint32_t shift;
+};
+#define VKLLM__KV_SHIFT 4 /* the runtime's blocks (runtime/forward/kv_cache.c): 16 positions */
+#define VKLLM__KV_BLOCK (1u << VKLLM__KV_SHIFT)
 /* rope on q and on k, and k and v stored into the caches (f16) at rows pos0.., in one dispatch:
  * what vkllm__op_rope on q and k then vkllm__op_kv_store of k and v do, except that k itself is not
  * rotated in place (only its cache rows are). q (n, n_head, head_dim); k, v (n, n_head_kv *
@@ -190,6 +199,7 @@ struct vkllm__rope_kv_shape {
     float mscale; /* the rotated dims' magnitude, as vkllm__op_rope's */
     uint32_t n_rows; /* rows of the caches (0: n_ctx): position p is row p % n_rows (a window's ring) */
     uint8_t k_q8, v_q8; /* the k (v) cache is q8_0 (shaders/include/kv_q8.glsl), else f16 */
+    struct vkllm__kv_pages pages; /* a paged cache: n_rows is then the pool's rows */
 };
 /* Bytes of one cache row of width values: f16, or q8_0 (int8 quants and an f32 scale per 32). */
 static inline uint64_t vkllm__kv_row_bytes(uint32_t width, int q8) {
@@ -205,7 +215,7 @@ vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, 
                                 struct vkllm__view pos, uint32_t n, uint32_t width, uint32_t n_ctx, uint32_t n_rows);
 vkllm_status vkllm__op_kv_store_q(struct vkllm__cmd *c, struct vkllm__view cache, struct vkllm__view src,
                                   struct vkllm__view pos, uint32_t n, uint32_t width, uint32_t n_ctx, uint32_t n_rows,
-                                  int q8);
+                                  int q8, const struct vkllm__kv_pages *pages /* NULL: not paged */);
 
 /* Causal attention of n queries (token i sees cache positions 0 .. pos0+i), GQA:
  * o (n, n_head*head_dim) = softmax(q k^T * scale) v, q (n, n_head*head_dim) f32.
@@ -225,6 +235,7 @@ struct vkllm__attn_shape {
                           * layer's ring of at least window + n - 1 rows */
     uint8_t k_q8, v_q8;  /* the k (v) cache is q8_0 (head_dim % 4 == 0, its width % 32 == 0): attn.comp's
                           * variants on every device (the texel kernel reads f16 only) */
+    struct vkllm__kv_pages pages; /* a paged cache (shift > 0): n_rows is the pool's rows */
 };
 uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s);
 vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view q,

@@ -21,9 +21,10 @@ struct vkllm__pc_kv_store {
     uint32_t n;     /* rows of src */
     uint32_t width; /* floats per row (even) */
     uint32_t n_ctx; /* positions; positions >= n_ctx are never written */
-    uint32_t n_rows; /* rows of the cache: position p is row p % n_rows */
+    uint32_t n_rows; /* rows of the cache: position p is row p % n_rows (page 0) */
+    uint32_t page;   /* > 0: a paged cache, blocks of 2^page positions (shaders/include/kv_page.glsl) */
 };
-_Static_assert(sizeof(struct vkllm__pc_kv_store) == 16, "update pc_kv_store in pc_attn.glsl");
+_Static_assert(sizeof(struct vkllm__pc_kv_store) == 20, "update pc_kv_store in pc_attn.glsl");
 
 /* GLSL twin: pc_rope_kv (rope_kv.comp) */
 struct vkllm__pc_rope_kv {
@@ -36,8 +37,9 @@ struct vkllm__pc_rope_kv {
     uint32_t n_ctx;    /* rows of the caches; rows >= n_ctx are never written */
     float mscale;      /* as in vkllm__pc_rope */
     uint32_t n_rows;   /* rows of the caches: position p is row p % n_rows (a sliding-window ring) */
+    uint32_t page;     /* > 0: paged caches, blocks of 2^page positions */
 };
-_Static_assert(sizeof(struct vkllm__pc_rope_kv) == 36, "update pc_rope_kv in pc_attn.glsl");
+_Static_assert(sizeof(struct vkllm__pc_rope_kv) == 40, "update pc_rope_kv in pc_attn.glsl");
 
 /* GLSL twin: pc_attn (attn.comp) */
 struct vkllm__pc_attn {
@@ -51,9 +53,10 @@ struct vkllm__pc_attn {
     uint32_t window;    /* sliding window (0: none): query at p sees p - window + 1 .. p */
     float softcap;      /* > 0: scores s -> softcap * tanh(s / softcap) */
     uint32_t sinks;     /* 1: head h's softmax also counts the score sinks[h] (no value): gpt-oss */
-    uint32_t n_rows;    /* rows of the cache: position t is row t % n_rows */
+    uint32_t n_rows;    /* rows of the cache: position t is row t % n_rows (page 0) */
+    uint32_t page;      /* > 0: a paged cache, blocks of 2^page positions */
 };
-_Static_assert(sizeof(struct vkllm__pc_attn) == 44, "update pc_attn in pc_attn.glsl");
+_Static_assert(sizeof(struct vkllm__pc_attn) == 48, "update pc_attn in pc_attn.glsl");
 
 /* GLSL twin: pc_attn_reduce (attn_reduce.comp) */
 struct vkllm__pc_attn_reduce {

@@ -19,7 +19,8 @@ struct pc_kv_store {
     uint n;        // rows of src
     uint width;    // floats per row (even)
     uint n_ctx;    // positions; positions >= n_ctx are never written
-    uint n_rows;   // rows of the cache: position p is row p % n_rows
+    uint n_rows;   // rows of the cache: position p is row p % n_rows (page 0)
+    uint page;     // > 0: a paged cache, blocks of 2^page positions (kv_page.glsl)
 };
 
 // C twin: struct vkllm__pc_rope_kv
@@ -33,6 +34,7 @@ struct pc_rope_kv {
     uint n_ctx;    // positions; positions >= n_ctx are never written
     float mscale;  // as in pc_rope
     uint n_rows;   // rows of the caches: position p is row p % n_rows (a sliding-window layer's ring)
+    uint page;     // > 0: paged caches, blocks of 2^page positions (kv_page.glsl)
 };
 
 // C twin: struct vkllm__pc_attn
@@ -48,6 +50,7 @@ struct pc_attn {
     float softcap;   // > 0: scores s (scaled) -> softcap * tanh(s / softcap)
     uint sinks;      // 1: each head's softmax also counts the score sinks[h], which has no value
     uint n_rows;     // rows of the cache: position t is row t % n_rows (n_ctx, or a window's ring)
+    uint page;       // > 0: a paged cache, blocks of 2^page positions (kv_page.glsl)
 };
 
 // C twin: struct vkllm__pc_attn_reduce
