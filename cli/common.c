@@ -239,6 +239,7 @@ static void stats_json(const struct vkllm_generate_stats *s) {
                        VKLLM_CLI_NUM("total_ms", s->total_ms), VKLLM_CLI_NUM("kv_bytes_used", s->kv_bytes_used),
                        VKLLM_CLI_NUM("kv_bytes_allocated", s->kv_bytes_allocated),
                        VKLLM_CLI_NUM("kv_bytes_per_token", s->kv_bytes_per_token),
+                       VKLLM_CLI_NUM("kv_bytes_cached", s->kv_bytes_cached),
                        VKLLM_CLI_NUM("device_bytes", s->device_bytes), VKLLM_CLI_NUM("seed", s->seed));
     cJSON_AddStringToObject(o, "stop_reason", vkllm_stop_reason_str(s->stop_reason));
     char *t = cJSON_PrintUnformatted(o);
@@ -255,11 +256,12 @@ void vkllm_cli_print_stats(const struct vkllm_generate_stats *s, enum vkllm_cli_
     if (style == VKLLM_CLI_STATS_LINE) {
         fprintf(stderr,
                 "[%s; prompt %u tokens, reply %u tokens; %u prompt tokens cached; ttft %.1f ms; prefill %.1f t/s; "
-                "decode %.2f t/s; itl p50 %.1f ms p90 %.1f ms; KV %.2f of %.2f MiB, %.2f KiB per token]\n",
+                "decode %.2f t/s; itl p50 %.1f ms p90 %.1f ms; KV %.2f of %.2f MiB, %.2f MiB cached, %.2f KiB per "
+                "token]\n",
                 vkllm_stop_reason_str(s->stop_reason), s->n_prompt, s->n_generated, s->n_prompt_cached, s->ttft_ms,
                 s->prefill_tps,
                 s->decode_tps, s->itl_p50_ms, s->itl_p90_ms, s->kv_bytes_used / 1048576.0,
-                s->kv_bytes_allocated / 1048576.0, s->kv_bytes_per_token / 1024.0);
+                s->kv_bytes_allocated / 1048576.0, s->kv_bytes_cached / 1048576.0, s->kv_bytes_per_token / 1024.0);
         return;
     }
     fprintf(stderr, "\n--\n");
@@ -272,9 +274,10 @@ void vkllm_cli_print_stats(const struct vkllm_generate_stats *s, enum vkllm_cli_
             s->itl_mean_ms, s->itl_p50_ms, s->itl_p90_ms, s->itl_max_ms, s->decode_tps);
     fprintf(stderr,
             "total %.1f ms; KV cache %.2f of %.2f MiB in use (%.2f KiB per token, %.2f MiB of it reused from the "
-            "cache); device memory %.2f MiB\n",
+            "cache; %.2f MiB of released blocks cached); device memory %.2f MiB\n",
             s->total_ms, s->kv_bytes_used / 1048576.0, s->kv_bytes_allocated / 1048576.0, s->kv_bytes_per_token / 1024.0,
-            (double)s->n_prompt_cached * s->kv_bytes_per_token / 1048576.0, s->device_bytes / 1048576.0);
+            (double)s->n_prompt_cached * s->kv_bytes_per_token / 1048576.0, s->kv_bytes_cached / 1048576.0,
+            s->device_bytes / 1048576.0);
 }
 
 int vkllm_cli_kv_types(const char *list, int *out, int *n) {

@@ -498,6 +498,8 @@ struct vkllm_session_memory {
     uint64_t kv_bytes_per_token; /* what one more position of context costs */
     uint64_t state_bytes;        /* activations and scratch */
     uint64_t device_bytes;       /* everything the context has allocated on the device now */
+    uint64_t kv_bytes_cached;    /* of the session's KV pool: blocks no session holds that keep
+                                    tokens for later prompts (reusable until evicted) */
 };
 VKLLM_API void vkllm_session_memory(vkllm_session_t s, struct vkllm_session_memory *out);
 
@@ -647,6 +649,7 @@ struct vkllm_generate_stats {
     uint64_t device_bytes;     /* all device memory of the context */
     uint64_t seed;             /* the sampler's seed */
     enum vkllm_stop_reason stop_reason;
+    uint64_t kv_bytes_cached;  /* the KV pool's cached blocks (vkllm_session_memory) */
 };
 
 /* Generate from params->prompt on session s, streaming text to fn (may be NULL). A prompt longer

@@ -36,6 +36,8 @@ check(s.get("n_generated") == 200 and s.get("stop_reason") == "max_tokens", "200
 for k in ("ttft_ms", "prefill_tps", "itl_p50_ms", "itl_p90_ms", "itl_max_ms", "decode_tps", "kv_bytes_used",
           "kv_bytes_allocated", "device_bytes"):
     check(k in s and s[k] > 0, "stat %s measured (%s)" % (k, s.get(k)))
+check(s.get("kv_bytes_cached") == 0 and s.get("kv_bytes_allocated", 0) >= s.get("kv_bytes_used", 1),
+      "KV bytes cached (none: the session holds its blocks) and allocated: %s" % s)
 check(s.get("ttft_ms", 0) <= s.get("total_ms", 0), "ttft within the total")
 
 # --show-probs: the same text, then one line per generated token: its probability (greedy: the top one)

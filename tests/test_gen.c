@@ -562,6 +562,35 @@ static void check_pool(vkllm_model_t m) {
     for (int i = 0; i < 3; i++) vkllm_session_free(s[i]);
     vkllm_kv_pool_free(pool);
 
+    /* bit for bit: two sessions on one pool evaluating in turns (16 tokens, then one at a time),
+     * so each one's blocks alternate through the pool, give the logits a session on a cache of its
+     * own gives, at every step */
+    {
+        ASSERT_OK(vkllm_kv_pool_init(m, &pp, &pool));
+        sp.pool = pool;
+        vkllm_session_t x, y;
+        ASSERT_OK(vkllm_session_init(m, &sp, &x));
+        ASSERT_OK(vkllm_session_init(m, &sp, &y));
+        ASSERT_OK(vkllm_session_truncate(fresh, 0));
+        const uint32_t V = vkllm_model_n_vocab(m);
+        int32_t seq[70];
+        for (int i = 0; i < 70; i++) seq[i] = 1 + (i * 37) % 200;
+        uint32_t pos = 0, diff = 0;
+        while (pos < 70) {
+            uint32_t n = pos < 32 ? 16 : 1;
+            ASSERT_OK(vkllm_session_eval(y, seq, n, 0)); /* y takes the next block first */
+            ASSERT_OK(vkllm_session_eval(x, seq + pos, n, 0));
+            ASSERT_OK(vkllm_session_eval(fresh, seq + pos, n, 0));
+            diff += memcmp(vkllm_session_logits(x, 0), vkllm_session_logits(fresh, 0), sizeof(float) * V) != 0;
+            ASSERT_OK(vkllm_session_truncate(y, 0));
+            pos += n;
+        }
+        if (diff) FAILF("pool: %u of the steps' logits differ from a cache of its own", diff);
+        vkllm_session_free(x), vkllm_session_free(y);
+        vkllm_kv_pool_free(pool);
+        pp.n_seq = 3;
+    }
+
     /* a pool of 4 blocks (64 positions) */
     pp.bytes = 4 * info.block_bytes;
     ASSERT_OK(vkllm_kv_pool_init(m, &pp, &pool));

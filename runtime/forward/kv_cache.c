@@ -270,7 +270,8 @@ vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hp
     if (pool) vkllm__kv_pool_retain(pool);
     else VKLLM_TRY(st, vkllm__kv_pool_init(gpu, hp, kv.max_blocks, k_q8, v_q8, &pool), fail);
     kv.pool = pool;
-    VKLLM_TRY(st, vkllm__buffer_alloc(gpu, (uint64_t)kv.max_blocks * 4, VKLLM__MEM_HOST, &kv.btab), fail);
+    /* device-local: attention reads it for every position; it changes once per 16 positions */
+    VKLLM_TRY(st, vkllm__buffer_alloc(gpu, (uint64_t)kv.max_blocks * 4, VKLLM__MEM_DEVICE, &kv.btab), fail);
     for (uint32_t l = 0; l < hp->n_layer; l++) {
         if (pool->paged[l]) {
             kv.k[l] = pool->k[l], kv.v[l] = pool->v[l];
@@ -359,9 +360,11 @@ vkllm_status vkllm__kv_reserve(struct vkllm__kv_cache *kv, uint32_t pos0, uint32
         return vkllm__err(VKLLM_STATUS_KV_FULL, "the KV cache pool is full: a shared block cannot be copied");
     vkllm_status st = VKLLM_STATUS_OK;
     struct vkllm__cmd *c = NULL;
+    int changed = need > held0;
     for (uint32_t i = first; i < VKLLM_MIN(need, held0); i++) {
         uint32_t b = kv->table[i];
         if (p->ref[b] > 1) { /* copy on write */
+            changed = 1;
             uint32_t nb = take_block(p);
             if (!c) {
                 if ((st = vkllm__cmd_init(p->gpu, &c)) || (st = vkllm__cmd_begin(c))) {
@@ -386,7 +389,7 @@ vkllm_status vkllm__kv_reserve(struct vkllm__kv_cache *kv, uint32_t pos0, uint32
         vkllm__cmd_free(c);
     }
     while (!st && kv->n_held < need) kv->table[kv->n_held++] = take_block(p);
-    if (!st) st = upload_table(kv);
+    if (!st && changed) st = upload_table(kv); /* only when it changed: a staging copy on discrete GPUs */
     return st;
 }
 

@@ -703,6 +703,7 @@ void vkllm_gen_stats(vkllm_gen_t g, struct vkllm_generate_stats *out) {
     out->kv_bytes_allocated = mem.kv_bytes_allocated;
     out->kv_bytes_per_token = mem.kv_bytes_per_token;
     out->device_bytes = mem.device_bytes;
+    out->kv_bytes_cached = mem.kv_bytes_cached;
     if (!g->done) out->total_ms = now_ms() - g->t0; /* else as it was when g stopped */
 }
 
@@ -750,6 +751,7 @@ vkllm_status vkllm_generate(vkllm_session_t s, const struct vkllm_generate_param
         stats->kv_bytes_allocated = mem.kv_bytes_allocated;
         stats->kv_bytes_per_token = mem.kv_bytes_per_token;
         stats->device_bytes = mem.device_bytes;
+        stats->kv_bytes_cached = mem.kv_bytes_cached;
     }
     while (!st && !vkllm_gen_done(g)) st = vkllm_gen_step(&g, 1);
     if (g && stats) vkllm_gen_stats(g, stats);

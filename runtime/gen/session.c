@@ -279,6 +279,9 @@ void vkllm_session_memory(vkllm_session_t s, struct vkllm_session_memory *out) {
     out->kv_bytes_used = vkllm__forward_kv_bytes_used(s->fw, s->n_past);
     out->state_bytes = vkllm__forward_state_bytes(s->fw);
     out->device_bytes = vkllm__gpu_memory_allocated(s->model->ctx->gpu);
+    struct vkllm__kv_pool_stats ps;
+    vkllm__kv_pool_get_stats(vkllm__forward_kv(s->fw)->pool, &ps);
+    out->kv_bytes_cached = (uint64_t)ps.n_cached * ps.block_bytes;
 }
 
 vkllm_status vkllm__session_decode_batch(vkllm_session_t *s, const int32_t *tokens, uint32_t n) {
