@@ -286,6 +286,14 @@ static void finish(struct serve_engine *e, struct serve_req *r, int status, cons
      * has it) */
     enum serve_finish how = status == 499 ? SERVE_FIN_CANCELLED : SERVE_FIN_ERROR;
     int counted = status < 400 || status >= 500 || status == 499;
+    /* the token counters before the reply goes out (a client reading /metrics right after its
+     * reply sees them); r->stats is the engine thread's own by now */
+    pthread_mutex_lock(&e->mu);
+    e->m.prompt_tokens += r->stats.n_prompt;
+    e->m.prompt_cached_tokens += r->stats.n_prompt_cached;
+    e->m.prompt_shared_tokens += r->stats.n_prompt_shared;
+    e->m.generated_tokens += r->stats.n_generated;
+    pthread_mutex_unlock(&e->mu);
     pthread_mutex_lock(&r->mu);
     if (!status && r->text.oom) status = 500, msg = "out of memory while streaming the reply";
     if (!status) {
@@ -314,10 +322,6 @@ static void finish(struct serve_engine *e, struct serve_req *r, int status, cons
 
     pthread_mutex_lock(&e->mu);
     if (counted) e->m.finished[how]++;
-    e->m.prompt_tokens += r->stats.n_prompt;
-    e->m.prompt_cached_tokens += r->stats.n_prompt_cached;
-    e->m.prompt_shared_tokens += r->stats.n_prompt_shared;
-    e->m.generated_tokens += r->stats.n_generated;
     pthread_mutex_unlock(&e->mu);
     serve_req_unref(r);
 }

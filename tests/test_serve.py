@@ -404,12 +404,8 @@ def chat(srv):
     check(objs[-1]["choices"] == [] and counts(objs[-1]["usage"]) == counts(j["usage"]), "chat usage chunk: %s" % objs[-1])
 
 
-def prefix_reuse(srv):
-    """A slot's KV cache keeps the prompt it saw: the same prompt again evaluates only its last
-    token, a chat's next turn only what is new; the text stays what a fresh run gives."""
-    story = ("Once upon a time there was a little girl named Lily. She liked to play in the park with her "
-             "friends. One day she saw a big red ball under a tree. ") * 10
-    body = {"prompt": story, "max_tokens": 8, "temperature": 0}
+def twice(srv, body, what):
+    """The same completion twice: the times, the replies, the prompt's tokens, the second's cached ones."""
     times, outs = [], []
     for _ in range(2):
         t0 = time.monotonic()
@@ -418,8 +414,18 @@ def prefix_reuse(srv):
         outs.append(j)
     n = outs[0]["usage"]["prompt_tokens"]
     c2 = outs[1]["usage"]["prompt_tokens_details"]["cached_tokens"]
-    print("prefix reuse: %d-token prompt, %.1f ms fresh, %.1f ms again (%d cached, %.0f%%)" %
-          (n, times[0] * 1e3, times[1] * 1e3, c2, 100 * times[1] / times[0]), flush=True)
+    print("%s: %d-token prompt, %.1f ms fresh, %.1f ms again (%d cached, %.0f%%)" %
+          (what, n, times[0] * 1e3, times[1] * 1e3, c2, 100 * times[1] / times[0]), flush=True)
+    return times, outs, n, c2
+
+
+def prefix_reuse(srv):
+    """A slot's KV cache keeps the prompt it saw: the same prompt again evaluates only its last
+    token, a chat's next turn only what is new; the text stays what a fresh run gives."""
+    story = ("Once upon a time there was a little girl named Lily. She liked to play in the park with her "
+             "friends. One day she saw a big red ball under a tree. ") * 10
+    body = {"prompt": story, "max_tokens": 8, "temperature": 0}
+    times, outs, n, c2 = twice(srv, body, "prefix reuse")
     check(n > 300 and c2 == n - 1 and outs[1]["timings"]["prompt_n"] == 1 and outs[1]["timings"]["cache_n"] == n - 1,
           "the same prompt again: all but its last token reused (%s of %s)" % (c2, n))
     check(outs[0]["choices"][0]["text"] == outs[1]["choices"][0]["text"], "the same greedy text with the cached prompt")
@@ -1273,16 +1279,7 @@ def kv_pool():
     # the same ~1500-token prompt twice (max_tokens 1): the second from the cache
     story = ("Once upon a time there was a little girl named Lily. She liked to play in the park with her "
              "friends. One day she saw a big red ball under a tree. ") * 32
-    times, outs = [], []
-    for _ in range(2):
-        t0 = time.monotonic()
-        st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": story, "max_tokens": 1, "temperature": 0})
-        times.append(time.monotonic() - t0)
-        outs.append(j)
-    n = outs[0]["usage"]["prompt_tokens"]
-    c2 = outs[1]["usage"]["prompt_tokens_details"]["cached_tokens"]
-    print("kv pool: %d-token prompt, %.1f ms fresh, %.1f ms again (%d cached, %.0f%%)" %
-          (n, times[0] * 1e3, times[1] * 1e3, c2, 100 * times[1] / times[0]), flush=True)
+    times, outs, n, c2 = twice(srv, {"prompt": story, "max_tokens": 1, "temperature": 0}, "kv pool")
     check(n > 1400 and c2 >= n - 16 and times[1] < 0.25 * times[0],
           "kv pool: a %d-token prompt again: %d cached, %.1f vs %.1f ms" % (n, c2, times[1] * 1e3, times[0] * 1e3))
     m = metrics(srv)[2]
