@@ -385,39 +385,6 @@ static void cancel_gen(struct serve_engine *e, vkllm_gen_t g) {
     pthread_mutex_unlock(&e->model_mu);
 }
 
-/* Start r in free slot i (engine thread, e->mu not held). */
-/* An embeddings request: evaluated at once on slot i's session (one prefill, no decode steps),
- * its pooled vector handed back. The slot's cache then holds that text. */
-static void embed(struct serve_engine *e, uint32_t i, struct serve_req *r) {
-    char msg[600] = "out of memory";
-    float *v = malloc(sizeof *v * (r->n_embd ? r->n_embd : 1));
-    vkllm_status st = VKLLM_STATUS_OOM;
-    double t0 = vkllm_cli_now();
-    if (v) {
-        pthread_mutex_lock(&e->model_mu);
-        st = vkllm_session_embed(e->slots[i], r->prompt_ids, r->n_prompt_ids, (enum vkllm_pooling)r->pooling, 1, v);
-        if (st == VKLLM_STATUS_CONTEXT_FULL)
-            snprintf(msg, sizeof msg, "the input (%u tokens) does not fit in the context of %u tokens", r->n_prompt_ids,
-                     vkllm_session_n_ctx(e->slots[i]));
-        else if (st)
-            snprintf(msg, sizeof msg, "%s", *vkllm_last_error() ? vkllm_last_error() : vkllm_status_str(st));
-        pthread_mutex_unlock(&e->model_mu);
-    }
-    if (e->slot_prompt) free(e->slot_prompt[i]), e->slot_prompt[i] = NULL;
-    if (st) {
-        free(v);
-        finish(e, r, st == VKLLM_STATUS_CONTEXT_FULL || st == VKLLM_STATUS_INVALID_ARGUMENT ? 400 : 500, msg);
-        return;
-    }
-    pthread_mutex_lock(&r->mu);
-    r->embedding = v;
-    r->stats.n_prompt = r->n_prompt_ids;
-    r->stats.prefill_ms = r->stats.total_ms = (vkllm_cli_now() - t0) * 1e3;
-    r->stats.stop_reason = VKLLM_STOP_EOS; /* counted with the finished requests as "stop" */
-    pthread_mutex_unlock(&r->mu);
-    finish(e, r, 0, NULL);
-}
-
 /* Blocks of the KV pool a request may still take: free ones and cached ones. */
 static uint32_t pool_room(const struct serve_engine *e) {
     struct vkllm_kv_pool_info pi;
@@ -436,6 +403,43 @@ static int any_running(const struct serve_engine *e) {
     for (uint32_t i = 0; i < e->n_slots; i++)
         if (e->active[i]) return 1;
     return 0;
+}
+
+/* An embeddings request: evaluated at once on slot i's session (one prefill, no decode steps),
+ * its pooled vector handed back. The slot's cache then holds that text. */
+static void embed(struct serve_engine *e, uint32_t i, struct serve_req *r) {
+    char msg[600] = "out of memory";
+    float *v = malloc(sizeof *v * (r->n_embd ? r->n_embd : 1));
+    vkllm_status st = VKLLM_STATUS_OOM;
+    double t0 = vkllm_cli_now();
+    if (v) {
+        pthread_mutex_lock(&e->model_mu);
+        st = vkllm_session_embed(e->slots[i], r->prompt_ids, r->n_prompt_ids, (enum vkllm_pooling)r->pooling, 1, v);
+        if (st == VKLLM_STATUS_KV_FULL) { /* the idle slots' KV blocks first */
+            reclaim_idle(e);
+            st = vkllm_session_embed(e->slots[i], r->prompt_ids, r->n_prompt_ids, (enum vkllm_pooling)r->pooling, 1, v);
+        }
+        if (st == VKLLM_STATUS_CONTEXT_FULL)
+            snprintf(msg, sizeof msg, "the input (%u tokens) does not fit in the context of %u tokens", r->n_prompt_ids,
+                     vkllm_session_n_ctx(e->slots[i]));
+        else if (st)
+            snprintf(msg, sizeof msg, "%s", *vkllm_last_error() ? vkllm_last_error() : vkllm_status_str(st));
+        pthread_mutex_unlock(&e->model_mu);
+    }
+    if (e->slot_prompt) free(e->slot_prompt[i]), e->slot_prompt[i] = NULL;
+    if (st) {
+        free(v);
+        finish(e, r, st == VKLLM_STATUS_KV_FULL ? 503 : st == VKLLM_STATUS_CONTEXT_FULL || st == VKLLM_STATUS_INVALID_ARGUMENT ? 400 : 500,
+               msg);
+        return;
+    }
+    pthread_mutex_lock(&r->mu);
+    r->embedding = v;
+    r->stats.n_prompt = r->n_prompt_ids;
+    r->stats.prefill_ms = r->stats.total_ms = (vkllm_cli_now() - t0) * 1e3;
+    r->stats.stop_reason = VKLLM_STOP_EOS; /* counted with the finished requests as "stop" */
+    pthread_mutex_unlock(&r->mu);
+    finish(e, r, 0, NULL);
 }
 
 /* Start r in slot i. Returns 1 when the KV pool has no room for r's prompt while other requests
