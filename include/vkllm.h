@@ -452,8 +452,8 @@ struct vkllm_session_params {
     uint32_t n_ctx;    /* positions in the KV cache; 0 = the training context, at most 4096 */
     uint32_t n_ubatch; /* tokens per prefill micro-batch; 0 = 256 */
     int type_k, type_v; /* enum vkllm_kv_type of K and V (llama.cpp's --cache-type-k/v); 0 = f16.
-                           q8_0 needs rows of a multiple of 32 values (UNSUPPORTED otherwise) and
-                           runs attention with the general kernel on every device */
+                           q8_0 needs rows of a multiple of 32 values (UNSUPPORTED otherwise); on CPU
+                           devices K and V both q8_0 keep the fast attention kernel */
     vkllm_kv_pool_t pool; /* blocks from this pool (its model and K/V types); NULL: a pool of the
                              session's own for n_ctx positions. Evaluating past what the pool has
                              free fails with VKLLM_STATUS_KV_FULL, nothing evaluated */

@@ -30,18 +30,25 @@
 // n_head, HD + 4), -inf and 0 for a split past L. attn_tb_reduce.comp combines them.
 //
 // Bindings: q (n, n_head, HD) f32 as texels of 4 floats; K, V (n_rows, n_head_kv, HD) f16 pairs as
-// texels of 8 halves; pos0; o (final or partials); sinks (n_head,) f32, read when p.sinks: head h's
+// texels of 8 halves (KV_Q8: q8_0 quants as texels of 16 int8, then the scales); pos0; o (final or partials); sinks (n_head,) f32, read when p.sinks: head h's
 // softmax also counts the score sinks[h], which has no value (the reduce adds it when split); the
 // block table of a paged cache (kv_page.glsl: position t's row).
 #include "common.glsl"
 #include "pc_attn.glsl"
 
-layout(constant_id = 1) const uint HD = 64; // head_dim, a multiple of 8
+layout(constant_id = 1) const uint HD = 64; // head_dim, a multiple of 8 (KV_Q8: of 32)
 layout(constant_id = 2) const uint G = 8;   // query heads per kv head
 layout(constant_id = 3) const uint J = 1;   // queries (or splits) per workgroup; WG = G * J
 layout(constant_id = 4) const uint B = 8;   // cache positions per block
-const uint HT = HD / 8u;                    // texels per K/V head row
 const uint HQ = HD / 4u;                    // vec4s per head row
+#ifdef KV_Q8
+// q8_0 K and V (kv_q8.glsl): a head row's quants are HD / 16 texels of 16 int8 at texel
+// hr * HD / 16; its HD / 32 scales (1, 2 or 4 f32) share one texel of the scales that follow all
+// the quants: float n_rows * width / 4 + hr * HD / 32.
+const uint HT = HD / 16u;                   // quant texels per head row
+#else
+const uint HT = HD / 8u;                    // texels per K/V head row (8 halves each)
+#endif
 
 layout(binding = 0) uniform utextureBuffer qt;
 layout(binding = 1) uniform utextureBuffer kt;
@@ -57,6 +64,8 @@ layout(push_constant) uniform PC { pc_attn p; };
 const float LOG2E = 1.4426950408889634;
 
 vec4 h4(uint a, uint b) { return vec4(unpackHalf2x16(a), unpackHalf2x16(b)); }
+// The four int8 of a quant word as floats (byte 0 first).
+vec4 i4(uint w) { return vec4(ivec4(int(w << 24), int(w << 16), int(w << 8), int(w)) >> 24); }
 
 void main() {
     uint lane = gl_LocalInvocationID.x, hi = lane % G, j = lane / G;
@@ -92,6 +101,9 @@ void main() {
     uint first = p.window > 0u && qlim > p.window ? qlim - p.window : 0u;
     uint kstride = p.n_head_kv * HT;             // texels between cache positions
     uint kbase = kvh * HT;
+#ifdef KV_Q8
+    uint sbase = p.n_rows * p.n_head_kv * HD / 4u; // the scales' first float
+#endif
 
     // the query, scaled, in log2 units (exp2 below)
     vec4 q[HQ];
@@ -116,6 +128,25 @@ void main() {
             uint t = min(kv0 + b, lastv); // kv0 <= t < kv0 + B
             row[b] = (one_page ? pbase + (t & pmask) : kv_row(t)) * kstride + kbase;
         }
+#ifdef KV_Q8
+        // each position's scales: hr = row / HT head rows in, HD / 32 of them from float sbase + hr * HD / 32
+        vec4 ks[B], vs[B];
+        [[unroll]] for (uint b = 0u; b < B; b++) {
+            uint f = sbase + row[b] / HT * (HD / 32u);
+            ks[b] = uintBitsToFloat(texelFetch(kt, int(f / 4u)));
+            vs[b] = uintBitsToFloat(texelFetch(vt, int(f / 4u)));
+            uint o = f % 4u; // HD 32: one scale, 64: two; the texel's others belong to other rows
+            if (o != 0u) ks[b] = o == 1u ? ks[b].yzwx : o == 2u ? ks[b].zwxy : ks[b].wxyz;
+            if (o != 0u) vs[b] = o == 1u ? vs[b].yzwx : o == 2u ? vs[b].zwxy : vs[b].wxyz;
+        }
+        [[unroll]] for (uint t = 0u; t < HT; t++) { // 16 values: half a block
+            vec4 q0 = q[4u * t], q1 = q[4u * t + 1u], q2 = q[4u * t + 2u], q3 = q[4u * t + 3u];
+            [[unroll]] for (uint b = 0u; b < B; b++) {
+                uvec4 k = texelFetch(kt, int(row[b] + t));
+                s[b] += (dot(i4(k.x), q0) + dot(i4(k.y), q1) + dot(i4(k.z), q2) + dot(i4(k.w), q3)) * ks[b][t / 2u];
+            }
+        }
+#else
         [[unroll]] for (uint t = 0u; t < HT; t++) {
             vec4 qa = q[2u * t], qc = q[2u * t + 1u];
             [[unroll]] for (uint b = 0u; b < B; b++) {
@@ -123,6 +154,7 @@ void main() {
                 s[b] += dot(h4(k.x, k.y), qa) + dot(h4(k.z, k.w), qc);
             }
         }
+#endif
         if (p.softcap > 0.0) { // s is in log2 units: cap the natural-log score
             [[unroll]] for (uint b = 0u; b < B; b++) s[b] = p.softcap * LOG2E * tanh(s[b] / (p.softcap * LOG2E));
         }
@@ -140,6 +172,21 @@ void main() {
             sum += s[b];
         }
         l = l * alpha + sum;
+#ifdef KV_Q8
+        [[unroll]] for (uint t = 0u; t < HT; t++) {
+            vec4 o0 = acc[4u * t] * alpha, o1 = acc[4u * t + 1u] * alpha;
+            vec4 o2 = acc[4u * t + 2u] * alpha, o3 = acc[4u * t + 3u] * alpha;
+            [[unroll]] for (uint b = 0u; b < B; b++) {
+                uvec4 v = texelFetch(vt, int(row[b] + t));
+                float w = s[b] * vs[b][t / 2u];
+                o0 += w * i4(v.x);
+                o1 += w * i4(v.y);
+                o2 += w * i4(v.z);
+                o3 += w * i4(v.w);
+            }
+            acc[4u * t] = o0, acc[4u * t + 1u] = o1, acc[4u * t + 2u] = o2, acc[4u * t + 3u] = o3;
+        }
+#else
         [[unroll]] for (uint t = 0u; t < HT; t++) {
             vec4 oa = acc[2u * t] * alpha, oc = acc[2u * t + 1u] * alpha;
             [[unroll]] for (uint b = 0u; b < B; b++) {
@@ -150,6 +197,7 @@ void main() {
             acc[2u * t] = oa;
             acc[2u * t + 1u] = oc;
         }
+#endif
     }
     if (!live) return;
 

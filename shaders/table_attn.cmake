@@ -19,6 +19,8 @@ list(APPEND VKLLM_SHADER_TABLE
   "attn_split_q8        attn.comp           ATTN_SPLIT=1,K_Q8=1,V_Q8=1 7 attn"
   "attn_tb_f16          attn_tb.comp        -            7         attn        tttssss"
   "attn_tb_split_f16    attn_tb.comp        ATTN_SPLIT=1 7         attn        tttssss"
+  "attn_tb_q8           attn_tb.comp        KV_Q8=1      7         attn        tttssss"
+  "attn_tb_split_q8     attn_tb.comp        ATTN_SPLIT=1,KV_Q8=1 7 attn        tttssss"
   "attn_tb_reduce_f32   attn_tb_reduce.comp -            3         attn_reduce tss"
   "attn_reduce_f32      attn_reduce.comp    -            4         attn_reduce"
   "argmax_f32           argmax.comp         -            2         argmax"

@@ -571,6 +571,17 @@ static void attention_cases(int full, struct vkllm__case_list *l) {
         addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 2, .head_dim = 64,
                                         .n_ctx = 4096, .window = 128, .flags = VKLLM__CASE_RING, POS(4095, 0, 127, 128, 300)},
              "%s", kernels[i]);
+        /* q8_0 K and V (the texel kernel's own variant, and attn.comp's): prefill, split decode
+         * with a 128-wide head, a paged pool */
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64,
+                                        .n_ctx = 256, .flags = VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8, POS(0, 100)},
+             "%s", kernels[i]);
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 2, .head_dim = 128,
+                                        .n_ctx = 700, .flags = VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8 | VKLLM__CASE_SINKS,
+                                        POS(699, 0, 300)}, "%s", kernels[i]);
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 5, .heads = 4, .heads_kv = 1, .head_dim = 32,
+                                        .n_ctx = 100, .flags = VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8 | VKLLM__CASE_PAGED,
+                                        POS(0, 30, 95)}, "%s", kernels[i]);
         /* a paged cache: prefill and split decode */
         addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64,
                                         .n_ctx = 256, .flags = VKLLM__CASE_PAGED, POS(0, 7, 239)}, "%s", kernels[i]);

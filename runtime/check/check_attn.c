@@ -415,7 +415,9 @@ void vkllm__chk_attention(struct chk *k) {
     struct vkllm__view sv = {b.scratch, 0, 0};
     RECORD(k, cmd, vkllm__op_attention(cmd, vkllm__view_of(b.o), vkllm__view_of(b.q), vkllm__view_of(b.k),
                                        vkllm__view_of(b.v), vkllm__view_of(b.pos), sv, &sh));
-    int want_tb = expect_tb(k) && !kq && !vq;
+    /* the texel kernel: f16, or q8_0 K and V with whole blocks per head and the scales' end a
+     * whole texel */
+    int want_tb = expect_tb(k) && kq == vq && (!kq || (c->head_dim % 32 == 0 && (uint64_t)rows * kvw / 32 % 4 == 0));
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) {
         uint32_t p0 = c->pos[s];
         if ((uint64_t)p0 + c->n > c->n_ctx) {

@@ -237,15 +237,23 @@ static int tb_wanted(const struct vkllm__gpu *gpu) {
     return vkllm__gpu_info(gpu)->type == VKLLM_DEVICE_CPU;
 }
 
+/* Bytes of one cache the texel kernel binds: f16, or q8_0 quants and scales. */
+static uint64_t tb_cache_bytes(const struct vkllm__attn_shape *s) {
+    return attn_rows(s) * vkllm__kv_row_bytes(s->n_head_kv * s->head_dim, s->k_q8);
+}
+
 /* The texel kernel's plan for shape s (already checked by attn_plan), or 0 where it does not
  * apply: head rows of whole texels (head_dim % 8), q and each cache within one texel binding, a
  * kv head's query heads within one workgroup. */
 static int tb_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s, struct attn_plan *pl) {
     const struct vkllm__gpu_bind_limits *bl = vkllm__gpu_bind_limits(gpu);
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
-    if (!tb_wanted(gpu) || !bl->texel_formats || s->head_dim % 8 || s->k_q8 || s->v_q8) return 0;
+    if (!tb_wanted(gpu) || !bl->texel_formats || s->head_dim % 8) return 0;
+    /* q8_0: K and V both, whole blocks per head row, the scales' end a whole texel */
+    if (s->k_q8 != s->v_q8 || (s->k_q8 && (s->head_dim % 32 || (uint64_t)attn_rows(s) * s->n_head_kv * s->head_dim / 32 % 4)))
+        return 0;
     if ((uint64_t)s->n * s->n_head * s->head_dim / 4 > bl->max_texels ||
-        (uint64_t)attn_rows(s) * s->n_head_kv * s->head_dim / 8 > bl->max_texels)
+        tb_cache_bytes(s) / 16 > bl->max_texels)
         return 0;
     uint32_t g = s->n_head / s->n_head_kv, maxwg = VKLLM_MIN(d->max_workgroup_invocations, d->max_workgroup_size[0]);
     const struct vkllm__tuning *tu = vkllm__gpu_tuning(gpu);
@@ -381,10 +389,11 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
                                 s->window, s->softcap, (uint32_t)sinks, attn_rows(s), s->pages.shift};
     struct vkllm__binding bt = vkllm__bind(s->pages.shift ? s->pages.table : pos); /* never read unpaged */
     if (pl.tb) {
-        uint64_t qb = (uint64_t)s->n * s->n_head * s->head_dim * 4, kb = (uint64_t)attn_rows(s) * s->n_head_kv * s->head_dim * 2;
+        uint64_t qb = (uint64_t)s->n * s->n_head * s->head_dim * 4, kb = tb_cache_bytes(s);
         uint32_t tiles = ((split ? pl.n_split : s->n) + pl.qt - 1) / pl.qt;
         struct vkllm__dispatch d = {
-            .shader = split ? VKLLM__SHADER_ATTN_TB_SPLIT_F16 : VKLLM__SHADER_ATTN_TB_F16,
+            .shader = s->k_q8 ? (split ? VKLLM__SHADER_ATTN_TB_SPLIT_Q8 : VKLLM__SHADER_ATTN_TB_Q8)
+                              : (split ? VKLLM__SHADER_ATTN_TB_SPLIT_F16 : VKLLM__SHADER_ATTN_TB_F16),
             .n_spec = 5, .spec = {pl.wg, s->head_dim, pl.hg, pl.qt, pl.blk},
             .n_bind = 7,
             .bind = {{q.buf, q.offset, qb}, {k_cache.buf, k_cache.offset, kb}, {v_cache.buf, v_cache.offset, kb},

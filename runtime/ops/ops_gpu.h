@@ -233,8 +233,8 @@ struct vkllm__attn_shape {
                                * has no value (gpt-oss's attention sinks); buf NULL: none */
     uint32_t n_rows;     /* rows of the cache (0: n_ctx): position t is row t % n_rows, a sliding-window
                           * layer's ring of at least window + n - 1 rows */
-    uint8_t k_q8, v_q8;  /* the k (v) cache is q8_0 (head_dim % 4 == 0, its width % 32 == 0): attn.comp's
-                          * variants on every device (the texel kernel reads f16 only) */
+    uint8_t k_q8, v_q8;  /* the k (v) cache is q8_0 (head_dim % 4 == 0, its width % 32 == 0); the texel
+                          * kernel takes q8_0 K and V together with head_dim % 32 == 0, else attn.comp */
     struct vkllm__kv_pages pages; /* a paged cache (shift > 0): n_rows is the pool's rows */
 };
 uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s);
