@@ -99,8 +99,9 @@ vkllm_status vkllm_kv_pool_init(vkllm_model_t model, const struct vkllm_kv_pool_
                           p.type_v);
     int kq = p.type_k == VKLLM_KV_Q8_0, vq = p.type_v == VKLLM_KV_Q8_0;
     uint64_t bb = vkllm__kv_block_bytes(hp, kq, vq);
-    uint64_t blocks = p.bytes ? (bb ? p.bytes / bb : 1)
-                              : (uint64_t)vkllm__kv_blocks_for(default_ctx(model, p.n_ctx)) * (p.n_seq ? p.n_seq : 1);
+    /* a model whose every layer keeps a window's ring has nothing in the pool: bytes size nothing */
+    uint64_t blocks = p.bytes && bb ? p.bytes / bb
+                                    : (uint64_t)vkllm__kv_blocks_for(default_ctx(model, p.n_ctx)) * (p.n_seq ? p.n_seq : 1);
     if (blocks == 0)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "a KV pool of %llu bytes holds no block (one block of %u "
                           "positions takes %llu bytes)", (unsigned long long)p.bytes, VKLLM_KV_BLOCK,
