@@ -613,6 +613,31 @@ static void check_pool(vkllm_model_t m) {
     vkllm_gen_free(g[1]);
     if (strncmp(b.buf, together[1].buf, b.len)) FAILF("pool: cut short \"%s\", not a start of \"%s\"", b.buf, together[1].buf);
     ASSERT_OK(vkllm_session_eval(s[0], toks + 40, 8, 0)); /* within its third block */
+    /* eviction: both give their blocks back (all 4 full, so cached: s[1]'s first, then s[0]'s
+     * from its last); 20 other tokens on s[1] take the 2 least recently released (s[1]'s and
+     * s[0]'s third), and a prompt of s[0]'s first 49 tokens then finds its first 2 blocks still
+     * cached, not its third */
+    ASSERT_OK(vkllm_session_truncate(s[1], 0));
+    ASSERT_OK(vkllm_session_truncate(s[0], 0));
+    vkllm_kv_pool_get_info(pool, &info);
+    ASSERT(info.n_cached == 4 && info.n_free == 0 && info.n_held == 0 && info.evicted_blocks == 0);
+    int32_t other[20];
+    for (int i = 0; i < 20; i++) other[i] = 60 + i;
+    ASSERT_OK(vkllm_session_eval(s[1], other, 20, 0));
+    vkllm_kv_pool_get_info(pool, &info);
+    ASSERT(info.evicted_blocks == 2 && info.n_cached == 2 && info.n_held == 2);
+    ASSERT_OK(vkllm_session_truncate(s[1], 0)); /* its full block cached, the other free */
+    struct vkllm_generate_params q = vkllm_generate_params_default();
+    q.prompt_tokens = toks; /* toks[0] is BOS */
+    q.n_prompt_tokens = 49;
+    q.n_predict = 8;
+    q.sampling.temperature = 0;
+    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
+    ASSERT_OK(vkllm_generate(s[0], &q, on_text, &a, &st));
+    ASSERT_EQ(st.n_prompt_cached, 2 * VKLLM_KV_BLOCK);
+    ASSERT_OK(vkllm_session_truncate(fresh, 0));
+    ASSERT_OK(vkllm_generate(fresh, &q, on_text, &b, NULL));
+    if (strcmp(a.buf, b.buf)) FAILF("pool: after evictions \"%s\", evaluated \"%s\"", a.buf, b.buf);
     for (int i = 0; i < 2; i++) vkllm_session_free(s[i]);
     vkllm_kv_pool_free(pool);
     vkllm_session_free(fresh);
