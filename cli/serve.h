@@ -193,7 +193,7 @@ struct serve_metrics {
     uint64_t kv_used, kv_retained, kv_allocated;
     uint32_t kv_blocks, kv_blocks_running, kv_blocks_cached; /* the pool's; held by running requests;
                                                                  cached (or kept by idle slots) */
-    uint64_t kv_pool_bytes, kv_block_bytes, prefix_queried, prefix_hits, kv_evicted;
+    uint64_t kv_pool_bytes, prefix_queried, prefix_hits, kv_evicted;
     uint64_t kv_waits;         /* admissions put off for want of KV blocks */
     uint32_t busy; /* slots running a request */
 };

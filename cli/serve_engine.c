@@ -249,7 +249,6 @@ static void update_kv(struct serve_engine *e) {
     e->m.kv_blocks_running = (uint32_t)running;
     e->m.kv_blocks_cached = pi.n_cached + pi.n_held - (uint32_t)running;
     e->m.kv_pool_bytes = pi.bytes;
-    e->m.kv_block_bytes = pi.block_bytes;
     e->m.prefix_queried = pi.queried_tokens;
     e->m.prefix_hits = pi.hit_tokens;
     e->m.kv_evicted = pi.evicted_blocks;

@@ -344,8 +344,7 @@ static vkllm_status set_batch(struct vkllm__forward *f, const uint32_t *tokens, 
     if ((uint64_t)pos0 + n > f->n_ctx)
         return vkllm__err(VKLLM_STATUS_CONTEXT_FULL,
                           "the context is full: %u positions used, %u more asked for, room for %u", pos0, n, f->n_ctx);
-    vkllm_status st = vkllm__kv_reserve(&f->kv, pos0, pos0 + n); /* blocks for the batch's positions */
-    if (!st) st = vkllm__buffer_upload(f->ids, 0, tokens, (uint64_t)n * 4);
+    vkllm_status st = vkllm__buffer_upload(f->ids, 0, tokens, (uint64_t)n * 4); /* (its blocks: the caller's) */
     if (!st) st = vkllm__buffer_upload(f->pos, 0, &pos0, 4);
     /* from position 0 every live row is rewritten: older writes no longer matter */
     if (!st) f->last_pos0 = pos0, f->kv_hi = pos0 == 0 ? n : VKLLM_MAX(f->kv_hi, pos0 + n);
@@ -416,7 +415,8 @@ vkllm_status vkllm__forward_hidden(struct vkllm__forward *f, const uint32_t *tok
 }
 
 vkllm_status vkllm__forward_decode_greedy(struct vkllm__forward *f, uint32_t token, uint32_t pos, uint32_t *next) {
-    vkllm_status st = set_batch(f, &token, 1, pos);
+    vkllm_status st = pos < f->n_ctx ? vkllm__kv_reserve(&f->kv, pos, pos + 1) : VKLLM_STATUS_OK;
+    if (!st) st = set_batch(f, &token, 1, pos);
     if (st) return st;
     if (!f->greedy_ready) {
         if ((st = record_forward(f, f->greedy_cmd, 1, 0, 1, NULL))) return st;

@@ -77,7 +77,6 @@ vkllm_status vkllm__kv_pool_init(struct vkllm__gpu *gpu, const struct vkllm__hpa
 void vkllm__kv_pool_retain(struct vkllm__kv_pool *p);
 void vkllm__kv_pool_release(struct vkllm__kv_pool *p); /* freed with its last reference */
 void vkllm__kv_pool_get_stats(const struct vkllm__kv_pool *p, struct vkllm__kv_pool_stats *out);
-int vkllm__kv_pool_matches(const struct vkllm__kv_pool *p, const struct vkllm__hparams *hp, int k_q8, int v_q8);
 
 struct vkllm__kv_cache {
     uint32_t n_layer, n_ctx, width;  /* width = n_head_kv * head_dim */
@@ -95,10 +94,6 @@ struct vkllm__kv_cache {
 
 /* Rows layer l keeps for a context of n_ctx positions filled n_ubatch at a time (a ring). */
 uint32_t vkllm__kv_layer_rows(const struct vkllm__hparams *hp, uint32_t l, uint32_t n_ctx, uint32_t n_ubatch);
-/* Bytes a cache of n_ctx positions takes (K and V, all layers, f16 or q8_0): its rings and the
- * blocks for n_ctx positions. */
-uint64_t vkllm__kv_cache_bytes(const struct vkllm__hparams *hp, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8);
-uint64_t vkllm__kv_ring_bytes(const struct vkllm__hparams *hp, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8);
 uint64_t vkllm__kv_block_bytes(const struct vkllm__hparams *hp, int k_q8, int v_q8); /* one block, all paged layers */
 uint32_t vkllm__kv_blocks_for(uint32_t n_pos);
 
@@ -115,8 +110,9 @@ vkllm_status vkllm__kv_reserve(struct vkllm__kv_cache *kv, uint32_t pos0, uint32
 void vkllm__kv_truncate(struct vkllm__kv_cache *kv, uint32_t n_pos);
 /* Key the full blocks of tokens[0 .. n_pos) (the tokens the cache holds) for later lookups. */
 void vkllm__kv_register(struct vkllm__kv_cache *kv, const int32_t *tokens, uint32_t n_pos);
-/* Positions (whole blocks) of tokens[0..n) the pool has cached; with adopt, the cache drops its
- * blocks and takes those instead (then holds that many positions). */
+/* Positions (whole blocks) of tokens[0..n) the pool has cached (0 for a model with sliding-window
+ * layers: their rings are not in the pool); with adopt, the cache drops its blocks and takes those
+ * instead (then holds that many positions). */
 uint32_t vkllm__kv_lookup(struct vkllm__kv_cache *kv, const int32_t *tokens, uint32_t n, int adopt);
 /* dst takes src's blocks of positions 0 .. n_pos-1 (shared; one pool). */
 void vkllm__kv_share(struct vkllm__kv_cache *dst, const struct vkllm__kv_cache *src, uint32_t n_pos);

@@ -53,7 +53,7 @@ uint64_t vkllm__kv_block_bytes(const struct vkllm__hparams *hp, int k_q8, int v_
     return layers * VKLLM__KV_BLOCK * row_bytes(hp, k_q8, v_q8);
 }
 
-uint64_t vkllm__kv_ring_bytes(const struct vkllm__hparams *hp, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8) {
+static uint64_t ring_bytes_of(const struct vkllm__hparams *hp, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8) {
     uint64_t rows = 0;
     for (uint32_t l = 0; l < hp->n_layer; l++)
         if (vkllm__layer_window(hp, l)) rows += vkllm__kv_layer_rows(hp, l, n_ctx, n_ubatch);
@@ -61,10 +61,6 @@ uint64_t vkllm__kv_ring_bytes(const struct vkllm__hparams *hp, uint32_t n_ctx, u
 }
 
 uint32_t vkllm__kv_blocks_for(uint32_t n_pos) { return (uint32_t)(((uint64_t)n_pos + VKLLM__KV_BLOCK - 1) / VKLLM__KV_BLOCK); }
-
-uint64_t vkllm__kv_cache_bytes(const struct vkllm__hparams *hp, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8) {
-    return vkllm__kv_ring_bytes(hp, n_ctx, n_ubatch, k_q8, v_q8) + vkllm__kv_blocks_for(n_ctx) * vkllm__kv_block_bytes(hp, k_q8, v_q8);
-}
 
 /* --- the pool ------------------------------------------------------------------------------- */
 
@@ -166,7 +162,7 @@ void vkllm__kv_pool_get_stats(const struct vkllm__kv_pool *p, struct vkllm__kv_p
                                          .evicted_blocks = p->evicted};
 }
 
-int vkllm__kv_pool_matches(const struct vkllm__kv_pool *p, const struct vkllm__hparams *hp, int k_q8, int v_q8) {
+static int pool_matches(const struct vkllm__kv_pool *p, const struct vkllm__hparams *hp, int k_q8, int v_q8) {
     return p->n_layer == hp->n_layer && p->width == hp->n_embd_kv && p->k_q8 == !!k_q8 && p->v_q8 == !!v_q8;
 }
 
@@ -240,10 +236,10 @@ vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hp
     vkllm_status st = check_types(hp, k_q8, v_q8);
     if (st) return st;
     if (n_ctx == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "context of 0 positions");
-    if (pool && !vkllm__kv_pool_matches(pool, hp, k_q8, v_q8))
+    if (pool && !pool_matches(pool, hp, k_q8, v_q8))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "the KV pool was made for another model or other K/V types");
     const uint64_t row_max = VKLLM_MAX(vkllm__kv_row_bytes(hp->n_embd_kv, k_q8), vkllm__kv_row_bytes(hp->n_embd_kv, v_q8));
-    uint64_t ring_bytes = vkllm__kv_ring_bytes(hp, n_ctx, n_ubatch, k_q8, v_q8);
+    uint64_t ring_bytes = ring_bytes_of(hp, n_ctx, n_ubatch, k_q8, v_q8);
     char what[96];
     snprintf(what, sizeof what, "a KV cache of %u positions", n_ctx);
     if ((st = check_room(gpu, hp, ring_bytes + (pool ? 0 : vkllm__kv_blocks_for(n_ctx) * vkllm__kv_block_bytes(hp, k_q8, v_q8)),
@@ -415,6 +411,8 @@ uint32_t vkllm__kv_lookup(struct vkllm__kv_cache *kv, const int32_t *tokens, uin
     struct vkllm__kv_pool *p = kv->pool;
     uint32_t hit = 0;
     uint64_t key = 0;
+    for (uint32_t l = 0; l < p->n_layer; l++)
+        if (!p->paged[l]) return 0; /* a window's ring is the sequence's own: not in the blocks */
     for (; (hit + 1) * VKLLM__KV_BLOCK <= n && hit < kv->max_blocks; hit++) {
         const int32_t *t = tokens + (size_t)hit * VKLLM__KV_BLOCK;
         key = block_key(key, t);

@@ -353,9 +353,6 @@ vkllm_status vkllm_session_profile_get(vkllm_session_t s, uint32_t i, struct vkl
 }
 
 uint32_t vkllm__session_pool_prefix(vkllm_session_t s, const int32_t *tokens, uint32_t n, int adopt) {
-    const struct vkllm__hparams *hp = &s->model->desc->hp;
-    for (uint32_t l = 0; l < hp->n_layer; l++)
-        if (vkllm__layer_window(hp, l)) return 0; /* the rings are not in the pool */
     uint32_t have = vkllm__kv_lookup(vkllm__forward_kv(s->fw), tokens, n, adopt);
     if (adopt) {
         memcpy(s->hist, tokens, sizeof *tokens * have);
