@@ -271,6 +271,14 @@ int vkllm_cmd_serve(int argc, char **argv) {
     srv->cors_origin = o.cors;
     srv->n_ctx = sp.n_ctx;
     srv->engine.pool = pool;
+    struct vkllm_kv_pool_info pinfo;
+    vkllm_kv_pool_get_info(pool, &pinfo);
+    srv->kv_bytes = pinfo.bytes;
+    for (uint32_t i = 0; i < n_slots; i++) { /* holding no block yet: what each has is its rings */
+        struct vkllm_session_memory sm;
+        vkllm_session_memory(slots[i], &sm);
+        srv->kv_bytes += sm.kv_bytes_allocated;
+    }
     srv->n_vocab = vkllm_model_n_vocab(h.model);
     struct vkllm_model_info mi;
     vkllm_model_get_info(h.model, &mi);

@@ -265,6 +265,7 @@ struct serve_server {
     const char *api_key;       /* NULL: open */
     size_t max_body;           /* bytes */
     uint32_t n_ctx;            /* positions per slot */
+    uint64_t kv_bytes;         /* the KV cache on the device: the pool and the slots' window rings */
     uint32_t n_vocab;
     uint32_t n_embd;
     struct MHD_Daemon *daemon;

@@ -792,6 +792,7 @@ static enum MHD_Result props(struct serve_server *srv, struct MHD_Connection *c)
     cJSON_AddNumberToObject(p, "n_predict", gp.n_predict);
     cJSON_AddBoolToObject(p, "cache_prompt", gp.cache_prompt);
     cJSON_AddNumberToObject(o, "total_slots", srv->engine.n_slots);
+    cJSON_AddNumberToObject(o, "kv_cache_bytes", (double)srv->kv_bytes);
     cJSON_AddStringToObject(o, "model_path", srv->model_id);
     if (srv->has_chat_template) cJSON_AddStringToObject(o, "chat_template", srv->chat_template ? srv->chat_template : "the model's");
     else cJSON_AddNullToObject(o, "chat_template");

@@ -75,6 +75,7 @@ try {
   check(num(r.metrics.TTFT) > 0 && num(r.metrics.ITL) > 0 && num(r.metrics.speed) > 0 && num(r.metrics.tokens) > 10 &&
     num(r.metrics.prompt) > 0 && r.metrics.cached !== "-", "the reply's metrics are filled in: " + JSON.stringify(r.metrics));
   await page.waitForFunction(() => /MiB/.test(document.getElementById("kvtext").textContent), { timeout: 5000 });
+  await page.waitForFunction(() => parseFloat(document.getElementById("kvkept").style.width) > 0, { timeout: 5000 }).catch(() => {});
   check(await page.$eval("#kvkept", (e) => parseFloat(e.style.width) > 0), "the KV-cache bar shows the conversation kept for reuse");
 
   // 2. the next turn reuses the cached conversation
