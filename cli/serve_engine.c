@@ -644,17 +644,16 @@ static void step(struct serve_engine *e) {
         pthread_mutex_unlock(&e->mu);
     }
     update_kv(e);
-    int freed = 0;
     for (uint32_t i = 0; i < e->n_slots; i++) {
         struct serve_req *r = e->active[i];
         if (!r || !vkllm_gen_done(r->gen)) continue;
         vkllm_status st = vkllm_gen_status(r->gen);
         char msg[512] = "";
         if (st) snprintf(msg, sizeof msg, "generation failed: %s (%s)", vkllm_status_str(st), vkllm_status_name(st));
-        finish(e, release_slot(e, i), st ? 500 : 0, msg);
-        freed = 1;
+        r = release_slot(e, i);
+        update_kv(e); /* before the reply: a client reading /metrics after it finds the slot idle */
+        finish(e, r, st ? 500 : 0, msg);
     }
-    if (freed) update_kv(e);
 }
 
 static void *engine_main(void *arg) {

@@ -25,6 +25,8 @@
 //   TB_Q4_0  nibbles (byte i: elements i and 16 + i, as Q4_0's qs), d * (q - 8)   (Q4_0)
 //   TB_Q4_K  nibbles in the same order, d * q + m                     (Q4_1, Q4_K)
 //   TB_F32, TB_F16 the values (BF16 is widened to F32)
+//   TB_GG_Q4_K  no repacking (MATVEC_ID only): Q4_K's GGUF blocks as they are, for experts too
+//               large to repack in the device's memory (see below)
 // The NS scales per unit, as f32, are a second texel buffer (read as 4 per texel): scale j of
 // unit u of row r at ((r / 8 * nu + u) * NS + j) * 8 + r % 8. Rows past m in the last group are
 // zero.
@@ -35,6 +37,13 @@
 // into y column col0 + c. NC = 1: z is the column (from col0). NC > 1: z is a tile of the columns
 // grouped by expert (moe.comp's MOE_GROUP layout in the ids binding, as matvec.comp's grouped
 // MATVEC_ID), each unit of the expert's rows loaded once for its up to NC columns.
+//
+// -DTB_GG_Q4_K reads the tensor's GGUF encoding: a Q4_K block (256 elements) is 144 bytes, 9
+// texels. Texel 0: d and dmin (two halves), then the 12 bytes of 6-bit scales and mins; texels
+// 1 + 2j and 2 + 2j: the 32 bytes of elements 64j..64j+63, byte i holding element 64j + i in its
+// low nibble and 64j + 32 + i in its high one; an element is d sc q - dmin mn (sc, mn of its 32).
+// Row r of expert e is texels (e m + r) nu 9 .. (nu: blocks per row); an invocation's rows are
+// consecutive (past m: the last row again, not stored).
 //
 // Specialization constants: 0 workgroup size, NR rows per invocation (1, 2, 4 or 8: one
 // invocation's rows are in one group), NC columns of x. Each column's
@@ -89,7 +98,7 @@ float q8dot(uint v, vec4 xv, float s) {
 }
 // Q4_0 / Q4_K: s + the low nibbles (elements 0..15 of the unit) or the high nibbles (16..31) of
 // the 4 bytes of v, minus Q4_BIAS (Q4_0: 8; Q4_K: 0, its offset is applied per unit), times xv
-#if defined(TB_Q4_K)
+#if defined(TB_Q4_K) || defined(TB_GG_Q4_K)
 #define Q4_BIAS 0.0
 #else
 #define Q4_BIAS 8.0
@@ -209,6 +218,49 @@ void main() {
                 acc[r * NC + c] += d[r] * (sa + sb) + e[r] * xs;
 #endif
 #endif
+            }
+        }
+    }
+#elif defined(TB_GG_Q4_K)
+    uint row0 = (valid ? expert : 0u) * p.m;
+    for (uint b = 0u; b < p.nu; b++) {
+        // each row's block header: d, dmin and the 8 scales and mins as bytes, 4 to a word
+        uint t[NR], sc[NR * 2], mn[NR * 2];
+        float d[NR], dm[NR];
+        [[unroll]] for (uint r = 0u; r < NR; r++) {
+            t[r] = ((row0 + min(r0 + r, p.m - 1u)) * p.nu + b) * 9u;
+            uvec4 h = texelFetch(wq, int(t[r]));
+            vec2 dd = unpackHalf2x16(h.x);
+            d[r] = dd.x, dm[r] = dd.y;
+            sc[2u * r] = h.y & 0x3f3f3f3fu;                                           // scales 0..3
+            mn[2u * r] = h.z & 0x3f3f3f3fu;                                           // mins 0..3
+            sc[2u * r + 1u] = (h.w & 0x0f0f0f0fu) | ((h.y >> 2) & 0x30303030u);       // scales 4..7
+            mn[2u * r + 1u] = ((h.w >> 4) & 0x0f0f0f0fu) | ((h.z >> 2) & 0x30303030u); // mins 4..7
+        }
+        [[unroll]] for (uint j = 0u; j < 4u; j++) { // elements 64j..64j+63: sub-blocks 2j (low nibbles), 2j+1
+            uvec4 qa[NR], qb[NR];
+            [[unroll]] for (uint r = 0u; r < NR; r++) {
+                qa[r] = texelFetch(wq, int(t[r] + 1u + 2u * j));
+                qb[r] = texelFetch(wq, int(t[r] + 2u + 2u * j));
+            }
+            [[unroll]] for (uint c = 0u; c < NC; c++) {
+                uint xb = xcol[c] + b * 64u + j * 16u;
+                vec4 x0 = xv4(xb), x1 = xv4(xb + 1u), x2 = xv4(xb + 2u), x3 = xv4(xb + 3u);
+                vec4 x4 = xv4(xb + 4u), x5 = xv4(xb + 5u), x6 = xv4(xb + 6u), x7 = xv4(xb + 7u);
+                vec4 x8 = xv4(xb + 8u), x9 = xv4(xb + 9u), x10 = xv4(xb + 10u), x11 = xv4(xb + 11u);
+                vec4 x12 = xv4(xb + 12u), x13 = xv4(xb + 13u), x14 = xv4(xb + 14u), x15 = xv4(xb + 15u);
+                float xl = dot((x0 + x1) + (x2 + x3) + ((x4 + x5) + (x6 + x7)), vec4(1.0));     // sums of x
+                float xh = dot((x8 + x9) + (x10 + x11) + ((x12 + x13) + (x14 + x15)), vec4(1.0)); // per sub-block
+                [[unroll]] for (uint r = 0u; r < NR; r++) {
+                    // four chains for the fma latency: low nibbles of qa, of qb, high of qa, of qb
+                    float la = q4dot(qa[r].w, 0u, x3, q4dot(qa[r].z, 0u, x2, q4dot(qa[r].y, 0u, x1, q4dot(qa[r].x, 0u, x0, 0.0))));
+                    float lb = q4dot(qb[r].w, 0u, x7, q4dot(qb[r].z, 0u, x6, q4dot(qb[r].y, 0u, x5, q4dot(qb[r].x, 0u, x4, 0.0))));
+                    float ha = q4dot(qa[r].w, 4u, x11, q4dot(qa[r].z, 4u, x10, q4dot(qa[r].y, 4u, x9, q4dot(qa[r].x, 4u, x8, 0.0))));
+                    float hb = q4dot(qb[r].w, 4u, x15, q4dot(qb[r].z, 4u, x14, q4dot(qb[r].y, 4u, x13, q4dot(qb[r].x, 4u, x12, 0.0))));
+                    uint sw = sc[2u * r + j / 2u] >> (16u * (j % 2u)), mw = mn[2u * r + j / 2u] >> (16u * (j % 2u));
+                    acc[r * NC + c] += d[r] * (float(sw & 0xffu) * (la + lb) + float((sw >> 8) & 0xffu) * (ha + hb)) -
+                                       dm[r] * (float(mw & 0xffu) * xl + float((mw >> 8) & 0xffu) * xh);
+                }
             }
         }
     }

@@ -457,7 +457,7 @@ static void moe_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
                                             .heads = 5, .flags = VKLLM__CASE_BOTH_PATHS | VKLLM__CASE_GROUPED},
                  "matvec_texel=1");
         }
-        /* matvec.comp's work splits, as the GPU paths take them: subgroupAdd and shared memory over
+        /* matvec.comp's work splits, as the GPU paths take them (CPU devices' texel path off): subgroupAdd and shared memory over
          * 8 and 32 lanes, x shared by shuffles */
         static const char *const splits[] = {"matvec_wg=64,matvec_nt=8,matvec_nr=2,matvec_sg=1",
                                              "matvec_wg=64,matvec_nt=8,matvec_nr=3,matvec_sg=0",
@@ -467,15 +467,16 @@ static void moe_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
         /* experts past one binding: chunks of 2 of 5 q4_K experts (9504 bytes each), an id past
          * the experts among the columns (zeros, written once), one column each and grouped */
         addv(l, (struct vkllm__op_case){.op = op, .type = VKLLM__TYPE_Q4_K, .rows = 33, .cols = 512, .n = 3, .nb = 2,
-                                        .heads = 5}, "max_binding=20000");
+                                        .heads = 5}, "max_binding=20000,matvec_texel=0");
         addv(l, (struct vkllm__op_case){.op = op, .type = VKLLM__TYPE_Q4_K, .rows = 33, .cols = 512, .n = 9, .nb = 3,
-                                        .heads = 5, .flags = VKLLM__CASE_GROUPED}, "max_binding=20000");
+                                        .heads = 5, .flags = VKLLM__CASE_GROUPED}, "max_binding=20000,matvec_texel=0");
         for (size_t s = 0; s < (full ? 4u : 2u); s++)
             for (size_t t = 0; t < (full ? 4u : 1u); t++)
                 addv(l, (struct vkllm__op_case){.op = op, .type = split_types[t], .rows = 33, .cols = 512, .n = 2,
-                                                .nb = 3, .heads = 6}, "%s", splits[s]),
+                                                .nb = 3, .heads = 6}, "%s,matvec_texel=0", splits[s]),
                 addv(l, (struct vkllm__op_case){.op = op, .type = split_types[t], .rows = 33, .cols = 512, .n = 11,
-                                                .nb = 3, .heads = 6, .flags = VKLLM__CASE_GROUPED}, "%s", splits[s]);
+                                                .nb = 3, .heads = 6, .flags = VKLLM__CASE_GROUPED}, "%s,matvec_texel=0",
+                                                splits[s]);
     } else if (op == VKLLM__OP_MOE_ROUTE) {
         ADD(l, .op = op, .n = 3, .cols = 8, .nb = 2);
         ADD(l, .op = op, .n = 5, .cols = 128, .nb = 8);

@@ -4,7 +4,8 @@
  *              (c->n tokens of c->nb picks; c->heads experts); nmse against vkllm__ref_matvec_q on
  *              the picked expert's rows, a guard after y untouched; GROUPED: through moe_group and
  *              the grouped kernel, every column bit for bit what the one-column kernel computes;
- *              BOTH_PATHS: the experts also repacked (CPU devices' texel kernel, matvec_tb_id)
+ *              BOTH_PATHS: the experts also repacked (CPU devices' texel kernel, matvec_tb_id); on
+ *              CPU devices q4_K experts without a repacked copy take that kernel on their GGUF blocks
  *   moe_route  c->n tokens of c->cols router logits (with ties), c->nb picks: the ids exactly,
  *              the weights within the bound (vkllm__ref_moe_route)
  *   moe_sum    c->n tokens of c->nb picks of c->cols: max_abs against the sum in double
@@ -79,6 +80,7 @@ void vkllm__chk_matvec_id(struct chk *k) {
     if (k->st) return;
     if (grouped && memcmp(one, got, 4ull * ncols * m))
         vkllm__chk_fail(k, "grouped columns differ from the one-column kernel's");
+    want_tb = want_tb || vkllm__matvec_tb_gg_applies(k->gpu, &t);
     if (want_tb && k->r->dispatches && strncmp(k->r->kernel, grouped ? "moe_group" : "matvec_tb_id", 9))
         vkllm__chk_fail(k, "ran %s, want the texel kernel", k->r->kernel);
     struct chk_stats s;

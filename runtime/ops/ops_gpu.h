@@ -274,6 +274,9 @@ uint32_t vkllm__moe_group_cols(void);
  * vkllm__op_matvec_id and _grouped take by themselves; group.buf NULL: ids. Whether an
  * (n_expert stacked (m / n_expert, k)) tensor of type can be repacked for it: */
 int vkllm__matvec_tb_id_fits(const struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m, uint32_t n_expert);
+/* 1 where vkllm__op_matvec_tb_id reads experts w without a repacked copy in their GGUF encoding
+ * (Q4_K, whose blocks are whole texels; CPU devices). */
+int vkllm__matvec_tb_gg_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w);
 vkllm_status vkllm__op_matvec_tb_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                                     uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
                                     struct vkllm__view ids, struct vkllm__view group, uint32_t ncols);

@@ -314,6 +314,15 @@ int vkllm__matvec_tb_id_fits(const struct vkllm__gpu *gpu, uint32_t type, uint64
     return l.groups * l.q_group / 16 <= max && l.groups * l.s_group / 16 <= max && m / n_expert <= UINT32_MAX;
 }
 
+/* Experts without a repacked copy (too large for the device's memory repacked) whose GGUF blocks
+ * are whole texels (Q4_K: 144 bytes) are read as they are (matvec_tb.comp's TB_GG_Q4_K) where the
+ * tensor fits one texel binding. */
+int vkllm__matvec_tb_gg_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w) {
+    const struct vkllm__gpu_bind_limits *bl = vkllm__gpu_bind_limits(gpu);
+    return w && w->buf && !w->tb && path_on(gpu) && bl->texel_formats && w->type == VKLLM__TYPE_Q4_K && w->k % 256 == 0 &&
+           w->offset % VKLLM_MAX(bl->texel_align, 16) == 0 && w->m * w->row_bytes / 16 <= bl->max_texels;
+}
+
 /* x vectors [v0, v1] of columns x_stride floats apart as one texel binding: its start aligned at
  * or before v0 (*xd bytes before it); 0 where it does not fit one. */
 static int x_window(const struct vkllm__gpu *gpu, struct vkllm__view x, uint64_t v0, uint64_t v1, uint64_t x_stride,
@@ -331,16 +340,19 @@ vkllm_status vkllm__op_matvec_tb_id(struct vkllm__cmd *c, struct vkllm__view y, 
                                     uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
                                     struct vkllm__view ids, struct vkllm__view group, uint32_t ncols) {
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
-    if (!vkllm__matvec_tb_applies(gpu, w) || !vkllm__matvec_tb_id_fits(gpu, w->type, w->k, w->m, n_expert))
+    int gg = vkllm__matvec_tb_gg_applies(gpu, w); /* their GGUF encoding */
+    if (!gg && (!vkllm__matvec_tb_applies(gpu, w) || !vkllm__matvec_tb_id_fits(gpu, w->type, w->k, w->m, n_expert)))
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec_tb_id: no repacked copy of these %s experts for this device",
                           w ? vkllm__type_name(w->type) : "(null)");
+    if (n_expert == 0 || w->m % n_expert)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_tb_id: %llu rows for %u experts",
+                          (unsigned long long)w->m, n_expert);
     if (ncols == 0 || x_div == 0 || x_stride % 4 || x_stride < w->k || x.offset % 16 || y.offset % 4)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_tb_id: %u columns, x_div %u, x_stride %u, x offset "
                           "%llu (16-byte multiple), y offset %llu", ncols, x_div, x_stride,
                           (unsigned long long)x.offset, (unsigned long long)y.offset);
-    const struct tb_format *f = find_format(w->type);
     const struct vkllm_device_info *info = vkllm__gpu_info(gpu);
-    struct tb_layout l = layout_of(f, w->k, w->m);
+    struct tb_layout l = gg ? (struct tb_layout){.nu = w->k / 256} : layout_of(find_format(w->type), w->k, w->m);
     uint64_t m = w->m / n_expert, nvec = (ncols - 1) / x_div + 1;
     vkllm_status st;
     if ((st = vkllm__op_need("matvec_tb_id", "x", x, ((nvec - 1) * x_stride + w->k) * 4)) ||
@@ -369,11 +381,12 @@ vkllm_status vkllm__op_matvec_tb_id(struct vkllm__cmd *c, struct vkllm__view y, 
             {(uint32_t)w->k, (uint32_t)l.nu, (uint32_t)m, 0, (uint32_t)m, (uint32_t)(xd / 16), x_stride / 4},
             n_expert, x_div, c0};
         struct vkllm__dispatch d = {
-            .shader = sh->matvec_tb_id, .n_spec = 3, .spec = {(uint32_t)wg, (uint32_t)nr, grouped ? MAX_NCOLS : 1},
+            .shader = gg ? VKLLM__SHADER_MATVEC_TB_ID_GG_Q4_K : sh->matvec_tb_id, .n_spec = 3, .spec = {(uint32_t)wg, (uint32_t)nr, grouped ? MAX_NCOLS : 1},
             .push = &pc, .push_size = sizeof pc, .label = grouped ? "matvec_tb_id_grouped" : "matvec_tb_id",
         };
         uint32_t nb = 0;
-        d.bind[nb++] = (struct vkllm__binding){w->tb, 0, l.groups * l.q_group};
+        if (gg) d.bind[nb++] = (struct vkllm__binding){w->buf, w->offset, w->m * w->row_bytes};
+        else d.bind[nb++] = (struct vkllm__binding){w->tb, 0, l.groups * l.q_group};
         if (l.s_group) d.bind[nb++] = (struct vkllm__binding){w->tb, l.s_offset, l.groups * l.s_group};
         d.bind[nb++] = xb;
         d.bind[nb++] = vkllm__bind(y);
@@ -386,7 +399,7 @@ vkllm_status vkllm__op_matvec_tb_id(struct vkllm__cmd *c, struct vkllm__view y, 
         uint64_t reads = grouped ? VKLLM_MIN((uint64_t)nc, (nc + MAX_NCOLS - 1) / MAX_NCOLS + (uint64_t)VKLLM_MIN(nc, n_expert))
                                  : nc;
         uint64_t groups = (uint64_t)d.groups[0] * d.groups[1];
-        d.cost.weight_bytes = reads * (m / GROUP) * (l.q_group + l.s_group);
+        d.cost.weight_bytes = reads * (gg ? m * w->row_bytes : (m / GROUP) * (l.q_group + l.s_group));
         d.cost.bytes_read = d.cost.weight_bytes + groups * nc * w->k * 4;
         d.cost.bytes_written = (uint64_t)nc * m * 4;
         d.cost.flops = 2ull * nc * m * w->k;

@@ -86,6 +86,7 @@ static void block_destroy(struct vkllm__gpu *gpu, struct vkllm__block *b) {
         uint32_t heap = gpu->mem_props.memoryTypes[b->type_index].heapIndex;
         gpu->heap_used[heap] -= b->size;
         gpu->allocated -= b->size;
+        if (b->shared) gpu->shared_bytes -= b->size;
     }
     vkllm__free(b->free_list);
     vkllm__free(b);
@@ -281,12 +282,15 @@ vkllm_status vkllm__buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkl
             gpu->blocks = nb;
             gpu->cap_blocks = cap;
         }
-        /* Small buffers share blocks; a large one gets a block of its own size. Blocks start at
-         * 16 MiB and double with what is already allocated, up to block_size, so a small model
-         * does not hold 256 MiB. */
-        uint64_t grow = VKLLM_MIN(gpu->block_size, VKLLM_MAX(16ull << 20, gpu->allocated));
+        /* A buffer over a quarter of block_size (a model's large tensors) gets a block of its own
+         * size, so no block's tail is left empty between them. Smaller ones share blocks that
+         * start at 16 MiB and double with what the shared blocks hold, up to block_size: the
+         * memory left empty stays within the small buffers' own size, and a small model does
+         * not hold 256 MiB. */
+        uint64_t grow = VKLLM_MIN(gpu->block_size, VKLLM_MAX(16ull << 20, gpu->shared_bytes));
         grow = (grow + align - 1) / align * align;
-        uint64_t bsize = reserved > grow / 2 ? reserved : grow;
+        int shared = reserved <= gpu->block_size / 4;
+        uint64_t bsize = shared && reserved < grow ? grow : reserved;
         vkllm_status st = block_create(gpu, bsize, kind, &blk);
         if (st && bsize > reserved) /* a smaller block may still fit */
             st = block_create(gpu, reserved, kind, &blk);
@@ -294,6 +298,8 @@ vkllm_status vkllm__buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkl
             vkllm__free(buf);
             return st;
         }
+        blk->shared = shared;
+        if (shared) gpu->shared_bytes += blk->size;
         gpu->blocks[gpu->n_blocks++] = blk;
         if (!block_take(blk, reserved, align, &off)) {
             vkllm__free(buf);

@@ -64,6 +64,7 @@ struct vkllm__block {
     struct vkllm__range *free_list; /* sorted by offset, coalesced */
     uint32_t n_free, cap_free;
     uint64_t used;        /* bytes handed out */
+    int shared;           /* holds small buffers (else one large buffer's own) */
 };
 
 struct vkllm__buffer {
@@ -120,6 +121,7 @@ struct vkllm__gpu {
     struct vkllm__block **blocks;
     uint32_t n_blocks, cap_blocks;
     uint64_t block_size;          /* default size of a new block */
+    uint64_t shared_bytes;        /* bytes of the blocks small buffers share */
     uint64_t heap_used[VK_MAX_MEMORY_HEAPS]; /* our accounting, bytes allocated per heap */
     uint64_t allocated, used;
     int type_device, type_host;   /* memory type index for each kind */
