@@ -51,6 +51,19 @@ fused = logits("--ids", ids, "--top", "8", "--decode", env=dict(gpu, VKLLM_FUSE=
 unfused = logits("--ids", ids, "--top", "8", "--decode", env=dict(gpu, VKLLM_FUSE="0"))
 check(fused and fused == unfused, "decode on the GPU path: stacked q/k/v and gate/up give bit-identical logits")
 
+# A matrix larger than one allocation (maxMemoryAllocationSize, lowered here to 40000 bytes, which
+# the 131072-byte embedding and output matrices exceed: loading them whole would fail) is split by
+# rows into several buffers, on the CPU devices' path and on a GPU's (a device profile): the
+# reference's logits, prefill and decode.
+for extra in ({}, {"VKLLM_DEVICE_PROFILE": "nvidia-ampere"}):
+    env = dict(extra, VKLLM_MAX_ALLOC="40000")
+    for mode in ((), ("--decode",)):
+        sp = logits("--ids", ids, "--top", "5", "--ubatch", "4", *mode, env=env)
+        err = max([abs(l1 - l2) for x, y in zip(sp, ref) for (i1, l1), (i2, l2) in zip(x["top"], y["top"]) if i1 == i2],
+                  default=1.0)
+        check(len(sp) == n and all(x["top"][0][0] == y["top"][0][0] for x, y in zip(sp, ref)) and err < 2e-2,
+              "split matrices %s %s: the reference's argmax, logits within 2e-2 (got %g)" % (extra, mode, err))
+
 # Where device memory is not mapped (discrete GPUs; forced here with VKLLM_FORCE_STAGING=1) the
 # step's own command list copies the logits into host memory: the same logits, prefill and decode.
 for mode in ((), ("--decode",)):

@@ -58,6 +58,8 @@ enum vkllm__device_profile {
       "barriers between dispatches: where one reads what an earlier one wrote or writes what it touched, before every one, or none (wrong results: only for proving that synchronization validation sees it)") \
     X(max_binding, "VKLLM_MAX_BINDING", 0, NULL,                                                                \
       "bytes one storage binding may cover (0: maxStorageBufferRange); lower it to exercise chunked binding")   \
+    X(max_alloc, "VKLLM_MAX_ALLOC", 0, NULL,                                                                    \
+      "bytes one device memory allocation may hold (0: maxMemoryAllocationSize); lower it to exercise split tensors") \
     X(max_texels, "VKLLM_MAX_TEXELS", 0, NULL,                                                                  \
       "elements one texel binding may cover (0: maxTexelBufferElements)")                                       \
     X(ops_wg, "VKLLM_OPS_WG", 0, NULL, "workgroup size of the elementwise and row ops (0: from the device)")   \

@@ -157,6 +157,18 @@ static uint32_t row_lengths(uint32_t type, uint32_t *ks) {
  * the full list (test_op_matvec); here each split's pipeline costs a compile on every selftest. */
 #define N_SPLIT_TYPES 11u
 static void matvec_short(enum vkllm__op op, struct vkllm__case_list *l) {
+    /* larger than one allocation: split by rows into buffers (2176-, 420- and 192-byte rows), the
+     * binding's chunks within them; x, y and o within one allocation */
+    static const struct { uint32_t type, m, k, max_alloc, max_binding; } split[] = {
+        {VKLLM__TYPE_Q8_0, 64, 2048, 60000, 0}, {VKLLM__TYPE_Q8_0, 64, 2048, 60000, 20000},
+        {VKLLM__TYPE_Q6_K, 33, 512, 6500, 0},   {VKLLM__TYPE_F16, 100, 96, 6000, 1000},
+    };
+    for (size_t i = 0; (op == VKLLM__OP_MATVEC || op == VKLLM__OP_GET_ROWS) && i < VKLLM_ARRAY_LEN(split); i++) {
+        struct vkllm__op_case c = {.op = op, .type = split[i].type, .rows = split[i].m, .cols = split[i].k,
+                                   .n = op == VKLLM__OP_GET_ROWS ? 2 : 1, .flags = VKLLM__CASE_SPLIT};
+        addv(l, c, "max_alloc=%u,max_binding=%u", split[i].max_alloc, split[i].max_binding);
+        if (op == VKLLM__OP_MATVEC) addv(l, (c.n = 3, c), "max_alloc=%u,max_binding=%u", split[i].max_alloc, split[i].max_binding);
+    }
     for (size_t t = 0; t < N_TYPES; t++) {
         struct vkllm__op_case c = {.op = op, .type = k_types[t], .rows = 33, .cols = short_k(k_types[t]), .n = 1};
         if (op == VKLLM__OP_GET_ROWS) {
@@ -323,6 +335,11 @@ static void matmul_full(struct vkllm__case_list *l) {
         addv(l, (struct vkllm__op_case){.op = VKLLM__OP_MATMUL, .type = chunked[i].type, .rows = chunked[i].m,
                                         .cols = chunked[i].k, .n = chunked[i].n},
              "matmul=tiled,max_binding=%u", chunked[i].limit);
+    /* W split into buffers (larger than one allocation), the binding's chunks within them */
+    addv(l, (struct vkllm__op_case){.op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q8_0, .rows = 64, .cols = 2048, .n = 9,
+                                    .flags = VKLLM__CASE_SPLIT}, "matmul=tiled,max_alloc=100000");
+    addv(l, (struct vkllm__op_case){.op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q6_K, .rows = 33, .cols = 512, .n = 3,
+                                    .flags = VKLLM__CASE_SPLIT}, "matmul=tiled,max_alloc=6500,max_binding=9000");
     static const uint32_t tiles[][3] = {{32, 16, 8}, {16, 64, 4}, {128, 32, 16}, {64, 64, 32}};
     for (int i = 0; i < 4; i++) {
         const struct vkllm__op_case cs[] = {
@@ -470,6 +487,11 @@ static void moe_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
                                         .heads = 5}, "max_binding=20000,matvec_texel=0");
         addv(l, (struct vkllm__op_case){.op = op, .type = VKLLM__TYPE_Q4_K, .rows = 33, .cols = 512, .n = 9, .nb = 3,
                                         .heads = 5, .flags = VKLLM__CASE_GROUPED}, "max_binding=20000,matvec_texel=0");
+        /* experts larger than one allocation: split between experts (2 of 5 per buffer) */
+        addv(l, (struct vkllm__op_case){.op = op, .type = VKLLM__TYPE_Q4_K, .rows = 33, .cols = 512, .n = 3, .nb = 2,
+                                        .heads = 5, .flags = VKLLM__CASE_SPLIT}, "max_alloc=20000");
+        addv(l, (struct vkllm__op_case){.op = op, .type = VKLLM__TYPE_Q8_0, .rows = 32, .cols = 96, .n = 9, .nb = 3,
+                                        .heads = 5, .flags = VKLLM__CASE_SPLIT | VKLLM__CASE_GROUPED}, "max_alloc=7000");
         for (size_t s = 0; s < (full ? 4u : 2u); s++)
             for (size_t t = 0; t < (full ? 4u : 1u); t++)
                 addv(l, (struct vkllm__op_case){.op = op, .type = split_types[t], .rows = 33, .cols = 512, .n = 2,

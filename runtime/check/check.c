@@ -59,8 +59,8 @@ void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n) {
     }
     case VKLLM__OP_ARGMAX: snprintf(buf, n, "%u", c->cols); break;
     case VKLLM__OP_MATVEC_ID:
-        snprintf(buf, n, "%s %ux%ux%u n=%u k=%u%s", vkllm__type_name(c->type), c->heads, c->rows, c->cols, c->n, c->nb,
-                 c->flags & VKLLM__CASE_GROUPED ? " grouped" : "");
+        snprintf(buf, n, "%s %ux%ux%u n=%u k=%u%s%s", vkllm__type_name(c->type), c->heads, c->rows, c->cols, c->n, c->nb,
+                 c->flags & VKLLM__CASE_GROUPED ? " grouped" : "", c->flags & VKLLM__CASE_SPLIT ? " split" : "");
         break;
     case VKLLM__OP_MOE_ROUTE:
     case VKLLM__OP_MOE_SUM: snprintf(buf, n, "n=%u %u k=%u", c->n, c->cols, c->nb); break;

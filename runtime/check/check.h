@@ -70,6 +70,8 @@ enum vkllm__op {
 #define VKLLM__CASE_KQ8 0x800u    /* kv_store, rope_kv, attention: the (k) cache is q8_0 */
 #define VKLLM__CASE_VQ8 0x1000u   /* rope_kv, attention: the v cache is q8_0 */
 #define VKLLM__CASE_PAGED 0x2000u /* kv_store, rope_kv, attention: a pool of blocks and a block table (shuffled) */
+#define VKLLM__CASE_SPLIT 0x4000u /* matrix ops, matvec_id: W uploaded as models load it, split into several
+                                     buffers (the case's max_alloc must make it so) */
 
 #define VKLLM__CASE_MAX_POS 16
 

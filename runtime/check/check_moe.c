@@ -45,8 +45,14 @@ void vkllm__chk_matvec_id(struct chk *k) {
             memset(want + (uint64_t)i * m, 0, 4ull * m);
     }
     struct vkllm__dtensor t = {.type = c->type, .k = kk, .m = (uint64_t)m * ne, .row_bytes = row_bytes};
-    t.buf = vkllm__chk_buf(k, (row_bytes * m * ne + 3) & ~(uint64_t)3, NULL);
-    if (t.buf) vkllm__chk_ok(k, vkllm__buffer_upload(t.buf, 0, w, row_bytes * m * ne));
+    if (c->flags & VKLLM__CASE_SPLIT) { /* as models load them: split between experts past max_alloc */
+        if (vkllm__chk_ok(k, vkllm__dtensor_upload_grouped(k->gpu, c->type, kk, (uint64_t)m * ne, m, w, &t)))
+            for (uint32_t i = 0; i < VKLLM_MAX(t.n_parts, 1u); i++) vkllm__chk_own(k, i ? t.part[i] : t.buf);
+        if (!k->st && t.n_parts < 2) vkllm__chk_fail(k, "the experts were not split (max_alloc too large for them)");
+    } else {
+        t.buf = vkllm__chk_buf(k, (row_bytes * m * ne + 3) & ~(uint64_t)3, NULL);
+        if (t.buf) vkllm__chk_ok(k, vkllm__buffer_upload(t.buf, 0, w, row_bytes * m * ne));
+    }
     /* BOTH_PATHS: a repacked copy too, which the texel kernel takes where the path is on */
     int want_tb = (c->flags & VKLLM__CASE_BOTH_PATHS) && vkllm__matvec_tb_id_fits(k->gpu, c->type, kk, (uint64_t)m * ne, ne);
     if (want_tb && !k->st) {

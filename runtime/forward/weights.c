@@ -34,8 +34,8 @@ static vkllm_status up_matrix(struct upload *u, const struct vkllm__gguf_tensor 
         *out = (struct vkllm__dtensor){.type = t->type, .k = t->ne[0], .m = m};
         st = vkllm__row_size(t->type, t->ne[0], &out->row_bytes);
         if (!st) st = vkllm__dtensor_add_tb(u->gpu, out, t->data);
-    } else {
-        st = vkllm__dtensor_upload(u->gpu, t->type, t->ne[0], m, t->data, out);
+    } else { /* stacked experts split (where larger than one allocation) between experts */
+        st = vkllm__dtensor_upload_grouped(u->gpu, t->type, t->ne[0], m, t->ne[2] > 1 ? t->ne[1] : 1, t->data, out);
         if (!st && use == MV_EMBD && (st = vkllm__dtensor_add_tb(u->gpu, out, t->data))) vkllm__dtensor_free(out);
     }
     if (st) {
@@ -122,8 +122,8 @@ static const struct stack_spec {
 static uint64_t rows_of(const struct vkllm__gguf_tensor *t) { return t->ne[1] * t->ne[2] * t->ne[3]; }
 
 /* Whether the parts can be stacked: the tuning's fuse is on, all are present with one type and
- * row length, none is repacked (CPU devices' texel matvec keeps its own layout) and every part
- * starts at an offset a storage binding may take. */
+ * row length, none is repacked (CPU devices' texel matvec keeps its own layout), every part
+ * starts at an offset a storage binding may take and all fit one allocation. */
 static int stackable(const struct vkllm__gpu *gpu, const struct vkllm__gguf_tensor *const *t, uint32_t n) {
     if (!vkllm__gpu_tuning(gpu)->fuse) return 0;
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
@@ -133,7 +133,7 @@ static int stackable(const struct vkllm__gpu *gpu, const struct vkllm__gguf_tens
         if (vkllm__matvec_tb_bytes(gpu, t[i]->type, t[i]->ne[0], rows_of(t[i]))) return 0;
         off += t[i]->nbytes;
     }
-    return 1;
+    return off + 16 <= vkllm__gpu_max_alloc(gpu);
 }
 
 /* The parts uploaded one after another into whole's buffer; each part a view of its rows. */

@@ -1,57 +1,125 @@
 /* dtensor.c - weight matrices on the device in their GGUF encoding (see ops_gpu.h). */
+#include <string.h>
+
 #include "ops_gpu.h"
 #include "types.h"
 
-vkllm_status vkllm__dtensor_upload(struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m,
-                                   const void *data, struct vkllm__dtensor *out) {
+/* One buffer of rows [r0, r0 + n) of a matrix (data may be NULL: contents left as they are),
+ * padded with zeros to whole 16 bytes. */
+static vkllm_status upload_rows(struct vkllm__gpu *gpu, uint64_t row_bytes, uint64_t n, const uint8_t *data,
+                                struct vkllm__buffer **out) {
+    uint64_t total = n * row_bytes, padded = (total + 15) / 16 * 16;
+    vkllm_status st = vkllm__buffer_alloc(gpu, padded, VKLLM__MEM_DEVICE, out);
+    static const uint8_t zero[16];
+    if (!st && padded > total) st = vkllm__buffer_upload(*out, total, zero, padded - total);
+    if (!st && data) st = vkllm__buffer_upload(*out, 0, data, total);
+    if (st) vkllm__buffer_free(*out), *out = NULL;
+    return st;
+}
+
+/* Rows per chunk for the binding limit alone (0: not even one row fits), and the step that
+ * keeps chunk starts aligned. */
+static uint64_t binding_rows(const struct vkllm__gpu *gpu, uint64_t row_bytes, uint64_t *step) {
+    const struct vkllm_device_info *info = vkllm__gpu_info(gpu);
+    uint64_t align = info->min_storage_buffer_offset_alignment ? info->min_storage_buffer_offset_alignment : 1;
+    if (align < 4) align = 4; /* shaders read 32-bit words */
+    *step = align / vkllm__gcd_u64(row_bytes, align); /* chunk starts r * row_bytes are aligned when step | r */
+    return vkllm__gpu_max_binding(gpu) / row_bytes / *step * *step;
+}
+
+vkllm_status vkllm__dtensor_upload_grouped(struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m,
+                                           uint64_t row_group, const void *data, struct vkllm__dtensor *out) {
     uint64_t row_bytes, total;
     vkllm_status st = vkllm__row_size(type, k, &row_bytes);
     if (st) return st;
-    if (m == 0 || !vkllm__mul_u64(row_bytes, m, &total))
+    if (m == 0 || row_group == 0 || !vkllm__mul_u64(row_bytes, m, &total) || total > UINT64_MAX / 2)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matrix of %llu x %llu %s: bad size",
                           (unsigned long long)m, (unsigned long long)k, vkllm__type_name(type));
     struct vkllm__dtensor t = {.type = type, .k = k, .m = m, .row_bytes = row_bytes};
-    /* Shaders read 32-bit words: pad odd-sized tensors (q6_K rows are 210 bytes per block) to a
-     * whole word, zero-filled. */
-    uint64_t padded = (total + 15) / 16 * 16;
-    if ((st = vkllm__buffer_alloc(gpu, padded, VKLLM__MEM_DEVICE, &t.buf))) return st;
-    if (padded > total) {
-        static const uint8_t zero[16];
-        if ((st = vkllm__buffer_upload(t.buf, total, zero, padded - total))) {
-            vkllm__buffer_free(t.buf);
+    /* Shaders read 32-bit words: each buffer is padded to whole 16 bytes (q6_K rows are 210
+     * bytes per block), zero-filled. */
+    uint64_t max = vkllm__gpu_max_alloc(gpu);
+    if ((total + 15) / 16 * 16 <= max) {
+        if ((st = upload_rows(gpu, row_bytes, m, data, &t.buf))) return st;
+        *out = t;
+        return VKLLM_STATUS_OK;
+    }
+    /* Larger than one allocation: parts of whole row groups, each starting chunks aligned, and
+     * (plain matrices) a whole number of the binding's chunks. */
+    uint64_t step, chunk = binding_rows(gpu, row_bytes, &step);
+    uint64_t unit = step / vkllm__gcd_u64(step, row_group) * row_group;
+    uint64_t rows = max > 16 ? (max - 16) / row_bytes / unit * unit : 0;
+    if (rows > chunk && chunk && row_group == 1) rows = rows / chunk * chunk;
+    uint64_t n_parts = rows ? (m + rows - 1) / rows : 0;
+    if (n_parts == 0 || n_parts > VKLLM__DTENSOR_PARTS)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "a %s matrix of %llu x %llu (%.1f MiB) cannot be split into at most %d buffers of the "
+                          "device's maxMemoryAllocationSize (%.1f MiB) in whole groups of %llu rows",
+                          vkllm__type_name(type), (unsigned long long)m, (unsigned long long)k, total / 1048576.0,
+                          VKLLM__DTENSOR_PARTS, max / 1048576.0, (unsigned long long)unit);
+    t.part_rows = rows;
+    for (uint64_t r0 = 0; r0 < m; r0 += rows) {
+        const uint8_t *src = data ? (const uint8_t *)data + r0 * row_bytes : NULL;
+        if ((st = upload_rows(gpu, row_bytes, VKLLM_MIN(rows, m - r0), src, &t.part[t.n_parts]))) {
+            vkllm__dtensor_free(&t);
             return st;
         }
-    }
-    if (data && (st = vkllm__buffer_upload(t.buf, 0, data, total))) {
-        vkllm__buffer_free(t.buf);
-        return st;
+        t.buf = t.part[0];
+        t.n_parts++;
     }
     *out = t;
     return VKLLM_STATUS_OK;
 }
 
+vkllm_status vkllm__dtensor_upload(struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m,
+                                   const void *data, struct vkllm__dtensor *out) {
+    return vkllm__dtensor_upload_grouped(gpu, type, k, m, 1, data, out);
+}
+
 void vkllm__dtensor_free(struct vkllm__dtensor *t) {
     if (!t) return;
     if (!t->view) vkllm__buffer_free(t->buf);
+    for (uint32_t i = 1; !t->view && i < t->n_parts; i++) vkllm__buffer_free(t->part[i]);
     vkllm__buffer_free(t->tb);
+    memset(t->part, 0, sizeof t->part);
+    t->n_parts = 0;
     t->buf = NULL;
     t->tb = NULL;
 }
 
+vkllm_status vkllm__dtensor_rows(const struct vkllm__dtensor *t, uint64_t r0, uint64_t nr, const char *op,
+                                 struct vkllm__binding *b) {
+    int split = t->n_parts > 1;
+    uint64_t p = split ? r0 / t->part_rows : 0, first = p * t->part_rows;
+    if (split && (p >= t->n_parts || r0 + nr > first + t->part_rows))
+        return vkllm__err(VKLLM_STATUS_INTERNAL, "%s: rows %llu..%llu of a matrix split every %llu rows lie in two "
+                          "buffers", op, (unsigned long long)r0, (unsigned long long)(r0 + nr),
+                          (unsigned long long)t->part_rows);
+    const struct vkllm__buffer *buf = split ? t->part[p] : t->buf;
+    uint64_t off = (split ? 0 : t->offset) + (r0 - first) * t->row_bytes;
+    uint64_t range = (nr * t->row_bytes + 3) & ~(uint64_t)3;
+    uint64_t size = vkllm__buffer_size(buf);
+    if (off > size || range > size - off)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "%s: %s matrix of %llu x %llu: its buffer must extend to a multiple of 4 bytes "
+                          "past the last row (the shaders read 32-bit words)",
+                          op, vkllm__type_name(t->type), (unsigned long long)t->m, (unsigned long long)t->k);
+    *b = (struct vkllm__binding){buf, off, range};
+    return VKLLM_STATUS_OK;
+}
 
 vkllm_status vkllm__dtensor_chunk_rows(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *t,
                                        uint64_t *rows) {
-    const struct vkllm_device_info *info = vkllm__gpu_info(gpu);
-    uint64_t align = info->min_storage_buffer_offset_alignment ? info->min_storage_buffer_offset_alignment : 1;
-    if (align < 4) align = 4; /* shaders read 32-bit words */
-    uint64_t limit = vkllm__gpu_max_binding(gpu);
-    /* chunk starts r * row_bytes are aligned when r is a multiple of step */
-    uint64_t step = align / vkllm__gcd_u64(t->row_bytes, align);
-    uint64_t r = limit / t->row_bytes / step * step;
+    uint64_t step, r = binding_rows(gpu, t->row_bytes, &step);
     if (r == 0)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
                           "a row of %llu bytes (x%llu rows for alignment) exceeds the device's binding limit of %llu bytes",
-                          (unsigned long long)t->row_bytes, (unsigned long long)step, (unsigned long long)limit);
+                          (unsigned long long)t->row_bytes, (unsigned long long)step,
+                          (unsigned long long)vkllm__gpu_max_binding(gpu));
+    if (t->n_parts > 1) { /* chunks that divide a part (part_rows is a multiple of step) */
+        r = VKLLM_MIN(r, t->part_rows);
+        while (t->part_rows % r) r -= step;
+    }
     *rows = r >= t->m ? t->m : r;
     return VKLLM_STATUS_OK;
 }

@@ -91,6 +91,7 @@ vkllm_status vkllm__op_silu_mul(struct vkllm__cmd *c, struct vkllm__view o, stru
  * A matrix of m rows of k elements (ggml ne = [k, m]) stored on the device exactly as in the
  * file (any compute type: F32, F16, BF16, Q8_0, Q4_0, ..., the K-quants, IQ4_*). It may be larger than
  * maxStorageBufferRange: ops then bind it in row chunks that each fit (vkllm__dtensor_chunk). */
+#define VKLLM__DTENSOR_PARTS 16 /* most buffers one matrix is split into */
 struct vkllm__dtensor {
     uint32_t type;       /* enum vkllm__type */
     uint64_t k;          /* elements per row (ne[0]) */
@@ -98,6 +99,13 @@ struct vkllm__dtensor {
     uint64_t row_bytes;  /* bytes per row */
     struct vkllm__buffer *buf;
     uint64_t offset;     /* bytes, in buf */
+    /* A matrix larger than one allocation may hold (vkllm__gpu_max_alloc) is split by rows into
+     * n_parts buffers of part_rows rows each (the last one fewer), part[0] == buf; ops bind rows
+     * through vkllm__dtensor_rows, in chunks (vkllm__dtensor_chunk_rows) that lie in one part.
+     * n_parts 0 or 1: all of it in buf. */
+    struct vkllm__buffer *part[VKLLM__DTENSOR_PARTS];
+    uint32_t n_parts;
+    uint64_t part_rows;
     /* CPU devices: a copy repacked for vkllm__op_matvec_tb (NULL when there is none; made by
      * vkllm__dtensor_add_tb, freed by vkllm__dtensor_free). A model's decode matrices have only
      * this copy there (buf NULL): matvec and matmul then run on it. */
@@ -105,13 +113,22 @@ struct vkllm__dtensor {
     int view;            /* 1: rows of another dtensor's buffer (a stacked matrix): not freed with it */
 };
 
-/* Allocate and upload a matrix from host bytes in GGUF encoding (m rows of row_bytes). */
+/* Allocate and upload a matrix from host bytes in GGUF encoding (m rows of row_bytes); split
+ * into parts where it exceeds one allocation, each part whole groups of row_group rows (an
+ * expert's, for stacked experts; 1 otherwise). */
 vkllm_status vkllm__dtensor_upload(struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m,
                                    const void *data, struct vkllm__dtensor *out);
+vkllm_status vkllm__dtensor_upload_grouped(struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m,
+                                           uint64_t row_group, const void *data, struct vkllm__dtensor *out);
+/* The binding of rows [r0, r0 + nr) of t, which must lie in one part; the range is rounded up
+ * to a multiple of 4 bytes (the shaders read 32-bit words), which the buffer must hold. */
+vkllm_status vkllm__dtensor_rows(const struct vkllm__dtensor *t, uint64_t r0, uint64_t nr, const char *op,
+                                 struct vkllm__binding *b);
 void vkllm__dtensor_free(struct vkllm__dtensor *t);
 
 /* Rows per chunk so that one binding covers at most the device's binding limit
- * (vkllm__gpu_max_binding) and every chunk starts at an offset aligned for a storage binding.
+ * (vkllm__gpu_max_binding), every chunk starts at an offset aligned for a storage binding and,
+ * for a split matrix, chunks starting at multiples of it lie in one part.
  * VKLLM_STATUS_UNSUPPORTED when not even one row fits. */
 vkllm_status vkllm__dtensor_chunk_rows(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *t,
                                        uint64_t *rows);

@@ -138,7 +138,6 @@ vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const 
     if ((chunk + t.bm - 1) / t.bm > d->max_workgroup_count[0])
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matmul: %llu weight rows in one binding exceed the grid limit",
                           (unsigned long long)chunk);
-    uint64_t wsize = vkllm__buffer_size(w->buf);
     for (uint64_t n0 = 0; n0 < n; n0 += block) {
         uint32_t nb = (uint32_t)VKLLM_MIN(block, n - n0);
         for (uint64_t r0 = 0; r0 < w->m; r0 += chunk) {
@@ -146,19 +145,14 @@ vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const 
             /* The shader reads 32-bit words: the range is rounded up to a multiple of 4 bytes,
              * which the buffer must hold (chunk starts are aligned, so only the last one can
              * end inside a word). */
-            uint64_t woff = w->offset + r0 * w->row_bytes;
-            uint64_t wrange = ((uint64_t)rows * w->row_bytes + 3) & ~(uint64_t)3;
-            if (woff > wsize || wrange > wsize - woff)
-                return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                                  "matmul: %s matrix of %llu x %llu: its buffer must extend to a multiple of 4 "
-                                  "bytes past the last row (the shader reads 32-bit words)",
-                                  vkllm__type_name(w->type), (unsigned long long)w->m, (unsigned long long)w->k);
+            struct vkllm__binding wb;
+            if ((st = vkllm__dtensor_rows(w, r0, rows, "matmul", &wb))) return st;
             struct vkllm__pc_matmul pc = {nb, rows, (uint32_t)w->k, (uint32_t)w->row_bytes, (uint32_t)w->m,
                                          (uint32_t)r0};
             struct vkllm__dispatch dp = {
                 .shader = id, .n_spec = 4, .spec = {t.wg, t.bm, t.bn, t.bk},
                 .n_bind = 3,
-                .bind = {{w->buf, woff, wrange},
+                .bind = {wb,
                          {x.buf, x.offset + n0 * w->k * 4, (uint64_t)nb * w->k * 4},
                          {y.buf, y.offset + n0 * w->m * 4, (uint64_t)nb * w->m * 4}},
                 .push = &pc, .push_size = sizeof pc,

@@ -81,25 +81,7 @@ static vkllm_status pick_config(const struct vkllm__gpu *gpu, struct mv_config *
     return VKLLM_STATUS_OK;
 }
 
-/* --- chunks -------------------------------------------------------------------------------- */
-
-/* The binding of rows [r0, r0 + nr) of w. The shaders read whole 32-bit words, so the range is
- * rounded up to a multiple of 4 bytes; that needs the buffer to extend that far. */
-static vkllm_status chunk_binding(const struct vkllm__dtensor *w, uint64_t r0, uint64_t nr, const char *op,
-                                  struct vkllm__binding *b) {
-    uint64_t off = w->offset + r0 * w->row_bytes;
-    uint64_t range = (nr * w->row_bytes + 3) & ~(uint64_t)3;
-    uint64_t size = vkllm__buffer_size(w->buf);
-    if (off > size || range > size - off)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                          "%s: %s matrix of %llu x %llu: its buffer must extend to a multiple of 4 bytes "
-                          "past the last row (the shaders read 32-bit words)",
-                          op, vkllm__type_name(w->type), (unsigned long long)w->m, (unsigned long long)w->k);
-    b->buf = w->buf;
-    b->offset = off;
-    b->range = range;
-    return VKLLM_STATUS_OK;
-}
+/* --- the weights -------------------------------------------------------------------------- */
 
 static vkllm_status check_w(const struct vkllm__dtensor *w, const char *op) {
     if (!w || !w->buf || w->k == 0 || w->m == 0 || w->k > UINT32_MAX || w->m > UINT32_MAX)
@@ -176,7 +158,7 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
                 .n_bind = 3, .bind = {{0}, ncols == 1 ? vkllm__bind(x) : xb, yb},
                 .push = &pc, .push_size = sizeof pc, .label = "matvec",
             };
-            if ((st = chunk_binding(w, r0, rows, "matvec", &d.bind[0]))) return st;
+            if ((st = vkllm__dtensor_rows(w, r0, rows, "matvec", &d.bind[0]))) return st;
             vkllm__gpu_grid_1d(gpu, (rows + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
             /* the chunk's weight rows once (for all nc columns), x of the nc columns once per
              * workgroup (every workgroup walks all of k) */
@@ -233,9 +215,17 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec_id: one expert's matrix (%.1f MiB) is larger than one "
                           "storage binding may cover on this device (%.1f MiB)", ebytes / 1048576.0,
                           vkllm__gpu_max_binding(gpu) / 1048576.0);
-    /* chunks of equal size: ceil(n_expert / per) of them */
+    if (w->n_parts > 1) { /* split into buffers of whole experts: chunks that divide a buffer's */
+        uint64_t in_part = w->part_rows / m;
+        if (w->part_rows % m)
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_id: experts of %llu rows split every %llu rows",
+                              (unsigned long long)m, (unsigned long long)w->part_rows);
+        per = VKLLM_MIN(per, in_part);
+        while (in_part % per) per--;
+    }
+    /* chunks of equal size: ceil(n_expert / per) of them (of a split tensor: as they are) */
     uint32_t n_chunks = (uint32_t)((n_expert + per - 1) / per);
-    per = (n_expert + n_chunks - 1) / n_chunks;
+    if (w->n_parts <= 1) per = (n_expert + n_chunks - 1) / n_chunks;
     int grouped = group.buf != NULL;
     uint32_t nc = grouped ? MOE_GROUP_COLS : 1, tiles = grouped ? vkllm__moe_group_tiles(ncols, n_expert) : ncols;
     if (tiles > di->max_workgroup_count[2])
@@ -267,7 +257,7 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
             .n_bind = 4, .bind = {{0}, vkllm__bind(x), vkllm__bind(y), vkllm__bind(grouped ? group : ids)},
             .push = &pc, .push_size = sizeof pc, .label = grouped ? "matvec_id_grouped" : "matvec_id",
         };
-        if ((st = chunk_binding(w, (uint64_t)e0 * m, (uint64_t)(e1 - e0) * m, "matvec_id", &d.bind[0]))) return st;
+        if ((st = vkllm__dtensor_rows(w, (uint64_t)e0 * m, (uint64_t)(e1 - e0) * m, "matvec_id", &d.bind[0]))) return st;
         vkllm__gpu_grid_1d(gpu, (m + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
         d.groups[2] = tiles;
         uint64_t share = n_chunks == 1 ? reads : (reads * (e1 - e0) + n_expert - 1) / n_expert;
@@ -336,7 +326,7 @@ vkllm_status vkllm__op_matvec_glu(struct vkllm__cmd *c, struct vkllm__view y, co
         .n_bind = 3, .bind = {{0}, vkllm__bind(x), vkllm__bind(y)},
         .push = &pc, .push_size = sizeof pc, .label = "matvec_glu",
     };
-    if ((st = chunk_binding(w, 0, w->m, "matvec_glu", &dp.bind[0]))) return st;
+    if ((st = vkllm__dtensor_rows(w, 0, w->m, "matvec_glu", &dp.bind[0]))) return st;
     vkllm__gpu_grid_1d(gpu, (m + rows_per_wg - 1) / rows_per_wg, 1, dp.groups);
     uint64_t groups = (uint64_t)dp.groups[0] * dp.groups[1];
     dp.cost.weight_bytes = w->m * w->row_bytes;
@@ -380,7 +370,7 @@ vkllm_status vkllm__op_get_rows(struct vkllm__cmd *c, struct vkllm__view o, cons
         d.cost.bytes_read += d.cost.weight_bytes;
         d.cost.bytes_written = (uint64_t)n * nr / w->m * w->k * 4;
         d.cost.flops = (uint64_t)n * nr / w->m * w->k;
-        if ((st = chunk_binding(w, r0, nr, "get_rows", &d.bind[0]))) return st;
+        if ((st = vkllm__dtensor_rows(w, r0, nr, "get_rows", &d.bind[0]))) return st;
         vkllm__gpu_grid_1d(gpu, per_row * n, wg, d.groups);
         if ((st = vkllm__cmd_dispatch(c, &d))) return st;
     }

@@ -104,7 +104,7 @@ static uint64_t layout_bytes(const struct vkllm__gpu *gpu, uint32_t type, uint64
     if (k == 0 || m == 0 || k % 4 || (f->scales && (k % f->unit || k % block))) return 0;
     if (k * 4 + VKLLM_MAX(bl->texel_align, 16) - 16 > bl->max_texels * 16 || m > UINT32_MAX) return 0;
     struct tb_layout l = layout_of(f, k, m);
-    if (l.q_group / 16 > bl->max_texels) return 0;
+    if (l.q_group / 16 > bl->max_texels || l.total > vkllm__gpu_max_alloc(gpu)) return 0; /* one buffer */
     return l.total;
 }
 
@@ -319,7 +319,8 @@ int vkllm__matvec_tb_id_fits(const struct vkllm__gpu *gpu, uint32_t type, uint64
  * tensor fits one texel binding. */
 int vkllm__matvec_tb_gg_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w) {
     const struct vkllm__gpu_bind_limits *bl = vkllm__gpu_bind_limits(gpu);
-    return w && w->buf && !w->tb && path_on(gpu) && bl->texel_formats && w->type == VKLLM__TYPE_Q4_K && w->k % 256 == 0 &&
+    return w && w->buf && w->n_parts <= 1 && !w->tb && path_on(gpu) && bl->texel_formats && w->type == VKLLM__TYPE_Q4_K &&
+           w->k % 256 == 0 &&
            w->offset % VKLLM_MAX(bl->texel_align, 16) == 0 && w->m * w->row_bytes / 16 <= bl->max_texels;
 }
 

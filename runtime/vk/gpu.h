@@ -81,6 +81,9 @@ uint64_t vkllm__gpu_memory_used(const struct vkllm__gpu *gpu);
 /* The most bytes one storage binding may cover: maxStorageBufferRange, or less where the tuning's
  * max_binding says (tests lower it to exercise chunked binding cheaply). */
 uint64_t vkllm__gpu_max_binding(const struct vkllm__gpu *gpu);
+/* The most bytes one buffer may hold: maxMemoryAllocationSize, or less where the tuning's
+ * max_alloc says (tests lower it to exercise split tensors), in whole buffer alignments. */
+uint64_t vkllm__gpu_max_alloc(const struct vkllm__gpu *gpu);
 
 /* Uniform-buffer and uniform-texel-buffer bindings (shaders whose table row declares binding
  * kinds, see shaders/shaders.cmake). Every device buffer may be bound either way. */

@@ -146,10 +146,11 @@ static vkllm_status block_create(struct vkllm__gpu *gpu, uint64_t size, enum vkl
                           "hold the rest of the heap's %llu MiB)",
                           (unsigned long long)(size >> 20), heap, (unsigned long long)(budget >> 20),
                           (unsigned long long)(usage >> 20), (unsigned long long)(heap_size >> 20));
-    if (size > gpu->info.max_memory_allocation_size && gpu->info.max_memory_allocation_size)
+    if (size > gpu->max_alloc)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                          "one buffer of %llu bytes exceeds the device's maxMemoryAllocationSize (%llu)",
-                          (unsigned long long)size, (unsigned long long)gpu->info.max_memory_allocation_size);
+                          "one buffer of %llu bytes exceeds the device's maxMemoryAllocationSize (%llu%s)",
+                          (unsigned long long)size, (unsigned long long)gpu->max_alloc,
+                          gpu->max_alloc < gpu->info.max_memory_allocation_size ? ", lowered by VKLLM_MAX_ALLOC" : "");
 
     struct vkllm__block *b = vkllm__calloc(1, sizeof *b);
     if (!b) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
@@ -252,12 +253,16 @@ static vkllm_status block_give(struct vkllm__block *b, uint64_t off, uint64_t si
     return VKLLM_STATUS_OK;
 }
 
+/* Every buffer starts where any kind of binding may start, and takes a whole number of these. */
+static uint64_t buffer_align(const struct vkllm__gpu *gpu) {
+    uint64_t align = VKLLM_MAX(gpu->info.min_storage_buffer_offset_alignment, 256);
+    return VKLLM_MAX(align, VKLLM_MAX(gpu->bind_limits.texel_align, gpu->bind_limits.uniform_align));
+}
+
 vkllm_status vkllm__buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkllm__mem_kind kind,
                                  struct vkllm__buffer **out) {
     if (size == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "buffer of 0 bytes");
-    /* every buffer starts where any kind of binding may start */
-    uint64_t align = VKLLM_MAX(gpu->info.min_storage_buffer_offset_alignment, 256);
-    align = VKLLM_MAX(align, VKLLM_MAX(gpu->bind_limits.texel_align, gpu->bind_limits.uniform_align));
+    uint64_t align = buffer_align(gpu);
     if (size > UINT64_MAX / 2) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "buffer size overflows");
     uint64_t reserved = align_up(size, align);
     struct vkllm__buffer *buf = vkllm__calloc(1, sizeof *buf);
@@ -360,6 +365,7 @@ uint64_t vkllm__gpu_memory_allocated(const struct vkllm__gpu *gpu) { return gpu-
 uint64_t vkllm__gpu_memory_used(const struct vkllm__gpu *gpu) { return gpu->used; }
 
 uint64_t vkllm__gpu_max_binding(const struct vkllm__gpu *gpu) { return gpu->max_binding; }
+uint64_t vkllm__gpu_max_alloc(const struct vkllm__gpu *gpu) { return gpu->max_alloc / buffer_align(gpu) * buffer_align(gpu); }
 
 const struct vkllm__gpu_bind_limits *vkllm__gpu_bind_limits(const struct vkllm__gpu *gpu) {
     return &gpu->bind_limits;
@@ -371,13 +377,14 @@ void vkllm__mem_apply_tuning(struct vkllm__gpu *gpu) {
     uint64_t maxalloc = gpu->info.max_memory_allocation_size ? gpu->info.max_memory_allocation_size : (1ull << 30);
     uint64_t range = gpu->info.max_storage_buffer_range;
     gpu->max_binding = t->max_binding > 0 && (uint64_t)t->max_binding < range ? (uint64_t)t->max_binding : range;
+    gpu->max_alloc = t->max_alloc > 0 && (uint64_t)t->max_alloc < maxalloc ? (uint64_t)t->max_alloc : maxalloc;
     gpu->bind_limits.max_texels = t->max_texels > 0 && (uint64_t)t->max_texels < gpu->dev_max_texels
                                       ? (uint64_t)t->max_texels : gpu->dev_max_texels;
     /* Only unified memory (integrated and CPU devices) is mapped: a discrete GPU's host-visible
      * VRAM is slow to read back over the bus, and a profile of one runs the staging path. */
     gpu->force_staging = t->force_staging == 1 || !gpu->info.unified_memory;
     gpu->memory_limit = t->memory_limit_mb > 0 ? (uint64_t)t->memory_limit_mb << 20 : 0;
-    gpu->block_size = VKLLM_MIN(t->block_mb > 0 ? (uint64_t)t->block_mb << 20 : DEFAULT_BLOCK_SIZE, maxalloc);
+    gpu->block_size = VKLLM_MIN(t->block_mb > 0 ? (uint64_t)t->block_mb << 20 : DEFAULT_BLOCK_SIZE, gpu->max_alloc);
 }
 
 vkllm_status vkllm__buffer_texel_view(const struct vkllm__buffer *cb, uint64_t offset, uint64_t range, VkFormat fmt,
@@ -436,7 +443,7 @@ static vkllm_status check_range(const struct vkllm__buffer *b, uint64_t offset, 
 
 static vkllm_status ensure_staging(struct vkllm__gpu *gpu) {
     if (gpu->staging) return VKLLM_STATUS_OK;
-    return vkllm__buffer_alloc(gpu, STAGING_SIZE, VKLLM__MEM_HOST, &gpu->staging);
+    return vkllm__buffer_alloc(gpu, VKLLM_MIN(STAGING_SIZE, vkllm__gpu_max_alloc(gpu)), VKLLM__MEM_HOST, &gpu->staging);
 }
 
 static vkllm_status copy_chunk(struct vkllm__gpu *gpu, VkBuffer src, uint64_t soff, VkBuffer dst,
@@ -458,8 +465,8 @@ vkllm_status vkllm__buffer_upload(struct vkllm__buffer *b, uint64_t offset, cons
     }
     struct vkllm__gpu *gpu = b->gpu;
     if ((st = ensure_staging(gpu))) return st;
-    for (uint64_t done = 0; done < size; done += STAGING_SIZE) {
-        uint64_t n = VKLLM_MIN(STAGING_SIZE, size - done);
+    for (uint64_t done = 0, step = gpu->staging->size; done < size; done += step) {
+        uint64_t n = VKLLM_MIN(step, size - done);
         memcpy(vkllm__buffer_map(gpu->staging), (const uint8_t *)src + done, n);
         st = copy_chunk(gpu, gpu->staging->block->buffer, gpu->staging->offset, b->block->buffer,
                         b->offset + offset + done, n);
@@ -478,8 +485,8 @@ vkllm_status vkllm__buffer_download(struct vkllm__buffer *b, uint64_t offset, vo
     }
     struct vkllm__gpu *gpu = b->gpu;
     if ((st = ensure_staging(gpu))) return st;
-    for (uint64_t done = 0; done < size; done += STAGING_SIZE) {
-        uint64_t n = VKLLM_MIN(STAGING_SIZE, size - done);
+    for (uint64_t done = 0, step = gpu->staging->size; done < size; done += step) {
+        uint64_t n = VKLLM_MIN(step, size - done);
         st = copy_chunk(gpu, b->block->buffer, b->offset + offset + done, gpu->staging->block->buffer,
                         gpu->staging->offset, n);
         if (st) return st;

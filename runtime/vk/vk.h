@@ -130,6 +130,7 @@ struct vkllm__gpu {
     uint64_t budget_room;         /* tests: pretend the budget leaves at most this much room (0: off) */
     int force_staging;            /* 1: never map device blocks */
     uint64_t max_binding;         /* bytes one binding may cover (<= maxStorageBufferRange) */
+    uint64_t max_alloc;           /* bytes one allocation may hold (<= maxMemoryAllocationSize) */
     struct vkllm__gpu_bind_limits bind_limits; /* uniform and texel bindings */
     uint64_t dev_max_texels;      /* maxTexelBufferElements */
 
