@@ -236,10 +236,20 @@ static void matvec_full(enum vkllm__op op, struct vkllm__case_list *l) {
 
 /* --- matvec_tb --------------------------------------------------------------------------------- */
 
+/* Work splits other than the default (64 invocations of 8 rows): rows per invocation 4, 2, 1. */
+static const char *const k_tb_splits[] = {"matvec_tb_wg=8,matvec_tb_nr=4", "matvec_tb_wg=16,matvec_tb_nr=2",
+                                          "matvec_tb_wg=8,matvec_tb_nr=1"};
+
 static void matvec_tb_short(struct vkllm__case_list *l) {
     for (size_t t = 0; t < N_TYPES; t++)
         ADD(l, .op = VKLLM__OP_MATVEC_TB, .type = k_types[t], .rows = 33, .cols = 512, .n = 3,
             .flags = VKLLM__CASE_BOTH_PATHS, .tuning = "matvec_texel=1");
+    static const uint32_t types[] = {VKLLM__TYPE_F16, VKLLM__TYPE_Q8_0, VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q6_K};
+    for (size_t t = 0; t < VKLLM_ARRAY_LEN(types); t++)
+        for (size_t s = 0; s < VKLLM_ARRAY_LEN(k_tb_splits); s++)
+            addv(l, (struct vkllm__op_case){.op = VKLLM__OP_MATVEC_TB, .type = types[t], .rows = 33, .cols = 512,
+                                            .n = s == 0 ? 8 : 3, .flags = VKLLM__CASE_BOTH_PATHS},
+                 "matvec_texel=1,%s", k_tb_splits[s]);
 }
 
 /* Texels of one 8-row group of rows of k elements of type (the repacked layout, ops_matvec_tb.c):
@@ -487,6 +497,14 @@ static void moe_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
                                         .heads = 5}, "max_binding=20000,matvec_texel=0");
         addv(l, (struct vkllm__op_case){.op = op, .type = VKLLM__TYPE_Q4_K, .rows = 33, .cols = 512, .n = 9, .nb = 3,
                                         .heads = 5, .flags = VKLLM__CASE_GROUPED}, "max_binding=20000,matvec_texel=0");
+        /* the texel kernels' other work splits: q4_K experts repacked and read as they are */
+        for (size_t s = 0; s < VKLLM_ARRAY_LEN(k_tb_splits); s++) {
+            struct vkllm__op_case c = {.op = op, .type = VKLLM__TYPE_Q4_K, .rows = 40, .cols = 512, .n = 3, .nb = 2,
+                                       .heads = 5, .flags = VKLLM__CASE_BOTH_PATHS};
+            addv(l, c, "matvec_texel=1,%s", k_tb_splits[s]);
+            c.flags = VKLLM__CASE_GROUPED, c.rows = 33, c.n = 21, c.nb = 4;
+            addv(l, c, "%s", k_tb_splits[s]);
+        }
         /* experts larger than one allocation: split between experts (2 of 5 per buffer) */
         addv(l, (struct vkllm__op_case){.op = op, .type = VKLLM__TYPE_Q4_K, .rows = 33, .cols = 512, .n = 3, .nb = 2,
                                         .heads = 5, .flags = VKLLM__CASE_SPLIT}, "max_alloc=20000");
