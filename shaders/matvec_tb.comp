@@ -25,8 +25,8 @@
 //   TB_Q4_0  nibbles (byte i: elements i and 16 + i, as Q4_0's qs), d * (q - 8)   (Q4_0)
 //   TB_Q4_K  nibbles in the same order, d * q + m                     (Q4_1, Q4_K)
 //   TB_F32, TB_F16 the values (BF16 is widened to F32)
-//   TB_GG_Q4_K  no repacking (MATVEC_ID only): Q4_K's GGUF blocks as they are, for experts too
-//               large to repack in the device's memory (see below)
+//   TB_GG_Q4_K, TB_GG_Q5_K  no repacking (MATVEC_ID only): the GGUF blocks as they are, for
+//               experts too large to repack in the device's memory (see below)
 // The NS scales per unit, as f32, are a second texel buffer (read as 4 per texel): scale j of
 // unit u of row r at ((r / 8 * nu + u) * NS + j) * 8 + r % 8. Rows past m in the last group are
 // zero.
@@ -42,8 +42,11 @@
 // texels. Texel 0: d and dmin (two halves), then the 12 bytes of 6-bit scales and mins; texels
 // 1 + 2j and 2 + 2j: the 32 bytes of elements 64j..64j+63, byte i holding element 64j + i in its
 // low nibble and 64j + 32 + i in its high one; an element is d sc q - dmin mn (sc, mn of its 32).
-// Row r of expert e is texels (e m + r) nu 9 .. (nu: blocks per row); an invocation's rows are
-// consecutive (past m: the last row again, not stored).
+// -DTB_GG_Q5_K: Q5_K's blocks, 176 bytes, 11 texels: the same header, then texels 1 and 2 hold qh
+// (byte i: bit 2j the fifth bit of element 64j + i, bit 2j + 1 that of 64j + 32 + i), then the
+// nibbles as Q4_K's from texel 3.
+// Row r of expert e is texels (e m + r) nu BT .. (nu: blocks per row, BT texels per block); an
+// invocation's rows are consecutive (past m: the last row again, not stored).
 //
 // Specialization constants: 0 workgroup size, NR rows per invocation (1, 2, 4 or 8: one
 // invocation's rows are in one group), NC columns of x. Each column's
@@ -98,7 +101,7 @@ float q8dot(uint v, vec4 xv, float s) {
 }
 // Q4_0 / Q4_K: s + the low nibbles (elements 0..15 of the unit) or the high nibbles (16..31) of
 // the 4 bytes of v, minus Q4_BIAS (Q4_0: 8; Q4_K: 0, its offset is applied per unit), times xv
-#if defined(TB_Q4_K) || defined(TB_GG_Q4_K)
+#if defined(TB_Q4_K) || defined(TB_GG_Q4_K) || defined(TB_GG_Q5_K)
 #define Q4_BIAS 0.0
 #else
 #define Q4_BIAS 8.0
@@ -126,6 +129,13 @@ void unit_scales(uint unit, uint j, uint lane, out float v[NR]) {
     [[unroll]] for (uint r = 0u; r < NR; r++) v[r] = uintBitsToFloat(j0 + r < 4u ? sc0[j0 + r] : sc1[j0 + r - 4u]);
 }
 #endif
+// s + the 4 bytes of v (byte 0 first, unsigned) times xv
+float b4dot(uint v, vec4 xv, float s) {
+    s = fma(float(v & 0xffu), xv.x, s);
+    s = fma(float((v >> 8) & 0xffu), xv.y, s);
+    s = fma(float((v >> 16) & 0xffu), xv.z, s);
+    return fma(float(v >> 24), xv.w, s);
+}
 vec4 h4(uint a, uint b) { return vec4(unpackHalf2x16(a), unpackHalf2x16(b)); }
 
 void main() {
@@ -221,14 +231,19 @@ void main() {
             }
         }
     }
-#elif defined(TB_GG_Q4_K)
+#elif defined(TB_GG_Q4_K) || defined(TB_GG_Q5_K)
+#if defined(TB_GG_Q5_K)
+    const uint BT = 11u, QS = 3u; // texels per block, the first of the nibbles
+#else
+    const uint BT = 9u, QS = 1u;
+#endif
     uint row0 = (valid ? expert : 0u) * p.m;
     for (uint b = 0u; b < p.nu; b++) {
         // each row's block header: d, dmin and the 8 scales and mins as bytes, 4 to a word
         uint t[NR], sc[NR * 2], mn[NR * 2];
         float d[NR], dm[NR];
         [[unroll]] for (uint r = 0u; r < NR; r++) {
-            t[r] = ((row0 + min(r0 + r, p.m - 1u)) * p.nu + b) * 9u;
+            t[r] = ((row0 + min(r0 + r, p.m - 1u)) * p.nu + b) * BT;
             uvec4 h = texelFetch(wq, int(t[r]));
             vec2 dd = unpackHalf2x16(h.x);
             d[r] = dd.x, dm[r] = dd.y;
@@ -237,11 +252,15 @@ void main() {
             sc[2u * r + 1u] = (h.w & 0x0f0f0f0fu) | ((h.y >> 2) & 0x30303030u);       // scales 4..7
             mn[2u * r + 1u] = ((h.w >> 4) & 0x0f0f0f0fu) | ((h.z >> 2) & 0x30303030u); // mins 4..7
         }
+#if defined(TB_GG_Q5_K)
+        uvec4 qh0[NR], qh1[NR]; // qh: the fifth bits of bytes 0..15 and 16..31 of each chunk
+        [[unroll]] for (uint r = 0u; r < NR; r++) qh0[r] = texelFetch(wq, int(t[r] + 1u)), qh1[r] = texelFetch(wq, int(t[r] + 2u));
+#endif
         [[unroll]] for (uint j = 0u; j < 4u; j++) { // elements 64j..64j+63: sub-blocks 2j (low nibbles), 2j+1
             uvec4 qa[NR], qb[NR];
             [[unroll]] for (uint r = 0u; r < NR; r++) {
-                qa[r] = texelFetch(wq, int(t[r] + 1u + 2u * j));
-                qb[r] = texelFetch(wq, int(t[r] + 2u + 2u * j));
+                qa[r] = texelFetch(wq, int(t[r] + QS + 2u * j));
+                qb[r] = texelFetch(wq, int(t[r] + QS + 1u + 2u * j));
             }
             [[unroll]] for (uint c = 0u; c < NC; c++) {
                 uint xb = xcol[c] + b * 64u + j * 16u;
@@ -257,6 +276,18 @@ void main() {
                     float lb = q4dot(qb[r].w, 0u, x7, q4dot(qb[r].z, 0u, x6, q4dot(qb[r].y, 0u, x5, q4dot(qb[r].x, 0u, x4, 0.0))));
                     float ha = q4dot(qa[r].w, 4u, x11, q4dot(qa[r].z, 4u, x10, q4dot(qa[r].y, 4u, x9, q4dot(qa[r].x, 4u, x8, 0.0))));
                     float hb = q4dot(qb[r].w, 4u, x15, q4dot(qb[r].z, 4u, x14, q4dot(qb[r].y, 4u, x13, q4dot(qb[r].x, 4u, x12, 0.0))));
+#if defined(TB_GG_Q5_K)
+                    // + 16 times x where the element's fifth bit is set: bytes of 0 or 1, times 16 after
+                    uint sl = 2u * j, sh = 2u * j + 1u;
+                    la += 16.0 * b4dot((qh0[r].w >> sl) & 0x01010101u, x3, b4dot((qh0[r].z >> sl) & 0x01010101u, x2,
+                          b4dot((qh0[r].y >> sl) & 0x01010101u, x1, b4dot((qh0[r].x >> sl) & 0x01010101u, x0, 0.0))));
+                    lb += 16.0 * b4dot((qh1[r].w >> sl) & 0x01010101u, x7, b4dot((qh1[r].z >> sl) & 0x01010101u, x6,
+                          b4dot((qh1[r].y >> sl) & 0x01010101u, x5, b4dot((qh1[r].x >> sl) & 0x01010101u, x4, 0.0))));
+                    ha += 16.0 * b4dot((qh0[r].w >> sh) & 0x01010101u, x11, b4dot((qh0[r].z >> sh) & 0x01010101u, x10,
+                          b4dot((qh0[r].y >> sh) & 0x01010101u, x9, b4dot((qh0[r].x >> sh) & 0x01010101u, x8, 0.0))));
+                    hb += 16.0 * b4dot((qh1[r].w >> sh) & 0x01010101u, x15, b4dot((qh1[r].z >> sh) & 0x01010101u, x14,
+                          b4dot((qh1[r].y >> sh) & 0x01010101u, x13, b4dot((qh1[r].x >> sh) & 0x01010101u, x12, 0.0))));
+#endif
                     uint sw = sc[2u * r + j / 2u] >> (16u * (j % 2u)), mw = mn[2u * r + j / 2u] >> (16u * (j % 2u));
                     acc[r * NC + c] += d[r] * (float(sw & 0xffu) * (la + lb) + float((sw >> 8) & 0xffu) * (ha + hb)) -
                                        dm[r] * (float(mw & 0xffu) * xl + float((mw >> 8) & 0xffu) * xh);

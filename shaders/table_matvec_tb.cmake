@@ -19,4 +19,5 @@ list(APPEND VKLLM_SHADER_TABLE
   "matvec_tb_id_q6_k  matvec_tb.comp  TB_Q6_K=1,MATVEC_ID=1  5  matvec_tb_id  tttss"
   "matvec_tb_id_q2_k  matvec_tb.comp  TB_Q2_K=1,MATVEC_ID=1  5  matvec_tb_id  tttss"
   "matvec_tb_id_gg_q4_k  matvec_tb.comp  TB_GG_Q4_K=1,MATVEC_ID=1  4  matvec_tb_id  ttss"
+  "matvec_tb_id_gg_q5_k  matvec_tb.comp  TB_GG_Q5_K=1,MATVEC_ID=1  4  matvec_tb_id  ttss"
 )

@@ -497,7 +497,11 @@ static void moe_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
                                         .heads = 5}, "max_binding=20000,matvec_texel=0");
         addv(l, (struct vkllm__op_case){.op = op, .type = VKLLM__TYPE_Q4_K, .rows = 33, .cols = 512, .n = 9, .nb = 3,
                                         .heads = 5, .flags = VKLLM__CASE_GROUPED}, "max_binding=20000,matvec_texel=0");
-        /* the texel kernels' other work splits: q4_K experts repacked and read as they are */
+        /* GGUF-block experts of q5_K (the q4_K ones run in the type loop above), one column and
+         * grouped; the texel kernels' other work splits: q4_K experts repacked and read as they are */
+        ADD(l, .op = op, .type = VKLLM__TYPE_Q5_K, .rows = 33, .cols = 512, .n = 3, .nb = 2, .heads = 5);
+        ADD(l, .op = op, .type = VKLLM__TYPE_Q5_K, .rows = 33, .cols = 512, .n = 21, .nb = 4, .heads = 5,
+            .flags = VKLLM__CASE_GROUPED);
         for (size_t s = 0; s < VKLLM_ARRAY_LEN(k_tb_splits); s++) {
             struct vkllm__op_case c = {.op = op, .type = VKLLM__TYPE_Q4_K, .rows = 40, .cols = 512, .n = 3, .nb = 2,
                                        .heads = 5, .flags = VKLLM__CASE_BOTH_PATHS};

@@ -150,9 +150,8 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
         if (w->b_router) DO(vkllm__op_add(c, lg, lg, ALL(w->b_router), n * NE, NE)); // gpt-oss: + bias
         DO(vkllm__op_moe_route(c, ids, wt, lg, n, NE, K));                         // each token's K experts, weights
         // several tokens: their picks grouped by expert, each expert's weights read once per 8 of them
-        long mg = vkllm__gpu_tuning(f->gpu)->moe_group; // -1: on, except where CPU devices run matvec_id
-        int group = mg == 1 || (mg < 0 && (w->w_gate_exps.tb || vkllm__matvec_tb_gg_applies(f->gpu, &w->w_gate_exps) ||
-                                            vkllm__gpu_info(f->gpu)->type != VKLLM_DEVICE_CPU));
+        long mg = vkllm__gpu_tuning(f->gpu)->moe_group; // -1: not where CPU devices read the GGUF layout
+        int group = mg == 1 || (mg < 0 && (w->w_gate_exps.tb || vkllm__gpu_info(f->gpu)->type != VKLLM_DEVICE_CPU));
         struct vkllm__view grp = n > 1 && group ? F(f->moe_group, 0, vkllm__moe_group_bytes(n * K, NE) / 4)
                                                 : (struct vkllm__view){0};
         if (grp.buf) DO(vkllm__op_moe_group(c, grp, ids, n * K, NE));
