@@ -236,8 +236,8 @@ static void matvec_full(enum vkllm__op op, struct vkllm__case_list *l) {
 
 /* --- matvec_tb --------------------------------------------------------------------------------- */
 
-/* Work splits other than the default (64 invocations of 8 rows): rows per invocation 4, 2, 1. */
-static const char *const k_tb_splits[] = {"matvec_tb_wg=8,matvec_tb_nr=4", "matvec_tb_wg=16,matvec_tb_nr=2",
+/* Work splits other than the default (8 invocations of 4 rows): rows per invocation 8, 2, 1. */
+static const char *const k_tb_splits[] = {"matvec_tb_wg=64,matvec_tb_nr=8", "matvec_tb_wg=16,matvec_tb_nr=2",
                                           "matvec_tb_wg=8,matvec_tb_nr=1"};
 
 static void matvec_tb_short(struct vkllm__case_list *l) {

@@ -52,6 +52,7 @@ struct vkllm__type_kernels {
     enum vkllm__shader_id matvec_id;     /* mixture of experts: the picked experts' products, subgroupAdd */
     enum vkllm__shader_id matvec_id_shm; /* ... shared-memory reduction */
     enum vkllm__shader_id matvec_tb_id;  /* mixture of experts on CPU devices, repacked experts */
+    enum vkllm__shader_id matvec_tb_id_gg; /* ... experts in their GGUF blocks (whole texels; else COUNT_) */
 };
 /* The row of type; NULL (and an UNSUPPORTED last error naming op) when the type has none. */
 const struct vkllm__type_kernels *vkllm__type_kernels(uint32_t type, const char *op);
@@ -292,7 +293,7 @@ uint32_t vkllm__moe_group_cols(void);
  * (n_expert stacked (m / n_expert, k)) tensor of type can be repacked for it: */
 int vkllm__matvec_tb_id_fits(const struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m, uint32_t n_expert);
 /* 1 where vkllm__op_matvec_tb_id reads experts w without a repacked copy in their GGUF encoding
- * (Q4_K, whose blocks are whole texels; CPU devices). */
+ * (types whose blocks are whole texels: Q4_K, Q5_K; CPU devices). */
 int vkllm__matvec_tb_gg_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w);
 vkllm_status vkllm__op_matvec_tb_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                                     uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,

@@ -142,10 +142,7 @@ vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const 
         uint32_t nb = (uint32_t)VKLLM_MIN(block, n - n0);
         for (uint64_t r0 = 0; r0 < w->m; r0 += chunk) {
             uint32_t rows = (uint32_t)VKLLM_MIN(chunk, w->m - r0);
-            /* The shader reads 32-bit words: the range is rounded up to a multiple of 4 bytes,
-             * which the buffer must hold (chunk starts are aligned, so only the last one can
-             * end inside a word). */
-            struct vkllm__binding wb;
+            struct vkllm__binding wb; /* chunk starts are aligned: only the last can end inside a word */
             if ((st = vkllm__dtensor_rows(w, r0, rows, "matmul", &wb))) return st;
             struct vkllm__pc_matmul pc = {nb, rows, (uint32_t)w->k, (uint32_t)w->row_bytes, (uint32_t)w->m,
                                          (uint32_t)r0};

@@ -195,7 +195,7 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
                               uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
                               struct vkllm__view ids, struct vkllm__view group, uint32_t ncols) {
     if (w && ((w->tb && vkllm__matvec_tb_applies(vkllm__cmd_gpu(c), w)) || vkllm__matvec_tb_gg_applies(vkllm__cmd_gpu(c), w)))
-        /* CPU devices: the repacked experts, or Q4_K ones as they are */
+        /* CPU devices: the repacked experts, or Q4_K / Q5_K ones as they are */
         return vkllm__op_matvec_tb_id(c, y, w, n_expert, x, x_div, x_stride, ids, group, ncols);
     vkllm_status st = check_w(w, "matvec_id");
     if (st) return st;

@@ -319,9 +319,9 @@ int vkllm__matvec_tb_id_fits(const struct vkllm__gpu *gpu, uint32_t type, uint64
  * TB_GG_Q4_K, TB_GG_Q5_K) where the tensor fits one texel binding. */
 int vkllm__matvec_tb_gg_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w) {
     const struct vkllm__gpu_bind_limits *bl = vkllm__gpu_bind_limits(gpu);
-    return w && w->buf && w->n_parts <= 1 && !w->tb && path_on(gpu) && bl->texel_formats &&
-           (w->type == VKLLM__TYPE_Q4_K || w->type == VKLLM__TYPE_Q5_K) &&
-           w->k % 256 == 0 &&
+    const struct vkllm__type_kernels *sh = w ? vkllm__type_kernels(w->type, "matvec_tb_id") : NULL;
+    return sh && sh->matvec_tb_id_gg != VKLLM__SHADER_COUNT_ && w->buf && w->n_parts <= 1 && !w->tb && path_on(gpu) &&
+           bl->texel_formats && w->k % 256 == 0 &&
            w->offset % VKLLM_MAX(bl->texel_align, 16) == 0 && w->m * w->row_bytes / 16 <= bl->max_texels;
 }
 
@@ -383,8 +383,7 @@ vkllm_status vkllm__op_matvec_tb_id(struct vkllm__cmd *c, struct vkllm__view y, 
             {(uint32_t)w->k, (uint32_t)l.nu, (uint32_t)m, 0, (uint32_t)m, (uint32_t)(xd / 16), x_stride / 4},
             n_expert, x_div, c0};
         struct vkllm__dispatch d = {
-            .shader = !gg ? sh->matvec_tb_id
-                      : w->type == VKLLM__TYPE_Q5_K ? VKLLM__SHADER_MATVEC_TB_ID_GG_Q5_K : VKLLM__SHADER_MATVEC_TB_ID_GG_Q4_K,
+            .shader = gg ? sh->matvec_tb_id_gg : sh->matvec_tb_id,
             .n_spec = 3, .spec = {(uint32_t)wg, (uint32_t)nr, grouped ? MAX_NCOLS : 1},
             .push = &pc, .push_size = sizeof pc, .label = grouped ? "matvec_tb_id_grouped" : "matvec_tb_id",
         };
