@@ -101,20 +101,6 @@ vec4 s8(uint v) { return vec4(ivec4(uvec4(v) << uvec4(24, 16, 8, 0)) >> 24); }
 // Bit b of each byte of a word, times 16.
 vec4 bit16(uint v, uint b) { return vec4(((uvec4(v) >> (uvec4(0, 8, 16, 24) + b)) & 1u) << 4); }
 
-// NW words of the bytes starting at the 2-byte-aligned offset off, re-aligned: NW + 1 loads
-// (the last one clamped to the binding when the start is aligned and it is not needed).
-#define LOAD_WORDS(dst, off, NW)                                                    \
-    {                                                                               \
-        uint w_ = (off) >> 2;                                                       \
-        bool mis_ = ((off) & 2u) != 0u;                                             \
-        uint prev_ = dq_w[w_];                                                      \
-        [[unroll]] for (uint i_ = 0u; i_ < (NW); i_++) {                            \
-            uint nx_ = dq_w[min(w_ + i_ + 1u, uint(dq_w.length()) - 1u)];            \
-            dst[i_] = mis_ ? ((prev_ >> 16) | (nx_ << 16)) : prev_;                 \
-            prev_ = nx_;                                                            \
-        }                                                                           \
-    }
-
 // Dot product of unit u of the row starting at byte rb with xq.
 float unit_dot(uint rb, uint u) {
 #if defined(WTYPE_F32)
@@ -126,7 +112,7 @@ float unit_dot(uint rb, uint u) {
     return s;
 #elif defined(WTYPE_F16) || defined(WTYPE_BF16)
     uint a[8];
-    LOAD_WORDS(a, rb + u * 32u, 8u);
+    DQ_LOAD_WORDS(a, rb + u * 32u, 8u);
     float s = 0.0;
     [[unroll]] for (uint i = 0u; i < 4u; i++) {
 #if defined(WTYPE_F16)
@@ -157,7 +143,7 @@ float unit_dot(uint rb, uint u) {
     // as Q4_0's 18 bytes, each nibble an index into the 16 levels
     uint bb = rb + u * 18u;
     uint a[5];
-    LOAD_WORDS(a, bb, 5u);
+    DQ_LOAD_WORDS(a, bb, 5u);
     float d = unpackHalf2x16(a[0]).x;
     float s = 0.0;
     [[unroll]] for (uint i = 0u; i < 4u; i++) {
@@ -190,7 +176,7 @@ float unit_dot(uint rb, uint u) {
 #if defined(WTYPE_Q4_0)
     uint bb = rb + u * 18u;
     uint a[5];
-    LOAD_WORDS(a, bb, 5u);  // a[0] = d | qs0..1, a[1..4]: the rest, shifted by 2 bytes
+    DQ_LOAD_WORDS(a, bb, 5u);  // a[0] = d | qs0..1, a[1..4]: the rest, shifted by 2 bytes
     float d = unpackHalf2x16(a[0]).x;
     uint q[4];
     [[unroll]] for (uint i = 0u; i < 4u; i++) q[i] = (a[i] >> 16) | (a[i + 1u] << 16);
@@ -200,7 +186,7 @@ float unit_dot(uint rb, uint u) {
 #else
     uint bb = rb + u * 22u;
     uint a[6];
-    LOAD_WORDS(a, bb, 6u);  // d | qh lo, qh hi | qs0..1, ...
+    DQ_LOAD_WORDS(a, bb, 6u);  // d | qh lo, qh hi | qs0..1, ...
     float d = unpackHalf2x16(a[0]).x;
     uint qh = (a[0] >> 16) | (a[1] << 16);
     float s = 0.0;
@@ -249,16 +235,7 @@ float unit_dot(uint rb, uint u) {
     vec2 dd = unpackHalf2x16(dq_w[o]);
     uint sa = dq_w[o + 1u], sb = dq_w[o + 2u], sc = dq_w[o + 3u];  // scales[0..11]
     // scale/min of sub-blocks 2c and 2c+1
-    uint s0 = 2u * c, s1 = s0 + 1u;
-    uvec2 sm0, sm1;
-    if (c < 2u) {
-        sm0 = uvec2((sa >> (8u * s0)) & 63u, (sb >> (8u * s0)) & 63u);
-        sm1 = uvec2((sa >> (8u * s1)) & 63u, (sb >> (8u * s1)) & 63u);
-    } else {
-        uint t0 = 8u * (s0 - 4u), t1 = 8u * (s1 - 4u);
-        sm0 = uvec2(((sc >> t0) & 15u) | (((sa >> t0) >> 6) & 3u) << 4, ((sc >> t0) >> 4 & 15u) | (((sb >> t0) >> 6) & 3u) << 4);
-        sm1 = uvec2(((sc >> t1) & 15u) | (((sa >> t1) >> 6) & 3u) << 4, ((sc >> t1) >> 4 & 15u) | (((sb >> t1) >> 6) & 3u) << 4);
-    }
+    uvec2 sm0 = dq_scale_min_k4_w(sa, sb, sc, 2u * c), sm1 = dq_scale_min_k4_w(sa, sb, sc, 2u * c + 1u);
     float sl = 0.0, sh = 0.0, xl = 0.0, xh = 0.0;
     [[unroll]] for (uint i = 0u; i < 8u; i++) {
         uint q = dq_w[qo + i];
@@ -288,9 +265,9 @@ float unit_dot(uint rb, uint u) {
 #else
     uint bb = rb + (u >> 1) * 110u;
     uint qw[8], hw[8], sw[3];
-    LOAD_WORDS(qw, bb + 32u + 32u * n, 8u);
-    LOAD_WORDS(hw, bb, 8u);  // hmask: bit 4 n + j of byte l
-    LOAD_WORDS(sw, bb + 96u, 3u);
+    DQ_LOAD_WORDS(qw, bb + 32u + 32u * n, 8u);
+    DQ_LOAD_WORDS(hw, bb, 8u);  // hmask: bit 4 n + j of byte l
+    DQ_LOAD_WORDS(sw, bb + 96u, 3u);
     float s = 0.0;
 #endif
     [[unroll]] for (uint j = 0u; j < 4u; j++) {
@@ -326,9 +303,9 @@ float unit_dot(uint rb, uint u) {
     uint h = u & 1u;
     uint bb = rb + (u >> 1) * 210u;
     uint ql[16], qh[8], sw[2];
-    LOAD_WORDS(ql, bb + 64u * h, 16u);
-    LOAD_WORDS(qh, bb + 128u + 32u * h, 8u);
-    LOAD_WORDS(sw, bb + 192u + 8u * h, 2u);
+    DQ_LOAD_WORDS(ql, bb + 64u * h, 16u);
+    DQ_LOAD_WORDS(qh, bb + 128u + 32u * h, 8u);
+    DQ_LOAD_WORDS(sw, bb + 192u + 8u * h, 2u);
     float d = dq_f16(bb + 208u);
     // element 32*quarter + l: ql[l + 32 (quarter & 1)] nibble (quarter >> 1), qh[l] bits 2*quarter
     float s = 0.0;

@@ -5,3 +5,6 @@ add_executable(bench_matvec bench_matvec.c)
 target_include_directories(bench_matvec PRIVATE ${VKLLM_INTERNAL_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(bench_matvec PRIVATE _GNU_SOURCE)
 target_link_libraries(bench_matvec PRIVATE vkllm_static vkllm::cjson vkllm::stb vkllm::volk)
+# GPUs' int8-x matvec end to end: random Q8_0/Q4_0/Q4_K models under a GPU profile vs the reference.
+vkllm_add_script_test(NAME test_matvec_x8 LABELS gpu
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_matvec_x8.py $<TARGET_FILE:vkllm>)

@@ -169,6 +169,19 @@ static void matvec_short(enum vkllm__op op, struct vkllm__case_list *l) {
         addv(l, c, "max_alloc=%u,max_binding=%u", split[i].max_alloc, split[i].max_binding);
         if (op == VKLLM__OP_MATVEC) addv(l, (c.n = 3, c), "max_alloc=%u,max_binding=%u", split[i].max_alloc, split[i].max_binding);
     }
+    /* the int8-x kernel (GPUs' Q8_0, Q4_0, Q4_K; forced here): with and without the dot product
+     * instruction, one and three columns, another work split; x in several chunks (5632 elements
+     * of 3 columns: 4352 at a time) */
+    static const uint32_t x8_types[] = {VKLLM__TYPE_Q8_0, VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_K};
+    for (size_t t = 0; op == VKLLM__OP_MATVEC && t < VKLLM_ARRAY_LEN(x8_types); t++) {
+        struct vkllm__op_case c = {.op = op, .type = x8_types[t], .rows = 33, .cols = short_k(x8_types[t]), .n = 1,
+                                   .flags = VKLLM__CASE_X8};
+        addv(l, c, "%s", "matvec_texel=0,matvec_x8=1");
+        addv(l, c, "%s", "matvec_texel=0,matvec_x8=2");
+        addv(l, (c.n = 3, c), "%s", "matvec_texel=0,matvec_x8=1");
+        addv(l, (c.n = 1, c.rows = 100, c), "%s", "matvec_texel=0,matvec_x8=1,matvec_wg=64,matvec_nr=3");
+        addv(l, (c.n = 3, c.rows = 65, c.cols = 5632, c), "%s", "matvec_texel=0,matvec_x8=1");
+    }
     for (size_t t = 0; t < N_TYPES; t++) {
         struct vkllm__op_case c = {.op = op, .type = k_types[t], .rows = 33, .cols = short_k(k_types[t]), .n = 1};
         if (op == VKLLM__OP_GET_ROWS) {
@@ -304,6 +317,8 @@ static void matmul_short(struct vkllm__case_list *l) {
         ADD(l, .op = VKLLM__OP_MATMUL, .type = k_types[t], .rows = 65, .cols = short_k(k_types[t]), .n = 17,
             .tuning = "matmul=tiled");
     ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q8_0, .rows = 65, .cols = 512, .n = 17, .tuning = "matmul=matvec");
+    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q4_K, .rows = 65, .cols = 512, .n = 17,
+        .tuning = "matmul=matvec,matvec_texel=0,matvec_x8=1", .flags = VKLLM__CASE_X8);
     ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q4_K, .rows = 100, .cols = 512, .n = 70,
         .tuning = "matmul_bm=32,matmul_bn=16,matmul_bk=8");
     ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q6_K, .rows = 7, .cols = 256, .n = 5, .tuning = "matmul=tiled",
@@ -447,6 +462,12 @@ static void matvec_glu_cases(int full, struct vkllm__case_list *l) {
         struct vkllm__op_case c = {.op = VKLLM__OP_MATVEC_GLU, .type = k_types[t], .rows = 128, .cols = short_k(k_types[t]), .n = 1};
         addv(l, c, "%s", splits[0]);
         addv(l, c, "%s", splits[1]);
+        if (k_types[t] == VKLLM__TYPE_Q8_0 || k_types[t] == VKLLM__TYPE_Q4_0 || k_types[t] == VKLLM__TYPE_Q4_K) {
+            c.flags = VKLLM__CASE_X8; /* the int8-x kernel, with and without the dot product instruction */
+            addv(l, c, "%s,matvec_x8=1", splits[0]);
+            addv(l, c, "%s,matvec_x8=2", splits[0]);
+            c.flags = 0;
+        }
         if (!full) continue;
         addv(l, c, "%s", splits[2]);
         addv(l, c, "%s", splits[3]);

@@ -72,6 +72,8 @@ enum vkllm__op {
 #define VKLLM__CASE_PAGED 0x2000u /* kv_store, rope_kv, attention: a pool of blocks and a block table (shuffled) */
 #define VKLLM__CASE_SPLIT 0x4000u /* matrix ops, matvec_id: W uploaded as models load it, split into several
                                      buffers (the case's max_alloc must make it so) */
+#define VKLLM__CASE_X8 0x8000u    /* matvec, matvec_glu, matmul: the int8-x kernel (matvec_x8) must take W;
+                                     skipped where it cannot (no subgroup arithmetic or size) */
 
 #define VKLLM__CASE_MAX_POS 16
 

@@ -77,6 +77,24 @@ static int guard_ok(const float *y, uint64_t from) {
         vkllm__chk_submit(k, cmd);                                                                      \
     } while (0)
 
+/* --- x in int8 -------------------------------------------------------------------------------- */
+
+/* Where the device quantizes x to int8 for W (vkllm__matvec_x8_applies: GPUs' Q8_0, Q4_0, Q4_K),
+ * the kernel is judged on x as quantized: x (n columns of k) is nudged off rounding ties (so any
+ * conforming division rounds it alike) and the x the reference multiplies is returned; elsewhere x
+ * itself. */
+static const float *x_for_ref(struct chk *k, const struct vkllm__dtensor *t, float *x, uint32_t n, uint32_t kk) {
+    if (!k->st && (k->c->flags & VKLLM__CASE_X8) && !vkllm__matvec_x8_applies(k->gpu, t, n)) {
+        k->r->skipped = 1;
+        vkllm__chk_fail(k, "the int8-x kernel cannot run here (subgroup arithmetic or size)");
+    }
+    if (k->st || !vkllm__matvec_x8_applies(k->gpu, t, n)) return x;
+    float *xq = vkllm__chk_floats(k, (uint64_t)n * kk, 0);
+    if (k->st) return x;
+    for (uint32_t j = 0; j < n; j++) vkllm__ref_quantize_x8(xq + (uint64_t)j * kk, x + (uint64_t)j * kk, kk, 1);
+    return xq;
+}
+
 /* --- matvec -------------------------------------------------------------------------------- */
 
 /* y (n, m) = x (n, k) @ W^T in one op; with n > 1, each column also alone (results at aligned
@@ -90,6 +108,7 @@ void vkllm__chk_matvec(struct chk *k) {
     float *x = vkllm__chk_floats(k, nx, 1.0f), *want = vkllm__chk_floats(k, w.m, 0);
     float *got = vkllm__chk_floats(k, ny + GUARD, 0), *one = vkllm__chk_floats(k, (uint64_t)n * mp, 0);
     struct vkllm__dtensor t = mat_upload(k, &w);
+    const float *xr = x_for_ref(k, &t, x, n, w.k);
     struct vkllm__buffer *xb = vkllm__chk_buf(k, nx * 4, x), *yb = poisoned(k, ny + GUARD, got);
     struct vkllm__buffer *yb1 = n > 1 ? poisoned(k, (uint64_t)n * mp, one) : NULL;
     RUN1(k, cmd, vkllm__op_matvec(cmd, vkllm__view_of(yb), &t, vkllm__view_of(xb), n));
@@ -107,7 +126,7 @@ void vkllm__chk_matvec(struct chk *k) {
     if (k->st) return;
     if (!guard_ok(got, ny)) vkllm__chk_fail(k, "wrote past the output");
     for (uint32_t j = 0; j < n; j++) {
-        vkllm__ref_matvec_q(want, w.type, w.host, w.row_bytes, x + (uint64_t)j * w.k, w.m, w.k);
+        vkllm__ref_matvec_q(want, w.type, w.host, w.row_bytes, xr + (uint64_t)j * w.k, w.m, w.k);
         struct chk_stats s;
         vkllm__chk_compare(got + (uint64_t)j * w.m, want, w.m, &s);
         vkllm__chk_fold(k, &s);
@@ -135,6 +154,7 @@ void vkllm__chk_matvec_glu(struct chk *k) {
         vkllm__chk_fail(k, "the fused kernel does not take this matrix here (texel path or one binding too small)");
         return;
     }
+    const float *xr = x_for_ref(k, &t, x, 1, w.k);
     struct vkllm__buffer *xb = vkllm__chk_buf(k, 4ull * w.k, x), *yb = poisoned(k, m + GUARD, got);
     struct vkllm__buffer *gb = poisoned(k, w.m + GUARD, two), *ob = poisoned(k, m + GUARD, two);
     RUN1(k, cmd, vkllm__op_matvec_glu(cmd, vkllm__view_of(yb), &t, vkllm__view_of(xb)));
@@ -149,7 +169,7 @@ void vkllm__chk_matvec_glu(struct chk *k) {
     vkllm__chk_download(k, ob, two, 4ull * m);
     if (k->st) return;
     if (!guard_ok(got, m)) vkllm__chk_fail(k, "wrote past the output");
-    vkllm__ref_matvec_q(gu, w.type, w.host, w.row_bytes, x, w.m, w.k);
+    vkllm__ref_matvec_q(gu, w.type, w.host, w.row_bytes, xr, w.m, w.k);
     for (uint32_t i = 0; i < m; i++) want[i] = gu[i] / (1.0f + expf(-gu[i])) * gu[m + i];
     struct chk_stats s;
     vkllm__chk_compare(got, want, m, &s);
@@ -195,6 +215,7 @@ static void tb_run(struct chk *k, struct vkllm__cmd *cmd, struct vkllm__buffer *
 static void set_texel(struct chk *k, int on) {
     struct vkllm__tuning t = *vkllm__gpu_tuning(k->gpu);
     t.matvec_texel = on;
+    if (!on) t.matvec_x8 = 0; /* compared with x as it is */
     vkllm__gpu_set_tuning(k->gpu, &t);
 }
 
@@ -268,6 +289,8 @@ void vkllm__chk_matmul(struct chk *k) {
     for (uint32_t r = 0; r < w.m; r++) vkllm__dequantize_row(w.type, w.host + r * w.row_bytes, wd + (uint64_t)r * w.k, w.k);
     for (uint64_t i = 0; i < (uint64_t)n * w.m; i++) y[i] = NAN; /* unwritten outputs show up */
     struct vkllm__dtensor t = mat_upload(k, &w);
+    /* prefill through the matvec kernel (matmul=matvec): x in int8 where that kernel takes it */
+    const float *xq = vkllm__matmul_uses_matvec(k->gpu, &t) || (c->flags & VKLLM__CASE_X8) ? x_for_ref(k, &t, x, n, w.k) : x;
     struct vkllm__buffer *xb = vkllm__chk_buf(k, 4ull * n * w.k, x), *yb = vkllm__chk_buf(k, 4ull * n * w.m, y);
     RUN1(k, cmd, vkllm__op_matmul(cmd, vkllm__view_of(yb), &t, vkllm__view_of(xb), n));
     vkllm__chk_download(k, yb, y, 4ull * n * w.m);
@@ -275,7 +298,7 @@ void vkllm__chk_matmul(struct chk *k) {
     double err2 = 0, ref2 = 0, worst = 0;
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t j = 0; j < w.m; j++) {
-            const float *xr = x + (uint64_t)i * w.k, *wr = wd + (uint64_t)j * w.k;
+            const float *xr = xq + (uint64_t)i * w.k, *wr = wd + (uint64_t)j * w.k;
             double s = 0, sa = 0;
             for (uint32_t q = 0; q < w.k; q++) s += (double)xr[q] * wr[q], sa += fabs((double)xr[q] * wr[q]);
             double g = y[(uint64_t)i * w.m + j], e = fabs(g - s);

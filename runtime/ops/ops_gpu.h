@@ -53,6 +53,8 @@ struct vkllm__type_kernels {
     enum vkllm__shader_id matvec_id_shm; /* ... shared-memory reduction */
     enum vkllm__shader_id matvec_tb_id;  /* mixture of experts on CPU devices, repacked experts */
     enum vkllm__shader_id matvec_tb_id_gg; /* ... experts in their GGUF blocks (whole texels; else COUNT_) */
+    enum vkllm__shader_id matvec_x8;     /* decode on GPUs, x in int8 (matvec_x8.comp; else COUNT_) */
+    enum vkllm__shader_id matvec_x8dp;   /* ... with the packed int8 dot product instruction */
 };
 /* The row of type; NULL (and an UNSUPPORTED last error naming op) when the type has none. */
 const struct vkllm__type_kernels *vkllm__type_kernels(uint32_t type, const char *op);
@@ -154,6 +156,12 @@ vkllm_status vkllm__op_matvec_glu(struct vkllm__cmd *c, struct vkllm__view y, co
 /* Whether vkllm__op_matvec_glu takes w: not repacked for the CPU devices' texel matvec, an even
  * row count, and all of it within one storage binding. */
 int vkllm__matvec_glu_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w);
+/* 1 if vkllm__op_matvec (ncols columns) and vkllm__op_matvec_glu run w with x quantized to int8
+ * (matvec_x8.comp: GPUs, Q8_0 / Q4_0 / Q4_K; tuning matvec_x8): their results are then those of x
+ * as vkllm__ref_quantize_x8 makes it. */
+int vkllm__matvec_x8_applies(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t ncols);
+/* 1 if vkllm__op_matmul multiplies w (storage-buffer layout) through vkllm__op_matvec. */
+int vkllm__matmul_uses_matvec(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w);
 
 /* Decode on CPU devices (lavapipe; ops_matvec_tb.c): W read from a copy repacked at load time
  * (8 rows interleaved, Q8_0/Q4_0 scales apart as f32) through uniform texel buffers, x through a

@@ -119,6 +119,10 @@ static int use_matvec(const struct vkllm__gpu *gpu, const struct vkllm__dtensor 
     return mode == 1 || vkllm__gpu_info(gpu)->type == VKLLM_DEVICE_CPU;
 }
 
+int vkllm__matmul_uses_matvec(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w) {
+    return w && w->buf && use_matvec(gpu, w);
+}
+
 vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                               struct vkllm__view x, uint32_t n) {
     if (w && !w->buf && w->tb) return vkllm__op_matmul_tb(c, y, w, x, n); /* repacked only (ops_matvec_tb.c) */

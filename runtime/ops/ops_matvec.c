@@ -3,6 +3,8 @@
  *
  * W may be larger than one storage binding may cover: it is split into row chunks
  * (vkllm__dtensor_chunk_rows) and each chunk is one dispatch that binds only its rows. */
+#include <string.h>
+
 #include "ops_gpu.h"
 #include "shader_abi.h"
 #include "types.h"
@@ -81,6 +83,55 @@ static vkllm_status pick_config(const struct vkllm__gpu *gpu, struct mv_config *
     return VKLLM_STATUS_OK;
 }
 
+/* --- x in int8 (matvec_x8.comp) ------------------------------------------------------------ */
+
+/* Where matvec_x8 runs and how: GPUs' Q8_0, Q4_0 and Q4_K products, one subgroup per row group
+ * (matvec.comp's split: nt lanes, nr rows each; by default 4 row groups per workgroup, 8 rows,
+ * since each workgroup quantizes x once for all its rows), x quantized KC elements at a time into
+ * at most 16 KiB of shared memory. */
+struct x8_config {
+    enum vkllm__shader_id shader;
+    const char *label;
+    uint32_t wg, nt, nr, kc, subgroup;
+};
+
+static int x8_pick(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t nc, int glu,
+                   struct x8_config *out) {
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    const struct vkllm__tuning *tu = vkllm__gpu_tuning(gpu);
+    const struct vkllm__type_kernels *sh = vkllm__type_kernels(w->type, "matvec");
+    if (!sh || sh->matvec_x8 == VKLLM__SHADER_COUNT_ || tu->matvec_x8 == 0) return 0;
+    if (tu->matvec_x8 < 0 && (d->type == VKLLM_DEVICE_CPU || !d->integer_dot_product)) return 0;
+    if (w->k % 256 && w->type == VKLLM__TYPE_Q4_K) return 0;
+    /* a row group is one whole subgroup (of the device's size unless the tuning says) */
+    const uint32_t sg_ops = VKLLM_SUBGROUP_BASIC | VKLLM_SUBGROUP_ARITHMETIC;
+    struct x8_config x = {0};
+    x.nt = tu->matvec_nt ? (uint32_t)VKLLM_MIN((unsigned long)tu->matvec_nt, 1024ul) : VKLLM_MIN(d->subgroup_size, 64u);
+    if ((d->subgroup_ops & sg_ops) != sg_ops || !tu->matvec_sg || x.nt < 2 || !subgroups_of(d, x.nt, &x.subgroup))
+        return 0;
+    int hw = d->integer_dot_product && tu->matvec_x8 != 2;
+    x.shader = hw ? sh->matvec_x8dp : sh->matvec_x8;
+    x.label = glu ? (hw ? "matvec_glu_x8dp" : "matvec_glu_x8") : (hw ? "matvec_x8dp" : "matvec_x8");
+    x.wg = tu->matvec_wg ? (uint32_t)VKLLM_MIN((unsigned long)tu->matvec_wg, 65536ul) : x.nt * 4;
+    while (x.wg > x.nt && (x.wg > d->max_workgroup_invocations || x.wg > d->max_workgroup_size[0])) x.wg /= 2;
+    if (x.wg % x.nt || x.wg > d->max_workgroup_invocations || (x.subgroup && x.wg % x.subgroup)) return 0;
+    uint32_t nr = tu->matvec_nr ? (uint32_t)VKLLM_MIN((unsigned long)tu->matvec_nr, 8ul) : 2;
+    x.nr = VKLLM_MAX(1u, VKLLM_MIN(nr, 16u / (nc * (glu ? 2u : 1u))));
+    /* KC: quants (1 byte) and the block's (d, s) (8 bytes per 32) of nc columns */
+    uint64_t budget = VKLLM_MIN(d->max_shared_memory, 16384u), kc = budget * 32 / (40ull * nc) / 256 * 256;
+    kc = VKLLM_MIN(kc, (w->k + 255) / 256 * 256);
+    if (kc < 256) return 0;
+    x.kc = (uint32_t)kc;
+    *out = x;
+    return 1;
+}
+
+int vkllm__matvec_x8_applies(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t ncols) {
+    struct x8_config x;
+    return w && w->buf && !vkllm__matvec_tb_applies(gpu, w) && w->k <= UINT32_MAX &&
+           x8_pick(gpu, w, VKLLM_MIN(ncols, MATVEC_MAX_COLS), 0, &x);
+}
+
 /* --- the weights -------------------------------------------------------------------------- */
 
 static vkllm_status check_w(const struct vkllm__dtensor *w, const char *op) {
@@ -144,6 +195,9 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
          * (a row's arithmetic does not depend on how many rows an invocation has) */
         uint32_t nr = VKLLM_MAX(1u, VKLLM_MIN(cfg.nr, 16u / nc));
         uint64_t rows_per_wg = (uint64_t)(cfg.wg / cfg.nt) * nr;
+        struct x8_config x8;
+        int use_x8 = x8_pick(gpu, w, nc, 0, &x8);
+        if (use_x8) rows_per_wg = (uint64_t)(x8.wg / x8.nt) * x8.nr;
         for (uint64_t r0 = 0; r0 < w->m; r0 += chunk) {
             uint64_t rows = VKLLM_MIN(chunk, w->m - r0);
             /* y: this chunk's rows of the nc columns, from the aligned offset at or before the first */
@@ -158,6 +212,12 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
                 .n_bind = 3, .bind = {{0}, ncols == 1 ? vkllm__bind(x) : xb, yb},
                 .push = &pc, .push_size = sizeof pc, .label = "matvec",
             };
+            if (use_x8) {
+                d.shader = x8.shader, d.label = x8.label, d.subgroup = x8.subgroup;
+                d.n_spec = 6;
+                uint32_t spec[6] = {x8.wg, x8.nt, x8.nr, nc, 0, x8.kc};
+                memcpy(d.spec, spec, sizeof spec);
+            }
             if ((st = vkllm__dtensor_rows(w, r0, rows, "matvec", &d.bind[0]))) return st;
             vkllm__gpu_grid_1d(gpu, (rows + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
             /* the chunk's weight rows once (for all nc columns), x of the nc columns once per
@@ -326,6 +386,13 @@ vkllm_status vkllm__op_matvec_glu(struct vkllm__cmd *c, struct vkllm__view y, co
         .n_bind = 3, .bind = {{0}, vkllm__bind(x), vkllm__bind(y)},
         .push = &pc, .push_size = sizeof pc, .label = "matvec_glu",
     };
+    struct x8_config x8;
+    if (x8_pick(gpu, w, 1, 1, &x8)) {
+        dp.shader = x8.shader, dp.label = x8.label, dp.subgroup = x8.subgroup;
+        uint32_t spec[6] = {x8.wg, x8.nt, x8.nr, 1, 1, x8.kc};
+        memcpy(dp.spec, spec, sizeof spec);
+        rows_per_wg = (uint64_t)(x8.wg / x8.nt) * x8.nr;
+    }
     if ((st = vkllm__dtensor_rows(w, 0, w->m, "matvec_glu", &dp.bind[0]))) return st;
     vkllm__gpu_grid_1d(gpu, (m + rows_per_wg - 1) / rows_per_wg, 1, dp.groups);
     uint64_t groups = (uint64_t)dp.groups[0] * dp.groups[1];

@@ -112,6 +112,27 @@ void vkllm__ref_matvec_q(float *o, uint32_t type, const void *w, uint64_t row_by
     if (row != row_stack) free(row);
 }
 
+uint32_t vkllm__ref_quantize_x8(float *o, float *x, uint32_t k, int nudge) {
+    uint32_t moved = 0;
+    for (uint32_t b = 0; b + 32 <= k; b += 32) {
+        float amax = 0;
+        for (uint32_t i = b; i < b + 32; i++) amax = fmaxf(amax, fabsf(x[i]));
+        float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        for (uint32_t i = b; i < b + 32 && nudge; i++) {
+            float v = x[i] * id, f = v - floorf(v);
+            if (fabsf(f - 0.5f) < 1e-3f && fabsf(x[i]) < amax) { /* the largest stays: it sets d */
+                x[i] = (floorf(v) + (v < 0 ? 0.25f : 0.75f)) * d;
+                moved++;
+            }
+        }
+        for (uint32_t i = b; i < b + 32; i++) {
+            float q = nearbyintf(x[i] * id); /* the default rounding: to nearest, ties to even */
+            o[i] = fminf(fmaxf(q, -127.0f), 127.0f) * d;
+        }
+    }
+    return moved;
+}
+
 uint32_t vkllm__ref_argmax(const float *x, uint32_t n) {
     uint32_t best = 0;
     for (uint32_t i = 1; i < n; i++)

@@ -541,9 +541,10 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
     if (fam < 0) return vkllm__err(VKLLM_STATUS_NO_DEVICE, "%s has no compute queue", info->name);
     gpu->queue_family = (uint32_t)fam;
 
-    /* Enable what the shaders use, and nothing else: today they need no optional feature (the KV
-     * cache packs halves into 32-bit words; no 8/16-bit storage or arithmetic), so a Vulkan 1.1
-     * device runs them. Subgroup size control is chained below where it is offered. */
+    /* Enable what the shaders use, and nothing else: they need no optional feature (the KV cache
+     * packs halves into 32-bit words; no 8/16-bit storage or arithmetic), so a Vulkan 1.1 device
+     * runs them. Subgroup size control and the integer dot product are chained below where they
+     * are offered (the shaders using them run only there). */
     VkPhysicalDeviceFeatures2 en = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qci = {
@@ -552,7 +553,7 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
         .queueCount = 1,
         .pQueuePriorities = &prio,
     };
-    const char *exts[4];
+    const char *exts[6];
     uint32_t n_exts = 0;
     uint32_t n_avail = 0;
     vkEnumerateDeviceExtensionProperties(gpu->phys, NULL, &n_avail, NULL);
@@ -574,6 +575,16 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
         exts[n_exts++] = VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME;
         sgsc.pNext = en.pNext;
         en.pNext = &sgsc;
+    }
+    /* the packed int8 dot product of matvec_x8's DOT_HW variants (ops_matvec.c) */
+    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR,
+        .shaderIntegerDotProduct = VK_TRUE,
+    };
+    if (info->integer_dot_product) {
+        exts[n_exts++] = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
+        dot.pNext = en.pNext;
+        en.pNext = &dot;
     }
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,

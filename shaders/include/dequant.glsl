@@ -156,8 +156,8 @@ uint dq_row_bytes(uint k) { return k / DQ_BLOCK * DQ_BLOCK_BYTES; }
 // --- K-quant helpers -------------------------------------------------------------------------
 // The 6-bit scale and min of sub-block s (0..7) of a Q4_K / Q5_K block whose 12 scale bytes
 // start at byte `so` (see get_scale_min_k4 in quant.c). Returns (scale, min) as integers.
-uvec2 dq_scale_min_k4(uint so, uint s) {
-    uint a = dq_u32(so), b = dq_u32(so + 4u), c = dq_u32(so + 8u);  // bytes 0-3, 4-7, 8-11
+// dq_scale_min_k4_w: the same from the 12 bytes as three words a (bytes 0-3), b (4-7), c (8-11).
+uvec2 dq_scale_min_k4_w(uint a, uint b, uint c, uint s) {
     uint sh = (s & 3u) * 8u;
     if (s < 4u) return uvec2((a >> sh) & 63u, (b >> sh) & 63u);
     uint q8 = (c >> sh) & 0xffu;           // scales[s + 4]
@@ -165,6 +165,23 @@ uvec2 dq_scale_min_k4(uint so, uint s) {
     uint hm = ((b >> sh) >> 6) & 3u;       // scales[s] >> 6
     return uvec2((q8 & 15u) | (hs << 4), (q8 >> 4) | (hm << 4));
 }
+uvec2 dq_scale_min_k4(uint so, uint s) {
+    return dq_scale_min_k4_w(dq_u32(so), dq_u32(so + 4u), dq_u32(so + 8u), s);
+}
+
+// NW words of the bytes starting at the 2-byte-aligned offset off, re-aligned: NW + 1 loads
+// (the last one clamped to the binding when the start is aligned and it is not needed).
+#define DQ_LOAD_WORDS(dst, off, NW)                                                 \
+    {                                                                               \
+        uint w_ = (off) >> 2;                                                       \
+        bool mis_ = ((off) & 2u) != 0u;                                             \
+        uint prev_ = dq_w[w_];                                                      \
+        [[unroll]] for (uint i_ = 0u; i_ < (NW); i_++) {                            \
+            uint nx_ = dq_w[min(w_ + i_ + 1u, uint(dq_w.length()) - 1u)];            \
+            dst[i_] = mis_ ? ((prev_ >> 16) | (nx_ << 16)) : prev_;                 \
+            prev_ = nx_;                                                            \
+        }                                                                           \
+    }
 
 #if defined(WTYPE_Q3_K)
 // The signed scale (sc - 32) of sub-block s (0..15) of a Q3_K block from its 12 scale bytes as

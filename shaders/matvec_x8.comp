@@ -1,0 +1,172 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+// matvec_x8.comp - decode's matrix-vector product on GPUs with x in int8: y (NC, m) = x (NC, k) @
+// W^T, W (m, k) in its GGUF encoding (Q8_0, Q4_0 or Q4_K: -DWTYPE_*), each product of 4 weight
+// quants with 4 x quants one packed int8 dot product.
+//
+// x is quantized by each workgroup into shared memory, in blocks of 32 elements as ggml's q8_1:
+// d = max|x| / 127, q = roundEven(x / d) (as x * (1 / d)), and s = d * sum(q) for the types with
+// an offset. Every workgroup quantizes the same x the same way, so no extra dispatch (and no
+// dependency) is needed; the price is each workgroup reading x (4 bytes an element) from the cache
+// once. x longer than KC elements (a specialization constant, a multiple of 256) goes KC at a time.
+// runtime/ref's vkllm__ref_quantize_x8 is the host twin of this quantization.
+//
+// -DDOT_HW: the products are SPIR-V's OpSDot on 4x8-bit packed vectors (SPV_KHR_integer_dot_product,
+// emitted through GL_EXT_spirv_intrinsics because glslang 12 lacks GL_EXT_integer_dot_product):
+// only where the device offers shaderIntegerDotProduct. Without it, the same sums in 32-bit
+// integer arithmetic. Both are exact, so the two variants give the same bits.
+//
+// Work split (specialization constants): NT lanes (the subgroup size, required with full
+// subgroups by the runtime) share NR rows, walking the row's 32-element items with stride NT,
+// then subgroupAdd; a workgroup has WG / NT such row groups. An item is one block (Q8_0, Q4_0:
+// 34 and 18 bytes, read as realigned 32-bit words) or one 16-byte word of a Q4_K super-block's
+// quants (16 low nibbles of one sub-block and 16 high ones of the next; the 16-byte header word
+// holds d, dmin and the 6-bit scales): neighbouring lanes read neighbouring 16-byte words.
+// Rows past m are clamped (computed, not stored). NC columns (batched decode) share each weight
+// item; every column's arithmetic is the one-column dispatch's, so its bits do not depend on NC.
+// GLU = 1: W is gate's m rows over up's, the output silu(gate) * up (as matvec.comp's GLU).
+#if defined(DOT_HW)
+#extension GL_EXT_spirv_intrinsics : require
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
+int sdot_4x8_packed(int a, int b, spirv_literal int packed_vector_format);
+int dot4(uint a, uint b) { return sdot_4x8_packed(int(a), int(b), 0); }  // 0: PackedVectorFormat4x8Bit
+#else
+int dot4(uint a, uint b) {
+    ivec4 va = ivec4(uvec4(a) << uvec4(24, 16, 8, 0)) >> 24;
+    ivec4 vb = ivec4(uvec4(b) << uvec4(24, 16, 8, 0)) >> 24;
+    return va.x * vb.x + va.y * vb.y + va.z * vb.z + va.w * vb.w;
+}
+#endif
+#include "common.glsl"
+
+layout(constant_id = 1) const uint NT = 32;
+layout(constant_id = 2) const uint NR = 2;
+layout(constant_id = 3) const uint NC = 1;
+layout(constant_id = 4) const uint GLU = 0;
+layout(constant_id = 5) const uint KC = 4096;
+
+#define DQ_BINDING 0
+#include "dequant.glsl"  // dq_w: W as words; DQ_LOAD_WORDS, dq_scale_min_k4_w
+layout(std430, binding = 0) readonly buffer W4 { uvec4 w128[]; };  // ... and as 16-byte words
+layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };
+layout(std430, binding = 2) writeonly buffer Y { float y[]; };
+
+// C twin: struct vkllm__pc_matvec (runtime/ops/shader_abi_matvec.h)
+layout(push_constant) uniform PC {
+    uint k, m, row_bytes, y0, x0, x_stride, y_stride;
+} p;
+
+shared uint sxq[NC * KC / 4u];   // x quants of the chunk, column by column, 4 to a word
+shared vec2 sxd[NC * KC / 32u];  // per block of 32: d and d * sum(q)
+
+uint xcol[NC];  // each column's first x element
+
+// Quantize elements [c0, c0 + kc) of every column into shared memory (kc % 32 == 0).
+void load_x(uint c0, uint kc) {
+    uint nb = kc / 32u;
+    for (uint i = gl_LocalInvocationID.x; i < NC * nb; i += gl_WorkGroupSize.x) {
+        uint col = i / nb, b = i - col * nb;
+        uint xo = (xcol[col] + c0) / 4u + 8u * b;
+        vec4 v[8];
+        float amax = 0.0;
+        [[unroll]] for (uint j = 0u; j < 8u; j++) {
+            v[j] = xv[xo + j];
+            vec4 a = abs(v[j]);
+            amax = max(amax, max(max(a.x, a.y), max(a.z, a.w)));
+        }
+        float d = amax / 127.0;
+        float id = d != 0.0 ? 1.0 / d : 0.0;
+        int sum = 0;
+        uint o = col * (KC / 4u) + 8u * b;
+        [[unroll]] for (uint j = 0u; j < 8u; j++) {
+            ivec4 q = clamp(ivec4(roundEven(v[j] * id)), -127, 127);
+            sum += q.x + q.y + q.z + q.w;
+            sxq[o + j] = uint(q.x & 255) | uint(q.y & 255) << 8 | uint(q.z & 255) << 16 | uint(q.w & 255) << 24;
+        }
+        sxd[col * (KC / 32u) + b] = vec2(d, d * float(sum));
+    }
+}
+
+// Item g of the row at byte rb, with x item xi of the shared chunk (xi: 32-element block index
+// in sxd, Q4_K: the item index, its blocks derived below).
+float item_dot(uint rb, uint g, uint xi) {
+#if defined(WTYPE_Q8_0)
+    uint a[9];
+    DQ_LOAD_WORDS(a, rb + g * 34u, 9u);  // a[0] = d | qs0..1 (realigned: the block's first 36 bytes)
+    float d = unpackHalf2x16(a[0]).x;
+    int s = 0;
+    [[unroll]] for (uint i = 0u; i < 8u; i++) s += dot4((a[i] >> 16) | (a[i + 1u] << 16), sxq[8u * xi + i]);
+    return d * sxd[xi].x * float(s);
+#elif defined(WTYPE_Q4_0)
+    uint a[5];
+    DQ_LOAD_WORDS(a, rb + g * 18u, 5u);
+    float d = unpackHalf2x16(a[0]).x;
+    int s = 0;
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        uint q = (a[i] >> 16) | (a[i + 1u] << 16);  // byte b: element b (low nibble), 16 + b (high)
+        s += dot4(q & 0x0f0f0f0fu, sxq[8u * xi + i]) + dot4((q >> 4) & 0x0f0f0f0fu, sxq[8u * xi + 4u + i]);
+    }
+    vec2 xd = sxd[xi];
+    return d * (xd.x * float(s) - 8.0 * xd.y);
+#elif defined(WTYPE_Q4_K)
+    // super-block g / 8 (9 words of 16 bytes: the header, then the quants), quant word t = g % 8:
+    // group c = t / 2 of 64 elements, half hf: elements 16 hf .. of sub-blocks 2c (low nibbles)
+    // and 2c + 1 (high)
+    uint t = g & 7u, c = t >> 1, hf = t & 1u;
+    uint tb = rb / 16u + (g >> 3) * 9u;
+    uvec4 h = w128[tb], q = w128[tb + 1u + t];
+    vec2 dd = unpackHalf2x16(h.x);
+    uint s0 = 2u * c;  // (scale, min) of sub-blocks 2c and 2c + 1 from scales[0..11]
+    uvec2 sm0 = dq_scale_min_k4_w(h.y, h.z, h.w, s0), sm1 = dq_scale_min_k4_w(h.y, h.z, h.w, s0 + 1u);
+    uint bl = (xi >> 3) * 8u + s0;  // x blocks of the two sub-blocks: bl, bl + 1
+    int il = 0, ih = 0;
+    [[unroll]] for (uint w = 0u; w < 4u; w++) {
+        il += dot4(q[w] & 0x0f0f0f0fu, sxq[8u * bl + 4u * hf + w]);
+        ih += dot4((q[w] >> 4) & 0x0f0f0f0fu, sxq[8u * bl + 8u + 4u * hf + w]);
+    }
+    vec2 xl = sxd[bl], xh = sxd[bl + 1u];
+    float r = dd.x * (float(sm0.x) * xl.x * float(il) + float(sm1.x) * xh.x * float(ih));
+    // the offsets once per sub-block pair: by the item of the first half
+    return hf == 0u ? r - dd.y * (float(sm0.y) * xl.y + float(sm1.y) * xh.y) : r;
+#endif
+}
+
+void main() {
+    uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    uint t = gl_LocalInvocationID.x;
+    uint lane = t % NT;
+    uint row0 = (wg * (gl_WorkGroupSize.x / NT) + t / NT) * NR;
+    [[unroll]] for (uint c = 0u; c < NC; c++) xcol[c] = p.x0 + c * p.x_stride;
+    uint rb[NR];
+    float acc[NC][NR], acc2[NC][NR];  // acc2: GLU's up rows
+    [[unroll]] for (uint r = 0u; r < NR; r++) rb[r] = min(row0 + r, p.m - 1u) * p.row_bytes;
+    [[unroll]] for (uint c = 0u; c < NC; c++)
+        [[unroll]] for (uint r = 0u; r < NR; r++) acc[c][r] = 0.0, acc2[c][r] = 0.0;
+    for (uint c0 = 0u; c0 < p.k; c0 += KC) {
+        uint kc = min(KC, p.k - c0), items = kc / 32u;
+        barrier();  // the previous chunk is read
+        load_x(c0, kc);
+        barrier();
+        for (uint it = lane; it < items; it += NT) {
+            uint g = c0 / 32u + it;
+            [[unroll]] for (uint c = 0u; c < NC; c++) {
+                uint xi = c * (KC / 32u) + it;
+                [[unroll]] for (uint r = 0u; r < NR; r++) acc[c][r] += item_dot(rb[r], g, xi);
+                if (GLU != 0u) {
+                    [[unroll]] for (uint r = 0u; r < NR; r++) acc2[c][r] += item_dot(rb[r] + p.m * p.row_bytes, g, xi);
+                }
+            }
+        }
+    }
+    [[unroll]] for (uint c = 0u; c < NC; c++) {
+        [[unroll]] for (uint r = 0u; r < NR; r++) {
+            float g = subgroupAdd(acc[c][r]);
+            float u = GLU != 0u ? subgroupAdd(acc2[c][r]) : 0.0;
+            if (lane == 0u && row0 + r < p.m)
+                y[p.y0 + c * p.y_stride + row0 + r] = GLU != 0u ? g / (1.0 + exp(-g)) * u : g;
+        }
+    }
+}
