@@ -4,8 +4,8 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 // matvec_x8.comp - decode's matrix-vector product on GPUs with x in int8: y (NC, m) = x (NC, k) @
-// W^T, W (m, k) in its GGUF encoding (Q8_0, Q4_0 or Q4_K: -DWTYPE_*), each product of 4 weight
-// quants with 4 x quants one packed int8 dot product.
+// W^T, W (m, k) in its GGUF encoding (Q8_0, Q4_0, Q4_K, Q5_K or Q6_K: -DWTYPE_*), each product of
+// 4 weight quants with 4 x quants one packed int8 dot product.
 //
 // x is quantized by each workgroup into shared memory, in blocks of 32 elements as ggml's q8_1:
 // d = max|x| / 127, q = roundEven(x / d) (as x * (1 / d)), and s = d * sum(q) for the types with
@@ -21,10 +21,11 @@
 //
 // Work split (specialization constants): NT lanes (the subgroup size, required with full
 // subgroups by the runtime) share NR rows, walking the row's 32-element items with stride NT,
-// then subgroupAdd; a workgroup has WG / NT such row groups. An item is one block (Q8_0, Q4_0:
-// 34 and 18 bytes, read as realigned 32-bit words) or one 16-byte word of a Q4_K super-block's
-// quants (16 low nibbles of one sub-block and 16 high ones of the next; the 16-byte header word
-// holds d, dmin and the 6-bit scales): neighbouring lanes read neighbouring 16-byte words.
+// then subgroupAdd; a workgroup has WG / NT such row groups. An item is 32 elements: one block
+// (Q8_0, Q4_0: 34 and 18 bytes, read as realigned 32-bit words), one 16-byte word of a Q4_K or
+// Q5_K super-block's quants (16 low nibbles of one sub-block and 16 high ones of the next; the
+// 16-byte header word holds d, dmin and the 6-bit scales): neighbouring lanes read neighbouring
+// 16-byte words; or a quarter of a Q6_K half (realigned words of its low and high bits).
 // Rows past m are clamped (computed, not stored). NC columns (batched decode) share each weight
 // item; every column's arithmetic is the one-column dispatch's, so its bits do not depend on NC.
 // GLU = 1: W is gate's m rows over up's, the output silu(gate) * up (as matvec.comp's GLU).
@@ -111,26 +112,56 @@ float item_dot(uint rb, uint g, uint xi) {
     }
     vec2 xd = sxd[xi];
     return d * (xd.x * float(s) - 8.0 * xd.y);
-#elif defined(WTYPE_Q4_K)
-    // super-block g / 8 (9 words of 16 bytes: the header, then the quants), quant word t = g % 8:
-    // group c = t / 2 of 64 elements, half hf: elements 16 hf .. of sub-blocks 2c (low nibbles)
-    // and 2c + 1 (high)
+#elif defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K)
+    // Super-block g / 8 in 16-byte words: the header (d, dmin, the 6-bit scales and mins), Q5_K's
+    // two words of fifth bits, the quants; quant word t = g % 8: group c = t / 2 of 64 elements,
+    // half hf: elements 16 hf .. of sub-blocks 2c (low nibbles) and 2c + 1 (high). Q5_K: qh byte i
+    // holds the fifth bit of element 64 c + i at bit 2c, of 64 c + 32 + i at bit 2c + 1.
     uint t = g & 7u, c = t >> 1, hf = t & 1u;
+#if defined(WTYPE_Q4_K)
     uint tb = rb / 16u + (g >> 3) * 9u;
     uvec4 h = w128[tb], q = w128[tb + 1u + t];
+#else
+    uint tb = rb / 16u + (g >> 3) * 11u;
+    uvec4 h = w128[tb], qh = w128[tb + 1u + hf], q = w128[tb + 3u + t];
+#endif
     vec2 dd = unpackHalf2x16(h.x);
     uint s0 = 2u * c;  // (scale, min) of sub-blocks 2c and 2c + 1 from scales[0..11]
     uvec2 sm0 = dq_scale_min_k4_w(h.y, h.z, h.w, s0), sm1 = dq_scale_min_k4_w(h.y, h.z, h.w, s0 + 1u);
     uint bl = (xi >> 3) * 8u + s0;  // x blocks of the two sub-blocks: bl, bl + 1
     int il = 0, ih = 0;
     [[unroll]] for (uint w = 0u; w < 4u; w++) {
-        il += dot4(q[w] & 0x0f0f0f0fu, sxq[8u * bl + 4u * hf + w]);
-        ih += dot4((q[w] >> 4) & 0x0f0f0f0fu, sxq[8u * bl + 8u + 4u * hf + w]);
+        uint lo = q[w] & 0x0f0f0f0fu, hi = (q[w] >> 4) & 0x0f0f0f0fu;
+#if defined(WTYPE_Q5_K)
+        lo |= ((qh[w] >> s0) & 0x01010101u) << 4;
+        hi |= ((qh[w] >> (s0 + 1u)) & 0x01010101u) << 4;
+#endif
+        il += dot4(lo, sxq[8u * bl + 4u * hf + w]);
+        ih += dot4(hi, sxq[8u * bl + 8u + 4u * hf + w]);
     }
     vec2 xl = sxd[bl], xh = sxd[bl + 1u];
     float r = dd.x * (float(sm0.x) * xl.x * float(il) + float(sm1.x) * xh.x * float(ih));
     // the offsets once per sub-block pair: by the item of the first half
     return hf == 0u ? r - dd.y * (float(sm0.y) * xl.y + float(sm1.y) * xh.y) : r;
+#elif defined(WTYPE_Q6_K)
+    // Super-block g / 8 (210 bytes: ql[128], qh[64], scales[16] int8, d), item j = g % 8: half
+    // h = j / 4, quarter qt = j % 4; its element l (0..31) is the nibble qt / 2 of ql[64 h + 32
+    // (qt & 1) + l] with bits 2 qt of qh[32 h + l] above it, minus 32, times scales[8 h + 2 qt + l / 16].
+    uint j = g & 7u, hh = j >> 2, qt = j & 3u;
+    uint bb = rb + (g >> 3) * 210u;
+    uint ql[8], qh[8], sw[1];
+    DQ_LOAD_WORDS(ql, bb + 64u * hh + 32u * (qt & 1u), 8u);
+    DQ_LOAD_WORDS(qh, bb + 128u + 32u * hh, 8u);
+    DQ_LOAD_WORDS(sw, bb + 192u + 8u * hh + 2u * qt, 1u);  // its two scales in the low half
+    int s[2] = int[2](0, 0), xs[2] = int[2](0, 0);
+    [[unroll]] for (uint w = 0u; w < 8u; w++) {
+        uint v = ((ql[w] >> (4u * (qt >> 1))) & 0x0f0f0f0fu) | (((qh[w] >> (2u * qt)) & 0x03030303u) << 4);
+        uint xw = sxq[8u * xi + w];
+        s[w >> 2] += dot4(v, xw);
+        xs[w >> 2] += dot4(0x01010101u, xw);  // for the - 32
+    }
+    int sa = bitfieldExtract(int(sw[0]), 0, 8), sb = bitfieldExtract(int(sw[0]), 8, 8);
+    return dq_f16(bb + 208u) * sxd[xi].x * float(sa * (s[0] - 32 * xs[0]) + sb * (s[1] - 32 * xs[1]));
 #endif
 }
 

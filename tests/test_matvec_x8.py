@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""GPUs' decode matvec with x in int8 (shaders/matvec_x8.comp), end to end: random Q8_0, Q4_0 and
-Q4_K models decoded under the nvidia-ampere profile (a GPU offering the integer dot product, so
+"""GPUs' decode matvec with x in int8 (shaders/matvec_x8.comp), end to end: random Q8_0, Q4_0, Q4_K,
+Q5_K and Q6_K models decoded under the nvidia-ampere profile (a GPU offering the integer dot product, so
 the kernel is its default; lavapipe offers the instruction too) against the scalar reference.
 
 - the kernel ran: the logits differ from the same run with VKLLM_MATVEC_X8=0 (x in f32), and
@@ -30,7 +30,7 @@ def run(args, env=None, timeout=300):
 gpu = {"VKLLM_DEVICE_PROFILE": "nvidia-ampere"}
 ids = "1 300 301 302 5 9 77 400 12 13"
 with tempfile.TemporaryDirectory() as tmp:
-    for t in ("q8_0", "q4_0", "q4_K"):
+    for t in ("q8_0", "q4_0", "q4_K", "q5_K", "q6_K"):
         path = os.path.join(tmp, t + ".gguf")
         run(["make-model", "--n-embd", "256", "--n-ff", "768", "--n-head", "4", "--n-head-kv", "2", "--n-layer", "2",
              "--vocab", "600", "--type", t, "-o", path])

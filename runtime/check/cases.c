@@ -151,6 +151,15 @@ static uint32_t row_lengths(uint32_t type, uint32_t *ks) {
     return n;
 }
 
+/* The types the int8-x kernel takes (matvec_x8.comp; runtime/ops/kernels.c's column). */
+static const uint32_t x8_types[] = {VKLLM__TYPE_Q8_0, VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K,
+                                    VKLLM__TYPE_Q6_K};
+static int is_x8_type(uint32_t type) {
+    for (size_t i = 0; i < VKLLM_ARRAY_LEN(x8_types); i++)
+        if (x8_types[i] == type) return 1;
+    return 0;
+}
+
 /* The short list: every type with the device's split and several columns; every work split on the
  * first 11 types, whose units cover every way a unit is read (plain, 2-byte-realigned, word-aligned
  * blocks, K-quant groups of 64 and 128). The table types and the newer K-quants take every split in
@@ -169,10 +178,9 @@ static void matvec_short(enum vkllm__op op, struct vkllm__case_list *l) {
         addv(l, c, "max_alloc=%u,max_binding=%u", split[i].max_alloc, split[i].max_binding);
         if (op == VKLLM__OP_MATVEC) addv(l, (c.n = 3, c), "max_alloc=%u,max_binding=%u", split[i].max_alloc, split[i].max_binding);
     }
-    /* the int8-x kernel (GPUs' Q8_0, Q4_0, Q4_K; forced here): with and without the dot product
+    /* the int8-x kernel (GPUs' Q8_0, Q4_0 and K-quants; forced here): with and without the dot product
      * instruction, one and three columns, another work split; x in several chunks (5632 elements
      * of 3 columns: 4352 at a time) */
-    static const uint32_t x8_types[] = {VKLLM__TYPE_Q8_0, VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_K};
     for (size_t t = 0; op == VKLLM__OP_MATVEC && t < VKLLM_ARRAY_LEN(x8_types); t++) {
         struct vkllm__op_case c = {.op = op, .type = x8_types[t], .rows = 33, .cols = short_k(x8_types[t]), .n = 1,
                                    .flags = VKLLM__CASE_X8};
@@ -462,7 +470,7 @@ static void matvec_glu_cases(int full, struct vkllm__case_list *l) {
         struct vkllm__op_case c = {.op = VKLLM__OP_MATVEC_GLU, .type = k_types[t], .rows = 128, .cols = short_k(k_types[t]), .n = 1};
         addv(l, c, "%s", splits[0]);
         addv(l, c, "%s", splits[1]);
-        if (k_types[t] == VKLLM__TYPE_Q8_0 || k_types[t] == VKLLM__TYPE_Q4_0 || k_types[t] == VKLLM__TYPE_Q4_K) {
+        if (is_x8_type(k_types[t])) {
             c.flags = VKLLM__CASE_X8; /* the int8-x kernel, with and without the dot product instruction */
             addv(l, c, "%s,matvec_x8=1", splits[0]);
             addv(l, c, "%s,matvec_x8=2", splits[0]);

@@ -85,7 +85,7 @@ static vkllm_status pick_config(const struct vkllm__gpu *gpu, struct mv_config *
 
 /* --- x in int8 (matvec_x8.comp) ------------------------------------------------------------ */
 
-/* Where matvec_x8 runs and how: GPUs' Q8_0, Q4_0 and Q4_K products, one subgroup per row group
+/* Where matvec_x8 runs and how: GPUs' Q8_0, Q4_0, Q4_K, Q5_K and Q6_K products, one subgroup per row group
  * (matvec.comp's split: nt lanes, nr rows each; by default 4 row groups per workgroup, 8 rows,
  * since each workgroup quantizes x once for all its rows), x quantized KC elements at a time into
  * at most 16 KiB of shared memory. */
@@ -102,7 +102,7 @@ static int x8_pick(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint3
     const struct vkllm__type_kernels *sh = vkllm__type_kernels(w->type, "matvec");
     if (!sh || sh->matvec_x8 == VKLLM__SHADER_COUNT_ || tu->matvec_x8 == 0) return 0;
     if (tu->matvec_x8 < 0 && (d->type == VKLLM_DEVICE_CPU || !d->integer_dot_product)) return 0;
-    if (w->k % 256 && w->type == VKLLM__TYPE_Q4_K) return 0;
+    if (w->k % 256 && (w->type == VKLLM__TYPE_Q4_K || w->type == VKLLM__TYPE_Q5_K || w->type == VKLLM__TYPE_Q6_K)) return 0;
     /* a row group is one whole subgroup (of the device's size unless the tuning says) */
     const uint32_t sg_ops = VKLLM_SUBGROUP_BASIC | VKLLM_SUBGROUP_ARITHMETIC;
     struct x8_config x = {0};
