@@ -65,8 +65,8 @@ enum vkllm__device_profile {
     X(ops_wg, "VKLLM_OPS_WG", 0, NULL, "workgroup size of the elementwise and row ops (0: from the device)")   \
     X(matvec_texel, "VKLLM_MATVEC_TEXEL", -1, NULL,                                                             \
       "decode matvec on repacked weights through texel buffers: 1 on, 0 off, -1 on CPU devices")              \
-    X(matvec_tb_wg, "VKLLM_MATVEC_TB_WG", 8, NULL, "texel matvec: workgroup size")                             \
-    X(matvec_tb_nr, "VKLLM_MATVEC_TB_NR", 4, NULL, "texel matvec: rows per invocation (1, 2, 4 or 8)")         \
+    X(matvec_tb_wg, "VKLLM_MATVEC_TB_WG", 0, NULL, "texel matvec: workgroup size (0: by matrix size)")        \
+    X(matvec_tb_nr, "VKLLM_MATVEC_TB_NR", 0, NULL, "texel matvec: rows per invocation, 1, 2, 4 or 8 (0: by matrix size)") \
     X(matvec_wg, "VKLLM_MATVEC_WG", 0, NULL, "storage-buffer matvec: workgroup size (0: by device)")           \
     X(matvec_nt, "VKLLM_MATVEC_NT", 0, NULL,                                                                    \
       "storage-buffer matvec: invocations per row group, a power of two (0: by device)")                        \

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vk.h"
 
@@ -633,6 +634,11 @@ vkllm_status vkllm__gpu_open(const struct vkllm__gpu_params *p, struct vkllm__gp
     gpu->info = infos[chosen];
     vkGetPhysicalDeviceMemoryProperties(gpu->phys, &gpu->mem_props);
     VKLLM_TRY(st, create_device(gpu), fail);
+    if (gpu->info.type == VKLLM_DEVICE_CPU) { /* lavapipe: LP_NUM_THREADS, by default the host's CPUs */
+        const char *lp = getenv("LP_NUM_THREADS");
+        long nt = lp && *lp ? strtol(lp, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+        gpu->cpu_threads = nt > 0 ? (uint32_t)VKLLM_MIN(nt, 1024l) : 1;
+    }
     VKLLM_TRY(st, vkllm__mem_init(gpu), fail);
     VKLLM_TRY(st, vkllm__pipeline_cache_load(gpu), fail);
     vkllm__log(VKLLM_LOG_INFO, "device %u: %s (%s, %s)", chosen, gpu->info.name,

@@ -84,6 +84,8 @@ uint64_t vkllm__gpu_max_binding(const struct vkllm__gpu *gpu);
 /* The most bytes one buffer may hold: maxMemoryAllocationSize, or less where the tuning's
  * max_alloc says (tests lower it to exercise split tensors), in whole buffer alignments. */
 uint64_t vkllm__gpu_max_alloc(const struct vkllm__gpu *gpu);
+/* CPU devices (lavapipe): how many threads run its workgroups side by side; 0 on GPUs. */
+uint32_t vkllm__gpu_cpu_threads(const struct vkllm__gpu *gpu);
 
 /* Uniform-buffer and uniform-texel-buffer bindings (shaders whose table row declares binding
  * kinds, see shaders/shaders.cmake). Every device buffer may be bound either way. */

@@ -365,6 +365,8 @@ uint64_t vkllm__gpu_memory_allocated(const struct vkllm__gpu *gpu) { return gpu-
 uint64_t vkllm__gpu_memory_used(const struct vkllm__gpu *gpu) { return gpu->used; }
 
 uint64_t vkllm__gpu_max_binding(const struct vkllm__gpu *gpu) { return gpu->max_binding; }
+uint32_t vkllm__gpu_cpu_threads(const struct vkllm__gpu *gpu) { return gpu->cpu_threads; }
+
 uint64_t vkllm__gpu_max_alloc(const struct vkllm__gpu *gpu) { return gpu->max_alloc / buffer_align(gpu) * buffer_align(gpu); }
 
 const struct vkllm__gpu_bind_limits *vkllm__gpu_bind_limits(const struct vkllm__gpu *gpu) {

@@ -115,6 +115,7 @@ struct vkllm__gpu {
     VkPhysicalDeviceMemoryProperties mem_props;
     int validate;
     struct vkllm__tuning tuning;  /* read once at open (tuning.h); set per device by tests */
+    uint32_t cpu_threads;         /* CPU devices: the threads that run workgroups (0 on GPUs) */
     uint64_t validation_count; /* messages of warning or error severity */
 
     /* memory */
