@@ -4,8 +4,8 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 // matvec_x8.comp - decode's matrix-vector product on GPUs with x in int8: y (NC, m) = x (NC, k) @
-// W^T, W (m, k) in its GGUF encoding (Q8_0, Q4_0, Q4_K, Q5_K or Q6_K: -DWTYPE_*), each product of
-// 4 weight quants with 4 x quants one packed int8 dot product.
+// W^T, W (m, k) in its GGUF encoding (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K or Q6_K: -DWTYPE_*),
+// each product of 4 weight quants with 4 x quants one packed int8 dot product.
 //
 // x is quantized by each workgroup into shared memory, in blocks of 32 elements as ggml's q8_1:
 // d = max|x| / 127, q = roundEven(x / d) (as x * (1 / d)), and s = d * sum(q) for the types with
@@ -22,7 +22,7 @@
 // Work split (specialization constants): NT lanes (the subgroup size, required with full
 // subgroups by the runtime) share NR rows, walking the row's 32-element items with stride NT,
 // then subgroupAdd; a workgroup has WG / NT such row groups. An item is 32 elements: one block
-// (Q8_0, Q4_0: 34 and 18 bytes, read as realigned 32-bit words), one 16-byte word of a Q4_K or
+// (Q8_0, Q4_0, Q5_0: 34, 18 and 22 bytes, read as realigned 32-bit words; Q4_1, Q5_1: 20 and 24), one 16-byte word of a Q4_K or
 // Q5_K super-block's quants (16 low nibbles of one sub-block and 16 high ones of the next; the
 // 16-byte header word holds d, dmin and the 6-bit scales): neighbouring lanes read neighbouring
 // 16-byte words; or a quarter of a Q6_K half (realigned words of its low and high bits).
@@ -91,6 +91,14 @@ void load_x(uint c0, uint kc) {
     }
 }
 
+#if defined(WTYPE_Q4_1)
+#define BLOCK_BYTES 20u
+#elif defined(WTYPE_Q5_1)
+#define BLOCK_BYTES 24u
+#endif
+// Bits 0..3 of h as the lowest bit of bytes 0..3.
+uint spread4(uint h) { return (h & 1u) | (h & 2u) << 7 | (h & 4u) << 14 | (h & 8u) << 21; }
+
 // Item g of the row at byte rb, with x item xi of the shared chunk (xi: 32-element block index
 // in sxd, Q4_K: the item index, its blocks derived below).
 float item_dot(uint rb, uint g, uint xi) {
@@ -112,6 +120,41 @@ float item_dot(uint rb, uint g, uint xi) {
     }
     vec2 xd = sxd[xi];
     return d * (xd.x * float(s) - 8.0 * xd.y);
+#elif defined(WTYPE_Q4_1) || defined(WTYPE_Q5_0) || defined(WTYPE_Q5_1)
+    // d * q + m (Q4_1, Q5_1: 20- and 24-byte blocks, word aligned), d * (q - 16) (Q5_0: 22 bytes);
+    // Q5_*: bit j of qh is the fifth bit of element j, bit 16 + j that of element 16 + j
+#if defined(WTYPE_Q5_0)
+    uint a[6];
+    DQ_LOAD_WORDS(a, rb + g * 22u, 6u);  // d | qh lo, qh hi | qs0..1, ...
+    vec2 dm = vec2(unpackHalf2x16(a[0]).x, 0.0);
+    uint qh = (a[0] >> 16) | (a[1] << 16), q[4];
+    [[unroll]] for (uint i = 0u; i < 4u; i++) q[i] = (a[i + 1u] >> 16) | (a[i + 2u] << 16);
+#else
+    uint o = (rb + g * BLOCK_BYTES) >> 2;
+    vec2 dm = unpackHalf2x16(dq_w[o]);
+#if defined(WTYPE_Q5_1)
+    uint qh = dq_w[o + 1u], q[4];
+    [[unroll]] for (uint i = 0u; i < 4u; i++) q[i] = dq_w[o + 2u + i];
+#else
+    uint q[4];
+    [[unroll]] for (uint i = 0u; i < 4u; i++) q[i] = dq_w[o + 1u + i];
+#endif
+#endif
+    int s = 0;
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        uint lo = q[i] & 0x0f0f0f0fu, hi = (q[i] >> 4) & 0x0f0f0f0fu;
+#if !defined(WTYPE_Q4_1)
+        lo |= spread4(qh >> (4u * i)) << 4;
+        hi |= spread4(qh >> (16u + 4u * i)) << 4;
+#endif
+        s += dot4(lo, sxq[8u * xi + i]) + dot4(hi, sxq[8u * xi + 4u + i]);
+    }
+    vec2 xd = sxd[xi];
+#if defined(WTYPE_Q5_0)
+    return dm.x * (xd.x * float(s) - 16.0 * xd.y);
+#else
+    return dm.x * xd.x * float(s) + dm.y * xd.y;
+#endif
 #elif defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K)
     // Super-block g / 8 in 16-byte words: the header (d, dmin, the 6-bit scales and mins), Q5_K's
     // two words of fifth bits, the quants; quant word t = g % 8: group c = t / 2 of 64 elements,

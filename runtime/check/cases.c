@@ -152,12 +152,30 @@ static uint32_t row_lengths(uint32_t type, uint32_t *ks) {
 }
 
 /* The types the int8-x kernel takes (matvec_x8.comp; runtime/ops/kernels.c's column). */
-static const uint32_t x8_types[] = {VKLLM__TYPE_Q8_0, VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K,
-                                    VKLLM__TYPE_Q6_K};
+static const uint32_t x8_types[] = {VKLLM__TYPE_Q8_0, VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_1, VKLLM__TYPE_Q5_0,
+                                    VKLLM__TYPE_Q5_1, VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K};
 static int is_x8_type(uint32_t type) {
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(x8_types); i++)
         if (x8_types[i] == type) return 1;
     return 0;
+}
+
+/* The int8-x kernel (GPUs; forced here): every type with the instruction; the short list
+ * (selftest) then integer arithmetic, three columns, another work split and x in several chunks
+ * (5632 elements of 3 columns: 4352 at a time) on one type of each item kind (block of realigned
+ * words, 16-byte words of a K-quant, Q6_K's quarters); the full list all of them on every type. */
+static void x8_cases(int full, struct vkllm__case_list *l) {
+    for (size_t t = 0; t < VKLLM_ARRAY_LEN(x8_types); t++) {
+        uint32_t type = x8_types[t];
+        struct vkllm__op_case c = {.op = VKLLM__OP_MATVEC, .type = type, .rows = 33, .cols = short_k(type), .n = 1,
+                                   .flags = VKLLM__CASE_X8};
+        addv(l, c, "%s", "matvec_texel=0,matvec_x8=1");
+        if (!full && type != VKLLM__TYPE_Q5_0 && type != VKLLM__TYPE_Q5_K && type != VKLLM__TYPE_Q6_K) continue;
+        addv(l, c, "%s", "matvec_texel=0,matvec_x8=2");
+        addv(l, (c.n = 3, c), "%s", "matvec_texel=0,matvec_x8=1");
+        addv(l, (c.n = 1, c.rows = 100, c), "%s", "matvec_texel=0,matvec_x8=1,matvec_wg=64,matvec_nr=3");
+        addv(l, (c.n = 3, c.rows = 65, c.cols = 5632, c), "%s", "matvec_texel=0,matvec_x8=1");
+    }
 }
 
 /* The short list: every type with the device's split and several columns; every work split on the
@@ -178,18 +196,7 @@ static void matvec_short(enum vkllm__op op, struct vkllm__case_list *l) {
         addv(l, c, "max_alloc=%u,max_binding=%u", split[i].max_alloc, split[i].max_binding);
         if (op == VKLLM__OP_MATVEC) addv(l, (c.n = 3, c), "max_alloc=%u,max_binding=%u", split[i].max_alloc, split[i].max_binding);
     }
-    /* the int8-x kernel (GPUs' Q8_0, Q4_0 and K-quants; forced here): with and without the dot product
-     * instruction, one and three columns, another work split; x in several chunks (5632 elements
-     * of 3 columns: 4352 at a time) */
-    for (size_t t = 0; op == VKLLM__OP_MATVEC && t < VKLLM_ARRAY_LEN(x8_types); t++) {
-        struct vkllm__op_case c = {.op = op, .type = x8_types[t], .rows = 33, .cols = short_k(x8_types[t]), .n = 1,
-                                   .flags = VKLLM__CASE_X8};
-        addv(l, c, "%s", "matvec_texel=0,matvec_x8=1");
-        addv(l, c, "%s", "matvec_texel=0,matvec_x8=2");
-        addv(l, (c.n = 3, c), "%s", "matvec_texel=0,matvec_x8=1");
-        addv(l, (c.n = 1, c.rows = 100, c), "%s", "matvec_texel=0,matvec_x8=1,matvec_wg=64,matvec_nr=3");
-        addv(l, (c.n = 3, c.rows = 65, c.cols = 5632, c), "%s", "matvec_texel=0,matvec_x8=1");
-    }
+    if (op == VKLLM__OP_MATVEC) x8_cases(0, l);
     for (size_t t = 0; t < N_TYPES; t++) {
         struct vkllm__op_case c = {.op = op, .type = k_types[t], .rows = 33, .cols = short_k(k_types[t]), .n = 1};
         if (op == VKLLM__OP_GET_ROWS) {
@@ -252,6 +259,7 @@ static void matvec_full(enum vkllm__op op, struct vkllm__case_list *l) {
     /* a matrix made the way models load, and the short list's shapes */
     ADD(l, .op = op, .type = VKLLM__TYPE_Q8_0, .rows = 64, .cols = 2048, .n = op == VKLLM__OP_GET_ROWS ? 7 : 1,
         .flags = VKLLM__CASE_UPLOADED);
+    if (op == VKLLM__OP_MATVEC) x8_cases(1, l);
     matvec_short(op, l);
 }
 
@@ -471,9 +479,9 @@ static void matvec_glu_cases(int full, struct vkllm__case_list *l) {
         addv(l, c, "%s", splits[0]);
         addv(l, c, "%s", splits[1]);
         if (is_x8_type(k_types[t])) {
-            c.flags = VKLLM__CASE_X8; /* the int8-x kernel, with and without the dot product instruction */
+            c.flags = VKLLM__CASE_X8; /* the int8-x kernel, with the instruction (full: and without) */
             addv(l, c, "%s,matvec_x8=1", splits[0]);
-            addv(l, c, "%s,matvec_x8=2", splits[0]);
+            if (full || k_types[t] == VKLLM__TYPE_Q4_K) addv(l, c, "%s,matvec_x8=2", splits[0]);
             c.flags = 0;
         }
         if (!full) continue;

@@ -79,7 +79,7 @@ static int guard_ok(const float *y, uint64_t from) {
 
 /* --- x in int8 -------------------------------------------------------------------------------- */
 
-/* Where the device quantizes x to int8 for W (vkllm__matvec_x8_applies: GPUs' Q8_0, Q4_0, Q4_K, Q5_K, Q6_K),
+/* Where the device quantizes x to int8 for W (vkllm__matvec_x8_applies: GPUs' 4-, 5- and 8-bit types),
  * the kernel is judged on x as quantized: x (n columns of k) is nudged off rounding ties (so any
  * conforming division rounds it alike) and the x the reference multiplies is returned; elsewhere x
  * itself. */

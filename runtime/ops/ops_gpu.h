@@ -157,7 +157,7 @@ vkllm_status vkllm__op_matvec_glu(struct vkllm__cmd *c, struct vkllm__view y, co
  * row count, and all of it within one storage binding. */
 int vkllm__matvec_glu_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w);
 /* 1 if vkllm__op_matvec (ncols columns) and vkllm__op_matvec_glu run w with x quantized to int8
- * (matvec_x8.comp: GPUs, Q8_0 / Q4_0 / Q4_K / Q5_K / Q6_K; tuning matvec_x8): their results are then those of x
+ * (matvec_x8.comp: GPUs, the 4-, 5- and 8-bit types but IQ4_*; tuning matvec_x8): their results are then those of x
  * as vkllm__ref_quantize_x8 makes it. */
 int vkllm__matvec_x8_applies(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t ncols);
 /* 1 if vkllm__op_matmul multiplies w (storage-buffer layout) through vkllm__op_matvec. */

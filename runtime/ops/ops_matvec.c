@@ -85,7 +85,7 @@ static vkllm_status pick_config(const struct vkllm__gpu *gpu, struct mv_config *
 
 /* --- x in int8 (matvec_x8.comp) ------------------------------------------------------------ */
 
-/* Where matvec_x8 runs and how: GPUs' Q8_0, Q4_0, Q4_K, Q5_K and Q6_K products, one subgroup per row group
+/* Where matvec_x8 runs and how: GPUs' Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K products, one subgroup per row group
  * (matvec.comp's split: nt lanes, nr rows each; by default 4 row groups per workgroup, 8 rows,
  * since each workgroup quantizes x once for all its rows), x quantized KC elements at a time into
  * at most 16 KiB of shared memory. */
