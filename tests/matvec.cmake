@@ -6,5 +6,11 @@ target_include_directories(bench_matvec PRIVATE ${VKLLM_INTERNAL_INCLUDE_DIRS} $
 target_compile_definitions(bench_matvec PRIVATE _GNU_SOURCE)
 target_link_libraries(bench_matvec PRIVATE vkllm_static vkllm::cjson vkllm::stb vkllm::volk)
 # GPUs' int8-x matvec end to end: random Q8_0/Q4_0/Q4_K models under a GPU profile vs the reference.
+# The sanitizer build takes one type (--quick).
+if(VKLLM_SANITIZE)
+  set(VKLLM_X8_ARGS --quick)
+else()
+  set(VKLLM_X8_ARGS "")
+endif()
 vkllm_add_script_test(NAME test_matvec_x8 LABELS gpu
-  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_matvec_x8.py $<TARGET_FILE:vkllm>)
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_matvec_x8.py $<TARGET_FILE:vkllm> ${VKLLM_X8_ARGS})

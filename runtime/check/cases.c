@@ -160,17 +160,22 @@ static int is_x8_type(uint32_t type) {
     return 0;
 }
 
-/* The int8-x kernel (GPUs; forced here): every type with the instruction; the short list
- * (selftest) then integer arithmetic, three columns, another work split and x in several chunks
+/* The int8-x kernel (GPUs; forced here): every type with the instruction (the full list: and
+ * without); then integer arithmetic, three columns, another work split and x in several chunks
  * (5632 elements of 3 columns: 4352 at a time) on one type of each item kind (block of realigned
- * words, 16-byte words of a K-quant, Q6_K's quarters); the full list all of them on every type. */
+ * words, 16-byte words of a K-quant, Q6_K's quarters). */
 static void x8_cases(int full, struct vkllm__case_list *l) {
     for (size_t t = 0; t < VKLLM_ARRAY_LEN(x8_types); t++) {
         uint32_t type = x8_types[t];
         struct vkllm__op_case c = {.op = VKLLM__OP_MATVEC, .type = type, .rows = 33, .cols = short_k(type), .n = 1,
                                    .flags = VKLLM__CASE_X8};
+        int rep = type == VKLLM__TYPE_Q5_0 || type == VKLLM__TYPE_Q5_K || type == VKLLM__TYPE_Q6_K;
+        if (full) { /* the full list's additions to the short one's */
+            if (!rep) addv(l, c, "%s", "matvec_texel=0,matvec_x8=2");
+            continue;
+        }
         addv(l, c, "%s", "matvec_texel=0,matvec_x8=1");
-        if (!full && type != VKLLM__TYPE_Q5_0 && type != VKLLM__TYPE_Q5_K && type != VKLLM__TYPE_Q6_K) continue;
+        if (!rep) continue;
         addv(l, c, "%s", "matvec_texel=0,matvec_x8=2");
         addv(l, (c.n = 3, c), "%s", "matvec_texel=0,matvec_x8=1");
         addv(l, (c.n = 1, c.rows = 100, c), "%s", "matvec_texel=0,matvec_x8=1,matvec_wg=64,matvec_nr=3");
