@@ -19,8 +19,8 @@
 #      the Q4_K file
 #   5. `vkllm bench -p 512 -n 128 -r 3` on both files, and once more with --profile (per kernel)
 #   6. llama.cpp's Vulkan backend (the peer) on the same files, same lengths
-#   7. the Q4_K file's decode with x in int8 (the default) and in f32 (VKLLM_MATVEC_X8=0), twice
-#      each, alternating, into profile.md
+#   7. the Q4_K file's decode with matvec_x8 as by default, everywhere and nowhere
+#      (VKLLM_MATVEC_X8=-1, 1, 0), twice each, alternating, into profile.md
 #   8. the device tests (validation on), while the time budget lasts
 # then summary.md: the device, pass/fail of each step, logits error, tokens/s of vkllm and the
 # peer side by side and as a fraction of the card's bandwidth (--peak-gbps, or known cards').
@@ -173,10 +173,10 @@ for f in "$q8" "$q4"; do
   fi
 done
 python3 "$root/scripts/gpu-check-report.py" bench "$work/bench.jsonl" "$work" "$out/bench.json" >> "$out/log.txt" 2>&1
-# decode of the Q4_K file with x in f32 (matvec.comp) against the default (x in int8, matvec_x8 where
-# the device offers the integer dot product): which is faster on this GPU
-echo "## $(basename "$q4"): decode, x in int8 (default) then in f32 (VKLLM_MATVEC_X8=0), alternating" >> "$out/profile.md"
-for x8 in -1 0 -1 0; do
+# decode of the Q4_K file as chosen by default, with x in int8 wherever matvec_x8 can run, and with
+# x in f32 everywhere (matvec.comp): which is faster on this GPU
+echo "## $(basename "$q4"): decode, VKLLM_MATVEC_X8 default (-1), everywhere (1), nowhere (0), alternating" >> "$out/profile.md"
+for x8 in -1 1 0 -1 1 0; do
   step "decode_x8_$x8" sh -c 'echo "VKLLM_MATVEC_X8=$4: $(VKLLM_MATVEC_X8=$4 "$0" bench -m "$1" -p 0 -n "$2" -r "$3" 2>&1 | grep "tg:")" >> "$5"' \
     "$bin/vkllm" "$q4" $TG $REPS "$x8" "$out/profile.md"
 done

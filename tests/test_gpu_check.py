@@ -25,7 +25,7 @@ want = ["bench.json", "devices.json", "log.txt", "logits.json", "profile.md", "s
 check(files == want, "report files %s" % files)
 summary = open(os.path.join(out, "summary.md")).read() if "summary.md" in files else ""
 for step in ("devices", "selftest_json", "make_q8_0", "make_q4_K", "logits", "bench_small-q8_0", "bench_small-q4_K",
-             "profile_small-q4_K", "decode_x8_-1", "decode_x8_0", "test_vk"):
+             "profile_small-q4_K", "decode_x8_-1", "decode_x8_1", "decode_x8_0", "test_vk"):
     check("| %s | pass |" % step in summary, "step %s passed" % step)
 check("FAIL" not in summary, "no step failed")
 if "logits.json" in files:
@@ -39,8 +39,8 @@ if "selftest.json" in files:
     check(st["failed"] == 0 and st["ok"] > 100, "selftest: %d ok, %d failed" % (st["ok"], st["failed"]))
 check("| small-q8_0.gguf | tg16 |" in summary and "(no llama.cpp peer in this run)" in summary, "speed table")
 prof = open(os.path.join(out, "profile.md")).read() if "profile.md" in files else ""
-check(prof.count("VKLLM_MATVEC_X8=-1: ") == 2 and prof.count("VKLLM_MATVEC_X8=0: ") == 2 and prof.count("tg:") >= 4,
-      "profile.md: decode with x in int8 and in f32, twice each")
+check(all(prof.count("VKLLM_MATVEC_X8=%s: " % v) == 2 for v in ("-1", "1", "0")) and prof.count("tg:") >= 6,
+      "profile.md: decode with matvec_x8 by default, everywhere, nowhere, twice each")
 print(summary)
 print("all checks passed" if not failures else "%d check(s) failed" % len(failures))
 sys.exit(1 if failures else 0)

@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """GPUs' decode matvec with x in int8 (shaders/matvec_x8.comp), end to end: random Q8_0, Q4_0, Q4_K,
-Q5_K and Q6_K models decoded under the nvidia-ampere profile (a GPU offering the integer dot product, so
-the kernel is its default; lavapipe offers the instruction too) against the scalar reference.
+Q5_K and Q6_K models decoded under the nvidia-ampere profile (a GPU's code paths; lavapipe offers
+the integer dot product instruction) with the kernel forced on (VKLLM_MATVEC_X8=1), against the
+scalar reference:
 
 - the kernel ran: the logits differ from the same run with VKLLM_MATVEC_X8=0 (x in f32), and
   `vkllm bench --profile` names matvec_x8dp;
+- the default leaves it off where the dot product is not accelerated (lavapipe's is not): the
+  logits of x in f32;
 - the instruction and the integer arithmetic without it (VKLLM_MATVEC_X8=2) give the same bits;
 - x in int8 (q8_1 as ggml's: one scale per 32) costs accuracy, and no more than that: logits
   within 0.1 of the reference (they are about 3) and the reference's argmax wherever its lead
-  over the second is more than 0.05.
+  over the second is more than 0.05;
+- `vkllm selftest` of matvec and matvec_glu with the kernel on passes under other GPUs' profiles
+  (their subgroup, shared-memory and workgroup limits).
 The kernel itself is checked against the reference element by element in `vkllm selftest`."""
 import json, os, subprocess, sys, tempfile
 
@@ -40,8 +45,10 @@ with tempfile.TemporaryDirectory() as tmp:
                       (["--device", dev] if dev else []), env)
             return json.loads(out) if out else []
         ref = logits(dev="ref")
-        x8 = logits(gpu)
+        x8 = logits(dict(gpu, VKLLM_MATVEC_X8="1"))
         f32 = logits(dict(gpu, VKLLM_MATVEC_X8="0"))
+        dflt = logits(gpu)
+        check(dflt and dflt == f32, "%s: off by default where the dot product is not accelerated" % t)
         emu = logits(dict(gpu, VKLLM_MATVEC_X8="2"))
         check(x8 and x8 != f32, "%s: the int8-x kernel ran (logits differ from x in f32)" % t)
         check(x8 and x8 == emu, "%s: the dot product instruction and integer arithmetic give the same bits" % t)
@@ -56,7 +63,14 @@ with tempfile.TemporaryDirectory() as tmp:
                          if i1 == i2], default=1.0)
         print("%s: max |logit - reference|: x in int8 %.2e, x in f32 %.2e" % (t, worst, worst_f32))
         if t == "q4_K":
-            prof = run(["bench", "-m", path, "-p", "8", "-n", "4", "-r", "1", "--profile"], gpu)
+            prof = run(["bench", "-m", path, "-p", "8", "-n", "4", "-r", "1", "--profile"], dict(gpu, VKLLM_MATVEC_X8="1"))
             check("matvec_x8dp" in prof, "bench --profile names the kernel (matvec_x8dp)")
+for p in ([] if QUICK else ["amd-rdna3", "intel-xe-lpg", "apple-m1-moltenvk"]):
+    out = run(["selftest", "--op", "matvec,matvec_glu", "--defaults", "--validate", "--json"],
+              {"VKLLM_DEVICE_PROFILE": p, "VKLLM_MATVEC_X8": "1"})
+    st = json.loads(out) if out else {"cases": []}
+    ran = [c for c in st["cases"] if c.get("kernel", "").startswith("matvec_x8")]
+    check(st.get("failed", 1) == 0 and len(ran) >= 8,
+          "%s: selftest with the kernel on: %d of its cases ran it, %s failed" % (p, len(ran), st.get("failed")))
 print("all checks passed" if not failures else "%d check(s) failed" % len(failures))
 sys.exit(1 if failures else 0)

@@ -74,7 +74,7 @@ enum vkllm__device_profile {
     X(matvec_sg, "VKLLM_MATVEC_SG", 1, NULL, "0: the shared-memory reduction even where subgroupAdd works")    \
     X(matvec_xs, "VKLLM_MATVEC_XS", 1, NULL, "0: every lane loads its own x (no sharing through the subgroup)") \
     X(matvec_x8, "VKLLM_MATVEC_X8", -1, NULL,                                                                   \
-      "Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K/Q5_K/Q6_K decode matvec with x in int8: 1 on (the packed dot product instruction where offered), 2 on without the instruction, 0 off, -1 on GPUs offering it") \
+      "Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K/Q5_K/Q6_K decode matvec with x in int8: 1 on (the packed dot product instruction where offered), 2 on without the instruction, 0 off, -1 on GPUs where it is accelerated, by vendor, type and row length (ops_matvec.c)") \
     X(matmul, "VKLLM_MATMUL", -1, "tiled,matvec",                                                               \
       "prefill's product: tiled (shared-memory tiles) or matvec (8 tokens per weight read); -1: matvec on CPU devices") \
     X(moe_group, "VKLLM_MOE_GROUP", -1, NULL,                                                                   \

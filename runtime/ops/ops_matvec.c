@@ -95,13 +95,35 @@ struct x8_config {
     uint32_t wg, nt, nr, kc, subgroup;
 };
 
+/* Where matvec_x8 is the default (tuning matvec_x8 = -1): GPUs whose packed int8 dot product is
+ * accelerated, and there only where llama.cpp's Vulkan backend measured its own int8 path
+ * (ggml_vk_should_use_mmvq, x quantized by a dispatch of its own) faster than its f32/f16 one:
+ * rows longer than 4096 on NVIDIA, 2048 on AMD and Intel (below that, quantizing x does not pay);
+ * not Q8_0 on NVIDIA and AMD, not Q4_0 / Q5_1 on Intel, Q6_K (2-byte aligned blocks) only on
+ * Intel. Not measured on any GPU by vkllm yet: scripts/gpu-check.sh compares both. The choice
+ * depends on the matrix, never on the number of columns (a column's bits do not depend on the
+ * batch). */
+static int x8_default(const struct vkllm_device_info *d, uint32_t type, uint64_t k) {
+    if (d->type == VKLLM_DEVICE_CPU || !d->integer_dot_product || !d->integer_dot_product_accel) return 0;
+    switch (d->vendor_id) {
+    case 0x10de: /* NVIDIA */
+        return k > 4096 && type != VKLLM__TYPE_Q8_0 && type != VKLLM__TYPE_Q6_K;
+    case 0x1002: /* AMD */
+        return k >= 2048 && type != VKLLM__TYPE_Q8_0 && type != VKLLM__TYPE_Q6_K;
+    case 0x8086: /* Intel */
+        return k >= 2048 && type != VKLLM__TYPE_Q4_0 && type != VKLLM__TYPE_Q5_1;
+    default:
+        return type != VKLLM__TYPE_Q6_K;
+    }
+}
+
 static int x8_pick(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t nc, int glu,
                    struct x8_config *out) {
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     const struct vkllm__tuning *tu = vkllm__gpu_tuning(gpu);
     const struct vkllm__type_kernels *sh = vkllm__type_kernels(w->type, "matvec");
     if (!sh || sh->matvec_x8 == VKLLM__SHADER_COUNT_ || tu->matvec_x8 == 0) return 0;
-    if (tu->matvec_x8 < 0 && (d->type == VKLLM_DEVICE_CPU || !d->integer_dot_product)) return 0;
+    if (tu->matvec_x8 < 0 && !x8_default(d, w->type, w->k)) return 0;
     if (w->k % 256 && (w->type == VKLLM__TYPE_Q4_K || w->type == VKLLM__TYPE_Q5_K || w->type == VKLLM__TYPE_Q6_K)) return 0;
     /* a row group is one whole subgroup (of the device's size unless the tuning says) */
     const uint32_t sg_ops = VKLLM_SUBGROUP_BASIC | VKLLM_SUBGROUP_ARITHMETIC;
