@@ -55,10 +55,20 @@ layout(std430, binding = 0) readonly buffer W4 { uvec4 w128[]; };  // ... and as
 layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };
 
-// C twin: struct vkllm__pc_matvec (runtime/ops/shader_abi_matvec.h)
+// C twin: struct vkllm__pc_matvec (runtime/ops/shader_abi_matvec.h); -DMATVEC_ID: vkllm__pc_matvec_id
 layout(push_constant) uniform PC {
     uint k, m, row_bytes, y0, x0, x_stride, y_stride;
+#if defined(MATVEC_ID)
+    uint n_expert, x_div, e0, e1;
+#endif
 } p;
+
+// -DMATVEC_ID (mixture of experts): as matvec.comp's MATVEC_ID (its comment says how the ids
+// binding and the chunks of experts work): NC = 1, z the column; NC > 1, z a tile of up to NC
+// columns of one expert (moe.comp's MOE_GROUP layout). Each column's x is quantized as alone.
+#if defined(MATVEC_ID)
+layout(std430, binding = 3) readonly buffer Ids { uint ids[]; };
+#endif
 
 shared uint sxq[NC * KC / 4u];   // x quants of the chunk, column by column, 4 to a word
 shared vec2 sxd[NC * KC / 32u];  // per block of 32: d and d * sum(q)
@@ -213,10 +223,37 @@ void main() {
     uint t = gl_LocalInvocationID.x;
     uint lane = t % NT;
     uint row0 = (wg * (gl_WorkGroupSize.x / NT) + t / NT) * NR;
-    [[unroll]] for (uint c = 0u; c < NC; c++) xcol[c] = p.x0 + c * p.x_stride;
+    uint ycol[NC];  // each column's y index of row 0
+#if defined(MATVEC_ID)
+    uint expert, ncol = 1u;
+    if (NC == 1u) {
+        uint col = gl_WorkGroupID.z;
+        expert = ids[col];
+        xcol[0] = p.x0 + (col / p.x_div) * p.x_stride;
+        ycol[0] = p.y0 + col * p.y_stride;
+    } else {
+        uint tile = gl_WorkGroupID.z;
+        if (tile >= ids[0]) return;  // uniform: past the tiles this batch has
+        expert = ids[4u + 4u * tile];
+        uint first = ids[4u + 4u * tile + 1u], ob = 4u + 4u * gl_NumWorkGroups.z;
+        ncol = ids[4u + 4u * tile + 2u];
+        [[unroll]] for (uint c = 0u; c < NC; c++) {
+            uint col = ids[ob + first + min(c, ncol - 1u)];  // past ncol: the last again, not stored
+            xcol[c] = p.x0 + (col / p.x_div) * p.x_stride;
+            ycol[c] = p.y0 + col * p.y_stride;
+        }
+    }
+    bool valid = expert < p.n_expert;
+    if (valid ? expert < p.e0 || expert >= p.e1 : p.e0 != 0u) return;  // uniform: another chunk's
+    uint eo = (valid ? expert - p.e0 : 0u) * p.m * p.row_bytes;         // the expert's first row
+#else
+    const bool valid = true;
+    const uint eo = 0u, ncol = NC;
+    [[unroll]] for (uint c = 0u; c < NC; c++) xcol[c] = p.x0 + c * p.x_stride, ycol[c] = p.y0 + c * p.y_stride;
+#endif
     uint rb[NR];
     float acc[NC][NR], acc2[NC][NR];  // acc2: GLU's up rows
-    [[unroll]] for (uint r = 0u; r < NR; r++) rb[r] = min(row0 + r, p.m - 1u) * p.row_bytes;
+    [[unroll]] for (uint r = 0u; r < NR; r++) rb[r] = eo + min(row0 + r, p.m - 1u) * p.row_bytes;
     [[unroll]] for (uint c = 0u; c < NC; c++)
         [[unroll]] for (uint r = 0u; r < NR; r++) acc[c][r] = 0.0, acc2[c][r] = 0.0;
     for (uint c0 = 0u; c0 < p.k; c0 += KC) {
@@ -239,8 +276,8 @@ void main() {
         [[unroll]] for (uint r = 0u; r < NR; r++) {
             float g = subgroupAdd(acc[c][r]);
             float u = GLU != 0u ? subgroupAdd(acc2[c][r]) : 0.0;
-            if (lane == 0u && row0 + r < p.m)
-                y[p.y0 + c * p.y_stride + row0 + r] = GLU != 0u ? g / (1.0 + exp(-g)) * u : g;
+            if (lane == 0u && c < ncol && row0 + r < p.m)
+                y[ycol[c] + row0 + r] = !valid ? 0.0 : GLU != 0u ? g / (1.0 + exp(-g)) * u : g;
         }
     }
 }

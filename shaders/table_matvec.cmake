@@ -1,7 +1,8 @@
 # Decode matrix-vector product and embedding lookup: one variant per weight type (see
 # shaders/shaders.cmake for the columns). matvec_<t>: subgroupAdd reduction; matvec_<t>_shm:
 # shared-memory reduction for devices without subgroup arithmetic. matvec_x8_<t>: GPUs, x in int8
-# (matvec_x8.comp), matvec_x8dp_<t> with the packed int8 dot product instruction.
+# (matvec_x8.comp), matvec_x8dp_<t> with the packed int8 dot product instruction; matvec_id_x8*: the
+# experts' products (mixture of experts) of the same.
 list(APPEND VKLLM_SHADER_TABLE
   "matvec_x8_q8_0    matvec_x8.comp  WTYPE_Q8_0=1  3  matvec"
   "matvec_x8_q4_0    matvec_x8.comp  WTYPE_Q4_0=1  3  matvec"
@@ -19,6 +20,22 @@ list(APPEND VKLLM_SHADER_TABLE
   "matvec_x8dp_q4_k  matvec_x8.comp  WTYPE_Q4_K=1,DOT_HW=1  3  matvec"
   "matvec_x8dp_q5_k  matvec_x8.comp  WTYPE_Q5_K=1,DOT_HW=1  3  matvec"
   "matvec_x8dp_q6_k  matvec_x8.comp  WTYPE_Q6_K=1,DOT_HW=1  3  matvec"
+  "matvec_id_x8_q8_0  matvec_x8.comp  WTYPE_Q8_0=1,MATVEC_ID=1  4  matvec_id"
+  "matvec_id_x8_q4_0  matvec_x8.comp  WTYPE_Q4_0=1,MATVEC_ID=1  4  matvec_id"
+  "matvec_id_x8_q4_1  matvec_x8.comp  WTYPE_Q4_1=1,MATVEC_ID=1  4  matvec_id"
+  "matvec_id_x8_q5_0  matvec_x8.comp  WTYPE_Q5_0=1,MATVEC_ID=1  4  matvec_id"
+  "matvec_id_x8_q5_1  matvec_x8.comp  WTYPE_Q5_1=1,MATVEC_ID=1  4  matvec_id"
+  "matvec_id_x8_q4_k  matvec_x8.comp  WTYPE_Q4_K=1,MATVEC_ID=1  4  matvec_id"
+  "matvec_id_x8_q5_k  matvec_x8.comp  WTYPE_Q5_K=1,MATVEC_ID=1  4  matvec_id"
+  "matvec_id_x8_q6_k  matvec_x8.comp  WTYPE_Q6_K=1,MATVEC_ID=1  4  matvec_id"
+  "matvec_id_x8dp_q8_0  matvec_x8.comp  WTYPE_Q8_0=1,MATVEC_ID=1,DOT_HW=1  4  matvec_id"
+  "matvec_id_x8dp_q4_0  matvec_x8.comp  WTYPE_Q4_0=1,MATVEC_ID=1,DOT_HW=1  4  matvec_id"
+  "matvec_id_x8dp_q4_1  matvec_x8.comp  WTYPE_Q4_1=1,MATVEC_ID=1,DOT_HW=1  4  matvec_id"
+  "matvec_id_x8dp_q5_0  matvec_x8.comp  WTYPE_Q5_0=1,MATVEC_ID=1,DOT_HW=1  4  matvec_id"
+  "matvec_id_x8dp_q5_1  matvec_x8.comp  WTYPE_Q5_1=1,MATVEC_ID=1,DOT_HW=1  4  matvec_id"
+  "matvec_id_x8dp_q4_k  matvec_x8.comp  WTYPE_Q4_K=1,MATVEC_ID=1,DOT_HW=1  4  matvec_id"
+  "matvec_id_x8dp_q5_k  matvec_x8.comp  WTYPE_Q5_K=1,MATVEC_ID=1,DOT_HW=1  4  matvec_id"
+  "matvec_id_x8dp_q6_k  matvec_x8.comp  WTYPE_Q6_K=1,MATVEC_ID=1,DOT_HW=1  4  matvec_id"
   "matvec_f32      matvec.comp    WTYPE_F32=1,SG_REDUCE=1  3  matvec"
   "matvec_f16      matvec.comp    WTYPE_F16=1,SG_REDUCE=1  3  matvec"
   "matvec_bf16     matvec.comp    WTYPE_BF16=1,SG_REDUCE=1  3  matvec"

@@ -526,6 +526,19 @@ static void moe_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
                                             .heads = 5, .flags = VKLLM__CASE_BOTH_PATHS | VKLLM__CASE_GROUPED},
                  "matvec_texel=1");
         }
+        /* the int8-x kernel (GPUs; forced here): one column and grouped, on one type of each item
+         * kind (full: every type it takes), and the experts in chunks of whole experts */
+        for (size_t t = 0; t < VKLLM_ARRAY_LEN(x8_types); t++) {
+            uint32_t type = x8_types[t], k = vkllm__type_traits(type)->block_size == 256 ? 512 : 96;
+            if (!full && type != VKLLM__TYPE_Q5_0 && type != VKLLM__TYPE_Q4_K && type != VKLLM__TYPE_Q6_K) continue;
+            addv(l, (struct vkllm__op_case){.op = op, .type = type, .rows = 33, .cols = k, .n = 3, .nb = 2, .heads = 5,
+                                            .flags = VKLLM__CASE_X8}, "matvec_texel=0,matvec_x8=1");
+            addv(l, (struct vkllm__op_case){.op = op, .type = type, .rows = 33, .cols = k, .n = 21, .nb = 4, .heads = 5,
+                                            .flags = VKLLM__CASE_X8 | VKLLM__CASE_GROUPED}, "matvec_texel=0,matvec_x8=1");
+        }
+        addv(l, (struct vkllm__op_case){.op = op, .type = VKLLM__TYPE_Q4_K, .rows = 33, .cols = 512, .n = 9, .nb = 3,
+                                        .heads = 5, .flags = VKLLM__CASE_X8 | VKLLM__CASE_GROUPED},
+             "max_binding=20000,matvec_texel=0,matvec_x8=2");
         /* matvec.comp's work splits, as the GPU paths take them (CPU devices' texel path off): subgroupAdd and shared memory over
          * 8 and 32 lanes, x shared by shuffles */
         static const char *const splits[] = {"matvec_wg=64,matvec_nt=8,matvec_nr=2,matvec_sg=1",

@@ -38,11 +38,6 @@ void vkllm__chk_matvec_id(struct chk *k) {
     for (uint32_t i = 0; i < ncols; i++) {
         ids[i] = (uint32_t)((vkllm__chk_rand(k) + 1.0f) * 0.5f * ne) % ne;
         if (i == ncols / 2 && ncols > 1) ids[i] = ne + 3; /* out of range: a zero column */
-        if (ids[i] < ne)
-            vkllm__ref_matvec_q(want + (uint64_t)i * m, c->type, w + (uint64_t)ids[i] * m * row_bytes, row_bytes,
-                                x + (uint64_t)(i / picks) * kk, m, kk);
-        else
-            memset(want + (uint64_t)i * m, 0, 4ull * m);
     }
     struct vkllm__dtensor t = {.type = c->type, .k = kk, .m = (uint64_t)m * ne, .row_bytes = row_bytes};
     if (c->flags & VKLLM__CASE_SPLIT) { /* as models load them: split between experts past max_alloc */
@@ -59,10 +54,28 @@ void vkllm__chk_matvec_id(struct chk *k) {
         vkllm__chk_ok(k, vkllm__dtensor_add_tb(k->gpu, &t, w));
         vkllm__chk_own(k, t.tb); /* freed with the case */
     }
+    /* GPUs' int8-x kernel (matvec_x8.comp): judged on x as it quantizes it (nudged off rounding
+     * ties first, so that any conforming division rounds alike) */
+    int grouped = (c->flags & VKLLM__CASE_GROUPED) != 0;
+    const float *xr = x;
+    if (!k->st && vkllm__matvec_id_x8_applies(k->gpu, &t, grouped)) {
+        float *xq = vkllm__chk_floats(k, (uint64_t)c->n * kk, 0);
+        for (uint32_t j = 0; xq && j < c->n; j++) vkllm__ref_quantize_x8(xq + (uint64_t)j * kk, x + (uint64_t)j * kk, kk, 1);
+        if (xq) xr = xq;
+    } else if (!k->st && (c->flags & VKLLM__CASE_X8)) {
+        k->r->skipped = 1;
+        vkllm__chk_fail(k, "the int8-x kernel cannot run here (subgroup arithmetic or size)");
+    }
+    for (uint32_t i = 0; i < ncols && !k->st; i++) {
+        if (ids[i] < ne)
+            vkllm__ref_matvec_q(want + (uint64_t)i * m, c->type, w + (uint64_t)ids[i] * m * row_bytes, row_bytes,
+                                xr + (uint64_t)(i / picks) * kk, m, kk);
+        else
+            memset(want + (uint64_t)i * m, 0, 4ull * m);
+    }
     for (uint64_t i = 0; i < (uint64_t)ncols * m + GUARD; i++) got[i] = POISON;
     struct vkllm__buffer *bx = vkllm__chk_buf(k, 4ull * c->n * kk, x), *bi = vkllm__chk_buf(k, 4ull * ncols, ids);
     struct vkllm__buffer *by = vkllm__chk_buf(k, 4ull * ((uint64_t)ncols * m + GUARD), got);
-    int grouped = (c->flags & VKLLM__CASE_GROUPED) != 0;
     float *one = grouped ? vkllm__chk_floats(k, (uint64_t)ncols * m, 0) : NULL; /* the one-column kernel's */
     struct vkllm__buffer *bg = grouped ? vkllm__chk_buf(k, vkllm__moe_group_bytes(ncols, ne), NULL) : NULL;
     struct vkllm__buffer *b1 = grouped ? vkllm__chk_buf(k, 4ull * ncols * m, NULL) : NULL;

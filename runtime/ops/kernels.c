@@ -11,11 +11,14 @@
 #define VKLLM__SHADER_MATVEC_TB_ID_NONE VKLLM__SHADER_COUNT_
 #define VKLLM__SHADER_MATVEC_X8_NONE VKLLM__SHADER_COUNT_
 #define VKLLM__SHADER_MATVEC_X8DP_NONE VKLLM__SHADER_COUNT_
+#define VKLLM__SHADER_MATVEC_ID_X8_NONE VKLLM__SHADER_COUNT_
+#define VKLLM__SHADER_MATVEC_ID_X8DP_NONE VKLLM__SHADER_COUNT_
 #define T(t, n, tb, gg, x8)                                                                                           \
     {VKLLM__TYPE_##t, VKLLM__SHADER_MATVEC_##n, VKLLM__SHADER_MATVEC_##n##_SHM, VKLLM__SHADER_GET_ROWS_##n,              \
      VKLLM__SHADER_MATMUL_##n, VKLLM__SHADER_MATVEC_TB_##tb, VKLLM__SHADER_MATVEC_ID_##n,                         \
      VKLLM__SHADER_MATVEC_ID_##n##_SHM, VKLLM__SHADER_MATVEC_TB_ID_##tb, VKLLM__SHADER_MATVEC_TB_ID_##gg,         \
-     VKLLM__SHADER_MATVEC_X8_##x8, VKLLM__SHADER_MATVEC_X8DP_##x8}
+     VKLLM__SHADER_MATVEC_X8_##x8, VKLLM__SHADER_MATVEC_X8DP_##x8, VKLLM__SHADER_MATVEC_ID_X8_##x8,                \
+     VKLLM__SHADER_MATVEC_ID_X8DP_##x8}
 static const struct vkllm__type_kernels k_kernels[] = {
     T(F32, F32, F32, NONE, NONE),       T(F16, F16, F16, NONE, NONE),         T(BF16, BF16, F32, NONE, NONE),
     T(Q8_0, Q8_0, Q8_0, NONE, Q8_0),    T(Q4_0, Q4_0, Q4_0, NONE, Q4_0),      T(Q4_1, Q4_1, Q4_K, NONE, Q4_1),
@@ -28,6 +31,8 @@ static const struct vkllm__type_kernels k_kernels[] = {
 #undef VKLLM__SHADER_MATVEC_TB_ID_NONE
 #undef VKLLM__SHADER_MATVEC_X8_NONE
 #undef VKLLM__SHADER_MATVEC_X8DP_NONE
+#undef VKLLM__SHADER_MATVEC_ID_X8_NONE
+#undef VKLLM__SHADER_MATVEC_ID_X8DP_NONE
 
 const struct vkllm__type_kernels *vkllm__type_kernels(uint32_t type, const char *op) {
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(k_kernels); i++)

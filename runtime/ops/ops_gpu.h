@@ -55,6 +55,8 @@ struct vkllm__type_kernels {
     enum vkllm__shader_id matvec_tb_id_gg; /* ... experts in their GGUF blocks (whole texels; else COUNT_) */
     enum vkllm__shader_id matvec_x8;     /* decode on GPUs, x in int8 (matvec_x8.comp; else COUNT_) */
     enum vkllm__shader_id matvec_x8dp;   /* ... with the packed int8 dot product instruction */
+    enum vkllm__shader_id matvec_id_x8;  /* the experts' products, x in int8 */
+    enum vkllm__shader_id matvec_id_x8dp; /* ... with the instruction */
 };
 /* The row of type; NULL (and an UNSUPPORTED last error naming op) when the type has none. */
 const struct vkllm__type_kernels *vkllm__type_kernels(uint32_t type, const char *op);
@@ -160,6 +162,9 @@ int vkllm__matvec_glu_applies(const struct vkllm__gpu *gpu, const struct vkllm__
  * (matvec_x8.comp: GPUs, the 4-, 5- and 8-bit types but IQ4_*; tuning matvec_x8): their results are then those of x
  * as vkllm__ref_quantize_x8 makes it. */
 int vkllm__matvec_x8_applies(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t ncols);
+/* 1 if vkllm__op_matvec_id (grouped: vkllm__op_matvec_id_grouped) runs the experts w with x
+ * quantized to int8 (matvec_x8.comp's MATVEC_ID variants), as vkllm__ref_quantize_x8 makes it. */
+int vkllm__matvec_id_x8_applies(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, int grouped);
 /* 1 if vkllm__op_matmul multiplies w (storage-buffer layout) through vkllm__op_matvec. */
 int vkllm__matmul_uses_matvec(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w);
 

@@ -90,7 +90,7 @@ static vkllm_status pick_config(const struct vkllm__gpu *gpu, struct mv_config *
  * since each workgroup quantizes x once for all its rows), x quantized KC elements at a time into
  * at most 16 KiB of shared memory. */
 struct x8_config {
-    enum vkllm__shader_id shader;
+    enum vkllm__shader_id shader, shader_id; /* matvec (plain, GLU), matvec_id */
     const char *label;
     uint32_t wg, nt, nr, kc, subgroup;
 };
@@ -133,6 +133,7 @@ static int x8_pick(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint3
         return 0;
     int hw = d->integer_dot_product && tu->matvec_x8 != 2;
     x.shader = hw ? sh->matvec_x8dp : sh->matvec_x8;
+    x.shader_id = hw ? sh->matvec_id_x8dp : sh->matvec_id_x8;
     x.label = glu ? (hw ? "matvec_glu_x8dp" : "matvec_glu_x8") : (hw ? "matvec_x8dp" : "matvec_x8");
     x.wg = tu->matvec_wg ? (uint32_t)VKLLM_MIN((unsigned long)tu->matvec_wg, 65536ul) : x.nt * 4;
     while (x.wg > x.nt && (x.wg > d->max_workgroup_invocations || x.wg > d->max_workgroup_size[0])) x.wg /= 2;
@@ -152,6 +153,16 @@ int vkllm__matvec_x8_applies(struct vkllm__gpu *gpu, const struct vkllm__dtensor
     struct x8_config x;
     return w && w->buf && !vkllm__matvec_tb_applies(gpu, w) && w->k <= UINT32_MAX &&
            x8_pick(gpu, w, VKLLM_MIN(ncols, MATVEC_MAX_COLS), 0, &x);
+}
+
+static int tb_id_applies(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w) {
+    return w && ((w->tb && vkllm__matvec_tb_applies(gpu, w)) || vkllm__matvec_tb_gg_applies(gpu, w));
+}
+
+int vkllm__matvec_id_x8_applies(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, int grouped) {
+    struct x8_config x;
+    return w && w->buf && !tb_id_applies(gpu, w) && w->k <= UINT32_MAX &&
+           x8_pick(gpu, w, grouped ? MATVEC_MAX_COLS : 1, 0, &x);
 }
 
 /* --- the weights -------------------------------------------------------------------------- */
@@ -276,7 +287,7 @@ uint64_t vkllm__moe_group_bytes(uint32_t ncols, uint32_t n_expert) {
 static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                               uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
                               struct vkllm__view ids, struct vkllm__view group, uint32_t ncols) {
-    if (w && ((w->tb && vkllm__matvec_tb_applies(vkllm__cmd_gpu(c), w)) || vkllm__matvec_tb_gg_applies(vkllm__cmd_gpu(c), w)))
+    if (tb_id_applies(vkllm__cmd_gpu(c), w))
         /* CPU devices: the repacked experts, or Q4_K / Q5_K ones as they are */
         return vkllm__op_matvec_tb_id(c, y, w, n_expert, x, x_div, x_stride, ids, group, ncols);
     vkllm_status st = check_w(w, "matvec_id");
@@ -325,6 +336,9 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
     if ((st = pick_config(gpu, &cfg))) return st;
     uint32_t nr = VKLLM_MAX(1u, VKLLM_MIN(cfg.nr, 16u / nc)); /* at most 16 accumulators, as matvec */
     uint64_t rows_per_wg = (uint64_t)(cfg.wg / cfg.nt) * nr;
+    struct x8_config x8;
+    int use_x8 = x8_pick(gpu, w, nc, 0, &x8);
+    if (use_x8) rows_per_wg = (uint64_t)(x8.wg / x8.nt) * x8.nr;
     /* each column (grouped: each tile, at most one per MOE_GROUP_COLS columns and one more per
      * expert) reads its expert's m rows: the active parameters; over chunks, each its share */
     uint64_t reads = grouped ? VKLLM_MIN((uint64_t)ncols, (ncols + nc - 1) / nc + (uint64_t)VKLLM_MIN(ncols, n_expert))
@@ -339,6 +353,13 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
             .n_bind = 4, .bind = {{0}, vkllm__bind(x), vkllm__bind(y), vkllm__bind(grouped ? group : ids)},
             .push = &pc, .push_size = sizeof pc, .label = grouped ? "matvec_id_grouped" : "matvec_id",
         };
+        if (use_x8) {
+            d.shader = x8.shader_id, d.subgroup = x8.subgroup;
+            d.label = grouped ? "matvec_id_x8_grouped" : "matvec_id_x8";
+            d.n_spec = 6;
+            uint32_t spec[6] = {x8.wg, x8.nt, x8.nr, nc, 0, x8.kc};
+            memcpy(d.spec, spec, sizeof spec);
+        }
         if ((st = vkllm__dtensor_rows(w, (uint64_t)e0 * m, (uint64_t)(e1 - e0) * m, "matvec_id", &d.bind[0]))) return st;
         vkllm__gpu_grid_1d(gpu, (m + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
         d.groups[2] = tiles;
