@@ -205,6 +205,21 @@ void vkllm__chk_fail(struct chk *k, const char *fmt, ...) {
     va_end(ap);
 }
 
+const float *vkllm__chk_x_seen(struct chk *k, int x8, float *x, uint32_t n, uint32_t kk) {
+    if (k->st) return x;
+    if (!x8) {
+        if (k->c->flags & VKLLM__CASE_X8) {
+            k->r->skipped = 1;
+            vkllm__chk_fail(k, "the int8-x kernel cannot run here (subgroup arithmetic or size)");
+        }
+        return x;
+    }
+    float *xq = vkllm__chk_floats(k, (uint64_t)n * kk, 0);
+    if (k->st) return x;
+    for (uint32_t j = 0; j < n; j++) vkllm__ref_quantize_x8(xq + (uint64_t)j * kk, x + (uint64_t)j * kk, kk, 1);
+    return xq;
+}
+
 // --- running a case ------------------------------------------------------------------------
 
 vkllm_status vkllm__op_check(struct vkllm__gpu *gpu, const struct vkllm__op_case *c, uint64_t seed, int profile,

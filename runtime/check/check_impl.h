@@ -62,6 +62,13 @@ void vkllm__chk_fold(struct chk *k, const struct chk_stats *s);
 /* Note something wrong beyond the measure (the case fails). printf-style. */
 void vkllm__chk_fail(struct chk *k, const char *fmt, ...) VKLLM_PRINTF(2, 3);
 
+/* x (n vectors of kk) as the op will see it: where the device quantizes x to int8 (x8: what
+ * vkllm__matvec_x8_applies / vkllm__matvec_id_x8_applies say for the case's W; GPUs' matvec_x8),
+ * x is first nudged off rounding ties (so that any conforming division rounds it alike) and the
+ * quantized copy the reference multiplies is returned; elsewhere x itself. A VKLLM__CASE_X8 case
+ * that the kernel cannot take is skipped. */
+const float *vkllm__chk_x_seen(struct chk *k, int x8, float *x, uint32_t n, uint32_t kk);
+
 /* The runners, one per op family (check_basic.c, check_matrix.c, check_attn.c). */
 void vkllm__chk_elementwise(struct chk *k);
 void vkllm__chk_matvec(struct chk *k);

@@ -77,24 +77,6 @@ static int guard_ok(const float *y, uint64_t from) {
         vkllm__chk_submit(k, cmd);                                                                      \
     } while (0)
 
-/* --- x in int8 -------------------------------------------------------------------------------- */
-
-/* Where the device quantizes x to int8 for W (vkllm__matvec_x8_applies: GPUs' 4-, 5- and 8-bit types),
- * the kernel is judged on x as quantized: x (n columns of k) is nudged off rounding ties (so any
- * conforming division rounds it alike) and the x the reference multiplies is returned; elsewhere x
- * itself. */
-static const float *x_for_ref(struct chk *k, const struct vkllm__dtensor *t, float *x, uint32_t n, uint32_t kk) {
-    if (!k->st && (k->c->flags & VKLLM__CASE_X8) && !vkllm__matvec_x8_applies(k->gpu, t, n)) {
-        k->r->skipped = 1;
-        vkllm__chk_fail(k, "the int8-x kernel cannot run here (subgroup arithmetic or size)");
-    }
-    if (k->st || !vkllm__matvec_x8_applies(k->gpu, t, n)) return x;
-    float *xq = vkllm__chk_floats(k, (uint64_t)n * kk, 0);
-    if (k->st) return x;
-    for (uint32_t j = 0; j < n; j++) vkllm__ref_quantize_x8(xq + (uint64_t)j * kk, x + (uint64_t)j * kk, kk, 1);
-    return xq;
-}
-
 /* --- matvec -------------------------------------------------------------------------------- */
 
 /* y (n, m) = x (n, k) @ W^T in one op; with n > 1, each column also alone (results at aligned
@@ -108,7 +90,7 @@ void vkllm__chk_matvec(struct chk *k) {
     float *x = vkllm__chk_floats(k, nx, 1.0f), *want = vkllm__chk_floats(k, w.m, 0);
     float *got = vkllm__chk_floats(k, ny + GUARD, 0), *one = vkllm__chk_floats(k, (uint64_t)n * mp, 0);
     struct vkllm__dtensor t = mat_upload(k, &w);
-    const float *xr = x_for_ref(k, &t, x, n, w.k);
+    const float *xr = vkllm__chk_x_seen(k, vkllm__matvec_x8_applies(k->gpu, &t, n), x, n, w.k);
     struct vkllm__buffer *xb = vkllm__chk_buf(k, nx * 4, x), *yb = poisoned(k, ny + GUARD, got);
     struct vkllm__buffer *yb1 = n > 1 ? poisoned(k, (uint64_t)n * mp, one) : NULL;
     RUN1(k, cmd, vkllm__op_matvec(cmd, vkllm__view_of(yb), &t, vkllm__view_of(xb), n));
@@ -154,7 +136,7 @@ void vkllm__chk_matvec_glu(struct chk *k) {
         vkllm__chk_fail(k, "the fused kernel does not take this matrix here (texel path or one binding too small)");
         return;
     }
-    const float *xr = x_for_ref(k, &t, x, 1, w.k);
+    const float *xr = vkllm__chk_x_seen(k, vkllm__matvec_x8_applies(k->gpu, &t, 1), x, 1, w.k);
     struct vkllm__buffer *xb = vkllm__chk_buf(k, 4ull * w.k, x), *yb = poisoned(k, m + GUARD, got);
     struct vkllm__buffer *gb = poisoned(k, w.m + GUARD, two), *ob = poisoned(k, m + GUARD, two);
     RUN1(k, cmd, vkllm__op_matvec_glu(cmd, vkllm__view_of(yb), &t, vkllm__view_of(xb)));
@@ -290,7 +272,8 @@ void vkllm__chk_matmul(struct chk *k) {
     for (uint64_t i = 0; i < (uint64_t)n * w.m; i++) y[i] = NAN; /* unwritten outputs show up */
     struct vkllm__dtensor t = mat_upload(k, &w);
     /* prefill through the matvec kernel (matmul=matvec): x in int8 where that kernel takes it */
-    const float *xq = vkllm__matmul_uses_matvec(k->gpu, &t) || (c->flags & VKLLM__CASE_X8) ? x_for_ref(k, &t, x, n, w.k) : x;
+    const float *xq = vkllm__chk_x_seen(
+        k, vkllm__matmul_uses_matvec(k->gpu, &t) && vkllm__matvec_x8_applies(k->gpu, &t, n), x, n, w.k);
     struct vkllm__buffer *xb = vkllm__chk_buf(k, 4ull * n * w.k, x), *yb = vkllm__chk_buf(k, 4ull * n * w.m, y);
     RUN1(k, cmd, vkllm__op_matmul(cmd, vkllm__view_of(yb), &t, vkllm__view_of(xb), n));
     vkllm__chk_download(k, yb, y, 4ull * n * w.m);

@@ -54,18 +54,9 @@ void vkllm__chk_matvec_id(struct chk *k) {
         vkllm__chk_ok(k, vkllm__dtensor_add_tb(k->gpu, &t, w));
         vkllm__chk_own(k, t.tb); /* freed with the case */
     }
-    /* GPUs' int8-x kernel (matvec_x8.comp): judged on x as it quantizes it (nudged off rounding
-     * ties first, so that any conforming division rounds alike) */
+    /* GPUs' int8-x kernel (matvec_x8.comp): judged on x as it quantizes it */
     int grouped = (c->flags & VKLLM__CASE_GROUPED) != 0;
-    const float *xr = x;
-    if (!k->st && vkllm__matvec_id_x8_applies(k->gpu, &t, grouped)) {
-        float *xq = vkllm__chk_floats(k, (uint64_t)c->n * kk, 0);
-        for (uint32_t j = 0; xq && j < c->n; j++) vkllm__ref_quantize_x8(xq + (uint64_t)j * kk, x + (uint64_t)j * kk, kk, 1);
-        if (xq) xr = xq;
-    } else if (!k->st && (c->flags & VKLLM__CASE_X8)) {
-        k->r->skipped = 1;
-        vkllm__chk_fail(k, "the int8-x kernel cannot run here (subgroup arithmetic or size)");
-    }
+    const float *xr = vkllm__chk_x_seen(k, vkllm__matvec_id_x8_applies(k->gpu, &t, grouped), x, c->n, kk);
     for (uint32_t i = 0; i < ncols && !k->st; i++) {
         if (ids[i] < ne)
             vkllm__ref_matvec_q(want + (uint64_t)i * m, c->type, w + (uint64_t)ids[i] * m * row_bytes, row_bytes,

@@ -105,15 +105,12 @@ struct x8_config {
  * batch). */
 static int x8_default(const struct vkllm_device_info *d, uint32_t type, uint64_t k) {
     if (d->type == VKLLM_DEVICE_CPU || !d->integer_dot_product || !d->integer_dot_product_accel) return 0;
+    if (type == VKLLM__TYPE_Q6_K) return d->vendor_id == 0x8086;
     switch (d->vendor_id) {
-    case 0x10de: /* NVIDIA */
-        return k > 4096 && type != VKLLM__TYPE_Q8_0 && type != VKLLM__TYPE_Q6_K;
-    case 0x1002: /* AMD */
-        return k >= 2048 && type != VKLLM__TYPE_Q8_0 && type != VKLLM__TYPE_Q6_K;
-    case 0x8086: /* Intel */
-        return k >= 2048 && type != VKLLM__TYPE_Q4_0 && type != VKLLM__TYPE_Q5_1;
-    default:
-        return type != VKLLM__TYPE_Q6_K;
+    case 0x10de: return k > 4096 && type != VKLLM__TYPE_Q8_0;                             /* NVIDIA */
+    case 0x1002: return k >= 2048 && type != VKLLM__TYPE_Q8_0;                            /* AMD */
+    case 0x8086: return k >= 2048 && type != VKLLM__TYPE_Q4_0 && type != VKLLM__TYPE_Q5_1; /* Intel */
+    default: return 1;
     }
 }
 
@@ -147,6 +144,17 @@ static int x8_pick(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint3
     x.kc = (uint32_t)kc;
     *out = x;
     return 1;
+}
+
+/* Turn dispatch d into matvec_x8's (shader: x's plain or MATVEC_ID variant) for nc columns;
+ * returns the rows each workgroup takes. */
+static uint64_t x8_dispatch(const struct x8_config *x, enum vkllm__shader_id shader, const char *label, uint32_t nc,
+                            uint32_t glu, struct vkllm__dispatch *d) {
+    const uint32_t spec[6] = {x->wg, x->nt, x->nr, nc, glu, x->kc};
+    d->shader = shader, d->label = label, d->subgroup = x->subgroup;
+    d->n_spec = 6;
+    memcpy(d->spec, spec, sizeof spec);
+    return (uint64_t)(x->wg / x->nt) * x->nr;
 }
 
 int vkllm__matvec_x8_applies(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t ncols) {
@@ -230,7 +238,6 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
         uint64_t rows_per_wg = (uint64_t)(cfg.wg / cfg.nt) * nr;
         struct x8_config x8;
         int use_x8 = x8_pick(gpu, w, nc, 0, &x8);
-        if (use_x8) rows_per_wg = (uint64_t)(x8.wg / x8.nt) * x8.nr;
         for (uint64_t r0 = 0; r0 < w->m; r0 += chunk) {
             uint64_t rows = VKLLM_MIN(chunk, w->m - r0);
             /* y: this chunk's rows of the nc columns, from the aligned offset at or before the first */
@@ -245,12 +252,7 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
                 .n_bind = 3, .bind = {{0}, ncols == 1 ? vkllm__bind(x) : xb, yb},
                 .push = &pc, .push_size = sizeof pc, .label = "matvec",
             };
-            if (use_x8) {
-                d.shader = x8.shader, d.label = x8.label, d.subgroup = x8.subgroup;
-                d.n_spec = 6;
-                uint32_t spec[6] = {x8.wg, x8.nt, x8.nr, nc, 0, x8.kc};
-                memcpy(d.spec, spec, sizeof spec);
-            }
+            if (use_x8) rows_per_wg = x8_dispatch(&x8, x8.shader, x8.label, nc, 0, &d);
             if ((st = vkllm__dtensor_rows(w, r0, rows, "matvec", &d.bind[0]))) return st;
             vkllm__gpu_grid_1d(gpu, (rows + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
             /* the chunk's weight rows once (for all nc columns), x of the nc columns once per
@@ -338,7 +340,6 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
     uint64_t rows_per_wg = (uint64_t)(cfg.wg / cfg.nt) * nr;
     struct x8_config x8;
     int use_x8 = x8_pick(gpu, w, nc, 0, &x8);
-    if (use_x8) rows_per_wg = (uint64_t)(x8.wg / x8.nt) * x8.nr;
     /* each column (grouped: each tile, at most one per MOE_GROUP_COLS columns and one more per
      * expert) reads its expert's m rows: the active parameters; over chunks, each its share */
     uint64_t reads = grouped ? VKLLM_MIN((uint64_t)ncols, (ncols + nc - 1) / nc + (uint64_t)VKLLM_MIN(ncols, n_expert))
@@ -353,13 +354,8 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
             .n_bind = 4, .bind = {{0}, vkllm__bind(x), vkllm__bind(y), vkllm__bind(grouped ? group : ids)},
             .push = &pc, .push_size = sizeof pc, .label = grouped ? "matvec_id_grouped" : "matvec_id",
         };
-        if (use_x8) {
-            d.shader = x8.shader_id, d.subgroup = x8.subgroup;
-            d.label = grouped ? "matvec_id_x8_grouped" : "matvec_id_x8";
-            d.n_spec = 6;
-            uint32_t spec[6] = {x8.wg, x8.nt, x8.nr, nc, 0, x8.kc};
-            memcpy(d.spec, spec, sizeof spec);
-        }
+        if (use_x8)
+            rows_per_wg = x8_dispatch(&x8, x8.shader_id, grouped ? "matvec_id_x8_grouped" : "matvec_id_x8", nc, 0, &d);
         if ((st = vkllm__dtensor_rows(w, (uint64_t)e0 * m, (uint64_t)(e1 - e0) * m, "matvec_id", &d.bind[0]))) return st;
         vkllm__gpu_grid_1d(gpu, (m + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
         d.groups[2] = tiles;
@@ -430,12 +426,7 @@ vkllm_status vkllm__op_matvec_glu(struct vkllm__cmd *c, struct vkllm__view y, co
         .push = &pc, .push_size = sizeof pc, .label = "matvec_glu",
     };
     struct x8_config x8;
-    if (x8_pick(gpu, w, 1, 1, &x8)) {
-        dp.shader = x8.shader, dp.label = x8.label, dp.subgroup = x8.subgroup;
-        uint32_t spec[6] = {x8.wg, x8.nt, x8.nr, 1, 1, x8.kc};
-        memcpy(dp.spec, spec, sizeof spec);
-        rows_per_wg = (uint64_t)(x8.wg / x8.nt) * x8.nr;
-    }
+    if (x8_pick(gpu, w, 1, 1, &x8)) rows_per_wg = x8_dispatch(&x8, x8.shader, x8.label, 1, 1, &dp);
     if ((st = vkllm__dtensor_rows(w, 0, w->m, "matvec_glu", &dp.bind[0]))) return st;
     vkllm__gpu_grid_1d(gpu, (m + rows_per_wg - 1) / rows_per_wg, 1, dp.groups);
     uint64_t groups = (uint64_t)dp.groups[0] * dp.groups[1];

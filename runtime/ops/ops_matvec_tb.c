@@ -57,6 +57,8 @@ static const struct tb_format k_formats[] = {
 
 #define GROUP 8u      /* rows interleaved */
 #define MAX_NCOLS 8u
+#define TB_WG 8       /* the narrow work split: invocations per workgroup ... */
+#define TB_NR 4       /* ... and rows each (tb_split) */
 #define SCALES_ALIGN 256u
 
 static const struct tb_format *find_format(uint32_t type) {
@@ -208,8 +210,8 @@ static int pow2_le8(long v) { return v == 1 || v == 2 || v == 4 || v == 8; }
  * workgroup made the 4-layer small file's prefill 25% slower). */
 static void tb_split(const struct vkllm__gpu *gpu, uint64_t rows, long *wg, long *nr) {
     const struct vkllm__tuning *tu = vkllm__gpu_tuning(gpu);
-    *wg = tu->matvec_tb_wg ? tu->matvec_tb_wg : 8;
-    *nr = tu->matvec_tb_nr ? tu->matvec_tb_nr : 4;
+    *wg = tu->matvec_tb_wg ? tu->matvec_tb_wg : TB_WG;
+    *nr = tu->matvec_tb_nr ? tu->matvec_tb_nr : TB_NR;
     if (tu->matvec_tb_wg || tu->matvec_tb_nr) return;
     uint64_t want = 4ull * VKLLM_MAX(vkllm__gpu_cpu_threads(gpu), 1u);
     for (long w = 64; w >= 16; w /= 2)
@@ -381,9 +383,9 @@ vkllm_status vkllm__op_matvec_tb_id(struct vkllm__cmd *c, struct vkllm__view y, 
         (st = group.buf ? vkllm__op_need("matvec_tb_id", "group", group, vkllm__moe_group_bytes(ncols, n_expert))
                         : vkllm__op_need("matvec_tb_id", "ids", ids, 4ull * ncols)))
         return st;
-    /* the experts' split: the tuning's, else 8 x 4 (their rows go one expert at a time) */
+    /* the experts' split: the tuning's, else the narrow one (their rows go one expert at a time) */
     long wg = vkllm__gpu_tuning(gpu)->matvec_tb_wg, nr = vkllm__gpu_tuning(gpu)->matvec_tb_nr;
-    wg = wg ? wg : 8, nr = nr ? nr : 4;
+    wg = wg ? wg : TB_WG, nr = nr ? nr : TB_NR;
     if (wg < 1 || wg > (long)info->max_workgroup_invocations || wg > (long)info->max_workgroup_size[0] ||
         !pow2_le8(nr))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_tb_id: bad work split wg=%ld nr=%ld", wg, nr);
