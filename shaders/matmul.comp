@@ -1,18 +1,39 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // matmul.comp - prefill product y (n, m) = x (n, k) @ W^T, W (m, k) in its GGUF encoding.
-// One variant per weight type (-DWTYPE_<TYPE>=1, see dequant.glsl); no optional device feature
-// is needed (weights are read as uint words, everything else is f32).
+// One variant per weight type (-DWTYPE_<TYPE>=1, see dequant.glsl). Two precisions of the
+// shared-memory tiles:
+//   default     f32 tiles; no optional device feature (weights are read as uint words)
+//   MM_F16=1    f16 tiles (shaderFloat16): half the shared memory and its traffic per product,
+//               so twice the tile for the same memory. W's dequantized values and x are rounded
+//               to f16 as they are staged; products and sums stay f32 (ggml-vulkan's scalar
+//               matmul does the same where the device has fp16).
 //
-// Tiling: a workgroup computes a BM x BN block of y^T (BM weight rows by BN rows of x). For each
-// step of BK along k it dequantizes the BM x BK weight tile and copies the BN x BK x tile into
-// shared memory (k-major, vec4 of 4 rows), then every invocation accumulates a TM x TN register
-// block (TM weight rows, TN x rows) from them. BM, BN, BK and the workgroup size are
-// specialization constants chosen by ops_matmul.c from the device's limits; TM and TN are
-// compile-time (4 x 4, named registers). The op guarantees WG == (BM / TM) * (BN / TN) and BK % 4 == 0.
+// Tiling: a workgroup computes a BM x BN block of y^T (BM weight rows by BN rows of x), stepping
+// BK along k. Each invocation accumulates a register block of TM = 4 * GM weight rows by
+// TN = 4 * GN rows of x, as GM x GN groups of 4 x 4 (vec4 accumulators). The groups are spread
+// over the tile (group g of an invocation's weight rows starts at g * BM / GM), so neighbouring
+// invocations read neighbouring vec4s of the shared tiles (no bank conflicts).
+//
+// Double buffering: two pairs of shared tiles. Each step stages the next step's tiles (global
+// loads, dequantized) into one pair and runs its products from the other, so one barrier per
+// step separates them (a single pair needs two) and the loads of some invocations overlap the
+// products of others.
+//
+// Specialization constants (ops_matmul.c picks them from the device's limits and the shape):
+// 0 workgroup size (== (BM / TM) * (BN / TN)), 1 BM, 2 BN, 3 BK (multiple of 4), 4 GM, 5 GN
+// (1 or 2; BM % TM == 0, BN % TN == 0).
 //
 // W may be bound in row chunks (maxStorageBufferRange): the chunk's rows are y's columns
 // y_col .. y_col + m - 1, so y's row stride (y_stride) is passed separately from m.
+#if defined(MM_F16)
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define SH_VEC f16vec4
+#define SH_T float16_t
+#else
+#define SH_VEC vec4
+#define SH_T float
+#endif
 #include "common.glsl"
 
 #define DQ_BINDING 0
@@ -33,23 +54,22 @@ layout(push_constant) uniform PC {
 
 layout(constant_id = 1) const uint BM = 64;  // weight rows per workgroup
 layout(constant_id = 2) const uint BN = 64;  // x rows per workgroup
-layout(constant_id = 3) const uint BK = 32;  // k per shared-memory step (multiple of 4)
+layout(constant_id = 3) const uint BK = 16;  // k per step (multiple of 4)
+layout(constant_id = 4) const uint GM = 1;   // 4-row groups of weight rows per invocation
+layout(constant_id = 5) const uint GN = 1;   // 4-row groups of x rows per invocation
 
-// Register block per invocation: TM = 4 weight rows (one vec4) x TN = 4 rows of x, held in
-// four named vec4 accumulators (on lavapipe an indexed accumulator array ran 1.7x slower).
-// ops_matmul.c's VKLLM__MM_TM / VKLLM__MM_TN must match.
-#define TM 4u
-#define TN 4u
+const uint WG = BM / (4u * GM) * (BN / (4u * GN));  // == gl_WorkGroupSize.x (the op makes sure)
+const uint QM = BM / 4u, QN = BN / 4u;              // vec4 columns of a tile's k row
 
-// k-major tiles: sh_w[kk * (BM / 4) + r / 4][r % 4] = W[m0 + r][k0 + kk]
-shared vec4 sh_w[BK * (BM / 4)];
-shared vec4 sh_x[BK * (BN / 4)];
+// k-major tiles, two of each: sh_w[b * BK * QM + kk * QM + r / 4][r % 4] = W[m0 + r][k0 + kk]
+shared SH_VEC sh_w[2u * BK * QM];
+shared SH_VEC sh_x[2u * BK * QN];
 
-// Weight tile rows m0 .. m0+BM-1, columns k0 .. k0+BK-1; zeros outside the matrix.
-void load_w(uint m0, uint k0) {
-    const uint groups = BM * (BK / 4);
-    for (uint g = gl_LocalInvocationID.x; g < groups; g += gl_WorkGroupSize.x) {
-        uint r = g / (BK / 4), kk = (g % (BK / 4)) * 4u;
+// Stage step k0's tiles into tile pair b: W's rows m0 .. m0+BM-1 dequantized, x's rows
+// n0 .. n0+BN-1, columns k0 .. k0+BK-1, transposed to k-major; zeros outside the matrices.
+void stage(uint b, uint m0, uint n0, uint k0) {
+    for (uint g = gl_LocalInvocationID.x; g < BM * (BK / 4u); g += WG) {
+        uint r = g / (BK / 4u), kk = (g % (BK / 4u)) * 4u;
         uint row = m0 + r, col = k0 + kk;
         vec4 v = vec4(0.0);
         if (row < p.m) {
@@ -61,16 +81,11 @@ void load_w(uint m0, uint k0) {
                     if (col + c < p.k) v[c] = dq_get1(rb, col + c);
             }
         }
-        uint o = kk * (BM / 4) + r / 4u, lane = r % 4u;
-        [[unroll]] for (uint c = 0u; c < 4u; c++) sh_w[o + c * (BM / 4)][lane] = v[c];
+        uint o = b * BK * QM + kk * QM + r / 4u, lane = r % 4u;
+        [[unroll]] for (uint c = 0u; c < 4u; c++) sh_w[o + c * QM][lane] = SH_T(v[c]);
     }
-}
-
-// x tile rows n0 .. n0+BN-1, columns k0 .. k0+BK-1; zeros outside.
-void load_x(uint n0, uint k0) {
-    const uint groups = BN * (BK / 4);
-    for (uint g = gl_LocalInvocationID.x; g < groups; g += gl_WorkGroupSize.x) {
-        uint r = g / (BK / 4), kk = (g % (BK / 4)) * 4u;
+    for (uint g = gl_LocalInvocationID.x; g < BN * (BK / 4u); g += WG) {
+        uint r = g / (BK / 4u), kk = (g % (BK / 4u)) * 4u;
         uint row = n0 + r, col = k0 + kk;
         vec4 v = vec4(0.0);
         if (row < p.n) {
@@ -78,42 +93,54 @@ void load_x(uint n0, uint k0) {
             [[unroll]] for (uint c = 0u; c < 4u; c++)
                 if (col + c < p.k) v[c] = x[o + c];
         }
-        uint o = kk * (BN / 4) + r / 4u, lane = r % 4u;
-        [[unroll]] for (uint c = 0u; c < 4u; c++) sh_x[o + c * (BN / 4)][lane] = v[c];
+        uint o = b * BK * QN + kk * QN + r / 4u, lane = r % 4u;
+        [[unroll]] for (uint c = 0u; c < 4u; c++) sh_x[o + c * QN][lane] = SH_T(v[c]);
     }
 }
 
 void main() {
-    const uint tm_count = BM / TM;
-    uint tm = gl_LocalInvocationID.x % tm_count;  // this invocation's weight rows: tm*TM ..
-    uint tn = gl_LocalInvocationID.x / tm_count;  // and x rows: tn*TN ..
+    const uint tm_count = BM / (4u * GM);
+    uint tm = gl_LocalInvocationID.x % tm_count;  // weight rows g * BM / GM + tm * 4 .. + 3
+    uint tn = gl_LocalInvocationID.x / tm_count;  // x rows h * BN / GN + tn * 4 .. + 3
     uint m0 = gl_WorkGroupID.x * BM;
     uint n0 = gl_WorkGroupID.y * BN;
 
-    // c<j>[c] = y[n0 + tn*TN + j][m0 + tm*TM + c]
-    vec4 c0 = vec4(0.0), c1 = vec4(0.0), c2 = vec4(0.0), c3 = vec4(0.0);
-    for (uint k0 = 0u; k0 < p.k; k0 += BK) {
-        load_w(m0, k0);
-        load_x(n0, k0);
-        barrier();
+    // acc[(g * GN + h) * 4 + j][c] = y[n0 + h * BN / GN + tn * 4 + j][m0 + g * BM / GM + tm * 4 + c]
+    vec4 acc[GM * GN * 4u];
+    [[unroll]] for (uint i = 0u; i < GM * GN * 4u; i++) acc[i] = vec4(0.0);
+
+    uint steps = (p.k + BK - 1u) / BK;
+    stage(0u, m0, n0, 0u);
+    barrier();
+    for (uint t = 0u; t < steps; t++) {
+        uint b = t & 1u;
+        if (t + 1u < steps) stage(b ^ 1u, m0, n0, (t + 1u) * BK);
+        uint wb = b * BK * QM + tm, xb = b * BK * QN + tn;
         for (uint kk = 0u; kk < BK; kk++) {
-            vec4 a = sh_w[kk * (BM / 4) + tm];  // 4 weight rows
-            vec4 b = sh_x[kk * (BN / 4) + tn];  // 4 rows of x
-            c0 += a * b.x;
-            c1 += a * b.y;
-            c2 += a * b.z;
-            c3 += a * b.w;
+            vec4 a[GM], v[GN];
+            [[unroll]] for (uint g = 0u; g < GM; g++) a[g] = vec4(sh_w[wb + kk * QM + g * (QM / GM)]);
+            [[unroll]] for (uint h = 0u; h < GN; h++) v[h] = vec4(sh_x[xb + kk * QN + h * (QN / GN)]);
+            [[unroll]] for (uint g = 0u; g < GM; g++)
+                [[unroll]] for (uint h = 0u; h < GN; h++) {
+                    uint o = (g * GN + h) * 4u;
+                    acc[o] += a[g] * v[h].x;
+                    acc[o + 1u] += a[g] * v[h].y;
+                    acc[o + 2u] += a[g] * v[h].z;
+                    acc[o + 3u] += a[g] * v[h].w;
+                }
         }
         barrier();
     }
 
-    vec4 acc[4] = vec4[4](c0, c1, c2, c3);
-    [[unroll]] for (uint j = 0u; j < TN; j++) {
-        uint row = n0 + tn * TN + j;
-        if (row >= p.n) break;
-        [[unroll]] for (uint c = 0u; c < TM; c++) {
-            uint col = m0 + tm * TM + c;
-            if (col < p.m) y[row * p.y_stride + p.y_col + col] = acc[j][c];
-        }
-    }
+    [[unroll]] for (uint g = 0u; g < GM; g++)
+        [[unroll]] for (uint h = 0u; h < GN; h++)
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                uint row = n0 + h * (BN / GN) + tn * 4u + j;
+                if (row >= p.n) continue;
+                vec4 s = acc[(g * GN + h) * 4u + j];
+                [[unroll]] for (uint c = 0u; c < 4u; c++) {
+                    uint col = m0 + g * (BM / GM) + tm * 4u + c;
+                    if (col < p.m) y[row * p.y_stride + p.y_col + col] = s[c];
+                }
+            }
 }

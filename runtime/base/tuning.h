@@ -82,6 +82,8 @@ enum vkllm__device_profile {
     X(matmul_bm, "VKLLM_MATMUL_BM", 0, NULL, "tiled matmul: weight rows per tile (0: by device); any tile forced means tiled") \
     X(matmul_bn, "VKLLM_MATMUL_BN", 0, NULL, "tiled matmul: rows of x per tile (0: by batch)")                  \
     X(matmul_bk, "VKLLM_MATMUL_BK", 0, NULL, "tiled matmul: k step (0: by shared memory)")                      \
+    X(matmul_f16, "VKLLM_MATMUL_F16", -1, NULL,                                                                 \
+      "tiled matmul: shared-memory tiles in f16 (products and sums in f32): 1 where shaderFloat16 is offered, 0 f32 tiles, -1 as 1") \
     X(attn_texel, "VKLLM_ATTN_TEXEL", -1, NULL,                                                                 \
       "attention through texel buffers, one row per invocation: 1 on, 0 off, -1 on CPU devices")               \
     X(attn_tb_lanes, "VKLLM_ATTN_TB_LANES", 8, NULL, "texel attention, prefill: lanes per workgroup")         \

@@ -257,9 +257,20 @@ void vkllm__chk_matvec_tb(struct chk *k) {
 
 /* --- matmul -------------------------------------------------------------------------------- */
 
+/* v rounded to f16 (round to nearest even, or toward zero), back in f32: what the f16 tiles hold.
+ * Vulkan leaves the rounding of an f32 -> f16 conversion to the implementation (either). */
+static float f16_round(float v, int toward_zero) {
+    uint16_t h = vkllm__f32_to_f16(v);
+    float r = vkllm__f16_to_f32(h);
+    if (toward_zero && isfinite(r) && fabsf(r) > fabsf(v)) r = vkllm__f16_to_f32((uint16_t)(h - 1u));
+    return r;
+}
+
 /* y (n, m) = x (n, k) @ W^T against a double-accumulated product: NMSE over the output, and
  * every element within 3e-5 * sum_t |x_t w_t| + 1e-6 (f32 accumulation of thousands of terms
- * stays far below this; a wrong element, scale or unwritten output does not). */
+ * stays far below this; a wrong element, scale or unwritten output does not). Where the f16
+ * tiles run, the reference multiplies x and W rounded to f16 as the kernel stages them, each
+ * element judged against the nearer of the two roundings Vulkan allows. */
 void vkllm__chk_matmul(struct chk *k) {
     const struct vkllm__op_case *c = k->c;
     struct mat w;
@@ -272,8 +283,21 @@ void vkllm__chk_matmul(struct chk *k) {
     for (uint64_t i = 0; i < (uint64_t)n * w.m; i++) y[i] = NAN; /* unwritten outputs show up */
     struct vkllm__dtensor t = mat_upload(k, &w);
     /* prefill through the matvec kernel (matmul=matvec): x in int8 where that kernel takes it */
-    const float *xq = vkllm__chk_x_seen(
-        k, vkllm__matmul_uses_matvec(k->gpu, &t) && vkllm__matvec_x8_applies(k->gpu, &t, n), x, n, w.k);
+    const float *xs[2] = {vkllm__chk_x_seen(k, vkllm__matmul_uses_matvec(k->gpu, &t, n) &&
+                                                   vkllm__matvec_x8_applies(k->gpu, &t, n),
+                                               x, n, w.k)};
+    const float *ws[2] = {wd};
+    int nv = 1;
+    if (vkllm__matmul_uses_h16(k->gpu, &t, n)) {
+        nv = 2;
+        for (int v = 0; v < 2; v++) {
+            float *xh = vkllm__chk_floats(k, (uint64_t)n * w.k, 0), *wh = vkllm__chk_floats(k, (uint64_t)w.m * w.k, 0);
+            if (k->st) return;
+            for (uint64_t i = 0; i < (uint64_t)n * w.k; i++) xh[i] = f16_round(x[i], v);
+            for (uint64_t i = 0; i < (uint64_t)w.m * w.k; i++) wh[i] = f16_round(wd[i], v);
+            xs[v] = xh, ws[v] = wh;
+        }
+    }
     struct vkllm__buffer *xb = vkllm__chk_buf(k, 4ull * n * w.k, x), *yb = vkllm__chk_buf(k, 4ull * n * w.m, y);
     RUN1(k, cmd, vkllm__op_matmul(cmd, vkllm__view_of(yb), &t, vkllm__view_of(xb), n));
     vkllm__chk_download(k, yb, y, 4ull * n * w.m);
@@ -281,16 +305,20 @@ void vkllm__chk_matmul(struct chk *k) {
     double err2 = 0, ref2 = 0, worst = 0;
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t j = 0; j < w.m; j++) {
-            const float *xr = xq + (uint64_t)i * w.k, *wr = wd + (uint64_t)j * w.k;
-            double s = 0, sa = 0;
-            for (uint32_t q = 0; q < w.k; q++) s += (double)xr[q] * wr[q], sa += fabs((double)xr[q] * wr[q]);
-            double g = y[(uint64_t)i * w.m + j], e = fabs(g - s);
+            double g = y[(uint64_t)i * w.m + j], e = INFINITY, s0 = 0, sa = 0;
+            for (int v = 0; v < nv; v++) {
+                const float *xr = xs[v] + (uint64_t)i * w.k, *wr = ws[v] + (uint64_t)j * w.k;
+                double s = 0, a = 0;
+                for (uint32_t q = 0; q < w.k; q++) s += (double)xr[q] * wr[q], a += fabs((double)xr[q] * wr[q]);
+                if (v == 0) s0 = s, sa = a;
+                if (fabs(g - s) < e) e = fabs(g - s);
+            }
             err2 += isfinite(g) ? e * e : INFINITY;
-            ref2 += s * s;
+            ref2 += s0 * s0;
             if (!(e <= k->r->max_abs)) k->r->max_abs = isfinite(g) ? e : INFINITY;
             double ratio = isfinite(g) ? e / (3e-5 * sa + 1e-6) : INFINITY;
             if (!(ratio <= worst)) worst = ratio;
-            if (!(ratio <= 1.0)) vkllm__chk_fail(k, "y[%u][%u] = %g, reference %g: %.3g of its bound", i, j, g, s, ratio);
+            if (!(ratio <= 1.0)) vkllm__chk_fail(k, "y[%u][%u] = %g, reference %g: %.3g of its bound", i, j, g, s0, ratio);
         }
     double nmse = ref2 > 0 ? err2 / ref2 : err2;
     if (!(nmse <= k->r->err)) k->r->err = nmse;

@@ -48,6 +48,7 @@ struct vkllm__type_kernels {
     enum vkllm__shader_id matvec_shm;    /* decode, shared-memory reduction */
     enum vkllm__shader_id get_rows;      /* embedding lookup */
     enum vkllm__shader_id matmul;        /* prefill, tiled */
+    enum vkllm__shader_id matmul_h16;    /* ... f16 shared-memory tiles (shaderFloat16) */
     enum vkllm__shader_id matvec_tb;     /* decode on CPU devices, repacked (ops_matvec_tb.c) */
     enum vkllm__shader_id matvec_id;     /* mixture of experts: the picked experts' products, subgroupAdd */
     enum vkllm__shader_id matvec_id_shm; /* ... shared-memory reduction */
@@ -165,8 +166,10 @@ int vkllm__matvec_x8_applies(struct vkllm__gpu *gpu, const struct vkllm__dtensor
 /* 1 if vkllm__op_matvec_id (grouped: vkllm__op_matvec_id_grouped) runs the experts w with x
  * quantized to int8 (matvec_x8.comp's MATVEC_ID variants), as vkllm__ref_quantize_x8 makes it. */
 int vkllm__matvec_id_x8_applies(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, int grouped);
-/* 1 if vkllm__op_matmul multiplies w (storage-buffer layout) through vkllm__op_matvec. */
-int vkllm__matmul_uses_matvec(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w);
+/* 1 if vkllm__op_matmul multiplies w (storage-buffer layout) by n rows of x through vkllm__op_matvec. */
+int vkllm__matmul_uses_matvec(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n);
+/* 1 if it multiplies them with the f16 tiles (x and W's values rounded to f16). */
+int vkllm__matmul_uses_h16(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n);
 
 /* Decode on CPU devices (lavapipe; ops_matvec_tb.c): W read from a copy repacked at load time
  * (8 rows interleaved, Q8_0/Q4_0 scales apart as f32) through uniform texel buffers, x through a

@@ -1,10 +1,13 @@
 /* ops_matmul.c - the prefill product y (n, m) = x (n, k) @ W^T for every weight type
  * (shaders/matmul.comp; see ops_gpu.h).
  *
- * Tiles: a workgroup computes BM weight rows x BN rows of x, stepping BK along k through
- * shared memory; each invocation holds a TM x TN register block (compile-time in the shader,
- * VKLLM__MM_TM/TN here). BM, BN, BK and the workgroup size are specialization constants picked
- * below from maxComputeSharedMemorySize and the workgroup limits; BN shrinks for short batches.
+ * Tiles: a workgroup computes BM weight rows x BN rows of x, stepping BK along k through two
+ * pairs of shared-memory tiles (double buffered); each invocation holds a register block of
+ * 4*GM weight rows x 4*GN rows of x. BM, BN, BK, GM, GN and the workgroup size are
+ * specialization constants picked below from the shape, maxComputeSharedMemorySize and the
+ * workgroup limits, as ggml-vulkan sizes its scalar tiles (128 x 128 for large products, smaller
+ * for short batches and few rows). Where the device has f16 arithmetic (shaderFloat16) the tiles
+ * hold f16 (matmul_h16_<type>: half the shared memory; products and sums stay f32).
  *
  * Bindings: W is bound in row chunks that fit the binding limit (vkllm__dtensor_chunk_rows);
  * a chunk of W's rows is a block of y's columns, so the shader gets y's row stride and the
@@ -24,49 +27,61 @@
 #include "shader_abi.h"
 #include "types.h"
 
-#define VKLLM__MM_TM 4 /* must match TM in matmul.comp */
-#define VKLLM__MM_TN 4 /* must match TN in matmul.comp */
-
 struct mm_tiles {
-    uint32_t bm, bn, bk, wg;
+    uint32_t bm, bn, bk, gm, gn, wg;
+    int h16; /* f16 tiles (matmul_h16_<type>) */
 };
 
 /* The tiles the tuning forces (matmul_bm/bn/bk; 0: chosen below). Tests run every tiling so. */
 static struct mm_tiles forced_tiles(const struct vkllm__gpu *gpu) {
     const struct vkllm__tuning *tu = vkllm__gpu_tuning(gpu);
-    struct mm_tiles f = {0, 0, 0, 0};
+    struct mm_tiles f = {0};
     f.bm = tu->matmul_bm > 0 && tu->matmul_bm <= 1024 ? (uint32_t)tu->matmul_bm : 0;
     f.bn = tu->matmul_bn > 0 && tu->matmul_bn <= 1024 ? (uint32_t)tu->matmul_bn : 0;
     f.bk = tu->matmul_bk > 0 && tu->matmul_bk <= 1024 ? (uint32_t)tu->matmul_bk : 0;
     return f;
 }
 
-/* Tile sizes for this device and batch: BM = 64 weight rows; BN from the batch (16, 32 or 64
- * rows of x); halved until the workgroup fits the invocation limits; BK the largest of 32, 16,
- * 8, 4 whose two tiles fit in shared memory. */
-static vkllm_status pick_tiles(const struct vkllm__gpu *gpu, uint32_t n, struct mm_tiles *t) {
-    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
-    struct mm_tiles f = forced_tiles(gpu);
-    t->bm = f.bm ? f.bm : 64;
-    t->bn = f.bn ? f.bn : n > 32 ? 64 : n > 16 ? 32 : 16;
-    uint32_t max_wg = VKLLM_MIN(d->max_workgroup_invocations, d->max_workgroup_size[0]);
-    while ((t->bm / VKLLM__MM_TM) * (t->bn / VKLLM__MM_TN) > max_wg) {
-        if (t->bn >= t->bm && t->bn > VKLLM__MM_TN) t->bn /= 2;
-        else if (t->bm > VKLLM__MM_TM) t->bm /= 2;
-        else break;
-    }
-    t->wg = (t->bm / VKLLM__MM_TM) * (t->bn / VKLLM__MM_TN);
-    t->bk = f.bk ? f.bk : 32;
-    while (t->bk > 4 && (uint64_t)(t->bm + t->bn) * t->bk * 4 > d->max_shared_memory) t->bk /= 2;
-    if (t->wg == 0 || t->wg > max_wg || t->bm % VKLLM__MM_TM || t->bn % VKLLM__MM_TN || t->bk % 4 ||
-        (uint64_t)(t->bm + t->bn) * t->bk * 4 > d->max_shared_memory)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                          "matmul: no tiling fits the device (BM %u, BN %u, BK %u: %u invocations of at most %u, "
-                          "%u bytes of shared memory of at most %u)",
-                          t->bm, t->bn, t->bk, t->wg, max_wg, (t->bm + t->bn) * t->bk * 4, d->max_shared_memory);
-    return VKLLM_STATUS_OK;
+static int use_h16(const struct vkllm__gpu *gpu) {
+    return vkllm__gpu_tuning(gpu)->matmul_f16 != 0 && vkllm__gpu_info(gpu)->fp16_arith;
 }
 
+/* 4-row groups per invocation along a tile side of s rows: 2 (8 rows in registers) from 64 on. */
+static uint32_t groups_of(uint32_t s) { return s >= 64 && s % 8 == 0 ? 2 : 1; }
+
+static uint32_t tile_invocations(uint32_t bm, uint32_t bn) {
+    return bm / (4 * groups_of(bm)) * (bn / (4 * groups_of(bn)));
+}
+
+/* Tile sizes for this device and shape: BM 128 weight rows (64 or 32 for fewer rows), BN from
+ * the batch (128, 64, 32 or 16 rows of x), halved until the workgroup fits the invocation
+ * limits; BK 16, halved (down to 4) until both pairs of tiles fit in shared memory. */
+static vkllm_status pick_tiles(const struct vkllm__gpu *gpu, uint32_t n, uint64_t m, struct mm_tiles *t) {
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    struct mm_tiles f = forced_tiles(gpu);
+    t->h16 = use_h16(gpu);
+    uint32_t es = t->h16 ? 2 : 4;
+    t->bm = f.bm ? f.bm : m > 64 ? 128 : m > 32 ? 64 : 32;
+    t->bn = f.bn ? f.bn : n > 64 ? 128 : n > 32 ? 64 : n > 16 ? 32 : 16;
+    uint32_t max_wg = VKLLM_MIN(d->max_workgroup_invocations, d->max_workgroup_size[0]);
+    while (tile_invocations(t->bm, t->bn) > max_wg) {
+        if (t->bn >= t->bm && t->bn > 4) t->bn /= 2;
+        else if (t->bm > 4) t->bm /= 2;
+        else break;
+    }
+    t->bk = f.bk ? f.bk : 16;
+    while (t->bk > 4 && 2ull * (t->bm + t->bn) * t->bk * es > d->max_shared_memory) t->bk /= 2;
+    t->gm = groups_of(t->bm), t->gn = groups_of(t->bn);
+    t->wg = tile_invocations(t->bm, t->bn);
+    uint64_t shared = 2ull * (t->bm + t->bn) * t->bk * es;
+    if (t->wg == 0 || t->wg > max_wg || t->bm % (4 * t->gm) || t->bn % (4 * t->gn) || t->bk % 4 ||
+        shared > d->max_shared_memory)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "matmul: no tiling fits the device (BM %u, BN %u, BK %u: %u invocations of at most %u, "
+                          "%llu bytes of shared memory of at most %u)",
+                          t->bm, t->bn, t->bk, t->wg, max_wg, (unsigned long long)shared, d->max_shared_memory);
+    return VKLLM_STATUS_OK;
+}
 
 /* Rows of x and y per dispatch so that both bindings fit the binding limit and every block of
  * rows starts at an aligned offset. */
@@ -110,17 +125,26 @@ static vkllm_status check_args(const struct vkllm__dtensor *w, struct vkllm__vie
 
 /* CPU devices (lavapipe): staging tiles through shared memory costs more than it saves there,
  * and the decode kernel reading each weight unit once for 8 columns of x is faster (pp32 of a
- * TinyLlama-shaped Q8_0: 2.7x). GPUs use the tiled kernel. The tuning's matmul (0 tiled, 1
- * matvec) overrides; forced tiles (tests) mean the tiled kernel. */
-static int use_matvec(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w) {
+ * TinyLlama-shaped Q8_0: 2.7x). GPUs use the tiled kernel from 9 rows of x on; up to 8 (a
+ * batched decode step, a short prompt) take the decode kernel's batched columns as ggml-vulkan
+ * does (its mul_mat_vec up to 8 columns), so a sequence's logits in a batch are the bits it gets
+ * decoded alone. The tuning's matmul (0 tiled, 1 matvec) overrides; forced tiles (tests) mean the
+ * tiled kernel. */
+#define VKLLM__MM_MATVEC_COLS 8
+
+static int use_matvec(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n) {
     struct mm_tiles f = forced_tiles(gpu);
     long mode = vkllm__gpu_tuning(gpu)->matmul;
     if (f.bm || f.bn || f.bk || w->k % 4 || mode == 0) return 0;
-    return mode == 1 || vkllm__gpu_info(gpu)->type == VKLLM_DEVICE_CPU;
+    return mode == 1 || vkllm__gpu_info(gpu)->type == VKLLM_DEVICE_CPU || n <= VKLLM__MM_MATVEC_COLS;
 }
 
-int vkllm__matmul_uses_matvec(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w) {
-    return w && w->buf && use_matvec(gpu, w);
+int vkllm__matmul_uses_matvec(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n) {
+    return w && w->buf && use_matvec(gpu, w, n);
+}
+
+int vkllm__matmul_uses_h16(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n) {
+    return w && w->buf && !use_matvec(gpu, w, n) && use_h16(gpu);
 }
 
 vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
@@ -130,13 +154,12 @@ vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const 
     if (st) return st;
     const struct vkllm__type_kernels *sh = vkllm__type_kernels(w->type, "matmul");
     if (!sh) return VKLLM_STATUS_UNSUPPORTED;
-    enum vkllm__shader_id id = sh->matmul;
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
-    if (use_matvec(gpu, w)) return vkllm__op_matvec(c, y, w, x, n);
+    if (use_matvec(gpu, w, n)) return vkllm__op_matvec(c, y, w, x, n);
     struct mm_tiles t;
     uint64_t chunk = 0, block = 0;
-    if ((st = pick_tiles(gpu, n, &t))) return st;
+    if ((st = pick_tiles(gpu, n, w->m, &t))) return st;
     if ((st = vkllm__dtensor_chunk_rows(gpu, w, &chunk))) return st;
     if ((st = rows_per_block(gpu, w->k * 4, w->m * 4, n, t.bn, &block))) return st;
     if ((chunk + t.bm - 1) / t.bm > d->max_workgroup_count[0])
@@ -151,14 +174,15 @@ vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const 
             struct vkllm__pc_matmul pc = {nb, rows, (uint32_t)w->k, (uint32_t)w->row_bytes, (uint32_t)w->m,
                                          (uint32_t)r0};
             struct vkllm__dispatch dp = {
-                .shader = id, .n_spec = 4, .spec = {t.wg, t.bm, t.bn, t.bk},
+                .shader = t.h16 ? sh->matmul_h16 : sh->matmul, .n_spec = 6,
+                .spec = {t.wg, t.bm, t.bn, t.bk, t.gm, t.gn},
                 .n_bind = 3,
                 .bind = {wb,
                          {x.buf, x.offset + n0 * w->k * 4, (uint64_t)nb * w->k * 4},
                          {y.buf, y.offset + n0 * w->m * 4, (uint64_t)nb * w->m * 4}},
                 .push = &pc, .push_size = sizeof pc,
                 .groups = {(rows + t.bm - 1) / t.bm, (nb + t.bn - 1) / t.bn, 1},
-                .label = "matmul",
+                .label = t.h16 ? "matmul_h16" : "matmul",
             };
             /* each workgroup loads its BM weight rows and its BN rows of x, all of k */
             uint64_t wbytes = (uint64_t)rows * w->row_bytes * dp.groups[1];

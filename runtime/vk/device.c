@@ -543,9 +543,9 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
     gpu->queue_family = (uint32_t)fam;
 
     /* Enable what the shaders use, and nothing else: they need no optional feature (the KV cache
-     * packs halves into 32-bit words; no 8/16-bit storage or arithmetic), so a Vulkan 1.1 device
-     * runs them. Subgroup size control and the integer dot product are chained below where they
-     * are offered (the shaders using them run only there). */
+     * packs halves into 32-bit words; no 8/16-bit storage), so a Vulkan 1.1 device runs them.
+     * Subgroup size control, the integer dot product and f16 arithmetic are chained below where
+     * they are offered (the shaders using them run only there). */
     VkPhysicalDeviceFeatures2 en = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qci = {
@@ -586,6 +586,16 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
         exts[n_exts++] = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
         dot.pNext = en.pNext;
         en.pNext = &dot;
+    }
+    /* f16 arithmetic: the f16 shared-memory tiles of the prefill matmul (ops_matmul.c). Only
+     * reported, so only enabled, on Vulkan 1.2 devices, where the struct is core. */
+    VkPhysicalDeviceShaderFloat16Int8Features f16 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
+        .shaderFloat16 = VK_TRUE,
+    };
+    if (info->fp16_arith) {
+        f16.pNext = en.pNext;
+        en.pNext = &f16;
     }
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
