@@ -53,16 +53,18 @@ static uint32_t tile_invocations(uint32_t bm, uint32_t bn) {
     return bm / (4 * groups_of(bm)) * (bn / (4 * groups_of(bn)));
 }
 
-/* Tile sizes for this device and shape: BM 128 weight rows (64 or 32 for fewer rows), BN from
- * the batch (128, 64, 32 or 16 rows of x), halved until the workgroup fits the invocation
- * limits; BK 16, halved (down to 4) until both pairs of tiles fit in shared memory. */
+/* Tile sizes for this device and shape: square tiles chosen as ggml-vulkan chooses its scalar
+ * ones (32 x 32 where m or n is at most 32, 64 x 64 where one is at most 64, else 128 x 128; three
+ * pipelines per type), halved until the workgroup fits the invocation limits; BK 16, halved (down
+ * to 4) until both pairs of tiles fit in shared memory. */
 static vkllm_status pick_tiles(const struct vkllm__gpu *gpu, uint32_t n, uint64_t m, struct mm_tiles *t) {
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     struct mm_tiles f = forced_tiles(gpu);
     t->h16 = use_h16(gpu);
     uint32_t es = t->h16 ? 2 : 4;
-    t->bm = f.bm ? f.bm : m > 64 ? 128 : m > 32 ? 64 : 32;
-    t->bn = f.bn ? f.bn : n > 64 ? 128 : n > 32 ? 64 : n > 16 ? 32 : 16;
+    uint32_t side = m <= 32 || n <= 32 ? 32 : m <= 64 || n <= 64 ? 64 : 128;
+    t->bm = f.bm ? f.bm : side;
+    t->bn = f.bn ? f.bn : side;
     uint32_t max_wg = VKLLM_MIN(d->max_workgroup_invocations, d->max_workgroup_size[0]);
     while (tile_invocations(t->bm, t->bn) > max_wg) {
         if (t->bn >= t->bm && t->bn > 4) t->bn /= 2;
