@@ -83,13 +83,17 @@ void load_x(uint c0, uint kc) {
         uint xo = (xcol[col] + c0) / 4u + 8u * b;
         vec4 v[8];
         float amax = 0.0;
+        bool finite = true;
         [[unroll]] for (uint j = 0u; j < 8u; j++) {
             v[j] = xv[xo + j];
             vec4 a = abs(v[j]);
             amax = max(amax, max(max(a.x, a.y), max(a.z, a.w)));
+            finite = finite && !any(isnan(v[j])) && !any(isinf(v[j]));
         }
-        float d = amax / 127.0;
-        float id = d != 0.0 ? 1.0 / d : 0.0;
+        // an inf or NaN in the block: its scale is NaN, so every row it meets is NaN (the f32
+        // kernels' products are not finite either), not a block of zeros
+        float d = finite ? amax / 127.0 : uintBitsToFloat(0x7fc00000u);
+        float id = finite && d != 0.0 ? 1.0 / d : 0.0;
         int sum = 0;
         uint o = col * (KC / 4u) + 8u * b;
         [[unroll]] for (uint j = 0u; j < 8u; j++) {

@@ -201,7 +201,15 @@ static void matvec_short(enum vkllm__op op, struct vkllm__case_list *l) {
         addv(l, c, "max_alloc=%u,max_binding=%u", split[i].max_alloc, split[i].max_binding);
         if (op == VKLLM__OP_MATVEC) addv(l, (c.n = 3, c), "max_alloc=%u,max_binding=%u", split[i].max_alloc, split[i].max_binding);
     }
-    if (op == VKLLM__OP_MATVEC) x8_cases(0, l);
+    if (op == VKLLM__OP_MATVEC) {
+        x8_cases(0, l);
+        /* an inf / a NaN in x: the int8-x kernel, the storage-buffer kernel, the device's default */
+        ADD(l, .op = op, .type = VKLLM__TYPE_Q4_K, .rows = 33, .cols = 512, .n = 2,
+            .flags = VKLLM__CASE_NONFINITE | VKLLM__CASE_X8, .tuning = "matvec_texel=0,matvec_x8=1");
+        ADD(l, .op = op, .type = VKLLM__TYPE_Q8_0, .rows = 33, .cols = 512, .n = 2, .flags = VKLLM__CASE_NONFINITE,
+            .tuning = "matvec_texel=0,matvec_x8=0");
+        ADD(l, .op = op, .type = VKLLM__TYPE_Q8_0, .rows = 33, .cols = 512, .n = 2, .flags = VKLLM__CASE_NONFINITE);
+    }
     for (size_t t = 0; t < N_TYPES; t++) {
         struct vkllm__op_case c = {.op = op, .type = k_types[t], .rows = 33, .cols = short_k(k_types[t]), .n = 1};
         if (op == VKLLM__OP_GET_ROWS) {

@@ -26,8 +26,8 @@ void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n) {
     case VKLLM__OP_MATVEC_GLU:
     case VKLLM__OP_MATMUL:
     case VKLLM__OP_GET_ROWS:
-        snprintf(buf, n, "%s %ux%u n=%u%s", vkllm__type_name(c->type), c->rows, c->cols, c->n,
-                 c->flags & VKLLM__CASE_OFFSET ? " +256" : "");
+        snprintf(buf, n, "%s %ux%u n=%u%s%s", vkllm__type_name(c->type), c->rows, c->cols, c->n,
+                 c->flags & VKLLM__CASE_OFFSET ? " +256" : "", c->flags & VKLLM__CASE_NONFINITE ? " inf/nan" : "");
         break;
     case VKLLM__OP_ROPE:
         snprintf(buf, n, "n=%u heads=%u dim=%u rot=%u%s%s%s", c->n, c->heads, c->head_dim, c->n_rot,

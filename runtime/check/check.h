@@ -74,6 +74,8 @@ enum vkllm__op {
                                      buffers (the case's max_alloc must make it so) */
 #define VKLLM__CASE_X8 0x8000u    /* matvec, matvec_glu, matmul: the int8-x kernel (matvec_x8) must take W;
                                      skipped where it cannot (no subgroup arithmetic or size) */
+#define VKLLM__CASE_NONFINITE 0x10000u /* matvec: an inf in column 0 of x (a NaN in column 1): every row of those
+                                         columns must come out inf or NaN, the other columns as usual */
 
 #define VKLLM__CASE_MAX_POS 16
 

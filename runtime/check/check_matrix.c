@@ -89,6 +89,11 @@ void vkllm__chk_matvec(struct chk *k) {
     uint64_t nx = (uint64_t)n * w.k, ny = (uint64_t)n * w.m, mp = (w.m + 63) / 64 * 64;
     float *x = vkllm__chk_floats(k, nx, 1.0f), *want = vkllm__chk_floats(k, w.m, 0);
     float *got = vkllm__chk_floats(k, ny + GUARD, 0), *one = vkllm__chk_floats(k, (uint64_t)n * mp, 0);
+    int bad_cols = c->flags & VKLLM__CASE_NONFINITE ? (n > 1 ? 2 : 1) : 0;
+    if (!k->st && bad_cols) {
+        x[w.k / 3] = INFINITY;
+        if (bad_cols > 1) x[w.k + w.k / 2] = NAN;
+    }
     struct vkllm__dtensor t = mat_upload(k, &w);
     const float *xr = vkllm__chk_x_seen(k, vkllm__matvec_x8_applies(k->gpu, &t, n), x, n, w.k);
     struct vkllm__buffer *xb = vkllm__chk_buf(k, nx * 4, x), *yb = poisoned(k, ny + GUARD, got);
@@ -108,10 +113,17 @@ void vkllm__chk_matvec(struct chk *k) {
     if (k->st) return;
     if (!guard_ok(got, ny)) vkllm__chk_fail(k, "wrote past the output");
     for (uint32_t j = 0; j < n; j++) {
-        vkllm__ref_matvec_q(want, w.type, w.host, w.row_bytes, xr + (uint64_t)j * w.k, w.m, w.k);
-        struct chk_stats s;
-        vkllm__chk_compare(got + (uint64_t)j * w.m, want, w.m, &s);
-        vkllm__chk_fold(k, &s);
+        if ((int)j < bad_cols) { /* an inf or NaN in x: no row of its product is finite */
+            for (uint32_t i = 0; i < w.m; i++)
+                if (isfinite(got[(uint64_t)j * w.m + i]))
+                    vkllm__chk_fail(k, "column %u (x holds %s): row %u is finite (%g)", j, j ? "a NaN" : "an inf", i,
+                                    got[(uint64_t)j * w.m + i]);
+        } else {
+            vkllm__ref_matvec_q(want, w.type, w.host, w.row_bytes, xr + (uint64_t)j * w.k, w.m, w.k);
+            struct chk_stats s;
+            vkllm__chk_compare(got + (uint64_t)j * w.m, want, w.m, &s);
+            vkllm__chk_fold(k, &s);
+        }
         if (n > 1 && memcmp(got + (uint64_t)j * w.m, one + (uint64_t)j * mp, 4ull * w.m))
             vkllm__chk_fail(k, "column %u of %u differs from the column alone", j, n);
     }

@@ -116,7 +116,12 @@ uint32_t vkllm__ref_quantize_x8(float *o, float *x, uint32_t k, int nudge) {
     uint32_t moved = 0;
     for (uint32_t b = 0; b + 32 <= k; b += 32) {
         float amax = 0;
-        for (uint32_t i = b; i < b + 32; i++) amax = fmaxf(amax, fabsf(x[i]));
+        int finite = 1;
+        for (uint32_t i = b; i < b + 32; i++) amax = fmaxf(amax, fabsf(x[i])), finite &= isfinite(x[i]) != 0;
+        if (!finite) { /* an inf or NaN: the block's scale is NaN (matvec_x8.comp) */
+            for (uint32_t i = b; i < b + 32; i++) o[i] = NAN;
+            continue;
+        }
         float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
         for (uint32_t i = b; i < b + 32 && nudge; i++) {
             float v = x[i] * id, f = v - floorf(v);

@@ -44,7 +44,8 @@ void vkllm__ref_matvec_q(float *o, uint32_t type, const void *w, uint64_t row_by
  * max|x| / 127 and q = roundEven(x * (1 / d)), o = q * d (k % 32 == 0). With nudge, an element of
  * x whose x / d lies within 1e-3 of a rounding tie is first moved a quarter step away from it, so
  * that a device whose division is a few ulps off (Vulkan allows 2.5) rounds it the same way: the
- * tests quantize x so before handing it to the device. Returns how many elements were moved. */
+ * tests quantize x so before handing it to the device. A block holding an inf or NaN comes out all
+ * NaN. Returns how many elements were moved. */
 uint32_t vkllm__ref_quantize_x8(float *o, float *x, uint32_t k, int nudge);
 
 /* index of the largest value (the first one on ties); n >= 1 */
