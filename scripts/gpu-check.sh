@@ -21,7 +21,9 @@
 #   6. llama.cpp's Vulkan backend (the peer) on the same files, same lengths
 #   7. the Q4_K file's decode with matvec_x8 as by default, everywhere and nowhere
 #      (VKLLM_MATVEC_X8=-1, 1, 0), twice each, alternating, into profile.md
-#   8. the device tests (validation on), while the time budget lasts
+#   8. the Q4_K file's prefill with the tiled matmul's f16 and f32 tiles (VKLLM_MATMUL_F16=1, 0),
+#      twice each, alternating, into profile.md
+#   9. the device tests (validation on), while the time budget lasts
 # then summary.md: the device, pass/fail of each step, logits error, tokens/s of vkllm and the
 # peer side by side and as a fraction of the card's bandwidth (--peak-gbps, or known cards').
 # Files in OUT (at most 8: what the device tool returns): summary.md devices.json selftest.json
@@ -182,6 +184,15 @@ x8s="-1 1 0 -1 1 0"; [ $mode = local ] && x8s="-1 1 0"  # lavapipe: the texel pa
 for x8 in $x8s; do
   step "decode_x8_$x8" sh -c 'echo "VKLLM_MATVEC_X8=$4: $(VKLLM_MATVEC_X8=$4 "$0" bench -m "$1" -p 0 -n "$2" -r "$3" 2>&1 | grep "tg:")" >> "$5"' \
     "$bin/vkllm" "$q4" $TG $REPS "$x8" "$out/profile.md"
+done
+
+# prefill of the Q4_K file with the tiled matmul's f16 tiles (the default where shaderFloat16 is
+# offered) and with f32 tiles: which is faster on this GPU
+echo "## $(basename "$q4"): prefill, VKLLM_MATMUL_F16 1 (f16 tiles) and 0 (f32 tiles), alternating" >> "$out/profile.md"
+f16s="1 0 1 0"; [ $mode = local ] && f16s="1 0"  # lavapipe: the matvec path unless forced
+for f16 in $f16s; do
+  step "prefill_f16_$f16" sh -c 'echo "VKLLM_MATMUL_F16=$4: $(VKLLM_MATMUL_F16=$4 "$0" bench -m "$1" -p "$2" -n 0 -r "$3" 2>&1 | grep "pp:")" >> "$5"' \
+    "$bin/vkllm" "$q4" $PP $REPS "$f16" "$out/profile.md"
 done
 
 # the device tests, with validation on, while the budget lasts
