@@ -61,6 +61,8 @@ for p in profiles:
     if r.returncode: continue
     d = json.loads(r.stdout)["devices"][0]
     check(d["profile"] == p and d["usable"], "%s: named in 'profile', usable" % p)
+    check(p == "vulkan-1.1-minimal" or (d["vendor_id"] != base["vendor_id"] and d["vendor"] != "unknown"),
+          "%s: the GPU's vendor (%s, 0x%x), whose per-vendor choices the runtime then makes" % (p, d["vendor"], d["vendor_id"]))
     check(api(d["api_version"]) <= api(base["api_version"]), "%s: api version not raised" % p)
     for k in LIMITS:
         check(0 < d[k] <= base[k], "%s: %s %d within the device's %d" % (p, k, d[k], base[k]))

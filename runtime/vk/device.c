@@ -214,7 +214,7 @@ fail:
 
 // --- capabilities --------------------------------------------------------------------------
 
-static const char *vendor_name(uint32_t id) {
+const char *vkllm__vk_vendor_name(uint32_t id) {
     switch (id) {
     case 0x10de: return "NVIDIA";
     case 0x1002: return "AMD";
@@ -305,7 +305,7 @@ static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t 
 
     snprintf(info->name, sizeof info->name, "%s", props.properties.deviceName);
     info->vendor_id = props.properties.vendorID;
-    snprintf(info->vendor, sizeof info->vendor, "%s", vendor_name(info->vendor_id));
+    snprintf(info->vendor, sizeof info->vendor, "%s", vkllm__vk_vendor_name(info->vendor_id));
     info->device_id = props.properties.deviceID;
     switch (props.properties.deviceType) {
     case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: info->type = VKLLM_DEVICE_INTEGRATED_GPU; break;

@@ -3,7 +3,8 @@
  * and limits, so that the runtime takes the code paths it would take on that GPU whatever driver
  * runs underneath (lavapipe in CI). A profile only removes: every limit is the smaller of the
  * device's and the profile's, every feature the device's and the profile's; the device type is
- * the profile's (it chooses between the CPU-device and the GPU paths).
+ * the profile's (it chooses between the CPU-device and the GPU paths), and so is the vendor id
+ * (the choices made per vendor, e.g. matvec_x8's default, follow it).
  *
  * What a profile cannot change: the subgroup size the driver really runs. Subgroup size control is
  * kept only where the device's range and the profile's overlap (then narrowed to the overlap);
@@ -14,6 +15,7 @@
 
 struct profile {
     const char *source;          /* where the values come from */
+    uint32_t vendor;             /* the GPU's PCI vendor id (per-vendor choices follow it); 0: keep */
     int set_type;                /* 1: the device type below replaces the device's */
     vkllm_device_type type;
     uint32_t api_version;        /* at most this */
@@ -51,6 +53,7 @@ static const struct profile k_profiles[VKLLM__PROFILE_COUNT_] = {
      * is not host-visible (only a 246 MiB BAR heap is, RTX 3070/2080 vulkaninfo). */
     [VKLLM__PROFILE_NVIDIA_AMPERE] = {
         .source = "RTX 3060 Ti 517.22 gpuinfo export; RTX 3090/3070 llama.cpp lines",
+        .vendor = 0x10de,
         DISCRETE, .api_version = VK_MAKE_API_VERSION(0, 1, 3, 224), .sg_min = 32, .sg_max = 32, .sg_control = 1,
         .sg_ops = SG_ALL, .fp16 = 1, .int8 = 1, .int64 = 1, .storage16 = 1, .storage8 = 1, .dot = 1,
         .dot_accel = 1, .coopmat = 1, .bda = 1, .storage_range = 4294967295ull, .max_alloc = 4292870144ull,
@@ -63,6 +66,7 @@ static const struct profile k_profiles[VKLLM__PROFILE_COUNT_] = {
      * lower value is taken, so the profile holds on either driver. */
     [VKLLM__PROFILE_AMD_RDNA3] = {
         .source = "RX 7800 XT RADV 24.1 and AMD 2.0.294 gpuinfo exports; RX 7900 XTX llama.cpp line",
+        .vendor = 0x1002,
         DISCRETE, .api_version = VK_MAKE_API_VERSION(0, 1, 3, 270), .sg_min = 32, .sg_max = 64, .sg_control = 1,
         .sg_ops = SG_ALL, .fp16 = 1, .int8 = 1, .int64 = 1, .storage16 = 1, .storage8 = 1, .dot = 1,
         .dot_accel = 1, .coopmat = 1, .bda = 1, .storage_range = 4294967295ull, .max_alloc = 2 * GIB,
@@ -75,6 +79,7 @@ static const struct profile k_profiles[VKLLM__PROFILE_COUNT_] = {
      * other limits from the RX 570/580 RADV gpuinfo exports (same GFX8/9 code path). */
     [VKLLM__PROFILE_AMD_GCN5] = {
         .source = "Vega 56 RADV llama.cpp line; RX 570/580 RADV gpuinfo exports; RADV source",
+        .vendor = 0x1002,
         DISCRETE, .api_version = VK_MAKE_API_VERSION(0, 1, 3, 0), .sg_min = 64, .sg_max = 64, .sg_control = 0,
         .sg_ops = SG_ALL, .fp16 = 1, .int8 = 1, .int64 = 1, .storage16 = 1, .storage8 = 1, .dot = 1,
         .dot_accel = 0, .coopmat = 0, .bda = 1, .storage_range = 4294967295ull, .max_alloc = 4294967292ull,
@@ -88,6 +93,7 @@ static const struct profile k_profiles[VKLLM__PROFILE_COUNT_] = {
      * lower. No cooperative matrix (no XMX on Xe-LPG). One device-local heap, host-visible. */
     [VKLLM__PROFILE_INTEL_XE_LPG] = {
         .source = "Meteor Lake ANV llama.cpp line; A770/TGL ANV 26.1 and Arc 140T gpuinfo exports",
+        .vendor = 0x8086,
         INTEGRATED, .api_version = VK_MAKE_API_VERSION(0, 1, 3, 0), .sg_min = 8, .sg_max = 32, .sg_control = 1,
         .sg_ops = SG_ALL, .fp16 = 1, .int8 = 1, .int64 = 1, .storage16 = 1, .storage8 = 1, .dot = 1,
         .dot_accel = 1, .coopmat = 0, .bda = 1, .storage_range = 1073741820ull, .max_alloc = 4294901760ull,
@@ -100,6 +106,7 @@ static const struct profile k_profiles[VKLLM__PROFILE_COUNT_] = {
      * vulkaninfo, MoltenVK issue 2292). The 1.2.7 export allows 8 GiB allocations; 1.4.1 4 GiB. */
     [VKLLM__PROFILE_APPLE_M1_MOLTENVK] = {
         .source = "Apple M1 MoltenVK 1.4.1 and 1.2.7 gpuinfo exports; M1 vulkaninfo memory",
+        .vendor = 0x106b,
         INTEGRATED, .api_version = VK_MAKE_API_VERSION(0, 1, 2, 275), .sg_min = 4, .sg_max = 32, .sg_control = 0,
         .sg_ops = SG_ALL & ~VKLLM_SUBGROUP_CLUSTERED, .fp16 = 1, .int8 = 1, .int64 = 1, .storage16 = 1,
         .storage8 = 1, .dot = 1, .dot_accel = 0, .coopmat = 0, .bda = 1, .storage_range = 4294967295ull,
@@ -113,6 +120,7 @@ static const struct profile k_profiles[VKLLM__PROFILE_COUNT_] = {
      * floor (storage range 256 MiB, 128 invocations, push 128, 65536 texels) and "no". */
     [VKLLM__PROFILE_MALI_G710] = {
         .source = "Mali-G720/G610 reports (no G710 report found); VP_ANDROID_baseline_2022 floor",
+        .vendor = 0x13b5,
         INTEGRATED, .api_version = VK_MAKE_API_VERSION(0, 1, 1, 177), .sg_min = 16, .sg_max = 16, .sg_control = 0,
         .sg_ops = VKLLM_SUBGROUP_BASIC, .fp16 = 1, .storage_range = 1ull << 28, .max_alloc = GIB, .shared = 32768,
         .wg_invocations = 128, .wg_x = 128, .push = 128, .texels = 65536, .uniform = 65536, .device_local = 0,
@@ -125,6 +133,7 @@ static const struct profile k_profiles[VKLLM__PROFILE_COUNT_] = {
      * shared memory 32768 (Adreno 750 on Turnip); the other limits VP_ANDROID_baseline_2022's. */
     [VKLLM__PROFILE_ADRENO_740] = {
         .source = "Adreno 750/620 reports (no 740 report found); VP_ANDROID_baseline_2022 floor",
+        .vendor = 0x5143,
         INTEGRATED, .api_version = VK_MAKE_API_VERSION(0, 1, 1, 0), .sg_min = 64, .sg_max = 128, .sg_control = 1,
         .sg_ops = SG_ANDROID, .fp16 = 1, .int8 = 1, .storage16 = 1, .storage8 = 1, .storage_range = 1ull << 28,
         .max_alloc = GIB, .shared = 32768, .wg_invocations = 128, .wg_x = 128, .push = 128, .texels = 65536,
@@ -161,6 +170,10 @@ vkllm_status vkllm__profile_apply(long id, struct vkllm_device_info *info) {
     const struct profile *p = &k_profiles[id];
     snprintf(info->profile, sizeof info->profile, "%s", k_names[id]);
     if (p->set_type) info->type = p->type;
+    if (p->vendor) {
+        info->vendor_id = p->vendor;
+        snprintf(info->vendor, sizeof info->vendor, "%s", vkllm__vk_vendor_name(p->vendor));
+    }
     info->api_version = (uint32_t)min_nz(info->api_version, p->api_version);
     /* subgroups: size control only where the ranges overlap */
     uint32_t lo = VKLLM_MAX(info->subgroup_size_min, p->sg_min), hi = VKLLM_MIN(info->subgroup_size_max, p->sg_max);

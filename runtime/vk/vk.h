@@ -165,6 +165,8 @@ static inline uint64_t vkllm__texel_bytes(char kind) { return kind == 't' ? 16 :
 /* profiles.c: clamp info to device profile id (a VKLLM__PROFILE_*, 0: none); INVALID_ARGUMENT for
  * an id without values. */
 vkllm_status vkllm__profile_apply(long id, struct vkllm_device_info *info);
+/* The vendor's name for a PCI vendor id ("unknown" when not known). */
+const char *vkllm__vk_vendor_name(uint32_t id);
 
 /* memory.c */
 vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu);
