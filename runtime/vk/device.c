@@ -525,6 +525,13 @@ static vkllm_status choose_device(const struct vkllm_device_info *infos, uint32_
 
 // --- logical device ------------------------------------------------------------------------
 
+/* Put the feature struct s (any Vk*Features struct) at the head of en's pNext chain. */
+static void chain_feature(VkPhysicalDeviceFeatures2 *en, void *s) {
+    VkBaseOutStructure *b = s;
+    b->pNext = en->pNext;
+    en->pNext = b;
+}
+
 static vkllm_status create_device(struct vkllm__gpu *gpu) {
     vkllm_status st = VKLLM_STATUS_OK;
     const struct vkllm_device_info *info = &gpu->info;
@@ -574,8 +581,7 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
     if (info->memory_budget) exts[n_exts++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
     if (info->subgroup_size_control) {
         exts[n_exts++] = VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME;
-        sgsc.pNext = en.pNext;
-        en.pNext = &sgsc;
+        chain_feature(&en, &sgsc);
     }
     /* the packed int8 dot product of matvec_x8's DOT_HW variants (ops_matvec.c) */
     VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot = {
@@ -584,8 +590,7 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
     };
     if (info->integer_dot_product) {
         exts[n_exts++] = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
-        dot.pNext = en.pNext;
-        en.pNext = &dot;
+        chain_feature(&en, &dot);
     }
     /* f16 arithmetic: the f16 shared-memory tiles of the prefill matmul (ops_matmul.c). Only
      * reported, so only enabled, on Vulkan 1.2 devices, where the struct is core. */
@@ -593,10 +598,7 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
         .shaderFloat16 = VK_TRUE,
     };
-    if (info->fp16_arith) {
-        f16.pNext = en.pNext;
-        en.pNext = &f16;
-    }
+    if (info->fp16_arith) chain_feature(&en, &f16);
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = &en,
