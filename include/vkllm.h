@@ -180,7 +180,8 @@ struct vkllm_device_info {
     int integer_dot_product;         /* VK_KHR_shader_integer_dot_product feature present */
     int integer_dot_product_accel;   /* 4x8-bit packed signed dot product is accelerated */
     int buffer_device_address;       /* bufferDeviceAddress feature */
-    int cooperative_matrix;          /* VK_KHR_cooperative_matrix usable */
+    int cooperative_matrix;          /* VK_KHR_cooperative_matrix usable (with the Vulkan memory model,
+                                        which vkllm's cooperative-matrix shaders use) */
     uint32_t coopmat_shape_count;
     struct vkllm_coopmat_shape coopmat_shapes[VKLLM_MAX_COOPMAT_SHAPES];
     /* limits */

@@ -21,8 +21,9 @@
 #   6. llama.cpp's Vulkan backend (the peer) on the same files, same lengths
 #   7. the Q4_K file's decode with matvec_x8 as by default, everywhere and nowhere
 #      (VKLLM_MATVEC_X8=-1, 1, 0), twice each, alternating, into profile.md
-#   8. the Q4_K file's prefill with the tiled matmul's f16 and f32 tiles (VKLLM_MATMUL_F16=1, 0),
-#      twice each, alternating, into profile.md
+#   8. the Q4_K file's prefill with the tiled matmul's cooperative matrices, scalar f16 tiles and
+#      f32 tiles (VKLLM_MATMUL_COOPMAT=1; =0; VKLLM_MATMUL_F16=0), twice each, alternating, into
+#      profile.md (cooperative matrices only where the device has them, else the f16 tiles again)
 #   9. the device tests (validation on), while the time budget lasts
 # then summary.md: the device, pass/fail of each step, logits error, tokens/s of vkllm and the
 # peer side by side and as a fraction of the card's bandwidth (--peak-gbps, or known cards').
@@ -31,7 +32,7 @@
 set -u
 
 usage() {
-  sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'
   echo "options: --out DIR (default build/gpu-check) --build DIR (default build) --peak-gbps X"
   echo "         --budget S (seconds for the run before the device tests are cut, default 420)"
   echo "         --size small|full (files and lengths: full = 1.1B, pp512, tg128, 3 repetitions;"
@@ -186,13 +187,15 @@ for x8 in $x8s; do
     "$bin/vkllm" "$q4" $TG $REPS "$x8" "$out/profile.md"
 done
 
-# prefill of the Q4_K file with the tiled matmul's f16 tiles (the default where shaderFloat16 is
-# offered) and with f32 tiles: which is faster on this GPU
-echo "## $(basename "$q4"): prefill, VKLLM_MATMUL_F16 1 (f16 tiles) and 0 (f32 tiles), alternating" >> "$out/profile.md"
-f16s="1 0 1 0"; [ $mode = local ] && f16s="1 0"  # lavapipe: the matvec path unless forced
-for f16 in $f16s; do
-  step "prefill_f16_$f16" sh -c 'echo "VKLLM_MATMUL_F16=$4: $(VKLLM_MATMUL_F16=$4 "$0" bench -m "$1" -p "$2" -n 0 -r "$3" 2>&1 | grep "pp:")" >> "$5"' \
-    "$bin/vkllm" "$q4" $PP $REPS "$f16" "$out/profile.md"
+# prefill of the Q4_K file with the tiled matmul's cooperative matrices (the default where the
+# device has them), its scalar f16 tiles (the default where shaderFloat16 is offered) and f32
+# tiles: which is faster on this GPU
+echo "## $(basename "$q4"): prefill, VKLLM_MATMUL_COOPMAT=1 (cooperative matrices), VKLLM_MATMUL_COOPMAT=0 (f16 tiles), VKLLM_MATMUL_F16=0 (f32 tiles), alternating" >> "$out/profile.md"
+mms="COOPMAT=1 COOPMAT=0 F16=0 COOPMAT=1 COOPMAT=0 F16=0"
+[ $mode = local ] && mms="COOPMAT=1 COOPMAT=0 F16=0"  # lavapipe: the matvec path unless forced, no coopmat
+for mm in $mms; do
+  step "prefill_${mm%%=*}_${mm#*=}" sh -c 'echo "VKLLM_MATMUL_$4: $(env "VKLLM_MATMUL_$4" "$0" bench -m "$1" -p "$2" -n 0 -r "$3" 2>&1 | grep "pp:")" >> "$5"' \
+    "$bin/vkllm" "$q4" $PP $REPS "$mm" "$out/profile.md"
 done
 
 # the device tests, with validation on, while the budget lasts

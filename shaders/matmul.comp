@@ -24,8 +24,24 @@
 // 0 workgroup size (== (BM / TM) * (BN / TN)), 1 BM, 2 BN, 3 BK (multiple of 4), 4 GM, 5 GN
 // (1 or 2; BM % TM == 0, BN % TN == 0).
 //
+// COOPMAT=1 (matmul_cm_<type>, devices with VK_KHR_cooperative_matrix): the same staging into
+// f16 tiles (padded rows, scalar arrays), and the products by cooperative matrices of
+// TM x TK (W) by TK x TN (x) into TM x TN f32 accumulators. The workgroup is four subgroups of
+// a size the runtime requires (full subgroups), as a 2 x 2 grid over the tile; each holds
+// (BM / 2 / TM) x (BN / 2 / TN) accumulators. Written in GL_NV_cooperative_matrix, which
+// glslang 12 compiles, and rewritten to SPV_KHR_cooperative_matrix at build time
+// (shaders/coopmat/spv_coopmat.h: A, B and the accumulator need distinct types, hence the three
+// specialization constants TM, TN, TK). Specialization constants of this variant: 0 workgroup
+// size (4 subgroups), 1 BM, 2 BN, 3 BK (a multiple of TK), 4 TM, 5 TN, 6 TK (a shape the device
+// offers; BM % (2 * TM) == 0, BN % (2 * TN) == 0).
+//
 // W may be bound in row chunks (maxStorageBufferRange): the chunk's rows are y's columns
 // y_col .. y_col + m - 1, so y's row stride (y_stride) is passed separately from m.
+#if defined(COOPMAT)
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_shader_subgroup_basic : require
+#define MM_F16 1
+#endif
 #if defined(MM_F16)
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #define SH_VEC f16vec4
@@ -55,6 +71,21 @@ layout(push_constant) uniform PC {
 layout(constant_id = 1) const uint BM = 64;  // weight rows per workgroup
 layout(constant_id = 2) const uint BN = 64;  // x rows per workgroup
 layout(constant_id = 3) const uint BK = 16;  // k per step (multiple of 4)
+#if defined(COOPMAT)
+layout(constant_id = 4) const uint TM = 16;  // cooperative matrix shape: C (TM x TN) += A (TM x TK) B (TK x TN)
+layout(constant_id = 5) const uint TN = 16;
+layout(constant_id = 6) const uint TK = 16;
+const uint WG = gl_WorkGroupSize.x;          // four subgroups
+const uint SA = BM + 8u, SB = BN + 8u;       // padded rows of the tiles (halves; 16-byte multiples)
+const uint CMM = BM / (2u * TM), CMN = BN / (2u * TN);  // accumulators of a subgroup, each way
+
+// k-major tiles, two of each: sh_a[b * BK * SA + kk * SA + r] = W[m0 + r][k0 + kk], likewise x
+shared float16_t sh_a[2u * BK * SA];
+shared float16_t sh_b[2u * BK * SB];
+shared float sh_c[4u * TM * TN];             // one accumulator of each subgroup on its way out
+#define PUT_W(b, kk, r, v) sh_a[(b) * BK * SA + (kk) * SA + (r)] = (v)
+#define PUT_X(b, kk, r, v) sh_b[(b) * BK * SB + (kk) * SB + (r)] = (v)
+#else
 layout(constant_id = 4) const uint GM = 1;   // 4-row groups of weight rows per invocation
 layout(constant_id = 5) const uint GN = 1;   // 4-row groups of x rows per invocation
 
@@ -64,6 +95,9 @@ const uint QM = BM / 4u, QN = BN / 4u;              // vec4 columns of a tile's 
 // k-major tiles, two of each: sh_w[b * BK * QM + kk * QM + r / 4][r % 4] = W[m0 + r][k0 + kk]
 shared SH_VEC sh_w[2u * BK * QM];
 shared SH_VEC sh_x[2u * BK * QN];
+#define PUT_W(b, kk, r, v) sh_w[(b) * BK * QM + (kk) * QM + (r) / 4u][(r) % 4u] = (v)
+#define PUT_X(b, kk, r, v) sh_x[(b) * BK * QN + (kk) * QN + (r) / 4u][(r) % 4u] = (v)
+#endif
 
 // Stage step k0's tiles into tile pair b: W's rows m0 .. m0+BM-1 dequantized, x's rows
 // n0 .. n0+BN-1, columns k0 .. k0+BK-1, transposed to k-major; zeros outside the matrices.
@@ -81,8 +115,7 @@ void stage(uint b, uint m0, uint n0, uint k0) {
                     if (col + c < p.k) v[c] = dq_get1(rb, col + c);
             }
         }
-        uint o = b * BK * QM + kk * QM + r / 4u, lane = r % 4u;
-        [[unroll]] for (uint c = 0u; c < 4u; c++) sh_w[o + c * QM][lane] = SH_T(v[c]);
+        [[unroll]] for (uint c = 0u; c < 4u; c++) PUT_W(b, kk + c, r, SH_T(v[c]));
     }
     for (uint g = gl_LocalInvocationID.x; g < BN * (BK / 4u); g += WG) {
         uint r = g / (BK / 4u), kk = (g % (BK / 4u)) * 4u;
@@ -93,11 +126,58 @@ void stage(uint b, uint m0, uint n0, uint k0) {
             [[unroll]] for (uint c = 0u; c < 4u; c++)
                 if (col + c < p.k) v[c] = x[o + c];
         }
-        uint o = b * BK * QN + kk * QN + r / 4u, lane = r % 4u;
-        [[unroll]] for (uint c = 0u; c < 4u; c++) sh_x[o + c * QN][lane] = SH_T(v[c]);
+        [[unroll]] for (uint c = 0u; c < 4u; c++) PUT_X(b, kk + c, r, SH_T(v[c]));
     }
 }
 
+#if defined(COOPMAT)
+void main() {
+    uint s = gl_SubgroupID, lane = gl_SubgroupInvocationID;
+    uint wm = (s % 2u) * (BM / 2u), wn = (s / 2u) * (BN / 2u);  // this subgroup's quarter of the tile
+    uint m0 = gl_WorkGroupID.x * BM;
+    uint n0 = gl_WorkGroupID.y * BN;
+
+    // acc[j * CMM + i]: y^T rows m0 + wm + i * TM .., columns n0 + wn + j * TN ..
+    fcoopmatNV<32, 3, TM, TN> acc[CMM * CMN];  // scope 3: subgroup
+    [[unroll]] for (uint i = 0u; i < CMM * CMN; i++) acc[i] = fcoopmatNV<32, 3, TM, TN>(0.0);
+
+    uint steps = (p.k + BK - 1u) / BK;
+    stage(0u, m0, n0, 0u);
+    barrier();
+    for (uint t = 0u; t < steps; t++) {
+        uint b = t & 1u;
+        if (t + 1u < steps) stage(b ^ 1u, m0, n0, (t + 1u) * BK);
+        for (uint kk = 0u; kk < BK; kk += TK) {
+            fcoopmatNV<16, 3, TM, TK> ma[CMM];
+            fcoopmatNV<16, 3, TK, TN> mb;
+            // A (r, q) at r + q * SA: column-major; B (q, c) at q * SB + c: row-major
+            [[unroll]] for (uint i = 0u; i < CMM; i++)
+                coopMatLoadNV(ma[i], sh_a, b * BK * SA + kk * SA + wm + i * TM, SA, true);
+            [[unroll]] for (uint j = 0u; j < CMN; j++) {
+                coopMatLoadNV(mb, sh_b, b * BK * SB + kk * SB + wn + j * TN, SB, false);
+                [[unroll]] for (uint i = 0u; i < CMM; i++)
+                    acc[j * CMM + i] = coopMatMulAddNV(ma[i], mb, acc[j * CMM + i]);
+            }
+        }
+        barrier();
+    }
+
+    // Out through shared memory (column-major: element (r, c) at c * TM + r), so that the edges
+    // of y are masked and neighbouring lanes write neighbouring floats.
+    uint c0 = s * TM * TN;
+    [[unroll]] for (uint j = 0u; j < CMN; j++)
+        [[unroll]] for (uint i = 0u; i < CMM; i++) {
+            coopMatStoreNV(acc[j * CMM + i], sh_c, c0, TM, true);
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+            for (uint e = lane; e < TM * TN; e += gl_SubgroupSize) {
+                uint col = m0 + wm + i * TM + e % TM, row = n0 + wn + j * TN + e / TM;
+                if (col < p.m && row < p.n) y[row * p.y_stride + p.y_col + col] = sh_c[c0 + e];
+            }
+            subgroupBarrier();
+        }
+}
+#else
 void main() {
     const uint tm_count = BM / (4u * GM);
     uint tm = gl_LocalInvocationID.x % tm_count;  // weight rows g * BM / GM + tm * 4 .. + 3
@@ -144,3 +224,4 @@ void main() {
                 }
             }
 }
+#endif

@@ -1,6 +1,8 @@
 # Prefill matrix-matrix product (ops_matmul.c): one variant per weight type, all from
 # matmul.comp; matmul_h16_<type>: the same with f16 shared-memory tiles (MM_F16, devices with
-# shaderFloat16). Push constants: struct vkllm__pc_matmul (runtime/ops/shader_abi_matmul.h).
+# shaderFloat16); matmul_cm_<type>: f16 tiles multiplied by cooperative matrices
+# (VK_KHR_cooperative_matrix; COOPMAT=1 rows are rewritten from the NV extension at build time,
+# see shaders.cmake). Push constants: struct vkllm__pc_matmul (runtime/ops/shader_abi_matmul.h).
 #   name                source         defines        bindings  push constants
 list(APPEND VKLLM_SHADER_TABLE
   "matmul_f32           matmul.comp    WTYPE_F32=1    3         matmul"
@@ -35,4 +37,20 @@ list(APPEND VKLLM_SHADER_TABLE
   "matmul_h16_q4_k      matmul.comp    WTYPE_Q4_K=1,MM_F16=1   3         matmul"
   "matmul_h16_q5_k      matmul.comp    WTYPE_Q5_K=1,MM_F16=1   3         matmul"
   "matmul_h16_q6_k      matmul.comp    WTYPE_Q6_K=1,MM_F16=1   3         matmul"
+  "matmul_cm_f32        matmul.comp    WTYPE_F32=1,COOPMAT=1   3         matmul"
+  "matmul_cm_f16        matmul.comp    WTYPE_F16=1,COOPMAT=1   3         matmul"
+  "matmul_cm_bf16       matmul.comp    WTYPE_BF16=1,COOPMAT=1   3         matmul"
+  "matmul_cm_q8_0       matmul.comp    WTYPE_Q8_0=1,COOPMAT=1   3         matmul"
+  "matmul_cm_q4_0       matmul.comp    WTYPE_Q4_0=1,COOPMAT=1   3         matmul"
+  "matmul_cm_iq4_nl     matmul.comp    WTYPE_IQ4_NL=1,COOPMAT=1   3         matmul"
+  "matmul_cm_iq4_xs     matmul.comp    WTYPE_IQ4_XS=1,COOPMAT=1   3         matmul"
+  "matmul_cm_q2_k       matmul.comp    WTYPE_Q2_K=1,COOPMAT=1   3         matmul"
+  "matmul_cm_mxfp4      matmul.comp    WTYPE_MXFP4=1,COOPMAT=1   3         matmul"
+  "matmul_cm_q3_k       matmul.comp    WTYPE_Q3_K=1,COOPMAT=1   3         matmul"
+  "matmul_cm_q4_1       matmul.comp    WTYPE_Q4_1=1,COOPMAT=1   3         matmul"
+  "matmul_cm_q5_0       matmul.comp    WTYPE_Q5_0=1,COOPMAT=1   3         matmul"
+  "matmul_cm_q5_1       matmul.comp    WTYPE_Q5_1=1,COOPMAT=1   3         matmul"
+  "matmul_cm_q4_k       matmul.comp    WTYPE_Q4_K=1,COOPMAT=1   3         matmul"
+  "matmul_cm_q5_k       matmul.comp    WTYPE_Q5_K=1,COOPMAT=1   3         matmul"
+  "matmul_cm_q6_k       matmul.comp    WTYPE_Q6_K=1,COOPMAT=1   3         matmul"
 )

@@ -5,3 +5,9 @@ add_executable(bench_matmul bench_matmul.c)
 target_include_directories(bench_matmul PRIVATE ${VKLLM_INTERNAL_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(bench_matmul PRIVATE _GNU_SOURCE)
 target_link_libraries(bench_matmul PRIVATE vkllm_static vkllm::volk)
+# The cooperative-matrix kernels without a device that runs them: the build's NV -> KHR SPIR-V
+# rewrite of every matmul_cm_<type> (against the modules glslang compiled, from the build's
+# shader folder), its refusals, and the tiling plan on made-up devices. No GPU needed.
+vkllm_add_test(NAME test_coopmat SOURCES test_coopmat.c ${CMAKE_SOURCE_DIR}/shaders/coopmat/spv_coopmat.c
+               ARGS ${CMAKE_BINARY_DIR}/shaders)
+target_include_directories(test_coopmat PRIVATE ${CMAKE_SOURCE_DIR}/shaders/coopmat)

@@ -20,6 +20,7 @@ struct op_test_stats {
     int run, failed;
     int chunked;   /* cases with a lowered binding limit that ran more than one dispatch */
     int timed;     /* cases whose dispatches were seen (the device has timestamps) */
+    int skipped;   /* cases for a feature the device lacks (cooperative matrices), reported */
 };
 
 /* Run op's full case list (or short with full = 0) on gpu; every failure is printed. Fails the
@@ -29,7 +30,7 @@ static inline void op_test_run(struct vkllm__gpu *gpu, enum vkllm__op op, int fu
     vkllm__op_cases(op, full, &l);
     ASSERT_OK(l.st);
     ASSERT(l.n > 0);
-    int failed0 = s->failed;
+    int failed0 = s->failed, skipped0 = s->skipped;
     for (size_t i = 0; i < l.n; i += (size_t)op_test_every) {
         const struct vkllm__op_case *c = &l.v[i];
         struct vkllm__op_result r;
@@ -41,6 +42,14 @@ static inline void op_test_run(struct vkllm__gpu *gpu, enum vkllm__op op, int fu
         s->run++;
         s->timed += r.dispatches > 0;
         if ((strstr(c->tuning, "max_binding=") || strstr(c->tuning, "max_texels=")) && r.dispatches > 1) s->chunked++;
+        /* the cooperative-matrix cases skip only where the device cannot run that kernel */
+        if (!r.ok && r.skipped && (c->flags & VKLLM__CASE_COOPMAT)) {
+            struct vkllm__mm_coopmat cm;
+            if (!vkllm__matmul_coopmat_plan(vkllm__gpu_info(gpu), c->n, c->rows, &cm)) {
+                s->skipped++;
+                continue;
+            }
+        }
         if (!r.ok) {
             s->failed++;
             fprintf(stderr, "FAIL %s %s [%s]: %s %.3g (bound %.1g)%s%s%s\n", vkllm__op_name(c->op), shape,
@@ -48,8 +57,11 @@ static inline void op_test_run(struct vkllm__gpu *gpu, enum vkllm__op op, int fu
                     r.detail[0] ? " (" : "", r.detail, r.detail[0] ? ")" : "");
         }
     }
-    printf("%-11s %5zu cases%s, %d failed\n", vkllm__op_name(op), (l.n + (size_t)op_test_every - 1) / (size_t)op_test_every,
+    printf("%-11s %5zu cases%s, %d failed", vkllm__op_name(op), (l.n + (size_t)op_test_every - 1) / (size_t)op_test_every,
            op_test_every > 1 ? " (every few of the list: --every)" : "", s->failed - failed0);
+    if (s->skipped > skipped0)
+        printf(", %d skipped: the device has no cooperative matrices (vkllm__matmul_coopmat_plan)", s->skipped - skipped0);
+    printf("\n");
     fflush(stdout);
     vkllm__case_list_free(&l);
 }

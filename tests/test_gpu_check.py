@@ -41,8 +41,8 @@ check("| small-q8_0.gguf | tg16 |" in summary and "(no llama.cpp peer in this ru
 prof = open(os.path.join(out, "profile.md")).read() if "profile.md" in files else ""
 check(all(prof.count("VKLLM_MATVEC_X8=%s: " % v) == 1 for v in ("-1", "1", "0")) and prof.count("tg:") >= 3,
       "profile.md: decode with matvec_x8 by default, everywhere, nowhere (--local: once each)")
-check(all(prof.count("VKLLM_MATMUL_F16=%s: " % v) == 1 for v in ("1", "0")) and prof.count("pp:") >= 2,
-      "profile.md: prefill with the f16 and the f32 tiles (--local: once each)")
+check(all(prof.count("VKLLM_MATMUL_%s: " % v) == 1 for v in ("COOPMAT=1", "COOPMAT=0", "F16=0")) and prof.count("pp:") >= 3,
+      "profile.md: prefill with cooperative matrices, f16 tiles and f32 tiles (--local: once each)")
 print(summary)
 print("all checks passed" if not failures else "%d check(s) failed" % len(failures))
 sys.exit(1 if failures else 0)

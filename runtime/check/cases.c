@@ -351,9 +351,18 @@ static void matmul_short(struct vkllm__case_list *l) {
     ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q4_K, .rows = 100, .cols = 512, .n = 70,
         .tuning = "matmul_bm=32,matmul_bn=16,matmul_bk=8");
     /* 128 x 128 tiles (8 x 8 per invocation) in both precisions: f16 where the device has it */
-    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q5_0, .rows = 200, .cols = 160, .n = 130, .tuning = "matmul=tiled");
+    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q5_0, .rows = 200, .cols = 160, .n = 130,
+        .tuning = "matmul=tiled,matmul_coopmat=0");
     ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q5_0, .rows = 200, .cols = 160, .n = 130,
         .tuning = "matmul=tiled,matmul_f16=0");
+    /* cooperative matrices (skipped where the device has none): 128, 64 and 32 tiles, k not a
+     * multiple of the step, edges of both sides masked */
+    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q5_0, .rows = 200, .cols = 160, .n = 130,
+        .tuning = "matmul=tiled,matmul_coopmat=1", .flags = VKLLM__CASE_COOPMAT);
+    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q4_K, .rows = 100, .cols = 512, .n = 40,
+        .tuning = "matmul=tiled,matmul_coopmat=1", .flags = VKLLM__CASE_COOPMAT);
+    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_F16, .rows = 65, .cols = 37, .n = 17,
+        .tuning = "matmul=tiled,matmul_coopmat=1", .flags = VKLLM__CASE_COOPMAT);
     ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q6_K, .rows = 7, .cols = 256, .n = 5, .tuning = "matmul=tiled",
         .flags = VKLLM__CASE_UPLOADED); /* 210-byte rows, padded to a word by the upload */
 }

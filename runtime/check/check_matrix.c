@@ -294,6 +294,12 @@ void vkllm__chk_matmul(struct chk *k) {
     for (uint32_t r = 0; r < w.m; r++) vkllm__dequantize_row(w.type, w.host + r * w.row_bytes, wd + (uint64_t)r * w.k, w.k);
     for (uint64_t i = 0; i < (uint64_t)n * w.m; i++) y[i] = NAN; /* unwritten outputs show up */
     struct vkllm__dtensor t = mat_upload(k, &w);
+    if (!k->st && (c->flags & VKLLM__CASE_COOPMAT) && !vkllm__matmul_uses_coopmat(k->gpu, &t, n)) {
+        k->r->skipped = 1;
+        vkllm__chk_fail(k, "no cooperative matrices here (VK_KHR_cooperative_matrix with an f16 x f16 -> f32 "
+                           "subgroup shape, a required subgroup size)");
+        return;
+    }
     /* prefill through the matvec kernel (matmul=matvec): x in int8 where that kernel takes it */
     const float *xs[2] = {vkllm__chk_x_seen(k, vkllm__matmul_uses_matvec(k->gpu, &t, n) &&
                                                    vkllm__matvec_x8_applies(k->gpu, &t, n),

@@ -15,7 +15,8 @@
 #define VKLLM__SHADER_MATVEC_ID_X8DP_NONE VKLLM__SHADER_COUNT_
 #define T(t, n, tb, gg, x8)                                                                                           \
     {VKLLM__TYPE_##t, VKLLM__SHADER_MATVEC_##n, VKLLM__SHADER_MATVEC_##n##_SHM, VKLLM__SHADER_GET_ROWS_##n,              \
-     VKLLM__SHADER_MATMUL_##n, VKLLM__SHADER_MATMUL_H16_##n, VKLLM__SHADER_MATVEC_TB_##tb,                       \
+     VKLLM__SHADER_MATMUL_##n, VKLLM__SHADER_MATMUL_H16_##n, VKLLM__SHADER_MATMUL_CM_##n,                          \
+     VKLLM__SHADER_MATVEC_TB_##tb,                                                                                \
      VKLLM__SHADER_MATVEC_ID_##n, VKLLM__SHADER_MATVEC_ID_##n##_SHM, VKLLM__SHADER_MATVEC_TB_ID_##tb,             \
      VKLLM__SHADER_MATVEC_TB_ID_##gg,                                                                             \
      VKLLM__SHADER_MATVEC_X8_##x8, VKLLM__SHADER_MATVEC_X8DP_##x8, VKLLM__SHADER_MATVEC_ID_X8_##x8,                \

@@ -49,6 +49,7 @@ struct vkllm__type_kernels {
     enum vkllm__shader_id get_rows;      /* embedding lookup */
     enum vkllm__shader_id matmul;        /* prefill, tiled */
     enum vkllm__shader_id matmul_h16;    /* ... f16 shared-memory tiles (shaderFloat16) */
+    enum vkllm__shader_id matmul_cm;     /* ... f16 tiles by cooperative matrices (VK_KHR_cooperative_matrix) */
     enum vkllm__shader_id matvec_tb;     /* decode on CPU devices, repacked (ops_matvec_tb.c) */
     enum vkllm__shader_id matvec_id;     /* mixture of experts: the picked experts' products, subgroupAdd */
     enum vkllm__shader_id matvec_id_shm; /* ... shared-memory reduction */
@@ -168,8 +169,25 @@ int vkllm__matvec_x8_applies(struct vkllm__gpu *gpu, const struct vkllm__dtensor
 int vkllm__matvec_id_x8_applies(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, int grouped);
 /* 1 if vkllm__op_matmul multiplies w (storage-buffer layout) by n rows of x through vkllm__op_matvec. */
 int vkllm__matmul_uses_matvec(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n);
-/* 1 if it multiplies them with the f16 tiles (x and W's values rounded to f16). */
+/* 1 if it multiplies them with the f16 tiles (x and W's values rounded to f16; the scalar
+ * kernel's or the cooperative matrices'). */
 int vkllm__matmul_uses_h16(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n);
+/* 1 if it multiplies them by cooperative matrices (matmul_cm_<type>). */
+int vkllm__matmul_uses_coopmat(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n);
+
+/* The cooperative-matrix tiling for a device and shape (n rows of x, m weight rows): the
+ * subgroup size required (full subgroups), four subgroups per workgroup, BM x BN tiles of y^T
+ * stepping BK, and the device's shape TM x TN x TK (f16 A and B, f32 accumulator). Returns 0
+ * where the device cannot run matmul_cm (no VK_KHR_cooperative_matrix, no f16 x f16 -> f32
+ * subgroup shape of sides 8 or 16, no fp16 arithmetic, no required subgroup size, too little
+ * shared memory); the tuning is not consulted here. */
+struct vkllm__mm_coopmat {
+    uint32_t subgroup, wg, bm, bn, bk, tm, tn, tk;
+};
+int vkllm__matmul_coopmat_plan(const struct vkllm_device_info *d, uint32_t n, uint64_t m, struct vkllm__mm_coopmat *out);
+/* 1 where the kernel is on by default (the tuning's matmul_coopmat -1) on a device that can run
+ * it: by vendor and driver, as ggml-vulkan decides (ops_matmul.c). */
+int vkllm__matmul_coopmat_default(const struct vkllm_device_info *d);
 
 /* Decode on CPU devices (lavapipe; ops_matvec_tb.c): W read from a copy repacked at load time
  * (8 rows interleaved, Q8_0/Q4_0 scales apart as f32) through uniform texel buffers, x through a

@@ -14,12 +14,13 @@
  * chunk's first column. x and y are bound in blocks of rows when they are larger than the limit
  * (e.g. logits for a long prompt), so every binding fits.
  *
- * Cooperative matrices: not implemented (glslang 12 here cannot compile
- * GL_KHR_cooperative_matrix and lavapipe has none, so it could not be tested). It would slot in
- * as a second shader family matmul_cm_<type> (same bindings and push constants, tile loads
- * shared with matmul.comp, coopMatMulAdd on f16 tiles): pick_variant() would choose it when
- * info->cooperative_matrix is set, info->fp16_arith and storage_16bit are present, and one of
- * info->coopmat_shapes is an f16 x f16 -> f32 shape; BM/BN/BK become multiples of that shape. */
+ * Cooperative matrices (matmul_cm_<type>, VK_KHR_cooperative_matrix): the same staging into f16
+ * tiles, products by the device's f16 x f16 -> f32 subgroup shape (vkllm__matmul_coopmat_plan).
+ * Chosen where the device offers one, unless the tuning's matmul_coopmat or matmul_f16 is 0 or
+ * tiles are forced (those test the scalar kernel). No device here has cooperative matrices
+ * (lavapipe has none): this path has been compiled, its SPIR-V rewrite checked
+ * (tests/test_coopmat.c) and its plan tested on made-up devices, but never run; `vkllm
+ * selftest` runs its cases first thing on a GPU that has them (skipped elsewhere). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,64 @@ static struct mm_tiles forced_tiles(const struct vkllm__gpu *gpu) {
 
 static int use_h16(const struct vkllm__gpu *gpu) {
     return vkllm__gpu_tuning(gpu)->matmul_f16 != 0 && vkllm__gpu_info(gpu)->fp16_arith;
+}
+
+/* The device's f16 x f16 -> f32 subgroup shape with sides of 8 or 16 (VkComponentTypeKHR: 0
+ * FLOAT16, 1 FLOAT32): 16 x 16 x 16 where offered, else the largest. */
+static int coopmat_shape(const struct vkllm_device_info *d, uint32_t *tm, uint32_t *tn, uint32_t *tk) {
+    uint32_t best = 0;
+    for (uint32_t i = 0; i < d->coopmat_shape_count && i < VKLLM_MAX_COOPMAT_SHAPES; i++) {
+        const struct vkllm_coopmat_shape *s = &d->coopmat_shapes[i];
+        int side_ok = (s->m == 8 || s->m == 16) && (s->n == 8 || s->n == 16) && (s->k == 8 || s->k == 16);
+        if (!side_ok || s->a_type != 0 || s->b_type != 0 || s->c_type != 1 || s->result_type != 1) continue;
+        uint32_t v = s->m * s->n * s->k;
+        if (v > best) best = v, *tm = s->m, *tn = s->n, *tk = s->k;
+    }
+    return best != 0;
+}
+
+int vkllm__matmul_coopmat_plan(const struct vkllm_device_info *d, uint32_t n, uint64_t m, struct vkllm__mm_coopmat *out) {
+    struct vkllm__mm_coopmat p = {0};
+    if (!d || !d->cooperative_matrix || !d->fp16_arith || !d->subgroup_size_control) return 0;
+    if (!coopmat_shape(d, &p.tm, &p.tn, &p.tk)) return 0;
+    /* the subgroup size compute shaders get by default, required with full subgroups */
+    p.subgroup = d->subgroup_size;
+    if (p.subgroup < d->subgroup_size_min || p.subgroup > d->subgroup_size_max || p.subgroup == 0) return 0;
+    p.wg = 4 * p.subgroup;
+    if (p.wg > d->max_workgroup_invocations || p.wg > d->max_workgroup_size[0]) return 0;
+    /* square tiles as the scalar kernel's, halved until they fit shared memory; each side at least
+     * twice the shape's (2 x 2 subgroups) */
+    uint32_t side = m <= 32 || n <= 32 ? 32 : m <= 64 || n <= 64 ? 64 : 128;
+    uint32_t least = 2 * VKLLM_MAX(p.tm, p.tn);
+    p.bk = 16;
+    for (;; side /= 2) {
+        p.bm = p.bn = side;
+        uint64_t shared = 2ull * p.bk * (p.bm + 8 + p.bn + 8) * 2 + 4ull * p.tm * p.tn * 4;
+        if (side < least) return 0;
+        if (shared <= d->max_shared_memory) break;
+    }
+    *out = p;
+    return 1;
+}
+
+/* Where the device offers cooperative matrices, is the kernel on by default? As ggml-vulkan
+ * decides (ggml_vk_khr_cooperative_matrix_support): Intel only from Xe2 on (older GPUs, e.g. the
+ * Arc A770, ran slower with them; vkllm cannot tell the generations apart, so off on Intel), AMD's
+ * own drivers report them on every GPU (emulated before RDNA3; RADV offers them where the
+ * hardware has them), everyone else yes. */
+int vkllm__matmul_coopmat_default(const struct vkllm_device_info *d) {
+    if (d->vendor_id == 0x8086) return 0;
+    if (d->vendor_id == 0x1002) return strstr(d->driver_name, "radv") != NULL;
+    return 1;
+}
+
+static int use_coopmat(const struct vkllm__gpu *gpu, uint32_t n, uint64_t m, struct vkllm__mm_coopmat *p) {
+    const struct vkllm__tuning *tu = vkllm__gpu_tuning(gpu);
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    struct mm_tiles f = forced_tiles(gpu);
+    if (tu->matmul_coopmat == 0 || !use_h16(gpu) || f.bm || f.bn || f.bk) return 0;
+    if (tu->matmul_coopmat < 0 && !vkllm__matmul_coopmat_default(d)) return 0;
+    return vkllm__matmul_coopmat_plan(d, n, m, p);
 }
 
 /* 4-row groups per invocation along a tile side of s rows: 2 (8 rows in registers) from 64 on. */
@@ -149,6 +208,11 @@ int vkllm__matmul_uses_h16(const struct vkllm__gpu *gpu, const struct vkllm__dte
     return w && w->buf && !use_matvec(gpu, w, n) && use_h16(gpu);
 }
 
+int vkllm__matmul_uses_coopmat(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n) {
+    struct vkllm__mm_coopmat p;
+    return w && w->buf && !use_matvec(gpu, w, n) && use_coopmat(gpu, n, w->m, &p);
+}
+
 vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                               struct vkllm__view x, uint32_t n) {
     if (w && !w->buf && w->tb) return vkllm__op_matmul_tb(c, y, w, x, n); /* repacked only (ops_matvec_tb.c) */
@@ -160,8 +224,11 @@ vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const 
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     if (use_matvec(gpu, w, n)) return vkllm__op_matvec(c, y, w, x, n);
     struct mm_tiles t;
+    struct vkllm__mm_coopmat cm;
     uint64_t chunk = 0, block = 0;
-    if ((st = pick_tiles(gpu, n, w->m, &t))) return st;
+    int coopmat = use_coopmat(gpu, n, w->m, &cm);
+    if (coopmat) t = (struct mm_tiles){.bm = cm.bm, .bn = cm.bn, .bk = cm.bk, .wg = cm.wg, .h16 = 1};
+    else if ((st = pick_tiles(gpu, n, w->m, &t))) return st;
     if ((st = vkllm__dtensor_chunk_rows(gpu, w, &chunk))) return st;
     if ((st = rows_per_block(gpu, w->k * 4, w->m * 4, n, t.bn, &block))) return st;
     if ((chunk + t.bm - 1) / t.bm > d->max_workgroup_count[0])
@@ -186,6 +253,11 @@ vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const 
                 .groups = {(rows + t.bm - 1) / t.bm, (nb + t.bn - 1) / t.bn, 1},
                 .label = t.h16 ? "matmul_h16" : "matmul",
             };
+            if (coopmat) { /* matmul.comp's COOPMAT variant: its own specialization constants */
+                dp.shader = sh->matmul_cm, dp.n_spec = 7, dp.subgroup = cm.subgroup, dp.label = "matmul_cm";
+                uint32_t spec[7] = {cm.wg, cm.bm, cm.bn, cm.bk, cm.tm, cm.tn, cm.tk};
+                memcpy(dp.spec, spec, sizeof spec);
+            }
             /* each workgroup loads its BM weight rows and its BN rows of x, all of k */
             uint64_t wbytes = (uint64_t)rows * w->row_bytes * dp.groups[1];
             dp.cost.bytes_read = wbytes + (uint64_t)nb * w->k * 4 * dp.groups[0];

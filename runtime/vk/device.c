@@ -365,7 +365,9 @@ static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t 
     info->integer_dot_product_accel = has_dot && dotp.integerDotProduct4x8BitPackedSignedAccelerated;
     info->buffer_device_address = !!f12.bufferDeviceAddress;
 
-    if (has_coopmat && cmf.cooperativeMatrix) {
+    /* vkllm's cooperative-matrix shaders use the Vulkan memory model (glslang's NV form, see
+     * shaders/coopmat/spv_coopmat.h): usable where that is offered too */
+    if (has_coopmat && cmf.cooperativeMatrix && f12.vulkanMemoryModel) {
         PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR get =
             (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)vkGetInstanceProcAddr(
                 inst, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
@@ -551,8 +553,8 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
 
     /* Enable what the shaders use, and nothing else: they need no optional feature (the KV cache
      * packs halves into 32-bit words; no 8/16-bit storage), so a Vulkan 1.1 device runs them.
-     * Subgroup size control, the integer dot product and f16 arithmetic are chained below where
-     * they are offered (the shaders using them run only there). */
+     * Subgroup size control, the integer dot product, f16 arithmetic and cooperative matrices are
+     * chained below where they are offered (the shaders using them run only there). */
     VkPhysicalDeviceFeatures2 en = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qci = {
@@ -561,7 +563,7 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
         .queueCount = 1,
         .pQueuePriorities = &prio,
     };
-    const char *exts[6];
+    const char *exts[8];
     uint32_t n_exts = 0;
     uint32_t n_avail = 0;
     vkEnumerateDeviceExtensionProperties(gpu->phys, NULL, &n_avail, NULL);
@@ -599,6 +601,17 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
         .shaderFloat16 = VK_TRUE,
     };
     if (info->fp16_arith) chain_feature(&en, &f16);
+    /* cooperative matrices: the matmul_cm_<type> prefill kernels (ops_matmul.c), which use the
+     * Vulkan memory model (core in 1.2: info->cooperative_matrix is only set on such devices) */
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR cm = {.sType = VKLLM_STYPE_COOPMAT_FEATURES_KHR,
+                                                       .cooperativeMatrix = VK_TRUE};
+    VkPhysicalDeviceVulkanMemoryModelFeatures vmm = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES, .vulkanMemoryModel = VK_TRUE};
+    if (info->cooperative_matrix) {
+        exts[n_exts++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
+        chain_feature(&en, &cm);
+        chain_feature(&en, &vmm);
+    }
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = &en,
