@@ -1,7 +1,10 @@
 /* context.c - the public device API: listing devices and opening one (vkllm_ctx_t). */
 #include <string.h>
 
+#include "check.h"
 #include "context.h"
+#include "ops_gpu.h"
+#include "types.h"
 
 const char *vkllm_device_type_str(vkllm_device_type t) {
     switch (t) {
@@ -25,6 +28,32 @@ struct vkllm_ctx_params vkllm_ctx_params_default(void) {
     return p;
 }
 
+/* The cooperative-matrix matmul (ops_matmul.c) has not run on any device we had (none here has
+ * cooperative matrices). Where it would run by default, one known-answer case goes first (the
+ * selftest's, against the reference): if it fails, the tiled kernel's f16 tiles are used instead
+ * and a warning says so. An explicit matmul_coopmat (0 or 1) skips this. */
+static void check_coopmat(struct vkllm__gpu *gpu) {
+    const struct vkllm__tuning *tu = vkllm__gpu_tuning(gpu);
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    struct vkllm__mm_coopmat cm;
+    if (tu->matmul_coopmat != -1 || tu->matmul_f16 == 0 || !d->fp16_arith || !vkllm__matmul_coopmat_default(d) ||
+        !vkllm__matmul_coopmat_plan(d, 70, 100, &cm))
+        return;
+    struct vkllm__op_case c = {.op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q4_K, .rows = 100, .cols = 512, .n = 70,
+                               .tuning = "matmul=tiled,matmul_coopmat=1", .flags = VKLLM__CASE_COOPMAT};
+    struct vkllm__op_result r;
+    vkllm_status st = vkllm__op_check(gpu, &c, 1, 0, &r);
+    if (!st && r.ok) {
+        vkllm__log(VKLLM_LOG_DEBUG, "cooperative-matrix matmul checked on %s: nmse %.3g", d->name, r.err);
+        return;
+    }
+    vkllm__log(VKLLM_LOG_WARN, "the cooperative-matrix matmul failed its check on %s (%s); prefill uses the f16 tiles",
+               d->name, st ? vkllm_last_error() : r.detail[0] ? r.detail : "outside the bound");
+    struct vkllm__tuning t = *tu;
+    t.matmul_coopmat = 0;
+    vkllm__gpu_set_tuning(gpu, &t);
+}
+
 vkllm_status vkllm_ctx_init(const struct vkllm_ctx_params *params, vkllm_ctx_t *out) {
     if (!out) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_ctx_init: out is NULL");
     *out = NULL;
@@ -37,6 +66,7 @@ vkllm_status vkllm_ctx_init(const struct vkllm_ctx_params *params, vkllm_ctx_t *
         vkllm__free(ctx);
         return st;
     }
+    check_coopmat(ctx->gpu);
     *out = ctx;
     return VKLLM_STATUS_OK;
 }
