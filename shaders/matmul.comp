@@ -33,12 +33,20 @@
 // (shaders/coopmat/spv_coopmat.h: A, B and the accumulator need distinct types, hence the three
 // specialization constants TM, TN, TK). Specialization constants of this variant: 0 workgroup
 // size (4 subgroups), 1 BM, 2 BN, 3 BK (a multiple of TK), 4 TM, 5 TN, 6 TK (a shape the device
-// offers; BM % (2 * TM) == 0, BN % (2 * TN) == 0).
+// offers; BM % (2 * TM) == 0, BN % (2 * TN) == 0). COOPMAT_EMU=1 (matmul_cm_emu_<type>, tests):
+// the same kernel with the matrix operations emulated by plain arithmetic, so that its tiling,
+// offsets, layouts and way out run on devices without cooperative matrices (lavapipe).
 //
 // W may be bound in row chunks (maxStorageBufferRange): the chunk's rows are y's columns
 // y_col .. y_col + m - 1, so y's row stride (y_stride) is passed separately from m.
+#if defined(COOPMAT_EMU)
+#define COOPMAT 1
+#else
 #if defined(COOPMAT)
 #extension GL_NV_cooperative_matrix : require
+#endif
+#endif
+#if defined(COOPMAT)
 #extension GL_KHR_shader_subgroup_basic : require
 #define MM_F16 1
 #endif
@@ -131,15 +139,67 @@ void stage(uint b, uint m0, uint n0, uint k0) {
 }
 
 #if defined(COOPMAT)
+// Where the operands lie in the shared tiles: A (r, q) at off + r + q * SA (column-major),
+// B (q, c) at off + q * SB + c (row-major), an accumulator (r, c) in sh_c at off + c * TM + r.
+const bool A_COLMAJOR = true, B_COLMAJOR = false, C_COLMAJOR = true;
+uint c_index(uint r, uint c) { return C_COLMAJOR ? c * TM + r : r * TN + c; }
+
+#if defined(COOPMAT_EMU)
+// Emulated (tests on devices without cooperative matrices, matmul_cm_emu_<type>): an operand is
+// its offset in the shared tile (the tiles do not change between the loads and the products of a
+// step); the accumulators live in shared memory (each subgroup its own, each lane its own elements
+// e = lane + t * SGS), summed in f32 by plain arithmetic. Everything else (tiles, offsets,
+// layouts, the subgroups' quarters, the way out) is the real kernel's. Shared rather than private
+// arrays: lavapipe 22.3 summed a dynamically indexed private array wrongly across the barriers
+// (Mesa 25 did not), and fully unrolled it took ~10 s per pipeline to compile.
+const uint SGS = WG / 4u, CM_ELEMS = TM * TN;
+shared float emu_acc[4u * CMM * CMN * CM_ELEMS];
+#define CM_A uint
+#define CM_B uint
+#define CM_ZERO(ai) emu_zero(ai)
+#define CM_LOAD_A(m, off) m = (off)
+#define CM_LOAD_B(m, off) m = (off)
+#define CM_MMA(ai, a, b) emu_mma(ai, a, b)
+#define CM_STORE(ai, off) emu_store(ai, off)
+uint emu_base(uint ai) { return (gl_SubgroupID * CMM * CMN + ai) * CM_ELEMS; }
+void emu_zero(uint ai) {
+    for (uint e = gl_SubgroupInvocationID; e < CM_ELEMS; e += SGS) emu_acc[emu_base(ai) + e] = 0.0;
+}
+void emu_mma(uint ai, uint a, uint b) {
+    for (uint e = gl_SubgroupInvocationID; e < CM_ELEMS; e += SGS) {
+        uint r = e % TM, c = e / TM;
+        float sum = 0.0;
+        for (uint q = 0u; q < TK; q++)
+            sum += float(sh_a[a + (A_COLMAJOR ? q * SA + r : r * SA + q)]) *
+                   float(sh_b[b + (B_COLMAJOR ? c * SB + q : q * SB + c)]);
+        emu_acc[emu_base(ai) + e] += sum;
+    }
+}
+void emu_store(uint ai, uint off) {
+    for (uint e = gl_SubgroupInvocationID; e < CM_ELEMS; e += SGS)
+        sh_c[off + c_index(e % TM, e / TM)] = emu_acc[emu_base(ai) + e];
+}
+#else
+#define CM_A fcoopmatNV<16, 3, TM, TK>   // scope 3: subgroup
+#define CM_B fcoopmatNV<16, 3, TK, TN>
+#define CM_ZERO(ai) acc[ai] = fcoopmatNV<32, 3, TM, TN>(0.0)
+#define CM_LOAD_A(m, off) coopMatLoadNV(m, sh_a, off, SA, A_COLMAJOR)
+#define CM_LOAD_B(m, off) coopMatLoadNV(m, sh_b, off, SB, B_COLMAJOR)
+#define CM_MMA(ai, a, b) acc[ai] = coopMatMulAddNV(a, b, acc[ai])
+#define CM_STORE(ai, off) coopMatStoreNV(acc[ai], sh_c, off, C_COLMAJOR ? TM : TN, C_COLMAJOR)
+#endif
+
 void main() {
     uint s = gl_SubgroupID, lane = gl_SubgroupInvocationID;
     uint wm = (s % 2u) * (BM / 2u), wn = (s / 2u) * (BN / 2u);  // this subgroup's quarter of the tile
     uint m0 = gl_WorkGroupID.x * BM;
     uint n0 = gl_WorkGroupID.y * BN;
 
-    // acc[j * CMM + i]: y^T rows m0 + wm + i * TM .., columns n0 + wn + j * TN ..
-    fcoopmatNV<32, 3, TM, TN> acc[CMM * CMN];  // scope 3: subgroup
-    [[unroll]] for (uint i = 0u; i < CMM * CMN; i++) acc[i] = fcoopmatNV<32, 3, TM, TN>(0.0);
+    // accumulator j * CMM + i: y^T rows m0 + wm + i * TM .., columns n0 + wn + j * TN ..
+#if !defined(COOPMAT_EMU)
+    fcoopmatNV<32, 3, TM, TN> acc[CMM * CMN];
+#endif
+    [[unroll]] for (uint i = 0u; i < CMM * CMN; i++) CM_ZERO(i);
 
     uint steps = (p.k + BK - 1u) / BK;
     stage(0u, m0, n0, 0u);
@@ -148,31 +208,28 @@ void main() {
         uint b = t & 1u;
         if (t + 1u < steps) stage(b ^ 1u, m0, n0, (t + 1u) * BK);
         for (uint kk = 0u; kk < BK; kk += TK) {
-            fcoopmatNV<16, 3, TM, TK> ma[CMM];
-            fcoopmatNV<16, 3, TK, TN> mb;
-            // A (r, q) at r + q * SA: column-major; B (q, c) at q * SB + c: row-major
-            [[unroll]] for (uint i = 0u; i < CMM; i++)
-                coopMatLoadNV(ma[i], sh_a, b * BK * SA + kk * SA + wm + i * TM, SA, true);
+            CM_A ma[CMM];
+            CM_B mb;
+            [[unroll]] for (uint i = 0u; i < CMM; i++) CM_LOAD_A(ma[i], b * BK * SA + kk * SA + wm + i * TM);
             [[unroll]] for (uint j = 0u; j < CMN; j++) {
-                coopMatLoadNV(mb, sh_b, b * BK * SB + kk * SB + wn + j * TN, SB, false);
-                [[unroll]] for (uint i = 0u; i < CMM; i++)
-                    acc[j * CMM + i] = coopMatMulAddNV(ma[i], mb, acc[j * CMM + i]);
+                CM_LOAD_B(mb, b * BK * SB + kk * SB + wn + j * TN);
+                [[unroll]] for (uint i = 0u; i < CMM; i++) CM_MMA(j * CMM + i, ma[i], mb);
             }
         }
         barrier();
     }
 
-    // Out through shared memory (column-major: element (r, c) at c * TM + r), so that the edges
-    // of y are masked and neighbouring lanes write neighbouring floats.
+    // Out through shared memory, so that the edges of y are masked and neighbouring lanes write
+    // neighbouring floats (element e: row e % TM, column e / TM of the accumulator).
     uint c0 = s * TM * TN;
     [[unroll]] for (uint j = 0u; j < CMN; j++)
         [[unroll]] for (uint i = 0u; i < CMM; i++) {
-            coopMatStoreNV(acc[j * CMM + i], sh_c, c0, TM, true);
+            CM_STORE(j * CMM + i, c0);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
             for (uint e = lane; e < TM * TN; e += gl_SubgroupSize) {
                 uint col = m0 + wm + i * TM + e % TM, row = n0 + wn + j * TN + e / TM;
-                if (col < p.m && row < p.n) y[row * p.y_stride + p.y_col + col] = sh_c[c0 + e];
+                if (col < p.m && row < p.n) y[row * p.y_stride + p.y_col + col] = sh_c[c0 + c_index(e % TM, e / TM)];
             }
             subgroupBarrier();
         }

@@ -2,7 +2,9 @@
 # matmul.comp; matmul_h16_<type>: the same with f16 shared-memory tiles (MM_F16, devices with
 # shaderFloat16); matmul_cm_<type>: f16 tiles multiplied by cooperative matrices
 # (VK_KHR_cooperative_matrix; COOPMAT=1 rows are rewritten from the NV extension at build time,
-# see shaders.cmake). Push constants: struct vkllm__pc_matmul (runtime/ops/shader_abi_matmul.h).
+# see shaders.cmake); matmul_cm_emu_<type>: that kernel with the matrix operations emulated, for
+# tests on devices without them (three types, matmul_coopmat=2). Push constants:
+# struct vkllm__pc_matmul (runtime/ops/shader_abi_matmul.h).
 #   name                source         defines        bindings  push constants
 list(APPEND VKLLM_SHADER_TABLE
   "matmul_f32           matmul.comp    WTYPE_F32=1    3         matmul"
@@ -53,4 +55,7 @@ list(APPEND VKLLM_SHADER_TABLE
   "matmul_cm_q4_k       matmul.comp    WTYPE_Q4_K=1,COOPMAT=1   3         matmul"
   "matmul_cm_q5_k       matmul.comp    WTYPE_Q5_K=1,COOPMAT=1   3         matmul"
   "matmul_cm_q6_k       matmul.comp    WTYPE_Q6_K=1,COOPMAT=1   3         matmul"
+  "matmul_cm_emu_f16    matmul.comp    WTYPE_F16=1,COOPMAT_EMU=1   3         matmul"
+  "matmul_cm_emu_q4_k   matmul.comp    WTYPE_Q4_K=1,COOPMAT_EMU=1   3         matmul"
+  "matmul_cm_emu_q5_0   matmul.comp    WTYPE_Q5_0=1,COOPMAT_EMU=1   3         matmul"
 )

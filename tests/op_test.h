@@ -45,7 +45,8 @@ static inline void op_test_run(struct vkllm__gpu *gpu, enum vkllm__op op, int fu
         /* the cooperative-matrix cases skip only where the device cannot run that kernel */
         if (!r.ok && r.skipped && (c->flags & VKLLM__CASE_COOPMAT)) {
             struct vkllm__mm_coopmat cm;
-            if (!vkllm__matmul_coopmat_plan(vkllm__gpu_info(gpu), c->n, c->rows, &cm)) {
+            int emulated = strstr(c->tuning, "matmul_coopmat=2") != NULL;
+            if (!vkllm__matmul_coopmat_can(vkllm__gpu_info(gpu), c->type, c->n, c->rows, emulated, &cm)) {
                 s->skipped++;
                 continue;
             }

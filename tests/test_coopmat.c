@@ -10,7 +10,9 @@
  *      the layout its column-major flag said, and ids stay within the bound;
  *   2. the rewrite's refusals, on broken copies of a real module;
  *   3. vkllm__matmul_coopmat_plan on made-up devices (shapes as NVIDIA, AMD and Intel drivers
- *      report them, and devices lacking one requirement each). */
+ *      report them, and devices lacking one requirement each), and the emulation's plan.
+ * The kernel's tiling, offsets and layouts run on lavapipe through its emulation
+ * (matmul_cm_emu_<type>, the selftest's matmul_coopmat=2 cases in test_op_matmul). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 #include "harness.h"
 #include "ops_gpu.h"
 #include "spv_coopmat.h"
+#include "types.h"
 #include "vkllm_shaders.h"
 
 enum { OP_EXTENSION = 10, OP_CAPABILITY = 17, OP_TYPE_FLOAT = 22, OP_CONSTANT = 43, OP_CONSTANT_TRUE = 41,
@@ -341,7 +344,19 @@ static void plan(void) {
     add_shape(&d, 16, 16, 16, 0, 0), add_shape(&d, 16, 16, 32, 3, 7), add_shape(&d, 32, 32, 16, 0, 1);
     ASSERT(!vkllm__matmul_coopmat_plan(&d, 512, 4096, &p));
     ASSERT(!vkllm__matmul_coopmat_plan(NULL, 512, 4096, &p));
-    printf("plan: NVIDIA-, AMD- and Intel-like shapes, and 9 devices refused\n");
+    /* the emulation (matmul_coopmat=2) on a device without any shape: 16 x 16 x 16 as if offered,
+     * its accumulators in shared memory too (64 KiB: 64 tiles, not 128), three types only */
+    struct vkllm_device_info lvp = gpu_like(8, 8, 8);
+    lvp.cooperative_matrix = 0, lvp.max_shared_memory = 65536;
+    ASSERT(!vkllm__matmul_coopmat_can(&lvp, VKLLM__TYPE_Q4_K, 512, 4096, 0, &p));
+    ASSERT(vkllm__matmul_coopmat_can(&lvp, VKLLM__TYPE_Q4_K, 512, 4096, 1, &p));
+    ASSERT(p.subgroup == 8 && p.wg == 32 && p.bm == 64 && p.bn == 64 && p.tm == 16 && p.tn == 16 && p.tk == 16);
+    ASSERT(vkllm__matmul_coopmat_can(&lvp, VKLLM__TYPE_F16, 17, 65, 1, &p) && p.bm == 32);
+    ASSERT(vkllm__matmul_coopmat_can(&lvp, VKLLM__TYPE_Q5_0, 130, 60, 1, &p) && p.bm == 64);
+    ASSERT(!vkllm__matmul_coopmat_can(&lvp, VKLLM__TYPE_F32, 512, 4096, 1, &p));
+    lvp.subgroup_size_control = 0;
+    ASSERT(!vkllm__matmul_coopmat_can(&lvp, VKLLM__TYPE_Q4_K, 512, 4096, 1, &p));
+    printf("plan: NVIDIA-, AMD- and Intel-like shapes, 9 devices refused, the emulation's tiles\n");
     /* on by default: NVIDIA, AMD through RADV; not Intel, not AMD's own drivers */
     ASSERT(vkllm__matmul_coopmat_default(&(struct vkllm_device_info){.vendor_id = 0x10de, .driver_name = "NVIDIA"}));
     ASSERT(vkllm__matmul_coopmat_default(&(struct vkllm_device_info){.vendor_id = 0x1002, .driver_name = "radv"}));
@@ -355,6 +370,15 @@ int main(int argc, char **argv) {
     for (int i = 0; i < VKLLM__SHADER_COUNT_; i++) {
         const struct vkllm__shader_blob *b = &vkllm__shader_blobs[i];
         if (strncmp(b->name, "matmul_cm_", 10)) continue;
+        if (!strncmp(b->name, "matmul_cm_emu_", 14)) { /* the emulation: no cooperative matrix at all */
+            for (size_t w = 5; w < *b->size / 4; w += b->code[w] >> 16) {
+                uint32_t op = b->code[w] & 0xffff;
+                ASSERT((b->code[w] >> 16) > 0);
+                ASSERT(!(op >= SPV_CM_OP_TYPE_NV && op <= SPV_CM_OP_LENGTH_NV) &&
+                       !(op >= SPV_CM_OP_TYPE_KHR && op <= SPV_CM_OP_LENGTH_KHR));
+            }
+            continue;
+        }
         char path[4096];
         snprintf(path, sizeof path, "%s/%s.nv.spv", argv[1], b->name);
         struct module nv = read_spv(path);

@@ -363,6 +363,16 @@ static void matmul_short(struct vkllm__case_list *l) {
         .tuning = "matmul=tiled,matmul_coopmat=1", .flags = VKLLM__CASE_COOPMAT);
     ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_F16, .rows = 65, .cols = 37, .n = 17,
         .tuning = "matmul=tiled,matmul_coopmat=1", .flags = VKLLM__CASE_COOPMAT);
+    /* the same kernel with its matrix operations emulated (every device with f16 arithmetic and a
+     * required subgroup size: lavapipe too), so its tiles, offsets, layouts and way out run here:
+     * 64 tiles (2 x 2 accumulators per subgroup, several workgroups each way) and 32 tiles (the
+     * emulation's accumulators in shared memory leave 128 tiles to devices with over 80 KiB) */
+    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q5_0, .rows = 60, .cols = 160, .n = 130,
+        .tuning = "matmul=tiled,matmul_coopmat=2", .flags = VKLLM__CASE_COOPMAT);
+    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q4_K, .rows = 100, .cols = 512, .n = 40,
+        .tuning = "matmul=tiled,matmul_coopmat=2", .flags = VKLLM__CASE_COOPMAT);
+    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_F16, .rows = 65, .cols = 37, .n = 17,
+        .tuning = "matmul=tiled,matmul_coopmat=2", .flags = VKLLM__CASE_COOPMAT);
     ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q6_K, .rows = 7, .cols = 256, .n = 5, .tuning = "matmul=tiled",
         .flags = VKLLM__CASE_UPLOADED); /* 210-byte rows, padded to a word by the upload */
 }

@@ -185,6 +185,10 @@ struct vkllm__mm_coopmat {
     uint32_t subgroup, wg, bm, bn, bk, tm, tn, tk;
 };
 int vkllm__matmul_coopmat_plan(const struct vkllm_device_info *d, uint32_t n, uint64_t m, struct vkllm__mm_coopmat *out);
+/* vkllm__matmul_coopmat_plan, or with emulated set the plan of the emulated kernel (tests: the
+ * tuning's matmul_coopmat=2, F16, Q4_K and Q5_0 weights) as if d offered 16 x 16 x 16. */
+int vkllm__matmul_coopmat_can(const struct vkllm_device_info *d, uint32_t type, uint32_t n, uint64_t m, int emulated,
+                              struct vkllm__mm_coopmat *out);
 /* 1 where the kernel is on by default (the tuning's matmul_coopmat -1) on a device that can run
  * it: by vendor and driver, as ggml-vulkan decides (ops_matmul.c). */
 int vkllm__matmul_coopmat_default(const struct vkllm_device_info *d);

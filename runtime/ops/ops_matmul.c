@@ -18,9 +18,12 @@
  * tiles, products by the device's f16 x f16 -> f32 subgroup shape (vkllm__matmul_coopmat_plan).
  * Chosen where the device offers one, unless the tuning's matmul_coopmat or matmul_f16 is 0 or
  * tiles are forced (those test the scalar kernel). No device here has cooperative matrices
- * (lavapipe has none): this path has been compiled, its SPIR-V rewrite checked
- * (tests/test_coopmat.c) and its plan tested on made-up devices, but never run; `vkllm
- * selftest` runs its cases first thing on a GPU that has them (skipped elsewhere). */
+ * (lavapipe has none): the real kernel has been compiled, its SPIR-V rewrite checked
+ * (tests/test_coopmat.c) and its plan tested on made-up devices, but never run; its emulation
+ * (matmul_coopmat=2: the same shader with the matrix operations done by plain arithmetic, F16,
+ * Q4_K and Q5_0) runs in the selftest on every device with f16 arithmetic and a required
+ * subgroup size, so the tiling, offsets, layouts and way out are checked here; `vkllm selftest`
+ * runs the real kernel's cases first thing on a GPU that has them (skipped elsewhere). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,7 +64,8 @@ static int coopmat_shape(const struct vkllm_device_info *d, uint32_t *tm, uint32
     return best != 0;
 }
 
-int vkllm__matmul_coopmat_plan(const struct vkllm_device_info *d, uint32_t n, uint64_t m, struct vkllm__mm_coopmat *out) {
+/* emulated: the emulation's accumulators take BM x BN floats of shared memory too */
+static int plan(const struct vkllm_device_info *d, uint32_t n, uint64_t m, int emulated, struct vkllm__mm_coopmat *out) {
     struct vkllm__mm_coopmat p = {0};
     if (!d || !d->cooperative_matrix || !d->fp16_arith || !d->subgroup_size_control) return 0;
     if (!coopmat_shape(d, &p.tm, &p.tn, &p.tk)) return 0;
@@ -78,11 +82,16 @@ int vkllm__matmul_coopmat_plan(const struct vkllm_device_info *d, uint32_t n, ui
     for (;; side /= 2) {
         p.bm = p.bn = side;
         uint64_t shared = 2ull * p.bk * (p.bm + 8 + p.bn + 8) * 2 + 4ull * p.tm * p.tn * 4;
+        if (emulated) shared += 4ull * p.bm * p.bn;
         if (side < least) return 0;
         if (shared <= d->max_shared_memory) break;
     }
     *out = p;
     return 1;
+}
+
+int vkllm__matmul_coopmat_plan(const struct vkllm_device_info *d, uint32_t n, uint64_t m, struct vkllm__mm_coopmat *out) {
+    return plan(d, n, m, 0, out);
 }
 
 /* Where the device offers cooperative matrices, is the kernel on by default? As ggml-vulkan
@@ -96,13 +105,37 @@ int vkllm__matmul_coopmat_default(const struct vkllm_device_info *d) {
     return 1;
 }
 
-static int use_coopmat(const struct vkllm__gpu *gpu, uint32_t n, uint64_t m, struct vkllm__mm_coopmat *p) {
+/* The emulated kernel of a type (matmul_coopmat=2, tests), or VKLLM__SHADER_COUNT_. */
+static enum vkllm__shader_id emu_shader(uint32_t type) {
+    switch (type) {
+    case VKLLM__TYPE_F16: return VKLLM__SHADER_MATMUL_CM_EMU_F16;
+    case VKLLM__TYPE_Q4_K: return VKLLM__SHADER_MATMUL_CM_EMU_Q4_K;
+    case VKLLM__TYPE_Q5_0: return VKLLM__SHADER_MATMUL_CM_EMU_Q5_0;
+    default: return VKLLM__SHADER_COUNT_;
+    }
+}
+
+int vkllm__matmul_coopmat_can(const struct vkllm_device_info *d, uint32_t type, uint32_t n, uint64_t m, int emulated,
+                              struct vkllm__mm_coopmat *p) {
+    if (!emulated) return vkllm__matmul_coopmat_plan(d, n, m, p);
+    if (!d || emu_shader(type) == VKLLM__SHADER_COUNT_) return 0;
+    struct vkllm_device_info e = *d; /* as if it offered 16 x 16 x 16, f16 -> f32 */
+    e.cooperative_matrix = 1, e.coopmat_shape_count = 1;
+    e.coopmat_shapes[0] = (struct vkllm_coopmat_shape){16, 16, 16, 0, 0, 1, 1};
+    return plan(&e, n, m, 1, p);
+}
+
+/* 1 (and the plan) where the cooperative-matrix kernel takes this product; *emulated: its
+ * emulation (the tuning's matmul_coopmat=2). */
+static int use_coopmat(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n,
+                       struct vkllm__mm_coopmat *p, int *emulated) {
     const struct vkllm__tuning *tu = vkllm__gpu_tuning(gpu);
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     struct mm_tiles f = forced_tiles(gpu);
+    *emulated = tu->matmul_coopmat == 2;
     if (tu->matmul_coopmat == 0 || !use_h16(gpu) || f.bm || f.bn || f.bk) return 0;
     if (tu->matmul_coopmat < 0 && !vkllm__matmul_coopmat_default(d)) return 0;
-    return vkllm__matmul_coopmat_plan(d, n, m, p);
+    return vkllm__matmul_coopmat_can(d, w->type, n, w->m, *emulated, p);
 }
 
 /* 4-row groups per invocation along a tile side of s rows: 2 (8 rows in registers) from 64 on. */
@@ -210,7 +243,8 @@ int vkllm__matmul_uses_h16(const struct vkllm__gpu *gpu, const struct vkllm__dte
 
 int vkllm__matmul_uses_coopmat(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n) {
     struct vkllm__mm_coopmat p;
-    return w && w->buf && !use_matvec(gpu, w, n) && use_coopmat(gpu, n, w->m, &p);
+    int emulated;
+    return w && w->buf && !use_matvec(gpu, w, n) && use_coopmat(gpu, w, n, &p, &emulated);
 }
 
 vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
@@ -226,7 +260,7 @@ vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const 
     struct mm_tiles t;
     struct vkllm__mm_coopmat cm;
     uint64_t chunk = 0, block = 0;
-    int coopmat = use_coopmat(gpu, n, w->m, &cm);
+    int emulated = 0, coopmat = use_coopmat(gpu, w, n, &cm, &emulated);
     if (coopmat) t = (struct mm_tiles){.bm = cm.bm, .bn = cm.bn, .bk = cm.bk, .wg = cm.wg, .h16 = 1};
     else if ((st = pick_tiles(gpu, n, w->m, &t))) return st;
     if ((st = vkllm__dtensor_chunk_rows(gpu, w, &chunk))) return st;
@@ -254,7 +288,8 @@ vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const 
                 .label = t.h16 ? "matmul_h16" : "matmul",
             };
             if (coopmat) { /* matmul.comp's COOPMAT variant: its own specialization constants */
-                dp.shader = sh->matmul_cm, dp.n_spec = 7, dp.subgroup = cm.subgroup, dp.label = "matmul_cm";
+                dp.shader = emulated ? emu_shader(w->type) : sh->matmul_cm, dp.n_spec = 7, dp.subgroup = cm.subgroup;
+                dp.label = emulated ? "matmul_cm_emu" : "matmul_cm";
                 uint32_t spec[7] = {cm.wg, cm.bm, cm.bn, cm.bk, cm.tm, cm.tn, cm.tk};
                 memcpy(dp.spec, spec, sizeof spec);
             }
