@@ -27,7 +27,7 @@ foreach(t IN LISTS _vkllm_shader_tables)
   include(${t})
 endforeach()
 
-# Rows whose defines include COOPMAT=1 are written in GL_NV_cooperative_matrix (what glslang 12
+# Rows whose defines include COOPMAT=1 or ATTN_CM=1 are written in GL_NV_cooperative_matrix (what glslang 12
 # compiles), checked with spirv-val in that form, then rewritten to SPV_KHR_cooperative_matrix by
 # vkllm-spv-coopmat (shaders/coopmat/, a build tool run on the build machine); spirv-val here does
 # not know the KHR extension, so tests/test_spv_coopmat.c checks the rewrite's output.
@@ -73,7 +73,7 @@ foreach(entry IN LISTS VKLLM_SHADER_TABLE)
   endif()
   set(spv ${VKLLM_SHADER_OUT}/${name}.spv)
   set(csrc ${VKLLM_SHADER_OUT}/${name}.spv.c)
-  if(defargs MATCHES "(^|;)-DCOOPMAT=1(;|$)")
+  if(defargs MATCHES "(^|;)-D(COOPMAT|ATTN_CM)=1(;|$)")
     set(nv ${VKLLM_SHADER_OUT}/${name}.nv.spv)
     set(compile_steps
       COMMAND ${GLSLANG_VALIDATOR} -V --target-env vulkan1.1 --quiet

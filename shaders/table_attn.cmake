@@ -1,6 +1,8 @@
 # Attention family (runtime/ops/ops_attn.c): RoPE, KV-cache store, attention (prefill and decode
 # splits; attn_tb* for CPU devices, reading q and the cache through uniform texel buffers), the
-# split reduce, argmax. Push-constant blocks: runtime/ops/shader_abi_attn.h.
+# split reduce, argmax; attn_cm_*: prefill attention by cooperative matrices (ATTN_CM rows are
+# rewritten from the NV extension at build time, see shaders.cmake), attn_cm_emu_*: the same
+# emulated (tests). Push-constant blocks: runtime/ops/shader_abi_attn.h.
 list(APPEND VKLLM_SHADER_TABLE
   "rope_f32             rope.comp           -            3         rope"
   "kv_store_f16         kv_store.comp       -            4         kv_store"
@@ -17,6 +19,12 @@ list(APPEND VKLLM_SHADER_TABLE
   "attn_split_vq8       attn.comp           ATTN_SPLIT=1,V_Q8=1 7  attn"
   "attn_q8              attn.comp           K_Q8=1,V_Q8=1 7        attn"
   "attn_split_q8        attn.comp           ATTN_SPLIT=1,K_Q8=1,V_Q8=1 7 attn"
+  "attn_cm_f16          attn.comp           ATTN_CM=1    7         attn"
+  "attn_cm_kq8          attn.comp           ATTN_CM=1,K_Q8=1 7     attn"
+  "attn_cm_vq8          attn.comp           ATTN_CM=1,V_Q8=1 7     attn"
+  "attn_cm_q8           attn.comp           ATTN_CM=1,K_Q8=1,V_Q8=1 7 attn"
+  "attn_cm_emu_f16      attn.comp           ATTN_CM_EMU=1 7        attn"
+  "attn_cm_emu_q8       attn.comp           ATTN_CM_EMU=1,K_Q8=1,V_Q8=1 7 attn"
   "attn_tb_f16          attn_tb.comp        -            7         attn        tttssss"
   "attn_tb_split_f16    attn_tb.comp        ATTN_SPLIT=1 7         attn        tttssss"
   "attn_tb_q8           attn_tb.comp        KV_Q8=1      7         attn        tttssss"

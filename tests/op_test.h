@@ -45,8 +45,10 @@ static inline void op_test_run(struct vkllm__gpu *gpu, enum vkllm__op op, int fu
         /* the cooperative-matrix cases skip only where the device cannot run that kernel */
         if (!r.ok && r.skipped && (c->flags & VKLLM__CASE_COOPMAT)) {
             struct vkllm__mm_coopmat cm;
-            int emulated = strstr(c->tuning, "matmul_coopmat=2") != NULL;
-            if (!vkllm__matmul_coopmat_can(vkllm__gpu_info(gpu), c->type, c->n, c->rows, emulated, &cm)) {
+            int emulated = strstr(c->tuning, "coopmat=2") != NULL;
+            const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+            if (c->op == VKLLM__OP_ATTENTION ? !vkllm__attn_coopmat_can(d, emulated)
+                                             : !vkllm__matmul_coopmat_can(d, c->type, c->n, c->rows, emulated, &cm)) {
                 s->skipped++;
                 continue;
             }

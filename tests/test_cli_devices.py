@@ -123,7 +123,7 @@ for v in [("matvec", "matvec_wg=64,matvec_nt=8,matvec_nr=3,matvec_sg=0"), ("atte
 check(doc["failed"] == 0 and doc["ok"] + doc["skipped"] == len(doc["cases"]), "selftest counts")
 if "llvmpipe" in doc["device"]["name"]:  # lavapipe runs every variant but the cooperative-matrix ones (it has none)
     sk = [c for c in doc["cases"] if c.get("skipped")]
-    cm = [c for c in doc["cases"] if "matmul_coopmat=1" in c["variant"]]
+    cm = [c for c in doc["cases"] if "_coopmat=1" in c["variant"]]
     check(len(cm) >= 1 and sk == cm and all("no cooperative matrices here" in c["detail"] for c in sk),
           "selftest skipped cases on lavapipe other than the cooperative-matrix ones: %s" % [c for c in sk if c not in cm])
 r = run(["selftest", "--json", "--op", "matmul"], {"VKLLM_MATMUL_BK": "3"})  # every tiled case refused

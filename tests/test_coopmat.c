@@ -1,7 +1,8 @@
 /* test_coopmat.c - the cooperative-matrix prefill kernels without a device that runs them (none
  * here has VK_KHR_cooperative_matrix; `vkllm selftest` runs them on one that does):
  *
- *   1. the build's NV -> KHR rewrite (shaders/coopmat/spv_coopmat.h) of every matmul_cm_<type>:
+ *   1. the build's NV -> KHR rewrite (shaders/coopmat/spv_coopmat.h) of every matmul_cm_<type>
+ *      and attn_cm_<cache> (the attention's two products share the three matrix types):
  *      the module embedded in the library is the rewrite of the one glslang compiled and spirv-val
  *      passed (build-dir/shaders/<name>.nv.spv, argv[1] is that folder), no NV instruction is
  *      left, every KHR type carries the use its MulAdd slot needs (A: TM x TK of f16, B: TK x TN
@@ -369,8 +370,8 @@ int main(int argc, char **argv) {
     int n = 0;
     for (int i = 0; i < VKLLM__SHADER_COUNT_; i++) {
         const struct vkllm__shader_blob *b = &vkllm__shader_blobs[i];
-        if (strncmp(b->name, "matmul_cm_", 10)) continue;
-        if (!strncmp(b->name, "matmul_cm_emu_", 14)) { /* the emulation: no cooperative matrix at all */
+        if (strncmp(b->name, "matmul_cm_", 10) && strncmp(b->name, "attn_cm_", 8)) continue;
+        if (strstr(b->name, "_cm_emu_")) { /* the emulation: no cooperative matrix at all */
             for (size_t w = 5; w < *b->size / 4; w += b->code[w] >> 16) {
                 uint32_t op = b->code[w] & 0xffff;
                 ASSERT((b->code[w] >> 16) > 0);
@@ -395,9 +396,9 @@ int main(int argc, char **argv) {
         free(nv.w);
         n++;
     }
-    ASSERT_EQ(n, 16);
+    ASSERT_EQ(n, 16 + 4);
     passthrough();
-    printf("rewrite: %d matmul_cm modules checked, 5 broken ones refused\n", n);
+    printf("rewrite: %d matmul_cm and attn_cm modules checked, 5 broken ones refused\n", n);
     plan();
     return 0;
 }

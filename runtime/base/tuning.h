@@ -86,6 +86,8 @@ enum vkllm__device_profile {
       "tiled matmul: shared-memory tiles in f16 (products and sums in f32): 1 where shaderFloat16 is offered, 0 f32 tiles, -1 as 1") \
     X(matmul_coopmat, "VKLLM_MATMUL_COOPMAT", -1, NULL,                                                         \
       "tiled matmul: the f16 tiles multiplied by cooperative matrices (VK_KHR_cooperative_matrix) where the device offers an f16 x f16 -> f32 shape: 1 on, 0 off (matmul_f16=0 turns it off too), -1 on except on Intel and on AMD's own drivers (as llama.cpp's Vulkan backend); 2: emulated, for tests on devices without them (F16, Q4_K, Q5_0)") \
+    X(attn_coopmat, "VKLLM_ATTN_COOPMAT", -1, NULL,                                                             \
+      "prefill attention's two products by cooperative matrices (16x16x16 f16 -> f32): 1 on where offered, 0 off, -1 as the matmul's default (not Intel, not AMD's own drivers), 2 emulated (tests)") \
     X(attn_texel, "VKLLM_ATTN_TEXEL", -1, NULL,                                                                 \
       "attention through texel buffers, one row per invocation: 1 on, 0 off, -1 on CPU devices")               \
     X(attn_tb_lanes, "VKLLM_ATTN_TB_LANES", 8, NULL, "texel attention, prefill: lanes per workgroup")         \

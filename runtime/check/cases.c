@@ -741,6 +741,30 @@ static void attention_cases(int full, struct vkllm__case_list *l) {
         .flags = VKLLM__CASE_VQ8 | VKLLM__CASE_SINKS, POS(699, 0, 256, 600));
     ADD(l, .op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64, .n_ctx = 1024, .window = 20,
         .softcap = 1.5f, .flags = VKLLM__CASE_RING | VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8, POS(0, 3, 100, 1000));
+    /* prefill by cooperative matrices (attn_coopmat=1, skipped where the device has none) and
+     * their emulation (=2, every device with f16 arithmetic and a required subgroup size): 16
+     * rows of GQA, head dims 80 (five 16-wide blocks) and 18 (padded, odd quads), a window with
+     * soft-capped scores and sinks, q8_0 caches in a paged pool, a ring, rows from one head (128
+     * wide needs 43 KiB of shared memory: lavapipe has 32) */
+    static const char *const cms[] = {"attn_texel=0,attn_coopmat=1", "attn_texel=0,attn_coopmat=2"};
+    const struct vkllm__op_case cmc[] = {
+        {.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64, .n_ctx = 256, POS(0, 100)},
+        {.op = VKLLM__OP_ATTENTION, .n = 20, .heads = 6, .heads_kv = 2, .head_dim = 80, .n_ctx = 300, .window = 5,
+         .softcap = 1.5f, .flags = VKLLM__CASE_SINKS, POS(0, 13)},
+        {.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64, .n_ctx = 256,
+         .flags = VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8 | VKLLM__CASE_PAGED, POS(0, 100)},
+        {.op = VKLLM__OP_ATTENTION, .n = 7, .heads = 3, .heads_kv = 1, .head_dim = 18, .n_ctx = 64, POS(0, 13)},
+        {.op = VKLLM__OP_ATTENTION, .n = 9, .heads = 4, .heads_kv = 4, .head_dim = 32, .n_ctx = 300, POS(0, 13)},
+        {.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64, .n_ctx = 1024, .window = 20,
+         .flags = VKLLM__CASE_RING, POS(0, 3, 100, 1000)},
+    };
+    for (size_t i = 0; i < sizeof cmc / sizeof cmc[0]; i++)
+        for (int e = 0; e < 2; e++)
+            if (full || i < 3) {
+                struct vkllm__op_case cc = cmc[i];
+                cc.flags |= VKLLM__CASE_COOPMAT;
+                addv(l, cc, "%s", cms[e]);
+            }
     if (!full) return;
     /* attn_tb's work split: blocks that divide nothing, one lane per workgroup, many lanes, one
      * split (none), many more splits than positions */

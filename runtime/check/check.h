@@ -76,8 +76,9 @@ enum vkllm__op {
                                      skipped where it cannot (no subgroup arithmetic or size) */
 #define VKLLM__CASE_NONFINITE 0x10000u /* matvec: an inf in column 0 of x (a NaN in column 1): every row of those
                                          columns must come out inf or NaN, the other columns as usual */
-#define VKLLM__CASE_COOPMAT 0x20000u /* matmul: the cooperative-matrix kernel must take W; skipped on devices
-                                        without one (vkllm__matmul_coopmat_plan), where nothing else may skip */
+#define VKLLM__CASE_COOPMAT 0x20000u /* matmul, attention: the cooperative-matrix kernel must run; skipped on
+                                        devices without one (vkllm__matmul_coopmat_can, vkllm__attn_coopmat_can),
+                                        where nothing else may skip */
 
 #define VKLLM__CASE_MAX_POS 16
 

@@ -408,6 +408,23 @@ void vkllm__chk_attention(struct chk *k) {
     struct vkllm__attn_shape sh = {c->n,     c->heads,  c->heads_kv, c->head_dim, c->n_ctx, 1.0f / sqrtf((float)c->head_dim),
                                    c->window, c->softcap, bs ? vkllm__view_of(bs) : (struct vkllm__view){0}, rows,
                                    (uint8_t)kq, (uint8_t)vq, pages_of(&pg)};
+    /* by cooperative matrices (or their emulation): q (scaled) and each tile's probabilities in
+     * f16. The reference takes q rounded as the kernel stages it; the probabilities' rounding
+     * moves an output by up to 2^-11 of the largest |v| it weighs (here |v| <= 1): bound 1e-3 */
+    int cm = vkllm__attention_uses_coopmat(k->gpu, &sh);
+    if ((c->flags & VKLLM__CASE_COOPMAT) && !cm) {
+        k->r->skipped = 1;
+        vkllm__chk_fail(k, "no cooperative matrices here (VK_KHR_cooperative_matrix with a 16x16x16 f16 x f16 -> f32 "
+                           "subgroup shape, a required subgroup size) or not this shape");
+        return;
+    }
+    float *qr = q;
+    if (cm) {
+        qr = vkllm__chk_floats(k, nq, 0);
+        if (k->st) return;
+        for (uint64_t i = 0; i < nq; i++) qr[i] = vkllm__f16_to_f32(vkllm__f32_to_f16(q[i] * sh.scale));
+        k->r->bound = 1e-3;
+    }
     uint64_t scratch = vkllm__attention_scratch_bytes(k->gpu, &sh);
     struct attn_bufs b = {vkllm__chk_buf(k, nq * 4, q), vkllm__chk_buf(k, kbytes, NULL), vkllm__chk_buf(k, vbytes, NULL),
                           vkllm__chk_buf(k, nq * 4, NULL), vkllm__chk_buf(k, 4, NULL),
@@ -445,8 +462,8 @@ void vkllm__chk_attention(struct chk *k) {
             if (got_tb != want_tb) vkllm__chk_fail(k, "ran %s, want %s", k->r->kernel, want_tb ? "attn_tb" : "attn");
         }
         for (uint32_t i = 0; i < c->n; i++) {
-            vkllm__ref_attention(ref, q + (uint64_t)i * qw, kf, vf, att, c->heads, c->heads_kv, c->head_dim, p0 + i + 1,
-                                 sh.scale, c->window, c->softcap, sinks);
+            vkllm__ref_attention(ref, qr + (uint64_t)i * qw, kf, vf, att, c->heads, c->heads_kv, c->head_dim, p0 + i + 1,
+                                 cm ? 1.0f : sh.scale, c->window, c->softcap, sinks);
             struct chk_stats st;
             vkllm__chk_compare(got + (uint64_t)i * qw, ref, qw, &st);
             vkllm__chk_fold(k, &st);

@@ -28,29 +28,41 @@ struct vkllm_ctx_params vkllm_ctx_params_default(void) {
     return p;
 }
 
-/* The cooperative-matrix matmul (ops_matmul.c) has not run on any device we had (none here has
- * cooperative matrices). Where it would run by default, one known-answer case goes first (the
- * selftest's, against the reference): if it fails, the tiled kernel's f16 tiles are used instead
- * and a warning says so. An explicit matmul_coopmat (0 or 1) skips this. */
+/* The cooperative-matrix kernels (ops_matmul.c, ops_attn.c) have not run on any device we had
+ * (none here has cooperative matrices; their emulation has). Where one would run by default, a
+ * known-answer case goes first (the selftest's, against the reference): if it fails, the scalar
+ * kernel is used instead and a warning says so. An explicit matmul_coopmat / attn_coopmat (0, 1
+ * or 2) skips this. */
+static int coopmat_case_fails(struct vkllm__gpu *gpu, const struct vkllm__op_case *c, const char *what) {
+    struct vkllm__op_result r;
+    vkllm_status st = vkllm__op_check(gpu, c, 1, 0, &r);
+    const char *dev = vkllm__gpu_info(gpu)->name;
+    if (!st && r.ok) {
+        vkllm__log(VKLLM_LOG_DEBUG, "cooperative-matrix %s checked on %s: error %.3g (bound %.3g)", what, dev, r.err, r.bound);
+        return 0;
+    }
+    vkllm__log(VKLLM_LOG_WARN, "the cooperative-matrix %s failed its check on %s (%s); the scalar kernel runs instead",
+               what, dev, st ? vkllm_last_error() : r.detail[0] ? r.detail : "outside the bound");
+    return 1;
+}
+
 static void check_coopmat(struct vkllm__gpu *gpu) {
     const struct vkllm__tuning *tu = vkllm__gpu_tuning(gpu);
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     struct vkllm__mm_coopmat cm;
-    if (tu->matmul_coopmat != -1 || tu->matmul_f16 == 0 || !d->fp16_arith || !vkllm__matmul_coopmat_default(d) ||
-        !vkllm__matmul_coopmat_plan(d, 70, 100, &cm))
-        return;
-    struct vkllm__op_case c = {.op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q4_K, .rows = 100, .cols = 512, .n = 70,
-                               .tuning = "matmul=tiled,matmul_coopmat=1", .flags = VKLLM__CASE_COOPMAT};
-    struct vkllm__op_result r;
-    vkllm_status st = vkllm__op_check(gpu, &c, 1, 0, &r);
-    if (!st && r.ok) {
-        vkllm__log(VKLLM_LOG_DEBUG, "cooperative-matrix matmul checked on %s: nmse %.3g", d->name, r.err);
-        return;
-    }
-    vkllm__log(VKLLM_LOG_WARN, "the cooperative-matrix matmul failed its check on %s (%s); prefill uses the f16 tiles",
-               d->name, st ? vkllm_last_error() : r.detail[0] ? r.detail : "outside the bound");
+    if (!d->fp16_arith || !vkllm__matmul_coopmat_default(d)) return;
     struct vkllm__tuning t = *tu;
-    t.matmul_coopmat = 0;
+    if (tu->matmul_coopmat == -1 && tu->matmul_f16 != 0 && vkllm__matmul_coopmat_plan(d, 70, 100, &cm)) {
+        struct vkllm__op_case c = {.op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q4_K, .rows = 100, .cols = 512, .n = 70,
+                                   .tuning = "matmul=tiled,matmul_coopmat=1", .flags = VKLLM__CASE_COOPMAT};
+        if (coopmat_case_fails(gpu, &c, "matmul")) t.matmul_coopmat = 0;
+    }
+    if (tu->attn_coopmat == -1 && vkllm__attn_coopmat_can(d, 0)) {
+        struct vkllm__op_case c = {.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64,
+                                   .n_ctx = 256, .pos = {0, 100}, .n_pos = 2, .tuning = "attn_texel=0,attn_coopmat=1",
+                                   .flags = VKLLM__CASE_COOPMAT};
+        if (coopmat_case_fails(gpu, &c, "attention")) t.attn_coopmat = 0;
+    }
     vkllm__gpu_set_tuning(gpu, &t);
 }
 

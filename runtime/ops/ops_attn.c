@@ -6,7 +6,9 @@
  *
  * Attention has two kernels: attn.comp (flash-attention style, shared memory; GPUs) and
  * attn_tb.comp + attn_tb_reduce.comp (one invocation per row, texel buffers; CPU devices, see
- * tb_plan), each with its own decode split; vkllm__attention_scratch_bytes covers either. */
+ * tb_plan), each with its own decode split; vkllm__attention_scratch_bytes covers either. A
+ * prefill on a device with cooperative matrices takes attn.comp's ATTN_CM variant (cm_choice):
+ * both products of a tile by 16 x 16 x 16 f16 matrices, the softmax scalar. */
 #include "ops_gpu.h"
 #include "shader_abi.h"
 
@@ -222,6 +224,49 @@ static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__
     return VKLLM_STATUS_OK;
 }
 
+/* --- attn.comp by cooperative matrices (ATTN_CM) --- */
+
+int vkllm__attn_coopmat_can(const struct vkllm_device_info *d, int emulated) {
+    if (!d || !d->fp16_arith || !d->subgroup_size_control) return 0;
+    uint32_t sg = d->subgroup_size;
+    if (sg == 0 || sg < d->subgroup_size_min || sg > d->subgroup_size_max || sg > ATTN_WG || ATTN_WG % sg) return 0;
+    if (emulated) return sg >= 4;
+    if (!d->cooperative_matrix) return 0;
+    for (uint32_t i = 0; i < d->coopmat_shape_count && i < VKLLM_MAX_COOPMAT_SHAPES; i++) {
+        const struct vkllm_coopmat_shape *c = &d->coopmat_shapes[i];
+        if (c->m == 16 && c->n == 16 && c->k == 16 && c->a_type == 0 && c->b_type == 0 && c->c_type == 1 &&
+            c->result_type == 1)
+            return 1;
+    }
+    return 0;
+}
+
+/* Shared memory of attn.comp's ATTN_CM variant (see its declarations): queries, the tile's K/V
+ * rows and probabilities in f16 (head_dim padded to 16, rows to 16), P V and the scores in f32,
+ * the running output, the softmax's reduction and row state (the emulation's accumulators are
+ * private). */
+static uint64_t cm_shared_bytes(uint32_t rows, uint32_t hd, uint32_t wg) {
+    uint64_t hdp = (hd + 15) / 16 * 16, quads = (hd + 3) / 4;
+    uint64_t b = 16 * hdp * 2 + wg * hdp * 2 + 16ull * wg * 2 + 16 * hdp * 4 + 16ull * wg * 4 + rows * quads * 16 +
+                 wg * 4 + 3ull * rows * 4;
+    return b;
+}
+
+/* The ATTN_CM variant for a prefill (more than one query, not split, attn.comp's plan): 1, or 2
+ * for its emulation (the tuning's attn_coopmat=2; f16 or q8_0 caches alike), 0 where the tuning
+ * or the device says no. By default where the matmul's cooperative matrices are on by default. */
+static int cm_choice(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s, const struct attn_plan *pl) {
+    long t = vkllm__gpu_tuning(gpu)->attn_coopmat;
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    if (t == 0 || pl->tb || pl->n_split != 1 || s->n < 2 || pl->wg != ATTN_WG || pl->qt * pl->hg > 16) return 0;
+    if (t < 0 && !vkllm__matmul_coopmat_default(d)) return 0;
+    int emulated = t == 2;
+    if (emulated && s->k_q8 != s->v_q8) return 0;
+    if (!vkllm__attn_coopmat_can(d, emulated)) return 0;
+    if (cm_shared_bytes(pl->qt * pl->hg, s->head_dim, pl->wg) > d->max_shared_memory) return 0;
+    return emulated ? 2 : 1;
+}
+
 /* --- the CPU-shaped kernel (attn_tb.comp) --- */
 
 #define TB_REDUCE_WG 8      /* lanes per workgroup of attn_tb_reduce.comp */
@@ -290,6 +335,13 @@ static uint64_t partial_bytes(const struct vkllm__attn_shape *s, const struct at
     return (uint64_t)pl->n_split * s->n * s->n_head * (s->head_dim + (pl->tb ? 4 : 2)) * 4;
 }
 
+int vkllm__attention_uses_coopmat(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s) {
+    struct attn_plan pl;
+    if (attn_plan(gpu, s, &pl)) return 0;
+    tb_plan(gpu, s, &pl); /* views at texel-aligned offsets assumed */
+    return cm_choice(gpu, s, &pl);
+}
+
 /* Enough for either kernel: the texel one falls back to attn.comp for views it cannot bind. */
 uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s) {
     struct attn_plan pl, tb;
@@ -349,7 +401,13 @@ static void attn_cost(const struct vkllm__attn_shape *s, const struct attn_plan 
 }
 
 /* attn.comp's variant for the caches' types. */
-static enum vkllm__shader_id attn_shader(const struct vkllm__attn_shape *s, int split) {
+static enum vkllm__shader_id attn_shader(const struct vkllm__attn_shape *s, int split, int cm) {
+    if (cm == 2) return s->k_q8 ? VKLLM__SHADER_ATTN_CM_EMU_Q8 : VKLLM__SHADER_ATTN_CM_EMU_F16;
+    if (cm == 1) {
+        static const enum vkllm__shader_id c[4] = {VKLLM__SHADER_ATTN_CM_F16, VKLLM__SHADER_ATTN_CM_KQ8,
+                                                   VKLLM__SHADER_ATTN_CM_VQ8, VKLLM__SHADER_ATTN_CM_Q8};
+        return c[(s->k_q8 ? 1 : 0) + (s->v_q8 ? 2 : 0)];
+    }
     static const enum vkllm__shader_id ids[2][4] = {
         {VKLLM__SHADER_ATTN_F16, VKLLM__SHADER_ATTN_KQ8, VKLLM__SHADER_ATTN_VQ8, VKLLM__SHADER_ATTN_Q8},
         {VKLLM__SHADER_ATTN_SPLIT_F16, VKLLM__SHADER_ATTN_SPLIT_KQ8, VKLLM__SHADER_ATTN_SPLIT_VQ8, VKLLM__SHADER_ATTN_SPLIT_Q8}};
@@ -413,8 +471,9 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
         vkllm__gpu_grid_1d(gpu, (uint64_t)s->n * s->n_head * (s->head_dim / 4), TB_REDUCE_WG, r.groups);
         return vkllm__cmd_dispatch(c, &r);
     } else {
+        int cm = cm_choice(gpu, s, &pl);
         struct vkllm__dispatch d = {
-            .shader = attn_shader(s, split),
+            .shader = attn_shader(s, split, cm),
             .n_spec = 8, .spec = {pl.wg, s->head_dim, pl.qt, pl.hg, pl.npt, pl.rs, pl.rpt, pl.tpr},
             .n_bind = 7, .bind = {vkllm__bind(q), vkllm__bind(k_cache), vkllm__bind(v_cache), vkllm__bind(pos),
                                   vkllm__bind(split ? scratch : o), sk, bt},
@@ -422,6 +481,11 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
             .groups = {pl.n_split, (s->n + pl.qt - 1) / pl.qt, s->n_head / pl.hg},
             .cost = cost,
         };
+        if (cm) { /* specialization constants 4 5 6: the matrices' 16 x 16 x 16; full subgroups */
+            d.spec[4] = d.spec[5] = d.spec[6] = 16;
+            d.subgroup = vkllm__gpu_info(gpu)->subgroup_size;
+            d.label = cm == 2 ? "attn_cm_emu" : "attn_cm";
+        }
         if ((st = vkllm__cmd_dispatch(c, &d)) || !split) return st;
     }
     struct vkllm__pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, pl.split_len, pl.n_split,

@@ -294,6 +294,13 @@ struct vkllm__attn_shape {
     struct vkllm__kv_pages pages; /* a paged cache (shift > 0): n_rows is the pool's rows */
 };
 uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s);
+/* Attention by cooperative matrices (attn.comp's ATTN_CM: prefill, the tuning's attn_coopmat):
+ * can the device run it (emulated: its emulation, attn_coopmat=2)? f16 arithmetic, full
+ * subgroups of its default size dividing the 64-wide workgroup, a 16 x 16 x 16 f16 x f16 -> f32
+ * shape (emulated: subgroups of 4 lanes or more). And does vkllm__op_attention take it for s
+ * under the tuning in force (2: the emulation)? */
+int vkllm__attn_coopmat_can(const struct vkllm_device_info *d, int emulated);
+int vkllm__attention_uses_coopmat(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s);
 vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view q,
                                  struct vkllm__view k_cache, struct vkllm__view v_cache, struct vkllm__view pos,
                                  struct vkllm__view scratch, const struct vkllm__attn_shape *s);
