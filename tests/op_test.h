@@ -63,7 +63,7 @@ static inline void op_test_run(struct vkllm__gpu *gpu, enum vkllm__op op, int fu
     printf("%-11s %5zu cases%s, %d failed", vkllm__op_name(op), (l.n + (size_t)op_test_every - 1) / (size_t)op_test_every,
            op_test_every > 1 ? " (every few of the list: --every)" : "", s->failed - failed0);
     if (s->skipped > skipped0)
-        printf(", %d skipped: the device has no cooperative matrices (vkllm__matmul_coopmat_plan)", s->skipped - skipped0);
+        printf(", %d skipped: the device has no cooperative matrices (vkllm__matmul_coopmat_can, vkllm__attn_coopmat_can)", s->skipped - skipped0);
     printf("\n");
     fflush(stdout);
     vkllm__case_list_free(&l);
