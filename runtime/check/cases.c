@@ -355,24 +355,20 @@ static void matmul_short(struct vkllm__case_list *l) {
         .tuning = "matmul=tiled,matmul_coopmat=0");
     ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q5_0, .rows = 200, .cols = 160, .n = 130,
         .tuning = "matmul=tiled,matmul_f16=0");
-    /* cooperative matrices (skipped where the device has none): 128, 64 and 32 tiles, k not a
-     * multiple of the step, edges of both sides masked */
-    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q5_0, .rows = 200, .cols = 160, .n = 130,
-        .tuning = "matmul=tiled,matmul_coopmat=1", .flags = VKLLM__CASE_COOPMAT);
-    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q4_K, .rows = 100, .cols = 512, .n = 40,
-        .tuning = "matmul=tiled,matmul_coopmat=1", .flags = VKLLM__CASE_COOPMAT);
-    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_F16, .rows = 65, .cols = 37, .n = 17,
-        .tuning = "matmul=tiled,matmul_coopmat=1", .flags = VKLLM__CASE_COOPMAT);
-    /* the same kernel with its matrix operations emulated (every device with f16 arithmetic and a
-     * required subgroup size: lavapipe too), so its tiles, offsets, layouts and way out run here:
-     * 64 tiles (2 x 2 accumulators per subgroup, several workgroups each way) and 32 tiles (the
-     * emulation's accumulators in shared memory leave 128 tiles to devices with over 80 KiB) */
-    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q5_0, .rows = 60, .cols = 160, .n = 130,
-        .tuning = "matmul=tiled,matmul_coopmat=2", .flags = VKLLM__CASE_COOPMAT);
-    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q4_K, .rows = 100, .cols = 512, .n = 40,
-        .tuning = "matmul=tiled,matmul_coopmat=2", .flags = VKLLM__CASE_COOPMAT);
-    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_F16, .rows = 65, .cols = 37, .n = 17,
-        .tuning = "matmul=tiled,matmul_coopmat=2", .flags = VKLLM__CASE_COOPMAT);
+    /* cooperative matrices (=1, skipped where the device has none) and their emulation (=2, every
+     * device with f16 arithmetic and a required subgroup size: lavapipe too, so the kernel's tiles,
+     * offsets, layouts and way out run here): 128 tiles (=1 only: the emulation's accumulators in
+     * shared memory leave those to devices with over 80 KiB), 64 (2 x 2 accumulators per subgroup,
+     * several workgroups each way) and 32, k not a multiple of the step, edges of both sides masked */
+    static const struct {
+        uint32_t type, rows, cols, n;
+    } cm[] = {{VKLLM__TYPE_Q5_0, 200, 160, 130}, {VKLLM__TYPE_Q5_0, 60, 160, 130}, {VKLLM__TYPE_Q4_K, 100, 512, 40},
+              {VKLLM__TYPE_F16, 65, 37, 17}};
+    for (int e = 1; e <= 2; e++)
+        for (size_t i = e == 2 ? 1 : 0; i < sizeof cm / sizeof cm[0]; i++)
+            addv(l, (struct vkllm__op_case){.op = VKLLM__OP_MATMUL, .type = cm[i].type, .rows = cm[i].rows,
+                                            .cols = cm[i].cols, .n = cm[i].n, .flags = VKLLM__CASE_COOPMAT},
+                 "matmul=tiled,matmul_coopmat=%d", e);
     ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q6_K, .rows = 7, .cols = 256, .n = 5, .tuning = "matmul=tiled",
         .flags = VKLLM__CASE_UPLOADED); /* 210-byte rows, padded to a word by the upload */
 }
