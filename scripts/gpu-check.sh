@@ -20,7 +20,8 @@
 #   5. `vkllm bench -p 512 -n 128 -r 3` on both files, and once more with --profile (per kernel)
 #   6. llama.cpp's Vulkan backend (the peer) on the same files, same lengths
 #   7. the Q4_K file's decode with matvec_x8 as by default, everywhere and nowhere
-#      (VKLLM_MATVEC_X8=-1, 1, 0), twice each, alternating, into profile.md
+#      (VKLLM_MATVEC_X8=-1, 1, 0), then with 1, 2 and 4 weight rows per invocation
+#      (VKLLM_MATVEC_NR), twice each, alternating, into profile.md
 #   8. the Q4_K file's prefill with the tiled matmul's cooperative matrices, scalar f16 tiles and
 #      f32 tiles (VKLLM_MATMUL_COOPMAT=1; =0; VKLLM_MATMUL_F16=0), twice each, alternating, into
 #      profile.md (cooperative matrices only where the device has them, else the f16 tiles again)
@@ -32,7 +33,7 @@
 set -u
 
 usage() {
-  sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'
   echo "options: --out DIR (default build/gpu-check) --build DIR (default build) --peak-gbps X"
   echo "         --budget S (seconds for the run before the device tests are cut, default 420)"
   echo "         --size small|full (files and lengths: full = 1.1B, pp512, tg128, 3 repetitions;"
@@ -185,6 +186,15 @@ x8s="-1 1 0 -1 1 0"; [ $mode = local ] && x8s="-1 1 0"  # lavapipe: the texel pa
 for x8 in $x8s; do
   step "decode_x8_$x8" sh -c 'echo "VKLLM_MATVEC_X8=$4: $(VKLLM_MATVEC_X8=$4 "$0" bench -m "$1" -p 0 -n "$2" -r "$3" 2>&1 | grep "tg:")" >> "$5"' \
     "$bin/vkllm" "$q4" $TG $REPS "$x8" "$out/profile.md"
+done
+
+# decode of the Q4_K file with 1, 2 (the default) and 4 weight rows per invocation: the input for
+# choosing rows per workgroup per vendor (docs/gpu.md), which nothing here can measure
+echo "## $(basename "$q4"): decode, VKLLM_MATVEC_NR 1, 2, 4 (weight rows per invocation), alternating" >> "$out/profile.md"
+nrs="1 2 4 1 2 4"; [ $mode = local ] && nrs="1 2 4"  # lavapipe: the texel path whatever it says
+for nr in $nrs; do
+  step "decode_nr_$nr" sh -c 'echo "VKLLM_MATVEC_NR=$4: $(VKLLM_MATVEC_NR=$4 "$0" bench -m "$1" -p 0 -n "$2" -r "$3" 2>&1 | grep "tg:")" >> "$5"' \
+    "$bin/vkllm" "$q4" $TG $REPS "$nr" "$out/profile.md"
 done
 
 # prefill of the Q4_K file with the tiled matmul's cooperative matrices (the default where the

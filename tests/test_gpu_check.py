@@ -41,6 +41,8 @@ check("| small-q8_0.gguf | tg16 |" in summary and "(no llama.cpp peer in this ru
 prof = open(os.path.join(out, "profile.md")).read() if "profile.md" in files else ""
 check(all(prof.count("VKLLM_MATVEC_X8=%s: " % v) == 1 for v in ("-1", "1", "0")) and prof.count("tg:") >= 3,
       "profile.md: decode with matvec_x8 by default, everywhere, nowhere (--local: once each)")
+check(all(prof.count("VKLLM_MATVEC_NR=%s: " % v) == 1 for v in ("1", "2", "4")),
+      "profile.md: decode with 1, 2 and 4 rows per invocation (--local: once each)")
 check(all(prof.count("VKLLM_MATMUL_%s: " % v) == 1 for v in ("COOPMAT=1", "COOPMAT=0", "F16=0")) and prof.count("pp:") >= 3,
       "profile.md: prefill with cooperative matrices, f16 tiles and f32 tiles (--local: once each)")
 print(summary)
