@@ -227,18 +227,10 @@ static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__
 /* --- attn.comp by cooperative matrices (ATTN_CM) --- */
 
 int vkllm__attn_coopmat_can(const struct vkllm_device_info *d, int emulated) {
-    if (!d || !d->fp16_arith || !d->subgroup_size_control) return 0;
-    uint32_t sg = d->subgroup_size;
-    if (sg == 0 || sg < d->subgroup_size_min || sg > d->subgroup_size_max || sg > ATTN_WG || ATTN_WG % sg) return 0;
+    uint32_t sg = d ? vkllm__coopmat_subgroup(d) : 0;
+    if (!sg || !d->fp16_arith || sg > ATTN_WG || ATTN_WG % sg) return 0;
     if (emulated) return sg >= 4;
-    if (!d->cooperative_matrix) return 0;
-    for (uint32_t i = 0; i < d->coopmat_shape_count && i < VKLLM_MAX_COOPMAT_SHAPES; i++) {
-        const struct vkllm_coopmat_shape *c = &d->coopmat_shapes[i];
-        if (c->m == 16 && c->n == 16 && c->k == 16 && c->a_type == 0 && c->b_type == 0 && c->c_type == 1 &&
-            c->result_type == 1)
-            return 1;
-    }
-    return 0;
+    return d->cooperative_matrix && vkllm__coopmat_offers(d, 16, 16, 16);
 }
 
 /* Shared memory of attn.comp's ATTN_CM variant (see its declarations): queries, the tile's K/V

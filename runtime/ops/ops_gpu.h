@@ -181,6 +181,11 @@ int vkllm__matmul_uses_coopmat(const struct vkllm__gpu *gpu, const struct vkllm_
  * where the device cannot run matmul_cm (no VK_KHR_cooperative_matrix, no f16 x f16 -> f32
  * subgroup shape of sides 8 or 16, no fp16 arithmetic, no required subgroup size, too little
  * shared memory); the tuning is not consulted here. */
+/* Does d offer the f16 x f16 -> f32 subgroup shape m x n x k? And the subgroup size the
+ * cooperative-matrix kernels require (the device's default, with full subgroups), 0 where it
+ * cannot be required. */
+int vkllm__coopmat_offers(const struct vkllm_device_info *d, uint32_t m, uint32_t n, uint32_t k);
+uint32_t vkllm__coopmat_subgroup(const struct vkllm_device_info *d);
 struct vkllm__mm_coopmat {
     uint32_t subgroup, wg, bm, bn, bk, tm, tn, tk;
 };

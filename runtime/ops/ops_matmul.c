@@ -50,16 +50,29 @@ static int use_h16(const struct vkllm__gpu *gpu) {
     return vkllm__gpu_tuning(gpu)->matmul_f16 != 0 && vkllm__gpu_info(gpu)->fp16_arith;
 }
 
-/* The device's f16 x f16 -> f32 subgroup shape with sides of 8 or 16 (VkComponentTypeKHR: 0
- * FLOAT16, 1 FLOAT32): 16 x 16 x 16 where offered, else the largest. */
+int vkllm__coopmat_offers(const struct vkllm_device_info *d, uint32_t m, uint32_t n, uint32_t k) {
+    for (uint32_t i = 0; i < d->coopmat_shape_count && i < VKLLM_MAX_COOPMAT_SHAPES; i++) {
+        const struct vkllm_coopmat_shape *s = &d->coopmat_shapes[i]; /* VkComponentTypeKHR: 0 FLOAT16, 1 FLOAT32 */
+        if (s->m == m && s->n == n && s->k == k && s->a_type == 0 && s->b_type == 0 && s->c_type == 1 &&
+            s->result_type == 1)
+            return 1;
+    }
+    return 0;
+}
+
+uint32_t vkllm__coopmat_subgroup(const struct vkllm_device_info *d) {
+    uint32_t sg = d->subgroup_size;
+    if (!d->subgroup_size_control || sg == 0 || sg < d->subgroup_size_min || sg > d->subgroup_size_max) return 0;
+    return sg;
+}
+
+/* The device's f16 x f16 -> f32 subgroup shape with sides of 8 or 16: 16 x 16 x 16 where
+ * offered, else the largest. */
 static int coopmat_shape(const struct vkllm_device_info *d, uint32_t *tm, uint32_t *tn, uint32_t *tk) {
     uint32_t best = 0;
-    for (uint32_t i = 0; i < d->coopmat_shape_count && i < VKLLM_MAX_COOPMAT_SHAPES; i++) {
-        const struct vkllm_coopmat_shape *s = &d->coopmat_shapes[i];
-        int side_ok = (s->m == 8 || s->m == 16) && (s->n == 8 || s->n == 16) && (s->k == 8 || s->k == 16);
-        if (!side_ok || s->a_type != 0 || s->b_type != 0 || s->c_type != 1 || s->result_type != 1) continue;
-        uint32_t v = s->m * s->n * s->k;
-        if (v > best) best = v, *tm = s->m, *tn = s->n, *tk = s->k;
+    for (uint32_t i = 0; i < 8; i++) {
+        uint32_t m = i & 1 ? 8 : 16, n = i & 2 ? 8 : 16, k = i & 4 ? 8 : 16;
+        if (m * n * k > best && vkllm__coopmat_offers(d, m, n, k)) best = m * n * k, *tm = m, *tn = n, *tk = k;
     }
     return best != 0;
 }
@@ -67,11 +80,8 @@ static int coopmat_shape(const struct vkllm_device_info *d, uint32_t *tm, uint32
 /* emulated: the emulation's accumulators take BM x BN floats of shared memory too */
 static int plan(const struct vkllm_device_info *d, uint32_t n, uint64_t m, int emulated, struct vkllm__mm_coopmat *out) {
     struct vkllm__mm_coopmat p = {0};
-    if (!d || !d->cooperative_matrix || !d->fp16_arith || !d->subgroup_size_control) return 0;
-    if (!coopmat_shape(d, &p.tm, &p.tn, &p.tk)) return 0;
-    /* the subgroup size compute shaders get by default, required with full subgroups */
-    p.subgroup = d->subgroup_size;
-    if (p.subgroup < d->subgroup_size_min || p.subgroup > d->subgroup_size_max || p.subgroup == 0) return 0;
+    if (!d || !d->cooperative_matrix || !d->fp16_arith || !coopmat_shape(d, &p.tm, &p.tn, &p.tk)) return 0;
+    if (!(p.subgroup = vkllm__coopmat_subgroup(d))) return 0;
     p.wg = 4 * p.subgroup;
     if (p.wg > d->max_workgroup_invocations || p.wg > d->max_workgroup_size[0]) return 0;
     /* square tiles as the scalar kernel's, halved until they fit shared memory; each side at least
