@@ -179,34 +179,36 @@ for f in "$q8" "$q4"; do
   fi
 done
 python3 "$root/scripts/gpu-check-report.py" bench "$work/bench.jsonl" "$work" "$out/bench.json" >> "$out/log.txt" 2>&1
+# compare NAME pp|tg PREFIX VALUE...: the Q4_K file's prefill (pp) or decode (tg) under each
+# environment setting PREFIX$VALUE, twice each, alternating (once each with --local), its pp: or
+# tg: line into profile.md; steps NAME_VALUE (with '=' as '_')
+compare() {
+  cmp_name=$1 cmp_kind=$2 cmp_pre=$3; shift 3
+  [ $mode = local ] || set -- "$@" "$@"
+  cmp_p=0 cmp_n=$TG; [ "$cmp_kind" = pp ] && cmp_p=$PP cmp_n=0
+  for v in "$@"; do
+    step "${cmp_name}_$(echo "$v" | tr = _)" \
+      sh -c 'echo "$4: $(env "$4" "$0" bench -m "$1" -p "$2" -n "$3" -r "$5" 2>&1 | grep "$6:")" >> "$7"' \
+      "$bin/vkllm" "$q4" "$cmp_p" "$cmp_n" "$cmp_pre$v" "$REPS" "$cmp_kind" "$out/profile.md"
+  done
+}
+
 # decode of the Q4_K file as chosen by default, with x in int8 wherever matvec_x8 can run, and with
-# x in f32 everywhere (matvec.comp): which is faster on this GPU
+# x in f32 everywhere (matvec.comp): which is faster on this GPU (lavapipe: the texel path whatever
+# it says)
 echo "## $(basename "$q4"): decode, VKLLM_MATVEC_X8 default (-1), everywhere (1), nowhere (0), alternating" >> "$out/profile.md"
-x8s="-1 1 0 -1 1 0"; [ $mode = local ] && x8s="-1 1 0"  # lavapipe: the texel path whatever it says
-for x8 in $x8s; do
-  step "decode_x8_$x8" sh -c 'echo "VKLLM_MATVEC_X8=$4: $(VKLLM_MATVEC_X8=$4 "$0" bench -m "$1" -p 0 -n "$2" -r "$3" 2>&1 | grep "tg:")" >> "$5"' \
-    "$bin/vkllm" "$q4" $TG $REPS "$x8" "$out/profile.md"
-done
+compare decode_x8 tg VKLLM_MATVEC_X8= -1 1 0
 
 # decode of the Q4_K file with 1, 2 (the default) and 4 weight rows per invocation: the input for
 # choosing rows per workgroup per vendor (docs/gpu.md), which nothing here can measure
 echo "## $(basename "$q4"): decode, VKLLM_MATVEC_NR 1, 2, 4 (weight rows per invocation), alternating" >> "$out/profile.md"
-nrs="1 2 4 1 2 4"; [ $mode = local ] && nrs="1 2 4"  # lavapipe: the texel path whatever it says
-for nr in $nrs; do
-  step "decode_nr_$nr" sh -c 'echo "VKLLM_MATVEC_NR=$4: $(VKLLM_MATVEC_NR=$4 "$0" bench -m "$1" -p 0 -n "$2" -r "$3" 2>&1 | grep "tg:")" >> "$5"' \
-    "$bin/vkllm" "$q4" $TG $REPS "$nr" "$out/profile.md"
-done
+compare decode_nr tg VKLLM_MATVEC_NR= 1 2 4
 
 # prefill of the Q4_K file with the tiled matmul's cooperative matrices (the default where the
 # device has them), its scalar f16 tiles (the default where shaderFloat16 is offered) and f32
-# tiles: which is faster on this GPU
+# tiles: which is faster on this GPU (lavapipe: the matvec path unless forced, no coopmat)
 echo "## $(basename "$q4"): prefill, VKLLM_MATMUL_COOPMAT=1 (cooperative matrices), VKLLM_MATMUL_COOPMAT=0 (f16 tiles), VKLLM_MATMUL_F16=0 (f32 tiles), alternating" >> "$out/profile.md"
-mms="COOPMAT=1 COOPMAT=0 F16=0 COOPMAT=1 COOPMAT=0 F16=0"
-[ $mode = local ] && mms="COOPMAT=1 COOPMAT=0 F16=0"  # lavapipe: the matvec path unless forced, no coopmat
-for mm in $mms; do
-  step "prefill_${mm%%=*}_${mm#*=}" sh -c 'echo "VKLLM_MATMUL_$4: $(env "VKLLM_MATMUL_$4" "$0" bench -m "$1" -p "$2" -n 0 -r "$3" 2>&1 | grep "pp:")" >> "$5"' \
-    "$bin/vkllm" "$q4" $PP $REPS "$mm" "$out/profile.md"
-done
+compare prefill pp VKLLM_MATMUL_ COOPMAT=1 COOPMAT=0 F16=0
 
 # the device tests, with validation on, while the budget lasts
 [ $mode = local ] && TESTS="test_vk test_forward_random:stories"
