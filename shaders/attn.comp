@@ -97,7 +97,7 @@ shared vec4 o_sh[R * HQ];   // running output (unnormalized)
 shared float red_sh[gl_WorkGroupSize.x];
 shared float m_sh[R], l_sh[R], a_sh[R];    // running max, running sum, rescale of this tile
 
-uint q_base, h_base, kvh, L_max; // first query, first head, kv head, positions any row sees
+uint q_base, h_base, kvh, L_max; // first query, first head, kv head (of the bound cache), positions any row sees
 
 // Cache positions row r sees: row_first(r) .. limit-1 (none for a row past the last query).
 uint row_limit(uint r) {
@@ -111,13 +111,13 @@ uint row_first(uint r) {
 }
 
 // The head row of this kv head at position t (kv_page.glsl: a ring's or a paged cache's row).
-uint head_row(uint t) { return kv_row(t) * p.n_head_kv + kvh; }
+uint head_row(uint t) { return kv_row(t) * p.kv_hn + kvh; }
 
 // Quad dq of head row hr (4 values; the upper two 0 past the row's end).
 vec4 k_quad(uint hr, uint dq) {
 #ifdef K_Q8
     uint e = hr * HD + 4 * dq;
-    return q8_unpack(kc[e / 4], uintBitsToFloat(kc[p.n_rows * p.n_head_kv * HD / 4 + e / 32]));
+    return q8_unpack(kc[e / 4], uintBitsToFloat(kc[p.n_rows * p.kv_hn * HD / 4 + e / 32]));
 #else
     uint w = hr * HD2;
     vec2 a = unpackHalf2x16(kc[w + 2 * dq]);
@@ -128,7 +128,7 @@ vec4 k_quad(uint hr, uint dq) {
 vec4 v_quad(uint hr, uint dq) {
 #ifdef V_Q8
     uint e = hr * HD + 4 * dq;
-    return q8_unpack(vc[e / 4], uintBitsToFloat(vc[p.n_rows * p.n_head_kv * HD / 4 + e / 32]));
+    return q8_unpack(vc[e / 4], uintBitsToFloat(vc[p.n_rows * p.kv_hn * HD / 4 + e / 32]));
 #else
     uint w = hr * HD2;
     vec2 a = unpackHalf2x16(vc[w + 2 * dq]);
@@ -360,7 +360,7 @@ void accumulate(uint kv0, uint end) {
         }
         uint tr = kv0 % p.n_rows; // the ring's row of kv0 + c, stepped without a division
         for (uint c = 0; c < cend; c++, tr = tr + 1 == p.n_rows ? 0 : tr + 1) {
-            vec4 vv = v_quad(p.page != 0u ? head_row(kv0 + c) : tr * p.n_head_kv + kvh, dq);
+            vec4 vv = v_quad(p.page != 0u ? head_row(kv0 + c) : tr * p.kv_hn + kvh, dq);
             [[unroll]] for (uint j = 0; j < RPT; j++) {
                 uint r = slice + j * RS;
                 if (r < R) acc[j] += s_sh[r * WG + c] * vv;
@@ -401,8 +401,8 @@ void store(uint split) {
 void main() {
     uint split = gl_WorkGroupID.x;
     q_base = gl_WorkGroupID.y * QT;
-    h_base = gl_WorkGroupID.z * HG;
-    kvh = h_base / (p.n_head / p.n_head_kv);
+    h_base = gl_WorkGroupID.z * HG + p.kv_h0 * (p.n_head / p.n_head_kv); // the bound cache's heads
+    kvh = h_base / (p.n_head / p.n_head_kv) - p.kv_h0;                  // in the bound cache
     L_max = min(pos0 + min(q_base + QT, p.n), p.n_ctx);
     uint start = split * p.split_len;
     uint end = min(start + p.split_len, L_max);

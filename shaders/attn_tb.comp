@@ -69,7 +69,7 @@ vec4 i4(uint w) { return vec4(ivec4(int(w << 24), int(w << 16), int(w << 8), int
 
 void main() {
     uint lane = gl_LocalInvocationID.x, hi = lane % G, j = lane / G;
-    uint kvh = gl_WorkGroupID.z, h = kvh * G + hi;
+    uint kvh = gl_WorkGroupID.z, h = (p.kv_h0 + kvh) * G + hi; // kvh: of the bound cache
     uint P0 = pos0;
 #ifdef ATTN_SPLIT
     uint qi = 0u;
@@ -99,10 +99,10 @@ void main() {
     uint qlim = min(P0 + qi + 1u, p.n_ctx);
 #endif
     uint first = p.window > 0u && qlim > p.window ? qlim - p.window : 0u;
-    uint kstride = p.n_head_kv * HT;             // texels between cache positions
+    uint kstride = p.kv_hn * HT;                 // texels between cache positions
     uint kbase = kvh * HT;
 #ifdef KV_Q8
-    uint sbase = p.n_rows * p.n_head_kv * HD / 4u; // the scales' first float
+    uint sbase = p.n_rows * p.kv_hn * HD / 4u; // the scales' first float
 #endif
 
     // the query, scaled, in log2 units (exp2 below)

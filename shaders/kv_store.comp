@@ -12,7 +12,7 @@
 #include "pc_attn.glsl"
 #include "kv_q8.glsl"
 
-layout(std430, binding = 0) readonly buffer S { float src[]; };  // (n, width) f32
+layout(std430, binding = 0) readonly buffer S { float src[]; };  // (n, src_stride) f32
 layout(std430, binding = 1) readonly buffer P { uint pos0; };
 layout(std430, binding = 2) writeonly buffer C { uint cache[]; }; // (n_ctx, width/2) f16 pairs, or q8_0
 layout(std430, binding = 3) readonly buffer BT { uint btab[]; }; // block table (p.page > 0)
@@ -28,7 +28,7 @@ void main() {
     uint dst = pos0 + row;
     if (dst >= p.n_ctx || dst < pos0) return;
     float x[32];
-    [[unroll]] for (uint i = 0u; i < 32u; i++) x[i] = src[row * p.width + 32u * b + i];
+    [[unroll]] for (uint i = 0u; i < 32u; i++) x[i] = src[row * p.src_stride + p.src0 + 32u * b + i];
     q8_block q = q8_quantize(x);
     uint r = kv_row(dst), w0 = (r * p.width + 32u * b) / 4u;
     [[unroll]] for (uint j = 0u; j < 8u; j++) cache[w0 + j] = q.w[j];
@@ -42,7 +42,7 @@ void main() {
     uint row = idx / wpr, w = idx % wpr;
     uint dst = pos0 + row;
     if (dst >= p.n_ctx || dst < pos0) return; // past the cache (or wrapped around)
-    uint s = row * p.width + 2 * w;
+    uint s = row * p.src_stride + p.src0 + 2 * w;
     cache[kv_row(dst) * wpr + w] = packHalf2x16(vec2(src[s], src[s + 1]));
 }
 #endif

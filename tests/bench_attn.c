@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
     if (!kv || !q) return 1;
     for (uint64_t i = 0; i < kv_halves; i++) kv[i] = vkllm__f32_to_f16((float)((i * 2654435761u) % 1000) / 1000 - 0.5f);
     for (uint64_t i = 0; i < qn; i++) q[i] = (float)(i % 17) / 17 - 0.5f;
-    struct vkllm__attn_shape sd = {1, n_head, n_kv, dim, n_ctx, 0.125f, 0, 0.0f, {0}, 0, 0, 0, {{0}, 0}};
+    struct vkllm__attn_shape sd = {1, n_head, n_kv, dim, n_ctx, 0.125f, 0, 0.0f, {0}, 0, 0, 0, {{0}, 0}, 0, NULL, NULL};
     tune(gpu, "attn_texel", "1"); /* scratch for either kernel */
     uint64_t sb = vkllm__attention_scratch_bytes(gpu, &sd);
     struct bufs b;
@@ -121,7 +121,7 @@ int main(int argc, char **argv) {
     for (int k = 0; k < 2; k++) {
         dec[k] = record(gpu, &b, &sd, k);
         for (int i = 0; i < 2; i++) {
-            struct vkllm__attn_shape sp = {pf_n[i], n_head, n_kv, dim, n_ctx, 0.125f, 0, 0.0f, {0}, 0, 0, 0, {{0}, 0}};
+            struct vkllm__attn_shape sp = {pf_n[i], n_head, n_kv, dim, n_ctx, 0.125f, 0, 0.0f, {0}, 0, 0, 0, {{0}, 0}, 0, NULL, NULL};
             pf[i][k] = record(gpu, &b, &sp, k);
         }
     }

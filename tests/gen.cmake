@@ -7,3 +7,9 @@ vkllm_test_properties(test_gen_stories 600 gpu)
 add_test(NAME test_gen_stories_gpu_paths COMMAND test_gen_random stories)
 vkllm_test_properties(test_gen_stories_gpu_paths 600 gpu)
 set_property(TEST test_gen_stories_gpu_paths APPEND PROPERTY ENVIRONMENT "VKLLM_DEVICE_PROFILE=nvidia-ampere")
+# The same with each layer's K and V split by kv heads into two buffers (VKLLM_KV_PARTS=2; what a
+# cache larger than one binding gets): shared pools, copy on write, prefix sharing, window rings,
+# q8_0 caches, and llama2.c's text.
+add_test(NAME test_gen_kv_parts COMMAND test_gen_random all)
+vkllm_test_properties(test_gen_kv_parts 600 gpu)
+set_property(TEST test_gen_kv_parts APPEND PROPERTY ENVIRONMENT "VKLLM_KV_PARTS=2")

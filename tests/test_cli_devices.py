@@ -23,7 +23,8 @@ def run(args, env_extra=None, drop=()):
     for k in drop:
         env.pop(k, None)
     env.update(env_extra or {})
-    return subprocess.run([VKLLM] + args, capture_output=True, text=True, env=env, timeout=120)
+    # a first selftest on a cold driver shader cache compiles every pipeline: minutes on 2 busy cores
+    return subprocess.run([VKLLM] + args, capture_output=True, text=True, env=env, timeout=400)
 
 
 # --- --help / --version

@@ -64,6 +64,27 @@ for extra in ({}, {"VKLLM_DEVICE_PROFILE": "nvidia-ampere"}):
         check(len(sp) == n and all(x["top"][0][0] == y["top"][0][0] for x, y in zip(sp, ref)) and err < 2e-2,
               "split matrices %s %s: the reference's argmax, logits within 2e-2 (got %g)" % (extra, mode, err))
 
+# A layer's K and V larger than one binding (maxStorageBufferRange, lowered here to 8192 bytes; a
+# context of 512 positions of stories260K's 4 kv heads of 8 values takes 32 KiB a layer) are split
+# by kv heads into buffers that fit (4 of one head each): each head's attention is computed as
+# before, so the logits are bit-identical to one buffer a layer, on the CPU devices' path and on a
+# GPU's, prefill and decode. Where one head's rows do not fit either (4096 bytes), the session is
+# refused with the context that fits.
+for extra in ({}, {"VKLLM_DEVICE_PROFILE": "nvidia-ampere"}):
+    for mode in ((), ("--decode",)):
+        args = ("--ids", ids, "--top", "5", "-c", "512", "--ubatch", "4") + mode
+        whole = logits(*args, env=extra)
+        parts = logits(*args, env=dict(extra, VKLLM_MAX_BINDING="8192", VKLLM_LOG="info"))
+        check(whole and parts == whole, "KV split by kv heads %s %s: bit-identical logits" % (extra, mode))
+r = subprocess.run([VKLLM, "logits", "-m", model, "--json", "--ids", ids, "-c", "512", "--ubatch", "4"], capture_output=True,
+                   text=True, env=dict(os.environ, VKLLM_MAX_BINDING="8192", VKLLM_LOG="info"))
+check(r.returncode == 0 and "split by kv heads into 4 buffers of 1 kv head " in r.stderr,
+      "the split is logged: " + r.stderr[-300:])
+r = subprocess.run([VKLLM, "logits", "-m", model, "--json", "--ids", ids, "-c", "512", "--ubatch", "4"], capture_output=True,
+                   text=True, env=dict(os.environ, VKLLM_MAX_BINDING="4096"))
+check(r.returncode != 0 and "split by kv heads" in r.stderr and "at most 256 positions" in r.stderr,
+      "a KV cache too large even split by heads is refused with the context that fits: " + r.stderr[-300:])
+
 # Where device memory is not mapped (discrete GPUs; forced here with VKLLM_FORCE_STAGING=1) the
 # step's own command list copies the logits into host memory: the same logits, prefill and decode.
 for mode in ((), ("--decode",)):

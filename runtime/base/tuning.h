@@ -60,6 +60,8 @@ enum vkllm__device_profile {
       "bytes one storage binding may cover (0: maxStorageBufferRange); lower it to exercise chunked binding")   \
     X(max_alloc, "VKLLM_MAX_ALLOC", 0, NULL,                                                                    \
       "bytes one device memory allocation may hold (0: maxMemoryAllocationSize); lower it to exercise split tensors") \
+    X(kv_parts, "VKLLM_KV_PARTS", 0, NULL,                                                                      \
+      "split each layer's K and V by kv heads into at least this many buffers (a divisor of the kv heads; 0: only where one binding cannot hold them); for tests") \
     X(max_texels, "VKLLM_MAX_TEXELS", 0, NULL,                                                                  \
       "elements one texel binding may cover (0: maxTexelBufferElements)")                                       \
     X(ops_wg, "VKLLM_OPS_WG", 0, NULL, "workgroup size of the elementwise and row ops (0: from the device)")   \

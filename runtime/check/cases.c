@@ -714,7 +714,23 @@ static void attention_cases(int full, struct vkllm__case_list *l) {
                                         .n_ctx = 256, .flags = VKLLM__CASE_PAGED, POS(0, 7, 239)}, "%s", kernels[i]);
         addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 2, .head_dim = 64,
                                         .n_ctx = 1000, .flags = VKLLM__CASE_PAGED, POS(999, 0, 16, 300)}, "%s", kernels[i]);
+        /* caches split by kv heads into two buffers (larger than one binding): prefill with GQA,
+         * split decode with sinks on q8_0, a paged q8_0 pool, a window's ring */
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64,
+                                        .n_ctx = 256, .flags = VKLLM__CASE_PARTS, POS(0, 100)}, "%s", kernels[i]);
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 12, .heads_kv = 4, .head_dim = 64,
+                                        .n_ctx = 1000, .flags = VKLLM__CASE_PARTS | VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8 |
+                                        VKLLM__CASE_SINKS, POS(999, 0, 300)}, "%s", kernels[i]);
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 5, .heads = 4, .heads_kv = 2, .head_dim = 32,
+                                        .n_ctx = 100, .flags = VKLLM__CASE_PARTS | VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8 |
+                                        VKLLM__CASE_PAGED, POS(0, 30, 95)}, "%s", kernels[i]);
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64,
+                                        .n_ctx = 1024, .window = 20, .flags = VKLLM__CASE_PARTS | VKLLM__CASE_RING,
+                                        POS(0, 3, 100, 1000)}, "%s", kernels[i]);
     }
+    /* split by kv heads, k alone q8_0 (attn.comp) */
+    ADD(l, .op = VKLLM__OP_ATTENTION, .n = 9, .heads = 6, .heads_kv = 2, .head_dim = 32, .n_ctx = 64,
+        .flags = VKLLM__CASE_PARTS | VKLLM__CASE_KQ8, POS(0, 29));
     /* paged caches: prefill across blocks, split decode, GQA with sinks; the q8_0 ones below too */
     ADD(l, .op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64, .n_ctx = 256,
         .flags = VKLLM__CASE_PAGED, POS(0, 7, 100, 239));
@@ -748,7 +764,7 @@ static void attention_cases(int full, struct vkllm__case_list *l) {
         {.op = VKLLM__OP_ATTENTION, .n = 20, .heads = 6, .heads_kv = 2, .head_dim = 80, .n_ctx = 300, .window = 5,
          .softcap = 1.5f, .flags = VKLLM__CASE_SINKS, POS(0, 13)},
         {.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64, .n_ctx = 256,
-         .flags = VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8 | VKLLM__CASE_PAGED, POS(0, 100)},
+         .flags = VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8 | VKLLM__CASE_PAGED | VKLLM__CASE_PARTS, POS(0, 100)},
         {.op = VKLLM__OP_ATTENTION, .n = 7, .heads = 3, .heads_kv = 1, .head_dim = 18, .n_ctx = 64, POS(0, 13)},
         {.op = VKLLM__OP_ATTENTION, .n = 9, .heads = 4, .heads_kv = 4, .head_dim = 32, .n_ctx = 300, POS(0, 13)},
         {.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64, .n_ctx = 1024, .window = 20,

@@ -52,6 +52,7 @@ void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n) {
         if (w > 0 && (size_t)w < n && (c->flags & VKLLM__CASE_SINKS)) w += snprintf(buf + w, n - (size_t)w, " sinks");
         if (w > 0 && (size_t)w < n && (c->flags & VKLLM__CASE_RING)) w += snprintf(buf + w, n - (size_t)w, " ring");
         if (w > 0 && (size_t)w < n && (c->flags & VKLLM__CASE_PAGED)) w += snprintf(buf + w, n - (size_t)w, " paged");
+        if (w > 0 && (size_t)w < n && (c->flags & VKLLM__CASE_PARTS)) w += snprintf(buf + w, n - (size_t)w, " 2 parts");
         if (w > 0 && (size_t)w < n && (c->flags & (VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8)))
             snprintf(buf + w, n - (size_t)w, " %s", (c->flags & VKLLM__CASE_KQ8) && (c->flags & VKLLM__CASE_VQ8) ? "q8_0"
                                                     : c->flags & VKLLM__CASE_KQ8 ? "k q8_0" : "v q8_0");

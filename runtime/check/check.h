@@ -79,6 +79,8 @@ enum vkllm__op {
 #define VKLLM__CASE_COOPMAT 0x20000u /* matmul, attention: the cooperative-matrix kernel must run; skipped on
                                         devices without one (vkllm__matmul_coopmat_can, vkllm__attn_coopmat_can),
                                         where nothing else may skip */
+#define VKLLM__CASE_PARTS 0x40000u /* attention: the caches split by kv heads into two buffers (a cache larger
+                                      than one binding: struct vkllm__attn_shape's chunk_heads) */
 
 #define VKLLM__CASE_MAX_POS 16
 

@@ -369,6 +369,16 @@ static void page_image(uint8_t *img, const uint8_t *ctx, const struct pages *pg,
     }
 }
 
+/* Part i of a cache image (rows of w values, f16 or q8_0) split by kv heads into parts of pw
+ * values a row: its columns of every row, then (q8_0) their scales, as a cache of width pw. */
+static void part_image(uint8_t *dst, const uint8_t *img, uint64_t rows, uint32_t w, uint32_t pw, uint32_t i, int q8) {
+    const uint64_t vb = q8 ? 1 : 2;
+    for (uint64_t r = 0; r < rows; r++) {
+        memcpy(dst + r * pw * vb, img + (r * w + (uint64_t)i * pw) * vb, pw * vb);
+        if (q8) memcpy(dst + rows * pw + r * (pw / 32) * 4, img + rows * w + (r * (w / 32) + i * (pw / 32)) * 4, (pw / 32) * 4);
+    }
+}
+
 void vkllm__chk_attention(struct chk *k) {
     const struct vkllm__op_case *c = k->c;
     const int kq = (c->flags & VKLLM__CASE_KQ8) != 0, vq = (c->flags & VKLLM__CASE_VQ8) != 0;
@@ -407,7 +417,7 @@ void vkllm__chk_attention(struct chk *k) {
     if (k->st) return;
     struct vkllm__attn_shape sh = {c->n,     c->heads,  c->heads_kv, c->head_dim, c->n_ctx, 1.0f / sqrtf((float)c->head_dim),
                                    c->window, c->softcap, bs ? vkllm__view_of(bs) : (struct vkllm__view){0}, rows,
-                                   (uint8_t)kq, (uint8_t)vq, pages_of(&pg)};
+                                   (uint8_t)kq, (uint8_t)vq, pages_of(&pg), 0, NULL, NULL};
     /* by cooperative matrices (or their emulation): q (scaled) and each tile's probabilities in
      * f16. The reference takes q rounded as the kernel stages it; the probabilities' rounding
      * moves an output by up to 2^-11 of the largest |v| it weighs (here |v| <= 1): bound 1e-3 */
@@ -430,11 +440,30 @@ void vkllm__chk_attention(struct chk *k) {
                           vkllm__chk_buf(k, nq * 4, NULL), vkllm__chk_buf(k, 4, NULL),
                           scratch ? vkllm__chk_buf(k, scratch, NULL) : NULL};
     struct vkllm__view sv = {b.scratch, 0, 0};
+    /* PARTS: the caches as two of half the kv heads each (the kernels take each part's heads) */
+    const uint32_t pw = kvw / 2;
+    const uint64_t pkb = kbytes / 2, pvb = vbytes / 2;
+    struct vkllm__buffer *kpb[2] = {0}, *vpb[2] = {0};
+    struct vkllm__view kpv[2], vpv[2];
+    uint8_t *pimg = NULL;
+    if (c->flags & VKLLM__CASE_PARTS) {
+        if (c->heads_kv % 2 || ((kq || vq) && pw % 32)) {
+            vkllm__chk_ok(k, vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "check attention: %u kv heads in two parts", c->heads_kv));
+            return;
+        }
+        pimg = vkllm__chk_alloc(k, VKLLM_MAX(pkb, pvb));
+        for (int i = 0; i < 2; i++) {
+            kpb[i] = vkllm__chk_buf(k, pkb, NULL), vpb[i] = vkllm__chk_buf(k, pvb, NULL);
+            if (k->st) return;
+            kpv[i] = vkllm__view_of(kpb[i]), vpv[i] = vkllm__view_of(vpb[i]);
+        }
+        sh.chunk_heads = c->heads_kv / 2, sh.k_chunks = kpv, sh.v_chunks = vpv;
+    }
     RECORD(k, cmd, vkllm__op_attention(cmd, vkllm__view_of(b.o), vkllm__view_of(b.q), vkllm__view_of(b.k),
                                        vkllm__view_of(b.v), vkllm__view_of(b.pos), sv, &sh));
     /* the texel kernel: f16, or q8_0 K and V with whole blocks per head and the scales' end a
      * whole texel */
-    int want_tb = expect_tb(k) && kq == vq && (!kq || (c->head_dim % 32 == 0 && (uint64_t)rows * kvw / 32 % 4 == 0));
+    int want_tb = expect_tb(k) && kq == vq && (!kq || (c->head_dim % 32 == 0 && (uint64_t)rows * (pimg ? pw : kvw) / 32 % 4 == 0));
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) {
         uint32_t p0 = c->pos[s];
         if ((uint64_t)p0 + c->n > c->n_ctx) {
@@ -452,8 +481,17 @@ void vkllm__chk_attention(struct chk *k) {
             cache_image(kimg, rows, c->n_ctx, kvw, p0 + c->n, kq ? NULL : kh, kq8, ks);
             cache_image(vimg, rows, c->n_ctx, kvw, p0 + c->n, vq ? NULL : vh, vq8, vs);
         }
-        vkllm__chk_upload(k, b.k, kimg, kbytes);
-        vkllm__chk_upload(k, b.v, vimg, vbytes);
+        if (pimg) {
+            for (uint32_t i = 0; i < 2; i++) {
+                part_image(pimg, kimg, rows, kvw, pw, i, kq);
+                vkllm__chk_upload(k, kpb[i], pimg, pkb);
+                part_image(pimg, vimg, rows, kvw, pw, i, vq);
+                vkllm__chk_upload(k, vpb[i], pimg, pvb);
+            }
+        } else {
+            vkllm__chk_upload(k, b.k, kimg, kbytes);
+            vkllm__chk_upload(k, b.v, vimg, vbytes);
+        }
         vkllm__chk_submit(k, cmd);
         vkllm__chk_download(k, b.o, got, nq * 4);
         if (k->st) return;

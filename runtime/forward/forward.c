@@ -119,19 +119,26 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
                                        vkllm__layer_window(hp, l), hp->attn_softcap,
                                        w->attn_sinks ? ALL(w->attn_sinks) : (struct vkllm__view){0}, // gpt-oss: sinks
                                        sq->kv.rows[l], sq->kv.k_q8, sq->kv.v_q8,  // the pool's rows or a ring's; f16/q8_0
-                                       {ALL(sq->kv.btab), vkllm__layer_window(hp, l) ? 0 : VKLLM__KV_SHIFT}}; // blocks
+                                       {ALL(sq->kv.btab), vkllm__layer_window(hp, l) ? 0 : VKLLM__KV_SHIFT}, // blocks
+                                       0, NULL, NULL};
         struct vkllm__kv_pages pg = as.pages;
-        if (f->fuse_rope_kv) {                                                     // the four below in one dispatch
+        const uint32_t NP = sq->kv.n_part, PW = KV / NP;                           // the cache's parts (kv heads)
+        struct vkllm__view kp[VKLLM__KV_MAX_PARTS], vp[VKLLM__KV_MAX_PARTS];
+        for (uint32_t j = 0; j < NP; j++) kp[j] = ALL(sq->kv.k[l * NP + j]), vp[j] = ALL(sq->kv.v[l * NP + j]);
+        if (NP > 1) as.chunk_heads = sq->kv.part_heads, as.k_chunks = kp, as.v_chunks = vp;
+        if (f->fuse_rope_kv && NP == 1) {                                          // the four below in one dispatch
             struct vkllm__rope_kv_shape rs = {nt, hp->n_head, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, sq->n_ctx,
                                               hp->rope.mscale, sq->kv.rows[l], sq->kv.k_q8, sq->kv.v_q8, pg};
-            DO(vkllm__op_rope_kv(c, qi, ki, vi, pos, ALL(freq), ALL(sq->kv.k[l]), ALL(sq->kv.v[l]), &rs));
+            DO(vkllm__op_rope_kv(c, qi, ki, vi, pos, ALL(freq), kp[0], vp[0], &rs));
         } else {
             DO(vkllm__op_rope(c, qi, pos, ALL(freq), nt, hp->n_head, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
             DO(vkllm__op_rope(c, ki, pos, ALL(freq), nt, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
-            DO(vkllm__op_kv_store_q(c, ALL(sq->kv.k[l]), ki, pos, nt, KV, sq->n_ctx, sq->kv.rows[l], sq->kv.k_q8, &pg)); // k_cache[pos0..) = k
-            DO(vkllm__op_kv_store_q(c, ALL(sq->kv.v[l]), vi, pos, nt, KV, sq->n_ctx, sq->kv.rows[l], sq->kv.v_q8, &pg)); // v_cache[pos0..) = v
+            for (uint32_t j = 0; j < NP; j++) {                                    // each part its kv heads' columns
+                DO(vkllm__op_kv_store_cols(c, kp[j], ki, pos, nt, PW, KV, j * PW, sq->n_ctx, sq->kv.rows[l], sq->kv.k_q8, &pg)); // k_cache[pos0..) = k
+                DO(vkllm__op_kv_store_cols(c, vp[j], vi, pos, nt, PW, KV, j * PW, sq->n_ctx, sq->kv.rows[l], sq->kv.v_q8, &pg)); // v_cache[pos0..) = v
+            }
         }
-        DO(vkllm__op_attention(c, ai, qi, ALL(sq->kv.k[l]), ALL(sq->kv.v[l]), pos, // att (nt, Q) = softmax(q k^T/sqrt(HD)) v
+        DO(vkllm__op_attention(c, ai, qi, kp[0], vp[0], pos,                       // att (nt, Q) = softmax(q k^T/sqrt(HD)) v
                                ALL(sq->scratch), &as));
     }
     DO(mm(c, xb, &w->wo, att, n, dec));                                                 // xb (n, E) = att @ wo^T
@@ -282,7 +289,7 @@ vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uin
     f->fuse_gate_up = U >= 2 && (4ull * hp->n_ff) % align == 0;
     f->fuse_rope_kv = vkllm__gpu_tuning(f->gpu)->fuse != 0;
     struct vkllm__attn_shape s1 = {1, hp->n_head, hp->n_head_kv, hp->head_dim, n_ctx, 1.0f, 0, 0.0f, {0}, 0, f->kv.k_q8,
-                                   f->kv.v_q8, {{0}, 0}};
+                                   f->kv.v_q8, {{0}, 0}, f->kv.n_part > 1 ? f->kv.part_heads : 0, NULL, NULL};
     struct vkllm__attn_shape sU = s1;
     sU.n = n_ubatch;
     uint64_t scratch = VKLLM_MAX(vkllm__attention_scratch_bytes(f->gpu, &s1), vkllm__attention_scratch_bytes(f->gpu, &sU));
@@ -514,7 +521,7 @@ vkllm_status vkllm__forward_copy_kv(struct vkllm__forward *dst, const struct vkl
     if (dst == src || n == 0) return VKLLM_STATUS_OK;
     const struct vkllm__hparams *hp = &src->m->desc->hp;
     if (dst->m != src->m || dst->n_ctx != src->n_ctx || dst->kv.n_layer != src->kv.n_layer || n > src->n_ctx ||
-        dst->kv.k_q8 != src->kv.k_q8 || dst->kv.v_q8 != src->kv.v_q8)
+        dst->kv.k_q8 != src->kv.k_q8 || dst->kv.v_q8 != src->kv.v_q8 || dst->kv.n_part != src->kv.n_part)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "copying a KV prefix needs two sessions of one model and context");
     for (uint32_t l = 0; l < src->kv.n_layer; l++)
         if (vkllm__layer_window(hp, l) && dst->kv.rows[l] != src->kv.rows[l])
@@ -525,7 +532,7 @@ vkllm_status vkllm__forward_copy_kv(struct vkllm__forward *dst, const struct vkl
                                                          "no longer hold it", n);
     struct vkllm__cmd *c = NULL;
     vkllm_status st = VKLLM_STATUS_OK;
-    const uint64_t W = src->kv.width;
+    const uint32_t NP = src->kv.n_part, PW = src->kv.width / NP; /* parts of a cache split by kv heads */
     if (dst->kv.pool == src->kv.pool) { /* the paged layers: the blocks, shared (copied when written) */
         vkllm__kv_share(&dst->kv, &src->kv, n);
     } else {
@@ -542,30 +549,19 @@ vkllm_status vkllm__forward_copy_kv(struct vkllm__forward *dst, const struct vkl
         if (!vkllm__layer_window(hp, l)) {
             if (dst->kv.pool == src->kv.pool) continue;
             const uint64_t B = VKLLM__KV_BLOCK, drows = dst->kv.rows[l];
-            for (uint32_t i = 0; i < vkllm__kv_blocks_for(n); i++) {
-                uint64_t sb = src->kv.table[i] * B, db = dst->kv.table[i] * B;
-                for (int kv = 0; kv < 2; kv++) {
-                    struct vkllm__buffer *d = kv ? dst->kv.v[l] : dst->kv.k[l], *s = kv ? src->kv.v[l] : src->kv.k[l];
-                    if (!(kv ? src->kv.v_q8 : src->kv.k_q8)) {
-                        VKLLM_TRY(st, vkllm__cmd_copy(c, d, db * W * 2, s, sb * W * 2, B * W * 2), done);
-                    } else {
-                        VKLLM_TRY(st, vkllm__cmd_copy(c, d, db * W, s, sb * W, B * W), done);
-                        VKLLM_TRY(st, vkllm__cmd_copy(c, d, drows * W + db * W / 8, s, rows * W + sb * W / 8, B * W / 8), done);
-                    }
-                }
-            }
+            for (uint32_t i = 0; i < vkllm__kv_blocks_for(n); i++)
+                for (uint32_t j = l * NP; j < (l + 1) * NP; j++)
+                    for (int kv = 0; kv < 2; kv++)
+                        VKLLM_TRY(st, vkllm__kv_copy_rows(c, kv ? dst->kv.v[j] : dst->kv.k[j], drows, dst->kv.table[i] * B,
+                                                          kv ? src->kv.v[j] : src->kv.k[j], rows, src->kv.table[i] * B, B,
+                                                          PW, kv ? src->kv.v_q8 : src->kv.k_q8), done);
             continue;
         }
         const uint64_t m = rows == src->n_ctx ? n : rows;
-        for (int kv = 0; kv < 2; kv++) {
-            struct vkllm__buffer *d = kv ? dst->kv.v[l] : dst->kv.k[l], *s = kv ? src->kv.v[l] : src->kv.k[l];
-            if (!(kv ? src->kv.v_q8 : src->kv.k_q8)) {
-                VKLLM_TRY(st, vkllm__cmd_copy(c, d, 0, s, 0, m * W * 2), done);
-            } else {
-                VKLLM_TRY(st, vkllm__cmd_copy(c, d, 0, s, 0, m * W), done);
-                VKLLM_TRY(st, vkllm__cmd_copy(c, d, rows * W, s, rows * W, m * W / 8), done);
-            }
-        }
+        for (uint32_t j = l * NP; j < (l + 1) * NP; j++)
+            for (int kv = 0; kv < 2; kv++)
+                VKLLM_TRY(st, vkllm__kv_copy_rows(c, kv ? dst->kv.v[j] : dst->kv.k[j], rows, 0, kv ? src->kv.v[j] : src->kv.k[j],
+                                                  rows, 0, m, PW, kv ? src->kv.v_q8 : src->kv.k_q8), done);
     }
     VKLLM_TRY(st, vkllm__cmd_end(c), done);
     VKLLM_TRY(st, vkllm__cmd_submit(c), done);

@@ -83,7 +83,9 @@ struct vkllm__kv_cache {
     uint8_t k_q8, v_q8;              /* K (V) is q8_0 (shaders/include/kv_q8.glsl), else f16 */
     uint8_t own_pool;                /* the pool was made for this cache alone */
     struct vkllm__kv_pool *pool;
-    struct vkllm__buffer **k, **v;   /* per layer: the pool's (paged) or the ring's, (rows[l], width) */
+    uint32_t n_part, part_heads;     /* each layer's K (V) in n_part buffers of part_heads kv heads */
+    struct vkllm__buffer **k, **v;   /* [l * n_part + i]: layer l's part i, the pool's (paged) or the
+                                      * ring's, (rows[l], part_heads * head_dim) */
     uint32_t *rows;                  /* per layer: the pool's rows, or a window's ring */
     uint64_t ring_bytes;             /* the rings' K and V */
     uint32_t *table, n_held, max_blocks; /* block table: table[i] holds positions i*BLOCK .. +BLOCK-1 */
@@ -96,6 +98,11 @@ struct vkllm__kv_cache {
 uint32_t vkllm__kv_layer_rows(const struct vkllm__hparams *hp, uint32_t l, uint32_t n_ctx, uint32_t n_ubatch);
 uint64_t vkllm__kv_block_bytes(const struct vkllm__hparams *hp, int k_q8, int v_q8); /* one block, all paged layers */
 uint32_t vkllm__kv_blocks_for(uint32_t n_pos);
+#define VKLLM__KV_MAX_PARTS 64 /* a layer's K (V) split by kv heads into at most this many buffers */
+/* Copy rows srow .. srow+n-1 of part s (srows rows of w values) to rows drow.. of part d (drows
+ * rows): f16, or q8_0 quants and, after all of them, the scales. */
+vkllm_status vkllm__kv_copy_rows(struct vkllm__cmd *c, struct vkllm__buffer *d, uint64_t drows, uint64_t drow,
+                                 struct vkllm__buffer *s, uint64_t srows, uint64_t srow, uint64_t n, uint32_t w, int q8);
 
 /* A cache on pool (NULL: a pool of its own, for n_ctx positions); refused before allocating
  * anything (VKLLM_STATUS_DEVICE_OOM with the bytes needed and available) when it does not fit. */

@@ -11,7 +11,12 @@
  *
  * A sliding-window layer keeps its own ring per sequence (window + n_ubatch rows, position p in
  * row p % rows), outside the pool. Sized before anything is allocated, so a cache that does not
- * fit is refused with the numbers. */
+ * fit is refused with the numbers.
+ *
+ * A layer's K (V) rows larger than one binding (maxStorageBufferRange: 128 MiB on lavapipe, 256 MiB
+ * on Mali and Adreno) are split by kv heads into parts, each its own buffer of (rows, part_heads,
+ * head_dim): attention runs each kv head on its own, so a part is a whole cache of fewer heads
+ * (vkllm__op_attention's chunk_heads), the same arithmetic, the same results. */
 #include <stdio.h>
 #include <string.h>
 
@@ -20,9 +25,10 @@
 struct vkllm__kv_pool {
     struct vkllm__gpu *gpu;
     uint32_t n_layer, width, n_blocks, users;
+    uint32_t n_part, part_heads;   /* each layer's K (V) in n_part buffers of part_heads kv heads */
     uint8_t k_q8, v_q8;
     uint8_t *paged;                /* per layer: 1 its rows are in the pool */
-    struct vkllm__buffer **k, **v; /* per paged layer: n_blocks * VKLLM__KV_BLOCK rows */
+    struct vkllm__buffer **k, **v; /* [l * n_part + i]: paged layer l's part i, n_blocks * VKLLM__KV_BLOCK rows */
     uint32_t *ref;                 /* per block: block tables holding it */
     uint32_t *free_list, n_free;   /* unheld blocks with nothing cached (a stack) */
     uint64_t *key;                 /* per block: prefix key of a cached full block (0: none) */
@@ -60,6 +66,44 @@ static uint64_t ring_bytes_of(const struct vkllm__hparams *hp, uint32_t n_ctx, u
     return rows * row_bytes(hp, k_q8, v_q8);
 }
 
+/* Kv heads per part for rows of the model's K and V in one binding each: n_head_kv (one part)
+ * when they fit, else the largest divisor of n_head_kv that fits (q8_0: parts of whole 32-value
+ * blocks), at most VKLLM__KV_MAX_PARTS parts; 0 when none does. */
+static uint32_t part_heads_for(const struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, uint64_t rows, int k_q8,
+                               int v_q8) {
+    for (uint32_t hc = hp->n_head_kv; hc >= 1; hc--) {
+        uint32_t w = hc * hp->head_dim;
+        if (hp->n_head_kv % hc || ((k_q8 || v_q8) && w % 32) || hp->n_head_kv / hc > VKLLM__KV_MAX_PARTS) continue;
+        long forced = VKLLM_MIN(vkllm__gpu_tuning(gpu)->kv_parts, (long)hp->n_head_kv); /* tests */
+        if (forced > 0 && hp->n_head_kv / hc < (uint32_t)forced) continue;
+        if (rows * VKLLM_MAX(vkllm__kv_row_bytes(w, k_q8), vkllm__kv_row_bytes(w, v_q8)) <= vkllm__gpu_max_binding(gpu))
+            return hc;
+    }
+    return 0;
+}
+
+static vkllm_status too_large(const struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, const char *what,
+                              uint64_t rows, int k_q8, int v_q8) {
+    const uint64_t row_max = VKLLM_MAX(vkllm__kv_row_bytes(hp->n_embd_kv, k_q8), vkllm__kv_row_bytes(hp->n_embd_kv, v_q8));
+    uint32_t hc = 1;
+    while (hc < hp->n_head_kv && (hp->n_head_kv % hc || ((k_q8 || v_q8) && hc * hp->head_dim % 32))) hc++;
+    uint64_t part = row_max / (hp->n_head_kv / hc); /* the smallest part's row */
+    return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                      "%s takes %.1f MiB per layer; this device binds %.1f MiB at once, and split by kv heads (at most "
+                      "%u parts) it still does not fit: at most %llu positions",
+                      what, rows * row_max / 1048576.0, vkllm__gpu_max_binding(gpu) / 1048576.0, VKLLM__KV_MAX_PARTS,
+                      (unsigned long long)(vkllm__gpu_max_binding(gpu) / part / VKLLM__KV_BLOCK * VKLLM__KV_BLOCK));
+}
+
+/* Copy rows srow .. srow+n-1 of s (a part of srows rows of w values) to rows drow.. of d (drows
+ * rows): f16 rows, or q8_0 quants and, after all the quants, the scales. */
+vkllm_status vkllm__kv_copy_rows(struct vkllm__cmd *c, struct vkllm__buffer *d, uint64_t drows, uint64_t drow,
+                                 struct vkllm__buffer *s, uint64_t srows, uint64_t srow, uint64_t n, uint32_t w, int q8) {
+    if (!q8) return vkllm__cmd_copy(c, d, drow * w * 2, s, srow * w * 2, n * w * 2);
+    vkllm_status st = vkllm__cmd_copy(c, d, drow * w, s, srow * w, n * w);
+    return st ? st : vkllm__cmd_copy(c, d, drows * w + drow * w / 8, s, srows * w + srow * w / 8, n * w / 8);
+}
+
 uint32_t vkllm__kv_blocks_for(uint32_t n_pos) { return (uint32_t)(((uint64_t)n_pos + VKLLM__KV_BLOCK - 1) / VKLLM__KV_BLOCK); }
 
 /* --- the pool ------------------------------------------------------------------------------- */
@@ -92,26 +136,22 @@ vkllm_status vkllm__kv_pool_init(struct vkllm__gpu *gpu, const struct vkllm__hpa
     if ((uint64_t)n_blocks * VKLLM__KV_BLOCK > UINT32_MAX / 2)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "a KV pool of %u blocks: too many positions", n_blocks);
     const uint64_t rows = (uint64_t)n_blocks * VKLLM__KV_BLOCK;
-    const uint64_t row_max = VKLLM_MAX(vkllm__kv_row_bytes(hp->n_embd_kv, k_q8), vkllm__kv_row_bytes(hp->n_embd_kv, v_q8));
     uint64_t bb = vkllm__kv_block_bytes(hp, k_q8, v_q8);
     char what[96];
     snprintf(what, sizeof what, "a KV cache pool of %llu positions", (unsigned long long)rows);
     if ((st = check_room(gpu, hp, bb * n_blocks, what, k_q8, v_q8))) return st;
-    if (bb && rows * row_max > vkllm__gpu_max_binding(gpu))
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                          "a KV cache pool of %llu positions takes %.1f MiB per layer, more than this device binds at "
-                          "once (%.1f MiB): at most %llu positions (-c x --parallel, or --kv-cache-mb)",
-                          (unsigned long long)rows, rows * row_max / 1048576.0, vkllm__gpu_max_binding(gpu) / 1048576.0,
-                          (unsigned long long)(vkllm__gpu_max_binding(gpu) / row_max / VKLLM__KV_BLOCK * VKLLM__KV_BLOCK));
+    uint32_t hc = part_heads_for(gpu, hp, rows, k_q8, v_q8);
+    if (!hc) return too_large(gpu, hp, what, rows, k_q8, v_q8);
     struct vkllm__kv_pool *p = vkllm__calloc(1, sizeof *p);
     if (!p) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     *p = (struct vkllm__kv_pool){.gpu = gpu, .n_layer = hp->n_layer, .width = hp->n_embd_kv, .n_blocks = n_blocks,
-                                 .users = 1, .k_q8 = (uint8_t)!!k_q8, .v_q8 = (uint8_t)!!v_q8, .block_bytes = bb};
+                                 .n_part = hp->n_head_kv / hc, .part_heads = hc, .users = 1, .k_q8 = (uint8_t)!!k_q8,
+                                 .v_q8 = (uint8_t)!!v_q8, .block_bytes = bb};
     p->n_bucket = 1;
     while (p->n_bucket < n_blocks) p->n_bucket *= 2;
     p->paged = vkllm__calloc(hp->n_layer, 1);
-    p->k = vkllm__calloc(hp->n_layer, sizeof *p->k);
-    p->v = vkllm__calloc(hp->n_layer, sizeof *p->v);
+    p->k = vkllm__calloc((size_t)hp->n_layer * p->n_part, sizeof *p->k);
+    p->v = vkllm__calloc((size_t)hp->n_layer * p->n_part, sizeof *p->v);
     p->ref = vkllm__calloc(n_blocks, sizeof *p->ref);
     p->free_list = vkllm__calloc(n_blocks, sizeof *p->free_list);
     p->key = vkllm__calloc(n_blocks, sizeof *p->key);
@@ -129,12 +169,18 @@ vkllm_status vkllm__kv_pool_init(struct vkllm__gpu *gpu, const struct vkllm__hpa
     for (uint32_t l = 0; l < hp->n_layer; l++) {
         if (vkllm__layer_window(hp, l)) continue;
         p->paged[l] = 1;
-        VKLLM_TRY(st, vkllm__buffer_alloc(gpu, rows * vkllm__kv_row_bytes(hp->n_embd_kv, k_q8), VKLLM__MEM_DEVICE, &p->k[l]), fail);
-        VKLLM_TRY(st, vkllm__buffer_alloc(gpu, rows * vkllm__kv_row_bytes(hp->n_embd_kv, v_q8), VKLLM__MEM_DEVICE, &p->v[l]), fail);
-        VKLLM_TRY(st, vkllm__buffer_fill_zero(p->k[l]), fail);
-        VKLLM_TRY(st, vkllm__buffer_fill_zero(p->v[l]), fail);
+        for (uint32_t i = l * p->n_part; i < (l + 1) * p->n_part; i++) {
+            VKLLM_TRY(st, vkllm__buffer_alloc(gpu, rows * vkllm__kv_row_bytes(hc * hp->head_dim, k_q8), VKLLM__MEM_DEVICE, &p->k[i]), fail);
+            VKLLM_TRY(st, vkllm__buffer_alloc(gpu, rows * vkllm__kv_row_bytes(hc * hp->head_dim, v_q8), VKLLM__MEM_DEVICE, &p->v[i]), fail);
+            VKLLM_TRY(st, vkllm__buffer_fill_zero(p->k[i]), fail);
+            VKLLM_TRY(st, vkllm__buffer_fill_zero(p->v[i]), fail);
+        }
     }
     p->bytes = bb * n_blocks;
+    if (p->n_part > 1)
+        vkllm__log(VKLLM_LOG_INFO, "KV cache pool of %llu positions: each layer's K and V split by kv heads into %u "
+                   "buffers of %u kv head%s (one binding holds %.1f MiB)", (unsigned long long)rows, p->n_part, hc,
+                   hc == 1 ? "" : "s", vkllm__gpu_max_binding(gpu) / 1048576.0);
     *out = p;
     return VKLLM_STATUS_OK;
 fail:
@@ -146,9 +192,9 @@ void vkllm__kv_pool_retain(struct vkllm__kv_pool *p) { p->users++; }
 
 void vkllm__kv_pool_release(struct vkllm__kv_pool *p) {
     if (!p || --p->users) return;
-    for (uint32_t l = 0; l < p->n_layer; l++) {
-        if (p->k) vkllm__buffer_free(p->k[l]);
-        if (p->v) vkllm__buffer_free(p->v[l]);
+    for (uint32_t i = 0; i < p->n_layer * p->n_part; i++) {
+        if (p->k) vkllm__buffer_free(p->k[i]);
+        if (p->v) vkllm__buffer_free(p->v[i]);
     }
     void *arrays[] = {p->paged, p->k, p->v, p->ref, p->free_list, p->key, p->tokens, p->released, p->bucket, p->chain};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(arrays); i++) vkllm__free(arrays[i]);
@@ -238,23 +284,27 @@ vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hp
     if (n_ctx == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "context of 0 positions");
     if (pool && !pool_matches(pool, hp, k_q8, v_q8))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "the KV pool was made for another model or other K/V types");
-    const uint64_t row_max = VKLLM_MAX(vkllm__kv_row_bytes(hp->n_embd_kv, k_q8), vkllm__kv_row_bytes(hp->n_embd_kv, v_q8));
     uint64_t ring_bytes = ring_bytes_of(hp, n_ctx, n_ubatch, k_q8, v_q8);
     char what[96];
     snprintf(what, sizeof what, "a KV cache of %u positions", n_ctx);
     if ((st = check_room(gpu, hp, ring_bytes + (pool ? 0 : vkllm__kv_blocks_for(n_ctx) * vkllm__kv_block_bytes(hp, k_q8, v_q8)),
                          what, k_q8, v_q8)))
         return st;
-    if (!pool && vkllm__kv_block_bytes(hp, k_q8, v_q8) && (uint64_t)vkllm__kv_blocks_for(n_ctx) * VKLLM__KV_BLOCK * row_max >
-                                                              vkllm__gpu_max_binding(gpu))
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                          "a KV cache of %u positions takes %.1f MiB per layer, more than this device binds at "
-                          "once (%.1f MiB): use a context of at most %llu",
-                          n_ctx, (double)n_ctx * row_max / 1048576.0, vkllm__gpu_max_binding(gpu) / 1048576.0,
-                          (unsigned long long)(vkllm__gpu_max_binding(gpu) / row_max / VKLLM__KV_BLOCK * VKLLM__KV_BLOCK));
+    /* the parts: the pool's (its rows; a pool of our own holds at least n_ctx), which every ring must fit */
+    uint32_t hc = pool ? pool->part_heads : part_heads_for(gpu, hp, (uint64_t)vkllm__kv_blocks_for(n_ctx) * VKLLM__KV_BLOCK, k_q8, v_q8);
+    if (!hc) return too_large(gpu, hp, what, (uint64_t)vkllm__kv_blocks_for(n_ctx) * VKLLM__KV_BLOCK, k_q8, v_q8);
+    for (uint32_t l = 0; l < hp->n_layer; l++) {
+        uint64_t r = vkllm__layer_window(hp, l) ? vkllm__kv_layer_rows(hp, l, n_ctx, n_ubatch) : 0;
+        if (r * VKLLM_MAX(vkllm__kv_row_bytes(hc * hp->head_dim, k_q8), vkllm__kv_row_bytes(hc * hp->head_dim, v_q8)) >
+            vkllm__gpu_max_binding(gpu))
+            return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "layer %u's sliding-window ring of %llu positions does not fit "
+                              "one binding in the KV pool's parts of %u kv heads: a smaller context, or a larger pool",
+                              l, (unsigned long long)r, hc);
+    }
+    kv.n_part = hp->n_head_kv / hc, kv.part_heads = hc;
     kv.max_blocks = vkllm__kv_blocks_for(n_ctx);
-    kv.k = vkllm__calloc(hp->n_layer, sizeof *kv.k);
-    kv.v = vkllm__calloc(hp->n_layer, sizeof *kv.v);
+    kv.k = vkllm__calloc((size_t)hp->n_layer * kv.n_part, sizeof *kv.k);
+    kv.v = vkllm__calloc((size_t)hp->n_layer * kv.n_part, sizeof *kv.v);
     kv.rows = vkllm__calloc(hp->n_layer, sizeof *kv.rows);
     kv.table = vkllm__calloc(kv.max_blocks, sizeof *kv.table);
     kv.keys = vkllm__calloc(kv.max_blocks, sizeof *kv.keys);
@@ -270,17 +320,19 @@ vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hp
     VKLLM_TRY(st, vkllm__buffer_alloc(gpu, (uint64_t)kv.max_blocks * 4, VKLLM__MEM_DEVICE, &kv.btab), fail);
     for (uint32_t l = 0; l < hp->n_layer; l++) {
         if (pool->paged[l]) {
-            kv.k[l] = pool->k[l], kv.v[l] = pool->v[l];
+            for (uint32_t i = l * kv.n_part; i < (l + 1) * kv.n_part; i++) kv.k[i] = pool->k[i], kv.v[i] = pool->v[i];
             kv.rows[l] = pool->n_blocks * VKLLM__KV_BLOCK;
             continue;
         }
         kv.rows[l] = vkllm__kv_layer_rows(hp, l, n_ctx, n_ubatch);
-        uint64_t kb = kv.rows[l] * vkllm__kv_row_bytes(hp->n_embd_kv, k_q8);
-        uint64_t vb = kv.rows[l] * vkllm__kv_row_bytes(hp->n_embd_kv, v_q8);
-        VKLLM_TRY(st, vkllm__buffer_alloc(gpu, kb, VKLLM__MEM_DEVICE, &kv.k[l]), fail);
-        VKLLM_TRY(st, vkllm__buffer_alloc(gpu, vb, VKLLM__MEM_DEVICE, &kv.v[l]), fail);
-        VKLLM_TRY(st, vkllm__buffer_fill_zero(kv.k[l]), fail);
-        VKLLM_TRY(st, vkllm__buffer_fill_zero(kv.v[l]), fail);
+        uint64_t kb = kv.rows[l] * vkllm__kv_row_bytes(hc * hp->head_dim, k_q8);
+        uint64_t vb = kv.rows[l] * vkllm__kv_row_bytes(hc * hp->head_dim, v_q8);
+        for (uint32_t i = l * kv.n_part; i < (l + 1) * kv.n_part; i++) {
+            VKLLM_TRY(st, vkllm__buffer_alloc(gpu, kb, VKLLM__MEM_DEVICE, &kv.k[i]), fail);
+            VKLLM_TRY(st, vkllm__buffer_alloc(gpu, vb, VKLLM__MEM_DEVICE, &kv.v[i]), fail);
+            VKLLM_TRY(st, vkllm__buffer_fill_zero(kv.k[i]), fail);
+            VKLLM_TRY(st, vkllm__buffer_fill_zero(kv.v[i]), fail);
+        }
     }
     kv.ring_bytes = ring_bytes;
     *out = kv;
@@ -294,12 +346,12 @@ void vkllm__kv_cache_free(struct vkllm__kv_cache *kv) {
     if (!kv) return;
     if (kv->pool) {
         vkllm__kv_truncate(kv, 0);
-        for (uint32_t l = 0; l < kv->n_layer; l++)
-            if (kv->pool->paged[l]) kv->k[l] = kv->v[l] = NULL; /* the pool's */
+        for (uint32_t i = 0; i < kv->n_layer * kv->n_part; i++)
+            if (kv->pool->paged[i / kv->n_part] && kv->k && kv->v) kv->k[i] = kv->v[i] = NULL; /* the pool's */
     }
-    for (uint32_t l = 0; l < kv->n_layer; l++) {
-        if (kv->k) vkllm__buffer_free(kv->k[l]);
-        if (kv->v) vkllm__buffer_free(kv->v[l]);
+    for (uint32_t i = 0; i < kv->n_layer * kv->n_part; i++) {
+        if (kv->k) vkllm__buffer_free(kv->k[i]);
+        if (kv->v) vkllm__buffer_free(kv->v[i]);
     }
     vkllm__kv_pool_release(kv->pool);
     vkllm__buffer_free(kv->btab);
@@ -321,20 +373,18 @@ void vkllm__kv_truncate(struct vkllm__kv_cache *kv, uint32_t n_pos) {
     kv->n_keyed = VKLLM_MIN(kv->n_keyed, n_pos / VKLLM__KV_BLOCK);
 }
 
-/* Copy block src's rows to block dst in every paged layer (K and V; q8_0: quants and scales). */
+/* Copy block src's rows to block dst in every paged layer (K and V, every part). */
 static vkllm_status copy_block(struct vkllm__cmd *c, const struct vkllm__kv_pool *p, uint32_t dst, uint32_t src) {
-    const uint64_t B = VKLLM__KV_BLOCK, W = p->width, rows = (uint64_t)p->n_blocks * B;
+    const uint64_t B = VKLLM__KV_BLOCK, rows = (uint64_t)p->n_blocks * B;
+    const uint32_t w = p->width / p->n_part;
     vkllm_status st = VKLLM_STATUS_OK;
     for (uint32_t l = 0; l < p->n_layer && !st; l++) {
         if (!p->paged[l]) continue;
-        for (int kv = 0; kv < 2 && !st; kv++) {
-            struct vkllm__buffer *b = kv ? p->v[l] : p->k[l];
-            if (!(kv ? p->v_q8 : p->k_q8)) {
-                st = vkllm__cmd_copy(c, b, dst * B * W * 2, b, src * B * W * 2, B * W * 2);
-            } else if (!(st = vkllm__cmd_copy(c, b, dst * B * W, b, src * B * W, B * W))) {
-                st = vkllm__cmd_copy(c, b, rows * W + dst * B * W / 8, b, rows * W + src * B * W / 8, B * W / 8);
+        for (uint32_t i = l * p->n_part; i < (l + 1) * p->n_part && !st; i++)
+            for (int kv = 0; kv < 2 && !st; kv++) {
+                struct vkllm__buffer *b = kv ? p->v[i] : p->k[i];
+                st = vkllm__kv_copy_rows(c, b, rows, dst * B, b, rows, src * B, B, w, kv ? p->v_q8 : p->k_q8);
             }
-        }
     }
     return st;
 }

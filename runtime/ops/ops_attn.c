@@ -132,22 +132,31 @@ vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, 
 vkllm_status vkllm__op_kv_store_q(struct vkllm__cmd *c, struct vkllm__view cache, struct vkllm__view src,
                                   struct vkllm__view pos, uint32_t n, uint32_t width, uint32_t n_ctx, uint32_t n_rows,
                                   int q8, const struct vkllm__kv_pages *pages) {
+    return vkllm__op_kv_store_cols(c, cache, src, pos, n, width, width, 0, n_ctx, n_rows, q8, pages);
+}
+
+vkllm_status vkllm__op_kv_store_cols(struct vkllm__cmd *c, struct vkllm__view cache, struct vkllm__view src,
+                                     struct vkllm__view pos, uint32_t n, uint32_t width, uint32_t src_stride,
+                                     uint32_t src0, uint32_t n_ctx, uint32_t n_rows, int q8,
+                                     const struct vkllm__kv_pages *pages) {
     if (!n_rows) n_rows = n_ctx;
     uint32_t page = pages ? pages->shift : 0;
     if (q8 && width % 32)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: a q8_0 cache needs a width that is a multiple of 32 (%u)", width);
-    if (n == 0 || width == 0 || width % 2 || n_ctx == 0)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: n=%u width=%u (must be even) n_ctx=%u", n, width,
-                          n_ctx);
-    if ((uint64_t)n * width > UINT32_MAX)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: %u x %u rows too large for 32-bit indices", n, width);
+    if (n == 0 || width == 0 || width % 2 || n_ctx == 0 || src0 % 2 || (uint64_t)src0 + width > src_stride)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "kv_store: n=%u width=%u (must be even) columns %u.. of rows of %u n_ctx=%u", n, width, src0,
+                          src_stride, n_ctx);
+    if ((uint64_t)n * src_stride > UINT32_MAX)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: %u x %u rows too large for 32-bit indices", n, src_stride);
     vkllm_status st;
     if ((st = pages_check("kv_store", pages, n_ctx, n_rows, width))) return st;
     if ((st = vkllm__op_need("kv_store", "cache", cache, n_rows * vkllm__kv_row_bytes(width, q8))) ||
-        (st = vkllm__op_need("kv_store", "src", src, (uint64_t)n * width * 4)) || (st = vkllm__op_need("kv_store", "pos", pos, 4)))
+        (st = vkllm__op_need("kv_store", "src", src, ((uint64_t)(n - 1) * src_stride + src0 + width) * 4)) ||
+        (st = vkllm__op_need("kv_store", "pos", pos, 4)))
         return st;
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
-    struct vkllm__pc_kv_store pc = {n, width, n_ctx, n_rows, page};
+    struct vkllm__pc_kv_store pc = {n, width, n_ctx, n_rows, page, src_stride, src0};
     struct vkllm__dispatch d = {
         .shader = q8 ? VKLLM__SHADER_KV_STORE_Q8 : VKLLM__SHADER_KV_STORE_F16, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
         .n_bind = 4, .bind = {vkllm__bind(src), vkllm__bind(pos), vkllm__bind(cache), vkllm__bind(page ? pages->table : pos)},
@@ -327,19 +336,34 @@ static uint64_t partial_bytes(const struct vkllm__attn_shape *s, const struct at
     return (uint64_t)pl->n_split * s->n * s->n_head * (s->head_dim + (pl->tb ? 4 : 2)) * 4;
 }
 
-int vkllm__attention_uses_coopmat(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s) {
-    struct attn_plan pl;
-    if (attn_plan(gpu, s, &pl)) return 0;
-    tb_plan(gpu, s, &pl); /* views at texel-aligned offsets assumed */
-    return cm_choice(gpu, s, &pl);
+/* The shape of one part of a cache split by kv heads (s->chunk_heads): its kv heads and their
+ * query heads; s itself when not split. Invalid splits are left to the callers' checks. */
+static struct vkllm__attn_shape part_shape(const struct vkllm__attn_shape *s) {
+    struct vkllm__attn_shape cs = *s;
+    if (s->chunk_heads && s->chunk_heads < s->n_head_kv && s->n_head % s->n_head_kv == 0) {
+        cs.n_head = s->n_head / s->n_head_kv * s->chunk_heads;
+        cs.n_head_kv = s->chunk_heads;
+    }
+    cs.chunk_heads = 0;
+    return cs;
 }
 
-/* Enough for either kernel: the texel one falls back to attn.comp for views it cannot bind. */
+int vkllm__attention_uses_coopmat(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s) {
+    struct vkllm__attn_shape cs = part_shape(s);
+    struct attn_plan pl;
+    if (attn_plan(gpu, &cs, &pl)) return 0;
+    tb_plan(gpu, &cs, &pl); /* views at texel-aligned offsets assumed */
+    return cm_choice(gpu, &cs, &pl);
+}
+
+/* Enough for either kernel: the texel one falls back to attn.comp for views it cannot bind. The
+ * partials hold every head (a split cache's parts write their heads' rows). */
 uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s) {
+    struct vkllm__attn_shape cs = part_shape(s);
     struct attn_plan pl, tb;
-    if (attn_plan(gpu, s, &pl)) return 0;
+    if (attn_plan(gpu, &cs, &pl)) return 0;
     uint64_t bytes = partial_bytes(s, &pl);
-    if (tb_plan(gpu, s, &tb)) bytes = VKLLM_MAX(bytes, partial_bytes(s, &tb));
+    if (tb_plan(gpu, &cs, &tb)) bytes = VKLLM_MAX(bytes, partial_bytes(s, &tb));
     return bytes;
 }
 
@@ -406,16 +430,19 @@ static enum vkllm__shader_id attn_shader(const struct vkllm__attn_shape *s, int 
     return ids[split ? 1 : 0][(s->k_q8 ? 1 : 0) + (s->v_q8 ? 2 : 0)];
 }
 
-static vkllm_status attn_check_views(const struct vkllm__attn_shape *s, struct vkllm__view o, struct vkllm__view q,
-                                     struct vkllm__view k, struct vkllm__view v, struct vkllm__view pos) {
+static vkllm_status attn_check_views(const struct vkllm__attn_shape *s, uint32_t part_heads, struct vkllm__view o,
+                                     struct vkllm__view q, const struct vkllm__view *k, const struct vkllm__view *v,
+                                     uint32_t parts, struct vkllm__view pos) {
     uint64_t qo = (uint64_t)s->n * s->n_head * s->head_dim * 4;
-    uint32_t width = s->n_head_kv * s->head_dim;
+    uint32_t width = part_heads * s->head_dim;
     uint64_t kb = attn_rows(s) * vkllm__kv_row_bytes(width, s->k_q8), vb = attn_rows(s) * vkllm__kv_row_bytes(width, s->v_q8);
     vkllm_status st;
     if ((st = vkllm__op_need("attention", "o", o, qo)) || (st = vkllm__op_need("attention", "q", q, qo)) ||
-        (st = vkllm__op_need("attention", "k_cache", k, kb)) || (st = vkllm__op_need("attention", "v_cache", v, vb)) ||
         (st = vkllm__op_need("attention", "pos", pos, 4)))
         return st;
+    for (uint32_t i = 0; i < parts; i++)
+        if ((st = vkllm__op_need("attention", "k_cache", k[i], kb)) || (st = vkllm__op_need("attention", "v_cache", v[i], vb)))
+            return st;
     return VKLLM_STATUS_OK;
 }
 
@@ -425,34 +452,54 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     struct attn_plan pl;
     vkllm_status st;
-    if ((st = attn_plan(gpu, s, &pl)) || (st = attn_check_views(s, o, q, k_cache, v_cache, pos))) return st;
+    /* a cache split by kv heads: each part its own cache of part.n_head_kv heads, one dispatch each */
+    const struct vkllm__attn_shape part = part_shape(s);
+    const uint32_t parts = part.n_head_kv ? s->n_head_kv / part.n_head_kv : 1;
+    const struct vkllm__view *ks = &k_cache, *vs = &v_cache;
+    if (s->chunk_heads && s->chunk_heads < s->n_head_kv) {
+        if (s->n_head_kv % s->chunk_heads || !s->k_chunks || !s->v_chunks)
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "attention: a cache of %u kv heads split into parts of %u "
+                              "(dividing it), with their views", s->n_head_kv, s->chunk_heads);
+        if ((uint64_t)s->n * s->n_head * (s->head_dim + 4) * (s->n_ctx / ATTN_SPLIT_LEN + 1) > UINT32_MAX)
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "attention: shape too large for 32-bit indices");
+        ks = s->k_chunks, vs = s->v_chunks;
+    }
+    if ((st = attn_plan(gpu, &part, &pl))) return st; /* q, o and the partials: all n_head heads */
+    if ((st = attn_check_views(s, part.n_head_kv, o, q, ks, vs, parts, pos))) return st;
     int sinks = s->sinks.buf != NULL;
     if (sinks && (st = vkllm__op_need("attention", "sinks", s->sinks, (uint64_t)s->n_head * 4))) return st;
     struct vkllm__binding sk = vkllm__bind(sinks ? s->sinks : pos); /* never read without sinks */
-    if (tb_views_ok(gpu, q, k_cache, v_cache, scratch)) tb_plan(gpu, s, &pl); /* else (or not applying) attn.comp */
+    int tb_ok = 1; /* else (or not applying) attn.comp */
+    for (uint32_t i = 0; i < parts; i++) tb_ok = tb_ok && tb_views_ok(gpu, q, ks[i], vs[i], scratch);
+    if (tb_ok) tb_plan(gpu, &part, &pl);
     int split = pl.n_split > 1;
     uint64_t pb = partial_bytes(s, &pl);
     if (split && (st = vkllm__op_need("attention", "scratch", scratch, pb))) return st;
-    struct vkllm__cost cost, rcost;
-    attn_cost(s, &pl, &cost, &rcost);
+    struct vkllm__cost cost, rcost, unused;
+    attn_cost(&part, &pl, &cost, &unused); /* one part's dispatch */
+    attn_cost(s, &pl, &unused, &rcost);    /* the reduce over all heads */
     struct vkllm__pc_attn pc = {s->n, s->n_head, s->n_head_kv, s->n_ctx, s->scale, pl.split_len, pl.n_split,
-                                s->window, s->softcap, (uint32_t)sinks, attn_rows(s), s->pages.shift};
+                                s->window, s->softcap, (uint32_t)sinks, attn_rows(s), s->pages.shift, 0, part.n_head_kv};
     struct vkllm__binding bt = vkllm__bind(s->pages.shift ? s->pages.table : pos); /* never read unpaged */
     if (pl.tb) {
-        uint64_t qb = (uint64_t)s->n * s->n_head * s->head_dim * 4, kb = tb_cache_bytes(s);
+        uint64_t qb = (uint64_t)s->n * s->n_head * s->head_dim * 4, kb = tb_cache_bytes(&part);
         uint32_t tiles = ((split ? pl.n_split : s->n) + pl.qt - 1) / pl.qt;
-        struct vkllm__dispatch d = {
-            .shader = s->k_q8 ? (split ? VKLLM__SHADER_ATTN_TB_SPLIT_Q8 : VKLLM__SHADER_ATTN_TB_Q8)
-                              : (split ? VKLLM__SHADER_ATTN_TB_SPLIT_F16 : VKLLM__SHADER_ATTN_TB_F16),
-            .n_spec = 5, .spec = {pl.wg, s->head_dim, pl.hg, pl.qt, pl.blk},
-            .n_bind = 7,
-            .bind = {{q.buf, q.offset, qb}, {k_cache.buf, k_cache.offset, kb}, {v_cache.buf, v_cache.offset, kb},
-                     vkllm__bind(pos), vkllm__bind(split ? scratch : o), sk, bt},
-            .push = &pc, .push_size = sizeof pc, .label = split ? "attn_tb_split" : "attn_tb",
-            .groups = {split ? tiles : 1, split ? 1 : tiles, s->n_head_kv},
-            .cost = cost,
-        };
-        if ((st = vkllm__cmd_dispatch(c, &d)) || !split) return st;
+        for (uint32_t i = 0; i < parts; i++) {
+            pc.kv_h0 = i * part.n_head_kv;
+            struct vkllm__dispatch d = {
+                .shader = s->k_q8 ? (split ? VKLLM__SHADER_ATTN_TB_SPLIT_Q8 : VKLLM__SHADER_ATTN_TB_Q8)
+                                  : (split ? VKLLM__SHADER_ATTN_TB_SPLIT_F16 : VKLLM__SHADER_ATTN_TB_F16),
+                .n_spec = 5, .spec = {pl.wg, s->head_dim, pl.hg, pl.qt, pl.blk},
+                .n_bind = 7,
+                .bind = {{q.buf, q.offset, qb}, {ks[i].buf, ks[i].offset, kb}, {vs[i].buf, vs[i].offset, kb},
+                         vkllm__bind(pos), vkllm__bind(split ? scratch : o), sk, bt},
+                .push = &pc, .push_size = sizeof pc, .label = split ? "attn_tb_split" : "attn_tb",
+                .groups = {split ? tiles : 1, split ? 1 : tiles, part.n_head_kv},
+                .cost = cost,
+            };
+            if ((st = vkllm__cmd_dispatch(c, &d))) return st;
+        }
+        if (!split) return VKLLM_STATUS_OK;
         struct vkllm__pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, 0, pl.n_split, (uint32_t)sinks};
         struct vkllm__dispatch r = {
             .shader = VKLLM__SHADER_ATTN_TB_REDUCE_F32, .n_spec = 2, .spec = {TB_REDUCE_WG, s->head_dim},
@@ -462,15 +509,17 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
         };
         vkllm__gpu_grid_1d(gpu, (uint64_t)s->n * s->n_head * (s->head_dim / 4), TB_REDUCE_WG, r.groups);
         return vkllm__cmd_dispatch(c, &r);
-    } else {
-        int cm = cm_choice(gpu, s, &pl);
+    }
+    int cm = cm_choice(gpu, &part, &pl);
+    for (uint32_t i = 0; i < parts; i++) {
+        pc.kv_h0 = i * part.n_head_kv;
         struct vkllm__dispatch d = {
             .shader = attn_shader(s, split, cm),
             .n_spec = 8, .spec = {pl.wg, s->head_dim, pl.qt, pl.hg, pl.npt, pl.rs, pl.rpt, pl.tpr},
-            .n_bind = 7, .bind = {vkllm__bind(q), vkllm__bind(k_cache), vkllm__bind(v_cache), vkllm__bind(pos),
+            .n_bind = 7, .bind = {vkllm__bind(q), vkllm__bind(ks[i]), vkllm__bind(vs[i]), vkllm__bind(pos),
                                   vkllm__bind(split ? scratch : o), sk, bt},
             .push = &pc, .push_size = sizeof pc, .label = split ? "attn_split" : "attn",
-            .groups = {pl.n_split, (s->n + pl.qt - 1) / pl.qt, s->n_head / pl.hg},
+            .groups = {pl.n_split, (s->n + pl.qt - 1) / pl.qt, part.n_head / pl.hg},
             .cost = cost,
         };
         if (cm) { /* specialization constants 4 5 6: the matrices' 16 x 16 x 16; full subgroups */
@@ -478,8 +527,9 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
             d.subgroup = vkllm__gpu_info(gpu)->subgroup_size;
             d.label = cm == 2 ? "attn_cm_emu" : "attn_cm";
         }
-        if ((st = vkllm__cmd_dispatch(c, &d)) || !split) return st;
+        if ((st = vkllm__cmd_dispatch(c, &d))) return st;
     }
+    if (!split) return VKLLM_STATUS_OK;
     struct vkllm__pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, pl.split_len, pl.n_split,
                                        (uint32_t)sinks};
     struct vkllm__dispatch r = {

@@ -277,6 +277,12 @@ vkllm_status vkllm__op_kv_store(struct vkllm__cmd *c, struct vkllm__view cache, 
 vkllm_status vkllm__op_kv_store_q(struct vkllm__cmd *c, struct vkllm__view cache, struct vkllm__view src,
                                   struct vkllm__view pos, uint32_t n, uint32_t width, uint32_t n_ctx, uint32_t n_rows,
                                   int q8, const struct vkllm__kv_pages *pages /* NULL: not paged */);
+/* The same from columns src0 .. src0+width-1 of src's rows of src_stride floats (src0 even): a
+ * cache split by kv heads (struct vkllm__attn_shape's chunk_heads) stores each part's columns. */
+vkllm_status vkllm__op_kv_store_cols(struct vkllm__cmd *c, struct vkllm__view cache, struct vkllm__view src,
+                                     struct vkllm__view pos, uint32_t n, uint32_t width, uint32_t src_stride,
+                                     uint32_t src0, uint32_t n_ctx, uint32_t n_rows, int q8,
+                                     const struct vkllm__kv_pages *pages);
 
 /* Causal attention of n queries (token i sees cache positions 0 .. pos0+i), GQA:
  * o (n, n_head*head_dim) = softmax(q k^T * scale) v, q (n, n_head*head_dim) f32.
@@ -297,6 +303,12 @@ struct vkllm__attn_shape {
     uint8_t k_q8, v_q8;  /* the k (v) cache is q8_0 (head_dim % 4 == 0, its width % 32 == 0); the texel
                           * kernel takes q8_0 K and V together with head_dim % 32 == 0, else attn.comp */
     struct vkllm__kv_pages pages; /* a paged cache (shift > 0): n_rows is the pool's rows */
+    /* A cache larger than one binding, split by kv heads: chunk_heads (dividing n_head_kv, 0: not
+     * split) kv heads per part, part i holding heads i * chunk_heads .. as its own (n_rows,
+     * chunk_heads, head_dim) cache; k_chunks / v_chunks the n_head_kv / chunk_heads parts (the
+     * k_cache and v_cache arguments are then unused). One dispatch per part, one reduce. */
+    uint32_t chunk_heads;
+    const struct vkllm__view *k_chunks, *v_chunks;
 };
 uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s);
 /* Attention by cooperative matrices (attn.comp's ATTN_CM: prefill, the tuning's attn_coopmat):

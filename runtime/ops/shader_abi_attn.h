@@ -23,8 +23,10 @@ struct vkllm__pc_kv_store {
     uint32_t n_ctx; /* positions; positions >= n_ctx are never written */
     uint32_t n_rows; /* rows of the cache: position p is row p % n_rows (page 0) */
     uint32_t page;   /* > 0: a paged cache, blocks of 2^page positions (shaders/include/kv_page.glsl) */
+    uint32_t src_stride; /* floats from one row of src to the next (>= src0 + width) */
+    uint32_t src0;       /* src's first column stored */
 };
-_Static_assert(sizeof(struct vkllm__pc_kv_store) == 20, "update pc_kv_store in pc_attn.glsl");
+_Static_assert(sizeof(struct vkllm__pc_kv_store) == 28, "update pc_kv_store in pc_attn.glsl");
 
 /* GLSL twin: pc_rope_kv (rope_kv.comp) */
 struct vkllm__pc_rope_kv {
@@ -55,8 +57,10 @@ struct vkllm__pc_attn {
     uint32_t sinks;     /* 1: head h's softmax also counts the score sinks[h] (no value): gpt-oss */
     uint32_t n_rows;    /* rows of the cache: position t is row t % n_rows (page 0) */
     uint32_t page;      /* > 0: a paged cache, blocks of 2^page positions */
+    uint32_t kv_h0;     /* the bound caches hold kv heads kv_h0 .. kv_h0 + kv_hn - 1 (a cache split by */
+    uint32_t kv_hn;     /* heads when one binding cannot hold it); the dispatch covers their query heads */
 };
-_Static_assert(sizeof(struct vkllm__pc_attn) == 48, "update pc_attn in pc_attn.glsl");
+_Static_assert(sizeof(struct vkllm__pc_attn) == 56, "update pc_attn in pc_attn.glsl");
 
 /* GLSL twin: pc_attn_reduce (attn_reduce.comp) */
 struct vkllm__pc_attn_reduce {

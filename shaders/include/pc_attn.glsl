@@ -21,6 +21,8 @@ struct pc_kv_store {
     uint n_ctx;    // positions; positions >= n_ctx are never written
     uint n_rows;   // rows of the cache: position p is row p % n_rows (page 0)
     uint page;     // > 0: a paged cache, blocks of 2^page positions (kv_page.glsl)
+    uint src_stride; // floats from one row of src to the next (>= src0 + width)
+    uint src0;     // src's first column stored
 };
 
 // C twin: struct vkllm__pc_rope_kv
@@ -51,6 +53,8 @@ struct pc_attn {
     uint sinks;      // 1: each head's softmax also counts the score sinks[h], which has no value
     uint n_rows;     // rows of the cache: position t is row t % n_rows (n_ctx, or a window's ring)
     uint page;       // > 0: a paged cache, blocks of 2^page positions (kv_page.glsl)
+    uint kv_h0;      // the bound caches hold kv heads kv_h0 .. kv_h0 + kv_hn - 1 (a cache split by heads
+    uint kv_hn;      // when one binding cannot hold it); the dispatch covers their query heads
 };
 
 // C twin: struct vkllm__pc_attn_reduce
