@@ -288,18 +288,19 @@ static uint64_t tb_cache_bytes(const struct vkllm__attn_shape *s) {
     return attn_rows(s) * vkllm__kv_row_bytes(s->n_head_kv * s->head_dim, s->k_q8);
 }
 
-/* The texel kernel's plan for shape s (already checked by attn_plan), or 0 where it does not
- * apply: head rows of whole texels (head_dim % 8), q and each cache within one texel binding, a
- * kv head's query heads within one workgroup. */
-static int tb_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s, struct attn_plan *pl) {
+/* The texel kernel's plan for shape s (already checked by attn_plan; one part of a cache split by
+ * kv heads: n_head_all the query heads of all parts, which q and the partials hold), or 0 where it
+ * does not apply: head rows of whole texels (head_dim % 8), q and each cache within one texel
+ * binding, a kv head's query heads within one workgroup. */
+static int tb_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s, uint32_t n_head_all,
+                   struct attn_plan *pl) {
     const struct vkllm__gpu_bind_limits *bl = vkllm__gpu_bind_limits(gpu);
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     if (!tb_wanted(gpu) || !bl->texel_formats || s->head_dim % 8) return 0;
     /* q8_0: K and V both, whole blocks per head row, the scales' end a whole texel */
     if (s->k_q8 != s->v_q8 || (s->k_q8 && (s->head_dim % 32 || (uint64_t)attn_rows(s) * s->n_head_kv * s->head_dim / 32 % 4)))
         return 0;
-    if ((uint64_t)s->n * s->n_head * s->head_dim / 4 > bl->max_texels ||
-        tb_cache_bytes(s) / 16 > bl->max_texels)
+    if ((uint64_t)s->n * n_head_all * s->head_dim / 4 > bl->max_texels || tb_cache_bytes(s) / 16 > bl->max_texels)
         return 0;
     uint32_t g = s->n_head / s->n_head_kv, maxwg = VKLLM_MIN(d->max_workgroup_invocations, d->max_workgroup_size[0]);
     const struct vkllm__tuning *tu = vkllm__gpu_tuning(gpu);
@@ -310,7 +311,7 @@ static int tb_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape 
     struct attn_plan t = {.tb = 1, .hg = g, .blk = (uint32_t)blk, .n_split = 1, .split_len = 0};
     if (s->n == 1 && s->n_ctx >= TB_SPLIT_MIN_CTX) t.n_split = (uint32_t)splits;
     if ((uint64_t)t.n_split * (s->n_ctx + blk) > UINT32_MAX ||
-        (uint64_t)t.n_split * s->n * s->n_head * (s->head_dim + 4) / 4 > bl->max_texels)
+        (uint64_t)t.n_split * s->n * n_head_all * (s->head_dim + 4) / 4 > bl->max_texels)
         return 0;
     /* lanes over queries (prefill) or splits (decode), as many as fill `lanes` with g heads each */
     uint32_t other = t.n_split > 1 ? t.n_split : s->n;
@@ -352,7 +353,7 @@ int vkllm__attention_uses_coopmat(const struct vkllm__gpu *gpu, const struct vkl
     struct vkllm__attn_shape cs = part_shape(s);
     struct attn_plan pl;
     if (attn_plan(gpu, &cs, &pl)) return 0;
-    tb_plan(gpu, &cs, &pl); /* views at texel-aligned offsets assumed */
+    tb_plan(gpu, &cs, s->n_head, &pl); /* views at texel-aligned offsets assumed */
     return cm_choice(gpu, &cs, &pl);
 }
 
@@ -363,7 +364,7 @@ uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const stru
     struct attn_plan pl, tb;
     if (attn_plan(gpu, &cs, &pl)) return 0;
     uint64_t bytes = partial_bytes(s, &pl);
-    if (tb_plan(gpu, &cs, &tb)) bytes = VKLLM_MAX(bytes, partial_bytes(s, &tb));
+    if (tb_plan(gpu, &cs, s->n_head, &tb)) bytes = VKLLM_MAX(bytes, partial_bytes(s, &tb));
     return bytes;
 }
 
@@ -471,7 +472,7 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     struct vkllm__binding sk = vkllm__bind(sinks ? s->sinks : pos); /* never read without sinks */
     int tb_ok = 1; /* else (or not applying) attn.comp */
     for (uint32_t i = 0; i < parts; i++) tb_ok = tb_ok && tb_views_ok(gpu, q, ks[i], vs[i], scratch);
-    if (tb_ok) tb_plan(gpu, &part, &pl);
+    if (tb_ok) tb_plan(gpu, &part, s->n_head, &pl);
     int split = pl.n_split > 1;
     uint64_t pb = partial_bytes(s, &pl);
     if (split && (st = vkllm__op_need("attention", "scratch", scratch, pb))) return st;
