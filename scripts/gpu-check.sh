@@ -90,7 +90,11 @@ import json, sys
 d = json.load(open(sys.argv[1])); d["layer"]["library_path"] = "./libVkLayer_khronos_validation.so"
 json.dump(d, open(sys.argv[2], "w"))
 EOF
-    cp -L "$(find /usr/lib /lib -name libVkLayer_khronos_validation.so 2>/dev/null | head -1)" "$st/layers/" || exit 1
+    # the library the manifest names, as the loader finds it (not another copy: Chromium bundles
+    # its own, whose synchronization validation test_vk's hazard check does not see)
+    vlib=$(ldconfig -p | awk '/libVkLayer_khronos_validation\.so .*x86-64/ {print $NF; exit}')
+    [ -n "$vlib" ] || { echo "gpu-check: no libVkLayer_khronos_validation.so (vulkan-validationlayers)" >&2; exit 1; }
+    cp -L "$vlib" "$st/layers/" || exit 1
   fi
   for f in stories260K.gguf llama2c-test-vectors.json; do
     cp "$MODELS/$f" "$st/models/" || { echo "gpu-check: missing $MODELS/$f" >&2; exit 1; }
