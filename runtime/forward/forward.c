@@ -521,8 +521,11 @@ vkllm_status vkllm__forward_copy_kv(struct vkllm__forward *dst, const struct vkl
     if (dst == src || n == 0) return VKLLM_STATUS_OK;
     const struct vkllm__hparams *hp = &src->m->desc->hp;
     if (dst->m != src->m || dst->n_ctx != src->n_ctx || dst->kv.n_layer != src->kv.n_layer || n > src->n_ctx ||
-        dst->kv.k_q8 != src->kv.k_q8 || dst->kv.v_q8 != src->kv.v_q8 || dst->kv.n_part != src->kv.n_part)
+        dst->kv.k_q8 != src->kv.k_q8 || dst->kv.v_q8 != src->kv.v_q8)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "copying a KV prefix needs two sessions of one model and context");
+    if (dst->kv.n_part != src->kv.n_part)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "copying a KV prefix between caches split by kv heads into %u and %u "
+                          "buffers (pools of different sizes): not supported", src->kv.n_part, dst->kv.n_part);
     for (uint32_t l = 0; l < src->kv.n_layer; l++)
         if (vkllm__layer_window(hp, l) && dst->kv.rows[l] != src->kv.rows[l])
             return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "copying a KV prefix: layer %u keeps %u rows here, %u there", l,

@@ -66,9 +66,14 @@ static uint64_t ring_bytes_of(const struct vkllm__hparams *hp, uint32_t n_ctx, u
     return rows * row_bytes(hp, k_q8, v_q8);
 }
 
-/* Kv heads per part for rows of the model's K and V in one binding each: n_head_kv (one part)
- * when they fit, else the largest divisor of n_head_kv that fits (q8_0: parts of whole 32-value
- * blocks), at most VKLLM__KV_MAX_PARTS parts; 0 when none does. */
+/* Bytes one part may hold: one binding, one allocation. */
+static uint64_t part_limit(const struct vkllm__gpu *gpu) {
+    return VKLLM_MIN(vkllm__gpu_max_binding(gpu), vkllm__gpu_max_alloc(gpu));
+}
+
+/* Kv heads per part for rows of the model's K and V in one binding (and allocation) each:
+ * n_head_kv (one part) when they fit, else the largest divisor of n_head_kv that fits (q8_0: parts
+ * of whole 32-value blocks), at most VKLLM__KV_MAX_PARTS parts; 0 when none does. */
 static uint32_t part_heads_for(const struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, uint64_t rows, int k_q8,
                                int v_q8) {
     for (uint32_t hc = hp->n_head_kv; hc >= 1; hc--) {
@@ -76,8 +81,7 @@ static uint32_t part_heads_for(const struct vkllm__gpu *gpu, const struct vkllm_
         if (hp->n_head_kv % hc || ((k_q8 || v_q8) && w % 32) || hp->n_head_kv / hc > VKLLM__KV_MAX_PARTS) continue;
         long forced = VKLLM_MIN(vkllm__gpu_tuning(gpu)->kv_parts, (long)hp->n_head_kv); /* tests */
         if (forced > 0 && hp->n_head_kv / hc < (uint32_t)forced) continue;
-        if (rows * VKLLM_MAX(vkllm__kv_row_bytes(w, k_q8), vkllm__kv_row_bytes(w, v_q8)) <= vkllm__gpu_max_binding(gpu))
-            return hc;
+        if (rows * VKLLM_MAX(vkllm__kv_row_bytes(w, k_q8), vkllm__kv_row_bytes(w, v_q8)) <= part_limit(gpu)) return hc;
     }
     return 0;
 }
@@ -89,10 +93,10 @@ static vkllm_status too_large(const struct vkllm__gpu *gpu, const struct vkllm__
     while (hc < hp->n_head_kv && (hp->n_head_kv % hc || ((k_q8 || v_q8) && hc * hp->head_dim % 32))) hc++;
     uint64_t part = row_max / (hp->n_head_kv / hc); /* the smallest part's row */
     return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                      "%s takes %.1f MiB per layer; this device binds %.1f MiB at once, and split by kv heads (at most "
-                      "%u parts) it still does not fit: at most %llu positions",
-                      what, rows * row_max / 1048576.0, vkllm__gpu_max_binding(gpu) / 1048576.0, VKLLM__KV_MAX_PARTS,
-                      (unsigned long long)(vkllm__gpu_max_binding(gpu) / part / VKLLM__KV_BLOCK * VKLLM__KV_BLOCK));
+                      "%s takes %.1f MiB per layer; this device binds (or allocates) %.1f MiB at once, and split by kv "
+                      "heads (at most %u parts) it still does not fit: at most %llu positions",
+                      what, rows * row_max / 1048576.0, part_limit(gpu) / 1048576.0, VKLLM__KV_MAX_PARTS,
+                      (unsigned long long)(part_limit(gpu) / part / VKLLM__KV_BLOCK * VKLLM__KV_BLOCK));
 }
 
 /* Copy rows srow .. srow+n-1 of s (a part of srows rows of w values) to rows drow.. of d (drows
@@ -179,8 +183,8 @@ vkllm_status vkllm__kv_pool_init(struct vkllm__gpu *gpu, const struct vkllm__hpa
     p->bytes = bb * n_blocks;
     if (p->n_part > 1)
         vkllm__log(VKLLM_LOG_INFO, "KV cache pool of %llu positions: each layer's K and V split by kv heads into %u "
-                   "buffers of %u kv head%s (one binding holds %.1f MiB)", (unsigned long long)rows, p->n_part, hc,
-                   hc == 1 ? "" : "s", vkllm__gpu_max_binding(gpu) / 1048576.0);
+                   "buffers of %u kv head%s (one binding or allocation holds %.1f MiB)", (unsigned long long)rows,
+                   p->n_part, hc, hc == 1 ? "" : "s", part_limit(gpu) / 1048576.0);
     *out = p;
     return VKLLM_STATUS_OK;
 fail:
@@ -296,7 +300,7 @@ vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hp
     for (uint32_t l = 0; l < hp->n_layer; l++) {
         uint64_t r = vkllm__layer_window(hp, l) ? vkllm__kv_layer_rows(hp, l, n_ctx, n_ubatch) : 0;
         if (r * VKLLM_MAX(vkllm__kv_row_bytes(hc * hp->head_dim, k_q8), vkllm__kv_row_bytes(hc * hp->head_dim, v_q8)) >
-            vkllm__gpu_max_binding(gpu))
+            part_limit(gpu))
             return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "layer %u's sliding-window ring of %llu positions does not fit "
                               "one binding in the KV pool's parts of %u kv heads: a smaller context, or a larger pool",
                               l, (unsigned long long)r, hc);
