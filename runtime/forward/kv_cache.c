@@ -71,27 +71,35 @@ static uint64_t part_limit(const struct vkllm__gpu *gpu) {
     return VKLLM_MIN(vkllm__gpu_max_binding(gpu), vkllm__gpu_max_alloc(gpu));
 }
 
+/* Can a layer's K and V be split into parts of hc kv heads: hc divides n_head_kv, at most
+ * VKLLM__KV_MAX_PARTS parts, q8_0 rows of whole 32-value blocks. */
+static int part_ok(const struct vkllm__hparams *hp, uint32_t hc, int k_q8, int v_q8) {
+    return hp->n_head_kv % hc == 0 && hp->n_head_kv / hc <= VKLLM__KV_MAX_PARTS && (!(k_q8 || v_q8) || hc * hp->head_dim % 32 == 0);
+}
+
+/* Bytes of one row of a part of hc kv heads, K or V whichever is larger. */
+static uint64_t part_row(const struct vkllm__hparams *hp, uint32_t hc, int k_q8, int v_q8) {
+    return VKLLM_MAX(vkllm__kv_row_bytes(hc * hp->head_dim, k_q8), vkllm__kv_row_bytes(hc * hp->head_dim, v_q8));
+}
+
 /* Kv heads per part for rows of the model's K and V in one binding (and allocation) each:
- * n_head_kv (one part) when they fit, else the largest divisor of n_head_kv that fits (q8_0: parts
- * of whole 32-value blocks), at most VKLLM__KV_MAX_PARTS parts; 0 when none does. */
+ * n_head_kv (one part) when they fit, else the largest hc that part_ok allows and fits; 0 when
+ * none does. */
 static uint32_t part_heads_for(const struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, uint64_t rows, int k_q8,
                                int v_q8) {
-    for (uint32_t hc = hp->n_head_kv; hc >= 1; hc--) {
-        uint32_t w = hc * hp->head_dim;
-        if (hp->n_head_kv % hc || ((k_q8 || v_q8) && w % 32) || hp->n_head_kv / hc > VKLLM__KV_MAX_PARTS) continue;
-        long forced = VKLLM_MIN(vkllm__gpu_tuning(gpu)->kv_parts, (long)hp->n_head_kv); /* tests */
-        if (forced > 0 && hp->n_head_kv / hc < (uint32_t)forced) continue;
-        if (rows * VKLLM_MAX(vkllm__kv_row_bytes(w, k_q8), vkllm__kv_row_bytes(w, v_q8)) <= part_limit(gpu)) return hc;
-    }
+    long forced = VKLLM_MIN(vkllm__gpu_tuning(gpu)->kv_parts, (long)hp->n_head_kv); /* tests */
+    for (uint32_t hc = hp->n_head_kv; hc >= 1; hc--)
+        if (part_ok(hp, hc, k_q8, v_q8) && (forced <= 0 || hp->n_head_kv / hc >= (uint32_t)forced) &&
+            rows * part_row(hp, hc, k_q8, v_q8) <= part_limit(gpu))
+            return hc;
     return 0;
 }
 
 static vkllm_status too_large(const struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, const char *what,
                               uint64_t rows, int k_q8, int v_q8) {
-    const uint64_t row_max = VKLLM_MAX(vkllm__kv_row_bytes(hp->n_embd_kv, k_q8), vkllm__kv_row_bytes(hp->n_embd_kv, v_q8));
-    uint32_t hc = 1;
-    while (hc < hp->n_head_kv && (hp->n_head_kv % hc || ((k_q8 || v_q8) && hc * hp->head_dim % 32))) hc++;
-    uint64_t part = row_max / (hp->n_head_kv / hc); /* the smallest part's row */
+    uint32_t hc = 1; /* the smallest part allowed */
+    while (hc < hp->n_head_kv && !part_ok(hp, hc, k_q8, v_q8)) hc++;
+    const uint64_t row_max = part_row(hp, hp->n_head_kv, k_q8, v_q8), part = part_row(hp, hc, k_q8, v_q8);
     return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
                       "%s takes %.1f MiB per layer; this device binds (or allocates) %.1f MiB at once, and split by kv "
                       "heads (at most %u parts) it still does not fit: at most %llu positions",
@@ -299,8 +307,7 @@ vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hp
     if (!hc) return too_large(gpu, hp, what, (uint64_t)vkllm__kv_blocks_for(n_ctx) * VKLLM__KV_BLOCK, k_q8, v_q8);
     for (uint32_t l = 0; l < hp->n_layer; l++) {
         uint64_t r = vkllm__layer_window(hp, l) ? vkllm__kv_layer_rows(hp, l, n_ctx, n_ubatch) : 0;
-        if (r * VKLLM_MAX(vkllm__kv_row_bytes(hc * hp->head_dim, k_q8), vkllm__kv_row_bytes(hc * hp->head_dim, v_q8)) >
-            part_limit(gpu))
+        if (r * part_row(hp, hc, k_q8, v_q8) > part_limit(gpu))
             return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "layer %u's sliding-window ring of %llu positions does not fit "
                               "one binding in the KV pool's parts of %u kv heads: a smaller context, or a larger pool",
                               l, (unsigned long long)r, hc);

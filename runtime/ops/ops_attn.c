@@ -186,7 +186,9 @@ static uint32_t attn_shared_bytes(uint32_t rows, uint32_t hd, uint32_t wg) {
     return 4 * (2 * rows * quads * 4 + rows * wg + wg + 3 * rows);
 }
 
-static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s,
+/* attn.comp's plan for shape s (one part of a cache split by kv heads: n_head_all the query heads
+ * of all parts, which q, o and the partials hold). */
+static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s, uint32_t n_head_all,
                               struct attn_plan *pl) {
     if (!s || s->n == 0 || s->n_head == 0 || s->n_head_kv == 0 || s->n_head % s->n_head_kv || s->head_dim == 0 ||
         s->head_dim % 2 || s->n_ctx == 0)
@@ -196,7 +198,7 @@ static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__
     vkllm_status st = pages_check("attention", &s->pages, s->n_ctx, attn_rows(s), s->n_head_kv * s->head_dim);
     if (st) return st;
     if ((uint64_t)attn_rows(s) * s->n_head_kv * s->head_dim > UINT32_MAX ||
-        (uint64_t)s->n * s->n_head * (s->head_dim + 2) * (s->n_ctx / ATTN_SPLIT_LEN + 1) > UINT32_MAX)
+        (uint64_t)s->n * n_head_all * (s->head_dim + 2) * (s->n_ctx / ATTN_SPLIT_LEN + 1) > UINT32_MAX)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "attention: shape too large for 32-bit indices");
     if ((s->k_q8 || s->v_q8) && (s->head_dim % 4 || s->n_head_kv * s->head_dim % 32))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "attention: a q8_0 cache needs head_dim %% 4 == 0 and a width "
@@ -352,7 +354,7 @@ static struct vkllm__attn_shape part_shape(const struct vkllm__attn_shape *s) {
 int vkllm__attention_uses_coopmat(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s) {
     struct vkllm__attn_shape cs = part_shape(s);
     struct attn_plan pl;
-    if (attn_plan(gpu, &cs, &pl)) return 0;
+    if (attn_plan(gpu, &cs, s->n_head, &pl)) return 0;
     tb_plan(gpu, &cs, s->n_head, &pl); /* views at texel-aligned offsets assumed */
     return cm_choice(gpu, &cs, &pl);
 }
@@ -362,7 +364,7 @@ int vkllm__attention_uses_coopmat(const struct vkllm__gpu *gpu, const struct vkl
 uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s) {
     struct vkllm__attn_shape cs = part_shape(s);
     struct attn_plan pl, tb;
-    if (attn_plan(gpu, &cs, &pl)) return 0;
+    if (attn_plan(gpu, &cs, s->n_head, &pl)) return 0;
     uint64_t bytes = partial_bytes(s, &pl);
     if (tb_plan(gpu, &cs, s->n_head, &tb)) bytes = VKLLM_MAX(bytes, partial_bytes(s, &tb));
     return bytes;
@@ -461,11 +463,9 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
         if (s->n_head_kv % s->chunk_heads || !s->k_chunks || !s->v_chunks)
             return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "attention: a cache of %u kv heads split into parts of %u "
                               "(dividing it), with their views", s->n_head_kv, s->chunk_heads);
-        if ((uint64_t)s->n * s->n_head * (s->head_dim + 4) * (s->n_ctx / ATTN_SPLIT_LEN + 1) > UINT32_MAX)
-            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "attention: shape too large for 32-bit indices");
         ks = s->k_chunks, vs = s->v_chunks;
     }
-    if ((st = attn_plan(gpu, &part, &pl))) return st; /* q, o and the partials: all n_head heads */
+    if ((st = attn_plan(gpu, &part, s->n_head, &pl))) return st;
     if ((st = attn_check_views(s, part.n_head_kv, o, q, ks, vs, parts, pos))) return st;
     int sinks = s->sinks.buf != NULL;
     if (sinks && (st = vkllm__op_need("attention", "sinks", s->sinks, (uint64_t)s->n_head * 4))) return st;
