@@ -31,10 +31,11 @@ static inline void op_test_run(struct vkllm__gpu *gpu, enum vkllm__op op, int fu
     ASSERT_OK(l.st);
     ASSERT(l.n > 0);
     int failed0 = s->failed, skipped0 = s->skipped;
+    struct vkllm__op_memo memo = {0};
     for (size_t i = 0; i < l.n; i += (size_t)op_test_every) {
         const struct vkllm__op_case *c = &l.v[i];
         struct vkllm__op_result r;
-        vkllm_status st = vkllm__op_check(gpu, c, i + 1, 0, &r);
+        vkllm_status st = vkllm__op_check(gpu, c, i + 1, 0, &memo, &r);
         char shape[96];
         vkllm__op_case_shape(c, shape, sizeof shape);
         if (st) FAILF("%s %s [%s]: %s (%s)", vkllm__op_name(c->op), shape, c->tuning, vkllm_status_name(st),
@@ -60,6 +61,7 @@ static inline void op_test_run(struct vkllm__gpu *gpu, enum vkllm__op op, int fu
                     r.detail[0] ? " (" : "", r.detail, r.detail[0] ? ")" : "");
         }
     }
+    vkllm__op_memo_free(&memo);
     printf("%-11s %5zu cases%s, %d failed", vkllm__op_name(op), (l.n + (size_t)op_test_every - 1) / (size_t)op_test_every,
            op_test_every > 1 ? " (every few of the list: --every)" : "", s->failed - failed0);
     if (s->skipped > skipped0)

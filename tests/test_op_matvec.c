@@ -32,7 +32,7 @@ static void reduction_choice(struct vkllm__gpu *gpu) {
         snprintf(c.tuning, sizeof c.tuning, "matvec_wg=%u,matvec_nt=%u,matvec_nr=1,matvec_sg=1", 2 * nt, nt);
         if (2 * nt > d->max_workgroup_invocations) continue;
         struct vkllm__op_result r;
-        ASSERT_OK(vkllm__op_check(gpu, &c, 7, 0, &r));
+        ASSERT_OK(vkllm__op_check(gpu, &c, 7, 0, NULL, &r));
         ASSERT(r.ok);
         int sg_ok = (d->subgroup_ops & VKLLM_SUBGROUP_ARITHMETIC) && (d->subgroup_ops & VKLLM_SUBGROUP_BALLOT) &&
                     (d->subgroup_ops & VKLLM_SUBGROUP_SHUFFLE) &&

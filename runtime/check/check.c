@@ -223,13 +223,20 @@ const float *vkllm__chk_x_seen(struct chk *k, int x8, float *x, uint32_t n, uint
 
 // --- running a case ------------------------------------------------------------------------
 
+void vkllm__op_memo_free(struct vkllm__op_memo *memo) {
+    if (!memo) return;
+    vkllm__free(memo->host);
+    memset(memo, 0, sizeof *memo);
+}
+
 vkllm_status vkllm__op_check(struct vkllm__gpu *gpu, const struct vkllm__op_case *c, uint64_t seed, int profile,
-                             struct vkllm__op_result *r) {
+                             struct vkllm__op_memo *memo, struct vkllm__op_result *r) {
     if (!c || (unsigned)c->op >= VKLLM__OP_COUNT_ || c->n_pos > VKLLM__CASE_MAX_POS)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "check: bad case");
     memset(r, 0, sizeof *r);
     r->bound = k_ops[c->op].bound;
-    struct chk k = {.gpu = gpu, .c = c, .r = r, .rng = seed * 0x9E3779B97F4A7C15ull + 1, .profile = profile};
+    struct chk k = {.gpu = gpu, .c = c, .r = r, .rng = seed * 0x9E3779B97F4A7C15ull + 1, .profile = profile,
+                 .memo = memo};
     struct vkllm__tuning saved = *vkllm__gpu_tuning(gpu), t = saved;
     vkllm_status st = vkllm__tuning_parse(&t, c->tuning);
     if (st) return st;

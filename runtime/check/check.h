@@ -132,11 +132,23 @@ double vkllm__op_bound(enum vkllm__op op);
 /* "4096x3", "q8_0 1000x2048 n=3", "n=1 heads=6/2 dim=16 ctx=300" ... */
 void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n);
 
-/* Run case c on gpu (seeded from seed) and compare with the reference. Fails only on a device
- * or host error, or a case the op refuses (its status); r says whether it met its bound. With
- * profile, the case's recording is timed (r->gpu_ns). */
+/* The last weight matrix a check made, kept for the next case: W depends only on its type and
+ * shape (not on the case's seed), so the cases of a list that differ only in work split or
+ * tuning quantize it once. Quantizing random rows to the K-quants and IQ4 types was most of
+ * test_op_matvec's time. Zero-initialise; free with vkllm__op_memo_free. */
+struct vkllm__op_memo {
+    uint32_t type, m, k;
+    uint64_t bytes;
+    uint8_t *host;
+};
+void vkllm__op_memo_free(struct vkllm__op_memo *memo);
+
+/* Run case c on gpu (inputs seeded from seed, W from its type and shape) and compare with the
+ * reference. Fails only on a device or host error, or a case the op refuses (its status); r says
+ * whether it met its bound. With profile, the case's recording is timed (r->gpu_ns). memo (may
+ * be NULL) keeps the last W between calls. */
 vkllm_status vkllm__op_check(struct vkllm__gpu *gpu, const struct vkllm__op_case *c, uint64_t seed, int profile,
-                             struct vkllm__op_result *r);
+                             struct vkllm__op_memo *memo, struct vkllm__op_result *r);
 
 /* --- case lists (cases.c) ------------------------------------------------------------------- */
 

@@ -23,6 +23,7 @@ struct chk {
     struct vkllm__op_result *r;
     uint64_t rng;
     int profile;
+    struct vkllm__op_memo *memo; /* may be NULL */
     vkllm_status st;
     void *host[CHK_MAX_ALLOCS];
     uint32_t n_host;

@@ -35,7 +35,7 @@ struct vkllm_ctx_params vkllm_ctx_params_default(void) {
  * or 2) skips this. */
 static int coopmat_case_fails(struct vkllm__gpu *gpu, const struct vkllm__op_case *c, const char *what) {
     struct vkllm__op_result r;
-    vkllm_status st = vkllm__op_check(gpu, c, 1, 0, &r);
+    vkllm_status st = vkllm__op_check(gpu, c, 1, 0, NULL, &r);
     const char *dev = vkllm__gpu_info(gpu)->name;
     if (!st && r.ok) {
         vkllm__log(VKLLM_LOG_DEBUG, "cooperative-matrix %s checked on %s: error %.3g (bound %.3g)", what, dev, r.err, r.bound);

@@ -42,6 +42,7 @@ vkllm_status vkllm_selftest(vkllm_ctx_t ctx, const struct vkllm_selftest_params 
     uint32_t ok = 0, failed = 0, skipped = 0, any = 0;
     int stop = 0;
     vkllm_status st = VKLLM_STATUS_OK;
+    struct vkllm__op_memo memo = {0};
     for (int op = 0; op < VKLLM__OP_COUNT_ && !st && !stop; op++) {
         if (!selected(p.ops, vkllm__op_name((enum vkllm__op)op))) continue;
         any = 1;
@@ -51,7 +52,7 @@ vkllm_status vkllm_selftest(vkllm_ctx_t ctx, const struct vkllm_selftest_params 
         for (size_t i = 0; i < l.n && !st && !stop; i++) {
             if (p.defaults_only && l.v[i].tuning[0]) continue;
             struct vkllm__op_result r;
-            if ((st = vkllm__op_check(ctx->gpu, &l.v[i], i + 1, p.profile, &r))) {
+            if ((st = vkllm__op_check(ctx->gpu, &l.v[i], i + 1, p.profile, &memo, &r))) {
                 /* a variant this device cannot run (a limit, a missing feature) is skipped, saying
                  * why; a device or host failure ends the selftest */
                 if (st != VKLLM_STATUS_UNSUPPORTED && st != VKLLM_STATUS_INVALID_ARGUMENT) break;
@@ -67,6 +68,7 @@ vkllm_status vkllm_selftest(vkllm_ctx_t ctx, const struct vkllm_selftest_params 
         }
         vkllm__case_list_free(&l);
     }
+    vkllm__op_memo_free(&memo);
     if (!st && !any) st = vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "selftest: no op named in '%s'", p.ops);
     if (n_ok) *n_ok = ok;
     if (n_failed) *n_failed = failed;
