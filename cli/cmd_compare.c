@@ -321,9 +321,10 @@ static int run_device(const struct opts *o, struct dev_result *d, struct base_ru
     struct vkllm_cli_handles h;
     int code = vkllm_cli_open(o->path, d->id, &sp, &h);
     if (code) return code;
-    d->dev = *vkllm_ctx_device(h.ctx);
-    snprintf(d->name, sizeof d->name, "%d: %s, %.40s", d->id, d->dev.name, d->dev.driver_info); /* the driver tells two
-                                                                                        lavapipes apart */
+    const struct vkllm_device_info *di = vkllm_ctx_device(h.ctx);
+    d->dev = *di;
+    snprintf(d->name, sizeof d->name, "%d: %s, %.40s", d->id, di->name, di->driver_info); /* the driver tells two
+                                                                                   lavapipes apart */
     struct vkllm_model_info mi;
     vkllm_model_get_info(h.model, &mi);
     struct vkllm_session_memory sm;
