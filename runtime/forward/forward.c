@@ -537,7 +537,7 @@ vkllm_status vkllm__forward_copy_kv(struct vkllm__forward *dst, const struct vkl
     vkllm_status st = VKLLM_STATUS_OK;
     const uint32_t NP = src->kv.n_part, PW = src->kv.width / NP; /* parts of a cache split by kv heads */
     if (dst->kv.pool == src->kv.pool) { /* the paged layers: the blocks, shared (copied when written) */
-        vkllm__kv_share(&dst->kv, &src->kv, n);
+        VKLLM_TRY(st, vkllm__kv_share(&dst->kv, &src->kv, n), done);
     } else {
         vkllm__kv_truncate(&dst->kv, 0);
         VKLLM_TRY(st, vkllm__kv_reserve(&dst->kv, 0, n), done);

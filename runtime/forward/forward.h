@@ -119,10 +119,12 @@ void vkllm__kv_truncate(struct vkllm__kv_cache *kv, uint32_t n_pos);
 void vkllm__kv_register(struct vkllm__kv_cache *kv, const int32_t *tokens, uint32_t n_pos);
 /* Positions (whole blocks) of tokens[0..n) the pool has cached (0 for a model with sliding-window
  * layers: their rings are not in the pool); with adopt, the cache drops its blocks and takes those
- * instead (then holds that many positions). */
+ * instead (then holds that many positions). Where the block table's upload fails (a lost device),
+ * it adopts none and returns 0: the prompt runs whole, and the next step reports the device. */
 uint32_t vkllm__kv_lookup(struct vkllm__kv_cache *kv, const int32_t *tokens, uint32_t n, int adopt);
-/* dst takes src's blocks of positions 0 .. n_pos-1 (shared; one pool). */
-void vkllm__kv_share(struct vkllm__kv_cache *dst, const struct vkllm__kv_cache *src, uint32_t n_pos);
+/* dst takes src's blocks of positions 0 .. n_pos-1 (shared; one pool). On a failed upload of its
+ * block table dst holds nothing. */
+vkllm_status vkllm__kv_share(struct vkllm__kv_cache *dst, const struct vkllm__kv_cache *src, uint32_t n_pos);
 /* Device bytes the cache stands for: its rings and its pool (its own) or the blocks it holds. */
 uint64_t vkllm__kv_held_bytes(const struct vkllm__kv_cache *kv);
 

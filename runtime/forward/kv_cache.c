@@ -495,11 +495,15 @@ uint32_t vkllm__kv_lookup(struct vkllm__kv_cache *kv, const int32_t *tokens, uin
         kv->keys[i] = key;
     }
     kv->n_held = kv->n_keyed = hit;
-    upload_table(kv);
+    if (upload_table(kv)) {
+        vkllm__log(VKLLM_LOG_DEBUG, "kv lookup: the block table's upload failed (%s); nothing adopted", vkllm_last_error());
+        vkllm__kv_truncate(kv, 0);
+        return 0;
+    }
     return hit * VKLLM__KV_BLOCK;
 }
 
-void vkllm__kv_share(struct vkllm__kv_cache *dst, const struct vkllm__kv_cache *src, uint32_t n_pos) {
+vkllm_status vkllm__kv_share(struct vkllm__kv_cache *dst, const struct vkllm__kv_cache *src, uint32_t n_pos) {
     struct vkllm__kv_pool *p = dst->pool;
     uint32_t nb = VKLLM_MIN(vkllm__kv_blocks_for(n_pos), src->n_held);
     vkllm__kv_truncate(dst, 0);
@@ -510,7 +514,9 @@ void vkllm__kv_share(struct vkllm__kv_cache *dst, const struct vkllm__kv_cache *
     }
     dst->n_held = nb;
     dst->n_keyed = VKLLM_MIN(src->n_keyed, n_pos / VKLLM__KV_BLOCK);
-    upload_table(dst);
+    vkllm_status st = upload_table(dst);
+    if (st) vkllm__kv_truncate(dst, 0);
+    return st;
 }
 
 uint64_t vkllm__kv_held_bytes(const struct vkllm__kv_cache *kv) {
