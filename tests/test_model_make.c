@@ -401,6 +401,7 @@ static void rope(void) {
  * (and eos) end generation, not <|end|>, which closes the analysis message inside an answer. */
 static void harmony(void) {
     struct vkllm__make_model_params p;
+    vkllm__make_model_params_default(&p); /* a preset sets the shape only */
     ASSERT_OK(vkllm__make_model_preset("tiny-gpt-oss", &p));
     p.type = VKLLM__TYPE_F32;
     const char *path = tmp_path("harmony.gguf");
