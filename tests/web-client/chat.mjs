@@ -65,8 +65,13 @@ try {
       if (all.length) window.__lens.push(all[all.length - 1].textContent.length);
     }).observe(document.getElementById("log"), { childList: true, subtree: true, characterData: true });
   });
+  // stories260K writes 200 tokens in half a second here: a renderer starved that long by the other
+  // tests on the machine saw the whole reply in one read once (one length, ITL 0). The network is
+  // paced for this reply (25 KB/s, about 250 bytes an event: 2 s), so the page has time to draw.
+  await page.emulateNetworkConditions({ download: 25000, upload: 10000000, latency: 0 });
   await send(page, "Once upon a time");
   await idle(page);
+  await page.emulateNetworkConditions(null);
   const lens = await page.evaluate(() => [...new Set(window.__lens)].filter((n) => n > 0));
   let r = await lastReply(page);
   check(r.text.length > 100, "a reply came: " + JSON.stringify(r.text.slice(0, 80)));
