@@ -559,6 +559,31 @@ static void check_pool(vkllm_model_t m) {
     ASSERT(info.hit_tokens >= st.n_prompt_cached && info.queried_tokens >= info.hit_tokens);
     printf("pool: %u of %u prompt tokens taken from cached blocks; %u blocks held, %u cached\n", st.n_prompt_cached,
            st.n_prompt, info.n_held, info.n_cached);
+    /* the block table's upload fails (a lost device) where s[1] would take those blocks: it takes
+     * none and evaluates the whole prompt, with the same text */
+    struct text c;
+    memset(&c, 0, sizeof c);
+    vkllm__fault_inject(VKLLM__FAULT_UPLOAD, 1);
+    ASSERT_OK(vkllm_generate(s[1], &p, on_text, &c, &st));
+    ASSERT_EQ(vkllm__fault_pending(VKLLM__FAULT_UPLOAD), 0);
+    ASSERT_EQ(st.n_prompt_cached, 0);
+    if (strcmp(c.buf, b.buf)) FAILF("pool: after a failed lookup \"%s\", evaluated \"%s\"", c.buf, b.buf);
+    /* and where s[0] would copy s[2]'s prefix (blocks shared): the request fails with the device's
+     * status, s[0] holding nothing; the next one succeeds with the same text */
+    ASSERT_OK(vkllm_session_truncate(s[1], 0));
+    ASSERT_OK(vkllm_session_truncate(s[0], 0));
+    const vkllm_session_t others[1] = {s[2]};
+    p.share = others, p.n_share = 1;
+    memset(&c, 0, sizeof c);
+    vkllm__fault_inject(VKLLM__FAULT_UPLOAD, 1);
+    ASSERT_STATUS(vkllm_generate(s[0], &p, on_text, &c, &st), VKLLM_STATUS_DEVICE_LOST);
+    ASSERT_EQ(vkllm__fault_pending(VKLLM__FAULT_UPLOAD), 0);
+    ASSERT_EQ(vkllm_session_n_past(s[0]), 0);
+    memset(&c, 0, sizeof c);
+    ASSERT_OK(vkllm_generate(s[0], &p, on_text, &c, &st));
+    ASSERT(st.n_prompt_shared > 0);
+    if (strcmp(c.buf, b.buf)) FAILF("pool: copied after a failed copy \"%s\", evaluated \"%s\"", c.buf, b.buf);
+    p.share = NULL, p.n_share = 0;
     for (int i = 0; i < 3; i++) vkllm_session_free(s[i]);
     vkllm_kv_pool_free(pool);
 

@@ -85,7 +85,7 @@ void vkllm__log(vkllm_log_level level, const char *fmt, ...) {
 
 // --- allocation ----------------------------------------------------------------------------
 
-static _Atomic uint64_t g_fault_countdown[2];
+static _Atomic uint64_t g_fault_countdown[3];
 
 void vkllm__fault_inject(enum vkllm__fault_kind kind, uint64_t nth) { g_fault_countdown[kind] = nth; }
 

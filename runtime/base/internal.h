@@ -60,8 +60,9 @@ char *vkllm__strdup(const char *s);
 int64_t vkllm__alloc_live(void);
 
 /* Fault injection for tests: make the Nth next allocation of the given kind fail (1 = the very
- * next one); 0 turns injection off. Kinds: host (vkllm__malloc & co.) and device memory. */
-enum vkllm__fault_kind { VKLLM__FAULT_HOST = 0, VKLLM__FAULT_DEVICE = 1 };
+ * next one); 0 turns injection off. Kinds: host (vkllm__malloc & co.), device memory, and a
+ * buffer upload (vkllm__buffer_upload fails as on a lost device). */
+enum vkllm__fault_kind { VKLLM__FAULT_HOST = 0, VKLLM__FAULT_DEVICE = 1, VKLLM__FAULT_UPLOAD = 2 };
 void vkllm__fault_inject(enum vkllm__fault_kind kind, uint64_t nth);
 int vkllm__fault_hit(enum vkllm__fault_kind kind); /* 1 if this allocation must fail */
 /* Allocations still to go before the injected failure (0 = it happened, or none injected). */

@@ -460,6 +460,9 @@ static vkllm_status copy_chunk(struct vkllm__gpu *gpu, VkBuffer src, uint64_t so
 vkllm_status vkllm__buffer_upload(struct vkllm__buffer *b, uint64_t offset, const void *src, uint64_t size) {
     vkllm_status st = check_range(b, offset, size);
     if (st || size == 0) return st;
+    if (vkllm__fault_hit(VKLLM__FAULT_UPLOAD))
+        return vkllm__err(VKLLM_STATUS_DEVICE_LOST, "buffer upload of %llu bytes: injected failure (tests)",
+                          (unsigned long long)size);
     uint8_t *dst = vkllm__buffer_map(b);
     if (dst) {
         memcpy(dst + offset, src, size);
