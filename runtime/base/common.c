@@ -130,6 +130,15 @@ void vkllm__free(void *p) {
     free(p);
 }
 
+struct vkllm__bytes_text vkllm__bytes(uint64_t n) {
+    struct vkllm__bytes_text t;
+    if (n < 1024) snprintf(t.s, sizeof t.s, "%llu B", (unsigned long long)n);
+    else if (n < (1ull << 20)) snprintf(t.s, sizeof t.s, "%.1f KiB", n / 1024.0);
+    else if (n < (1ull << 30)) snprintf(t.s, sizeof t.s, "%.1f MiB", n / 1048576.0);
+    else snprintf(t.s, sizeof t.s, "%.2f GiB", n / 1073741824.0);
+    return t;
+}
+
 char *vkllm__strdup(const char *s) {
     size_t n = strlen(s) + 1;
     char *d = vkllm__malloc(n);

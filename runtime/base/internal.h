@@ -68,6 +68,12 @@ int vkllm__fault_hit(enum vkllm__fault_kind kind); /* 1 if this allocation must 
 /* Allocations still to go before the injected failure (0 = it happened, or none injected). */
 uint64_t vkllm__fault_pending(enum vkllm__fault_kind kind);
 
+/* A byte count for messages, in the unit that shows it ("512 B", "12.5 KiB", "3.2 MiB",
+ * "1.50 GiB"): vkllm__err(..., "%s", vkllm__bytes(n).s) (the array lives until the end of the
+ * full expression). */
+struct vkllm__bytes_text { char s[24]; };
+struct vkllm__bytes_text vkllm__bytes(uint64_t n);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t vkllm__now_ns(void);
 

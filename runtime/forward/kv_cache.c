@@ -101,9 +101,9 @@ static vkllm_status too_large(const struct vkllm__gpu *gpu, const struct vkllm__
     while (hc < hp->n_head_kv && !part_ok(hp, hc, k_q8, v_q8)) hc++;
     const uint64_t row_max = part_row(hp, hp->n_head_kv, k_q8, v_q8), part = part_row(hp, hc, k_q8, v_q8);
     return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                      "%s takes %.1f MiB per layer; this device binds (or allocates) %.1f MiB at once, and split by kv "
+                      "%s takes %s per layer; this device binds (or allocates) %s at once, and split by kv "
                       "heads (at most %u parts) it still does not fit: at most %llu positions",
-                      what, rows * row_max / 1048576.0, part_limit(gpu) / 1048576.0, VKLLM__KV_MAX_PARTS,
+                      what, vkllm__bytes(rows * row_max).s, vkllm__bytes(part_limit(gpu)).s, VKLLM__KV_MAX_PARTS,
                       (unsigned long long)(part_limit(gpu) / part / VKLLM__KV_BLOCK * VKLLM__KV_BLOCK));
 }
 
@@ -134,10 +134,10 @@ static vkllm_status check_room(struct vkllm__gpu *gpu, const struct vkllm__hpara
     uint64_t avail = budget > used ? budget - used : 0;
     if (need <= avail) return VKLLM_STATUS_OK;
     return vkllm__err(VKLLM_STATUS_DEVICE_OOM,
-                      "%s needs %.1f MiB (%u layers x K and V of %u values, %s/%s, per position); %.1f MiB of device "
+                      "%s needs %s (%u layers x K and V of %u values, %s/%s, per position); %s of device "
                       "memory are free: use a smaller context (-c) or KV pool (--kv-cache-mb)%s",
-                      what, need / 1048576.0, hp->n_layer, hp->n_embd_kv, k_q8 ? "q8_0" : "f16", v_q8 ? "q8_0" : "f16",
-                      avail / 1048576.0, k_q8 && v_q8 ? "" : " or a q8_0 cache (--cache-type-k/v q8_0)");
+                      what, vkllm__bytes(need).s, hp->n_layer, hp->n_embd_kv, k_q8 ? "q8_0" : "f16", v_q8 ? "q8_0" : "f16",
+                      vkllm__bytes(avail).s, k_q8 && v_q8 ? "" : " or a q8_0 cache (--cache-type-k/v q8_0)");
 }
 
 vkllm_status vkllm__kv_pool_init(struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, uint32_t n_blocks, int k_q8,
@@ -191,8 +191,8 @@ vkllm_status vkllm__kv_pool_init(struct vkllm__gpu *gpu, const struct vkllm__hpa
     p->bytes = bb * n_blocks;
     if (p->n_part > 1)
         vkllm__log(VKLLM_LOG_INFO, "KV cache pool of %llu positions: each layer's K and V split by kv heads into %u "
-                   "buffers of %u kv head%s (one binding or allocation holds %.1f MiB)", (unsigned long long)rows,
-                   p->n_part, hc, hc == 1 ? "" : "s", part_limit(gpu) / 1048576.0);
+                   "buffers of %u kv head%s (one binding or allocation holds %s)", (unsigned long long)rows,
+                   p->n_part, hc, hc == 1 ? "" : "s", vkllm__bytes(part_limit(gpu)).s);
     *out = p;
     return VKLLM_STATUS_OK;
 fail:

@@ -204,14 +204,14 @@ vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__m
     if (plain < u.total && (u.total > budget || used + u.total > budget) && plain <= budget && used + plain <= budget) {
         /* the repacked experts (int8 or nibbles plus f32 scales: larger than most GGUF encodings)
          * would not fit: the plain ones, slower on CPU devices */
-        vkllm__log(VKLLM_LOG_INFO, "experts in their GGUF layout: repacked they would need %.1f MiB of device memory, "
-                   "%.1f MiB more", u.total / 1048576.0, (u.total - plain) / 1048576.0);
+        vkllm__log(VKLLM_LOG_INFO, "experts in their GGUF layout: repacked they would need %s of device memory, "
+                   "%s more", vkllm__bytes(u.total).s, vkllm__bytes(u.total - plain).s);
         u.total = plain, u.exp_tb = 0;
     }
     if (u.total > budget || used + u.total > budget)
         return vkllm__err(VKLLM_STATUS_DEVICE_OOM,
-                          "the weights need %.1f MiB of device memory; %.1f MiB of %.1f MiB are free",
-                          u.total / 1048576.0, (budget - VKLLM_MIN(used, budget)) / 1048576.0, budget / 1048576.0);
+                          "the weights need %s of device memory; %s of %s are free", vkllm__bytes(u.total).s,
+                          vkllm__bytes(budget - VKLLM_MIN(used, budget)).s, vkllm__bytes(budget).s);
     struct vkllm__gpu_model *m = vkllm__calloc(1, sizeof *m);
     if (!m) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     m->gpu = gpu;

@@ -53,10 +53,10 @@ vkllm_status vkllm__dtensor_upload_grouped(struct vkllm__gpu *gpu, uint32_t type
     uint64_t n_parts = rows ? (m + rows - 1) / rows : 0;
     if (n_parts == 0 || n_parts > VKLLM__DTENSOR_PARTS)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                          "a %s matrix of %llu x %llu (%.1f MiB) cannot be split into at most %d buffers of the "
-                          "device's maxMemoryAllocationSize (%.1f MiB) in whole groups of %llu rows",
-                          vkllm__type_name(type), (unsigned long long)m, (unsigned long long)k, total / 1048576.0,
-                          VKLLM__DTENSOR_PARTS, max / 1048576.0, (unsigned long long)unit);
+                          "a %s matrix of %llu x %llu (%s) cannot be split into at most %d buffers of the "
+                          "device's maxMemoryAllocationSize (%s) in whole groups of %llu rows",
+                          vkllm__type_name(type), (unsigned long long)m, (unsigned long long)k, vkllm__bytes(total).s,
+                          VKLLM__DTENSOR_PARTS, vkllm__bytes(max).s, (unsigned long long)unit);
     t.part_rows = rows;
     for (uint64_t r0 = 0; r0 < m; r0 += rows) {
         const uint8_t *src = data ? (const uint8_t *)data + r0 * row_bytes : NULL;

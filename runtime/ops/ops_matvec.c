@@ -307,9 +307,9 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
      * addresses bytes with 32-bit words); more than that, one dispatch per chunk of experts */
     uint64_t per = VKLLM_MIN(vkllm__gpu_max_binding(gpu), (uint64_t)UINT32_MAX) / ebytes;
     if (per == 0)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec_id: one expert's matrix (%.1f MiB) is larger than one "
-                          "storage binding may cover on this device (%.1f MiB)", ebytes / 1048576.0,
-                          vkllm__gpu_max_binding(gpu) / 1048576.0);
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec_id: one expert's matrix (%s) is larger than one "
+                          "storage binding may cover on this device (%s)", vkllm__bytes(ebytes).s,
+                          vkllm__bytes(vkllm__gpu_max_binding(gpu)).s);
     if (w->n_parts > 1) { /* split into buffers of whole experts: chunks that divide a buffer's */
         uint64_t in_part = w->part_rows / m;
         if (w->part_rows % m)

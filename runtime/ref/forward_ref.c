@@ -83,8 +83,8 @@ static vkllm_status alloc_state(struct vkllm__ref *r) {
         !alloc_f32(&r->att, r->n_ctx) || !alloc_f32(&r->router, hp->n_expert) || !alloc_f32(&r->moe, hp->n_embd) ||
         !alloc_f32(&r->logits, hp->n_vocab) || !alloc_f32(&r->inv_freq, hp->rope.n_rot / 2) ||
         !alloc_f32(&r->k_cache, cache) || !alloc_f32(&r->v_cache, cache))
-        return vkllm__err(VKLLM_STATUS_OOM, "reference forward state (KV cache %llu MiB)",
-                          (unsigned long long)(2 * cache * sizeof(float) >> 20));
+        return vkllm__err(VKLLM_STATUS_OOM, "reference forward state (KV cache %s)",
+                          vkllm__bytes(2 * cache * sizeof(float)).s);
     r->layers = vkllm__calloc(hp->n_layer, sizeof *r->layers);
     if (!r->layers || !copy_vec(r->d->w.output_norm, &r->output_norm))
         return vkllm__err(VKLLM_STATUS_OOM, "reference forward state");

@@ -133,19 +133,17 @@ static vkllm_status block_create(struct vkllm__gpu *gpu, uint64_t size, enum vkl
     if (gpu->memory_limit && gpu->memory_limit < heap_size) heap_size = gpu->memory_limit;
     if (vkllm__fault_hit(VKLLM__FAULT_DEVICE) || gpu->heap_used[heap] + size > heap_size)
         return vkllm__err(VKLLM_STATUS_DEVICE_OOM,
-                          "out of device memory: %llu MiB more asked for, %llu of %llu MiB of heap %u "
-                          "already in use%s",
-                          (unsigned long long)(size >> 20), (unsigned long long)(gpu->heap_used[heap] >> 20),
-                          (unsigned long long)(heap_size >> 20), heap,
+                          "out of device memory: %s more asked for, %s of heap %u's %s already in use%s",
+                          vkllm__bytes(size).s, vkllm__bytes(gpu->heap_used[heap]).s, heap, vkllm__bytes(heap_size).s,
                           gpu->memory_limit ? " (capped by VKLLM_MEMORY_LIMIT_MB)" : "");
     uint64_t usage, budget = heap_budget(gpu, heap, &usage);
     if (budget && usage + size > budget)
         return vkllm__err(VKLLM_STATUS_DEVICE_OOM,
-                          "out of device memory: %llu MiB more asked for, but the driver's memory budget for heap "
-                          "%u is %llu MiB and this process uses %llu MiB (VK_EXT_memory_budget: other programs "
-                          "hold the rest of the heap's %llu MiB)",
-                          (unsigned long long)(size >> 20), heap, (unsigned long long)(budget >> 20),
-                          (unsigned long long)(usage >> 20), (unsigned long long)(heap_size >> 20));
+                          "out of device memory: %s more asked for, but the driver's memory budget for heap "
+                          "%u is %s and this process uses %s (VK_EXT_memory_budget: other programs "
+                          "hold the rest of the heap's %s)",
+                          vkllm__bytes(size).s, heap, vkllm__bytes(budget).s, vkllm__bytes(usage).s,
+                          vkllm__bytes(heap_size).s);
     if (size > gpu->max_alloc)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
                           "one buffer of %llu bytes exceeds the device's maxMemoryAllocationSize (%llu%s)",
