@@ -84,6 +84,7 @@ struct serve_req {
     char *grammar;               /* grammar, json_schema, response_format json_schema, a required
                                     tool call: GBNF text */
     int tool_style;              /* enum serve_tool_style: tools shown to the model (chat) */
+    int history_style;           /* ... the template's, for earlier calls and tool results (chat) */
     cJSON *tools;                /* ... the request's tools */
     struct serve_buf held;       /* with tools: the reply's text so far (stream) */
     struct serve_tool_scan *scan; /* ... and the calls in it as they come (stream) */
@@ -123,8 +124,9 @@ struct serve_req {
     uint32_t n_seen;
 };
 
-/* Function calling (serve_tools.c). serve_tools_parse: tools and tool_choice into r->tool_style,
- * r->tools and, when a call is required, r->grammar (0, or 400 with err and *param).
+/* Function calling (serve_tools.c). serve_tools_parse: the template's r->history_style, tools and
+ * tool_choice into r->tool_style, r->tools and, when a call is required, r->grammar (0, or 400
+ * with err and *param).
  * serve_tools_message: a message as the template sees it (a tool result's role and text, an
  * assistant's earlier calls appended); -1 when out of memory. serve_tools_inject: the tools'
  * description into the conversation (cm and texts have room for one more message).
@@ -236,9 +238,10 @@ int serve_engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_kv_poo
  * the thread. The locks stay usable (HTTP threads may still take them) until engine_free. */
 void serve_engine_stop(struct serve_engine *e);
 void serve_engine_free(struct serve_engine *e);
-/* Queue r (taking a reference). 0, or -1 when the queue is full or the engine stops (then r
- * has http_status and err set). */
-int serve_engine_submit(struct serve_engine *e, struct serve_req *r);
+/* Queue rs[0..n) (the choices of one request: all or none; a reference to each). 0, or -1
+ * (rs[0] has http_status and err set) when the engine stops or the queue has no room for them
+ * now (503), or could never hold them at once (400: n above the queue plus the slots). */
+int serve_engine_submit(struct serve_engine *e, struct serve_req *const *rs, int n);
 /* The client of r went away: mark it and wake the engine, which frees its slot. */
 void serve_engine_cancel(struct serve_engine *e, struct serve_req *r);
 /* GET /slots: an array of each slot's state. */
@@ -309,9 +312,12 @@ int serve_api_parse(struct serve_server *srv, const cJSON *body, int chat, struc
                      size_t errn, const char **param);
 /* The OpenAI error body {"error": {...}}; free with cJSON_free. */
 char *serve_api_error_json(const char *message, const char *type, const char *param, const char *code);
-/* s as valid UTF-8 (malloc'ed; NULL when out of memory): a byte that does not start a
- * well-formed sequence becomes U+FFFD. */
+/* s (or its n bytes) as valid UTF-8 (malloc'ed; NULL when out of memory): a byte that does not
+ * start a well-formed sequence, and a NUL, becomes U+FFFD. */
 char *serve_utf8_valid(const char *s);
+char *serve_utf8_valid_n(const char *s, size_t n);
+/* 1 when s[0..n) is well-formed UTF-8 without a NUL, else 0. */
+int serve_utf8_is_valid(const char *s, size_t n);
 /* /v1/embeddings: parse the body into n_req (at most SERVE_MAX_N) embedding requests (created
  * here, one reference each). 0, or 400 with the message in err and the field in *param. */
 int serve_api_parse_embeddings(struct serve_server *srv, const cJSON *body, struct serve_req **reqs, int *n_req,

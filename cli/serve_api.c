@@ -390,7 +390,7 @@ static int echo(struct serve_server *srv, struct parse *p, const cJSON *body, st
         r->echo = serve_utf8_valid(text);
         vkllm_free(text);
     } else {
-        r->echo = strdup(r->prompt);
+        r->echo = serve_utf8_valid(r->prompt);
     }
     return r->echo ? 0 : bad(p, "echo", "%s", "out of memory");
 }
@@ -544,7 +544,10 @@ char *serve_api_embeddings_json(struct serve_server *srv, struct serve_req *cons
 
 char *serve_api_error_json(const char *message, const char *type, const char *param, const char *code) {
     cJSON *o = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(o, "error");
-    cJSON_AddStringToObject(e, "message", message);
+    /* a message may quote the request (a model name, a key), or cut a quote short mid-character */
+    char *valid = serve_utf8_valid(message);
+    cJSON_AddStringToObject(e, "message", valid ? valid : "(out of memory)");
+    free(valid);
     cJSON_AddStringToObject(e, "type", type);
     if (param) cJSON_AddStringToObject(e, "param", param);
     else cJSON_AddNullToObject(e, "param");
@@ -598,26 +601,41 @@ static void add_timings(cJSON *o, const struct serve_req *r) {
     cJSON_AddNumberToObject(t, "ttft_ms", r->ttft_ms);
 }
 
-/* s as valid UTF-8 (malloc'ed): every byte that does not start a well-formed sequence (a lone
- * byte of a byte-fallback token, an overlong form, a surrogate) becomes U+FFFD, as a JSON string
- * must hold Unicode text. NULL when out of memory. */
-char *serve_utf8_valid(const char *s) {
-    size_t n = strlen(s), o = 0;
+/* s[0..n) as valid UTF-8 (malloc'ed, NUL-terminated): every byte that does not start a
+ * well-formed sequence (a lone byte of a byte-fallback token, an overlong form, a surrogate)
+ * becomes U+FFFD, as a JSON string must hold Unicode text; so does a NUL byte (a byte token's
+ * 0x00), which would end the C string that cJSON takes and silently drop the rest. NULL when out
+ * of memory. */
+/* The length of the well-formed UTF-8 sequence (not NUL) at p[i], n bytes in all; 0: none. */
+static size_t utf8_seq(const unsigned char *p, size_t i, size_t n) {
+    unsigned c = p[i];
+    size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
+    int ok = len > 0 && i + len <= n && c != 0;
+    for (size_t k = 1; ok && k < len; k++) {
+        ok = (p[i + k] & 0xc0) == 0x80;
+        cp = cp << 6 | (p[i + k] & 0x3f);
+    }
+    static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+    ok = ok && cp >= min_cp[len] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
+    return ok ? len : 0;
+}
+
+int serve_utf8_is_valid(const char *s, size_t n) {
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0, len; i < n; i += len)
+        if (!(len = utf8_seq(p, i, n))) return 0;
+    return 1;
+}
+
+char *serve_utf8_valid_n(const char *s, size_t n) {
+    size_t o = 0;
     char *out = malloc(3 * n + 1);
     if (!out) return NULL;
     const unsigned char *p = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
-        unsigned c = p[i];
-        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-        uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
-        int ok = len > 0 && i + len <= n;
-        for (size_t k = 1; ok && k < len; k++) {
-            ok = (p[i + k] & 0xc0) == 0x80;
-            cp = cp << 6 | (p[i + k] & 0x3f);
-        }
-        static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-        ok = ok && cp >= min_cp[len] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
-        if (ok) {
+        size_t len = utf8_seq(p, i, n);
+        if (len) {
             memcpy(out + o, p + i, len);
             o += len, i += len;
         } else {
@@ -629,33 +647,33 @@ char *serve_utf8_valid(const char *s) {
     return out;
 }
 
+char *serve_utf8_valid(const char *s) { return serve_utf8_valid_n(s, strlen(s)); }
+
 /* --- logprobs ------------------------------------------------------------------------------ */
 
 /* Token id's text (special tokens rendered) as valid UTF-8, and its raw bytes (OpenAI's
  * "bytes") when bytes is not NULL. NULL when out of memory or the id is bad. */
 static char *token_str(struct serve_server *srv, int32_t id, cJSON **bytes) {
     /* a token's text as it reads inside the reply: the tokenizer drops a leading space only at
-     * the start of a text, so take the second copy of the token after a first one */
+     * the start of a text, so take the second copy of the token after a first one (by length: a
+     * byte token's text may be a NUL) */
+    vkllm_tokenizer_t tok = NULL;
     char *one = NULL, *two = NULL;
+    size_t n1 = 0, n2 = 0;
     int32_t ids[2] = {id, id};
-    if (vkllm_detokenize(srv->model, ids, 1, 1, &one)) return NULL;
-    if (vkllm_detokenize(srv->model, ids, 2, 1, &two)) {
+    if (vkllm_model_tokenizer(srv->model, &tok) || vkllm_tokenizer_decode(tok, ids, 1, 1, &one, &n1)) return NULL;
+    if (vkllm_tokenizer_decode(tok, ids, 2, 1, &two, &n2)) {
         vkllm_free(one);
         return NULL;
     }
-    size_t skip = strlen(one) <= strlen(two) ? strlen(one) : strlen(two);
+    size_t skip = n1 <= n2 ? n1 : n2;
     vkllm_free(one);
-    char *raw = malloc(strlen(two) - skip + 1);
-    if (raw) memcpy(raw, two + skip, strlen(two) - skip + 1);
-    vkllm_free(two);
-    if (!raw) return NULL;
     if (bytes) {
         *bytes = cJSON_CreateArray();
-        for (const unsigned char *q = (const unsigned char *)raw; *q; q++)
-            cJSON_AddItemToArray(*bytes, cJSON_CreateNumber(*q));
+        for (size_t i = skip; i < n2; i++) cJSON_AddItemToArray(*bytes, cJSON_CreateNumber((unsigned char)two[i]));
     }
-    char *s = serve_utf8_valid(raw);
-    free(raw);
+    char *s = serve_utf8_valid_n(two + skip, n2 - skip);
+    vkllm_free(two);
     return s;
 }
 

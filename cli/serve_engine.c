@@ -70,6 +70,16 @@ static void copy_probs_locked(struct serve_req *r);
 static int on_text(const char *text, size_t len, void *ud) {
     struct serve_req *r = ud;
     int stop;
+    /* a NUL byte (a byte token's 0x00) becomes U+FFFD: replies are built from C strings, where
+     * it would silently end the text */
+    char *clean = NULL;
+    if (memchr(text, 0, len) && (clean = malloc(3 * len))) {
+        size_t o = 0;
+        for (size_t i = 0; i < len; i++)
+            if (text[i]) clean[o++] = text[i];
+            else memcpy(clean + o, "\xef\xbf\xbd", 3), o += 3;
+        text = clean, len = o;
+    }
     pthread_mutex_lock(&r->mu);
     /* the token's logprobs are recorded before its text comes: they go out in the same chunk */
     copy_probs_locked(r);
@@ -92,6 +102,7 @@ static int on_text(const char *text, size_t len, void *ud) {
     }
     stop = r->cancelled;
     serve_req_unlock_notify(r);
+    free(clean);
     return stop;
 }
 
@@ -743,26 +754,35 @@ void serve_engine_free(struct serve_engine *e) {
     pthread_cond_destroy(&e->cond);
 }
 
-int serve_engine_submit(struct serve_engine *e, struct serve_req *r) {
+int serve_engine_submit(struct serve_engine *e, struct serve_req *const *rs, int n) {
     pthread_mutex_lock(&e->mu);
-    const char *why = NULL;
-    if (e->stopping) why = "the server is shutting down";
-    else if (e->q_len >= e->queue_cap + (e->n_slots - e->m.busy)) { /* free slots take theirs at once */
-        why = "the server is busy: every slot is running and the queue is full; retry later";
+    struct serve_req *r0 = rs[0];
+    r0->http_status = 503;
+    if (e->stopping) {
+        snprintf(r0->err, sizeof r0->err, "the server is shutting down");
+    } else if ((uint64_t)n > (uint64_t)e->queue_cap + e->n_slots) {
+        r0->http_status = 400;
+        snprintf(r0->err, sizeof r0->err, "%d %s are more than this server holds at once (%u slots and a queue of %u: "
+                 "--parallel, --queue)", n, r0->embed ? "inputs" : "choices ('n')", e->n_slots, e->queue_cap);
+    } else if (e->q_len + (uint64_t)n > e->queue_cap + (e->n_slots - e->m.busy)) { /* free slots take theirs at once */
+        snprintf(r0->err, sizeof r0->err, "the server is busy: every slot is running and the queue is full; retry later");
         e->m.rejected_queue_full++;
+    } else {
+        r0->http_status = 0;
     }
-    if (why) {
+    if (r0->http_status) {
         pthread_mutex_unlock(&e->mu);
-        r->http_status = 503;
-        snprintf(r->err, sizeof r->err, "%s", why);
         return -1;
     }
-    serve_req_ref(r);
-    r->next = NULL;
-    if (e->q_tail) e->q_tail->next = r;
-    else e->q_head = r;
-    e->q_tail = r;
-    e->q_len++;
+    for (int i = 0; i < n; i++) {
+        struct serve_req *r = rs[i];
+        serve_req_ref(r);
+        r->next = NULL;
+        if (e->q_tail) e->q_tail->next = r;
+        else e->q_head = r;
+        e->q_tail = r;
+        e->q_len++;
+    }
     pthread_cond_broadcast(&e->cond);
     pthread_mutex_unlock(&e->mu);
     return 0;

@@ -100,11 +100,13 @@ static void count_code(struct serve_server *srv, int code) {
     pthread_mutex_unlock(&srv->stat_mu);
 }
 
-static enum MHD_Result respond(struct serve_server *srv, struct MHD_Connection *c, int code, const char *type,
-                               const char *text, size_t len) {
+/* allow: a 405's Allow header (the methods the endpoint takes), else NULL */
+static enum MHD_Result respond_allow(struct serve_server *srv, struct MHD_Connection *c, int code, const char *type,
+                                     const char *text, size_t len, const char *allow) {
     struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    if (allow) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
     add_cors(srv, c, resp);
     if (code == 401) MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
     if (code == 503) MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1"); /* a full queue drains fast */
@@ -112,6 +114,11 @@ static enum MHD_Result respond(struct serve_server *srv, struct MHD_Connection *
     MHD_destroy_response(resp);
     count_code(srv, code);
     return ok;
+}
+
+static enum MHD_Result respond(struct serve_server *srv, struct MHD_Connection *c, int code, const char *type,
+                               const char *text, size_t len) {
+    return respond_allow(srv, c, code, type, text, len, NULL);
 }
 
 static enum MHD_Result respond_json(struct serve_server *srv, struct MHD_Connection *c, int code, char *json) {
@@ -545,12 +552,21 @@ static enum MHD_Result respond_stream(struct serve_server *srv, struct MHD_Conne
 
 /* --- endpoints ----------------------------------------------------------------------------- */
 
-/* The request body as JSON: NULL with *why set when it is not one JSON value (trailing bytes
- * after it, two objects, ...), or when a string holds \u0000 (text is passed on as C strings: a
- * NUL would silently cut it). */
+/* The request body as JSON: NULL with *why set when it is not UTF-8 (JSON text is; cJSON would
+ * pass the bytes on into replies), not one JSON value (trailing bytes after it, two objects, ...),
+ * or when it holds a NUL, raw or as \u0000 (text is passed on as C strings: a NUL would silently
+ * cut it). */
 static cJSON *parse_body(const struct conn *cn, const char **why) {
     const char *p = cn->body.p ? cn->body.p : "", *end = NULL;
     size_t n = cn->body.p ? cn->body.len : 0;
+    if (memchr(p, 0, n)) {
+        *why = "the request body holds a NUL byte, which JSON text cannot contain";
+        return NULL;
+    }
+    if (!serve_utf8_is_valid(p, n)) {
+        *why = "the request body is not valid UTF-8";
+        return NULL;
+    }
     *why = "the request body is not valid JSON";
     cJSON *j = cJSON_ParseWithLengthOpts(p, n, &end, 0);
     if (!j) return NULL;
@@ -674,12 +690,11 @@ static enum MHD_Result submit_all(struct serve_server *srv, struct MHD_Connectio
                                   char *err, const char *param) {
     if (!st && !(cn->w = waiter_new(c))) st = 500, snprintf(err, 64, "out of memory");
     if (st) return respond_error(srv, c, st, err, param, NULL);
-    for (int i = 0; i < cn->n_req; i++)
-        if (serve_engine_submit(&srv->engine, cn->req[i])) {
-            struct serve_req *r = cn->req[i];
-            for (int k = 0; k < i; k++) serve_engine_cancel(&srv->engine, cn->req[k]);
-            return respond_error(srv, c, r->http_status, r->err, NULL, r->http_status == 503 ? "server_busy" : NULL);
-        }
+    if (serve_engine_submit(&srv->engine, cn->req, cn->n_req)) {
+        struct serve_req *r = cn->req[0];
+        return respond_error(srv, c, r->http_status, r->err, r->http_status != 400 ? NULL : r->embed ? "input" : "n",
+                             r->http_status == 503 ? "server_busy" : NULL);
+    }
     cn->c = c;
     cn->fd = conn_fd(c);
     if (cn->fd >= 0) watch_add(srv, cn);
@@ -734,11 +749,14 @@ static enum MHD_Result detokenize(struct serve_server *srv, struct MHD_Connectio
         ids[i++] = (int32_t)t->valuedouble;
     }
     char *text = NULL, msg[400] = "";
-    vkllm_status st = vkllm_detokenize(srv->model, ids, (size_t)n, 0, &text); /* no lock: see vkllm.h */
+    size_t len = 0;
+    vkllm_tokenizer_t tok = NULL; /* no lock: see vkllm.h; by length, as a byte token may be a NUL */
+    vkllm_status st = vkllm_model_tokenizer(srv->model, &tok);
+    if (!st) st = vkllm_tokenizer_decode(tok, ids, (size_t)n, 0, &text, &len);
     if (st) snprintf(msg, sizeof msg, "%s", vkllm_last_error());
     free(ids);
     if (st) return respond_error(srv, c, st == VKLLM_STATUS_INVALID_ARGUMENT ? 400 : 500, msg, "tokens", NULL);
-    char *valid = serve_utf8_valid(text);
+    char *valid = serve_utf8_valid_n(text, len);
     vkllm_free(text);
     if (!valid) return respond_error(srv, c, 500, "out of memory", NULL, NULL);
     cJSON *o = cJSON_CreateObject();
@@ -901,10 +919,15 @@ static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c,
                              "invalid_api_key");
     if (ep == EP_OTHER) return respond_error(srv, c, 404, "no such endpoint", NULL, NULL);
     int get = ep == EP_MODELS || ep == EP_HEALTH || ep == EP_METRICS || ep == EP_PROPS || ep == EP_SLOTS || ep == EP_PAGE;
-    if (strcmp(method, get ? "GET" : "POST")) {
+    /* HEAD as GET (libmicrohttpd sends the headers only): load balancers' health checks use it */
+    if (strcmp(method, get ? "GET" : "POST") && !(get && !strcmp(method, "HEAD"))) {
         char msg[64];
         snprintf(msg, sizeof msg, "%s takes %s", ep_names[ep], get ? "GET" : "POST");
-        return respond_error(srv, c, 405, msg, NULL, NULL);
+        char *json = serve_api_error_json(msg, error_type(405), NULL, NULL);
+        if (!json) return MHD_NO;
+        enum MHD_Result ok = respond_allow(srv, c, 405, "application/json", json, strlen(json), get ? "GET, HEAD" : "POST");
+        cJSON_free(json);
+        return ok;
     }
     if (cn->too_large) {
         char msg[128];

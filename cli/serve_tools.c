@@ -38,6 +38,14 @@ int serve_tools_parse(struct serve_server *srv, const cJSON *body, struct serve_
     if (cJSON_IsNull(tools)) tools = NULL;
     if (cJSON_IsNull(choice)) choice = NULL;
     if (tools && !cJSON_IsArray(tools)) return fail(err, errn, param, "tools", "'tools' must be an array of functions");
+    /* the style from the chat template: earlier calls and tool results in the conversation are
+     * rendered in it whether or not this request offers tools (an agent's final-answer turn sends
+     * tool_choice "none", or no tools, after the calls) */
+    const char *tmpl = NULL;
+    if (vkllm_chat_template_resolve(srv->model, srv->chat_template, &tmpl)) tmpl = "none";
+    if (!strcmp(tmpl, "chatml") || !strcmp(tmpl, "qwen")) r->history_style = SERVE_TOOLS_HERMES;
+    else if (!strcmp(tmpl, "llama3")) r->history_style = SERVE_TOOLS_LLAMA3;
+    else if (!strncmp(tmpl, "mistral-v3", 10) || !strncmp(tmpl, "mistral-v7", 10)) r->history_style = SERVE_TOOLS_MISTRAL;
     const char *forced = NULL; /* a function's name, or "" for any of them */
     if (choice) {
         if (cJSON_IsString(choice)) {
@@ -74,13 +82,7 @@ int serve_tools_parse(struct serve_server *srv, const cJSON *body, struct serve_
         if (forced && *forced && !strcmp(forced, name->valuestring)) found = 1;
     }
     if (!found) return fail(err, errn, param, "tool_choice", "'tool_choice' names a function that 'tools' does not list");
-    /* the style from the chat template */
-    const char *tmpl = NULL;
-    if (vkllm_chat_template_resolve(srv->model, srv->chat_template, &tmpl)) tmpl = "none";
-    if (!strcmp(tmpl, "chatml") || !strcmp(tmpl, "qwen")) r->tool_style = SERVE_TOOLS_HERMES;
-    else if (!strcmp(tmpl, "llama3")) r->tool_style = SERVE_TOOLS_LLAMA3;
-    else if (!strncmp(tmpl, "mistral-v3", 10) || !strncmp(tmpl, "mistral-v7", 10)) r->tool_style = SERVE_TOOLS_MISTRAL;
-    else {
+    if (!(r->tool_style = r->history_style)) {
         char msg[256];
         snprintf(msg, sizeof msg, "'tools' is not supported with the '%s' chat template (chatml, qwen, llama3, mistral-v3 and mistral-v7 are)", tmpl);
         return fail(err, errn, param, "tools", msg);
@@ -150,7 +152,7 @@ static void put_call(const struct serve_req *r, const cJSON *call, int i, struct
     char *a = json_text(parsed ? parsed : cJSON_IsObject(args) ? args : NULL);
     const char *n = cJSON_IsString(name) ? name->valuestring : "";
     const char *av = a ? a : "{}";
-    switch (r->tool_style) {
+    switch (r->history_style) {
     case SERVE_TOOLS_HERMES: sbuf_printf(out, "%s<tool_call>\n{\"name\": \"%s\", \"arguments\": %s}\n</tool_call>", i ? "\n" : "", n, av); break;
     case SERVE_TOOLS_LLAMA3: sbuf_printf(out, "%s{\"name\": \"%s\", \"parameters\": %s}", i ? "\n" : "", n, av); break;
     default:
@@ -162,11 +164,11 @@ static void put_call(const struct serve_req *r, const cJSON *call, int i, struct
 }
 
 int serve_tools_message(const struct serve_req *r, const cJSON *m, const char **role, struct serve_buf *text) {
-    if (!r->tool_style) return 0;
+    if (!r->history_style) return 0;
     if (!strcmp(*role, "tool")) {
         struct serve_buf b = {0};
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "tool_call_id");
-        switch (r->tool_style) {
+        switch (r->history_style) {
         case SERVE_TOOLS_HERMES:
             *role = "user";
             sbuf_printf(&b, "<tool_response>\n%s\n</tool_response>", text->p ? text->p : "");
@@ -196,7 +198,7 @@ int serve_tools_message(const struct serve_req *r, const cJSON *m, const char **
     const cJSON *c;
     int i = 0;
     cJSON_ArrayForEach(c, calls) put_call(r, c, i++, text);
-    if (r->tool_style == SERVE_TOOLS_MISTRAL) sbuf_add(text, "]", 1);
+    if (r->history_style == SERVE_TOOLS_MISTRAL) sbuf_add(text, "]", 1);
     sbuf_add(text, "", 0);
     return text->oom ? -1 : 0;
 }

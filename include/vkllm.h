@@ -714,7 +714,9 @@ struct vkllm_token_probs {
 VKLLM_API vkllm_status vkllm_gen_token_probs(vkllm_gen_t g, uint32_t i, struct vkllm_token_probs *out);
 /* With params.n_probs >= 0: how many generated tokens (from the first) have all their text handed
  * to the callback (counted before each call, so inside it the call's text counts). Text a stop
- * string may still start is held back, and its tokens with it; a stop string's tokens never are.
+ * string may still start is held back, and its tokens with it. Once a stop string matched, the
+ * token it cuts (some of its text in the reply, the rest the stop string's) counts too; tokens
+ * wholly inside the stop string never do.
  * Streaming logprobs next to the text they belong to reads this, not vkllm_gen_n_generated. */
 VKLLM_API uint32_t vkllm_gen_n_released(vkllm_gen_t g);
 /* Metrics so far (final once done), as for vkllm_generate. */

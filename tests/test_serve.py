@@ -486,6 +486,24 @@ def logprobs(srv):
               [(ch["text"], ch["logprobs"]["tokens"]) for ch in chunks][:8])
     else:
         check(False, "the stop-string logprobs check needs 8 tokens and a first occurrence at token 7: %s" % lp["tokens"])
+    # a stop string that starts inside token 7: the reply keeps token 7's first character, and its
+    # logprobs token 7 too (part of its text is in the reply): every character has its token's
+    cut = lp["text_offset"][6] + 1
+    stop = c["text"][cut:lp["text_offset"][7] + len(lp["tokens"][7])]
+    if len(lp["tokens"][6]) >= 2 and c["text"].find(stop) == cut:
+        for streamed in (False, True):
+            body = dict(base, logprobs=2, stop=[stop], stream=streamed)
+            if streamed:
+                objs = [json.loads(e[6:]) for _, e in stream(srv, "/v1/completions", body)[2] if e.startswith("data: {")]
+            else:
+                objs = [request(srv, "POST", "/v1/completions", body)[2]]
+            text = "".join(o["choices"][0]["text"] for o in objs)
+            toks = [t for o in objs for t in (o["choices"][0]["logprobs"] or {}).get("tokens", [])]
+            check(text == c["text"][:cut] and toks == lp["tokens"][:7],
+                  "a stop string cutting a token (%s): the text up to it, the cut token's logprobs too: %r %s" %
+                  ("streamed" if streamed else "plain", text, toks))
+    else:
+        check(False, "the cut-token check needs a token 7 of 2 characters and no earlier stop: %s" % lp["tokens"])
     msgs = [{"role": "user", "content": "Tell me a story."}]
     st, _, j, _ = request(srv, "POST", "/v1/chat/completions",
                           {"messages": msgs, "max_tokens": 8, "temperature": 0, "logprobs": True, "top_logprobs": 3})
@@ -975,6 +993,87 @@ def validation(srv):
     check(st == 200 and j["choices"][0]["text"].startswith("Once"), "echo of a token-id prompt: its text %r" % (j,))
 
 
+def text_bytes(srv):
+    """Replies are Unicode text whatever the model or the client sends: a NUL byte token (0x00)
+    becomes U+FFFD in plain and streamed replies, /detokenize and logprobs (bytes [0]) instead of
+    ending the text; a body that is not UTF-8, or holds a raw NUL, is a 400; an error quoting the
+    request (a model name cut at 200 bytes) is valid UTF-8."""
+    nul = 3  # stories260K's byte tokens <0x00>..<0xFF> are ids 3..258 (checked below through /detokenize)
+    body = {"prompt": "Once upon", "max_tokens": 8, "seed": 1, "temperature": 1.0, "logit_bias": {str(nul): 100}}
+    st, _, j, raw = request(srv, "POST", "/v1/completions", body)
+    text = j["choices"][0]["text"] if st == 200 else ""
+    check(st == 200 and text.count("\ufffd") == 8 and "\x00" not in text and j["usage"]["completion_tokens"] == 8,
+          "the NUL byte token 8 times: 8 U+FFFD, nothing cut: %r" % raw[:300])
+    st, _, events, sraw = stream(srv, "/v1/completions", dict(body, stream=True))
+    ok, objs = parse_events(events, sraw)
+    check(ok and text_of(objs, False) == text, "streamed the same: %r" % sraw[:300])
+    st, _, j, _ = request(srv, "POST", "/detokenize", {"tokens": [400, nul, 400]})
+    check(st == 200 and j["content"].count("\ufffd") == 1 and len(j["content"]) > 3, "/detokenize keeps the text after a NUL: %s" % j)
+    st, _, j, _ = request(srv, "POST", "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2,
+                                                                 "logit_bias": {str(nul): 100}, "logprobs": True})
+    lp = j["choices"][0]["logprobs"]["content"] if st == 200 else []
+    check(len(lp) == 2 and all(e["token"] == "\ufffd" and e["bytes"] == [0] for e in lp), "logprobs of the NUL token: %s" % lp)
+    for raw in (b'{"prompt":"\xff\xfeabc","max_tokens":2,"echo":true}', b'{"prompt":"Tell\x00 me more","max_tokens":2}',
+                b'{"prompt":"\xc3","max_tokens":2}', b'{"prompt":"\xed\xa0\x80","max_tokens":2}'):
+        st, _, j, out = request(srv, "POST", "/v1/completions", raw=raw)
+        check(st == 400 and j and ("UTF-8" in j["error"]["message"] or "NUL" in j["error"]["message"]),
+              "body %r: 400 %s" % (raw, out[:200]))
+    st, _, j, out = request(srv, "POST", "/v1/completions", raw='{"prompt":"caf\u00e9 \u2581","max_tokens":2}'.encode())
+    check(st == 200, "escaped non-ASCII text is fine: %s" % st)
+    st, _, j, out = request(srv, "GET", "/v1/models/a" + "%C3%A9" * 150)
+    try:
+        msg = json.loads(out.decode("utf-8"))["error"]["message"]
+    except (ValueError, KeyError):
+        msg = None
+    check(st == 404 and msg, "a model name cut short: valid UTF-8 JSON: %r" % out[-80:])
+    st, _, j, out = request(srv, "GET", "/v1/models/%FF%FE")
+    try:
+        msg = json.loads(out.decode("utf-8"))["error"]["message"]
+    except (ValueError, KeyError):
+        msg = None
+    check(st == 404 and msg and "\ufffd" in msg, "a model name of bytes that are not UTF-8: %r" % out[-80:])
+
+
+def methods(srv):
+    """HEAD is GET for the GET endpoints (health checks use it); a 405 says what the endpoint takes."""
+    for path in ("/health", "/v1/models", "/metrics"):
+        st, r, _, out = request(srv, "HEAD", path)
+        check(st == 200 and out == b"", "HEAD %s: 200, no body: %s %r" % (path, st, out[:50]))
+    for method, path, allow in (("PUT", "/v1/completions", "POST"), ("DELETE", "/health", "GET, HEAD"),
+                                ("GET", "/tokenize", "POST")):
+        st, r, j, _ = request(srv, method, path)
+        check(st == 405 and r.getheader("Allow") == allow and j["error"]["message"],
+              "%s %s: 405, Allow: %s: %s %s" % (method, path, allow, st, r.getheader("Allow")))
+
+
+def tool_history(srv):
+    """Earlier calls and tool results render in the template's convention whether or not this
+    request offers tools: an agent's final-answer turn sends tool_choice "none", or no tools."""
+    msgs = [{"role": "user", "content": "Weather in Rome?"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "22C sunny"}]
+    want = ('<|im_start|>assistant\n<tool_call>\n{"name": "get_weather", "arguments": {"city":"Rome"}}\n</tool_call><|im_end|>\n'
+            '<|im_start|>user\n<tool_response>\n22C sunny\n</tool_response><|im_end|>\n<|im_start|>assistant\n')
+    for extra in ({"tools": TOOLS}, {"tools": TOOLS, "tool_choice": "none"}, {}):
+        st, _, j, _ = request(srv, "POST", "/apply-template", dict({"messages": msgs}, **extra))
+        p = j["prompt"] if st == 200 else ""
+        check(p.endswith(want) and "<|im_start|>tool" not in p, "history with %s: %r" % (list(extra.items())[1:] or "no tools", p[-300:]))
+
+
+def admission():
+    """A request's choices are queued all or none: n above what the server can ever hold (slots +
+    queue) is a 400 naming n, not a 503 to retry forever, and leaves nothing queued behind."""
+    srv = Server("--parallel", "1", "--queue", "2", "-c", "256")
+    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "Once", "max_tokens": 3, "n": 4})
+    check(st == 400 and j["error"]["param"] == "n", "n=4 with 1 slot and a queue of 2: 400 %s" % (j,))
+    st, _, j, _ = request(srv, "POST", "/v1/embeddings", {"input": ["a", "b", "c", "d"]})
+    check(st == 400 and j["error"]["param"] == "input", "4 embedding inputs: 400 %s" % (j,))
+    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "Once", "max_tokens": 3, "n": 3})
+    check(st == 200 and len(j["choices"]) == 3, "n=3 right after: 200 with 3 choices: %s" % st)
+    srv.stop("admission server")
+
+
 def framing(srv):
     """Bodies framed two ways (two Content-Lengths, a length beside Transfer-Encoding, a length that
     is not a number) are how requests are smuggled past proxies: a 400, and the connection closes."""
@@ -1398,6 +1497,9 @@ def main():
     prefix_reuse(srv)
     logprobs(srv)
     validation(srv)
+    text_bytes(srv)
+    methods(srv)
+    tool_history(srv)
     framing(srv)
     tokens(srv, "Once upon a time there was a dog")
     disconnects(srv)
@@ -1409,6 +1511,7 @@ def main():
     stalls()
     kv_pool()
     keyed()
+    admission()
     tools_templates()
     client_cap()
     print("total %.1f s" % (time.monotonic() - t0))

@@ -259,12 +259,10 @@ static vkllm_status push_text(struct vkllm_gen *g, const char *text, size_t len,
     size_t ready = out_ready(&g->out, &g->p, &hit);
     if (flush && !hit) ready = g->out.len;
     g->bytes_out += ready; /* before fn: its text's tokens are released (vkllm_gen_n_released) */
+    if (hit) g->reason = VKLLM_STOP_STRING; /* before fn too: the token the stop string cuts is released */
     if (ready && g->fn && g->fn(g->out.buf, ready, g->user) && !g->reason) g->reason = VKLLM_STOP_CANCELLED;
     out_consume(&g->out, ready);
-    if (hit) {
-        g->out.len = 0; /* the stop string and anything after it are dropped */
-        g->reason = VKLLM_STOP_STRING;
-    }
+    if (hit) g->out.len = 0; /* the stop string and anything after it are dropped */
     return VKLLM_STATUS_OK;
 }
 
@@ -711,7 +709,11 @@ uint32_t vkllm_gen_n_generated(vkllm_gen_t g) { return g ? g->st.n_generated : 0
 
 uint32_t vkllm_gen_n_released(vkllm_gen_t g) {
     uint32_t i = 0;
-    while (g && i < g->n_probs_rec && i < g->st.n_generated && g->probs_end[i] <= g->bytes_out) i++;
+    /* once a stop string ended the text, also the token it cut: part of its text is in the reply */
+    int cut = g && g->reason == VKLLM_STOP_STRING;
+    while (g && i < g->n_probs_rec && i < g->st.n_generated &&
+           (g->probs_end[i] <= g->bytes_out || (cut && (i ? g->probs_end[i - 1] : 0) < g->bytes_out)))
+        i++;
     return i;
 }
 
