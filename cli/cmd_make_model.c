@@ -1,4 +1,5 @@
 /* cmd_make_model.c - `vkllm make-model`: a thin wrapper over vkllm_make_model (tools/make_model.c). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,8 +95,9 @@ static int apply(struct vkllm_make_model_params *p, const char *opt, const char 
     if (!strcmp(opt, "--type")) return copy_name(p->type, sizeof p->type, val);
     if (!strcmp(opt, "--seed")) {
         char *end;
+        errno = 0;
         p->seed = strtoull(val, &end, 0);
-        return *val && !*end;
+        return *val && !*end && !errno && (*val >= '0' && *val <= '9'); /* strtoull takes "-5" as 2^64 - 5 */
     }
     if (!strcmp(opt, "--rope-theta")) return (p->rope_theta = strtof(val, NULL)) > 0.0f;
     if (!strcmp(opt, "--rms-eps")) return (p->rms_eps = strtof(val, NULL)) > 0.0f;

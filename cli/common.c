@@ -87,13 +87,33 @@ int vkllm_cli_sampling_arg(const char *cmd, const char *a, const char *v, struct
     } nums[] = {
         {"-n", -1, 1e9}, {"--temp", -1e3, 1e3}, {"--top-k", -1, 1e9}, {"--top-p", 0, 1}, {"--min-p", 0, 1},
         {"--repeat-penalty", 0, 1e3}, {"--repeat-last-n", -1, 1e9}, {"--frequency-penalty", -1e3, 1e3},
-        {"--presence-penalty", -1e3, 1e3}, {"--seed", 0, 1.8e19},
+        {"--presence-penalty", -1e3, 1e3},
     };
+    if (!strcmp(a, "--seed")) { /* all 64 bits (a double would round the seed a run reports); -1: random */
+        if (!v) return -1;
+        if (!strcmp(v, "-1")) {
+            gp->sampling.has_seed = 0;
+            return 2;
+        }
+        char *end;
+        errno = 0;
+        unsigned long long s = strtoull(v, &end, 10);
+        if (!*v || *end || errno || strspn(v, "0123456789") != strlen(v)) {
+            fprintf(stderr, "vkllm: %s: --seed takes a whole number in [0, 2^64) or -1 (random), not '%s'\n", cmd, v);
+            return -1;
+        }
+        gp->sampling.seed = (uint64_t)s, gp->sampling.has_seed = 1;
+        return 2;
+    }
     for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) {
         if (strcmp(a, nums[k].flag)) continue;
         double d;
         if (!v) return -1;
         if (vkllm_cli_number(cmd, a, v, nums[k].lo, nums[k].hi, &d)) return -1;
+        if (k == 5 && d <= 0) { /* as the sampler: a factor, 1 = off */
+            fprintf(stderr, "vkllm: %s: --repeat-penalty takes a number in (0, %g], not '%s'\n", cmd, nums[k].hi, v);
+            return -1;
+        }
         switch (k) {
         case 0: gp->n_predict = (int32_t)d; break;
         case 1: gp->sampling.temperature = (float)d; break;
@@ -104,7 +124,6 @@ int vkllm_cli_sampling_arg(const char *cmd, const char *a, const char *v, struct
         case 6: gp->sampling.penalty_last_n = (int32_t)d; break;
         case 7: gp->sampling.frequency_penalty = (float)d; break;
         case 8: gp->sampling.presence_penalty = (float)d; break;
-        case 9: gp->sampling.seed = (uint64_t)d, gp->sampling.has_seed = 1; break;
         }
         return 2;
     }
@@ -148,7 +167,7 @@ const char *vkllm_cli_sampling_help(void) {
            "  --repeat-last-n N      tokens the penalties look back over (default 64, -1 = all)\n"
            "  --frequency-penalty F  0 = off\n"
            "  --presence-penalty F   0 = off\n"
-           "  --seed N               fixed seed (default: picked and reported)\n"
+           "  --seed N               fixed seed, 0 .. 2^64-1 (default, or -1: picked and reported)\n"
            "  --logit-bias ID:V      add V to token ID's logit (-inf bans it); may be repeated\n"
            "  --samplers LIST        stage order after bias and penalties, e.g. top_k;top_p;min_p;temperature\n"
            "                         (the default); stages left out do not run\n";
@@ -240,7 +259,10 @@ static void stats_json(const struct vkllm_generate_stats *s) {
                        VKLLM_CLI_NUM("kv_bytes_allocated", s->kv_bytes_allocated),
                        VKLLM_CLI_NUM("kv_bytes_per_token", s->kv_bytes_per_token),
                        VKLLM_CLI_NUM("kv_bytes_cached", s->kv_bytes_cached),
-                       VKLLM_CLI_NUM("device_bytes", s->device_bytes), VKLLM_CLI_NUM("seed", s->seed));
+                       VKLLM_CLI_NUM("device_bytes", s->device_bytes));
+    char seed[24]; /* all 64 bits: a double would round it */
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)s->seed);
+    cJSON_AddRawToObject(o, "seed", seed);
     cJSON_AddStringToObject(o, "stop_reason", vkllm_stop_reason_str(s->stop_reason));
     char *t = cJSON_PrintUnformatted(o);
     if (t) fprintf(stderr, "%s\n", t);

@@ -265,8 +265,9 @@ static int scalars(struct parse *p, const cJSON *body, int chat, struct serve_re
     if ((k = number(p, body, "frequency_penalty", -2, 2, 0, &d)) < 0) return 400;
     if (k) sp->frequency_penalty = (float)d;
     if ((k = number(p, body, "seed", -9.2233720368547758e18, 1.8446744073709552e19, 1, &d)) < 0) return 400;
-    if (k) sp->seed = d < 0 ? (uint64_t)(int64_t)d : d >= 1.8446744073709552e19 ? UINT64_MAX : (uint64_t)d,
-           sp->has_seed = 1;
+    /* -1: a random seed (llama.cpp's servers and their front-ends send -1 for that) */
+    if (k && d != -1)
+        sp->seed = d < 0 ? (uint64_t)(int64_t)d : d >= 1.8446744073709552e19 ? UINT64_MAX : (uint64_t)d, sp->has_seed = 1;
     r->n = 1;
     if ((k = number(p, body, "n", 1, SERVE_MAX_N, 1, &d)) < 0) return 400;
     if (k) r->n = (int)d;

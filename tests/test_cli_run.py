@@ -74,6 +74,18 @@ check(a.returncode == 0 and a.stdout == b.stdout, "the same seed gives the same 
 check(stats_of(a).get("seed") == 1234, "seed reported")
 c = run("--temp", "0.9", "-n", "60", "-p", "Once upon a time")
 check("seed" in stats_of(c), "a picked seed is reported")
+# a picked seed (64 bits: above 2^53 a double would round it) gives the same text again
+d = run("--temp", "0.9", "-n", "60", "-p", "Once upon a time", "--seed", str(stats_of(c).get("seed", 0)))
+check(d.stdout == c.stdout and stats_of(d).get("seed") == stats_of(c).get("seed"),
+      "the reported seed %s reproduces the text" % stats_of(c).get("seed"))
+big = 2**64 - 3
+e, f = (run("--temp", "1.5", "-n", "30", "-p", "Once", "--seed", str(s)) for s in (big, big - 1))
+check(stats_of(e).get("seed") == big and e.stdout != f.stdout, "seeds above 2^53 are whole: %s" % stats_of(e).get("seed"))
+for bad in ("-5", "1.5", "x", "18446744073709551616"):
+    r = run("--seed", bad, "-p", "Once", "-n", "2")
+    check(r.returncode == 2 and "--seed" in r.stderr, "--seed %s: refused: %s" % (bad, r.stderr[-200:]))
+r = run("--seed", "-1", "-p", "Once", "-n", "2")
+check(r.returncode == 0, "--seed -1: a picked seed (llama.cpp's spelling)")
 
 # the sampler order is configurable; a bad stage name is a clear error
 r = run("--samplers", "temperature;top_k", "--seed", "7", "-n", "20", "-p", "Once")
