@@ -90,6 +90,8 @@ static void print_probs(vkllm_model_t m, vkllm_gen_t g) {
     }
 }
 
+/* All of f (NUL-terminated, malloc'd); NULL with errno set when it cannot be read (a directory:
+ * EISDIR) or memory runs out. */
 static char *read_all(FILE *f, size_t *n) {
     size_t cap = 4096, len = 0;
     char *b = malloc(cap);
@@ -106,7 +108,14 @@ static char *read_all(FILE *f, size_t *n) {
             b = nb;
         }
     }
-    if (b) b[len] = 0;
+    if (b && ferror(f)) {
+        int e = errno ? errno : EIO;
+        free(b);
+        errno = e;
+        return NULL;
+    }
+    if (!b) errno = ENOMEM;
+    else b[len] = 0;
     *n = len;
     return b;
 }
@@ -128,7 +137,7 @@ static int load_grammar(const char *grammar, const char *grammar_file, const cha
         text = read_all(f, &n);
         fclose(f);
         if (!text) {
-            fprintf(stderr, "vkllm: run: out of memory reading %s\n", file);
+            fprintf(stderr, "vkllm: run: cannot read %s: %s\n", file, strerror(errno));
             return -1;
         }
         if (grammar_file) return *out = text, 0;
@@ -216,6 +225,10 @@ int vkllm_cmd_run(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    if (prompt && prompt_file) {
+        fprintf(stderr, "vkllm: run: -p and -f both give the prompt: use one\n");
+        return 2;
+    }
     char *owned = NULL;
     size_t plen = 0;
     if (prompt_file || (!prompt && !isatty(0))) {
@@ -225,10 +238,12 @@ int vkllm_cmd_run(int argc, char **argv) {
             return 3;
         }
         owned = read_all(f, &plen);
+        int e = errno;
         if (prompt_file) fclose(f);
         if (!owned) {
-            fprintf(stderr, "vkllm: run: out of memory reading the prompt\n");
-            return 5;
+            fprintf(stderr, "vkllm: run: cannot read %s: %s\n", prompt_file ? prompt_file : "the prompt from stdin",
+                    strerror(e));
+            return e == ENOMEM ? 5 : 3;
         }
         prompt = owned;
     } else if (prompt) {

@@ -578,7 +578,9 @@ struct vkllm_generate_params {
     uint32_t n_stop;
     int add_bos;             /* -1: as the model asks (default); 0 no; 1 yes */
     int parse_special;       /* "<|im_start|>" in the prompt becomes its token (default 0) */
-    int keep_history;        /* 1: continue after the tokens already in the session (chat);
+    int keep_history;        /* 1: continue after the tokens already in the session (chat; the
+                                prompt must not be empty: a generation's last token was
+                                sampled, not evaluated, so the session does not hold it);
                                 0: start the session over (default) */
     int cache_prompt;        /* with keep_history 0: keep the longest prefix of the prompt the
                                 session's KV cache already holds and evaluate only the rest
@@ -673,8 +675,10 @@ VKLLM_API vkllm_status vkllm_generate(vkllm_session_t s, const struct vkllm_gene
 
 typedef struct vkllm_gen *vkllm_gen_t;
 
-/* Start a request on session s (which it uses until vkllm_gen_free; one gen per session at a
- * time). params is copied (stop strings, order and logit bias too). Text goes to fn as in
+/* Start a request on session s (which it owns until vkllm_gen_free: one gen per session at a
+ * time; meanwhile the session's eval, embed, decode_greedy, truncate and another gen_start fail
+ * with INVALID_ARGUMENT, and freeing the session ends the gen with INVALID_ARGUMENT instead of
+ * leaving it on freed memory). params is copied (stop strings, order and logit bias too). Text goes to fn as in
  * vkllm_generate, from this call on (the first token's text included). Fails, with nothing
  * evaluated, like vkllm_generate: CONTEXT_FULL for a prompt longer than the context,
  * INVALID_ARGUMENT for bad sampling parameters, UNSUPPORTED when the tokenizer is not. */

@@ -86,6 +86,13 @@ for bad in ("-5", "1.5", "x", "18446744073709551616"):
     check(r.returncode == 2 and "--seed" in r.stderr, "--seed %s: refused: %s" % (bad, r.stderr[-200:]))
 r = run("--seed", "-1", "-p", "Once", "-n", "2")
 check(r.returncode == 0, "--seed -1: a picked seed (llama.cpp's spelling)")
+# a prompt or grammar file that cannot be read is an error, not an empty prompt
+r = run("-f", "/tmp", "-n", "3")
+check(r.returncode == 3 and "cannot read /tmp" in r.stderr and not r.stdout, "-f DIR: %s %r" % (r.returncode, r.stderr[-200:]))
+r = run("--grammar-file", "/tmp", "-p", "Once", "-n", "3")
+check(r.returncode != 0 and "cannot read /tmp" in r.stderr, "--grammar-file DIR: %s %r" % (r.returncode, r.stderr[-200:]))
+r = run("-p", "Once", "-f", "/dev/null", "-n", "3")
+check(r.returncode == 2 and "-p and -f" in r.stderr, "-p and -f together: refused: %r" % r.stderr[-200:])
 
 # the sampler order is configurable; a bad stage name is a clear error
 r = run("--samplers", "temperature;top_k", "--seed", "7", "-n", "20", "-p", "Once")

@@ -730,6 +730,87 @@ static void gen_text(vkllm_session_t s, const struct vkllm_generate_params *p, s
     ASSERT_OK(vkllm_generate(s, p, on_text, t, st));
 }
 
+/* One gen per session: while a gen owns a session, the session's own calls and a second gen are
+ * refused and the gen's text is what it is alone; a session freed under a gen ends the gen with an
+ * error (no use of freed memory); continuing the history with an empty prompt is refused with
+ * the reason; NULL handles and out-pointers are refused, not dereferenced. */
+static void check_ownership(vkllm_model_t m) {
+    struct vkllm_generate_params p = vkllm_generate_params_default();
+    p.prompt = "Once upon a time";
+    p.n_predict = 24;
+    p.sampling.temperature = 0;
+    vkllm_session_t s;
+    ASSERT_OK(vkllm_session_init(m, NULL, &s));
+    struct text alone, t;
+    gen_text(s, &p, &alone, NULL);
+    vkllm_gen_t g, g2;
+    memset(&t, 0, sizeof t);
+    ASSERT_OK(vkllm_gen_start(s, &p, on_text, &t, &g));
+    for (int i = 0; i < 5; i++) ASSERT_OK(vkllm_gen_step(&g, 1));
+    ASSERT_STATUS(vkllm_gen_start(s, &p, on_text, &t, &g2), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm_generate(s, &p, NULL, NULL, NULL), VKLLM_STATUS_INVALID_ARGUMENT);
+    int32_t tok = 1, next;
+    float emb[512];
+    ASSERT_STATUS(vkllm_session_eval(s, &tok, 1, 0), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm_session_truncate(s, 0), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm_session_decode_greedy(s, tok, &next), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm_session_embed(s, &tok, 1, VKLLM_POOLING_MEAN, 1, emb), VKLLM_STATUS_INVALID_ARGUMENT);
+    while (!vkllm_gen_done(g)) ASSERT_OK(vkllm_gen_step(&g, 1));
+    ASSERT_OK(vkllm_gen_status(g));
+    ASSERT_STREQ(t.buf, alone.buf);
+    vkllm_gen_free(g);
+    ASSERT_OK(vkllm_session_eval(s, &tok, 1, 0)); /* free again */
+    /* the session freed under a running gen: the gen ends with an error, its calls stay safe */
+    ASSERT_OK(vkllm_gen_start(s, &p, on_text, &t, &g));
+    ASSERT_OK(vkllm_gen_step(&g, 1));
+    vkllm_session_free(s);
+    ASSERT(vkllm_gen_done(g));
+    ASSERT_STATUS(vkllm_gen_status(g), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_OK(vkllm_gen_step(&g, 1)); /* skipped: done */
+    struct vkllm_generate_stats st;
+    vkllm_gen_stats(g, &st);
+    ASSERT_EQ(st.kv_bytes_used, 0);
+    vkllm_gen_free(g);
+    /* keep_history with an empty prompt: refused, saying why (was: "the model has no BOS token") */
+    ASSERT_OK(vkllm_session_init(m, NULL, &s));
+    struct text a;
+    p.n_predict = 12;
+    gen_text(s, &p, &a, NULL);
+    p.prompt = "";
+    p.keep_history = 1;
+    ASSERT_STATUS(vkllm_generate(s, &p, NULL, NULL, NULL), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT(strstr(vkllm_last_error(), "nothing new to evaluate"));
+    /* share: a count without the array */
+    p.keep_history = 0;
+    p.n_share = 2;
+    ASSERT_STATUS(vkllm_generate(s, &p, NULL, NULL, NULL), VKLLM_STATUS_INVALID_ARGUMENT);
+    vkllm_session_free(s);
+    /* NULL handles and out-pointers */
+    struct vkllm_session_memory mem;
+    struct vkllm_model_info mi;
+    struct vkllm_kv_pool_info pi;
+    struct vkllm_file_info fi;
+    ASSERT_EQ(vkllm_session_n_past(NULL), 0);
+    ASSERT_EQ(vkllm_session_n_ctx(NULL), 0);
+    ASSERT_STATUS(vkllm_session_truncate(NULL, 0), VKLLM_STATUS_INVALID_ARGUMENT);
+    vkllm_session_memory(NULL, &mem);
+    ASSERT_EQ(mem.kv_bytes_allocated, 0);
+    vkllm_session_memory(NULL, NULL);
+    vkllm_model_get_info(NULL, &mi);
+    vkllm_model_get_info(m, NULL);
+    vkllm_kv_pool_get_info(NULL, &pi);
+    vkllm_model_file_info(NULL, &fi);
+    ASSERT_EQ(fi.n_tensors, 0);
+    ASSERT(vkllm_ctx_device(NULL) == NULL);
+    ASSERT_EQ(vkllm_ctx_validation_messages(NULL), 0);
+    ASSERT_EQ(vkllm_ctx_device_memory_used(NULL), 0);
+    ASSERT_EQ(vkllm_ctx_tuning_value(NULL, 0), 0);
+    struct vkllm_make_model_params mp;
+    ASSERT_STATUS(vkllm_make_model_preset(NULL, &mp), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm_make_model_preset("tiny", NULL), VKLLM_STATUS_INVALID_ARGUMENT);
+    printf("one gen per session; empty-prompt continuation and NULL handles refused\n");
+}
+
 static void check_grammar(vkllm_model_t m) {
     ASSERT_OK(vkllm_grammar_validate("root ::= [a-z]+", 0));
     ASSERT_STATUS(vkllm_grammar_validate("root ::= [a-z", 0), VKLLM_STATUS_INVALID_ARGUMENT);
@@ -833,6 +914,7 @@ int main(int argc, char **argv) {
         check_prompt_cache(m);
         check_token_probs(m, vkllm_test_model("stories260K.gguf"));
         check_grammar(m);
+        check_ownership(m);
         check_share(m, NULL, "stories260K");
         check_pool(m);
         vkllm_session_t s;

@@ -616,6 +616,7 @@ struct vkllm_make_model_params vkllm_make_model_params_default(void) {
 }
 
 vkllm_status vkllm_make_model_preset(const char *name, struct vkllm_make_model_params *o) {
+    if (!name || !o) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_make_model_preset: NULL argument");
     struct vkllm__make_model_params p;
     vkllm_status st = from_public(o, &p);
     if (st) return st;

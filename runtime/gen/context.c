@@ -89,11 +89,11 @@ void vkllm_ctx_free(vkllm_ctx_t ctx) {
     vkllm__free(ctx);
 }
 
-const struct vkllm_device_info *vkllm_ctx_device(vkllm_ctx_t ctx) { return vkllm__gpu_info(ctx->gpu); }
+const struct vkllm_device_info *vkllm_ctx_device(vkllm_ctx_t ctx) { return ctx ? vkllm__gpu_info(ctx->gpu) : NULL; }
 
-uint64_t vkllm_ctx_validation_messages(vkllm_ctx_t ctx) { return vkllm__gpu_validation_count(ctx->gpu); }
+uint64_t vkllm_ctx_validation_messages(vkllm_ctx_t ctx) { return ctx ? vkllm__gpu_validation_count(ctx->gpu) : 0; }
 
-uint64_t vkllm_ctx_device_memory_used(vkllm_ctx_t ctx) { return vkllm__gpu_memory_allocated(ctx->gpu); }
+uint64_t vkllm_ctx_device_memory_used(vkllm_ctx_t ctx) { return ctx ? vkllm__gpu_memory_allocated(ctx->gpu) : 0; }
 
 int vkllm_tuning_knob(size_t i, struct vkllm_tuning_knob *out) {
     const struct vkllm__tuning_knob *k = vkllm__tuning_knob(i);
@@ -110,4 +110,4 @@ vkllm_status vkllm_ctx_tune(vkllm_ctx_t ctx, const char *name, const char *value
     return st;
 }
 
-long vkllm_ctx_tuning_value(vkllm_ctx_t ctx, size_t i) { return vkllm__tuning_get(vkllm__gpu_tuning(ctx->gpu), i); }
+long vkllm_ctx_tuning_value(vkllm_ctx_t ctx, size_t i) { return ctx ? vkllm__tuning_get(vkllm__gpu_tuning(ctx->gpu), i) : 0; }

@@ -42,7 +42,16 @@ struct vkllm_session {
     int32_t *hist;       /* (n_ctx,) the token at each filled position: what the KV cache holds */
     float *logits;       /* (logits_rows, n_vocab) of the last eval */
     uint32_t logits_rows, logits_cap;
+    struct vkllm_gen *gen; /* the generation that owns the session (vkllm_gen_start .. _free), or NULL */
 };
+
+/* The session calls a generation makes on its own session (the public ones refuse a session a
+ * generation owns: "one gen per session at a time"). */
+vkllm_status vkllm__session_eval(vkllm_session_t s, const int32_t *tokens, uint32_t n, int all_logits);
+vkllm_status vkllm__session_decode_greedy(vkllm_session_t s, int32_t token, int32_t *next);
+vkllm_status vkllm__session_truncate(vkllm_session_t s, uint32_t n_past);
+/* s is being freed while g owns it: g ends with INVALID_ARGUMENT and forgets s (generate.c). */
+void vkllm__gen_orphan(struct vkllm_gen *g);
 
 /* One decode step of tokens[i] on session s[i] for i < n, batched: every session gets the logits
  * of its token (vkllm_session_logits(s[i], 0)) and one more position. The sessions must be

@@ -146,6 +146,12 @@ static vkllm_status prompt_tokens(vkllm_session_t s, const struct vkllm_generate
         t = nt;
         cnt++;
     }
+    if (cnt == 0 && continuing) {
+        vkllm__free(t);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "an empty prompt after the session's %u tokens: nothing new to "
+                          "evaluate (a generation's last token is sampled, not evaluated, so the session does not hold "
+                          "it): pass the text or tokens to continue with", s->n_past);
+    }
     if (cnt == 0) {
         vkllm__free(t);
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "empty prompt and the model has no BOS token to start from");
@@ -222,6 +228,8 @@ static vkllm_status copy_params(struct vkllm_gen *g, const struct vkllm_generate
         if (st) return st;
         if ((st = vkllm__grammar_start(g->gram, &g->gst))) return st;
     }
+    if (p->n_share && !p->share)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%u sessions to share with but share is NULL", p->n_share);
     if (p->n_stop) {
         if (!p->stop) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%u stop strings but stop is NULL", p->n_stop);
         if (!(g->stop = vkllm__calloc(p->n_stop, sizeof *g->stop))) goto oom;
@@ -483,7 +491,7 @@ static vkllm_status prefill_chunk(struct vkllm_gen *g) {
     uint32_t left = g->n_pending - g->pending_at;
     uint32_t n = g->p.prefill_chunk && left > g->p.prefill_chunk ? g->p.prefill_chunk : left;
     double tp = now_ms();
-    vkllm_status st = vkllm_session_eval(s, g->pending + g->pending_at, n, 0);
+    vkllm_status st = vkllm__session_eval(s, g->pending + g->pending_at, n, 0);
     if (st) return st;
     g->pending_at += n;
     g->st.prefill_ms += now_ms() - tp;
@@ -514,9 +522,13 @@ vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_para
     *out = NULL;
     if (!s->model->tok)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "this model's tokenizer is not supported: %s", s->model->tok_error);
+    if (s->gen)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_gen_start: another generation owns this session "
+                          "(one at a time): vkllm_gen_free it first");
     struct vkllm_gen *g = vkllm__calloc(1, sizeof *g);
     if (!g) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     g->s = s;
+    s->gen = g;
     g->fn = fn;
     g->user = user_data;
     g->t0 = t0;
@@ -567,7 +579,7 @@ vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_para
         }
         s->n_past += reuse;
     }
-    vkllm_session_truncate(s, s->n_past);
+    vkllm__session_truncate(s, s->n_past);
     /* the KV pool's blocks for the whole prompt now (KV_FULL, nothing evaluated, when it has too
      * few), so that no later chunk of it runs out */
     VKLLM_TRY(st, vkllm__session_reserve(s, (uint32_t)n_ids - reuse), fail);
@@ -644,12 +656,12 @@ vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n) {
     if (m == 0) goto done;
     if (m == 1 && run[0]->greedy) { /* alone and greedy: the argmax on the device, one id read back */
         int32_t next;
-        if ((st = vkllm_session_decode_greedy(run[0]->s, run[0]->cur, &next))) goto fail_all;
+        if ((st = vkllm__session_decode_greedy(run[0]->s, run[0]->cur, &next))) goto fail_all;
         if ((st = take_token(run[0], next))) fail(run[0], st);
         goto done;
     }
     if (m == 1) {
-        st = vkllm_session_eval(run[0]->s, &run[0]->cur, 1, 0);
+        st = vkllm__session_eval(run[0]->s, &run[0]->cur, 1, 0);
     } else {
         for (uint32_t i = 0; i < m; i++) ses[i] = run[i]->s, toks[i] = run[i]->cur;
         st = vkllm__session_decode_batch(ses, toks, m);
@@ -696,7 +708,7 @@ void vkllm_gen_stats(vkllm_gen_t g, struct vkllm_generate_stats *out) {
         vkllm__free(tmp);
     }
     struct vkllm_session_memory mem;
-    vkllm_session_memory(g->s, &mem);
+    vkllm_session_memory(g->s, &mem); /* zeros once the session was freed */
     out->kv_bytes_used = mem.kv_bytes_used;
     out->kv_bytes_allocated = mem.kv_bytes_allocated;
     out->kv_bytes_per_token = mem.kv_bytes_per_token;
@@ -717,8 +729,19 @@ uint32_t vkllm_gen_n_released(vkllm_gen_t g) {
     return i;
 }
 
+void vkllm__gen_orphan(struct vkllm_gen *g) {
+    if (!g->done) {
+        g->err = vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "the generation's session was freed before it");
+        g->reason = VKLLM_STOP_NONE;
+        g->st.stop_reason = VKLLM_STOP_NONE;
+        g->done = 1;
+    }
+    g->s = NULL;
+}
+
 void vkllm_gen_free(vkllm_gen_t g) {
     if (!g) return;
+    if (g->s && g->s->gen == g) g->s->gen = NULL;
     if (g->ds_init) vkllm__detok_stream_free(&g->ds);
     vkllm__free(g->pending);
     vkllm__free(g->probs);

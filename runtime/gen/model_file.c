@@ -89,9 +89,11 @@ static void tensor_info(const struct vkllm__gguf *g, struct vkllm_file_info *o) 
 }
 
 void vkllm_model_file_info(vkllm_model_file_t f, struct vkllm_file_info *o) {
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    if (!f) return;
     const struct vkllm__gguf *g = f->g;
     char key[160];
-    memset(o, 0, sizeof *o);
     o->file_bytes = g->size, o->gguf_version = g->version, o->n_kv = g->n_kv, o->n_tensors = g->n_tensors;
     get_string(g, "general.architecture", o->arch, sizeof o->arch);
     get_string(g, "general.name", o->name, sizeof o->name);

@@ -55,8 +55,10 @@ void vkllm_model_free(vkllm_model_t m) {
 }
 
 void vkllm_model_get_info(vkllm_model_t m, struct vkllm_model_info *out) {
-    const struct vkllm__hparams *hp = &m->desc->hp;
+    if (!out) return;
     memset(out, 0, sizeof *out);
+    if (!m) return;
+    const struct vkllm__hparams *hp = &m->desc->hp;
     snprintf(out->arch, sizeof out->arch, "%s", vkllm__arch_name(hp->arch));
     struct vkllm__str name;
     if (vkllm__gguf_get_str(m->gguf, "general.name", &name) == VKLLM_STATUS_OK)
@@ -127,6 +129,9 @@ void vkllm_kv_pool_free(vkllm_kv_pool_t p) {
 }
 
 void vkllm_kv_pool_get_info(vkllm_kv_pool_t p, struct vkllm_kv_pool_info *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!p) return;
     struct vkllm__kv_pool_stats s;
     vkllm__kv_pool_get_stats(p->p, &s);
     *out = (struct vkllm_kv_pool_info){VKLLM__KV_BLOCK, s.n_blocks, s.n_held, s.n_cached, s.n_free, s.bytes,
@@ -170,13 +175,26 @@ vkllm_status vkllm_session_init(vkllm_model_t model, const struct vkllm_session_
 
 void vkllm_session_free(vkllm_session_t s) {
     if (!s) return;
+    if (s->gen) vkllm__gen_orphan(s->gen); /* its later calls fail instead of reading freed memory */
     vkllm__forward_free(s->fw);
     vkllm__free(s->hist);
     vkllm__free(s->logits);
     vkllm__free(s);
 }
 
+/* A session a generation owns takes no other work until vkllm_gen_free: it would silently change
+ * what the generation reads back (its cache, its logits). */
+static vkllm_status owned(vkllm_session_t s, const char *fn) {
+    return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: a generation owns this session (%u positions filled): "
+                      "vkllm_gen_free it first", fn, s->n_past);
+}
+
 vkllm_status vkllm_session_eval(vkllm_session_t s, const int32_t *tokens, uint32_t n, int all_logits) {
+    if (s && s->gen) return owned(s, "vkllm_session_eval");
+    return vkllm__session_eval(s, tokens, n, all_logits);
+}
+
+vkllm_status vkllm__session_eval(vkllm_session_t s, const int32_t *tokens, uint32_t n, int all_logits) {
     if (!s || (!tokens && n)) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_eval: NULL argument");
     const uint64_t V = s->model->desc->hp.n_vocab;
     uint32_t rows = all_logits ? n : 1;
@@ -199,6 +217,7 @@ vkllm_status vkllm_session_eval(vkllm_session_t s, const int32_t *tokens, uint32
 vkllm_status vkllm_session_embed(vkllm_session_t s, const int32_t *tokens, uint32_t n, enum vkllm_pooling pooling,
                                  int normalize, float *out) {
     if (!s || !tokens || !out) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_embed: NULL argument");
+    if (s->gen) return owned(s, "vkllm_session_embed");
     if (pooling != VKLLM_POOLING_MEAN && pooling != VKLLM_POOLING_LAST && pooling != VKLLM_POOLING_CLS)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_embed: unknown pooling %d", (int)pooling);
     const uint32_t E = s->model->desc->hp.n_embd;
@@ -239,6 +258,11 @@ const float *vkllm_session_logits(vkllm_session_t s, uint32_t i) {
 }
 
 vkllm_status vkllm_session_decode_greedy(vkllm_session_t s, int32_t token, int32_t *next) {
+    if (s && s->gen) return owned(s, "vkllm_session_decode_greedy");
+    return vkllm__session_decode_greedy(s, token, next);
+}
+
+vkllm_status vkllm__session_decode_greedy(vkllm_session_t s, int32_t token, int32_t *next) {
     if (!s || !next) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_decode_greedy: NULL argument");
     uint32_t id;
     vkllm_status st = vkllm__forward_decode_greedy(s->fw, (uint32_t)token, s->n_past, &id);
@@ -250,7 +274,7 @@ vkllm_status vkllm_session_decode_greedy(vkllm_session_t s, int32_t token, int32
     return VKLLM_STATUS_OK;
 }
 
-uint32_t vkllm_session_n_past(vkllm_session_t s) { return s->n_past; }
+uint32_t vkllm_session_n_past(vkllm_session_t s) { return s ? s->n_past : 0; }
 
 uint32_t vkllm_session_cached_prefix(vkllm_session_t s, const int32_t *tokens, uint32_t n) {
     if (!s || !tokens) return 0;
@@ -259,9 +283,15 @@ uint32_t vkllm_session_cached_prefix(vkllm_session_t s, const int32_t *tokens, u
     /* a sliding-window layer's ring may no longer hold the window before i */
     return i && !vkllm__forward_kv_holds(s->fw, i) ? 0 : i;
 }
-uint32_t vkllm_session_n_ctx(vkllm_session_t s) { return vkllm__forward_n_ctx(s->fw); }
+uint32_t vkllm_session_n_ctx(vkllm_session_t s) { return s ? vkllm__forward_n_ctx(s->fw) : 0; }
 
 vkllm_status vkllm_session_truncate(vkllm_session_t s, uint32_t n_past) {
+    if (s && s->gen) return owned(s, "vkllm_session_truncate");
+    return vkllm__session_truncate(s, n_past);
+}
+
+vkllm_status vkllm__session_truncate(vkllm_session_t s, uint32_t n_past) {
+    if (!s) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_truncate: NULL session");
     if (n_past > s->n_past)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "truncate to %u positions: only %u are filled", n_past, s->n_past);
     if (!vkllm__forward_kv_holds(s->fw, n_past))
@@ -275,6 +305,9 @@ vkllm_status vkllm_session_truncate(vkllm_session_t s, uint32_t n_past) {
 }
 
 void vkllm_session_memory(vkllm_session_t s, struct vkllm_session_memory *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!s) return;
     out->kv_bytes_allocated = vkllm__forward_kv_bytes(s->fw);
     out->kv_bytes_per_token = vkllm__forward_kv_bytes_per_token(s->fw);
     out->kv_bytes_used = vkllm__forward_kv_bytes_used(s->fw, s->n_past);
@@ -288,7 +321,7 @@ void vkllm_session_memory(vkllm_session_t s, struct vkllm_session_memory *out) {
 vkllm_status vkllm__session_decode_batch(vkllm_session_t *s, const int32_t *tokens, uint32_t n) {
     if (!s || !tokens) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "decode batch: NULL argument");
     if (n == 0) return VKLLM_STATUS_OK;
-    if (n == 1) return vkllm_session_eval(s[0], tokens, 1, 0); /* the recorded one-token step */
+    if (n == 1) return vkllm__session_eval(s[0], tokens, 1, 0); /* the recorded one-token step */
     const uint64_t V = s[0]->model->desc->hp.n_vocab;
     struct vkllm__forward **fw = vkllm__malloc(sizeof *fw * n);
     uint32_t *pos = vkllm__malloc(sizeof *pos * n);
