@@ -1,10 +1,15 @@
 /* cmd_make_model.c - `vkllm make-model`: a thin wrapper over vkllm_make_model (tools/make_model.c). */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+
+/* The signal that interrupted the write (vkllm_make_model_params.cancel), or 0. */
+static volatile int interrupted;
+static void on_signal(int sig) { interrupted = sig; }
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -143,7 +148,21 @@ int vkllm_cmd_make_model(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    /* SIGINT / SIGTERM stop the write before the next tensor, and the temporary file goes */
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    p.cancel = &interrupted;
     vkllm_status st = vkllm_make_model(&p, out);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (st == VKLLM_STATUS_CANCELLED && interrupted) {
+        fprintf(stderr, "vkllm make-model: interrupted; %s was not written\n", out);
+        return 128 + interrupted; /* as the shell reports a process the signal ended */
+    }
     if (st != VKLLM_STATUS_OK) return vkllm_cli_fail(st, "make-model");
     char experts[48] = "";
     vkllm_model_file_t mf; /* the experts as written (qwen3moe and gpt-oss get 8 when none were asked for) */

@@ -845,6 +845,9 @@ struct vkllm_make_model_params {
                                          n_expert FFNs of n_ff, n_expert_used per token; 0: a dense FFN
                                          (qwen3moe, gpt-oss: 8, and 2 or 4 per token) */
     uint32_t n_rot;           /* rope.dimension_count: dims rotated per head; 0: all of them */
+    const volatile int *cancel; /* non-NULL: looked at before each tensor; once *cancel != 0 the write
+                                   stops with CANCELLED and its temporary file is removed (a CLI's
+                                   SIGINT handler sets it) */
 };
 
 /* A tiny llama (2 layers, 64 embd, 4 heads, 2 kv heads, 512 vocab), f32, seed 1. */

@@ -30,4 +30,18 @@ grep -q "ffn_down.weight" "$dir/err" || fail "no fallback warning: $(cat "$dir/e
 "$bin" make-model --preset nope -o "$dir/d.gguf" 2>/dev/null && fail "unknown preset accepted"
 "$bin" make-model --n-layer 2 2>/dev/null && fail "missing -o accepted"
 [ -e "$dir/d.gguf" ] && fail "a failed make-model left a file"
+"$bin" make-model --seed -5 -o "$dir/d.gguf" 2>/dev/null; [ $? -eq 2 ] || fail "--seed -5 should be a usage error"
+
+# Interrupted (SIGINT, SIGTERM) while writing: the status says so and no temporary file is left.
+for sig in INT TERM; do
+  "$bin" make-model --preset tinyllama-1.1b --type q8_0 -o "$dir/big.gguf" 2>"$dir/err" &
+  pid=$!
+  sleep 1
+  kill -s "$sig" "$pid"
+  wait "$pid"
+  rc=$?
+  [ "$rc" -ge 129 ] || fail "SIG$sig: exit $rc, not 128 + the signal: $(cat "$dir/err")"
+  grep -q "interrupted" "$dir/err" || fail "SIG$sig: not reported: $(cat "$dir/err")"
+  ls "$dir" | grep -q "big.gguf" && fail "SIG$sig left $(ls "$dir")"
+done
 echo "ok"

@@ -139,6 +139,7 @@ struct gen_tensor {
     uint64_t rows;      /* ne[1] * ne[2] */
     float mean, std;    /* values mean + std * N(0, 1) */
     uint64_t seed;      /* stream of this tensor */
+    const volatile int *cancel; /* the params' */
 };
 
 /* Rows [r0, r1) of t, encoded into dst (row 0's bytes). Each draw advances the tensor's stream by
@@ -168,6 +169,8 @@ static void *fill_rows(void *arg) {
  * K-quants takes minutes on one), each encoded in place. */
 static vkllm_status fill_tensor(void *user, void *dst, uint64_t nbytes) {
     const struct gen_tensor *t = user;
+    if (t->cancel && *t->cancel) /* the writer removes its temporary file */
+        return vkllm__err(VKLLM_STATUS_CANCELLED, "make-model: interrupted before tensor %s", t->name);
     uint64_t row_bytes;
     vkllm_status st = vkllm__row_size(t->type, t->ne[0], &row_bytes);
     if (st != VKLLM_STATUS_OK) return st;
@@ -216,6 +219,7 @@ struct tensor_list {
     uint32_t n, cap;
     uint64_t seed;
     uint32_t want_type;
+    const volatile int *cancel;
 };
 
 /* Append a tensor: a matrix (rows > 0, not f32only) in the wanted type (or its fallback, logged
@@ -239,6 +243,7 @@ static void add4(struct tensor_list *tl, const char *name, uint64_t cols, uint64
     t->std = std;
     uint64_t s = tl->seed ^ (0xD1B54A32D192ED03ull * (tl->n + 1));
     t->seed = splitmix64(&s);
+    t->cancel = tl->cancel;
     tl->n++;
 }
 
@@ -541,6 +546,7 @@ vkllm_status vkllm__make_model(const struct vkllm__make_model_params *params, co
     tl.cap = 8 + p->n_layer * VKLLM__LT_COUNT_;
     tl.seed = p->seed;
     tl.want_type = p->type;
+    tl.cancel = p->cancel;
     tl.v = vkllm__calloc(tl.cap, sizeof *tl.v);
     VKLLM_TRY(st, make_vocab(p->n_vocab, arch_specials(p->arch), &v), done);
     if (!tl.v) {
@@ -574,6 +580,7 @@ static void to_public(const struct vkllm__make_model_params *p, struct vkllm_mak
     o->optional_tensors = p->optional_tensors;
     o->n_expert = p->n_expert, o->n_expert_used = p->n_expert_used;
     o->n_rot = p->n_rot;
+    o->cancel = p->cancel;
     snprintf(o->name, sizeof o->name, "%s", p->name);
 }
 
@@ -603,6 +610,7 @@ static vkllm_status from_public(const struct vkllm_make_model_params *o, struct 
     p->optional_tensors = o->optional_tensors;
     p->n_expert = o->n_expert, p->n_expert_used = o->n_expert_used;
     p->n_rot = o->n_rot;
+    p->cancel = o->cancel;
     snprintf(p->name, sizeof p->name, "%s", o->name);
     return VKLLM_STATUS_OK;
 }

@@ -23,6 +23,7 @@ struct vkllm__make_model_params {
     float rope_theta;      /* rope.freq_base */
     float rms_eps;
     char name[64];         /* general.name; "" -> generated */
+    const volatile int *cancel; /* non-NULL: *cancel != 0 stops the write (CANCELLED, no file left) */
 };
 
 /* Defaults: a tiny llama (2 layers, 64 embd, 4 heads, 2 kv heads, 512 vocab), f32, seed 1. */
