@@ -86,7 +86,8 @@ static void usage(FILE *f) {
 
 static int parse_list(const char *s, int *out, int *n) {
     *n = 0;
-    while (*s && *n < MAX_LIST) {
+    while (*s) {
+        if (*n == MAX_LIST) return -1; /* more values than a run takes: refused, not cut short */
         char *end;
         long v = strtol(s, &end, 10);
         if (end == s || v < 0 || v > 1000000) return -1;
@@ -606,7 +607,8 @@ int vkllm_cmd_bench(int argc, char **argv) {
         }
         else return vkllm_cli_other_option("bench", a, usage);
         if (bad) {
-            fprintf(stderr, "vkllm: bench: '%s' takes a comma-separated list of non-negative numbers\n", a);
+            fprintf(stderr, "vkllm: bench: '%s' takes a comma-separated list of at most %d numbers in [0, 1000000]\n", a,
+                    MAX_LIST);
             return 2;
         }
     }

@@ -94,9 +94,11 @@ static vkllm_status turn(vkllm_session_t s, vkllm_model_t model, const char *tmp
     gp.keep_history = continuing;
     gp.parse_special = 1;
     struct reply r = {0};
+    struct vkllm_generate_stats now; /* the last reply's stay in *stats when this one is refused */
     vkllm_cli_interrupted = 0;
-    st = vkllm_generate(s, &gp, on_text, &r, stats);
+    st = vkllm_generate(s, &gp, on_text, &r, &now);
     printf("\n");
+    if (!st) *stats = now;
     if (st == VKLLM_STATUS_CONTEXT_FULL) {
         fprintf(stderr, "vkllm: the conversation no longer fits in the context; /reset to start over\n");
     } else if (!st) {
@@ -216,6 +218,9 @@ int vkllm_cmd_chat(int argc, char **argv) {
             break;
         }
         if (stats.stop_reason == VKLLM_STOP_CANCELLED) fprintf(stderr, "[reply stopped]\n");
+        if (stats.stop_reason == VKLLM_STOP_CONTEXT_FULL || stats.stop_reason == VKLLM_STOP_KV_FULL)
+            fprintf(stderr, "[reply cut off: the %s is full (%u positions); /reset to start over]\n",
+                    stats.stop_reason == VKLLM_STOP_KV_FULL ? "KV cache pool" : "context", vkllm_session_n_ctx(s));
     }
     vkllm_cli_catch_sigint(0);
 done:

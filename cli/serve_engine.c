@@ -315,7 +315,7 @@ static void finish(struct serve_engine *e, struct serve_req *r, int status, cons
         } else if (why == VKLLM_STOP_EOS || why == VKLLM_STOP_STRING) {
             how = SERVE_FIN_STOP;
             r->finish_reason = "stop";
-        } else if (why == VKLLM_STOP_MAX_TOKENS || why == VKLLM_STOP_CONTEXT_FULL) {
+        } else if (why == VKLLM_STOP_MAX_TOKENS || why == VKLLM_STOP_CONTEXT_FULL || why == VKLLM_STOP_KV_FULL) {
             how = SERVE_FIN_LENGTH;
             r->finish_reason = "length";
         } else {

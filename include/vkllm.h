@@ -560,8 +560,10 @@ enum vkllm_stop_reason {
     VKLLM_STOP_EOS = 1,          /* the model's end-of-generation token */
     VKLLM_STOP_MAX_TOKENS = 2,   /* n_predict reached */
     VKLLM_STOP_STRING = 3,       /* a stop string appeared (it is not emitted) */
-    VKLLM_STOP_CONTEXT_FULL = 4, /* the KV cache has no room for another token */
+    VKLLM_STOP_CONTEXT_FULL = 4, /* the session's context (n_ctx) has no room for another token */
     VKLLM_STOP_CANCELLED = 5,    /* the callback asked to stop */
+    VKLLM_STOP_KV_FULL = 6,      /* the shared KV pool (vkllm_session_params.pool) has no free block
+                                    for another token, though the context has room */
 };
 
 VKLLM_API const char *vkllm_stop_reason_str(enum vkllm_stop_reason r);

@@ -32,6 +32,13 @@ with tempfile.TemporaryDirectory() as d:
     check(r.returncode != 0 and "chatml" in r.stderr and "llama3" in r.stderr, "unknown template lists names: " + r.stderr)
     r = subprocess.run([VKLLM, "chat", "-m", model], input="hi\n", capture_output=True, text=True, timeout=120)
     check(r.returncode != 0 and "no chat template" in r.stderr, "a model without a template: " + r.stderr)
+    # a reply the context cuts off says so; a turn refused afterwards keeps the last reply's /stats
+    r = subprocess.run([VKLLM, "chat", "-m", model, "--chat-template", "chatml", "-c", "80", "--seed", "3"],
+                       input="hello there\n/stats\nok\n/stats\n/quit\n", capture_output=True, text=True, timeout=300)
+    stats = re.findall(r"\[(\w+); prompt (\d+) tokens, reply (\d+) tokens", r.stderr)
+    check(r.returncode == 0 and "[reply cut off: the context is full (80 positions)" in r.stderr and
+          "no longer fits" in r.stderr and len(stats) == 2 and stats[0] == stats[1] and stats[0][0] == "context_full",
+          "a reply cut off by the context: said, and /stats still the last reply's: %s %r" % (stats, r.stderr[-600:]))
 # Ctrl-C stops the reply, not the program (a long reply from stories260K; skipped without it)
 models = os.environ.get("VKLLM_TEST_MODELS") or os.environ.get("VKLLM_TEST_MODELS_DEFAULT") or "../shared/models"
 stories = os.path.join(models, "stories260K.gguf")

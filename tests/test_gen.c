@@ -633,7 +633,7 @@ static void check_pool(vkllm_model_t m) {
     memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
     ASSERT_OK(vkllm_gen_start(s[1], &p, on_text, &b, &g[1]));
     for (int k = 0; k < 40 && !vkllm_gen_done(g[1]); k++) ASSERT_OK(vkllm_gen_step(&g[1], 1));
-    ASSERT_EQ(vkllm_gen_stop_reason(g[1]), VKLLM_STOP_CONTEXT_FULL);
+    ASSERT_EQ(vkllm_gen_stop_reason(g[1]), VKLLM_STOP_KV_FULL); /* the pool, not its context */
     ASSERT_EQ(vkllm_session_n_past(s[1]), VKLLM_KV_BLOCK);
     vkllm_gen_free(g[1]);
     if (strncmp(b.buf, together[1].buf, b.len)) FAILF("pool: cut short \"%s\", not a start of \"%s\"", b.buf, together[1].buf);

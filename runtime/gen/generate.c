@@ -18,6 +18,7 @@ const char *vkllm_stop_reason_str(enum vkllm_stop_reason r) {
     case VKLLM_STOP_STRING: return "stop_string";
     case VKLLM_STOP_CONTEXT_FULL: return "context_full";
     case VKLLM_STOP_CANCELLED: return "cancelled";
+    case VKLLM_STOP_KV_FULL: return "kv_full";
     default: return "none";
     }
 }
@@ -644,7 +645,7 @@ vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n) {
     for (uint32_t i = 0; i < m; i++) {
         vkllm_status r = vkllm__session_reserve(run[i]->s, 1);
         if (r == VKLLM_STATUS_KV_FULL) {
-            run[i]->reason = VKLLM_STOP_CONTEXT_FULL;
+            run[i]->reason = VKLLM_STOP_KV_FULL;
             finish(run[i]);
         } else if (r) {
             fail(run[i], r), st = r;
