@@ -73,7 +73,8 @@ static int on_text(const char *text, size_t len, void *ud) {
     /* a NUL byte (a byte token's 0x00) becomes U+FFFD: replies are built from C strings, where
      * it would silently end the text */
     char *clean = NULL;
-    if (memchr(text, 0, len) && (clean = malloc(3 * len))) {
+    int nul = memchr(text, 0, len) != NULL;
+    if (nul && (clean = malloc(3 * len))) {
         size_t o = 0;
         for (size_t i = 0; i < len; i++)
             if (text[i]) clean[o++] = text[i];
@@ -81,6 +82,7 @@ static int on_text(const char *text, size_t len, void *ud) {
         text = clean, len = o;
     }
     pthread_mutex_lock(&r->mu);
+    if (nul && !clean) r->text.oom = 1; /* reported as an error when the request finishes, not cut short */
     /* the token's logprobs are recorded before its text comes: they go out in the same chunk */
     copy_probs_locked(r);
     if (r->stream) {
