@@ -252,7 +252,8 @@ static void print_profile_md(const struct profile *p, const struct opts *o) {
             printf("%s: %d of %d calls declare no cost (bytes and flops not counted)\n", p->k[i].label,
                    p->k[i].no_cost, p->k[i].calls);
     if (!p->decode) return;
-    printf("weights read by the matvec kernels: %.2f MB per token (the model's matrices: %.2f MB); x %.3f tokens/s "
+    printf("weights read by the matvec kernels: %.2f MB per token (the model's matrices as the device holds them: "
+           "%.2f MB); x %.3f tokens/s "
            "(unprofiled) = %.2f GB/s effective weight bandwidth",
            p->matvec_weight_bytes / 1e6, p->mi.decode_bytes_per_token / 1e6, tokens_per_s(p), weight_gbps(p));
     if (o->peak_gbps > 0)

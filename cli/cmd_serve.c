@@ -277,7 +277,7 @@ int vkllm_cmd_serve(int argc, char **argv) {
     for (uint32_t i = 0; i < n_slots; i++) { /* holding no block yet: what each has is its rings */
         struct vkllm_session_memory sm;
         vkllm_session_memory(slots[i], &sm);
-        srv->kv_bytes += sm.kv_bytes_allocated;
+        srv->kv_bytes += sm.kv_bytes_rings;
     }
     srv->n_vocab = vkllm_model_n_vocab(h.model);
     struct vkllm_model_info mi;

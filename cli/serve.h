@@ -172,6 +172,7 @@ void serve_req_unlock_notify(struct serve_req *r);
 #define SERVE_TTFT_BUCKETS 14
 #define SERVE_ITL_BUCKETS 12
 #define SERVE_TPS_RING 256
+#define SERVE_TPS_GAP 0.1 /* s between every other entry of the ring at least: 256 span 12.8 s, past 10 s */
 
 struct serve_hist {
     uint64_t counts[16]; /* per upper bound, the last one +Inf */
@@ -189,7 +190,7 @@ struct serve_metrics {
     uint64_t rejected_queue_full;
     uint64_t steps, step_rows; /* vkllm_gen_step calls and the gens they decoded */
     struct serve_hist ttft, itl;
-    double tps_t[SERVE_TPS_RING]; /* (time, generated tokens so far) after each step */
+    double tps_t[SERVE_TPS_RING]; /* (time, generated tokens so far) after steps, SERVE_TPS_GAP s apart */
     uint64_t tps_n[SERVE_TPS_RING];
     uint32_t tps_head, tps_count;
     uint64_t kv_used, kv_retained, kv_allocated;

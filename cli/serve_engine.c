@@ -139,21 +139,37 @@ static void metric(struct serve_buf *o, const char *name, const char *type, cons
     sbuf_printf(o, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type, name, v);
 }
 
-/* Generated tokens per second over the last 10 seconds of steps (0 when idle that long). */
-static double recent_tps(const struct serve_metrics *m, double now) {
-    if (m->tps_count < 2) return 0;
-    uint32_t last = (m->tps_head + SERVE_TPS_RING - 1) % SERVE_TPS_RING;
-    if (now - m->tps_t[last] > 10) return 0;
+/* Generated tokens per second over the last 10 seconds (the server's uptime while shorter):
+ * the tokens counted after the newest entry at least 10 s old, over the window, idle time in it
+ * included. Entries are at least SERVE_TPS_GAP s apart (tps_record), so the ring reaches back
+ * past 10 s. */
+static double recent_tps(const struct serve_metrics *m, double now, double uptime) {
+    if (m->tps_count == 0) return 0;
     uint32_t first = (m->tps_head + SERVE_TPS_RING - m->tps_count) % SERVE_TPS_RING;
-    for (uint32_t k = 0; k + 1 < m->tps_count; k++) {
+    uint32_t last = (m->tps_head + SERVE_TPS_RING - 1) % SERVE_TPS_RING;
+    uint64_t base = m->tps_count < SERVE_TPS_RING ? 0 : m->tps_n[first]; /* nothing older was counted */
+    for (uint32_t k = 0; k < m->tps_count; k++) {
         uint32_t i = (first + k) % SERVE_TPS_RING;
-        if (now - m->tps_t[i] <= 10) {
-            first = i;
-            break;
-        }
+        if (now - m->tps_t[i] < 10) break;
+        base = m->tps_n[i];
     }
-    double dt = m->tps_t[last] - m->tps_t[first];
-    return dt > 0 ? (double)(m->tps_n[last] - m->tps_n[first]) / dt : 0;
+    double window = uptime < 10 ? uptime : 10;
+    return window > 0 ? (double)(m->tps_n[last] - base) / window : 0;
+}
+
+/* After a step: (now, tokens generated so far) into the ring: a new entry once the one before the
+ * newest is SERVE_TPS_GAP s old, else the newest moved up to now. */
+static void tps_record(struct serve_metrics *m, double now, uint64_t total) {
+    uint32_t last = (m->tps_head + SERVE_TPS_RING - 1) % SERVE_TPS_RING;
+    uint32_t prev = (m->tps_head + SERVE_TPS_RING - 2) % SERVE_TPS_RING;
+    if (m->tps_count >= 2 && now - m->tps_t[prev] < SERVE_TPS_GAP) {
+        m->tps_t[last] = now, m->tps_n[last] = total;
+        return;
+    }
+    m->tps_t[m->tps_head] = now;
+    m->tps_n[m->tps_head] = total;
+    m->tps_head = (m->tps_head + 1) % SERVE_TPS_RING;
+    if (m->tps_count < SERVE_TPS_RING) m->tps_count++;
 }
 
 void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uint64_t *requests,
@@ -193,7 +209,7 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uin
     hist_print(o, "vkllm_inter_token_latency_seconds", "Time between consecutive tokens of a request.", &m->itl,
                itl_bounds, SERVE_ITL_BUCKETS - 1);
     metric(o, "vkllm_generation_tokens_per_second", "gauge", "Tokens generated per second over the last 10 s.",
-           recent_tps(m, now));
+           recent_tps(m, now, now - e->t_start));
     metric(o, "vkllm_decode_steps_total", "counter", "Batched decode steps.", (double)m->steps);
     metric(o, "vkllm_decode_step_rows_total", "counter", "Requests decoded over all steps (rows / steps = batch).",
            (double)m->step_rows);
@@ -231,12 +247,12 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uin
 /* KV cache bytes over all slots, and each slot's state for /slots (engine thread; running slots
  * count their positions as used, idle ones as retained for prefix reuse). */
 static void update_kv(struct serve_engine *e) {
-    uint64_t used = 0, alloc = 0, kept = 0;
+    uint64_t used = 0, rings = 0, kept = 0;
     pthread_mutex_lock(&e->mu);
     for (uint32_t i = 0; i < e->n_slots; i++) {
         struct vkllm_session_memory sm;
         vkllm_session_memory(e->slots[i], &sm);
-        alloc += sm.kv_bytes_allocated;
+        rings += sm.kv_bytes_rings;
         if (e->active[i]) used += sm.kv_bytes_used;
         else kept += sm.kv_bytes_used;
         struct serve_slot_info *si = &e->slot_info[i];
@@ -257,7 +273,7 @@ static void update_kv(struct serve_engine *e) {
     if (running > pi.n_held) running = pi.n_held;
     e->m.kv_used = used;
     e->m.kv_retained = kept;
-    e->m.kv_allocated = alloc - (uint64_t)pi.n_held * pi.block_bytes + pi.bytes; /* the pool once, and the rings */
+    e->m.kv_allocated = pi.bytes + rings; /* the pool once (a block several slots share too), and the rings */
     e->m.kv_blocks = pi.n_blocks;
     e->m.kv_blocks_running = (uint32_t)running;
     e->m.kv_blocks_cached = pi.n_cached + pi.n_held - (uint32_t)running;
@@ -649,11 +665,7 @@ static void step(struct serve_engine *e) {
         pthread_mutex_lock(&e->mu);
         for (uint32_t k = 0; k < n_itl; k++) hist_observe(&e->m.itl, itl_bounds, SERVE_ITL_BUCKETS - 1, itl[k]);
         for (uint32_t k = 0; k < n_ttft; k++) hist_observe(&e->m.ttft, ttft_bounds, SERVE_TTFT_BUCKETS - 1, ttft[k]);
-        struct serve_metrics *m = &e->m;
-        m->tps_t[m->tps_head] = now;
-        m->tps_n[m->tps_head] = total;
-        m->tps_head = (m->tps_head + 1) % SERVE_TPS_RING;
-        if (m->tps_count < SERVE_TPS_RING) m->tps_count++;
+        tps_record(&e->m, now, total);
         pthread_mutex_unlock(&e->mu);
     }
     update_kv(e);

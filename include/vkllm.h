@@ -330,7 +330,9 @@ struct vkllm_model_info {
     uint64_t n_params;        /* elements over all tensors */
     uint64_t file_bytes;      /* size of the GGUF file */
     uint64_t weight_bytes;    /* bytes of weights on the device */
-    uint64_t decode_bytes_per_token; /* weight bytes one decode step reads (matrices) */
+    uint64_t decode_bytes_per_token; /* weight bytes one decode step reads: the matrices in the layout
+                                        the device holds them in (CPU devices: repacked, larger than
+                                        the file's), experts n_expert_used of n_expert */
     char type_summary[128];   /* tensor types and counts, e.g. "f32:45 q8_0:155" */
     int pooling;              /* enum vkllm_pooling the file asks for embeddings (<arch>.pooling_type:
                                  mean, cls or last); MEAN when it says none */
@@ -501,6 +503,10 @@ struct vkllm_session_memory {
     uint64_t device_bytes;       /* everything the context has allocated on the device now */
     uint64_t kv_bytes_cached;    /* of the session's KV pool: blocks no session holds that keep
                                     tokens for later prompts (reusable until evicted) */
+    uint64_t kv_bytes_rings;     /* of kv_bytes_allocated: the sliding-window layers' rings, the
+                                    session's own (never shared: sessions of one pool share only
+                                    its blocks, so a pool's bytes plus each session's rings count
+                                    every byte once) */
 };
 VKLLM_API void vkllm_session_memory(vkllm_session_t s, struct vkllm_session_memory *out);
 
@@ -641,8 +647,10 @@ struct vkllm_generate_stats {
     uint32_t n_prompt_cached;  /* of those, already in the session's KV cache (not evaluated again) */
     uint32_t n_prompt_shared;  /* of those, copied from another session's cache (params.share) */
     uint32_t n_generated;      /* tokens sampled */
-    double ttft_ms;            /* call start -> first token's text handed to the callback
-                                  (tokenize + prefill + first sample), measured */
+    double ttft_ms;            /* call start -> first token sampled (tokenize + prefill + first
+                                  sample), measured; its text reaches the callback then, unless
+                                  held back while a stop string may be starting (or an
+                                  incomplete UTF-8 character) */
     double prefill_ms;         /* the prompt's forward pass */
     double prefill_tps;        /* (n_prompt - n_prompt_cached) / prefill time */
     double itl_mean_ms, itl_p50_ms, itl_p90_ms, itl_max_ms; /* between consecutive tokens */

@@ -1071,6 +1071,10 @@ def admission():
     check(st == 400 and j["error"]["param"] == "input", "4 embedding inputs: 400 %s" % (j,))
     st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "Once", "max_tokens": 3, "n": 3})
     check(st == 200 and len(j["choices"]) == 3, "n=3 right after: 200 with 3 choices: %s" % st)
+    # tokens per second over the last 10 s: under 10 s up, every token so far over the uptime
+    m = metrics(srv)[2]
+    up, tps, n = m["vkllm_uptime_seconds"], m["vkllm_generation_tokens_per_second"], m["vkllm_generation_tokens_total"]
+    check(n == 9 and (up >= 10 or abs(tps * up - n) <= 1e-3 * n), "tokens/s over the window: %s x %s s for %s tokens" % (tps, up, n))
     srv.stop("admission server")
 
 
@@ -1211,6 +1215,10 @@ def check_metrics(srv, slots):
     check(b == sorted(b) and b[-1] == m["vkllm_time_to_first_token_seconds_count"] > 0, "TTFT histogram cumulative")
     check(m["vkllm_inter_token_latency_seconds_count"] > 50, "ITL histogram observed")
     check(m["vkllm_kv_cache_allocated_bytes"] > 0 and m["vkllm_kv_cache_used_bytes"] == 0, "KV cache use: idle now")
+    props = request(srv, "GET", "/props")[2]
+    check(m["vkllm_kv_cache_allocated_bytes"] == props["kv_cache_bytes"],
+          "KV bytes allocated: the pool once, however many slots share its blocks (after n > 1 requests): %d, /props %d"
+          % (m["vkllm_kv_cache_allocated_bytes"], props["kv_cache_bytes"]))
     st, _, sl, _ = request(srv, "GET", "/slots")
     kept = sum(x["kv_bytes_used"] for x in sl)
     check(m["vkllm_kv_cache_retained_bytes"] == kept > 0 and all(x["n_past"] > 0 for x in sl),

@@ -486,6 +486,7 @@ vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, con
 
 uint32_t vkllm__forward_n_ctx(const struct vkllm__forward *f) { return f->n_ctx; }
 uint64_t vkllm__forward_kv_bytes(const struct vkllm__forward *f) { return vkllm__kv_held_bytes(&f->kv); }
+uint64_t vkllm__forward_kv_ring_bytes(const struct vkllm__forward *f) { return f->kv.ring_bytes; }
 struct vkllm__kv_cache *vkllm__forward_kv(struct vkllm__forward *f) { return &f->kv; }
 
 uint64_t vkllm__forward_kv_bytes_used(const struct vkllm__forward *f, uint32_t n_past) {

@@ -165,6 +165,7 @@ uint32_t vkllm__forward_n_ctx(const struct vkllm__forward *f);
 /* The run state's KV cache (its block table: truncate, register, look up). */
 struct vkllm__kv_cache *vkllm__forward_kv(struct vkllm__forward *f);
 uint64_t vkllm__forward_kv_bytes(const struct vkllm__forward *f);
+uint64_t vkllm__forward_kv_ring_bytes(const struct vkllm__forward *f); /* the sliding-window rings alone */
 /* Bytes of K and V the first n_past positions occupy (a window's ring at most its rows), and what
  * one more position adds once the rings are full (the full layers'). */
 uint64_t vkllm__forward_kv_bytes_used(const struct vkllm__forward *f, uint32_t n_past);

@@ -182,7 +182,7 @@ static vkllm_status up_layer(struct upload *u, const struct vkllm__layer_weights
             st = up_matrix(u, t, tb ? MV_ONLY : EMBD, gpu_mat(G, i));
             *matvec_bytes += (tb ? mv_bytes(u->gpu, t) : t->nbytes) / t->ne[2] * u->n_expert_used;
         }
-        else if (t) st = up_matrix(u, t, MV_ONLY, gpu_mat(G, i)), *matvec_bytes += t->nbytes;
+        else if (t) st = up_matrix(u, t, MV_ONLY, gpu_mat(G, i)), *matvec_bytes += mv_bytes(u->gpu, t); /* as read */
         if (st) return st;
     }
     return VKLLM_STATUS_OK;
@@ -230,7 +230,7 @@ vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__m
     VKLLM_TRY(st, up_vector(&u, w->output_norm, &m->output_norm), fail);
     for (uint32_t l = 0; l < hp->n_layer; l++)
         VKLLM_TRY(st, up_layer(&u, &w->layers[l], &m->layers[l], &m->stacked[l], &m->matvec_bytes_per_token), fail);
-    m->matvec_bytes_per_token += w->output->nbytes;
+    m->matvec_bytes_per_token += mv_bytes(gpu, w->output); /* in the layout decode reads (CPU devices: repacked) */
     vkllm__rope_freqs(hp, hp->rope.orig_ctx, freqs);
     VKLLM_TRY(st, up_freqs(gpu, freqs, hp->rope.n_rot / 2, &m->inv_freq), fail);
     if (hp->rope.freq_factors_long) { /* phi3: a context past orig_ctx takes the long factors */

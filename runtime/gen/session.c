@@ -309,6 +309,7 @@ void vkllm_session_memory(vkllm_session_t s, struct vkllm_session_memory *out) {
     memset(out, 0, sizeof *out);
     if (!s) return;
     out->kv_bytes_allocated = vkllm__forward_kv_bytes(s->fw);
+    out->kv_bytes_rings = vkllm__forward_kv_ring_bytes(s->fw);
     out->kv_bytes_per_token = vkllm__forward_kv_bytes_per_token(s->fw);
     out->kv_bytes_used = vkllm__forward_kv_bytes_used(s->fw, s->n_past);
     out->state_bytes = vkllm__forward_state_bytes(s->fw);
