@@ -1,6 +1,7 @@
 /* test_vk.c - the device layer: memory blocks and sub-allocation, uploads and downloads (mapped
  * and staged), device-memory exhaustion and injected allocation failures, every dispatch argument
  * check, replay of a recorded command list, timestamps. Validation is on throughout. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -406,7 +407,52 @@ static void test_staging(void) {
     gpu_test_close(gpu);
 }
 
+/* The loader and the instance-level functions are process-wide and set once (device.c): devices
+ * listed and contexts opened from several threads at once all succeed and agree; an instance
+ * with validation made after one without still gets its debug messenger (its debug-utils
+ * functions are its own, not the first instance's). ThreadSanitizer saw volk's pointers written
+ * by two threads at once before. */
+struct loader_job {
+    uint32_t n_devices;
+    vkllm_status st;
+};
+
+static void *loader_thread(void *arg) {
+    struct loader_job *j = arg;
+    for (int k = 0; k < 3 && !j->st; k++) {
+        struct vkllm_device_info *d = NULL;
+        uint32_t n = 0;
+        j->st = vkllm_devices_list(&d, &n);
+        vkllm_devices_free(d);
+        if (!j->st && k && n != j->n_devices) j->st = VKLLM_STATUS_INTERNAL;
+        j->n_devices = n;
+        struct vkllm__gpu_params p = {.device = -1};
+        struct vkllm__gpu *g = NULL;
+        if (!j->st) j->st = vkllm__gpu_open(&p, &g);
+        vkllm__gpu_close(g);
+    }
+    return NULL;
+}
+
+static void test_loader_threads(void) {
+    struct vkllm_device_info *d = NULL;
+    uint32_t n = 0;
+    ASSERT_OK(vkllm_devices_list(&d, &n)); /* an instance without validation first */
+    vkllm_devices_free(d);
+    struct vkllm__gpu *gpu = gpu_test_open(); /* asserts the validation probe */
+    gpu_test_close(gpu);
+    struct loader_job jobs[4] = {{0}};
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) ASSERT(pthread_create(&th[i], NULL, loader_thread, &jobs[i]) == 0);
+    for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 4; i++) {
+        ASSERT_OK(jobs[i].st);
+        ASSERT_EQ(jobs[i].n_devices, n);
+    }
+}
+
 int main(void) {
+    test_loader_threads();
     struct vkllm__gpu *gpu = gpu_test_open();
     const struct vkllm_device_info *info = vkllm__gpu_info(gpu);
     printf("device: %s, maxStorageBufferRange %llu, subgroup %u\n", info->name,

@@ -1,6 +1,7 @@
 /* common.c - status strings, the per-thread last-error text, logging, host allocation with fault
  * injection, version. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,9 +91,10 @@ static _Atomic uint64_t g_fault_countdown[3];
 void vkllm__fault_inject(enum vkllm__fault_kind kind, uint64_t nth) { g_fault_countdown[kind] = nth; }
 
 int vkllm__fault_hit(enum vkllm__fault_kind kind) {
-    uint64_t c = g_fault_countdown[kind];
-    if (c == 0) return 0;
-    g_fault_countdown[kind] = c - 1;
+    /* one decrement per call even when several threads allocate: exactly one of them sees 1 */
+    uint64_t c = atomic_load(&g_fault_countdown[kind]);
+    while (c && !atomic_compare_exchange_weak(&g_fault_countdown[kind], &c, c - 1)) {
+    }
     return c == 1;
 }
 

@@ -1,6 +1,7 @@
 /* device.c - the Vulkan loader (through volk), the instance with optional validation, physical
  * device enumeration and capabilities, device choice, the logical device and its compute queue. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +48,17 @@ vkllm_status vkllm__vk_status(VkResult r, const char *call, const char *file, in
 
 // --- loader --------------------------------------------------------------------------------
 
-/* Load the Vulkan loader once per process. VKLLM_VULKAN_LIBRARY names another library file (for
- * tests and unusual installs); otherwise volk looks for the system's libvulkan. */
-static vkllm_status load_vulkan(void) {
+/* volk's function pointers are process-wide: the loader's global ones (volkInitialize) and the
+ * instance-level ones (volkLoadInstanceOnly). Both are set once, under this lock, so that
+ * contexts and device listings on several threads never write them while another calls through
+ * them. The instance-level ones are the loader's trampolines, which serve every instance; the
+ * debug-utils functions, which the loader only gives an instance that enabled the extension, are
+ * fetched per instance (struct vkllm__gpu). Device-level calls go through per-device tables. */
+static pthread_mutex_t g_loader_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Load the Vulkan loader once per process (g_loader_mu held). VKLLM_VULKAN_LIBRARY names another
+ * library file (for tests and unusual installs); otherwise volk looks for the system's libvulkan. */
+static vkllm_status load_vulkan_locked(void) {
     static int loaded; /* 1 ok, -1 failed */
     static char fail_msg[512];
     if (loaded == 1) return VKLLM_STATUS_OK;
@@ -76,6 +85,21 @@ static vkllm_status load_vulkan(void) {
     }
     loaded = 1;
     return VKLLM_STATUS_OK;
+}
+
+static vkllm_status load_vulkan(void) {
+    pthread_mutex_lock(&g_loader_mu);
+    vkllm_status st = load_vulkan_locked();
+    pthread_mutex_unlock(&g_loader_mu);
+    return st;
+}
+
+/* The instance-level functions, from the first instance created (see g_loader_mu). */
+static void load_instance_functions(VkInstance inst) {
+    static int done;
+    pthread_mutex_lock(&g_loader_mu);
+    if (!done) volkLoadInstanceOnly(inst), done = 1;
+    pthread_mutex_unlock(&g_loader_mu);
 }
 
 // --- instance ------------------------------------------------------------------------------
@@ -195,11 +219,23 @@ static vkllm_status create_instance(int validate, struct vkllm__gpu *gpu, VkInst
     };
     VkInstance inst;
     VKLLM_VK_TRY(st, vkCreateInstance(&ci, NULL, &inst), fail);
-    volkLoadInstanceOnly(inst);
+    load_instance_functions(inst);
     *messenger = VK_NULL_HANDLE;
     if (debug_utils) {
         dbg.pNext = NULL;
-        VKLLM_VK_TRY(st, vkCreateDebugUtilsMessengerEXT(inst, &dbg, NULL, messenger), fail_inst);
+        PFN_vkCreateDebugUtilsMessengerEXT create =
+            (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(inst, "vkCreateDebugUtilsMessengerEXT");
+        if (gpu) {
+            gpu->destroy_messenger =
+                (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(inst, "vkDestroyDebugUtilsMessengerEXT");
+            gpu->submit_message =
+                (PFN_vkSubmitDebugUtilsMessageEXT)vkGetInstanceProcAddr(inst, "vkSubmitDebugUtilsMessageEXT");
+        }
+        if (!create || (gpu && !gpu->destroy_messenger)) {
+            st = vkllm__err(VKLLM_STATUS_VULKAN, "VK_EXT_debug_utils is enabled but its functions are missing");
+            goto fail_inst;
+        }
+        VKLLM_VK_TRY(st, create(inst, &dbg, NULL, messenger), fail_inst);
     }
     *out = inst;
     return VKLLM_STATUS_OK;
@@ -688,7 +724,7 @@ void vkllm__gpu_close(struct vkllm__gpu *gpu) {
         vkllm__mem_free_all(gpu);
         gpu->vk.vkDestroyDevice(gpu->device, NULL);
     }
-    if (gpu->messenger) vkDestroyDebugUtilsMessengerEXT(gpu->instance, gpu->messenger, NULL);
+    if (gpu->messenger) gpu->destroy_messenger(gpu->instance, gpu->messenger, NULL);
     if (gpu->instance) vkDestroyInstance(gpu->instance, NULL);
     vkllm__free(gpu);
 }
@@ -705,20 +741,20 @@ void vkllm__gpu_set_tuning(struct vkllm__gpu *gpu, const struct vkllm__tuning *t
 uint64_t vkllm__gpu_validation_count(const struct vkllm__gpu *gpu) { return gpu->validation_count; }
 
 int vkllm__gpu_validation_probe(struct vkllm__gpu *gpu) {
-    if (!gpu->messenger || !vkSubmitDebugUtilsMessageEXT) return 0;
+    if (!gpu->messenger || !gpu->submit_message) return 0;
     uint64_t before = gpu->validation_count;
     VkDebugUtilsMessengerCallbackDataEXT data = {
         .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CALLBACK_DATA_EXT,
         .pMessageIdName = "vkllm-probe",
         .pMessage = "vkllm validation probe (expected in tests)",
     };
-    vkSubmitDebugUtilsMessageEXT(gpu->instance, VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
-                                 VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, &data);
+    gpu->submit_message(gpu->instance, VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
+                        VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, &data);
     int seen = gpu->validation_count == before + 1;
     /* a driver's general message is logged but does not count */
     data.pMessage = "vkllm probe of a driver's general message (expected in tests, not counted)";
-    vkSubmitDebugUtilsMessageEXT(gpu->instance, VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
-                                 VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT, &data);
+    gpu->submit_message(gpu->instance, VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
+                        VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT, &data);
     seen = seen && gpu->validation_count == before + 1;
     gpu->validation_count = before;
     return seen;

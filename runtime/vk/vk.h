@@ -106,6 +106,8 @@ struct vkllm__shader_state {
 struct vkllm__gpu {
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger;
+    PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger; /* this instance's (device.c: g_loader_mu) */
+    PFN_vkSubmitDebugUtilsMessageEXT submit_message;
     VkPhysicalDevice phys;
     VkDevice device;
     struct VolkDeviceTable vk;
