@@ -368,7 +368,8 @@ struct vkllm_file_info {
     float rope_theta;
     uint32_t rope_dims;        /* rotated dimensions per head */
     int rope_neox;             /* 1: NeoX halves pairing; 0: adjacent pairs */
-    char rope_scaling[16];     /* "none", "linear", "llama3", "longrope" (phi3's short and long factors) */
+    char rope_scaling[16];     /* "none", "linear", "llama3", "longrope" (phi3's short and long
+                                  factors), "yarn" (gpt-oss) */
     float rope_factor;
     int64_t context_length;    /* <arch>.context_length, -1 when absent */
     uint64_t n_params;         /* elements over all tensors */
@@ -389,7 +390,7 @@ struct vkllm_file_info {
 VKLLM_API void vkllm_model_file_info(vkllm_model_file_t f, struct vkllm_file_info *out);
 
 /* Tensor i of the file (i < n_tensors). role: what vkllm reads it as: the layer table's field
- * ("blk.3: wq") or a global ("token_embd", "output", "output_norm", "rope_freqs"); "" when vkllm
+ * ("wq" for blk.3.attn_q.weight; the layer is in the name) or a global ("token_embd", "output", "output_norm", "rope_freqs"); "" when vkllm
  * does not read it (or the file is not supported). */
 struct vkllm_tensor_info {
     char name[96];
@@ -447,7 +448,8 @@ VKLLM_API struct vkllm_kv_pool_params vkllm_kv_pool_params_default(void);
  * device binds at once. */
 VKLLM_API vkllm_status vkllm_kv_pool_init(vkllm_model_t model, const struct vkllm_kv_pool_params *params,
                                           vkllm_kv_pool_t *out);
-/* Drop the handle; the memory goes when the last session on the pool is freed too. */
+/* Drop the handle; the memory goes when the last session on the pool is freed too. Free the pool
+ * (and its sessions) before its model's context: the context's device memory goes with it. */
 VKLLM_API void vkllm_kv_pool_free(vkllm_kv_pool_t p);
 VKLLM_API void vkllm_kv_pool_get_info(vkllm_kv_pool_t p, struct vkllm_kv_pool_info *out);
 
@@ -515,14 +517,17 @@ VKLLM_API void vkllm_session_memory(vkllm_session_t s, struct vkllm_session_memo
  * (LAST, as for decoder-only embedding models) or at the first (CLS), and scaled to unit length
  * when normalize. out: n_embd floats (vkllm_model_info.n_embd). The tokens are evaluated from
  * position 0 of the session (its KV cache then holds them: n_past == n); CONTEXT_FULL when
- * n > n_ctx. vkllm_model_info.pooling says which the file asks for. */
+ * n > n_ctx, INVALID_ARGUMENT for no tokens or an id outside the vocabulary, both with the session
+ * as it was; a failure once the run started (KV_FULL, the device) leaves the session empty.
+ * vkllm_model_info.pooling says which the file asks for. */
 enum vkllm_pooling { VKLLM_POOLING_MEAN = 0, VKLLM_POOLING_LAST = 1, VKLLM_POOLING_CLS = 2 };
 VKLLM_API vkllm_status vkllm_session_embed(vkllm_session_t s, const int32_t *tokens, uint32_t n,
                                            enum vkllm_pooling pooling, int normalize, float *out);
 
 /* Profiling (vkllm bench --profile): with on, the session's later evaluations put a device
  * timestamp after every dispatch (a recorded decode step is recorded again). The dispatches of
- * the last command list an evaluation ran (the last prefill micro-batch, or the decode step):
+ * the last command list an evaluation ran (the last prefill micro-batch, or the decode step; a
+ * batched step of several gens, vkllm_gen_step with n > 1, is not profiled and not counted):
  * their count (0 when profiling is off or the device has no timestamps) and dispatch i, with the
  * cost each declared at the position the list ran at (docs/benchmarks.md defines the fields). */
 struct vkllm_dispatch_profile {
@@ -594,7 +599,8 @@ struct vkllm_generate_params {
                                 session's KV cache already holds and evaluate only the rest
                                 (llama-server's cache_prompt). default 1 */
     uint32_t prefill_chunk;  /* > 0: vkllm_gen_start evaluates at most this many prompt tokens and
-                                each vkllm_gen_step the next chunk, the first token being sampled
+                                each vkllm_gen_step the next chunk (of one prefilling gen per
+                                step: several wait their turn), the first token being sampled
                                 after the last (generations decoding beside it wait one chunk at a
                                 time, not the whole prompt). 0: the whole prompt in
                                 vkllm_gen_start (default) */
@@ -696,9 +702,11 @@ VKLLM_API vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_gen
                                        vkllm_text_fn fn, void *user_data, vkllm_gen_t *out);
 
 /* One decode step for every gen of gens[0..n) that is still running (finished ones are skipped),
- * batched. The gens must be on different sessions of one model. Stopping (EOS, n_predict, stop
- * string, full context, callback) is per gen. On an error every gen of the step stops (reason
- * VKLLM_STOP_NONE with the error in vkllm_gen_status) and the status is returned. */
+ * batched, and the next prompt chunk of one gen still prefilling (the first such in gens). The
+ * gens must be on different sessions of one model. Stopping (EOS, n_predict, stop string, full
+ * context or pool, callback) is per gen. An error of the batched step stops every gen in it; an
+ * error of one gen's own (its prompt chunk, its sampling) stops that gen; either way reason
+ * VKLLM_STOP_NONE with the error in vkllm_gen_status, and the first error is returned. */
 VKLLM_API vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n);
 
 /* Why g stopped; VKLLM_STOP_NONE while it is still running (or after an error). */

@@ -811,6 +811,64 @@ static void check_ownership(vkllm_model_t m) {
     printf("one gen per session; empty-prompt continuation and NULL handles refused\n");
 }
 
+/* The header's promises on bad input: refusals leave the session as it was (a bad id in a later
+ * micro-batch, a context overflow before the logits are sized, embed's checks); NULL sessions
+ * and params are refused; n_predict INT32_MAX runs to the end of the context; top_k 1 is greedy
+ * only where the order runs top_k. (Two fixes are not observable here: vkllm_generate freed an
+ * unset handle after such a refusal, and n_predict INT32_MAX asked for a 16 GiB array, which
+ * this machine's overcommit grants untouched.) */
+static void check_contracts(vkllm_model_t m) {
+    struct vkllm_kv_pool_params pp = vkllm_kv_pool_params_default();
+    pp.n_ctx = 64;
+    vkllm_kv_pool_t pool;
+    ASSERT_OK(vkllm_kv_pool_init(m, &pp, &pool));
+    struct vkllm_session_params sp = {.n_ctx = 64, .n_ubatch = 4, .pool = pool};
+    vkllm_session_t s;
+    ASSERT_OK(vkllm_session_init(m, &sp, &s));
+    int32_t toks[24];
+    for (int i = 0; i < 24; i++) toks[i] = 1 + (i * 37) % 500;
+    ASSERT_OK(vkllm_session_eval(s, toks, 3, 0));
+    struct vkllm_kv_pool_info before, after;
+    vkllm_kv_pool_get_info(pool, &before);
+    toks[18] = 100000; /* the fifth micro-batch's, in the cache's second block */
+    ASSERT_STATUS(vkllm_session_eval(s, toks, 20, 1), VKLLM_STATUS_INVALID_ARGUMENT);
+    vkllm_kv_pool_get_info(pool, &after);
+    ASSERT_EQ(vkllm_session_n_past(s), 3);
+    ASSERT_EQ(after.n_held, before.n_held); /* no block reserved for the refused positions */
+    ASSERT_STATUS(vkllm_session_eval(s, toks, 4000000000u, 1), VKLLM_STATUS_CONTEXT_FULL); /* not OOM */
+    float emb[512];
+    ASSERT_STATUS(vkllm_session_embed(s, toks, 20, VKLLM_POOLING_MEAN, 1, emb), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm_session_embed(s, toks, 65, VKLLM_POOLING_MEAN, 1, emb), VKLLM_STATUS_CONTEXT_FULL);
+    ASSERT_STATUS(vkllm_session_embed(s, toks, 0, VKLLM_POOLING_MEAN, 1, emb), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_EQ(vkllm_session_n_past(s), 3); /* all refused before the session was touched */
+    toks[18] = 11;
+    struct vkllm_generate_params p = vkllm_generate_params_default();
+    struct vkllm_generate_stats st;
+    ASSERT_STATUS(vkllm_generate(NULL, &p, NULL, NULL, &st), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm_generate(s, NULL, NULL, NULL, &st), VKLLM_STATUS_INVALID_ARGUMENT);
+    p.prompt = "Once upon a time";
+    p.n_predict = INT32_MAX;
+    p.sampling.temperature = 0;
+    struct text t;
+    gen_text(s, &p, &t, &st);
+    ASSERT(st.stop_reason == VKLLM_STOP_CONTEXT_FULL || st.stop_reason == VKLLM_STOP_EOS);
+    /* top_k 1 outside the order changes nothing: the same text as top_k 40, alone on the device
+     * path or not (it took the device argmax) */
+    p.n_predict = 30;
+    p.sampling.temperature = 1.0f;
+    p.sampling.seed = 7, p.sampling.has_seed = 1;
+    p.sampling.order = "temperature";
+    struct text k1, k40;
+    p.sampling.top_k = 1;
+    gen_text(s, &p, &k1, NULL);
+    p.sampling.top_k = 40;
+    gen_text(s, &p, &k40, NULL);
+    ASSERT_STREQ(k1.buf, k40.buf);
+    vkllm_session_free(s);
+    vkllm_kv_pool_free(pool);
+    printf("contracts: refusals leave sessions as they were; n_predict bounded; top_k outside the order\n");
+}
+
 static void check_grammar(vkllm_model_t m) {
     ASSERT_OK(vkllm_grammar_validate("root ::= [a-z]+", 0));
     ASSERT_STATUS(vkllm_grammar_validate("root ::= [a-z", 0), VKLLM_STATUS_INVALID_ARGUMENT);
@@ -915,6 +973,7 @@ int main(int argc, char **argv) {
         check_token_probs(m, vkllm_test_model("stories260K.gguf"));
         check_grammar(m);
         check_ownership(m);
+        check_contracts(m);
         check_share(m, NULL, "stories260K");
         check_pool(m);
         vkllm_session_t s;

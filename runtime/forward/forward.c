@@ -342,6 +342,16 @@ static vkllm_status ensure_logits(struct vkllm__forward *f, uint32_t rows) {
     return VKLLM_STATUS_OK;
 }
 
+/* Every id of tokens[0..n) in the vocabulary: checked before anything is reserved or evaluated. */
+static vkllm_status check_ids(const struct vkllm__forward *f, const uint32_t *tokens, uint32_t n) {
+    uint32_t V = f->m->desc->hp.n_vocab;
+    for (uint32_t i = 0; i < n; i++)
+        if (tokens[i] >= V)
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "token %u: id %u is outside the vocabulary (%u tokens); "
+                              "nothing evaluated", i, tokens[i], V);
+    return VKLLM_STATUS_OK;
+}
+
 static vkllm_status set_batch(struct vkllm__forward *f, const uint32_t *tokens, uint32_t n, uint32_t pos0) {
     uint32_t V = f->m->desc->hp.n_vocab;
     for (uint32_t i = 0; i < n; i++)
@@ -377,6 +387,7 @@ vkllm_status vkllm__forward_eval(struct vkllm__forward *f, const uint32_t *token
     if ((uint64_t)pos0 + n > f->n_ctx)
         return vkllm__err(VKLLM_STATUS_CONTEXT_FULL,
                           "the context is full: %u positions used, %u more asked for, room for %u", pos0, n, f->n_ctx);
+    if ((st = check_ids(f, tokens, n))) return st; /* all of them: a bad one later must not leave half done */
     if (all_logits && (st = ensure_logits(f, VKLLM_MIN(n, f->n_ubatch)))) return st;
     if ((st = vkllm__kv_reserve(&f->kv, pos0, pos0 + n))) return st; /* all or nothing, before evaluating */
     for (uint32_t done = 0; done < n;) {
@@ -409,7 +420,10 @@ vkllm_status vkllm__forward_hidden(struct vkllm__forward *f, const uint32_t *tok
     const uint64_t E = f->m->desc->hp.n_embd;
     vkllm_status st;
     if (n == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "no tokens to evaluate");
-    if ((uint64_t)pos0 + n <= f->n_ctx && (st = vkllm__kv_reserve(&f->kv, pos0, pos0 + n))) return st;
+    if ((uint64_t)pos0 + n > f->n_ctx)
+        return vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "%u tokens from position %u: the context has %u positions", n,
+                          pos0, f->n_ctx);
+    if ((st = check_ids(f, tokens, n)) || (st = vkllm__kv_reserve(&f->kv, pos0, pos0 + n))) return st;
     for (uint32_t done = 0; done < n;) {
         uint32_t nb = VKLLM_MIN(n - done, f->n_ubatch);
         if ((st = set_batch(f, tokens + done, nb, pos0 + done))) return st;

@@ -519,8 +519,8 @@ static vkllm_status prefill_chunk(struct vkllm_gen *g) {
 vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_params *params, vkllm_text_fn fn,
                              void *user_data, vkllm_gen_t *out) {
     const double t0 = now_ms();
+    if (out) *out = NULL;
     if (!s || !params || !out) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_gen_start: NULL argument");
-    *out = NULL;
     if (!s->model->tok)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "this model's tokenizer is not supported: %s", s->model->tok_error);
     if (s->gen)
@@ -589,7 +589,8 @@ vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_para
     g->greedy = vkllm__sampler_is_greedy(g->smp) && g->p.n_probs < 0 && !g->p.json_object && !g->gram;
     vkllm__json_init(&g->json);
     for (size_t i = 0; i < n_ids; i++) vkllm__sampler_accept(g->smp, ids[i]);
-    g->cap_itl = g->p.n_predict >= 0 ? (uint32_t)g->p.n_predict + 1 : n_ctx + 1;
+    /* the context bounds the tokens whatever n_predict says (INT32_MAX would be a 16 GiB array) */
+    g->cap_itl = (g->p.n_predict >= 0 ? VKLLM_MIN((uint32_t)g->p.n_predict, n_ctx) : n_ctx) + 1;
     if (!(g->itl = vkllm__malloc(sizeof *g->itl * g->cap_itl))) {
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
         goto fail;
@@ -619,7 +620,8 @@ vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n) {
     struct vkllm_gen **run = n > 1 ? vkllm__malloc(sizeof *run * n) : one;
     vkllm_session_t *ses = n > 1 ? vkllm__malloc(sizeof *ses * n) : NULL;
     int32_t *toks = n > 1 ? vkllm__malloc(sizeof *toks * n) : NULL;
-    vkllm_status st = VKLLM_STATUS_OK;
+    vkllm_status st = VKLLM_STATUS_OK;  /* the step's own (a batch that failed fails every gen in it) */
+    vkllm_status own = VKLLM_STATUS_OK; /* the first error of one gen alone (its prompt chunk, sampling) */
     if (n > 1 && (!run || !ses || !toks)) {
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
         goto done;
@@ -636,7 +638,7 @@ vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n) {
     for (uint32_t i = 0; i < n; i++)
         if (!gens[i]->done && gens[i]->pending) {
             vkllm_status s2 = prefill_chunk(gens[i]);
-            if (s2) fail(gens[i], s2), st = s2;
+            if (s2) fail(gens[i], s2), own = own ? own : s2;
             break;
         }
     /* a gen whose next position needs a block the KV pool no longer has stops before the step,
@@ -648,7 +650,7 @@ vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n) {
             run[i]->reason = VKLLM_STOP_KV_FULL;
             finish(run[i]);
         } else if (r) {
-            fail(run[i], r), st = r;
+            fail(run[i], r), own = own ? own : r;
         } else {
             run[kept++] = run[i];
         }
@@ -659,6 +661,7 @@ vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n) {
         int32_t next;
         if ((st = vkllm__session_decode_greedy(run[0]->s, run[0]->cur, &next))) goto fail_all;
         if ((st = take_token(run[0], next))) fail(run[0], st);
+        own = own ? own : st, st = VKLLM_STATUS_OK;
         goto done;
     }
     if (m == 1) {
@@ -675,7 +678,7 @@ vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n) {
         if (!s2) s2 = take_token(run[i], tok);
         if (s2) {
             fail(run[i], s2);
-            st = s2;
+            own = own ? own : s2;
         }
     }
     goto done;
@@ -685,7 +688,7 @@ done:
     if (run != one) vkllm__free(run);
     vkllm__free(ses);
     vkllm__free(toks);
-    return st;
+    return own ? own : st;
 }
 
 enum vkllm_stop_reason vkllm_gen_stop_reason(vkllm_gen_t g) { return g && !g->err ? g->reason : VKLLM_STOP_NONE; }
@@ -768,7 +771,7 @@ void vkllm_gen_free(vkllm_gen_t g) {
 vkllm_status vkllm_generate(vkllm_session_t s, const struct vkllm_generate_params *params, vkllm_text_fn fn,
                             void *user_data, struct vkllm_generate_stats *stats) {
     if (stats) memset(stats, 0, sizeof *stats);
-    vkllm_gen_t g;
+    vkllm_gen_t g = NULL;
     vkllm_status st = vkllm_gen_start(s, params, fn, user_data, &g);
     if (st && s && stats) { /* refused: still say what the session holds */
         struct vkllm_session_memory mem;

@@ -271,7 +271,10 @@ uint64_t vkllm__sampler_seed(const struct vkllm__sampler *s) {
 int vkllm__sampler_is_greedy(const struct vkllm__sampler *s) {
     if (!s) return 0;
     if (s->penalties_on || s->p.n_bias > 0) return 0;
-    return s->p.temperature <= 0.0f || s->p.top_k == 1;
+    if (s->p.temperature <= 0.0f) return 1;
+    for (uint32_t i = 0; i < s->n_stages; i++) /* top_k 1 decides only where the order runs top_k */
+        if (s->stages[i] == STAGE_TOP_K) return s->p.top_k == 1;
+    return 0;
 }
 
 /* --- history ----------------------------------------------------------------------------- */

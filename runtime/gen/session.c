@@ -196,6 +196,9 @@ vkllm_status vkllm_session_eval(vkllm_session_t s, const int32_t *tokens, uint32
 
 vkllm_status vkllm__session_eval(vkllm_session_t s, const int32_t *tokens, uint32_t n, int all_logits) {
     if (!s || (!tokens && n)) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_eval: NULL argument");
+    if ((uint64_t)s->n_past + n > vkllm__forward_n_ctx(s->fw)) /* before sizing the logits for n rows */
+        return vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "the context is full: %u positions used, %u more asked for, "
+                          "room for %u", s->n_past, n, vkllm__forward_n_ctx(s->fw));
     const uint64_t V = s->model->desc->hp.n_vocab;
     uint32_t rows = all_logits ? n : 1;
     if (rows > s->logits_cap) {
@@ -220,6 +223,15 @@ vkllm_status vkllm_session_embed(vkllm_session_t s, const int32_t *tokens, uint3
     if (s->gen) return owned(s, "vkllm_session_embed");
     if (pooling != VKLLM_POOLING_MEAN && pooling != VKLLM_POOLING_LAST && pooling != VKLLM_POOLING_CLS)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_embed: unknown pooling %d", (int)pooling);
+    /* refusals before the session is touched (the cache is overwritten only for a run) */
+    if (n == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_embed: no tokens");
+    if (n > vkllm__forward_n_ctx(s->fw))
+        return vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "vkllm_session_embed: %u tokens; the context has %u positions", n,
+                          vkllm__forward_n_ctx(s->fw));
+    for (uint32_t i = 0; i < n; i++)
+        if (tokens[i] < 0 || (uint32_t)tokens[i] >= s->model->desc->hp.n_vocab)
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_embed: token %u: id %d is outside the "
+                              "vocabulary (%u tokens)", i, (int)tokens[i], s->model->desc->hp.n_vocab);
     const uint32_t E = s->model->desc->hp.n_embd;
     float *h = n ? vkllm__malloc(sizeof *h * (size_t)n * E) : NULL;
     if (n && !h) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory for %u x %u hidden states", n, E);
