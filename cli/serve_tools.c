@@ -31,6 +31,62 @@ static char *json_text(const cJSON *v) {
     return v ? cJSON_PrintUnformatted(v) : NULL;
 }
 
+/* v as the models' chat templates print JSON (Jinja's tojson, Python's json.dumps): ", " and ": "
+ * between items (cJSON writes none), non-ASCII as it is; with indent > 0, json.dumps(indent=...)'s
+ * layout (Llama 3.1's tools). Numbers as the shortest text that reads back the same. */
+static void py_json(const cJSON *v, int indent, int depth, struct serve_buf *b) {
+    if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
+        int obj = cJSON_IsObject(v), k = 0;
+        sbuf_add(b, obj ? "{" : "[", 1);
+        const cJSON *c;
+        cJSON_ArrayForEach(c, v) {
+            if (k++) sbuf_add(b, indent ? "," : ", ", indent ? 1 : 2);
+            if (indent) sbuf_printf(b, "\n%*s", indent * (depth + 1), "");
+            if (obj) {
+                cJSON key = {.type = cJSON_String, .valuestring = c->string};
+                py_json(&key, indent, depth + 1, b);
+                sbuf_add(b, ": ", 2);
+            }
+            py_json(c, indent, depth + 1, b);
+        }
+        if (indent && k) sbuf_printf(b, "\n%*s", indent * depth, "");
+        sbuf_add(b, obj ? "}" : "]", 1);
+    } else if (cJSON_IsString(v)) {
+        sbuf_add(b, "\"", 1);
+        for (const unsigned char *s = (const unsigned char *)v->valuestring; s && *s; s++) {
+            const char *e = *s == '"' ? "\\\"" : *s == '\\' ? "\\\\" : *s == '\n' ? "\\n" : *s == '\r' ? "\\r"
+                          : *s == '\t' ? "\\t" : *s == '\b' ? "\\b" : *s == '\f' ? "\\f" : NULL;
+            if (e) sbuf_add(b, e, 2);
+            else if (*s < 0x20) sbuf_printf(b, "\\u%04x", *s);
+            else sbuf_add(b, (const char *)s, 1);
+        }
+        sbuf_add(b, "\"", 1);
+    } else if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        char t[40];
+        if (d > -1e15 && d < 1e15 && d == (double)(long long)d) snprintf(t, sizeof t, "%lld", (long long)d);
+        else
+            for (int prec = 15; prec <= 17; prec++) {
+                snprintf(t, sizeof t, "%.*g", prec, d);
+                if (strtod(t, NULL) == d) break;
+            }
+        sbuf_add(b, t, strlen(t));
+    } else {
+        const char *lit = cJSON_IsTrue(v) ? "true" : cJSON_IsFalse(v) ? "false" : "null";
+        sbuf_add(b, lit, strlen(lit));
+    }
+}
+
+/* py_json's text (malloc'd, NUL-terminated; NULL for v NULL or out of memory). */
+static char *py_json_text(const cJSON *v, int indent) {
+    if (!v) return NULL;
+    struct serve_buf b = {0};
+    py_json(v, indent, 0, &b);
+    sbuf_add(&b, "", 0);
+    if (b.oom) return sbuf_free(&b), NULL;
+    return b.p;
+}
+
 int serve_tools_parse(struct serve_server *srv, const cJSON *body, struct serve_req *r, char *err, size_t errn,
                       const char **param) {
     const cJSON *tools = cJSON_GetObjectItemCaseSensitive(body, "tools");
@@ -46,6 +102,7 @@ int serve_tools_parse(struct serve_server *srv, const cJSON *body, struct serve_
     if (!strcmp(tmpl, "chatml") || !strcmp(tmpl, "qwen")) r->history_style = SERVE_TOOLS_HERMES;
     else if (!strcmp(tmpl, "llama3")) r->history_style = SERVE_TOOLS_LLAMA3;
     else if (!strncmp(tmpl, "mistral-v3", 10) || !strncmp(tmpl, "mistral-v7", 10)) r->history_style = SERVE_TOOLS_MISTRAL;
+    r->mistral_v3 = !strncmp(tmpl, "mistral-v3", 10);
     const char *forced = NULL; /* a function's name, or "" for any of them */
     if (choice) {
         if (cJSON_IsString(choice)) {
@@ -149,18 +206,18 @@ static void put_call(const struct serve_req *r, const cJSON *call, int i, struct
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(call, "id");
     cJSON *parsed = cJSON_IsString(args) ? cJSON_Parse(args->valuestring) : NULL; /* OpenAI sends a JSON string */
-    char *a = json_text(parsed ? parsed : cJSON_IsObject(args) ? args : NULL);
+    char *a = py_json_text(parsed ? parsed : cJSON_IsObject(args) ? args : NULL, 0); /* as the templates' tojson */
     const char *n = cJSON_IsString(name) ? name->valuestring : "";
     const char *av = a ? a : "{}";
     switch (r->history_style) {
     case SERVE_TOOLS_HERMES: sbuf_printf(out, "%s<tool_call>\n{\"name\": \"%s\", \"arguments\": %s}\n</tool_call>", i ? "\n" : "", n, av); break;
     case SERVE_TOOLS_LLAMA3: sbuf_printf(out, "%s{\"name\": \"%s\", \"parameters\": %s}", i ? "\n" : "", n, av); break;
     default:
-        sbuf_printf(out, "%s{\"name\": \"%s\", \"arguments\": %s%s%s%s}", i ? ", " : "[TOOL_CALLS][", n, av,
+        sbuf_printf(out, "%s{\"name\": \"%s\", \"arguments\": %s%s%s%s}", i ? ", " : r->mistral_v3 ? "[TOOL_CALLS] [" : "[TOOL_CALLS][", n, av,
                     cJSON_IsString(id) ? ", \"id\": \"" : "", cJSON_IsString(id) ? id->valuestring : "", cJSON_IsString(id) ? "\"" : "");
     }
     cJSON_Delete(parsed);
-    cJSON_free(a);
+    free(a);
 }
 
 int serve_tools_message(const struct serve_req *r, const cJSON *m, const char **role, struct serve_buf *text) {
@@ -177,15 +234,16 @@ int serve_tools_message(const struct serve_req *r, const cJSON *m, const char **
             *role = "ipython";
             sbuf_add(&b, text->p ? text->p : "", text->p ? strlen(text->p) : 0);
             break;
-        default: {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "content", text->p ? text->p : "");
-            if (cJSON_IsString(id)) cJSON_AddStringToObject(o, "call_id", id->valuestring);
-            char *s = json_text(o);
-            sbuf_add(&b, s ? s : "", s ? strlen(s) : 0);
-            cJSON_free(s);
-            cJSON_Delete(o);
-        }
+        default: /* Mistral's template: the content as it is (a result is JSON text), then the call's id */
+            sbuf_printf(&b, "{\"content\": %s", text->p ? text->p : "");
+            if (cJSON_IsString(id)) {
+                cJSON *ids = cJSON_CreateString(id->valuestring);
+                char *s = ids ? py_json_text(ids, 0) : NULL;
+                sbuf_printf(&b, ", \"call_id\": %s", s ? s : "\"\"");
+                free(s);
+                cJSON_Delete(ids);
+            }
+            sbuf_add(&b, "}", 1);
         }
         sbuf_add(&b, "", 0);
         sbuf_free(text);
@@ -213,10 +271,10 @@ int serve_tools_inject(const struct serve_req *r, struct vkllm_chat_message *cm,
         if (at == 0 && *cm[0].content) sbuf_printf(&b, "%s\n\n", cm[0].content);
         sbuf_printf(&b, "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
                         "You are provided with function signatures within <tools></tools> XML tags:\n<tools>");
-        cJSON_ArrayForEach(t, r->tools) {
-            char *s = json_text(t);
+        cJSON_ArrayForEach(t, r->tools) { /* as Qwen's template prints them: tojson */
+            char *s = py_json_text(t, 0);
             sbuf_printf(&b, "\n%s", s ? s : "");
-            cJSON_free(s);
+            free(s);
         }
         sbuf_printf(&b, "\n</tools>\n\nFor each function call, return a json object with function name and arguments "
                         "within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, "
@@ -227,30 +285,29 @@ int serve_tools_inject(const struct serve_req *r, struct vkllm_chat_message *cm,
         if (at < 0) return 0;
         sbuf_printf(&b, "Given the following functions, please respond with a JSON for a function call with its proper "
                         "arguments that best answers the given prompt.\n\nRespond in the format {\"name\": function name, "
-                        "\"parameters\": dictionary of argument name and its value}. Do not use variables.\n\n");
+                        "\"parameters\": dictionary of argument name and its value}.Do not use variables.\n\n");
         cJSON_ArrayForEach(t, r->tools) { /* as Meta's template prints them: json.dumps(indent=4) */
-            char *s = cJSON_Print(t);
-            for (const char *c = s ? s : ""; *c; c++) {
-                if (*c != '\t') sbuf_add(&b, c, 1);
-                else if (c == s || c[-1] == '\n' || c[-1] == '\t') sbuf_add(&b, "    ", 4); /* indentation */
-                else sbuf_add(&b, " ", 1);                                               /* after a colon */
-            }
-            sbuf_add(&b, "\n\n", 2);
-            cJSON_free(s);
+            char *s = py_json_text(t, 4);
+            sbuf_printf(&b, "%s\n\n", s ? s : "");
+            free(s);
         }
         sbuf_printf(&b, "%s", cm[at].content);
     } else { /* Mistral: the list before the last user message */
-        char *s = json_text(r->tools);
+        char *s = py_json_text(r->tools, 0);
         sbuf_printf(&b, "%s", s ? s : "[]");
-        cJSON_free(s);
+        free(s);
     }
     sbuf_add(&b, "", 0);
     if (b.oom) return sbuf_free(&b), -1;
     if (r->tool_style == SERVE_TOOLS_MISTRAL || at < 0) { /* a new message */
         int pos = 0;
-        if (r->tool_style == SERVE_TOOLS_MISTRAL)
+        if (r->tool_style == SERVE_TOOLS_MISTRAL) {
             for (int i = 0; i < *n; i++)
                 if (!strcmp(cm[i].role, "user")) pos = i;
+            /* v3: before a system message that opens that [INST] (it is rendered inside it, and
+             * the tools cannot be: they came out as an assistant reply); v7 has [SYSTEM_PROMPT] */
+            while (r->mistral_v3 && pos > 0 && !strcmp(cm[pos - 1].role, "system")) pos--;
+        }
         memmove(cm + pos + 1, cm + pos, sizeof *cm * (size_t)(*n - pos));
         memmove(texts + pos + 1, texts + pos, sizeof *texts * (size_t)(*n - pos));
         (*n)++;

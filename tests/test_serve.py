@@ -808,7 +808,9 @@ def tools(srv):
     check(st == 200 and j["choices"][0]["finish_reason"] in ("length", "stop", "tool_calls"), "tool_choice auto: %s" % j)
     p_none = request(srv, "POST", "/apply-template", {"messages": msgs, "tools": TOOLS, "tool_choice": "none"})[2]["prompt"]
     p_auto = request(srv, "POST", "/apply-template", {"messages": msgs, "tools": TOOLS})[2]["prompt"]
-    check("<tools>" not in p_none and "<tools>" in p_auto and '"name":"get_weather"' in p_auto,
+    # as Qwen's template prints them (tojson: ", " and ": " between items)
+    check("<tools>" not in p_none and "<tools>" in p_auto and
+          '\n{"type": "function", "function": {"name": "get_weather", "description": "The weather in a city", ' in p_auto,
           "tools in the system message (auto), not with none: %r" % p_auto[:300])
     # a conversation with an earlier call and its result
     conv = msgs + [{"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
@@ -816,7 +818,7 @@ def tools(srv):
                    {"role": "tool", "tool_call_id": "call_1", "content": "18 degrees"}]
     st, _, j, _ = request(srv, "POST", "/apply-template", {"messages": conv, "tools": TOOLS})
     p = j.get("prompt", "")
-    check(st == 200 and '<tool_call>\n{"name": "get_weather", "arguments": {"city":"Paris","unit":"celsius"}}\n</tool_call>' in p
+    check(st == 200 and '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}\n</tool_call>' in p
           and "<|im_start|>user\n<tool_response>\n18 degrees\n</tool_response><|im_end|>" in p, "calls rendered back: %r" % p)
     st, _, j, _ = request(srv, "POST", "/v1/chat/completions", {"messages": conv, "tools": TOOLS, "max_tokens": 8})
     check(st == 200, "a conversation with tool results answers: %s" % st)
@@ -880,15 +882,29 @@ def tools_templates():
         srv = Server("--chat-template", tmpl, "-c", "2048")
         p = request(srv, "POST", "/apply-template", {"messages": msgs, "tools": TOOLS})[2]["prompt"]
         check(marker in p and "get_weather" in p, "%s: tools rendered: %r" % (tmpl, p[:300]))
-        if tmpl == "llama3":  # as Meta's template prints them: json.dumps(indent=4)
-            check('{\n    "type": "function",\n    "function": {\n        "name": "get_weather",' in p,
-                  "llama3: tools indented by 4 spaces: %r" % p[:600])
+        if tmpl == "llama3":  # as Meta's template prints them: json.dumps(indent=4), arrays too
+            check('{\n    "type": "function",\n    "function": {\n        "name": "get_weather",' in p and
+                  '"required": [\n                "city",\n                "unit"\n            ]' in p and
+                  'its value}.Do not use variables.\n\n' in p, "llama3: tools as json.dumps(indent=4): %r" % p[:900])
         st, _, j, _ = request(srv, "POST", "/v1/chat/completions", {"messages": msgs, "tools": TOOLS, "seed": 2, "max_tokens": 80,
                                                                    "tool_choice": {"type": "function", "function": {"name": "get_weather"}}})
         calls = j["choices"][0]["message"].get("tool_calls") or [] if st == 200 else []
         check(len(calls) == 1 and calls[0]["function"]["name"] == "get_weather"
               and valid_json(calls[0]["function"]["arguments"], params), "%s: a required call parses: %s" % (tmpl, j))
         srv.stop(tmpl + " server")
+    # mistral-v3: the tools go before the [INST] that a system prompt opens (they came out as an
+    # assistant reply after it), calls follow [/INST] at once, results carry the content as it is
+    srv = Server("--chat-template", "mistral-v3", "-c", "2048")
+    hist = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather in Rome?"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call00001", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'}}]},
+            {"role": "tool", "tool_call_id": "call00001", "content": '{"temp": 22}'}]
+    p = request(srv, "POST", "/apply-template", {"messages": hist, "tools": TOOLS})[2]["prompt"]
+    check(p.startswith('[AVAILABLE_TOOLS] [{"type": "function", "function": {"name": "get_weather"') and
+          '[/AVAILABLE_TOOLS][INST] Be brief.\n\nWeather in Rome?[/INST][TOOL_CALLS] [{"name": "get_weather", '
+          '"arguments": {"city": "Rome"}, "id": "call00001"}]</s>[TOOL_RESULTS] {"content": {"temp": 22}, '
+          '"call_id": "call00001"}[/TOOL_RESULTS]' in p, "mistral-v3 with a system prompt and tools: %r" % p[-400:])
+    srv.stop("mistral-v3 server")
     srv = Server("--chat-template", "gemma", "-c", "256")
     st, _, j, _ = request(srv, "POST", "/v1/chat/completions", {"messages": msgs, "tools": TOOLS})
     check(st == 400 and "gemma" in j["error"]["message"], "gemma has no tool convention: 400 %s" % j)
@@ -1053,7 +1069,7 @@ def tool_history(srv):
             {"role": "assistant", "content": None, "tool_calls": [
                 {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'}}]},
             {"role": "tool", "tool_call_id": "c1", "content": "22C sunny"}]
-    want = ('<|im_start|>assistant\n<tool_call>\n{"name": "get_weather", "arguments": {"city":"Rome"}}\n</tool_call><|im_end|>\n'
+    want = ('<|im_start|>assistant\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rome"}}\n</tool_call><|im_end|>\n'
             '<|im_start|>user\n<tool_response>\n22C sunny\n</tool_response><|im_end|>\n<|im_start|>assistant\n')
     for extra in ({"tools": TOOLS}, {"tools": TOOLS, "tool_choice": "none"}, {}):
         st, _, j, _ = request(srv, "POST", "/apply-template", dict({"messages": msgs}, **extra))

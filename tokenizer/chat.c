@@ -200,7 +200,7 @@ static void render_mistral(struct out *o, enum vkllm__chat_tmpl id, const struct
         if (is(m[i].role, "system")) put(o, m[i].content), put(o, "\n\n");
         else if (is(m[i].role, "user")) put(o, m[i].content), put(o, lead), put(o, "[/INST]");
         else {
-            put(o, trail);
+            if (strncmp(m[i].content, "[TOOL_CALLS]", 12)) put(o, trail); /* calls follow [/INST] at once */
             if (id == VKLLM__CHAT_MISTRAL_V3) put_trim(o, m[i].content);
             else put(o, m[i].content);
             put(o, "</s>");
