@@ -121,6 +121,10 @@ static void test_chat(void) {
     expect_render("deepseek", 1,
                   "You are helpful.### Instruction:\nHi\n### Response:\nHello!\n<|EOT|>\n### Instruction:\n"
                   "Bye\n### Response:\n");
+    expect_render("deepseek3", 1, /* as DeepSeek-V3's and R1-Distill's own templates (jinja2) */
+                  "You are helpful.<\xef\xbd\x9cUser\xef\xbd\x9c>Hi<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>Hello!"
+                  "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c><\xef\xbd\x9cUser\xef\xbd\x9c>Bye"
+                  "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>");
 
     expect_detect("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
                   "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}", "chatml");

@@ -272,8 +272,9 @@ static void render_simple(struct out *o, enum vkllm__chat_tmpl id, const struct 
             else if (is(r, "assistant"))
                 put(o, "Assistant: "), put(o, c), put(o, "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>");
             break;
-        case VKLLM__CHAT_DEEPSEEK3:
-            if (is(r, "system")) put(o, c), put(o, "\n\n");
+        case VKLLM__CHAT_DEEPSEEK3: /* the system prompt right before the first turn, as DeepSeek's own
+                                     * templates (V3, R1's distills) have it (llama.cpp adds "\n\n") */
+            if (is(r, "system")) put(o, c);
             else if (is(r, "user")) put(o, "<\xef\xbd\x9cUser\xef\xbd\x9c>"), put(o, c);
             else if (is(r, "assistant"))
                 put(o, "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>"), put(o, c),
