@@ -86,6 +86,7 @@ struct serve_req {
     int tool_style;              /* enum serve_tool_style: tools shown to the model (chat) */
     int history_style;           /* ... the template's, for earlier calls and tool results (chat) */
     int mistral_v3;              /* the template is mistral-v3*: its [INST] holds the system prompt */
+    int llama31;                 /* the template is llama3.1 / 3.2: "Environment: ipython" with tools */
     cJSON *tools;                /* ... the request's tools */
     struct serve_buf held;       /* with tools: the reply's text so far (stream) */
     struct serve_tool_scan *scan; /* ... and the calls in it as they come (stream) */

@@ -100,9 +100,10 @@ int serve_tools_parse(struct serve_server *srv, const cJSON *body, struct serve_
     const char *tmpl = NULL;
     if (vkllm_chat_template_resolve(srv->model, srv->chat_template, &tmpl)) tmpl = "none";
     if (!strcmp(tmpl, "chatml") || !strcmp(tmpl, "qwen")) r->history_style = SERVE_TOOLS_HERMES;
-    else if (!strcmp(tmpl, "llama3")) r->history_style = SERVE_TOOLS_LLAMA3;
+    else if (!strncmp(tmpl, "llama3", 6)) r->history_style = SERVE_TOOLS_LLAMA3;
     else if (!strncmp(tmpl, "mistral-v3", 10) || !strncmp(tmpl, "mistral-v7", 10)) r->history_style = SERVE_TOOLS_MISTRAL;
     r->mistral_v3 = !strncmp(tmpl, "mistral-v3", 10);
+    r->llama31 = !strcmp(tmpl, "llama3.1") || !strcmp(tmpl, "llama3.2");
     const char *forced = NULL; /* a function's name, or "" for any of them */
     if (choice) {
         if (cJSON_IsString(choice)) {
@@ -141,7 +142,7 @@ int serve_tools_parse(struct serve_server *srv, const cJSON *body, struct serve_
     if (!found) return fail(err, errn, param, "tool_choice", "'tool_choice' names a function that 'tools' does not list");
     if (!(r->tool_style = r->history_style)) {
         char msg[256];
-        snprintf(msg, sizeof msg, "'tools' is not supported with the '%s' chat template (chatml, qwen, llama3, mistral-v3 and mistral-v7 are)", tmpl);
+        snprintf(msg, sizeof msg, "'tools' is not supported with the '%s' chat template (chatml, qwen, llama3, llama3.1, llama3.2, mistral-v3 and mistral-v7 are)", tmpl);
         return fail(err, errn, param, "tools", msg);
     }
     if (!(r->tools = cJSON_Duplicate(tools, 1))) return fail(err, errn, param, "tools", "out of memory");
@@ -292,6 +293,14 @@ int serve_tools_inject(const struct serve_req *r, struct vkllm_chat_message *cm,
             free(s);
         }
         sbuf_printf(&b, "%s", cm[at].content);
+        if (r->llama31) { /* 3.1+: "Environment: ipython" heads the system turn (an "environment" message first) */
+            memmove(cm + 1, cm, sizeof *cm * (size_t)*n);
+            memmove(texts + 1, texts, sizeof *texts * (size_t)*n);
+            (*n)++, at++;
+            memset(&texts[0], 0, sizeof texts[0]);
+            cm[0].role = "environment";
+            cm[0].content = "ipython";
+        }
     } else { /* Mistral: the list before the last user message */
         char *s = py_json_text(r->tools, 0);
         sbuf_printf(&b, "%s", s ? s : "[]");

@@ -878,7 +878,9 @@ def tools_templates():
     with "parameters", mistral's [TOOL_CALLS] list; a template with no convention refuses tools."""
     params = TOOLS[0]["function"]["parameters"]
     msgs = [{"role": "user", "content": "Weather in Rome?"}]
-    for tmpl, marker in (("llama3", "Given the following functions"), ("mistral-v7", "[AVAILABLE_TOOLS]")):
+    for tmpl, marker in (("llama3", "Given the following functions"), ("mistral-v7", "[AVAILABLE_TOOLS]"),
+                         ("llama3.1", "<|start_header_id|>system<|end_header_id|>\n\nEnvironment: ipython\n"
+                                      "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|>")):
         srv = Server("--chat-template", tmpl, "-c", "2048")
         p = request(srv, "POST", "/apply-template", {"messages": msgs, "tools": TOOLS})[2]["prompt"]
         check(marker in p and "get_weather" in p, "%s: tools rendered: %r" % (tmpl, p[:300]))

@@ -121,6 +121,28 @@ static void test_chat(void) {
     expect_render("deepseek", 1,
                   "You are helpful.### Instruction:\nHi\n### Response:\nHello!\n<|EOT|>\n### Instruction:\n"
                   "Bye\n### Response:\n");
+    /* Llama 3.1 / 3.3 and 3.2 as Meta's templates (jinja2): the system header always, its date
+     * fixed (3.1, 3.3) or today's (3.2) */
+    expect_render("llama3.1", 1,
+                  "<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\n"
+                  "Today Date: 26 Jul 2024\n\nYou are helpful.<|eot_id|>"
+                  "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+                  "<|start_header_id|>assistant<|end_header_id|>\n\nHello!<|eot_id|>"
+                  "<|start_header_id|>user<|end_header_id|>\n\nBye<|eot_id|>"
+                  "<|start_header_id|>assistant<|end_header_id|>\n\n");
+    {
+        char today[64], want[512];
+        time_t now = time(NULL);
+        strftime(today, sizeof today, "%d %b %Y", localtime(&now)); /* the C locale's month names */
+        snprintf(want, sizeof want,
+                 "<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\n"
+                 "Today Date: %s\n\nYou are helpful.<|eot_id|>"
+                 "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+                 "<|start_header_id|>assistant<|end_header_id|>\n\nHello!<|eot_id|>"
+                 "<|start_header_id|>user<|end_header_id|>\n\nBye<|eot_id|>"
+                 "<|start_header_id|>assistant<|end_header_id|>\n\n", today);
+        expect_render("llama3.2", 1, want);
+    }
     expect_render("deepseek3", 1, /* as DeepSeek-V3's and R1-Distill's own templates (jinja2) */
                   "You are helpful.<\xef\xbd\x9cUser\xef\xbd\x9c>Hi<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>Hello!"
                   "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c><\xef\xbd\x9cUser\xef\xbd\x9c>Bye"
@@ -129,6 +151,9 @@ static void test_chat(void) {
     expect_detect("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
                   "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}", "chatml");
     expect_detect("{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' }}", "llama3");
+    expect_detect("{{- \"Cutting Knowledge Date: December 2023\\n\" }}<|start_header_id|><|end_header_id|>", "llama3.1");
+    expect_detect("{%- set date_string = strftime_now(\"%d %b %Y\") %}{{- \"Cutting Knowledge Date: December 2023\\n\" }}"
+                  "<|start_header_id|><|end_header_id|>", "llama3.2");
     expect_detect("{{ bos_token }}{% if messages[0]['role'] == 'system' %}[SYSTEM_PROMPT]{% endif %}[INST]",
                   "mistral-v7");
     expect_detect("{{ '[INST] ' + content.strip() + ' [/INST]' }}<<SYS>>", "llama2-sys-strip");

@@ -1,7 +1,9 @@
 /* chat.c - chat templates: recognize a model's Jinja tokenizer.chat_template by its text and
  * render messages with the built-in equivalent (the formats of llama.cpp's llama-chat.cpp). */
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "tok_impl.h"
 
@@ -35,6 +37,8 @@ static const char *const names[VKLLM__CHAT_COUNT_] = {
     [VKLLM__CHAT_LLAMA4] = "llama4",
     [VKLLM__CHAT_QWEN] = "qwen",
     [VKLLM__CHAT_GPT_OSS] = "gpt-oss",
+    [VKLLM__CHAT_LLAMA31] = "llama3.1",
+    [VKLLM__CHAT_LLAMA32] = "llama3.2",
 };
 
 const char *vkllm__chat_template_name(enum vkllm__chat_tmpl id) {
@@ -46,7 +50,7 @@ const char *vkllm__chat_template_names(void) {
     return "chatml, llama2, llama2-sys, llama2-sys-bos, llama2-sys-strip, mistral-v1, mistral-v3, "
            "mistral-v3-tekken, mistral-v7, mistral-v7-tekken, phi3, phi4, falcon3, zephyr, monarch, "
            "gemma, orion, openchat, vicuna, vicuna-orca, deepseek, deepseek2, deepseek3, command-r, "
-           "llama3, granite, llama4, qwen, gpt-oss";
+           "llama3, granite, llama4, qwen, gpt-oss, llama3.1, llama3.2";
 }
 
 vkllm_status vkllm__chat_template_by_name(const char *name, enum vkllm__chat_tmpl *out) {
@@ -85,7 +89,10 @@ static int detect(const char *s) {
     if (HAS("USER: ") && HAS("ASSISTANT: ")) return HAS("SYSTEM: ") ? VKLLM__CHAT_VICUNA_ORCA : VKLLM__CHAT_VICUNA;
     if (HAS("### Instruction:") && HAS("<|EOT|>")) return VKLLM__CHAT_DEEPSEEK;
     if (HAS("<|START_OF_TURN_TOKEN|>") && HAS("<|USER_TOKEN|>")) return VKLLM__CHAT_COMMAND_R;
-    if (HAS("<|start_header_id|>") && HAS("<|end_header_id|>")) return VKLLM__CHAT_LLAMA3;
+    if (HAS("<|start_header_id|>") && HAS("<|end_header_id|>"))
+        return !HAS("Cutting Knowledge Date") ? VKLLM__CHAT_LLAMA3
+               : HAS("strftime_now")           ? VKLLM__CHAT_LLAMA32
+                                               : VKLLM__CHAT_LLAMA31;
     if (HAS("'Assistant: ' + message['content'] + eos_token")) return VKLLM__CHAT_DEEPSEEK2;
     if (HAS("<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>") && HAS("<\xef\xbd\x9cUser\xef\xbd\x9c>") &&
         HAS("<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"))
@@ -227,6 +234,33 @@ static void render_gemma(struct out *o, const struct vkllm__chat_msg *m, size_t 
     if (gen) put(o, "<start_of_turn>model\n");
 }
 
+/* Llama 3.1-3.3 as Meta's templates write them: a system turn always, opening with the knowledge
+ * cutoff and the date (3.1 and 3.3: "26 Jul 2024"; 3.2: today's, its strftime_now("%d %b %Y")),
+ * after "Environment: ipython" where tools are offered (a leading "environment" message, which
+ * the server's tools put there), then the system prompt if the conversation starts with one; the
+ * turns as llama3's. */
+static void render_llama31(struct out *o, const struct vkllm__chat_msg *m, size_t n, int gen, int today) {
+    char date[32] = "26 Jul 2024"; /* 3.1's, and 3.2's without strftime_now */
+    time_t now = time(NULL);
+    struct tm tm;
+    if (today && localtime_r(&now, &tm)) {
+        static const char *const mon[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                          "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+        snprintf(date, sizeof date, "%02d %s %04d", tm.tm_mday, mon[tm.tm_mon % 12], tm.tm_year + 1900);
+    }
+    size_t first = 0;
+    put(o, "<|start_header_id|>system<|end_header_id|>\n\n");
+    if (n && is(m[0].role, "environment")) put(o, "Environment: "), put(o, m[0].content), put(o, "\n"), first = 1;
+    put(o, "Cutting Knowledge Date: December 2023\nToday Date: ");
+    put(o, date), put(o, "\n\n");
+    if (first < n && is(m[first].role, "system")) put_trim(o, m[first++].content);
+    put(o, "<|eot_id|>");
+    for (size_t i = first; i < n; i++)
+        put(o, "<|start_header_id|>"), put(o, m[i].role), put(o, "<|end_header_id|>\n\n"), put_trim(o, m[i].content),
+            put(o, "<|eot_id|>");
+    if (gen) put(o, "<|start_header_id|>assistant<|end_header_id|>\n\n");
+}
+
 static void render_simple(struct out *o, enum vkllm__chat_tmpl id, const struct vkllm__chat_msg *m,
                           size_t n, int gen) {
     for (size_t i = 0; i < n; i++) {
@@ -361,6 +395,8 @@ vkllm_status vkllm__chat_apply(enum vkllm__chat_tmpl id, const struct vkllm__cha
     case VKLLM__CHAT_MISTRAL_V7:
     case VKLLM__CHAT_MISTRAL_V7_TEKKEN: render_mistral(&o, id, msgs, n); break;
     case VKLLM__CHAT_GEMMA: render_gemma(&o, msgs, n, add_generation_prompt); break;
+    case VKLLM__CHAT_LLAMA31:
+    case VKLLM__CHAT_LLAMA32: render_llama31(&o, msgs, n, add_generation_prompt, id == VKLLM__CHAT_LLAMA32); break;
     case VKLLM__CHAT_ORION: render_orion(&o, msgs, n); break;
     default: render_simple(&o, id, msgs, n, add_generation_prompt); break;
     }

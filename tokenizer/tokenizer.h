@@ -178,6 +178,8 @@ enum vkllm__chat_tmpl {
     VKLLM__CHAT_LLAMA4,
     VKLLM__CHAT_QWEN, /* ChatML as the Qwen family writes it */
     VKLLM__CHAT_GPT_OSS, /* OpenAI's harmony format (gpt-oss) */
+    VKLLM__CHAT_LLAMA31, /* llama3 with Meta's 3.1 / 3.3 system header (knowledge cutoff, date) */
+    VKLLM__CHAT_LLAMA32, /* ... and 3.2's, whose date is today's */
     VKLLM__CHAT_COUNT_
 };
 
