@@ -71,16 +71,10 @@ static int on_text(const char *text, size_t len, void *ud) {
     struct serve_req *r = ud;
     int stop;
     /* a NUL byte (a byte token's 0x00) becomes U+FFFD: replies are built from C strings, where
-     * it would silently end the text */
+     * it would silently end the text (the rest of a piece is UTF-8 already: the detokenizer's) */
     char *clean = NULL;
     int nul = memchr(text, 0, len) != NULL;
-    if (nul && (clean = malloc(3 * len))) {
-        size_t o = 0;
-        for (size_t i = 0; i < len; i++)
-            if (text[i]) clean[o++] = text[i];
-            else memcpy(clean + o, "\xef\xbf\xbd", 3), o += 3;
-        text = clean, len = o;
-    }
+    if (nul && (clean = serve_utf8_valid_n(text, len))) text = clean, len = strlen(clean);
     pthread_mutex_lock(&r->mu);
     if (nul && !clean) r->text.oom = 1; /* reported as an error when the request finishes, not cut short */
     /* the token's logprobs are recorded before its text comes: they go out in the same chunk */

@@ -31,6 +31,19 @@ static char *json_text(const cJSON *v) {
     return v ? cJSON_PrintUnformatted(v) : NULL;
 }
 
+/* A JSON string as Python's json.dumps(ensure_ascii=False) writes it. */
+static void py_json_string(const char *str, struct serve_buf *b) {
+    sbuf_add(b, "\"", 1);
+    for (const unsigned char *s = (const unsigned char *)str; s && *s; s++) {
+        const char *e = *s == '"' ? "\\\"" : *s == '\\' ? "\\\\" : *s == '\n' ? "\\n" : *s == '\r' ? "\\r"
+                      : *s == '\t' ? "\\t" : *s == '\b' ? "\\b" : *s == '\f' ? "\\f" : NULL;
+        if (e) sbuf_add(b, e, 2);
+        else if (*s < 0x20) sbuf_printf(b, "\\u%04x", *s);
+        else sbuf_add(b, (const char *)s, 1);
+    }
+    sbuf_add(b, "\"", 1);
+}
+
 /* v as the models' chat templates print JSON (Jinja's tojson, Python's json.dumps): ", " and ": "
  * between items (cJSON writes none), non-ASCII as it is; with indent > 0, json.dumps(indent=...)'s
  * layout (Llama 3.1's tools). Numbers as the shortest text that reads back the same. */
@@ -42,25 +55,13 @@ static void py_json(const cJSON *v, int indent, int depth, struct serve_buf *b) 
         cJSON_ArrayForEach(c, v) {
             if (k++) sbuf_add(b, indent ? "," : ", ", indent ? 1 : 2);
             if (indent) sbuf_printf(b, "\n%*s", indent * (depth + 1), "");
-            if (obj) {
-                cJSON key = {.type = cJSON_String, .valuestring = c->string};
-                py_json(&key, indent, depth + 1, b);
-                sbuf_add(b, ": ", 2);
-            }
+            if (obj) py_json_string(c->string, b), sbuf_add(b, ": ", 2);
             py_json(c, indent, depth + 1, b);
         }
         if (indent && k) sbuf_printf(b, "\n%*s", indent * depth, "");
         sbuf_add(b, obj ? "}" : "]", 1);
     } else if (cJSON_IsString(v)) {
-        sbuf_add(b, "\"", 1);
-        for (const unsigned char *s = (const unsigned char *)v->valuestring; s && *s; s++) {
-            const char *e = *s == '"' ? "\\\"" : *s == '\\' ? "\\\\" : *s == '\n' ? "\\n" : *s == '\r' ? "\\r"
-                          : *s == '\t' ? "\\t" : *s == '\b' ? "\\b" : *s == '\f' ? "\\f" : NULL;
-            if (e) sbuf_add(b, e, 2);
-            else if (*s < 0x20) sbuf_printf(b, "\\u%04x", *s);
-            else sbuf_add(b, (const char *)s, 1);
-        }
-        sbuf_add(b, "\"", 1);
+        py_json_string(v->valuestring, b);
     } else if (cJSON_IsNumber(v)) {
         double d = v->valuedouble;
         char t[40];
@@ -237,13 +238,7 @@ int serve_tools_message(const struct serve_req *r, const cJSON *m, const char **
             break;
         default: /* Mistral's template: the content as it is (a result is JSON text), then the call's id */
             sbuf_printf(&b, "{\"content\": %s", text->p ? text->p : "");
-            if (cJSON_IsString(id)) {
-                cJSON *ids = cJSON_CreateString(id->valuestring);
-                char *s = ids ? py_json_text(ids, 0) : NULL;
-                sbuf_printf(&b, ", \"call_id\": %s", s ? s : "\"\"");
-                free(s);
-                cJSON_Delete(ids);
-            }
+            if (cJSON_IsString(id)) sbuf_printf(&b, ", \"call_id\": "), py_json_string(id->valuestring, &b);
             sbuf_add(&b, "}", 1);
         }
         sbuf_add(&b, "", 0);
