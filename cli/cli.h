@@ -10,6 +10,7 @@
 /* Each subcommand gets argv with argv[0] = the subcommand name; returns the process exit code. */
 int vkllm_cmd_devices(int argc, char **argv);
 int vkllm_cmd_selftest(int argc, char **argv);
+int vkllm_cmd_pipelines(int argc, char **argv);   /* cli/cmd_pipelines.c */
 int vkllm_cmd_logits(int argc, char **argv);      /* cli/cmd_logits.c */
 int vkllm_cmd_bench(int argc, char **argv);       /* cli/cmd_bench.c */
 int vkllm_cmd_compare(int argc, char **argv);     /* cli/cmd_compare.c */

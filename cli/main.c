@@ -18,6 +18,7 @@ static const struct command commands[] = {
     {"serve", vkllm_cmd_serve, "OpenAI-compatible HTTP server, streaming with Server-Sent Events"},
     {"devices", vkllm_cmd_devices, "list Vulkan devices and what they support (--json)"},
     {"selftest", vkllm_cmd_selftest, "check every shader on a device against the C reference"},
+    {"pipelines", vkllm_cmd_pipelines, "build every pipeline, no memory used: registers, spills, occupancy"},
     {"info", vkllm_cmd_info, "describe a GGUF model: architecture, shapes, types (--json)"},
     {"make-model", vkllm_cmd_make_model, "write a random-weight Llama-shaped GGUF model"},
     {"bench", vkllm_cmd_bench, "prefill and decode tokens per second (llama-bench definitions)"},

@@ -198,8 +198,13 @@ struct vkllm_device_info {
     int timestamps;                      /* compute queue supports timestamps */
     float timestamp_period_ns;           /* nanoseconds per timestamp tick */
     uint32_t timestamp_valid_bits;
+    int pipeline_statistics;             /* VK_KHR_pipeline_executable_properties: the driver reports
+                                            registers, spills, shared memory, ... per pipeline
+                                            (vkllm_ctx_pipelines on a compile-only context) */
     int has_compute_queue;               /* a queue family with compute */
-    int usable;                          /* vkllm runs on it: Vulkan 1.1 and a compute queue */
+    int usable;                          /* vkllm runs on it: Vulkan 1.1, a compute queue and a memory
+                                            type (a device without memory, such as RADV's null
+                                            hardware, can still build pipelines: compile_only) */
     char profile[32];                    /* the device profile in force (VKLLM_DEVICE_PROFILE), "" for
                                             none: the fields above are then the device's clamped to it */
 };
@@ -224,6 +229,12 @@ struct vkllm_ctx_params {
     int validate;     /* 1: Khronos validation layer + synchronization validation; -1: VKLLM_VALIDATE env */
     const char *tuning; /* "name=value,name=value": tuning knobs (vkllm_tuning_knob) over the VKLLM_*
                            environment variables, which are read once, here; NULL: none */
+    int compile_only;   /* 1: build pipelines only: no device memory is allocated and nothing is
+                           submitted or waited on. Buffers are bookkeeping (uploads are dropped,
+                           downloads read zeros), dispatches are checked and their pipelines built
+                           with the driver's statistics captured (vkllm_ctx_pipelines). Opens devices
+                           that have no memory (RADV's null hardware, RADV_FORCE_FAMILY). Nothing it
+                           computes is meaningful. */
 };
 
 VKLLM_API struct vkllm_ctx_params vkllm_ctx_params_default(void);
@@ -262,6 +273,44 @@ VKLLM_API vkllm_status vkllm_ctx_tune(vkllm_ctx_t ctx, const char *name, const c
 VKLLM_API long vkllm_ctx_tuning_value(vkllm_ctx_t ctx, size_t i);
 
 /* ---------------------------------------------------------------------------------------------
+ * Pipelines: what the driver made of each compute pipeline built so far
+ * ------------------------------------------------------------------------------------------- */
+
+#define VKLLM_MAX_PIPELINE_STATS 40
+
+/* One statistic as the driver names it (VK_KHR_pipeline_executable_properties): "VGPRs",
+ * "Spilled VGPRs", "Scratch size", "LDS size", "Subgroups per SIMD", "Code size" on RADV. */
+struct vkllm_pipeline_stat {
+    char name[48];
+    char description[128];
+    double value;
+};
+
+/* One compute pipeline: a shader with its specialization constants and required subgroup size. */
+struct vkllm_pipeline_info {
+    char shader[48];            /* the embedded shader's name (matvec_q4_k, attn_split, ...) */
+    uint32_t n_spec;
+    uint32_t spec[8];           /* specialization constants; spec[0] is the workgroup size */
+    uint32_t required_subgroup; /* full subgroups of this size asked for (0: the driver's choice) */
+    uint32_t subgroup_size;     /* the executable's subgroup size, as the driver reports it (0: unknown) */
+    double compile_ms;          /* host time of vkCreateComputePipelines */
+    int cache_hit;              /* 1: the driver's pipeline cache answered (VK_EXT_pipeline_creation_feedback),
+                                   0: compiled, -1: not reported */
+    uint32_t n_stats;           /* the driver's statistics (0 where it offers none: compile_only and
+                                   vkllm_device_info.pipeline_statistics are both needed) */
+    struct vkllm_pipeline_stat stats[VKLLM_MAX_PIPELINE_STATS];
+};
+
+/* Called with every pipeline; return nonzero to stop. */
+typedef int (*vkllm_pipeline_fn)(const struct vkllm_pipeline_info *p, void *user_data);
+
+/* Every compute pipeline ctx has built so far, in the order they were built. *count (may be NULL)
+ * gets how many were reported. To build every pipeline the device's tuning uses without running
+ * anything, run vkllm_selftest (defaults_only, or not for every variant) on a compile_only context
+ * first: that is `vkllm pipelines`. */
+VKLLM_API vkllm_status vkllm_ctx_pipelines(vkllm_ctx_t ctx, vkllm_pipeline_fn fn, void *user_data, uint32_t *count);
+
+/* ---------------------------------------------------------------------------------------------
  * Selftest: every kernel and variant of the device against the scalar C reference
  * ------------------------------------------------------------------------------------------- */
 
@@ -288,6 +337,9 @@ struct vkllm_selftest_params {
     int profile;     /* 1: time each case */
     const char *ops; /* comma-separated op names to run; NULL or "": all */
     int defaults_only; /* 1: only the cases that run as the device's tuning chooses (no variants) */
+    int unchecked;   /* 1: record and submit every case but do not compare it with the reference: for a
+                        device that executes nothing (a simulated GPU); a case is ok when it records
+                        and submits without error (always so on a compile_only context) */
 };
 
 VKLLM_API struct vkllm_selftest_params vkllm_selftest_params_default(void);

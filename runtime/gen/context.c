@@ -24,7 +24,7 @@ vkllm_status vkllm_devices_list(struct vkllm_device_info **out, uint32_t *count)
 void vkllm_devices_free(struct vkllm_device_info *devices) { vkllm__free(devices); }
 
 struct vkllm_ctx_params vkllm_ctx_params_default(void) {
-    struct vkllm_ctx_params p = {.device = -1, .validate = -1, .tuning = NULL};
+    struct vkllm_ctx_params p = {.device = -1, .validate = -1, .tuning = NULL, .compile_only = 0};
     return p;
 }
 
@@ -50,7 +50,8 @@ static void check_coopmat(struct vkllm__gpu *gpu) {
     const struct vkllm__tuning *tu = vkllm__gpu_tuning(gpu);
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     struct vkllm__mm_coopmat cm;
-    if (!d->fp16_arith || !vkllm__matmul_coopmat_default(d)) return;
+    /* compile-only: nothing runs, so nothing can be checked; the kernels stay as the tuning says */
+    if (!d->fp16_arith || !vkllm__matmul_coopmat_default(d) || vkllm__gpu_compile_only(gpu)) return;
     struct vkllm__tuning t = *tu;
     if (tu->matmul_coopmat == -1 && tu->matmul_f16 != 0 && vkllm__matmul_coopmat_plan(d, 70, 100, &cm)) {
         struct vkllm__op_case c = {.op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q4_K, .rows = 100, .cols = 512, .n = 70,
@@ -72,7 +73,8 @@ vkllm_status vkllm_ctx_init(const struct vkllm_ctx_params *params, vkllm_ctx_t *
     struct vkllm_ctx_params p = params ? *params : vkllm_ctx_params_default();
     struct vkllm_ctx *ctx = vkllm__calloc(1, sizeof *ctx);
     if (!ctx) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
-    struct vkllm__gpu_params gp = {.device = p.device, .validate = p.validate, .tuning = p.tuning};
+    struct vkllm__gpu_params gp = {.device = p.device, .validate = p.validate, .tuning = p.tuning,
+                                   .compile_only = p.compile_only};
     vkllm_status st = vkllm__gpu_open(&gp, &ctx->gpu);
     if (st) {
         vkllm__free(ctx);
@@ -107,6 +109,24 @@ vkllm_status vkllm_ctx_tune(vkllm_ctx_t ctx, const char *name, const char *value
     struct vkllm__tuning t = *vkllm__gpu_tuning(ctx->gpu);
     vkllm_status st = vkllm__tuning_set(&t, name, value);
     if (!st) vkllm__gpu_set_tuning(ctx->gpu, &t);
+    return st;
+}
+
+vkllm_status vkllm_ctx_pipelines(vkllm_ctx_t ctx, vkllm_pipeline_fn fn, void *user_data, uint32_t *count) {
+    if (!ctx) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_ctx_pipelines: ctx is NULL");
+    uint32_t n = vkllm__gpu_pipeline_count(ctx->gpu), i = 0;
+    struct vkllm_pipeline_info *info = vkllm__malloc(sizeof *info);
+    if (!info) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    vkllm_status st = VKLLM_STATUS_OK;
+    for (; i < n && !st; i++) {
+        st = vkllm__gpu_pipeline_info(ctx->gpu, i, info);
+        if (!st && fn && fn(info, user_data)) {
+            i++;
+            break;
+        }
+    }
+    vkllm__free(info);
+    if (count) *count = st ? 0 : i;
     return st;
 }
 

@@ -75,6 +75,7 @@ static void full_barrier(struct vkllm__gpu *gpu, VkCommandBuffer cb) {
 
 vkllm_status vkllm__xfer_begin(struct vkllm__gpu *gpu) {
     vkllm_status st = VKLLM_STATUS_OK;
+    if (gpu->compile_only) return vkllm__err(VKLLM_STATUS_INTERNAL, "a transfer on a compile-only context");
     VkCommandBufferBeginInfo bi = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
         .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
@@ -97,6 +98,7 @@ vkllm_status vkllm__xfer_submit_wait(struct vkllm__gpu *gpu) {
     };
     VKLLM_VK_TRY(st, gpu->vk.vkResetFences(gpu->device, 1, &gpu->xfer_fence), fail);
     VKLLM_VK_TRY(st, gpu->vk.vkQueueSubmit(gpu->queue, 1, &si, gpu->xfer_fence), fail);
+    gpu->submitted = 1;
     VKLLM_VK_TRY(st, gpu->vk.vkWaitForFences(gpu->device, 1, &gpu->xfer_fence, VK_TRUE, UINT64_MAX), fail);
 fail:
     return st;
@@ -109,6 +111,10 @@ vkllm_status vkllm__cmd_init(struct vkllm__gpu *gpu, struct vkllm__cmd **out) {
     struct vkllm__cmd *c = vkllm__calloc(1, sizeof *c);
     if (!c) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     c->gpu = gpu;
+    if (gpu->compile_only) { /* dispatches build pipelines and record nothing */
+        *out = c;
+        return VKLLM_STATUS_OK;
+    }
     VkCommandBufferAllocateInfo ai = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
         .commandPool = gpu->pool,
@@ -155,6 +161,7 @@ void vkllm__cmd_free(struct vkllm__cmd *c) {
 vkllm_status vkllm__cmd_begin(struct vkllm__cmd *c) {
     struct vkllm__gpu *gpu = c->gpu;
     vkllm_status st = VKLLM_STATUS_OK;
+    if (gpu->compile_only) goto begun;
     /* Descriptor sets of the previous recording are dropped with their pools; keep the first. */
     if (c->n_pools > 0) {
         for (uint32_t i = 1; i < c->n_pools; i++) gpu->vk.vkDestroyDescriptorPool(gpu->device, c->pools[i], NULL);
@@ -167,6 +174,7 @@ vkllm_status vkllm__cmd_begin(struct vkllm__cmd *c) {
     VKLLM_VK_TRY(st, gpu->vk.vkBeginCommandBuffer(c->cb, &bi), fail);
     /* Earlier submissions and host writes happen-before this recording. */
     full_barrier(gpu, c->cb);
+begun:
     c->recording = 1;
     c->recorded = 0;
     c->n_dispatch = 0;
@@ -403,6 +411,12 @@ vkllm_status vkllm__cmd_dispatch(struct vkllm__cmd *c, const struct vkllm__dispa
     VkPipeline pipe;
     if ((st = vkllm__pipeline_get(gpu, d->shader, d->n_spec, d->spec, d->subgroup, &pipe))) return st;
     const struct vkllm__shader_state *s = &gpu->shaders[d->shader];
+    if (gpu->compile_only) { /* the barriers it would get are still counted */
+        if ((c->last_barrier = needs_barrier(c, d, s->access))) c->n_barriers++, c->n_touched = 0;
+        touch(c, d, s->access);
+        c->n_dispatch++;
+        return VKLLM_STATUS_OK;
+    }
     VkDescriptorSet set;
     if ((st = alloc_set(c, s->set_layout, &set))) return st;
     VkDescriptorBufferInfo bi[VKLLM__MAX_BINDINGS];
@@ -460,6 +474,8 @@ vkllm_status vkllm__cmd_copy(struct vkllm__cmd *c, const struct vkllm__buffer *d
         !vkllm__add_u64(dst_off, size, &de) || de > dst->size)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "copy of %llu bytes outside its buffers",
                           (unsigned long long)size);
+    c->n_touched = 0; /* everything before is complete for what follows */
+    if (gpu->compile_only) return VKLLM_STATUS_OK;
     /* the dispatches before it wrote what it reads (and may read what it overwrites) */
     const VkAccessFlags shader = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
     const VkAccessFlags transfer = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
@@ -468,7 +484,6 @@ vkllm_status vkllm__cmd_copy(struct vkllm__cmd *c, const struct vkllm__buffer *d
     gpu->vk.vkCmdCopyBuffer(c->cb, src->block->buffer, dst->block->buffer, 1, &r);
     /* and the dispatches after it see what it wrote */
     memory_barrier(gpu, c->cb, VK_PIPELINE_STAGE_TRANSFER_BIT, transfer, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, shader);
-    c->n_touched = 0; /* everything before is complete for what follows */
     return VKLLM_STATUS_OK;
 }
 
@@ -481,8 +496,12 @@ vkllm_status vkllm__cmd_timestamp(struct vkllm__cmd *c, const char *label) {
 vkllm_status vkllm__cmd_end(struct vkllm__cmd *c) {
     vkllm_status st = VKLLM_STATUS_OK;
     if (!c->recording) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm__cmd_end without begin");
-    full_barrier(c->gpu, c->cb); /* results visible to the host and to later submissions */
     c->recording = 0;
+    if (c->gpu->compile_only) {
+        c->recorded = 1;
+        return VKLLM_STATUS_OK;
+    }
+    full_barrier(c->gpu, c->cb); /* results visible to the host and to later submissions */
     VKLLM_VK_TRY(st, c->gpu->vk.vkEndCommandBuffer(c->cb), fail);
     c->recorded = 1;
 fail:
@@ -493,6 +512,10 @@ vkllm_status vkllm__cmd_submit(struct vkllm__cmd *c) {
     struct vkllm__gpu *gpu = c->gpu;
     vkllm_status st = VKLLM_STATUS_OK;
     if (!c->recorded) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "submit of a command list that is not recorded");
+    if (gpu->compile_only) { /* nothing to run */
+        c->serial = atomic_fetch_add(&g_submits, 1) + 1;
+        return VKLLM_STATUS_OK;
+    }
     VkSubmitInfo si = {
         .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
         .commandBufferCount = 1,
@@ -500,6 +523,7 @@ vkllm_status vkllm__cmd_submit(struct vkllm__cmd *c) {
     };
     VKLLM_VK_TRY(st, gpu->vk.vkResetFences(gpu->device, 1, &c->fence), fail);
     VKLLM_VK_TRY(st, gpu->vk.vkQueueSubmit(gpu->queue, 1, &si, c->fence), fail);
+    gpu->submitted = 1;
     VKLLM_VK_TRY(st, gpu->vk.vkWaitForFences(gpu->device, 1, &c->fence, VK_TRUE, UINT64_MAX), fail);
     c->serial = atomic_fetch_add(&g_submits, 1) + 1;
     c->n_ts_done = 0;

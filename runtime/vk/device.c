@@ -288,6 +288,7 @@ static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t 
     int has_coopmat = has_device_ext(exts, n_ext, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
     int has_dot = has_device_ext(exts, n_ext, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     int has_sgsc = has_device_ext(exts, n_ext, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+    int has_pep = has_device_ext(exts, n_ext, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
     info->memory_budget = has_device_ext(exts, n_ext, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
 
     VkPhysicalDeviceProperties props0;
@@ -324,6 +325,12 @@ static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t 
     /* the 1.1 and 1.2 feature structs exist on Vulkan 1.2 devices only; a 1.1 device reports
      * none of those optional features here */
     void *fchain = props0.apiVersion >= VK_API_VERSION_1_2 ? &f11 : NULL;
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pepf = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+    if (has_pep) {
+        pepf.pNext = fchain;
+        fchain = &pepf;
+    }
     if (has_sgsc) {
         sgscf.pNext = fchain;
         fchain = &sgscf;
@@ -400,6 +407,7 @@ static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t 
     info->integer_dot_product = has_dot && dotf.shaderIntegerDotProduct;
     info->integer_dot_product_accel = has_dot && dotp.integerDotProduct4x8BitPackedSignedAccelerated;
     info->buffer_device_address = !!f12.bufferDeviceAddress;
+    info->pipeline_statistics = has_pep && pepf.pipelineExecutableInfo;
 
     /* vkllm's cooperative-matrix shaders use the Vulkan memory model (glslang's NV form, see
      * shaders/coopmat/spv_coopmat.h): usable where that is offered too */
@@ -465,6 +473,11 @@ static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t 
     return VKLLM_STATUS_OK;
 }
 
+/* vkllm runs on it: Vulkan 1.1, a compute queue and somewhere to put buffers. */
+static int usable(const struct vkllm_device_info *d) {
+    return d->has_compute_queue && d->api_version >= VK_API_VERSION_1_1 && d->memory_type_count > 0;
+}
+
 static vkllm_status physical_devices(VkInstance inst, VkPhysicalDevice **out, uint32_t *count) {
     vkllm_status st = VKLLM_STATUS_OK;
     uint32_t n = 0;
@@ -504,7 +517,7 @@ vkllm_status vkllm__gpu_list(struct vkllm_device_info **out, uint32_t *count) {
     for (uint32_t i = 0; i < n; i++) {
         VKLLM_TRY(st, query_device(inst, pd[i], i, &infos[i]), done);
         VKLLM_TRY(st, vkllm__profile_apply(t.device_profile, &infos[i]), done);
-        infos[i].usable = infos[i].has_compute_queue && infos[i].api_version >= VK_API_VERSION_1_1;
+        infos[i].usable = usable(&infos[i]);
     }
     *out = infos;
     *count = n;
@@ -530,7 +543,12 @@ static int type_rank(vkllm_device_type t) {
 
 /* The device to open: the index want (>= 0: given, or the tuning's VKLLM_DEVICE), else the first
  * usable device of the best type (discrete, integrated, virtual, CPU, other). */
-static vkllm_status choose_device(const struct vkllm_device_info *infos, uint32_t n, int want,
+/* Whether a context can open d: usable, or compile-only where d has no memory. */
+static int can_open(const struct vkllm_device_info *d, int compile_only) {
+    return d->usable || (compile_only && d->has_compute_queue && d->api_version >= VK_API_VERSION_1_1);
+}
+
+static vkllm_status choose_device(const struct vkllm_device_info *infos, uint32_t n, int want, int compile_only,
                                   uint32_t *out) {
     if (n == 0)
         return vkllm__err(VKLLM_STATUS_NO_DEVICE,
@@ -541,22 +559,23 @@ static vkllm_status choose_device(const struct vkllm_device_info *infos, uint32_
             return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                               "device %d does not exist: there %s %u device%s (0..%u)", want,
                               n == 1 ? "is" : "are", n, n == 1 ? "" : "s", n - 1);
-        if (!infos[want].usable)
-            return vkllm__err(VKLLM_STATUS_NO_DEVICE,
-                              "device %d (%s) cannot run vkllm: it needs Vulkan 1.1 and a compute queue",
-                              want, infos[want].name);
+        const struct vkllm_device_info *d = &infos[want];
+        if (!can_open(d, compile_only))
+            return vkllm__err(VKLLM_STATUS_NO_DEVICE, "device %d (%s) cannot run vkllm: it needs Vulkan 1.1, a compute queue%s",
+                              want, d->name, d->memory_type_count ? "" : " and memory (it has none: it can only build "
+                                                                       "pipelines, vkllm pipelines)");
         *out = (uint32_t)want;
         return VKLLM_STATUS_OK;
     }
     int best = -1;
     for (uint32_t i = 0; i < n; i++) {
-        if (!infos[i].usable) continue;
+        if (!can_open(&infos[i], compile_only)) continue;
         if (best < 0 || type_rank(infos[i].type) < type_rank(infos[best].type)) best = (int)i;
     }
     if (best < 0)
         return vkllm__err(VKLLM_STATUS_NO_DEVICE,
-                          "none of the %u Vulkan device%s supports Vulkan 1.1 with a compute queue", n,
-                          n == 1 ? "" : "s");
+                          "none of the %u Vulkan device%s supports Vulkan 1.1 with a compute queue%s", n,
+                          n == 1 ? "" : "s", compile_only ? "" : " and has memory");
     *out = (uint32_t)best;
     return VKLLM_STATUS_OK;
 }
@@ -599,7 +618,7 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
         .queueCount = 1,
         .pQueuePriorities = &prio,
     };
-    const char *exts[8];
+    const char *exts[12];
     uint32_t n_exts = 0;
     uint32_t n_avail = 0;
     vkEnumerateDeviceExtensionProperties(gpu->phys, NULL, &n_avail, NULL);
@@ -608,6 +627,7 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
     vkEnumerateDeviceExtensionProperties(gpu->phys, NULL, &n_avail, avail);
     if (has_device_ext(avail, n_avail, "VK_KHR_portability_subset"))
         exts[n_exts++] = "VK_KHR_portability_subset"; /* required when present (MoltenVK) */
+    int has_feedback = has_device_ext(avail, n_avail, VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME);
     vkllm__free(avail);
     /* Subgroup reductions ask for their subgroup size with full subgroups where this is offered
      * (ops pick the shared-memory reduction elsewhere when the size could vary). */
@@ -648,6 +668,20 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
         chain_feature(&en, &cm);
         chain_feature(&en, &vmm);
     }
+    /* compile-only: the driver's statistics of every pipeline (vkllm pipelines), and creation
+     * feedback (whether its cache answered) wherever offered */
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pep = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+        .pipelineExecutableInfo = VK_TRUE};
+    if (gpu->compile_only && info->pipeline_statistics) {
+        exts[n_exts++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+        chain_feature(&en, &pep);
+        gpu->capture_stats = 1;
+    }
+    if (gpu->compile_only && info->api_version < VK_API_VERSION_1_3 && has_feedback) {
+        exts[n_exts++] = VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME;
+    }
+    gpu->creation_feedback = gpu->compile_only && (info->api_version >= VK_API_VERSION_1_3 || has_feedback);
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = &en,
@@ -676,6 +710,7 @@ vkllm_status vkllm__gpu_open(const struct vkllm__gpu_params *p, struct vkllm__gp
     VKLLM_TRY(st, vkllm__tuning_from_env(&gpu->tuning), fail);
     VKLLM_TRY(st, vkllm__tuning_parse(&gpu->tuning, p ? p->tuning : NULL), fail);
     gpu->validate = p && p->validate >= 0 ? p->validate : gpu->tuning.validate == 1;
+    gpu->compile_only = p && p->compile_only;
     int want = p && p->device >= 0 ? p->device : gpu->tuning.device > INT32_MAX ? INT32_MAX : (int)gpu->tuning.device;
 
     VKLLM_TRY(st, create_instance(gpu->validate, gpu, &gpu->instance, &gpu->messenger), fail);
@@ -688,9 +723,9 @@ vkllm_status vkllm__gpu_open(const struct vkllm__gpu_params *p, struct vkllm__gp
     for (uint32_t i = 0; i < n; i++) {
         VKLLM_TRY(st, query_device(gpu->instance, pd[i], i, &infos[i]), fail);
         VKLLM_TRY(st, vkllm__profile_apply(gpu->tuning.device_profile, &infos[i]), fail);
-        infos[i].usable = infos[i].has_compute_queue && infos[i].api_version >= VK_API_VERSION_1_1;
+        infos[i].usable = usable(&infos[i]);
     }
-    VKLLM_TRY(st, choose_device(infos, n, want, &chosen), fail);
+    VKLLM_TRY(st, choose_device(infos, n, want, gpu->compile_only, &chosen), fail);
     gpu->phys = pd[chosen];
     gpu->info = infos[chosen];
     vkGetPhysicalDeviceMemoryProperties(gpu->phys, &gpu->mem_props);
@@ -718,7 +753,9 @@ fail:
 void vkllm__gpu_close(struct vkllm__gpu *gpu) {
     if (!gpu) return;
     if (gpu->device) {
-        gpu->vk.vkDeviceWaitIdle(gpu->device);
+        /* a device that was never given work is not asked to wait: a failed open, a compile-only
+         * context (RADV's null hardware crashes in the wait) */
+        if (gpu->submitted) gpu->vk.vkDeviceWaitIdle(gpu->device);
         vkllm__pipeline_cache_save(gpu);
         vkllm__pipelines_free(gpu);
         vkllm__mem_free_all(gpu);
@@ -730,6 +767,8 @@ void vkllm__gpu_close(struct vkllm__gpu *gpu) {
 }
 
 const struct vkllm_device_info *vkllm__gpu_info(const struct vkllm__gpu *gpu) { return &gpu->info; }
+
+int vkllm__gpu_compile_only(const struct vkllm__gpu *gpu) { return gpu->compile_only; }
 
 const struct vkllm__tuning *vkllm__gpu_tuning(const struct vkllm__gpu *gpu) { return &gpu->tuning; }
 

@@ -22,6 +22,9 @@ struct vkllm__gpu_params {
     int device;         /* index, or -1 for the tuning's device (VKLLM_DEVICE) / the best device */
     int validate;       /* 1 on, 0 off, -1 from the tuning (VKLLM_VALIDATE) */
     const char *tuning; /* "name=value,..." over the environment's tuning (tuning.h), or NULL */
+    int compile_only;   /* 1: pipelines only (vkllm_ctx_params.compile_only): no device memory, no
+                           submits, no waits; buffers are bookkeeping, dispatches build their pipeline
+                           (with the driver's statistics where offered) and record nothing */
 };
 
 /* Open a device: tuning (tuning.h: defaults, environment, p->tuning), instance (+ validation
@@ -38,6 +41,14 @@ void vkllm__gpu_set_tuning(struct vkllm__gpu *gpu, const struct vkllm__tuning *t
 
 /* Capabilities of the opened device (lives as long as gpu). */
 const struct vkllm_device_info *vkllm__gpu_info(const struct vkllm__gpu *gpu);
+
+/* 1 if gpu was opened compile-only (struct vkllm__gpu_params). */
+int vkllm__gpu_compile_only(const struct vkllm__gpu *gpu);
+
+/* The pipelines built so far, in the order they were built: how many, and pipeline i as the public
+ * header describes it (statistics where gpu captured them). */
+uint32_t vkllm__gpu_pipeline_count(const struct vkllm__gpu *gpu);
+vkllm_status vkllm__gpu_pipeline_info(const struct vkllm__gpu *gpu, uint32_t i, struct vkllm_pipeline_info *out);
 
 /* Validation messages (warning or error severity) seen so far. */
 uint64_t vkllm__gpu_validation_count(const struct vkllm__gpu *gpu);

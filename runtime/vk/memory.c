@@ -41,7 +41,7 @@ vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu) {
     if (gpu->type_device < 0) gpu->type_device = find_type(mp, ~0u, DL, DL);
     if (gpu->type_device < 0) gpu->type_device = find_type(mp, ~0u, 0, 0);
     gpu->type_host = find_type(mp, ~0u, HV, HV | VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
-    if (gpu->type_device < 0 || gpu->type_host < 0)
+    if ((gpu->type_device < 0 || gpu->type_host < 0) && !gpu->compile_only)
         return vkllm__err(VKLLM_STATUS_NO_DEVICE, "%s has no usable memory type", gpu->info.name);
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(gpu->phys, &props);
@@ -56,6 +56,7 @@ vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu) {
     bl->texel_formats = (fu.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) &&
                         (ff.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT);
     vkllm__mem_apply_tuning(gpu);
+    if (gpu->compile_only) return VKLLM_STATUS_OK; /* no transfers: no pool, no fence */
 
     vkllm_status st = VKLLM_STATUS_OK;
     VkCommandPoolCreateInfo pci = {
@@ -124,9 +125,27 @@ static uint64_t heap_budget(const struct vkllm__gpu *gpu, uint32_t h, uint64_t *
 
 void vkllm__gpu_test_budget_room(struct vkllm__gpu *gpu, uint64_t bytes) { gpu->budget_room = bytes; }
 
+/* A compile-only context's block: offsets to hand out, no memory behind them. */
+static vkllm_status block_create_bookkeeping(uint64_t size, enum vkllm__mem_kind kind, struct vkllm__block **out) {
+    struct vkllm__block *b = vkllm__calloc(1, sizeof *b);
+    if (b) b->free_list = vkllm__malloc(4 * sizeof *b->free_list);
+    if (!b || !b->free_list) {
+        vkllm__free(b);
+        return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    }
+    b->size = size;
+    b->kind = kind;
+    b->cap_free = 4;
+    b->n_free = 1;
+    b->free_list[0] = (struct vkllm__range){0, size};
+    *out = b;
+    return VKLLM_STATUS_OK;
+}
+
 static vkllm_status block_create(struct vkllm__gpu *gpu, uint64_t size, enum vkllm__mem_kind kind,
                                  struct vkllm__block **out) {
     vkllm_status st = VKLLM_STATUS_OK;
+    if (gpu->compile_only) return block_create_bookkeeping(size, kind, out);
     int type = kind == VKLLM__MEM_HOST ? gpu->type_host : gpu->type_device;
     uint32_t heap = gpu->mem_props.memoryTypes[type].heapIndex;
     uint64_t heap_size = heap_bytes(gpu, heap);
@@ -397,6 +416,10 @@ vkllm_status vkllm__buffer_texel_view(const struct vkllm__buffer *cb, uint64_t o
         }
     }
     struct vkllm__gpu *gpu = b->gpu;
+    if (gpu->compile_only) { /* nothing is recorded that would bind it */
+        *out = VK_NULL_HANDLE;
+        return VKLLM_STATUS_OK;
+    }
     struct vkllm__texel_view *v = vkllm__calloc(1, sizeof *v);
     if (!v) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     vkllm_status st = VKLLM_STATUS_OK;
@@ -421,6 +444,7 @@ fail:
 }
 
 uint64_t vkllm__gpu_memory_budget(const struct vkllm__gpu *gpu) {
+    if (gpu->type_device < 0) return UINT64_MAX / 4; /* compile-only on a device without memory: no limit */
     uint32_t heap = gpu->mem_props.memoryTypes[gpu->type_device].heapIndex;
     uint64_t size = heap_bytes(gpu, heap);
     if (gpu->memory_limit && gpu->memory_limit < size) size = gpu->memory_limit;
@@ -461,6 +485,7 @@ vkllm_status vkllm__buffer_upload(struct vkllm__buffer *b, uint64_t offset, cons
     if (vkllm__fault_hit(VKLLM__FAULT_UPLOAD))
         return vkllm__err(VKLLM_STATUS_DEVICE_LOST, "buffer upload of %llu bytes: injected failure (tests)",
                           (unsigned long long)size);
+    if (b->gpu->compile_only) return VKLLM_STATUS_OK; /* no memory to hold it */
     uint8_t *dst = vkllm__buffer_map(b);
     if (dst) {
         memcpy(dst + offset, src, size);
@@ -481,6 +506,10 @@ vkllm_status vkllm__buffer_upload(struct vkllm__buffer *b, uint64_t offset, cons
 vkllm_status vkllm__buffer_download(struct vkllm__buffer *b, uint64_t offset, void *dst, uint64_t size) {
     vkllm_status st = check_range(b, offset, size);
     if (st || size == 0) return st;
+    if (b->gpu->compile_only) { /* nothing ran: zeros */
+        memset(dst, 0, size);
+        return VKLLM_STATUS_OK;
+    }
     const uint8_t *src = vkllm__buffer_map(b);
     if (src) {
         memcpy(dst, src + offset, size);
@@ -500,6 +529,7 @@ vkllm_status vkllm__buffer_download(struct vkllm__buffer *b, uint64_t offset, vo
 
 vkllm_status vkllm__buffer_fill_zero(struct vkllm__buffer *b) {
     uint8_t *p = vkllm__buffer_map(b);
+    if (b->gpu->compile_only) return VKLLM_STATUS_OK;
     if (p) {
         memset(p, 0, b->size);
         return VKLLM_STATUS_OK;

@@ -60,6 +60,58 @@ fail:
     return st;
 }
 
+/* The driver's statistics of p's compute executable (VK_KHR_pipeline_executable_properties). */
+static void capture_stats(struct vkllm__gpu *gpu, struct vkllm__pipeline *p) {
+    VkPipelineInfoKHR pi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = p->pipeline};
+    uint32_t n_exec = 0;
+    if (gpu->vk.vkGetPipelineExecutablePropertiesKHR(gpu->device, &pi, &n_exec, NULL) != VK_SUCCESS || !n_exec) return;
+    VkPipelineExecutablePropertiesKHR props[4];
+    n_exec = VKLLM_MIN(n_exec, 4u);
+    for (uint32_t i = 0; i < n_exec; i++)
+        props[i] = (VkPipelineExecutablePropertiesKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR};
+    VkResult r = gpu->vk.vkGetPipelineExecutablePropertiesKHR(gpu->device, &pi, &n_exec, props);
+    if ((r != VK_SUCCESS && r != VK_INCOMPLETE) || !n_exec) return;
+    uint32_t e = 0; /* the compute stage's executable (a compute pipeline has one) */
+    while (e + 1 < n_exec && !(props[e].stages & VK_SHADER_STAGE_COMPUTE_BIT)) e++;
+    p->exec_subgroup = props[e].subgroupSize;
+    VkPipelineExecutableInfoKHR ei = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
+                                      .pipeline = p->pipeline, .executableIndex = e};
+    uint32_t n = 0;
+    if (gpu->vk.vkGetPipelineExecutableStatisticsKHR(gpu->device, &ei, &n, NULL) != VK_SUCCESS || !n) return;
+    VkPipelineExecutableStatisticKHR *st = vkllm__calloc(n, sizeof *st);
+    p->stats = vkllm__calloc(VKLLM_MIN(n, VKLLM_MAX_PIPELINE_STATS), sizeof *p->stats);
+    if (!st || !p->stats) goto done;
+    for (uint32_t i = 0; i < n; i++) st[i].sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR;
+    r = gpu->vk.vkGetPipelineExecutableStatisticsKHR(gpu->device, &ei, &n, st);
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE) goto done;
+    for (uint32_t i = 0; i < n && p->n_stats < VKLLM_MAX_PIPELINE_STATS; i++) {
+        struct vkllm_pipeline_stat *o = &p->stats[p->n_stats++];
+        snprintf(o->name, sizeof o->name, "%.47s", st[i].name);
+        snprintf(o->description, sizeof o->description, "%.127s", st[i].description);
+        switch (st[i].format) {
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: o->value = st[i].value.b32; break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: o->value = (double)st[i].value.i64; break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: o->value = (double)st[i].value.u64; break;
+        default: o->value = st[i].value.f64; break;
+        }
+    }
+done:
+    vkllm__free(st);
+}
+
+/* Note p in the build order (vkllm__gpu_pipeline_info). */
+static vkllm_status remember(struct vkllm__gpu *gpu, struct vkllm__pipeline *p) {
+    if (gpu->n_built == gpu->cap_built) {
+        uint32_t cap = gpu->cap_built ? gpu->cap_built * 2 : 64;
+        struct vkllm__pipeline **nb = vkllm__realloc(gpu->built, cap * sizeof *nb);
+        if (!nb) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+        gpu->built = nb;
+        gpu->cap_built = cap;
+    }
+    gpu->built[gpu->n_built++] = p;
+    return VKLLM_STATUS_OK;
+}
+
 vkllm_status vkllm__pipeline_get(struct vkllm__gpu *gpu, enum vkllm__shader_id id, uint32_t n_spec,
                                  const uint32_t *spec, uint32_t subgroup, VkPipeline *out) {
     if ((unsigned)id >= VKLLM__SHADER_COUNT_)
@@ -77,6 +129,12 @@ vkllm_status vkllm__pipeline_get(struct vkllm__gpu *gpu, enum vkllm__shader_id i
     }
     struct vkllm__pipeline *p = vkllm__calloc(1, sizeof *p);
     if (!p) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    if ((st = remember(gpu, p))) {
+        vkllm__free(p);
+        return st;
+    }
+    p->shader = id;
+    p->cache_hit = -1;
     p->n_spec = n_spec;
     p->subgroup = subgroup;
     if (n_spec) memcpy(p->spec, spec, n_spec * sizeof *spec);
@@ -94,8 +152,18 @@ vkllm_status vkllm__pipeline_get(struct vkllm__gpu *gpu, enum vkllm__shader_id i
         .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO_EXT,
         .requiredSubgroupSize = subgroup,
     };
+    /* compile-only: whether the driver's cache answered, and its statistics */
+    VkPipelineCreationFeedbackEXT fb = {0}, fb_stage = {0};
+    VkPipelineCreationFeedbackCreateInfoEXT fci = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_CREATION_FEEDBACK_CREATE_INFO_EXT,
+        .pPipelineCreationFeedback = &fb,
+        .pipelineStageCreationFeedbackCount = 1,
+        .pPipelineStageCreationFeedbacks = &fb_stage,
+    };
     VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .pNext = gpu->creation_feedback ? &fci : NULL,
+        .flags = gpu->capture_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
         .stage = {
             .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
             .pNext = subgroup ? &rss : NULL,
@@ -107,12 +175,18 @@ vkllm_status vkllm__pipeline_get(struct vkllm__gpu *gpu, enum vkllm__shader_id i
         },
         .layout = s->layout,
     };
+    uint64_t t0 = vkllm__now_ns();
     VKLLM_VK_TRY(st, gpu->vk.vkCreateComputePipelines(gpu->device, gpu->pipeline_cache, 1, &ci, NULL, &p->pipeline), fail);
+    p->compile_ms = (double)(vkllm__now_ns() - t0) / 1e6;
+    if (fb.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT_EXT)
+        p->cache_hit = (fb.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT_EXT) != 0;
+    if (gpu->capture_stats) capture_stats(gpu, p);
     p->next = s->pipelines;
     s->pipelines = p;
     *out = p->pipeline;
     return VKLLM_STATUS_OK;
 fail:
+    gpu->n_built--;
     vkllm__free(p);
     vkllm__err_prefix("shader %s: ", vkllm__shader_blobs[id].name);
     return st;
@@ -124,6 +198,7 @@ void vkllm__pipelines_free(struct vkllm__gpu *gpu) {
         for (struct vkllm__pipeline *p = s->pipelines, *next; p; p = next) {
             next = p->next;
             gpu->vk.vkDestroyPipeline(gpu->device, p->pipeline, NULL);
+            vkllm__free(p->stats);
             vkllm__free(p);
         }
         if (s->layout) gpu->vk.vkDestroyPipelineLayout(gpu->device, s->layout, NULL);
@@ -133,6 +208,27 @@ void vkllm__pipelines_free(struct vkllm__gpu *gpu) {
     }
     if (gpu->pipeline_cache) gpu->vk.vkDestroyPipelineCache(gpu->device, gpu->pipeline_cache, NULL);
     gpu->pipeline_cache = VK_NULL_HANDLE;
+    vkllm__free(gpu->built);
+    gpu->built = NULL;
+    gpu->n_built = gpu->cap_built = 0;
+}
+
+uint32_t vkllm__gpu_pipeline_count(const struct vkllm__gpu *gpu) { return gpu->n_built; }
+
+vkllm_status vkllm__gpu_pipeline_info(const struct vkllm__gpu *gpu, uint32_t i, struct vkllm_pipeline_info *out) {
+    if (i >= gpu->n_built) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "pipeline %u of %u", i, gpu->n_built);
+    const struct vkllm__pipeline *p = gpu->built[i];
+    memset(out, 0, sizeof *out);
+    snprintf(out->shader, sizeof out->shader, "%s", vkllm__shader_blobs[p->shader].name);
+    out->n_spec = VKLLM_MIN(p->n_spec, (uint32_t)VKLLM_ARRAY_LEN(out->spec));
+    memcpy(out->spec, p->spec, out->n_spec * sizeof *p->spec);
+    out->required_subgroup = p->subgroup;
+    out->subgroup_size = p->exec_subgroup;
+    out->compile_ms = p->compile_ms;
+    out->cache_hit = p->cache_hit;
+    out->n_stats = p->n_stats;
+    if (p->n_stats) memcpy(out->stats, p->stats, p->n_stats * sizeof *p->stats);
+    return VKLLM_STATUS_OK;
 }
 
 // --- persisted pipeline cache --------------------------------------------------------------
@@ -157,6 +253,7 @@ static int cache_path(struct vkllm__gpu *gpu) {
 
 vkllm_status vkllm__pipeline_cache_load(struct vkllm__gpu *gpu) {
     vkllm_status st = VKLLM_STATUS_OK;
+    if (gpu->compile_only) return st; /* no cache: every pipeline is built by the driver, and timed */
     void *data = NULL;
     size_t size = 0;
     if (cache_path(gpu)) {

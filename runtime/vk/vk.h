@@ -93,6 +93,13 @@ struct vkllm__pipeline {
     uint32_t spec[VKLLM__MAX_SPEC];
     VkPipeline pipeline;
     struct vkllm__pipeline *next;
+    enum vkllm__shader_id shader;
+    /* how it was built (vkllm__gpu_pipeline_info) */
+    double compile_ms;
+    int cache_hit;            /* 1 / 0 from VK_EXT_pipeline_creation_feedback, -1 unknown */
+    uint32_t exec_subgroup;   /* the executable's subgroup size (statistics), 0 unknown */
+    uint32_t n_stats;
+    struct vkllm_pipeline_stat *stats; /* (n_stats,) the driver's statistics, or NULL */
 };
 
 struct vkllm__shader_state {
@@ -116,6 +123,11 @@ struct vkllm__gpu {
     struct vkllm_device_info info;
     VkPhysicalDeviceMemoryProperties mem_props;
     int validate;
+    int compile_only;             /* pipelines only: no memory, no submits (struct vkllm__gpu_params) */
+    int capture_stats;            /* pipelines are built with VK_KHR_pipeline_executable_properties'
+                                     statistics (compile-only contexts where it is offered) */
+    int creation_feedback;        /* VK_EXT_pipeline_creation_feedback (or Vulkan 1.3) is there */
+    int submitted;                /* a queue submit was made: closing waits for the device */
     struct vkllm__tuning tuning;  /* read once at open (tuning.h); set per device by tests */
     uint32_t cpu_threads;         /* CPU devices: the threads that run workgroups (0 on GPUs) */
     uint64_t validation_count; /* messages of warning or error severity */
@@ -147,6 +159,8 @@ struct vkllm__gpu {
     VkPipelineCache pipeline_cache;
     char pipeline_cache_path[1024];
     struct vkllm__shader_state shaders[VKLLM__SHADER_COUNT_];
+    struct vkllm__pipeline **built; /* (n_built,) every pipeline, in the order built */
+    uint32_t n_built, cap_built;
 };
 
 /* The kind of binding i of a shader (see shaders/shaders.cmake): 's', 'u', 't' or 'f'. */
