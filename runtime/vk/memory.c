@@ -3,6 +3,7 @@
  * directly where memory is host-visible (unified memory) and go through a staging buffer
  * otherwise. Heap use is accounted here: some drivers (lavapipe) accept allocations beyond the
  * heap size silently. */
+#include <stdio.h>
 #include <string.h>
 
 #include "vk.h"
@@ -79,15 +80,43 @@ fail:
     return st;
 }
 
+/* What the driver says this process holds on heap h (VK_EXT_memory_budget's heapUsage: vkllm's
+ * blocks and the driver's own objects, shaders and command buffers); UINT64_MAX where the
+ * extension is not offered. */
+static uint64_t driver_heap_usage(const struct vkllm__gpu *gpu, uint32_t h) {
+    if (!gpu->info.memory_budget) return UINT64_MAX;
+    VkPhysicalDeviceMemoryBudgetPropertiesEXT b = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+    VkPhysicalDeviceMemoryProperties2 mp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2, .pNext = &b};
+    vkGetPhysicalDeviceMemoryProperties2(gpu->phys, &mp);
+    return b.heapUsage[h];
+}
+
+/* A debug line per block given or taken back, with vkllm's count and the driver's heap usage
+ * before and after the call: where nothing else allocates in between, the driver's change is
+ * the block's size (scripts/lane-amdgpu-shim.sh checks it on RADV). Format kept stable. */
+static void log_block(const struct vkllm__gpu *gpu, const char *what, const struct vkllm__block *b, uint32_t heap,
+                      uint64_t driver_before) {
+    uint64_t after = driver_before == UINT64_MAX ? UINT64_MAX : driver_heap_usage(gpu, heap);
+    char drv[96] = "driver heapUsage unknown";
+    if (after != UINT64_MAX)
+        snprintf(drv, sizeof drv, "driver heapUsage %llu -> %llu", (unsigned long long)driver_before,
+                 (unsigned long long)after);
+    vkllm__log(VKLLM_LOG_DEBUG, "memory: %s %llu bytes (heap %u, type %u, %s); vkllm holds %llu of heap %u, %llu in all; %s",
+               what, (unsigned long long)b->size, heap, b->type_index, b->kind == VKLLM__MEM_HOST ? "host" : "device",
+               (unsigned long long)gpu->heap_used[heap], heap, (unsigned long long)gpu->allocated, drv);
+}
+
 static void block_destroy(struct vkllm__gpu *gpu, struct vkllm__block *b) {
     if (!b) return;
     if (b->buffer) gpu->vk.vkDestroyBuffer(gpu->device, b->buffer, NULL);
     if (b->memory) {
-        gpu->vk.vkFreeMemory(gpu->device, b->memory, NULL);
         uint32_t heap = gpu->mem_props.memoryTypes[b->type_index].heapIndex;
+        uint64_t before = driver_heap_usage(gpu, heap);
+        gpu->vk.vkFreeMemory(gpu->device, b->memory, NULL);
         gpu->heap_used[heap] -= b->size;
         gpu->allocated -= b->size;
         if (b->shared) gpu->shared_bytes -= b->size;
+        log_block(gpu, "freed", b, heap, before);
     }
     vkllm__free(b->free_list);
     vkllm__free(b);
@@ -195,9 +224,11 @@ static vkllm_status block_create(struct vkllm__gpu *gpu, uint64_t size, enum vkl
         .allocationSize = req.size,
         .memoryTypeIndex = (uint32_t)type,
     };
+    uint64_t before = driver_heap_usage(gpu, heap);
     VKLLM_VK_TRY(st, gpu->vk.vkAllocateMemory(gpu->device, &mai, NULL, &b->memory), fail);
     gpu->heap_used[heap] += size;
     gpu->allocated += size;
+    log_block(gpu, "allocated", b, heap, before);
     VKLLM_VK_TRY(st, gpu->vk.vkBindBufferMemory(gpu->device, b->buffer, b->memory, 0), fail);
     /* VKLLM_FORCE_STAGING=1 leaves device blocks unmapped so that the staging path runs even on
      * unified memory (tests use it on lavapipe). */
