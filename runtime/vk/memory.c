@@ -307,7 +307,16 @@ static uint64_t buffer_align(const struct vkllm__gpu *gpu) {
     return VKLLM_MAX(align, VKLLM_MAX(gpu->bind_limits.texel_align, gpu->bind_limits.uniform_align));
 }
 
-vkllm_status vkllm__buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkllm__mem_kind kind,
+/* Bytes of the blocks of this kind that small buffers share. */
+static uint64_t shared_bytes(const struct vkllm__gpu *gpu, enum vkllm__mem_kind kind) {
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < gpu->n_blocks; i++)
+        if (gpu->blocks[i]->shared && gpu->blocks[i]->kind == kind) n += gpu->blocks[i]->size;
+    return n;
+}
+
+/* own_block: a block of the buffer's own size, shared with nothing (the staging buffer). */
+static vkllm_status buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkllm__mem_kind kind, int own_block,
                                  struct vkllm__buffer **out) {
     if (size == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "buffer of 0 bytes");
     uint64_t align = buffer_align(gpu);
@@ -317,7 +326,7 @@ vkllm_status vkllm__buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkl
     if (!buf) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     struct vkllm__block *blk = NULL;
     uint64_t off = 0;
-    for (uint32_t i = 0; i < gpu->n_blocks; i++) {
+    for (uint32_t i = 0; i < gpu->n_blocks && !own_block; i++) {
         if (gpu->blocks[i]->kind != kind) continue;
         if (block_take(gpu->blocks[i], reserved, align, &off)) {
             blk = gpu->blocks[i];
@@ -337,12 +346,13 @@ vkllm_status vkllm__buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkl
         }
         /* A buffer over a quarter of block_size (a model's large tensors) gets a block of its own
          * size, so no block's tail is left empty between them. Smaller ones share blocks that
-         * start at 16 MiB and double with what the shared blocks hold, up to block_size: the
-         * memory left empty stays within the small buffers' own size, and a small model does
-         * not hold 256 MiB. */
-        uint64_t grow = VKLLM_MIN(gpu->block_size, VKLLM_MAX(16ull << 20, gpu->shared_bytes));
+         * start at 16 MiB and double with what the shared blocks of their kind hold, up to
+         * block_size: the memory left empty stays within the small buffers' own size, and a
+         * small model does not hold 256 MiB. (Counted per kind: the host-visible blocks of a
+         * discrete GPU, a few small buffers, grew with the device's and took 256 MiB.) */
+        uint64_t grow = VKLLM_MIN(gpu->block_size, VKLLM_MAX(16ull << 20, shared_bytes(gpu, kind)));
         grow = (grow + align - 1) / align * align;
-        int shared = reserved <= gpu->block_size / 4;
+        int shared = !own_block && reserved <= gpu->block_size / 4;
         uint64_t bsize = shared && reserved < grow ? grow : reserved;
         vkllm_status st = block_create(gpu, bsize, kind, &blk);
         if (st && bsize > reserved) /* a smaller block may still fit */
@@ -369,6 +379,11 @@ vkllm_status vkllm__buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkl
     buf->reserved = reserved;
     *out = buf;
     return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm__buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkllm__mem_kind kind,
+                                 struct vkllm__buffer **out) {
+    return buffer_alloc(gpu, size, kind, 0, out);
 }
 
 void vkllm__buffer_free(struct vkllm__buffer *b) {
@@ -496,9 +511,11 @@ static vkllm_status check_range(const struct vkllm__buffer *b, uint64_t offset, 
     return VKLLM_STATUS_OK;
 }
 
+/* The staging buffer has a block of its own: it comes and goes with the context's other buffers,
+ * and counted among the shared blocks it made the next host-visible block as large as itself. */
 static vkllm_status ensure_staging(struct vkllm__gpu *gpu) {
     if (gpu->staging) return VKLLM_STATUS_OK;
-    return vkllm__buffer_alloc(gpu, VKLLM_MIN(STAGING_SIZE, vkllm__gpu_max_alloc(gpu)), VKLLM__MEM_HOST, &gpu->staging);
+    return buffer_alloc(gpu, VKLLM_MIN(STAGING_SIZE, vkllm__gpu_max_alloc(gpu)), VKLLM__MEM_HOST, 1, &gpu->staging);
 }
 
 static vkllm_status copy_chunk(struct vkllm__gpu *gpu, VkBuffer src, uint64_t soff, VkBuffer dst,
