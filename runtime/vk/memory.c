@@ -424,7 +424,13 @@ void *vkllm__buffer_map(const struct vkllm__buffer *b) {
     return b->block->mapped ? (uint8_t *)b->block->mapped + b->offset : NULL;
 }
 
-uint64_t vkllm__gpu_memory_allocated(const struct vkllm__gpu *gpu) { return gpu->allocated; }
+/* The device-local heap's bytes: what the budgets (vkllm__gpu_memory_budget) are of. The
+ * host-visible blocks of a discrete GPU (the staging buffer, readback, per-step parameters) are on
+ * another heap and do not count; on unified memory (lavapipe) the heaps are one. */
+uint64_t vkllm__gpu_memory_allocated(const struct vkllm__gpu *gpu) {
+    if (gpu->type_device < 0) return gpu->allocated; /* compile-only without memory: 0 */
+    return gpu->heap_used[gpu->mem_props.memoryTypes[gpu->type_device].heapIndex];
+}
 uint64_t vkllm__gpu_memory_used(const struct vkllm__gpu *gpu) { return gpu->used; }
 
 uint64_t vkllm__gpu_max_binding(const struct vkllm__gpu *gpu) { return gpu->max_binding; }
@@ -496,7 +502,7 @@ uint64_t vkllm__gpu_memory_budget(const struct vkllm__gpu *gpu) {
     if (gpu->memory_limit && gpu->memory_limit < size) size = gpu->memory_limit;
     /* with VK_EXT_memory_budget: what vkllm holds plus what the driver lets this process add now */
     uint64_t usage, budget = heap_budget(gpu, heap, &usage);
-    if (budget) size = VKLLM_MIN(size, gpu->allocated + (budget > usage ? budget - usage : 0));
+    if (budget) size = VKLLM_MIN(size, gpu->heap_used[heap] + (budget > usage ? budget - usage : 0));
     return size;
 }
 
