@@ -337,6 +337,9 @@ struct vkllm_selftest_params {
     int profile;     /* 1: time each case */
     const char *ops; /* comma-separated op names to run; NULL or "": all */
     int defaults_only; /* 1: only the cases that run as the device's tuning chooses (no variants) */
+    int device_tuning; /* 1: every case's shape with the device's own tuning (the variant's knobs ignored):
+                          the kernels a model run takes on this device, on all the shapes the variants
+                          cover (vkllm pipelines); results may repeat */
     int unchecked;   /* 1: record and submit every case but do not compare it with the reference: for a
                         device that executes nothing (a simulated GPU); a case is ok when it records
                         and submits without error (always so on a compile_only context) */

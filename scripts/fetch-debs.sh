@@ -19,6 +19,7 @@ if [ "${1:-}" = --recurse ]; then recurse=1; shift; fi
 dist=${1:?usage: fetch-debs.sh [--recurse] DIST DEST PKG...}
 dest=${2:?usage: fetch-debs.sh [--recurse] DIST DEST PKG...}
 shift 2
+case "$dest" in /*) ;; *) dest="$(pwd)/$dest" ;; esac  # apt and the unpacking below change folders
 [ $# -gt 0 ] || { echo "fetch-debs: no packages named" >&2; exit 2; }
 want="$dist $recurse $*"
 if [ -f "$dest/.done" ] && [ "$(cat "$dest/.done")" = "$want" ]; then exit 0; fi
@@ -47,6 +48,7 @@ if [ $recurse = 1 ]; then
   # shellcheck disable=SC2086
   pkgs=$(apt-cache $o depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces \
     --no-enhances $pkgs 2>>"$tmp/apt.log" | grep -v '^ ' | grep -v '^<' | sort -u) || fail "the dependencies of $*"
+  [ -n "$pkgs" ] || fail "the dependencies of $*"
 fi
 target=""
 case "$dist" in *-backports) target="-t $dist" ;; esac

@@ -6,7 +6,7 @@
 //
 // Work split (specialization constants, chosen per device by runtime/ops/ops_matvec.c):
 //   NT  invocations that share a row group; they walk the row's "units" (UNIT elements: one
-//       block, a K-quant sub-block group, or 16 plain elements) with stride NT, so on a GPU
+//       block, a K-quant sub-block or quarter of 32, or 16 plain elements) with stride NT, so on a GPU
 //       neighbouring invocations read neighbouring bytes (coalesced), then reduce with
 //       subgroupAdd (-DSG_REDUCE=1, when NT is the subgroup size) or through shared memory.
 //       NT = 1 (CPU devices such as lavapipe): one invocation per row group, no reduction,
@@ -83,10 +83,6 @@ layout(std430, binding = 3) readonly buffer Ids { uint ids[]; };
 
 #if defined(WTYPE_F32) || defined(WTYPE_F16) || defined(WTYPE_BF16)
 #define UNIT 16u
-#elif defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K)
-#define UNIT 64u
-#elif defined(WTYPE_Q6_K) || defined(WTYPE_Q2_K) || defined(WTYPE_Q3_K)
-#define UNIT 128u
 #else
 #define UNIT 32u
 #endif
@@ -223,75 +219,69 @@ float unit_dot(uint rb, uint u) {
 #endif
     return dm.x * s + dm.y * xsum;
 #elif defined(WTYPE_Q4_K) || defined(WTYPE_Q5_K)
-    // Unit = group c (64 elements) of a super-block: sub-blocks 2c (low nibbles) and 2c+1 (high).
-    uint c = u & 3u;
+    // Unit = sub-block b (32 elements) of a super-block: the low (b even) or high nibbles of the
+    // 32 quant bytes of group b / 2. (Two sub-blocks as the unit spilled on AMD's GFX11 at two
+    // columns.)
+    uint sb = u & 7u, c = sb >> 1, hi = sb & 1u;
 #if defined(WTYPE_Q4_K)
-    uint o = (rb + (u >> 2) * 144u) >> 2;  // 144-byte blocks stay word aligned
+    uint o = (rb + (u >> 3) * 144u) >> 2;  // 144-byte blocks stay word aligned
     uint qo = o + 4u + 8u * c;
 #else
-    uint o = (rb + (u >> 2) * 176u) >> 2;
+    uint o = (rb + (u >> 3) * 176u) >> 2;
     uint qo = o + 12u + 8u * c;
 #endif
     vec2 dd = unpackHalf2x16(dq_w[o]);
-    uint sa = dq_w[o + 1u], sb = dq_w[o + 2u], sc = dq_w[o + 3u];  // scales[0..11]
-    // scale/min of sub-blocks 2c and 2c+1
-    uvec2 sm0 = dq_scale_min_k4_w(sa, sb, sc, 2u * c), sm1 = dq_scale_min_k4_w(sa, sb, sc, 2u * c + 1u);
-    float sl = 0.0, sh = 0.0, xl = 0.0, xh = 0.0;
+    uvec2 sm = dq_scale_min_k4_w(dq_w[o + 1u], dq_w[o + 2u], dq_w[o + 3u], sb);  // scales[0..11]
+    float sq = 0.0, sx = 0.0;
     [[unroll]] for (uint i = 0u; i < 8u; i++) {
-        uint q = dq_w[qo + i];
+        uint q = dq_w[qo + i] >> (4u * hi);
 #if defined(WTYPE_Q4_K)
-        sl += dot(lo4(q), xq[i]);
-        sh += dot(hi4(q), xq[8u + i]);
+        sq += dot(lo4(q), xq[i]);
 #else
-        uint h = dq_w[o + 4u + i];  // qh[4i .. 4i+3]
-        sl += dot(lo4(q) + bit16(h, 2u * c), xq[i]);
-        sh += dot(hi4(q) + bit16(h, 2u * c + 1u), xq[8u + i]);
+        sq += dot(lo4(q) + bit16(dq_w[o + 4u + i], sb), xq[i]);  // qh[4i .. 4i+3], bit sb
 #endif
-        xl += dot(xq[i], vec4(1.0));
-        xh += dot(xq[8u + i], vec4(1.0));
+        sx += dot(xq[i], vec4(1.0));
     }
-    return dd.x * (float(sm0.x) * sl + float(sm1.x) * sh) - dd.y * (float(sm0.y) * xl + float(sm1.y) * xh);
+    return dd.x * float(sm.x) * sq - dd.y * float(sm.y) * sx;
 #elif defined(WTYPE_Q2_K) || defined(WTYPE_Q3_K)
-    // Unit = half n (128 elements) of a super-block. Element 32 j + 4 i + b of the unit is bits 2j
-    // of byte b of qs word 8 n + i; its sub-block of 16 is 8 n + 2 j + i / 4.
-    uint n = u & 1u;
+    // Unit = quarter j (32 elements) of half n of a super-block. Element 4 i + b of the quarter is
+    // bits 2j of byte b of qs word 8 n + i; its sub-block of 16 is 8 n + 2 j + i / 4. (A half as
+    // the unit held 128 floats of x per lane: AMD's compiler spilled them at three columns.)
+    uint j = u & 3u, n = (u >> 2) & 1u;
 #if defined(WTYPE_Q2_K)
-    uint o = (rb + (u >> 1) * 84u) >> 2;  // 84-byte blocks stay word aligned
+    uint o = (rb + (u >> 3) * 84u) >> 2;  // 84-byte blocks stay word aligned
     vec2 dd = unpackHalf2x16(dq_w[o + 20u]);  // (d, dmin)
-    uint sw[2], qw[8];
-    sw[0] = dq_w[o + 2u * n], sw[1] = dq_w[o + 2u * n + 1u];  // scales[8n .. 8n+7]
+    uint sw = dq_w[o + 2u * n + (j >> 1u)];  // scales[8n + 4 (j >> 1) ..]: this quarter's two at 2 (j & 1)
+    uint qw[8];
     [[unroll]] for (uint i = 0u; i < 8u; i++) qw[i] = dq_w[o + 4u + 8u * n + i];
     float s = 0.0, mn = 0.0;
 #else
-    uint bb = rb + (u >> 1) * 110u;
+    uint bb = rb + (u >> 3) * 110u;
     uint qw[8], hw[8], sw[3];
     DQ_LOAD_WORDS(qw, bb + 32u + 32u * n, 8u);
     DQ_LOAD_WORDS(hw, bb, 8u);  // hmask: bit 4 n + j of byte l
     DQ_LOAD_WORDS(sw, bb + 96u, 3u);
     float s = 0.0;
 #endif
-    [[unroll]] for (uint j = 0u; j < 4u; j++) {
-        [[unroll]] for (uint half16 = 0u; half16 < 2u; half16++) {
-            float part = 0.0, xs = 0.0;
-            [[unroll]] for (uint i = 0u; i < 4u; i++) {
-                uint li = 4u * half16 + i;
-                vec4 q = vec4((uvec4(qw[li] >> (2u * j)) >> uvec4(0, 8, 16, 24)) & 3u);
+    [[unroll]] for (uint half16 = 0u; half16 < 2u; half16++) {
+        float part = 0.0, xs = 0.0;
+        [[unroll]] for (uint i = 0u; i < 4u; i++) {
+            uint li = 4u * half16 + i;
+            vec4 q = vec4((uvec4(qw[li] >> (2u * j)) >> uvec4(0, 8, 16, 24)) & 3u);
 #if defined(WTYPE_Q3_K)
-                q += 4.0 * vec4((uvec4(hw[li] >> (4u * n + j)) >> uvec4(0, 8, 16, 24)) & 1u) - 4.0;
+            q += 4.0 * vec4((uvec4(hw[li] >> (4u * n + j)) >> uvec4(0, 8, 16, 24)) & 1u) - 4.0;
 #else
-                xs += dot(xq[8u * j + li], vec4(1.0));
+            xs += dot(xq[li], vec4(1.0));
 #endif
-                part += dot(q, xq[8u * j + li]);
-            }
-            uint si = 2u * j + half16;
-#if defined(WTYPE_Q2_K)
-            uint sc = (sw[si >> 2] >> (8u * (si & 3u))) & 0xffu;
-            s += float(sc & 15u) * part;
-            mn += float(sc >> 4) * xs;
-#else
-            s += dq_q3k_scale(sw[0], sw[1], sw[2], 8u * n + si) * part;
-#endif
+            part += dot(q, xq[li]);
         }
+#if defined(WTYPE_Q2_K)
+        uint sc = (sw >> (8u * (2u * (j & 1u) + half16))) & 0xffu;
+        s += float(sc & 15u) * part;
+        mn += float(sc >> 4) * xs;
+#else
+        s += dq_q3k_scale(sw[0], sw[1], sw[2], 8u * n + 2u * j + half16) * part;
+#endif
     }
 #if defined(WTYPE_Q2_K)
     return dd.x * s - dd.y * mn;
@@ -299,31 +289,30 @@ float unit_dot(uint rb, uint u) {
     return dq_f16(bb + 108u) * s;
 #endif
 #elif defined(WTYPE_Q6_K)
-    // Unit = half h (128 elements) of a super-block: ql[64h ..], qh[32h ..], scales[8h ..].
-    uint h = u & 1u;
-    uint bb = rb + (u >> 1) * 210u;
-    uint ql[16], qh[8], sw[2];
-    DQ_LOAD_WORDS(ql, bb + 64u * h, 16u);
+    // Unit = quarter qt (32 elements) of half h of a super-block: ql[64h + 32 (qt & 1) ..] nibble
+    // qt >> 1, qh[32h ..] bits 2 qt, scales[8h + 2 qt ..]. Element l of the quarter is byte l of
+    // those. (A half as the unit held 128 floats of x per lane: spilled on AMD at three columns.)
+    uint qt = u & 3u, h = (u >> 2) & 1u;
+    uint bb = rb + (u >> 3) * 210u;
+    uint ql[8], qh[8], sw[1];
+    DQ_LOAD_WORDS(ql, bb + 64u * h + 32u * (qt & 1u), 8u);
     DQ_LOAD_WORDS(qh, bb + 128u + 32u * h, 8u);
-    DQ_LOAD_WORDS(sw, bb + 192u + 8u * h, 2u);
+    DQ_LOAD_WORDS(sw, bb + 192u + 8u * h + 4u * (qt >> 1u), 1u);  // scales 2 qt, 2 qt + 1 at bytes 2 (qt & 1) ..
     float d = dq_f16(bb + 208u);
-    // element 32*quarter + l: ql[l + 32 (quarter & 1)] nibble (quarter >> 1), qh[l] bits 2*quarter
     float s = 0.0;
-    [[unroll]] for (uint qt = 0u; qt < 4u; qt++) {
-        [[unroll]] for (uint half16 = 0u; half16 < 2u; half16++) {  // sub-block of 16: scale index 2qt + half16
-            float part = 0.0;
-            [[unroll]] for (uint i = 0u; i < 4u; i++) {
-                uint li = 4u * half16 + i;  // word of l / 4 within the quarter
-                uint v = ql[li + 8u * (qt & 1u)] >> (4u * (qt >> 1));
-                uint hv = qh[li] >> (2u * qt);
-                vec4 q = vec4((uvec4(v) >> uvec4(0, 8, 16, 24)) & 15u) +
-                         vec4(((uvec4(hv) >> uvec4(0, 8, 16, 24)) & 3u) << 4) - 32.0;
-                part += dot(q, xq[8u * qt + li]);
-            }
-            uint si = 2u * qt + half16;
-            float scl = float(bitfieldExtract(int(sw[si >> 2]), int(8u * (si & 3u)), 8));
-            s += scl * part;
+    [[unroll]] for (uint half16 = 0u; half16 < 2u; half16++) {  // sub-block of 16: scale 2qt + half16
+        float part = 0.0;
+        [[unroll]] for (uint i = 0u; i < 4u; i++) {
+            uint li = 4u * half16 + i;  // word of l / 4
+            uint v = ql[li] >> (4u * (qt >> 1));
+            uint hv = qh[li] >> (2u * qt);
+            vec4 q = vec4((uvec4(v) >> uvec4(0, 8, 16, 24)) & 15u) +
+                     vec4(((uvec4(hv) >> uvec4(0, 8, 16, 24)) & 3u) << 4) - 32.0;
+            part += dot(q, xq[li]);
         }
+        uint si = 2u * (qt & 1u) + half16;
+        float scl = float(bitfieldExtract(int(sw[0]), int(8u * si), 8));
+        s += scl * part;
     }
     return d * s;
 #endif

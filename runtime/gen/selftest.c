@@ -7,7 +7,8 @@
 #include "context.h"
 
 struct vkllm_selftest_params vkllm_selftest_params_default(void) {
-    struct vkllm_selftest_params p = {.full = 0, .profile = 0, .ops = NULL, .defaults_only = 0, .unchecked = 0};
+    struct vkllm_selftest_params p = {.full = 0, .profile = 0, .ops = NULL, .defaults_only = 0, .device_tuning = 0,
+                                      .unchecked = 0};
     return p;
 }
 
@@ -53,6 +54,7 @@ vkllm_status vkllm_selftest(vkllm_ctx_t ctx, const struct vkllm_selftest_params 
         st = l.st;
         for (size_t i = 0; i < l.n && !st && !stop; i++) {
             if (p.defaults_only && l.v[i].tuning[0]) continue;
+            if (p.device_tuning) l.v[i].tuning[0] = 0;
             struct vkllm__op_result r;
             if ((st = vkllm__op_check(ctx->gpu, &l.v[i], i + 1, p.profile, &memo, &r))) {
                 /* a variant this device cannot run (a limit, a missing feature) is skipped, saying

@@ -232,9 +232,10 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
             return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec: x offset %llu is not 16-byte aligned",
                               (unsigned long long)x.offset);
         struct vkllm__binding xb = {x.buf, xal, xoff - xal + (uint64_t)nc * w->k * 4};
-        /* at most 16 accumulators per invocation: fewer rows each when there are more columns
-         * (a row's arithmetic does not depend on how many rows an invocation has) */
-        uint32_t nr = VKLLM_MAX(1u, VKLLM_MIN(cfg.nr, 16u / nc));
+        /* at most 8 accumulators per invocation: fewer rows each when there are more columns
+         * (a row's arithmetic does not depend on how many rows an invocation has); 16 made AMD's
+         * compiler spill at 8 columns (GFX11, `vkllm pipelines`) */
+        uint32_t nr = VKLLM_MAX(1u, VKLLM_MIN(cfg.nr, 8u / nc));
         uint64_t rows_per_wg = (uint64_t)(cfg.wg / cfg.nt) * nr;
         struct x8_config x8;
         int use_x8 = x8_pick(gpu, w, nc, 0, &x8);
@@ -336,7 +337,7 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
                           (unsigned long long)x.offset);
     struct mv_config cfg;
     if ((st = pick_config(gpu, &cfg))) return st;
-    uint32_t nr = VKLLM_MAX(1u, VKLLM_MIN(cfg.nr, 16u / nc)); /* at most 16 accumulators, as matvec */
+    uint32_t nr = VKLLM_MAX(1u, VKLLM_MIN(cfg.nr, 8u / nc)); /* at most 8 accumulators, as matvec */
     uint64_t rows_per_wg = (uint64_t)(cfg.wg / cfg.nt) * nr;
     struct x8_config x8;
     int use_x8 = x8_pick(gpu, w, nc, 0, &x8);
