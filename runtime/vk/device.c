@@ -364,6 +364,11 @@ static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t 
 
     VkPhysicalDeviceMemoryBudgetPropertiesEXT budget = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+    /* A device without memory types (RADV's null hardware) is not asked for a budget: Mesa 25's
+     * null GFX12 calls a missing function there. */
+    VkPhysicalDeviceMemoryProperties mp1;
+    vkGetPhysicalDeviceMemoryProperties(pd, &mp1);
+    if (!mp1.memoryTypeCount) info->memory_budget = 0;
     VkPhysicalDeviceMemoryProperties2 mp2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2,
                                              .pNext = info->memory_budget ? &budget : NULL};
     vkGetPhysicalDeviceMemoryProperties2(pd, &mp2);
