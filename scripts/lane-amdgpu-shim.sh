@@ -10,7 +10,8 @@
 # (RDNA3.5, integrated, cooperative matrix), vega10 (GCN5, wave64), polaris10 (GCN4, no fp16),
 # bonaire (GCN2, 2 GiB, no fp16). On each, with Debian 13's validation layer and synchronization
 # validation on (VKLLM_VALIDATE=1): devices (the chip is what it claims), pipelines --all, the
-# selftest's default cases (recorded and submitted, --unchecked), run and chat on stories260K and
+# selftest's default cases and every matmul variant (--defaults has none; recorded and submitted,
+# --unchecked), run and chat on stories260K and
 # on a 4-layer random tinyllama (q8_0, made once with the host build), also with a q8_0 KV cache,
 # bench -p 64 -n 16 --profile, and serve answering two concurrent streamed chat completions
 # (decoded together: /metrics). On bonaire (2 GiB) a KV pool fills the device-local heap to within
@@ -301,7 +302,17 @@ def step_selftest(c, ops):
         if rc == 0 and not m:
             c.fail("selftest-" + op, "no 'passed' line: " + out[-200:])
         n += int(m.group(1)) if m else 0
-    c.notes.append("selftest: %d cases recorded and submitted" % n)
+    # --defaults has no matmul case (each forces a variant): all of them, the cooperative-matrix
+    # ones (matmul_coopmat=1; 2 is their emulation) run where the chip has them, skipped elsewhere
+    rc, out, err = c.cmd("selftest-matmul-variants", ["selftest", "--unchecked", "--op", "matmul"], timeout=300)
+    m = re.search(r"passed: (\d+) of (\d+) cases recorded and submitted \(not checked\), 0 failed, (\d+) skipped", out)
+    cm = len(re.findall(r"matmul_coopmat=1 +\(not checked", out))
+    if rc == 0 and not m:
+        c.fail("selftest-matmul-variants", "no 'passed' line: " + out[-200:])
+    elif m and CHIPS[c.name][2] and (cm == 0 or int(m.group(3))):
+        c.fail("selftest-matmul-variants", "%d cooperative-matrix cases recorded, %s skipped" % (cm, m.group(3)))
+    c.notes.append("selftest: %d default cases and %s matmul variants (%d cooperative-matrix) recorded and submitted"
+                   % (n, m.group(1) if m else "?", cm))
 
 def run_and_chat(c, tag, model, extra):
     rc, out, err = c.cmd("run-" + tag, ["run", "-m", model, "-p", "Once upon a time", "-n", "16", "--temp", "0",
