@@ -29,8 +29,9 @@
 # the driver's change must be the block's size, `run --stats json`'s device_bytes must be what the
 # blocks on the device-local heap add up to then, and everything must be freed at exit.
 #
-# The driver is fetched once (scripts/fetch-debs.sh, ~60 MB, 30 s) into $VKLLM_DRIVERS_DIR (default
-# BUILD_DIR/drivers)/trixie-amd; Mesa's shader cache lives beside it in amdgpu-shim-cache
+# The driver is fetched once (scripts/fetch-debs.sh: 63 MB, 285 MB unpacked, ~30 s) into
+# $VKLLM_DRIVERS_DIR (default BUILD_DIR/drivers)/trixie-amd; Mesa's shader cache lives beside it in
+# amdgpu-shim-cache; the random model is BUILD_DIR/amdgpu-shim-tinyllama-4l-q8_0.gguf (313 MB)
 # (VKLLM_SHIM_COLD=1 empties it first: every pipeline compiled again). On 2 cores the seven chips
 # take ~100 s with the cache warm (pipelines --all's validated compile-only pass ~6 s a chip, the
 # selftest's processes ~4 s) and ~200 s cold (ACO compiling ~400 pipelines a chip: ~14 s more).
