@@ -145,7 +145,7 @@ static int each(const struct vkllm_pipeline_info *p, void *user) {
 int vkllm_cmd_pipelines(int argc, char **argv) {
     struct vkllm_ctx_params cp = vkllm_ctx_params_default();
     struct vkllm_selftest_params sp = vkllm_selftest_params_default();
-    sp.device_tuning = 1; /* every case's shape, as this device's tuning runs it */
+    sp.defaults_only = 1; /* every case's shape, as this device's tuning runs it */
     sp.unchecked = 1;
     int json = 0;
     for (int i = 1; i < argc; i++) {
@@ -157,7 +157,7 @@ int vkllm_cmd_pipelines(int argc, char **argv) {
                 return 2;
             }
             cp.device = (int)v;
-        } else if (!strcmp(argv[i], "--all")) sp.device_tuning = 0;
+        } else if (!strcmp(argv[i], "--all")) sp.defaults_only = 0;
         else if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--validate")) cp.validate = 1;
         else if (!strcmp(argv[i], "--op") && i + 1 < argc) sp.ops = argv[++i];
@@ -196,7 +196,7 @@ int vkllm_cmd_pipelines(int argc, char **argv) {
         cJSON_AddStringToObject(d, "driver", dev->driver_info);
         cJSON_AddStringToObject(d, "type", vkllm_device_type_str(dev->type));
         cJSON_AddBoolToObject(d, "pipeline_statistics", dev->pipeline_statistics);
-        cJSON_AddStringToObject(doc, "variants", sp.device_tuning ? "defaults" : "all");
+        cJSON_AddStringToObject(doc, "variants", sp.defaults_only ? "defaults" : "all");
         cJSON_AddNumberToObject(doc, "cases", n_ok + n_failed + n_skipped);
         cJSON_AddNumberToObject(doc, "cases_skipped", n_skipped);
         cJSON_AddNumberToObject(doc, "compile_ms", l.compile_ms);

@@ -11,7 +11,7 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: vkllm selftest [--device N] [--validate] [--json] [--profile] [--full] [--defaults]\n"
-            "                      [--op NAMES] [--unchecked]\n"
+            "                      [--op NAMES] [--unchecked] [--list]\n"
             "\n"
             "Runs every compute kernel and each of its variants (work splits, reductions, texel and\n"
             "storage paths, chunked bindings) on the device with random inputs and compares it with the\n"
@@ -25,32 +25,41 @@ static void usage(FILE *f) {
             "               measure, err, max_abs, bound, ok, ...)\n"
             "  --profile    also time each case: device ms, GB/s and GFLOP/s of what it declares\n"
             "  --full       the test suite's long case lists (thousands of cases, minutes)\n"
-            "  --defaults   only the cases that run as the device's tuning chooses, not the\n"
-            "               variants that force other work splits and paths\n"
+            "  --defaults   what a model run takes on this device: each case's shape once, with the\n"
+            "               device's own tuning (no variants that force other work splits and paths)\n"
             "  --op NAMES   only these ops, comma-separated (add, mul, silu_mul, gelu_mul, swiglu_oai,\n"
             "               softcap, rmsnorm, add_rmsnorm, softmax, matvec, matvec_tb, matvec_glu, matmul,\n"
             "               get_rows, rope, kv_store, rope_kv, attention, argmax, matvec_id, moe_route,\n"
             "               moe_sum, moe_add_id)\n"
             "  --unchecked  record and submit every case but compare nothing: for a device that executes\n"
             "               nothing (a simulated GPU, such as Mesa's amdgpu noop DRM shim); a case passes\n"
-            "               when it records and submits without an error or a validation message\n");
+            "               when it records and submits without an error or a validation message\n"
+            "  --list       print the cases that would run (op, shape, variant), running nothing\n");
 }
 
 struct out {
     cJSON *cases; /* --json: the cases so far */
     int profile;
+    int list;     /* --list: the cases, not run */
+    uint32_t n;
 };
 
 static double per_s(double amount, double ms) { return ms > 0 ? amount / (ms / 1e3) : 0; }
 
 static int print_case(const struct vkllm_selftest_case *c, void *user) {
     struct out *o = user;
+    o->n++;
     if (o->cases) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "op", c->op);
         cJSON_AddStringToObject(j, "variant", c->variant[0] ? c->variant : "default");
         cJSON_AddStringToObject(j, "shape", c->shape);
         cJSON_AddStringToObject(j, "measure", c->measure);
+        if (o->list) {
+            cJSON_AddNumberToObject(j, "bound", c->bound);
+            cJSON_AddItemToArray(o->cases, j);
+            return 0;
+        }
         cJSON_AddNumberToObject(j, "err", c->err);
         cJSON_AddNumberToObject(j, "max_abs", c->max_abs);
         cJSON_AddNumberToObject(j, "bound", c->bound);
@@ -64,6 +73,10 @@ static int print_case(const struct vkllm_selftest_case *c, void *user) {
             cJSON_AddNumberToObject(j, "gflop_per_s", per_s(c->gflops, c->gpu_ms));
         }
         cJSON_AddItemToArray(o->cases, j);
+        return 0;
+    }
+    if (o->list) {
+        printf("%-11s %-30s %-7s %7.0e  %s\n", c->op, c->shape, c->measure, c->bound, c->variant[0] ? c->variant : "default");
         return 0;
     }
     printf("%-11s %-30s %-7s %9.3g %7.0e  %-4s", c->op, c->shape, c->measure, c->err, c->bound,
@@ -103,6 +116,7 @@ int vkllm_cmd_selftest(int argc, char **argv) {
         else if (!strcmp(argv[i], "--full")) sp.full = 1;
         else if (!strcmp(argv[i], "--defaults")) sp.defaults_only = 1;
         else if (!strcmp(argv[i], "--unchecked")) sp.unchecked = 1;
+        else if (!strcmp(argv[i], "--list")) sp.list_only = 1;
         else if (!strcmp(argv[i], "--op") && i + 1 < argc) sp.ops = argv[++i];
         else return vkllm_cli_other_option("selftest", argv[i], usage);
     }
@@ -110,8 +124,10 @@ int vkllm_cmd_selftest(int argc, char **argv) {
     vkllm_status st = vkllm_ctx_init(&cp, &ctx);
     if (st) return vkllm_cli_fail(st, "cannot open the Vulkan device");
     const struct vkllm_device_info *dev = vkllm_ctx_device(ctx);
-    struct out o = {json ? cJSON_CreateArray() : NULL, sp.profile};
-    if (!json) {
+    struct out o = {json ? cJSON_CreateArray() : NULL, sp.profile, sp.list_only, 0};
+    if (!json && sp.list_only) {
+        printf("%-11s %-30s %-7s %7s  variant\n", "op", "shape", "measure", "bound");
+    } else if (!json) {
         printf("device: %s (%s)\n", dev->name, dev->driver_info);
         printf("%-11s %-30s %-7s %9s %7s  %-4s", "op", "shape", "measure", "err", "bound", "ok");
         if (sp.profile) printf(" %9s %7s %8s", "gpu ms", "GB/s", "GFLOP/s");
@@ -139,6 +155,8 @@ int vkllm_cmd_selftest(int argc, char **argv) {
         if (s) printf("%s\n", s);
         free(s);
         cJSON_Delete(doc);
+    } else if (sp.list_only) {
+        printf("%u cases\n", o.n);
     } else {
         printf("%s: %u of %u cases %s, %u failed, %u skipped\n", n_failed ? "FAILED" : "passed", n_ok,
                n_ok + n_failed + n_skipped, sp.unchecked ? "recorded and submitted (not checked)" : "within bounds",

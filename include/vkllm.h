@@ -336,10 +336,10 @@ struct vkllm_selftest_params {
     int full;        /* 1: the long lists of the test suite (thousands of cases) instead of the short ones */
     int profile;     /* 1: time each case */
     const char *ops; /* comma-separated op names to run; NULL or "": all */
-    int defaults_only; /* 1: only the cases that run as the device's tuning chooses (no variants) */
-    int device_tuning; /* 1: every case's shape with the device's own tuning (the variant's knobs ignored):
-                          the kernels a model run takes on this device, on all the shapes the variants
-                          cover (vkllm pipelines); results may repeat */
+    int defaults_only; /* 1: what a model run takes on this device: each case's op and shape once, with the
+                          device's own tuning (the variants' knobs ignored); the cases that exist to
+                          force one kernel (int8 x, cooperative matrices) or a split are left out */
+    int list_only;   /* 1: call fn with every case that would run, without running it (no counts) */
     int unchecked;   /* 1: record and submit every case but do not compare it with the reference: for a
                         device that executes nothing (a simulated GPU); a case is ok when it records
                         and submits without error (always so on a compile_only context) */

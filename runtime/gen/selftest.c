@@ -7,7 +7,7 @@
 #include "context.h"
 
 struct vkllm_selftest_params vkllm_selftest_params_default(void) {
-    struct vkllm_selftest_params p = {.full = 0, .profile = 0, .ops = NULL, .defaults_only = 0, .device_tuning = 0,
+    struct vkllm_selftest_params p = {.full = 0, .profile = 0, .ops = NULL, .defaults_only = 0, .list_only = 0,
                                       .unchecked = 0};
     return p;
 }
@@ -36,6 +36,23 @@ static void to_public(const struct vkllm__op_case *c, const struct vkllm__op_res
     o->gpu_ms = r->gpu_ns / 1e6, o->gbytes = r->bytes / 1e9, o->gflops = r->flops / 1e9;
 }
 
+/* defaults_only: case i of l with the device's own tuning (its variant dropped), unless a case
+ * before it has the same op, shape and flags, or it exists to force one kernel or a split. */
+static int as_device(struct vkllm__case_list *l, size_t i) {
+    struct vkllm__op_case *c = &l->v[i];
+    if (c->flags & (VKLLM__CASE_X8 | VKLLM__CASE_COOPMAT | VKLLM__CASE_SPLIT | VKLLM__CASE_PARTS)) return 0;
+    c->tuning[0] = 0;
+    char a[96], b[96];
+    vkllm__op_case_shape(c, a, sizeof a);
+    for (size_t j = 0; j < i; j++) {
+        const struct vkllm__op_case *o = &l->v[j];
+        if (o->op != c->op || o->flags != c->flags || o->tuning[0]) continue; /* o: an earlier one kept */
+        vkllm__op_case_shape(o, b, sizeof b);
+        if (!strcmp(a, b)) return 0;
+    }
+    return 1;
+}
+
 vkllm_status vkllm_selftest(vkllm_ctx_t ctx, const struct vkllm_selftest_params *params, vkllm_selftest_fn fn,
                             void *user_data, uint32_t *n_ok, uint32_t *n_failed, uint32_t *n_skipped) {
     if (!ctx) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_selftest: ctx is NULL");
@@ -53,9 +70,16 @@ vkllm_status vkllm_selftest(vkllm_ctx_t ctx, const struct vkllm_selftest_params 
         vkllm__op_cases((enum vkllm__op)op, p.full, &l);
         st = l.st;
         for (size_t i = 0; i < l.n && !st && !stop; i++) {
-            if (p.defaults_only && l.v[i].tuning[0]) continue;
-            if (p.device_tuning) l.v[i].tuning[0] = 0;
+            if (p.defaults_only && !as_device(&l, i)) continue;
             struct vkllm__op_result r;
+            if (p.list_only) {
+                memset(&r, 0, sizeof r);
+                r.bound = vkllm__op_bound(l.v[i].op);
+                struct vkllm_selftest_case pc;
+                to_public(&l.v[i], &r, &pc);
+                stop = fn && fn(&pc, user_data);
+                continue;
+            }
             if ((st = vkllm__op_check(ctx->gpu, &l.v[i], i + 1, p.profile, &memo, &r))) {
                 /* a variant this device cannot run (a limit, a missing feature) is skipped, saying
                  * why; a device or host failure ends the selftest */

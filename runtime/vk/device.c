@@ -683,10 +683,9 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
         chain_feature(&en, &pep);
         gpu->capture_stats = 1;
     }
-    if (gpu->compile_only && info->api_version < VK_API_VERSION_1_3 && has_feedback) {
-        exts[n_exts++] = VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME;
-    }
-    gpu->creation_feedback = gpu->compile_only && (info->api_version >= VK_API_VERSION_1_3 || has_feedback);
+    /* the extension, also on 1.3 devices: the instance asks for an older API version */
+    if (gpu->compile_only && has_feedback) exts[n_exts++] = VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME;
+    gpu->creation_feedback = gpu->compile_only && has_feedback;
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = &en,
