@@ -1,14 +1,20 @@
 # Convenience wrapper around CMake. The two commands of the README:
-#   make demo    install packages, build, run vkllm on a small default
-#   make test    install packages, build (plain and -fsanitize=address,undefined), run every test
+#   make demo          install what the demo needs, build, run vkllm on a small default
+#   make test          install packages, build (plain and -fsanitize=address,undefined), run every test
+# and what CI runs after `make test`:
+#   make test-drivers  the other drivers and tools: lavapipe at subgroup size 4, Mesa 25, AMD's
+#                      compiler and driver on simulated chips, SwiftShader, spirv-val 2025.1
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build build-asan test test-fast demo clean
+.PHONY: all deps deps-test build build-asan test test-fast test-drivers demo clean
 
 all: build
 
 deps:
 	scripts/install-deps.sh
+
+deps-test:
+	scripts/install-deps.sh --tests
 
 build: deps
 	cmake -S . -B build -DVKLLM_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -18,15 +24,17 @@ build-asan: deps
 	cmake -S . -B build-asan -DVKLLM_WERROR=ON -DVKLLM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 	cmake --build build-asan -j$(JOBS)
 
-# Whole suite: the optimized build, then the sanitizer build, then the other drivers' lanes
-# (lavapipe at subgroup size 4, Mesa 25's lavapipe: scripts/test-drivers.sh).
-test: build build-asan
+# Whole suite: the optimized build, then the sanitizer build.
+test: deps-test build build-asan
 	scripts/run-tests.sh build build-asan
-	scripts/test-drivers.sh build
 
 # Only the optimized build (quicker while developing).
-test-fast: build
+test-fast: deps-test build
 	scripts/run-tests.sh build
+
+# The driver lanes (scripts/test-drivers.sh; LANES="sg4 mesa25" runs some of them).
+test-drivers: deps-test build
+	scripts/test-drivers.sh build $(LANES)
 
 demo: build
 	scripts/demo.sh build

@@ -1,13 +1,14 @@
 #!/bin/sh
-# The README's first command ends here: the Vulkan devices, every shader checked on the default
-# device against the C reference, then a small model through the forward pass on the device.
+# The README's first command ends here: the Vulkan devices, every kernel the default device runs
+# checked against the C reference (`vkllm selftest --defaults`; without it every variant too), then
+# a small model through the forward pass on the device.
 # The model is made here with random weights (no download): its outputs are meaningless tokens;
 # it shows the pipeline working, not a language model.
 set -eu
 BUILD=${1:-build}
 "$BUILD/vkllm" --version
 "$BUILD/vkllm" devices
-"$BUILD/vkllm" selftest
+"$BUILD/vkllm" selftest --defaults
 MODEL="$BUILD/demo-random-tiny.gguf"
 "$BUILD/vkllm" make-model --preset tiny --type q8_0 -o "$MODEL"
 "$BUILD/vkllm" info -m "$MODEL"

@@ -12,7 +12,8 @@
 # (../shared/peer/setup.sh installs it into /tmp/vkllm-peer; it is unpacked to the same path).
 #
 # The run, in this order so that a run cut short still returns the numbers:
-#   1. `vkllm devices` (text and --json)
+#   1. `vkllm devices` (text and --json), and `vkllm pipelines`: every pipeline the device's tuning
+#      builds, with the driver's registers, spills and occupancy where it reports them (in log.txt)
 #   2. `vkllm selftest --json --profile --validate`: every kernel and variant against the reference
 #   3. random TinyLlama-1.1B-shaped Q8_0 and Q4_K files made there by `vkllm make-model`
 #   4. `vkllm logits` on the device against `--device ref` (prefill and decode): stories260K and
@@ -33,7 +34,7 @@
 set -u
 
 usage() {
-  sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'
   echo "options: --out DIR (default build/gpu-check) --build DIR (default build) --peak-gbps X"
   echo "         --budget S (seconds for the run before the device tests are cut, default 420)"
   echo "         --size small|full (files and lengths: full = 1.1B, pp512, tg128, 3 repetitions;"
@@ -159,6 +160,7 @@ step() {
 log "gpu-check $mode, vkllm $("$bin/vkllm" --version 2>&1), $(date -u +%FT%TZ)"
 step devices "$bin/vkllm" devices
 "$bin/vkllm" devices --json > "$out/devices.json" 2>> "$out/log.txt"
+step pipelines "$bin/vkllm" pipelines
 # --local: the cases the device's tuning chooses (the forced variants run in the op tests there)
 sel=; [ $mode = local ] && sel=--defaults
 step selftest_json sh -c '"$0" selftest --json --profile --validate $2 > "$1"' "$bin/vkllm" "$out/selftest.json" "$sel"

@@ -1,23 +1,28 @@
 #!/bin/sh
-# Install every Debian package that building vkllm, running its tests and running Vulkan on
-# the CPU (Mesa's lavapipe) need. Idempotent and non-interactive; safe to run again.
-# Then installs the official openai npm package that tests/test_serve.py streams with
-# (tests/openai-client) and puppeteer-core, which drives chromium through the chat page
-# (tests/web-client), each pinned by its package-lock.json, with npm ci unless already there.
-# Usage: scripts/install-deps.sh        (as root, or with sudo available)
+# Install the Debian packages that building vkllm and running it on the CPU (Mesa's lavapipe) need:
+# `make demo`. With --tests also what the test suite drives (`make test`): vulkaninfo, Python's
+# jsonschema, clang (the fuzz targets), chromium (the chat page's browser test, and SwiftShader's
+# driver lane), Node.js and npm with the official openai npm package that tests/test_serve.py
+# streams with (tests/openai-client) and puppeteer-core, which drives chromium through the chat
+# page (tests/web-client), each pinned by its package-lock.json, with npm ci unless already there.
+# Idempotent and non-interactive; safe to run again.
+# Usage: scripts/install-deps.sh [--tests]   (as root, or with sudo available)
 set -eu
+TESTS=0
+[ "${1:-}" = --tests ] && TESTS=1
 
-PKGS="build-essential cmake pkg-config git python3 python3-jsonschema
-      libvulkan-dev libvulkan1 libvulkan-volk-dev vulkan-tools
+PKGS="build-essential cmake pkg-config git python3
+      libvulkan-dev libvulkan1 libvulkan-volk-dev
       mesa-vulkan-drivers vulkan-validationlayers
       glslang-tools spirv-tools
-      libstb-dev libpcre2-dev libcjson-dev libmicrohttpd-dev
-      clang libclang-rt-14-dev
-      chromium"
-# Node.js and npm for the openai client test: Debian's, unless a node/npm is already installed
-# (e.g. NodeSource's nodejs, which bundles npm and conflicts with Debian's npm package).
-command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
-command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
+      libstb-dev libpcre2-dev libcjson-dev libmicrohttpd-dev"
+if [ $TESTS = 1 ]; then
+  PKGS="$PKGS python3-jsonschema vulkan-tools clang libclang-rt-14-dev chromium"
+  # Node.js and npm for the openai client test: Debian's, unless a node/npm is already installed
+  # (e.g. NodeSource's nodejs, which bundles npm and conflicts with Debian's npm package).
+  command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
+  command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
+fi
 
 missing=""
 for p in $PKGS; do
@@ -51,6 +56,7 @@ npm_ci() { # DIR PKG TEST
       echo "install-deps: warning: npm ci failed; $3 cannot run" >&2
   fi
 }
+[ $TESTS = 1 ] || exit 0
 npm_ci openai-client openai test_serve_openai
 # puppeteer-core drives Debian's chromium through the chat page; it downloads no browser
 npm_ci web-client puppeteer-core test_web_chat

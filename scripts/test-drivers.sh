@@ -1,38 +1,36 @@
 #!/bin/sh
-# test-drivers.sh BUILD_DIR - the device tests on other drivers than the suite's own (lavapipe 22.3
-# at subgroup size 8), two lanes:
+# test-drivers.sh BUILD_DIR [LANE...] - the device tests on other drivers and tools than the suite's
+# own (lavapipe 22.3 at subgroup size 8): `make test-drivers`, which CI runs after `make test`.
+# Lanes (all by default; name some to run those only):
 #
-# 1. lavapipe at subgroup size 4 (LP_NATIVE_VECTOR_WIDTH=128): `vkllm selftest` (every op and
-#    variant: reductions then take the sizes the device guarantees) and the forward pass on a real
-#    model, with validation on.
+#   sg4          lavapipe at subgroup size 4 (LP_NATIVE_VECTOR_WIDTH=128): `vkllm selftest` (every op
+#                and variant: reductions then take the sizes the device guarantees) and the forward
+#                pass on a real model, validated
+#   mesa25       Mesa 25's lavapipe (bookworm-backports, beside the system Mesa): the selftest of
+#                every op but the storage-buffer matvec (the system driver's tests cover its 99
+#                variants at length; Mesa 25 compiles 4-5x slower from a cold cache) and the device
+#                tests of the Vulkan layer, the elementwise ops and the forward pass, validated
+#   radv-null    AMD's compiler (ACO) for GCN to RDNA4 without the chips: every pipeline, registers
+#                and spills (scripts/lane-radv-null.sh)
+#   amdgpu-shim  AMD's whole driver on seven simulated chips, nothing executed: run, chat, bench,
+#                serve, selftest and pipelines, validated, memory checked against the driver's
+#                (scripts/lane-amdgpu-shim.sh)
+#   swiftshader  Google's SwiftShader (no 16/8-bit storage, subgroup 4): text and logits against the
+#                reference, the selftest's defaults (scripts/lane-swiftshader.sh)
+#   spirv-val    Debian 13's spirv-val 2025.1 on every embedded SPIR-V module (scripts/lane-spirv-val.sh)
 #
-# 2. Mesa 25's lavapipe (bookworm-backports)
-# unpacked beside the system Mesa, never replacing it, and chosen through VK_ICD_FILENAMES /
-# VK_DRIVER_FILES. Runs, with the validation layer on (only its messages fail a test; the driver's
-# own messages are logged): `vkllm selftest` of every op but the storage-buffer matvec, and the
-# device tests of the Vulkan layer, the elementwise ops and the forward pass on a real model.
-# Mesa 25 compiles shaders 4-5x slower than 22.3 from a cold cache (CI's), so the lane leaves out
-# what the system driver's tests cover at length: the storage-buffer matvec's 99 variants (minutes)
-# and the full attention list (test_op_attn: 6 minutes there); the selftest runs both attention
-# kernels in prefill and split decode.
-#
-# The driver is fetched once into $VKLLM_DRIVERS_DIR (default BUILD_DIR/drivers) with a private apt
-# configuration (its own lists and cache: the system's apt state is untouched). Where it cannot be
-# fetched (no network) the lane reports SKIPPED, or fails when VKLLM_REQUIRE_TEST_MODELS=1 (CI).
+# What a lane needs from another Debian release is fetched once into $VKLLM_DRIVERS_DIR (default
+# BUILD_DIR/drivers) by scripts/fetch-debs.sh, beside the system and never installed. Where it
+# cannot be fetched (no network) a lane reports SKIPPED, or fails when VKLLM_REQUIRE_TEST_MODELS=1
+# (CI). The last lines list every lane's result and time.
 set -eu
-build=$(cd "${1:?usage: test-drivers.sh BUILD_DIR}" && pwd)
-dir=${VKLLM_DRIVERS_DIR:-$build/drivers}/mesa25
+build=$(cd "${1:?usage: test-drivers.sh BUILD_DIR [LANE...]}" && pwd)
+shift
+here=$(cd "$(dirname "$0")" && pwd)
 bin="$build/vkllm"
-
-skip_or_fail() { # the Mesa 25 lane cannot run: SKIPPED, or FAILED in CI
-  if [ "${VKLLM_REQUIRE_TEST_MODELS:-0}" = 1 ]; then
-    echo "test-drivers: lane 2 FAILED: $*" >&2
-    exit 1
-  fi
-  echo "test-drivers: lane 2 SKIPPED: $*"
-  [ $status = 0 ] && echo "test-drivers: lane 1 passed" || echo "test-drivers: FAILED" >&2
-  exit $status
-}
+drivers=${VKLLM_DRIVERS_DIR:-$build/drivers}
+lanes=${*:-sg4 mesa25 radv-null amdgpu-shim swiftshader spirv-val}
+summary=""
 
 # vkllm selftest with these arguments: its last line; fails on a failed case, an error, or a skipped
 # case (lavapipe runs every variant but the cooperative-matrix ones: it has none; their emulation
@@ -45,64 +43,63 @@ selftest() {
   [ $rc = 0 ] || { grep -E "FAIL|skip|vkllm:" "$build/test-drivers-selftest.log" | head -20 >&2; return 1; }
 }
 
-fetch() {
-  rm -rf "$dir.tmp"
-  mkdir -p "$dir.tmp/lists/partial" "$dir.tmp/cache/archives/partial" "$dir.tmp/root"
-  printf '%s\n' "deb http://deb.debian.org/debian bookworm main" \
-    "deb http://deb.debian.org/debian bookworm-backports main" > "$dir.tmp/sources.list"
-  o="-o Dir::Etc::SourceList=$dir.tmp/sources.list -o Dir::Etc::SourceParts=/nonexistent
-     -o Dir::State::Lists=$dir.tmp/lists -o Dir::Cache=$dir.tmp/cache -o APT::Sandbox::User=root
-     -o Debug::NoLocking=1"
-  # shellcheck disable=SC2086
-  apt-get $o -q update >"$dir.tmp/apt.log" 2>&1 || return 1
-  # shellcheck disable=SC2086
-  (cd "$dir.tmp" && apt-get $o -q download -t bookworm-backports mesa-vulkan-drivers libdrm2 libdrm-amdgpu1 \
-    >>apt.log 2>&1) || return 1
-  for d in "$dir.tmp"/*.deb; do dpkg -x "$d" "$dir.tmp/root" || return 1; done
-  lib="$dir.tmp/root/usr/lib/$(uname -m)-linux-gnu"
-  [ -f "$lib/libvulkan_lvp.so" ] || return 1
-  python3 - "$dir.tmp/root/usr/share/vulkan/icd.d/lvp_icd.json" "$dir/lib/libvulkan_lvp.so" "$dir.tmp/lvp_icd.json" <<'EOF' || return 1
-import json, sys
-d = json.load(open(sys.argv[1]))
-d["ICD"]["library_path"] = sys.argv[2]
-json.dump(d, open(sys.argv[3], "w"))
-EOF
-  mkdir -p "$dir.tmp/lib"
-  cp -a "$lib"/libvulkan_lvp.so "$lib"/libdrm* "$dir.tmp/lib/"
-  rm -rf "$dir.tmp/root" "$dir.tmp/cache" "$dir.tmp/lists"
-  rm -rf "$dir" && mv "$dir.tmp" "$dir"
-}
-
-status=0
-echo "test-drivers: lane 1, lavapipe at subgroup size 4"
-(
+lane_sg4() (
   export LP_NATIVE_VECTOR_WIDTH=128 VKLLM_VALIDATE=1
   sg=$("$bin" devices --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["devices"][0]["subgroup_size"])')
-  [ "$sg" = 4 ] || { echo "test-drivers: FAILED: subgroup size $sg, not 4" >&2; exit 1; }
+  [ "$sg" = 4 ] || { echo "lane sg4: FAILED: subgroup size $sg, not 4" >&2; exit 1; }
   selftest --validate || exit 1
   cd "$build" && ctest --output-on-failure -j"${CTEST_JOBS:-2}" --timeout 900 -R '^(test_forward_stories|test_gen_stories)$'
-) || status=1
+)
 
-echo "test-drivers: lane 2, Mesa 25's lavapipe"
-if [ ! -f "$dir/lvp_icd.json" ]; then
-  command -v apt-get >/dev/null 2>&1 || skip_or_fail "apt-get is not available to fetch Mesa 25's lavapipe"
-  echo "test-drivers: fetching Mesa 25's lavapipe from bookworm-backports into $dir"
-  fetch || { tail -5 "$dir.tmp/apt.log" 2>/dev/null || true; skip_or_fail "cannot fetch mesa-vulkan-drivers from bookworm-backports"; }
-fi
+lane_mesa25() (
+  dir="$drivers/mesa25"
+  if ! "$here/fetch-debs.sh" bookworm-backports "$dir" mesa-vulkan-drivers libdrm2 libdrm-amdgpu1 > "$build/mesa25-fetch.log" 2>&1; then
+    cat "$build/mesa25-fetch.log" >&2
+    [ "${VKLLM_REQUIRE_TEST_MODELS:-0}" = 1 ] && { echo "lane mesa25: FAILED: cannot fetch Mesa 25" >&2; exit 1; }
+    echo "lane mesa25: SKIPPED: cannot fetch mesa-vulkan-drivers from bookworm-backports"; exit 3
+  fi
+  lib="$dir/root/usr/lib/$(uname -m)-linux-gnu"
+  python3 - "$dir/root/usr/share/vulkan/icd.d/lvp_icd.json" "$lib/libvulkan_lvp.so" "$build/mesa25-lvp.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1])); d["ICD"]["library_path"] = sys.argv[2]; json.dump(d, open(sys.argv[3], "w"))
+EOF
+  export VK_ICD_FILENAMES="$build/mesa25-lvp.json" VK_DRIVER_FILES="$build/mesa25-lvp.json"
+  export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" VKLLM_VALIDATE=1
+  driver=$("$bin" devices --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["devices"][0]["driver_info"])')
+  case "$driver" in
+    "Mesa 25"*) echo "lane mesa25: on $driver" ;;
+    *) echo "lane mesa25: FAILED: the device is '$driver', not Mesa 25's lavapipe" >&2; exit 1 ;;
+  esac
+  st=0
+  selftest --validate \
+    --op add,mul,silu_mul,rmsnorm,add_rmsnorm,softmax,matvec_tb,matmul,get_rows,rope,kv_store,rope_kv,attention,argmax ||
+    st=1
+  (cd "$build" && ctest --output-on-failure -j"${CTEST_JOBS:-2}" --timeout 900 \
+    -R '^(test_vk|test_ops_basic|test_forward_stories|test_gen_stories|test_cli_logits)$') || st=1
+  exit $st
+)
 
-export VK_ICD_FILENAMES="$dir/lvp_icd.json" VK_DRIVER_FILES="$dir/lvp_icd.json"
-export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export VKLLM_VALIDATE=1
-driver=$("$bin" devices --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["devices"][0]["driver_info"])')
-case "$driver" in
-  "Mesa 25"*) echo "test-drivers: on $driver" ;;
-  *) echo "test-drivers: FAILED: the device is '$driver', not Mesa 25's lavapipe" >&2; exit 1 ;;
-esac
-
-selftest --validate \
-  --op add,mul,silu_mul,rmsnorm,add_rmsnorm,softmax,matvec_tb,matmul,get_rows,rope,kv_store,rope_kv,attention,argmax ||
-  status=1
-(cd "$build" && ctest --output-on-failure -j"${CTEST_JOBS:-2}" --timeout 900 \
-  -R '^(test_vk|test_ops_basic|test_forward_stories|test_gen_stories|test_cli_logits)$') || status=1
-[ $status = 0 ] && echo "test-drivers: both lanes passed" || echo "test-drivers: FAILED" >&2
+status=0
+for lane in $lanes; do
+  t0=$(date +%s)
+  echo "== test-drivers: lane $lane"
+  case $lane in
+    sg4) lane_sg4 && rc=0 || rc=$? ;;
+    mesa25) lane_mesa25 && rc=0 || rc=$? ;;
+    radv-null | amdgpu-shim | swiftshader | spirv-val)
+      "$here/lane-$lane.sh" "$build" > "$build/lane-$lane.log" 2>&1 && rc=0 || rc=$?
+      cat "$build/lane-$lane.log"
+      grep -q "^lane $lane: SKIPPED" "$build/lane-$lane.log" && [ $rc = 0 ] && rc=3 ;;
+    *) echo "test-drivers: no lane '$lane' (sg4 mesa25 radv-null amdgpu-shim swiftshader spirv-val)" >&2; exit 2 ;;
+  esac
+  case $rc in
+    0) result=passed ;;
+    3) result=SKIPPED ;;
+    *) result=FAILED; status=1 ;;
+  esac
+  summary="$summary
+test-drivers: $lane: $result in $(( $(date +%s) - t0 )) s"
+done
+echo "$summary"
+[ $status = 0 ] && echo "test-drivers: passed" || echo "test-drivers: FAILED" >&2
 exit $status
