@@ -1512,35 +1512,25 @@ def main():
     t0 = time.monotonic()
     srv = Server("--chat-template", "chatml", "--parallel", "4", "-c", "1024", "--cors-origin",
                  "http://example.com, http://b.test")
-    basics(srv)
-    completions(srv)
-    choices(srv)
-    json_mode(srv)
-    structured(srv)
-    tools(srv)
-    embeddings(srv)
-    chat(srv)
-    prefix_reuse(srv)
-    logprobs(srv)
-    validation(srv)
-    text_bytes(srv)
-    methods(srv)
-    tool_history(srv)
-    framing(srv)
-    tokens(srv, "Once upon a time there was a dog")
-    disconnects(srv)
-    connections(srv)
-    check_metrics(srv, 4)
+    times = []
+    def timed(f, *args):
+        t = time.monotonic()
+        f(*args)
+        times.append((time.monotonic() - t, f.__name__))
+    for f in (basics, completions, choices, json_mode, structured, tools, embeddings, chat, prefix_reuse, logprobs,
+              validation, text_bytes, methods, tool_history, framing):
+        timed(f, srv)
+    timed(tokens, srv, "Once upon a time there was a dog")
+    for f in (disconnects, connections):
+        timed(f, srv)
+    timed(check_metrics, srv, 4)
     print("functional checks: %.1f s" % (time.monotonic() - t0), flush=True)
-    load(srv, 4)
+    timed(load, srv, 4)
     srv.stop("main server")
-    stalls()
-    kv_pool()
-    keyed()
-    admission()
-    tools_templates()
-    client_cap()
-    print("total %.1f s" % (time.monotonic() - t0))
+    for f in (stalls, kv_pool, keyed, admission, tools_templates, client_cap):
+        timed(f)
+    print("total %.1f s; slowest: %s" % (time.monotonic() - t0,
+                                         ", ".join("%s %.1f s" % (n, t) for t, n in sorted(times, reverse=True)[:6])))
 
 
 try:
