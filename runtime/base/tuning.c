@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tuning.h"
 
@@ -121,6 +122,12 @@ vkllm_status vkllm__tuning_parse(struct vkllm__tuning *t, const char *spec) {
 const char *vkllm__env_vulkan_library(void) {
     const char *lib = getenv("VKLLM_VULKAN_LIBRARY");
     return lib && *lib ? lib : NULL;
+}
+
+uint32_t vkllm__env_cpu_device_threads(void) {
+    const char *lp = getenv("LP_NUM_THREADS");
+    long nt = lp && *lp ? strtol(lp, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    return nt > 0 ? (uint32_t)VKLLM_MIN(nt, 1024l) : 1;
 }
 
 int vkllm__env_cache_dir(char *buf, size_t n) {

@@ -138,4 +138,8 @@ const char *vkllm__env_vulkan_library(void);
  * variable is set or the path does not fit n bytes. */
 int vkllm__env_cache_dir(char *buf, size_t n);
 
+/* The threads a CPU Vulkan device (lavapipe) runs workgroups on: its LP_NUM_THREADS, else the
+ * host's online processors (at least 1, at most 1024). */
+uint32_t vkllm__env_cpu_device_threads(void);
+
 #endif /* VKLLM_TUNING_H */

@@ -734,11 +734,7 @@ vkllm_status vkllm__gpu_open(const struct vkllm__gpu_params *p, struct vkllm__gp
     gpu->info = infos[chosen];
     vkGetPhysicalDeviceMemoryProperties(gpu->phys, &gpu->mem_props);
     VKLLM_TRY(st, create_device(gpu), fail);
-    if (gpu->info.type == VKLLM_DEVICE_CPU) { /* lavapipe: LP_NUM_THREADS, by default the host's CPUs */
-        const char *lp = getenv("LP_NUM_THREADS");
-        long nt = lp && *lp ? strtol(lp, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
-        gpu->cpu_threads = nt > 0 ? (uint32_t)VKLLM_MIN(nt, 1024l) : 1;
-    }
+    if (gpu->info.type == VKLLM_DEVICE_CPU) gpu->cpu_threads = vkllm__env_cpu_device_threads(); /* lavapipe */
     VKLLM_TRY(st, vkllm__mem_init(gpu), fail);
     VKLLM_TRY(st, vkllm__pipeline_cache_load(gpu), fail);
     vkllm__log(VKLLM_LOG_INFO, "device %u: %s (%s, %s)", chosen, gpu->info.name,
