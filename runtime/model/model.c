@@ -10,7 +10,11 @@
 
 // --- architectures --------------------------------------------------------------------------
 
-static const char *const arch_names[VKLLM__ARCH_COUNT_] = {"llama", "qwen2", "qwen3", "granite", "phi3", "gemma2", "gemma3", "qwen3moe", "gpt-oss"};
+static const char *const arch_names[VKLLM__ARCH_COUNT_] = {
+#define VKLLM__ARCH_NAME_(e, name) name,
+    VKLLM__ARCHS(VKLLM__ARCH_NAME_)
+#undef VKLLM__ARCH_NAME_
+};
 
 const char *vkllm__arch_name(enum vkllm__arch a) {
     return (unsigned)a < VKLLM__ARCH_COUNT_ ? arch_names[a] : "?";
@@ -111,9 +115,13 @@ static vkllm_status read_arch(const struct vkllm__gguf *g, enum vkllm__arch *out
     size_t n = s.len < sizeof name - 1 ? (size_t)s.len : sizeof name - 1;
     memcpy(name, s.ptr, n);
     name[n] = 0;
-    if (s.len >= sizeof name || vkllm__arch_from_name(name, out) != VKLLM_STATUS_OK)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                          "%s: architecture '%s' is not supported (llama, qwen2, qwen3, granite, phi3, gemma2, gemma3, qwen3moe, gpt-oss are)", g->path, name);
+    if (s.len >= sizeof name || vkllm__arch_from_name(name, out) != VKLLM_STATUS_OK) {
+        char known[256] = "";
+        for (unsigned i = 0, o = 0; i < VKLLM__ARCH_COUNT_ && o < sizeof known; i++)
+            o += (unsigned)snprintf(known + o, sizeof known - o, "%s%s", i ? ", " : "", arch_names[i]);
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: architecture '%s' is not supported (%s are)", g->path, name,
+                          known);
+    }
     return VKLLM_STATUS_OK;
 }
 

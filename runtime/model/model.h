@@ -24,9 +24,7 @@
 #include "internal.h"
 #include "tensors.h"
 
-/* "llama", "qwen2", "qwen3", "granite", "phi3", "gemma2", "gemma3", "qwen3moe", "gpt-oss" (the
- * general.architecture string);
- * "?" for an invalid value. */
+/* The general.architecture string of a (VKLLM__ARCHS in tensors.h); "?" for an invalid value. */
 const char *vkllm__arch_name(enum vkllm__arch a);
 /* VKLLM_STATUS_OK and *out, or VKLLM_STATUS_UNSUPPORTED for another name (no error text set). */
 vkllm_status vkllm__arch_from_name(const char *name, enum vkllm__arch *out);

@@ -64,18 +64,23 @@
     X(b_down_exps,    "ffn_down_exps.bias",         VEC, N_EXPERT, EMBD,     BIAS, VKLLM__A(GPTOSS), 0,              MOE) \
     X(ffn_post_norm,  "post_ffw_norm.weight",       VEC, NONE,     EMBD,     NORM, VKLLM__A_GEMMAS, 0,               ANY)
 
-/* The architectures vkllm runs (general.architecture); one bit each in the table's masks. */
+/* The architectures vkllm runs: X(enum name, general.architecture string); one bit each in the
+ * table's masks, in this order. */
+#define VKLLM__ARCHS(X)                                                                                          \
+    X(LLAMA, "llama")                                                                                            \
+    X(QWEN2, "qwen2")                                                                                            \
+    X(QWEN3, "qwen3")                                                                                            \
+    X(GRANITE, "granite")   /* llama with embedding, attention, residual and logit multipliers */              \
+    X(PHI3, "phi3")         /* Phi-3, Phi-4: fused q/k/v and gate/up matrices, NeoX RoPE, LongRoPE factors */  \
+    X(GEMMA2, "gemma2")     /* post-norms, GELU FFN, scaled embeddings, sliding windows, soft-capping */       \
+    X(GEMMA3, "gemma3")     /* gemma2's block with q/k norms, no soft-capping, local RoPE base */              \
+    X(QWEN3MOE, "qwen3moe") /* qwen3's attention, a mixture-of-experts FFN in every layer */                   \
+    X(GPTOSS, "gpt-oss")    /* biases everywhere, attention sinks, sliding windows on every other layer, YaRN, \
+                               experts with biases and a clamped SwiGLU */
 enum vkllm__arch {
-    VKLLM__ARCH_LLAMA = 0,
-    VKLLM__ARCH_QWEN2 = 1,
-    VKLLM__ARCH_QWEN3 = 2,
-    VKLLM__ARCH_GRANITE = 3, /* llama with embedding, attention, residual and logit multipliers */
-    VKLLM__ARCH_PHI3 = 4,    /* Phi-3, Phi-4: fused q/k/v and gate/up matrices, NeoX RoPE, LongRoPE factors */
-    VKLLM__ARCH_GEMMA2 = 5,  /* post-norms, GELU FFN, scaled embeddings, sliding windows, soft-capping */
-    VKLLM__ARCH_GEMMA3 = 6,  /* gemma2's block with q/k norms, no soft-capping, local RoPE base */
-    VKLLM__ARCH_QWEN3MOE = 7, /* qwen3's attention, a mixture-of-experts FFN in every layer */
-    VKLLM__ARCH_GPTOSS = 8,   /* gpt-oss: biases everywhere, attention sinks, sliding windows on every
-                               * other layer, YaRN, experts with biases and a clamped SwiGLU */
+#define VKLLM__ARCH_ENUM_(e, name) VKLLM__ARCH_##e,
+    VKLLM__ARCHS(VKLLM__ARCH_ENUM_)
+#undef VKLLM__ARCH_ENUM_
     VKLLM__ARCH_COUNT_
 };
 
