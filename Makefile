@@ -5,28 +5,37 @@
 #   make test-drivers  the other drivers and tools: lavapipe at subgroup size 4, Mesa 25, AMD's
 #                      compiler and driver on simulated chips, SwiftShader, spirv-val 2025.1
 JOBS ?= $(shell nproc)
+# each phase's time, printed at the end of `make test` (scripts/timed.sh)
+PHASES = build/phases.txt
+T = scripts/timed.sh $(PHASES)
 
-.PHONY: all deps deps-test build build-asan test test-fast test-drivers demo clean
+.PHONY: all deps deps-test build build-asan test test-fast test-drivers demo clean phases-reset
 
 all: build
 
 deps:
-	scripts/install-deps.sh
+	@$(T) deps scripts/install-deps.sh
 
 deps-test:
-	scripts/install-deps.sh --tests
+	@$(T) deps-test scripts/install-deps.sh --tests
 
 build: deps
-	cmake -S . -B build -DVKLLM_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
-	cmake --build build -j$(JOBS)
+	@$(T) build sh -c 'cmake -S . -B build -DVKLLM_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo && \
+	  cmake --build build -j$(JOBS)'
 
 build-asan: deps
-	cmake -S . -B build-asan -DVKLLM_WERROR=ON -DVKLLM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
-	cmake --build build-asan -j$(JOBS)
+	@$(T) build-asan sh -c 'cmake -S . -B build-asan -DVKLLM_WERROR=ON -DVKLLM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug && \
+	  cmake --build build-asan -j$(JOBS)'
 
-# Whole suite: the optimized build, then the sanitizer build.
-test: deps-test build build-asan
-	scripts/run-tests.sh build build-asan
+phases-reset:
+	@rm -f $(PHASES)
+
+# Whole suite: the optimized build, then the sanitizer build; each phase's time at the end.
+test: phases-reset deps-test build build-asan
+	@$(T) ctest-build scripts/run-tests.sh build; \
+	 $(T) ctest-build-asan scripts/run-tests.sh build-asan; \
+	 awk '{t += $$2; printf "make test: %-17s %5d s  %s\n", $$1, $$2, $$3} END {printf "make test: %-17s %5d s\n", "total", t}' $(PHASES); \
+	 ! grep -q FAILED $(PHASES)
 
 # Only the optimized build (quicker while developing).
 test-fast: deps-test build
