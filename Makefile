@@ -2,6 +2,8 @@
 #   make demo          install what the demo needs, build, run vkllm on a small default
 #   make test          install packages, build (plain and -fsanitize=address,undefined), run every test
 # and what CI runs after `make test`:
+#   make test-full     the shape sweeps: the op tests' full lists, every device profile's selftest,
+#                      vkllm against llama.cpp (../shared/peer, set up here when it is there)
 #   make test-drivers  the other drivers and tools: lavapipe at subgroup size 4, Mesa 25, AMD's
 #                      compiler and driver on simulated chips, SwiftShader, spirv-val 2025.1
 JOBS ?= $(shell nproc)
@@ -9,7 +11,7 @@ JOBS ?= $(shell nproc)
 PHASES = build/phases.txt
 T = scripts/timed.sh $(PHASES)
 
-.PHONY: all deps deps-test build build-asan test test-fast test-drivers demo clean phases-reset
+.PHONY: all deps deps-test build build-asan test test-fast test-full test-drivers demo clean phases-reset
 
 all: build
 
@@ -40,6 +42,11 @@ test: phases-reset deps-test build build-asan
 # Only the optimized build (quicker while developing).
 test-fast: deps-test build
 	scripts/run-tests.sh build
+
+# The full tier (ctest -L full), with llama.cpp beside it where ../shared/peer is there.
+test-full: deps-test build
+	@if [ -x ../shared/peer/setup.sh ]; then ../shared/peer/setup.sh || echo "test-full: the llama.cpp peer could not be set up: test_peer is SKIPPED"; fi
+	scripts/run-tests.sh --full build
 
 # The driver lanes (scripts/test-drivers.sh; LANES="sg4 mesa25" runs some of them).
 test-drivers: deps-test build

@@ -9,13 +9,10 @@ vkllm_add_script_test(NAME test_cli_bench LABELS gpu
 # `vkllm compare`: agreement with the reference, speed by depth, KV memory, kernels; md/json/html.
 vkllm_add_script_test(NAME test_cli_compare LABELS gpu TIMEOUT 300
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_compare.py $<TARGET_FILE:vkllm>)
-# vkllm against llama.cpp (../shared/peer) on random files: every type on llama, every architecture
-# in f32 and q8_0 (test_peer.py --full: all of them in every type); SKIPPED without the peer. The
-# sanitizer build runs every architecture in f32 only.
-if(VKLLM_SANITIZE)
-  set(VKLLM_PEER_ARGS --quick)
-else()
-  set(VKLLM_PEER_ARGS "")
+# vkllm against llama.cpp (../shared/peer, which `make test-full` sets up where it is there) on random
+# files: every type on llama, every architecture in f32 and q8_0 (test_peer.py --full: all of them
+# in every type); SKIPPED without the peer. The full tier, optimized build.
+if(NOT VKLLM_SANITIZE)
+  vkllm_add_script_test(NAME test_peer LABELS gpu full TIMEOUT 600
+    COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_peer.py $<TARGET_FILE:vkllm>)
 endif()
-vkllm_add_script_test(NAME test_peer LABELS gpu TIMEOUT 600
-  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_peer.py $<TARGET_FILE:vkllm> ${VKLLM_PEER_ARGS})

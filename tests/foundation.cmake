@@ -8,15 +8,14 @@ if(NOT VKLLM_SANITIZE)
   vkllm_add_script_test(NAME test_install LABELS gpu
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_install.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
 endif()
-# Every device profile (VKLLM_DEVICE_PROFILE): clamps, selftest, stories260K.
-# The sanitizer build runs the forced variants under no profile (--quick): the optimized build does.
-if(VKLLM_SANITIZE)
-  set(VKLLM_PROFILES_ARGS --quick)
-else()
-  set(VKLLM_PROFILES_ARGS "")
-endif()
+# Every device profile (VKLLM_DEVICE_PROFILE): clamps, stories260K, and the selftest under the
+# specification's floor; the full tier: the selftest under every profile, every variant.
 vkllm_add_script_test(NAME test_profiles TIMEOUT 900
-  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_profiles.py $<TARGET_FILE:vkllm> ${VKLLM_PROFILES_ARGS} LABELS gpu)
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_profiles.py $<TARGET_FILE:vkllm> LABELS gpu)
+if(NOT VKLLM_SANITIZE)
+  vkllm_add_script_test(NAME test_profiles_full TIMEOUT 900 LABELS gpu full
+    COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_profiles.py $<TARGET_FILE:vkllm> --full)
+endif()
 if(NOT VKLLM_SANITIZE)
   # scripts/gpu-check.sh runs here as on a lent GPU (small files): every step and its reports.
   vkllm_add_script_test(NAME test_gpu_check_local TIMEOUT 600 LABELS gpu

@@ -9,12 +9,18 @@
 #include "ops_gpu.h"
 #include "types.h"
 
-/* --every N (the sanitizer build's long op tests): run every Nth case of each list only. */
+/* --short: the selftest's short lists (every variant on a few shapes) instead of the full ones
+ * (the shape sweeps: `make test-full`); --every N: every Nth case of each list only. */
 static int op_test_every = 1;
+static int op_test_full = 1;
 static inline void op_test_args(int argc, char **argv) {
-    for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "--every")) op_test_every = atoi(argv[i + 1]) > 0 ? atoi(argv[i + 1]) : 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--every") && i + 1 < argc) op_test_every = atoi(argv[i + 1]) > 0 ? atoi(argv[i + 1]) : 1;
+        if (!strcmp(argv[i], "--short")) op_test_full = 0;
+    }
 }
+/* The chunked cases a list must have had: n of the full list (every Nth of it), 1 of a short one. */
+static inline int op_test_chunked_want(int n) { return op_test_full ? n / op_test_every : 1; }
 
 struct op_test_stats {
     int run, failed;
@@ -23,11 +29,11 @@ struct op_test_stats {
     int skipped;   /* cases for a feature the device lacks (cooperative matrices), reported */
 };
 
-/* Run op's full case list (or short with full = 0) on gpu; every failure is printed. Fails the
+/* Run op's full case list (or short with full = 0, or --short) on gpu; every failure is printed. Fails the
  * test on a device or host error. */
 static inline void op_test_run(struct vkllm__gpu *gpu, enum vkllm__op op, int full, struct op_test_stats *s) {
     struct vkllm__case_list l = {0};
-    vkllm__op_cases(op, full, &l);
+    vkllm__op_cases(op, full && op_test_full, &l);
     ASSERT_OK(l.st);
     ASSERT(l.n > 0);
     int failed0 = s->failed, skipped0 = s->skipped;

@@ -45,6 +45,6 @@ int main(int argc, char **argv) {
     bad_arguments(gpu);
     gpu_test_close(gpu);
     printf("%d cases (%d ran W or x/y in several chunks), %d failed\n", s.run, s.chunked, s.failed);
-    if (s.timed) ASSERT(s.chunked >= 7 / op_test_every);
+    if (s.timed) ASSERT(s.chunked >= op_test_chunked_want(7));
     return s.failed ? 1 : 0;
 }

@@ -64,6 +64,6 @@ int main(int argc, char **argv) {
     gpu_test_close(gpu);
     printf("%d cases (%d ran W in several chunks), %d failed\n", s.run, s.chunked, s.failed);
     /* every type had matrices bound in chunks (seen where the device has timestamps) */
-    if (s.timed) ASSERT(chunked_mv >= 3 * 11 / op_test_every && s.chunked > chunked_mv);
+    if (s.timed) ASSERT(chunked_mv >= op_test_chunked_want(3 * 11) && s.chunked > chunked_mv);
     return s.failed ? 1 : 0;
 }

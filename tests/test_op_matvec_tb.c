@@ -88,7 +88,8 @@ static void report(int ok, const struct mat *w, const char *what, uint32_t ncols
     }
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    op_test_args(argc, argv);
     /* the path on whatever device runs the test (it is the default on CPU devices only) */
     struct vkllm__gpu *gpu = gpu_test_open_tuned("matvec_texel=1");
     const struct vkllm__gpu_bind_limits *bl = vkllm__gpu_bind_limits(gpu);
@@ -100,7 +101,7 @@ int main(void) {
 
     struct op_test_stats st = {0};
     op_test_run(gpu, VKLLM__OP_MATVEC_TB, 1, &st);
-    if (st.timed) ASSERT(st.chunked >= 3 * 11);
+    if (st.timed) ASSERT(st.chunked >= op_test_chunked_want(3 * 11));
     n_run += st.run, n_fail += st.failed;
 
     /* a group of 8 rows larger than the texel limit: the path does not apply */

@@ -4,9 +4,10 @@
 - clamps what `vkllm devices --json` reports: never a limit above the device's own, never a
   feature the device lacks, the profile's name in the "profile" field, still usable;
 - runs `vkllm selftest --validate --defaults` with every case within bounds: the code paths that
-  GPU's features and limits choose (shared-memory sizes, workgroup sizes, reductions, staging);
-  the forced variants are the same under every profile and run once, under vulkan-1.1-minimal,
-  where the most of them meet a limit (not with --quick, as the sanitizer build runs it);
+  GPU's features and limits choose (shared-memory sizes, workgroup sizes, reductions, staging),
+  under vulkan-1.1-minimal only unless --full (see below); with --full also the forced variants,
+  the same under every profile, once, under vulkan-1.1-minimal, where the most of them meet a
+  limit;
 - runs stories260K (prefill and decode) to the reference's logits, same argmax at every position.
 
 Unknown profile names are an error naming the valid ones. The stories260K part reports SKIPPED
@@ -14,12 +15,13 @@ when the model folder is absent (the rest still runs)."""
 import json, os, subprocess, sys
 
 VKLLM = sys.argv[1]
-# --quick (the sanitizer build): the forced variants run in the optimized build's run of this test;
-# here every profile runs the defaults only (the host code under ASan is the same for the variants),
-# and the selftest only under three profiles whose plans differ most (a desktop GPU, a phone, the
-# specification's floor); the optimized build runs it under every profile
-QUICK = "--quick" in sys.argv[2:]
-QUICK_SELFTEST = ("nvidia-ampere", "mali-g710", "vulkan-1.1-minimal")
+# `make test`: every profile's devices and stories260K logits, and the selftest's defaults under the
+# specification's floor (vulkan-1.1-minimal: no subgroup operations, 16 KiB of shared memory, 128
+# invocations: the most kernels and plans of their own); --full (`make test-full`): the selftest's
+# defaults under every profile, and every forced variant under vulkan-1.1-minimal, where the most
+# of them meet a limit (each profile's plans compile pipelines of their own: minutes on 2 cores).
+FULL = "--full" in sys.argv[2:]
+SELFTEST = None if FULL else ("vulkan-1.1-minimal",)
 models = os.environ.get("VKLLM_TEST_MODELS") or os.environ.get("VKLLM_TEST_MODELS_DEFAULT") or "../shared/models"
 model = os.path.join(models, "stories260K.gguf")
 have_model = os.path.exists(model)
@@ -42,7 +44,7 @@ check(r.returncode == 0, "devices --tuning --json exits 0: " + r.stderr)
 knobs = {k["name"]: k for k in json.loads(r.stdout)["tuning"]} if r.returncode == 0 else {}
 profiles = [n for n in knobs.get("device_profile", {}).get("value_names", []) if n != "none"]
 check(len(profiles) >= 8, "device_profile lists the profiles: %s" % profiles)
-check(set(QUICK_SELFTEST) <= set(profiles), "the --quick selftest profiles exist: %s" % (QUICK_SELFTEST,))
+check(SELFTEST is None or set(SELFTEST) <= set(profiles), "the selftest's profiles exist: %s" % (SELFTEST,))
 
 base = json.loads(run(["devices", "--json"]).stdout)["devices"][0]
 LIMITS = ["max_storage_buffer_range", "max_memory_allocation_size", "max_shared_memory", "max_workgroup_invocations",
@@ -78,8 +80,8 @@ for p in profiles:
     if d["subgroup_size_control"]:
         check(d["subgroup_size_min"] <= d["subgroup_size"] <= d["subgroup_size_max"], "%s: size range" % p)
 
-    if not QUICK or p in QUICK_SELFTEST:
-        r = run(["selftest", "--validate"] + ([] if p == "vulkan-1.1-minimal" and not QUICK else ["--defaults"]), p)
+    if SELFTEST is None or p in SELFTEST:
+        r = run(["selftest", "--validate"] + ([] if p == "vulkan-1.1-minimal" and FULL else ["--defaults"]), p)
         last = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr
         check(r.returncode == 0 and " 0 failed" in last, "%s: selftest passes: %s" % (p, last))
         print("%-20s %s" % (p, last))

@@ -292,6 +292,9 @@ static void matvec_tb_short(struct vkllm__case_list *l) {
             addv(l, (struct vkllm__op_case){.op = VKLLM__OP_MATVEC_TB, .type = types[t], .rows = 33, .cols = 512,
                                             .n = s == 0 ? 8 : 3, .flags = VKLLM__CASE_BOTH_PATHS},
                  "matvec_texel=1,%s", k_tb_splits[s]);
+    /* W in chunks of two 8-row groups and 3 texels (Q8_0 k = 512: 256 texels per group) */
+    ADD(l, .op = VKLLM__OP_MATVEC_TB, .type = VKLLM__TYPE_Q8_0, .rows = 33, .cols = 512, .n = 2,
+        .tuning = "matvec_texel=1,max_texels=515");
 }
 
 /* Texels of one 8-row group of rows of k elements of type (the repacked layout, ops_matvec_tb.c):
@@ -371,6 +374,9 @@ static void matmul_short(struct vkllm__case_list *l) {
                  "matmul=tiled,matmul_coopmat=%d", e);
     ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q6_K, .rows = 7, .cols = 256, .n = 5, .tuning = "matmul=tiled",
         .flags = VKLLM__CASE_UPLOADED); /* 210-byte rows, padded to a word by the upload */
+    /* W and x/y in chunks: 66-byte rows, the last chunk ending inside a word */
+    ADD(l, .op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q5_0, .rows = 65, .cols = 96, .n = 100,
+        .tuning = "matmul=tiled,max_binding=2048");
 }
 
 /* The tiled kernel (forced: CPU devices default to the matvec path) on every n x m with small k
