@@ -149,14 +149,10 @@ int vkllm_cmd_pipelines(int argc, char **argv) {
     sp.unchecked = 1;
     int json = 0;
     for (int i = 1; i < argc; i++) {
+        double d;
         if (!strcmp(argv[i], "--device") && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 0) {
-                fprintf(stderr, "vkllm: pipelines: --device takes a device index, not '%s'\n", argv[i]);
-                return 2;
-            }
-            cp.device = (int)v;
+            if (vkllm_cli_number("pipelines", "--device", argv[++i], 0, 1e4, &d)) return 2;
+            cp.device = (int)d;
         } else if (!strcmp(argv[i], "--all")) sp.defaults_only = 0;
         else if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--validate")) cp.validate = 1;

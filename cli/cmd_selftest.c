@@ -99,14 +99,10 @@ int vkllm_cmd_selftest(int argc, char **argv) {
     struct vkllm_selftest_params sp = vkllm_selftest_params_default();
     int json = 0;
     for (int i = 1; i < argc; i++) {
+        double d;
         if (!strcmp(argv[i], "--device") && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 0) {
-                fprintf(stderr, "vkllm: selftest: --device takes a device index, not '%s'\n", argv[i]);
-                return 2;
-            }
-            cp.device = (int)v;
+            if (vkllm_cli_number("selftest", "--device", argv[++i], 0, 1e4, &d)) return 2;
+            cp.device = (int)d;
         } else if (!strcmp(argv[i], "--validate")) cp.validate = 1;
         else if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--profile")) sp.profile = 1;
