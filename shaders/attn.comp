@@ -49,6 +49,7 @@
 #include "common.glsl"
 #include "pc_attn.glsl"
 #include "kv_q8.glsl"
+#include "tanh.glsl"
 
 layout(constant_id = 1) const uint HD = 64;  // head_dim (even)
 layout(constant_id = 2) const uint QT = 1;   // queries per workgroup
@@ -258,7 +259,7 @@ void scores(uint kv0, uint end) {
     for (uint e = gl_LocalInvocationID.x; e < R * WG; e += WG) {
         uint r = e / WG, c = e % WG, t = kv0 + c;
         float v = s_sh[e];
-        if (p.softcap > 0.0) v = p.softcap * tanh(v / p.softcap);
+        if (p.softcap > 0.0) v = p.softcap * tanh_safe(v / p.softcap);
         s_sh[e] = (t < end && t < row_limit(r) && t >= row_first(r)) ? v : NEG_INF;
     }
 }
@@ -303,7 +304,7 @@ void scores(uint kv0, uint end) {
         }
     }
     if (p.softcap > 0.0) {
-        [[unroll]] for (uint r = 0; r < R; r++) acc[r] = p.softcap * tanh(acc[r] / p.softcap);
+        [[unroll]] for (uint r = 0; r < R; r++) acc[r] = p.softcap * tanh_safe(acc[r] / p.softcap);
     }
     [[unroll]] for (uint r = 0; r < R; r++)
         s_sh[r * WG + c] = (t < end && t < row_limit(r) && t >= row_first(r)) ? acc[r] : NEG_INF;

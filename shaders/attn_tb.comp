@@ -35,6 +35,7 @@
 // block table of a paged cache (kv_page.glsl: position t's row).
 #include "common.glsl"
 #include "pc_attn.glsl"
+#include "tanh.glsl"
 
 layout(constant_id = 1) const uint HD = 64; // head_dim, a multiple of 8 (KV_Q8: of 32)
 layout(constant_id = 2) const uint G = 8;   // query heads per kv head
@@ -156,7 +157,7 @@ void main() {
         }
 #endif
         if (p.softcap > 0.0) { // s is in log2 units: cap the natural-log score
-            [[unroll]] for (uint b = 0u; b < B; b++) s[b] = p.softcap * LOG2E * tanh(s[b] / (p.softcap * LOG2E));
+            [[unroll]] for (uint b = 0u; b < B; b++) s[b] = p.softcap * LOG2E * tanh_safe(s[b] / (p.softcap * LOG2E));
         }
         float mx = m;
         [[unroll]] for (uint b = 0u; b < B; b++) {

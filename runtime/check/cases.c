@@ -65,8 +65,10 @@ static void elementwise_short(struct vkllm__case_list *l) {
     ADD(l, .op = VKLLM__OP_SILU_MUL, .rows = 3, .cols = 5632);
     ADD(l, .op = VKLLM__OP_GELU_MUL, .rows = 3, .cols = 5632);
     ADD(l, .op = VKLLM__OP_GELU_MUL, .rows = 2, .cols = 333, .flags = VKLLM__CASE_LARGE);
+    ADD(l, .op = VKLLM__OP_GELU_MUL, .rows = 2, .cols = 333, .flags = VKLLM__CASE_NONFINITE);
     ADD(l, .op = VKLLM__OP_SWIGLU_OAI, .rows = 3, .cols = 2880, .flags = VKLLM__CASE_LARGE); /* past the clamps */
     ADD(l, .op = VKLLM__OP_SOFTCAP, .rows = 2, .cols = 32000, .nb = 1, .flags = VKLLM__CASE_LARGE);
+    ADD(l, .op = VKLLM__OP_SOFTCAP, .rows = 2, .cols = 1000, .nb = 1, .flags = VKLLM__CASE_NONFINITE);
     ADD(l, .op = VKLLM__OP_ADD_RMSNORM, .rows = 3, .cols = 2048, .flags = VKLLM__CASE_INPLACE);
     ADD(l, .op = VKLLM__OP_ADD_RMSNORM, .rows = 2, .cols = 333, .tuning = "ops_wg=32");
 }

@@ -67,8 +67,9 @@ void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n) {
     case VKLLM__OP_MOE_SUM: snprintf(buf, n, "n=%u %u k=%u", c->n, c->cols, c->nb); break;
     case VKLLM__OP_MOE_ADD_ID: snprintf(buf, n, "n=%u %u experts=%u", c->n, c->cols, c->heads); break;
     default:
-        snprintf(buf, n, "%ux%u%s%s%s", c->rows, c->cols, c->flags & VKLLM__CASE_LARGE ? " large" : "",
-                 c->flags & VKLLM__CASE_NEG_INF ? " -inf" : "", c->flags & VKLLM__CASE_INPLACE ? " in place" : "");
+        snprintf(buf, n, "%ux%u%s%s%s%s", c->rows, c->cols, c->flags & VKLLM__CASE_LARGE ? " large" : "",
+                 c->flags & VKLLM__CASE_NEG_INF ? " -inf" : "", c->flags & VKLLM__CASE_INPLACE ? " in place" : "",
+                 c->flags & VKLLM__CASE_NONFINITE ? " extremes" : "");
     }
 }
 

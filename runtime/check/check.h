@@ -75,7 +75,9 @@ enum vkllm__op {
 #define VKLLM__CASE_X8 0x8000u    /* matvec, matvec_glu, matmul: the int8-x kernel (matvec_x8) must take W;
                                      skipped where it cannot (no subgroup arithmetic or size) */
 #define VKLLM__CASE_NONFINITE 0x10000u /* matvec: an inf in column 0 of x (a NaN in column 1): every row of those
-                                         columns must come out inf or NaN, the other columns as usual */
+                                         columns must come out inf or NaN, the other columns as usual;
+                                         softcap, gelu_mul: extreme inputs among the others (softcap: +-inf,
+                                         +-3e38; gelu: +-1e13, +-1e20, where x^3 overflows): finite, right */
 #define VKLLM__CASE_COOPMAT 0x20000u /* matmul, attention: the cooperative-matrix kernel must run; skipped on
                                         devices without one (vkllm__matmul_coopmat_can, vkllm__attn_coopmat_can),
                                         where nothing else may skip */

@@ -17,6 +17,15 @@ static void fill(struct chk *k, float *v, uint64_t n, uint32_t flags, float scal
     }
 }
 
+/* NONFINITE (softcap, gelu_mul): every 7th input an extreme, far past where tanh saturates (and
+ * where a tanh of exponentials overflows to inf / inf): softcap's become +-cap; gelu's x^3
+ * overflows fp32 at 1e13, and -4 and -3 are where 1 + tanh cancels. */
+static void extremes(float *a, uint64_t n, enum vkllm__op op) {
+    static const float sc[8] = {INFINITY, -INFINITY, 3e38f, -3e38f, 1e4f, -1e4f, 250.0f, -250.0f};
+    static const float ge[8] = {1e13f, -1e13f, 1e20f, -1e20f, -4.0f, -3.0f, 50.0f, -50.0f};
+    for (uint64_t i = 0; i < n; i += 7) a[i] = (op == VKLLM__OP_SOFTCAP ? sc : ge)[(i / 7) % 8];
+}
+
 /* The reference result of the case into want (sum: x + d for add_rmsnorm). */
 static void reference(const struct vkllm__op_case *c, const float *a, const float *b, const float *w, uint32_t nb,
                       float *want, float *sum) {
@@ -73,6 +82,7 @@ void vkllm__chk_elementwise(struct chk *k) {
     fill(k, a, n, c->flags, softmax ? 10.0f : 3.0f, softmax);
     fill(k, b, n, 0, 2.0f, 0);
     if (c->op == VKLLM__OP_SOFTCAP) b[0] = 2.5f; /* the cap */
+    if (c->flags & VKLLM__CASE_NONFINITE) extremes(a, n, c->op);
     if (softmax && (c->flags & VKLLM__CASE_NEG_INF)) {
         for (uint64_t i = 0; i < n; i += 3) a[i] = -INFINITY;
         if (c->rows > 1)
