@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -19,7 +20,9 @@ static void usage(FILE *f) {
             "(<unk>, <s>, </s>, 256 byte tokens, generated pieces). Same options and seed give the\n"
             "same file, byte for byte. The file uses llama.cpp's key and tensor names.\n"
             "\n"
-            "  -o, --output FILE   where to write (replaced atomically)\n"
+            "  -o, --output FILE   where to write (replaced atomically; a character device such as\n"
+            "                      /dev/null, or a FIFO, is written to; a directory, block device\n"
+            "                      or socket is refused)\n"
             "  --preset NAME       start from a named shape (below); later options override it\n"
             "  --arch A            llama | qwen2 (q/k/v biases) | qwen3 (q/k norms) | granite (Granite 3's\n"
             "                      multipliers: embedding 12, residual 0.22, attention 1/128, logit 8) |\n"
@@ -166,7 +169,8 @@ int vkllm_cmd_make_model(int argc, char **argv) {
     if (st != VKLLM_STATUS_OK) return vkllm_cli_fail(st, "make-model");
     char experts[48] = "";
     vkllm_model_file_t mf; /* the experts as written (qwen3moe and gpt-oss get 8 when none were asked for) */
-    if (vkllm_model_file_open(out, &mf) == VKLLM_STATUS_OK) {
+    struct stat sb;        /* (a file: a FIFO or device cannot be read back) */
+    if (stat(out, &sb) == 0 && S_ISREG(sb.st_mode) && vkllm_model_file_open(out, &mf) == VKLLM_STATUS_OK) {
         struct vkllm_file_info fi;
         vkllm_model_file_info(mf, &fi);
         p.n_expert = fi.n_expert, p.n_expert_used = fi.n_expert_used;

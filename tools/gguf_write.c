@@ -1,7 +1,9 @@
 /* gguf_write.c - GGUF v3 writer: metadata in insertion order (general.alignment always written),
  * tensor infos, then each tensor's data produced by its fill callback at write time, one tensor
  * buffer at a time. The file is written to a temporary file next to the target and renamed into
- * place, so a failed write never leaves a half-written model under the target name. */
+ * place, so a failed write never leaves a half-written model under the target name. A path that
+ * is a character device or a FIFO is written to as it is (there is nothing to replace: -o
+ * /dev/null, a pipe); a directory, block device or socket is refused, never renamed over. */
 #include "gguf_write.h"
 
 #include <errno.h>
@@ -436,18 +438,70 @@ static vkllm_status write_data(struct vkllm__gguf_writer *w, struct out *o) {
     return o->st;
 }
 
+/* Write to something that is not a file, and cannot be replaced by one: a character device
+ * (/dev/null, a terminal) or a FIFO, opened as it is (no rename, no fsync). */
+static vkllm_status write_stream(struct vkllm__gguf_writer *w, const char *path) {
+    struct out *o = vkllm__calloc(1, sizeof *o);
+    if (!o) return vkllm__err(VKLLM_STATUS_OOM, "%s: out of memory", path);
+    o->path = path;
+    o->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    vkllm_status st;
+    uint64_t pos;
+    if (o->fd < 0) st = vkllm__err(VKLLM_STATUS_IO, "%s: cannot open: %s", path, strerror(errno));
+    else if ((st = write_meta(w, o, &pos)) == VKLLM_STATUS_OK) st = write_data(w, o);
+    if (o->fd >= 0 && close(o->fd) != 0 && !st) st = vkllm__err(VKLLM_STATUS_IO, "%s: close failed: %s", path, strerror(errno));
+    vkllm__free(o);
+    return st;
+}
+
+/* Where the temporary file goes and what the rename replaces: path, or the file a symbolic link
+ * at path names (the link stays a link). *target NULL: write to path as a stream (write_stream).
+ * Anything else that is not a regular file is refused: a rename would put a regular file in its
+ * place (a device node, a socket) or fail (a directory). */
+static vkllm_status pick_target(const char *path, char **target) {
+    struct stat sb, lsb;
+    *target = NULL;
+    if (stat(path, &sb) != 0) {
+        if (errno != ENOENT) return vkllm__err(VKLLM_STATUS_IO, "%s: cannot stat: %s", path, strerror(errno));
+        if (lstat(path, &lsb) == 0) /* a link to nothing: the rename would replace the link */
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: a symbolic link to a file that does not exist; "
+                              "refusing to replace the link", path);
+        *target = vkllm__strdup(path);
+        return *target ? VKLLM_STATUS_OK : vkllm__err(VKLLM_STATUS_OOM, "%s: out of memory", path);
+    }
+    if (S_ISCHR(sb.st_mode) || S_ISFIFO(sb.st_mode)) return VKLLM_STATUS_OK;
+    if (!S_ISREG(sb.st_mode))
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: is a %s, not a regular file; refusing to write a model "
+                          "over it (a character device such as /dev/null, or a FIFO, is written to)", path,
+                          S_ISDIR(sb.st_mode) ? "directory" : S_ISBLK(sb.st_mode) ? "block device"
+                          : S_ISSOCK(sb.st_mode) ? "socket" : "special file");
+    if (lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode)) {
+        char *real = realpath(path, NULL);
+        if (!real) return vkllm__err(VKLLM_STATUS_IO, "%s: cannot resolve the symbolic link: %s", path, strerror(errno));
+        *target = vkllm__strdup(real);
+        free(real);
+    } else {
+        *target = vkllm__strdup(path);
+    }
+    return *target ? VKLLM_STATUS_OK : vkllm__err(VKLLM_STATUS_OOM, "%s: out of memory", path);
+}
+
 vkllm_status vkllm__gguf_writer_write(struct vkllm__gguf_writer *w, const char *path) {
     if (!w || !path || !*path) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: NULL path");
-    size_t plen = strlen(path);
+    char *target = NULL;
+    vkllm_status st = pick_target(path, &target);
+    if (st) return st;
+    if (!target) return write_stream(w, path);
+    size_t plen = strlen(target);
     char *tmp = vkllm__malloc(plen + 16);
     struct out *o = vkllm__calloc(1, sizeof *o);
     if (!tmp || !o) {
         vkllm__free(tmp);
         vkllm__free(o);
+        vkllm__free(target);
         return vkllm__err(VKLLM_STATUS_OOM, "%s: out of memory", path);
     }
-    snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
-    vkllm_status st = VKLLM_STATUS_OK;
+    snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", target);
     o->fd = mkstemp(tmp);
     o->path = path;
     if (o->fd < 0) {
@@ -468,7 +522,7 @@ vkllm_status vkllm__gguf_writer_write(struct vkllm__gguf_writer *w, const char *
         st = vkllm__err(VKLLM_STATUS_IO, "%s: close failed: %s", path, strerror(errno));
         goto fail;
     }
-    if (rename(tmp, path) != 0) {
+    if (rename(tmp, target) != 0) {
         st = vkllm__err(VKLLM_STATUS_IO, "%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
         goto fail;
     }
@@ -479,5 +533,6 @@ fail:
 done:
     vkllm__free(tmp);
     vkllm__free(o);
+    vkllm__free(target);
     return st;
 }

@@ -51,7 +51,10 @@ vkllm_status vkllm__gguf_writer_add_tensor(struct vkllm__gguf_writer *w, const c
                                            vkllm__gguf_fill_fn fill, void *user);
 
 /* Write everything to path (replaced atomically through a temporary file in the same folder;
- * on any failure the temporary file is removed and path is untouched). I/O errors (disk full)
+ * on any failure the temporary file is removed and path is untouched; a symbolic link is kept and
+ * the file it names replaced). A character device or FIFO at path is written to directly; a
+ * directory, block device, socket or dangling link is refused with INVALID_ARGUMENT (never
+ * renamed over). I/O errors (disk full)
  * give VKLLM_STATUS_IO with the path and the reason; a failing fill callback's status is
  * returned as is. The writer can be written again or freed afterwards. */
 vkllm_status vkllm__gguf_writer_write(struct vkllm__gguf_writer *w, const char *path);

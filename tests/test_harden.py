@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Files vkllm writes and reads under hostile conditions (issue 41), on the command line:
+
+  make_model_outputs  `make-model -o PATH` where PATH is a FIFO, a character device, a directory, a
+                      symbolic link or a dangling one: written to, refused, or the link's file
+                      replaced; never renamed over (it used to become a regular file).
+
+  test_harden.py VKLLM [PART...]   (all parts by default)
+"""
+import os, stat, subprocess, sys, tempfile, threading, time
+
+VKLLM = sys.argv[1]
+REQUIRE = os.environ.get("VKLLM_REQUIRE_TEST_MODELS") == "1"
+models = os.environ.get("VKLLM_TEST_MODELS") or os.environ.get("VKLLM_TEST_MODELS_DEFAULT") or "../shared/models"
+MODEL = os.path.join(models, "stories260K.gguf")
+ROOT = os.geteuid() == 0
+
+failures = []
+
+
+def check(c, what):
+    if not c:
+        failures.append(what)
+        print("FAIL:", what, flush=True)
+    return c
+
+
+def run(args, env=None, timeout=60):
+    try:
+        p = subprocess.run([VKLLM] + args, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
+                           env=env)
+        return p.returncode, p.stderr
+    except subprocess.TimeoutExpired:
+        return "timeout", ""
+
+
+# --- make-model -o ---------------------------------------------------------------------------------
+
+def make_model_outputs(tmp):
+    mm = ["make-model", "--seed", "3"]
+    ref = os.path.join(tmp, "ref.gguf")
+    rc, err = run(mm + ["-o", ref])
+    want = open(ref, "rb").read() if rc == 0 else None
+    check(rc == 0 and want[:4] == b"GGUF", "make-model to a new file: %s %s" % (rc, err))
+
+    # a FIFO is written to (a reader takes the bytes), and stays a FIFO
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    rc, err = run(mm + ["-o", fifo], timeout=30)
+    if reader.is_alive():  # the writer never opened it: let the reader go
+        with open(fifo, "wb"):
+            pass
+    reader.join(10)
+    check(rc == 0 and stat.S_ISFIFO(os.lstat(fifo).st_mode) and got and got[0] == want,
+          "-o FIFO: written through, still a FIFO: rc %s, %s, %d bytes read: %s" %
+          (rc, "FIFO" if stat.S_ISFIFO(os.lstat(fifo).st_mode) else "no longer a FIFO", len(got[0]) if got else -1, err))
+
+    # as root, device nodes of our own (never the system's /dev/null: the old code renamed over it):
+    # null takes the file, full refuses it, and both stay devices
+    if ROOT:
+        for name, minor, ok in (("null", 3, True), ("full", 7, False)):
+            dev = os.path.join(tmp, name)
+            os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, minor))
+            rc, err = run(mm + ["-o", dev])
+            check((rc == 0) == ok and stat.S_ISCHR(os.lstat(dev).st_mode) and os.lstat(dev).st_rdev == os.makedev(1, minor),
+                  "-o a device node (1, %d): %s, and it stays that device: rc %s %s" % (minor, "written" if ok else "ENOSPC", rc, err))
+            check(ok or "No space left" in err, "-o /dev/full says why: %s" % err)
+
+    # a directory is refused, and nothing is left beside it
+    d = os.path.join(tmp, "dir")
+    os.mkdir(d)
+    before = sorted(os.listdir(tmp))
+    rc, err = run(mm + ["-o", d])
+    check(rc == 2 and "is a directory" in err and os.path.isdir(d) and sorted(os.listdir(tmp)) == before,
+          "-o a directory: refused (exit 2), nothing left behind: rc %s %s" % (rc, err))
+
+    # a link keeps being a link, to the new file; a dangling link is refused
+    target, link = os.path.join(tmp, "target.gguf"), os.path.join(tmp, "link.gguf")
+    open(target, "wb").write(b"old")
+    os.symlink("target.gguf", link)
+    rc, err = run(mm + ["-o", link])
+    check(rc == 0 and os.path.islink(link) and open(target, "rb").read() == want,
+          "-o a symbolic link: the link stays, its file is replaced: rc %s %s" % (rc, err))
+    dangling = os.path.join(tmp, "dangling.gguf")
+    os.symlink("nothing-here.gguf", dangling)
+    rc, err = run(mm + ["-o", dangling])
+    check(rc == 2 and os.path.islink(dangling) and not os.path.exists(os.path.join(tmp, "nothing-here.gguf")),
+          "-o a dangling link: refused: rc %s %s" % (rc, err))
+
+
+def main():
+    t0 = time.monotonic()
+    times = []
+    with tempfile.TemporaryDirectory(prefix="vkllm-harden-") as tmp:
+        for f in (make_model_outputs,):
+            if sys.argv[2:] and f.__name__ not in sys.argv[2:]:  # test_harden.py VKLLM [PART...]
+                continue
+            t = time.monotonic()
+            d = os.path.join(tmp, f.__name__)
+            os.mkdir(d)
+            f(d)
+            times.append("%s %.1f s" % (f.__name__, time.monotonic() - t))
+    print("total %.1f s: %s" % (time.monotonic() - t0, ", ".join(times)))
+
+
+main()
+print("all checks passed" if not failures else "%d check(s) failed" % len(failures))
+sys.exit(1 if failures else 0)
