@@ -5,7 +5,8 @@
  *   out-parameter. On failure the out-parameter is left untouched (or set to NULL for handles)
  *   and vkllm_last_error() holds a one-line explanation (file, tensor, limit that was hit).
  * - Nothing in the library prints, aborts or exits. Diagnostics go to the callback installed with
- *   vkllm_log_set(); by default they are dropped.
+ *   vkllm_log_set(); by default they are dropped. The one signal handler it installs is for
+ *   SIGBUS from a model file cut short while mapped (vkllm_model_load).
  * - Handles are opaque pointers with a _t suffix. Every *_init has a *_free; *_free(NULL) is a no-op.
  * - Thread safety:
  *   - Calls without a handle (status strings, version, devices, tuning knobs, model files, the
@@ -371,7 +372,12 @@ VKLLM_API struct vkllm_model_params vkllm_model_params_default(void);
 
 /* Load a Llama-family GGUF model (llama, qwen2, qwen3) onto ctx's device. The model must be
  * freed before ctx. Errors: BAD_FORMAT (malformed file), UNSUPPORTED (architecture or tensor
- * type), DEVICE_OOM (the weights do not fit: the message gives bytes needed and free). */
+ * type), DEVICE_OOM (the weights do not fit: the message gives bytes needed and free), IO with
+ * "model file changed while loading" when the file was truncated or written to while it was
+ * read (its size or modification time changed; replacing it by a rename is safe).
+ * The file is memory-mapped: the first load installs a SIGBUS handler for the process (chained
+ * to the one before it, which still gets every other SIGBUS), so that a read past the end of a
+ * file cut short gives that error instead of killing the process. */
 VKLLM_API vkllm_status vkllm_model_load(vkllm_ctx_t ctx, const char *path, const struct vkllm_model_params *params,
                                         vkllm_model_t *out);
 VKLLM_API void vkllm_model_free(vkllm_model_t model);

@@ -13,6 +13,7 @@ if(VKLLM_FUZZ)
   add_executable(fuzz_gguf
     ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_gguf.c
     ${CMAKE_SOURCE_DIR}/runtime/base/gguf.c
+    ${CMAKE_SOURCE_DIR}/runtime/base/mapguard.c
     ${CMAKE_SOURCE_DIR}/tools/gguf_write.c
     ${CMAKE_SOURCE_DIR}/runtime/base/types.c
     ${CMAKE_SOURCE_DIR}/runtime/base/common.c)

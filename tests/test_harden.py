@@ -4,10 +4,15 @@
   make_model_outputs  `make-model -o PATH` where PATH is a FIFO, a character device, a directory, a
                       symbolic link or a dangling one: written to, refused, or the link's file
                       replaced; never renamed over (it used to become a regular file).
+  model_changed       `run` and `serve` while their model file is truncated, or rewritten in place,
+                      during the load: "model file changed while loading" and exit code 3 (was
+                      SIGBUS, no message). Deterministic: stderr is a terminal whose output is
+                      stopped (XOFF), so vkllm blocks in its first progress line, after the first
+                      tensors and before the rest; the file is changed there and output resumed.
 
   test_harden.py VKLLM [PART...]   (all parts by default)
 """
-import os, stat, subprocess, sys, tempfile, threading, time
+import os, pty, select, shutil, signal, stat, subprocess, sys, tempfile, threading, time
 
 VKLLM = sys.argv[1]
 REQUIRE = os.environ.get("VKLLM_REQUIRE_TEST_MODELS") == "1"
@@ -91,11 +96,95 @@ def make_model_outputs(tmp):
           "-o a dangling link: refused: rc %s %s" % (rc, err))
 
 
+# --- the model file changed while it loads -----------------------------------------------------------
+
+def blocked_in_write(pid):
+    """True once the process's main thread waits in write(2) on descriptor 2 (the stopped terminal)."""
+    try:
+        f = open("/proc/%d/syscall" % pid).read().split()
+    except OSError:
+        return None
+    return f[:2] == ["1", "0x2"] or (f[:2] == ["64", "0x2"] and os.uname().machine == "aarch64")
+
+
+def load_and_change(tmp, cmd, change):
+    path = os.path.join(tmp, "model-%s-%s.gguf" % (cmd, change))
+    shutil.copyfile(MODEL, path)
+    os.utime(path, (946684800, 946684800))  # 2000-01-01: any write now changes the time
+    size = os.path.getsize(path)
+    master, slave = pty.openpty()
+    os.write(master, b"\x13")  # XOFF: the terminal takes no output until XON
+    args = {"run": ["run", "-m", path, "-p", "Once", "-n", "2"], "serve": ["serve", "-m", path, "--port", "0"]}[cmd]
+    p = subprocess.Popen([VKLLM] + args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    t0 = time.monotonic()
+    blocked = False
+    while time.monotonic() - t0 < 30 and p.poll() is None:
+        blocked = blocked_in_write(p.pid)
+        if blocked is None or blocked:
+            break
+        time.sleep(0.01)
+    if blocked is None:
+        p.kill()
+        p.wait()
+        os.close(master)
+        return "no /proc/PID/syscall"
+    check(blocked, "%s: blocked in its first progress line" % cmd)
+    if change == "truncate":
+        os.truncate(path, 64 * 1024)  # the metadata and a few tensors are left
+    else:
+        with open(path, "r+b") as f:  # the same size, other weights
+            f.seek(size // 2)
+            f.write(b"\0" * 4096)
+    os.write(master, b"\x11")  # XON
+    out = b""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 30:  # until it exits (a server that loaded would run on)
+        if not select.select([master], [], [], 0.5)[0]:
+            if p.poll() is not None:
+                break
+            continue
+        try:
+            d = os.read(master, 65536)
+        except OSError:
+            break
+        if not d:
+            break
+        out += d
+    os.close(master)
+    try:
+        rc = p.wait(10)
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGTERM)
+        rc = "still running after 30 s (%s after SIGTERM)" % p.wait(30)
+    text = out.decode(errors="replace")
+    line = [l for l in text.replace("\r", "\n").split("\n") if "changed" in l]
+    check(rc == 3 and line and "model file changed while loading" in line[0] and path in line[0] and
+          "VKLLM_STATUS_IO" in line[0],
+          "%s, file %s while loading: exit 3 and 'model file changed while loading': rc %s, %r" %
+          (cmd, "truncated" if change == "truncate" else "rewritten in place", rc, text[-300:]))
+    return None
+
+
+def model_changed(tmp):
+    if not os.path.exists(MODEL):
+        if REQUIRE:
+            check(False, "missing " + MODEL)
+        print("skipped model_changed: missing", MODEL)
+        return
+    for cmd in ("run", "serve"):
+        for change in ("truncate", "rewrite"):
+            why = load_and_change(tmp, cmd, change)
+            if why:
+                print("skipped model_changed:", why)
+                return
+
+
 def main():
     t0 = time.monotonic()
     times = []
     with tempfile.TemporaryDirectory(prefix="vkllm-harden-") as tmp:
-        for f in (make_model_outputs,):
+        for f in (make_model_outputs, model_changed):
             if sys.argv[2:] and f.__name__ not in sys.argv[2:]:  # test_harden.py VKLLM [PART...]
                 continue
             t = time.monotonic()

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mapguard.h"
 #include "types.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -494,6 +495,8 @@ static vkllm_status open_common(const void *data, uint64_t size, const char *nam
     struct vkllm__gguf *g = vkllm__calloc(1, sizeof *g);
     if (!g) return vkllm__err(VKLLM_STATUS_OOM, "%s: out of memory", name);
     snprintf(g->path, sizeof g->path, "%s", name);
+    g->fd_ = -1;
+    g->guard_ = -1;
     g->base = data;
     g->size = size;
     struct rd r = {data, size, 0, g->path};
@@ -516,10 +519,26 @@ vkllm_status vkllm__gguf_open_memory(const void *data, uint64_t size, const char
     return open_common(data, size, name, out);
 }
 
+/* Copy the pages of [0, n) of a private file mapping (writing to a page gives the mapping its own
+ * copy), so that they no longer depend on the file. A shrinking file meanwhile gives zeros
+ * (mapguard.h), which vkllm__gguf_check reports. */
+static void privatize(uint8_t *m, uint64_t n) {
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0 || n == 0) return;
+    size_t len = (size_t)((n + (uint64_t)page - 1) / (uint64_t)page * (uint64_t)page);
+    if (mprotect(m, len, PROT_READ | PROT_WRITE) != 0) return; /* then they stay the file's */
+    for (size_t at = 0; at < len; at += (size_t)page) {
+        volatile uint8_t *p = m + at;
+        *p = *p;
+    }
+    mprotect(m, len, PROT_READ);
+}
+
 vkllm_status vkllm__gguf_open(const char *path, struct vkllm__gguf **out) {
     if (!out || !path) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf_open: NULL argument");
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO at path must not hang the open (it is refused below, as not a file) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         int e = errno;
         return vkllm__err(e == ENOENT ? VKLLM_STATUS_NOT_FOUND : VKLLM_STATUS_IO, "%s: cannot open: %s",
@@ -546,24 +565,59 @@ vkllm_status vkllm__gguf_open(const char *path, struct vkllm__gguf **out) {
                           path, (unsigned long long)size);
     }
     void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
-    int e = errno;
-    close(fd);
-    if (m == MAP_FAILED)
+    if (m == MAP_FAILED) {
+        int e = errno;
+        close(fd);
         return vkllm__err(VKLLM_STATUS_IO, "%s: cannot map %llu bytes: %s", path,
                           (unsigned long long)size, strerror(e));
+    }
+    int guard = vkllm__mapguard_add(m, size); /* a file cut short under the parse reads zeros */
     vkllm_status st = open_common(m, size, path, out);
-    if (st != VKLLM_STATUS_OK) {
-        munmap(m, (size_t)size);
+    if (st == VKLLM_STATUS_OK) {
+        struct vkllm__gguf *g = *out;
+        g->map_ = m;
+        g->map_size_ = size;
+        g->fd_ = fd;
+        g->guard_ = guard;
+        g->mtime_s_ = (int64_t)sb.st_mtim.tv_sec;
+        g->mtime_ns_ = (int64_t)sb.st_mtim.tv_nsec;
+        privatize(m, g->data_offset);
+        if ((st = vkllm__gguf_check(g)) == VKLLM_STATUS_OK) return st;
+        vkllm__gguf_close(g);
+        *out = NULL;
         return st;
     }
-    (*out)->map_ = m;
-    (*out)->map_size_ = size;
+    /* a parse that failed on a file that changed under it says so, not what the zeros looked like */
+    if (vkllm__mapguard_hit(guard))
+        st = vkllm__err(VKLLM_STATUS_IO, "%s: model file changed while loading: it shrank while it was read", path);
+    vkllm__mapguard_remove(guard);
+    munmap(m, (size_t)size);
+    close(fd);
+    return st;
+}
+
+vkllm_status vkllm__gguf_check(const struct vkllm__gguf *g) {
+    if (!g || g->fd_ < 0) return VKLLM_STATUS_OK;
+    struct stat sb;
+    if (vkllm__mapguard_hit(g->guard_))
+        return vkllm__err(VKLLM_STATUS_IO, "%s: model file changed while loading: it shrank while it was read "
+                          "(%llu bytes when opened)", g->path, (unsigned long long)g->map_size_);
+    if (fstat(g->fd_, &sb) != 0)
+        return vkllm__err(VKLLM_STATUS_IO, "%s: cannot stat: %s", g->path, strerror(errno));
+    if ((uint64_t)sb.st_size != g->map_size_)
+        return vkllm__err(VKLLM_STATUS_IO, "%s: model file changed while loading: it is now %llu bytes, was %llu",
+                          g->path, (unsigned long long)sb.st_size, (unsigned long long)g->map_size_);
+    if ((int64_t)sb.st_mtim.tv_sec != g->mtime_s_ || (int64_t)sb.st_mtim.tv_nsec != g->mtime_ns_)
+        return vkllm__err(VKLLM_STATUS_IO, "%s: model file changed while loading: it was written to (its "
+                          "modification time changed)", g->path);
     return VKLLM_STATUS_OK;
 }
 
 void vkllm__gguf_close(struct vkllm__gguf *g) {
     if (!g) return;
+    vkllm__mapguard_remove(g->guard_);
     if (g->map_) munmap(g->map_, (size_t)g->map_size_);
+    if (g->fd_ >= 0) close(g->fd_);
     vkllm__free(g->kv);
     vkllm__free(g->tensors);
     vkllm__free(g);

@@ -78,9 +78,14 @@ struct vkllm__gguf {
     /* private */
     void *map_;
     uint64_t map_size_;
+    int fd_;               /* the file, open while the handle is (-1: none), for vkllm__gguf_check */
+    int guard_;            /* mapguard.h id of the mapping, or -1 */
+    int64_t mtime_s_, mtime_ns_; /* the file's modification time at open */
 };
 
-/* Open and validate a GGUF file (mmap'd read-only, the descriptor closed after mapping). Tensor
+/* Open and validate a GGUF file (mmap'd read-only; the descriptor stays open for
+ * vkllm__gguf_check, and the metadata's pages are copied, so that keys and strings stay readable
+ * whatever happens to the file later; tensor data is read from the file's pages). Tensor
  * types are checked to be known ggml types with consistent sizes; whether vkllm can compute with
  * them is the model loader's call. Rules beyond the specification's letter:
  *  - every dimension is >= 1 and <= INT64_MAX (empty tensors are rejected; n_dims is 0..4);
@@ -99,6 +104,13 @@ vkllm_status vkllm__gguf_open_memory(const void *data, uint64_t size, const char
                                      struct vkllm__gguf **out);
 
 void vkllm__gguf_close(struct vkllm__gguf *g);
+
+/* Whether the file is still what was opened: VKLLM_STATUS_IO, "model file changed while loading"
+ * and how, when it shrank under a read (mapguard.h: what was read past its end was zeros) or its
+ * size or modification time are no longer those at open (it was truncated, or rewritten in
+ * place). A file replaced by a rename is not a change: the handle reads the one it opened. OK for
+ * a handle over memory. Loaders call it once they have read what they need. */
+vkllm_status vkllm__gguf_check(const struct vkllm__gguf *g);
 
 /* Lookup; NULL when absent. */
 const struct vkllm__gguf_kv *vkllm__gguf_find(const struct vkllm__gguf *g, const char *key);

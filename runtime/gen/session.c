@@ -35,7 +35,11 @@ vkllm_status vkllm_model_load(vkllm_ctx_t ctx, const char *path, const struct vk
         vkllm__log(VKLLM_LOG_WARN, "%s: no tokenizer: %s", path, m->tok_error);
     }
     m->tokenizer.tok = m->tok;
+    VKLLM_TRY(st, vkllm__gguf_check(m->gguf), fail); /* cut short already: the upload would be in vain */
     VKLLM_TRY(st, vkllm__gpu_model_load(ctx->gpu, m->desc, p.progress ? progress_adapter : NULL, &p, &m->gm), fail_named);
+    /* the weights as uploaded are the file's only if it did not change meanwhile (truncated, or
+     * rewritten in place: what a shrinking file no longer has was read as zeros) */
+    VKLLM_TRY(st, vkllm__gguf_check(m->gguf), fail);
     *out = m;
     return VKLLM_STATUS_OK;
 fail_named:
