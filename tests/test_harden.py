@@ -9,10 +9,15 @@
                       SIGBUS, no message). Deterministic: stderr is a terminal whose output is
                       stopped (XOFF), so vkllm blocks in its first progress line, after the first
                       tensors and before the rest; the file is changed there and output resumed.
+  pipeline_cache      the pipeline cache file truncated, corrupted, foreign (another device's
+                      VkPipelineCacheHeaderVersionOne), garbage, or in the old format: ignored
+                      before the driver sees it and rewritten valid; a FIFO, a link to /dev/null or
+                      a device node at its path left alone (a FIFO hung the device's opening); a
+                      directory there leaves no temporary file behind.
 
-  test_harden.py VKLLM [PART...]   (all parts by default)
+  test_harden.py VKLLM [PART...]   (all three parts by default)
 """
-import os, pty, select, shutil, signal, stat, subprocess, sys, tempfile, threading, time
+import os, pty, select, shutil, signal, stat, struct, subprocess, sys, tempfile, threading, time
 
 VKLLM = sys.argv[1]
 REQUIRE = os.environ.get("VKLLM_REQUIRE_TEST_MODELS") == "1"
@@ -180,11 +185,112 @@ def model_changed(tmp):
                 return
 
 
+# --- the pipeline cache -------------------------------------------------------------------------------
+
+HEADER = struct.Struct("<8sIIQQIIII16s")  # runtime/vk/pipeline.c: struct cache_file_header
+
+
+def fnv1a64(b):
+    h = 0xcbf29ce484222325
+    for c in b:
+        h = ((h ^ c) * 0x100000001b3) & 0xffffffffffffffff
+    return h
+
+
+def envelope(vendor, device, driver, uuid, data):
+    return HEADER.pack(b"VKLLMPC1", HEADER.size, 8, len(data), fnv1a64(data), vendor, device, driver, 0, uuid) + data
+
+
+def valid_cache(b):
+    """The fields of a valid file, or None."""
+    if len(b) < HEADER.size:
+        return None
+    magic, hs, abi, n, h, vendor, device, driver, _, uuid = HEADER.unpack_from(b)
+    data = b[HEADER.size:]
+    if magic != b"VKLLMPC1" or hs != HEADER.size or n != len(data) or fnv1a64(data) != h or len(data) < 32:
+        return None
+    size, version, dv, dd = struct.unpack_from("<IIII", data)
+    if version != 1 or (dv, dd, data[16:32]) != (vendor, device, uuid):
+        return None
+    return vendor, device, driver, uuid, data
+
+
+def pipeline_cache(tmp):
+    home = os.path.join(tmp, "xdg")
+    env = dict(os.environ, XDG_CACHE_HOME=home, VKLLM_LOG="debug")
+    env.pop("VKLLM_PIPELINE_CACHE", None)
+    folder = os.path.join(home, "vkllm")
+
+    def open_device():
+        return run(["selftest", "--list"], env, timeout=30)
+
+    rc, err = open_device()
+    files = os.listdir(folder) if os.path.isdir(folder) else []
+    if not check(rc == 0 and len(files) == 1, "a cache file is written: rc %s %s %s" % (rc, files, err[-500:])):
+        return
+    path = os.path.join(folder, files[0])
+    good = open(path, "rb").read()
+    fields = valid_cache(good)
+    if check(fields, "the file is a valid cache (envelope, hash, the driver's header): %r" % good[:80]):
+        bad_cache_files(open_device, path, folder, good, fields)
+    special_cache_paths(open_device, path, folder)
+
+
+def bad_cache_files(open_device, path, folder, good, fields):
+    vendor, device, driver, uuid, data = fields
+    rc, err = open_device()
+    check(rc == 0 and "of the driver's data" in err and "ignored" not in err, "a valid file is handed to the driver: %s" % err[-300:])
+
+    foreign_hdr = struct.pack("<IIII", 32, 1, 0x10de, 0x2684) + bytes(range(16))  # an RTX 4090's, say
+    bad = {
+        "truncated": (good[:-5], "truncated"),
+        "corrupted": (good[:-1] + bytes([good[-1] ^ 0x55]), "corrupted"),
+        "another device's file": (envelope(0x10de, 0x2684, driver, bytes(range(16)), foreign_hdr + b"\x07" * 4000),
+                                  "another device"),
+        "this device's name on another device's data": (envelope(vendor, device, driver, uuid, foreign_hdr + b"\x07" * 64),
+                                                         "driver's header is not this device's"),
+        "another driver version": (envelope(vendor, device, driver + 1, uuid, data), "another driver version"),
+        "the old format (the driver's data alone)": (data, ""),  # lavapipe's: shorter than the header
+        "garbage": (os.urandom(100000), "not a vkllm pipeline cache"),
+    }
+    for what, (content, why) in bad.items():
+        open(path, "wb").write(content)
+        rc, err = open_device()
+        check(rc == 0 and why in err and "ignored" in err and "of the driver's data" not in err,
+              "cache file %s: ignored before the driver sees it (%s): rc %s %s" % (what, why, rc, err[-400:]))
+        now = open(path, "rb").read()
+        check(valid_cache(now) and valid_cache(now)[:4] == fields[:4], "cache file %s: rewritten valid" % what)
+        check(os.listdir(folder) == [os.path.basename(path)], "cache file %s: nothing else left: %s" % (what, os.listdir(folder)))
+
+
+def special_cache_paths(open_device, path, folder):
+    files = [os.path.basename(path)]
+    # what is not a regular file is not replaced by one (nor waited on: a FIFO hung the open)
+    specials = [("a FIFO", lambda: os.mkfifo(path), stat.S_ISFIFO),
+                ("a link to /dev/null", lambda: os.symlink("/dev/null", path), stat.S_ISLNK)]
+    if ROOT:
+        specials.append(("a device node", lambda: os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3)), stat.S_ISCHR))
+    for what, make, kind in specials:
+        os.remove(path)
+        make()
+        rc, err = open_device()
+        check(rc == 0 and kind(os.lstat(path).st_mode) and os.listdir(folder) == [files[0]],
+              "cache path is %s: the device opens, it stays as it was, nothing left beside it: rc %s %s" % (what, rc, err[-300:]))
+
+    # a directory there: the rename fails, and the temporary file goes (it was left behind)
+    os.remove(path)
+    os.mkdir(path)
+    rc, err = open_device()
+    check(rc == 0 and os.path.isdir(path) and os.listdir(folder) == [files[0]] and "cannot rename" in err,
+          "cache path is a directory: no temporary file left: rc %s %s %s" % (rc, os.listdir(folder), err[-300:]))
+    os.rmdir(path)
+
+
 def main():
     t0 = time.monotonic()
     times = []
     with tempfile.TemporaryDirectory(prefix="vkllm-harden-") as tmp:
-        for f in (make_model_outputs, model_changed):
+        for f in (make_model_outputs, model_changed, pipeline_cache):
             if sys.argv[2:] and f.__name__ not in sys.argv[2:]:  # test_harden.py VKLLM [PART...]
                 continue
             t = time.monotonic()

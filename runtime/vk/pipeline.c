@@ -2,6 +2,7 @@
  * (shader, specialization constants) pair, and the VkPipelineCache persisted under the user's
  * cache directory. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,43 +252,140 @@ static int cache_path(struct vkllm__gpu *gpu) {
     return 1;
 }
 
+/* The file: this header, then the driver's data (vkGetPipelineCacheData: its own
+ * VkPipelineCacheHeaderVersionOne, then what the driver keeps). The spec requires initial data to
+ * be what vkGetPipelineCacheData returned: drivers check their header and may trust the rest, so
+ * a truncated, corrupted or foreign file must never reach them. Everything is checked here first
+ * (A. Kapoulkine, "Robust pipeline cache serialization", 2019): size, hash, device, driver and
+ * ABI, and the driver's own header. Host byte order (the file never leaves the machine). */
+struct cache_file_header {
+    char magic[8];          /* "VKLLMPC1" */
+    uint32_t header_size;   /* sizeof(struct cache_file_header) */
+    uint32_t abi;           /* sizeof(void *): a 32-bit build's driver data differs */
+    uint64_t data_size;     /* bytes of driver data after the header */
+    uint64_t data_hash;     /* FNV-1a (64-bit) of them */
+    uint32_t vendor_id, device_id, driver_version, reserved;
+    uint8_t uuid[VK_UUID_SIZE]; /* pipelineCacheUUID */
+};
+_Static_assert(sizeof(struct cache_file_header) == 64, "the pipeline cache file header is 64 bytes");
+#define CACHE_MAGIC "VKLLMPC1"
+#define CACHE_MAX_BYTES (256ull << 20)
+
+static uint64_t fnv1a64(const uint8_t *p, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static void header_for(const VkPhysicalDeviceProperties *p, const void *data, size_t size,
+                       struct cache_file_header *h) {
+    memset(h, 0, sizeof *h);
+    memcpy(h->magic, CACHE_MAGIC, 8);
+    h->header_size = sizeof *h;
+    h->abi = (uint32_t)sizeof(void *);
+    h->data_size = size;
+    h->data_hash = fnv1a64(data, size);
+    h->vendor_id = p->vendorID, h->device_id = p->deviceID, h->driver_version = p->driverVersion;
+    memcpy(h->uuid, p->pipelineCacheUUID, VK_UUID_SIZE);
+}
+
+/* NULL when file[0..n) is a cache this device wrote, else why not. */
+static const char *cache_problem(const uint8_t *file, size_t n, const VkPhysicalDeviceProperties *p) {
+    struct cache_file_header h, want;
+    if (n < sizeof h) return "shorter than its header";
+    memcpy(&h, file, sizeof h);
+    if (memcmp(h.magic, CACHE_MAGIC, 8) || h.header_size != sizeof h) return "not a vkllm pipeline cache file";
+    if (h.abi != sizeof(void *)) return "written by a build of another pointer size";
+    if (h.data_size != n - sizeof h) return "truncated or extended (its size is not the one recorded)";
+    const uint8_t *data = file + sizeof h;
+    header_for(p, data, (size_t)h.data_size, &want);
+    if (h.vendor_id != want.vendor_id || h.device_id != want.device_id || memcmp(h.uuid, want.uuid, VK_UUID_SIZE))
+        return "written for another device";
+    if (h.driver_version != want.driver_version) return "written by another driver version";
+    if (h.data_hash != want.data_hash) return "corrupted (its hash does not match)";
+    /* the driver's own header, as vkGetPipelineCacheData wrote it */
+    uint32_t d[4 + VK_UUID_SIZE / 4];
+    if (h.data_size < sizeof d) return "the driver's data is shorter than its header";
+    memcpy(d, data, sizeof d);
+    if (d[0] < sizeof d || d[0] > h.data_size || d[1] != VK_PIPELINE_CACHE_HEADER_VERSION_ONE || d[2] != p->vendorID ||
+        d[3] != p->deviceID || memcmp(&d[4], p->pipelineCacheUUID, VK_UUID_SIZE))
+        return "the driver's header is not this device's";
+    return NULL;
+}
+
+/* The file's bytes (at most CACHE_MAX_BYTES), or NULL when there is none to read: absent, or not
+ * a regular file (a FIFO must not block the device's opening; /dev/null reads as nothing). */
+static uint8_t *read_cache_file(const char *path, size_t *n) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return NULL;
+    struct stat sb;
+    uint8_t *data = NULL;
+    if (fstat(fd, &sb) != 0) {
+        close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(sb.st_mode))
+        vkllm__log(VKLLM_LOG_INFO, "pipeline cache %s: not a regular file: not read, not written", path);
+    else if (sb.st_size > 0 && (uint64_t)sb.st_size <= CACHE_MAX_BYTES && (data = vkllm__malloc((size_t)sb.st_size))) {
+        size_t got = 0;
+        while (got < (size_t)sb.st_size) {
+            ssize_t k = read(fd, data + got, (size_t)sb.st_size - got);
+            if (k < 0 && errno == EINTR) continue;
+            if (k <= 0) break;
+            got += (size_t)k;
+        }
+        *n = got; /* short when the file shrank meanwhile: cache_problem sees the size */
+    }
+    close(fd);
+    return data;
+}
+
 vkllm_status vkllm__pipeline_cache_load(struct vkllm__gpu *gpu) {
     vkllm_status st = VKLLM_STATUS_OK;
     if (gpu->compile_only) return st; /* no cache: every pipeline is built by the driver, and timed */
-    void *data = NULL;
-    size_t size = 0;
-    if (cache_path(gpu)) {
-        FILE *f = fopen(gpu->pipeline_cache_path, "rb");
-        if (f) {
-            if (fseek(f, 0, SEEK_END) == 0) {
-                long n = ftell(f);
-                /* The driver checks the header (vendor, device, UUID) and ignores a foreign blob;
-                 * we check the size is sane before handing it over. */
-                if (n > 32 && n < (64l << 20) && fseek(f, 0, SEEK_SET) == 0) {
-                    data = vkllm__malloc((size_t)n);
-                    if (data && fread(data, 1, (size_t)n, f) == (size_t)n) size = (size_t)n;
-                }
-            }
-            fclose(f);
-        }
-    }
-    if (size >= 32) {
-        const uint32_t *h = data;
+    uint8_t *file = NULL;
+    size_t n = 0, size = 0;
+    if (cache_path(gpu) && (file = read_cache_file(gpu->pipeline_cache_path, &n))) {
         VkPhysicalDeviceProperties p;
         vkGetPhysicalDeviceProperties(gpu->phys, &p);
-        if (h[0] < 32 || h[1] != VK_PIPELINE_CACHE_HEADER_VERSION_ONE || h[2] != p.vendorID ||
-            h[3] != p.deviceID || memcmp(&h[4], p.pipelineCacheUUID, VK_UUID_SIZE) != 0)
-            size = 0;
+        const char *why = cache_problem(file, n, &p);
+        if (why) vkllm__log(VKLLM_LOG_INFO, "pipeline cache %s: %s: ignored; the pipelines are built again and the "
+                            "file rewritten", gpu->pipeline_cache_path, why);
+        else size = n - sizeof(struct cache_file_header);
+        if (!why) vkllm__log(VKLLM_LOG_DEBUG, "pipeline cache %s: %zu bytes of the driver's data", gpu->pipeline_cache_path, size);
     }
     VkPipelineCacheCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
         .initialDataSize = size,
-        .pInitialData = size ? data : NULL,
+        .pInitialData = size ? file + sizeof(struct cache_file_header) : NULL,
     };
     VKLLM_VK_TRY(st, gpu->vk.vkCreatePipelineCache(gpu->device, &ci, NULL, &gpu->pipeline_cache), done);
 done:
-    vkllm__free(data);
+    vkllm__free(file);
     return st;
+}
+
+/* Write the file through a temporary one in its folder and a rename, so that a reader never sees
+ * half of it. Only a regular file (or none) is replaced: a device node, FIFO or socket at the path
+ * (e.g. a link to /dev/null to keep no cache) is left alone, as a rename would put a file in its
+ * place. Nothing is left behind when anything fails. */
+static void write_cache_file(const char *path, const struct cache_file_header *h, const void *data, size_t size) {
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) return; /* read_cache_file said so */
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        vkllm__log(VKLLM_LOG_INFO, "pipeline cache %s: cannot create a temporary file: %s", path, strerror(errno));
+        return;
+    }
+    FILE *f = fdopen(fd, "wb");
+    int ok = f && fwrite(h, sizeof *h, 1, f) == 1 && fwrite(data, 1, size, f) == size;
+    ok &= f ? fclose(f) == 0 : close(fd) == 0;
+    const char *what = !ok ? "cannot write it" : rename(tmp, path) != 0 ? "cannot rename it into place" : NULL;
+    if (!what) return;
+    vkllm__log(VKLLM_LOG_INFO, "pipeline cache %s: %s: %s (not saved)", path, what, strerror(errno));
+    remove(tmp);
 }
 
 void vkllm__pipeline_cache_save(struct vkllm__gpu *gpu) {
@@ -298,15 +396,11 @@ void vkllm__pipeline_cache_save(struct vkllm__gpu *gpu) {
     void *data = vkllm__malloc(size);
     if (!data) return;
     if (gpu->vk.vkGetPipelineCacheData(gpu->device, gpu->pipeline_cache, &size, data) == VK_SUCCESS) {
-        char tmp[1100];
-        snprintf(tmp, sizeof tmp, "%s.%d.tmp", gpu->pipeline_cache_path, (int)getpid());
-        FILE *f = fopen(tmp, "wb");
-        if (f) {
-            int ok = fwrite(data, 1, size, f) == size;
-            ok &= fclose(f) == 0;
-            if (ok) rename(tmp, gpu->pipeline_cache_path);
-            else remove(tmp);
-        }
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(gpu->phys, &p);
+        struct cache_file_header h;
+        header_for(&p, data, size, &h);
+        write_cache_file(gpu->pipeline_cache_path, &h, data, size);
     }
     vkllm__free(data);
 }
