@@ -120,6 +120,7 @@ struct serve_req {
     double ttft_ms;              /* arrival -> first token sampled (queue wait included) */
 
     /* the engine's, under its mu (queue) or its thread alone */
+    struct serve_engine *engine; /* set when admitted: gp.cancel asks it whether it is stopping */
     struct serve_req *next;
     vkllm_gen_t gen;
     double t_last_token;

@@ -694,6 +694,16 @@ struct vkllm_generate_params {
                                 across users). The caller serializes calls on them as on this one.
                                 NULL: none (default) */
     uint32_t n_share;
+    int (*cancel)(void *user_data); /* non-NULL: asked before each micro-batch (the session's n_ubatch
+                                tokens) of the prompt's evaluation, in vkllm_gen_start and in the
+                                chunks vkllm_gen_step evaluates; nonzero stops it there, so that a
+                                long prompt need not be evaluated to the end to be abandoned (a
+                                server shutting down, a client gone). vkllm_gen_start then returns
+                                CANCELLED and no gen; a chunk in vkllm_gen_step ends its gen with
+                                VKLLM_STOP_CANCELLED. The session keeps the micro-batches evaluated
+                                so far (a prefix later prompts may reuse). Called on the thread
+                                that evaluates. NULL: none (default) */
+    void *cancel_user_data;
     struct vkllm_sampling_params sampling;
 };
 

@@ -137,7 +137,7 @@ def open_stream(srv, body, n_events=3, headers=None):
     data = json.dumps(dict(body, stream=True)).encode()
     s = socket.create_connection(("127.0.0.1", srv.port))
     h = "".join("%s: %s\r\n" % kv for kv in (headers or {}).items()).encode()
-    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + h
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n" + h
               + b"Content-Length: %d\r\n\r\n" % len(data) + data)
     got = b""
     while got.count(b"data: ") < n_events:
@@ -1104,7 +1104,7 @@ def framing(srv):
     for hdrs in (b"Content-Length: %d\r\nContent-Length: %d\r\n" % (n, n), b"Content-Length: -5\r\n",
                  b"Content-Length: %d\r\nTransfer-Encoding: chunked\r\n" % n, b"Content-Length: 0x23\r\n"):
         s = socket.create_connection(("127.0.0.1", srv.port))
-        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + hdrs + b"\r\n" + body)
+        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n" + hdrs + b"\r\n" + body)
         s.settimeout(10)
         got = b""
         try:
@@ -1118,6 +1118,48 @@ def framing(srv):
         s.close()
         check(got.startswith(b"HTTP/1.1 400") and not got.endswith(b"open>"),
               "%r: 400 and the connection closed: %r" % (hdrs, got[:80]))
+
+
+def prefill_shutdown():
+    """SIGTERM while one long prompt is evaluated at once (--prefill-chunk 0): the server stops
+    between its micro-batches, not after all of them (it waited 8.5 s for 2,000 tokens)."""
+    srv = Server("--prefill-chunk", "0", "--parallel", "1", "-c", "2048", "--ubatch", "64")
+    story = "Once upon a time there was a little girl named Lily who loved to play in the park with her dog. "
+    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "Once", "max_tokens": 1})  # the pipelines
+    prompt = (story * 80)[:5700]
+    # evaluated a micro-batch at a time (to be stoppable between them), as one evaluation computes it
+    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": prompt[:1300], "max_tokens": 6, "temperature": 0})
+    want = subprocess.run([VKLLM, "run", "-m", MODEL, "--temp", "0", "-n", "6", "--ubatch", "64", "-c", "2048", "-p",
+                           prompt[:1300]], capture_output=True, text=True).stdout[:-1]
+    check(st == 200 and j["usage"]["prompt_tokens"] > 256 and j["choices"][0]["text"] == want,
+          "a prompt of several micro-batches: the same text as `vkllm run`: %r %r" % (j and j["choices"], want))
+    t0 = time.monotonic()
+    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": prompt, "max_tokens": 1, "cache_prompt": False})
+    whole = time.monotonic() - t0
+    check(st == 200 and j["usage"]["prompt_tokens"] > 1500, "a long prompt: %s %s" % (st, j and j.get("usage")))
+    got = {}
+    key = 'vkllm_requests_total{endpoint="/v1/completions"}'
+    n0 = metrics(srv)[2][key]
+    t = threading.Thread(target=lambda: got.setdefault("r", request(srv, "POST", "/v1/completions",
+                         {"prompt": "Lily " + prompt, "max_tokens": 1, "cache_prompt": False})))
+    t.start()
+    # received and taken from the queue: the engine evaluates it (its slot counts as busy only after)
+    wait_metric(srv, key, lambda v: v == n0 + 1, 10)
+    wait_metric(srv, "vkllm_queue_length", lambda v: v == 0, 10)
+    time.sleep(min(0.1, whole / 10))
+    t0 = time.monotonic()
+    srv.p.send_signal(signal.SIGTERM)
+    try:
+        rc = srv.p.wait(60)
+    except subprocess.TimeoutExpired:
+        rc = "timeout"
+    took = time.monotonic() - t0
+    t.join(30)
+    r = got.get("r")
+    print("prefill shutdown: a %s-token prompt takes %.2f s at once; SIGTERM during it: exit in %.2f s"
+          % (j and j["usage"]["prompt_tokens"], whole, took), flush=True)
+    check(rc == 0 and took < max(0.25 * whole, 0.5), "SIGTERM during a %.1f s prefill: exit 0 in %.2f s (rc %s)" % (whole, took, rc))
+    check(r and r[0] == 503 and "shutting down" in r[2]["error"]["message"], "the request being evaluated: 503 %r" % ((r[0], r[2]) if r else None,))
 
 
 def read_all(s, limit=30):
@@ -1150,7 +1192,7 @@ def connections(srv):
         s = socket.create_connection(("127.0.0.1", srv.port))
         kind = i % 4  # idle; half a request line (slowloris); garbage bytes; a TLS ClientHello's start
         if kind == 1:
-            s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Le")
+            s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Le")
         elif kind == 2:
             s.sendall(b"\x00\xff garbage \x01")
         elif kind == 3:
@@ -1173,8 +1215,8 @@ def connections(srv):
         body = json.dumps({"prompt": "Once upon a time", "max_tokens": 24, "temperature": 0, "stream": streamed}).encode()
         st, _, want_j, want_raw = request(srv, "POST", "/v1/completions", json.loads(body))
         s = socket.create_connection(("127.0.0.1", srv.port))
-        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: %d\r\n\r\n"
-                  % len(body) + body)
+        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+                  b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
         s.shutdown(socket.SHUT_WR)
         got = read_all(s)
         s.close()
@@ -1260,7 +1302,8 @@ def disconnects(srv):
     # a plain request whose client leaves while it is being generated
     s = socket.create_connection(("127.0.0.1", srv.port))
     body = json.dumps({"prompt": "Once upon a time", "max_tokens": 1000, "temperature": 0}).encode()
-    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n" % len(body) + body)
     check(wait_metric(srv, "vkllm_slots_busy", lambda v: v == 1, 5) is not None, "the plain request runs")
     s.close()
     took = wait_metric(srv, "vkllm_slots_busy", lambda v: v == 0, 5)
@@ -1462,7 +1505,7 @@ def keyed():
     st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "Once", "max_tokens": 2}, auth)
     check(st == 200, "the connection after a 413 still works")
     s = socket.create_connection(("127.0.0.1", srv.port))  # a huge declared body is refused before it is read
-    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekret\r\n"
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer sekret\r\n"
               b"Content-Length: 10000000000\r\n\r\n{")
     got = s.recv(65536)
     s.close()
@@ -1527,7 +1570,7 @@ def main():
     print("functional checks: %.1f s" % (time.monotonic() - t0), flush=True)
     timed(load, srv, 4)
     srv.stop("main server")
-    for f in (stalls, kv_pool, keyed, admission, tools_templates, client_cap):
+    for f in (stalls, kv_pool, keyed, admission, tools_templates, client_cap, prefill_shutdown):
         timed(f)
     print("total %.1f s; slowest: %s" % (time.monotonic() - t0,
                                          ", ".join("%s %.1f s" % (n, t) for t, n in sorted(times, reverse=True)[:6])))

@@ -39,6 +39,7 @@ struct vkllm_session {
     vkllm_model_t model;
     struct vkllm__forward *fw;
     uint32_t n_past;
+    uint32_t n_ubatch;   /* tokens the forward pass evaluates at once (vkllm__forward_init's) */
     int32_t *hist;       /* (n_ctx,) the token at each filled position: what the KV cache holds */
     float *logits;       /* (logits_rows, n_vocab) of the last eval */
     uint32_t logits_rows, logits_cap;

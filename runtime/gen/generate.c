@@ -485,6 +485,24 @@ static vkllm_status take_token(struct vkllm_gen *g, int32_t tok) {
     return g->err;
 }
 
+/* Evaluate n prompt tokens; with a cancel hook, one micro-batch at a time (each computed as the
+ * forward pass computes it within a longer evaluation), asking the hook before each. CANCELLED
+ * when it says so (the micro-batches before stay evaluated). */
+static vkllm_status eval_prompt(struct vkllm_gen *g, const int32_t *ids, uint32_t n) {
+    if (!g->p.cancel) return vkllm__session_eval(g->s, ids, n, 0);
+    uint32_t ub = g->s->n_ubatch ? g->s->n_ubatch : n;
+    for (uint32_t done = 0; done < n;) {
+        if (g->p.cancel(g->p.cancel_user_data))
+            return vkllm__err(VKLLM_STATUS_CANCELLED, "cancelled after %u of the prompt's %u tokens", g->pending_at + done,
+                              g->n_pending);
+        uint32_t nb = VKLLM_MIN(n - done, ub);
+        vkllm_status st = vkllm__session_eval(g->s, ids + done, nb, 0);
+        if (st) return st;
+        done += nb;
+    }
+    return VKLLM_STATUS_OK;
+}
+
 /* Evaluate the next chunk of g's prompt (all of it without prefill_chunk); after the last, sample
  * the first token. An error is returned (g not failed: the caller decides). */
 static vkllm_status prefill_chunk(struct vkllm_gen *g) {
@@ -492,7 +510,7 @@ static vkllm_status prefill_chunk(struct vkllm_gen *g) {
     uint32_t left = g->n_pending - g->pending_at;
     uint32_t n = g->p.prefill_chunk && left > g->p.prefill_chunk ? g->p.prefill_chunk : left;
     double tp = now_ms();
-    vkllm_status st = vkllm__session_eval(s, g->pending + g->pending_at, n, 0);
+    vkllm_status st = eval_prompt(g, g->pending + g->pending_at, n);
     if (st) return st;
     g->pending_at += n;
     g->st.prefill_ms += now_ms() - tp;
@@ -638,7 +656,8 @@ vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n) {
     for (uint32_t i = 0; i < n; i++)
         if (!gens[i]->done && gens[i]->pending) {
             vkllm_status s2 = prefill_chunk(gens[i]);
-            if (s2) fail(gens[i], s2), own = own ? own : s2;
+            if (s2 == VKLLM_STATUS_CANCELLED && gens[i]->p.cancel) vkllm_gen_cancel(gens[i]); /* its hook said so */
+            else if (s2) fail(gens[i], s2), own = own ? own : s2;
             break;
         }
     /* a gen whose next position needs a block the KV pool no longer has stops before the step,

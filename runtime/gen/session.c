@@ -168,6 +168,8 @@ vkllm_status vkllm_session_init(vkllm_model_t model, const struct vkllm_session_
                                           p.type_v == VKLLM_KV_Q8_0, p.pool ? p.pool->p : NULL, &s->fw);
     if (!st && !(s->hist = vkllm__malloc(sizeof *s->hist * vkllm__forward_n_ctx(s->fw))))
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    /* as vkllm__forward_init sizes its micro-batches (0: 256, at most the context) */
+    s->n_ubatch = VKLLM_MIN(p.n_ubatch ? p.n_ubatch : 256, st ? 1 : vkllm__forward_n_ctx(s->fw));
     if (st) {
         vkllm__forward_free(s->fw);
         vkllm__free(s);
