@@ -1026,6 +1026,19 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
     vfprintf(stderr, fmt, ap);
 }
 
+/* RFC 9112 5.1: a header field name followed by whitespace before its colon ("Transfer-Encoding :
+ * chunked") must get a 400: a proxy may read the field and this server not, which is how
+ * requests are smuggled. libmicrohttpd refuses it (400, connection closed) at its default level
+ * from 1.0 on (MHD_OPTION_CLIENT_DISCIPLINE_LVL 0); up to 0.9.77 (Debian 12 has 0.9.75) only at
+ * MHD_OPTION_STRICT_FOR_CLIENT -1, which changes nothing else there (1 would require Host and
+ * refuse spaces in URLs; 0, the default, takes "Transfer-Encoding " as another header's name). In
+ * 1.0, STRICT_FOR_CLIENT -1 means the most lenient level, which accepts it: hence the two. */
+#if MHD_VERSION >= 0x00097701
+#define SERVE_MHD_STRICTNESS MHD_OPTION_CLIENT_DISCIPLINE_LVL, (int)0
+#else
+#define SERVE_MHD_STRICTNESS MHD_OPTION_STRICT_FOR_CLIENT, (int)-1
+#endif
+
 int serve_http_start(struct serve_server *srv, const char *host, int port) {
     struct addrinfo hints, *ai = NULL;
     memset(&hints, 0, sizeof hints);
@@ -1078,7 +1091,7 @@ int serve_http_start(struct serve_server *srv, const char *host, int port) {
         MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
         MHD_OPTION_THREAD_POOL_SIZE, srv->http_threads ? srv->http_threads : 2u, MHD_OPTION_CONNECTION_LIMIT, limit,
         MHD_OPTION_CONNECTION_TIMEOUT, srv->timeout_s, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        srv->max_client_connections, MHD_OPTION_END);
+        srv->max_client_connections, SERVE_MHD_STRICTNESS, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!srv->daemon) {
         fprintf(stderr, "vkllm: serve: cannot listen on %s:%d: %s\n", host, port,

@@ -1101,8 +1101,12 @@ def framing(srv):
     is not a number) are how requests are smuggled past proxies: a 400, and the connection closes."""
     body = b'{"prompt": "Once", "max_tokens": 2}'
     n = len(body)
+    # RFC 9112 5.1: whitespace between a field name and its colon is a 400 (a proxy may take
+    # "Transfer-Encoding : chunked" as the framing while a lenient server reads the length)
     for hdrs in (b"Content-Length: %d\r\nContent-Length: %d\r\n" % (n, n), b"Content-Length: -5\r\n",
-                 b"Content-Length: %d\r\nTransfer-Encoding: chunked\r\n" % n, b"Content-Length: 0x23\r\n"):
+                 b"Content-Length: %d\r\nTransfer-Encoding: chunked\r\n" % n, b"Content-Length: 0x23\r\n",
+                 b"Content-Length: %d\r\nTransfer-Encoding : chunked\r\n" % n,
+                 b"Transfer-Encoding\t: chunked\r\nContent-Length: %d\r\n" % n, b"Content-Length : %d\r\n" % n):
         s = socket.create_connection(("127.0.0.1", srv.port))
         s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n" + hdrs + b"\r\n" + body)
         s.settimeout(10)
