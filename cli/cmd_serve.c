@@ -36,7 +36,9 @@ static void usage(FILE *f) {
             "                        cached for later prompts that start the same way (docs/kv-cache.md)\n"
             "  --queue N             requests that may wait for a slot before 503 (default 64)\n"
             "  --api-key KEY         require Authorization: Bearer KEY on every endpoint but /health\n"
-            "                        (or set VKLLM_API_KEY)\n"
+            "                        (or set VKLLM_API_KEY); without one on an address other than\n"
+            "                        loopback, anyone who reaches the port can use the model (a warning\n"
+            "                        says so at start)\n"
             "  --chat-template NAME  chat template for /v1/chat/completions (default: the model's, or\n"
             "                        chatml with a warning when it has none); one of: %s\n"
             "  --alias NAME          model id in /v1/models and replies (default: the file name)\n"
@@ -60,7 +62,12 @@ static void usage(FILE *f) {
             "  --cors-origin ORIGINS web pages of these origins may call the API from a browser: \"*\" or\n"
             "                        a comma-separated list (default: none; the chat page at / is the\n"
             "                        server's own origin and needs none)\n"
+            "  --allowed-hosts NAMES host names the server answers to besides IP addresses, localhost\n"
+            "                        and --host: a comma-separated list (\".example.com\": it and its\n"
+            "                        subdomains; \"*\": any). Others get 403: a web page could otherwise\n"
+            "                        point its own name at this server (DNS rebinding) and read replies\n"
             "\n"
+            "POST bodies must be JSON with Content-Type: application/json (else 415).\n"
             "Requests take OpenAI's fields (max_tokens, temperature, top_p, seed, stop, ...) plus\n"
             "top_k and min_p; absent sampling fields take llama.cpp's defaults (temperature 0.8,\n"
             "top_k 40, top_p 0.95, min_p 0.05). See docs/serve.md.\n",
@@ -68,7 +75,7 @@ static void usage(FILE *f) {
 }
 
 struct serve_opts {
-    const char *path, *host, *api_key, *tmpl, *alias, *cors, *pooling;
+    const char *path, *host, *api_key, *tmpl, *alias, *cors, *pooling, *allowed_hosts;
     double port, parallel, n_ctx, queue, max_body, device, ubatch, prefill_chunk;
     double timeout, max_connections, http_threads, max_client_connections, kv_cache_mb;
     int type_k, type_v;
@@ -115,6 +122,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o) {
         else if (!strcmp(a, "--chat-template") && v) o->tmpl = argv[++i];
         else if (!strcmp(a, "--alias") && v) o->alias = argv[++i];
         else if (!strcmp(a, "--cors-origin") && v) o->cors = argv[++i];
+        else if (!strcmp(a, "--allowed-hosts") && v) o->allowed_hosts = argv[++i];
         else if (!strcmp(a, "--pooling") && v) {
             int pl;
             if (serve_pooling(argv[++i], &pl)) {
@@ -174,6 +182,12 @@ static int serve(struct serve_server *srv, const struct serve_opts *o, const sig
     if (serve_http_start(srv, o->host, (int)o->port)) {
         code = 1;
     } else {
+        if (!srv->api_key && !srv->loopback_only)
+            fprintf(stderr,
+                    "vkllm: serve: WARNING: NO API KEY on %s, which is not a loopback address: anyone who can reach\n"
+                    "vkllm: serve: WARNING: port %u can run the model and read its replies. Set --api-key KEY (or\n"
+                    "vkllm: serve: WARNING: VKLLM_API_KEY), or listen on 127.0.0.1 (--host).\n",
+                    o->host, srv->port);
         fprintf(stderr, "vkllm: serve: listening on http://%s%s%s:%u (%u slots of %u tokens, model %s)\n",
                 strchr(o->host, ':') ? "[" : "", o->host, strchr(o->host, ':') ? "]" : "", srv->port, n_slots,
                 srv->n_ctx, srv->model_id);
@@ -269,6 +283,8 @@ int vkllm_cmd_serve(int argc, char **argv) {
     srv->http_threads = (unsigned)o.http_threads;
     srv->max_client_connections = (unsigned)o.max_client_connections;
     srv->cors_origin = o.cors;
+    srv->allowed_hosts = o.allowed_hosts;
+    srv->listen_host = o.host;
     srv->n_ctx = sp.n_ctx;
     srv->engine.pool = pool;
     struct vkllm_kv_pool_info pinfo;

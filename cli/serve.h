@@ -260,7 +260,7 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *out, const u
  * ------------------------------------------------------------------------------------------- */
 
 #define SERVE_N_ENDPOINTS 13
-#define SERVE_N_CODES 9
+#define SERVE_N_CODES 11
 
 struct serve_server {
     struct serve_engine engine;
@@ -281,6 +281,10 @@ struct serve_server {
     unsigned max_client_connections; /* per client address (0: no cap) */
     int pooling;               /* embeddings: enum vkllm_pooling (--pooling, else the model's) */
     const char *cors_origin;   /* origins other pages may call from ("*", or a comma-separated list); NULL: none */
+    const char *allowed_hosts; /* Host names answered besides loopback names, IP addresses and listen_host
+                                  (comma-separated; ".example.com": it and its subdomains; "*": any) */
+    const char *listen_host;   /* --host */
+    int loopback_only;         /* the listening address is a loopback one (set by serve_http_start) */
     unsigned max_connections;  /* open connections at most (0: as many as file descriptors allow) */
     unsigned http_threads;     /* event-loop threads */
 

@@ -14,8 +14,11 @@
  * headers it writes an interim "100 Continue" (every HTTP/1.1 client must skip 1xx replies), in
  * a stream an SSE comment. A closed client answers with a reset, which the next poll sees; a
  * half-closed one reads on. */
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -41,7 +44,7 @@ static const char *const ep_names[SERVE_N_ENDPOINTS] = {
 /* The chat page (cli/web/chat.html, embedded at build time by cmake/embed_file.cmake). */
 extern const unsigned char vkllm_web_chat_html[];
 extern const size_t vkllm_web_chat_html_size;
-static const int code_values[SERVE_N_CODES] = {200, 204, 400, 401, 404, 405, 413, 500, 503};
+static const int code_values[SERVE_N_CODES] = {200, 204, 400, 401, 403, 404, 405, 413, 415, 500, 503};
 
 /* CORS (--cors-origin): a browser page of another origin may call the API only when that origin
  * is listed ("*": any); by default none is (the chat page at / is the server's own origin).
@@ -94,7 +97,8 @@ struct serve_http_conn { /* per request on a connection (MHD's con_cls) */
 static void count_code(struct serve_server *srv, int code) {
     size_t i = 0;
     while (i + 1 < SERVE_N_CODES && code_values[i] != code) i++;
-    if (code_values[i] != code) i = 6; /* anything else counts as 500 */
+    if (code_values[i] != code) /* anything else counts as 500 */
+        for (i = 0; code_values[i] != 500; i++) {}
     pthread_mutex_lock(&srv->stat_mu);
     srv->codes[i]++;
     pthread_mutex_unlock(&srv->stat_mu);
@@ -893,6 +897,57 @@ static enum MHD_Result apply_template(struct serve_server *srv, struct MHD_Conne
     return respond_obj(srv, c, o);
 }
 
+/* DNS rebinding: a web page of evil.example whose name the attacker then points at 127.0.0.1 is,
+ * to the browser, of the same origin as this server, and may read every reply; only the Host
+ * header tells. Answered: IP addresses (a page cannot rebind a literal address), localhost and
+ * *.localhost, the listening --host, and --allowed-hosts (a name, or ".example.com" for it and
+ * its subdomains; "*" turns the check off), as Vite and Jupyter do. A request without Host
+ * (HTTP/1.0) is not a browser's. */
+static int host_allowed(const struct serve_server *srv, struct MHD_Connection *c, char *name, size_t cap) {
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    if (!h || (srv->allowed_hosts && !strcmp(srv->allowed_hosts, "*"))) return 1;
+    if (snprintf(name, cap, "%s", h) >= (int)cap) return 0; /* no name is that long */
+    if (name[0] == '[') return strchr(name, ']') != NULL; /* an IPv6 address */
+    char *colon = strrchr(name, ':');
+    if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) *colon = 0;
+    size_t n = strlen(name);
+    if (n && name[n - 1] == '.') name[--n] = 0; /* "localhost." is localhost */
+    if (!n) return 0;
+    for (size_t i = 0; i < n; i++) name[i] = (char)tolower((unsigned char)name[i]);
+    struct in_addr a4;
+    if (inet_pton(AF_INET, name, &a4) == 1 || !strcmp(name, "localhost") ||
+        (n > 10 && !strcmp(name + n - 10, ".localhost")))
+        return 1;
+    if (srv->listen_host && !strcasecmp(name, srv->listen_host)) return 1;
+    for (const char *p = srv->allowed_hosts; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        while (len && *p == ' ') p++, len--;
+        while (len && p[len - 1] == ' ') len--;
+        if (len == n && !strncasecmp(p, name, n)) return 1;
+        if (len > 1 && *p == '.' && ((len - 1 == n && !strncasecmp(p + 1, name, n)) || /* .example.com */
+                                     (n > len && !strncasecmp(p, name + n - len, len))))
+            return 1;
+        if (!e) break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+/* The JSON endpoints take application/json bodies only: a web page of any origin may POST
+ * text/plain (or a form, or no Content-Type) without asking the server first (a CORS "simple"
+ * request): it cannot read the reply, but the model would run for it. */
+static int json_body(struct MHD_Connection *c, char *type, size_t cap) {
+    const char *t = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    snprintf(type, cap, "%s", t ? t : "");
+    if (!t) return 0;
+    while (*t == ' ' || *t == '\t') t++;
+    if (strncasecmp(t, "application/json", 16)) return 0;
+    t += 16;
+    while (*t == ' ' || *t == '\t') t++;
+    return !*t || *t == ';';
+}
+
 static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, const char *url,
                              const char *method) {
     int ep = EP_OTHER;
@@ -900,6 +955,13 @@ static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c,
     for (int i = 0; i < EP_OTHER; i++)
         if (!strcmp(url, ep_names[i])) ep = i;
     if (!strncmp(url, "/v1/models/", 11) && url[11]) ep = EP_MODELS, model_id = url + 11;
+    char name[256];
+    if (ep != EP_HEALTH && !host_allowed(srv, c, name, sizeof name)) { /* a load balancer's check needs no name */
+        char msg[640];
+        snprintf(msg, sizeof msg, "this server does not answer to the host name '%.200s' (a protection against DNS "
+                 "rebinding); start it with --allowed-hosts %.200s to allow it", name, name);
+        return respond_error(srv, c, 403, msg, NULL, "host_not_allowed");
+    }
     if (!strcmp(method, "OPTIONS")) { /* a browser's CORS preflight: no key needed */
         struct MHD_Response *resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
         if (!resp) return MHD_NO;
@@ -933,6 +995,13 @@ static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c,
         char msg[128];
         snprintf(msg, sizeof msg, "the request body is larger than %zu bytes", srv->max_body);
         return respond_error(srv, c, 413, msg, NULL, "request_too_large");
+    }
+    char type[128];
+    if (!get && !json_body(c, type, sizeof type)) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "the request body must be JSON with Content-Type: application/json (it was %s%.100s%s)",
+                 type[0] ? "'" : "", type[0] ? type : "not given", type[0] ? "'" : "");
+        return respond_error(srv, c, 415, msg, NULL, "unsupported_media_type");
     }
     switch (ep) {
     case EP_HEALTH: return respond_json(srv, c, 200, strdup("{\"status\":\"ok\"}"));
@@ -1039,6 +1108,16 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
 #define SERVE_MHD_STRICTNESS MHD_OPTION_STRICT_FOR_CLIENT, (int)-1
 #endif
 
+static int is_loopback(const struct sockaddr *sa) {
+    if (sa->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+    }
+    return 0;
+}
+
 int serve_http_start(struct serve_server *srv, const char *host, int port) {
     struct addrinfo hints, *ai = NULL;
     memset(&hints, 0, sizeof hints);
@@ -1086,6 +1165,7 @@ int serve_http_start(struct serve_server *srv, const char *host, int port) {
     srv->watching = 1;
     unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
+    srv->loopback_only = is_loopback(ai->ai_addr);
     srv->daemon = MHD_start_daemon(
         flags, (uint16_t)port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,

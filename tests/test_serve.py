@@ -1124,6 +1124,79 @@ def framing(srv):
               "%r: 400 and the connection closed: %r" % (hdrs, got[:80]))
 
 
+def browsers(srv):
+    """What a web page may do to a server on this machine. A cross-origin POST of text/plain, a
+    form or no Content-Type needs no preflight (a CORS "simple" request): the page cannot read the
+    reply, but the model would run; the JSON endpoints take application/json only (415). DNS
+    rebinding (the page's own name pointed at 127.0.0.1) is same-origin to the browser: only the
+    Host header tells, and names other than IP addresses, localhost and --allowed-hosts get 403."""
+    m0 = metrics(srv)[2]
+    body = json.dumps({"prompt": "Once", "max_tokens": 1}).encode()
+    for path in ("/v1/completions", "/v1/chat/completions", "/v1/embeddings", "/tokenize", "/detokenize", "/apply-template"):
+        for ct in ("text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+                   "multipart/form-data; boundary=x", None, "application/jsonx"):
+            c = srv.conn()
+            c.putrequest("POST", path)
+            if ct:
+                c.putheader("Content-Type", ct)
+            c.putheader("Content-Length", str(len(body)))
+            c.endheaders(body)
+            r = c.getresponse()
+            j = json.loads(r.read())
+            c.close()
+            check(r.status == 415 and j["error"]["code"] == "unsupported_media_type" and "application/json" in j["error"]["message"],
+                  "POST %s with Content-Type %s: 415 %s %s" % (path, ct, r.status, j))
+    for ct in ("application/json; charset=utf-8", "Application/JSON"):
+        st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "Once", "max_tokens": 1}, {"Content-Type": ct})
+        check(st == 200, "Content-Type %s: 200 %s" % (ct, st))
+    m1 = metrics(srv)[2]
+    k415 = 'vkllm_responses_total{code="415"}'
+    check(m1.get(k415, 0) - m0.get(k415, 0) == 36 and
+          m1["vkllm_generation_tokens_total"] - m0["vkllm_generation_tokens_total"] == 2, "415s counted; nothing generated for them")
+    # Host
+    for host, want in (("evil.example", 403), ("evil.example:%d" % srv.port, 403), ("127.0.0.1.nip.io", 403),
+                       ("localhost", 200), ("LOCALHOST:1", 200), ("app.localhost", 200), ("localhost.", 200),
+                       ("127.0.0.1:%d" % srv.port, 200), ("10.0.0.7", 200), ("[::1]:%d" % srv.port, 200)):
+        for method, path, b in (("GET", "/v1/models", None), ("POST", "/v1/completions", {"prompt": "Once", "max_tokens": 1}),
+                                ("GET", "/", None)):
+            c = srv.conn()
+            c.putrequest(method, path, skip_host=True)
+            c.putheader("Host", host)
+            data = json.dumps(b).encode() if b else b""
+            c.putheader("Content-Type", "application/json")
+            c.putheader("Content-Length", str(len(data)))
+            c.endheaders(data)
+            r = c.getresponse()
+            out = r.read()
+            c.close()
+            ok = r.status == want
+            if want == 403:
+                j = json.loads(out)
+                ok = ok and j["error"]["code"] == "host_not_allowed" and "--allowed-hosts" in j["error"]["message"]
+            check(ok, "Host: %s, %s %s: %s, got %s %r" % (host, method, path, want, r.status, out[:200]))
+    st = request(srv, "GET", "/health", headers={"Host": "evil.example"})[0]
+    check(st == 200, "/health answers any Host (load balancers): %s" % st)
+    check(not any("WARNING" in l for l in srv.lines), "no warning on a loopback address")
+
+
+def exposed():
+    """--host 0.0.0.0 without an API key: a loud warning; --allowed-hosts adds names."""
+    srv = Server("--host", "0.0.0.0", "--allowed-hosts", "gpu-box.lan, .corp.test", "-c", "256", "--parallel", "1")
+    warn = [l for l in srv.lines if "WARNING" in l]
+    check(len(warn) >= 2 and "NO API KEY" in warn[0] and "0.0.0.0" in warn[0] and "--api-key" in "".join(warn),
+          "no API key on 0.0.0.0: a loud warning: %s" % "".join(srv.lines))
+    for host, want in (("gpu-box.lan:8080", 200), ("GPU-BOX.lan", 200), ("corp.test", 200), ("a.b.corp.test", 200),
+                       ("evilcorp.test", 403), ("gpu-box.lan.evil.example", 403), ("0.0.0.0", 200)):
+        st = request(srv, "GET", "/v1/models", headers={"Host": host})[0]
+        check(st == want, "--allowed-hosts gpu-box.lan,.corp.test: Host %s: %s, got %s" % (host, want, st))
+    srv.stop("0.0.0.0 server")
+    srv = Server("--allowed-hosts", "*", "--api-key", "k", "--host", "0.0.0.0", "-c", "256", "--parallel", "1")
+    check(not any("WARNING" in l for l in srv.lines), "0.0.0.0 with an API key: no warning")
+    st = request(srv, "GET", "/v1/models", headers={"Host": "anything.example", "Authorization": "Bearer k"})[0]
+    check(st == 200, "--allowed-hosts '*': any Host: %s" % st)
+    srv.stop("0.0.0.0 server with a key")
+
+
 def prefill_shutdown():
     """SIGTERM while one long prompt is evaluated at once (--prefill-chunk 0): the server stops
     between its micro-batches, not after all of them (it waited 8.5 s for 2,000 tokens)."""
@@ -1565,7 +1638,7 @@ def main():
         f(*args)
         times.append((time.monotonic() - t, f.__name__))
     for f in (basics, completions, choices, json_mode, structured, tools, embeddings, chat, prefix_reuse, logprobs,
-              validation, text_bytes, methods, tool_history, framing):
+              validation, text_bytes, methods, tool_history, framing, browsers):
         timed(f, srv)
     timed(tokens, srv, "Once upon a time there was a dog")
     for f in (disconnects, connections):
@@ -1574,7 +1647,7 @@ def main():
     print("functional checks: %.1f s" % (time.monotonic() - t0), flush=True)
     timed(load, srv, 4)
     srv.stop("main server")
-    for f in (stalls, kv_pool, keyed, admission, tools_templates, client_cap, prefill_shutdown):
+    for f in (stalls, kv_pool, keyed, admission, tools_templates, client_cap, exposed, prefill_shutdown):
         timed(f)
     print("total %.1f s; slowest: %s" % (time.monotonic() - t0,
                                          ", ".join("%s %.1f s" % (n, t) for t, n in sorted(times, reverse=True)[:6])))
