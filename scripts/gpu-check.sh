@@ -161,8 +161,9 @@ log "gpu-check $mode, vkllm $("$bin/vkllm" --version 2>&1), $(date -u +%FT%TZ)"
 step devices "$bin/vkllm" devices
 "$bin/vkllm" devices --json > "$out/devices.json" 2>> "$out/log.txt"
 step pipelines "$bin/vkllm" pipelines
-# --local: the cases the device's tuning chooses (the forced variants run in the op tests there)
-sel=; [ $mode = local ] && sel=--defaults
+# --local: the device's own kernels of a few ops (the step is what is checked here; every op and
+# variant runs in the test suite's op tests)
+sel=; [ $mode = local ] && sel="--defaults --op rmsnorm,rope_kv,attention"
 step selftest_json sh -c '"$0" selftest --json --profile --validate $2 > "$1"' "$bin/vkllm" "$out/selftest.json" "$sel"
 
 q8="$work/$PRESET-q8_0.gguf"; q4="$work/$PRESET-q4_K.gguf"

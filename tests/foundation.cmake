@@ -1,13 +1,14 @@
 # Foundation: the device layer and the first shaders.
 vkllm_add_test(NAME test_vk SOURCES test_vk.c LABELS gpu)
 vkllm_add_test(NAME test_ops_basic SOURCES test_ops_basic.c LABELS gpu TIMEOUT 600)
-if(VKLLM_SANITIZE)
-  set(VKLLM_DEVICES_ARGS --quick)
-else()
-  set(VKLLM_DEVICES_ARGS "")
-endif()
 vkllm_add_script_test(NAME test_cli_devices
-  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_devices.py $<TARGET_FILE:vkllm> ${VKLLM_DEVICES_ARGS} LABELS gpu)
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_devices.py $<TARGET_FILE:vkllm> --quick LABELS gpu)
+if(NOT VKLLM_SANITIZE)
+  # The full tier: test_cli_devices with the selftest's defaults of every op (what `vkllm selftest
+  # --defaults` runs on this device; the op tests run every kernel and variant in `make test`).
+  vkllm_add_script_test(NAME test_cli_devices_full LABELS gpu full
+    COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_devices.py $<TARGET_FILE:vkllm>)
+endif()
 if(NOT VKLLM_SANITIZE)
   # An installed vkllm is usable through find_package(vkllm) and pkg-config.
   vkllm_add_script_test(NAME test_install LABELS gpu

@@ -9,8 +9,8 @@
 import json, os, re, shutil, subprocess, sys
 
 VKLLM = sys.argv[1]
-# --quick (the sanitizer build): the selftest's defaults of a few ops only (every op's runner runs
-# under the sanitizers in the op tests); the optimized build runs them all
+# --quick (`make test`): the selftest's defaults of a few ops only (every kernel and variant runs in
+# the op tests, each of its pipelines a driver compile); without it (`make test-full`) every op
 QUICK = "--quick" in sys.argv[2:]
 failures = []
 

@@ -36,7 +36,7 @@ if "bench.json" in files:
     check(len(rows) == 4 and all(x["avg_ts"] > 0 for x in rows), "four bench rows with tokens/s")
 if "selftest.json" in files:
     st = json.load(open(os.path.join(out, "selftest.json")))
-    check(st["failed"] == 0 and st["ok"] > 100, "selftest: %d ok, %d failed" % (st["ok"], st["failed"]))
+    check(st["failed"] == 0 and st["ok"] > 20, "selftest: %d ok, %d failed" % (st["ok"], st["failed"]))
 check("| small-q8_0.gguf | tg16 |" in summary and "(no llama.cpp peer in this run)" in summary, "speed table")
 prof = open(os.path.join(out, "profile.md")).read() if "profile.md" in files else ""
 check(all(prof.count("VKLLM_MATVEC_X8=%s: " % v) == 1 for v in ("-1", "1", "0")) and prof.count("tg:") >= 3,
