@@ -3,15 +3,15 @@
 // rope.comp - rotary position embedding, in place on x (n, n_head, head_dim). One invocation per
 // rotated pair. Token i is at position pos0 + i, pos0 read from a buffer so that a recorded
 // decode step replays at any position. Dims >= n_rot pass through (never touched); the rotated
-// ones are scaled by p.mscale (ggml's rope magnitude: attn_factor, YaRN's). The angle:
-// rope_angle.glsl.
+// ones are scaled by p.mscale (ggml's rope magnitude: attn_factor, YaRN's). The rotation:
+// rope_angle.glsl (exact integer turns, polynomial sin and cos; no driver transcendental).
 #include "common.glsl"
 #include "pc_attn.glsl"
 #include "rope_angle.glsl"
 
 layout(std430, binding = 0) buffer X { float x[]; };                 // (n, n_head, head_dim)
 layout(std430, binding = 1) readonly buffer P { uint pos0; };        // uint32 start position
-layout(std430, binding = 2) readonly buffer F { float inv_freq[]; }; // (n_rot/2,)
+layout(std430, binding = 2) readonly buffer F { uvec2 turns[]; };    // (n_rot/2,) 64-bit g_i / (2 pi)
 layout(push_constant) uniform PC { pc_rope p; };
 
 void main() {
@@ -24,8 +24,8 @@ void main() {
     uint base = row * p.head_dim;
     uint i0 = p.neox != 0 ? i : 2 * i;
     uint i1 = p.neox != 0 ? i + half_rot : 2 * i + 1;
-    float a = angle_of(pos0 + tok, inv_freq[i]);
-    float c = cos(a) * p.mscale, s = sin(a) * p.mscale;
+    vec2 cs = rope_rotation(pos0 + tok, turns[i]) * p.mscale;
+    float c = cs.x, s = cs.y;
     float x0 = x[base + i0], x1 = x[base + i1];
     x[base + i0] = x0 * c - x1 * s;
     x[base + i1] = x0 * s + x1 * c;

@@ -7,7 +7,7 @@
 // (n_head * n_rot/2), one per f16 pair (cache word) of k's row (width/2), one per word of v's row
 // (width/2). A k word takes its two values from k and their partners (different pairs under
 // NeoX), each rotated with exactly the arithmetic of rope.comp, so the cache holds what rope.comp
-// followed by kv_store.comp would have stored.
+// followed by kv_store.comp would have stored. The rotation: rope_angle.glsl.
 //
 // With K_Q8 (V_Q8) the k (v) cache is q8_0 (kv_q8.glsl): one invocation per block of 32 values
 // of the row instead of per f16 pair.
@@ -21,7 +21,7 @@ layout(std430, binding = 0) buffer Q { float q[]; };                  // (n, n_h
 layout(std430, binding = 1) readonly buffer K { float k[]; };         // (n, width)
 layout(std430, binding = 2) readonly buffer V { float v[]; };         // (n, width)
 layout(std430, binding = 3) readonly buffer P { uint pos0; };
-layout(std430, binding = 4) readonly buffer F { float inv_freq[]; };  // (n_rot/2,)
+layout(std430, binding = 4) readonly buffer F { uvec2 turns[]; };     // (n_rot/2,) 64-bit g_i / (2 pi)
 layout(std430, binding = 5) writeonly buffer KC { uint kcache[]; };   // (n_ctx, width/2) f16 pairs
 layout(std430, binding = 6) writeonly buffer VC { uint vcache[]; };   // (n_ctx, width/2) f16 pairs
 layout(std430, binding = 7) readonly buffer BT { uint btab[]; };   // block table (p.page > 0)
@@ -41,8 +41,8 @@ float k_rotated(uint base, uint d, uint pos) {
         i = d / 2;
         i0 = 2 * i, i1 = 2 * i + 1;
     }
-    float a = angle_of(pos, inv_freq[i]);
-    float c = cos(a) * p.mscale, s = sin(a) * p.mscale;
+    vec2 cs = rope_rotation(pos, turns[i]) * p.mscale;
+    float c = cs.x, s = cs.y;
     float x0 = k[base + i0], x1 = k[base + i1];
     return d == i0 ? x0 * c - x1 * s : x0 * s + x1 * c;
 }
@@ -71,8 +71,8 @@ void main() {
         uint base = (tok * p.n_head + j / half_rot) * p.head_dim;
         uint i0 = p.neox != 0 ? i : 2 * i;
         uint i1 = p.neox != 0 ? i + half_rot : 2 * i + 1;
-        float a = angle_of(pos, inv_freq[i]);
-        float c = cos(a) * p.mscale, s = sin(a) * p.mscale;
+        vec2 cs = rope_rotation(pos, turns[i]) * p.mscale;
+        float c = cs.x, s = cs.y;
         float x0 = q[base + i0], x1 = q[base + i1];
         q[base + i0] = x0 * c - x1 * s;
         q[base + i1] = x0 * s + x1 * c;

@@ -3,8 +3,8 @@
  * recorded once and replayed with only the position buffer (pos0) changed, which is how the decode
  * step runs. The KV cache is f16; the reference reads the same f16-rounded values. Bounds (inputs
  * of order 1):
- *   RoPE       max abs 1e-5 at positions up to 65000 (the shader reduces the angle exactly; a
- *              float angle pos * inv_freq alone is off by 2e-4 at 5000)
+ *   RoPE       max abs 2e-6 at positions up to 4e9 (the rotations come from the host's table,
+ *              exact in double; no sin or cos on the device: docs/numerics.md)
  *   kv_store   bit-exact f16 (round to nearest even), rows past n_ctx untouched
  *   attention  max abs 1e-4 on outputs (weighted means of V in [-1, 1]), both kernels: attn.comp
  *              (attn_texel=0) and attn_tb.comp (=1, where the shape allows it), with NaNs in the

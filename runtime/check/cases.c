@@ -445,7 +445,12 @@ static void rope_cases(int full, struct vkllm__case_list *l) {
         /* a magnitude on a partial rotation (Phi-4-mini's LongRoPE attn_factor, YaRN) */
         ADD(l, .op = VKLLM__OP_ROPE, .n = 3, .heads = 2, .head_dim = 64, .n_rot = 48, .flags = f | VKLLM__CASE_MAGNITUDE,
             POS(0, 7, 5000));
+        /* long contexts and beyond, to the last uint32 positions (rope_angle.glsl's integer turns) */
+        ADD(l, .op = VKLLM__OP_ROPE, .n = 4, .heads = 2, .head_dim = 128, .n_rot = 128, .flags = f,
+            POS(131068, 131072, 1000003, 16777213, 4000000000u));
         if (!full) continue;
+        ADD(l, .op = VKLLM__OP_ROPE, .n = 3, .heads = 2, .head_dim = 128, .n_rot = 128, .scale = 0.125f,
+            .flags = f | VKLLM__CASE_MAGNITUDE, POS(32767, 65535, 131071, 262142, 524287, 1048575, 0xfffffff0u));
         ADD(l, .op = VKLLM__OP_ROPE, .n = 1, .heads = 1, .head_dim = 8, .n_rot = 8, .flags = f, POS(0, 1, 5000, 65000));
         ADD(l, .op = VKLLM__OP_ROPE, .n = 7, .heads = 4, .head_dim = 64, .n_rot = 32, .flags = f, POS(0, 1, 5000, 65000));
         ADD(l, .op = VKLLM__OP_ROPE, .n = 3, .heads = 2, .head_dim = 128, .n_rot = 128, .scale = 0.25f, .flags = f,
@@ -492,7 +497,14 @@ static void rope_kv_cases(int full, struct vkllm__case_list *l) {
             .flags = f | VKLLM__CASE_PAGED, POS(0, 14, 32, 35, 5000));
         ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 17, .heads = 4, .heads_kv = 2, .head_dim = 16, .n_rot = 16, .n_ctx = 37,
             .flags = f | VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8 | VKLLM__CASE_PAGED, POS(0, 15, 33));
+        /* a 128k context's last rows, and q alone (past n_ctx) at positions beyond */
+        ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 5, .heads = 4, .heads_kv = 1, .head_dim = 64, .n_rot = 64, .n_ctx = 131076,
+            .flags = f | VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8, POS(131068, 131071, 16777213, 4000000000u));
         if (!full) continue;
+        ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 3, .heads = 4, .heads_kv = 2, .head_dim = 64, .n_rot = 64, .n_ctx = 131076,
+            .flags = f, POS(65535, 131071, 131073));
+        ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 3, .heads = 4, .heads_kv = 2, .head_dim = 32, .n_rot = 24, .n_ctx = 131076,
+            .flags = f | VKLLM__CASE_KQ8 | VKLLM__CASE_MAGNITUDE | VKLLM__CASE_PAGED, POS(0, 65534, 131072));
         ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 1, .heads = 32, .heads_kv = 4, .head_dim = 64, .n_rot = 64, .n_ctx = 4096,
             .flags = f | VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8, POS(0, 1, 4095, 4096, 65000));
         ADD(l, .op = VKLLM__OP_ROPE_KV, .n = 1, .heads = 32, .heads_kv = 4, .head_dim = 64, .n_rot = 64, .n_ctx = 4096,

@@ -19,6 +19,14 @@ const char *vkllm__op_name(enum vkllm__op op) { return (unsigned)op < VKLLM__OP_
 const char *vkllm__op_measure(enum vkllm__op op) { return (unsigned)op < VKLLM__OP_COUNT_ ? k_ops[op].measure : "?"; }
 double vkllm__op_bound(enum vkllm__op op) { return (unsigned)op < VKLLM__OP_COUNT_ ? k_ops[op].bound : 0; }
 
+/* " @128k" (" @16M", " @2^31") for rope cases whose positions reach that far, else "" (short: the
+ * shape has 63 characters). */
+static const char *far_positions(const struct vkllm__op_case *c) {
+    uint32_t far = 0;
+    for (uint32_t i = 0; i < c->n_pos && i < VKLLM__CASE_MAX_POS; i++) far = c->pos[i] > far ? c->pos[i] : far;
+    return far >= 1u << 31 ? " @2^31" : far >= 1u << 24 ? " @16M" : far >= 1u << 17 ? " @128k" : "";
+}
+
 void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n) {
     switch (c->op) {
     case VKLLM__OP_MATVEC:
@@ -30,19 +38,20 @@ void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n) {
                  c->flags & VKLLM__CASE_OFFSET ? " +256" : "", c->flags & VKLLM__CASE_NONFINITE ? " inf/nan" : "");
         break;
     case VKLLM__OP_ROPE:
-        snprintf(buf, n, "n=%u heads=%u dim=%u rot=%u%s%s%s", c->n, c->heads, c->head_dim, c->n_rot,
+        snprintf(buf, n, "n=%u heads=%u dim=%u rot=%u%s%s%s%s", c->n, c->heads, c->head_dim, c->n_rot,
                  c->flags & VKLLM__CASE_NEOX ? " neox" : "", c->scale && c->scale != 1.0f ? " scaled" : "",
-                 c->flags & VKLLM__CASE_MAGNITUDE ? " x1.25" : "");
+                 c->flags & VKLLM__CASE_MAGNITUDE ? " x1.25" : "", far_positions(c));
         break;
     case VKLLM__OP_KV_STORE:
         snprintf(buf, n, "n=%u width=%u ctx=%u%s%s", c->n, c->heads_kv * c->head_dim, c->n_ctx,
                  c->flags & VKLLM__CASE_KQ8 ? " q8_0" : "", c->flags & VKLLM__CASE_PAGED ? " paged" : "");
         break;
     case VKLLM__OP_ROPE_KV:
-        snprintf(buf, n, "n=%u heads=%u/%u dim=%u rot=%u ctx=%u%s%s%s%s%s", c->n, c->heads, c->heads_kv, c->head_dim,
+        snprintf(buf, n, "n=%u heads=%u/%u dim=%u rot=%u ctx=%u%s%s%s%s%s%s", c->n, c->heads, c->heads_kv, c->head_dim,
                  c->n_rot, c->n_ctx, c->flags & VKLLM__CASE_NEOX ? " neox" : "",
                  c->flags & VKLLM__CASE_MAGNITUDE ? " x1.25" : "", c->flags & VKLLM__CASE_KQ8 ? " k q8_0" : "",
-                 c->flags & VKLLM__CASE_VQ8 ? " v q8_0" : "", c->flags & VKLLM__CASE_PAGED ? " paged" : "");
+                 c->flags & VKLLM__CASE_VQ8 ? " v q8_0" : "", c->flags & VKLLM__CASE_PAGED ? " paged" : "",
+                 far_positions(c));
         break;
     case VKLLM__OP_ATTENTION:
     {

@@ -2,7 +2,8 @@
  * is recorded once and replayed at every position of the case with only the position buffer
  * (pos0) changed, which is how the decode step runs. The KV cache is f16; the reference reads
  * the same f16-rounded values.
- *   rope       max abs over positions up to 65000 (the shader reduces the angle exactly)
+ *   rope       max abs at positions up to 4e9 (the shaders' angles are exact integer turns, their
+ *              sin and cos polynomials; the reference is exact to double rounding)
  *   kv_store   bit-exact f16 (round to nearest even); rows past n_ctx untouched
  *   rope_kv    q as rope; the k cache within one f16 ulp of the reference's rotated k (the
  *              rotation's last bit may cross a rounding boundary), the v cache bit-exact, rows
@@ -31,6 +32,16 @@ static void set_pos(struct chk *k, struct vkllm__buffer *b, uint32_t pos0) { vkl
 
 /* --- rope ---------------------------------------------------------------------------------- */
 
+/* Frequencies inv (n_rot/2) on the device as the shaders take them (vkllm__rope_turns). The
+ * reference computes each rotation directly from inv (vkllm__ref_rope), so the conversion is
+ * checked too. */
+static struct vkllm__buffer *rope_turns_buf(struct chk *k, const float *inv, uint32_t n_rot) {
+    uint32_t *turns = vkllm__chk_alloc(k, (n_rot / 2 + 1) * 8ull);
+    if (k->st) return NULL;
+    vkllm__rope_turns(inv, n_rot, turns);
+    return vkllm__chk_buf(k, (n_rot / 2 + 1) * 8ull, turns);
+}
+
 void vkllm__chk_rope(struct chk *k) {
     const struct vkllm__op_case *c = k->c;
     uint32_t n = c->n, nh = c->heads, hd = c->head_dim, nr = c->n_rot;
@@ -42,7 +53,7 @@ void vkllm__chk_rope(struct chk *k) {
     float scale = c->scale ? c->scale : 1.0f;
     for (uint32_t i = 0; i < nr / 2; i++) inv[i] = scale * powf(10000.0f, -2.0f * i / (nr ? nr : 1));
     struct vkllm__buffer *bx = vkllm__chk_buf(k, len * 4, NULL), *bp = vkllm__chk_buf(k, 4, NULL);
-    struct vkllm__buffer *bf = vkllm__chk_buf(k, (nr / 2 + 1) * 4ull, inv);
+    struct vkllm__buffer *bf = rope_turns_buf(k, inv, nr);
     float ms = c->flags & VKLLM__CASE_MAGNITUDE ? 1.25f : 1.0f;
     RECORD(k, cmd, vkllm__op_rope(cmd, vkllm__view_of(bx), vkllm__view_of(bp), vkllm__view_of(bf), n, nh, hd, nr, neox, ms));
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) { /* replay: only pos0 and x change */
@@ -270,7 +281,7 @@ void vkllm__chk_rope_kv(struct chk *k) {
     for (uint32_t i = 0; i < nr / 2; i++) inv[i] = powf(10000.0f, -2.0f * i / (nr ? nr : 1));
     struct vkllm__buffer *bq = vkllm__chk_buf(k, qlen * 4, NULL), *bk = vkllm__chk_buf(k, kvlen * 4, kx);
     struct vkllm__buffer *bv = vkllm__chk_buf(k, kvlen * 4, vx), *bp = vkllm__chk_buf(k, 4, NULL);
-    struct vkllm__buffer *bf = vkllm__chk_buf(k, (nr / 2 + 1) * 4ull, inv);
+    struct vkllm__buffer *bf = rope_turns_buf(k, inv, nr);
     struct vkllm__view kv = {kc.buf, 0, kc.bytes}, vv = {vc.buf, 0, vc.bytes};
     float ms = c->flags & VKLLM__CASE_MAGNITUDE ? 1.25f : 1.0f;
     struct vkllm__rope_kv_shape sh = {n, nh, nkv, hd, nr, neox, c->n_ctx, ms, pg.rows, (uint8_t)kq, (uint8_t)vq,

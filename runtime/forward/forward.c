@@ -111,9 +111,9 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
         struct vkllm__view qi = dec ? F(f->q, (uint64_t)i * Q, Q) : q, ki = dec ? F(f->k, (uint64_t)i * KV, KV) : k;
         struct vkllm__view vi = dec ? F(f->v, (uint64_t)i * KV, KV) : v, ai = dec ? F(f->att, (uint64_t)i * Q, Q) : att;
         struct vkllm__view pos = ALL(sq->pos);
-        struct vkllm__buffer *freq = vkllm__layer_window(hp, l) && f->m->inv_freq_swa ? f->m->inv_freq_swa  // gemma
-                                     : f->m->inv_freq_long && sq->n_ctx > hp->rope.orig_ctx ? f->m->inv_freq_long  // phi3
-                                                                                          : f->m->inv_freq;
+        struct vkllm__buffer *rot = vkllm__layer_window(hp, l) && f->m->rope_swa ? f->m->rope_swa  // gemma
+                                    : f->m->rope_long && sq->n_ctx > hp->rope.orig_ctx ? f->m->rope_long  // phi3
+                                                                                       : f->m->rope;  // RoPE's frequencies
         struct vkllm__attn_shape as = {nt, hp->n_head, hp->n_head_kv, HD, sq->n_ctx,
                                        hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)HD),
                                        vkllm__layer_window(hp, l), hp->attn_softcap,
@@ -129,10 +129,10 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
         if (f->fuse_rope_kv && NP == 1) {                                          // the four below in one dispatch
             struct vkllm__rope_kv_shape rs = {nt, hp->n_head, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, sq->n_ctx,
                                               hp->rope.mscale, sq->kv.rows[l], sq->kv.k_q8, sq->kv.v_q8, pg};
-            DO(vkllm__op_rope_kv(c, qi, ki, vi, pos, ALL(freq), kp[0], vp[0], &rs));
+            DO(vkllm__op_rope_kv(c, qi, ki, vi, pos, ALL(rot), kp[0], vp[0], &rs));
         } else {
-            DO(vkllm__op_rope(c, qi, pos, ALL(freq), nt, hp->n_head, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
-            DO(vkllm__op_rope(c, ki, pos, ALL(freq), nt, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
+            DO(vkllm__op_rope(c, qi, pos, ALL(rot), nt, hp->n_head, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
+            DO(vkllm__op_rope(c, ki, pos, ALL(rot), nt, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
             for (uint32_t j = 0; j < NP; j++) {                                    // each part its kv heads' columns
                 DO(vkllm__op_kv_store_cols(c, kp[j], ki, pos, nt, PW, KV, j * PW, sq->n_ctx, sq->kv.rows[l], sq->kv.k_q8, &pg)); // k_cache[pos0..) = k
                 DO(vkllm__op_kv_store_cols(c, vp[j], vi, pos, nt, PW, KV, j * PW, sq->n_ctx, sq->kv.rows[l], sq->kv.v_q8, &pg)); // v_cache[pos0..) = v

@@ -33,9 +33,10 @@ struct vkllm__gpu_model {
     struct vkllm__dtensor token_embd;      /* (n_vocab, n_embd) */
     struct vkllm__dtensor output;          /* (n_vocab, n_embd); shares token_embd's buffer when tied */
     struct vkllm__buffer *output_norm;     /* (n_embd,) f32 */
-    struct vkllm__buffer *inv_freq;        /* (n_rot/2,) f32 RoPE inverse frequencies */
-    struct vkllm__buffer *inv_freq_long;   /* phi3 LongRoPE: those of contexts past orig_ctx, or NULL */
-    struct vkllm__buffer *inv_freq_swa;    /* gemma: those of the sliding-window layers, or NULL */
+    struct vkllm__buffer *rope;            /* (n_rot/2,) RoPE frequencies in 64-bit fixed-point
+                                              turns (vkllm__rope_turns of vkllm__rope_freqs) */
+    struct vkllm__buffer *rope_long;       /* phi3 LongRoPE: those of contexts past orig_ctx, or NULL */
+    struct vkllm__buffer *rope_swa;        /* gemma: those of the sliding-window layers, or NULL */
     struct vkllm__buffer *scales;          /* embd_scale, resid_scale, 1/logit_scale (granite, gemma's
                                               embedding scale), final_softcap (gemma2): f32 at 0, 64,
                                               128, 192, 256 bytes apart; NULL: none */

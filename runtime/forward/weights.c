@@ -188,10 +188,17 @@ static vkllm_status up_layer(struct upload *u, const struct vkllm__layer_weights
     return VKLLM_STATUS_OK;
 }
 
-/* A RoPE table of n inverse frequencies on the device (one float of slack: n may be 0). */
-static vkllm_status up_freqs(struct vkllm__gpu *gpu, const float *freqs, uint32_t n, struct vkllm__buffer **out) {
-    vkllm_status st = vkllm__buffer_alloc(gpu, sizeof(float) * (n + 1), VKLLM__MEM_DEVICE, out);
-    return st ? st : vkllm__buffer_upload(*out, 0, freqs, sizeof(float) * n);
+/* RoPE's frequencies freqs (n_rot/2,) on the device as the shaders take them (vkllm__rope_turns;
+ * one pair of slack: n_rot may be 0). */
+static vkllm_status up_rope(struct vkllm__gpu *gpu, const float *freqs, uint32_t n_rot, struct vkllm__buffer **out) {
+    uint32_t n = n_rot / 2;
+    uint32_t *turns = vkllm__malloc(sizeof(uint32_t) * 2 * (n + 1));
+    if (!turns) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    vkllm__rope_turns(freqs, n_rot, turns);
+    vkllm_status st = vkllm__buffer_alloc(gpu, sizeof(uint32_t) * 2 * (n + 1), VKLLM__MEM_DEVICE, out);
+    if (!st) st = vkllm__buffer_upload(*out, 0, turns, sizeof(uint32_t) * 2 * n);
+    vkllm__free(turns);
+    return st;
 }
 
 vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__model_desc *desc,
@@ -232,14 +239,14 @@ vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__m
         VKLLM_TRY(st, up_layer(&u, &w->layers[l], &m->layers[l], &m->stacked[l], &m->matvec_bytes_per_token), fail);
     m->matvec_bytes_per_token += mv_bytes(gpu, w->output); /* in the layout decode reads (CPU devices: repacked) */
     vkllm__rope_freqs(hp, hp->rope.orig_ctx, freqs);
-    VKLLM_TRY(st, up_freqs(gpu, freqs, hp->rope.n_rot / 2, &m->inv_freq), fail);
+    VKLLM_TRY(st, up_rope(gpu, freqs, hp->rope.n_rot, &m->rope), fail);
     if (hp->rope.freq_factors_long) { /* phi3: a context past orig_ctx takes the long factors */
         vkllm__rope_freqs(hp, UINT32_MAX, freqs);
-        VKLLM_TRY(st, up_freqs(gpu, freqs, hp->rope.n_rot / 2, &m->inv_freq_long), fail);
+        VKLLM_TRY(st, up_rope(gpu, freqs, hp->rope.n_rot, &m->rope_long), fail);
     }
     if (hp->swa) { /* gemma: the sliding-window layers' own RoPE */
         vkllm__rope_freqs_swa(hp, freqs);
-        VKLLM_TRY(st, up_freqs(gpu, freqs, hp->rope.n_rot / 2, &m->inv_freq_swa), fail);
+        VKLLM_TRY(st, up_rope(gpu, freqs, hp->rope.n_rot, &m->rope_swa), fail);
     }
     if (hp->embd_scale != 1.0f || hp->resid_scale != 1.0f || hp->logit_scale != 1.0f || hp->final_softcap > 0.0f) {
         /* 256 bytes apart: each is bound on its own, and a binding's offset must be a multiple of
@@ -279,9 +286,9 @@ void vkllm__gpu_model_free(struct vkllm__gpu_model *m) {
     if (m->output.buf != m->token_embd.buf) vkllm__dtensor_free(&m->output);
     vkllm__dtensor_free(&m->token_embd);
     vkllm__buffer_free(m->output_norm);
-    vkllm__buffer_free(m->inv_freq);
-    vkllm__buffer_free(m->inv_freq_long);
-    vkllm__buffer_free(m->inv_freq_swa);
+    vkllm__buffer_free(m->rope);
+    vkllm__buffer_free(m->rope_long);
+    vkllm__buffer_free(m->rope_swa);
     vkllm__buffer_free(m->scales);
     vkllm__free(m);
 }

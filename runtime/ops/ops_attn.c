@@ -9,6 +9,9 @@
  * tb_plan), each with its own decode split; vkllm__attention_scratch_bytes covers either. A
  * prefill on a device with cooperative matrices takes attn.comp's ATTN_CM variant (cm_choice):
  * both products of a tile by 16 x 16 x 16 f16 matrices, the softmax scalar. */
+#include <math.h>
+#include <string.h>
+
 #include "ops_gpu.h"
 #include "shader_abi.h"
 
@@ -29,8 +32,27 @@ static uint32_t fit_wg(const struct vkllm__gpu *gpu, uint32_t want) {
 
 /* ---------------------------------------------------------------------------------- rope */
 
+void vkllm__rope_turns(const float *inv_freq, uint32_t n_rot, uint32_t *out) {
+    const double h = 0.15915494309189535, l = -9.839338337591243e-18; /* 1 / (2 pi) = h + l */
+    for (uint32_t i = 0; i < n_rot / 2; i++) {
+        double g = inv_freq[i];
+        double p = g * h, t = fma(g, h, -p) + g * l; /* g / (2 pi) = p + t to ~1e-32 */
+        double a = ldexp(p - floor(p), 32);         /* the fraction of a turn, in 2^-32 turns: exact */
+        double hi = floor(a), lo = floor(ldexp(a - hi + ldexp(t, 32), 32));
+        if (lo < 0) lo += 4294967296.0, hi -= 1;     /* t's carry into the high word, either way */
+        if (lo >= 4294967296.0) lo -= 4294967296.0, hi += 1;
+        hi = hi < 0 ? hi + 4294967296.0 : hi >= 4294967296.0 ? hi - 4294967296.0 : hi;
+        out[2 * i] = (uint32_t)lo, out[2 * i + 1] = (uint32_t)hi;
+    }
+}
+
+/* OK when turns covers n_rot/2 pairs (one word at least: the binding is never empty). */
+static vkllm_status need_turns(const char *op, struct vkllm__view turns, uint32_t n_rot) {
+    return vkllm__op_need(op, "turns", turns, VKLLM_MAX((uint64_t)n_rot / 2 * 8, 4));
+}
+
 vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct vkllm__view pos,
-                            struct vkllm__view inv_freq, uint32_t n, uint32_t n_head, uint32_t head_dim,
+                            struct vkllm__view turns, uint32_t n, uint32_t n_head, uint32_t head_dim,
                             uint32_t n_rot, int neox, float mscale) {
     if (n == 0 || n_head == 0 || head_dim == 0 || n_rot % 2 || n_rot > head_dim)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rope: n=%u n_head=%u head_dim=%u n_rot=%u", n, n_head,
@@ -40,18 +62,19 @@ vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct v
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rope: %llu elements (limit 2^32)", (unsigned long long)elems);
     vkllm_status st;
     if ((st = vkllm__op_need("rope", "x", x, elems * 4)) || (st = vkllm__op_need("rope", "pos", pos, 4)) ||
-        (st = vkllm__op_need("rope", "inv_freq", inv_freq, (uint64_t)n_rot / 2 * 4)))
+        (st = need_turns("rope", turns, n_rot)))
         return st;
     if (n_rot == 0) return VKLLM_STATUS_OK; /* nothing rotates */
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     struct vkllm__pc_rope pc = {n, n_head, head_dim, n_rot, neox ? 1u : 0u, mscale};
     struct vkllm__dispatch d = {
         .shader = VKLLM__SHADER_ROPE_F32, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
-        .n_bind = 3, .bind = {vkllm__bind(x), vkllm__bind(pos), vkllm__bind(inv_freq)},
+        .n_bind = 3, .bind = {vkllm__bind(x), vkllm__bind(pos), vkllm__bind(turns)},
         .push = &pc, .push_size = sizeof pc, .label = "rope",
-        /* per rotated pair: its two values and frequency, angle, cos and sin (3), rotation (6) */
-        .cost = {.bytes_read = (uint64_t)n * n_head * n_rot * 4 + (uint64_t)n_rot / 2 * 4 + 4,
-                 .bytes_written = (uint64_t)n * n_head * n_rot * 4, .flops = (uint64_t)n * n_head * (n_rot / 2) * 9},
+        /* per rotated pair: its two values and frequency (turns), the angle's sin and cos from
+         * the turns (12 flops), the magnitude (2) and the rotation (6) */
+        .cost = {.bytes_read = (uint64_t)n * n_head * n_rot * 4 + (uint64_t)n_rot / 2 * 8 + 4,
+                 .bytes_written = (uint64_t)n * n_head * n_rot * 4, .flops = (uint64_t)n * n_head * (n_rot / 2) * 20},
     };
     vkllm__gpu_grid_1d(gpu, (uint64_t)n * n_head * (n_rot / 2), d.spec[0], d.groups);
     return vkllm__cmd_dispatch(c, &d);
@@ -76,7 +99,7 @@ static vkllm_status pages_check(const char *op, const struct vkllm__kv_pages *pg
 }
 
 vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struct vkllm__view k,
-                               struct vkllm__view v, struct vkllm__view pos, struct vkllm__view inv_freq,
+                               struct vkllm__view v, struct vkllm__view pos, struct vkllm__view turns,
                                struct vkllm__view kcache, struct vkllm__view vcache, const struct vkllm__rope_kv_shape *s) {
     uint32_t n = s->n, width = s->n_head_kv * s->head_dim;
     if (n == 0 || s->n_head == 0 || s->n_head_kv == 0 || s->head_dim == 0 || s->head_dim % 2 || s->n_rot % 2 ||
@@ -96,7 +119,7 @@ vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struc
     uint64_t kcb = n_rows * vkllm__kv_row_bytes(width, s->k_q8), vcb = n_rows * vkllm__kv_row_bytes(width, s->v_q8);
     if ((st = vkllm__op_need("rope_kv", "q", q, qe * 4)) || (st = vkllm__op_need("rope_kv", "k", k, rows)) ||
         (st = vkllm__op_need("rope_kv", "v", v, rows)) || (st = vkllm__op_need("rope_kv", "pos", pos, 4)) ||
-        (st = vkllm__op_need("rope_kv", "inv_freq", inv_freq, VKLLM_MAX((uint64_t)s->n_rot / 2 * 4, 4))) ||
+        (st = need_turns("rope_kv", turns, s->n_rot)) ||
         (st = vkllm__op_need("rope_kv", "k cache", kcache, kcb)) || (st = vkllm__op_need("rope_kv", "v cache", vcache, vcb)))
         return st;
     per_tok = (uint64_t)s->n_head * (s->n_rot / 2) + width / (s->k_q8 ? 32 : 2) + width / (s->v_q8 ? 32 : 2);
@@ -108,15 +131,15 @@ vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struc
     uint64_t qpairs = (uint64_t)n * s->n_head * (s->n_rot / 2), kpairs = (uint64_t)n * s->n_head_kv * (s->n_rot / 2);
     struct vkllm__dispatch d = {
         .shader = shaders[(s->k_q8 ? 1 : 0) + (s->v_q8 ? 2 : 0)], .n_spec = 1, .spec = {fit_wg(gpu, 128)},
-        .n_bind = 8, .bind = {vkllm__bind(q), vkllm__bind(k), vkllm__bind(v), vkllm__bind(pos), vkllm__bind(inv_freq),
+        .n_bind = 8, .bind = {vkllm__bind(q), vkllm__bind(k), vkllm__bind(v), vkllm__bind(pos), vkllm__bind(turns),
                               vkllm__bind(kcache), vkllm__bind(vcache), vkllm__bind(page ? s->pages.table : pos)},
         .push = &pc, .push_size = sizeof pc, .label = "rope_kv",
         /* q: its rotated pairs read and written (as rope); k and v rows read, their f16 rows
-         * written; per rotated pair angle, cos, sin (3) and rotation (6), k's computed once per
-         * value (its partner's angle again) */
-        .cost = {.bytes_read = qpairs * 8 + 2 * rows + (uint64_t)s->n_rot / 2 * 4 + 4,
+         * written; per rotated pair the angle's sin and cos (12), magnitude (2) and rotation (6),
+         * k's computed once per value (its partner's angle again) */
+        .cost = {.bytes_read = qpairs * 8 + 2 * rows + (uint64_t)s->n_rot / 2 * 8 + 4,
                  .bytes_written = qpairs * 8 + n * (vkllm__kv_row_bytes(width, s->k_q8) + vkllm__kv_row_bytes(width, s->v_q8)),
-                 .flops = qpairs * 9 + kpairs * 2 * 6},
+                 .flops = qpairs * 20 + kpairs * 2 * 20},
     };
     vkllm__gpu_grid_1d(gpu, (uint64_t)n * per_tok, d.spec[0], d.groups);
     return vkllm__cmd_dispatch(c, &d);

@@ -234,10 +234,18 @@ vkllm_status vkllm__op_get_rows(struct vkllm__cmd *c, struct vkllm__view o, cons
  * replayed with a new position without re-recording. Token i of a batch is at position pos0 + i.
  * The KV cache is F16: (n_ctx, n_head_kv * head_dim) per layer for K and for V. */
 
-/* x (n, n_head, head_dim) rotated in place; inv_freq (n_rot/2,) f32 from vkllm__rope_freqs; the
+/* RoPE's frequencies as the shaders take them: pair i turns by pos * inv_freq[i] (inv_freq from
+ * vkllm__rope_freqs), given as inv_freq[i] / (2 pi) turns per position in 64-bit fixed point (out:
+ * n_rot/2 pairs of u32, low word first; exact to 2^-64). The shaders multiply it by the position
+ * in integers and evaluate sin and cos of what is left of a quarter turn by polynomials
+ * (shaders/include/rope_angle.glsl): within 1.2e-7 of the exact rotation at every uint32
+ * position on any driver. */
+void vkllm__rope_turns(const float *inv_freq, uint32_t n_rot, uint32_t *out);
+
+/* x (n, n_head, head_dim) rotated in place; turns (n_rot/2) u32 pairs from vkllm__rope_turns; the
  * rotated dims scaled by mscale (struct vkllm__rope's). */
 vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct vkllm__view pos,
-                            struct vkllm__view inv_freq, uint32_t n, uint32_t n_head, uint32_t head_dim,
+                            struct vkllm__view turns, uint32_t n, uint32_t n_head, uint32_t head_dim,
                             uint32_t n_rot, int neox, float mscale);
 
 /* A paged cache (shift > 0): the cache buffer is a pool of blocks of 2^shift positions, and
@@ -252,7 +260,7 @@ struct vkllm__kv_pages {
 /* rope on q and on k, and k and v stored into the caches (f16) at rows pos0.., in one dispatch:
  * what vkllm__op_rope on q and k then vkllm__op_kv_store of k and v do, except that k itself is not
  * rotated in place (only its cache rows are). q (n, n_head, head_dim); k, v (n, n_head_kv *
- * head_dim); the caches (n_ctx, n_head_kv * head_dim) f16. */
+ * head_dim); the caches (n_ctx, n_head_kv * head_dim) f16; turns as vkllm__op_rope's. */
 struct vkllm__rope_kv_shape {
     uint32_t n, n_head, n_head_kv, head_dim, n_rot;
     int neox;
@@ -267,7 +275,7 @@ static inline uint64_t vkllm__kv_row_bytes(uint32_t width, int q8) {
     return q8 ? (uint64_t)width + width / 8 : (uint64_t)width * 2;
 }
 vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struct vkllm__view k,
-                               struct vkllm__view v, struct vkllm__view pos, struct vkllm__view inv_freq,
+                               struct vkllm__view v, struct vkllm__view pos, struct vkllm__view turns,
                                struct vkllm__view kcache, struct vkllm__view vcache, const struct vkllm__rope_kv_shape *s);
 
 /* cache rows of positions pos0 .. pos0+n-1 (f16) = src (n, width) f32; position p is row

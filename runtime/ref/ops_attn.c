@@ -4,14 +4,35 @@
 #include "ref_ops.h"
 #include "ref.h"
 
+/* cos and sin of the exact angle pos * f for any uint32 pos and float f. pos (32 bits) times f
+ * (24) needs 56 bits, more than a double holds past pos 2^29: there f is split into a high half
+ * of 12 significant bits and the rest (12 more), both products are exact, and their rotations
+ * are composed (angle addition). glibc's cos and sin reduce their argument exactly (to within an
+ * ulp of the result) at any magnitude. */
+static void rope_cos_sin(uint32_t pos, float f, double *c, double *s) {
+    if (pos < 1u << 29) { /* the product fits a double's 53 bits as it is */
+        double a = (double)pos * f;
+        *c = cos(a), *s = sin(a);
+        return;
+    }
+    int e;
+    double m = frexp((double)f, &e);                 /* f = m 2^e, 1/2 <= |m| < 1 */
+    double hi = ldexp(trunc(ldexp(m, 12)), e - 12);  /* f's leading 12 significant bits */
+    double a = (double)pos * hi, b = (double)pos * ((double)f - hi);
+    double ca = cos(a), sa = sin(a), cb = cos(b), sb = sin(b);
+    *c = ca * cb - sa * sb;
+    *s = sa * cb + ca * sb;
+}
+
 void vkllm__ref_rope(float *x, uint32_t n_head, uint32_t head_dim, uint32_t n_rot, int neox, float mscale,
                      uint32_t pos, const float *inv_freq) {
     uint32_t half = n_rot / 2;
     for (uint32_t h = 0; h < n_head; h++) {
         float *xh = x + (uint64_t)h * head_dim;
         for (uint32_t i = 0; i < half; i++) {
-            double a = (double)pos * inv_freq[i];
-            double c = cos(a) * mscale, s = sin(a) * mscale;
+            double c, s;
+            rope_cos_sin(pos, inv_freq[i], &c, &s);
+            c *= mscale, s *= mscale;
             uint32_t i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
             double x0 = xh[i0], x1 = xh[i1];
             xh[i0] = (float)(x0 * c - x1 * s);

@@ -40,7 +40,9 @@ uint32_t vkllm__ref_n_ctx(const struct vkllm__ref *r);
 /* --- ops (ops_attn.c) ------------------------------------------------------------------------ */
 
 /* Rotate x (n_head, head_dim) in place for position pos: pair i < n_rot/2 turns by
- * pos * inv_freq[i]; pairs are (2i, 2i+1), or (i, i + n_rot/2) when neox. Angles in double. */
+ * pos * inv_freq[i]; pairs are (2i, 2i+1), or (i, i + n_rot/2) when neox. The angle is the exact
+ * product of the integer pos and the f32 inv_freq[i], its cos and sin exact to double rounding at
+ * every uint32 position (docs/numerics.md). */
 void vkllm__ref_rope(float *x, uint32_t n_head, uint32_t head_dim, uint32_t n_rot, int neox, float mscale,
                      uint32_t pos, const float *inv_freq);
 
