@@ -1,5 +1,10 @@
 # The forward pass on the device against the reference (random models, and stories260K).
-vkllm_add_test(NAME test_forward_random SOURCES test_forward.c ARGS random LABELS gpu TIMEOUT 900)
+if(VKLLM_SANITIZE)
+  set(VKLLM_FORWARD_ARGS random --quick)
+else()
+  set(VKLLM_FORWARD_ARGS random)
+endif()
+vkllm_add_test(NAME test_forward_random SOURCES test_forward.c ARGS ${VKLLM_FORWARD_ARGS} LABELS gpu TIMEOUT 900)
 add_test(NAME test_forward_stories COMMAND test_forward_random stories)
 vkllm_test_properties(test_forward_stories 600 gpu)
 vkllm_add_script_test(NAME test_cli_logits LABELS gpu
