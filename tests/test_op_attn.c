@@ -53,7 +53,8 @@ static void test_attention_args(struct vkllm__gpu *gpu) {
     op_test_scratch_end(&sc);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    op_test_args(argc, argv);
     struct vkllm__gpu *gpu = gpu_test_open();
     struct op_test_stats s = {0};
     test_attention_args(gpu);
