@@ -69,130 +69,197 @@ static vkllm_status mm(struct vkllm__cmd *c, struct vkllm__view y, const struct 
 
 // --- one layer -------------------------------------------------------------------------------
 
-/* Layer l for n tokens: n tokens of f's sequence at positions pos0.. (seqs NULL), or one token
- * of each of the n sequences seqs[i] at its own position (a batched decode step; the activations
- * are f's, the KV cache, position and attention scratch each sequence's own). */
+/* What one layer's blocks share: n tokens of f's sequence at positions pos0.. (seqs NULL), or one
+ * token of each of the n sequences seqs[i] at its own position (a batched decode step: the
+ * activations are f's, the KV cache, position and attention scratch each sequence's own). */
+struct layer {
+    struct vkllm__forward *f;
+    struct vkllm__cmd *c;
+    uint32_t l, n;
+    struct vkllm__forward *const *seqs;
+    const struct vkllm__hparams *hp;
+    const struct vkllm__gpu_layer *w;
+    int dec;                                /* a batched decode step (seqs) */
+    struct vkllm__view x, xb;               /* (n, n_embd) the residual stream, the block's input/output */
+};
+
+#define TRY(call)                  \
+    do {                           \
+        vkllm_status st_ = (call); \
+        if (st_) return st_;       \
+    } while (0)
+
+/* RoPE's frequencies for layer l of sequence sq: gemma's sliding-window layers have their own,
+ * phi3's long factors apply past the original context. */
+static const struct vkllm__buffer *rope_freqs(const struct layer *L, const struct vkllm__forward *sq) {
+    const struct vkllm__gpu_model *m = L->f->m;
+    if (vkllm__layer_window(L->hp, L->l) && m->rope_swa) return m->rope_swa;
+    if (m->rope_long && sq->n_ctx > L->hp->rope.orig_ctx) return m->rope_long;
+    return m->rope;
+}
+
+/* Rope of q and k, k and v into sequence sq's cache, and attention of its nt queries: att (nt, Q)
+ * = softmax(q k^T / sqrt(HD)) v. */
+static vkllm_status attend(const struct layer *L, struct vkllm__forward *sq, uint32_t nt, struct vkllm__view q,
+                           struct vkllm__view k, struct vkllm__view v, struct vkllm__view att) {
+    const struct vkllm__hparams *hp = L->hp;
+    const uint32_t l = L->l, HD = hp->head_dim, KV = hp->n_embd_kv, window = vkllm__layer_window(hp, l);
+    struct vkllm__view pos = ALL(sq->pos), rot = ALL(rope_freqs(L, sq));
+    struct vkllm__attn_shape as = {nt, hp->n_head, hp->n_head_kv, HD, sq->n_ctx,
+                                   hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)HD), window,
+                                   hp->attn_softcap,
+                                   L->w->attn_sinks ? ALL(L->w->attn_sinks) : (struct vkllm__view){0}, // gpt-oss: sinks
+                                   sq->kv.rows[l], sq->kv.k_q8, sq->kv.v_q8, // the pool's rows or a ring's; f16/q8_0
+                                   {ALL(sq->kv.btab), window ? 0 : VKLLM__KV_SHIFT}, // the block table
+                                   0, NULL, NULL};
+    const struct vkllm__kv_pages pg = as.pages;
+    const uint32_t NP = sq->kv.n_part, PW = KV / NP;                               // the cache's parts (kv heads)
+    struct vkllm__view kp[VKLLM__KV_MAX_PARTS], vp[VKLLM__KV_MAX_PARTS];
+    for (uint32_t j = 0; j < NP; j++) kp[j] = ALL(sq->kv.k[l * NP + j]), vp[j] = ALL(sq->kv.v[l * NP + j]);
+    if (NP > 1) as.chunk_heads = sq->kv.part_heads, as.k_chunks = kp, as.v_chunks = vp;
+    if (L->f->fuse_rope_kv && NP == 1) {                                           // the four below in one dispatch
+        struct vkllm__rope_kv_shape rs = {nt, hp->n_head, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, sq->n_ctx,
+                                          hp->rope.mscale, sq->kv.rows[l], sq->kv.k_q8, sq->kv.v_q8, pg};
+        TRY(vkllm__op_rope_kv(L->c, q, k, v, pos, rot, kp[0], vp[0], &rs));
+    } else {
+        TRY(vkllm__op_rope(L->c, q, pos, rot, nt, hp->n_head, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
+        TRY(vkllm__op_rope(L->c, k, pos, rot, nt, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
+        for (uint32_t j = 0; j < NP; j++) {                                        // each part its kv heads' columns
+            TRY(vkllm__op_kv_store_cols(L->c, kp[j], k, pos, nt, PW, KV, j * PW, sq->n_ctx, sq->kv.rows[l], sq->kv.k_q8,
+                                        &pg));                                     // k_cache[pos0..) = k
+            TRY(vkllm__op_kv_store_cols(L->c, vp[j], v, pos, nt, PW, KV, j * PW, sq->n_ctx, sq->kv.rows[l], sq->kv.v_q8,
+                                        &pg));                                     // v_cache[pos0..) = v
+        }
+    }
+    return vkllm__op_attention(L->c, att, q, kp[0], vp[0], pos, ALL(sq->scratch), &as);
+}
+
+/* The attention block: xb = attention(rmsnorm(x)) (the previous layer's FFN output, still in xb,
+ * is added to x by the norm). */
+static vkllm_status attention_block(const struct layer *L) {
+    struct vkllm__forward *f = L->f;
+    struct vkllm__cmd *c = L->c;
+    const struct vkllm__hparams *hp = L->hp;
+    const struct vkllm__gpu_layer *w = L->w;
+    const struct vkllm__gpu_stacked *S = &f->m->stacked[L->l];
+    const uint32_t n = L->n, E = hp->n_embd, Q = hp->n_embd_q, KV = hp->n_embd_kv, HD = hp->head_dim;
+    struct vkllm__view q = F(f->q, 0, (uint64_t)n * Q), k = F(f->k, 0, (uint64_t)n * KV), v = F(f->v, 0, (uint64_t)n * KV);
+    struct vkllm__view att = F(f->att, 0, (uint64_t)n * Q), xb = L->xb;
+    TRY(L->l == 0 ? vkllm__op_rmsnorm(c, xb, L->x, ALL(w->attn_norm), E, n, hp->rms_eps)        // xb = rmsnorm(x) * attn_norm
+                  : vkllm__op_add_rmsnorm(c, xb, L->x, xb, ALL(w->attn_norm), E, n, hp->rms_eps)); // x += xb; xb = rmsnorm(x) * ...
+    if (n == 1 && !L->dec && f->fuse_qkv && S->qkv.m) {                          // one token: one product
+        q = F(f->q, 0, Q), k = F(f->q, Q, KV), v = F(f->q, Q + KV, KV);            // (q | k | v) in f->q
+        TRY(vkllm__op_matvec(c, F(f->q, 0, Q + 2 * KV), &S->qkv, xb, 1));         // (q|k|v) = xb @ (wq|wk|wv)^T
+    } else {
+        TRY(mm(c, q, &w->wq, xb, n, L->dec));                                     // q (n, Q)  = xb @ wq^T
+        TRY(mm(c, k, &w->wk, xb, n, L->dec));                                     // k (n, KV) = xb @ wk^T
+        TRY(mm(c, v, &w->wv, xb, n, L->dec));                                     // v (n, KV) = xb @ wv^T
+    }
+    if (w->bq) TRY(vkllm__op_add(c, q, q, ALL(w->bq), n * Q, Q));                 // qwen2 (llama: optional): + biases
+    if (w->bk) TRY(vkllm__op_add(c, k, k, ALL(w->bk), n * KV, KV));
+    if (w->bv) TRY(vkllm__op_add(c, v, v, ALL(w->bv), n * KV, KV));
+    if (w->q_norm) {                                                               // qwen3: per-head RMS norm
+        TRY(vkllm__op_rmsnorm(c, q, q, ALL(w->q_norm), HD, n * hp->n_head, hp->rms_eps));
+        TRY(vkllm__op_rmsnorm(c, k, k, ALL(w->k_norm), HD, n * hp->n_head_kv, hp->rms_eps));
+    }
+    if (!L->dec) TRY(attend(L, f, n, q, k, v, att));                               // the batch: one sequence's tokens
+    for (uint32_t i = 0; L->dec && i < n; i++)                                     // or one token of each sequence
+        TRY(attend(L, L->seqs[i], 1, F(f->q, (uint64_t)i * Q, Q), F(f->k, (uint64_t)i * KV, KV),
+                   F(f->v, (uint64_t)i * KV, KV), F(f->att, (uint64_t)i * Q, Q)));
+    TRY(mm(c, xb, &w->wo, att, n, L->dec));                                       // xb (n, E) = att @ wo^T
+    if (w->bo) TRY(vkllm__op_add(c, xb, xb, ALL(w->bo), n * E, E));               // llama (optional): + bias
+    if (w->attn_post_norm) TRY(vkllm__op_rmsnorm(c, xb, xb, ALL(w->attn_post_norm), E, n, hp->rms_eps)); // gemma
+    if (hp->resid_scale != 1.0f) TRY(vkllm__op_mul(c, xb, xb, F(f->m->scales, 64, 1), n * E, 1)); // granite: *= resid_scale
+    return VKLLM_STATUS_OK;
+}
+
+/* The experts' products of all n K picks: y = experts[ids] (w) @ x, x's rows shared by x_div picks
+ * (x_stride floats apart); grouped by expert (grp) when several tokens' picks are (prefill). */
+static vkllm_status matvec_id(const struct layer *L, struct vkllm__view y, const struct vkllm__dtensor *w,
+                              struct vkllm__view x, uint32_t x_div, uint32_t x_stride, struct vkllm__view ids,
+                              struct vkllm__view grp) {
+    const uint32_t NE = L->hp->n_expert, picks = L->n * L->hp->n_expert_used;
+    return grp.buf ? vkllm__op_matvec_id_grouped(L->c, y, w, NE, x, x_div, x_stride, grp, picks)
+                   : vkllm__op_matvec_id(L->c, y, w, NE, x, x_div, x_stride, ids, picks);
+}
+
+/* A mixture of experts (Mixtral, qwen3moe, gpt-oss): xb (n, E) = the weighted sum of each token's
+ * K experts' FFNs of xb. */
+static vkllm_status moe_block(const struct layer *L) {
+    struct vkllm__forward *f = L->f;
+    struct vkllm__cmd *c = L->c;
+    const struct vkllm__hparams *hp = L->hp;
+    const struct vkllm__gpu_layer *w = L->w;
+    const uint32_t n = L->n, E = hp->n_embd, NE = hp->n_expert, K = hp->n_expert_used, FE = hp->n_ff_exp;
+    struct vkllm__view xb = L->xb, lg = F(f->moe_logits, 0, (uint64_t)n * NE), ids = F(f->moe_ids, 0, (uint64_t)n * K);
+    struct vkllm__view wt = F(f->moe_w, 0, (uint64_t)n * K), ye = F(f->moe_y, 0, (uint64_t)n * K * E);
+    struct vkllm__view he = F(f->hb, 0, (uint64_t)n * K * FE), he2 = F(f->hb2, 0, (uint64_t)n * K * FE);
+    TRY(mm(c, lg, &w->w_router, xb, n, L->dec));                                   // lg (n, NE) = xb @ w_router^T
+    if (w->b_router) TRY(vkllm__op_add(c, lg, lg, ALL(w->b_router), n * NE, NE)); // gpt-oss: + bias
+    TRY(vkllm__op_moe_route(c, ids, wt, lg, n, NE, K));                           // each token's K experts, weights
+    // several tokens: their picks grouped by expert, each expert's weights read once per 8 of them
+    long mg = vkllm__gpu_tuning(f->gpu)->moe_group; // -1: not where CPU devices read the GGUF layout
+    int group = mg == 1 || (mg < 0 && (w->w_gate_exps.tb || vkllm__gpu_info(f->gpu)->type != VKLLM_DEVICE_CPU));
+    struct vkllm__view grp = n > 1 && group ? F(f->moe_group, 0, vkllm__moe_group_bytes(n * K, NE) / 4)
+                                            : (struct vkllm__view){0};
+    if (grp.buf) TRY(vkllm__op_moe_group(c, grp, ids, n * K, NE));
+    TRY(matvec_id(L, he, &w->w_gate_exps, xb, K, E, ids, grp));                  // he (n K, FE): each pick's gate
+    TRY(matvec_id(L, he2, &w->w_up_exps, xb, K, E, ids, grp));                   // he2: its up
+    if (w->b_gate_exps) TRY(vkllm__op_moe_add_id(c, he, ALL(w->b_gate_exps), ids, n * K, FE, NE)); // gpt-oss:
+    if (w->b_up_exps) TRY(vkllm__op_moe_add_id(c, he2, ALL(w->b_up_exps), ids, n * K, FE, NE));    // + its biases
+    TRY(hp->swiglu_oai ? vkllm__op_swiglu_oai(c, he, he, he2, n * K * FE)        // gpt-oss: clamped SwiGLU
+                       : vkllm__op_silu_mul(c, he, he, he2, n * K * FE));        // he = silu(he) * he2
+    TRY(matvec_id(L, ye, &w->w_down_exps, he, 1, FE, ids, grp));                 // ye (n K, E): its down
+    if (w->b_down_exps) TRY(vkllm__op_moe_add_id(c, ye, ALL(w->b_down_exps), ids, n * K, E, NE)); // gpt-oss
+    return vkllm__op_moe_sum(c, xb, ye, wt, n, K, E);                            // xb (n, E) = weighted sum
+}
+
+/* A dense FFN: xb (n, E) = w_down @ (act(w_gate @ xb) * (w_up @ xb)), act SiLU or gemma's GELU. */
+static vkllm_status ffn_dense(const struct layer *L) {
+    struct vkllm__forward *f = L->f;
+    struct vkllm__cmd *c = L->c;
+    const struct vkllm__hparams *hp = L->hp;
+    const struct vkllm__gpu_layer *w = L->w;
+    const struct vkllm__gpu_stacked *S = &f->m->stacked[L->l];
+    const uint32_t n = L->n, FF = hp->n_ff;
+    struct vkllm__view xb = L->xb, hb = F(f->hb, 0, (uint64_t)n * FF), hb2 = F(f->hb2, 0, (uint64_t)n * FF);
+    const int fgu = n == 1 && !L->dec && f->fuse_gate_up && S->gate_up.m;      // one token: gate/up stacked
+    if (fgu && !hp->gelu && vkllm__matvec_glu_applies(f->gpu, &S->gate_up)) {
+        TRY(vkllm__op_matvec_glu(c, hb, &S->gate_up, xb));                       // hb = silu(xb @ w_gate^T) * (xb @ w_up^T)
+    } else {
+        if (fgu) {                                                               // one token: one product
+            hb2 = F(f->hb, FF, FF);                                              // (gate | up) in f->hb
+            TRY(vkllm__op_matvec(c, F(f->hb, 0, 2 * FF), &S->gate_up, xb, 1));  // (hb|hb2) = xb @ (w_gate|w_up)^T
+        } else {
+            TRY(mm(c, hb, &w->w_gate, xb, n, L->dec));                           // hb (n, FF)  = xb @ w_gate^T
+            TRY(mm(c, hb2, &w->w_up, xb, n, L->dec));                            // hb2 (n, FF) = xb @ w_up^T
+        }
+        TRY(hp->gelu ? vkllm__op_gelu_mul(c, hb, hb, hb2, n * FF)                 // gemma: hb = gelu(hb) * hb2
+                     : vkllm__op_silu_mul(c, hb, hb, hb2, n * FF));               // hb = silu(hb) * hb2
+    }
+    return mm(c, xb, &w->w_down, hb, n, L->dec);                                  // xb (n, E) = hb @ w_down^T
+}
+
+/* The feed-forward block: xb = ffn(rmsnorm(x + xb)), x += xb (the attention block's output). */
+static vkllm_status ffn_block(const struct layer *L) {
+    const struct vkllm__hparams *hp = L->hp;
+    const uint32_t n = L->n, E = hp->n_embd;
+    struct vkllm__view xb = L->xb;
+    TRY(vkllm__op_add_rmsnorm(L->c, xb, L->x, xb, ALL(L->w->ffn_norm), E, n, hp->rms_eps)); // x += xb; xb = rmsnorm(x) * ffn_norm
+    TRY(hp->n_expert ? moe_block(L) : ffn_dense(L));                              // xb (n, E), added to x next
+    if (L->w->ffn_post_norm) TRY(vkllm__op_rmsnorm(L->c, xb, xb, ALL(L->w->ffn_post_norm), E, n, hp->rms_eps)); // gemma
+    if (hp->resid_scale != 1.0f) TRY(vkllm__op_mul(L->c, xb, xb, F(L->f->m->scales, 64, 1), n * E, 1)); // granite
+    return VKLLM_STATUS_OK;
+}
+
+/* Layer l for n tokens (struct layer says which). */
 static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c, uint32_t l, uint32_t n,
                                  struct vkllm__forward *const *seqs) {
     const struct vkllm__hparams *hp = &f->m->desc->hp;
-    const struct vkllm__gpu_layer *w = &f->m->layers[l];
-    const uint32_t E = hp->n_embd, Q = hp->n_embd_q, KV = hp->n_embd_kv, FF = hp->n_ff, HD = hp->head_dim;
-    struct vkllm__view x = F(f->x, 0, (uint64_t)n * E), xb = F(f->xb, 0, (uint64_t)n * E);
-    struct vkllm__view q = F(f->q, 0, (uint64_t)n * Q), k = F(f->k, 0, (uint64_t)n * KV), v = F(f->v, 0, (uint64_t)n * KV);
-    struct vkllm__view att = F(f->att, 0, (uint64_t)n * Q);
-    struct vkllm__view hb = F(f->hb, 0, (uint64_t)n * FF), hb2 = F(f->hb2, 0, (uint64_t)n * FF);
-    const int dec = seqs != NULL;
-    const struct vkllm__gpu_stacked *S = &f->m->stacked[l];
-    const int fqkv = n == 1 && !dec && f->fuse_qkv && S->qkv.m, fgu = n == 1 && !dec && f->fuse_gate_up && S->gate_up.m;
-    vkllm_status st;
-
-    // attention block (the previous layer's FFN output, still in xb, is added to x by the norm)
-#define DO(call) if ((st = (call))) return st
-    DO(l == 0 ? vkllm__op_rmsnorm(c, xb, x, ALL(w->attn_norm), E, n, hp->rms_eps)        // xb (n, E) = rmsnorm(x) * attn_norm
-              : vkllm__op_add_rmsnorm(c, xb, x, xb, ALL(w->attn_norm), E, n, hp->rms_eps)); // x += xb; xb = rmsnorm(x) * attn_norm
-    if (fqkv) {                                                                    // one token: one product
-        q = F(f->q, 0, Q), k = F(f->q, Q, KV), v = F(f->q, Q + KV, KV);              // (q | k | v) in f->q
-        DO(vkllm__op_matvec(c, F(f->q, 0, Q + 2 * KV), &S->qkv, xb, 1));            // (q|k|v) = xb @ (wq|wk|wv)^T
-    } else {
-        DO(mm(c, q, &w->wq, xb, n, dec));                                               // q (n, Q)  = xb @ wq^T
-        DO(mm(c, k, &w->wk, xb, n, dec));                                               // k (n, KV) = xb @ wk^T
-        DO(mm(c, v, &w->wv, xb, n, dec));                                               // v (n, KV) = xb @ wv^T
-    }
-    if (w->bq) DO(vkllm__op_add(c, q, q, ALL(w->bq), n * Q, Q));                      // qwen2 (llama: optional): + biases
-    if (w->bk) DO(vkllm__op_add(c, k, k, ALL(w->bk), n * KV, KV));
-    if (w->bv) DO(vkllm__op_add(c, v, v, ALL(w->bv), n * KV, KV));
-    if (w->q_norm) {                                                               // qwen3: per-head RMS norm
-        DO(vkllm__op_rmsnorm(c, q, q, ALL(w->q_norm), HD, n * hp->n_head, hp->rms_eps));
-        DO(vkllm__op_rmsnorm(c, k, k, ALL(w->k_norm), HD, n * hp->n_head_kv, hp->rms_eps));
-    }
-    for (uint32_t i = 0; i < (dec ? n : 1); i++) {                                 // each sequence on its own cache
-        struct vkllm__forward *sq = dec ? seqs[i] : f;
-        uint32_t nt = dec ? 1 : n;                                                 // its tokens in this batch
-        struct vkllm__view qi = dec ? F(f->q, (uint64_t)i * Q, Q) : q, ki = dec ? F(f->k, (uint64_t)i * KV, KV) : k;
-        struct vkllm__view vi = dec ? F(f->v, (uint64_t)i * KV, KV) : v, ai = dec ? F(f->att, (uint64_t)i * Q, Q) : att;
-        struct vkllm__view pos = ALL(sq->pos);
-        struct vkllm__buffer *rot = vkllm__layer_window(hp, l) && f->m->rope_swa ? f->m->rope_swa  // gemma
-                                    : f->m->rope_long && sq->n_ctx > hp->rope.orig_ctx ? f->m->rope_long  // phi3
-                                                                                       : f->m->rope;  // RoPE's frequencies
-        struct vkllm__attn_shape as = {nt, hp->n_head, hp->n_head_kv, HD, sq->n_ctx,
-                                       hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)HD),
-                                       vkllm__layer_window(hp, l), hp->attn_softcap,
-                                       w->attn_sinks ? ALL(w->attn_sinks) : (struct vkllm__view){0}, // gpt-oss: sinks
-                                       sq->kv.rows[l], sq->kv.k_q8, sq->kv.v_q8,  // the pool's rows or a ring's; f16/q8_0
-                                       {ALL(sq->kv.btab), vkllm__layer_window(hp, l) ? 0 : VKLLM__KV_SHIFT}, // blocks
-                                       0, NULL, NULL};
-        struct vkllm__kv_pages pg = as.pages;
-        const uint32_t NP = sq->kv.n_part, PW = KV / NP;                           // the cache's parts (kv heads)
-        struct vkllm__view kp[VKLLM__KV_MAX_PARTS], vp[VKLLM__KV_MAX_PARTS];
-        for (uint32_t j = 0; j < NP; j++) kp[j] = ALL(sq->kv.k[l * NP + j]), vp[j] = ALL(sq->kv.v[l * NP + j]);
-        if (NP > 1) as.chunk_heads = sq->kv.part_heads, as.k_chunks = kp, as.v_chunks = vp;
-        if (f->fuse_rope_kv && NP == 1) {                                          // the four below in one dispatch
-            struct vkllm__rope_kv_shape rs = {nt, hp->n_head, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, sq->n_ctx,
-                                              hp->rope.mscale, sq->kv.rows[l], sq->kv.k_q8, sq->kv.v_q8, pg};
-            DO(vkllm__op_rope_kv(c, qi, ki, vi, pos, ALL(rot), kp[0], vp[0], &rs));
-        } else {
-            DO(vkllm__op_rope(c, qi, pos, ALL(rot), nt, hp->n_head, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
-            DO(vkllm__op_rope(c, ki, pos, ALL(rot), nt, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
-            for (uint32_t j = 0; j < NP; j++) {                                    // each part its kv heads' columns
-                DO(vkllm__op_kv_store_cols(c, kp[j], ki, pos, nt, PW, KV, j * PW, sq->n_ctx, sq->kv.rows[l], sq->kv.k_q8, &pg)); // k_cache[pos0..) = k
-                DO(vkllm__op_kv_store_cols(c, vp[j], vi, pos, nt, PW, KV, j * PW, sq->n_ctx, sq->kv.rows[l], sq->kv.v_q8, &pg)); // v_cache[pos0..) = v
-            }
-        }
-        DO(vkllm__op_attention(c, ai, qi, kp[0], vp[0], pos,                       // att (nt, Q) = softmax(q k^T/sqrt(HD)) v
-                               ALL(sq->scratch), &as));
-    }
-    DO(mm(c, xb, &w->wo, att, n, dec));                                                 // xb (n, E) = att @ wo^T
-    if (w->bo) DO(vkllm__op_add(c, xb, xb, ALL(w->bo), n * E, E));                      // llama (optional): + bias
-    if (w->attn_post_norm) DO(vkllm__op_rmsnorm(c, xb, xb, ALL(w->attn_post_norm), E, n, hp->rms_eps)); // gemma
-    if (hp->resid_scale != 1.0f) DO(vkllm__op_mul(c, xb, xb, F(f->m->scales, 64, 1), n * E, 1)); // granite: xb *= resid_scale
-
-    // feed-forward block
-    DO(vkllm__op_add_rmsnorm(c, xb, x, xb, ALL(w->ffn_norm), E, n, hp->rms_eps));  // x += xb; xb = rmsnorm(x) * ffn_norm
-    if (hp->n_expert) {                                                            // mixture of experts (Mixtral, qwen3moe, gpt-oss)
-        const uint32_t NE = hp->n_expert, K = hp->n_expert_used, FE = hp->n_ff_exp;
-        struct vkllm__view lg = F(f->moe_logits, 0, (uint64_t)n * NE), ids = F(f->moe_ids, 0, (uint64_t)n * K);
-        struct vkllm__view wt = F(f->moe_w, 0, (uint64_t)n * K), ye = F(f->moe_y, 0, (uint64_t)n * K * E);
-        struct vkllm__view he = F(f->hb, 0, (uint64_t)n * K * FE), he2 = F(f->hb2, 0, (uint64_t)n * K * FE);
-        DO(mm(c, lg, &w->w_router, xb, n, dec));                                   // lg (n, NE) = xb @ w_router^T
-        if (w->b_router) DO(vkllm__op_add(c, lg, lg, ALL(w->b_router), n * NE, NE)); // gpt-oss: + bias
-        DO(vkllm__op_moe_route(c, ids, wt, lg, n, NE, K));                         // each token's K experts, weights
-        // several tokens: their picks grouped by expert, each expert's weights read once per 8 of them
-        long mg = vkllm__gpu_tuning(f->gpu)->moe_group; // -1: not where CPU devices read the GGUF layout
-        int group = mg == 1 || (mg < 0 && (w->w_gate_exps.tb || vkllm__gpu_info(f->gpu)->type != VKLLM_DEVICE_CPU));
-        struct vkllm__view grp = n > 1 && group ? F(f->moe_group, 0, vkllm__moe_group_bytes(n * K, NE) / 4)
-                                                : (struct vkllm__view){0};
-        if (grp.buf) DO(vkllm__op_moe_group(c, grp, ids, n * K, NE));
-#define MATVEC_ID(y, wt_, x, x_div, x_stride)                                                          \
-    (grp.buf ? vkllm__op_matvec_id_grouped(c, y, wt_, NE, x, x_div, x_stride, grp, n * K)           \
-             : vkllm__op_matvec_id(c, y, wt_, NE, x, x_div, x_stride, ids, n * K))
-        DO(MATVEC_ID(he, &w->w_gate_exps, xb, K, E));                              // he (n K, FE): each pick's gate
-        DO(MATVEC_ID(he2, &w->w_up_exps, xb, K, E));                               // he2: its up
-        if (w->b_gate_exps) DO(vkllm__op_moe_add_id(c, he, ALL(w->b_gate_exps), ids, n * K, FE, NE)); // gpt-oss:
-        if (w->b_up_exps) DO(vkllm__op_moe_add_id(c, he2, ALL(w->b_up_exps), ids, n * K, FE, NE));    // + its biases
-        DO(hp->swiglu_oai ? vkllm__op_swiglu_oai(c, he, he, he2, n * K * FE)       // gpt-oss: clamped SwiGLU
-                          : vkllm__op_silu_mul(c, he, he, he2, n * K * FE));       // he = silu(he) * he2
-        DO(MATVEC_ID(ye, &w->w_down_exps, he, 1, FE));                             // ye (n K, E): its down
-#undef MATVEC_ID
-        if (w->b_down_exps) DO(vkllm__op_moe_add_id(c, ye, ALL(w->b_down_exps), ids, n * K, E, NE)); // gpt-oss
-        DO(vkllm__op_moe_sum(c, xb, ye, wt, n, K, E));                             // xb (n, E) = weighted sum, added to x next
-    } else if (fgu && !hp->gelu && vkllm__matvec_glu_applies(f->gpu, &S->gate_up)) { // one token: one dispatch
-        DO(vkllm__op_matvec_glu(c, hb, &S->gate_up, xb));                          // hb = silu(xb @ w_gate^T) * (xb @ w_up^T)
-    } else {
-        if (fgu) {                                                                 // one token: one product
-            hb2 = F(f->hb, FF, FF);                                                // (gate | up) in f->hb
-            DO(vkllm__op_matvec(c, F(f->hb, 0, 2 * FF), &S->gate_up, xb, 1));      // (hb|hb2) = xb @ (w_gate|w_up)^T
-        } else {
-            DO(mm(c, hb, &w->w_gate, xb, n, dec));                                      // hb (n, FF)  = xb @ w_gate^T
-            DO(mm(c, hb2, &w->w_up, xb, n, dec));                                       // hb2 (n, FF) = xb @ w_up^T
-        }
-        DO(hp->gelu ? vkllm__op_gelu_mul(c, hb, hb, hb2, n * FF)                   // gemma: hb = gelu(hb) * hb2
-                    : vkllm__op_silu_mul(c, hb, hb, hb2, n * FF));                 // hb = silu(hb) * hb2
-    }
-    if (!hp->n_expert) DO(mm(c, xb, &w->w_down, hb, n, dec));                           // xb (n, E) = hb @ w_down^T, added to x next
-    if (w->ffn_post_norm) DO(vkllm__op_rmsnorm(c, xb, xb, ALL(w->ffn_post_norm), E, n, hp->rms_eps)); // gemma
-    if (hp->resid_scale != 1.0f) DO(vkllm__op_mul(c, xb, xb, F(f->m->scales, 64, 1), n * E, 1)); // granite: xb *= resid_scale
-#undef DO
-    return VKLLM_STATUS_OK;
+    const struct layer L = {f, c, l, n, seqs, hp, &f->m->layers[l], seqs != NULL,
+                            F(f->x, 0, (uint64_t)n * hp->n_embd), F(f->xb, 0, (uint64_t)n * hp->n_embd)};
+    TRY(attention_block(&L));
+    return ffn_block(&L);
 }
 
 /* The whole pass for n tokens already in f->ids at f->pos. Logits of every token (all_logits)
