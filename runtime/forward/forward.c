@@ -437,10 +437,10 @@ static vkllm_status set_batch(struct vkllm__forward *f, const uint32_t *tokens, 
 
 /* The first `bytes` of the logits the last step computed: from the host copy the step made, or
  * from the device buffer (mapped, or through staging where there is no host copy). */
-static vkllm_status read_logits(struct vkllm__forward *f, float *dst, uint64_t bytes) {
-    const void *src = f->logits_host ? vkllm__buffer_map(f->logits_host) : NULL;
-    if (!src) return vkllm__buffer_download(f->logits, 0, dst, bytes);
-    memcpy(dst, src, bytes);
+static vkllm_status read_logits(struct vkllm__forward *f, uint64_t offset, float *dst, uint64_t bytes) {
+    const uint8_t *src = f->logits_host ? vkllm__buffer_map(f->logits_host) : NULL;
+    if (!src) return vkllm__buffer_download(f->logits, offset, dst, bytes);
+    memcpy(dst, src + offset, bytes);
     return VKLLM_STATUS_OK;
 }
 
@@ -475,7 +475,7 @@ vkllm_status vkllm__forward_eval(struct vkllm__forward *f, const uint32_t *token
         if (logits && (all_logits || last)) {
             uint64_t rows = all_logits ? nb : 1;
             float *dst = logits + (all_logits ? (uint64_t)done * V : 0);
-            if ((st = read_logits(f, dst, rows * V * 4))) return st;
+            if ((st = read_logits(f, 0, dst, rows * V * 4))) return st;
         }
         done += nb;
     }
@@ -519,7 +519,7 @@ vkllm_status vkllm__forward_decode_greedy(struct vkllm__forward *f, uint32_t tok
  * own cache. The activations and the command list are seqs[0]'s; the step is re-recorded only
  * when the set of sequences changes (positions and tokens are data). */
 vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, const uint32_t *tokens,
-                                         const uint32_t *pos, uint32_t n, float *logits) {
+                                         const uint32_t *pos, uint32_t n, float *const *logits) {
     if (n == 0) return VKLLM_STATUS_OK;
     struct vkllm__forward *f = seqs[0];
     const uint64_t V = f->m->desc->hp.n_vocab;
@@ -559,8 +559,8 @@ vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, con
             }
         }
         if ((st = vkllm__cmd_submit(f->multi_cmd))) return st;
-        if (logits && (st = read_logits(f, logits + (uint64_t)done * V, (uint64_t)nb * V * 4)))
-            return st;
+        for (uint32_t i = 0; logits && i < nb; i++) /* each row straight where its sequence keeps it */
+            if (logits[done + i] && (st = read_logits(f, (uint64_t)i * V * 4, logits[done + i], V * 4))) return st;
     }
     return VKLLM_STATUS_OK;
 }

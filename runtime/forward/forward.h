@@ -156,11 +156,12 @@ vkllm_status vkllm__forward_hidden(struct vkllm__forward *f, const uint32_t *tok
 vkllm_status vkllm__forward_decode_greedy(struct vkllm__forward *f, uint32_t token, uint32_t pos, uint32_t *next);
 
 /* Batched decode: one token for each of n different run states of one model, tokens[i] at
- * position pos[i] of seqs[i], logits (n, n_vocab) into logits (may be NULL). Row i is
- * bit-identical to what vkllm__forward_eval gives for that token alone. */
+ * position pos[i] of seqs[i], its logits (n_vocab,) into logits[i] (logits or logits[i] may be
+ * NULL: not read back). Row i is bit-identical to what vkllm__forward_eval gives for that token
+ * alone. */
 #define VKLLM__BATCH_KEY 64 /* batches up to this size replay their recording */
 vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, const uint32_t *tokens,
-                                         const uint32_t *pos, uint32_t n, float *logits);
+                                         const uint32_t *pos, uint32_t n, float *const *logits);
 
 uint32_t vkllm__forward_n_ctx(const struct vkllm__forward *f);
 /* The run state's KV cache (its block table: truncate, register, look up). */

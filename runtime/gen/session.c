@@ -344,7 +344,7 @@ vkllm_status vkllm__session_decode_batch(vkllm_session_t *s, const int32_t *toke
     const uint64_t V = s[0]->model->desc->hp.n_vocab;
     struct vkllm__forward **fw = vkllm__malloc(sizeof *fw * n);
     uint32_t *pos = vkllm__malloc(sizeof *pos * n);
-    float *logits = vkllm__malloc(sizeof *logits * V * n);
+    float **logits = vkllm__malloc(sizeof *logits * n); /* each session's own row: read back once */
     vkllm_status st = VKLLM_STATUS_OK;
     if (!fw || !pos || !logits) {
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory for a decode batch of %u", n);
@@ -356,11 +356,11 @@ vkllm_status vkllm__session_decode_batch(vkllm_session_t *s, const int32_t *toke
         else if (!s[i]->logits_cap && !(s[i]->logits = vkllm__malloc(sizeof(float) * V)))
             st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
         else
-            s[i]->logits_cap = VKLLM_MAX(s[i]->logits_cap, 1), fw[i] = s[i]->fw, pos[i] = s[i]->n_past;
+            s[i]->logits_cap = VKLLM_MAX(s[i]->logits_cap, 1), fw[i] = s[i]->fw, pos[i] = s[i]->n_past,
+            logits[i] = s[i]->logits;
     }
     if (!st) st = vkllm__forward_decode_batch(fw, (const uint32_t *)tokens, pos, n, logits);
     for (uint32_t i = 0; i < n && !st; i++) {
-        memcpy(s[i]->logits, logits + i * V, sizeof(float) * V);
         s[i]->logits_rows = 1;
         s[i]->hist[s[i]->n_past++] = tokens[i];
         vkllm__kv_register(vkllm__forward_kv(s[i]->fw), s[i]->hist, s[i]->n_past);
