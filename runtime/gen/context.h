@@ -59,11 +59,11 @@ void vkllm__gen_orphan(struct vkllm_gen *g);
  * different and of one model. Each row is computed exactly as a lone decode step computes it. */
 vkllm_status vkllm__session_decode_batch(vkllm_session_t *s, const int32_t *tokens, uint32_t n);
 
+/* Blocks of the KV pool for the session's next n positions (KV_FULL: the pool has too few). */
+vkllm_status vkllm__session_reserve(vkllm_session_t s, uint32_t n);
 /* Positions (whole blocks, at most n) of tokens[0..n) the session's KV pool has cached; with
  * adopt the session starts over holding them (n_past = that). 0 for models with sliding-window
  * layers (their rings are not in the pool). */
-/* Blocks of the KV pool for the session's next n positions (KV_FULL: the pool has too few). */
-vkllm_status vkllm__session_reserve(vkllm_session_t s, uint32_t n);
 uint32_t vkllm__session_pool_prefix(vkllm_session_t s, const int32_t *tokens, uint32_t n, int adopt);
 
 #endif

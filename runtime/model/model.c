@@ -493,8 +493,6 @@ static vkllm_status find_globals(const struct vkllm__gguf *g, struct vkllm__hpar
     return find_tensor(g, "rope_freqs.weight", hp->rope.n_rot / 2, 0, 1, &w->rope_freqs);
 }
 
-/* Per-frequency factors: from rope_freqs.weight when the file has it, else computed for a
- * llama3 scaling type. Factors must be finite and positive. */
 /* A copy of an f32 factor vector of n, each finite and positive. */
 static vkllm_status copy_factors(const struct vkllm__gguf *g, const struct vkllm__gguf_tensor *t, uint32_t n,
                                  float **out) {
@@ -508,6 +506,8 @@ static vkllm_status copy_factors(const struct vkllm__gguf *g, const struct vkllm
     return VKLLM_STATUS_OK;
 }
 
+/* Per-frequency factors: from rope_freqs.weight when the file has it, else computed for a
+ * llama3 scaling type. Factors must be finite and positive. */
 static vkllm_status load_freq_factors(const struct vkllm__gguf *g, struct vkllm__model_desc *d) {
     struct vkllm__rope *r = &d->hp.rope;
     uint32_t n = r->n_rot / 2;

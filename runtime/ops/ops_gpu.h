@@ -82,17 +82,17 @@ vkllm_status vkllm__op_add_rmsnorm(struct vkllm__cmd *c, struct vkllm__view o, s
 vkllm_status vkllm__op_softmax(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x,
                                uint32_t ncols, uint32_t nrows, float scale);
 /* o (n,) = silu(gate) * up */
+vkllm_status vkllm__op_silu_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view gate,
+                                struct vkllm__view up, uint32_t n);
 /* o = gelu(gate) * up, GELU's tanh approximation (gemma's FFN). */
+vkllm_status vkllm__op_gelu_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view gate,
+                                struct vkllm__view up, uint32_t n);
 /* o = gpt-oss's clamped SwiGLU of gate and up (vkllm__ref_swiglu_oai). */
 vkllm_status vkllm__op_swiglu_oai(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view gate,
                                   struct vkllm__view up, uint32_t n);
-vkllm_status vkllm__op_gelu_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view gate,
-                                struct vkllm__view up, uint32_t n);
 /* o (n,) = cap * tanh(x / cap), cap one f32 at its view (gemma2's final logits). */
 vkllm_status vkllm__op_softcap(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x,
                                struct vkllm__view cap, uint32_t n);
-vkllm_status vkllm__op_silu_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view gate,
-                                struct vkllm__view up, uint32_t n);
 
 /* --- weights in their GGUF encoding ---------------------------------------------------------
  * A matrix of m rows of k elements (ggml ne = [k, m]) stored on the device exactly as in the
@@ -175,12 +175,6 @@ int vkllm__matmul_uses_h16(const struct vkllm__gpu *gpu, const struct vkllm__dte
 /* 1 if it multiplies them by cooperative matrices (matmul_cm_<type>). */
 int vkllm__matmul_uses_coopmat(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n);
 
-/* The cooperative-matrix tiling for a device and shape (n rows of x, m weight rows): the
- * subgroup size required (full subgroups), four subgroups per workgroup, BM x BN tiles of y^T
- * stepping BK, and the device's shape TM x TN x TK (f16 A and B, f32 accumulator). Returns 0
- * where the device cannot run matmul_cm (no VK_KHR_cooperative_matrix, no f16 x f16 -> f32
- * subgroup shape of sides 8 or 16, no fp16 arithmetic, no required subgroup size, too little
- * shared memory); the tuning is not consulted here. */
 /* Does d offer the f16 x f16 -> f32 subgroup shape m x n x k? And the subgroup size the
  * cooperative-matrix kernels require (the device's default, with full subgroups), 0 where it
  * cannot be required. */
@@ -189,6 +183,12 @@ uint32_t vkllm__coopmat_subgroup(const struct vkllm_device_info *d);
 struct vkllm__mm_coopmat {
     uint32_t subgroup, wg, bm, bn, bk, tm, tn, tk;
 };
+/* The cooperative-matrix tiling for a device and shape (n rows of x, m weight rows): the
+ * subgroup size required (full subgroups), four subgroups per workgroup, BM x BN tiles of y^T
+ * stepping BK, and the device's shape TM x TN x TK (f16 A and B, f32 accumulator). Returns 0
+ * where the device cannot run matmul_cm (no VK_KHR_cooperative_matrix, no f16 x f16 -> f32
+ * subgroup shape of sides 8 or 16, no fp16 arithmetic, no required subgroup size, too little
+ * shared memory); the tuning is not consulted here. */
 int vkllm__matmul_coopmat_plan(const struct vkllm_device_info *d, uint32_t n, uint64_t m, struct vkllm__mm_coopmat *out);
 /* vkllm__matmul_coopmat_plan, or with emulated set the plan of the emulated kernel (tests: the
  * tuning's matmul_coopmat=2, F16, Q4_K and Q5_0 weights) as if d offered 16 x 16 x 16. */

@@ -199,7 +199,6 @@ static void attention_block(struct vkllm__ref *r, uint32_t l, uint32_t pos) {
     vkllm__ref_add(r->x, r->x, r->tmp, hp->n_embd, hp->n_embd);     // residual
 }
 
-/* The FFN half of block l: x += w_down @ (silu(w_gate @ xb) * (w_up @ xb)). */
 /* Expert e's matrix of an (n_expert, rows, cols) tensor, times x. */
 static void matvec_expert(float *o, const struct vkllm__gguf_tensor *w, uint32_t e, const float *x) {
     uint32_t cols = (uint32_t)w->ne[0], rows = (uint32_t)w->ne[1];
@@ -237,6 +236,8 @@ static void moe_ffn(struct vkllm__ref *r, const struct vkllm__layer_weights *w, 
     }
 }
 
+/* The FFN half of block l: x += w_down @ (act(w_gate @ xb) * (w_up @ xb)), act SiLU (gemma: GELU),
+ * or a mixture of experts' weighted sum. */
 static void ffn_block(struct vkllm__ref *r, uint32_t l) {
     const struct vkllm__hparams *hp = &r->d->hp;
     const struct vkllm__layer_weights *w = &r->d->w.layers[l];
