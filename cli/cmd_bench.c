@@ -47,6 +47,7 @@ struct result {
     char time[32]; /* test_time: when the test started, ISO 8601 UTC */
     uint64_t kv_per_token; /* KV cache bytes one more position of context costs */
     uint64_t kv_bytes;     /* the session's KV cache, allocated */
+    struct vkllm_memory_breakdown mem; /* the context's memory by use after the test */
     int type_k, type_v;    /* enum vkllm_kv_type */
 };
 
@@ -140,6 +141,23 @@ static const char *test_name(const struct result *r, char *buf, size_t n) {
     return buf;
 }
 
+/* The context's memory by use, as {"device": {"weights": bytes, ...}, "host": {...}}: every
+ * buffer counted once, "empty" the blocks' bytes no buffer holds. */
+static cJSON *memory_json(const struct vkllm_memory_breakdown *m) {
+    cJSON *o = cJSON_CreateObject();
+    const uint64_t *side[2] = {m->device, m->host};
+    for (int h = 0; h < 2; h++) {
+        cJSON *d = cJSON_AddObjectToObject(o, h ? "host" : "device");
+        uint64_t total = 0;
+        for (int u = 0; u < VKLLM_MEMORY_USE_COUNT; u++) {
+            cJSON_AddNumberToObject(d, vkllm_memory_use_name((enum vkllm_memory_use)u), (double)side[h][u]);
+            total += side[h][u];
+        }
+        cJSON_AddNumberToObject(d, "total", (double)total);
+    }
+    return o;
+}
+
 static double bandwidth_gbps(const struct result *r) {
     return r->n_gen ? r->avg * (double)r->mi.decode_bytes_per_token / 1e9 : 0;
 }
@@ -183,6 +201,7 @@ static cJSON *row_json(const struct result *r, const struct opts *o) {
     for (int i = 0; i < r->n_samples; i++) cJSON_AddItemToArray(s, cJSON_CreateNumber(ns[i]));
     s = cJSON_AddArrayToObject(j, "samples_ts");
     for (int i = 0; i < r->n_samples; i++) cJSON_AddItemToArray(s, cJSON_CreateNumber(r->samples[i]));
+    cJSON_AddItemToObject(j, "memory", memory_json(&r->mem));
     if (r->n_gen) {
         cJSON_AddNumberToObject(j, "decode_bytes_per_token", (double)r->mi.decode_bytes_per_token);
         cJSON_AddNumberToObject(j, "effective_gbps", bandwidth_gbps(r));
@@ -553,8 +572,15 @@ static int bench_device(const struct opts *o, int dev, int type_k, int type_v, s
                 }
                 if (st) code = vkllm_cli_fail(st, "benchmark run failed");
                 else stats(r);
+                vkllm_ctx_memory_breakdown(h.ctx, &r->mem);
                 if (!code) fprintf(stderr, "vkllm: bench: %s %s: %.2f t/s\n", info->name,
                                    r->n_prompt ? "pp" : "tg", r->avg);
+                if (!code) { /* what the device holds, by use */
+                    fprintf(stderr, "vkllm: bench: device memory (MiB):");
+                    for (int u = 0; u < VKLLM_MEMORY_USE_COUNT; u++)
+                        if (r->mem.device[u]) fprintf(stderr, " %s %.1f", vkllm_memory_use_name((enum vkllm_memory_use)u), r->mem.device[u] / 1048576.0);
+                    fprintf(stderr, "\n");
+                }
             }
         }
     }

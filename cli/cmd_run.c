@@ -161,6 +161,23 @@ static int load_grammar(const char *grammar, const char *grammar_file, const cha
     return 0;
 }
 
+/* The context's memory by use, as {"device": {"weights": bytes, ...}, "host": {...}}: every
+ * buffer counted once, "empty" the blocks' bytes no buffer holds. */
+static cJSON *memory_json(const struct vkllm_memory_breakdown *m) {
+    cJSON *o = cJSON_CreateObject();
+    const uint64_t *side[2] = {m->device, m->host};
+    for (int h = 0; h < 2; h++) {
+        cJSON *d = cJSON_AddObjectToObject(o, h ? "host" : "device");
+        uint64_t total = 0;
+        for (int u = 0; u < VKLLM_MEMORY_USE_COUNT; u++) {
+            cJSON_AddNumberToObject(d, vkllm_memory_use_name((enum vkllm_memory_use)u), (double)side[h][u]);
+            total += side[h][u];
+        }
+        cJSON_AddNumberToObject(d, "total", (double)total);
+    }
+    return o;
+}
+
 int vkllm_cmd_run(int argc, char **argv) {
     const char *path = NULL, *prompt = NULL, *prompt_file = NULL;
     const char *grammar = NULL, *grammar_file = NULL, *schema = NULL, *schema_file = NULL;
@@ -293,7 +310,23 @@ int vkllm_cmd_run(int argc, char **argv) {
     if (st) code = vkllm_cli_fail(st, "generation failed");
     else {
         if (g) print_probs(h.model, g);
+        struct vkllm_memory_breakdown mb;
+        vkllm_ctx_memory_breakdown(h.ctx, &mb);
+        if (json) { /* a line of its own, before the stats' (the last line) */
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddItemToObject(o, "memory", memory_json(&mb));
+            char *t = cJSON_PrintUnformatted(o);
+            if (t) fprintf(stderr, "%s\n", t);
+            cJSON_free(t);
+            cJSON_Delete(o);
+        }
         vkllm_cli_print_stats(&stats, json ? VKLLM_CLI_STATS_JSON : VKLLM_CLI_STATS_TEXT);
+        if (!json) {
+            fprintf(stderr, "device memory by use (MiB):");
+            for (int u = 0; u < VKLLM_MEMORY_USE_COUNT; u++)
+                if (mb.device[u]) fprintf(stderr, " %s %.1f", vkllm_memory_use_name((enum vkllm_memory_use)u), mb.device[u] / 1048576.0);
+            fprintf(stderr, "\n");
+        }
     }
     vkllm_gen_free(g);
     code = vkllm_cli_close(&h, code);

@@ -254,6 +254,29 @@ VKLLM_API uint64_t vkllm_ctx_validation_messages(vkllm_ctx_t ctx);
 /* Device memory the context has allocated right now, in bytes. */
 VKLLM_API uint64_t vkllm_ctx_device_memory_used(vkllm_ctx_t ctx);
 
+/* What the context's memory holds, by use (run --stats json and bench print it). */
+enum vkllm_memory_use {
+    VKLLM_MEMORY_WEIGHTS,     /* the model's tensors in their GGUF encoding */
+    VKLLM_MEMORY_REPACKED,    /* matrices in the layout a device's kernels read instead (CPU devices) */
+    VKLLM_MEMORY_KV,          /* KV cache pools, window rings and block tables */
+    VKLLM_MEMORY_ACTIVATIONS, /* a micro-batch's activations and attention scratch */
+    VKLLM_MEMORY_LOGITS,      /* logits on the device (one row unless all positions' are asked for) */
+    VKLLM_MEMORY_INPUTS,      /* token ids and positions of a step (and their host-visible twins) */
+    VKLLM_MEMORY_STAGING,     /* the staging buffer of uploads and downloads (given back after a load) */
+    VKLLM_MEMORY_READBACK,    /* host-visible copies of results: logits, the greedy token */
+    VKLLM_MEMORY_OTHER,
+    VKLLM_MEMORY_EMPTY,       /* allocated blocks not handed out to any buffer */
+    VKLLM_MEMORY_USE_COUNT
+};
+struct vkllm_memory_breakdown {
+    uint64_t device[VKLLM_MEMORY_USE_COUNT]; /* bytes on the device-local heap (all of them on unified
+                                                memory); they sum to vkllm_ctx_device_memory_used */
+    uint64_t host[VKLLM_MEMORY_USE_COUNT];   /* bytes on other heaps (host-visible system memory) */
+};
+VKLLM_API void vkllm_ctx_memory_breakdown(vkllm_ctx_t ctx, struct vkllm_memory_breakdown *out);
+/* "weights", "repacked", "kv", ... ("?" out of range). */
+VKLLM_API const char *vkllm_memory_use_name(enum vkllm_memory_use u);
+
 /* Tuning: the knobs that change how vkllm runs on a device (kernel paths and work splits,
  * binding and memory limits), each also a VKLLM_* environment variable. Knob i (0, 1, ... until
  * it returns 0): its name, variable, default value and a line of help; value names, when the

@@ -1,7 +1,8 @@
 /* forward.c - one forward pass of a Llama-family model on the device, in the spirit of
  * llama2.c's forward(): top to bottom, one op per step, shapes in the comments. A batch of n
  * tokens is recorded into a command list and submitted; the single-token decode step is recorded
- * once and replayed, the token and the position being data in small host-visible buffers. */
+ * once and replayed, the token and the position being data in small device-local buffers (copied
+ * in from host-visible ones by the step itself where the host cannot write them). */
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -14,8 +15,12 @@ struct vkllm__forward {
     struct vkllm__kv_cache kv;
     uint32_t n_ctx, n_ubatch;
     /* run state: activations for up to n_ubatch tokens */
-    struct vkllm__buffer *ids;      /* (n_ubatch,) u32, host-visible */
-    struct vkllm__buffer *pos;      /* (1,) u32 pos0 of the batch, host-visible */
+    struct vkllm__buffer *ids;      /* (n_ubatch,) u32, device-local: get_rows reads it */
+    struct vkllm__buffer *pos;      /* (1,) u32 pos0 of the batch, device-local: rope, the cache
+                                       stores and attention read it in every layer */
+    struct vkllm__buffer *ids_host, *pos_host; /* where the host cannot write ids and pos (discrete
+                                       GPUs without ReBAR): host-visible, copied into them by the
+                                       step's command list, first */
     struct vkllm__buffer *x;        /* (n_ubatch, n_embd) residual stream */
     struct vkllm__buffer *xb;       /* (n_ubatch, max(n_embd, n_embd_q)) normed input / projection out */
     struct vkllm__buffer *q;        /* (n_ubatch, n_embd_q) */
@@ -271,7 +276,12 @@ static vkllm_status record_forward_h(struct vkllm__forward *f, struct vkllm__cmd
     const uint32_t E = hp->n_embd, V = hp->n_vocab;
     vkllm_status st = vkllm__cmd_begin(c);
     if (st) return st;
-    st = vkllm__op_get_rows(c, F(f->x, 0, (uint64_t)n * E), &f->m->token_embd,   // x (n, E) = token_embd[ids]
+    if (f->ids_host) st = vkllm__cmd_copy(c, f->ids, 0, f->ids_host, 0, (uint64_t)n * 4); // ids, pos: to the device
+    for (uint32_t i = 0; !st && i < (seqs ? n : 1); i++) {
+        struct vkllm__forward *sq = seqs ? seqs[i] : f;
+        if (sq->pos_host) st = vkllm__cmd_copy(c, sq->pos, 0, sq->pos_host, 0, 4);
+    }
+    if (!st) st = vkllm__op_get_rows(c, F(f->x, 0, (uint64_t)n * E), &f->m->token_embd,   // x (n, E) = token_embd[ids]
                             ALL(f->ids), n);
     if (!st && hp->embd_scale != 1.0f)                                             // granite, gemma: x *= embd_scale
         st = vkllm__op_mul(c, F(f->x, 0, (uint64_t)n * E), F(f->x, 0, (uint64_t)n * E), F(f->m->scales, 0, 1), n * E, 1);
@@ -304,6 +314,38 @@ static vkllm_status record_forward(struct vkllm__forward *f, struct vkllm__cmd *
 
 // --- state -----------------------------------------------------------------------------------
 
+/* A small input the host writes each step: where the device-local buffer cannot be written by
+ * the host, a host-visible twin that the step copies from. */
+static vkllm_status alloc_input(struct vkllm__forward *f, uint64_t bytes, struct vkllm__buffer **dev,
+                                struct vkllm__buffer **host) {
+    vkllm_status st = vkllm__buffer_alloc(f->gpu, bytes, VKLLM__MEM_DEVICE, dev);
+    if (!st && !vkllm__buffer_host_writes(*dev)) st = vkllm__buffer_alloc(f->gpu, bytes, VKLLM__MEM_HOST, host);
+    return st;
+}
+
+/* Bytes of the activations and the KV cache forward_init allocates (about: its blocks are sized
+ * to it, see vkllm__gpu_expect). */
+static uint64_t state_estimate(const struct vkllm__hparams *hp, uint64_t U, uint32_t n_ctx, int k_q8, int v_q8,
+                               int own_kv, uint64_t scratch) {
+    uint64_t ff = VKLLM_MAX((uint64_t)hp->n_ff, (uint64_t)hp->n_expert_used * hp->n_ff_exp);
+    uint64_t f32 = U * (hp->n_embd + VKLLM_MAX(hp->n_embd, hp->n_embd_q) + 2ull * hp->n_embd_q + 2ull * hp->n_embd_kv + 2 * ff);
+    if (hp->n_expert)
+        f32 += U * (hp->n_expert + 2ull * hp->n_expert_used + (uint64_t)hp->n_expert_used * hp->n_embd) +
+               vkllm__moe_group_bytes((uint32_t)(U * hp->n_expert_used), hp->n_expert) / 4;
+    uint64_t kv = own_kv ? (uint64_t)vkllm__kv_blocks_for(n_ctx) * vkllm__kv_block_bytes(hp, k_q8, v_q8) : 0;
+    return 4 * (f32 + hp->n_vocab + 3 * U) + kv + scratch + (uint64_t)(2 * hp->n_layer + 32) * 512;
+}
+
+/* Bytes of attention scratch for one token or a micro-batch (ops_attn.c sizes it). */
+static uint64_t scratch_bytes(const struct vkllm__forward *f, int k_q8, int v_q8, uint32_t part_heads) {
+    const struct vkllm__hparams *hp = &f->m->desc->hp;
+    struct vkllm__attn_shape s1 = {1, hp->n_head, hp->n_head_kv, hp->head_dim, f->n_ctx, 1.0f, 0, 0.0f, {0}, 0, k_q8,
+                                   v_q8, {{0}, 0}, part_heads, NULL, NULL};
+    struct vkllm__attn_shape sU = s1;
+    sU.n = f->n_ubatch;
+    return VKLLM_MAX(vkllm__attention_scratch_bytes(f->gpu, &s1), vkllm__attention_scratch_bytes(f->gpu, &sU));
+}
+
 static vkllm_status alloc_f32(struct vkllm__forward *f, uint64_t n, struct vkllm__buffer **b) {
     vkllm_status st = vkllm__buffer_alloc(f->gpu, n * 4, VKLLM__MEM_DEVICE, b);
     if (!st) f->state_bytes += n * 4;
@@ -324,10 +366,16 @@ vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uin
     f->n_ubatch = n_ubatch;
     const uint64_t U = n_ubatch;
     vkllm_status st;
+    /* the blocks sized to what follows (not to what the model's weights took) */
+    vkllm__gpu_expect(f->gpu, state_estimate(hp, U, n_ctx, k_q8, v_q8, pool == NULL, scratch_bytes(f, k_q8, v_q8, 0)));
+    enum vkllm__mem_use was = vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_KV);
     VKLLM_TRY(st, vkllm__kv_cache_init(f->gpu, hp, n_ctx, n_ubatch, k_q8, v_q8, pool, &f->kv), fail);
-    VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, U * 4, VKLLM__MEM_HOST, &f->ids), fail);
-    VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 16, VKLLM__MEM_HOST, &f->pos), fail);
+    vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_INPUTS);
+    VKLLM_TRY(st, alloc_input(f, U * 4, &f->ids, &f->ids_host), fail);
+    VKLLM_TRY(st, alloc_input(f, 16, &f->pos, &f->pos_host), fail);
+    vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_READBACK);
     VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 16, VKLLM__MEM_HOST, &f->next), fail);
+    vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_ACTIVATIONS);
     VKLLM_TRY(st, alloc_f32(f, U * hp->n_embd, &f->x), fail);
     VKLLM_TRY(st, alloc_f32(f, U * VKLLM_MAX(hp->n_embd, hp->n_embd_q), &f->xb), fail);
     VKLLM_TRY(st, alloc_f32(f, U * hp->n_embd_q, &f->q), fail);
@@ -345,22 +393,22 @@ vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uin
         VKLLM_TRY(st, alloc_f32(f, vkllm__moe_group_bytes((uint32_t)(U * hp->n_expert_used), hp->n_expert) / 4, &f->moe_group),
                   fail);
     }
-    VKLLM_TRY(st, alloc_f32(f, hp->n_vocab, &f->logits), fail);
+    uint64_t scratch = scratch_bytes(f, f->kv.k_q8, f->kv.v_q8, f->kv.n_part > 1 ? f->kv.part_heads : 0);
+    VKLLM_TRY(st, alloc_f32(f, VKLLM_MAX(scratch / 4, 4), &f->scratch), fail);
+    vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_LOGITS);
+    VKLLM_TRY(st, alloc_f32(f, hp->n_vocab, &f->logits), fail); /* one row: more only when all are asked for */
     f->logits_rows = 1;
+    vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_READBACK);
     if (!vkllm__buffer_map(f->logits))
         VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 4ull * hp->n_vocab, VKLLM__MEM_HOST, &f->logits_host), fail);
+    vkllm__gpu_set_mem_use(f->gpu, was);
+    vkllm__gpu_expect(f->gpu, 0);
     /* One token's stacked products write (q | k | v) into f->q and (gate | up) into f->hb: they
      * fit when the micro-batch holds 2 tokens, and the parts are views at aligned offsets. */
     uint64_t align = VKLLM_MAX(vkllm__gpu_info(f->gpu)->min_storage_buffer_offset_alignment, 4);
     f->fuse_qkv = U >= 2 && (4ull * hp->n_embd_q) % align == 0 && (4ull * (hp->n_embd_q + hp->n_embd_kv)) % align == 0;
     f->fuse_gate_up = U >= 2 && (4ull * hp->n_ff) % align == 0;
     f->fuse_rope_kv = vkllm__gpu_tuning(f->gpu)->fuse != 0;
-    struct vkllm__attn_shape s1 = {1, hp->n_head, hp->n_head_kv, hp->head_dim, n_ctx, 1.0f, 0, 0.0f, {0}, 0, f->kv.k_q8,
-                                   f->kv.v_q8, {{0}, 0}, f->kv.n_part > 1 ? f->kv.part_heads : 0, NULL, NULL};
-    struct vkllm__attn_shape sU = s1;
-    sU.n = n_ubatch;
-    uint64_t scratch = VKLLM_MAX(vkllm__attention_scratch_bytes(f->gpu, &s1), vkllm__attention_scratch_bytes(f->gpu, &sU));
-    VKLLM_TRY(st, alloc_f32(f, VKLLM_MAX(scratch / 4, 4), &f->scratch), fail);
     VKLLM_TRY(st, vkllm__cmd_init(f->gpu, &f->batch_cmd), fail);
     VKLLM_TRY(st, vkllm__cmd_init(f->gpu, &f->decode_cmd), fail);
     VKLLM_TRY(st, vkllm__cmd_init(f->gpu, &f->greedy_cmd), fail);
@@ -370,6 +418,8 @@ vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uin
     *out = f;
     return VKLLM_STATUS_OK;
 fail:
+    vkllm__gpu_set_mem_use(f->gpu, was);
+    vkllm__gpu_expect(f->gpu, 0);
     vkllm__forward_free(f);
     return st;
 }
@@ -380,7 +430,7 @@ void vkllm__forward_free(struct vkllm__forward *f) {
     vkllm__cmd_free(f->decode_cmd);
     vkllm__cmd_free(f->greedy_cmd);
     vkllm__cmd_free(f->multi_cmd);
-    struct vkllm__buffer *bufs[] = {f->ids, f->pos, f->next, f->x, f->xb, f->q, f->k, f->v, f->att,
+    struct vkllm__buffer *bufs[] = {f->ids, f->pos, f->ids_host, f->pos_host, f->next, f->x, f->xb, f->q, f->k, f->v, f->att,
                                     f->hb, f->hb2, f->logits, f->logits_host, f->scratch,
                                     f->moe_logits, f->moe_ids, f->moe_w, f->moe_y, f->moe_group};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(bufs); i++) vkllm__buffer_free(bufs[i]);
@@ -393,12 +443,13 @@ static vkllm_status ensure_logits(struct vkllm__forward *f, uint32_t rows) {
     if (rows <= f->logits_rows) return VKLLM_STATUS_OK;
     uint64_t V = f->m->desc->hp.n_vocab;
     struct vkllm__buffer *nb, *nh = NULL;
+    enum vkllm__mem_use was = vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_LOGITS);
     vkllm_status st = vkllm__buffer_alloc(f->gpu, (uint64_t)rows * V * 4, VKLLM__MEM_DEVICE, &nb);
-    if (st) return st;
-    if (f->logits_host && (st = vkllm__buffer_alloc(f->gpu, (uint64_t)rows * V * 4, VKLLM__MEM_HOST, &nh))) {
+    vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_READBACK);
+    if (!st && f->logits_host && (st = vkllm__buffer_alloc(f->gpu, (uint64_t)rows * V * 4, VKLLM__MEM_HOST, &nh)))
         vkllm__buffer_free(nb);
-        return st;
-    }
+    vkllm__gpu_set_mem_use(f->gpu, was);
+    if (st) return st;
     if (nh) vkllm__buffer_free(f->logits_host), f->logits_host = nh;
     f->state_bytes += ((uint64_t)rows - f->logits_rows) * V * 4;
     vkllm__buffer_free(f->logits);
@@ -419,6 +470,15 @@ static vkllm_status check_ids(const struct vkllm__forward *f, const uint32_t *to
     return VKLLM_STATUS_OK;
 }
 
+/* The step's token ids and first position, where the host writes them (the step copies them to
+ * the device-local buffers first where those are not the ones written). */
+static vkllm_status put_ids(struct vkllm__forward *f, const uint32_t *tokens, uint32_t n) {
+    return vkllm__buffer_upload(f->ids_host ? f->ids_host : f->ids, 0, tokens, (uint64_t)n * 4);
+}
+static vkllm_status put_pos(struct vkllm__forward *f, uint32_t pos0) {
+    return vkllm__buffer_upload(f->pos_host ? f->pos_host : f->pos, 0, &pos0, 4);
+}
+
 static vkllm_status set_batch(struct vkllm__forward *f, const uint32_t *tokens, uint32_t n, uint32_t pos0) {
     uint32_t V = f->m->desc->hp.n_vocab;
     for (uint32_t i = 0; i < n; i++)
@@ -428,8 +488,8 @@ static vkllm_status set_batch(struct vkllm__forward *f, const uint32_t *tokens, 
     if ((uint64_t)pos0 + n > f->n_ctx)
         return vkllm__err(VKLLM_STATUS_CONTEXT_FULL,
                           "the context is full: %u positions used, %u more asked for, room for %u", pos0, n, f->n_ctx);
-    vkllm_status st = vkllm__buffer_upload(f->ids, 0, tokens, (uint64_t)n * 4); /* (its blocks: the caller's) */
-    if (!st) st = vkllm__buffer_upload(f->pos, 0, &pos0, 4);
+    vkllm_status st = put_ids(f, tokens, n);
+    if (!st) st = put_pos(f, pos0);
     /* from position 0 every live row is rewritten: older writes no longer matter */
     if (!st) f->last_pos0 = pos0, f->kv_hi = pos0 == 0 ? n : VKLLM_MAX(f->kv_hi, pos0 + n);
     return st;
@@ -543,9 +603,9 @@ vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, con
         for (uint32_t i = 0; i < nb; i++) /* each its block (a full pool: nothing evaluated) */
             if ((st = vkllm__kv_reserve(&sq[i]->kv, pos[done + i], pos[done + i] + 1))) return st;
         if ((st = ensure_logits(f, nb))) return st;
-        if ((st = vkllm__buffer_upload(f->ids, 0, tokens + done, (uint64_t)nb * 4))) return st;
+        if ((st = put_ids(f, tokens + done, nb))) return st;
         for (uint32_t i = 0; i < nb; i++) {
-            if ((st = vkllm__buffer_upload(sq[i]->pos, 0, &pos[done + i], 4))) return st;
+            if ((st = put_pos(sq[i], pos[done + i]))) return st;
             sq[i]->kv_hi = pos[done + i] == 0 ? 1 : VKLLM_MAX(sq[i]->kv_hi, pos[done + i] + 1);
         }
         int same = nb == f->multi_n && nb <= VKLLM__BATCH_KEY;

@@ -33,10 +33,14 @@ static vkllm_status up_matrix(struct upload *u, const struct vkllm__gguf_tensor 
     if (use == MV_ONLY && vkllm__matvec_tb_bytes(u->gpu, t->type, t->ne[0], m)) {
         *out = (struct vkllm__dtensor){.type = t->type, .k = t->ne[0], .m = m};
         st = vkllm__row_size(t->type, t->ne[0], &out->row_bytes);
+        enum vkllm__mem_use was = vkllm__gpu_set_mem_use(u->gpu, VKLLM__USE_REPACKED);
         if (!st) st = vkllm__dtensor_add_tb(u->gpu, out, t->data);
+        vkllm__gpu_set_mem_use(u->gpu, was);
     } else { /* stacked experts split (where larger than one allocation) between experts */
         st = vkllm__dtensor_upload_grouped(u->gpu, t->type, t->ne[0], m, t->ne[2] > 1 ? t->ne[1] : 1, t->data, out);
+        enum vkllm__mem_use was = vkllm__gpu_set_mem_use(u->gpu, VKLLM__USE_REPACKED);
         if (!st && use == MV_EMBD && (st = vkllm__dtensor_add_tb(u->gpu, out, t->data))) vkllm__dtensor_free(out);
+        vkllm__gpu_set_mem_use(u->gpu, was);
     }
     if (st) {
         vkllm__err_prefix("tensor %.*s: ", (int)t->name.len, t->name.ptr);
@@ -201,8 +205,30 @@ static vkllm_status up_rope(struct vkllm__gpu *gpu, const float *freqs, uint32_t
     return st;
 }
 
+static vkllm_status model_load(struct vkllm__gpu *gpu, const struct vkllm__model_desc *desc,
+                               vkllm__progress_fn progress, void *user, struct vkllm__gpu_model **out);
+
+/* The weights' buffers are accounted as such, their blocks sized to what they take (no last block
+ * mostly empty), and their uploads overlap one another through the staging buffer, which is given
+ * back when they are done. */
 vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__model_desc *desc,
                                    vkllm__progress_fn progress, void *user, struct vkllm__gpu_model **out) {
+    enum vkllm__mem_use was = vkllm__gpu_set_mem_use(gpu, VKLLM__USE_WEIGHTS);
+    vkllm__gpu_upload_begin(gpu);
+    vkllm_status st = model_load(gpu, desc, progress, user, out);
+    vkllm_status se = vkllm__gpu_upload_end(gpu);
+    vkllm__gpu_expect(gpu, 0);
+    vkllm__gpu_set_mem_use(gpu, was);
+    if (!st && se) {
+        vkllm__gpu_model_free(*out);
+        *out = NULL;
+        st = se;
+    }
+    return st;
+}
+
+static vkllm_status model_load(struct vkllm__gpu *gpu, const struct vkllm__model_desc *desc,
+                               vkllm__progress_fn progress, void *user, struct vkllm__gpu_model **out) {
     const struct vkllm__hparams *hp = &desc->hp;
     const struct vkllm__model_weights *w = &desc->w;
     struct upload u = {gpu, progress, user, 0, total_bytes(gpu, desc, 1), hp->n_expert_used, 1};
@@ -221,6 +247,8 @@ vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__m
                           vkllm__bytes(budget - VKLLM_MIN(used, budget)).s, vkllm__bytes(budget).s);
     struct vkllm__gpu_model *m = vkllm__calloc(1, sizeof *m);
     if (!m) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    /* every tensor rounded up to the buffer alignment, and a few small vectors (rope, scales) */
+    vkllm__gpu_expect(gpu, u.total + ((uint64_t)hp->n_layer * VKLLM__LT_COUNT_ + 16) * 512 + (64u << 10));
     m->gpu = gpu;
     m->desc = desc;
     vkllm_status st = VKLLM_STATUS_OK;

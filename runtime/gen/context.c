@@ -97,6 +97,21 @@ uint64_t vkllm_ctx_validation_messages(vkllm_ctx_t ctx) { return ctx ? vkllm__gp
 
 uint64_t vkllm_ctx_device_memory_used(vkllm_ctx_t ctx) { return ctx ? vkllm__gpu_memory_allocated(ctx->gpu) : 0; }
 
+_Static_assert((int)VKLLM_MEMORY_OTHER == (int)VKLLM__USE_OTHER && (int)VKLLM_MEMORY_EMPTY == (int)VKLLM__USE_COUNT_,
+               "enum vkllm_memory_use follows enum vkllm__mem_use");
+
+void vkllm_ctx_memory_breakdown(vkllm_ctx_t ctx, struct vkllm_memory_breakdown *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (ctx) vkllm__gpu_memory_by_use(ctx->gpu, out->device, out->host);
+}
+
+const char *vkllm_memory_use_name(enum vkllm_memory_use u) {
+    static const char *const names[] = {"weights", "repacked", "kv", "activations", "logits",
+                                        "inputs", "staging", "readback", "other", "empty"};
+    return (unsigned)u < VKLLM_ARRAY_LEN(names) ? names[u] : "?";
+}
+
 int vkllm_tuning_knob(size_t i, struct vkllm_tuning_knob *out) {
     const struct vkllm__tuning_knob *k = vkllm__tuning_knob(i);
     if (!k || !out) return 0;

@@ -68,6 +68,26 @@ enum vkllm__mem_kind {
     VKLLM__MEM_HOST = 1,   /* host-visible: staging, readback, small per-step parameters */
 };
 
+/* What a buffer holds, for the accounting by use (run --stats json, bench). Keep in the order of
+ * enum vkllm_memory_use (include/vkllm.h). */
+enum vkllm__mem_use {
+    VKLLM__USE_WEIGHTS, VKLLM__USE_REPACKED, VKLLM__USE_KV, VKLLM__USE_ACTIVATIONS, VKLLM__USE_LOGITS,
+    VKLLM__USE_INPUTS, VKLLM__USE_STAGING, VKLLM__USE_READBACK, VKLLM__USE_OTHER, VKLLM__USE_COUNT_
+};
+/* Buffers allocated from now on hold use; returns the use set before (to restore it). */
+enum vkllm__mem_use vkllm__gpu_set_mem_use(struct vkllm__gpu *gpu, enum vkllm__mem_use use);
+/* The caller is about to allocate about bytes of buffers: new blocks are sized to hold them (not
+ * larger), instead of growing with what the blocks already hold. 0: no such hint. */
+void vkllm__gpu_expect(struct vkllm__gpu *gpu, uint64_t bytes);
+/* Bytes handed out by use (VKLLM__USE_COUNT_ entries) and, in the last entry, the bytes of blocks
+ * not handed out: device the device-local heap, host the other heaps. */
+void vkllm__gpu_memory_by_use(const struct vkllm__gpu *gpu, uint64_t device[VKLLM__USE_COUNT_ + 1],
+                              uint64_t host[VKLLM__USE_COUNT_ + 1]);
+/* A run of uploads (a model's weights): through staging, each returns with its last copy in flight
+ * and the next overlaps it; end waits for them all and gives the staging buffer back. */
+void vkllm__gpu_upload_begin(struct vkllm__gpu *gpu);
+vkllm_status vkllm__gpu_upload_end(struct vkllm__gpu *gpu);
+
 /* Sub-allocate size bytes (aligned for storage-buffer binding). VKLLM_STATUS_DEVICE_OOM when the
  * heap is exhausted (by our own accounting, not only the driver's word). */
 vkllm_status vkllm__buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkllm__mem_kind kind,
@@ -78,6 +98,9 @@ uint64_t vkllm__buffer_size(const struct vkllm__buffer *b);
 /* Host pointer to the buffer's bytes when its memory is host-visible (unified memory, or
  * VKLLM__MEM_HOST), NULL otherwise. Coherent: no flush needed. */
 void *vkllm__buffer_map(const struct vkllm__buffer *b);
+/* 1 where vkllm__buffer_upload writes the buffer's memory directly (mapped, or device-local
+ * memory the host may write: ReBAR), 0 where it copies through staging. */
+int vkllm__buffer_host_writes(const struct vkllm__buffer *b);
 
 /* Copy host <-> buffer (directly when mapped, otherwise through a staging buffer). Waits. */
 vkllm_status vkllm__buffer_upload(struct vkllm__buffer *b, uint64_t offset, const void *src,

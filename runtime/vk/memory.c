@@ -42,6 +42,15 @@ vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu) {
     if (gpu->type_device < 0) gpu->type_device = find_type(mp, ~0u, DL, DL);
     if (gpu->type_device < 0) gpu->type_device = find_type(mp, ~0u, 0, 0);
     gpu->type_host = find_type(mp, ~0u, HV, HV | VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+    /* A discrete GPU whose device-local heap the host can write through a mapping (resizable BAR:
+     * a device-local, host-visible type on that same heap, not a 256 MiB window of its own):
+     * device blocks are taken from it and uploads write them directly, no staging copy. */
+    gpu->type_rebar = -1;
+    if (!gpu->info.unified_memory && gpu->type_device >= 0) {
+        int t = find_type(mp, ~0u, DL | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, DL | HV);
+        if (t >= 0 && mp->memoryTypes[t].heapIndex == mp->memoryTypes[gpu->type_device].heapIndex)
+            gpu->type_rebar = t;
+    }
     if ((gpu->type_device < 0 || gpu->type_host < 0) && !gpu->compile_only)
         return vkllm__err(VKLLM_STATUS_NO_DEVICE, "%s has no usable memory type", gpu->info.name);
     VkPhysicalDeviceProperties props;
@@ -73,8 +82,11 @@ vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu) {
         .commandBufferCount = 1,
     };
     VKLLM_VK_TRY(st, gpu->vk.vkAllocateCommandBuffers(gpu->device, &ai, &gpu->xfer_cmd), fail);
+    ai.commandBufferCount = 2;
+    VKLLM_VK_TRY(st, gpu->vk.vkAllocateCommandBuffers(gpu->device, &ai, gpu->slot_cmd), fail);
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VKLLM_VK_TRY(st, gpu->vk.vkCreateFence(gpu->device, &fci, NULL, &gpu->xfer_fence), fail);
+    for (int i = 0; i < 2; i++) VKLLM_VK_TRY(st, gpu->vk.vkCreateFence(gpu->device, &fci, NULL, &gpu->slot_fence[i]), fail);
     return VKLLM_STATUS_OK;
 fail:
     return st;
@@ -122,7 +134,10 @@ static void block_destroy(struct vkllm__gpu *gpu, struct vkllm__block *b) {
     vkllm__free(b);
 }
 
+static vkllm_status slots_wait(struct vkllm__gpu *gpu);
+
 void vkllm__mem_free_all(struct vkllm__gpu *gpu) {
+    slots_wait(gpu);
     if (gpu->staging) vkllm__buffer_free(gpu->staging);
     gpu->staging = NULL;
     for (uint32_t i = 0; i < gpu->n_blocks; i++) block_destroy(gpu, gpu->blocks[i]);
@@ -130,6 +145,10 @@ void vkllm__mem_free_all(struct vkllm__gpu *gpu) {
     gpu->blocks = NULL;
     gpu->n_blocks = gpu->cap_blocks = 0;
     if (gpu->xfer_fence) gpu->vk.vkDestroyFence(gpu->device, gpu->xfer_fence, NULL);
+    for (int i = 0; i < 2; i++) {
+        if (gpu->slot_fence[i]) gpu->vk.vkDestroyFence(gpu->device, gpu->slot_fence[i], NULL);
+        gpu->slot_fence[i] = VK_NULL_HANDLE;
+    }
     if (gpu->pool) gpu->vk.vkDestroyCommandPool(gpu->device, gpu->pool, NULL);
     gpu->xfer_fence = VK_NULL_HANDLE;
     gpu->pool = VK_NULL_HANDLE;
@@ -175,7 +194,7 @@ static vkllm_status block_create(struct vkllm__gpu *gpu, uint64_t size, enum vkl
                                  struct vkllm__block **out) {
     vkllm_status st = VKLLM_STATUS_OK;
     if (gpu->compile_only) return block_create_bookkeeping(size, kind, out);
-    int type = kind == VKLLM__MEM_HOST ? gpu->type_host : gpu->type_device;
+    int type = kind == VKLLM__MEM_HOST ? gpu->type_host : gpu->type_rebar >= 0 ? gpu->type_rebar : gpu->type_device;
     uint32_t heap = gpu->mem_props.memoryTypes[type].heapIndex;
     uint64_t heap_size = heap_bytes(gpu, heap);
     if (gpu->memory_limit && gpu->memory_limit < heap_size) heap_size = gpu->memory_limit;
@@ -235,6 +254,8 @@ static vkllm_status block_create(struct vkllm__gpu *gpu, uint64_t size, enum vkl
     if ((gpu->mem_props.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
         !(kind == VKLLM__MEM_DEVICE && gpu->force_staging))
         VKLLM_VK_TRY(st, gpu->vk.vkMapMemory(gpu->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped), fail);
+    else if (kind == VKLLM__MEM_DEVICE && type == gpu->type_rebar) /* written through, read back by copies */
+        VKLLM_VK_TRY(st, gpu->vk.vkMapMemory(gpu->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->wmapped), fail);
     b->free_list = vkllm__malloc(4 * sizeof *b->free_list);
     if (!b->free_list) {
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
@@ -315,10 +336,20 @@ static uint64_t shared_bytes(const struct vkllm__gpu *gpu, enum vkllm__mem_kind 
     return n;
 }
 
+/* 0 where the block is on the device-local heap (the one the budgets are of), 1 elsewhere. */
+static int on_device_heap(const struct vkllm__gpu *gpu, const struct vkllm__block *b) {
+    if (gpu->compile_only || gpu->type_device < 0) return b->kind == VKLLM__MEM_DEVICE ? 0 : 1;
+    return gpu->mem_props.memoryTypes[b->type_index].heapIndex != gpu->mem_props.memoryTypes[gpu->type_device].heapIndex;
+}
+
 /* own_block: a block of the buffer's own size, shared with nothing (the staging buffer). */
 static vkllm_status buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkllm__mem_kind kind, int own_block,
                                  struct vkllm__buffer **out) {
     if (size == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "buffer of 0 bytes");
+    /* Where device blocks are mapped and of the host type (unified memory: lavapipe), host buffers
+     * share them: no block of their own for a few bytes of per-step parameters. */
+    if (kind == VKLLM__MEM_HOST && !own_block && gpu->type_host == gpu->type_device && !gpu->force_staging)
+        kind = VKLLM__MEM_DEVICE;
     uint64_t align = buffer_align(gpu);
     if (size > UINT64_MAX / 2) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "buffer size overflows");
     uint64_t reserved = align_up(size, align);
@@ -351,6 +382,9 @@ static vkllm_status buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkl
          * small model does not hold 256 MiB. (Counted per kind: the host-visible blocks of a
          * discrete GPU, a few small buffers, grew with the device's and took 256 MiB.) */
         uint64_t grow = VKLLM_MIN(gpu->block_size, VKLLM_MAX(16ull << 20, shared_bytes(gpu, kind)));
+        /* A caller that said how much it is about to allocate gets blocks of that size: the last
+         * block of a model's weights, or the one of a session's state, is not left mostly empty. */
+        if (gpu->expect) grow = VKLLM_MIN(gpu->block_size, VKLLM_MAX(gpu->expect, reserved));
         grow = (grow + align - 1) / align * align;
         int shared = !own_block && reserved <= gpu->block_size / 4;
         uint64_t bsize = shared && reserved < grow ? grow : reserved;
@@ -372,6 +406,9 @@ static vkllm_status buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkl
     }
     blk->used += reserved;
     gpu->used += reserved;
+    gpu->expect -= VKLLM_MIN(gpu->expect, reserved);
+    buf->use = own_block ? VKLLM__USE_STAGING : gpu->mem_use;
+    gpu->use_bytes[on_device_heap(gpu, blk)][buf->use] += reserved;
     buf->gpu = gpu;
     buf->block = blk;
     buf->offset = off;
@@ -389,6 +426,7 @@ vkllm_status vkllm__buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkl
 void vkllm__buffer_free(struct vkllm__buffer *b) {
     if (!b) return;
     struct vkllm__gpu *gpu = b->gpu;
+    if (gpu->slot_busy[0] || gpu->slot_busy[1]) slots_wait(gpu); /* a copy may still write it */
     struct vkllm__block *blk = b->block;
     for (struct vkllm__texel_view *v = b->views, *next; v; v = next) {
         next = v->next;
@@ -396,6 +434,7 @@ void vkllm__buffer_free(struct vkllm__buffer *b) {
         vkllm__free(v);
     }
     block_give(blk, b->offset, b->reserved);
+    gpu->use_bytes[on_device_heap(gpu, blk)][b->use] -= b->reserved;
     blk->used -= b->reserved;
     gpu->used -= b->reserved;
     /* Give an empty block back to the driver. */
@@ -413,12 +452,17 @@ void vkllm__buffer_free(struct vkllm__buffer *b) {
      * gives the context's device memory back to where it started. */
     if (gpu->staging && !is_staging && gpu->used == gpu->staging->reserved) {
         struct vkllm__buffer *st = gpu->staging;
+        slots_wait(gpu); /* a copy from it may be in flight (a failed load frees what it uploaded) */
         gpu->staging = NULL;
         vkllm__buffer_free(st);
     }
 }
 
 uint64_t vkllm__buffer_size(const struct vkllm__buffer *b) { return b->size; }
+
+int vkllm__buffer_host_writes(const struct vkllm__buffer *b) {
+    return b->gpu->compile_only || b->block->mapped || b->block->wmapped;
+}
 
 void *vkllm__buffer_map(const struct vkllm__buffer *b) {
     return b->block->mapped ? (uint8_t *)b->block->mapped + b->offset : NULL;
@@ -432,6 +476,24 @@ uint64_t vkllm__gpu_memory_allocated(const struct vkllm__gpu *gpu) {
     return gpu->heap_used[gpu->mem_props.memoryTypes[gpu->type_device].heapIndex];
 }
 uint64_t vkllm__gpu_memory_used(const struct vkllm__gpu *gpu) { return gpu->used; }
+
+enum vkllm__mem_use vkllm__gpu_set_mem_use(struct vkllm__gpu *gpu, enum vkllm__mem_use use) {
+    enum vkllm__mem_use old = gpu->mem_use;
+    gpu->mem_use = use;
+    return old;
+}
+
+void vkllm__gpu_expect(struct vkllm__gpu *gpu, uint64_t bytes) { gpu->expect = bytes; }
+
+void vkllm__gpu_memory_by_use(const struct vkllm__gpu *gpu, uint64_t device[VKLLM__USE_COUNT_ + 1],
+                              uint64_t host[VKLLM__USE_COUNT_ + 1]) {
+    for (int u = 0; u < VKLLM__USE_COUNT_; u++) device[u] = gpu->use_bytes[0][u], host[u] = gpu->use_bytes[1][u];
+    device[VKLLM__USE_COUNT_] = host[VKLLM__USE_COUNT_] = 0;
+    for (uint32_t i = 0; i < gpu->n_blocks; i++) {
+        const struct vkllm__block *b = gpu->blocks[i];
+        (on_device_heap(gpu, b) ? host : device)[VKLLM__USE_COUNT_] += b->size - b->used;
+    }
+}
 
 uint64_t vkllm__gpu_max_binding(const struct vkllm__gpu *gpu) { return gpu->max_binding; }
 uint32_t vkllm__gpu_cpu_threads(const struct vkllm__gpu *gpu) { return gpu->cpu_threads; }
@@ -518,10 +580,21 @@ static vkllm_status check_range(const struct vkllm__buffer *b, uint64_t offset, 
 }
 
 /* The staging buffer has a block of its own: it comes and goes with the context's other buffers,
- * and counted among the shared blocks it made the next host-visible block as large as itself. */
-static vkllm_status ensure_staging(struct vkllm__gpu *gpu) {
-    if (gpu->staging) return VKLLM_STATUS_OK;
-    return buffer_alloc(gpu, VKLLM_MIN(STAGING_SIZE, vkllm__gpu_max_alloc(gpu)), VKLLM__MEM_HOST, 1, &gpu->staging);
+ * and counted among the shared blocks it made the next host-visible block as large as itself. It
+ * is as large as the largest transfer asked for (up to STAGING_SIZE), and given back at the end of
+ * a run of uploads (vkllm__gpu_upload_end): a model's load does not keep 64 MiB for later. */
+static vkllm_status ensure_staging(struct vkllm__gpu *gpu, uint64_t want) {
+    uint64_t size = VKLLM_MIN(STAGING_SIZE, vkllm__gpu_max_alloc(gpu));
+    size = VKLLM_MIN(size, VKLLM_MAX(align_up(want, 2 * buffer_align(gpu)), 1ull << 20));
+    if (gpu->staging && gpu->staging->size >= size) return VKLLM_STATUS_OK;
+    vkllm_status st = slots_wait(gpu); /* the old one may still be read */
+    if (st) return st;
+    if (gpu->staging) {
+        struct vkllm__buffer *old = gpu->staging;
+        gpu->staging = NULL;
+        vkllm__buffer_free(old);
+    }
+    return buffer_alloc(gpu, size, VKLLM__MEM_HOST, 1, &gpu->staging);
 }
 
 static vkllm_status copy_chunk(struct vkllm__gpu *gpu, VkBuffer src, uint64_t soff, VkBuffer dst,
@@ -533,6 +606,70 @@ static vkllm_status copy_chunk(struct vkllm__gpu *gpu, VkBuffer src, uint64_t so
     return vkllm__xfer_submit_wait(gpu);
 }
 
+/* Wait for the copies in flight from the staging halves. */
+static vkllm_status slots_wait(struct vkllm__gpu *gpu) {
+    vkllm_status st = VKLLM_STATUS_OK;
+    for (int i = 0; i < 2; i++) {
+        if (!gpu->slot_busy[i]) continue;
+        gpu->slot_busy[i] = 0;
+        VKLLM_VK_TRY(st, gpu->vk.vkWaitForFences(gpu->device, 1, &gpu->slot_fence[i], VK_TRUE, UINT64_MAX), fail);
+    }
+fail:
+    return st;
+}
+
+static void all_barrier(struct vkllm__gpu *gpu, VkCommandBuffer cb) {
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT};
+    gpu->vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb,
+                                 0, NULL, 0, NULL);
+}
+
+/* Copy n bytes of src into staging half i (once its last copy is done) and submit their copy to
+ * dst, not waiting: the host fills the other half meanwhile. */
+static vkllm_status slot_upload(struct vkllm__gpu *gpu, uint32_t i, const void *src, VkBuffer dst, uint64_t doff,
+                                uint64_t n) {
+    vkllm_status st = VKLLM_STATUS_OK;
+    const uint64_t half = gpu->staging->size / 2;
+    if (gpu->slot_busy[i]) {
+        gpu->slot_busy[i] = 0;
+        VKLLM_VK_TRY(st, gpu->vk.vkWaitForFences(gpu->device, 1, &gpu->slot_fence[i], VK_TRUE, UINT64_MAX), fail);
+    }
+    memcpy((uint8_t *)vkllm__buffer_map(gpu->staging) + i * half, src, n);
+    VkCommandBuffer cb = gpu->slot_cmd[i];
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    VKLLM_VK_TRY(st, gpu->vk.vkResetCommandBuffer(cb, 0), fail);
+    VKLLM_VK_TRY(st, gpu->vk.vkBeginCommandBuffer(cb, &bi), fail);
+    all_barrier(gpu, cb);
+    VkBufferCopy region = {.srcOffset = gpu->staging->offset + i * half, .dstOffset = doff, .size = n};
+    gpu->vk.vkCmdCopyBuffer(cb, gpu->staging->block->buffer, dst, 1, &region);
+    all_barrier(gpu, cb);
+    VKLLM_VK_TRY(st, gpu->vk.vkEndCommandBuffer(cb), fail);
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+    VKLLM_VK_TRY(st, gpu->vk.vkResetFences(gpu->device, 1, &gpu->slot_fence[i]), fail);
+    VKLLM_VK_TRY(st, gpu->vk.vkQueueSubmit(gpu->queue, 1, &si, gpu->slot_fence[i]), fail);
+    gpu->submitted = 1;
+    gpu->slot_busy[i] = 1;
+fail:
+    return st;
+}
+
+void vkllm__gpu_upload_begin(struct vkllm__gpu *gpu) { gpu->upload_batch = 1; }
+
+vkllm_status vkllm__gpu_upload_end(struct vkllm__gpu *gpu) {
+    gpu->upload_batch = 0;
+    if (gpu->compile_only) return VKLLM_STATUS_OK;
+    vkllm_status st = slots_wait(gpu);
+    if (gpu->staging) {
+        struct vkllm__buffer *old = gpu->staging;
+        gpu->staging = NULL;
+        vkllm__buffer_free(old);
+    }
+    return st;
+}
+
 vkllm_status vkllm__buffer_upload(struct vkllm__buffer *b, uint64_t offset, const void *src, uint64_t size) {
     vkllm_status st = check_range(b, offset, size);
     if (st || size == 0) return st;
@@ -540,21 +677,20 @@ vkllm_status vkllm__buffer_upload(struct vkllm__buffer *b, uint64_t offset, cons
         return vkllm__err(VKLLM_STATUS_DEVICE_LOST, "buffer upload of %llu bytes: injected failure (tests)",
                           (unsigned long long)size);
     if (b->gpu->compile_only) return VKLLM_STATUS_OK; /* no memory to hold it */
-    uint8_t *dst = vkllm__buffer_map(b);
+    uint8_t *dst = b->block->mapped ? b->block->mapped : b->block->wmapped; /* unified memory, or ReBAR */
     if (dst) {
-        memcpy(dst + offset, src, size);
+        memcpy(dst + b->offset + offset, src, size);
         return VKLLM_STATUS_OK;
     }
     struct vkllm__gpu *gpu = b->gpu;
-    if ((st = ensure_staging(gpu))) return st;
-    for (uint64_t done = 0, step = gpu->staging->size; done < size; done += step) {
+    if ((st = ensure_staging(gpu, size))) return st;
+    for (uint64_t done = 0, step = gpu->staging->size / 2; done < size; done += step) {
         uint64_t n = VKLLM_MIN(step, size - done);
-        memcpy(vkllm__buffer_map(gpu->staging), (const uint8_t *)src + done, n);
-        st = copy_chunk(gpu, gpu->staging->block->buffer, gpu->staging->offset, b->block->buffer,
-                        b->offset + offset + done, n);
+        st = slot_upload(gpu, gpu->next_slot, (const uint8_t *)src + done, b->block->buffer, b->offset + offset + done, n);
+        gpu->next_slot ^= 1;
         if (st) return st;
     }
-    return VKLLM_STATUS_OK;
+    return gpu->upload_batch ? VKLLM_STATUS_OK : slots_wait(gpu);
 }
 
 vkllm_status vkllm__buffer_download(struct vkllm__buffer *b, uint64_t offset, void *dst, uint64_t size) {
@@ -570,7 +706,7 @@ vkllm_status vkllm__buffer_download(struct vkllm__buffer *b, uint64_t offset, vo
         return VKLLM_STATUS_OK;
     }
     struct vkllm__gpu *gpu = b->gpu;
-    if ((st = ensure_staging(gpu))) return st;
+    if ((st = slots_wait(gpu)) || (st = ensure_staging(gpu, size))) return st;
     for (uint64_t done = 0, step = gpu->staging->size; done < size; done += step) {
         uint64_t n = VKLLM_MIN(step, size - done);
         st = copy_chunk(gpu, b->block->buffer, b->offset + offset + done, gpu->staging->block->buffer,
@@ -589,8 +725,8 @@ vkllm_status vkllm__buffer_fill_zero(struct vkllm__buffer *b) {
         return VKLLM_STATUS_OK;
     }
     struct vkllm__gpu *gpu = b->gpu;
-    vkllm_status st = vkllm__xfer_begin(gpu);
-    if (st) return st;
+    vkllm_status st = slots_wait(gpu);
+    if (st || (st = vkllm__xfer_begin(gpu))) return st;
     gpu->vk.vkCmdFillBuffer(gpu->xfer_cmd, b->block->buffer, b->offset, b->reserved, 0);
     return vkllm__xfer_submit_wait(gpu);
 }

@@ -60,7 +60,9 @@ struct vkllm__block {
     uint64_t size;
     uint32_t type_index;  /* memory type */
     enum vkllm__mem_kind kind;
-    void *mapped;         /* host pointer when host-visible */
+    void *mapped;         /* host pointer when host-visible and read back directly */
+    void *wmapped;        /* host pointer for writes only: a discrete GPU's device-local, host-visible
+                             (ReBAR) memory, write-combined and slow to read over the bus */
     struct vkllm__range *free_list; /* sorted by offset, coalesced */
     uint32_t n_free, cap_free;
     uint64_t used;        /* bytes handed out */
@@ -73,6 +75,7 @@ struct vkllm__buffer {
     uint64_t offset;      /* in the block */
     uint64_t size;        /* bytes asked for */
     uint64_t reserved;    /* bytes taken from the block (aligned) */
+    enum vkllm__mem_use use; /* what it holds (vkllm__gpu_memory_by_use) */
     struct vkllm__texel_view *views; /* texel views made for bindings, freed with the buffer */
 };
 
@@ -139,6 +142,11 @@ struct vkllm__gpu {
     uint64_t shared_bytes;        /* bytes of the blocks small buffers share */
     uint64_t heap_used[VK_MAX_MEMORY_HEAPS]; /* our accounting, bytes allocated per heap */
     uint64_t allocated, used;
+    enum vkllm__mem_use mem_use;  /* what buffers allocated now hold (vkllm__gpu_set_mem_use) */
+    uint64_t use_bytes[2][VKLLM__USE_COUNT_]; /* bytes handed out by use: [0] the device-local heap, [1] others */
+    uint64_t expect;              /* bytes the caller said it is about to allocate (vkllm__gpu_expect) */
+    int type_rebar;               /* device-local + host-visible type on the device-local heap, written
+                                     through a mapping (discrete GPUs with resizable BAR), or -1 */
     int type_device, type_host;   /* memory type index for each kind */
     /* from the tuning (vkllm__mem_apply_tuning) */
     uint64_t memory_limit;        /* memory_limit_mb in bytes, 0 = the heap size */
@@ -149,11 +157,17 @@ struct vkllm__gpu {
     struct vkllm__gpu_bind_limits bind_limits; /* uniform and texel bindings */
     uint64_t dev_max_texels;      /* maxTexelBufferElements */
 
-    /* staging for devices without host-visible device-local memory */
+    /* staging for devices without host-visible device-local memory: two halves, each copied by
+     * its own command buffer while the host fills the other */
     struct vkllm__buffer *staging;
     VkCommandPool pool;
     VkCommandBuffer xfer_cmd;
     VkFence xfer_fence;
+    VkCommandBuffer slot_cmd[2];
+    VkFence slot_fence[2];
+    int slot_busy[2];             /* a copy from that half is in flight */
+    uint32_t next_slot;
+    int upload_batch;             /* vkllm__gpu_upload_begin: uploads return with their last copy in flight */
 
     /* pipelines */
     VkPipelineCache pipeline_cache;
