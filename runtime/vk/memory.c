@@ -384,10 +384,12 @@ static vkllm_status buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkl
         uint64_t grow = VKLLM_MIN(gpu->block_size, VKLLM_MAX(16ull << 20, shared_bytes(gpu, kind)));
         /* A caller that said how much it is about to allocate gets blocks of that size: the last
          * block of a model's weights, or the one of a session's state, is not left mostly empty. */
-        if (gpu->expect) grow = VKLLM_MIN(gpu->block_size, VKLLM_MAX(gpu->expect, reserved));
+        if (gpu->expect && kind == VKLLM__MEM_DEVICE) grow = VKLLM_MIN(gpu->block_size, VKLLM_MAX(gpu->expect, reserved));
         grow = (grow + align - 1) / align * align;
         int shared = !own_block && reserved <= gpu->block_size / 4;
         uint64_t bsize = shared && reserved < grow ? grow : reserved;
+        /* whole 64 KiB: drivers allocate whole pages (RADV's heapUsage grows by the size rounded up) */
+        if (align_up(bsize, 64u << 10) <= gpu->max_alloc) bsize = align_up(bsize, 64u << 10);
         vkllm_status st = block_create(gpu, bsize, kind, &blk);
         if (st && bsize > reserved) /* a smaller block may still fit */
             st = block_create(gpu, reserved, kind, &blk);
@@ -406,7 +408,7 @@ static vkllm_status buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkl
     }
     blk->used += reserved;
     gpu->used += reserved;
-    gpu->expect -= VKLLM_MIN(gpu->expect, reserved);
+    if (kind == VKLLM__MEM_DEVICE) gpu->expect -= VKLLM_MIN(gpu->expect, reserved); /* the hint is of device blocks */
     buf->use = own_block ? VKLLM__USE_STAGING : gpu->mem_use;
     gpu->use_bytes[on_device_heap(gpu, blk)][buf->use] += reserved;
     buf->gpu = gpu;
