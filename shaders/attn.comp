@@ -17,12 +17,10 @@
 // that share one kv head (GQA), so each K/V row is read once for all of them. Query i (at
 // position pos0 + i) sees cache positions 0 .. pos0 + i.
 //
-// Grid: x = split (a range of split_len cache positions), y = query tile, z = head group.
-// Without ATTN_SPLIT the output is final, o (n, n_head, HD). With ATTN_SPLIT each workgroup
-// writes the unnormalized partial (HD values, running max m, sum l) of its split for every row:
-// part (n_split, n, n_head, HD + 2); attn_reduce.comp combines them. A split that starts past
-// the current length does nothing (the reduce never reads it), so the number of splits is fixed
-// at recording time and the current length is data (pos0).
+// Grid: x = 1, y = query tile, z = head group; the output is final, o (n, n_head, HD).
+// ATTN_SPLIT (attn_split_*, decode: one query) is another kernel, shaders/include/attn_decode.glsl:
+// the span the query sees cut into a fixed number of splits whose length follows the position,
+// cooperative 16-byte K/V loads, partials for attn_reduce.comp.
 //
 // With p.sinks, head h's softmax also counts the score sinks[h] (gpt-oss's attention sinks), which
 // has no value: the final output's denominator takes exp(sinks[h] - m) (attn_reduce.comp's, split).
@@ -58,6 +56,8 @@ layout(constant_id = 3) const uint HG = 1;   // heads per workgroup (divides n_h
 layout(constant_id = 4) const uint TM = 16;  // cooperative matrix shape (16 x 16 x 16: the op makes sure)
 layout(constant_id = 5) const uint TN = 16;
 layout(constant_id = 6) const uint TK = 16;
+#elif defined(ATTN_SPLIT)
+layout(constant_id = 4) const uint NG = 8;   // decode's P V: key groups (x HC chunks <= WG invocations)
 #else
 layout(constant_id = 4) const uint NPT = 16; // O update: threads per row = min(HQ, WG)
 layout(constant_id = 5) const uint RS = 2;   // O update: row slices = WG / NPT
@@ -80,6 +80,10 @@ layout(push_constant) uniform PC { pc_attn p; };
 
 #define NEG_INF (uintBitsToFloat(0xff800000u))
 #define WG (gl_WorkGroupSize.x)
+
+#if defined(ATTN_SPLIT)
+#include "attn_decode.glsl"
+#else
 
 // Queries and outputs are kept as vec4 quads: on lavapipe every load costs a per-lane gather,
 // so fewer, wider ones matter more than anything else.
@@ -380,14 +384,6 @@ void store(uint split) {
         uint r = e / HD, d = e % HD, qi = q_base + r / HG, h = h_base + r % HG;
         if (qi >= p.n) continue;
         float v = o_sh[r * HQ + d / 4][d % 4];
-#ifdef ATTN_SPLIT
-        uint b = ((split * p.n + qi) * p.n_head + h) * (HD + 2);
-        o[b + d] = v;
-        if (d == 0) {
-            o[b + HD] = m_sh[r];
-            o[b + HD + 1] = l_sh[r];
-        }
-#else
         float l = l_sh[r];
         if (p.sinks != 0u) { // one more score, with no value: rescale to the larger max
             float m = m_sh[r], sk = sinks[h], mn = max(m, sk), a = m == NEG_INF ? 0.0 : exp(m - mn);
@@ -395,7 +391,6 @@ void store(uint split) {
             l = l * a + exp(sk - mn);
         }
         o[(qi * p.n_head + h) * HD + d] = l > 0.0 ? v / l : 0.0;
-#endif
     }
 }
 
@@ -420,3 +415,5 @@ void main() {
     }
     store(split);
 }
+
+#endif // !ATTN_SPLIT

@@ -2,10 +2,12 @@
 #extension GL_GOOGLE_include_directive : require
 // attn_reduce.comp - combine the split partials of attn.comp (ATTN_SPLIT): one workgroup per
 // (query, head) row, o = sum_s w_s O_s / sum_s w_s l_s with w_s = exp(m_s - max m). Only the
-// splits that start before the row's current length (from pos0) are read. With p.sinks the
+// splits that hold positions of the span the query sees (from pos0 and the window, cut as
+// attn_split.glsl says) are read. With p.sinks the
 // denominator also counts exp(sinks[h] - max m), the max taking sinks[h] too.
 #include "common.glsl"
 #include "pc_attn.glsl"
+#include "attn_split.glsl"
 
 layout(std430, binding = 0) readonly buffer S { float part[]; }; // (n_split, n, n_head, HD + 2)
 layout(std430, binding = 1) readonly buffer P { uint pos0; };
@@ -19,8 +21,8 @@ void main() {
     uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; // qi * n_head + h
     if (row >= p.n * p.n_head) return;
     uint qi = row / p.n_head;
-    uint len = min(pos0 + qi + 1, p.n_ctx);
-    uint na = min((len + p.split_len - 1) / p.split_len, p.n_split);
+    uint len = min(pos0 + qi + 1, p.n_ctx), span = len - attn_first(len, p.window);
+    uint sl = attn_split_len(span, p.n_split), na = min((span + sl - 1) / sl, p.n_split);
     uint stride = p.n * p.n_head * (p.head_dim + 2); // between splits
     uint b = row * (p.head_dim + 2);
     float mx = NEG_INF;

@@ -90,6 +90,8 @@ enum vkllm__device_profile {
       "tiled matmul: the f16 tiles multiplied by cooperative matrices (VK_KHR_cooperative_matrix) where the device offers an f16 x f16 -> f32 shape: 1 on, 0 off (matmul_f16=0 turns it off too), -1 on except on Intel and on AMD's own drivers (as llama.cpp's Vulkan backend); 2: emulated, for tests on devices without them (F16, Q4_K, Q5_0)") \
     X(attn_coopmat, "VKLLM_ATTN_COOPMAT", -1, NULL,                                                             \
       "prefill attention's two products by cooperative matrices (16x16x16 f16 -> f32): 1 on where offered, 0 off, -1 as the matmul's default (not Intel, not AMD's own drivers), 2 emulated (tests)") \
+    X(attn_splits, "VKLLM_ATTN_SPLITS", -1, NULL,                                                               \
+      "attention, decode (attn.comp): splits of the current span (-1: about two workgroups per compute unit)") \
     X(attn_texel, "VKLLM_ATTN_TEXEL", -1, NULL,                                                                 \
       "attention through texel buffers, one row per invocation: 1 on, 0 off, -1 on CPU devices")               \
     X(attn_tb_lanes, "VKLLM_ATTN_TB_LANES", 8, NULL, "texel attention, prefill: lanes per workgroup")         \

@@ -17,7 +17,9 @@
 
 #define ATTN_WG 64          /* attention workgroup size = kv tile (positions per step) */
 #define ATTN_MAX_ROWS 16    /* (query, head) rows per attention workgroup */
-#define ATTN_SPLIT_LEN 256  /* decode: cache positions per split */
+#define ATTN_SPLIT_MIN 64   /* decode: the shortest split (shaders/include/attn_split.glsl) */
+#define ATTN_DEC_ROWS 8     /* decode: query heads per workgroup (each holds 8 values of each in registers) */
+#define ATTN_DEC_NG 16      /* decode: most key groups of P V (a barrier each at a split's end) */
 #define ARGMAX_WG 256
 #define REDUCE_WG 64
 
@@ -196,7 +198,8 @@ vkllm_status vkllm__op_kv_store_cols(struct vkllm__cmd *c, struct vkllm__view ca
  * kv head), the O-update and softmax thread layouts (spec constants of attn.comp), and the
  * decode split over the cache. */
 struct attn_plan {
-    int tb; /* 1: attn_tb.comp (wg = hg * qt lanes, blk positions per block), 0: attn.comp */
+    int tb;  /* 1: attn_tb.comp (wg = hg * qt lanes, blk positions per block), 0: attn.comp */
+    int dec; /* attn.comp's decode kernel (one query: attn_split_*, npt its key groups) */
     uint32_t wg, qt, hg, npt, rs, rpt, tpr, blk;
     uint32_t split_len, n_split; /* n_split 1: no split, no reduce */
 };
@@ -207,6 +210,42 @@ static uint32_t attn_rows(const struct vkllm__attn_shape *s) { return s->n_rows 
 static uint32_t attn_shared_bytes(uint32_t rows, uint32_t hd, uint32_t wg) {
     uint32_t quads = (hd + 3) / 4;
     return 4 * (2 * rows * quads * 4 + rows * wg + wg + 3 * rows);
+}
+
+/* The decode kernel's (shaders/include/attn_decode.glsl): queries and the key groups' sums in
+ * 8-value chunks, two tiles' scores and head rows, the partial maxima, rescales, max and sum. */
+static uint32_t dec_shared_bytes(uint32_t rows, uint32_t hd, uint32_t wg) {
+    uint32_t chunks = (hd + 7) / 8;
+    return 4 * (2 * rows * chunks * 8 + 2 * rows * wg + 2 * wg + wg + 3 * rows);
+}
+
+/* Compute units (SMs, CUs, Xe cores, shader cores) of the device, for the decode split. Vulkan
+ * reports none (only vendor extensions do: VK_AMD_shader_core_properties,
+ * VK_NV_shader_sm_builtins, VK_ARM_shader_core_properties), so this is a per-vendor estimate of a
+ * current card of each kind; CPU devices: the threads that run workgroups. Too many splits cost a
+ * little more reduce work, too few leave units idle. */
+static uint32_t device_units(const struct vkllm__gpu *gpu) {
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    int discrete = d->type == VKLLM_DEVICE_DISCRETE_GPU;
+    if (d->type == VKLLM_DEVICE_CPU) return VKLLM_MAX(vkllm__gpu_cpu_threads(gpu), 1u);
+    switch (d->vendor_id) {
+    case 0x10de: return discrete ? 128 : 16; /* NVIDIA: RTX 3090 82 SMs, 4090 128, H100/H200 132; Orin 16 */
+    case 0x1002: return discrete ? 80 : 12;  /* AMD: RX 6800 60 CUs, 7900 XTX 96; APUs 8-16 */
+    case 0x8086: return discrete ? 32 : 8;   /* Intel: Arc A770 32 Xe cores, B580 20; iGPUs 4-8 */
+    case 0x106b: return 32;                  /* Apple: M2 Max 38 GPU cores, M1 8 */
+    case 0x13b5: return 16;                  /* Arm Mali: G710 up to 16 cores */
+    case 0x5143: return 6;                   /* Qualcomm Adreno */
+    default: return discrete ? 64 : 16;
+    }
+}
+
+/* Decode splits: about two workgroups per compute unit over all head groups (groups workgroups a
+ * split), or the tuning's attn_splits; at most one per ATTN_SPLIT_MIN positions of the cache. */
+static uint32_t dec_splits(const struct vkllm__gpu *gpu, uint32_t groups, uint32_t n_ctx) {
+    long t = vkllm__gpu_tuning(gpu)->attn_splits;
+    uint64_t n = t > 0 ? (uint64_t)t : (2ull * device_units(gpu) + groups - 1) / groups;
+    uint64_t most = VKLLM_MIN(((uint64_t)n_ctx + ATTN_SPLIT_MIN - 1) / ATTN_SPLIT_MIN, 1024);
+    return (uint32_t)VKLLM_MAX(1, VKLLM_MIN(n, most));
 }
 
 /* attn.comp's plan for shape s (one part of a cache split by kv heads: n_head_all the query heads
@@ -221,7 +260,7 @@ static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__
     vkllm_status st = pages_check("attention", &s->pages, s->n_ctx, attn_rows(s), s->n_head_kv * s->head_dim);
     if (st) return st;
     if ((uint64_t)attn_rows(s) * s->n_head_kv * s->head_dim > UINT32_MAX ||
-        (uint64_t)s->n * n_head_all * (s->head_dim + 2) * (s->n_ctx / ATTN_SPLIT_LEN + 1) > UINT32_MAX)
+        (uint64_t)s->n * n_head_all * (s->head_dim + 2) * (s->n_ctx / ATTN_SPLIT_MIN + 1) > UINT32_MAX)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "attention: shape too large for 32-bit indices");
     if ((s->k_q8 || s->v_q8) && (s->head_dim % 4 || s->n_head_kv * s->head_dim % 32))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "attention: a q8_0 cache needs head_dim %% 4 == 0 and a width "
@@ -230,9 +269,15 @@ static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     pl->tb = 0;
     pl->blk = 0;
+    pl->dec = s->n == 1;
     pl->wg = fit_wg(gpu, ATTN_WG);
-    uint32_t rows = VKLLM_MIN(ATTN_MAX_ROWS, pl->wg);
-    while (rows > 0 && attn_shared_bytes(rows, s->head_dim, pl->wg) > d->max_shared_memory) rows--;
+    uint32_t rows = VKLLM_MIN(pl->dec ? ATTN_DEC_ROWS : ATTN_MAX_ROWS, pl->wg);
+    if (pl->dec && (s->head_dim + 7) / 8 > pl->wg)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "attention: head_dim %u needs more than %u invocations", s->head_dim,
+                          pl->wg);
+    while (rows > 0 && (pl->dec ? dec_shared_bytes(rows, s->head_dim, pl->wg)
+                                : attn_shared_bytes(rows, s->head_dim, pl->wg)) > d->max_shared_memory)
+        rows--;
     if (rows == 0)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "attention: head_dim %u needs more shared memory than %u bytes",
                           s->head_dim, d->max_shared_memory);
@@ -246,11 +291,12 @@ static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__
     pl->rs = pl->wg / pl->npt;
     pl->rpt = (r + pl->rs - 1) / pl->rs;
     pl->tpr = pl->wg / r;
-    pl->split_len = (ATTN_SPLIT_LEN + pl->wg - 1) / pl->wg * pl->wg;
-    pl->n_split = s->n == 1 ? (s->n_ctx + pl->split_len - 1) / pl->split_len : 1;
-    if (pl->n_split <= 1) {
-        pl->n_split = 1;
-        pl->split_len = s->n_ctx;
+    pl->split_len = s->n_ctx; /* prefill: one workgroup over the cache */
+    pl->n_split = 1;
+    if (pl->dec) { /* decode: key groups of P V, splits (their length is data: attn_split.glsl) */
+        pl->npt = VKLLM_MIN(pl->wg / ((s->head_dim + 7) / 8), ATTN_DEC_NG);
+        pl->n_split = dec_splits(gpu, n_head_all / pl->hg, s->n_ctx);
+        pl->split_len = 0;
     }
     if ((s->n + pl->qt - 1) / pl->qt > d->max_workgroup_count[1] || s->n_head / pl->hg > d->max_workgroup_count[2] ||
         pl->n_split > d->max_workgroup_count[0])
@@ -428,16 +474,19 @@ static void attn_cost(const struct vkllm__attn_shape *s, const struct attn_plan 
         r->flops = rows * (pl->n_split * (2 * HD + 3) + HD);
         return;
     }
-    /* split (one query): every working split loads q and writes partials */
+    /* split (one query): every working split loads q and writes partials; splits are at least
+     * ATTN_SPLIT_MIN long, n_split at most (attn_split.glsl) */
     a->bytes_read += kv_row;
     a->read_per_pos = kv_row;
-    a->split_len = pl->split_len;
+    a->split_len = ATTN_SPLIT_MIN;
+    a->max_splits = pl->n_split;
     a->read_per_split = rows * HD * 4;
     a->written_per_split = rows * (HD + 2) * 4;
     r->bytes_read = 4;
     r->bytes_written = rows * HD * 4;
     r->flops = rows * HD;
-    r->split_len = pl->split_len;
+    r->split_len = ATTN_SPLIT_MIN;
+    r->max_splits = pl->n_split;
     r->read_per_split = rows * (HD + 2) * 4;
     r->flops_per_split = rows * (2 * HD + 3);
 }
@@ -538,11 +587,11 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     for (uint32_t i = 0; i < parts; i++) {
         pc.kv_h0 = i * part.n_head_kv;
         struct vkllm__dispatch d = {
-            .shader = attn_shader(s, split, cm),
+            .shader = attn_shader(s, pl.dec, cm),
             .n_spec = 8, .spec = {pl.wg, s->head_dim, pl.qt, pl.hg, pl.npt, pl.rs, pl.rpt, pl.tpr},
             .n_bind = 7, .bind = {vkllm__bind(q), vkllm__bind(ks[i]), vkllm__bind(vs[i]), vkllm__bind(pos),
                                   vkllm__bind(split ? scratch : o), sk, bt},
-            .push = &pc, .push_size = sizeof pc, .label = split ? "attn_split" : "attn",
+            .push = &pc, .push_size = sizeof pc, .label = pl.dec ? "attn_split" : "attn",
             .groups = {pl.n_split, (s->n + pl.qt - 1) / pl.qt, part.n_head / pl.hg},
             .cost = cost,
         };
@@ -554,7 +603,7 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
         if ((st = vkllm__cmd_dispatch(c, &d))) return st;
     }
     if (!split) return VKLLM_STATUS_OK;
-    struct vkllm__pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, pl.split_len, pl.n_split,
+    struct vkllm__pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, s->window, pl.n_split,
                                        (uint32_t)sinks};
     struct vkllm__dispatch r = {
         .shader = VKLLM__SHADER_ATTN_REDUCE_F32, .n_spec = 1, .spec = {fit_wg(gpu, REDUCE_WG)},

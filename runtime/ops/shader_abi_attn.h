@@ -50,8 +50,8 @@ struct vkllm__pc_attn {
     uint32_t n_head_kv;
     uint32_t n_ctx;     /* rows of the cache */
     float scale;        /* applied to q.k */
-    uint32_t split_len; /* cache positions per split (a multiple of the kv tile) */
-    uint32_t n_split;   /* splits (1: no split, the output is final) */
+    uint32_t split_len; /* prefill: cache positions per workgroup (n_ctx); decode: unused */
+    uint32_t n_split;   /* decode: splits of the span (shaders/include/attn_split.glsl; 1: final output) */
     uint32_t window;    /* sliding window (0: none): query at p sees p - window + 1 .. p */
     float softcap;      /* > 0: scores s -> softcap * tanh(s / softcap) */
     uint32_t sinks;     /* 1: head h's softmax also counts the score sinks[h] (no value): gpt-oss */
@@ -68,7 +68,7 @@ struct vkllm__pc_attn_reduce {
     uint32_t n_head;
     uint32_t head_dim;
     uint32_t n_ctx;
-    uint32_t split_len; /* as in vkllm__pc_attn */
+    uint32_t window;    /* as in vkllm__pc_attn: the splits cut the window's span */
     uint32_t n_split;
     uint32_t sinks;     /* as in vkllm__pc_attn */
 };

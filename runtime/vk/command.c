@@ -572,6 +572,7 @@ vkllm_status vkllm__cmd_profile_get(const struct vkllm__cmd *c, uint32_t i, stru
 
 void vkllm__cost_at(const struct vkllm__cost *c, uint32_t pos0, struct vkllm__cost *out) {
     uint64_t splits = c->split_len ? ((uint64_t)pos0 + c->split_len) / c->split_len : 0; /* ceil((pos0 + 1) / len) */
+    if (c->max_splits && splits > c->max_splits) splits = c->max_splits;
     memset(out, 0, sizeof *out);
     out->bytes_read = c->bytes_read + pos0 * c->read_per_pos + splits * c->read_per_split;
     out->bytes_written = c->bytes_written + pos0 * c->written_per_pos + splits * c->written_per_split;

@@ -170,12 +170,13 @@ struct vkllm__binding {
  * Some kernels read the position pos0 of the batch from the device (a recorded decode step
  * replays at any position), so their work depends on it. At pos0 such a dispatch costs the fixed
  * fields above plus pos0 times the *_per_pos fields plus, when split_len is set, ceil((pos0 + 1) /
- * split_len) times the *_per_split fields (attention over the cache in splits of split_len
- * positions, of which only those holding a position do work); vkllm__cost_at adds this up. */
+ * split_len) (at most max_splits, when set) times the *_per_split fields (attention over the cache
+ * in splits of at least split_len positions, of which only those holding a position do work);
+ * vkllm__cost_at adds this up. */
 struct vkllm__cost {
     uint64_t bytes_read, bytes_written, weight_bytes, flops;
     uint64_t read_per_pos, written_per_pos, flops_per_pos;
-    uint32_t split_len;
+    uint32_t split_len, max_splits;
     uint64_t read_per_split, written_per_split, flops_per_split;
 };
 

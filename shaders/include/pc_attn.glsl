@@ -46,8 +46,8 @@ struct pc_attn {
     uint n_head_kv;
     uint n_ctx;      // rows of the cache
     float scale;     // applied to q.k
-    uint split_len;  // cache positions per split (a multiple of the kv tile)
-    uint n_split;    // splits (1: no split, the output is final)
+    uint split_len;  // prefill: cache positions per workgroup (n_ctx); decode: unused (attn_split.glsl)
+    uint n_split;    // decode: splits (1: the output is final)
     uint window;     // sliding window (0: none): the query at p sees p - window + 1 .. p
     float softcap;   // > 0: scores s (scaled) -> softcap * tanh(s / softcap)
     uint sinks;      // 1: each head's softmax also counts the score sinks[h], which has no value
@@ -63,7 +63,7 @@ struct pc_attn_reduce {
     uint n_head;
     uint head_dim;
     uint n_ctx;
-    uint split_len;  // as in pc_attn
+    uint window;     // as in pc_attn: the splits cut the window's span (attn_split.glsl)
     uint n_split;
     uint sinks;      // as in pc_attn
 };
