@@ -286,11 +286,14 @@ def step_pipelines(c):
         j["compile_ms"] / 1e3))
 
 def selftest_ops():
-    r = subprocess.run([BIN, "selftest", "--help"], capture_output=True, text=True)
-    m = re.search(r"^\s+--op NAMES[^(]*\(([^)]*)\)", r.stdout, re.M)
-    ops = [o.strip() for o in m.group(1).replace("\n", " ").split(",")] if m else []
+    # the ops of the selftest's cases, in its order (vkllm selftest --list --json runs nothing)
+    r = subprocess.run([BIN, "selftest", "--list", "--json"], capture_output=True, text=True)
+    try:
+        ops = list(dict.fromkeys(c["op"] for c in json.loads(r.stdout)["cases"]))
+    except (ValueError, KeyError):
+        ops = []
     if not ops or not all(re.fullmatch(r"[a-z0-9_]+", o) for o in ops):
-        print(P, "FAILED: cannot read the op names from vkllm selftest --help", file=sys.stderr)
+        print(P, "FAILED: cannot read the op names from vkllm selftest --list --json", file=sys.stderr)
         sys.exit(1)
     return ops
 
@@ -303,8 +306,8 @@ def step_selftest(c, ops):
         if rc == 0 and not m:
             c.fail("selftest-" + op, "no 'passed' line: " + out[-200:])
         n += int(m.group(1)) if m else 0
-    # --defaults has no matmul case (each forces a variant): all of them, the cooperative-matrix
-    # ones (matmul_coopmat=1; 2 is their emulation) run where the chip has them, skipped elsewhere
+    # every matmul variant too: the cooperative-matrix ones (matmul_coopmat=1; 2 is their emulation)
+    # run where the chip has them, skipped elsewhere
     rc, out, err = c.cmd("selftest-matmul-variants", ["selftest", "--unchecked", "--op", "matmul"], timeout=300)
     m = re.search(r"passed: (\d+) of (\d+) cases recorded and submitted \(not checked\), 0 failed, (\d+) skipped", out)
     cm = len(re.findall(r"matmul_coopmat=1 +\(not checked", out))
