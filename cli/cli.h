@@ -1,113 +1,113 @@
 /* cli.h - the vkllm command: one function per subcommand, shared helpers. The CLI is the only
  * code that prints to a terminal or exits. */
-#ifndef VKLLM_CLI_H
-#define VKLLM_CLI_H
+#ifndef CLI_H
+#define CLI_H
 
 #include <stdio.h>
 
 #include "vkllm.h"
 
 /* Each subcommand gets argv with argv[0] = the subcommand name; returns the process exit code. */
-int vkllm_cmd_devices(int argc, char **argv);
-int vkllm_cmd_selftest(int argc, char **argv);
-int vkllm_cmd_pipelines(int argc, char **argv);   /* cli/cmd_pipelines.c */
-int vkllm_cmd_logits(int argc, char **argv);      /* cli/cmd_logits.c */
-int vkllm_cmd_bench(int argc, char **argv);       /* cli/cmd_bench.c */
-int vkllm_cmd_compare(int argc, char **argv);     /* cli/cmd_compare.c */
-int vkllm_cmd_run(int argc, char **argv);         /* cli/cmd_run.c */
-int vkllm_cmd_chat(int argc, char **argv);        /* cli/cmd_chat.c */
-int vkllm_cmd_serve(int argc, char **argv);       /* cli/cmd_serve.c */
-int vkllm_cmd_info(int argc, char **argv);        /* cli/cmd_info.c */
-int vkllm_cmd_make_model(int argc, char **argv);  /* cli/cmd_make_model.c */
-int vkllm_cmd_tokenize(int argc, char **argv);    /* cli/cmd_tokenize.c */
-int vkllm_cmd_detokenize(int argc, char **argv);  /* cli/cmd_tokenize.c */
+int cli_cmd_devices(int argc, char **argv);
+int cli_cmd_selftest(int argc, char **argv);
+int cli_cmd_pipelines(int argc, char **argv);   /* cli/cmd_pipelines.c */
+int cli_cmd_logits(int argc, char **argv);      /* cli/cmd_logits.c */
+int cli_cmd_bench(int argc, char **argv);       /* cli/cmd_bench.c */
+int cli_cmd_compare(int argc, char **argv);     /* cli/cmd_compare.c */
+int cli_cmd_run(int argc, char **argv);         /* cli/cmd_run.c */
+int cli_cmd_chat(int argc, char **argv);        /* cli/cmd_chat.c */
+int cli_cmd_serve(int argc, char **argv);       /* cli/cmd_serve.c */
+int cli_cmd_info(int argc, char **argv);        /* cli/cmd_info.c */
+int cli_cmd_make_model(int argc, char **argv);  /* cli/cmd_make_model.c */
+int cli_cmd_tokenize(int argc, char **argv);    /* cli/cmd_tokenize.c */
+int cli_cmd_detokenize(int argc, char **argv);  /* cli/cmd_tokenize.c */
 
 /* Print "vkllm: <what>: <detail> (VKLLM_STATUS_X)" on stderr and return the exit code for s. */
-int vkllm_cli_fail(vkllm_status s, const char *what);
+int cli_fail(vkllm_status s, const char *what);
 
 /* Exit code for a status: 0 OK, 2 bad usage/argument, 3 bad input file, 4 no Vulkan/device,
  * 5 out of (device) memory, 1 anything else. */
-int vkllm_cli_exit_code(vkllm_status s);
+int cli_exit_code(vkllm_status s);
 
 /* The last branch of every option loop: --help or -h prints usage on stdout (returns 0), anything
  * else is an unknown or incomplete option: one line and the usage on stderr (returns 2). The
  * caller returns what it returns. */
-int vkllm_cli_other_option(const char *cmd, const char *arg, void (*usage)(FILE *));
+int cli_other_option(const char *cmd, const char *arg, void (*usage)(FILE *));
 
 /* Parse a number argument of flag within [lo, hi]; prints a usage line and returns -1 if not. */
-int vkllm_cli_number(const char *cmd, const char *flag, const char *v, double lo, double hi, double *out);
+int cli_number(const char *cmd, const char *flag, const char *v, double lo, double hi, double *out);
 
 /* Sampling and length flags shared by run and chat (-n, --temp, --top-k, --top-p, --min-p,
  * --repeat-penalty, --repeat-last-n, --frequency-penalty, --presence-penalty, --seed,
  * --logit-bias). Returns 2 when flag a (with value v) was taken, 0 when it is not one of them,
  * -1 on a bad value (a line was printed). */
-#define VKLLM_CLI_MAX_BIAS 64
-struct vkllm_cli_bias {
-    int32_t tokens[VKLLM_CLI_MAX_BIAS];
-    float values[VKLLM_CLI_MAX_BIAS];
+#define CLI_MAX_BIAS 64
+struct cli_bias {
+    int32_t tokens[CLI_MAX_BIAS];
+    float values[CLI_MAX_BIAS];
     uint32_t n;
 };
-int vkllm_cli_sampling_arg(const char *cmd, const char *a, const char *v, struct vkllm_generate_params *gp,
-                           struct vkllm_cli_bias *bias);
-const char *vkllm_cli_sampling_help(void);
+int cli_sampling_arg(const char *cmd, const char *a, const char *v, struct vkllm_generate_params *gp,
+                     struct cli_bias *bias);
+const char *cli_sampling_help(void);
 
 /* --cache-type-k / --cache-type-v (-ctk / -ctv) T: f16 or q8_0 into sp (run, chat, serve). Returns
  * 2 when flag a (with value v) was taken, 0 when it is not one of them, -1 on a bad value (a line
- * was printed). vkllm_cli_kv_types: a comma-separated list of them (bench's axis); -1 when bad. */
-int vkllm_cli_kv_arg(const char *cmd, const char *a, const char *v, struct vkllm_session_params *sp);
-int vkllm_cli_kv_types(const char *list, int *out, int *n);
-#define VKLLM_CLI_KV_HELP                                                                                    \
+ * was printed). cli_kv_types: a comma-separated list of them (bench's axis); -1 when bad. */
+int cli_kv_arg(const char *cmd, const char *a, const char *v, struct vkllm_session_params *sp);
+int cli_kv_types(const char *list, int *out, int *n);
+#define CLI_KV_HELP                                                                                          \
     "  -ctk, --cache-type-k T  KV cache type of K: f16 (default) or q8_0 (int8 and a scale per 32 values:\n"  \
     "                        0.56x the bytes of f16; llama.cpp's flag)\n"                                        \
     "  -ctv, --cache-type-v T  ... of V\n"
 
 /* Model parameters for the CLI: a progress line on stderr while the weights load, when stderr
  * is a terminal. */
-struct vkllm_model_params vkllm_cli_model_params(void);
+struct vkllm_model_params cli_model_params(void);
 
-/* The three handles every model command opens. vkllm_cli_open opens the device (index or -1),
+/* The three handles every model command opens. cli_open opens the device (index or -1),
  * loads the model (with progress on a terminal) and creates a session; on failure it prints one
- * line, frees what it opened and returns the exit code (0 on success). vkllm_cli_close frees
+ * line, frees what it opened and returns the exit code (0 on success). cli_close frees
  * them and returns code, or 1 when code was 0 but the validation layer reported anything. */
-struct vkllm_cli_handles {
+struct cli_handles {
     vkllm_ctx_t ctx;
     vkllm_model_t model;
     vkllm_session_t s;
 };
-int vkllm_cli_open(const char *path, int device, const struct vkllm_session_params *sp, struct vkllm_cli_handles *h);
-int vkllm_cli_close(struct vkllm_cli_handles *h, int code);
+int cli_open(const char *path, int device, const struct vkllm_session_params *sp, struct cli_handles *h);
+int cli_close(struct cli_handles *h, int code);
 
-/* Ctrl-C: while caught, SIGINT only sets vkllm_cli_interrupted (the streaming callbacks then
+/* Ctrl-C: while caught, SIGINT only sets cli_interrupted (the streaming callbacks then
  * ask the generation to stop). */
 #include <signal.h>
-extern volatile sig_atomic_t vkllm_cli_interrupted;
-void vkllm_cli_catch_sigint(int on);
+extern volatile sig_atomic_t cli_interrupted;
+void cli_catch_sigint(int on);
 
 /* Numbers and booleans into a JSON object, from a table (the CLI's JSON writers list fields
  * instead of calling cJSON once per field). */
 struct cJSON;
-struct vkllm_cli_json_field {
+struct cli_json_field {
     const char *key;
     double value;
     int is_bool;
 };
-#define VKLLM_CLI_NUM(k, v) {k, (double)(v), 0}
-#define VKLLM_CLI_BOOL(k, v) {k, (double)!!(v), 1}
-void vkllm_cli_json_add(struct cJSON *o, const struct vkllm_cli_json_field *f, size_t n);
-#define VKLLM_CLI_JSON_ADD(o, ...)                                                                   \
+#define CLI_NUM(k, v) {k, (double)(v), 0}
+#define CLI_BOOL(k, v) {k, (double)!!(v), 1}
+void cli_json_add(struct cJSON *o, const struct cli_json_field *f, size_t n);
+#define CLI_JSON_ADD(o, ...)                                                                         \
     do {                                                                                             \
-        const struct vkllm_cli_json_field f_[] = {__VA_ARGS__};                                      \
-        vkllm_cli_json_add(o, f_, sizeof f_ / sizeof f_[0]);                                         \
+        const struct cli_json_field f_[] = {__VA_ARGS__};                                            \
+        cli_json_add(o, f_, sizeof f_ / sizeof f_[0]);                                               \
     } while (0)
 
 /* The monotonic clock in seconds (the CLI's one clock). */
-double vkllm_cli_now(void);
+double cli_now(void);
 
 /* A generation's metrics on stderr: run's block of lines, chat's one line, or one JSON line. */
-enum vkllm_cli_stats_style { VKLLM_CLI_STATS_TEXT, VKLLM_CLI_STATS_LINE, VKLLM_CLI_STATS_JSON };
-void vkllm_cli_print_stats(const struct vkllm_generate_stats *s, enum vkllm_cli_stats_style style);
+enum cli_stats_style { CLI_STATS_TEXT, CLI_STATS_LINE, CLI_STATS_JSON };
+void cli_print_stats(const struct vkllm_generate_stats *s, enum cli_stats_style style);
 
 /* Install the stderr log callback; level from VKLLM_LOG (debug, info, warn, error; default warn). */
-void vkllm_cli_log_init(void);
+void cli_log_init(void);
 
 #endif

@@ -106,12 +106,12 @@ static vkllm_status run_once(vkllm_session_t s, uint32_t n_vocab, int n_prompt, 
     int32_t *toks = malloc(sizeof *toks * (size_t)(MAXI(MAXI(n_prompt, depth), 1) + 1));
     if (!toks) return VKLLM_STATUS_OOM;
     if (!st && depth > 0) {
-        vkllm_cli_fill_tokens(toks, depth, n_vocab, 7);
+        cli_fill_tokens(toks, depth, n_vocab, 7);
         st = vkllm_session_eval(s, toks, (uint32_t)depth, 0);
     }
-    double t0 = vkllm_cli_now();
+    double t0 = cli_now();
     if (!st && n_prompt > 0) {
-        vkllm_cli_fill_tokens(toks, n_prompt, n_vocab, 11);
+        cli_fill_tokens(toks, n_prompt, n_vocab, 11);
         st = vkllm_session_eval(s, toks, (uint32_t)n_prompt, 0);
     } else if (!st) {
         int32_t tok = 3;
@@ -120,7 +120,7 @@ static vkllm_status run_once(vkllm_session_t s, uint32_t n_vocab, int n_prompt, 
             else st = vkllm_session_eval(s, &tok, 1, 0);
         }
     }
-    double t = vkllm_cli_now() - t0;
+    double t = cli_now() - t0;
     free(toks);
     *tps = (n_prompt > 0 ? n_prompt : n_gen) / t;
     return st;
@@ -257,7 +257,7 @@ static void print_profile_md(const struct profile *p, const struct opts *o) {
                p->sum_ms > 0 ? 100 * k->ns * 1e-6 / p->sum_ms : 0);
         if (k->no_cost == k->calls) printf(" n/a | n/a | n/a | n/a | n/a |");
         else printf(" %.3f | %.3f | %.2f | %.4f | %.2f |", k->cost.bytes_read / 1e6, k->cost.bytes_written / 1e6,
-                    vkllm_cli_k_gbps(k), k->cost.flops / 1e9, vkllm_cli_k_gflops(k));
+                    cli_k_gbps(k), k->cost.flops / 1e9, cli_k_gflops(k));
         printf(" %d |", k->barriers);
         for (int v = 0; v < k->n_shaders && v < MAX_SHADERS; v++) printf("%s%s", v ? ", " : " ", k->shaders[v]);
         printf("%s |\n", k->n_shaders > MAX_SHADERS ? ", ..." : "");
@@ -308,8 +308,8 @@ static cJSON *profile_json(const struct profile *p, const struct opts *o) {
         cJSON_AddNumberToObject(kj, "bytes_written", (double)k->cost.bytes_written);
         cJSON_AddNumberToObject(kj, "weight_bytes", (double)k->cost.weight_bytes);
         cJSON_AddNumberToObject(kj, "flops", (double)k->cost.flops);
-        cJSON_AddNumberToObject(kj, "gbps", vkllm_cli_k_gbps(k));
-        cJSON_AddNumberToObject(kj, "gflops", vkllm_cli_k_gflops(k));
+        cJSON_AddNumberToObject(kj, "gbps", cli_k_gbps(k));
+        cJSON_AddNumberToObject(kj, "gflops", cli_k_gflops(k));
         cJSON_AddNumberToObject(kj, "barriers", k->barriers);
         cJSON *sh = cJSON_AddArrayToObject(kj, "shaders");
         for (int v = 0; v < k->n_shaders && v < MAX_SHADERS; v++) cJSON_AddItemToArray(sh, cJSON_CreateString(k->shaders[v]));
@@ -355,7 +355,7 @@ static void print_profiles_csv(const struct profile *ps, int n) {
                    p->decode ? "decode" : "prefill", p->dev.name, p->n_tokens, p->pos0, k->label, k->calls,
                    k->ns * 1e-6, p->sum_ms > 0 ? k->ns * 1e-6 / p->sum_ms : 0, (unsigned long long)k->cost.bytes_read,
                    (unsigned long long)k->cost.bytes_written, (unsigned long long)k->cost.weight_bytes,
-                   (unsigned long long)k->cost.flops, vkllm_cli_k_gbps(k), vkllm_cli_k_gflops(k), p->sum_ms, p->step_ms,
+                   (unsigned long long)k->cost.flops, cli_k_gbps(k), cli_k_gflops(k), p->sum_ms, p->step_ms,
                    p->step_ms_plain);
         }
     }
@@ -414,7 +414,7 @@ static void print_charts(FILE *f, const struct result *rs, int n, const struct p
             for (int j = 0; j < nl; j++) {
                 v[m][j] = -1;
                 for (int k = 0; k < ps[i].n_k; k++)
-                    if (!strcmp(ps[i].k[k].label, labels[j])) v[m][j] = vkllm_cli_k_gbps(&ps[i].k[k]);
+                    if (!strcmp(ps[i].k[k].label, labels[j])) v[m][j] = cli_k_gbps(&ps[i].k[k]);
             }
             sets[m] = (struct svg_bar_set){ps[i].dev.name, v[m], o->peak_gbps};
             m++;
@@ -536,8 +536,8 @@ static int bench_device(const struct opts *o, int dev, int type_k, int type_v, s
         for (int i = 0; i < o->n_tg; i++) need = MAXI(need, o->depth[d] + o->tg[i]);
     struct vkllm_session_params sp = {.n_ctx = (uint32_t)need, .n_ubatch = (uint32_t)o->ubatch, .type_k = type_k,
                                       .type_v = type_v};
-    struct vkllm_cli_handles h;
-    int code = vkllm_cli_open(o->path, dev, &sp, &h);
+    struct cli_handles h;
+    int code = cli_open(o->path, dev, &sp, &h);
     if (code) return code;
     vkllm_session_t s = h.s;
     vkllm_status st = VKLLM_STATUS_OK;
@@ -570,7 +570,7 @@ static int bench_device(const struct opts *o, int dev, int type_k, int type_v, s
                     st = run_once(s, mi.n_vocab, np, ng, o->depth[d], o->greedy, &tps);
                     r->samples[r->n_samples++] = tps;
                 }
-                if (st) code = vkllm_cli_fail(st, "benchmark run failed");
+                if (st) code = cli_fail(st, "benchmark run failed");
                 else stats(r);
                 vkllm_ctx_memory_breakdown(h.ctx, &r->mem);
                 if (!code) fprintf(stderr, "vkllm: bench: %s %s: %.2f t/s\n", info->name,
@@ -589,20 +589,20 @@ static int bench_device(const struct opts *o, int dev, int type_k, int type_v, s
         memset(p, 0, sizeof *p);
         p->dev = *info;
         p->mi = mi;
-        st = vkllm_cli_profile_run(s, o->greedy, kind == 0 ? 1 : profile_pp(o), o->depth[0], p);
+        st = cli_profile_run(s, o->greedy, kind == 0 ? 1 : profile_pp(o), o->depth[0], p);
         if (st && p->error) {
             fprintf(stderr, "vkllm: bench: profile run failed: %s\n", p->error);
-            code = vkllm_cli_exit_code(st);
+            code = cli_exit_code(st);
         } else if (st) {
-            code = vkllm_cli_fail(st, "profile run failed");
+            code = cli_fail(st, "profile run failed");
         }
         else fprintf(stderr, "vkllm: bench: %s profile: kernel sum %.3f ms, step %.3f ms\n",
                      kind == 0 ? "decode" : "prefill", p->sum_ms, p->step_ms);
     }
-    return vkllm_cli_close(&h, code);
+    return cli_close(&h, code);
 }
 
-int vkllm_cmd_bench(int argc, char **argv) {
+int cli_cmd_bench(int argc, char **argv) {
     struct opts o = {.reps = 5, .ubatch = 512, .format = "md", .n_ctk = 1, .n_ctv = 1};
     o.pp[0] = 512, o.n_pp = 1;
     o.tg[0] = 128, o.n_tg = 1;
@@ -622,7 +622,7 @@ int vkllm_cmd_bench(int argc, char **argv) {
         else if ((!strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k") || !strcmp(a, "-ctv") || !strcmp(a, "--cache-type-v")) &&
                  has) {
             int v = a[strlen(a) - 1] == 'v';
-            if (vkllm_cli_kv_types(argv[++i], v ? o.ctv : o.ctk, v ? &o.n_ctv : &o.n_ctk)) {
+            if (cli_kv_types(argv[++i], v ? o.ctv : o.ctk, v ? &o.n_ctv : &o.n_ctk)) {
                 fprintf(stderr, "vkllm: bench: %s takes f16, q8_0 or both (f16,q8_0)\n", a);
                 return 2;
             }
@@ -630,9 +630,9 @@ int vkllm_cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "--greedy")) o.greedy = 1;
         else if (!strcmp(a, "--profile")) o.profile = 1;
         else if (!strcmp(a, "--peak-gbps") && has) {
-            if (vkllm_cli_number("bench", a, argv[++i], 1e-6, 1e9, &o.peak_gbps)) return 2;
+            if (cli_number("bench", a, argv[++i], 1e-6, 1e9, &o.peak_gbps)) return 2;
         }
-        else return vkllm_cli_other_option("bench", a, usage);
+        else return cli_other_option("bench", a, usage);
         if (bad) {
             fprintf(stderr, "vkllm: bench: '%s' takes a comma-separated list of at most %d numbers in [0, 1000000]\n", a,
                     MAX_LIST);
@@ -654,11 +654,11 @@ int vkllm_cmd_bench(int argc, char **argv) {
         struct vkllm_device_info *devs;
         uint32_t n;
         vkllm_status st = vkllm_devices_list(&devs, &n);
-        if (st) return vkllm_cli_fail(st, "cannot list Vulkan devices");
+        if (st) return cli_fail(st, "cannot list Vulkan devices");
         for (uint32_t i = 0; i < n && o.n_devices < MAX_LIST; i++)
             if (devs[i].usable) o.devices[o.n_devices++] = (int)i;
         vkllm_devices_free(devs);
-        if (o.n_devices == 0) return vkllm_cli_fail(VKLLM_STATUS_NO_DEVICE, "no usable Vulkan device");
+        if (o.n_devices == 0) return cli_fail(VKLLM_STATUS_NO_DEVICE, "no usable Vulkan device");
     }
     static struct result rs[256];
     static struct profile ps[2 * MAX_LIST * 4];

@@ -25,8 +25,8 @@ static void usage(FILE *f) {
             "  --system TEXT          a system message at the start of the conversation\n"
             "  -c N                   context size in tokens (default: the model's, at most 4096)\n"
             "  --device N             Vulkan device index\n");
-    fputs(VKLLM_CLI_KV_HELP, f);
-    fputs(vkllm_cli_sampling_help(), f);
+    fputs(CLI_KV_HELP, f);
+    fputs(cli_sampling_help(), f);
     fprintf(f, "templates: %s\n", vkllm_chat_template_names());
 }
 
@@ -49,7 +49,7 @@ static int on_text(const char *text, size_t len, void *ud) {
     memcpy(r->text + r->len, text, len);
     r->len += len;
     r->text[r->len] = 0;
-    return vkllm_cli_interrupted ? 1 : 0;
+    return cli_interrupted ? 1 : 0;
 }
 
 struct conversation {
@@ -95,7 +95,7 @@ static vkllm_status turn(vkllm_session_t s, vkllm_model_t model, const char *tmp
     gp.parse_special = 1;
     struct reply r = {0};
     struct vkllm_generate_stats now; /* the last reply's stay in *stats when this one is refused */
-    vkllm_cli_interrupted = 0;
+    cli_interrupted = 0;
     st = vkllm_generate(s, &gp, on_text, &r, &now);
     printf("\n");
     if (!st) *stats = now;
@@ -118,17 +118,17 @@ static vkllm_status turn(vkllm_session_t s, vkllm_model_t model, const char *tmp
     return st;
 }
 
-int vkllm_cmd_chat(int argc, char **argv) {
+int cli_cmd_chat(int argc, char **argv) {
     const char *path = NULL, *tmpl = NULL, *system_msg = NULL;
     int device = -1;
     double n_ctx = 0;
     struct vkllm_generate_params gp = vkllm_generate_params_default();
-    struct vkllm_cli_bias bias = {0};
+    struct cli_bias bias = {0};
     struct vkllm_session_params sp = {.n_ctx = 0, .n_ubatch = 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int taken = vkllm_cli_sampling_arg("chat", a, v, &gp, &bias);
-        if (!taken) taken = vkllm_cli_kv_arg("chat", a, v, &sp);
+        int taken = cli_sampling_arg("chat", a, v, &gp, &bias);
+        if (!taken) taken = cli_kv_arg("chat", a, v, &sp);
         double d;
         if (taken < 0) return 2;
         if (taken) i++;
@@ -136,12 +136,12 @@ int vkllm_cmd_chat(int argc, char **argv) {
         else if (!strcmp(a, "--chat-template") && v) tmpl = argv[++i];
         else if (!strcmp(a, "--system") && v) system_msg = argv[++i];
         else if (!strcmp(a, "-c") && v) {
-            if (vkllm_cli_number("chat", a, argv[++i], 1, 1e7, &n_ctx)) return 2;
+            if (cli_number("chat", a, argv[++i], 1, 1e7, &n_ctx)) return 2;
         } else if (!strcmp(a, "--device") && v) {
-            if (vkllm_cli_number("chat", a, argv[++i], 0, 1e4, &d)) return 2;
+            if (cli_number("chat", a, argv[++i], 0, 1e4, &d)) return 2;
             device = (int)d;
         } else {
-            return vkllm_cli_other_option("chat", a, usage);
+            return cli_other_option("chat", a, usage);
         }
     }
     if (!path) {
@@ -152,34 +152,34 @@ int vkllm_cmd_chat(int argc, char **argv) {
     char *line = NULL;
     size_t line_cap = 0;
     sp.n_ctx = (uint32_t)n_ctx;
-    struct vkllm_cli_handles h;
-    int code = vkllm_cli_open(path, device, &sp, &h);
+    struct cli_handles h;
+    int code = cli_open(path, device, &sp, &h);
     if (code) return code;
     vkllm_model_t model = h.model;
     vkllm_session_t s = h.s;
     vkllm_status st;
     if (system_msg && conv_add(&c, "system", system_msg)) {
-        code = vkllm_cli_fail(VKLLM_STATUS_OOM, "chat");
+        code = cli_fail(VKLLM_STATUS_OOM, "chat");
         goto done;
     }
     /* Check the template before the first turn, so that an unknown one is reported at once. */
     char *probe = NULL;
     struct vkllm_chat_message hello = {"user", "hello"};
     if ((st = vkllm_chat_format(model, tmpl, &hello, 1, 1, &probe))) {
-        code = vkllm_cli_fail(st, "chat template");
+        code = cli_fail(st, "chat template");
         goto done;
     }
     vkllm_free(probe);
     size_t base = c.n;
     struct vkllm_generate_stats stats = {0};
     int interactive = isatty(0);
-    vkllm_cli_catch_sigint(1); /* Ctrl-C at the prompt interrupts the read (EINTR) */
+    cli_catch_sigint(1); /* Ctrl-C at the prompt interrupts the read (EINTR) */
     for (;;) {
         if (interactive) {
             fprintf(stderr, "> ");
             fflush(stderr);
         }
-        vkllm_cli_interrupted = 0;
+        cli_interrupted = 0;
         errno = 0;
         ssize_t n = getline(&line, &line_cap, stdin);
         if (n < 0) {
@@ -200,11 +200,11 @@ int vkllm_cmd_chat(int argc, char **argv) {
             continue;
         }
         if (!strcmp(line, "/stats")) {
-            vkllm_cli_print_stats(&stats, VKLLM_CLI_STATS_LINE);
+            cli_print_stats(&stats, CLI_STATS_LINE);
             continue;
         }
         if (conv_add(&c, "user", line)) {
-            code = vkllm_cli_fail(VKLLM_STATUS_OOM, "chat");
+            code = cli_fail(VKLLM_STATUS_OOM, "chat");
             break;
         }
         st = turn(s, model, tmpl, &c, gp, &stats);
@@ -214,7 +214,7 @@ int vkllm_cmd_chat(int argc, char **argv) {
             continue;
         }
         if (st) {
-            code = vkllm_cli_fail(st, "generation failed");
+            code = cli_fail(st, "generation failed");
             break;
         }
         if (stats.stop_reason == VKLLM_STOP_CANCELLED) fprintf(stderr, "[reply stopped]\n");
@@ -222,11 +222,11 @@ int vkllm_cmd_chat(int argc, char **argv) {
             fprintf(stderr, "[reply cut off: the %s is full (%u positions); /reset to start over]\n",
                     stats.stop_reason == VKLLM_STOP_KV_FULL ? "KV cache pool" : "context", vkllm_session_n_ctx(s));
     }
-    vkllm_cli_catch_sigint(0);
+    cli_catch_sigint(0);
 done:
     conv_reset(&c, 0);
     free(c.msgs);
     free(c.owned);
     free(line);
-    return vkllm_cli_close(&h, code);
+    return cli_close(&h, code);
 }

@@ -202,7 +202,7 @@ static int base_run(const struct opts *o, int id, const int32_t *ids, uint32_t n
     uint32_t n = n_ids + (uint32_t)o->steps;
     b->tok = malloc(sizeof *b->tok * n);
     b->logits = malloc(sizeof *b->logits * (size_t)n * n_vocab);
-    if (!b->tok || !b->logits) return vkllm_cli_fail(VKLLM_STATUS_OOM, "compare");
+    if (!b->tok || !b->logits) return cli_fail(VKLLM_STATUS_OOM, "compare");
     memcpy(b->tok, ids, sizeof *ids * n_ids);
     b->n_prompt = n_ids, b->n = n;
     if (id == REF) {
@@ -216,11 +216,11 @@ static int base_run(const struct opts *o, int id, const int32_t *ids, uint32_t n
             if (i + 1 < n && i + 1 >= n_ids) b->tok[i + 1] = (int32_t)argmax(lg, n_vocab);
         }
         vkllm_ref_free(r);
-        return st ? vkllm_cli_fail(st, "the reference forward pass") : 0;
+        return st ? cli_fail(st, "the reference forward pass") : 0;
     }
     struct vkllm_session_params sp = {.n_ctx = n, .n_ubatch = (uint32_t)o->ubatch};
-    struct vkllm_cli_handles h;
-    int code = vkllm_cli_open(o->path, id, &sp, &h);
+    struct cli_handles h;
+    int code = cli_open(o->path, id, &sp, &h);
     if (code) return code;
     vkllm_status st = vkllm_session_eval(h.s, ids, n_ids, 1);
     for (uint32_t i = 0; !st && i < n_ids; i++)
@@ -230,8 +230,8 @@ static int base_run(const struct opts *o, int id, const int32_t *ids, uint32_t n
         st = vkllm_session_eval(h.s, &b->tok[i], 1, 0);
         if (!st) memcpy(b->logits + (size_t)i * n_vocab, vkllm_session_logits(h.s, 0), sizeof(float) * n_vocab);
     }
-    if (st) code = vkllm_cli_fail(st, "the baseline's evaluation");
-    return vkllm_cli_close(&h, code);
+    if (st) code = cli_fail(st, "the baseline's evaluation");
+    return cli_close(&h, code);
 }
 
 /* The device's logits along the baseline's tokens: the prompt in one prefill, then the
@@ -263,7 +263,7 @@ static vkllm_status agree_ref(const char *path, const struct base_run *b, uint32
 /* --- speed, memory, kernels ---------------------------------------------------------------- */
 
 static double median(double *x, int n) {
-    qsort(x, (size_t)n, sizeof *x, vkllm_cli_cmp_double);
+    qsort(x, (size_t)n, sizeof *x, cli_cmp_double);
     return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
@@ -276,23 +276,23 @@ static vkllm_status speed_at(vkllm_session_t s, const struct opts *o, uint32_t n
     double xs[2][64];
     vkllm_status st = vkllm_session_truncate(s, 0);
     if (!st && depth) {
-        vkllm_cli_fill_tokens(t, depth, n_vocab, 7);
+        cli_fill_tokens(t, depth, n_vocab, 7);
         st = vkllm_session_eval(s, t, (uint32_t)depth, 0);
     }
     for (int k = 0; !st && k <= o->reps; k++) { /* k == 0: warm-up */
         if (o->n_prompt) {
-            vkllm_cli_fill_tokens(t, o->n_prompt, n_vocab, 11);
+            cli_fill_tokens(t, o->n_prompt, n_vocab, 11);
             st = vkllm_session_truncate(s, (uint32_t)depth);
-            double t0 = vkllm_cli_now();
+            double t0 = cli_now();
             if (!st) st = vkllm_session_eval(s, t, (uint32_t)o->n_prompt, 0);
-            if (k) xs[0][k - 1] = o->n_prompt / (vkllm_cli_now() - t0);
+            if (k) xs[0][k - 1] = o->n_prompt / (cli_now() - t0);
         }
         if (!st && o->n_gen) {
             st = vkllm_session_truncate(s, (uint32_t)depth);
             int32_t tok = 3;
-            double t0 = vkllm_cli_now();
+            double t0 = cli_now();
             for (int i = 0; !st && i < o->n_gen; i++) st = vkllm_session_eval(s, &tok, 1, 0);
-            if (k) xs[1][k - 1] = o->n_gen / (vkllm_cli_now() - t0);
+            if (k) xs[1][k - 1] = o->n_gen / (cli_now() - t0);
         }
     }
     free(t);
@@ -308,7 +308,7 @@ static int run_device(const struct opts *o, struct dev_result *d, struct base_ru
         snprintf(d->name, sizeof d->name, "reference (scalar C, fp32)");
         for (int i = 0; i < n_runs && !d->is_baseline; i++) {
             vkllm_status st = agree_ref(o->path, &runs[i], n_vocab, &d->ag);
-            if (st) return vkllm_cli_fail(st, "the reference forward pass");
+            if (st) return cli_fail(st, "the reference forward pass");
         }
         return 0;
     }
@@ -318,8 +318,8 @@ static int run_device(const struct opts *o, struct dev_result *d, struct base_ru
     uint32_t n_ctx = (uint32_t)(maxd + need + 1);
     for (int i = 0; i < n_runs; i++) n_ctx = runs[i].n > n_ctx ? runs[i].n : n_ctx;
     struct vkllm_session_params sp = {.n_ctx = n_ctx, .n_ubatch = (uint32_t)o->ubatch};
-    struct vkllm_cli_handles h;
-    int code = vkllm_cli_open(o->path, d->id, &sp, &h);
+    struct cli_handles h;
+    int code = cli_open(o->path, d->id, &sp, &h);
     if (code) return code;
     const struct vkllm_device_info *di = vkllm_ctx_device(h.ctx);
     d->dev = *di;
@@ -334,21 +334,21 @@ static int run_device(const struct opts *o, struct dev_result *d, struct base_ru
     d->peak_from = o->peak_gbps > 0 ? "--peak-gbps" : d->peak > 0 ? "table of known GPUs" : NULL;
     vkllm_status st = VKLLM_STATUS_OK;
     for (int i = 0; !st && i < n_runs && !d->is_baseline; i++) st = agree_session(h.s, &runs[i], n_vocab, &d->ag);
-    if (st) code = vkllm_cli_fail(st, "the agreement run");
+    if (st) code = cli_fail(st, "the agreement run");
     for (int i = 0; !code && i < o->n_depth; i++) {
         st = speed_at(h.s, o, mi.n_vocab, o->depth[i], &d->pp[i], &d->tg[i]);
-        if (st) code = vkllm_cli_fail(st, "the speed run");
+        if (st) code = cli_fail(st, "the speed run");
         else fprintf(stderr, "vkllm: compare: %s, depth %d: pp%d %.1f t/s, tg%d %.1f t/s\n", d->name, o->depth[i],
                      o->n_prompt, d->pp[i], o->n_gen, d->tg[i]);
     }
     if (!code) {
         d->prof.dev = d->dev, d->prof.mi = mi;
-        st = vkllm_cli_profile_run(h.s, 0, 1, o->depth[0], &d->prof);
+        st = cli_profile_run(h.s, 0, 1, o->depth[0], &d->prof);
         d->has_prof = !st;
         if (st) snprintf(d->error, sizeof d->error, "no kernel profile: %s",
                          d->prof.error ? d->prof.error : vkllm_status_str(st));
     }
-    return vkllm_cli_close(&h, code);
+    return cli_close(&h, code);
 }
 
 /* --- reports ------------------------------------------------------------------------------- */
@@ -412,9 +412,9 @@ static void print_md(FILE *f, const struct opts *o, const struct dev_result *ds,
         for (int k = 0; k < p->n_k; k++) {
             const struct kernel *kk = &p->k[k];
             char peak[32] = "";
-            if (d->peak > 0) snprintf(peak, sizeof peak, "%.1f%%", 100 * vkllm_cli_k_gbps(kk) / d->peak);
+            if (d->peak > 0) snprintf(peak, sizeof peak, "%.1f%%", 100 * cli_k_gbps(kk) / d->peak);
             fprintf(f, "| %s | %d | %.3f | %.1f%% | %.2f | %s |\n", kk->label, kk->calls, kk->ns * 1e-6,
-                    p->sum_ms > 0 ? 100 * kk->ns * 1e-6 / p->sum_ms : 0, vkllm_cli_k_gbps(kk), peak);
+                    p->sum_ms > 0 ? 100 * kk->ns * 1e-6 / p->sum_ms : 0, cli_k_gbps(kk), peak);
         }
         fprintf(f, "\nkernel sum %.3f ms, the step's wall clock %.3f ms\n", p->sum_ms, p->step_ms);
     }
@@ -473,7 +473,7 @@ static cJSON *report_json(const struct opts *o, const struct dev_result *ds, int
             cJSON_AddStringToObject(kj, "kernel", kk->label);
             cJSON_AddNumberToObject(kj, "calls", kk->calls);
             cJSON_AddNumberToObject(kj, "gpu_ms", kk->ns * 1e-6);
-            cJSON_AddNumberToObject(kj, "gbps", vkllm_cli_k_gbps(kk));
+            cJSON_AddNumberToObject(kj, "gbps", cli_k_gbps(kk));
             cJSON_AddItemToArray(ks, kj);
         }
         if (d->error[0]) cJSON_AddStringToObject(x, "note", d->error);
@@ -521,7 +521,7 @@ static void chart_kernels(FILE *f, const struct dev_result *ds, int n) {
         for (int j = 0; j < nl; j++) {
             v[m][j] = -1;
             for (int k = 0; k < d->prof.n_k; k++)
-                if (!strcmp(d->prof.k[k].label, labels[j])) v[m][j] = vkllm_cli_k_gbps(&d->prof.k[k]);
+                if (!strcmp(d->prof.k[k].label, labels[j])) v[m][j] = cli_k_gbps(&d->prof.k[k]);
         }
         sets[m] = (struct svg_bar_set){d->name, v[m], d->peak};
         m++;
@@ -566,7 +566,7 @@ static vkllm_status file_info(const char *path, struct vkllm_file_info *out) {
 static int tokenize_prompts(const struct opts *o, int32_t **ids, uint32_t *n_ids, int *n_prompts) {
     vkllm_tokenizer_t tk = NULL;
     vkllm_status st = vkllm_tokenizer_load(o->path, &tk);
-    if (st) return vkllm_cli_fail(st, "the model's tokenizer");
+    if (st) return cli_fail(st, "the model's tokenizer");
     char *lines[MAX_PROMPTS];
     int n = 0;
     if (o->prompts) {
@@ -591,7 +591,7 @@ static int tokenize_prompts(const struct opts *o, int32_t **ids, uint32_t *n_ids
         size_t cap = strlen(lines[i] ? lines[i] : "") + 8, got = 0;
         ids[i] = lines[i] ? malloc(sizeof **ids * cap) : NULL;
         st = ids[i] ? vkllm_tokenizer_encode(tk, lines[i], strlen(lines[i]), 1, 0, ids[i], cap, &got) : VKLLM_STATUS_OOM;
-        if (st) code = vkllm_cli_fail(st, "tokenizing a prompt");
+        if (st) code = cli_fail(st, "tokenizing a prompt");
         n_ids[i] = (uint32_t)got;
     }
     for (int i = 0; i < n; i++) free(lines[i]);
@@ -600,7 +600,7 @@ static int tokenize_prompts(const struct opts *o, int32_t **ids, uint32_t *n_ids
     return code;
 }
 
-int vkllm_cmd_compare(int argc, char **argv) {
+int cli_cmd_compare(int argc, char **argv) {
     struct opts o = {.format = "md", .n_prompt = 512, .n_gen = 64, .steps = 32, .reps = 3, .ubatch = 512,
                      .baseline = -2};
     o.depth[0] = 0, o.depth[1] = 512, o.depth[2] = 2048, o.n_depth = 3;
@@ -613,7 +613,7 @@ int vkllm_cmd_compare(int argc, char **argv) {
         else if (!strcmp(a, "--baseline") && v) {
             i++;
             if (!strcmp(v, "ref")) o.baseline = REF;
-            else if (vkllm_cli_number("compare", a, v, 0, 1000, &x)) return 2;
+            else if (cli_number("compare", a, v, 0, 1000, &x)) return 2;
             else o.baseline = (int)x;
         } else if (!strcmp(a, "--depths") && v) bad = parse_depths(argv[++i], &o);
         else if (!strcmp(a, "--prompts") && v) o.prompts = argv[++i];
@@ -621,15 +621,15 @@ int vkllm_cmd_compare(int argc, char **argv) {
         else if (!strcmp(a, "--out") && v) o.out = argv[++i];
 #define NUM(flag, lo, hi, dst)                                                  \
     else if (!strcmp(a, flag) && v) {                                           \
-        if (vkllm_cli_number("compare", flag, argv[++i], lo, hi, &x)) return 2; \
+        if (cli_number("compare", flag, argv[++i], lo, hi, &x)) return 2;       \
         dst = (int)x;                                                           \
     }
         NUM("-p", 0, 1e6, o.n_prompt) NUM("-n", 0, 1e6, o.n_gen) NUM("--steps", 0, 1e5, o.steps)
         NUM("-r", 1, 64, o.reps) NUM("--ubatch", 1, 1e5, o.ubatch)
 #undef NUM
         else if (!strcmp(a, "--peak-gbps") && v) {
-            if (vkllm_cli_number("compare", a, argv[++i], 1e-6, 1e9, &o.peak_gbps)) return 2;
-        } else return vkllm_cli_other_option("compare", a, usage);
+            if (cli_number("compare", a, argv[++i], 1e-6, 1e9, &o.peak_gbps)) return 2;
+        } else return cli_other_option("compare", a, usage);
         if (bad) {
             fprintf(stderr, "vkllm: compare: '%s' takes a comma-separated list (devices: indices or ref)\n", a);
             return 2;
@@ -644,13 +644,13 @@ int vkllm_cmd_compare(int argc, char **argv) {
         struct vkllm_device_info *devs;
         uint32_t n;
         vkllm_status st = vkllm_devices_list(&devs, &n);
-        if (st) return vkllm_cli_fail(st, "cannot list Vulkan devices");
+        if (st) return cli_fail(st, "cannot list Vulkan devices");
         for (uint32_t i = 0; i < n && o.n_dev < MAX_DEV - 1; i++)
             if (devs[i].usable) o.dev[o.n_dev++] = (int)i;
         vkllm_devices_free(devs);
         struct vkllm_file_info fi;
         if (!file_info(o.path, &fi) && fi.n_params <= 300000000ull) o.dev[o.n_dev++] = REF;
-        if (!o.n_dev) return vkllm_cli_fail(VKLLM_STATUS_NO_DEVICE, "no usable Vulkan device");
+        if (!o.n_dev) return cli_fail(VKLLM_STATUS_NO_DEVICE, "no usable Vulkan device");
     }
     if (o.baseline == -2) { /* ref when listed, else the first device */
         o.baseline = o.dev[0];
@@ -669,7 +669,7 @@ int vkllm_cmd_compare(int argc, char **argv) {
     if (!code) {
         struct vkllm_file_info fi;
         vkllm_status st = file_info(o.path, &fi);
-        if (st) code = vkllm_cli_fail(st, o.path);
+        if (st) code = cli_fail(st, o.path);
         else n_vocab = fi.n_vocab;
     }
     for (int i = 0; !code && i < n_prompts; i++) code = base_run(&o, o.baseline, ids[i], n_ids[i], n_vocab, &runs[i]);

@@ -156,45 +156,45 @@ static cJSON *device_json(const struct vkllm_device_info *d) {
         cJSON_AddBoolToObject(x, "host_cached", !!(f & VKLLM_MEMORY_HOST_CACHED));
         cJSON_AddItemToArray(types, x);
     }
-    VKLLM_CLI_JSON_ADD(o, VKLLM_CLI_BOOL("unified_memory", d->unified_memory), VKLLM_CLI_NUM("subgroup_size", d->subgroup_size),
-                       VKLLM_CLI_NUM("subgroup_size_min", d->subgroup_size_min),
-                       VKLLM_CLI_NUM("subgroup_size_max", d->subgroup_size_max),
-                       VKLLM_CLI_BOOL("subgroup_size_control", d->subgroup_size_control));
+    CLI_JSON_ADD(o, CLI_BOOL("unified_memory", d->unified_memory), CLI_NUM("subgroup_size", d->subgroup_size),
+                 CLI_NUM("subgroup_size_min", d->subgroup_size_min),
+                 CLI_NUM("subgroup_size_max", d->subgroup_size_max),
+                 CLI_BOOL("subgroup_size_control", d->subgroup_size_control));
     cJSON_AddStringToObject(o, "subgroup_operations", subgroup_ops_str(d->subgroup_ops, ops, sizeof ops));
-    VKLLM_CLI_JSON_ADD(o, VKLLM_CLI_BOOL("fp16_arith", d->fp16_arith), VKLLM_CLI_BOOL("int8_arith", d->int8_arith),
-                       VKLLM_CLI_BOOL("int64_arith", d->int64_arith), VKLLM_CLI_BOOL("storage_16bit", d->storage_16bit),
-                       VKLLM_CLI_BOOL("storage_8bit", d->storage_8bit),
-                       VKLLM_CLI_BOOL("integer_dot_product", d->integer_dot_product),
-                       VKLLM_CLI_BOOL("integer_dot_product_accelerated", d->integer_dot_product_accel),
-                       VKLLM_CLI_BOOL("buffer_device_address", d->buffer_device_address),
-                       VKLLM_CLI_BOOL("cooperative_matrix", d->cooperative_matrix));
+    CLI_JSON_ADD(o, CLI_BOOL("fp16_arith", d->fp16_arith), CLI_BOOL("int8_arith", d->int8_arith),
+                 CLI_BOOL("int64_arith", d->int64_arith), CLI_BOOL("storage_16bit", d->storage_16bit),
+                 CLI_BOOL("storage_8bit", d->storage_8bit),
+                 CLI_BOOL("integer_dot_product", d->integer_dot_product),
+                 CLI_BOOL("integer_dot_product_accelerated", d->integer_dot_product_accel),
+                 CLI_BOOL("buffer_device_address", d->buffer_device_address),
+                 CLI_BOOL("cooperative_matrix", d->cooperative_matrix));
     cJSON *shapes = cJSON_AddArrayToObject(o, "cooperative_matrix_shapes");
     for (uint32_t i = 0; i < d->coopmat_shape_count; i++) {
         const struct vkllm_coopmat_shape *s = &d->coopmat_shapes[i];
         cJSON *x = cJSON_CreateObject();
-        VKLLM_CLI_JSON_ADD(x, VKLLM_CLI_NUM("m", s->m), VKLLM_CLI_NUM("n", s->n), VKLLM_CLI_NUM("k", s->k),
-                           VKLLM_CLI_NUM("a_type", s->a_type), VKLLM_CLI_NUM("b_type", s->b_type),
-                           VKLLM_CLI_NUM("c_type", s->c_type), VKLLM_CLI_NUM("result_type", s->result_type));
+        CLI_JSON_ADD(x, CLI_NUM("m", s->m), CLI_NUM("n", s->n), CLI_NUM("k", s->k),
+                     CLI_NUM("a_type", s->a_type), CLI_NUM("b_type", s->b_type),
+                     CLI_NUM("c_type", s->c_type), CLI_NUM("result_type", s->result_type));
         cJSON_AddItemToArray(shapes, x);
     }
-    VKLLM_CLI_JSON_ADD(o, VKLLM_CLI_NUM("max_storage_buffer_range", d->max_storage_buffer_range),
-                       VKLLM_CLI_NUM("max_memory_allocation_size", d->max_memory_allocation_size),
-                       VKLLM_CLI_NUM("min_storage_buffer_offset_alignment", d->min_storage_buffer_offset_alignment),
-                       VKLLM_CLI_NUM("max_shared_memory", d->max_shared_memory),
-                       VKLLM_CLI_NUM("max_workgroup_invocations", d->max_workgroup_invocations),
-                       VKLLM_CLI_NUM("max_texel_buffer_elements", d->max_texel_buffer_elements),
-                       VKLLM_CLI_NUM("max_uniform_buffer_range", d->max_uniform_buffer_range));
+    CLI_JSON_ADD(o, CLI_NUM("max_storage_buffer_range", d->max_storage_buffer_range),
+                 CLI_NUM("max_memory_allocation_size", d->max_memory_allocation_size),
+                 CLI_NUM("min_storage_buffer_offset_alignment", d->min_storage_buffer_offset_alignment),
+                 CLI_NUM("max_shared_memory", d->max_shared_memory),
+                 CLI_NUM("max_workgroup_invocations", d->max_workgroup_invocations),
+                 CLI_NUM("max_texel_buffer_elements", d->max_texel_buffer_elements),
+                 CLI_NUM("max_uniform_buffer_range", d->max_uniform_buffer_range));
     cJSON *ws = cJSON_AddArrayToObject(o, "max_workgroup_size");
     cJSON *wc = cJSON_AddArrayToObject(o, "max_workgroup_count");
     for (int i = 0; i < 3; i++) {
         cJSON_AddItemToArray(ws, cJSON_CreateNumber(d->max_workgroup_size[i]));
         cJSON_AddItemToArray(wc, cJSON_CreateNumber(d->max_workgroup_count[i]));
     }
-    VKLLM_CLI_JSON_ADD(o, VKLLM_CLI_NUM("max_push_constants", d->max_push_constants),
-                       VKLLM_CLI_BOOL("timestamps", d->timestamps),
-                       VKLLM_CLI_NUM("timestamp_period_ns", d->timestamp_period_ns),
-                       VKLLM_CLI_NUM("timestamp_valid_bits", d->timestamp_valid_bits),
-                       VKLLM_CLI_BOOL("compute_queue", d->has_compute_queue), VKLLM_CLI_BOOL("usable", d->usable));
+    CLI_JSON_ADD(o, CLI_NUM("max_push_constants", d->max_push_constants),
+                 CLI_BOOL("timestamps", d->timestamps),
+                 CLI_NUM("timestamp_period_ns", d->timestamp_period_ns),
+                 CLI_NUM("timestamp_valid_bits", d->timestamp_valid_bits),
+                 CLI_BOOL("compute_queue", d->has_compute_queue), CLI_BOOL("usable", d->usable));
     return o;
 }
 
@@ -237,18 +237,18 @@ static int print_tuning(int json) {
     return 0;
 }
 
-int vkllm_cmd_devices(int argc, char **argv) {
+int cli_cmd_devices(int argc, char **argv) {
     int json = 0, tuning = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--tuning")) tuning = 1;
-        else return vkllm_cli_other_option("devices", argv[i], usage);
+        else return cli_other_option("devices", argv[i], usage);
     }
     if (tuning) return print_tuning(json);
     struct vkllm_device_info *devs = NULL;
     uint32_t n = 0;
     vkllm_status st = vkllm_devices_list(&devs, &n);
-    if (st) return vkllm_cli_fail(st, "cannot list Vulkan devices");
+    if (st) return cli_fail(st, "cannot list Vulkan devices");
     if (json) {
         cJSON *root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "vkllm_version", vkllm_version());

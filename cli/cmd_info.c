@@ -82,23 +82,23 @@ static void print_text(const char *path, vkllm_model_file_t f, const struct vkll
 }
 
 static void json_hparams(cJSON *o, const struct vkllm_file_info *in) {
-    VKLLM_CLI_JSON_ADD(o, VKLLM_CLI_NUM("n_layer", in->n_layer), VKLLM_CLI_NUM("n_embd", in->n_embd),
-                       VKLLM_CLI_NUM("n_ff", in->n_ff), VKLLM_CLI_NUM("n_head", in->n_head),
-                       VKLLM_CLI_NUM("n_head_kv", in->n_head_kv), VKLLM_CLI_NUM("head_dim", in->head_dim),
-                       VKLLM_CLI_NUM("n_vocab", in->n_vocab), VKLLM_CLI_NUM("n_ctx_train", in->context_length),
-                       VKLLM_CLI_NUM("rms_eps", in->rms_eps), VKLLM_CLI_BOOL("tied_embeddings", in->tied_embeddings));
+    CLI_JSON_ADD(o, CLI_NUM("n_layer", in->n_layer), CLI_NUM("n_embd", in->n_embd),
+                 CLI_NUM("n_ff", in->n_ff), CLI_NUM("n_head", in->n_head),
+                 CLI_NUM("n_head_kv", in->n_head_kv), CLI_NUM("head_dim", in->head_dim),
+                 CLI_NUM("n_vocab", in->n_vocab), CLI_NUM("n_ctx_train", in->context_length),
+                 CLI_NUM("rms_eps", in->rms_eps), CLI_BOOL("tied_embeddings", in->tied_embeddings));
     cJSON *r = cJSON_AddObjectToObject(o, "rope");
-    VKLLM_CLI_JSON_ADD(r, VKLLM_CLI_NUM("theta", in->rope_theta), VKLLM_CLI_NUM("n_rot", in->rope_dims));
+    CLI_JSON_ADD(r, CLI_NUM("theta", in->rope_theta), CLI_NUM("n_rot", in->rope_dims));
     cJSON_AddStringToObject(r, "pairs", in->rope_neox ? "neox" : "normal");
     cJSON_AddStringToObject(r, "scaling", in->rope_scaling);
     cJSON_AddNumberToObject(r, "factor", in->rope_factor);
     cJSON *ex = cJSON_AddObjectToObject(o, "experts");
-    VKLLM_CLI_JSON_ADD(ex, VKLLM_CLI_NUM("count", in->n_expert), VKLLM_CLI_NUM("used", in->n_expert_used),
-                       VKLLM_CLI_NUM("n_ff", in->n_ff_exp));
+    CLI_JSON_ADD(ex, CLI_NUM("count", in->n_expert), CLI_NUM("used", in->n_expert_used),
+                 CLI_NUM("n_ff", in->n_ff_exp));
     cJSON *sw = cJSON_AddObjectToObject(o, "sliding_window");
-    VKLLM_CLI_JSON_ADD(sw, VKLLM_CLI_NUM("positions", in->sliding_window), VKLLM_CLI_NUM("layers", in->n_swa_layers));
+    CLI_JSON_ADD(sw, CLI_NUM("positions", in->sliding_window), CLI_NUM("layers", in->n_swa_layers));
     cJSON *sc = cJSON_AddObjectToObject(o, "softcap");
-    VKLLM_CLI_JSON_ADD(sc, VKLLM_CLI_NUM("attention", in->attn_softcap), VKLLM_CLI_NUM("logits", in->final_softcap));
+    CLI_JSON_ADD(sc, CLI_NUM("attention", in->attn_softcap), CLI_NUM("logits", in->final_softcap));
 }
 
 static int print_json(const char *path, vkllm_model_file_t f, const struct vkllm_file_info *in, int list_tensors) {
@@ -139,20 +139,20 @@ static int print_json(const char *path, vkllm_model_file_t f, const struct vkllm
     }
     char *s = cJSON_Print(o);
     cJSON_Delete(o);
-    if (!s) return vkllm_cli_fail(VKLLM_STATUS_OOM, "info");
+    if (!s) return cli_fail(VKLLM_STATUS_OOM, "info");
     printf("%s\n", s);
     free(s);
     return 0;
 }
 
-int vkllm_cmd_info(int argc, char **argv) {
+int cli_cmd_info(int argc, char **argv) {
     const char *path = NULL;
     int json = 0, list_tensors = 0;
     for (int i = 1; i < argc; i++) {
         if ((!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model")) && i + 1 < argc) path = argv[++i];
         else if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--tensors")) list_tensors = 1;
-        else return vkllm_cli_other_option("info", argv[i], usage);
+        else return cli_other_option("info", argv[i], usage);
     }
     if (!path) {
         usage(stderr);
@@ -160,7 +160,7 @@ int vkllm_cmd_info(int argc, char **argv) {
     }
     vkllm_model_file_t f;
     vkllm_status st = vkllm_model_file_open(path, &f);
-    if (st != VKLLM_STATUS_OK) return vkllm_cli_fail(st, "info");
+    if (st != VKLLM_STATUS_OK) return cli_fail(st, "info");
     static struct vkllm_file_info in;
     vkllm_model_file_info(f, &in);
     int rc = 0;

@@ -108,14 +108,14 @@ static int run_ref(const char *path, const int32_t *ids, uint32_t n, uint32_t k,
         if (!st) print_pos(arr, i, logits, n_vocab, k < n_vocab ? k : n_vocab);
     }
     vkllm_ref_free(r);
-    return st ? vkllm_cli_fail(st, path) : 0;
+    return st ? cli_fail(st, path) : 0;
 }
 
 static int run_gpu(const char *path, int device, const int32_t *ids, uint32_t n, uint32_t k, int decode,
                    uint32_t n_ctx, uint32_t n_ubatch, cJSON *arr) {
     struct vkllm_session_params sp = {.n_ctx = n_ctx ? n_ctx : n, .n_ubatch = n_ubatch};
-    struct vkllm_cli_handles h;
-    int code = vkllm_cli_open(path, device, &sp, &h);
+    struct cli_handles h;
+    int code = cli_open(path, device, &sp, &h);
     if (code) return code;
     vkllm_session_t s = h.s;
     vkllm_status st = VKLLM_STATUS_OK;
@@ -131,11 +131,11 @@ static int run_gpu(const char *path, int device, const int32_t *ids, uint32_t n,
         st = vkllm_session_eval(s, ids, n, 1);
         for (uint32_t i = 0; i < n && !st; i++) print_pos(arr, i, vkllm_session_logits(s, i), info.n_vocab, k);
     }
-    if (st) code = vkllm_cli_fail(st, "evaluation failed");
-    return vkllm_cli_close(&h, code);
+    if (st) code = cli_fail(st, "evaluation failed");
+    return cli_close(&h, code);
 }
 
-int vkllm_cmd_logits(int argc, char **argv) {
+int cli_cmd_logits(int argc, char **argv) {
     const char *path = NULL, *ids_str = NULL;
     int json = 0, decode = 0, device = -1, ref = 0;
     long top = 10, n_ctx = 0, n_ubatch = 0;
@@ -162,7 +162,7 @@ int vkllm_cmd_logits(int argc, char **argv) {
                 device = (int)v;
             }
         } else {
-            return vkllm_cli_other_option("logits", a, usage);
+            return cli_other_option("logits", a, usage);
         }
     }
     if (!path || !ids_str) {

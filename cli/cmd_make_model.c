@@ -117,7 +117,7 @@ static int is_flag(const char *opt) {
     return !strcmp(opt, "--tied") || !strcmp(opt, "--untied") || !strcmp(opt, "--optional-tensors");
 }
 
-int vkllm_cmd_make_model(int argc, char **argv) {
+int cli_cmd_make_model(int argc, char **argv) {
     struct vkllm_make_model_params p = vkllm_make_model_params_default();
     const char *out = NULL;
     /* The preset first, wherever it is, so that the other options override it. */
@@ -166,7 +166,7 @@ int vkllm_cmd_make_model(int argc, char **argv) {
         fprintf(stderr, "vkllm make-model: interrupted; %s was not written\n", out);
         return 128 + interrupted; /* as the shell reports a process the signal ended */
     }
-    if (st != VKLLM_STATUS_OK) return vkllm_cli_fail(st, "make-model");
+    if (st != VKLLM_STATUS_OK) return cli_fail(st, "make-model");
     char experts[48] = "";
     vkllm_model_file_t mf; /* the experts as written (qwen3moe and gpt-oss get 8 when none were asked for) */
     struct stat sb;        /* (a file: a FIFO or device cannot be read back) */

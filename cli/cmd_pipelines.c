@@ -142,7 +142,7 @@ static int each(const struct vkllm_pipeline_info *p, void *user) {
     return 0;
 }
 
-int vkllm_cmd_pipelines(int argc, char **argv) {
+int cli_cmd_pipelines(int argc, char **argv) {
     struct vkllm_ctx_params cp = vkllm_ctx_params_default();
     struct vkllm_selftest_params sp = vkllm_selftest_params_default();
     sp.defaults_only = 1; /* every case's shape, as this device's tuning runs it */
@@ -151,24 +151,24 @@ int vkllm_cmd_pipelines(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         double d;
         if (!strcmp(argv[i], "--device") && i + 1 < argc) {
-            if (vkllm_cli_number("pipelines", "--device", argv[++i], 0, 1e4, &d)) return 2;
+            if (cli_number("pipelines", "--device", argv[++i], 0, 1e4, &d)) return 2;
             cp.device = (int)d;
         } else if (!strcmp(argv[i], "--all")) sp.defaults_only = 0;
         else if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--validate")) cp.validate = 1;
         else if (!strcmp(argv[i], "--op") && i + 1 < argc) sp.ops = argv[++i];
-        else return vkllm_cli_other_option("pipelines", argv[i], usage);
+        else return cli_other_option("pipelines", argv[i], usage);
     }
     cp.compile_only = 1;
     vkllm_ctx_t ctx;
     vkllm_status st = vkllm_ctx_init(&cp, &ctx);
-    if (st) return vkllm_cli_fail(st, "cannot open the Vulkan device");
+    if (st) return cli_fail(st, "cannot open the Vulkan device");
     const struct vkllm_device_info *dev = vkllm_ctx_device(ctx);
     uint32_t n_ok = 0, n_failed = 0, n_skipped = 0;
     st = vkllm_selftest(ctx, &sp, NULL, NULL, &n_ok, &n_failed, &n_skipped);
     if (st) {
         vkllm_ctx_free(ctx);
-        return vkllm_cli_fail(st, "pipelines");
+        return cli_fail(st, "pipelines");
     }
     struct list l = {.arr = json ? cJSON_CreateArray() : NULL};
     if (!json) {
@@ -183,7 +183,7 @@ int vkllm_cmd_pipelines(int argc, char **argv) {
     if (st) {
         cJSON_Delete(l.arr);
         vkllm_ctx_free(ctx);
-        return vkllm_cli_fail(st, "pipelines");
+        return cli_fail(st, "pipelines");
     }
     if (json) {
         cJSON *doc = cJSON_CreateObject();

@@ -43,15 +43,15 @@ static void usage(FILE *f) {
             "  --show-probs N         after the text, each generated token's probability and the N most\n"
             "                         likely tokens at that step (the model's distribution: temperature 1,\n"
             "                         before penalties and truncation; N <= 20)\n");
-    fputs(VKLLM_CLI_KV_HELP, f);
-    fputs(vkllm_cli_sampling_help(), f);
+    fputs(CLI_KV_HELP, f);
+    fputs(cli_sampling_help(), f);
 }
 
 static int on_text(const char *text, size_t len, void *ud) {
     (void)ud;
     fwrite(text, 1, len, stdout);
     fflush(stdout);
-    return vkllm_cli_interrupted ? 1 : 0;
+    return cli_interrupted ? 1 : 0;
 }
 
 /* A token's text, quoted, with newlines and control bytes escaped, into buf. */
@@ -151,7 +151,7 @@ static int load_grammar(const char *grammar, const char *grammar_file, const cha
         free(text);
         return -1;
     }
-    *out = vkllm_schema_grammar(j, err, sizeof err);
+    *out = cli_schema_grammar(j, err, sizeof err);
     cJSON_Delete(j);
     free(text);
     if (!*out) {
@@ -178,7 +178,7 @@ static cJSON *memory_json(const struct vkllm_memory_breakdown *m) {
     return o;
 }
 
-int vkllm_cmd_run(int argc, char **argv) {
+int cli_cmd_run(int argc, char **argv) {
     const char *path = NULL, *prompt = NULL, *prompt_file = NULL;
     const char *grammar = NULL, *grammar_file = NULL, *schema = NULL, *schema_file = NULL;
     const char *stops[MAX_STOP];
@@ -186,14 +186,14 @@ int vkllm_cmd_run(int argc, char **argv) {
     int device = -1, json = 0, show_probs = -1;
     double n_ctx = 0, n_ubatch = 0;
     struct vkllm_generate_params gp = vkllm_generate_params_default();
-    struct vkllm_cli_bias bias = {0};
+    struct cli_bias bias = {0};
     struct vkllm_session_params sp = {.n_ctx = 0, .n_ubatch = 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         double d;
-        int taken = vkllm_cli_sampling_arg("run", a, v, &gp, &bias);
-        if (!taken) taken = vkllm_cli_kv_arg("run", a, v, &sp);
+        int taken = cli_sampling_arg("run", a, v, &gp, &bias);
+        if (!taken) taken = cli_kv_arg("run", a, v, &sp);
         if (taken < 0) return 2;
         if (taken) {
             i++;
@@ -201,7 +201,7 @@ int vkllm_cmd_run(int argc, char **argv) {
         }
 #define NUM(flag, lo, hi, dst)                                          \
     if (!strcmp(a, flag) && v) {                                        \
-        if (vkllm_cli_number("run", flag, v, lo, hi, &d)) return 2;     \
+        if (cli_number("run", flag, v, lo, hi, &d)) return 2;           \
         dst;                                                            \
         i++;                                                            \
         continue;                                                       \
@@ -235,7 +235,7 @@ int vkllm_cmd_run(int argc, char **argv) {
         } else if (!strcmp(a, "--json-object")) gp.json_object = 1;
         else if (!strcmp(a, "--no-bos")) gp.add_bos = 0;
         else if (!strcmp(a, "--parse-special")) gp.parse_special = 1;
-        else return vkllm_cli_other_option("run", a, usage);
+        else return cli_other_option("run", a, usage);
     }
     if (!path) {
         fprintf(stderr, "vkllm: run: -m FILE is required\n");
@@ -285,13 +285,13 @@ int vkllm_cmd_run(int argc, char **argv) {
     gp.n_stop = n_stop;
 
     sp.n_ctx = (uint32_t)n_ctx, sp.n_ubatch = (uint32_t)n_ubatch;
-    struct vkllm_cli_handles h;
-    int code = vkllm_cli_open(path, device, &sp, &h);
+    struct cli_handles h;
+    int code = cli_open(path, device, &sp, &h);
     if (code) {
         free(owned), free(owned_grammar);
         return code;
     }
-    vkllm_cli_catch_sigint(1);
+    cli_catch_sigint(1);
     struct vkllm_generate_stats stats;
     vkllm_status st;
     vkllm_gen_t g = NULL;
@@ -304,10 +304,10 @@ int vkllm_cmd_run(int argc, char **argv) {
     } else {
         st = vkllm_generate(h.s, &gp, on_text, NULL, &stats);
     }
-    vkllm_cli_catch_sigint(0);
+    cli_catch_sigint(0);
     printf("\n");
     fflush(stdout);
-    if (st) code = vkllm_cli_fail(st, "generation failed");
+    if (st) code = cli_fail(st, "generation failed");
     else {
         if (g) print_probs(h.model, g);
         struct vkllm_memory_breakdown mb;
@@ -320,7 +320,7 @@ int vkllm_cmd_run(int argc, char **argv) {
             cJSON_free(t);
             cJSON_Delete(o);
         }
-        vkllm_cli_print_stats(&stats, json ? VKLLM_CLI_STATS_JSON : VKLLM_CLI_STATS_TEXT);
+        cli_print_stats(&stats, json ? CLI_STATS_JSON : CLI_STATS_TEXT);
         if (!json) {
             fprintf(stderr, "device memory by use (MiB):");
             for (int u = 0; u < VKLLM_MEMORY_USE_COUNT; u++)
@@ -329,7 +329,7 @@ int vkllm_cmd_run(int argc, char **argv) {
         }
     }
     vkllm_gen_free(g);
-    code = vkllm_cli_close(&h, code);
+    code = cli_close(&h, code);
     free(owned), free(owned_grammar);
     return code;
 }

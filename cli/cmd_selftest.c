@@ -94,14 +94,14 @@ static cJSON *device_json(const struct vkllm_device_info *d) {
     return j;
 }
 
-int vkllm_cmd_selftest(int argc, char **argv) {
+int cli_cmd_selftest(int argc, char **argv) {
     struct vkllm_ctx_params cp = vkllm_ctx_params_default();
     struct vkllm_selftest_params sp = vkllm_selftest_params_default();
     int json = 0;
     for (int i = 1; i < argc; i++) {
         double d;
         if (!strcmp(argv[i], "--device") && i + 1 < argc) {
-            if (vkllm_cli_number("selftest", "--device", argv[++i], 0, 1e4, &d)) return 2;
+            if (cli_number("selftest", "--device", argv[++i], 0, 1e4, &d)) return 2;
             cp.device = (int)d;
         } else if (!strcmp(argv[i], "--validate")) cp.validate = 1;
         else if (!strcmp(argv[i], "--json")) json = 1;
@@ -111,11 +111,11 @@ int vkllm_cmd_selftest(int argc, char **argv) {
         else if (!strcmp(argv[i], "--unchecked")) sp.unchecked = 1;
         else if (!strcmp(argv[i], "--list")) sp.list_only = 1;
         else if (!strcmp(argv[i], "--op") && i + 1 < argc) sp.ops = argv[++i];
-        else return vkllm_cli_other_option("selftest", argv[i], usage);
+        else return cli_other_option("selftest", argv[i], usage);
     }
     vkllm_ctx_t ctx;
     vkllm_status st = vkllm_ctx_init(&cp, &ctx);
-    if (st) return vkllm_cli_fail(st, "cannot open the Vulkan device");
+    if (st) return cli_fail(st, "cannot open the Vulkan device");
     const struct vkllm_device_info *dev = vkllm_ctx_device(ctx);
     struct out o = {json ? cJSON_CreateArray() : NULL, sp.profile, sp.list_only, 0};
     if (!json && sp.list_only) {
@@ -141,7 +141,7 @@ int vkllm_cmd_selftest(int argc, char **argv) {
     vkllm_ctx_free(ctx);
     if (st) {
         cJSON_Delete(doc);
-        return vkllm_cli_fail(st, "selftest");
+        return cli_fail(st, "selftest");
     }
     if (doc) {
         char *s = cJSON_Print(doc);

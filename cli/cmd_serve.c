@@ -56,7 +56,7 @@ static void usage(FILE *f) {
             "                        the model)\n"
             "  --max-client-connections N  open connections per client address at most (default 0: no\n"
             "                        cap, as clients behind one NAT or proxy share an address)\n"
-            VKLLM_CLI_KV_HELP
+            CLI_KV_HELP
             "  --pooling mean|cls|last  embeddings' pooling (default: what the model file says,\n"
             "                        <arch>.pooling_type; mean when it says nothing)\n"
             "  --cors-origin ORIGINS web pages of these origins may call the API from a browser: \"*\" or\n"
@@ -88,7 +88,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define NUM(flag, lo, hi, dst)                                          \
     if (!strcmp(a, flag) && v) {                                        \
-        if (vkllm_cli_number("serve", flag, v, lo, hi, dst)) return 2;  \
+        if (cli_number("serve", flag, v, lo, hi, dst)) return 2;        \
         i++;                                                            \
         continue;                                                       \
     }
@@ -106,7 +106,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o) {
         NUM("--kv-cache-mb", 0, 1e9, &o->kv_cache_mb)
         {
             struct vkllm_session_params kv = {.n_ctx = 0, .n_ubatch = 0, .type_k = o->type_k, .type_v = o->type_v};
-            int taken = vkllm_cli_kv_arg("serve", a, v, &kv);
+            int taken = cli_kv_arg("serve", a, v, &kv);
             if (taken < 0) return 2;
             if (taken) {
                 o->type_k = kv.type_k, o->type_v = kv.type_v;
@@ -161,7 +161,7 @@ static int check_template(vkllm_model_t model, const char *tmpl) {
     vkllm_free(probe);
     if (!st) return 0;
     if (st == VKLLM_STATUS_NOT_FOUND && !tmpl) return 1;
-    vkllm_cli_fail(st, "chat template");
+    cli_fail(st, "chat template");
     return 2;
 }
 
@@ -203,7 +203,7 @@ static int serve(struct serve_server *srv, const struct serve_opts *o, const sig
     return code;
 }
 
-int vkllm_cmd_serve(int argc, char **argv) {
+int cli_cmd_serve(int argc, char **argv) {
     struct serve_opts o = {.host = "127.0.0.1", .port = 8080, .parallel = 4, .queue = 64, .max_body = 1048576,
                            .device = -1, .prefill_chunk = 128, .timeout = 60, .http_threads = 2};
     int code = parse_args(argc, argv, &o);
@@ -223,8 +223,8 @@ int vkllm_cmd_serve(int argc, char **argv) {
 
     struct vkllm_session_params sp = {.n_ctx = (uint32_t)o.n_ctx, .n_ubatch = (uint32_t)o.ubatch, .type_k = o.type_k,
                                       .type_v = o.type_v};
-    struct vkllm_cli_handles h;
-    if ((code = vkllm_cli_open(o.path, (int)o.device, &sp, &h))) return code;
+    struct cli_handles h;
+    if ((code = cli_open(o.path, (int)o.device, &sp, &h))) return code;
     uint32_t n_slots = (uint32_t)o.parallel;
     vkllm_session_t *slots = calloc(n_slots, sizeof *slots);
     struct serve_server *srv = calloc(1, sizeof *srv);
@@ -234,7 +234,7 @@ int vkllm_cmd_serve(int argc, char **argv) {
         code = 5;
         goto done;
     }
-    /* one pool of KV blocks for all slots: the session vkllm_cli_open made (with a cache of its
+    /* one pool of KV blocks for all slots: the session cli_open made (with a cache of its
      * own) makes way for the slots' sessions on the pool */
     sp.n_ctx = vkllm_session_n_ctx(h.s);
     vkllm_session_free(h.s);
@@ -243,14 +243,14 @@ int vkllm_cmd_serve(int argc, char **argv) {
                                       .n_seq = n_slots, .type_k = sp.type_k, .type_v = sp.type_v};
     vkllm_status pst = vkllm_kv_pool_init(h.model, &pp, &pool);
     if (pst) {
-        code = vkllm_cli_fail(pst, "cannot allocate the KV cache pool (a smaller --kv-cache-mb, -c or --parallel?)");
+        code = cli_fail(pst, "cannot allocate the KV cache pool (a smaller --kv-cache-mb, -c or --parallel?)");
         goto done;
     }
     sp.pool = pool;
     for (uint32_t i = 0; i < n_slots; i++) {
         vkllm_status st = vkllm_session_init(h.model, &sp, &slots[i]);
         if (st) {
-            code = vkllm_cli_fail(st, "cannot create a session for every slot (fewer --parallel or a smaller -c?)");
+            code = cli_fail(st, "cannot create a session for every slot (fewer --parallel or a smaller -c?)");
             goto done;
         }
     }
@@ -309,5 +309,5 @@ done:
     vkllm_kv_pool_free(pool); /* after its sessions */
     free(slots);
     free(srv);
-    return vkllm_cli_close(&h, code);
+    return cli_close(&h, code);
 }

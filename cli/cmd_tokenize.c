@@ -96,7 +96,7 @@ static void print_piece(const char *p, size_t n) {
     }
 }
 
-int vkllm_cmd_tokenize(int argc, char **argv) {
+int cli_cmd_tokenize(int argc, char **argv) {
     const char *model = NULL, *file = NULL, *text = NULL;
     int ids_only = 0, no_bos = 0, parse_special = 0;
     for (int i = 1; i < argc; i++) {
@@ -139,7 +139,7 @@ int vkllm_cmd_tokenize(int argc, char **argv) {
     vkllm_tokenizer_t tok = NULL;
     if ((st = vkllm_tokenizer_load(model, &tok)) != VKLLM_STATUS_OK) {
         free(buf);
-        return vkllm_cli_fail(st, model);
+        return cli_fail(st, model);
     }
     /* the ids (a second call when the first guess of their count was short) */
     size_t n = 0, cap = len + 16;
@@ -156,7 +156,7 @@ int vkllm_cmd_tokenize(int argc, char **argv) {
     if (st != VKLLM_STATUS_OK) {
         free(ids);
         vkllm_tokenizer_free(tok);
-        return vkllm_cli_fail(st, "tokenize");
+        return cli_fail(st, "tokenize");
     }
     for (size_t i = 0; i < n; i++) {
         if (ids_only) {
@@ -198,7 +198,7 @@ static int parse_ids(const char *s, int32_t **ids, size_t *n, size_t *cap) {
     return 0;
 }
 
-int vkllm_cmd_detokenize(int argc, char **argv) {
+int cli_cmd_detokenize(int argc, char **argv) {
     const char *model = NULL;
     int special = 0;
     int32_t *ids = NULL;
@@ -231,14 +231,14 @@ int vkllm_cmd_detokenize(int argc, char **argv) {
     vkllm_status st = vkllm_tokenizer_load(model, &tok);
     if (st != VKLLM_STATUS_OK) {
         free(ids);
-        return vkllm_cli_fail(st, model);
+        return cli_fail(st, model);
     }
     char *text = NULL;
     size_t len = 0;
     st = vkllm_tokenizer_decode(tok, ids, n, special, &text, &len);
     free(ids);
     vkllm_tokenizer_free(tok);
-    if (st != VKLLM_STATUS_OK) return vkllm_cli_fail(st, "detokenize");
+    if (st != VKLLM_STATUS_OK) return cli_fail(st, "detokenize");
     fwrite(text, 1, len, stdout);
     if (isatty(STDOUT_FILENO)) putchar('\n');
     vkllm_free(text);

@@ -12,7 +12,7 @@
 
 #include "cli.h"
 
-int vkllm_cli_exit_code(vkllm_status s) {
+int cli_exit_code(vkllm_status s) {
     switch (s) {
     case VKLLM_STATUS_OK: return 0;
     case VKLLM_STATUS_INVALID_ARGUMENT: return 2;
@@ -28,14 +28,14 @@ int vkllm_cli_exit_code(vkllm_status s) {
     }
 }
 
-int vkllm_cli_fail(vkllm_status s, const char *what) {
+int cli_fail(vkllm_status s, const char *what) {
     const char *detail = vkllm_last_error();
     if (!detail || !*detail) detail = vkllm_status_str(s);
     if (what && *what)
         fprintf(stderr, "vkllm: %s: %s (%s)\n", what, detail, vkllm_status_name(s));
     else
         fprintf(stderr, "vkllm: %s (%s)\n", detail, vkllm_status_name(s));
-    return vkllm_cli_exit_code(s);
+    return cli_exit_code(s);
 }
 
 static void log_stderr(vkllm_log_level level, const char *msg, void *ud) {
@@ -45,7 +45,7 @@ static void log_stderr(vkllm_log_level level, const char *msg, void *ud) {
     fprintf(stderr, "vkllm: %s: %s\n", names[level], msg);
 }
 
-void vkllm_cli_log_init(void) {
+void cli_log_init(void) {
     static int min_level = VKLLM_LOG_WARN;
     const char *v = getenv("VKLLM_LOG");
     if (v) {
@@ -57,7 +57,7 @@ void vkllm_cli_log_init(void) {
     vkllm_log_set(log_stderr, &min_level);
 }
 
-int vkllm_cli_other_option(const char *cmd, const char *arg, void (*usage)(FILE *)) {
+int cli_other_option(const char *cmd, const char *arg, void (*usage)(FILE *)) {
     if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
         usage(stdout);
         return 0;
@@ -67,7 +67,7 @@ int vkllm_cli_other_option(const char *cmd, const char *arg, void (*usage)(FILE 
     return 2;
 }
 
-int vkllm_cli_number(const char *cmd, const char *flag, const char *v, double lo, double hi, double *out) {
+int cli_number(const char *cmd, const char *flag, const char *v, double lo, double hi, double *out) {
     char *end;
     errno = 0;
     double d = strtod(v, &end);
@@ -79,8 +79,8 @@ int vkllm_cli_number(const char *cmd, const char *flag, const char *v, double lo
     return 0;
 }
 
-int vkllm_cli_sampling_arg(const char *cmd, const char *a, const char *v, struct vkllm_generate_params *gp,
-                           struct vkllm_cli_bias *bias) {
+int cli_sampling_arg(const char *cmd, const char *a, const char *v, struct vkllm_generate_params *gp,
+                     struct cli_bias *bias) {
     static const struct {
         const char *flag;
         double lo, hi;
@@ -109,7 +109,7 @@ int vkllm_cli_sampling_arg(const char *cmd, const char *a, const char *v, struct
         if (strcmp(a, nums[k].flag)) continue;
         double d;
         if (!v) return -1;
-        if (vkllm_cli_number(cmd, a, v, nums[k].lo, nums[k].hi, &d)) return -1;
+        if (cli_number(cmd, a, v, nums[k].lo, nums[k].hi, &d)) return -1;
         if (k == 5 && d <= 0) { /* as the sampler: a factor, 1 = off */
             fprintf(stderr, "vkllm: %s: --repeat-penalty takes a number in (0, %g], not '%s'\n", cmd, nums[k].hi, v);
             return -1;
@@ -136,8 +136,8 @@ int vkllm_cli_sampling_arg(const char *cmd, const char *a, const char *v, struct
         if (!v) return -1;
         char *end;
         long id = strtol(v, &end, 10);
-        if (*end != ':' || id < 0 || bias->n == VKLLM_CLI_MAX_BIAS) {
-            fprintf(stderr, "vkllm: %s: --logit-bias takes ID:VALUE (at most %d), not '%s'\n", cmd, VKLLM_CLI_MAX_BIAS, v);
+        if (*end != ':' || id < 0 || bias->n == CLI_MAX_BIAS) {
+            fprintf(stderr, "vkllm: %s: --logit-bias takes ID:VALUE (at most %d), not '%s'\n", cmd, CLI_MAX_BIAS, v);
             return -1;
         }
         const char *val = end + 1;
@@ -156,7 +156,7 @@ int vkllm_cli_sampling_arg(const char *cmd, const char *a, const char *v, struct
     return 0;
 }
 
-const char *vkllm_cli_sampling_help(void) {
+const char *cli_sampling_help(void) {
     return "sampling (defaults as llama.cpp):\n"
            "  -n N                   tokens to generate at most (default: until EOS or a full context)\n"
            "  --temp T               temperature; 0 = greedy (default 0.8)\n"
@@ -182,7 +182,7 @@ static void progress_bar(float f, void *ud) {
     fflush(stderr);
 }
 
-struct vkllm_model_params vkllm_cli_model_params(void) {
+struct vkllm_model_params cli_model_params(void) {
     static int last = -1;
     struct vkllm_model_params p = vkllm_model_params_default();
     if (isatty(2)) {
@@ -192,21 +192,21 @@ struct vkllm_model_params vkllm_cli_model_params(void) {
     return p;
 }
 
-int vkllm_cli_open(const char *path, int device, const struct vkllm_session_params *sp, struct vkllm_cli_handles *h) {
+int cli_open(const char *path, int device, const struct vkllm_session_params *sp, struct cli_handles *h) {
     memset(h, 0, sizeof *h);
     struct vkllm_ctx_params cp = vkllm_ctx_params_default();
     cp.device = device;
-    struct vkllm_model_params mp = vkllm_cli_model_params();
+    struct vkllm_model_params mp = cli_model_params();
     vkllm_status st = vkllm_ctx_init(&cp, &h->ctx);
-    if (st) return vkllm_cli_close(h, vkllm_cli_fail(st, "cannot open the Vulkan device"));
+    if (st) return cli_close(h, cli_fail(st, "cannot open the Vulkan device"));
     if ((st = vkllm_model_load(h->ctx, path, &mp, &h->model)))
-        return vkllm_cli_close(h, vkllm_cli_fail(st, "cannot load the model"));
+        return cli_close(h, cli_fail(st, "cannot load the model"));
     if ((st = vkllm_session_init(h->model, sp, &h->s)))
-        return vkllm_cli_close(h, vkllm_cli_fail(st, "cannot create a session"));
+        return cli_close(h, cli_fail(st, "cannot create a session"));
     return 0;
 }
 
-int vkllm_cli_close(struct vkllm_cli_handles *h, int code) {
+int cli_close(struct cli_handles *h, int code) {
     vkllm_session_free(h->s);
     vkllm_model_free(h->model);
     uint64_t n = h->ctx ? vkllm_ctx_validation_messages(h->ctx) : 0;
@@ -219,14 +219,14 @@ int vkllm_cli_close(struct vkllm_cli_handles *h, int code) {
     return code;
 }
 
-volatile sig_atomic_t vkllm_cli_interrupted;
+volatile sig_atomic_t cli_interrupted;
 
 static void on_sigint(int sig) {
     (void)sig;
-    vkllm_cli_interrupted = 1;
+    cli_interrupted = 1;
 }
 
-void vkllm_cli_catch_sigint(int on) {
+void cli_catch_sigint(int on) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on ? on_sigint : SIG_DFL; /* no SA_RESTART: a blocking read returns EINTR */
@@ -234,13 +234,13 @@ void vkllm_cli_catch_sigint(int on) {
     sigaction(SIGINT, &sa, NULL);
 }
 
-double vkllm_cli_now(void) {
+double cli_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-void vkllm_cli_json_add(struct cJSON *o, const struct vkllm_cli_json_field *f, size_t n) {
+void cli_json_add(struct cJSON *o, const struct cli_json_field *f, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (f[i].is_bool) cJSON_AddBoolToObject(o, f[i].key, f[i].value != 0);
         else cJSON_AddNumberToObject(o, f[i].key, f[i].value);
@@ -249,17 +249,17 @@ void vkllm_cli_json_add(struct cJSON *o, const struct vkllm_cli_json_field *f, s
 
 static void stats_json(const struct vkllm_generate_stats *s) {
     cJSON *o = cJSON_CreateObject();
-    VKLLM_CLI_JSON_ADD(o, VKLLM_CLI_NUM("n_prompt", s->n_prompt), VKLLM_CLI_NUM("n_prompt_cached", s->n_prompt_cached),
-                       VKLLM_CLI_NUM("n_generated", s->n_generated),
-                       VKLLM_CLI_NUM("ttft_ms", s->ttft_ms), VKLLM_CLI_NUM("prefill_ms", s->prefill_ms),
-                       VKLLM_CLI_NUM("prefill_tps", s->prefill_tps), VKLLM_CLI_NUM("itl_mean_ms", s->itl_mean_ms),
-                       VKLLM_CLI_NUM("itl_p50_ms", s->itl_p50_ms), VKLLM_CLI_NUM("itl_p90_ms", s->itl_p90_ms),
-                       VKLLM_CLI_NUM("itl_max_ms", s->itl_max_ms), VKLLM_CLI_NUM("decode_tps", s->decode_tps),
-                       VKLLM_CLI_NUM("total_ms", s->total_ms), VKLLM_CLI_NUM("kv_bytes_used", s->kv_bytes_used),
-                       VKLLM_CLI_NUM("kv_bytes_allocated", s->kv_bytes_allocated),
-                       VKLLM_CLI_NUM("kv_bytes_per_token", s->kv_bytes_per_token),
-                       VKLLM_CLI_NUM("kv_bytes_cached", s->kv_bytes_cached),
-                       VKLLM_CLI_NUM("device_bytes", s->device_bytes));
+    CLI_JSON_ADD(o, CLI_NUM("n_prompt", s->n_prompt), CLI_NUM("n_prompt_cached", s->n_prompt_cached),
+                 CLI_NUM("n_generated", s->n_generated),
+                 CLI_NUM("ttft_ms", s->ttft_ms), CLI_NUM("prefill_ms", s->prefill_ms),
+                 CLI_NUM("prefill_tps", s->prefill_tps), CLI_NUM("itl_mean_ms", s->itl_mean_ms),
+                 CLI_NUM("itl_p50_ms", s->itl_p50_ms), CLI_NUM("itl_p90_ms", s->itl_p90_ms),
+                 CLI_NUM("itl_max_ms", s->itl_max_ms), CLI_NUM("decode_tps", s->decode_tps),
+                 CLI_NUM("total_ms", s->total_ms), CLI_NUM("kv_bytes_used", s->kv_bytes_used),
+                 CLI_NUM("kv_bytes_allocated", s->kv_bytes_allocated),
+                 CLI_NUM("kv_bytes_per_token", s->kv_bytes_per_token),
+                 CLI_NUM("kv_bytes_cached", s->kv_bytes_cached),
+                 CLI_NUM("device_bytes", s->device_bytes));
     char seed[24]; /* all 64 bits: a double would round it */
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)s->seed);
     cJSON_AddRawToObject(o, "seed", seed);
@@ -270,12 +270,12 @@ static void stats_json(const struct vkllm_generate_stats *s) {
     cJSON_Delete(o);
 }
 
-void vkllm_cli_print_stats(const struct vkllm_generate_stats *s, enum vkllm_cli_stats_style style) {
-    if (style == VKLLM_CLI_STATS_JSON) {
+void cli_print_stats(const struct vkllm_generate_stats *s, enum cli_stats_style style) {
+    if (style == CLI_STATS_JSON) {
         stats_json(s);
         return;
     }
-    if (style == VKLLM_CLI_STATS_LINE) {
+    if (style == CLI_STATS_LINE) {
         fprintf(stderr,
                 "[%s; prompt %u tokens, reply %u tokens; %u prompt tokens cached; ttft %.1f ms; prefill %.1f t/s; "
                 "decode %.2f t/s; itl p50 %.1f ms p90 %.1f ms; KV %.2f of %.2f MiB, %.2f MiB cached, %.2f KiB per "
@@ -302,7 +302,7 @@ void vkllm_cli_print_stats(const struct vkllm_generate_stats *s, enum vkllm_cli_
             s->device_bytes / 1048576.0);
 }
 
-int vkllm_cli_kv_types(const char *list, int *out, int *n) {
+int cli_kv_types(const char *list, int *out, int *n) {
     *n = 0;
     for (const char *p = list; *p;) {
         const char *e = strchr(p, ',');
@@ -316,11 +316,11 @@ int vkllm_cli_kv_types(const char *list, int *out, int *n) {
     return *n ? 0 : -1;
 }
 
-int vkllm_cli_kv_arg(const char *cmd, const char *a, const char *v, struct vkllm_session_params *sp) {
+int cli_kv_arg(const char *cmd, const char *a, const char *v, struct vkllm_session_params *sp) {
     int k = !strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k"), vv = !strcmp(a, "-ctv") || !strcmp(a, "--cache-type-v");
     if (!k && !vv) return 0;
     int t[2], n;
-    if (!v || vkllm_cli_kv_types(v, t, &n) || n != 1) {
+    if (!v || cli_kv_types(v, t, &n) || n != 1) {
         fprintf(stderr, "vkllm: %s: %s takes f16 or q8_0\n", cmd, a);
         return -1;
     }

@@ -27,7 +27,7 @@
 
 static const char k_base[] = K_BASE;
 
-const char *vkllm_json_grammar(int object) {
+const char *cli_json_grammar(int object) {
     return object ? "root ::= object\n" K_BASE : "root ::= value\n" K_BASE;
 }
 
@@ -559,12 +559,12 @@ static char *convert(const cJSON *schema, const char *name, int base, char *err,
     return out;
 }
 
-char *vkllm_schema_grammar(const cJSON *schema, char *err, size_t err_len) {
+char *cli_schema_grammar(const cJSON *schema, char *err, size_t err_len) {
     return convert(schema, "root", 1, err, err_len);
 }
 
-char *vkllm_schema_rules(const cJSON *schema, const char *name, char *err, size_t err_len) {
+char *cli_schema_rules(const cJSON *schema, const char *name, char *err, size_t err_len) {
     return convert(schema, name, 0, err, err_len);
 }
 
-const char *vkllm_json_base_rules(void) { return k_base; }
+const char *cli_json_base_rules(void) { return k_base; }

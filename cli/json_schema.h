@@ -18,23 +18,23 @@
  * schema, or when the object lists no properties at all and does not say false. Whitespace
  * between tokens: none, one space, or a newline and up to 20 spaces or tabs (llama.cpp's rule);
  * numbers have at most 16 digits in each part so that a small model cannot run away. */
-#ifndef VKLLM_JSON_SCHEMA_H
-#define VKLLM_JSON_SCHEMA_H
+#ifndef CLI_JSON_SCHEMA_H
+#define CLI_JSON_SCHEMA_H
 
 #include <stddef.h>
 
 struct cJSON;
 
 /* The grammar (malloc'd text, rule `root`), or NULL with a message in err. */
-char *vkllm_schema_grammar(const struct cJSON *schema, char *err, size_t err_len);
+char *cli_schema_grammar(const struct cJSON *schema, char *err, size_t err_len);
 
 /* The rules of schema under rule `name` (helpers named name-r1, name-ref1, ...) without the JSON
  * primitives (ws, string, number, integer, boolean, null, value, object, array, char), which
- * vkllm_json_base_rules() gives once for a grammar made of several schemas (a tool per rule). */
-char *vkllm_schema_rules(const struct cJSON *schema, const char *name, char *err, size_t err_len);
-const char *vkllm_json_base_rules(void);
+ * cli_json_base_rules() gives once for a grammar made of several schemas (a tool per rule). */
+char *cli_schema_rules(const struct cJSON *schema, const char *name, char *err, size_t err_len);
+const char *cli_json_base_rules(void);
 
 /* The grammar of any one JSON value (OpenAI's json_object mode asks for an object: object 1). */
-const char *vkllm_json_grammar(int object);
+const char *cli_json_grammar(int object);
 
-#endif /* VKLLM_JSON_SCHEMA_H */
+#endif /* CLI_JSON_SCHEMA_H */

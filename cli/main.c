@@ -13,19 +13,19 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"run", vkllm_cmd_run, "stream a completion of a prompt (-p), statistics on stderr"},
-    {"chat", vkllm_cmd_chat, "interactive conversation with the model's chat template"},
-    {"serve", vkllm_cmd_serve, "OpenAI-compatible HTTP server, streaming with Server-Sent Events"},
-    {"devices", vkllm_cmd_devices, "list Vulkan devices and what they support (--json)"},
-    {"selftest", vkllm_cmd_selftest, "check every shader on a device against the C reference"},
-    {"pipelines", vkllm_cmd_pipelines, "build every pipeline, no memory used: registers, spills, occupancy"},
-    {"info", vkllm_cmd_info, "describe a GGUF model: architecture, shapes, types (--json)"},
-    {"make-model", vkllm_cmd_make_model, "write a random-weight Llama-shaped GGUF model"},
-    {"bench", vkllm_cmd_bench, "prefill and decode tokens per second (llama-bench definitions)"},
-    {"compare", vkllm_cmd_compare, "devices side by side: logit agreement, speed by depth, KV memory, kernels"},
-    {"logits", vkllm_cmd_logits, "top logits at every position of a token sequence (--json)"},
-    {"tokenize", vkllm_cmd_tokenize, "text -> token ids with the model's own vocabulary"},
-    {"detokenize", vkllm_cmd_detokenize, "token ids -> text"},
+    {"run", cli_cmd_run, "stream a completion of a prompt (-p), statistics on stderr"},
+    {"chat", cli_cmd_chat, "interactive conversation with the model's chat template"},
+    {"serve", cli_cmd_serve, "OpenAI-compatible HTTP server, streaming with Server-Sent Events"},
+    {"devices", cli_cmd_devices, "list Vulkan devices and what they support (--json)"},
+    {"selftest", cli_cmd_selftest, "check every shader on a device against the C reference"},
+    {"pipelines", cli_cmd_pipelines, "build every pipeline, no memory used: registers, spills, occupancy"},
+    {"info", cli_cmd_info, "describe a GGUF model: architecture, shapes, types (--json)"},
+    {"make-model", cli_cmd_make_model, "write a random-weight Llama-shaped GGUF model"},
+    {"bench", cli_cmd_bench, "prefill and decode tokens per second (llama-bench definitions)"},
+    {"compare", cli_cmd_compare, "devices side by side: logit agreement, speed by depth, KV memory, kernels"},
+    {"logits", cli_cmd_logits, "top logits at every position of a token sequence (--json)"},
+    {"tokenize", cli_cmd_tokenize, "text -> token ids with the model's own vocabulary"},
+    {"detokenize", cli_cmd_detokenize, "token ids -> text"},
 };
 
 static void usage(FILE *f) {
@@ -51,7 +51,7 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-    vkllm_cli_log_init();
+    cli_log_init();
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -4,14 +4,14 @@
 
 #include "profile.h"
 
-void vkllm_cli_fill_tokens(int32_t *t, int n, uint32_t n_vocab, uint32_t seed) {
+void cli_fill_tokens(int32_t *t, int n, uint32_t n_vocab, uint32_t seed) {
     for (int i = 0; i < n; i++) {
         seed = seed * 1664525u + 1013904223u;
         t[i] = (int32_t)(3 + (seed >> 8) % (n_vocab > 3 ? n_vocab - 3 : 1));
     }
 }
 
-int vkllm_cli_cmp_double(const void *a, const void *b) {
+int cli_cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
@@ -22,11 +22,11 @@ static vkllm_status profile_step(vkllm_session_t s, uint32_t n_vocab, int n, int
     vkllm_status st = vkllm_session_truncate(s, (uint32_t)depth);
     int32_t *toks = malloc(sizeof *toks * (size_t)n);
     if (!toks) return VKLLM_STATUS_OOM;
-    vkllm_cli_fill_tokens(toks, n, n_vocab, 13);
-    double t0 = vkllm_cli_now();
+    cli_fill_tokens(toks, n, n_vocab, 13);
+    double t0 = cli_now();
     if (!st && n == 1 && greedy) st = vkllm_session_decode_greedy(s, toks[0], &toks[0]);
     else if (!st) st = vkllm_session_eval(s, toks, (uint32_t)n, 0);
-    *ms = (vkllm_cli_now() - t0) * 1e3;
+    *ms = (cli_now() - t0) * 1e3;
     free(toks);
     return st;
 }
@@ -68,14 +68,14 @@ static const char *profile_collect(vkllm_session_t s, struct profile *p) {
 /* Profile one step (decode: n == 1) at depth: after a warm-up, PLAIN_STEPS unprofiled decode
  * steps (prefill: one), then with timestamps, the step measured (decode: after one that records
  * the step again; a prefill batch is recorded every time). */
-vkllm_status vkllm_cli_profile_run(vkllm_session_t s, int greedy, int n, int depth, struct profile *p) {
+vkllm_status cli_profile_run(vkllm_session_t s, int greedy, int n, int depth, struct profile *p) {
     uint32_t n_vocab = p->mi.n_vocab;
     double ms, plain[PLAIN_STEPS];
     vkllm_status st = vkllm_session_truncate(s, 0);
     int32_t *toks = malloc(sizeof *toks * (size_t)(depth + 1));
     if (!toks) return VKLLM_STATUS_OOM;
     if (!st && depth > 0) {
-        vkllm_cli_fill_tokens(toks, depth, n_vocab, 7);
+        cli_fill_tokens(toks, depth, n_vocab, 7);
         st = vkllm_session_eval(s, toks, (uint32_t)depth, 0);
     }
     free(toks);
@@ -90,13 +90,13 @@ vkllm_status vkllm_cli_profile_run(vkllm_session_t s, int greedy, int n, int dep
     if (!st && (p->error = profile_collect(s, p))) st = VKLLM_STATUS_UNSUPPORTED;
     vkllm_status st2 = vkllm_session_set_profile(s, 0);
     if (st) return st;
-    qsort(plain, (size_t)p->n_plain, sizeof plain[0], vkllm_cli_cmp_double);
+    qsort(plain, (size_t)p->n_plain, sizeof plain[0], cli_cmp_double);
     p->step_ms_plain = plain[p->n_plain / 2];
     return st2;
 }
 
-double vkllm_cli_k_gbps(const struct kernel *k) {
+double cli_k_gbps(const struct kernel *k) {
     return k->ns > 0 ? (double)(k->cost.bytes_read + k->cost.bytes_written) / k->ns : 0;
 }
 
-double vkllm_cli_k_gflops(const struct kernel *k) { return k->ns > 0 ? (double)k->cost.flops / k->ns : 0; }
+double cli_k_gflops(const struct kernel *k) { return k->ns > 0 ? (double)k->cost.flops / k->ns : 0; }

@@ -3,8 +3,8 @@
  * (vkllm_session_set_profile), summed per kernel label with the bytes and flops each dispatch
  * declares (struct vkllm_dispatch_profile), beside the wall clock of the same step and of
  * unprofiled ones. */
-#ifndef VKLLM_CLI_PROFILE_H
-#define VKLLM_CLI_PROFILE_H
+#ifndef CLI_PROFILE_H
+#define CLI_PROFILE_H
 
 #include <stdint.h>
 
@@ -44,15 +44,15 @@ struct profile {
 #define PLAIN_STEPS 3 /* unprofiled decode steps measured (prefill: 1) */
 
 /* Deterministic token ids (avoiding ids 0..2, often control tokens). */
-void vkllm_cli_fill_tokens(int32_t *t, int n, uint32_t n_vocab, uint32_t seed);
+void cli_fill_tokens(int32_t *t, int n, uint32_t n_vocab, uint32_t seed);
 /* qsort's comparison of doubles. */
-int vkllm_cli_cmp_double(const void *a, const void *b);
+int cli_cmp_double(const void *a, const void *b);
 /* Profile one step (decode: n == 1; greedy: through the on-device argmax) at depth into p
  * (p->mi.n_vocab set): warm-up, unprofiled steps, then one with timestamps. p->error says why
  * when the device cannot (then the status is UNSUPPORTED). */
-vkllm_status vkllm_cli_profile_run(vkllm_session_t s, int greedy, int n, int depth, struct profile *p);
+vkllm_status cli_profile_run(vkllm_session_t s, int greedy, int n, int depth, struct profile *p);
 /* A kernel's bytes over its GPU time, GB/s; its GFLOP/s. */
-double vkllm_cli_k_gbps(const struct kernel *k);
-double vkllm_cli_k_gflops(const struct kernel *k);
+double cli_k_gbps(const struct kernel *k);
+double cli_k_gflops(const struct kernel *k);
 
 #endif

@@ -19,8 +19,8 @@
  * starting and cancelling gens) between the engine and the HTTP threads; the tokenizer and chat
  * templates are immutable and need no lock (vkllm.h), so /tokenize, /detokenize and templating
  * never wait behind a step. */
-#ifndef VKLLM_SERVE_H
-#define VKLLM_SERVE_H
+#ifndef CLI_SERVE_H
+#define CLI_SERVE_H
 
 #include <cjson/cJSON.h>
 #include <pthread.h>

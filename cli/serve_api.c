@@ -333,7 +333,7 @@ static int schema_grammar(struct parse *p, const cJSON *schema, const char *para
     char why[256], msg[400];
     if (!cJSON_IsObject(schema) && !cJSON_IsBool(schema))
         return bad(p, param, "'%s' must be a JSON schema (an object)", param);
-    if (!(r->grammar = vkllm_schema_grammar(schema, why, sizeof why))) {
+    if (!(r->grammar = cli_schema_grammar(schema, why, sizeof why))) {
         snprintf(msg, sizeof msg, "'%s': %s", param, why);
         return bad(p, param, "%s", msg);
     }

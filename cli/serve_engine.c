@@ -171,7 +171,7 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uin
                            const int *code_values, size_t n_codes) {
     pthread_mutex_lock(&e->mu);
     const struct serve_metrics *m = &e->m;
-    double now = vkllm_cli_now();
+    double now = cli_now();
     sbuf_printf(o, "# HELP vkllm_requests_total HTTP requests received, by endpoint.\n"
                           "# TYPE vkllm_requests_total counter\n");
     for (size_t i = 0; i < n_endpoints; i++)
@@ -433,7 +433,7 @@ static void embed(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     char msg[600] = "out of memory";
     float *v = malloc(sizeof *v * (r->n_embd ? r->n_embd : 1));
     vkllm_status st = VKLLM_STATUS_OOM;
-    double t0 = vkllm_cli_now();
+    double t0 = cli_now();
     if (v) {
         pthread_mutex_lock(&e->model_mu);
         st = vkllm_session_embed(e->slots[i], r->prompt_ids, r->n_prompt_ids, (enum vkllm_pooling)r->pooling, 1, v);
@@ -458,7 +458,7 @@ static void embed(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     pthread_mutex_lock(&r->mu);
     r->embedding = v;
     r->stats.n_prompt = r->n_prompt_ids;
-    r->stats.prefill_ms = r->stats.total_ms = (vkllm_cli_now() - t0) * 1e3;
+    r->stats.prefill_ms = r->stats.total_ms = (cli_now() - t0) * 1e3;
     r->stats.stop_reason = VKLLM_STOP_EOS; /* counted with the finished requests as "stop" */
     pthread_mutex_unlock(&r->mu);
     finish(e, r, 0, NULL);
@@ -507,7 +507,7 @@ static int admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     }
     if (st) snprintf(msg, sizeof msg, "%s", *vkllm_last_error() ? vkllm_last_error() : vkllm_status_str(st));
     pthread_mutex_unlock(&e->model_mu);
-    double now = vkllm_cli_now();
+    double now = cli_now();
     if (st == VKLLM_STATUS_CANCELLED) { /* by prefill_cancelled: the server stops, or the client went */
         int stopping = engine_stopping(e);
         finish(e, r, stopping ? 503 : 499, stopping ? "the server is shutting down" : "cancelled");
@@ -653,7 +653,7 @@ static void step(struct serve_engine *e) {
         if (pool_room(e) < n) reclaim_idle(e); /* each request may need a block this step */
         vkllm_gen_step(gens, n); /* an error stops the gens of the step; each reports it below */
         pthread_mutex_unlock(&e->model_mu);
-        double now = vkllm_cli_now();
+        double now = cli_now();
         pthread_mutex_lock(&e->mu);
         e->m.steps++;
         e->m.step_rows += n;
@@ -749,7 +749,7 @@ int serve_engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_kv_poo
         e->active = NULL, e->slot_prompt = NULL, e->slot_info = NULL;
         return -1;
     }
-    e->t_start = vkllm_cli_now();
+    e->t_start = cli_now();
     pthread_mutex_init(&e->model_mu, NULL);
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cond, NULL);

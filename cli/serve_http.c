@@ -645,7 +645,7 @@ static enum MHD_Result embeddings(struct serve_server *srv, struct MHD_Connectio
         srv->inflight++;
         pthread_mutex_unlock(&srv->stat_mu);
     }
-    for (int i = 0; i < cn->n_req; i++) cn->req[i]->t_arrival = vkllm_cli_now();
+    for (int i = 0; i < cn->n_req; i++) cn->req[i]->t_arrival = cli_now();
     return submit_all(srv, c, cn, st, err, param);
 }
 
@@ -681,7 +681,7 @@ static enum MHD_Result completion(struct serve_server *srv, struct MHD_Connectio
         r->index = i;
         r->created = i ? cn->req[0]->created : (long long)time(NULL);
         snprintf(r->id, sizeof r->id, "%s-%llx%06llx", chat ? "chatcmpl" : "cmpl", r->created, (unsigned long long)id);
-        r->t_arrival = vkllm_cli_now();
+        r->t_arrival = cli_now();
         r->gp.sampling.seed += (uint64_t)(i % r->n); /* n samples, not n copies (only seeds given count) */
     }
     cJSON_Delete(body);
@@ -1191,12 +1191,12 @@ void serve_http_quiesce(struct serve_server *srv) {
 }
 
 void serve_http_drain(struct serve_server *srv, double timeout_s) {
-    double t0 = vkllm_cli_now();
+    double t0 = cli_now();
     for (;;) {
         pthread_mutex_lock(&srv->stat_mu);
         uint32_t n = srv->inflight;
         pthread_mutex_unlock(&srv->stat_mu);
-        if (!n || vkllm_cli_now() - t0 > timeout_s) return;
+        if (!n || cli_now() - t0 > timeout_s) return;
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
     }

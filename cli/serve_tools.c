@@ -172,7 +172,7 @@ int serve_tools_parse(struct serve_server *srv, const cJSON *body, struct serve_
         cJSON *empty = params ? NULL : cJSON_Parse("{\"type\": \"object\", \"properties\": {}}");
         char rule[32];
         snprintf(rule, sizeof rule, "fn%d-args", k);
-        char *rules = vkllm_schema_rules(params ? params : empty, rule, why, sizeof why);
+        char *rules = cli_schema_rules(params ? params : empty, rule, why, sizeof why);
         cJSON_Delete(empty);
         if (!rules) {
             char msg[400];
@@ -186,7 +186,7 @@ int serve_tools_parse(struct serve_server *srv, const cJSON *body, struct serve_
         free(rules);
         k++;
     }
-    sbuf_add(&g, vkllm_json_base_rules(), strlen(vkllm_json_base_rules()));
+    sbuf_add(&g, cli_json_base_rules(), strlen(cli_json_base_rules()));
     if (g.oom) {
         sbuf_free(&g);
         return fail(err, errn, param, "tools", "out of memory");

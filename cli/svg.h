@@ -1,7 +1,7 @@
 /* svg.h - charts as SVG text, drawn by vkllm itself (no JavaScript, no library), for the HTML
  * and SVG reports of `vkllm compare` and `vkllm bench`. Text is escaped; colours go by series. */
-#ifndef VKLLM_CLI_SVG_H
-#define VKLLM_CLI_SVG_H
+#ifndef CLI_SVG_H
+#define CLI_SVG_H
 
 #include <stdio.h>
 

@@ -13,7 +13,7 @@ static struct vkllm__grammar *compile(const char *schema_json) {
     cJSON *j = cJSON_Parse(schema_json);
     if (!j) FAILF("bad test schema %s", schema_json);
     char err[256];
-    char *text = vkllm_schema_grammar(j, err, sizeof err);
+    char *text = cli_schema_grammar(j, err, sizeof err);
     cJSON_Delete(j);
     if (!text) FAILF("schema %s refused: %s", schema_json, err);
     struct vkllm__grammar *g = NULL;
@@ -33,7 +33,7 @@ static int matches(struct vkllm__grammar *g, const char *s) {
 static void refused(const char *schema_json, const char *want) {
     cJSON *j = cJSON_Parse(schema_json);
     char err[256] = "";
-    char *text = vkllm_schema_grammar(j, err, sizeof err);
+    char *text = cli_schema_grammar(j, err, sizeof err);
     cJSON_Delete(j);
     if (text) FAILF("schema %s accepted:\n%s", schema_json, text);
     if (!strstr(err, want)) FAILF("schema %s: error '%s' lacks '%s'", schema_json, err, want);
