@@ -663,6 +663,24 @@ enum vkllm_stop_reason {
 
 VKLLM_API const char *vkllm_stop_reason_str(enum vkllm_stop_reason r);
 
+/* A piece of the output with its tokens' records (vkllm_generate_params.on_piece): the text as the
+ * text callback gets it, and with n_probs >= 0 the records (as vkllm_gen_token_probs gives them) of
+ * generated tokens first_prob .. first_prob + n_probs - 1: those whose text this piece completes
+ * (vkllm_gen_n_released). A token whose text is held back (a stop string may be starting) comes
+ * with the piece that releases that text; the token a stop string cuts comes with the reply's last
+ * text; tokens wholly inside a stop string, and the end-of-generation token, never come. Records
+ * released after the last text (a cut token whose kept part went out earlier) come in one last
+ * call with len 0 when the gen stops (not when it is cancelled or fails). The pointers are valid
+ * during the call. */
+struct vkllm_token_probs; /* below */
+struct vkllm_text_piece {
+    const char *text;
+    size_t len;                            /* bytes; > 0 except in that last call */
+    const struct vkllm_token_probs *probs; /* NULL when n_probs is 0 */
+    uint32_t n_probs;
+    uint32_t first_prob;                   /* the generated token probs[0] belongs to */
+};
+
 struct vkllm_generate_params {
     const char *prompt;      /* UTF-8 text; "" starts from BOS alone */
     size_t prompt_len;       /* bytes; 0 = strlen(prompt) */
@@ -728,6 +746,11 @@ struct vkllm_generate_params {
                                 that evaluates. NULL: none (default) */
     void *cancel_user_data;
     struct vkllm_sampling_params sampling;
+    int (*on_piece)(const struct vkllm_text_piece *piece, void *user_data); /* non-NULL: called with
+                                every piece of text together with the records of the tokens that
+                                produced it (below), before the text callback (which may then be
+                                NULL); nonzero stops as the text callback's does. NULL: none (default) */
+    void *piece_user_data;
 };
 
 VKLLM_API struct vkllm_generate_params vkllm_generate_params_default(void);
@@ -832,8 +855,8 @@ VKLLM_API vkllm_status vkllm_gen_token_probs(vkllm_gen_t g, uint32_t i, struct v
  * to the callback (counted before each call, so inside it the call's text counts). Text a stop
  * string may still start is held back, and its tokens with it. Once a stop string matched, the
  * token it cuts (some of its text in the reply, the rest the stop string's) counts too; tokens
- * wholly inside the stop string never do.
- * Streaming logprobs next to the text they belong to reads this, not vkllm_gen_n_generated. */
+ * wholly inside the stop string never do. vkllm_generate_params.on_piece hands each piece the
+ * records this count passed since the piece before. */
 VKLLM_API uint32_t vkllm_gen_n_released(vkllm_gen_t g);
 /* Metrics so far (final once done), as for vkllm_generate. */
 VKLLM_API void vkllm_gen_stats(vkllm_gen_t g, struct vkllm_generate_stats *out);

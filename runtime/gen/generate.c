@@ -198,6 +198,7 @@ struct vkllm_gen {
     struct vkllm_token_probs *probs; /* n_probs >= 0: one per sampled token */
     uint64_t *probs_end;            /* ... and where its text ends in the output (UINT64_MAX: unknown) */
     uint32_t n_probs_rec, cap_probs;
+    uint32_t n_handed;              /* records handed to on_piece (with the pieces before) */
     uint64_t bytes_in, bytes_out;   /* text produced, and handed to fn (the rest held back or dropped) */
     int done;
     vkllm_status err;
@@ -260,6 +261,21 @@ oom:
     return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
 }
 
+/* Text to the callbacks: on_piece with the records released since the piece before (the one place
+ * that pairs text with its tokens), then fn. Nonzero: a callback asked to stop. */
+static int hand_out(struct vkllm_gen *g, const char *text, size_t len) {
+    int stop = 0;
+    if (g->p.on_piece) {
+        uint32_t n = vkllm_gen_n_released(g);
+        struct vkllm_text_piece piece = {text, len, n > g->n_handed ? g->probs + g->n_handed : NULL,
+                                         n - g->n_handed, g->n_handed};
+        g->n_handed = n;
+        stop = g->p.on_piece(&piece, g->p.piece_user_data);
+    }
+    if (len && g->fn && g->fn(text, len, g->user)) stop = 1;
+    return stop;
+}
+
 /* Hand out the text that is final; with `flush`, also what was held back (the end). */
 static vkllm_status push_text(struct vkllm_gen *g, const char *text, size_t len, int flush) {
     if (len && out_append(&g->out, text, len)) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
@@ -267,9 +283,9 @@ static vkllm_status push_text(struct vkllm_gen *g, const char *text, size_t len,
     int hit;
     size_t ready = out_ready(&g->out, &g->p, &hit);
     if (flush && !hit) ready = g->out.len;
-    g->bytes_out += ready; /* before fn: its text's tokens are released (vkllm_gen_n_released) */
-    if (hit) g->reason = VKLLM_STOP_STRING; /* before fn too: the token the stop string cuts is released */
-    if (ready && g->fn && g->fn(g->out.buf, ready, g->user) && !g->reason) g->reason = VKLLM_STOP_CANCELLED;
+    g->bytes_out += ready; /* before the callbacks: its text's tokens are released (vkllm_gen_n_released) */
+    if (hit) g->reason = VKLLM_STOP_STRING; /* before them too: the token the stop string cuts is released */
+    if (ready && hand_out(g, g->out.buf, ready) && !g->reason) g->reason = VKLLM_STOP_CANCELLED;
     out_consume(&g->out, ready);
     if (hit) g->out.len = 0; /* the stop string and anything after it are dropped */
     return VKLLM_STATUS_OK;
@@ -285,6 +301,9 @@ static void finish(struct vkllm_gen *g) {
         if (!st) st = push_text(g, text, len, 1);
         if (st) g->err = st;
     }
+    /* records released with no text of their own after the last piece (a stop string's cut token) */
+    if (!g->err && g->reason != VKLLM_STOP_CANCELLED && g->p.on_piece && vkllm_gen_n_released(g) > g->n_handed)
+        hand_out(g, "", 0);
     g->st.stop_reason = g->err ? VKLLM_STOP_NONE : g->reason;
     g->st.total_ms = now_ms() - g->t0;
 }
