@@ -13,12 +13,21 @@
  * cmd_serve.c parses the options, opens the model, starts both and shuts them down on
  * SIGINT/SIGTERM.
  *
- * Locking: the engine's mu guards its queue, slots and metrics; each request's mu guards what
- * the engine hands to the HTTP thread serving it. A thread holding a request's mu never takes
- * the engine's mu, and wakes a parked connection only after letting go of it. model_mu serializes the uses of the model's context (generation steps,
- * starting and cancelling gens) between the engine and the HTTP threads; the tokenizer and chat
- * templates are immutable and need no lock (vkllm.h), so /tokenize, /detokenize and templating
- * never wait behind a step. */
+ * Threads: once the server runs, the engine thread alone calls the library on the model's
+ * context (sessions, gens, the KV pool), which vkllm.h asks of one thread at a time; cmd_serve.c
+ * uses them before the engine starts and after it has stopped. The HTTP threads use only the
+ * tokenizer and chat templates, which are immutable and need no lock (vkllm.h), so /tokenize,
+ * /detokenize, templating and the logprobs' token texts never wait behind a step.
+ *
+ * Locking: the engine's mu guards its queue, the slots' /slots view and the metrics; each
+ * request's mu guards what the engine hands to the HTTP thread serving it. A thread holding a
+ * request's mu never takes the engine's mu, and wakes a parked connection only after letting go
+ * of it.
+ *
+ * Text and logprobs: the library hands each piece of text with the records of the tokens that
+ * produced it (vkllm_generate_params.on_piece: the pairing, stop strings included, is worked out
+ * there and nowhere else); the engine queues the pair as one serve_piece, and a stream sends it
+ * as one event. */
 #ifndef CLI_SERVE_H
 #define CLI_SERVE_H
 
@@ -50,9 +59,10 @@ void sbuf_free(struct serve_buf *b);
 
 enum serve_state { SERVE_QUEUED = 0, SERVE_RUNNING = 1, SERVE_DONE = 2 };
 
-struct serve_piece { /* one text piece of a streaming reply, as the engine produced it */
+struct serve_piece { /* one text piece of a streaming reply, as the gen handed it over */
     struct serve_piece *next;
-    uint32_t probs_end;  /* logprobs records handed over before it (its tokens' go with it) */
+    struct vkllm_token_probs *probs; /* logprobs asked: the records of the tokens that produced it */
+    uint32_t n_probs;
     size_t len;
     char text[];
 };
@@ -109,9 +119,10 @@ struct serve_req {
     struct serve_piece *head, *tail; /* stream: pieces not yet sent */
     struct serve_buf text;       /* plain: the whole reply */
     float *embedding;            /* embed: n_embd floats once done */
-    struct vkllm_token_probs *probs; /* logprobs asked (gp.n_probs >= 0): one per generated token, */
-    uint32_t n_probs, cap_probs;     /* copied by the engine as the tokens come */
-    uint32_t n_probs_sent;           /* stream: those already sent in a chunk */
+    struct vkllm_token_probs *probs; /* logprobs asked (gp.n_probs >= 0): plain, every reply token's
+                                        record; stream, those that came without text of their own
+                                        (a stop string's cut token): they go with the final chunk */
+    uint32_t n_probs, cap_probs;
     size_t text_offset;              /* stream, completions: text_offset of the next token */
     int http_status;             /* 0, or the error status once done with an error */
     char err[512];               /* its message */
@@ -165,6 +176,8 @@ int serve_tool_scan_ok(const struct serve_tool_scan *s);
 struct serve_req *serve_req_new(void);
 void serve_req_ref(struct serve_req *r);
 void serve_req_unref(struct serve_req *r);
+/* Free a piece that left r's list (NULL: nothing). */
+void serve_piece_free(struct serve_piece *p);
 /* Unlock r->mu after a change the HTTP side waits for, and wake it (engine; r->mu held). */
 void serve_req_unlock_notify(struct serve_req *r);
 
@@ -223,7 +236,6 @@ struct serve_engine {
     char **slot_prompt;        /* per slot, the prompt text of its last request (engine thread only):
                                   a request goes to the free slot whose cache likely holds most of it */
 
-    pthread_mutex_t model_mu;
     pthread_mutex_t mu;
     pthread_cond_t cond;
     struct serve_req *q_head, *q_tail;

@@ -12,6 +12,11 @@
 
 /* --- requests ------------------------------------------------------------------------------ */
 
+void serve_piece_free(struct serve_piece *p) {
+    if (p) free(p->probs);
+    free(p);
+}
+
 struct serve_req *serve_req_new(void) {
     struct serve_req *r = calloc(1, sizeof *r);
     if (!r) return NULL;
@@ -19,6 +24,15 @@ struct serve_req *serve_req_new(void) {
     r->refs = 1;
     r->gp = vkllm_generate_params_default();
     return r;
+}
+
+/* A copy of src[0..n) (NULL when src is); *ok becomes 0 when out of memory. */
+static void *dup_mem(const void *src, size_t n, int *ok) {
+    if (!src) return NULL;
+    void *d = malloc(n ? n : 1);
+    if (d) memcpy(d, src, n);
+    else *ok = 0;
+    return d;
 }
 
 void serve_req_ref(struct serve_req *r) {
@@ -35,7 +49,7 @@ void serve_req_unref(struct serve_req *r) {
     if (!last) return;
     for (struct serve_piece *p = r->head, *n; p; p = n) {
         n = p->next;
-        free(p);
+        serve_piece_free(p);
     }
     for (int i = 0; i < SERVE_MAX_STOP; i++) free(r->stops[i]);
     free(r->prompt);
@@ -63,40 +77,62 @@ void serve_req_unlock_notify(struct serve_req *r) {
     if (wake) wake(arg); /* after the unlock: the waiter stays parked until this call */
 }
 
-/* The streaming callback of a gen (engine thread): a stream gets the piece as its own event,
- * a plain reply appends it. Returns nonzero (stop) once the client has gone. */
-static void copy_probs_locked(struct serve_req *r);
+/* records[0..n) appended to r->probs (r->mu held); 0, or -1 when out of memory. */
+static int add_probs(struct serve_req *r, const struct vkllm_token_probs *lp, uint32_t n) {
+    if (r->n_probs + n > r->cap_probs) {
+        uint32_t cap = r->n_probs + n < 2 * r->cap_probs ? 2 * r->cap_probs : r->n_probs + n + 16;
+        struct vkllm_token_probs *np = realloc(r->probs, sizeof *np * cap);
+        if (!np) return -1;
+        r->probs = np, r->cap_probs = cap;
+    }
+    if (n) memcpy(r->probs + r->n_probs, lp, sizeof *lp * n);
+    r->n_probs += n;
+    return 0;
+}
 
-static int on_text(const char *text, size_t len, void *ud) {
+/* A stream's piece: the text and its tokens' records. NULL when out of memory. */
+static struct serve_piece *piece_new(const char *text, size_t len, const struct vkllm_token_probs *lp, uint32_t n) {
+    struct serve_piece *p = malloc(sizeof *p + len + 1);
+    if (!p) return NULL;
+    int ok = 1;
+    p->next = NULL;
+    p->probs = n ? dup_mem(lp, sizeof *lp * n, &ok) : NULL;
+    p->n_probs = n;
+    p->len = len;
+    memcpy(p->text, text, len);
+    p->text[len] = 0;
+    if (ok) return p;
+    free(p);
+    return NULL;
+}
+
+/* The gen's piece callback (engine thread): a piece of text with the records of the tokens that
+ * produced it (the library pairs them: vkllm_generate_params.on_piece). A stream gets each piece as
+ * its own event, records that come without text with the final chunk; a plain reply appends both.
+ * Returns nonzero (stop) once the client has gone. */
+static int on_piece(const struct vkllm_text_piece *pc, void *ud) {
     struct serve_req *r = ud;
-    int stop;
+    const char *text = pc->text;
+    size_t len = pc->len;
     /* a NUL byte (a byte token's 0x00) becomes U+FFFD: replies are built from C strings, where
      * it would silently end the text (the rest of a piece is UTF-8 already: the detokenizer's) */
     char *clean = NULL;
     int nul = memchr(text, 0, len) != NULL;
     if (nul && (clean = serve_utf8_valid_n(text, len))) text = clean, len = strlen(clean);
     pthread_mutex_lock(&r->mu);
-    if (nul && !clean) r->text.oom = 1; /* reported as an error when the request finishes, not cut short */
-    /* the token's logprobs are recorded before its text comes: they go out in the same chunk */
-    copy_probs_locked(r);
-    if (r->stream) {
-        struct serve_piece *p = malloc(sizeof *p + len + 1);
-        if (p) {
-            p->next = NULL;
-            p->probs_end = r->n_probs;
-            p->len = len;
-            memcpy(p->text, text, len);
-            p->text[len] = 0;
-            if (r->tail) r->tail->next = p;
-            else r->head = p;
-            r->tail = p;
-        } else {
-            r->text.oom = 1; /* reported as an error when the request finishes */
-        }
-    } else {
-        sbuf_add(&r->text, text, len);
+    int oom = nul && !clean; /* reported as an error when the request finishes, not cut short */
+    if (r->stream && len) {
+        struct serve_piece *p = piece_new(text, len, pc->probs, pc->n_probs);
+        if (p && r->tail) r->tail->next = p;
+        else if (p) r->head = p;
+        if (p) r->tail = p;
+        oom |= !p;
+    } else { /* a plain reply's piece, or a stream's records without text */
+        if (len) sbuf_add(&r->text, text, len);
+        oom |= add_probs(r, pc->probs, pc->n_probs) != 0;
     }
-    stop = r->cancelled;
+    if (oom) r->text.oom = 1;
+    int stop = r->cancelled;
     serve_req_unlock_notify(r);
     free(clean);
     return stop;
@@ -355,41 +391,17 @@ static int req_cancelled(struct serve_req *r) {
     return c;
 }
 
-/* With logprobs asked for: hand r the records of the tokens its gen produced since the last
- * call (engine thread, r->mu held; the HTTP thread reads them under r->mu). */
-static void copy_probs_locked(struct serve_req *r) {
-    if (r->gp.n_probs < 0 || !r->gen) return;
-    uint32_t n = vkllm_gen_n_released(r->gen); /* the tokens whose text is out: not what a stop string holds back */
-    if (n > r->cap_probs) {
-        uint32_t cap = n < 2 * r->cap_probs ? 2 * r->cap_probs : n + 16;
-        struct vkllm_token_probs *np = realloc(r->probs, sizeof *np * cap);
-        if (np) r->probs = np, r->cap_probs = cap;
-        else r->text.oom = 1, n = r->cap_probs; /* reported as an error when the request finishes */
-    }
-    while (r->n_probs < n && !vkllm_gen_token_probs(r->gen, r->n_probs, &r->probs[r->n_probs])) r->n_probs++;
-}
-
-static void copy_probs(struct serve_req *r) {
-    if (r->gp.n_probs < 0 || !r->gen) return;
-    pthread_mutex_lock(&r->mu);
-    copy_probs_locked(r);
-    serve_req_unlock_notify(r);
-}
-
 /* Free slot i after its request ended: its final stats go to the request, the gen is freed.
  * Returns the request, to be finished. */
 static struct serve_req *release_slot(struct serve_engine *e, uint32_t i) {
     struct serve_req *r = e->active[i];
-    copy_probs(r);
     vkllm_gen_t g = r->gen;
     e->active[i] = NULL;
     struct vkllm_generate_stats s;
     vkllm_gen_stats(g, &s);
-    pthread_mutex_lock(&e->model_mu);
     vkllm_gen_free(g);
-    pthread_mutex_unlock(&e->model_mu);
-    pthread_mutex_lock(&r->mu);
     r->gen = NULL;
+    pthread_mutex_lock(&r->mu);
     r->stats = s;
     pthread_mutex_unlock(&r->mu);
     pthread_mutex_lock(&e->mu);
@@ -400,13 +412,6 @@ static struct serve_req *release_slot(struct serve_engine *e, uint32_t i) {
 
 /* --- the loop ------------------------------------------------------------------------------ */
 
-/* Cancelling flushes the gen's text through the model's detokenizer: the model's lock. */
-static void cancel_gen(struct serve_engine *e, vkllm_gen_t g) {
-    pthread_mutex_lock(&e->model_mu);
-    vkllm_gen_cancel(g);
-    pthread_mutex_unlock(&e->model_mu);
-}
-
 /* Blocks of the KV pool a request may still take: free ones and cached ones. */
 static uint32_t pool_room(const struct serve_engine *e) {
     struct vkllm_kv_pool_info pi;
@@ -414,7 +419,7 @@ static uint32_t pool_room(const struct serve_engine *e) {
     return pi.n_free + pi.n_cached;
 }
 
-/* Idle slots give their blocks back to the pool (engine thread, model_mu held): the full ones stay
+/* Idle slots give their blocks back to the pool (engine thread): the full ones stay
  * cached there, for any slot's next prompt that starts the same way. */
 static void reclaim_idle(struct serve_engine *e) {
     for (uint32_t i = 0; i < e->n_slots; i++)
@@ -435,7 +440,6 @@ static void embed(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     vkllm_status st = VKLLM_STATUS_OOM;
     double t0 = cli_now();
     if (v) {
-        pthread_mutex_lock(&e->model_mu);
         st = vkllm_session_embed(e->slots[i], r->prompt_ids, r->n_prompt_ids, (enum vkllm_pooling)r->pooling, 1, v);
         if (st == VKLLM_STATUS_KV_FULL) { /* the idle slots' KV blocks first */
             reclaim_idle(e);
@@ -446,7 +450,6 @@ static void embed(struct serve_engine *e, uint32_t i, struct serve_req *r) {
                      vkllm_session_n_ctx(e->slots[i]));
         else if (st)
             snprintf(msg, sizeof msg, "%s", *vkllm_last_error() ? vkllm_last_error() : vkllm_status_str(st));
-        pthread_mutex_unlock(&e->model_mu);
     }
     if (e->slot_prompt) free(e->slot_prompt[i]), e->slot_prompt[i] = NULL;
     if (st) {
@@ -499,14 +502,14 @@ static int admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     r->engine = e;
     r->gp.cancel = prefill_cancelled;
     r->gp.cancel_user_data = r;
-    pthread_mutex_lock(&e->model_mu);
-    vkllm_status st = vkllm_gen_start(e->slots[i], &r->gp, on_text, r, &g);
+    r->gp.on_piece = on_piece; /* each piece of text with its tokens' logprobs records */
+    r->gp.piece_user_data = r;
+    vkllm_status st = vkllm_gen_start(e->slots[i], &r->gp, NULL, NULL, &g);
     if (st == VKLLM_STATUS_KV_FULL) { /* the idle slots' blocks first */
         reclaim_idle(e);
-        st = vkllm_gen_start(e->slots[i], &r->gp, on_text, r, &g);
+        st = vkllm_gen_start(e->slots[i], &r->gp, NULL, NULL, &g);
     }
     if (st) snprintf(msg, sizeof msg, "%s", *vkllm_last_error() ? vkllm_last_error() : vkllm_status_str(st));
-    pthread_mutex_unlock(&e->model_mu);
     double now = cli_now();
     if (st == VKLLM_STATUS_CANCELLED) { /* by prefill_cancelled: the server stops, or the client went */
         int stopping = engine_stopping(e);
@@ -536,12 +539,10 @@ static int admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     /* the first token is there unless the prompt is still being evaluated in chunks (then step()
      * records the time to first token when it comes) */
     int first = vkllm_gen_n_generated(g) > 0 || vkllm_gen_done(g);
-    pthread_mutex_lock(&r->mu);
     r->gen = g;
+    pthread_mutex_lock(&r->mu);
     r->state = SERVE_RUNNING;
     if (first) r->ttft_ms = (now - r->t_arrival) * 1e3;
-    copy_probs_locked(r); /* the first token's record, with its text (which came before g did) */
-    for (struct serve_piece *p = r->head; p; p = p->next) p->probs_end = r->n_probs;
     serve_req_unlock_notify(r);
     r->t_last_token = now;
     r->n_seen = first;
@@ -642,17 +643,15 @@ static void step(struct serve_engine *e) {
     for (uint32_t i = 0; i < e->n_slots; i++) {
         struct serve_req *r = e->active[i];
         if (!r) continue;
-        if (req_cancelled(r) && !vkllm_gen_done(r->gen)) cancel_gen(e, r->gen);
+        if (req_cancelled(r) && !vkllm_gen_done(r->gen)) vkllm_gen_cancel(r->gen);
         if (!vkllm_gen_done(r->gen)) {
             gens[n] = r->gen;
             idx[n++] = i;
         }
     }
     if (n) {
-        pthread_mutex_lock(&e->model_mu);
         if (pool_room(e) < n) reclaim_idle(e); /* each request may need a block this step */
         vkllm_gen_step(gens, n); /* an error stops the gens of the step; each reports it below */
-        pthread_mutex_unlock(&e->model_mu);
         double now = cli_now();
         pthread_mutex_lock(&e->mu);
         e->m.steps++;
@@ -663,7 +662,6 @@ static void step(struct serve_engine *e) {
         uint32_t n_itl = 0, n_ttft = 0;
         for (uint32_t k = 0; k < n; k++) {
             struct serve_req *r = e->active[idx[k]];
-            copy_probs(r);
             uint32_t ng = vkllm_gen_n_generated(r->gen);
             if (r->n_seen == 0 && (ng > 0 || vkllm_gen_done(r->gen))) { /* its prompt's last chunk */
                 pthread_mutex_lock(&r->mu);
@@ -726,7 +724,7 @@ static void *engine_main(void *arg) {
     for (uint32_t i = 0; i < e->n_slots; i++) {
         struct serve_req *r = e->active[i];
         if (!r) continue;
-        cancel_gen(e, r->gen);
+        vkllm_gen_cancel(r->gen);
         finish(e, release_slot(e, i), 503, "the server is shutting down");
     }
     return NULL;
@@ -750,7 +748,6 @@ int serve_engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_kv_poo
         return -1;
     }
     e->t_start = cli_now();
-    pthread_mutex_init(&e->model_mu, NULL);
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cond, NULL);
     update_kv(e);
@@ -783,7 +780,6 @@ void serve_engine_free(struct serve_engine *e) {
     e->slot_prompt = NULL;
     free(e->slot_info);
     e->slot_info = NULL;
-    pthread_mutex_destroy(&e->model_mu);
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->cond);
 }

@@ -410,61 +410,31 @@ struct stream {
 
 static int has_news(const struct serve_req *r) { return r->head || r->state == SERVE_DONE || r->ping; }
 
-/* Choice i's pieces since the last call, one SSE event each with the logprobs of its tokens (the
- * records handed over before it and after the previous piece), and its final chunk once it is
- * done, with any records left. 1 when something was written, 0 nothing new, -1 the client has
- * gone. */
+/* Choice i's pieces since the last call, one SSE event each with the logprobs of its tokens, and
+ * its final chunk once it is done (with the records that came without text). 1 when something was
+ * written, 0 nothing new, -1 the client has gone. */
 static int stream_take(struct stream *s, int i) {
     struct serve_req *r = s->r[i];
     pthread_mutex_lock(&r->mu);
     struct serve_piece *p = r->head;
     int done = r->state == SERVE_DONE, status = r->http_status;
-    if (!p && !done) {
-        pthread_mutex_unlock(&r->mu);
-        return 0;
-    }
     r->head = r->tail = NULL;
-    struct vkllm_token_probs *lp = NULL;
-    uint32_t n_lp = 0, base = r->n_probs_sent, at = 0; /* lp[k] is record base + k */
-    uint32_t need = r->n_probs; /* the records of these pieces' tokens; all of them at the end */
-    if (!done) {
-        const struct serve_piece *last = p;
-        while (last && last->next) last = last->next;
-        need = last && last->probs_end < need ? last->probs_end : need;
-    }
-    if (need > base && (lp = malloc(sizeof *lp * (need - base)))) {
-        n_lp = need - base;
-        memcpy(lp, r->probs + base, sizeof *lp * n_lp);
-        r->n_probs_sent = need;
-    }
     pthread_mutex_unlock(&r->mu);
-    while (p) { /* each piece with the records handed over before it and after the previous one */
-        struct serve_piece *n = p->next;
-        uint32_t end = p->probs_end > base ? p->probs_end - base : 0;
-        if (end > n_lp) end = n_lp;
-        if (end < at) end = at;
-        serve_api_sse_text(s->srv, r, p->text, p->len, lp ? lp + at : NULL, end - at, &s->out);
-        at = end;
-        free(p);
-        p = n;
+    if (!p && !done) return 0;
+    for (struct serve_piece *n; p; p = n) {
+        n = p->next;
+        serve_api_sse_text(s->srv, r, p->text, p->len, p->probs, p->n_probs, &s->out);
+        serve_piece_free(p);
     }
-    if (lp && at) { /* what the pieces took; the rest goes with the next piece or the end */
-        memmove(lp, lp + at, sizeof *lp * (n_lp - at));
-        n_lp -= at;
-    }
-    if (done && status == 499) {
-        free(lp);
-        return -1;
-    }
+    if (done && status == 499) return -1;
     if (done && status) { /* an error ends the whole stream */
         serve_api_sse_error(r, &s->out);
         for (int k = 0; k < s->n; k++) serve_engine_cancel(&s->srv->engine, s->r[k]), s->ended[k] = 1;
         s->failed = 1;
-    } else if (done) {
-        serve_api_sse_end(s->srv, r, lp, n_lp, &s->out);
+    } else if (done) { /* the engine is done with r: its records are final */
+        serve_api_sse_end(s->srv, r, r->probs, r->n_probs, &s->out);
         s->ended[i] = 1;
     }
-    free(lp);
     return 1;
 }
 

@@ -504,6 +504,19 @@ def logprobs(srv):
                   ("streamed" if streamed else "plain", text, toks))
     else:
         check(False, "the cut-token check needs a token 7 of 2 characters and no earlier stop: %s" % lp["tokens"])
+    # the first token's last character held back (a stop string may start there), the reply ending
+    # with that token (max_tokens 1): its logprobs come with the chunk that releases the character,
+    # as for any later token (they came with the first part while the prompt was short)
+    one = dict(base, prompt="Once upon a time,", max_tokens=1, logprobs=1)
+    tok = request(srv, "POST", "/v1/completions", one)[2]["choices"][0]["logprobs"]["tokens"]
+    if len(tok) == 1 and len(tok[0]) >= 2:
+        events = stream(srv, "/v1/completions", dict(one, stream=True, stop=[tok[0][-1] + "\u00a7"]))[2]
+        objs = [json.loads(e[6:])["choices"][0] for _, e in events if e.startswith("data: {")]
+        got = [(o["text"], o["logprobs"]["tokens"]) for o in objs]
+        check(got == [(tok[0][:-1], []), (tok[0][-1], tok), ("", [])],
+              "a held first token: its logprobs with the chunk that completes its text: %s" % got)
+    else:
+        check(False, "the held-first-token check needs a first token of 2 characters: %s" % tok)
     msgs = [{"role": "user", "content": "Tell me a story."}]
     st, _, j, _ = request(srv, "POST", "/v1/chat/completions",
                           {"messages": msgs, "max_tokens": 8, "temperature": 0, "logprobs": True, "top_logprobs": 3})
