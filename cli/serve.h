@@ -83,7 +83,8 @@ struct serve_req {
     int b64;                     /* embed: encoding_format base64 */
     int n;                       /* choices asked for per prompt (n), each its own serve_req */
     int n_prompts;               /* prompts in the request (a batch of prompts: several) */
-    int prompt_index;            /* which of them this one completes (set before parsing) */
+    int prompt_index;            /* which of them this one completes (0: the parse's; a clone's is
+                                    set before serve_api_parse_prompt) */
     int index;                   /* its choice: prompt_index * n + its number among the n */
     int stream, include_usage;
     char *echo;                  /* completions' echo: the prompt's text, which the reply starts with */
@@ -98,15 +99,19 @@ struct serve_req {
     int mistral_v3;              /* the template is mistral-v3*: its [INST] holds the system prompt */
     int llama31;                 /* the template is llama3.1 / 3.2: "Environment: ipython" with tools */
     cJSON *tools;                /* ... the request's tools */
-    struct serve_buf held;       /* with tools: the reply's text so far (stream) */
-    struct serve_tool_scan *scan; /* ... and the calls in it as they come (stream) */
-    size_t tool_content_end;     /* ... the end of the text streamed as content */
     char *stops[SERVE_MAX_STOP];
     int32_t *bias_tokens;
     float *bias_values;
     char id[48];                 /* "chatcmpl-..." / "cmpl-..." */
     long long created;           /* Unix seconds */
     double t_arrival;            /* monotonic seconds: the whole body was read */
+    /* --- serve_req_clone copies everything above --- */
+
+    /* the HTTP thread's, while it streams the reply */
+    struct serve_buf held;       /* with tools: the reply's text so far */
+    struct serve_tool_scan *scan; /* ... and the calls in it as they come */
+    size_t tool_content_end;     /* ... the end of the text streamed as content */
+    size_t text_offset;          /* completions' logprobs: text_offset of the next token */
 
     /* handed back by the engine, under mu */
     pthread_mutex_t mu;
@@ -123,7 +128,6 @@ struct serve_req {
                                         record; stream, those that came without text of their own
                                         (a stop string's cut token): they go with the final chunk */
     uint32_t n_probs, cap_probs;
-    size_t text_offset;              /* stream, completions: text_offset of the next token */
     int http_status;             /* 0, or the error status once done with an error */
     char err[512];               /* its message */
     const char *finish_reason;   /* "stop" / "length" once done without an error */
@@ -174,6 +178,9 @@ int serve_tool_scan_ok(const struct serve_tool_scan *s);
 
 /* A request with one reference; NULL when out of memory. */
 struct serve_req *serve_req_new(void);
+/* A new request (one reference) with r's request part: what r's parse set, the strings, arrays and
+ * tools it points to copied. NULL when out of memory. */
+struct serve_req *serve_req_clone(const struct serve_req *r);
 void serve_req_ref(struct serve_req *r);
 void serve_req_unref(struct serve_req *r);
 /* Free a piece that left r's list (NULL: nothing). */
@@ -271,7 +278,7 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *out, const u
  * The server
  * ------------------------------------------------------------------------------------------- */
 
-#define SERVE_N_ENDPOINTS 13
+#define SERVE_N_ENDPOINTS 13 /* serve_http.c's ENDPOINTS and "other" (checked there) */
 #define SERVE_N_CODES 11
 
 struct serve_server {
@@ -330,6 +337,10 @@ void serve_http_stop(struct serve_server *srv);
 int serve_pooling(const char *name, int *out);
 int serve_api_parse(struct serve_server *srv, const cJSON *body, int chat, struct serve_req *r, char *err,
                      size_t errn, const char **param);
+/* A batch of completion prompts: r (a clone of the request's first choice) takes prompt
+ * r->prompt_index instead, with its echo. 0, or 400 as serve_api_parse. */
+int serve_api_parse_prompt(struct serve_server *srv, const cJSON *body, struct serve_req *r, char *err, size_t errn,
+                           const char **param);
 /* The OpenAI error body {"error": {...}}; free with cJSON_free. */
 char *serve_api_error_json(const char *message, const char *type, const char *param, const char *code);
 /* s (or its n bytes) as valid UTF-8 (malloc'ed; NULL when out of memory): a byte that does not

@@ -416,6 +416,21 @@ int serve_api_parse(struct serve_server *srv, const cJSON *body, int chat, struc
     return 0;
 }
 
+int serve_api_parse_prompt(struct serve_server *srv, const cJSON *body, struct serve_req *r, char *err, size_t errn,
+                           const char **param) {
+    struct parse p = {err, errn, param};
+    *param = NULL;
+    free(r->prompt), free(r->prompt_ids), free(r->echo);
+    r->prompt = r->echo = NULL, r->prompt_ids = NULL, r->n_prompt_ids = 0;
+    r->gp.prompt_tokens = NULL, r->gp.n_prompt_tokens = 0;
+    int st = completion_prompt(&p, body, r);
+    if (!st) st = echo(srv, &p, body, r);
+    if (st) return st;
+    r->gp.prompt = r->prompt;
+    r->gp.prompt_len = strlen(r->prompt);
+    return 0;
+}
+
 /* --- embeddings ---------------------------------------------------------------------------- */
 
 int serve_pooling(const char *name, int *out) {

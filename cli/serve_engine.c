@@ -3,6 +3,7 @@
  * text, finish the done ones; and the metrics it keeps on the way. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,34 @@ static void *dup_mem(const void *src, size_t n, int *ok) {
     if (d) memcpy(d, src, n);
     else *ok = 0;
     return d;
+}
+
+static char *dup_str(const char *s, int *ok) { return dup_mem(s, s ? strlen(s) + 1 : 0, ok); }
+
+struct serve_req *serve_req_clone(const struct serve_req *r) {
+    struct serve_req *c = serve_req_new();
+    if (!c) return NULL;
+    memcpy(c, r, offsetof(struct serve_req, held));
+    int ok = 1; /* every pointer copied over is replaced by c's own copy (NULL: none, or no memory) */
+    c->echo = dup_str(r->echo, &ok);
+    c->prompt = dup_str(r->prompt, &ok);
+    c->grammar = dup_str(r->grammar, &ok);
+    c->prompt_ids = dup_mem(r->prompt_ids, sizeof *r->prompt_ids * r->n_prompt_ids, &ok);
+    c->bias_tokens = dup_mem(r->bias_tokens, sizeof *r->bias_tokens * r->gp.sampling.n_bias, &ok);
+    c->bias_values = dup_mem(r->bias_values, sizeof *r->bias_values * r->gp.sampling.n_bias, &ok);
+    for (int i = 0; i < SERVE_MAX_STOP; i++) c->stops[i] = dup_str(r->stops[i], &ok);
+    c->tools = r->tools ? cJSON_Duplicate(r->tools, 1) : NULL;
+    if (r->tools && !c->tools) ok = 0;
+    /* gp points into the request: into c's copies now */
+    c->gp.prompt = c->prompt;
+    c->gp.prompt_tokens = r->gp.prompt_tokens ? c->prompt_ids : NULL;
+    c->gp.stop = r->gp.stop ? (const char *const *)c->stops : NULL;
+    c->gp.sampling.bias_tokens = r->gp.sampling.bias_tokens ? c->bias_tokens : NULL;
+    c->gp.sampling.bias_values = r->gp.sampling.bias_values ? c->bias_values : NULL;
+    c->gp.grammar = r->gp.grammar ? c->grammar : NULL;
+    if (ok) return c;
+    serve_req_unref(c);
+    return NULL;
 }
 
 void serve_req_ref(struct serve_req *r) {
@@ -482,6 +511,30 @@ static int prefill_cancelled(void *arg) {
     return engine_stopping(r->engine) || req_cancelled(r);
 }
 
+/* vkllm_gen_start refused r (st, with the library's msg): r finishes with the status that says
+ * why. Returns 1 instead when the KV pool has no room for r's prompt while other requests run
+ * (r then waits for the blocks they give back). */
+static int refused(struct serve_engine *e, uint32_t i, struct serve_req *r, vkllm_status st, const char *msg) {
+    char full[600];
+    if (st == VKLLM_STATUS_CANCELLED) { /* by prefill_cancelled: the server stops, or the client went */
+        int stopping = engine_stopping(e);
+        finish(e, r, stopping ? 503 : 499, stopping ? "the server is shutting down" : "cancelled");
+    } else if (st == VKLLM_STATUS_KV_FULL && any_running(e)) {
+        return 1;
+    } else if (st == VKLLM_STATUS_KV_FULL) {
+        snprintf(full, sizeof full, "the prompt needs more of the KV cache than the whole pool holds "
+                 "(--kv-cache-mb): %s", msg);
+        finish(e, r, 400, full);
+    } else if (st == VKLLM_STATUS_CONTEXT_FULL) {
+        snprintf(full, sizeof full, "the prompt does not fit in the context of %u tokens: %s",
+                 vkllm_session_n_ctx(e->slots[i]), msg);
+        finish(e, r, 400, full);
+    } else {
+        finish(e, r, st == VKLLM_STATUS_INVALID_ARGUMENT ? 400 : 500, msg);
+    }
+    return 0;
+}
+
 /* Start r in slot i. Returns 1 when the KV pool has no room for r's prompt while other requests
  * run (r goes back to the head of the queue, to start when they give blocks back), else 0 (r
  * started, or finished with an error). */
@@ -495,7 +548,6 @@ static int admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
         return 0;
     }
     vkllm_gen_t g = NULL;
-    char msg[512];
     r->gp.prefill_chunk = e->prefill_chunk; /* the rest of a long prompt goes between decode steps */
     r->gp.share = e->slots; /* a prefix another slot holds is shared, not evaluated again */
     r->gp.n_share = e->n_slots;
@@ -509,35 +561,14 @@ static int admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
         reclaim_idle(e);
         st = vkllm_gen_start(e->slots[i], &r->gp, NULL, NULL, &g);
     }
-    if (st) snprintf(msg, sizeof msg, "%s", *vkllm_last_error() ? vkllm_last_error() : vkllm_status_str(st));
-    double now = cli_now();
-    if (st == VKLLM_STATUS_CANCELLED) { /* by prefill_cancelled: the server stops, or the client went */
-        int stopping = engine_stopping(e);
-        finish(e, r, stopping ? 503 : 499, stopping ? "the server is shutting down" : "cancelled");
-        return 0;
-    }
-    if (st == VKLLM_STATUS_KV_FULL && any_running(e)) return 1;
-    if (st == VKLLM_STATUS_KV_FULL) {
-        char full[600];
-        snprintf(full, sizeof full, "the prompt needs more of the KV cache than the whole pool holds "
-                 "(--kv-cache-mb): %s", msg);
-        finish(e, r, 400, full);
-        return 0;
-    }
     if (st) {
-        int bad = st == VKLLM_STATUS_CONTEXT_FULL || st == VKLLM_STATUS_INVALID_ARGUMENT;
-        if (st == VKLLM_STATUS_CONTEXT_FULL) {
-            char full[600];
-            snprintf(full, sizeof full, "the prompt does not fit in the context of %u tokens: %s",
-                     vkllm_session_n_ctx(e->slots[i]), msg);
-            finish(e, r, 400, full);
-        } else {
-            finish(e, r, bad ? 400 : 500, msg);
-        }
-        return 0;
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", *vkllm_last_error() ? vkllm_last_error() : vkllm_status_str(st));
+        return refused(e, i, r, st, msg);
     }
     /* the first token is there unless the prompt is still being evaluated in chunks (then step()
      * records the time to first token when it comes) */
+    double now = cli_now();
     int first = vkllm_gen_n_generated(g) > 0 || vkllm_gen_done(g);
     r->gen = g;
     pthread_mutex_lock(&r->mu);
@@ -636,6 +667,57 @@ static void admit_queued(struct serve_engine *e) {
     }
 }
 
+/* After a step over the requests in slots idx[0..n): their time to first token or inter-token
+ * latency, the step and token counters. */
+static void step_metrics(struct serve_engine *e, const uint32_t *idx, uint32_t n) {
+    double now = cli_now(), itl[256], ttft[256];
+    uint32_t n_itl = 0, n_ttft = 0;
+    pthread_mutex_lock(&e->mu);
+    e->m.steps++;
+    e->m.step_rows += n;
+    uint64_t total = e->m.generated_tokens;
+    pthread_mutex_unlock(&e->mu);
+    for (uint32_t k = 0; k < n; k++) {
+        struct serve_req *r = e->active[idx[k]];
+        uint32_t ng = vkllm_gen_n_generated(r->gen);
+        if (r->n_seen == 0 && (ng > 0 || vkllm_gen_done(r->gen))) { /* its prompt's last chunk */
+            pthread_mutex_lock(&r->mu);
+            r->ttft_ms = (now - r->t_arrival) * 1e3;
+            pthread_mutex_unlock(&r->mu);
+            ttft[n_ttft++] = now - r->t_arrival;
+            r->t_last_token = now;
+            r->n_seen = ng ? ng : 1;
+        } else if (ng > r->n_seen) {
+            itl[n_itl++] = now - r->t_last_token;
+            r->t_last_token = now;
+            r->n_seen = ng;
+        }
+        total += ng;
+    }
+    pthread_mutex_lock(&e->mu);
+    for (uint32_t k = 0; k < n_itl; k++) hist_observe(&e->m.itl, itl_bounds, SERVE_ITL_BUCKETS - 1, itl[k]);
+    for (uint32_t k = 0; k < n_ttft; k++) hist_observe(&e->m.ttft, ttft_bounds, SERVE_TTFT_BUCKETS - 1, ttft[k]);
+    tps_record(&e->m, now, total);
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* Free the slots whose gen is done and finish their requests. */
+static void finish_done(struct serve_engine *e) {
+    for (uint32_t i = 0; i < e->n_slots; i++) {
+        struct serve_req *r = e->active[i];
+        if (!r || !vkllm_gen_done(r->gen)) continue;
+        vkllm_status st = vkllm_gen_status(r->gen);
+        char msg[512] = "";
+        if (st) snprintf(msg, sizeof msg, "generation failed: %s (%s)", vkllm_status_str(st), vkllm_status_name(st));
+        /* a prompt's chunk stopped by prefill_cancelled for the shutdown: its client is still there */
+        int shut = !st && vkllm_gen_stop_reason(r->gen) == VKLLM_STOP_CANCELLED && !req_cancelled(r) && engine_stopping(e);
+        if (shut) snprintf(msg, sizeof msg, "the server is shutting down");
+        r = release_slot(e, i);
+        update_kv(e); /* before the reply: a client reading /metrics after it finds the slot idle */
+        finish(e, r, st ? 500 : shut ? 503 : 0, msg);
+    }
+}
+
 /* One batched decode step over the running requests, then finish the done ones. */
 static void step(struct serve_engine *e) {
     vkllm_gen_t gens[256];
@@ -652,51 +734,10 @@ static void step(struct serve_engine *e) {
     if (n) {
         if (pool_room(e) < n) reclaim_idle(e); /* each request may need a block this step */
         vkllm_gen_step(gens, n); /* an error stops the gens of the step; each reports it below */
-        double now = cli_now();
-        pthread_mutex_lock(&e->mu);
-        e->m.steps++;
-        e->m.step_rows += n;
-        uint64_t total = e->m.generated_tokens;
-        pthread_mutex_unlock(&e->mu);
-        double itl[256], ttft[256];
-        uint32_t n_itl = 0, n_ttft = 0;
-        for (uint32_t k = 0; k < n; k++) {
-            struct serve_req *r = e->active[idx[k]];
-            uint32_t ng = vkllm_gen_n_generated(r->gen);
-            if (r->n_seen == 0 && (ng > 0 || vkllm_gen_done(r->gen))) { /* its prompt's last chunk */
-                pthread_mutex_lock(&r->mu);
-                r->ttft_ms = (now - r->t_arrival) * 1e3;
-                pthread_mutex_unlock(&r->mu);
-                ttft[n_ttft++] = now - r->t_arrival;
-                r->t_last_token = now;
-                r->n_seen = ng ? ng : 1;
-            } else if (ng > r->n_seen) {
-                itl[n_itl++] = now - r->t_last_token;
-                r->t_last_token = now;
-                r->n_seen = ng;
-            }
-            total += ng;
-        }
-        pthread_mutex_lock(&e->mu);
-        for (uint32_t k = 0; k < n_itl; k++) hist_observe(&e->m.itl, itl_bounds, SERVE_ITL_BUCKETS - 1, itl[k]);
-        for (uint32_t k = 0; k < n_ttft; k++) hist_observe(&e->m.ttft, ttft_bounds, SERVE_TTFT_BUCKETS - 1, ttft[k]);
-        tps_record(&e->m, now, total);
-        pthread_mutex_unlock(&e->mu);
+        step_metrics(e, idx, n);
     }
     update_kv(e);
-    for (uint32_t i = 0; i < e->n_slots; i++) {
-        struct serve_req *r = e->active[i];
-        if (!r || !vkllm_gen_done(r->gen)) continue;
-        vkllm_status st = vkllm_gen_status(r->gen);
-        char msg[512] = "";
-        if (st) snprintf(msg, sizeof msg, "generation failed: %s (%s)", vkllm_status_str(st), vkllm_status_name(st));
-        /* a prompt's chunk stopped by prefill_cancelled for the shutdown: its client is still there */
-        int shut = !st && vkllm_gen_stop_reason(r->gen) == VKLLM_STOP_CANCELLED && !req_cancelled(r) && engine_stopping(e);
-        if (shut) snprintf(msg, sizeof msg, "the server is shutting down");
-        r = release_slot(e, i);
-        update_kv(e); /* before the reply: a client reading /metrics after it finds the slot idle */
-        finish(e, r, st ? 500 : shut ? 503 : 0, msg);
-    }
+    finish_done(e);
 }
 
 static void *engine_main(void *arg) {

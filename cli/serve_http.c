@@ -33,14 +33,6 @@
 
 #include "serve.h"
 
-enum {
-    EP_COMPLETIONS, EP_CHAT, EP_EMBEDDINGS, EP_MODELS, EP_HEALTH, EP_METRICS, EP_TOKENIZE, EP_DETOKENIZE, EP_PROPS,
-    EP_SLOTS, EP_APPLY_TEMPLATE, EP_PAGE, EP_OTHER
-};
-static const char *const ep_names[SERVE_N_ENDPOINTS] = {
-    "/v1/completions", "/v1/chat/completions", "/v1/embeddings", "/v1/models", "/health", "/metrics", "/tokenize",
-    "/detokenize", "/props", "/slots", "/apply-template", "/", "other"};
-
 /* The chat page (cli/web/chat.html, embedded at build time by cmake/embed_file.cmake). */
 extern const unsigned char vkllm_web_chat_html[];
 extern const size_t vkllm_web_chat_html_size;
@@ -93,6 +85,48 @@ struct serve_http_conn { /* per request on a connection (MHD's con_cls) */
     size_t w_idx;
 };
 #define conn serve_http_conn
+
+/* --- the endpoints -------------------------------------------------------------------------- */
+
+/* Every endpoint: its path, the method it takes (GET also answers HEAD: load balancers' health
+ * checks use it), who may call it, and its handler. AUTH_ANY: any Host name and no key (a load
+ * balancer's check needs neither); AUTH_HOST: an allowed Host name, no key (the page, public: it
+ * asks for the key and sends it with its API calls); AUTH_KEY: an allowed Host name and the API
+ * key, when there is one. /v1/models/{id} is MODELS too. /metrics counts requests in this order,
+ * then "other" (any other path). */
+#define ENDPOINTS(X)                                                               \
+    X(COMPLETIONS, "/v1/completions", POST, AUTH_KEY, completions)                 \
+    X(CHAT, "/v1/chat/completions", POST, AUTH_KEY, chat_completions)              \
+    X(EMBEDDINGS, "/v1/embeddings", POST, AUTH_KEY, embeddings)                    \
+    X(MODELS, "/v1/models", GET, AUTH_KEY, models)                                 \
+    X(HEALTH, "/health", GET, AUTH_ANY, health)                                    \
+    X(METRICS, "/metrics", GET, AUTH_KEY, metrics)                                 \
+    X(TOKENIZE, "/tokenize", POST, AUTH_KEY, tokenize)                             \
+    X(DETOKENIZE, "/detokenize", POST, AUTH_KEY, detokenize)                       \
+    X(PROPS, "/props", GET, AUTH_KEY, props)                                       \
+    X(SLOTS, "/slots", GET, AUTH_KEY, slots)                                       \
+    X(APPLY_TEMPLATE, "/apply-template", POST, AUTH_KEY, apply_template)           \
+    X(PAGE, "/", GET, AUTH_HOST, page)
+
+enum { AUTH_ANY, AUTH_HOST, AUTH_KEY };
+/* A handler answers once the checks passed (route): url is the path (MODELS reads its {id}). */
+typedef enum MHD_Result handler(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, const char *url);
+struct endpoint {
+    const char *path;
+    int post; /* POST, else GET (and HEAD) */
+    int auth;
+    handler *fn;
+};
+
+#define EP_IS_GET 0
+#define EP_IS_POST 1
+#define EP_ENUM(id, path, method, auth, fn) EP_##id,
+#define EP_DECLARE(id, path, method, auth, fn) static handler fn;
+#define EP_ROW(id, path, method, auth, fn) {path, EP_IS_##method, auth, fn},
+enum { ENDPOINTS(EP_ENUM) EP_OTHER };
+ENDPOINTS(EP_DECLARE)
+static const struct endpoint endpoints[SERVE_N_ENDPOINTS] = {ENDPOINTS(EP_ROW){"other", 0, AUTH_KEY, NULL}};
+_Static_assert(EP_OTHER + 1 == SERVE_N_ENDPOINTS, "SERVE_N_ENDPOINTS (serve.h): the ENDPOINTS and \"other\"");
 
 static void count_code(struct serve_server *srv, int code) {
     size_t i = 0;
@@ -602,7 +636,8 @@ static enum MHD_Result submit_all(struct serve_server *srv, struct MHD_Connectio
                                   char *err, const char *param);
 
 /* POST /v1/embeddings: one request per input, each pooled on a free slot. */
-static enum MHD_Result embeddings(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn) {
+static enum MHD_Result embeddings(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn,
+                                  const char *url) {
     const char *why;
     cJSON *body = parse_body(cn, &why);
     if (!body) return respond_error(srv, c, 400, why, NULL, NULL);
@@ -619,43 +654,60 @@ static enum MHD_Result embeddings(struct serve_server *srv, struct MHD_Connectio
     return submit_all(srv, c, cn, st, err, param);
 }
 
-/* A generation request: its choices parsed (each its own serve_req: the body parsed once per
- * choice; a batch of prompts has n per prompt; choice i of a prompt samples with seed + i when a
- * seed is given) and queued. */
+/* A generation request's choices into cn->req: the body parsed (a chat's template rendered) once,
+ * into the first; each other choice a clone of it (a batch of prompts has n per prompt, each clone
+ * taking its own; choice i of a prompt samples with seed + i when a seed is given). 0, or an error
+ * status with err and *param. */
+static int parse_choices(struct serve_server *srv, const cJSON *body, int chat, struct conn *cn, char *err,
+                         size_t errn, const char **param) {
+    pthread_mutex_lock(&srv->stat_mu);
+    uint64_t id = ++srv->next_id;
+    pthread_mutex_unlock(&srv->stat_mu);
+    snprintf(err, errn, "out of memory");
+    struct serve_req *r0 = serve_req_new();
+    if (!r0) return 500;
+    cn->req[cn->n_req++] = r0;
+    pthread_mutex_lock(&srv->stat_mu); /* on_completed counts it down */
+    srv->inflight++;
+    pthread_mutex_unlock(&srv->stat_mu);
+    int st = serve_api_parse(srv, body, chat, r0, err, errn, param);
+    if (st) return st;
+    r0->created = (long long)time(NULL);
+    snprintf(r0->id, sizeof r0->id, "%s-%llx%06llx", chat ? "chatcmpl" : "cmpl", r0->created, (unsigned long long)id);
+    r0->t_arrival = cli_now();
+    for (int i = 1; i < r0->n * (chat ? 1 : r0->n_prompts); i++) {
+        struct serve_req *r = serve_req_clone(r0);
+        if (!r) return snprintf(err, errn, "out of memory"), 500;
+        cn->req[cn->n_req++] = r;
+        r->index = i;
+        r->prompt_index = i / r0->n;
+        if (r->prompt_index && (st = serve_api_parse_prompt(srv, body, r, err, errn, param))) return st;
+        r->t_arrival = cli_now();
+        r->gp.sampling.seed += (uint64_t)(i % r->n); /* n samples, not n copies (only seeds given count) */
+    }
+    return 0;
+}
+
+/* POST /v1/completions, /v1/chat/completions: the choices parsed and queued. */
 static enum MHD_Result completion(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, int chat) {
     const char *why;
     cJSON *body = parse_body(cn, &why);
     if (!body) return respond_error(srv, c, 400, why, NULL, NULL);
-    pthread_mutex_lock(&srv->stat_mu);
-    uint64_t id = ++srv->next_id;
-    pthread_mutex_unlock(&srv->stat_mu);
     char err[512];
     const char *param = NULL;
-    int st = 500;
-    snprintf(err, sizeof err, "out of memory");
-    for (int i = 0; i < (cn->n_req ? cn->req[0]->n * (chat ? 1 : cn->req[0]->n_prompts) : 1); i++) {
-        struct serve_req *r = serve_req_new();
-        if (!r) {
-            st = 500;
-            break;
-        }
-        cn->req[cn->n_req++] = r;
-        r->prompt_index = i ? i / cn->req[0]->n : 0;
-        if (i == 0) { /* on_completed counts it down */
-            pthread_mutex_lock(&srv->stat_mu);
-            srv->inflight++;
-            pthread_mutex_unlock(&srv->stat_mu);
-        }
-        st = serve_api_parse(srv, body, chat, r, err, sizeof err, &param);
-        if (st) break;
-        r->index = i;
-        r->created = i ? cn->req[0]->created : (long long)time(NULL);
-        snprintf(r->id, sizeof r->id, "%s-%llx%06llx", chat ? "chatcmpl" : "cmpl", r->created, (unsigned long long)id);
-        r->t_arrival = cli_now();
-        r->gp.sampling.seed += (uint64_t)(i % r->n); /* n samples, not n copies (only seeds given count) */
-    }
+    int st = parse_choices(srv, body, chat, cn, err, sizeof err, &param);
     cJSON_Delete(body);
     return submit_all(srv, c, cn, st, err, param);
+}
+
+static enum MHD_Result completions(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn,
+                                   const char *url) {
+    return completion(srv, c, cn, 0);
+}
+
+static enum MHD_Result chat_completions(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn,
+                                        const char *url) {
+    return completion(srv, c, cn, 1);
 }
 
 /* Queue cn's parsed requests (st: the parse's status, 0 or an error with err and param), and
@@ -675,7 +727,7 @@ static enum MHD_Result submit_all(struct serve_server *srv, struct MHD_Connectio
     return completion_reply(srv, c, cn);
 }
 
-static enum MHD_Result tokenize(struct serve_server *srv, struct MHD_Connection *c, const cJSON *body) {
+static enum MHD_Result tokenize_body(struct serve_server *srv, struct MHD_Connection *c, const cJSON *body) {
     const cJSON *content = cJSON_GetObjectItemCaseSensitive(body, "content");
     const cJSON *add = cJSON_GetObjectItemCaseSensitive(body, "add_special");
     const cJSON *special = cJSON_GetObjectItemCaseSensitive(body, "parse_special");
@@ -706,7 +758,7 @@ static enum MHD_Result tokenize(struct serve_server *srv, struct MHD_Connection 
     return respond_obj(srv, c, o);
 }
 
-static enum MHD_Result detokenize(struct serve_server *srv, struct MHD_Connection *c, const cJSON *body) {
+static enum MHD_Result detokenize_body(struct serve_server *srv, struct MHD_Connection *c, const cJSON *body) {
     const cJSON *tokens = cJSON_GetObjectItemCaseSensitive(body, "tokens");
     if (!cJSON_IsArray(tokens)) return respond_error(srv, c, 400, "'tokens' must be an array of token ids", "tokens", NULL);
     int n = cJSON_GetArraySize(tokens);
@@ -753,8 +805,9 @@ static cJSON *model_object(struct serve_server *srv) {
     return m;
 }
 
-/* GET /v1/models (id NULL): the list of the one model; /v1/models/{id}: it, or 404. */
-static enum MHD_Result models(struct serve_server *srv, struct MHD_Connection *c, const char *id) {
+/* GET /v1/models: the list of the one model; /v1/models/{id}: it, or 404. */
+static enum MHD_Result models(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, const char *url) {
+    const char *id = url[10] == '/' ? url + 11 : NULL;
     if (id) {
         if (strcmp(id, srv->model_id)) {
             char msg[400];
@@ -771,7 +824,7 @@ static enum MHD_Result models(struct serve_server *srv, struct MHD_Connection *c
 }
 
 /* GET /props: what llama-server's web UI and clients read about the server. */
-static enum MHD_Result props(struct serve_server *srv, struct MHD_Connection *c) {
+static enum MHD_Result props(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, const char *url) {
     cJSON *o = cJSON_CreateObject();
     struct vkllm_generate_params gp = vkllm_generate_params_default();
     cJSON *d = cJSON_AddObjectToObject(o, "default_generation_settings");
@@ -798,15 +851,17 @@ static enum MHD_Result props(struct serve_server *srv, struct MHD_Connection *c)
     return respond_obj(srv, c, o);
 }
 
-static enum MHD_Result metrics(struct serve_server *srv, struct MHD_Connection *c) {
+static enum MHD_Result metrics(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, const char *url) {
     uint64_t requests[SERVE_N_ENDPOINTS], codes[SERVE_N_CODES];
+    const char *names[SERVE_N_ENDPOINTS];
+    for (int i = 0; i < SERVE_N_ENDPOINTS; i++) names[i] = endpoints[i].path;
     pthread_mutex_lock(&srv->stat_mu);
     memcpy(requests, srv->requests, sizeof requests);
     memcpy(codes, srv->codes, sizeof codes);
     pthread_mutex_unlock(&srv->stat_mu);
     codes[0]++; /* this reply */
     struct serve_buf o = {0};
-    serve_engine_metrics(&srv->engine, &o, requests, ep_names, SERVE_N_ENDPOINTS, codes, code_values, SERVE_N_CODES);
+    serve_engine_metrics(&srv->engine, &o, requests, names, SERVE_N_ENDPOINTS, codes, code_values, SERVE_N_CODES);
     if (o.oom) {
         sbuf_free(&o);
         return respond_error(srv, c, 500, "out of memory", NULL, NULL);
@@ -818,7 +873,7 @@ static enum MHD_Result metrics(struct serve_server *srv, struct MHD_Connection *
 
 /* GET /: the chat page. Model output is only ever set as text (textContent) by its script, and
  * the policy below keeps the page from loading or sending anything anywhere but this server. */
-static enum MHD_Result page(struct serve_server *srv, struct MHD_Connection *c) {
+static enum MHD_Result page(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, const char *url) {
     struct MHD_Response *resp = MHD_create_response_from_buffer(vkllm_web_chat_html_size,
                                                                 (void *)vkllm_web_chat_html, MHD_RESPMEM_PERSISTENT);
     if (!resp) return MHD_NO;
@@ -849,7 +904,7 @@ static int authorized(struct serve_server *srv, struct MHD_Connection *c) {
 
 /* llama-server's /apply-template: a chat request's prompt as the template renders it (tools
  * included), and the grammar a required tool call or a JSON schema would constrain it with. */
-static enum MHD_Result apply_template(struct serve_server *srv, struct MHD_Connection *c, const cJSON *body) {
+static enum MHD_Result apply_template_body(struct serve_server *srv, struct MHD_Connection *c, const cJSON *body) {
     struct serve_req *r = serve_req_new();
     if (!r) return respond_error(srv, c, 500, "out of memory", NULL, NULL);
     char err[512];
@@ -918,73 +973,17 @@ static int json_body(struct MHD_Connection *c, char *type, size_t cap) {
     return !*t || *t == ';';
 }
 
-static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, const char *url,
-                             const char *method) {
-    int ep = EP_OTHER;
-    const char *model_id = NULL; /* /v1/models/{id} */
-    for (int i = 0; i < EP_OTHER; i++)
-        if (!strcmp(url, ep_names[i])) ep = i;
-    if (!strncmp(url, "/v1/models/", 11) && url[11]) ep = EP_MODELS, model_id = url + 11;
-    char name[256];
-    if (ep != EP_HEALTH && !host_allowed(srv, c, name, sizeof name)) { /* a load balancer's check needs no name */
-        char msg[640];
-        snprintf(msg, sizeof msg, "this server does not answer to the host name '%.200s' (a protection against DNS "
-                 "rebinding); start it with --allowed-hosts %.200s to allow it", name, name);
-        return respond_error(srv, c, 403, msg, NULL, "host_not_allowed");
-    }
-    if (!strcmp(method, "OPTIONS")) { /* a browser's CORS preflight: no key needed */
-        struct MHD_Response *resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-        if (!resp) return MHD_NO;
-        add_cors(srv, c, resp);
-        MHD_add_response_header(resp, "Access-Control-Max-Age", "86400");
-        enum MHD_Result ok = MHD_queue_response(c, 204, resp);
-        MHD_destroy_response(resp);
-        count_code(srv, 204);
-        return ok;
-    }
-    pthread_mutex_lock(&srv->stat_mu);
-    srv->requests[ep]++;
-    pthread_mutex_unlock(&srv->stat_mu);
-    /* the page is public: it asks for the key and sends it with its API calls */
-    if (srv->api_key && ep != EP_HEALTH && ep != EP_PAGE && !authorized(srv, c))
-        return respond_error(srv, c, 401, "a valid API key is required: Authorization: Bearer KEY", NULL,
-                             "invalid_api_key");
-    if (ep == EP_OTHER) return respond_error(srv, c, 404, "no such endpoint", NULL, NULL);
-    int get = ep == EP_MODELS || ep == EP_HEALTH || ep == EP_METRICS || ep == EP_PROPS || ep == EP_SLOTS || ep == EP_PAGE;
-    /* HEAD as GET (libmicrohttpd sends the headers only): load balancers' health checks use it */
-    if (strcmp(method, get ? "GET" : "POST") && !(get && !strcmp(method, "HEAD"))) {
-        char msg[64];
-        snprintf(msg, sizeof msg, "%s takes %s", ep_names[ep], get ? "GET" : "POST");
-        char *json = serve_api_error_json(msg, error_type(405), NULL, NULL);
-        if (!json) return MHD_NO;
-        enum MHD_Result ok = respond_allow(srv, c, 405, "application/json", json, strlen(json), get ? "GET, HEAD" : "POST");
-        cJSON_free(json);
-        return ok;
-    }
-    if (cn->too_large) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "the request body is larger than %zu bytes", srv->max_body);
-        return respond_error(srv, c, 413, msg, NULL, "request_too_large");
-    }
-    char type[128];
-    if (!get && !json_body(c, type, sizeof type)) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "the request body must be JSON with Content-Type: application/json (it was %s%.100s%s)",
-                 type[0] ? "'" : "", type[0] ? type : "not given", type[0] ? "'" : "");
-        return respond_error(srv, c, 415, msg, NULL, "unsupported_media_type");
-    }
-    switch (ep) {
-    case EP_HEALTH: return respond_json(srv, c, 200, strdup("{\"status\":\"ok\"}"));
-    case EP_MODELS: return models(srv, c, model_id);
-    case EP_PROPS: return props(srv, c);
-    case EP_SLOTS: return respond_obj(srv, c, serve_engine_slots_json(&srv->engine));
-    case EP_PAGE: return page(srv, c);
-    case EP_METRICS: return metrics(srv, c);
-    case EP_COMPLETIONS: return completion(srv, c, cn, 0);
-    case EP_CHAT: return completion(srv, c, cn, 1);
-    case EP_EMBEDDINGS: return embeddings(srv, c, cn);
-    default: break;
-    }
+static enum MHD_Result health(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, const char *url) {
+    return respond_json(srv, c, 200, strdup("{\"status\":\"ok\"}"));
+}
+
+static enum MHD_Result slots(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, const char *url) {
+    return respond_obj(srv, c, serve_engine_slots_json(&srv->engine));
+}
+
+/* The endpoints that take a JSON object and answer at once: the body parsed for fn. */
+static enum MHD_Result with_object(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn,
+                                   enum MHD_Result (*fn)(struct serve_server *, struct MHD_Connection *, const cJSON *)) {
     const char *why;
     cJSON *body = parse_body(cn, &why);
     if (!cJSON_IsObject(body)) {
@@ -992,11 +991,90 @@ static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c,
         cJSON_Delete(body);
         return respond_error(srv, c, 400, why, NULL, NULL);
     }
-    enum MHD_Result ok = ep == EP_TOKENIZE ? tokenize(srv, c, body)
-                         : ep == EP_DETOKENIZE ? detokenize(srv, c, body)
-                                               : apply_template(srv, c, body);
+    enum MHD_Result ok = fn(srv, c, body);
     cJSON_Delete(body);
     return ok;
+}
+
+static enum MHD_Result tokenize(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, const char *url) {
+    return with_object(srv, c, cn, tokenize_body);
+}
+
+static enum MHD_Result detokenize(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn,
+                                  const char *url) {
+    return with_object(srv, c, cn, detokenize_body);
+}
+
+static enum MHD_Result apply_template(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn,
+                                      const char *url) {
+    return with_object(srv, c, cn, apply_template_body);
+}
+
+/* A browser's CORS preflight: 204, no key needed. */
+static enum MHD_Result preflight(struct serve_server *srv, struct MHD_Connection *c) {
+    struct MHD_Response *resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!resp) return MHD_NO;
+    add_cors(srv, c, resp);
+    MHD_add_response_header(resp, "Access-Control-Max-Age", "86400");
+    enum MHD_Result ok = MHD_queue_response(c, 204, resp);
+    MHD_destroy_response(resp);
+    count_code(srv, 204);
+    return ok;
+}
+
+static enum MHD_Result wrong_method(struct serve_server *srv, struct MHD_Connection *c, const struct endpoint *e) {
+    char msg[64];
+    snprintf(msg, sizeof msg, "%s takes %s", e->path, e->post ? "POST" : "GET");
+    char *json = serve_api_error_json(msg, error_type(405), NULL, NULL);
+    if (!json) return MHD_NO;
+    enum MHD_Result ok = respond_allow(srv, c, 405, "application/json", json, strlen(json), e->post ? "POST" : "GET, HEAD");
+    cJSON_free(json);
+    return ok;
+}
+
+static enum MHD_Result not_json(struct serve_server *srv, struct MHD_Connection *c, const char *type) {
+    char msg[256];
+    snprintf(msg, sizeof msg, "the request body must be JSON with Content-Type: application/json (it was %s%.100s%s)",
+             type[0] ? "'" : "", type[0] ? type : "not given", type[0] ? "'" : "");
+    return respond_error(srv, c, 415, msg, NULL, "unsupported_media_type");
+}
+
+static int find_endpoint(const char *url) {
+    for (int i = 0; i < EP_OTHER; i++)
+        if (!strcmp(url, endpoints[i].path)) return i;
+    if (!strncmp(url, "/v1/models/", 11) && url[11]) return EP_MODELS; /* /v1/models/{id} */
+    return EP_OTHER;
+}
+
+/* The checks in order (Host, preflight, key, path, method, size, type), then the handler. */
+static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, const char *url,
+                             const char *method) {
+    int ep = find_endpoint(url);
+    const struct endpoint *e = &endpoints[ep];
+    char name[256], type[128];
+    if (e->auth != AUTH_ANY && !host_allowed(srv, c, name, sizeof name)) {
+        char msg[640];
+        snprintf(msg, sizeof msg, "this server does not answer to the host name '%.200s' (a protection against DNS "
+                 "rebinding); start it with --allowed-hosts %.200s to allow it", name, name);
+        return respond_error(srv, c, 403, msg, NULL, "host_not_allowed");
+    }
+    if (!strcmp(method, "OPTIONS")) return preflight(srv, c);
+    pthread_mutex_lock(&srv->stat_mu);
+    srv->requests[ep]++;
+    pthread_mutex_unlock(&srv->stat_mu);
+    if (srv->api_key && e->auth == AUTH_KEY && !authorized(srv, c))
+        return respond_error(srv, c, 401, "a valid API key is required: Authorization: Bearer KEY", NULL,
+                             "invalid_api_key");
+    if (!e->fn) return respond_error(srv, c, 404, "no such endpoint", NULL, NULL);
+    if (strcmp(method, e->post ? "POST" : "GET") && (e->post || strcmp(method, "HEAD")))
+        return wrong_method(srv, c, e);
+    if (cn->too_large) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "the request body is larger than %zu bytes", srv->max_body);
+        return respond_error(srv, c, 413, msg, NULL, "request_too_large");
+    }
+    if (e->post && !json_body(c, type, sizeof type)) return not_json(srv, c, type);
+    return e->fn(srv, c, cn, url);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -1088,6 +1166,26 @@ static int is_loopback(const struct sockaddr *sa) {
     return 0;
 }
 
+/* Connections cost a descriptor each, not a thread: allow as many as the process may open (the
+ * soft limit raised to the hard one), less a reserve for the model, the driver and the logs; asked
+ * (--max-connections, 0: no cap of its own) at most. */
+static unsigned connection_limit(unsigned asked) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl)) return asked ? asked : 1000;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 1048576 ? 1048576 : rl.rlim_max;
+        if (want > rl.rlim_cur) {
+            struct rlimit up = {want, rl.rlim_max};
+            if (!setrlimit(RLIMIT_NOFILE, &up)) rl.rlim_cur = want;
+        }
+    }
+    unsigned room = rl.rlim_cur > 1048576 ? 1048576 - 128 : rl.rlim_cur > 256 ? (unsigned)rl.rlim_cur - 128 : 128;
+    if (asked && asked <= room) return asked;
+    if (asked) fprintf(stderr, "vkllm: serve: warning: --max-connections %u exceeds the %u file descriptors "
+                               "this process may open; using %u\n", asked, (unsigned)rl.rlim_cur, room);
+    return room;
+}
+
 int serve_http_start(struct serve_server *srv, const char *host, int port) {
     struct addrinfo hints, *ai = NULL;
     memset(&hints, 0, sizeof hints);
@@ -1100,29 +1198,7 @@ int serve_http_start(struct serve_server *srv, const char *host, int port) {
         fprintf(stderr, "vkllm: serve: cannot resolve --host %s: %s\n", host, gai_strerror(rc));
         return -1;
     }
-    /* Connections cost a descriptor each, not a thread: allow as many as the process may open
-     * (the soft limit raised to the hard one), less a reserve for the model, the driver and
-     * the logs. */
-    struct rlimit rl;
-    unsigned limit = srv->max_connections;
-    if (!getrlimit(RLIMIT_NOFILE, &rl)) {
-        if (rl.rlim_cur < rl.rlim_max) {
-            rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 1048576 ? 1048576 : rl.rlim_max;
-            if (want > rl.rlim_cur) {
-                struct rlimit up = {want, rl.rlim_max};
-                if (!setrlimit(RLIMIT_NOFILE, &up)) rl.rlim_cur = want;
-            }
-        }
-        unsigned room = rl.rlim_cur > 1048576 ? 1048576 - 128 : rl.rlim_cur > 256 ? (unsigned)rl.rlim_cur - 128 : 128;
-        if (!limit || limit > room) {
-            if (limit) fprintf(stderr, "vkllm: serve: warning: --max-connections %u exceeds the %u file descriptors "
-                                       "this process may open; using %u\n", limit, (unsigned)rl.rlim_cur, room);
-            limit = room;
-        }
-    } else if (!limit) {
-        limit = 1000;
-    }
-    srv->max_connections = limit;
+    unsigned limit = srv->max_connections = connection_limit(srv->max_connections);
     pthread_mutex_init(&srv->watch_mu, NULL);
     pthread_cond_init(&srv->watch_cond, NULL);
     srv->watch_init = 1;
