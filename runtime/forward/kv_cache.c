@@ -156,6 +156,7 @@ vkllm_status vkllm__kv_pool_init(struct vkllm__gpu *gpu, const struct vkllm__hpa
     if (!hc) return too_large(gpu, hp, what, rows, k_q8, v_q8);
     struct vkllm__kv_pool *p = vkllm__calloc(1, sizeof *p);
     if (!p) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    uint64_t outer = 0; /* a session's hint this pool is allocated within (below) */
     *p = (struct vkllm__kv_pool){.gpu = gpu, .n_layer = hp->n_layer, .width = hp->n_embd_kv, .n_blocks = n_blocks,
                                  .n_part = hp->n_head_kv / hc, .part_heads = hc, .users = 1, .k_q8 = (uint8_t)!!k_q8,
                                  .v_q8 = (uint8_t)!!v_q8, .block_bytes = bb};
@@ -178,6 +179,10 @@ vkllm_status vkllm__kv_pool_init(struct vkllm__gpu *gpu, const struct vkllm__hpa
     }
     for (uint32_t b = 0; b < n_blocks; b++) p->free_list[b] = n_blocks - 1 - b; /* block 0 on top */
     p->n_free = n_blocks;
+    /* A pool of its own (a server's): its blocks sized to it, not to what the weights took (a
+     * 4 MiB pool got a 179 MiB block). Inside a session's hint (forward_init), that hint. */
+    outer = vkllm__gpu_expect(gpu, 0);
+    vkllm__gpu_expect(gpu, outer ? outer : bb * n_blocks + (uint64_t)hp->n_layer * p->n_part * 2 * 512);
     for (uint32_t l = 0; l < hp->n_layer; l++) {
         if (vkllm__layer_window(hp, l)) continue;
         p->paged[l] = 1;
@@ -188,6 +193,7 @@ vkllm_status vkllm__kv_pool_init(struct vkllm__gpu *gpu, const struct vkllm__hpa
             VKLLM_TRY(st, vkllm__buffer_fill_zero(p->v[i]), fail);
         }
     }
+    if (!outer) vkllm__gpu_expect(gpu, 0);
     p->bytes = bb * n_blocks;
     if (p->n_part > 1)
         vkllm__log(VKLLM_LOG_INFO, "KV cache pool of %llu positions: each layer's K and V split by kv heads into %u "
@@ -196,6 +202,7 @@ vkllm_status vkllm__kv_pool_init(struct vkllm__gpu *gpu, const struct vkllm__hpa
     *out = p;
     return VKLLM_STATUS_OK;
 fail:
+    if (!outer) vkllm__gpu_expect(gpu, 0);
     vkllm__kv_pool_release(p);
     return st;
 }

@@ -77,8 +77,9 @@ enum vkllm__mem_use {
 /* Buffers allocated from now on hold use; returns the use set before (to restore it). */
 enum vkllm__mem_use vkllm__gpu_set_mem_use(struct vkllm__gpu *gpu, enum vkllm__mem_use use);
 /* The caller is about to allocate about bytes of buffers: new blocks are sized to hold them (not
- * larger), instead of growing with what the blocks already hold. 0: no such hint. */
-void vkllm__gpu_expect(struct vkllm__gpu *gpu, uint64_t bytes);
+ * larger), instead of growing with what the blocks already hold. 0: no such hint. Returns what was
+ * left of the hint before (a caller's own hint, to keep when nested in another's). */
+uint64_t vkllm__gpu_expect(struct vkllm__gpu *gpu, uint64_t bytes);
 /* Bytes handed out by use (VKLLM__USE_COUNT_ entries) and, in the last entry, the bytes of blocks
  * not handed out: device the device-local heap, host the other heaps. */
 void vkllm__gpu_memory_by_use(const struct vkllm__gpu *gpu, uint64_t device[VKLLM__USE_COUNT_ + 1],

@@ -485,7 +485,11 @@ enum vkllm__mem_use vkllm__gpu_set_mem_use(struct vkllm__gpu *gpu, enum vkllm__m
     return old;
 }
 
-void vkllm__gpu_expect(struct vkllm__gpu *gpu, uint64_t bytes) { gpu->expect = bytes; }
+uint64_t vkllm__gpu_expect(struct vkllm__gpu *gpu, uint64_t bytes) {
+    uint64_t was = gpu->expect;
+    gpu->expect = bytes;
+    return was;
+}
 
 void vkllm__gpu_memory_by_use(const struct vkllm__gpu *gpu, uint64_t device[VKLLM__USE_COUNT_ + 1],
                               uint64_t host[VKLLM__USE_COUNT_ + 1]) {
