@@ -360,9 +360,6 @@ vkllm_status vkllm_gen_token_probs(vkllm_gen_t g, uint32_t i, struct vkllm_token
     return VKLLM_STATUS_OK;
 }
 
-/* Choose the next token from logits: the sampler's chain, in JSON mode over the tokens whose
- * bytes keep the output a prefix of one JSON object (the others banned; the end-of-generation
- * tokens too, as generation stops by itself once the object closes). No token fits: -1. */
 /* JSON mode's and the grammar's table of every token's bytes, made once per generation. */
 static vkllm_status token_pieces(struct vkllm_gen *g, uint32_t n_vocab) {
     const struct vkllm__tokenizer *t = g->s->model->tok;
@@ -417,6 +414,9 @@ static vkllm_status grammar_mask(struct vkllm_gen *g, const float *logits, uint3
     return VKLLM_STATUS_OK;
 }
 
+/* Choose the next token from logits: the sampler's chain, in JSON mode over the tokens whose
+ * bytes keep the output a prefix of one JSON object (the others banned; the end-of-generation
+ * tokens too, as generation stops by itself once the object closes). No token fits: -1. */
 static vkllm_status sample(struct vkllm_gen *g, const float *logits, int32_t *tok) {
     if (!g->p.json_object && !g->gram) return vkllm__sampler_sample(g->smp, logits, tok);
     const uint32_t n_vocab = g->s->model->desc->hp.n_vocab;
@@ -444,12 +444,12 @@ static vkllm_status sample(struct vkllm_gen *g, const float *logits, int32_t *to
     return vkllm__sampler_sample(g->smp, g->masked, tok);
 }
 
-/* Token tok was sampled: record it, stream its text, decide whether g stops here. */
 /* Generated token i's text ends at byte `end` of the output (its probability record, if any). */
 static void mark_end(struct vkllm_gen *g, uint32_t i, uint64_t end) {
     if (i < g->n_probs_rec) g->probs_end[i] = end;
 }
 
+/* Token tok was sampled: record it, stream its text, decide whether g stops here. */
 static vkllm_status take_token(struct vkllm_gen *g, int32_t tok) {
     const double now = now_ms();
     struct vkllm_generate_stats *st = &g->st;
@@ -575,47 +575,41 @@ vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_para
     size_t n_ids = 0;
     vkllm_status st;
     VKLLM_TRY(st, copy_params(g, params), fail);
-    const uint32_t n_past0 = s->n_past;
-    if (!g->p.keep_history) s->n_past = 0;
-    int continuing = s->n_past > 0;
+    /* the prompt goes after the session's text (keep_history) or from position 0 */
+    const uint32_t base = g->p.keep_history ? s->n_past : 0;
+    const int continuing = base > 0;
     st = prompt_tokens(s, &g->p, &ids, &n_ids);
-    if (!st && (uint64_t)s->n_past + n_ids > n_ctx)
+    if (!st && (uint64_t)base + n_ids > n_ctx)
         st = vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "the prompt is %zu tokens; the context has room for %u (of %u, %u in use)",
-                        n_ids, n_ctx - s->n_past, n_ctx, s->n_past);
+                        n_ids, n_ctx - base, n_ctx, base);
     if (!st) st = make_sampler(s, &g->p.sampling, &g->smp);
-    if (st) {
-        s->n_past = n_past0; /* refused: the session is as it was */
-        goto fail;
-    }
-    /* starting over: keep what the cache holds of the prompt, at least one token to evaluate */
-    uint32_t reuse = 0;
-    if (!g->p.keep_history && g->p.cache_prompt && n_ids > 1) {
-        s->n_past = n_past0;
-        reuse = vkllm_session_cached_prefix(s, ids, (uint32_t)n_ids - 1);
-        s->n_past = 0;
-    }
-    /* another session may hold more of it: copy the longest such prefix on the device */
+    if (st) goto fail; /* refused: the session is as it was */
+    /* Starting over, the prompt's longest prefix already computed is reused (at least one token
+     * is left to evaluate), from the first of: this session's own cache, another session's
+     * (copied on the device), the pool's blocks that sequences (this one too) gave back. */
+    const int lookup = !g->p.keep_history && g->p.cache_prompt && n_ids > 1;
+    const uint32_t n_look = lookup ? (uint32_t)n_ids - 1 : 0;
+    uint32_t own = lookup ? vkllm_session_cached_prefix(s, ids, n_look) : 0, longest = own;
     vkllm_session_t from = NULL;
-    uint32_t longest = reuse;
-    for (uint32_t k = 0; !g->p.keep_history && g->p.cache_prompt && n_ids > 1 && k < g->p.n_share; k++) {
+    for (uint32_t k = 0; lookup && k < g->p.n_share; k++) {
         vkllm_session_t o = g->p.share[k];
         if (!o || o == s || o->model != s->model || vkllm_session_n_ctx(o) != n_ctx) continue;
-        uint32_t have = vkllm_session_cached_prefix(o, ids, (uint32_t)n_ids - 1);
+        uint32_t have = vkllm_session_cached_prefix(o, ids, n_look);
         if (have > longest) from = o, longest = have;
     }
-    /* or the pool's cache: blocks that sequences (this one too) wrote and gave back */
-    uint32_t pooled = !g->p.keep_history && g->p.cache_prompt && n_ids > 1
-                          ? vkllm__session_pool_prefix(s, ids, (uint32_t)n_ids - 1, 0) : 0;
+    const uint32_t pooled = lookup ? vkllm__session_pool_prefix(s, ids, n_look, 0) : 0;
+    uint32_t reuse;
     if (pooled > longest) {
-        reuse = vkllm__session_pool_prefix(s, ids, (uint32_t)n_ids - 1, 1); /* n_past = reuse */
+        reuse = vkllm__session_pool_prefix(s, ids, n_look, 1); /* the blocks adopted: n_past = reuse */
+    } else if (from) {
+        if ((st = vkllm__forward_copy_kv(s->fw, from->fw, longest))) goto fail;
+        memcpy(s->hist, from->hist, sizeof *s->hist * longest);
+        reuse = longest;
+        g->st.n_prompt_shared = longest;
+        s->n_past = reuse;
     } else {
-        if (from) {
-            if ((st = vkllm__forward_copy_kv(s->fw, from->fw, longest))) goto fail;
-            memcpy(s->hist, from->hist, sizeof *s->hist * longest);
-            reuse = longest;
-            g->st.n_prompt_shared = longest;
-        }
-        s->n_past += reuse;
+        reuse = own;
+        s->n_past = base + reuse;
     }
     vkllm__session_truncate(s, s->n_past);
     /* the KV pool's blocks for the whole prompt now (KV_FULL, nothing evaluated, when it has too
