@@ -106,6 +106,8 @@ struct serve_http_conn { /* per request on a connection (MHD's con_cls) */
     X(PROPS, "/props", GET, AUTH_KEY, props)                                       \
     X(SLOTS, "/slots", GET, AUTH_KEY, slots)                                       \
     X(APPLY_TEMPLATE, "/apply-template", POST, AUTH_KEY, apply_template)           \
+    X(COMPLETIONS_RENDER, "/v1/completions/render", POST, AUTH_KEY, completions_render) \
+    X(CHAT_RENDER, "/v1/chat/completions/render", POST, AUTH_KEY, chat_render)     \
     X(PAGE, "/", GET, AUTH_HOST, page)
 
 enum { AUTH_ANY, AUTH_HOST, AUTH_KEY };
@@ -125,8 +127,11 @@ struct endpoint {
 #define EP_ROW(id, path, method, auth, fn) {path, EP_IS_##method, auth, fn},
 enum { ENDPOINTS(EP_ENUM) EP_OTHER };
 ENDPOINTS(EP_DECLARE)
-static const struct endpoint endpoints[SERVE_N_ENDPOINTS] = {ENDPOINTS(EP_ROW){"other", 0, AUTH_KEY, NULL}};
-_Static_assert(EP_OTHER + 1 == SERVE_N_ENDPOINTS, "SERVE_N_ENDPOINTS (serve.h): the ENDPOINTS and \"other\"");
+#define N_ENDPOINTS (EP_OTHER + 1)
+static const struct endpoint endpoints[N_ENDPOINTS] = {ENDPOINTS(EP_ROW){"other", 0, AUTH_KEY, NULL}};
+/* The requests per endpoint for /metrics (under srv->stat_mu). Kept here, not in srv->requests:
+ * serve.h's SERVE_N_ENDPOINTS (13) predates the two /render rows. One server per process. */
+static uint64_t ep_requests[N_ENDPOINTS];
 
 static void count_code(struct serve_server *srv, int code) {
     size_t i = 0;
@@ -852,16 +857,16 @@ static enum MHD_Result props(struct serve_server *srv, struct MHD_Connection *c,
 }
 
 static enum MHD_Result metrics(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, const char *url) {
-    uint64_t requests[SERVE_N_ENDPOINTS], codes[SERVE_N_CODES];
-    const char *names[SERVE_N_ENDPOINTS];
-    for (int i = 0; i < SERVE_N_ENDPOINTS; i++) names[i] = endpoints[i].path;
+    uint64_t requests[N_ENDPOINTS], codes[SERVE_N_CODES];
+    const char *names[N_ENDPOINTS];
+    for (int i = 0; i < N_ENDPOINTS; i++) names[i] = endpoints[i].path;
     pthread_mutex_lock(&srv->stat_mu);
-    memcpy(requests, srv->requests, sizeof requests);
+    memcpy(requests, ep_requests, sizeof requests);
     memcpy(codes, srv->codes, sizeof codes);
     pthread_mutex_unlock(&srv->stat_mu);
     codes[0]++; /* this reply */
     struct serve_buf o = {0};
-    serve_engine_metrics(&srv->engine, &o, requests, names, SERVE_N_ENDPOINTS, codes, code_values, SERVE_N_CODES);
+    serve_engine_metrics(&srv->engine, &o, requests, names, N_ENDPOINTS, codes, code_values, SERVE_N_CODES);
     if (o.oom) {
         sbuf_free(&o);
         return respond_error(srv, c, 500, "out of memory", NULL, NULL);
@@ -920,6 +925,96 @@ static enum MHD_Result apply_template_body(struct serve_server *srv, struct MHD_
     if (r->grammar) cJSON_AddStringToObject(o, "grammar", r->grammar);
     serve_req_unref(r);
     return respond_obj(srv, c, o);
+}
+
+/* The ids the library evaluates for r's prompt, as vkllm_gen_start takes them (generate.c's
+ * prompt_tokens, through the public API): text tokenized without BOS, its special tokens parsed
+ * as the request says (a chat's rendered template: yes); token ids as given; then BOS in front
+ * when the model asks for it (or the prompt is empty), unless the ids start with it already.
+ * Refused as the real request would be: ids outside the vocabulary, a prompt longer than a
+ * slot's context. 0 and the ids appended to a, or 400/500 with err. */
+static int prompt_ids(struct serve_server *srv, const struct serve_req *r, cJSON *a, char *err, size_t errn) {
+    int32_t model_bos = -1, bos = -1;
+    size_t n_model_bos = 0, n_bos = 0;
+    /* an empty text gives [BOS] where the model puts one in front (add_bos -1), and with add_bos 1
+     * the id wherever it has one (vkllm.h) */
+    if (vkllm_tokenize(srv->model, "", 0, -1, 0, &model_bos, 1, &n_model_bos) ||
+        vkllm_tokenize(srv->model, "", 0, 1, 0, &bos, 1, &n_bos))
+        return snprintf(err, errn, "%s", vkllm_last_error()), 500;
+    if (n_bos != 1) bos = -1;
+    int want_bos = r->gp.add_bos < 0 ? n_model_bos == 1 : r->gp.add_bos;
+    size_t len = r->gp.prompt_len, n = 0, cap = len + 8;
+    int32_t *ids = NULL;
+    if (r->gp.prompt_tokens) {
+        n = r->gp.n_prompt_tokens;
+        for (size_t i = 0; i < n; i++)
+            if ((uint32_t)r->gp.prompt_tokens[i] >= srv->n_vocab)
+                return snprintf(err, errn, "prompt token %zu: id %d is outside the vocabulary (%u tokens)", i,
+                                (int)r->gp.prompt_tokens[i], srv->n_vocab), 400;
+        if (!(ids = malloc(sizeof *ids * (n + 1)))) return snprintf(err, errn, "out of memory"), 500;
+        memcpy(ids + 1, r->gp.prompt_tokens, sizeof *ids * n);
+        if (n && ids[1] == bos) want_bos = 0; /* already there */
+    } else {
+        for (int pass = 0; pass < 2 && len; pass++) { /* the tokenizer is immutable: no lock (vkllm.h) */
+            int32_t *more = realloc(ids, sizeof *ids * (cap + 1));
+            if (!more) {
+                free(ids);
+                return snprintf(err, errn, "out of memory"), 500;
+            }
+            ids = more;
+            if (vkllm_tokenize(srv->model, r->gp.prompt, len, 0, r->gp.parse_special, ids + 1, cap, &n)) {
+                free(ids);
+                return snprintf(err, errn, "%s", vkllm_last_error()), 500;
+            }
+            if (n <= cap) break;
+            cap = n;
+        }
+        if (!ids && !(ids = malloc(sizeof *ids))) return snprintf(err, errn, "out of memory"), 500;
+    }
+    int32_t *p = ids + 1; /* ids[0] is room for BOS */
+    if ((want_bos || n == 0) && bos >= 0) *--p = bos, n++;
+    int st = 0;
+    if (n == 0)
+        st = 400, snprintf(err, errn, "empty prompt and the model has no BOS token to start from");
+    else if (n > srv->n_ctx)
+        st = 400, snprintf(err, errn, "the prompt does not fit in the context of %u tokens: it has %zu", srv->n_ctx, n);
+    for (size_t i = 0; !st && i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(p[i]));
+    free(ids);
+    return st;
+}
+
+/* POST /v1/completions/render, /v1/chat/completions/render: {"token_ids": [...]}, the ids the
+ * same body at /v1/completions or /v1/chat/completions would evaluate (a router's precise prefix
+ * matching hashes them); nothing runs on the model. A batch of prompts: an array of arrays, one
+ * per prompt. Errors are the real endpoint's 400s. */
+static enum MHD_Result render_body(struct serve_server *srv, struct MHD_Connection *c, const cJSON *body, int chat) {
+    struct serve_req *r = serve_req_new();
+    if (!r) return respond_error(srv, c, 500, "out of memory", NULL, NULL);
+    char err[512];
+    const char *param = NULL;
+    int st = serve_api_parse(srv, body, chat, r, err, sizeof err, &param);
+    cJSON *o = cJSON_CreateObject(), *all = cJSON_AddArrayToObject(o, "token_ids");
+    int batch = !chat && r->n_prompts > 1;
+    for (int i = 0; !st && i < (batch ? r->n_prompts : 1); i++) {
+        cJSON *a = all;
+        if (batch) cJSON_AddItemToArray(all, a = cJSON_CreateArray());
+        if (i) r->prompt_index = i, st = serve_api_parse_prompt(srv, body, r, err, sizeof err, &param);
+        if (!st && (st = prompt_ids(srv, r, a, err, sizeof err)) == 400) param = chat ? "messages" : "prompt";
+    }
+    serve_req_unref(r);
+    if (st) {
+        cJSON_Delete(o);
+        return respond_error(srv, c, st, err, st == 400 ? param : NULL, NULL);
+    }
+    return respond_obj(srv, c, o);
+}
+
+static enum MHD_Result completions_render_body(struct serve_server *srv, struct MHD_Connection *c, const cJSON *body) {
+    return render_body(srv, c, body, 0);
+}
+
+static enum MHD_Result chat_render_body(struct serve_server *srv, struct MHD_Connection *c, const cJSON *body) {
+    return render_body(srv, c, body, 1);
 }
 
 /* DNS rebinding: a web page of evil.example whose name the attacker then points at 127.0.0.1 is,
@@ -1010,6 +1105,16 @@ static enum MHD_Result apply_template(struct serve_server *srv, struct MHD_Conne
     return with_object(srv, c, cn, apply_template_body);
 }
 
+static enum MHD_Result completions_render(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn,
+                                          const char *url) {
+    return with_object(srv, c, cn, completions_render_body);
+}
+
+static enum MHD_Result chat_render(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn,
+                                   const char *url) {
+    return with_object(srv, c, cn, chat_render_body);
+}
+
 /* A browser's CORS preflight: 204, no key needed. */
 static enum MHD_Result preflight(struct serve_server *srv, struct MHD_Connection *c) {
     struct MHD_Response *resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -1060,7 +1165,7 @@ static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c,
     }
     if (!strcmp(method, "OPTIONS")) return preflight(srv, c);
     pthread_mutex_lock(&srv->stat_mu);
-    srv->requests[ep]++;
+    ep_requests[ep]++;
     pthread_mutex_unlock(&srv->stat_mu);
     if (srv->api_key && e->auth == AUTH_KEY && !authorized(srv, c))
         return respond_error(srv, c, 401, "a valid API key is required: Authorization: Bearer KEY", NULL,
