@@ -217,6 +217,7 @@ struct serve_metrics {
     uint64_t tps_n[SERVE_TPS_RING];
     uint32_t tps_head, tps_count;
     uint64_t kv_used, kv_retained, kv_allocated;
+    uint32_t kv_block_tokens;  /* positions per block */
     uint32_t kv_blocks, kv_blocks_running, kv_blocks_cached; /* the pool's; held by running requests;
                                                                  cached (or kept by idle slots) */
     uint64_t kv_pool_bytes, prefix_queried, prefix_hits, kv_evicted;

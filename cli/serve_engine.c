@@ -275,13 +275,14 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uin
     metric(o, "vkllm_kv_cache_used_bytes", "gauge", "KV cache bytes holding positions of running requests.",
            (double)m->kv_used);
     metric(o, "vkllm_kv_cache_retained_bytes", "gauge",
-           "KV cache bytes idle slots keep for prefix reuse (a new request may take them over).",
+           "KV pool bytes no running request holds that keep tokens for prefix reuse (evicted when needed).",
            (double)m->kv_retained);
     metric(o, "vkllm_kv_cache_allocated_bytes", "gauge", "KV cache bytes on the device (the pool and any window rings).",
            (double)m->kv_allocated);
     metric(o, "vkllm_kv_cache_usage_ratio", "gauge", "KV pool blocks held by running requests over the pool's blocks.",
            m->kv_blocks ? (double)m->kv_blocks_running / m->kv_blocks : 0);
-    metric(o, "vkllm_kv_cache_blocks_total", "gauge", "KV pool blocks (16 positions each).", m->kv_blocks);
+    metric(o, "vkllm_kv_cache_block_size", "gauge", "Positions (tokens) per KV pool block.", m->kv_block_tokens);
+    metric(o, "vkllm_kv_cache_blocks_total", "gauge", "KV pool blocks (the pool's block count).", m->kv_blocks);
     metric(o, "vkllm_kv_cache_blocks_used", "gauge", "KV pool blocks held by running requests.", m->kv_blocks_running);
     metric(o, "vkllm_kv_cache_blocks_cached", "gauge",
            "KV pool blocks no running request holds that keep tokens for later prompts (evicted when needed).",
@@ -304,16 +305,16 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uin
 }
 
 /* KV cache bytes over all slots, and each slot's state for /slots (engine thread; running slots
- * count their positions as used, idle ones as retained for prefix reuse). */
+ * count their positions as used; the pool's blocks no running request holds, an idle slot's or
+ * cached, as retained for prefix reuse). */
 static void update_kv(struct serve_engine *e) {
-    uint64_t used = 0, rings = 0, kept = 0;
+    uint64_t used = 0, rings = 0;
     pthread_mutex_lock(&e->mu);
     for (uint32_t i = 0; i < e->n_slots; i++) {
         struct vkllm_session_memory sm;
         vkllm_session_memory(e->slots[i], &sm);
         rings += sm.kv_bytes_rings;
         if (e->active[i]) used += sm.kv_bytes_used;
-        else kept += sm.kv_bytes_used;
         struct serve_slot_info *si = &e->slot_info[i];
         si->busy = e->active[i] != NULL;
         snprintf(si->req_id, sizeof si->req_id, "%s", e->active[i] ? e->active[i]->id : "");
@@ -331,7 +332,9 @@ static void update_kv(struct serve_engine *e) {
         if (e->active[i]) running += (vkllm_session_n_past(e->slots[i]) + pi.block_tokens - 1) / pi.block_tokens;
     if (running > pi.n_held) running = pi.n_held;
     e->m.kv_used = used;
-    e->m.kv_retained = kept;
+    /* blocks no running request holds that keep tokens (cached, or an idle slot's): within the pool */
+    e->m.kv_retained = (uint64_t)(pi.n_cached + pi.n_held - running) * pi.block_bytes;
+    e->m.kv_block_tokens = pi.block_tokens;
     e->m.kv_allocated = pi.bytes + rings; /* the pool once (a block several slots share too), and the rings */
     e->m.kv_blocks = pi.n_blocks;
     e->m.kv_blocks_running = (uint32_t)running;
@@ -453,6 +456,15 @@ static uint32_t pool_room(const struct serve_engine *e) {
 static void reclaim_idle(struct serve_engine *e) {
     for (uint32_t i = 0; i < e->n_slots; i++)
         if (!e->active[i] && vkllm_session_n_past(e->slots[i])) vkllm_session_truncate(e->slots[i], 0);
+}
+
+/* Whether a running request was preempted (the KV pool ran dry: vkllm_gen_step gave its blocks
+ * back, and it waits to be recomputed): its slot's session then holds nothing while its gen goes
+ * on (a started gen has evaluated at least one token otherwise). */
+static int any_preempted(const struct serve_engine *e) {
+    for (uint32_t i = 0; i < e->n_slots; i++)
+        if (e->active[i] && !vkllm_gen_done(e->active[i]->gen) && vkllm_session_n_past(e->slots[i]) == 0) return 1;
+    return 0;
 }
 
 static int any_running(const struct serve_engine *e) {
@@ -732,7 +744,8 @@ static void step(struct serve_engine *e) {
         }
     }
     if (n) {
-        if (pool_room(e) < n) reclaim_idle(e); /* each request may need a block this step */
+        /* each request may need a block this step; a preempted one, its whole text */
+        if (pool_room(e) < n || any_preempted(e)) reclaim_idle(e);
         vkllm_gen_step(gens, n); /* an error stops the gens of the step; each reports it below */
         step_metrics(e, idx, n);
     }

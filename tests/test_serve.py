@@ -1370,9 +1370,13 @@ def check_metrics(srv, slots):
           "KV bytes allocated: the pool once, however many slots share its blocks (after n > 1 requests): %d, /props %d"
           % (m["vkllm_kv_cache_allocated_bytes"], props["kv_cache_bytes"]))
     st, _, sl, _ = request(srv, "GET", "/slots")
-    kept = sum(x["kv_bytes_used"] for x in sl)
-    check(m["vkllm_kv_cache_retained_bytes"] == kept > 0 and all(x["n_past"] > 0 for x in sl),
-          "idle slots keep their prompts for reuse: %d bytes retained, /slots %s" % (m["vkllm_kv_cache_retained_bytes"], sl))
+    # retained: the blocks no running request holds (idle slots', and the pool's cached ones), at most the pool
+    kept = max(x["kv_bytes_allocated"] for x in sl)
+    check(0 < kept <= m["vkllm_kv_cache_retained_bytes"] <= m["vkllm_kv_cache_pool_bytes"] and all(x["n_past"] > 0 for x in sl),
+          "idle slots keep their prompts for reuse: %d bytes retained (pool %d), /slots %s" %
+          (m["vkllm_kv_cache_retained_bytes"], m["vkllm_kv_cache_pool_bytes"], sl))
+    check(m["vkllm_kv_cache_block_size"] == 16 and m["vkllm_kv_cache_blocks_total"] * 16 >= 1024,
+          "the pool's block size and block count: %s, %s" % (m["vkllm_kv_cache_block_size"], m["vkllm_kv_cache_blocks_total"]))
     check(m['vkllm_responses_total{code="400"}'] > 20, "400s counted")
 
 

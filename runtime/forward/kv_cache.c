@@ -7,7 +7,9 @@
  * block is reference-counted: sequences that share a prompt prefix share its blocks, and a block
  * that is written while another sequence holds it is copied first. Full blocks are keyed by their
  * tokens and all tokens before them: a released block stays in the pool, found again by its key,
- * until the pool needs it (least recently released first).
+ * until the pool needs it (least recently released first). A keyed block is never rewritten in
+ * place: a sequence that writes into one it holds (its own prompt reused up to the middle of a
+ * block) writes a copy, so the tokens after it stay findable for the next prompt that has them.
  *
  * A sliding-window layer keeps its own ring per sequence (window + n_ubatch rows, position p in
  * row p % rows), outside the pool. Sized before anything is allocated, so a cache that does not
@@ -20,7 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "forward.h"
+#include "kv_cache.h"
 
 struct vkllm__kv_pool {
     struct vkllm__gpu *gpu;
@@ -39,6 +41,8 @@ struct vkllm__kv_pool {
     uint32_t n_cached;             /* unheld keyed blocks (reusable until evicted) */
     uint64_t tick, block_bytes, bytes;
     uint64_t queried, hits, evicted; /* prefix lookups: tokens asked for, tokens found; blocks evicted */
+    uint32_t gens_running, gens_waiting; /* generations on the pool, and those preempted (generate.c) */
+    uint64_t preempted;              /* preemptions so far */
 };
 
 uint32_t vkllm__kv_layer_rows(const struct vkllm__hparams *hp, uint32_t l, uint32_t n_ctx, uint32_t n_ubatch) {
@@ -407,28 +411,49 @@ static vkllm_status copy_block(struct vkllm__cmd *c, const struct vkllm__kv_pool
     return st;
 }
 
+/* Blocks written by positions pos0 .. end-1 that another sequence holds (copied first), and new
+ * blocks past the ones held. */
+static void reserve_counts(const struct vkllm__kv_cache *kv, uint32_t pos0, uint32_t end, uint32_t *grow, uint32_t *cow) {
+    const uint32_t need = vkllm__kv_blocks_for(end), first = pos0 / VKLLM__KV_BLOCK;
+    *grow = need > kv->n_held ? need - kv->n_held : 0;
+    *cow = 0;
+    for (uint32_t i = first; i < VKLLM_MIN(need, kv->n_held); i++) *cow += kv->pool->ref[kv->table[i]] > 1;
+}
+
+uint32_t vkllm__kv_need(const struct vkllm__kv_cache *kv, uint32_t pos0, uint32_t end) {
+    uint32_t grow, cow;
+    reserve_counts(kv, pos0, end, &grow, &cow);
+    return grow + cow;
+}
+
+uint32_t vkllm__kv_pool_room(const struct vkllm__kv_pool *p) { return p->n_free + p->n_cached; }
+
 vkllm_status vkllm__kv_reserve(struct vkllm__kv_cache *kv, uint32_t pos0, uint32_t end) {
     struct vkllm__kv_pool *p = kv->pool;
     const uint32_t need = vkllm__kv_blocks_for(end), first = pos0 / VKLLM__KV_BLOCK, held0 = kv->n_held;
     if (need > kv->max_blocks) return vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "the context is full (%u positions)", kv->n_ctx);
-    /* blocks written here that another sequence holds (or that are cached under a key) */
-    uint32_t cow = 0;
-    for (uint32_t i = first; i < VKLLM_MIN(need, held0); i++) cow += p->ref[kv->table[i]] > 1;
-    uint32_t avail = p->n_free + p->n_cached;
-    if (need > held0 && need - held0 + cow > avail)
+    uint32_t grow, cow;
+    reserve_counts(kv, pos0, end, &grow, &cow);
+    const uint32_t avail = p->n_free + p->n_cached;
+    if (grow + cow > avail) {
+        if (!grow) return vkllm__err(VKLLM_STATUS_KV_FULL, "the KV cache pool is full: a shared block cannot be copied");
         return vkllm__err(VKLLM_STATUS_KV_FULL,
                           "the KV cache pool is full: %u more blocks of %u positions needed, %u free (%u blocks, %u held "
-                          "by sequences)", need - held0 + cow, VKLLM__KV_BLOCK, avail, p->n_blocks,
+                          "by sequences)", grow + cow, VKLLM__KV_BLOCK, avail, p->n_blocks,
                           p->n_blocks - p->n_free - p->n_cached);
-    if (cow > avail)
-        return vkllm__err(VKLLM_STATUS_KV_FULL, "the KV cache pool is full: a shared block cannot be copied");
+    }
     vkllm_status st = VKLLM_STATUS_OK;
     struct vkllm__cmd *c = NULL;
     int changed = need > held0;
     for (uint32_t i = first; i < VKLLM_MIN(need, held0); i++) {
         uint32_t b = kv->table[i];
-        if (p->ref[b] > 1) { /* copy on write */
+        /* a block another sequence holds is copied; so is a keyed one of ours alone, while a block
+         * is left beyond those the reservation needs (the copy gives b back to the cached ones, so
+         * it costs none): the tokens cached in it stay findable. Else its key goes. */
+        const int shared = p->ref[b] > 1;
+        if (shared || (p->key[b] && p->n_free + p->n_cached > grow + cow)) { /* copy on write */
             changed = 1;
+            cow -= (uint32_t)shared;
             uint32_t nb = take_block(p);
             if (!c) {
                 if ((st = vkllm__cmd_init(p->gpu, &c)) || (st = vkllm__cmd_begin(c))) {
@@ -442,7 +467,7 @@ vkllm_status vkllm__kv_reserve(struct vkllm__kv_cache *kv, uint32_t pos0, uint32
             }
             drop_block(p, b);
             kv->table[i] = nb;
-        } else if (p->key[b]) { /* ours alone, but cached: its rows change, so its key goes */
+        } else if (p->key[b]) { /* ours alone, keyed, no block for a copy: its rows change, so its key goes */
             unkey(p, b);
         }
         kv->n_keyed = VKLLM_MIN(kv->n_keyed, i);
@@ -486,11 +511,7 @@ uint32_t vkllm__kv_lookup(struct vkllm__kv_cache *kv, const int32_t *tokens, uin
         key = block_key(key, t);
         if (find_block(p, key, t) == UINT32_MAX) break;
     }
-    if (!adopt) { /* a lookup (counted once per prompt: the adopting call follows one) */
-        p->queried += n;
-        p->hits += (uint64_t)hit * VKLLM__KV_BLOCK;
-        return hit * VKLLM__KV_BLOCK;
-    }
+    if (!adopt) return hit * VKLLM__KV_BLOCK; /* counted by vkllm__kv_pool_count_lookup, once per prompt */
     vkllm__kv_truncate(kv, 0);
     key = 0;
     for (uint32_t i = 0; i < hit; i++) {
@@ -528,4 +549,19 @@ vkllm_status vkllm__kv_share(struct vkllm__kv_cache *dst, const struct vkllm__kv
 
 uint64_t vkllm__kv_held_bytes(const struct vkllm__kv_cache *kv) {
     return kv->ring_bytes + (kv->own_pool ? kv->pool->bytes : (uint64_t)kv->n_held * kv->pool->block_bytes);
+}
+
+void vkllm__kv_pool_count_lookup(struct vkllm__kv_pool *p, uint32_t n, uint32_t hit) {
+    p->queried += n;
+    p->hits += hit;
+}
+
+void vkllm__kv_pool_gens(struct vkllm__kv_pool *p, int d_running, int d_waiting) {
+    p->gens_running = (uint32_t)((int64_t)p->gens_running + d_running);
+    p->gens_waiting = (uint32_t)((int64_t)p->gens_waiting + d_waiting);
+    if (d_waiting > 0) p->preempted += (uint64_t)d_waiting;
+}
+
+void vkllm__kv_pool_gens_get(const struct vkllm__kv_pool *p, uint32_t *running, uint32_t *waiting, uint64_t *preempted) {
+    *running = p->gens_running, *waiting = p->gens_waiting, *preempted = p->preempted;
 }

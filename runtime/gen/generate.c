@@ -7,6 +7,7 @@
 
 #include "context.h"
 #include "grammar.h"
+#include "kv_cache.h"
 #include "json_constraint.h"
 #include "sampler.h"
 #include "tokenizer.h"
@@ -204,7 +205,24 @@ struct vkllm_gen {
     vkllm_status err;
     enum vkllm_stop_reason reason;
     struct vkllm_generate_stats st;
+    /* preemption (a KV pool shared by several generations, when it runs dry): the youngest gives
+     * its blocks back and waits; pending then holds every token of its text so far, recomputed
+     * when the pool has room again (its full blocks may still be cached) */
+    uint64_t seq;                   /* start order: the largest is the youngest */
+    int pool_state;                 /* counted on its pool: 0 not, 1 running, 2 preempted */
+    int resuming;                   /* pending recomputes text already sampled: nothing is sampled after it */
 };
+
+static _Atomic uint64_t gen_seq;
+
+static struct vkllm__kv_pool *pool_of(const struct vkllm_gen *g) { return vkllm__forward_kv(g->s->fw)->pool; }
+
+/* g counted on its pool as running (1), preempted (2) or not at all (0). */
+static void set_pool_state(struct vkllm_gen *g, int state) {
+    if (g->pool_state == state || !g->s) return;
+    vkllm__kv_pool_gens(pool_of(g), (state == 1) - (g->pool_state == 1), (state == 2) - (g->pool_state == 2));
+    g->pool_state = state;
+}
 
 static double now_ms(void) { return vkllm__now_ns() / 1e6; }
 
@@ -294,6 +312,7 @@ static vkllm_status push_text(struct vkllm_gen *g, const char *text, size_t len,
 static void finish(struct vkllm_gen *g) {
     if (g->done) return;
     g->done = 1;
+    set_pool_state(g, 0);
     if (!g->err && g->reason != VKLLM_STOP_STRING && g->reason != VKLLM_STOP_CANCELLED) {
         const char *text;
         size_t len;
@@ -534,6 +553,12 @@ static vkllm_status prefill_chunk(struct vkllm_gen *g) {
     g->pending_at += n;
     g->st.prefill_ms += now_ms() - tp;
     if (g->pending_at < g->n_pending) return VKLLM_STATUS_OK; /* more chunks to come */
+    if (g->resuming) { /* the text so far is in the cache again: decoding goes on from g->cur */
+        vkllm__free(g->pending);
+        g->pending = NULL;
+        g->resuming = 0;
+        return VKLLM_STATUS_OK;
+    }
     g->st.prefill_tps = g->st.prefill_ms > 0 ? g->n_pending / (g->st.prefill_ms / 1e3) : 0;
     vkllm__free(g->pending);
     g->pending = NULL;
@@ -612,9 +637,24 @@ vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_para
         s->n_past = base + reuse;
     }
     vkllm__session_truncate(s, s->n_past);
+    /* On a pool other generations run on: none starts while a preempted one waits (it goes
+     * first), and the prompt leaves a block for each running one's next step. */
+    struct vkllm__kv_cache *kv = vkllm__forward_kv(s->fw);
+    uint32_t running, waiting;
+    uint64_t preempted;
+    vkllm__kv_pool_gens_get(kv->pool, &running, &waiting, &preempted);
+    const uint32_t need = vkllm__kv_need(kv, s->n_past, s->n_past + (uint32_t)n_ids - reuse);
+    if (waiting || (running && need + running > vkllm__kv_pool_room(kv->pool))) {
+        st = vkllm__err(VKLLM_STATUS_KV_FULL, "the KV cache pool is full: %u generation(s) wait for it, %u run (the "
+                        "prompt needs %u blocks, %u are free)", waiting, running, need, vkllm__kv_pool_room(kv->pool));
+        goto fail;
+    }
     /* the KV pool's blocks for the whole prompt now (KV_FULL, nothing evaluated, when it has too
      * few), so that no later chunk of it runs out */
     VKLLM_TRY(st, vkllm__session_reserve(s, (uint32_t)n_ids - reuse), fail);
+    if (lookup) vkllm__kv_pool_count_lookup(kv->pool, (uint32_t)n_ids, pooled); /* once per prompt started */
+    g->seq = ++gen_seq;
+    set_pool_state(g, 1);
     g->st.seed = vkllm__sampler_seed(g->smp);
     /* probabilities, JSON mode and grammars need the logits */
     g->greedy = vkllm__sampler_is_greedy(g->smp) && g->p.n_probs < 0 && !g->p.json_object && !g->gram;
@@ -645,6 +685,97 @@ fail:
     return st;
 }
 
+/* Preempt g: its session gives its KV blocks back to the pool (the full ones stay cached there,
+ * found again by their tokens unless evicted meanwhile), and g waits with every token of its text
+ * so far pending, to be recomputed (try_resume). Its sampler, detokenizer and output stay as they
+ * are: the text goes on where it stopped. */
+static vkllm_status preempt(struct vkllm_gen *g) {
+    vkllm_session_t s = g->s;
+    const uint32_t rest = g->pending ? g->n_pending - g->pending_at : 0, n = s->n_past + rest;
+    int32_t *t = vkllm__malloc(sizeof *t * (n ? n : 1));
+    if (!t) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    memcpy(t, s->hist, sizeof *t * s->n_past);
+    if (rest) memcpy(t + s->n_past, g->pending + g->pending_at, sizeof *t * rest);
+    vkllm__free(g->pending);
+    g->pending = t, g->n_pending = n, g->pending_at = 0;
+    g->resuming = g->ds_init; /* its first token was sampled: the rest of its text is recomputed, not sampled */
+    vkllm__session_truncate(s, 0);
+    set_pool_state(g, 2);
+    vkllm__log(VKLLM_LOG_DEBUG, "gen %llu preempted at %u tokens (%u generated): the KV pool is full",
+               (unsigned long long)g->seq, n, g->st.n_generated);
+    return VKLLM_STATUS_OK;
+}
+
+/* Take preempted g back when the pool has room for its text (its cached blocks adopted) and, on
+ * top, `margin` blocks (the running generations' next step): its text is then pending, evaluated
+ * chunk by chunk as a prompt is. *ok = 0: not yet (g holds nothing). */
+static vkllm_status try_resume(struct vkllm_gen *g, uint32_t margin, int *ok) {
+    vkllm_session_t s = g->s;
+    struct vkllm__kv_cache *kv = vkllm__forward_kv(s->fw);
+    *ok = 0;
+    /* a prompt not yet evaluated whole leaves a token to evaluate: its logits sample the first token */
+    uint32_t have = vkllm__session_pool_prefix(s, g->pending, g->resuming ? g->n_pending : g->n_pending - 1, 1);
+    if (vkllm__kv_need(kv, have, g->n_pending) + margin > vkllm__kv_pool_room(kv->pool)) {
+        vkllm__session_truncate(s, 0);
+        return VKLLM_STATUS_OK;
+    }
+    vkllm_status st = vkllm__session_reserve(s, g->n_pending - have);
+    if (st) {
+        vkllm__session_truncate(s, 0);
+        return st == VKLLM_STATUS_KV_FULL ? VKLLM_STATUS_OK : st;
+    }
+    g->n_pending -= have;
+    memmove(g->pending, g->pending + have, sizeof *g->pending * g->n_pending);
+    if (!g->n_pending) { /* all of it was cached */
+        vkllm__free(g->pending);
+        g->pending = NULL;
+        g->resuming = 0;
+    }
+    set_pool_state(g, 1);
+    vkllm__log(VKLLM_LOG_DEBUG, "gen %llu resumed: %u tokens cached, %u to recompute", (unsigned long long)g->seq, have,
+               g->n_pending);
+    *ok = 1;
+    return VKLLM_STATUS_OK;
+}
+
+static int active(const struct vkllm_gen *g) { return !g->done && g->pool_state != 2; }
+
+/* The youngest generation of gens[0..n) on pool p that is not preempted, or NULL. */
+static struct vkllm_gen *youngest(vkllm_gen_t const *gens, uint32_t n, const struct vkllm__kv_pool *p) {
+    struct vkllm_gen *y = NULL;
+    for (uint32_t i = 0; i < n; i++)
+        if (active(gens[i]) && pool_of(gens[i]) == p && (!y || gens[i]->seq > y->seq)) y = gens[i];
+    return y;
+}
+
+/* The oldest preempted generation of gens[0..n) comes back when the pool has room for it and for
+ * the next block of every generation decoding on it; when none runs there and it still does not
+ * fit, the pool is too small for it alone: it stops (KV_FULL), as a lone generation does. */
+static vkllm_status resume_oldest(vkllm_gen_t const *gens, uint32_t n) {
+    struct vkllm_gen *w = NULL;
+    for (uint32_t i = 0; i < n; i++)
+        if (!gens[i]->done && gens[i]->pool_state == 2 && (!w || gens[i]->seq < w->seq)) w = gens[i];
+    if (!w) return VKLLM_STATUS_OK;
+    uint32_t margin = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (active(gens[i]) && !gens[i]->pending && pool_of(gens[i]) == pool_of(w))
+            margin += vkllm__kv_need(vkllm__forward_kv(gens[i]->s->fw), gens[i]->s->n_past, gens[i]->s->n_past + 1);
+    int ok;
+    vkllm_status st = try_resume(w, margin, &ok);
+    if (st) {
+        fail(w, st);
+        return st;
+    }
+    uint32_t running, waiting;
+    uint64_t preempted;
+    vkllm__kv_pool_gens_get(pool_of(w), &running, &waiting, &preempted);
+    if (!ok && !running) {
+        w->reason = VKLLM_STOP_KV_FULL;
+        finish(w);
+    }
+    return VKLLM_STATUS_OK;
+}
+
 vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n) {
     if (n && !gens) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_gen_step: NULL argument");
     struct vkllm_gen *one[1];
@@ -657,27 +788,48 @@ vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n) {
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
         goto done;
     }
-    uint32_t m = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!gens[i]) {
+    for (uint32_t i = 0; i < n; i++)
+        if (!gens[i] || (!gens[i]->done && !gens[i]->s)) {
             st = vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_gen_step: gen %u is NULL", i);
             goto done;
         }
-        if (!gens[i]->done && !gens[i]->pending) run[m++] = gens[i];
-    }
+    own = resume_oldest(gens, n);
     /* one chunk of one prefilling generation per step: the others decode between chunks */
     for (uint32_t i = 0; i < n; i++)
-        if (!gens[i]->done && gens[i]->pending) {
+        if (active(gens[i]) && gens[i]->pending) {
             vkllm_status s2 = prefill_chunk(gens[i]);
             if (s2 == VKLLM_STATUS_CANCELLED && gens[i]->p.cancel) vkllm_gen_cancel(gens[i]); /* its hook said so */
             else if (s2) fail(gens[i], s2), own = own ? own : s2;
             break;
         }
-    /* a gen whose next position needs a block the KV pool no longer has stops before the step,
-     * as when its context is full; the others go on (vkllm_session_params.pool) */
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) /* the decoding ones, oldest first (insertion by start order) */
+        if (active(gens[i]) && !gens[i]->pending) {
+            uint32_t j = m++;
+            while (j > 0 && run[j - 1]->seq > gens[i]->seq) run[j] = run[j - 1], j--;
+            run[j] = gens[i];
+        }
+    /* each gen's block for its next position, oldest first. When the KV pool has none left, the
+     * youngest generation on it is preempted (its blocks back to the pool, recomputed later), until
+     * the block is there or the gen is the youngest itself; a gen alone on a pool too small for it
+     * stops (KV_FULL), as when its context is full */
     uint32_t kept = 0;
     for (uint32_t i = 0; i < m; i++) {
-        vkllm_status r = vkllm__session_reserve(run[i]->s, 1);
+        if (!active(run[i])) continue; /* preempted by an older one's block */
+        vkllm_status r;
+        while ((r = vkllm__session_reserve(run[i]->s, 1)) == VKLLM_STATUS_KV_FULL) {
+            struct vkllm_gen *y = youngest(gens, n, pool_of(run[i]));
+            uint32_t running, waiting;
+            uint64_t preempted;
+            vkllm__kv_pool_gens_get(pool_of(run[i]), &running, &waiting, &preempted);
+            if (!y || (y == run[i] && running <= 1)) break;
+            if ((r = preempt(y))) {
+                fail(y, r), own = own ? own : r;
+                if (y != run[i]) continue;
+            }
+            if (y == run[i]) break;
+        }
+        if (!active(run[i])) continue;
         if (r == VKLLM_STATUS_KV_FULL) {
             run[i]->reason = VKLLM_STOP_KV_FULL;
             finish(run[i]);
@@ -687,7 +839,9 @@ vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n) {
             run[kept++] = run[i];
         }
     }
-    m = kept;
+    m = 0;
+    for (uint32_t i = 0; i < kept; i++) /* preempted after their block came: they wait too */
+        if (active(run[i])) run[m++] = run[i];
     if (m == 0) goto done;
     if (m == 1 && run[0]->greedy) { /* alone and greedy: the argmax on the device, one id read back */
         int32_t next;
@@ -766,6 +920,7 @@ uint32_t vkllm_gen_n_released(vkllm_gen_t g) {
 }
 
 void vkllm__gen_orphan(struct vkllm_gen *g) {
+    set_pool_state(g, 0); /* before its session (and maybe the pool) goes */
     if (!g->done) {
         g->err = vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "the generation's session was freed before it");
         g->reason = VKLLM_STOP_NONE;
@@ -777,6 +932,7 @@ void vkllm__gen_orphan(struct vkllm_gen *g) {
 
 void vkllm_gen_free(vkllm_gen_t g) {
     if (!g) return;
+    set_pool_state(g, 0);
     if (g->s && g->s->gen == g) g->s->gen = NULL;
     if (g->ds_init) vkllm__detok_stream_free(&g->ds);
     vkllm__free(g->pending);
