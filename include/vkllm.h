@@ -8,18 +8,57 @@
  *   vkllm_log_set(); by default they are dropped. The one signal handler it installs is for
  *   SIGBUS from a model file cut short while mapped (vkllm_model_load).
  * - Handles are opaque pointers with a _t suffix. Every *_init has a *_free; *_free(NULL) is a no-op.
- * - Thread safety:
+ * - Threads (an application with a UI thread and workers; docs/embedding.md shows both ways):
+ *   - The library starts no threads that call you (vkllm_make_model's writer threads end before
+ *     it returns). Every callback (text, on_piece, cancel, progress, pipeline, selftest, and the
+ *     log callback) runs on the thread that made the call it comes from, before that call
+ *     returns. vkllm_generate blocks until the reply is done: run it on a worker and post the
+ *     text to the UI thread, or drive vkllm_gen_start / vkllm_gen_step (one token a call) from
+ *     the UI's event loop.
+ *   - Handles are not tied to the thread that made them: any thread may use one, one thread at
+ *     a time as below. Nothing is set up or torn down per thread.
  *   - Calls without a handle (status strings, version, devices, tuning knobs, model files, the
- *     reference forward pass's own handle, make-model, chat template names) may be made from any
- *     thread at any time; vkllm_log_set is the exception (call it at start-up).
+ *     reference forward pass's own handle, make-model, chat template names, grammar
+ *     validation) may be made from any thread at any time; vkllm_log_set is the exception (call
+ *     it at start-up). The log callback runs on whichever thread is in a library call that logs,
+ *     so several at once when several threads use the library: it must be thread-safe itself.
  *   - A tokenizer (vkllm_tokenizer_t, also the one vkllm_model_tokenizer returns) is immutable:
  *     any number of threads may use it at once, also while its model's sessions run.
- *     vkllm_tokenize, vkllm_detokenize and vkllm_chat_format on a model use only its tokenizer
- *     and are thread-safe the same way.
- *   - A context, its models, their sessions and gens share one device queue: every other call
- *     on any of them must come from one thread at a time (the caller serializes, e.g. with one
- *     lock per context). Different contexts are independent.
- *   - The last-error text is per thread.
+ *     vkllm_tokenize, vkllm_detokenize, vkllm_chat_format, vkllm_chat_template_resolve and
+ *     vkllm_model_n_vocab on a model use only its tokenizer and file, and vkllm_ctx_device and
+ *     vkllm_model_get_info only what init and load wrote: thread-safe the same way.
+ *   - A context, its models, their KV pools, sessions and gens share one device queue: every
+ *     other call on any of them (also the read-only ones such as vkllm_gen_done,
+ *     vkllm_session_n_past, vkllm_ctx_device_memory_used, and vkllm_gen_cancel) must come from
+ *     one thread at a time: the caller serializes, e.g. with one lock per context held across
+ *     each call. Different contexts are independent.
+ *   - Stopping a generation from another thread (a Stop button): set a flag (an atomic_int)
+ *     there, and have the text callback (or on_piece) return nonzero when it sees it, and
+ *     params.cancel too for a long prompt; or, driving vkllm_gen_step yourself, call
+ *     vkllm_gen_cancel between steps under the context's lock.
+ *   - The last-error text is per thread: read it on the thread whose call failed.
+ * - Callbacks are not reentrant: inside one, make no call on the handles of the call it comes
+ *   from nor on anything else of that context (no eval, generate, gen_step, gen_cancel, free);
+ *   return nonzero to stop instead. Allowed inside: the thread-safe calls above, calls on other
+ *   contexts, and on the gen being run the reads vkllm_gen_n_generated, vkllm_gen_n_released and
+ *   vkllm_gen_token_probs. Text handed to a callback (len bytes, not necessarily NUL-terminated) and the
+ *   pointers in its structs are valid during the call only: copy what you keep.
+ * - Ownership: what you pass in (params structs, prompts, stop strings, paths, grammars) is
+ *   read during the call and not kept (vkllm_gen_start copies its params). user_data pointers are
+ *   kept and handed back: a callback's user_data must live until vkllm_generate returns, or until
+ *   vkllm_gen_free for a gen's callbacks, vkllm_model_load's return for its progress. Every
+ *   handle you get is yours to free with its *_free, in the reverse order of making: gens,
+ *   sessions, KV pools, models, then their context (a session freed before its gen ends the gen
+ *   with INVALID_ARGUMENT; free the gen still). Memory the library hands you is freed with the
+ *   call its comment names (vkllm_free, vkllm_devices_free). Pointers into the library's own
+ *   memory stay valid as their comments say (vkllm_ctx_device: while the context lives;
+ *   vkllm_session_logits: until the next eval; vkllm_last_error: until the next failure on the
+ *   thread; status, type and stop-reason names, version: forever).
+ * - Slow calls, to keep off a UI thread: vkllm_ctx_init (opens the device, loads the pipeline
+ *   cache), vkllm_model_load (uploads the weights; progress reports it), vkllm_session_init,
+ *   vkllm_generate, vkllm_gen_start (the prompt, unless prefill_chunk splits it), and
+ *   vkllm_ctx_free (waits for the device, writes the pipeline cache). vkllm_gen_step takes one
+ *   decode step (milliseconds to a few hundred on a slow device).
  */
 #ifndef VKLLM_H
 #define VKLLM_H
@@ -31,8 +70,19 @@
 extern "C" {
 #endif
 
-#if defined(_WIN32) && defined(VKLLM_SHARED_BUILD)
+/* VKLLM_API marks the public functions. On Windows: __declspec(dllexport) while libvkllm itself
+ * is compiled (VKLLM_SHARED_BUILD), nothing for an application linking the static library (it
+ * defines VKLLM_STATIC: without it MinGW's ld looks for __imp_vkllm_* and fails), and
+ * __declspec(dllimport) for one linking the DLL through its import library (the default).
+ * Elsewhere: default visibility (the library is compiled with -fvisibility=hidden). */
+#if defined(_WIN32)
+#if defined(VKLLM_SHARED_BUILD)
 #define VKLLM_API __declspec(dllexport)
+#elif defined(VKLLM_STATIC)
+#define VKLLM_API
+#else
+#define VKLLM_API __declspec(dllimport)
+#endif
 #elif defined(__GNUC__)
 #define VKLLM_API __attribute__((visibility("default")))
 #else
@@ -761,7 +811,9 @@ VKLLM_API vkllm_status vkllm_grammar_validate(const char *gbnf, size_t len);
 
 /* Called with each piece of complete UTF-8 text as it is produced (a character split across
  * tokens arrives whole; text that may begin a stop string is held until it cannot). Return
- * nonzero to stop (reason VKLLM_STOP_CANCELLED). */
+ * nonzero to stop (reason VKLLM_STOP_CANCELLED). It runs on the thread in vkllm_generate,
+ * vkllm_gen_start or vkllm_gen_step, inside that call: text is valid during the call only, and
+ * the callback must not call the library on that context (see Threads at the top). */
 typedef int (*vkllm_text_fn)(const char *text, size_t len, void *user_data);
 
 /* Per-generation metrics, from real clocks (CLOCK_MONOTONIC). */
@@ -789,7 +841,9 @@ struct vkllm_generate_stats {
 };
 
 /* Generate from params->prompt on session s, streaming text to fn (may be NULL). A prompt longer
- * than the context fails with CONTEXT_FULL before anything is evaluated. stats may be NULL. */
+ * than the context fails with CONTEXT_FULL before anything is evaluated. stats may be NULL.
+ * Blocks until the generation ends, calling fn on this thread as text comes: an application
+ * runs it on a worker thread (or steps vkllm_gen_start / vkllm_gen_step from its event loop). */
 VKLLM_API vkllm_status vkllm_generate(vkllm_session_t s, const struct vkllm_generate_params *params, vkllm_text_fn fn,
                                       void *user_data, struct vkllm_generate_stats *stats);
 
@@ -825,6 +879,8 @@ VKLLM_API vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_gen
  * error of one gen's own (its prompt chunk, its sampling) stops that gen; either way reason
  * VKLLM_STOP_NONE with the error in vkllm_gen_status, and the first error is returned. */
 VKLLM_API vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n);
+/* (Each call takes one decode step, so an event loop can step a gen between UI events; the
+ * callbacks run inside it, on the calling thread.) */
 
 /* Why g stopped; VKLLM_STOP_NONE while it is still running (or after an error). */
 VKLLM_API enum vkllm_stop_reason vkllm_gen_stop_reason(vkllm_gen_t g);
@@ -832,7 +888,9 @@ VKLLM_API enum vkllm_stop_reason vkllm_gen_stop_reason(vkllm_gen_t g);
 VKLLM_API int vkllm_gen_done(vkllm_gen_t g);
 /* VKLLM_STATUS_OK, or the error that stopped g. */
 VKLLM_API vkllm_status vkllm_gen_status(vkllm_gen_t g);
-/* Stop g now (stop reason VKLLM_STOP_CANCELLED); its held-back text is dropped. */
+/* Stop g now (stop reason VKLLM_STOP_CANCELLED); its held-back text is dropped. Not from another
+ * thread while a step runs, nor from g's callbacks: between steps, on the thread (or under the
+ * lock) that steps g. To stop from elsewhere, have a callback return nonzero. */
 VKLLM_API void vkllm_gen_cancel(vkllm_gen_t g);
 /* Tokens generated so far (cheap; vkllm_gen_stats computes percentiles). */
 VKLLM_API uint32_t vkllm_gen_n_generated(vkllm_gen_t g);
