@@ -69,11 +69,12 @@ int main(int argc, char **argv) {
     long n_predict = 64;
     double temp = 0.0;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-p") && v) prompt = v, i++;
-        else if (!strcmp(a, "-n") && v) n_predict = strtol(v, NULL, 10), i++;
-        else if (!strcmp(a, "--temp") && v) temp = strtod(v, NULL), i++;
-        else if (!strcmp(a, "--device") && v) device_name = v, i++;
+        const char *a = argv[i];
+        int has_value = i + 1 < argc;
+        if (!strcmp(a, "-p") && has_value) prompt = argv[++i];
+        else if (!strcmp(a, "-n") && has_value) n_predict = strtol(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--temp") && has_value) temp = strtod(argv[++i], NULL);
+        else if (!strcmp(a, "--device") && has_value) device_name = argv[++i];
         else if (a[0] != '-' && !model_path) model_path = a;
         else {
             fprintf(stderr, "usage: stream MODEL [-p PROMPT] [-n TOKENS] [--temp T] [--device NAME]\n");
