@@ -2,13 +2,13 @@
  * parts, docs/serve.md for the API). This file parses the options, opens the model and one
  * session per slot, starts the engine and the HTTP daemon, and shuts both down on SIGINT or
  * SIGTERM. */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
+#include "os.h"
 #include "serve.h"
 
 static void usage(FILE *f) {
@@ -171,7 +171,7 @@ static const char *base_name(const char *path) {
 }
 
 /* Serve until SIGINT or SIGTERM (blocked in every thread; this one waits for them). */
-static int serve(struct serve_server *srv, const struct serve_opts *o, const sigset_t *sigs,
+static int serve(struct serve_server *srv, const struct serve_opts *o,
                  vkllm_session_t *slots, uint32_t n_slots) {
     if (serve_engine_start(&srv->engine, srv->model, srv->engine.pool, slots, n_slots, (uint32_t)o->queue,
                            (uint32_t)o->prefill_chunk)) {
@@ -191,9 +191,7 @@ static int serve(struct serve_server *srv, const struct serve_opts *o, const sig
         fprintf(stderr, "vkllm: serve: listening on http://%s%s%s:%u (%u slots of %u tokens, model %s)\n",
                 strchr(o->host, ':') ? "[" : "", o->host, strchr(o->host, ':') ? "]" : "", srv->port, n_slots,
                 srv->n_ctx, srv->model_id);
-        int sig = 0;
-        sigwait(sigs, &sig);
-        fprintf(stderr, "vkllm: serve: %s: shutting down\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        fprintf(stderr, "vkllm: serve: %s: shutting down\n", cli_os_stop_wait());
         serve_http_quiesce(srv); /* no new connections */
     }
     serve_engine_stop(&srv->engine); /* running and queued requests end with 503 */
@@ -211,15 +209,9 @@ int cli_cmd_serve(int argc, char **argv) {
     if (!o.api_key) o.api_key = getenv("VKLLM_API_KEY");
     if (o.api_key && !*o.api_key) o.api_key = NULL;
 
-    /* SIGINT and SIGTERM go to sigwait() alone: block them before any thread exists (the
-     * Vulkan driver starts some), so every thread inherits the mask. A broken connection must
-     * not kill the server either. */
-    sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    /* SIGINT and SIGTERM (Windows: Ctrl-C) go to cli_os_stop_wait alone: routed before any thread
+     * exists (the Vulkan driver starts some), so every thread inherits the mask (cli/os.h). */
+    cli_os_stop_init();
 
     struct vkllm_session_params sp = {.n_ctx = (uint32_t)o.n_ctx, .n_ubatch = (uint32_t)o.ubatch, .type_k = o.type_k,
                                       .type_v = o.type_v};
@@ -302,7 +294,7 @@ int cli_cmd_serve(int argc, char **argv) {
     srv->pooling = mi.pooling;
     if (o.pooling) serve_pooling(o.pooling, &srv->pooling);
     srv->created = (long long)time(NULL);
-    code = serve(srv, &o, &sigs, slots, n_slots);
+    code = serve(srv, &o, slots, n_slots);
     pthread_mutex_destroy(&srv->stat_mu);
 done:
     for (uint32_t i = 0; slots && i < n_slots; i++) vkllm_session_free(slots[i]);

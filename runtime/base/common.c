@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "git_commit.h" /* generated at build time: VKLLM_GIT_COMMIT */
 #include "internal.h"
@@ -150,11 +149,7 @@ char *vkllm__strdup(const char *s) {
 
 // --- misc ----------------------------------------------------------------------------------
 
-uint64_t vkllm__now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+/* vkllm__now_ns: os_unix.c, os_win.c */
 
 const char *vkllm_version(void) { return VKLLM_VERSION_STRING; }
 const char *vkllm_git_commit(void) { return VKLLM_GIT_COMMIT; }

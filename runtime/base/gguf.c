@@ -8,16 +8,13 @@
 #include "gguf.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "mapguard.h"
+#include "os.h"
 #include "types.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -523,51 +520,51 @@ vkllm_status vkllm__gguf_open_memory(const void *data, uint64_t size, const char
  * copy), so that they no longer depend on the file. A shrinking file meanwhile gives zeros
  * (mapguard.h), which vkllm__gguf_check reports. */
 static void privatize(uint8_t *m, uint64_t n) {
-    long page = sysconf(_SC_PAGESIZE);
-    if (page <= 0 || n == 0) return;
+    size_t page = vkllm__os_page_size();
+    if (page == 0 || n == 0) return;
     size_t len = (size_t)((n + (uint64_t)page - 1) / (uint64_t)page * (uint64_t)page);
-    if (mprotect(m, len, PROT_READ | PROT_WRITE) != 0) return; /* then they stay the file's */
-    for (size_t at = 0; at < len; at += (size_t)page) {
+    if (vkllm__os_protect(m, len, 1) != 0) return; /* then they stay the file's */
+    for (size_t at = 0; at < len; at += page) {
         volatile uint8_t *p = m + at;
         *p = *p;
     }
-    mprotect(m, len, PROT_READ);
+    vkllm__os_protect(m, len, 0);
 }
 
 vkllm_status vkllm__gguf_open(const char *path, struct vkllm__gguf **out) {
     if (!out || !path) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf_open: NULL argument");
     *out = NULL;
-    /* O_NONBLOCK: a FIFO at path must not hang the open (it is refused below, as not a file) */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    /* a FIFO at path does not hang the open (os.h); it is refused below, as not a file */
+    int fd = vkllm__os_open_read(path);
     if (fd < 0) {
         int e = errno;
         return vkllm__err(e == ENOENT ? VKLLM_STATUS_NOT_FOUND : VKLLM_STATUS_IO, "%s: cannot open: %s",
                           path, strerror(e));
     }
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
+    struct vkllm__os_file_info sb;
+    if (vkllm__os_fstat(fd, &sb) != 0) {
         int e = errno;
-        close(fd);
+        vkllm__os_close(fd);
         return vkllm__err(VKLLM_STATUS_IO, "%s: cannot stat: %s", path, strerror(e));
     }
-    if (!S_ISREG(sb.st_mode)) {
-        close(fd);
+    if (!sb.regular) {
+        vkllm__os_close(fd);
         return vkllm__err(VKLLM_STATUS_IO, "%s: not a regular file", path);
     }
-    uint64_t size = (uint64_t)sb.st_size;
+    uint64_t size = (uint64_t)sb.size;
     if (size == 0) {
-        close(fd);
+        vkllm__os_close(fd);
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: empty file (0 bytes), not a GGUF file", path);
     }
     if (size > (uint64_t)SIZE_MAX) {
-        close(fd);
+        vkllm__os_close(fd);
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: file of %llu bytes is too large to map",
                           path, (unsigned long long)size);
     }
-    void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m == MAP_FAILED) {
+    void *m = vkllm__os_map(fd, size);
+    if (!m) {
         int e = errno;
-        close(fd);
+        vkllm__os_close(fd);
         return vkllm__err(VKLLM_STATUS_IO, "%s: cannot map %llu bytes: %s", path,
                           (unsigned long long)size, strerror(e));
     }
@@ -579,8 +576,8 @@ vkllm_status vkllm__gguf_open(const char *path, struct vkllm__gguf **out) {
         g->map_size_ = size;
         g->fd_ = fd;
         g->guard_ = guard;
-        g->mtime_s_ = (int64_t)sb.st_mtim.tv_sec;
-        g->mtime_ns_ = (int64_t)sb.st_mtim.tv_nsec;
+        g->mtime_s_ = (int64_t)sb.mtime_s;
+        g->mtime_ns_ = (int64_t)sb.mtime_ns;
         privatize(m, g->data_offset);
         if ((st = vkllm__gguf_check(g)) == VKLLM_STATUS_OK) return st;
         vkllm__gguf_close(g);
@@ -591,23 +588,23 @@ vkllm_status vkllm__gguf_open(const char *path, struct vkllm__gguf **out) {
     if (vkllm__mapguard_hit(guard))
         st = vkllm__err(VKLLM_STATUS_IO, "%s: model file changed while loading: it shrank while it was read", path);
     vkllm__mapguard_remove(guard);
-    munmap(m, (size_t)size);
-    close(fd);
+    vkllm__os_unmap(m, size);
+    vkllm__os_close(fd);
     return st;
 }
 
 vkllm_status vkllm__gguf_check(const struct vkllm__gguf *g) {
     if (!g || g->fd_ < 0) return VKLLM_STATUS_OK;
-    struct stat sb;
+    struct vkllm__os_file_info sb;
     if (vkllm__mapguard_hit(g->guard_))
         return vkllm__err(VKLLM_STATUS_IO, "%s: model file changed while loading: it shrank while it was read "
                           "(%llu bytes when opened)", g->path, (unsigned long long)g->map_size_);
-    if (fstat(g->fd_, &sb) != 0)
+    if (vkllm__os_fstat(g->fd_, &sb) != 0)
         return vkllm__err(VKLLM_STATUS_IO, "%s: cannot stat: %s", g->path, strerror(errno));
-    if ((uint64_t)sb.st_size != g->map_size_)
+    if ((uint64_t)sb.size != g->map_size_)
         return vkllm__err(VKLLM_STATUS_IO, "%s: model file changed while loading: it is now %llu bytes, was %llu",
-                          g->path, (unsigned long long)sb.st_size, (unsigned long long)g->map_size_);
-    if ((int64_t)sb.st_mtim.tv_sec != g->mtime_s_ || (int64_t)sb.st_mtim.tv_nsec != g->mtime_ns_)
+                          g->path, (unsigned long long)sb.size, (unsigned long long)g->map_size_);
+    if ((int64_t)sb.mtime_s != g->mtime_s_ || (int64_t)sb.mtime_ns != g->mtime_ns_)
         return vkllm__err(VKLLM_STATUS_IO, "%s: model file changed while loading: it was written to (its "
                           "modification time changed)", g->path);
     return VKLLM_STATUS_OK;
@@ -616,8 +613,8 @@ vkllm_status vkllm__gguf_check(const struct vkllm__gguf *g) {
 void vkllm__gguf_close(struct vkllm__gguf *g) {
     if (!g) return;
     vkllm__mapguard_remove(g->guard_);
-    if (g->map_) munmap(g->map_, (size_t)g->map_size_);
-    if (g->fd_ >= 0) close(g->fd_);
+    if (g->map_) vkllm__os_unmap(g->map_, g->map_size_);
+    if (g->fd_ >= 0) vkllm__os_close(g->fd_);
     vkllm__free(g->kv);
     vkllm__free(g->tensors);
     vkllm__free(g);

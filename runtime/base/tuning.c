@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "os.h"
 #include "tuning.h"
 
 static const struct vkllm__tuning_knob k_knobs[] = {
@@ -126,15 +126,8 @@ const char *vkllm__env_vulkan_library(void) {
 
 uint32_t vkllm__env_cpu_device_threads(void) {
     const char *lp = getenv("LP_NUM_THREADS");
-    long nt = lp && *lp ? strtol(lp, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    long nt = lp && *lp ? strtol(lp, NULL, 10) : vkllm__os_cpu_count();
     return nt > 0 ? (uint32_t)VKLLM_MIN(nt, 1024l) : 1;
 }
 
-int vkllm__env_cache_dir(char *buf, size_t n) {
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    int len;
-    if (xdg && *xdg) len = snprintf(buf, n, "%s/vkllm", xdg);
-    else if (home && *home) len = snprintf(buf, n, "%s/.cache/vkllm", home);
-    else return 0;
-    return len > 0 && (size_t)len < n;
-}
+int vkllm__env_cache_dir(char *buf, size_t n) { return vkllm__os_cache_dir(buf, n); }

@@ -52,6 +52,8 @@ enum vkllm__device_profile {
     X(force_staging, "VKLLM_FORCE_STAGING", 0, NULL,                                                            \
       "1: copy through a staging buffer even where device memory is host-visible")                              \
     X(pipeline_cache, "VKLLM_PIPELINE_CACHE", 1, NULL, "0: do not persist compiled pipelines under ~/.cache/vkllm") \
+    X(submit_us, "VKLLM_SUBMIT_US", 50000, NULL,                                                               \
+      "a forward step's command list is cut into command buffers, each submitted (without waiting) as soon as the next dispatch would take the ones recorded in it past this many microseconds on a slow device of its kind (the cost model's estimate): no submit runs long enough for a driver's watchdog (TDR); 0: one command buffer per step") \
     X(fuse, "VKLLM_FUSE", 1, NULL,                                                                              \
       "1: fused dispatches: a decode step multiplies q/k/v, and gate/up, in one each (matrices stacked at load), and rope + KV-cache store is one; 0: one per op") \
     X(barriers, "VKLLM_BARRIERS", 0, "dependent,all,none",                                                      \
@@ -136,8 +138,8 @@ long vkllm__tuning_get(const struct vkllm__tuning *t, size_t i);
 /* VKLLM_VULKAN_LIBRARY: the Vulkan loader to open instead of the system's (NULL when unset). */
 const char *vkllm__env_vulkan_library(void);
 
-/* The folder for vkllm's caches: $XDG_CACHE_HOME/vkllm, else $HOME/.cache/vkllm. 0 when neither
- * variable is set or the path does not fit n bytes. */
+/* The folder for vkllm's caches: $XDG_CACHE_HOME/vkllm, else $HOME/.cache/vkllm (Windows:
+ * %LOCALAPPDATA%\vkllm; os.h). 0 when no variable is set or the path does not fit n bytes. */
 int vkllm__env_cache_dir(char *buf, size_t n);
 
 /* The threads a CPU Vulkan device (lavapipe) runs workgroups on: its LP_NUM_THREADS, else the

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "os.h"
 #include "vk.h"
 
 /* Module, descriptor set layout (n buffers of the table's kinds) and pipeline layout of a shader. */
@@ -234,7 +235,8 @@ vkllm_status vkllm__gpu_pipeline_info(const struct vkllm__gpu *gpu, uint32_t i, 
 
 // --- persisted pipeline cache --------------------------------------------------------------
 
-/* $XDG_CACHE_HOME/vkllm or ~/.cache/vkllm; the tuning's pipeline_cache 0 turns persistence off. */
+/* $XDG_CACHE_HOME/vkllm or ~/.cache/vkllm (Windows: %LOCALAPPDATA%\vkllm); the tuning's
+ * pipeline_cache 0 turns persistence off. */
 static int cache_path(struct vkllm__gpu *gpu) {
     char dir[768];
     if (gpu->tuning.pipeline_cache == 0 || !vkllm__env_cache_dir(dir, sizeof dir)) return 0;
@@ -243,9 +245,9 @@ static int cache_path(struct vkllm__gpu *gpu) {
     char *slash = strrchr(parent, '/');
     if (slash) {
         *slash = 0;
-        mkdir(parent, 0755);
+        vkllm__os_mkdir(parent);
     }
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return 0;
+    if (vkllm__os_mkdir(dir) != 0 && errno != EEXIST) return 0;
     snprintf(gpu->pipeline_cache_path, sizeof gpu->pipeline_cache_path,
              "%s/pipelines-%04x-%04x-%08x-%s.bin", dir, gpu->info.vendor_id, gpu->info.device_id,
              gpu->info.driver_version, vkllm_git_commit());
@@ -316,7 +318,7 @@ static const char *cache_problem(const uint8_t *file, size_t n, const VkPhysical
 /* The file's bytes (at most CACHE_MAX_BYTES), or NULL when there is none to read: absent, or not
  * a regular file (a FIFO must not block the device's opening; /dev/null reads as nothing). */
 static uint8_t *read_cache_file(const char *path, size_t *n) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = vkllm__os_open_read(path); /* no FIFO blocks it; binary on Windows */
     if (fd < 0) return NULL;
     struct stat sb;
     uint8_t *data = NULL;
@@ -382,7 +384,7 @@ static void write_cache_file(const char *path, const struct cache_file_header *h
     FILE *f = fdopen(fd, "wb");
     int ok = f && fwrite(h, sizeof *h, 1, f) == 1 && fwrite(data, 1, size, f) == size;
     ok &= f ? fclose(f) == 0 : close(fd) == 0;
-    const char *what = !ok ? "cannot write it" : rename(tmp, path) != 0 ? "cannot rename it into place" : NULL;
+    const char *what = !ok ? "cannot write it" : vkllm__os_replace(tmp, path) != 0 ? "cannot rename it into place" : NULL;
     if (!what) return;
     vkllm__log(VKLLM_LOG_INFO, "pipeline cache %s: %s: %s (not saved)", path, what, strerror(errno));
     remove(tmp);
