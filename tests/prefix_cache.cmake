@@ -7,3 +7,5 @@ vkllm_add_script_test(NAME test_prefix_cache LABELS gpu TIMEOUT 400
 vkllm_add_script_test(NAME test_prefix_cache_full LABELS gpu full TIMEOUT 900
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_prefix_cache.py $<TARGET_FILE:vkllm> full)
 set_tests_properties(test_prefix_cache PROPERTIES COST 30)
+# The same through the library alone: vkllm_gen_step preempting and recomputing on a small pool.
+vkllm_add_test(NAME test_preempt SOURCES test_preempt.c LABELS gpu TIMEOUT 300)
