@@ -279,7 +279,7 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *out, const u
  * The server
  * ------------------------------------------------------------------------------------------- */
 
-#define SERVE_N_ENDPOINTS 13 /* serve_http.c's ENDPOINTS and "other" (checked there) */
+#define SERVE_N_ENDPOINTS 15 /* serve_http.c's ENDPOINTS and "other" (checked there) */
 #define SERVE_N_CODES 11
 
 struct serve_server {

@@ -129,9 +129,7 @@ enum { ENDPOINTS(EP_ENUM) EP_OTHER };
 ENDPOINTS(EP_DECLARE)
 #define N_ENDPOINTS (EP_OTHER + 1)
 static const struct endpoint endpoints[N_ENDPOINTS] = {ENDPOINTS(EP_ROW){"other", 0, AUTH_KEY, NULL}};
-/* The requests per endpoint for /metrics (under srv->stat_mu). Kept here, not in srv->requests:
- * serve.h's SERVE_N_ENDPOINTS (13) predates the two /render rows. One server per process. */
-static uint64_t ep_requests[N_ENDPOINTS];
+_Static_assert(N_ENDPOINTS == SERVE_N_ENDPOINTS, "serve.h's SERVE_N_ENDPOINTS counts ENDPOINTS and \"other\"");
 
 static void count_code(struct serve_server *srv, int code) {
     size_t i = 0;
@@ -861,7 +859,7 @@ static enum MHD_Result metrics(struct serve_server *srv, struct MHD_Connection *
     const char *names[N_ENDPOINTS];
     for (int i = 0; i < N_ENDPOINTS; i++) names[i] = endpoints[i].path;
     pthread_mutex_lock(&srv->stat_mu);
-    memcpy(requests, ep_requests, sizeof requests);
+    memcpy(requests, srv->requests, sizeof requests);
     memcpy(codes, srv->codes, sizeof codes);
     pthread_mutex_unlock(&srv->stat_mu);
     codes[0]++; /* this reply */
@@ -1165,7 +1163,7 @@ static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c,
     }
     if (!strcmp(method, "OPTIONS")) return preflight(srv, c);
     pthread_mutex_lock(&srv->stat_mu);
-    ep_requests[ep]++;
+    srv->requests[ep]++;
     pthread_mutex_unlock(&srv->stat_mu);
     if (srv->api_key && e->auth == AUTH_KEY && !authorized(srv, c))
         return respond_error(srv, c, 401, "a valid API key is required: Authorization: Bearer KEY", NULL,

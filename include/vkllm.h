@@ -708,7 +708,9 @@ enum vkllm_stop_reason {
     VKLLM_STOP_CONTEXT_FULL = 4, /* the session's context (n_ctx) has no room for another token */
     VKLLM_STOP_CANCELLED = 5,    /* the callback asked to stop */
     VKLLM_STOP_KV_FULL = 6,      /* the shared KV pool (vkllm_session_params.pool) has no free block
-                                    for another token, though the context has room */
+                                    for another token, though the context has room, and no other
+                                    generation on it to preempt (alone on a pool too small for it;
+                                    see vkllm_gen_step) */
 };
 
 VKLLM_API const char *vkllm_stop_reason_str(enum vkllm_stop_reason r);
@@ -868,7 +870,10 @@ typedef struct vkllm_gen *vkllm_gen_t;
  * leaving it on freed memory). params is copied (stop strings, order and logit bias too). Text goes to fn as in
  * vkllm_generate, from this call on (the first token's text included). Fails, with nothing
  * evaluated, like vkllm_generate: CONTEXT_FULL for a prompt longer than the context,
- * INVALID_ARGUMENT for bad sampling parameters, UNSUPPORTED when the tokenizer is not. */
+ * INVALID_ARGUMENT for bad sampling parameters, UNSUPPORTED when the tokenizer is not; on a KV
+ * pool shared with other gens, KV_FULL while a preempted gen waits for the pool (it goes first)
+ * or when the prompt would leave no block for each running gen's next token (a server queues
+ * the request and tries again later). */
 VKLLM_API vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_params *params,
                                        vkllm_text_fn fn, void *user_data, vkllm_gen_t *out);
 
@@ -877,7 +882,14 @@ VKLLM_API vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_gen
  * gens must be on different sessions of one model. Stopping (EOS, n_predict, stop string, full
  * context or pool, callback) is per gen. An error of the batched step stops every gen in it; an
  * error of one gen's own (its prompt chunk, its sampling) stops that gen; either way reason
- * VKLLM_STOP_NONE with the error in vkllm_gen_status, and the first error is returned. */
+ * VKLLM_STOP_NONE with the error in vkllm_gen_status, and the first error is returned.
+ * Preemption: when a shared KV pool has no block for a gen's next token, the youngest gen on that
+ * pool (by start) is preempted, as vLLM does: its blocks go back to the pool (the full ones stay
+ * findable as cached prefix), and it waits, not done, producing nothing. Once the pool has room
+ * for its text and a block for each running gen, a later step takes it back: its prompt and the
+ * tokens it had generated are evaluated again (cached blocks reused) and it goes on from the token
+ * it had chosen, its sampler's state kept, so its callbacks see one uninterrupted text. Pass every
+ * gen of the pool to vkllm_gen_step, waiting ones included, for them to come back. */
 VKLLM_API vkllm_status vkllm_gen_step(vkllm_gen_t const *gens, uint32_t n);
 /* (Each call takes one decode step, so an event loop can step a gen between UI events; the
  * callbacks run inside it, on the calling thread.) */
