@@ -5,13 +5,15 @@
 #   make test-full     the shape sweeps: the op tests' full lists, every device profile's selftest,
 #                      vkllm against llama.cpp (../shared/peer, set up here when it is there)
 #   make test-drivers  the other drivers and tools: lavapipe at subgroup size 4, Mesa 25, AMD's
-#                      compiler and driver on simulated chips, SwiftShader, spirv-val 2025.1
+#                      compiler and driver on simulated chips, SwiftShader, spirv-val 2025.1, and
+#                      the Windows build under Wine
+#   make windows       the Windows cross build (scripts/build-windows.sh build-win)
 JOBS ?= $(shell nproc)
 # each phase's time, printed at the end of `make test` (scripts/timed.sh)
 PHASES = build/phases.txt
 T = scripts/timed.sh $(PHASES)
 
-.PHONY: all deps deps-test build build-asan test test-fast test-full test-drivers demo clean phases-reset
+.PHONY: all deps deps-test deps-windows windows build build-asan test test-fast test-full test-drivers demo clean phases-reset
 
 all: build
 
@@ -20,6 +22,10 @@ deps:
 
 deps-test:
 	@$(T) deps-test scripts/install-deps.sh --tests
+
+# the Windows lane's MinGW-w64, Wine and Xvfb (test-drivers)
+deps-windows:
+	scripts/install-deps.sh --windows
 
 build: deps
 	@$(T) build sh -c 'cmake -S . -B build -DVKLLM_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo && \
@@ -49,8 +55,11 @@ test-full: deps-test build
 	scripts/run-tests.sh --full build
 
 # The driver lanes (scripts/test-drivers.sh; LANES="sg4 mesa25" runs some of them).
-test-drivers: deps-test build
+test-drivers: deps-test deps-windows build
 	scripts/test-drivers.sh build $(LANES)
+
+windows: deps-windows
+	scripts/build-windows.sh build-win
 
 demo: build
 	scripts/demo.sh build

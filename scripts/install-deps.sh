@@ -6,10 +6,20 @@
 # streams with (tests/openai-client) and puppeteer-core, which drives chromium through the chat
 # page (tests/web-client), each pinned by its package-lock.json, with npm ci unless already there.
 # Idempotent and non-interactive; safe to run again.
-# Usage: scripts/install-deps.sh [--tests]   (as root, or with sudo available)
+# With --windows what the Windows build and its lane need (scripts/build-windows.sh,
+# scripts/lane-windows.sh: `make test-drivers`): MinGW-w64 (the POSIX thread model), Wine and Xvfb;
+# the base group too.
+# Usage: scripts/install-deps.sh [--tests] [--windows]   (as root, or with sudo available)
 set -eu
 TESTS=0
-[ "${1:-}" = --tests ] && TESTS=1
+WINDOWS=0
+for a in "$@"; do
+  case $a in
+    --tests) TESTS=1 ;;
+    --windows) WINDOWS=1 ;;
+    *) echo "usage: scripts/install-deps.sh [--tests] [--windows]" >&2; exit 2 ;;
+  esac
+done
 
 PKGS="build-essential cmake pkg-config git python3
       libvulkan-dev libvulkan1 libvulkan-volk-dev
@@ -22,6 +32,12 @@ if [ $TESTS = 1 ]; then
   # (e.g. NodeSource's nodejs, which bundles npm and conflicts with Debian's npm package).
   command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
   command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
+fi
+
+if [ $WINDOWS = 1 ]; then
+  # dpkg-dev: dpkg-source unpacks Debian's source packages of the dependencies
+  PKGS="$PKGS gcc-mingw-w64-x86-64-posix mingw-w64-x86-64-dev binutils-mingw-w64-x86-64 dpkg-dev
+        wine64 xvfb xauth"
 fi
 
 missing=""

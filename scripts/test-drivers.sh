@@ -18,6 +18,9 @@
 #   swiftshader  Google's SwiftShader (no 16/8-bit storage, subgroup 4): text and logits against the
 #                reference, the selftest's defaults (scripts/lane-swiftshader.sh)
 #   spirv-val    Debian 13's spirv-val 2025.1 on every embedded SPIR-V module (scripts/lane-spirv-val.sh)
+#   windows      the MinGW-w64 build (scripts/build-windows.sh, into BUILD_DIR/windows) under Wine on
+#                lavapipe: devices, selftest, logits against the reference, greedy text equal to
+#                Linux's, bench, serve streaming to Linux (scripts/lane-windows.sh)
 #
 # What a lane needs from another Debian release is fetched once into $VKLLM_DRIVERS_DIR (default
 # BUILD_DIR/drivers) by scripts/fetch-debs.sh, beside the system and never installed. Where it
@@ -29,7 +32,7 @@ shift
 here=$(cd "$(dirname "$0")" && pwd)
 bin="$build/vkllm"
 drivers=${VKLLM_DRIVERS_DIR:-$build/drivers}
-lanes=${*:-sg4 mesa25 radv-null amdgpu-shim swiftshader spirv-val}
+lanes=${*:-sg4 mesa25 radv-null amdgpu-shim swiftshader spirv-val windows}
 summary=""
 
 # vkllm selftest with these arguments: its last line; fails on a failed case, an error, or a skipped
@@ -86,11 +89,11 @@ for lane in $lanes; do
   case $lane in
     sg4) lane_sg4 && rc=0 || rc=$? ;;
     mesa25) lane_mesa25 && rc=0 || rc=$? ;;
-    radv-null | amdgpu-shim | swiftshader | spirv-val)
+    radv-null | amdgpu-shim | swiftshader | spirv-val | windows)
       "$here/lane-$lane.sh" "$build" > "$build/lane-$lane.log" 2>&1 && rc=0 || rc=$?
       cat "$build/lane-$lane.log"
       grep -q "^lane $lane: SKIPPED" "$build/lane-$lane.log" && [ $rc = 0 ] && rc=3 ;;
-    *) echo "test-drivers: no lane '$lane' (sg4 mesa25 radv-null amdgpu-shim swiftshader spirv-val)" >&2; exit 2 ;;
+    *) echo "test-drivers: no lane '$lane' (sg4 mesa25 radv-null amdgpu-shim swiftshader spirv-val windows)" >&2; exit 2 ;;
   esac
   case $rc in
     0) result=passed ;;

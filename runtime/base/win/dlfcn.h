@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <windows.h>
+#undef far /* <windows.h>'s, which no code here means */
+#undef near
 
 #define RTLD_LAZY 1
 #define RTLD_NOW 2

@@ -6,10 +6,13 @@
 #define VKLLM_WIN_STDIO_H
 
 #include <stdlib.h>
-#include <windows.h>
+
+/* kernel32's, declared as <windows.h> does: that header is not included here, as every file
+ * includes this one and <windows.h> defines words such as `far` and `near` */
+__declspec(dllimport) int __stdcall MoveFileExA(const char *from, const char *to, unsigned long flags);
 
 static inline int vkllm_win_rename_(const char *from, const char *to) {
-    return MoveFileExA(from, to, MOVEFILE_REPLACE_EXISTING | MOVEFILE_COPY_ALLOWED) ? 0 : -1;
+    return MoveFileExA(from, to, 0x1 | 0x2 /* MOVEFILE_REPLACE_EXISTING | MOVEFILE_COPY_ALLOWED */) ? 0 : -1;
 }
 #define rename vkllm_win_rename_
 

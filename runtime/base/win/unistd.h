@@ -6,16 +6,16 @@
 #define VKLLM_WIN_UNISTD_H
 
 #include <io.h>
-#include <windows.h>
+
+/* kernel32's, declared as <windows.h> does (not included: it defines words such as `far`) */
+__declspec(dllimport) unsigned long __stdcall GetActiveProcessorCount(unsigned short group);
 
 #define _SC_PAGESIZE 30
 #define _SC_NPROCESSORS_ONLN 84
 
 static inline long sysconf(int name) {
-    SYSTEM_INFO si;
-    GetSystemInfo(&si);
-    if (name == _SC_PAGESIZE) return (long)si.dwPageSize;
-    if (name == _SC_NPROCESSORS_ONLN) return (long)GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+    if (name == _SC_PAGESIZE) return 4096; /* every x86-64 and ARM64 Windows */
+    if (name == _SC_NPROCESSORS_ONLN) return (long)GetActiveProcessorCount(0xffff /* ALL_PROCESSOR_GROUPS */);
     return -1;
 }
 
