@@ -8,11 +8,16 @@
  *   reference (which reads the same quantized bytes and rounds its KV cache to f16 as the device
  *   does), greedy tokens equal;
  * - prefill of N tokens equals feeding them one by one, for N across micro-batch boundaries;
- * - embeddings (vkllm_session_embed) equal the reference's final hidden states, pooled.
+ * - embeddings (vkllm_session_embed) equal the reference's final hidden states, pooled;
+ * - submits cut to a time budget (submit_us): a prefill, decode steps and greedy steps with every
+ *   dispatch in its own command buffer give bit-identical logits and tokens (stories260K and a
+ *   random model).
  * Validation (with synchronization validation) must stay silent throughout. */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 
+#include "forward.h"
+#include "gpu_test.h"
 #include "harness.h"
 #include "vectors.h"
 #include "make_model.h"
@@ -346,6 +351,89 @@ static void test_window_ring(void) {
     printf("sliding-window rings: 12 rows for 96 positions, wrapped; truncation checked\n");
 }
 
+/* --- submits cut to a time budget ----------------------------------------------------------- */
+
+struct split_run {
+    float *logits;             /* (n + 4, V): the prefill's rows, then 4 decode steps' */
+    uint32_t gen[8];           /* 8 greedy steps after those */
+    uint32_t prefill, decode, greedy; /* command buffers each submitted (vkllm__forward_last_submits) */
+};
+
+/* On gpu with submit_us = us: prefill toks[0..n) (all logits, micro-batches of ub), 4 decode steps
+ * (the recorded step, replayed), 8 greedy steps (the recorded greedy step). */
+static void split_run(struct vkllm__gpu *gpu, struct vkllm__gpu_model *gm, const uint32_t *toks, uint32_t n,
+                      uint32_t ub, const char *us, struct split_run *r) {
+    const uint32_t V = gm->desc->hp.n_vocab;
+    gpu_test_tune(gpu, "submit_us", us);
+    struct vkllm__forward *f;
+    ASSERT_OK(vkllm__forward_init(gm, 64, ub, 0, 0, NULL, &f));
+    r->logits = malloc(sizeof(float) * V * (n + 4));
+    ASSERT(r->logits);
+    ASSERT_OK(vkllm__forward_eval(f, toks, n, 0, 1, r->logits));
+    r->prefill = vkllm__forward_last_submits(f);
+    uint32_t tok = argmax(r->logits + (uint64_t)(n - 1) * V, V);
+    for (uint32_t i = 0; i < 4; i++) {
+        float *row = r->logits + (uint64_t)(n + i) * V;
+        ASSERT_OK(vkllm__forward_eval(f, &tok, 1, n + i, 0, row));
+        r->decode = vkllm__forward_last_submits(f);
+        tok = argmax(row, V);
+    }
+    for (uint32_t i = 0; i < 8; i++) {
+        ASSERT_OK(vkllm__forward_decode_greedy(f, tok, n + 4 + i, &r->gen[i]));
+        r->greedy = vkllm__forward_last_submits(f);
+        tok = r->gen[i];
+    }
+    vkllm__forward_free(f);
+}
+
+/* The same steps in one command buffer each (submit_us 0), at the default budget and with every
+ * dispatch its own command buffer (1 us: each dispatch alone is expected to take longer): the
+ * logits bit for bit and the tokens are the same, and the tiny budget did cut every step (more
+ * command buffers than two per layer). Validation with synchronization validation stays silent. */
+static void test_submit_split(const char *path, const char *what) {
+    struct vkllm__gpu *gpu = gpu_test_open();
+    struct vkllm__gguf *g;
+    struct vkllm__model_desc *d;
+    struct vkllm__gpu_model *gm;
+    ASSERT_OK(vkllm__gguf_open(path, &g));
+    ASSERT_OK(vkllm__model_desc_load(g, &d));
+    ASSERT_OK(vkllm__gpu_model_load(gpu, d, NULL, NULL, &gm));
+    enum { N = 40, UB = 16 }; /* three micro-batches */
+    const uint32_t V = d->hp.n_vocab, L = d->hp.n_layer;
+    uint32_t toks[N];
+    for (uint32_t i = 0; i < N; i++) toks[i] = i ? 3 + (i * 37) % (V - 3) : 1;
+    struct split_run one, def, tiny;
+    split_run(gpu, gm, toks, N, UB, "0", &one);
+    split_run(gpu, gm, toks, N, UB, NULL, &def);
+    split_run(gpu, gm, toks, N, UB, "1", &tiny);
+    ASSERT_EQ(one.prefill, 3);
+    ASSERT_EQ(one.decode, 1);
+    ASSERT_EQ(one.greedy, 1);
+    ASSERT(def.prefill >= 3 && def.decode >= 1 && def.greedy >= 1);
+    if (tiny.prefill <= 3 * 2 * L || tiny.decode <= 2 * L || tiny.greedy <= 2 * L)
+        FAILF("%s: a 1 us budget cut the prefill into %u command buffers, a decode step into %u, a greedy step into "
+              "%u: expected more than two per layer (%u layers)", what, tiny.prefill, tiny.decode, tiny.greedy, L);
+    const struct split_run *runs[] = {&def, &tiny};
+    for (int k = 0; k < 2; k++) {
+        for (uint32_t i = 0; i < N + 4; i++)
+            if (memcmp(one.logits + (uint64_t)i * V, runs[k]->logits + (uint64_t)i * V, sizeof(float) * V))
+                FAILF("%s: %s budget: the logits of position %u differ from one command buffer's", what,
+                      k ? "a 1 us" : "the default", i);
+        for (int i = 0; i < 8; i++)
+            if (one.gen[i] != runs[k]->gen[i])
+                FAILF("%s: %s budget: greedy token %d is %u, %u in one command buffer", what, k ? "a 1 us" : "the default",
+                      i, runs[k]->gen[i], one.gen[i]);
+    }
+    printf("%s: submits cut to a 1 us budget (prefill of %d in %u command buffers, decode %u, greedy %u; default: %u, "
+           "%u, %u): logits and tokens bit-identical\n", what, N, tiny.prefill, tiny.decode, tiny.greedy, def.prefill,
+           def.decode, def.greedy);
+    free(one.logits), free(def.logits), free(tiny.logits);
+    vkllm__gpu_model_free(gm);
+    vkllm__model_desc_free(d);
+    vkllm__gguf_close(g);
+    gpu_test_close(gpu);
+}
+
 /* --- errors ---------------------------------------------------------------------------------- */
 
 static void test_errors(void) {
@@ -435,8 +523,12 @@ int main(int argc, char **argv) {
         test_prefill_vs_decode();
         test_window_ring();
         test_errors();
+        struct model_case sc = {"split", VKLLM__ARCH_LLAMA, 4, 2, 0, VKLLM__TYPE_Q8_0, 0, 0, 0};
+        char path[512];
+        make(&sc, path, sizeof path);
+        test_submit_split(path, "random llama q8_0");
     }
-    if (stories) test_stories(), test_embed();
+    if (stories) test_stories(), test_embed(), test_submit_split(vkllm_test_model("stories260K.gguf"), "stories260K");
 
     uint64_t vmsg = vkllm_ctx_validation_messages(ctx);
     vkllm_ctx_free(ctx);

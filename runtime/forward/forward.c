@@ -2,7 +2,10 @@
  * llama2.c's forward(): top to bottom, one op per step, shapes in the comments. A batch of n
  * tokens is recorded into a command list and submitted; the single-token decode step is recorded
  * once and replayed, the token and the position being data in small device-local buffers (copied
- * in from host-visible ones by the step itself where the host cannot write them). */
+ * in from host-visible ones by the step itself where the host cannot write them). A step whose
+ * dispatches the cost model expects to take longer than the tuning's submit_us on a slow device
+ * of its kind is cut into several command buffers, each submitted as soon as it is recorded
+ * (vkllm__cmd_set_budget): no submit runs long enough for a driver's watchdog. */
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -50,6 +53,7 @@ struct vkllm__forward {
     uint32_t multi_n;               /* ... and how many (0: not recorded) */
     uint64_t state_bytes;
     uint32_t last_pos0;             /* the first position of the last command list submitted */
+    uint32_t last_submits;          /* command buffers the last call submitted (vkllm__forward_last_submits) */
     uint32_t kv_hi;                 /* past the last position written since a batch started at 0 */
     int fuse_qkv, fuse_gate_up;     /* one token: q/k/v (gate/up) in one product (fusable below) */
     int fuse_rope_kv;               /* rope of q and k and the cache stores in one dispatch */
@@ -274,6 +278,10 @@ static vkllm_status record_forward_h(struct vkllm__forward *f, struct vkllm__cmd
                                      int greedy, struct vkllm__forward *const *seqs, int hidden) {
     const struct vkllm__hparams *hp = &f->m->desc->hp;
     const uint32_t E = hp->n_embd, V = hp->n_vocab;
+    /* cut to the time budget: a micro-batch's costs at its position, a recorded decode step's at
+     * the last position of the context (it is replayed at any position) */
+    const long us = vkllm__gpu_tuning(f->gpu)->submit_us;
+    vkllm__cmd_set_budget(c, us > 0 ? (double)us * 1e3 : 0, c == f->batch_cmd ? f->last_pos0 : f->n_ctx - 1);
     vkllm_status st = vkllm__cmd_begin(c);
     if (st) return st;
     if (f->ids_host) st = vkllm__cmd_copy(c, f->ids, 0, f->ids_host, 0, (uint64_t)n * 4); // ids, pos: to the device
@@ -517,6 +525,7 @@ vkllm_status vkllm__forward_eval(struct vkllm__forward *f, const uint32_t *token
     if ((st = check_ids(f, tokens, n))) return st; /* all of them: a bad one later must not leave half done */
     if (all_logits && (st = ensure_logits(f, VKLLM_MIN(n, f->n_ubatch)))) return st;
     if ((st = vkllm__kv_reserve(&f->kv, pos0, pos0 + n))) return st; /* all or nothing, before evaluating */
+    f->last_submits = 0;
     for (uint32_t done = 0; done < n;) {
         uint32_t nb = VKLLM_MIN(n - done, f->n_ubatch);
         if ((st = set_batch(f, tokens + done, nb, pos0 + done))) return st;
@@ -531,6 +540,7 @@ vkllm_status vkllm__forward_eval(struct vkllm__forward *f, const uint32_t *token
             return st;
         }
         if ((st = vkllm__cmd_submit(c))) return st;
+        f->last_submits += vkllm__cmd_segments(c);
         int last = done + nb == n;
         if (logits && (all_logits || last)) {
             uint64_t rows = all_logits ? nb : 1;
@@ -539,6 +549,9 @@ vkllm_status vkllm__forward_eval(struct vkllm__forward *f, const uint32_t *token
         }
         done += nb;
     }
+    if (n > 1 && f->last_submits > (n + f->n_ubatch - 1) / f->n_ubatch) /* cut by the budget */
+        vkllm__log(VKLLM_LOG_DEBUG, "forward: %u tokens from position %u in %u submits (submit_us %ld)", n, pos0,
+                   f->last_submits, vkllm__gpu_tuning(f->gpu)->submit_us);
     return VKLLM_STATUS_OK;
 }
 
@@ -551,11 +564,13 @@ vkllm_status vkllm__forward_hidden(struct vkllm__forward *f, const uint32_t *tok
         return vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "%u tokens from position %u: the context has %u positions", n,
                           pos0, f->n_ctx);
     if ((st = check_ids(f, tokens, n)) || (st = vkllm__kv_reserve(&f->kv, pos0, pos0 + n))) return st;
+    f->last_submits = 0;
     for (uint32_t done = 0; done < n;) {
         uint32_t nb = VKLLM_MIN(n - done, f->n_ubatch);
         if ((st = set_batch(f, tokens + done, nb, pos0 + done))) return st;
         if ((st = record_forward_h(f, f->batch_cmd, nb, 0, 0, NULL, 1))) return st;
         if ((st = vkllm__cmd_submit(f->batch_cmd))) return st;
+        f->last_submits += vkllm__cmd_segments(f->batch_cmd);
         if ((st = vkllm__buffer_download(f->xb, 0, hidden + (uint64_t)done * E, (uint64_t)nb * E * 4))) return st;
         done += nb;
     }
@@ -571,6 +586,7 @@ vkllm_status vkllm__forward_decode_greedy(struct vkllm__forward *f, uint32_t tok
         f->greedy_ready = 1;
     }
     if ((st = vkllm__cmd_submit(f->greedy_cmd))) return st;
+    f->last_submits = vkllm__cmd_segments(f->greedy_cmd);
     return vkllm__buffer_download(f->next, 0, next, 4);
 }
 
@@ -584,6 +600,7 @@ vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, con
     struct vkllm__forward *f = seqs[0];
     const uint64_t V = f->m->desc->hp.n_vocab;
     vkllm_status st;
+    f->last_submits = 0;
     for (uint32_t done = 0, nb; done < n; done += nb) { /* as many as f's activations hold */
         nb = VKLLM_MIN(n - done, f->n_ubatch);
         struct vkllm__forward *const *sq = seqs + done;
@@ -619,6 +636,7 @@ vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, con
             }
         }
         if ((st = vkllm__cmd_submit(f->multi_cmd))) return st;
+        f->last_submits += vkllm__cmd_segments(f->multi_cmd);
         for (uint32_t i = 0; logits && i < nb; i++) /* each row straight where its sequence keeps it */
             if (logits[done + i] && (st = read_logits(f, (uint64_t)i * V * 4, logits[done + i], V * 4))) return st;
     }
@@ -727,6 +745,7 @@ vkllm_status vkllm__forward_set_profile(struct vkllm__forward *f, int on) {
 }
 
 uint32_t vkllm__forward_last_pos0(const struct vkllm__forward *f) { return f->last_pos0; }
+uint32_t vkllm__forward_last_submits(const struct vkllm__forward *f) { return f->last_submits; }
 
 const struct vkllm__cmd *vkllm__forward_last_cmd(const struct vkllm__forward *f) {
     const struct vkllm__cmd *cmds[] = {f->batch_cmd, f->decode_cmd, f->greedy_cmd}, *last = NULL;

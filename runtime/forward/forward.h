@@ -193,5 +193,9 @@ vkllm_status vkllm__forward_set_profile(struct vkllm__forward *f, int on);
 const struct vkllm__cmd *vkllm__forward_last_cmd(const struct vkllm__forward *f);
 /* The first position of the tokens that command list ran (its costs depend on it). */
 uint32_t vkllm__forward_last_pos0(const struct vkllm__forward *f);
+/* Command buffers (each its own submit) the last eval, hidden, greedy or batched decode call ran:
+ * one per micro-batch or step, more where the tuning's submit_us cut them (vkllm__cmd_set_budget:
+ * no submit expected to run longer than that on a slow device of its kind). */
+uint32_t vkllm__forward_last_submits(const struct vkllm__forward *f);
 
 #endif /* VKLLM_FORWARD_H */

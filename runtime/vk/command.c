@@ -1,5 +1,6 @@
 /* command.c - recording dispatches into a command buffer that can be submitted once or replayed:
- * argument checks, descriptor sets (owned by the recording), barriers, GPU timestamps, fences. */
+ * argument checks, descriptor sets (owned by the recording), barriers, GPU timestamps, fences, and
+ * the cut into several command buffers where a time budget asks for it. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -22,7 +23,14 @@ struct ts_entry {
 
 struct vkllm__cmd {
     struct vkllm__gpu *gpu;
-    VkCommandBuffer cb;
+    VkCommandBuffer cb;      /* the one being recorded: cbs[n_cb - 1] */
+    VkCommandBuffer *cbs;    /* the recording's command buffers, in order (kept for the next one) */
+    uint32_t n_cb, cap_cb;   /* in the recording; allocated */
+    uint32_t n_sent;         /* of the recording's, submitted already while it was being recorded */
+    int in_flight;           /* submitted without a wait since (a cut, or a submit that failed) */
+    double budget_ns;        /* vkllm__cmd_set_budget: 0 none */
+    uint32_t budget_pos;     /* the position its costs are taken at */
+    double pending_ns;       /* expected time of the dispatches since the last cut */
     VkFence fence;
     int recording, recorded;
     uint32_t n_dispatch;
@@ -121,7 +129,14 @@ vkllm_status vkllm__cmd_init(struct vkllm__gpu *gpu, struct vkllm__cmd **out) {
         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
         .commandBufferCount = 1,
     };
-    VKLLM_VK_TRY(st, gpu->vk.vkAllocateCommandBuffers(gpu->device, &ai, &c->cb), fail);
+    c->cbs = vkllm__calloc(1, sizeof *c->cbs);
+    if (!c->cbs) {
+        st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+        goto fail;
+    }
+    VKLLM_VK_TRY(st, gpu->vk.vkAllocateCommandBuffers(gpu->device, &ai, &c->cbs[0]), fail);
+    c->cb = c->cbs[0];
+    c->cap_cb = c->n_cb = 1;
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VKLLM_VK_TRY(st, gpu->vk.vkCreateFence(gpu->device, &fci, NULL, &c->fence), fail);
     c->has_ts = gpu->info.timestamps;
@@ -141,9 +156,24 @@ static void free_pools(struct vkllm__cmd *c) {
     c->sets_in_last = 0;
 }
 
+/* Wait for what was submitted without a wait (command buffers cut off by a budget whose
+ * recording was not submitted after all): an empty submit signals the fence after all of it. */
+static vkllm_status wait_in_flight(struct vkllm__cmd *c) {
+    struct vkllm__gpu *gpu = c->gpu;
+    vkllm_status st = VKLLM_STATUS_OK;
+    if (!c->in_flight) return st;
+    VKLLM_VK_TRY(st, gpu->vk.vkResetFences(gpu->device, 1, &c->fence), fail);
+    VKLLM_VK_TRY(st, gpu->vk.vkQueueSubmit(gpu->queue, 0, NULL, c->fence), fail);
+    VKLLM_VK_TRY(st, gpu->vk.vkWaitForFences(gpu->device, 1, &c->fence, VK_TRUE, UINT64_MAX), fail);
+    c->in_flight = 0;
+fail:
+    return st;
+}
+
 void vkllm__cmd_free(struct vkllm__cmd *c) {
     if (!c) return;
     struct vkllm__gpu *gpu = c->gpu;
+    if (c->in_flight && wait_in_flight(c)) gpu->vk.vkQueueWaitIdle(gpu->queue); /* before freeing what runs */
     if (c->fence) {
         gpu->vk.vkDestroyFence(gpu->device, c->fence, NULL);
     }
@@ -154,7 +184,9 @@ void vkllm__cmd_free(struct vkllm__cmd *c) {
     vkllm__free(c->ts);
     vkllm__free(c->ts_value);
     vkllm__free(c->prof_ts);
-    if (c->cb) gpu->vk.vkFreeCommandBuffers(gpu->device, gpu->pool, 1, &c->cb);
+    for (uint32_t i = 0; i < c->cap_cb; i++)
+        if (c->cbs[i]) gpu->vk.vkFreeCommandBuffers(gpu->device, gpu->pool, 1, &c->cbs[i]);
+    vkllm__free(c->cbs);
     vkllm__free(c);
 }
 
@@ -162,6 +194,10 @@ vkllm_status vkllm__cmd_begin(struct vkllm__cmd *c) {
     struct vkllm__gpu *gpu = c->gpu;
     vkllm_status st = VKLLM_STATUS_OK;
     if (gpu->compile_only) goto begun;
+    VKLLM_TRY(st, wait_in_flight(c), fail); /* nothing of the previous recording may still run */
+    c->cb = c->cbs[0];
+    c->n_cb = 1;
+    c->n_sent = 0;
     /* Descriptor sets of the previous recording are dropped with their pools; keep the first. */
     if (c->n_pools > 0) {
         for (uint32_t i = 1; i < c->n_pools; i++) gpu->vk.vkDestroyDescriptorPool(gpu->device, c->pools[i], NULL);
@@ -180,6 +216,7 @@ begun:
     c->n_dispatch = 0;
     c->n_touched = 0;
     c->n_barriers = 0;
+    c->pending_ns = 0;
     c->n_ts = 0;
     c->n_ts_done = 0;
     c->n_prof_done = 0;
@@ -403,6 +440,52 @@ static void touch(struct vkllm__cmd *c, const struct vkllm__dispatch *d, const u
 
 uint32_t vkllm__cmd_barrier_count(const struct vkllm__cmd *c) { return c->n_barriers; }
 
+/* End the command buffer being recorded, submit it (and any cut before it not yet submitted)
+ * without waiting, and go on recording in the next one. */
+static vkllm_status cut(struct vkllm__cmd *c) {
+    struct vkllm__gpu *gpu = c->gpu;
+    vkllm_status st = VKLLM_STATUS_OK;
+    VKLLM_VK_TRY(st, gpu->vk.vkEndCommandBuffer(c->cb), fail);
+    for (; c->n_sent < c->n_cb; c->n_sent++) {
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &c->cbs[c->n_sent]};
+        VKLLM_VK_TRY(st, gpu->vk.vkQueueSubmit(gpu->queue, 1, &si, VK_NULL_HANDLE), fail);
+        gpu->submitted = 1;
+        c->in_flight = 1;
+    }
+    if (c->n_cb == c->cap_cb) {
+        VkCommandBuffer *nc = vkllm__realloc(c->cbs, 2 * c->cap_cb * sizeof *nc);
+        if (!nc) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+        memset(nc + c->cap_cb, 0, c->cap_cb * sizeof *nc);
+        c->cbs = nc;
+        c->cap_cb *= 2;
+    }
+    if (!c->cbs[c->n_cb]) {
+        VkCommandBufferAllocateInfo ai = {
+            .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+            .commandPool = gpu->pool,
+            .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+            .commandBufferCount = 1,
+        };
+        VKLLM_VK_TRY(st, gpu->vk.vkAllocateCommandBuffers(gpu->device, &ai, &c->cbs[c->n_cb]), fail);
+    }
+    c->cb = c->cbs[c->n_cb++];
+    VKLLM_VK_TRY(st, gpu->vk.vkResetCommandBuffer(c->cb, 0), fail);
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    VKLLM_VK_TRY(st, gpu->vk.vkBeginCommandBuffer(c->cb, &bi), fail);
+    full_barrier(gpu, c->cb); /* after everything submitted before, as at vkllm__cmd_begin */
+    c->n_touched = 0;
+    c->pending_ns = 0;
+fail:
+    return st;
+}
+
+void vkllm__cmd_set_budget(struct vkllm__cmd *c, double budget_ns, uint32_t pos0) {
+    c->budget_ns = budget_ns > 0 ? budget_ns : 0;
+    c->budget_pos = pos0;
+}
+
+uint32_t vkllm__cmd_segments(const struct vkllm__cmd *c) { return c->n_cb ? c->n_cb : 1; }
+
 vkllm_status vkllm__cmd_dispatch(struct vkllm__cmd *c, const struct vkllm__dispatch *d) {
     struct vkllm__gpu *gpu = c->gpu;
     if (!c->recording) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch outside vkllm__cmd_begin/end");
@@ -416,6 +499,13 @@ vkllm_status vkllm__cmd_dispatch(struct vkllm__cmd *c, const struct vkllm__dispa
         touch(c, d, s->access);
         c->n_dispatch++;
         return VKLLM_STATUS_OK;
+    }
+    if (c->budget_ns > 0) { /* a new command buffer where this one would take it past the budget */
+        struct vkllm__cost at;
+        vkllm__cost_at(&d->cost, c->budget_pos, &at);
+        double ns = vkllm__gpu_cost_ns(gpu, &at);
+        if (c->pending_ns > 0 && c->pending_ns + ns > c->budget_ns && (st = cut(c))) return st;
+        c->pending_ns += ns;
     }
     VkDescriptorSet set;
     if ((st = alloc_set(c, s->set_layout, &set))) return st;
@@ -516,15 +606,18 @@ vkllm_status vkllm__cmd_submit(struct vkllm__cmd *c) {
         c->serial = atomic_fetch_add(&g_submits, 1) + 1;
         return VKLLM_STATUS_OK;
     }
-    VkSubmitInfo si = {
-        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-        .commandBufferCount = 1,
-        .pCommandBuffers = &c->cb,
-    };
+    /* the command buffers not submitted yet (all of them on a replay), each its own batch; the
+     * fence of the last one signals after all (and all submitted before) */
     VKLLM_VK_TRY(st, gpu->vk.vkResetFences(gpu->device, 1, &c->fence), fail);
-    VKLLM_VK_TRY(st, gpu->vk.vkQueueSubmit(gpu->queue, 1, &si, c->fence), fail);
-    gpu->submitted = 1;
+    for (uint32_t i = c->n_sent; i < c->n_cb; i++) {
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &c->cbs[i]};
+        c->in_flight = 1;
+        VKLLM_VK_TRY(st, gpu->vk.vkQueueSubmit(gpu->queue, 1, &si, i + 1 == c->n_cb ? c->fence : VK_NULL_HANDLE), fail);
+        gpu->submitted = 1;
+    }
+    c->n_sent = 0; /* a replay submits them all */
     VKLLM_VK_TRY(st, gpu->vk.vkWaitForFences(gpu->device, 1, &c->fence, VK_TRUE, UINT64_MAX), fail);
+    c->in_flight = 0;
     c->serial = atomic_fetch_add(&g_submits, 1) + 1;
     c->n_ts_done = 0;
     c->n_prof_done = 0;
@@ -580,6 +673,39 @@ void vkllm__cost_at(const struct vkllm__cost *c, uint32_t pos0, struct vkllm__co
     out->flops = c->flops + pos0 * c->flops_per_pos + splits * c->flops_per_split;
 }
 
+/* The slowest current device of each kind, as the budget of vkllm__cmd_set_budget sees it: what
+ * scalar shaders (no cooperative matrices, f32 sums) sustain, in flops and bytes per nanosecond,
+ * and what a dispatch costs besides (launch, barrier). Low on purpose: a device that is faster
+ * only gets more submits than it needs (each a few microseconds). */
+struct rate {
+    double flops_per_ns, bytes_per_ns, dispatch_ns;
+};
+static struct rate device_rate(const struct vkllm__gpu *gpu) {
+    const struct vkllm_device_info *d = &gpu->info;
+    switch (d->type) {
+    case VKLLM_DEVICE_DISCRETE_GPU: /* GTX 1650, RX 6400, Arc A380: 3-4 TFLOP/s peak, 96-186 GB/s */
+        return (struct rate){1000, 100, 10000};
+    case VKLLM_DEVICE_CPU: /* lavapipe: per thread that runs its workgroups */
+        return (struct rate){2.0 * VKLLM_MAX(gpu->cpu_threads, 1u), 2.0 * VKLLM_MAX(gpu->cpu_threads, 1u), 20000};
+    default:
+        break;
+    }
+    switch (d->vendor_id) {
+    case 0x13b5: /* Arm Mali, Qualcomm Adreno, Imagination: phones' GPUs (Mali-G52: 0.1 TFLOP/s, 10 GB/s) */
+    case 0x5143:
+    case 0x1010:
+        return (struct rate){30, 8, 20000};
+    default: /* integrated, virtual, other: Intel UHD 620 (0.4 TFLOP/s peak, 20-30 GB/s) */
+        return (struct rate){100, 15, 10000};
+    }
+}
+
+double vkllm__gpu_cost_ns(const struct vkllm__gpu *gpu, const struct vkllm__cost *at) {
+    struct rate r = device_rate(gpu);
+    return (double)at->flops / r.flops_per_ns + (double)(at->bytes_read + at->bytes_written) / r.bytes_per_ns +
+           r.dispatch_ns;
+}
+
 vkllm_status vkllm__cmd_timestamp_get(const struct vkllm__cmd *c, uint32_t i, const char **label, double *ns) {
     if (i >= c->n_ts_done)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "timestamp %u of %u", i, c->n_ts_done);
@@ -589,7 +715,7 @@ vkllm_status vkllm__cmd_timestamp_get(const struct vkllm__cmd *c, uint32_t i, co
 }
 
 vkllm_status vkllm__gpu_run1(struct vkllm__gpu *gpu, const struct vkllm__dispatch *d) {
-    struct vkllm__cmd *c;
+    struct vkllm__cmd *c = NULL;
     vkllm_status st = vkllm__cmd_init(gpu, &c);
     if (st) return st;
     VKLLM_TRY(st, vkllm__cmd_begin(c), done);

@@ -184,6 +184,13 @@ struct vkllm__cost {
 /* The fixed cost of c at position pos0 (only the first four fields are set in *out). */
 void vkllm__cost_at(const struct vkllm__cost *c, uint32_t pos0, struct vkllm__cost *out);
 
+/* The time a cost at its position (vkllm__cost_at) is expected to take on a slow device of gpu's
+ * kind, in nanoseconds: its flops and bytes at the throughput of the slowest current device of that
+ * type (scalar shaders, no cooperative matrices), added, plus a fixed cost per dispatch. A bound
+ * for cutting work into submits that cannot trip a driver's watchdog, not a prediction of speed:
+ * runtime/vk/command.c holds the rates, docs/devices.md says how they were chosen. */
+double vkllm__gpu_cost_ns(const struct vkllm__gpu *gpu, const struct vkllm__cost *at);
+
 /* How a shader uses a buffer binding (VKLLM__ACCESS_* bits). */
 #define VKLLM__ACCESS_READ 1u
 #define VKLLM__ACCESS_WRITE 2u
@@ -237,6 +244,19 @@ vkllm_status vkllm__cmd_timestamp(struct vkllm__cmd *c, const char *label);
 vkllm_status vkllm__cmd_end(struct vkllm__cmd *c);
 /* Submit what was recorded and wait for it. May be called again to replay. */
 vkllm_status vkllm__cmd_submit(struct vkllm__cmd *c);
+
+/* Submits cut to a time budget: from the next dispatch on, when the dispatches recorded since the
+ * last cut are expected (vkllm__gpu_cost_ns of their costs at position pos0) to take more than
+ * budget_ns with the next one added, the recording ends its command buffer there, submits it at
+ * once without waiting, and goes on in a new one (which starts with a barrier after everything
+ * submitted before). So no command buffer is expected to run longer than the budget, unless one
+ * dispatch alone does. vkllm__cmd_submit then submits the rest and waits for all of them; a replay
+ * submits them all again, in order. 0 (the default): one command buffer. Set it only where the
+ * step's inputs are in place before it is recorded: what was cut off runs while the rest is being
+ * recorded. Kept across recordings. */
+void vkllm__cmd_set_budget(struct vkllm__cmd *c, double budget_ns, uint32_t pos0);
+/* Command buffers of the last recording (each its own submit): 1 unless it was cut. */
+uint32_t vkllm__cmd_segments(const struct vkllm__cmd *c);
 
 /* When c was last submitted, as a count of the submits of all command lists so far (0: never):
  * tells which of several ran last. */
