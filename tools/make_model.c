@@ -214,31 +214,129 @@ static uint32_t fit_type(uint32_t want, uint64_t n) {
     }
 }
 
+// --- llama.cpp's k-quant mixes ----------------------------------------------------------------
+
+/* llama.cpp's llama_ftype values of the mixes (llama.h), and their base types. */
+enum { FT_Q3_K_S = 11, FT_Q3_K_M, FT_Q3_K_L, FT_Q4_K_S, FT_Q4_K_M, FT_Q5_K_S, FT_Q5_K_M };
+static const struct {
+    const char *name;
+    uint32_t ftype, base;
+} mixes[] = {
+    {"q3_K_s", FT_Q3_K_S, VKLLM__TYPE_Q3_K}, {"q3_K_m", FT_Q3_K_M, VKLLM__TYPE_Q3_K},
+    {"q3_K_l", FT_Q3_K_L, VKLLM__TYPE_Q3_K}, {"q4_K_s", FT_Q4_K_S, VKLLM__TYPE_Q4_K},
+    {"q4_K_m", FT_Q4_K_M, VKLLM__TYPE_Q4_K}, {"q5_K_s", FT_Q5_K_S, VKLLM__TYPE_Q5_K},
+    {"q5_K_m", FT_Q5_K_M, VKLLM__TYPE_Q5_K},
+};
+
+uint32_t vkllm__make_model_mix(const char *s, uint32_t *base_type) {
+    for (size_t i = 0; s && i < VKLLM_ARRAY_LEN(mixes); i++)
+        if (!strcasecmp(mixes[i].name, s)) {
+            if (base_type) *base_type = mixes[i].base;
+            return mixes[i].ftype;
+        }
+    return 0;
+}
+
+const char *vkllm__make_model_mix_name(uint32_t i) { return i < VKLLM_ARRAY_LEN(mixes) ? mixes[i].name : NULL; }
+
+static const char *mix_name(uint32_t ftype) {
+    for (size_t i = 0; i < VKLLM_ARRAY_LEN(mixes); i++)
+        if (mixes[i].ftype == ftype) return mixes[i].name;
+    return "?";
+}
+
+/* llama.cpp's use_more_bits: the first and last eighth of the layers and every third one between. */
+static int more_bits(uint32_t i, uint32_t n) { return i < n / 8 || i >= 7 * n / 8 || (int)(i - n / 8) % 3 == 2; }
+
+/* The type llama.cpp's quantizer (src/llama-quant.cpp, llama_tensor_get_type_impl) gives matrix name
+ * (a global, or blk.N.<suffix>) of a file of mix ftype whose other matrices are base, before the
+ * fallback for rows that do not fit the block: the branches that reach the k-quant mixes and the
+ * tensors make-model writes. Its per-kind counters (i_attention_wv, i_ffn_down) run over the
+ * tensors sorted by layer (llama_model_loader's weight_name_comparer), one per layer here, so they
+ * are the layer. tied: the file has no output.weight (the embedding is quantized as the output is). */
+static uint32_t mix_type(const struct vkllm__make_model_params *p, uint32_t ftype, uint32_t base, const char *name,
+                         uint64_t cols, int tied) {
+    const uint32_t n = p->n_layer;
+    uint32_t il = 0;
+    const char *sfx = name;
+    if (sscanf(name, "blk.%u.", &il) == 1) sfx = strchr(name + 4, '.') + 1;
+    const struct vkllm__type_traits *bt = vkllm__type_traits(base);
+    const int e8 = p->n_expert == 8; /* llama.cpp's rules for the 8-expert models (Mixtral) */
+    /* its LLM_TYPE_70B: 80 layers of llama (with GQA) or qwen2 */
+    const int is70b = n == 80 && ((p->arch == VKLLM__ARCH_LLAMA && p->n_head != p->n_head_kv) ||
+                                  p->arch == VKLLM__ARCH_QWEN2);
+    if (!strcmp(name, "output.weight") || (tied && !strcmp(name, "token_embd.weight")))
+        return cols % bt->block_size ? VKLLM__TYPE_Q8_0 : VKLLM__TYPE_Q6_K;
+    if (!strcmp(name, "token_embd.weight")) return base;
+    if (!strcmp(sfx, "ffn_gate_inp.weight")) return VKLLM__TYPE_F32; /* routers are never quantized */
+    uint32_t t = base;
+    if (!strcmp(sfx, "attn_v.weight") || !strcmp(sfx, "attn_qkv.weight")) {
+        if (ftype == FT_Q3_K_M) t = il < 2 ? VKLLM__TYPE_Q5_K : VKLLM__TYPE_Q4_K;
+        else if (ftype == FT_Q3_K_L) t = VKLLM__TYPE_Q5_K;
+        else if ((ftype == FT_Q4_K_M || ftype == FT_Q5_K_M) && more_bits(il, n)) t = VKLLM__TYPE_Q6_K;
+        else if (ftype == FT_Q4_K_S && il < 4) t = VKLLM__TYPE_Q5_K;
+        if (is70b && (t == VKLLM__TYPE_Q3_K || t == VKLLM__TYPE_Q4_K)) t = VKLLM__TYPE_Q5_K;
+        if (e8) t = VKLLM__TYPE_Q8_0;
+    } else if (!strcmp(sfx, "attn_k.weight")) {
+        if (e8) t = VKLLM__TYPE_Q8_0;
+    } else if (strstr(sfx, "ffn_down")) { /* ffn_down and ffn_down_exps */
+        if (ftype == FT_Q3_K_M) t = il < n / 16 ? VKLLM__TYPE_Q5_K : VKLLM__TYPE_Q4_K;
+        else if (ftype == FT_Q3_K_L) t = VKLLM__TYPE_Q5_K;
+        else if ((ftype == FT_Q4_K_M || ftype == FT_Q5_K_M) && more_bits(il, n)) t = VKLLM__TYPE_Q6_K;
+        else if (ftype == FT_Q4_K_S && il < n / 8) t = VKLLM__TYPE_Q5_K;
+    } else if (!strcmp(sfx, "attn_output.weight")) {
+        if (e8) {
+            if (ftype != FT_Q3_K_L && ftype != FT_Q5_K_S && ftype != FT_Q5_K_M) t = VKLLM__TYPE_Q5_K;
+        } else if (ftype == FT_Q3_K_M) t = VKLLM__TYPE_Q4_K;
+        else if (ftype == FT_Q3_K_L) t = VKLLM__TYPE_Q5_K;
+    }
+    return t;
+}
+
+/* llama.cpp's tensor_type_fallback: a 256-block type whose block does not divide the rows becomes
+ * the 32-block type it names, and one that still does not fit f16. */
+static uint32_t mix_fit(uint32_t t, uint64_t cols) {
+    const struct vkllm__type_traits *tr = vkllm__type_traits(t);
+    if (!tr || cols % tr->block_size == 0) return t;
+    if (tr->block_size != 256) return VKLLM__TYPE_F16; /* q8_0 (an 8-expert file's attn_v) */
+    t = t == VKLLM__TYPE_Q4_K ? VKLLM__TYPE_Q5_0
+        : t == VKLLM__TYPE_Q5_K ? VKLLM__TYPE_Q5_1
+        : t == VKLLM__TYPE_Q6_K ? VKLLM__TYPE_Q8_0
+                                : VKLLM__TYPE_Q4_0; /* q2_K, q3_K */
+    return cols % vkllm__type_traits(t)->block_size ? VKLLM__TYPE_F16 : t;
+}
+
 struct tensor_list {
     struct gen_tensor *v;
     uint32_t n, cap;
     uint64_t seed;
     uint32_t want_type;
+    const struct vkllm__make_model_params *p; /* for a mix (p->mix) */
     const volatile int *cancel;
 };
 
-/* Append a tensor: a matrix (rows > 0, not f32only) in the wanted type (or its fallback, logged
- * for layer 0 and globals only), or f32 values (a vector, or rows of them). */
+/* Append a tensor: a matrix (rows > 0, not f32only) in the wanted type, or the mix's type for it
+ * (or its fallback, logged for layer 0 and globals only), or f32 values (a vector, or rows of them). */
 static void add4(struct tensor_list *tl, const char *name, uint64_t cols, uint64_t rows, uint64_t experts, float mean,
                  float std, int f32only) {
     struct gen_tensor *t = &tl->v[tl->n];
+    const struct vkllm__make_model_params *p = tl->p;
     snprintf(t->name, sizeof t->name, "%s", name);
     t->n_dims = experts ? 3 : rows ? 2 : 1;
     t->ne[0] = cols;
     t->ne[1] = rows ? rows : 1;
     t->ne[2] = experts ? experts : 1;
     t->rows = t->ne[1] * t->ne[2];
-    t->type = rows && !f32only ? fit_type(tl->want_type, cols) : VKLLM__TYPE_F32;
+    int matrix = rows && !f32only;
+    uint32_t want = matrix && p->mix ? mix_type(p, p->mix, tl->want_type, name, cols,
+                                                p->tied || p->arch == VKLLM__ARCH_GEMMA2)
+                                     : tl->want_type;
+    t->type = !matrix ? VKLLM__TYPE_F32 : p->mix ? mix_fit(want, cols) : fit_type(want, cols);
     int layer0 = strncmp(name, "blk.0.", 6) == 0;
-    if (rows && !f32only && t->type != tl->want_type && (layer0 || strncmp(name, "blk.", 4) != 0))
+    if (matrix && t->type != want && (layer0 || strncmp(name, "blk.", 4) != 0))
         vkllm__log(VKLLM_LOG_WARN, "make-model: %s%s: rows of %llu are not a multiple of %s's block; using %s",
                    layer0 ? "blk.*." : "", layer0 ? name + 6 : name, (unsigned long long)cols,
-                   vkllm__type_name(tl->want_type), vkllm__type_name(t->type));
+                   vkllm__type_name(want), vkllm__type_name(t->type));
     t->mean = mean;
     t->std = std;
     uint64_t s = tl->seed ^ (0xD1B54A32D192ED03ull * (tl->n + 1));
@@ -400,11 +498,12 @@ static vkllm_status set_hparams(struct vkllm__gguf_writer *w, const struct vkllm
     char key[96], name[96];
     vkllm_status st;
     if (p->name[0]) snprintf(name, sizeof name, "%s", p->name);
-    else snprintf(name, sizeof name, "vkllm-random-%s-L%u-E%u-%s", arch, p->n_layer, p->n_embd, vkllm__type_name(p->type));
+    else snprintf(name, sizeof name, "vkllm-random-%s-L%u-E%u-%s", arch, p->n_layer, p->n_embd,
+                  p->mix ? mix_name(p->mix) : vkllm__type_name(p->type));
 #define K(suffix) (snprintf(key, sizeof key, "%s.%s", arch, suffix), key)
     if ((st = vkllm__gguf_writer_set_str(w, "general.architecture", arch))) return st;
     if ((st = vkllm__gguf_writer_set_str(w, "general.name", name))) return st;
-    if ((st = vkllm__gguf_writer_set_u32(w, "general.file_type", file_type(p->type)))) return st;
+    if ((st = vkllm__gguf_writer_set_u32(w, "general.file_type", p->mix ? p->mix : file_type(p->type)))) return st;
     if ((st = vkllm__gguf_writer_set_u32(w, "general.quantization_version", 2))) return st;
     if ((st = vkllm__gguf_writer_set_u32(w, K("block_count"), p->n_layer))) return st;
     if ((st = vkllm__gguf_writer_set_u32(w, K("context_length"), p->n_ctx))) return st;
@@ -521,6 +620,10 @@ static vkllm_status check_params(const struct vkllm__make_model_params *p) {
                           "make-model: vocab %u < 259 (<unk>, <s>, </s> and 256 byte tokens)", p->n_vocab);
     if (!(p->rope_theta > 0.0f) || !(p->rms_eps > 0.0f))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: rope theta and rms eps must be positive");
+    uint32_t base = 0;
+    if (p->mix && (vkllm__make_model_mix(mix_name(p->mix), &base) != p->mix || base != p->type))
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: mix %u with matrices of %s is not one of the "
+                          "k-quant mixes", p->mix, vkllm__type_name(p->type));
     vkllm_status st = vkllm__type_check(p->type, NULL);
     if (st != VKLLM_STATUS_OK) {
         vkllm__err_prefix("make-model: ");
@@ -546,6 +649,7 @@ vkllm_status vkllm__make_model(const struct vkllm__make_model_params *params, co
     tl.cap = 8 + p->n_layer * VKLLM__LT_COUNT_;
     tl.seed = p->seed;
     tl.want_type = p->type;
+    tl.p = p;
     tl.cancel = p->cancel;
     tl.v = vkllm__calloc(tl.cap, sizeof *tl.v);
     VKLLM_TRY(st, make_vocab(p->n_vocab, arch_specials(p->arch), &v), done);
@@ -575,7 +679,7 @@ static void to_public(const struct vkllm__make_model_params *p, struct vkllm_mak
     snprintf(o->arch, sizeof o->arch, "%s", vkllm__arch_name(p->arch));
     o->n_layer = p->n_layer, o->n_embd = p->n_embd, o->n_ff = p->n_ff, o->n_head = p->n_head;
     o->n_head_kv = p->n_head_kv, o->head_dim = p->head_dim, o->n_vocab = p->n_vocab, o->n_ctx = p->n_ctx;
-    snprintf(o->type, sizeof o->type, "%s", vkllm__type_name(p->type));
+    snprintf(o->type, sizeof o->type, "%s", p->mix ? mix_name(p->mix) : vkllm__type_name(p->type));
     o->tied = p->tied, o->seed = p->seed, o->rope_theta = p->rope_theta, o->rms_eps = p->rms_eps;
     o->optional_tensors = p->optional_tensors;
     o->n_expert = p->n_expert, o->n_expert_used = p->n_expert_used;
@@ -594,7 +698,8 @@ static vkllm_status type_of(const char *s, uint32_t *out) {
         }
     }
     return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: unknown tensor type '%s' (f32 f16 bf16 q8_0 q4_0 "
-                      "q4_1 q5_0 q5_1 q4_K q5_K q6_K)", s);
+                      "q4_1 q5_0 q5_1 q2_K q3_K q4_K q5_K q6_K iq4_nl iq4_xs mxfp4, or a mix: q3_K_s q3_K_m q3_K_l "
+                      "q4_K_s q4_K_m q5_K_s q5_K_m)", s);
 }
 
 static vkllm_status from_public(const struct vkllm_make_model_params *o, struct vkllm__make_model_params *p) {
@@ -602,7 +707,8 @@ static vkllm_status from_public(const struct vkllm_make_model_params *o, struct 
     if (vkllm__arch_from_name(o->arch, &p->arch))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: unknown architecture '%s' (llama qwen2 qwen3 granite phi3 gemma2 gemma3 qwen3moe gpt-oss)",
                           o->arch);
-    vkllm_status st = type_of(o->type, &p->type);
+    p->mix = vkllm__make_model_mix(o->type, &p->type);
+    vkllm_status st = p->mix ? VKLLM_STATUS_OK : type_of(o->type, &p->type);
     if (st) return st;
     p->n_layer = o->n_layer, p->n_embd = o->n_embd, p->n_ff = o->n_ff, p->n_head = o->n_head;
     p->n_head_kv = o->n_head_kv, p->head_dim = o->head_dim, p->n_vocab = o->n_vocab, p->n_ctx = o->n_ctx;

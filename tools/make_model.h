@@ -14,7 +14,11 @@ struct vkllm__make_model_params {
     uint32_t head_dim;     /* 0: n_embd / n_head */
     uint32_t n_vocab;      /* >= 259 (<unk>, <s>, </s>, 256 byte tokens) */
     uint32_t n_ctx;        /* written as <arch>.context_length */
-    uint32_t type;         /* enum vkllm__type of the matrices (norms and biases stay f32) */
+    uint32_t type;         /* enum vkllm__type of the matrices (norms and biases stay f32); with a mix,
+                              the mix's base type (q3_K, q4_K or q5_K) */
+    uint32_t mix;          /* 0: every matrix in type; else a llama.cpp k-quant mix, by its llama_ftype
+                              (11..17: Q3_K_S, Q3_K_M, Q3_K_L, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M): each
+                              matrix gets the type llama.cpp's quantizer gives it (make_model.c) */
     int tied;              /* 1: no output.weight */
     int optional_tensors;  /* 1: also the tensors the architecture may have (llama's biases) */
     uint32_t n_expert, n_expert_used; /* mixture of experts (llama, qwen3moe, gpt-oss): experts of n_ff; 0: dense */
@@ -39,7 +43,13 @@ const char *vkllm__make_model_preset_name(uint32_t i, const char **description);
 
 /* Write the model to path, tensor by tensor (the whole model never sits in memory). Matrices
  * whose row length is not a multiple of the type's block fall back to a smaller block type
- * (q4_K -> q4_0 -> ... -> f16), logged at WARN level. */
+ * (q4_K -> q4_0 -> ... -> f16; in a mix, llama.cpp's fallbacks: q4_K -> q5_0, q5_K -> q5_1,
+ * q6_K -> q8_0, q3_K -> q4_0), logged at WARN level. */
 vkllm_status vkllm__make_model(const struct vkllm__make_model_params *p, const char *path);
+
+/* The mix named s (case-insensitive: "q4_K_m", "Q4_K_M"): its llama_ftype and base type; 0 when s
+ * names none. Mix i's name (NULL past the end), for listings. */
+uint32_t vkllm__make_model_mix(const char *s, uint32_t *base_type);
+const char *vkllm__make_model_mix_name(uint32_t i);
 
 #endif /* VKLLM_MAKE_MODEL_H */
