@@ -15,10 +15,11 @@
 #   1. `vkllm devices` (text and --json), and `vkllm pipelines`: every pipeline the device's tuning
 #      builds, with the driver's registers, spills and occupancy where it reports them (in log.txt)
 #   2. `vkllm selftest --json --profile --validate`: every kernel and variant against the reference
-#   3. random TinyLlama-1.1B-shaped Q8_0 and Q4_K files made there by `vkllm make-model`
+#   3. random TinyLlama-1.1B-shaped Q8_0, Q4_K and Q4_K_M files made there by `vkllm make-model`
+#      (Q4_K_M: llama.cpp's mix, q6_K output, attn_v and half the ffn_down, as real files are)
 #   4. `vkllm logits` on the device against `--device ref` (prefill and decode): stories260K and
-#      the Q4_K file
-#   5. `vkllm bench -p 512 -n 128 -r 3` on both files, and once more with --profile (per kernel)
+#      the Q4_K and Q4_K_M files
+#   5. `vkllm bench -p 512 -n 128 -r 3` on the three files, and once more with --profile (per kernel)
 #   6. llama.cpp's Vulkan backend (the peer) on the same files, same lengths
 #   7. the Q4_K file's decode with matvec_x8 as by default, everywhere and nowhere
 #      (VKLLM_MATVEC_X8=-1, 1, 0), then with 1, 2 and 4 weight rows per invocation
@@ -166,15 +167,16 @@ step pipelines "$bin/vkllm" pipelines
 sel=; [ $mode = local ] && sel="--defaults --op rmsnorm,rope_kv,attention"
 step selftest_json sh -c '"$0" selftest --json --profile --validate $2 > "$1"' "$bin/vkllm" "$out/selftest.json" "$sel"
 
-q8="$work/$PRESET-q8_0.gguf"; q4="$work/$PRESET-q4_K.gguf"
+q8="$work/$PRESET-q8_0.gguf"; q4="$work/$PRESET-q4_K.gguf"; q4m="$work/$PRESET-q4_K_m.gguf"
 step make_q8_0 "$bin/vkllm" make-model --preset $PRESET --type q8_0 -o "$q8"
 step make_q4_K "$bin/vkllm" make-model --preset $PRESET --type q4_K -o "$q4"
+step make_q4_K_m "$bin/vkllm" make-model --preset $PRESET --type q4_K_m -o "$q4m"
 
 step logits python3 "$root/scripts/gpu-check-report.py" logits "$bin/vkllm" "$out/logits.json" \
-  "$MODELS/stories260K.gguf" "$q4"
+  "$MODELS/stories260K.gguf" "$q4" "$q4m"
 
 : > "$work/bench.jsonl"
-for f in "$q8" "$q4"; do
+for f in "$q8" "$q4" "$q4m"; do
   step "bench_$(basename "$f" .gguf)" sh -c '"$0" bench -m "$1" -p "$2" -n "$3" -r "$4" -o jsonl >> "$5"' \
     "$bin/vkllm" "$f" $PP $TG $REPS "$work/bench.jsonl"
   echo "## $(basename "$f")" >> "$out/profile.md"

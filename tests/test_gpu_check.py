@@ -24,20 +24,21 @@ files = sorted(os.listdir(out)) if os.path.isdir(out) else []
 want = ["bench.json", "devices.json", "log.txt", "logits.json", "profile.md", "selftest.json", "summary.md", "tests.log"]
 check(files == want, "report files %s" % files)
 summary = open(os.path.join(out, "summary.md")).read() if "summary.md" in files else ""
-for step in ("devices", "selftest_json", "make_q8_0", "make_q4_K", "logits", "bench_small-q8_0", "bench_small-q4_K",
-             "profile_small-q4_K", "decode_x8_-1", "decode_x8_1", "decode_x8_0", "test_vk"):
+for step in ("devices", "selftest_json", "make_q8_0", "make_q4_K", "make_q4_K_m", "logits", "bench_small-q8_0",
+             "bench_small-q4_K", "bench_small-q4_K_m", "profile_small-q4_K", "profile_small-q4_K_m", "decode_x8_-1",
+             "decode_x8_1", "decode_x8_0", "test_vk"):
     check("| %s | pass |" % step in summary, "step %s passed" % step)
 check("FAIL" not in summary, "no step failed")
 if "logits.json" in files:
     lg = json.load(open(os.path.join(out, "logits.json")))
-    check(len(lg) == 2 and all(e["ok"] for e in lg), "logits agree with the reference: %s" % lg)
+    check(len(lg) == 3 and all(e["ok"] for e in lg), "logits agree with the reference: %s" % lg)
 if "bench.json" in files:
     rows = json.load(open(os.path.join(out, "bench.json")))["vkllm"]
-    check(len(rows) == 4 and all(x["avg_ts"] > 0 for x in rows), "four bench rows with tokens/s")
+    check(len(rows) == 6 and all(x["avg_ts"] > 0 for x in rows), "six bench rows with tokens/s (pp, tg of 3 files)")
 if "selftest.json" in files:
     st = json.load(open(os.path.join(out, "selftest.json")))
     check(st["failed"] == 0 and st["ok"] > 20, "selftest: %d ok, %d failed" % (st["ok"], st["failed"]))
-check("| small-q8_0.gguf | tg16 |" in summary and "(no llama.cpp peer in this run)" in summary, "speed table")
+check("| small-q8_0.gguf | tg16 |" in summary and "| small-q4_K_m.gguf | tg16 |" in summary and "(no llama.cpp peer in this run)" in summary, "speed table")
 prof = open(os.path.join(out, "profile.md")).read() if "profile.md" in files else ""
 check(all(prof.count("VKLLM_MATVEC_X8=%s: " % v) == 1 for v in ("-1", "1", "0")) and prof.count("tg:") >= 3,
       "profile.md: decode with matvec_x8 by default, everywhere, nowhere (--local: once each)")
