@@ -45,10 +45,17 @@ layout(constant_id = 4) const uint NC = 1;
 // and stores silu(gate) * up as silu_mul.comp does: the feed-forward's gate/up products and the
 // SiLU in one dispatch.
 layout(constant_id = 5) const uint GLU = 0;
+// A16 = 1 (F16, BF16): every row and the binding start 16-byte aligned (the runtime checks); a
+// unit (16 elements, 32 bytes) is then read as two 16-byte words, neighbouring lanes reading
+// neighbouring words; 0: as 32-bit words, realigned where a row starts 2 bytes into one.
+layout(constant_id = 6) const uint A16 = 0;
 
 layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };   // (k,) as vec4 (k % 4 == 0) ...
 layout(std430, binding = 1) readonly buffer Xs { float xs[]; }; // ... or as floats (tail)
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };  // (y0 + m,)
+#if defined(WTYPE_F16) || defined(WTYPE_BF16)
+layout(std430, binding = 0) readonly buffer W4 { uvec4 w128[]; };  // W as 16-byte words
+#endif
 
 // C twin: struct vkllm__pc_matvec (runtime/ops/shader_abi_matvec.h); -DMATVEC_ID: vkllm__pc_matvec_id
 layout(push_constant) uniform PC {
@@ -100,7 +107,7 @@ vec4 bit16(uint v, uint b) { return vec4(((uvec4(v) >> (uvec4(0, 8, 16, 24) + b)
 // Dot product of unit u of the row starting at byte rb with xq.
 float unit_dot(uint rb, uint u) {
 #if defined(WTYPE_F32)
-    uint o = (rb >> 2) + u * 16u;
+    uint o = (rb >> 2) + u * 16u;  // word aligned: the compilers merge these into 16-byte loads
     float s = 0.0;
     [[unroll]] for (uint i = 0u; i < 4u; i++)
         s += dot(uintBitsToFloat(uvec4(dq_w[o + 4u * i], dq_w[o + 4u * i + 1u], dq_w[o + 4u * i + 2u],
@@ -108,7 +115,13 @@ float unit_dot(uint rb, uint u) {
     return s;
 #elif defined(WTYPE_F16) || defined(WTYPE_BF16)
     uint a[8];
-    DQ_LOAD_WORDS(a, rb + u * 32u, 8u);
+    if (A16 != 0u) {
+        uint o = (rb >> 4) + u * 2u;
+        uvec4 a0 = w128[o], a1 = w128[o + 1u];
+        a = uint[8](a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w);
+    } else {
+        DQ_LOAD_WORDS(a, rb + u * 32u, 8u);
+    }
     float s = 0.0;
     [[unroll]] for (uint i = 0u; i < 4u; i++) {
 #if defined(WTYPE_F16)

@@ -70,8 +70,21 @@ layout(push_constant) uniform PC {
 layout(std430, binding = 3) readonly buffer Ids { uint ids[]; };
 #endif
 
-shared uint sxq[NC * KC / 4u];   // x quants of the chunk, column by column, 4 to a word
+// x quants of the chunk in two planes of 16-byte words: plane h holds quants 16 h .. 16 h + 15 of
+// every block of 32 (column by column), so a lane reads a block's 32 quants as two 16-byte words and
+// neighbouring lanes (neighbouring blocks) read neighbouring words: no bank conflicts (a 32-bit word
+// per read at 32-byte strides was an 8-way conflict). The planes lie XP words apart, XP = 1 mod 8:
+// Q4_K's lanes read plane hf of block bl (bl even, hf alternating), which XP spreads over 8
+// different 16-byte bank groups per 8 lanes.
+#define XP (NC * KC / 32u + 1u)
+shared uvec4 sxq[2u * XP];
 shared vec2 sxd[NC * KC / 32u];  // per block of 32: d and d * sum(q)
+
+// The 32 quants of block xi, 4 to a word.
+void x_words(uint xi, out uint w[8]) {
+    uvec4 a = sxq[xi], b = sxq[XP + xi];
+    w = uint[8](a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
+}
 
 uint xcol[NC];  // each column's first x element
 
@@ -95,13 +108,15 @@ void load_x(uint c0, uint kc) {
         float d = finite ? amax / 127.0 : uintBitsToFloat(0x7fc00000u);
         float id = finite && d != 0.0 ? 1.0 / d : 0.0;
         int sum = 0;
-        uint o = col * (KC / 4u) + 8u * b;
+        uint o = col * (KC / 32u) + b, qw[8];
         [[unroll]] for (uint j = 0u; j < 8u; j++) {
             ivec4 q = clamp(ivec4(roundEven(v[j] * id)), -127, 127);
             sum += q.x + q.y + q.z + q.w;
-            sxq[o + j] = uint(q.x & 255) | uint(q.y & 255) << 8 | uint(q.z & 255) << 16 | uint(q.w & 255) << 24;
+            qw[j] = uint(q.x & 255) | uint(q.y & 255) << 8 | uint(q.z & 255) << 16 | uint(q.w & 255) << 24;
         }
-        sxd[col * (KC / 32u) + b] = vec2(d, d * float(sum));
+        sxq[o] = uvec4(qw[0], qw[1], qw[2], qw[3]);
+        sxq[XP + o] = uvec4(qw[4], qw[5], qw[6], qw[7]);
+        sxd[o] = vec2(d, d * float(sum));
     }
 }
 
@@ -120,17 +135,21 @@ float item_dot(uint rb, uint g, uint xi) {
     uint a[9];
     DQ_LOAD_WORDS(a, rb + g * 34u, 9u);  // a[0] = d | qs0..1 (realigned: the block's first 36 bytes)
     float d = unpackHalf2x16(a[0]).x;
+    uint xw[8];
+    x_words(xi, xw);
     int s = 0;
-    [[unroll]] for (uint i = 0u; i < 8u; i++) s += dot4((a[i] >> 16) | (a[i + 1u] << 16), sxq[8u * xi + i]);
+    [[unroll]] for (uint i = 0u; i < 8u; i++) s += dot4((a[i] >> 16) | (a[i + 1u] << 16), xw[i]);
     return d * sxd[xi].x * float(s);
 #elif defined(WTYPE_Q4_0)
     uint a[5];
     DQ_LOAD_WORDS(a, rb + g * 18u, 5u);
     float d = unpackHalf2x16(a[0]).x;
+    uint xw[8];
+    x_words(xi, xw);
     int s = 0;
     [[unroll]] for (uint i = 0u; i < 4u; i++) {
         uint q = (a[i] >> 16) | (a[i + 1u] << 16);  // byte b: element b (low nibble), 16 + b (high)
-        s += dot4(q & 0x0f0f0f0fu, sxq[8u * xi + i]) + dot4((q >> 4) & 0x0f0f0f0fu, sxq[8u * xi + 4u + i]);
+        s += dot4(q & 0x0f0f0f0fu, xw[i]) + dot4((q >> 4) & 0x0f0f0f0fu, xw[4u + i]);
     }
     vec2 xd = sxd[xi];
     return d * (xd.x * float(s) - 8.0 * xd.y);
@@ -154,6 +173,8 @@ float item_dot(uint rb, uint g, uint xi) {
     [[unroll]] for (uint i = 0u; i < 4u; i++) q[i] = dq_w[o + 1u + i];
 #endif
 #endif
+    uint xw[8];
+    x_words(xi, xw);
     int s = 0;
     [[unroll]] for (uint i = 0u; i < 4u; i++) {
         uint lo = q[i] & 0x0f0f0f0fu, hi = (q[i] >> 4) & 0x0f0f0f0fu;
@@ -161,7 +182,7 @@ float item_dot(uint rb, uint g, uint xi) {
         lo |= spread4(qh >> (4u * i)) << 4;
         hi |= spread4(qh >> (16u + 4u * i)) << 4;
 #endif
-        s += dot4(lo, sxq[8u * xi + i]) + dot4(hi, sxq[8u * xi + 4u + i]);
+        s += dot4(lo, xw[i]) + dot4(hi, xw[4u + i]);
     }
     vec2 xd = sxd[xi];
 #if defined(WTYPE_Q5_0)
@@ -186,6 +207,7 @@ float item_dot(uint rb, uint g, uint xi) {
     uint s0 = 2u * c;  // (scale, min) of sub-blocks 2c and 2c + 1 from scales[0..11]
     uvec2 sm0 = dq_scale_min_k4_w(h.y, h.z, h.w, s0), sm1 = dq_scale_min_k4_w(h.y, h.z, h.w, s0 + 1u);
     uint bl = (xi >> 3) * 8u + s0;  // x blocks of the two sub-blocks: bl, bl + 1
+    uvec4 xlq = sxq[hf * XP + bl], xhq = sxq[hf * XP + bl + 1u];  // their quants 16 hf ..
     int il = 0, ih = 0;
     [[unroll]] for (uint w = 0u; w < 4u; w++) {
         uint lo = q[w] & 0x0f0f0f0fu, hi = (q[w] >> 4) & 0x0f0f0f0fu;
@@ -193,8 +215,8 @@ float item_dot(uint rb, uint g, uint xi) {
         lo |= ((qh[w] >> s0) & 0x01010101u) << 4;
         hi |= ((qh[w] >> (s0 + 1u)) & 0x01010101u) << 4;
 #endif
-        il += dot4(lo, sxq[8u * bl + 4u * hf + w]);
-        ih += dot4(hi, sxq[8u * bl + 8u + 4u * hf + w]);
+        il += dot4(lo, xlq[w]);
+        ih += dot4(hi, xhq[w]);
     }
     vec2 xl = sxd[bl], xh = sxd[bl + 1u];
     float r = dd.x * (float(sm0.x) * xl.x * float(il) + float(sm1.x) * xh.x * float(ih));
@@ -210,12 +232,13 @@ float item_dot(uint rb, uint g, uint xi) {
     DQ_LOAD_WORDS(ql, bb + 64u * hh + 32u * (qt & 1u), 8u);
     DQ_LOAD_WORDS(qh, bb + 128u + 32u * hh, 8u);
     DQ_LOAD_WORDS(sw, bb + 192u + 8u * hh + 2u * qt, 1u);  // its two scales in the low half
+    uint xw[8];
+    x_words(xi, xw);
     int s[2] = int[2](0, 0), xs[2] = int[2](0, 0);
     [[unroll]] for (uint w = 0u; w < 8u; w++) {
         uint v = ((ql[w] >> (4u * (qt >> 1))) & 0x0f0f0f0fu) | (((qh[w] >> (2u * qt)) & 0x03030303u) << 4);
-        uint xw = sxq[8u * xi + w];
-        s[w >> 2] += dot4(v, xw);
-        xs[w >> 2] += dot4(0x01010101u, xw);  // for the - 32
+        s[w >> 2] += dot4(v, xw[w]);
+        xs[w >> 2] += dot4(0x01010101u, xw[w]);  // for the - 32
     }
     int sa = bitfieldExtract(int(sw[0]), 0, 8), sb = bitfieldExtract(int(sw[0]), 8, 8);
     return dq_f16(bb + 208u) * sxd[xi].x * float(sa * (s[0] - 32 * xs[0]) + sb * (s[1] - 32 * xs[1]));

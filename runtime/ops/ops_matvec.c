@@ -41,6 +41,16 @@ static int subgroups_of(const struct vkllm_device_info *d, uint32_t n, uint32_t 
     return n == d->subgroup_size && (!d->subgroup_size_min || d->subgroup_size_min == d->subgroup_size_max);
 }
 
+/* The lanes of a GPU's row group (nt): the subgroup size, at most 64; on Intel 16 where
+ * subgroups of 16 may be asked for (ANV reports 32, and a required 32 forces SIMD32, which halves
+ * the registers a lane may hold before it spills; ggml-vulkan's matrix-vector kernels ask for 16
+ * there as well). */
+static uint32_t row_group_lanes(const struct vkllm_device_info *d) {
+    uint32_t sgs = d->subgroup_size ? d->subgroup_size : 1, req;
+    if (d->vendor_id == 0x8086 && sgs > 16 && subgroups_of(d, 16, &req)) return 16;
+    return VKLLM_MIN(sgs, 64);
+}
+
 /* CPU devices (lavapipe): one invocation per row group (NR rows), the subgroup's lanes sharing
  * the x loads; on lavapipe every lane's load costs about the same, so loads per weight byte are
  * what counts. GPUs: one subgroup per row group, reading neighbouring
@@ -58,7 +68,7 @@ static vkllm_status pick_config(const struct vkllm__gpu *gpu, struct mv_config *
         c.nr = 8;
         c.wg = 32;
     } else {
-        c.nt = VKLLM_MIN(sgs, 64);
+        c.nt = row_group_lanes(d);
         c.nr = 2;
         c.wg = VKLLM_MAX(c.nt * 2, 64);
     }
@@ -122,10 +132,10 @@ static int x8_pick(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint3
     if (!sh || sh->matvec_x8 == VKLLM__SHADER_COUNT_ || tu->matvec_x8 == 0) return 0;
     if (tu->matvec_x8 < 0 && !x8_default(d, w->type, w->k)) return 0;
     if (w->k % 256 && (w->type == VKLLM__TYPE_Q4_K || w->type == VKLLM__TYPE_Q5_K || w->type == VKLLM__TYPE_Q6_K)) return 0;
-    /* a row group is one whole subgroup (of the device's size unless the tuning says) */
+    /* a row group is one whole subgroup (of row_group_lanes' size unless the tuning says) */
     const uint32_t sg_ops = VKLLM_SUBGROUP_BASIC | VKLLM_SUBGROUP_ARITHMETIC;
     struct x8_config x = {0};
-    x.nt = tu->matvec_nt ? (uint32_t)VKLLM_MIN((unsigned long)tu->matvec_nt, 1024ul) : VKLLM_MIN(d->subgroup_size, 64u);
+    x.nt = tu->matvec_nt ? (uint32_t)VKLLM_MIN((unsigned long)tu->matvec_nt, 1024ul) : row_group_lanes(d);
     if ((d->subgroup_ops & sg_ops) != sg_ops || !tu->matvec_sg || x.nt < 2 || !subgroups_of(d, x.nt, &x.subgroup))
         return 0;
     int hw = d->integer_dot_product && tu->matvec_x8 != 2;
@@ -137,8 +147,9 @@ static int x8_pick(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint3
     if (x.wg % x.nt || x.wg > d->max_workgroup_invocations || (x.subgroup && x.wg % x.subgroup)) return 0;
     uint32_t nr = tu->matvec_nr ? (uint32_t)VKLLM_MIN((unsigned long)tu->matvec_nr, 8ul) : 2;
     x.nr = VKLLM_MAX(1u, VKLLM_MIN(nr, 16u / (nc * (glu ? 2u : 1u))));
-    /* KC: quants (1 byte) and the block's (d, s) (8 bytes per 32) of nc columns */
-    uint64_t budget = VKLLM_MIN(d->max_shared_memory, 16384u), kc = budget * 32 / (40ull * nc) / 256 * 256;
+    /* KC: quants (1 byte) and the block's (d, s) (8 bytes per 32) of nc columns, and the 32 bytes
+     * of padding between the quants' two planes */
+    uint64_t budget = VKLLM_MIN(d->max_shared_memory, 16384u) - 32, kc = budget * 32 / (40ull * nc) / 256 * 256;
     kc = VKLLM_MIN(kc, (w->k + 255) / 256 * 256);
     if (kc < 256) return 0;
     x.kc = (uint32_t)kc;
@@ -181,7 +192,23 @@ static vkllm_status check_w(const struct vkllm__dtensor *w, const char *op) {
     if (w->offset % 4)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: weight offset %llu is not word aligned", op,
                           (unsigned long long)w->offset);
+    /* matvec_x8.comp reads Q4_K and Q5_K blocks (144, 176 bytes) as 16-byte words */
+    if ((w->type == VKLLM__TYPE_Q4_K || w->type == VKLLM__TYPE_Q5_K) && w->offset % 16)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: %s weight offset %llu is not 16-byte aligned", op,
+                          vkllm__type_name(w->type), (unsigned long long)w->offset);
     return VKLLM_STATUS_OK;
+}
+
+/* matvec.comp's A16 (constant 6) for dispatch d of W's rows, its weights bound: F16 and BF16
+ * units read as 16-byte words where every row and the binding start 16-byte aligned (not for
+ * matvec_x8, whose constants differ). ACO, polaris10 to gfx1201: 352 -> 225 instructions for F16
+ * at one column, no more registers. */
+static void set_a16(const struct vkllm__dtensor *w, struct vkllm__dispatch *d) {
+    int half = w->type == VKLLM__TYPE_F16 || w->type == VKLLM__TYPE_BF16;
+    if (!half || w->row_bytes % 16 || d->bind[0].offset % 16 || d->n_spec > 6) return;
+    if (d->n_spec < 6) d->spec[5] = 0; /* GLU */
+    d->spec[6] = 1;
+    d->n_spec = 7;
 }
 
 /* --- matvec -------------------------------------------------------------------------------- */
@@ -255,6 +282,7 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
             };
             if (use_x8) rows_per_wg = x8_dispatch(&x8, x8.shader, x8.label, nc, 0, &d);
             if ((st = vkllm__dtensor_rows(w, r0, rows, "matvec", &d.bind[0]))) return st;
+            if (!use_x8) set_a16(w, &d);
             vkllm__gpu_grid_1d(gpu, (rows + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
             /* the chunk's weight rows once (for all nc columns), x of the nc columns once per
              * workgroup (every workgroup walks all of k) */
@@ -358,6 +386,7 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
         if (use_x8)
             rows_per_wg = x8_dispatch(&x8, x8.shader_id, grouped ? "matvec_id_x8_grouped" : "matvec_id_x8", nc, 0, &d);
         if ((st = vkllm__dtensor_rows(w, (uint64_t)e0 * m, (uint64_t)(e1 - e0) * m, "matvec_id", &d.bind[0]))) return st;
+        if (!use_x8) set_a16(w, &d);
         vkllm__gpu_grid_1d(gpu, (m + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
         d.groups[2] = tiles;
         uint64_t share = n_chunks == 1 ? reads : (reads * (e1 - e0) + n_expert - 1) / n_expert;
@@ -427,8 +456,10 @@ vkllm_status vkllm__op_matvec_glu(struct vkllm__cmd *c, struct vkllm__view y, co
         .push = &pc, .push_size = sizeof pc, .label = "matvec_glu",
     };
     struct x8_config x8;
-    if (x8_pick(gpu, w, 1, 1, &x8)) rows_per_wg = x8_dispatch(&x8, x8.shader, x8.label, 1, 1, &dp);
+    int use_x8 = x8_pick(gpu, w, 1, 1, &x8);
+    if (use_x8) rows_per_wg = x8_dispatch(&x8, x8.shader, x8.label, 1, 1, &dp);
     if ((st = vkllm__dtensor_rows(w, 0, w->m, "matvec_glu", &dp.bind[0]))) return st;
+    if (!use_x8) set_a16(w, &dp);
     vkllm__gpu_grid_1d(gpu, (m + rows_per_wg - 1) / rows_per_wg, 1, dp.groups);
     uint64_t groups = (uint64_t)dp.groups[0] * dp.groups[1];
     dp.cost.weight_bytes = w->m * w->row_bytes;
