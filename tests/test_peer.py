@@ -5,7 +5,11 @@ prompt (the device's prefill, its decode steps, and the scalar reference) agains
 (../shared/peer: llama_peer_cpu --logits). F32 weights agree to 1e-3 of the largest logit
 (llama.cpp keeps its KV cache in f16, the reference in f32); Q8_0 to 2% (llama.cpp's CPU quantizes
 the activations of Q8_0 products to 8 bits); IQ4_XS and Q3_K 3%, Q2_K 5%, and those three against
-llama.cpp's Vulkan backend (exact dequantization) within 1e-3. The argmax agrees. Architectures:
+llama.cpp's Vulkan backend (exact dequantization) within 1e-3. The argmax agrees. llama.cpp's k-quant
+mixes as make-model writes them (--type q4_K_m: q4_K with q6_K output, attn_v and ffn_down; q3_K_m:
+q3_K, q4_K and q5_K; --full only): 3% of llama.cpp's CPU, 1e-3 of its Vulkan backend, and llama.cpp
+names the file's type ("Q4_K - Medium"). Seen on llama (256 wide, 2 layers): 1.5e-2 and 3.8e-4
+(q4_K_m), 1.6e-2 and 3.9e-4 (q3_K_m). Architectures:
 llama, qwen2, qwen3, granite, phi3 (its LongRoPE's long factors, and its short ones), gemma2 and
 gemma3 (windows of 4 on every other layer, which the 8-token prompt crosses; gemma2's caps 3 and 5),
 qwen3moe (8 experts, 2 per token), llama with experts (Mixtral's layout: 4, 2 per token) and gpt-oss
@@ -19,7 +23,9 @@ PEER = os.path.join(os.environ.get("PEER_DIR", "/tmp/vkllm-peer"), "llama_peer_c
 # quantized products to 8 bits): the tight check for the 2- and 3-bit K-quants, whose CPU error
 # is largest, and IQ4_XS. (On lavapipe its IQ4_NL disagrees with its own CPU backend, so not that one.)
 PEER_VK = os.path.join(os.environ.get("PEER_DIR", "/tmp/vkllm-peer"), "llama_peer_vulkan")
-VK_TYPES = {"q2_K": 1e-3, "q3_K": 1e-3, "iq4_xs": 1e-3, "mxfp4": 1e-3}
+VK_TYPES = {"q2_K": 1e-3, "q3_K": 1e-3, "iq4_xs": 1e-3, "mxfp4": 1e-3, "q4_K_m": 1e-3, "q3_K_m": 1e-3}
+# the mixes' general.file_type as llama.cpp prints it (print_info: file type = ...)
+MIX_FTYPE = {"q4_K_m": "Q4_K - Medium", "q3_K_m": "Q3_K - Medium"}
 if not os.access(PEER, os.X_OK):
     print("SKIPPED: no llama.cpp peer at %s (../shared/peer/setup.sh)" % PEER)
     sys.exit(77)
@@ -40,7 +46,7 @@ def logits_vkllm(model, device, n_ctx, decode=False):
 
 
 TYPES = (("f32", 1e-3), ("q8_0", 2e-2), ("iq4_nl", 2e-2), ("iq4_xs", 3e-2), ("q2_K", 5e-2), ("q3_K", 3e-2),
-         ("mxfp4", 3e-2))
+         ("mxfp4", 3e-2), ("q4_K_m", 3e-2), ("q3_K_m", 3e-2))
 # Every type on llama; the other architectures in f32 and q8_0 (their kernels are the same ones,
 # which selftest checks per type): the suite's time. --full: every architecture in every type.
 # --quick (the sanitizer build): f32 only. PEER_TYPES=a,b: those types everywhere.
@@ -57,9 +63,11 @@ with tempfile.TemporaryDirectory() as d:
         for typ, tol in TYPES:
             if arch != "llama" and not FULL and typ not in ("f32", "q8_0"):
                 continue
+            if typ == "q3_K_m" and not FULL:  # the suite's time: q4_K_m's is the mix the GPU check runs
+                continue
             m = os.path.join(d, "%s-%s.gguf" % (arch, typ))
             # 256-element super-blocks need rows of 256: a wider model for them
-            wide = ["--n-embd", "256", "--n-ff", "512"] if typ in ("iq4_xs", "q2_K", "q3_K") else []
+            wide = ["--n-embd", "256", "--n-ff", "512"] if typ in ("iq4_xs", "q2_K", "q3_K") or "_K_" in typ else []
             extra = ["--ctx", "512"] if arch == "phi3-short" else []
             if arch == "phi3-partial":  # Phi-4-mini's layout: 3/4 of each head rotated, LongRoPE's attn_factor
                 extra = ["--rope-dims", "12"]
@@ -71,12 +79,19 @@ with tempfile.TemporaryDirectory() as d:
             subprocess.run([VKLLM, "make-model", "--arch", name, "--type", typ, "-o", m] + wide + extra,
                            check=True, capture_output=True)
             out = os.path.join(d, "peer.bin")
-            r = subprocess.run([PEER, m, "--prompt-ids", IDS, "--logits", out, "-p", "0", "-n", "1", "-r", "1", "-t", "2"],
-                               capture_output=True, text=True, timeout=300)
+            # -v: llama.cpp's loader log, which names the file type
+            r = subprocess.run([PEER, m, "--prompt-ids", IDS, "--logits", out, "-p", "0", "-n", "1", "-r", "1", "-t", "2"] +
+                               (["-v"] if typ in MIX_FTYPE else []), capture_output=True, text=True, timeout=300)
             if r.returncode or not os.path.exists(out):
                 failures.append("%s %s: llama.cpp did not load the file: %s" % (arch, typ, r.stderr[-500:]))
                 print("FAIL:", failures[-1])
                 continue
+            if typ in MIX_FTYPE:
+                ft = [l.split("=", 1)[1].strip() for l in r.stderr.splitlines() if "file type" in l and "=" in l]
+                ok = ft == [MIX_FTYPE[typ]]
+                print("%s: %-10s %-6s llama.cpp's file type %s" % ("ok" if ok else "FAIL", arch, typ, ft))
+                if not ok:
+                    failures.append("%s %s: llama.cpp's file type %s, not %s" % (arch, typ, ft, MIX_FTYPE[typ]))
             n_ctx = json.loads(r.stdout)["n_ctx"]
             # gemma2's logits are capped at 5 (make-model's cap): llama.cpp's 8-bit activations move them
             # by up to 4.9% of that on quantized weights, so there its Vulkan backend (exact
