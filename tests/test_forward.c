@@ -386,8 +386,9 @@ static void split_run(struct vkllm__gpu *gpu, struct vkllm__gpu_model *gm, const
     vkllm__forward_free(f);
 }
 
-/* The same steps in one command buffer each (submit_us 0), at the default budget and with every
- * dispatch its own command buffer (1 us: each dispatch alone is expected to take longer): the
+/* The same steps in one command buffer each (submit_us 0), at the default budget (none on CPU
+ * devices such as lavapipe, 50 ms on GPUs and under GPU profiles) and with every dispatch its own
+ * command buffer (1 us: each dispatch alone is expected to take longer): the
  * logits bit for bit and the tokens are the same, and the tiny budget did cut every step (more
  * command buffers than two per layer). Validation with synchronization validation stays silent. */
 static void test_submit_split(const char *path, const char *what) {

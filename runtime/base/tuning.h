@@ -52,8 +52,8 @@ enum vkllm__device_profile {
     X(force_staging, "VKLLM_FORCE_STAGING", 0, NULL,                                                            \
       "1: copy through a staging buffer even where device memory is host-visible")                              \
     X(pipeline_cache, "VKLLM_PIPELINE_CACHE", 1, NULL, "0: do not persist compiled pipelines under ~/.cache/vkllm") \
-    X(submit_us, "VKLLM_SUBMIT_US", 50000, NULL,                                                               \
-      "a forward step's command list is cut into command buffers, each submitted (without waiting) as soon as the next dispatch would take the ones recorded in it past this many microseconds on a slow device of its kind (the cost model's estimate): no submit runs long enough for a driver's watchdog (TDR); 0: one command buffer per step") \
+    X(submit_us, "VKLLM_SUBMIT_US", -1, NULL,                                                                  \
+      "a forward step's command list is cut into command buffers, each submitted (without waiting) as soon as the next dispatch would take the ones recorded in it past this many microseconds on a slow device of its kind (the cost model's estimate): no submit runs long enough for a driver's watchdog (TDR); 0: one command buffer per step; -1: 50000 on GPUs, 0 on CPU devices (no watchdog there)") \
     X(fuse, "VKLLM_FUSE", 1, NULL,                                                                              \
       "1: fused dispatches: a decode step multiplies q/k/v, and gate/up, in one each (matrices stacked at load), and rope + KV-cache store is one; 0: one per op") \
     X(barriers, "VKLLM_BARRIERS", 0, "dependent,all,none",                                                      \

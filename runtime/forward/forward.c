@@ -280,7 +280,8 @@ static vkllm_status record_forward_h(struct vkllm__forward *f, struct vkllm__cmd
     const uint32_t E = hp->n_embd, V = hp->n_vocab;
     /* cut to the time budget: a micro-batch's costs at its position, a recorded decode step's at
      * the last position of the context (it is replayed at any position) */
-    const long us = vkllm__gpu_tuning(f->gpu)->submit_us;
+    long us = vkllm__gpu_tuning(f->gpu)->submit_us;
+    if (us < 0) us = vkllm__gpu_info(f->gpu)->type == VKLLM_DEVICE_CPU ? 0 : 50000; /* CPU devices: no watchdog */
     vkllm__cmd_set_budget(c, us > 0 ? (double)us * 1e3 : 0, c == f->batch_cmd ? f->last_pos0 : f->n_ctx - 1);
     vkllm_status st = vkllm__cmd_begin(c);
     if (st) return st;
@@ -550,8 +551,8 @@ vkllm_status vkllm__forward_eval(struct vkllm__forward *f, const uint32_t *token
         done += nb;
     }
     if (n > 1 && f->last_submits > (n + f->n_ubatch - 1) / f->n_ubatch) /* cut by the budget */
-        vkllm__log(VKLLM_LOG_DEBUG, "forward: %u tokens from position %u in %u submits (submit_us %ld)", n, pos0,
-                   f->last_submits, vkllm__gpu_tuning(f->gpu)->submit_us);
+        vkllm__log(VKLLM_LOG_DEBUG, "forward: %u tokens from position %u in %u submits (the submit_us budget)", n, pos0,
+                   f->last_submits);
     return VKLLM_STATUS_OK;
 }
 
