@@ -8,8 +8,8 @@ the activations of Q8_0 products to 8 bits); IQ4_XS and Q3_K 3%, Q2_K 5%, and th
 llama.cpp's Vulkan backend (exact dequantization) within 1e-3. The argmax agrees. llama.cpp's k-quant
 mixes as make-model writes them (--type q4_K_m: q4_K with q6_K output, attn_v and ffn_down; q3_K_m:
 q3_K, q4_K and q5_K; --full only): 3% of llama.cpp's CPU, 1e-3 of its Vulkan backend, and llama.cpp
-names the file's type ("Q4_K - Medium"). Seen on llama (256 wide, 2 layers): 1.5e-2 and 3.8e-4
-(q4_K_m), 1.6e-2 and 3.9e-4 (q3_K_m). Architectures:
+names the file's type ("Q4_K - Medium"); gemma2's capped logits: 7% of its CPU. Seen on llama (256
+wide, 2 layers): 1.5e-2 and 3.8e-4 (q4_K_m), 1.6e-2 and 3.9e-4 (q3_K_m). Architectures:
 llama, qwen2, qwen3, granite, phi3 (its LongRoPE's long factors, and its short ones), gemma2 and
 gemma3 (windows of 4 on every other layer, which the 8-token prompt crosses; gemma2's caps 3 and 5),
 qwen3moe (8 experts, 2 per token), llama with experts (Mixtral's layout: 4, 2 per token) and gpt-oss
@@ -98,7 +98,9 @@ with tempfile.TemporaryDirectory() as d:
             # activations) is the tight check for every quantized type but IQ4_NL (see VK_TYPES)
             vk_tol = VK_TYPES.get(typ)
             if arch == "gemma2" and typ != "f32":
-                tol = max(tol, 5e-2)
+                # (the k-quant mixes: 5.8% and 6.0% seen for q4_K_m and q3_K_m, with the device, its
+                # decode and the reference identical, and 3.4e-4 of llama.cpp's Vulkan backend)
+                tol = max(tol, 7e-2 if "_K_" in typ else 5e-2)
                 vk_tol = vk_tol or (1e-3 if typ != "iq4_nl" else None)
             # mixtures of experts: llama.cpp's CPU routes on 8-bit activations, which can pick another
             # expert where two are close (seen: qwen3moe iq4_nl, 1.2 of 3); its Vulkan backend is then
