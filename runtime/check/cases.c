@@ -211,6 +211,9 @@ static void matvec_short(enum vkllm__op op, struct vkllm__case_list *l) {
         ADD(l, .op = op, .type = VKLLM__TYPE_Q8_0, .rows = 33, .cols = 512, .n = 2, .flags = VKLLM__CASE_NONFINITE,
             .tuning = "matvec_texel=0,matvec_x8=0");
         ADD(l, .op = op, .type = VKLLM__TYPE_Q8_0, .rows = 33, .cols = 512, .n = 2, .flags = VKLLM__CASE_NONFINITE);
+        /* f16/bf16 rows of 1032 bytes: not 16-byte aligned, so read in 4-byte words (520: 16-byte words) */
+        ADD(l, .op = op, .type = VKLLM__TYPE_F16, .rows = 33, .cols = 516, .n = 1);
+        ADD(l, .op = op, .type = VKLLM__TYPE_BF16, .rows = 33, .cols = 516, .n = 1);
     }
     for (size_t t = 0; t < N_TYPES; t++) {
         struct vkllm__op_case c = {.op = op, .type = k_types[t], .rows = 33, .cols = short_k(k_types[t]), .n = 1};
