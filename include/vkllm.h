@@ -1040,7 +1040,9 @@ struct vkllm_make_model_params {
     uint32_t n_vocab;         /* >= 259 (<unk>, <s>, </s>, 256 byte tokens) */
     uint32_t n_ctx;           /* written as <arch>.context_length */
     char type[16];            /* matrices: "f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1",
-                                 "q4_K", "q5_K", "q6_K" (norms and biases stay f32) */
+                                 "q4_K", "q5_K", "q6_K" (norms and biases stay f32), or one of
+                                 llama.cpp's mixes: "q3_K_s", "q3_K_m", "q3_K_l", "q4_K_s", "q4_K_m",
+                                 "q5_K_s", "q5_K_m" (docs/models.md has their tables) */
     int tied;                 /* 1: no output.weight */
     int optional_tensors;     /* 1: also the tensors the architecture may have (llama: q/k/v/output biases) */
     uint64_t seed;

@@ -16,9 +16,11 @@ size_t vkllm__os_page_size(void);
 /* The number of online CPUs, at least 1. */
 long vkllm__os_cpu_count(void);
 
-/* vkllm's cache folder, not created: $XDG_CACHE_HOME/vkllm, else $HOME/.cache/vkllm; on Windows
- * %LOCALAPPDATA%\vkllm. 1 with it in buf, 0 when there is none or it does not fit in n. */
-int vkllm__os_cache_dir(char *buf, size_t n);
+/* vkllm's cache folder, not created: xdg/vkllm, else home/.cache/vkllm (the values of
+ * $XDG_CACHE_HOME and $HOME, which tuning.c reads; NULL or empty: unset); on Windows
+ * %LOCALAPPDATA%\vkllm, read here as UTF-16. 1 with it in buf, 0 when there is none or it does not
+ * fit in n. */
+int vkllm__os_cache_dir(const char *xdg, const char *home, char *buf, size_t n);
 
 /* mkdir with mode 0755 (Windows: the folder's inherited ACL): 0, or -1 with errno (EEXIST when
  * it is there). */

@@ -28,8 +28,7 @@ long vkllm__os_cpu_count(void) {
     return n > 0 ? n : 1;
 }
 
-int vkllm__os_cache_dir(char *buf, size_t n) {
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+int vkllm__os_cache_dir(const char *xdg, const char *home, char *buf, size_t n) {
     int len;
     if (xdg && *xdg) len = snprintf(buf, n, "%s/vkllm", xdg);
     else if (home && *home) len = snprintf(buf, n, "%s/.cache/vkllm", home);

@@ -33,7 +33,8 @@ long vkllm__os_cpu_count(void) {
     return n > 0 ? (long)n : 1;
 }
 
-int vkllm__os_cache_dir(char *buf, size_t n) {
+int vkllm__os_cache_dir(const char *xdg, const char *home, char *buf, size_t n) {
+    (void)xdg, (void)home; /* Windows' own folder: its UTF-16 environment, not the C runtime's code page */
     wchar_t *w = _wgetenv(L"LOCALAPPDATA");
     if (!w || !*w) return 0;
     int len = WideCharToMultiByte(CP_UTF8, 0, w, -1, buf, (int)(n < 0x7fffffff ? n : 0x7fffffff), NULL, NULL);

@@ -130,4 +130,6 @@ uint32_t vkllm__env_cpu_device_threads(void) {
     return nt > 0 ? (uint32_t)VKLLM_MIN(nt, 1024l) : 1;
 }
 
-int vkllm__env_cache_dir(char *buf, size_t n) { return vkllm__os_cache_dir(buf, n); }
+int vkllm__env_cache_dir(char *buf, size_t n) {
+    return vkllm__os_cache_dir(getenv("XDG_CACHE_HOME"), getenv("HOME"), buf, n);
+}
