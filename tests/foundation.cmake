@@ -16,8 +16,14 @@ if(NOT VKLLM_SANITIZE)
 endif()
 # Every device profile (VKLLM_DEVICE_PROFILE): clamps, stories260K, and the selftest under the
 # specification's floor; the full tier: the selftest under every profile, every variant.
+# Under the sanitizers, without the selftest (--no-selftest: the optimized build runs it).
+if(VKLLM_SANITIZE)
+  set(VKLLM_PROFILES_ARGS --no-selftest)
+else()
+  set(VKLLM_PROFILES_ARGS)
+endif()
 vkllm_add_script_test(NAME test_profiles TIMEOUT 900
-  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_profiles.py $<TARGET_FILE:vkllm> LABELS gpu)
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_profiles.py $<TARGET_FILE:vkllm> ${VKLLM_PROFILES_ARGS} LABELS gpu)
 if(NOT VKLLM_SANITIZE)
   vkllm_add_script_test(NAME test_profiles_full TIMEOUT 900 LABELS gpu full
     COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_profiles.py $<TARGET_FILE:vkllm> --full)
