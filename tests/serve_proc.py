@@ -1,6 +1,6 @@
 """What the tests that start `vkllm serve` processes share (python3 stdlib): the model or SKIPPED,
 checks that collect failures, a server on a free loopback port, requests, and /metrics parsed.
-Used by test_serve_render.py and test_haproxy.py."""
+Used by test_serve_render.py, test_haproxy.py and test_prefix_cache.py."""
 import http.client, json, os, re, subprocess, sys, threading
 
 REQUIRE = os.environ.get("VKLLM_REQUIRE_TEST_MODELS") == "1"
@@ -51,8 +51,9 @@ def request(port, method, path, body=None, headers=None, timeout=120):
 class Server:
     """`vkllm serve -m MODEL --port 0 ARGS...`, its stderr kept in .lines, its port in .port."""
 
-    def __init__(self, vkllm, model_path, *args):
+    def __init__(self, vkllm, model_path, *args, env=None):
         self.p = subprocess.Popen([vkllm, "serve", "-m", model_path, "--port", "0"] + list(args),
+                                  env=dict(os.environ, **(env or {})),
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.lines, ready = [], threading.Event()
 

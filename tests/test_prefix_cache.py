@@ -12,65 +12,29 @@ under memory pressure (issue 39 items 1 and 2).
                                       count each prompt once.
   test_prefix_cache.py VKLLM full     the pressure test with 200 requests.
 """
-import http.client, json, os, re, subprocess, sys, threading, time
+import json, os, subprocess, sys, threading, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serve_proc  # noqa: E402
+from serve_proc import check, failures  # noqa: E402
 
 VKLLM = sys.argv[1]
 MODE = sys.argv[2] if len(sys.argv) > 2 else "main"
-REQUIRE = os.environ.get("VKLLM_REQUIRE_TEST_MODELS") == "1"
-models = os.environ.get("VKLLM_TEST_MODELS") or os.environ.get("VKLLM_TEST_MODELS_DEFAULT") or "../shared/models"
-MODEL = os.path.join(models, "stories260K.gguf")
+MODEL = serve_proc.model()
 BLOCK = 16
 
-if not os.path.exists(MODEL):
-    if REQUIRE:
-        print("FAIL: missing", MODEL, "(VKLLM_REQUIRE_TEST_MODELS=1)"); sys.exit(1)
-    print("SKIPPED: missing", MODEL); sys.exit(77)
 
-failures = []
-
-
-def check(c, what):
-    if not c:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-    return c
-
-
-class Server:
+class Server(serve_proc.Server):
     def __init__(self, *args, env=None):
-        self.p = subprocess.Popen([VKLLM, "serve", "-m", MODEL, "--port", "0"] + list(args), env=dict(os.environ, **(env or {})),
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.lines, ready = [], threading.Event()
-
-        def drain():
-            for line in self.p.stderr:
-                self.lines.append(line)
-                if "listening on" in line:
-                    ready.set()
-            ready.set()
-        threading.Thread(target=drain, daemon=True).start()
-        ready.wait(120)
-        m = [x for x in (re.search(r"listening on http://[^ ]*:(\d+)", l) for l in self.lines) if x]
-        if not m:
-            self.p.kill()
-            print("".join(self.lines))
-            raise SystemExit("FAIL: the server did not start")
-        self.port = int(m[0].group(1))
+        super().__init__(VKLLM, MODEL, *args, env=env)
 
     def post(self, path, body):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
-        c.request("POST", path, body=json.dumps(body), headers={"Content-Type": "application/json"})
-        r = c.getresponse()
-        out = r.read()
-        c.close()
-        return r.status, json.loads(out) if out else None
+        st, _, out = serve_proc.request(self.port, "POST", path, body, timeout=600)
+        return st, json.loads(out) if out else None
 
     def metrics(self):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        c.request("GET", "/metrics")
-        out = c.getresponse().read().decode()
-        c.close()
-        return {k: float(v) for k, v in (l.rsplit(" ", 1) for l in out.splitlines() if l and not l.startswith("#"))}
+        _, _, out = serve_proc.request(self.port, "GET", "/metrics", timeout=60)
+        return {k: float(v) for k, v in (l.rsplit(" ", 1) for l in out.decode().splitlines() if l and not l.startswith("#"))}
 
     def stop(self, what):
         self.p.terminate()
