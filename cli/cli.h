@@ -94,6 +94,9 @@ struct cli_json_field {
 #define CLI_NUM(k, v) {k, (double)(v), 0}
 #define CLI_BOOL(k, v) {k, (double)!!(v), 1}
 void cli_json_add(struct cJSON *o, const struct cli_json_field *f, size_t n);
+/* Device memory by use as JSON: {"device": {use: bytes, ..., "total": n}, "host": {...}} (run and
+ * bench --stats / -o json). */
+struct cJSON *cli_memory_json(const struct vkllm_memory_breakdown *m);
 #define CLI_JSON_ADD(o, ...)                                                                         \
     do {                                                                                             \
         const struct cli_json_field f_[] = {__VA_ARGS__};                                            \

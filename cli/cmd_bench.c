@@ -143,20 +143,6 @@ static const char *test_name(const struct result *r, char *buf, size_t n) {
 
 /* The context's memory by use, as {"device": {"weights": bytes, ...}, "host": {...}}: every
  * buffer counted once, "empty" the blocks' bytes no buffer holds. */
-static cJSON *memory_json(const struct vkllm_memory_breakdown *m) {
-    cJSON *o = cJSON_CreateObject();
-    const uint64_t *side[2] = {m->device, m->host};
-    for (int h = 0; h < 2; h++) {
-        cJSON *d = cJSON_AddObjectToObject(o, h ? "host" : "device");
-        uint64_t total = 0;
-        for (int u = 0; u < VKLLM_MEMORY_USE_COUNT; u++) {
-            cJSON_AddNumberToObject(d, vkllm_memory_use_name((enum vkllm_memory_use)u), (double)side[h][u]);
-            total += side[h][u];
-        }
-        cJSON_AddNumberToObject(d, "total", (double)total);
-    }
-    return o;
-}
 
 static double bandwidth_gbps(const struct result *r) {
     return r->n_gen ? r->avg * (double)r->mi.decode_bytes_per_token / 1e9 : 0;
@@ -201,7 +187,7 @@ static cJSON *row_json(const struct result *r, const struct opts *o) {
     for (int i = 0; i < r->n_samples; i++) cJSON_AddItemToArray(s, cJSON_CreateNumber(ns[i]));
     s = cJSON_AddArrayToObject(j, "samples_ts");
     for (int i = 0; i < r->n_samples; i++) cJSON_AddItemToArray(s, cJSON_CreateNumber(r->samples[i]));
-    cJSON_AddItemToObject(j, "memory", memory_json(&r->mem));
+    cJSON_AddItemToObject(j, "memory", cli_memory_json(&r->mem));
     if (r->n_gen) {
         cJSON_AddNumberToObject(j, "decode_bytes_per_token", (double)r->mi.decode_bytes_per_token);
         cJSON_AddNumberToObject(j, "effective_gbps", bandwidth_gbps(r));

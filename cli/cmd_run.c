@@ -163,20 +163,6 @@ static int load_grammar(const char *grammar, const char *grammar_file, const cha
 
 /* The context's memory by use, as {"device": {"weights": bytes, ...}, "host": {...}}: every
  * buffer counted once, "empty" the blocks' bytes no buffer holds. */
-static cJSON *memory_json(const struct vkllm_memory_breakdown *m) {
-    cJSON *o = cJSON_CreateObject();
-    const uint64_t *side[2] = {m->device, m->host};
-    for (int h = 0; h < 2; h++) {
-        cJSON *d = cJSON_AddObjectToObject(o, h ? "host" : "device");
-        uint64_t total = 0;
-        for (int u = 0; u < VKLLM_MEMORY_USE_COUNT; u++) {
-            cJSON_AddNumberToObject(d, vkllm_memory_use_name((enum vkllm_memory_use)u), (double)side[h][u]);
-            total += side[h][u];
-        }
-        cJSON_AddNumberToObject(d, "total", (double)total);
-    }
-    return o;
-}
 
 int cli_cmd_run(int argc, char **argv) {
     const char *path = NULL, *prompt = NULL, *prompt_file = NULL;
@@ -314,7 +300,7 @@ int cli_cmd_run(int argc, char **argv) {
         vkllm_ctx_memory_breakdown(h.ctx, &mb);
         if (json) { /* a line of its own, before the stats' (the last line) */
             cJSON *o = cJSON_CreateObject();
-            cJSON_AddItemToObject(o, "memory", memory_json(&mb));
+            cJSON_AddItemToObject(o, "memory", cli_memory_json(&mb));
             char *t = cJSON_PrintUnformatted(o);
             if (t) fprintf(stderr, "%s\n", t);
             cJSON_free(t);

@@ -328,3 +328,18 @@ int cli_kv_arg(const char *cmd, const char *a, const char *v, struct vkllm_sessi
     else sp->type_v = t[0];
     return 2;
 }
+
+cJSON *cli_memory_json(const struct vkllm_memory_breakdown *m) {
+    cJSON *o = cJSON_CreateObject();
+    const uint64_t *side[2] = {m->device, m->host};
+    for (int h = 0; h < 2; h++) {
+        cJSON *d = cJSON_AddObjectToObject(o, h ? "host" : "device");
+        uint64_t total = 0;
+        for (int u = 0; u < VKLLM_MEMORY_USE_COUNT; u++) {
+            cJSON_AddNumberToObject(d, vkllm_memory_use_name((enum vkllm_memory_use)u), (double)side[h][u]);
+            total += side[h][u];
+        }
+        cJSON_AddNumberToObject(d, "total", (double)total);
+    }
+    return o;
+}
