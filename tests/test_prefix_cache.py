@@ -12,7 +12,7 @@ under memory pressure (issue 39 items 1 and 2).
                                       count each prompt once.
   test_prefix_cache.py VKLLM full     the pressure test with 200 requests.
 """
-import json, os, subprocess, sys, threading, time
+import json, os, sys, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import serve_proc  # noqa: E402
@@ -31,19 +31,6 @@ class Server(serve_proc.Server):
     def post(self, path, body):
         st, _, out = serve_proc.request(self.port, "POST", path, body, timeout=600)
         return st, json.loads(out) if out else None
-
-    def metrics(self):
-        _, _, out = serve_proc.request(self.port, "GET", "/metrics", timeout=60)
-        return {k: float(v) for k, v in (l.rsplit(" ", 1) for l in out.decode().splitlines() if l and not l.startswith("#"))}
-
-    def stop(self, what):
-        self.p.terminate()
-        try:
-            rc = self.p.wait(60)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            rc = "timeout"
-        check(rc == 0, "%s: exits 0 on SIGTERM, got %s: %s" % (what, rc, "".join(self.lines)[-2000:]))
 
 
 def complete(srv, prompt, max_tokens, retry=False):
