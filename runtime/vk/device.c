@@ -94,6 +94,22 @@ static vkllm_status load_vulkan(void) {
     return st;
 }
 
+/* Instances and devices are made and destroyed one at a time (g_loader_mu): the loader's own
+ * bookkeeping is not safe against another thread doing the same (test_vk's four threads opening
+ * and closing devices crashed inside libvulkan's vkGetDeviceProcAddr, 1 run in 5 under ASan). */
+static VkResult create_instance_locked(const VkInstanceCreateInfo *ci, VkInstance *inst) {
+    pthread_mutex_lock(&g_loader_mu);
+    VkResult r = vkCreateInstance(ci, NULL, inst);
+    pthread_mutex_unlock(&g_loader_mu);
+    return r;
+}
+
+static void destroy_instance_locked(VkInstance inst) {
+    pthread_mutex_lock(&g_loader_mu);
+    vkDestroyInstance(inst, NULL);
+    pthread_mutex_unlock(&g_loader_mu);
+}
+
 /* The instance-level functions, from the first instance created (see g_loader_mu). */
 static void load_instance_functions(VkInstance inst) {
     static int done;
@@ -218,7 +234,7 @@ static vkllm_status create_instance(int validate, struct vkllm__gpu *gpu, VkInst
         .ppEnabledExtensionNames = exts,
     };
     VkInstance inst;
-    VKLLM_VK_TRY(st, vkCreateInstance(&ci, NULL, &inst), fail);
+    VKLLM_VK_TRY(st, create_instance_locked(&ci, &inst), fail);
     load_instance_functions(inst);
     *messenger = VK_NULL_HANDLE;
     if (debug_utils) {
@@ -240,7 +256,7 @@ static vkllm_status create_instance(int validate, struct vkllm__gpu *gpu, VkInst
     *out = inst;
     return VKLLM_STATUS_OK;
 fail_inst:
-    vkDestroyInstance(inst, NULL);
+    destroy_instance_locked(inst);
 fail:
     if (st == VKLLM_STATUS_NO_DEVICE || st == VKLLM_STATUS_VULKAN)
         vkllm__err_prefix("no Vulkan driver could be initialized (is a driver installed? "
@@ -530,7 +546,7 @@ vkllm_status vkllm__gpu_list(struct vkllm_device_info **out, uint32_t *count) {
 done:
     vkllm__free(infos);
     vkllm__free(pd);
-    vkDestroyInstance(inst, NULL);
+    destroy_instance_locked(inst);
     return st;
 }
 
@@ -694,8 +710,11 @@ static vkllm_status create_device(struct vkllm__gpu *gpu) {
         .enabledExtensionCount = n_exts,
         .ppEnabledExtensionNames = exts,
     };
-    VKLLM_VK_TRY(st, vkCreateDevice(gpu->phys, &dci, NULL, &gpu->device), fail);
-    volkLoadDeviceTable(&gpu->vk, gpu->device);
+    pthread_mutex_lock(&g_loader_mu); /* see create_instance_locked */
+    VkResult dr = vkCreateDevice(gpu->phys, &dci, NULL, &gpu->device);
+    if (dr == VK_SUCCESS) volkLoadDeviceTable(&gpu->vk, gpu->device);
+    pthread_mutex_unlock(&g_loader_mu);
+    VKLLM_VK_TRY(st, dr, fail);
     gpu->vk.vkGetDeviceQueue(gpu->device, gpu->queue_family, 0, &gpu->queue);
     return VKLLM_STATUS_OK;
 fail:
@@ -759,10 +778,12 @@ void vkllm__gpu_close(struct vkllm__gpu *gpu) {
         vkllm__pipeline_cache_save(gpu);
         vkllm__pipelines_free(gpu);
         vkllm__mem_free_all(gpu);
+        pthread_mutex_lock(&g_loader_mu);
         gpu->vk.vkDestroyDevice(gpu->device, NULL);
+        pthread_mutex_unlock(&g_loader_mu);
     }
     if (gpu->messenger) gpu->destroy_messenger(gpu->instance, gpu->messenger, NULL);
-    if (gpu->instance) vkDestroyInstance(gpu->instance, NULL);
+    if (gpu->instance) destroy_instance_locked(gpu->instance);
     vkllm__free(gpu);
 }
 
