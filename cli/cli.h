@@ -10,17 +10,17 @@
 /* Each subcommand gets argv with argv[0] = the subcommand name; returns the process exit code. */
 int cli_cmd_devices(int argc, char **argv);
 int cli_cmd_selftest(int argc, char **argv);
-int cli_cmd_pipelines(int argc, char **argv);   /* cli/cmd_pipelines.c */
-int cli_cmd_logits(int argc, char **argv);      /* cli/cmd_logits.c */
-int cli_cmd_bench(int argc, char **argv);       /* cli/cmd_bench.c */
-int cli_cmd_compare(int argc, char **argv);     /* cli/cmd_compare.c */
-int cli_cmd_run(int argc, char **argv);         /* cli/cmd_run.c */
-int cli_cmd_chat(int argc, char **argv);        /* cli/cmd_chat.c */
-int cli_cmd_serve(int argc, char **argv);       /* cli/cmd_serve.c */
-int cli_cmd_info(int argc, char **argv);        /* cli/cmd_info.c */
-int cli_cmd_make_model(int argc, char **argv);  /* cli/cmd_make_model.c */
-int cli_cmd_tokenize(int argc, char **argv);    /* cli/cmd_tokenize.c */
-int cli_cmd_detokenize(int argc, char **argv);  /* cli/cmd_tokenize.c */
+int cli_cmd_pipelines(int argc, char **argv);  /* cli/cmd_pipelines.c */
+int cli_cmd_logits(int argc, char **argv);     /* cli/cmd_logits.c */
+int cli_cmd_bench(int argc, char **argv);      /* cli/cmd_bench.c */
+int cli_cmd_compare(int argc, char **argv);    /* cli/cmd_compare.c */
+int cli_cmd_run(int argc, char **argv);        /* cli/cmd_run.c */
+int cli_cmd_chat(int argc, char **argv);       /* cli/cmd_chat.c */
+int cli_cmd_serve(int argc, char **argv);      /* cli/cmd_serve.c */
+int cli_cmd_info(int argc, char **argv);       /* cli/cmd_info.c */
+int cli_cmd_make_model(int argc, char **argv); /* cli/cmd_make_model.c */
+int cli_cmd_tokenize(int argc, char **argv);   /* cli/cmd_tokenize.c */
+int cli_cmd_detokenize(int argc, char **argv); /* cli/cmd_tokenize.c */
 
 /* Print "vkllm: <what>: <detail> (VKLLM_STATUS_X)" on stderr and return the exit code for s. */
 int cli_fail(vkllm_status s, const char *what);
@@ -57,8 +57,8 @@ const char *cli_sampling_help(void);
 int cli_kv_arg(const char *cmd, const char *a, const char *v, struct vkllm_session_params *sp);
 int cli_kv_types(const char *list, int *out, int *n);
 #define CLI_KV_HELP                                                                                          \
-    "  -ctk, --cache-type-k T  KV cache type of K: f16 (default) or q8_0 (int8 and a scale per 32 values:\n"  \
-    "                        0.56x the bytes of f16; llama.cpp's flag)\n"                                        \
+    "  -ctk, --cache-type-k T  KV cache type of K: f16 (default) or q8_0 (int8 and a scale per 32 values:\n" \
+    "                        0.56x the bytes of f16; llama.cpp's flag)\n"                                    \
     "  -ctv, --cache-type-v T  ... of V\n"
 
 /* Model parameters for the CLI: a progress line on stderr while the weights load, when stderr
@@ -91,16 +91,18 @@ struct cli_json_field {
     double value;
     int is_bool;
 };
-#define CLI_NUM(k, v) {k, (double)(v), 0}
-#define CLI_BOOL(k, v) {k, (double)!!(v), 1}
+#define CLI_NUM(k, v) \
+    { k, (double)(v), 0 }
+#define CLI_BOOL(k, v) \
+    { k, (double)!!(v), 1 }
 void cli_json_add(struct cJSON *o, const struct cli_json_field *f, size_t n);
 /* Device memory by use as JSON: {"device": {use: bytes, ..., "total": n}, "host": {...}} (run and
  * bench --stats / -o json). */
 struct cJSON *cli_memory_json(const struct vkllm_memory_breakdown *m);
-#define CLI_JSON_ADD(o, ...)                                                                         \
-    do {                                                                                             \
-        const struct cli_json_field f_[] = {__VA_ARGS__};                                            \
-        cli_json_add(o, f_, sizeof f_ / sizeof f_[0]);                                               \
+#define CLI_JSON_ADD(o, ...)                              \
+    do {                                                  \
+        const struct cli_json_field f_[] = {__VA_ARGS__}; \
+        cli_json_add(o, f_, sizeof f_ / sizeof f_[0]);    \
     } while (0)
 
 /* The monotonic clock in seconds (the CLI's one clock). */

@@ -31,10 +31,10 @@ struct opts {
     int reps;
     int ubatch;
     int ctk[2], n_ctk, ctv[2], n_ctv; /* KV cache types (enum vkllm_kv_type), each an axis */
-    const char *format; /* md, csv, json, jsonl */
-    int greedy;         /* tg through the on-device argmax instead of reading logits */
-    int profile;        /* --profile */
-    double peak_gbps;   /* --peak-gbps (0: not given) */
+    const char *format;               /* md, csv, json, jsonl */
+    int greedy;                       /* tg through the on-device argmax instead of reading logits */
+    int profile;                      /* --profile */
+    double peak_gbps;                 /* --peak-gbps (0: not given) */
 };
 
 struct result {
@@ -44,11 +44,11 @@ struct result {
     double samples[64];
     int n_samples;
     double avg, stddev;
-    char time[32]; /* test_time: when the test started, ISO 8601 UTC */
-    uint64_t kv_per_token; /* KV cache bytes one more position of context costs */
-    uint64_t kv_bytes;     /* the session's KV cache, allocated */
+    char time[32];                     /* test_time: when the test started, ISO 8601 UTC */
+    uint64_t kv_per_token;             /* KV cache bytes one more position of context costs */
+    uint64_t kv_bytes;                 /* the session's KV cache, allocated */
     struct vkllm_memory_breakdown mem; /* the context's memory by use after the test */
-    int type_k, type_v;    /* enum vkllm_kv_type */
+    int type_k, type_v;                /* enum vkllm_kv_type */
 };
 
 static const char *kv_name(int t) { return t == VKLLM_KV_Q8_0 ? "q8_0" : "f16"; }
@@ -235,15 +235,17 @@ static void print_profile_md(const struct profile *p, const struct opts *o) {
     char name[96];
     printf("\n%s, %s: %d dispatches, %d behind a barrier\n\n", p->dev.name, profile_name(p, name, sizeof name),
            p->n_dispatch, p->n_barriers);
-    printf("| kernel | calls | GPU ms | share | MB read | MB written | GB/s | GFLOP | GFLOP/s | barriers | variants |\n");
+    printf(
+        "| kernel | calls | GPU ms | share | MB read | MB written | GB/s | GFLOP | GFLOP/s | barriers | variants |\n");
     printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
     for (int i = 0; i < p->n_k; i++) {
         const struct kernel *k = &p->k[i];
         printf("| %s | %d | %.3f | %.1f%% |", k->label, k->calls, k->ns * 1e-6,
                p->sum_ms > 0 ? 100 * k->ns * 1e-6 / p->sum_ms : 0);
         if (k->no_cost == k->calls) printf(" n/a | n/a | n/a | n/a | n/a |");
-        else printf(" %.3f | %.3f | %.2f | %.4f | %.2f |", k->cost.bytes_read / 1e6, k->cost.bytes_written / 1e6,
-                    cli_k_gbps(k), k->cost.flops / 1e9, cli_k_gflops(k));
+        else
+            printf(" %.3f | %.3f | %.2f | %.4f | %.2f |", k->cost.bytes_read / 1e6, k->cost.bytes_written / 1e6,
+                   cli_k_gbps(k), k->cost.flops / 1e9, cli_k_gflops(k));
         printf(" %d |", k->barriers);
         for (int v = 0; v < k->n_shaders && v < MAX_SHADERS; v++) printf("%s%s", v ? ", " : " ", k->shaders[v]);
         printf("%s |\n", k->n_shaders > MAX_SHADERS ? ", ..." : "");
@@ -254,8 +256,8 @@ static void print_profile_md(const struct profile *p, const struct opts *o) {
     printf("\n");
     for (int i = 0; i < p->n_k; i++)
         if (p->k[i].no_cost)
-            printf("%s: %d of %d calls declare no cost (bytes and flops not counted)\n", p->k[i].label,
-                   p->k[i].no_cost, p->k[i].calls);
+            printf("%s: %d of %d calls declare no cost (bytes and flops not counted)\n", p->k[i].label, p->k[i].no_cost,
+                   p->k[i].calls);
     if (!p->decode) return;
     printf("weights read by the matvec kernels: %.2f MB per token (the model's matrices as the device holds them: "
            "%.2f MB); x %.3f tokens/s "
@@ -298,7 +300,8 @@ static cJSON *profile_json(const struct profile *p, const struct opts *o) {
         cJSON_AddNumberToObject(kj, "gflops", cli_k_gflops(k));
         cJSON_AddNumberToObject(kj, "barriers", k->barriers);
         cJSON *sh = cJSON_AddArrayToObject(kj, "shaders");
-        for (int v = 0; v < k->n_shaders && v < MAX_SHADERS; v++) cJSON_AddItemToArray(sh, cJSON_CreateString(k->shaders[v]));
+        for (int v = 0; v < k->n_shaders && v < MAX_SHADERS; v++)
+            cJSON_AddItemToArray(sh, cJSON_CreateString(k->shaders[v]));
         cJSON_AddItemToArray(arr, kj);
     }
     if (p->decode) {
@@ -361,8 +364,13 @@ static void print_charts(FILE *f, const struct result *rs, int n, const struct p
             const struct result *r = &rs[i];
             if ((kind == 0 && !r->n_gen) || (kind == 1 && !r->n_prompt)) continue;
             char key[300];
-            snprintf(key, sizeof key, "%s %s%d", r->dev.name, kind == 2 ? "" : r->n_gen ? "tg" : "pp",
-                     kind == 2 ? 0 : r->n_gen ? r->n_gen : r->n_prompt);
+            snprintf(key, sizeof key, "%s %s%d", r->dev.name,
+                     kind == 2  ? ""
+                     : r->n_gen ? "tg"
+                                : "pp",
+                     kind == 2  ? 0
+                     : r->n_gen ? r->n_gen
+                                : r->n_prompt);
             if (kind == 2) snprintf(key, sizeof key, "%s", r->dev.name);
             int j = 0;
             while (j < m && strcmp(names[j], key)) j++;
@@ -379,8 +387,10 @@ static void print_charts(FILE *f, const struct result *rs, int n, const struct p
             ys[j][ss[j].n++] = kind == 2 ? (double)r->kv_per_token * r->n_depth / 1048576 : r->avg;
         }
         if (!m) continue;
-        svg_line_chart(f, kind == 0 ? "Decode tokens/s by context depth" : kind == 1 ? "Prefill tokens/s by context depth"
-                                                                            : "KV cache by context length",
+        svg_line_chart(f,
+                       kind == 0   ? "Decode tokens/s by context depth"
+                       : kind == 1 ? "Prefill tokens/s by context depth"
+                                   : "KV cache by context length",
                        kind == 2 ? "context tokens" : "depth (tokens in the KV cache)", kind == 2 ? "MiB" : "tokens/s",
                        ss, m);
     }
@@ -405,9 +415,11 @@ static void print_charts(FILE *f, const struct result *rs, int n, const struct p
             sets[m] = (struct svg_bar_set){ps[i].dev.name, v[m], o->peak_gbps};
             m++;
         }
-        if (nl) svg_bar_chart(f, decode ? "Kernel bandwidth of one decode step (GB/s)"
-                                        : "Kernel bandwidth of one prefill micro-batch (GB/s)",
-                              "GB/s", labels, nl, sets, m);
+        if (nl)
+            svg_bar_chart(f,
+                          decode ? "Kernel bandwidth of one decode step (GB/s)"
+                                 : "Kernel bandwidth of one prefill micro-batch (GB/s)",
+                          "GB/s", labels, nl, sets, m);
     }
 }
 
@@ -422,8 +434,8 @@ static void print_results(const struct result *rs, int n, const struct profile *
         printf("<pre>");
         for (int i = 0; i < n; i++) {
             char line[512];
-            snprintf(line, sizeof line, "%s %s: %.2f ± %.2f t/s\n", rs[i].dev.name, test_name(&rs[i], name, sizeof name),
-                     rs[i].avg, rs[i].stddev);
+            snprintf(line, sizeof line, "%s %s: %.2f ± %.2f t/s\n", rs[i].dev.name,
+                     test_name(&rs[i], name, sizeof name), rs[i].avg, rs[i].stddev);
             svg_text(stdout, line);
         }
         printf("</pre>\n");
@@ -484,8 +496,8 @@ static void print_results(const struct result *rs, int n, const struct profile *
                    r->dev.api_version >> 22, (r->dev.api_version >> 12) & 0x3ff, r->dev.api_version & 0xfff,
                    r->mi.name[0] ? r->mi.name : r->mi.arch, (unsigned long long)r->mi.file_bytes,
                    (unsigned long long)r->mi.n_params, r->mi.type_summary, o->ubatch, kv_name(r->type_k),
-                   kv_name(r->type_v), r->n_prompt, r->n_gen,
-                   r->n_depth, r->avg, r->stddev, bandwidth_gbps(r), vkllm_version(), vkllm_git_commit(), r->time);
+                   kv_name(r->type_v), r->n_prompt, r->n_gen, r->n_depth, r->avg, r->stddev, bandwidth_gbps(r),
+                   vkllm_version(), vkllm_git_commit(), r->time);
         }
         if (n_ps) print_profiles_csv(ps, n_ps);
     } else {
@@ -520,8 +532,8 @@ static int bench_device(const struct opts *o, int dev, int type_k, int type_v, s
         for (int i = 0; i < o->n_pp; i++) need = MAXI(need, o->depth[d] + o->pp[i]);
     for (int d = 0; d < o->n_depth; d++)
         for (int i = 0; i < o->n_tg; i++) need = MAXI(need, o->depth[d] + o->tg[i]);
-    struct vkllm_session_params sp = {.n_ctx = (uint32_t)need, .n_ubatch = (uint32_t)o->ubatch, .type_k = type_k,
-                                      .type_v = type_v};
+    struct vkllm_session_params sp = {
+        .n_ctx = (uint32_t)need, .n_ubatch = (uint32_t)o->ubatch, .type_k = type_k, .type_v = type_v};
     struct cli_handles h;
     int code = cli_open(o->path, dev, &sp, &h);
     if (code) return code;
@@ -559,12 +571,14 @@ static int bench_device(const struct opts *o, int dev, int type_k, int type_v, s
                 if (st) code = cli_fail(st, "benchmark run failed");
                 else stats(r);
                 vkllm_ctx_memory_breakdown(h.ctx, &r->mem);
-                if (!code) fprintf(stderr, "vkllm: bench: %s %s: %.2f t/s\n", info->name,
-                                   r->n_prompt ? "pp" : "tg", r->avg);
+                if (!code)
+                    fprintf(stderr, "vkllm: bench: %s %s: %.2f t/s\n", info->name, r->n_prompt ? "pp" : "tg", r->avg);
                 if (!code) { /* what the device holds, by use */
                     fprintf(stderr, "vkllm: bench: device memory (MiB):");
                     for (int u = 0; u < VKLLM_MEMORY_USE_COUNT; u++)
-                        if (r->mem.device[u]) fprintf(stderr, " %s %.1f", vkllm_memory_use_name((enum vkllm_memory_use)u), r->mem.device[u] / 1048576.0);
+                        if (r->mem.device[u])
+                            fprintf(stderr, " %s %.1f", vkllm_memory_use_name((enum vkllm_memory_use)u),
+                                    r->mem.device[u] / 1048576.0);
                     fprintf(stderr, "\n");
                 }
             }
@@ -581,9 +595,9 @@ static int bench_device(const struct opts *o, int dev, int type_k, int type_v, s
             code = cli_exit_code(st);
         } else if (st) {
             code = cli_fail(st, "profile run failed");
-        }
-        else fprintf(stderr, "vkllm: bench: %s profile: kernel sum %.3f ms, step %.3f ms\n",
-                     kind == 0 ? "decode" : "prefill", p->sum_ms, p->step_ms);
+        } else
+            fprintf(stderr, "vkllm: bench: %s profile: kernel sum %.3f ms, step %.3f ms\n",
+                    kind == 0 ? "decode" : "prefill", p->sum_ms, p->step_ms);
     }
     return cli_close(&h, code);
 }
@@ -605,23 +619,22 @@ int cli_cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "-r") && has) o.reps = atoi(argv[++i]);
         else if (!strcmp(a, "--ubatch") && has) o.ubatch = atoi(argv[++i]);
         else if (!strcmp(a, "-o") && has) o.format = argv[++i];
-        else if ((!strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k") || !strcmp(a, "-ctv") || !strcmp(a, "--cache-type-v")) &&
+        else if ((!strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k") || !strcmp(a, "-ctv") ||
+                  !strcmp(a, "--cache-type-v")) &&
                  has) {
             int v = a[strlen(a) - 1] == 'v';
             if (cli_kv_types(argv[++i], v ? o.ctv : o.ctk, v ? &o.n_ctv : &o.n_ctk)) {
                 fprintf(stderr, "vkllm: bench: %s takes f16, q8_0 or both (f16,q8_0)\n", a);
                 return 2;
             }
-        }
-        else if (!strcmp(a, "--greedy")) o.greedy = 1;
+        } else if (!strcmp(a, "--greedy")) o.greedy = 1;
         else if (!strcmp(a, "--profile")) o.profile = 1;
         else if (!strcmp(a, "--peak-gbps") && has) {
             if (cli_number("bench", a, argv[++i], 1e-6, 1e9, &o.peak_gbps)) return 2;
-        }
-        else return cli_other_option("bench", a, usage);
+        } else return cli_other_option("bench", a, usage);
         if (bad) {
-            fprintf(stderr, "vkllm: bench: '%s' takes a comma-separated list of at most %d numbers in [0, 1000000]\n", a,
-                    MAX_LIST);
+            fprintf(stderr, "vkllm: bench: '%s' takes a comma-separated list of at most %d numbers in [0, 1000000]\n",
+                    a, MAX_LIST);
             return 2;
         }
     }

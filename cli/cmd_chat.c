@@ -13,18 +13,17 @@
 #include "cli.h"
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: vkllm chat -m FILE [--chat-template NAME] [--system TEXT] [options]\n"
-            "\n"
-            "An interactive conversation using the model's chat template. Type a message and press\n"
-            "Enter. Commands: /reset (start over), /stats (statistics of the last reply), /quit.\n"
-            "Ctrl-C stops the current reply; Ctrl-D or /quit ends the program.\n"
-            "\n"
-            "  -m FILE                GGUF model\n"
-            "  --chat-template NAME   use this template instead of the model's (names below)\n"
-            "  --system TEXT          a system message at the start of the conversation\n"
-            "  -c N                   context size in tokens (default: the model's, at most 4096)\n"
-            "  --device N             Vulkan device index\n");
+    fprintf(f, "usage: vkllm chat -m FILE [--chat-template NAME] [--system TEXT] [options]\n"
+               "\n"
+               "An interactive conversation using the model's chat template. Type a message and press\n"
+               "Enter. Commands: /reset (start over), /stats (statistics of the last reply), /quit.\n"
+               "Ctrl-C stops the current reply; Ctrl-D or /quit ends the program.\n"
+               "\n"
+               "  -m FILE                GGUF model\n"
+               "  --chat-template NAME   use this template instead of the model's (names below)\n"
+               "  --system TEXT          a system message at the start of the conversation\n"
+               "  -c N                   context size in tokens (default: the model's, at most 4096)\n"
+               "  --device N             Vulkan device index\n");
     fputs(CLI_KV_HELP, f);
     fputs(cli_sampling_help(), f);
     fprintf(f, "templates: %s\n", vkllm_chat_template_names());
@@ -56,7 +55,7 @@ struct conversation {
     struct vkllm_chat_message *msgs;
     char **owned; /* message texts we allocated */
     size_t n, cap;
-    char *fed;    /* the text already in the KV cache (template rendering + replies) */
+    char *fed; /* the text already in the KV cache (template rendering + replies) */
 };
 
 static int conv_add(struct conversation *c, const char *role, const char *content) {

@@ -40,15 +40,15 @@ struct opts {
 };
 
 struct agree {
-    int n;                 /* positions compared */
+    int n; /* positions compared */
     double max_abs, sum_abs, sum_kl, max_kl;
-    int top1;              /* positions whose argmax agrees */
-    int near_ties;         /* of the others, those where the baseline's two best logits are closer
-                              than twice the largest |difference| there: rounding alone swaps them */
+    int top1;      /* positions whose argmax agrees */
+    int near_ties; /* of the others, those where the baseline's two best logits are closer
+                      than twice the largest |difference| there: rounding alone swaps them */
 };
 
 struct dev_result {
-    int id;                /* REF or the Vulkan index */
+    int id; /* REF or the Vulkan index */
     char name[320];
     struct vkllm_device_info dev;
     struct agree ag;
@@ -57,7 +57,7 @@ struct dev_result {
     uint64_t weight_bytes, kv_per_token, decode_bytes;
     struct profile prof;
     int has_prof;
-    double peak;           /* GB/s, 0 unknown */
+    double peak; /* GB/s, 0 unknown */
     const char *peak_from;
     char error[256];
 };
@@ -65,11 +65,12 @@ struct dev_result {
 /* The baseline's run of one prompt: its tokens (prompt + greedy continuation) and logits. */
 struct base_run {
     int32_t *tok;
-    uint32_t n_prompt, n;  /* prompt tokens, all tokens */
-    float *logits;         /* n x n_vocab: the logits after each token */
+    uint32_t n_prompt, n; /* prompt tokens, all tokens */
+    float *logits;        /* n x n_vocab: the logits after each token */
 };
 
 /* Memory bandwidth of known GPUs, GB/s (vendor spec sheets); the longest matching name wins. */
+// clang-format off
 static const struct {
     const char *name;
     double gbps;
@@ -82,6 +83,7 @@ static const struct {
     {"Apple M1 Max", 400}, {"Apple M2 Max", 400}, {"Apple M1 Ultra", 800}, {"Apple M2 Ultra", 800}, {"Apple M1 Pro", 200},
     {"Apple M2 Pro", 200},
 };
+// clang-format on
 
 static double known_peak(const char *name) {
     size_t best = 0;
@@ -93,33 +95,32 @@ static double known_peak(const char *name) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: vkllm compare -m FILE [--devices 0,1,ref] [-p N] [-n N] [--depths 0,512,2048]\n"
-            "                     [--steps N] [--prompts FILE] [-r N] [--peak-gbps X] [-o md|json|html]\n"
-            "                     [--out FILE]\n"
-            "\n"
-            "Runs the same model and prompts on every device and reports, side by side: whether they\n"
-            "agree (logits against a baseline: max and mean |difference|, KL divergence, top-1\n"
-            "agreement over greedy steps), prefill and decode speed at each depth with the effective\n"
-            "weight bandwidth against the device's peak, KV-cache memory as the context grows, and the\n"
-            "kernels of one decode step.\n"
-            "\n"
-            "  -m FILE          GGUF model\n"
-            "  --devices LIST   Vulkan indices and/or `ref` (the scalar C reference; agreement only)\n"
-            "                   (default: every usable device, and ref when the model has at most 300M\n"
-            "                   parameters)\n"
-            "  --baseline D     what agreement is measured against: `ref` or a device index (default:\n"
-            "                   ref when listed, else the first device)\n"
-            "  -p N             prompt tokens of the prefill test (default 512)\n"
-            "  -n N             tokens of the decode test (default 64)\n"
-            "  --depths LIST    tokens already in the KV cache for the speed tests (default 0,512,2048)\n"
-            "  --steps N        greedy tokens compared after each prompt (default 32)\n"
-            "  --prompts FILE   one prompt per line for the agreement test (default: a built-in one)\n"
-            "  -r N             speed runs per test after a warm-up; the median counts (default 3)\n"
-            "  --ubatch N       prefill micro-batch size (default 512)\n"
-            "  --peak-gbps X    the devices' memory bandwidth, GB/s (default: a table of known GPUs)\n"
-            "  -o FORMAT        md (default), json, or html (one file, SVG charts, no scripts)\n"
-            "  --out FILE       write the report there instead of standard output\n");
+    fprintf(f, "usage: vkllm compare -m FILE [--devices 0,1,ref] [-p N] [-n N] [--depths 0,512,2048]\n"
+               "                     [--steps N] [--prompts FILE] [-r N] [--peak-gbps X] [-o md|json|html]\n"
+               "                     [--out FILE]\n"
+               "\n"
+               "Runs the same model and prompts on every device and reports, side by side: whether they\n"
+               "agree (logits against a baseline: max and mean |difference|, KL divergence, top-1\n"
+               "agreement over greedy steps), prefill and decode speed at each depth with the effective\n"
+               "weight bandwidth against the device's peak, KV-cache memory as the context grows, and the\n"
+               "kernels of one decode step.\n"
+               "\n"
+               "  -m FILE          GGUF model\n"
+               "  --devices LIST   Vulkan indices and/or `ref` (the scalar C reference; agreement only)\n"
+               "                   (default: every usable device, and ref when the model has at most 300M\n"
+               "                   parameters)\n"
+               "  --baseline D     what agreement is measured against: `ref` or a device index (default:\n"
+               "                   ref when listed, else the first device)\n"
+               "  -p N             prompt tokens of the prefill test (default 512)\n"
+               "  -n N             tokens of the decode test (default 64)\n"
+               "  --depths LIST    tokens already in the KV cache for the speed tests (default 0,512,2048)\n"
+               "  --steps N        greedy tokens compared after each prompt (default 32)\n"
+               "  --prompts FILE   one prompt per line for the agreement test (default: a built-in one)\n"
+               "  -r N             speed runs per test after a warm-up; the median counts (default 3)\n"
+               "  --ubatch N       prefill micro-batch size (default 512)\n"
+               "  --peak-gbps X    the devices' memory bandwidth, GB/s (default: a table of known GPUs)\n"
+               "  -o FORMAT        md (default), json, or html (one file, SVG charts, no scripts)\n"
+               "  --out FILE       write the report there instead of standard output\n");
 }
 
 static int parse_devices(const char *s, struct opts *o) {
@@ -302,8 +303,7 @@ static vkllm_status speed_at(vkllm_session_t s, const struct opts *o, uint32_t n
     return st;
 }
 
-static int run_device(const struct opts *o, struct dev_result *d, struct base_run *runs, int n_runs,
-                      uint32_t n_vocab) {
+static int run_device(const struct opts *o, struct dev_result *d, struct base_run *runs, int n_runs, uint32_t n_vocab) {
     if (d->id == REF) {
         snprintf(d->name, sizeof d->name, "reference (scalar C, fp32)");
         for (int i = 0; i < n_runs && !d->is_baseline; i++) {
@@ -329,7 +329,8 @@ static int run_device(const struct opts *o, struct dev_result *d, struct base_ru
     vkllm_model_get_info(h.model, &mi);
     struct vkllm_session_memory sm;
     vkllm_session_memory(h.s, &sm);
-    d->weight_bytes = mi.weight_bytes, d->kv_per_token = sm.kv_bytes_per_token, d->decode_bytes = mi.decode_bytes_per_token;
+    d->weight_bytes = mi.weight_bytes, d->kv_per_token = sm.kv_bytes_per_token,
+    d->decode_bytes = mi.decode_bytes_per_token;
     d->peak = o->peak_gbps > 0 ? o->peak_gbps : known_peak(d->dev.name);
     d->peak_from = o->peak_gbps > 0 ? "--peak-gbps" : d->peak > 0 ? "table of known GPUs" : NULL;
     vkllm_status st = VKLLM_STATUS_OK;
@@ -338,15 +339,17 @@ static int run_device(const struct opts *o, struct dev_result *d, struct base_ru
     for (int i = 0; !code && i < o->n_depth; i++) {
         st = speed_at(h.s, o, mi.n_vocab, o->depth[i], &d->pp[i], &d->tg[i]);
         if (st) code = cli_fail(st, "the speed run");
-        else fprintf(stderr, "vkllm: compare: %s, depth %d: pp%d %.1f t/s, tg%d %.1f t/s\n", d->name, o->depth[i],
-                     o->n_prompt, d->pp[i], o->n_gen, d->tg[i]);
+        else
+            fprintf(stderr, "vkllm: compare: %s, depth %d: pp%d %.1f t/s, tg%d %.1f t/s\n", d->name, o->depth[i],
+                    o->n_prompt, d->pp[i], o->n_gen, d->tg[i]);
     }
     if (!code) {
         d->prof.dev = d->dev, d->prof.mi = mi;
         st = cli_profile_run(h.s, 0, 1, o->depth[0], &d->prof);
         d->has_prof = !st;
-        if (st) snprintf(d->error, sizeof d->error, "no kernel profile: %s",
-                         d->prof.error ? d->prof.error : vkllm_status_str(st));
+        if (st)
+            snprintf(d->error, sizeof d->error, "no kernel profile: %s",
+                     d->prof.error ? d->prof.error : vkllm_status_str(st));
     }
     return cli_close(&h, code);
 }
@@ -359,10 +362,13 @@ static void print_md(FILE *f, const struct opts *o, const struct dev_result *ds,
                      int n_pos_runs) {
     fprintf(f, "# vkllm compare: %s\n\nvkllm %s (%s)\n\n## Agreement with %s\n\n", o->path, vkllm_version(),
             vkllm_git_commit(), base_name);
-    fprintf(f, "%d prompt(s), each evaluated in one prefill and then %d greedy tokens of the baseline fed one at a "
-               "time. Near-ties: top-1 disagreements where the baseline's two best logits are closer than twice the "
-               "largest |difference| at that position.\n\n", n_pos_runs, o->steps);
-    fprintf(f, "| device | positions | max abs diff | mean abs diff | mean KL | max KL | top-1 agreement | near-ties |\n");
+    fprintf(f,
+            "%d prompt(s), each evaluated in one prefill and then %d greedy tokens of the baseline fed one at a "
+            "time. Near-ties: top-1 disagreements where the baseline's two best logits are closer than twice the "
+            "largest |difference| at that position.\n\n",
+            n_pos_runs, o->steps);
+    fprintf(f,
+            "| device | positions | max abs diff | mean abs diff | mean KL | max KL | top-1 agreement | near-ties |\n");
     fprintf(f, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (int i = 0; i < n; i++) {
         const struct dev_result *d = &ds[i];
@@ -375,8 +381,10 @@ static void print_md(FILE *f, const struct opts *o, const struct dev_result *ds,
                 a->n ? a->sum_abs / a->n : 0, a->n ? a->sum_kl / a->n : 0, a->max_kl, a->n ? 100.0 * a->top1 / a->n : 0,
                 a->near_ties);
     }
-    fprintf(f, "\n## Speed (tokens/s, median of %d)\n\n| device | depth | pp%d | tg%d | decode GB/s | of peak |\n"
-               "| --- | ---: | ---: | ---: | ---: | ---: |\n", o->reps, o->n_prompt, o->n_gen);
+    fprintf(f,
+            "\n## Speed (tokens/s, median of %d)\n\n| device | depth | pp%d | tg%d | decode GB/s | of peak |\n"
+            "| --- | ---: | ---: | ---: | ---: | ---: |\n",
+            o->reps, o->n_prompt, o->n_gen);
     for (int i = 0; i < n; i++) {
         const struct dev_result *d = &ds[i];
         if (d->id == REF) continue;
@@ -396,7 +404,8 @@ static void print_md(FILE *f, const struct opts *o, const struct dev_result *ds,
         const struct dev_result *d = &ds[i];
         if (d->id == REF) continue;
         fprintf(f, "| %s | %.2f MiB | %.1f KiB |", d->name, d->weight_bytes / 1048576.0, d->kv_per_token / 1024.0);
-        for (int k = 0; k < o->n_depth; k++) fprintf(f, " %.2f MiB |", (double)d->kv_per_token * o->depth[k] / 1048576.0);
+        for (int k = 0; k < o->n_depth; k++)
+            fprintf(f, " %.2f MiB |", (double)d->kv_per_token * o->depth[k] / 1048576.0);
         fprintf(f, "\n");
     }
     for (int i = 0; i < n; i++) {
@@ -407,8 +416,10 @@ static void print_md(FILE *f, const struct opts *o, const struct dev_result *ds,
             continue;
         }
         const struct profile *p = &d->prof;
-        fprintf(f, "\n## Kernels of one decode step at depth %d: %s\n\n| kernel | calls | GPU ms | share | GB/s |"
-                   " of peak |\n| --- | ---: | ---: | ---: | ---: | ---: |\n", p->pos0, d->name);
+        fprintf(f,
+                "\n## Kernels of one decode step at depth %d: %s\n\n| kernel | calls | GPU ms | share | GB/s |"
+                " of peak |\n| --- | ---: | ---: | ---: | ---: | ---: |\n",
+                p->pos0, d->name);
         for (int k = 0; k < p->n_k; k++) {
             const struct kernel *kk = &p->k[k];
             char peak[32] = "";
@@ -448,7 +459,8 @@ static cJSON *report_json(const struct opts *o, const struct dev_result *ds, int
             cJSON_AddNumberToObject(ag, "max_kl", a->max_kl);
             cJSON_AddNumberToObject(ag, "top1_agreement", a->n ? (double)a->top1 / a->n : 0);
             cJSON_AddNumberToObject(ag, "near_ties", a->near_ties);
-            cJSON_AddNumberToObject(ag, "top1_agreement_beyond_ties", a->n ? (double)(a->top1 + a->near_ties) / a->n : 0);
+            cJSON_AddNumberToObject(ag, "top1_agreement_beyond_ties",
+                                    a->n ? (double)(a->top1 + a->near_ties) / a->n : 0);
         }
         if (d->id == REF) continue;
         cJSON *sp = cJSON_AddArrayToObject(x, "speed");
@@ -526,8 +538,9 @@ static void chart_kernels(FILE *f, const struct dev_result *ds, int n) {
         sets[m] = (struct svg_bar_set){d->name, v[m], d->peak};
         m++;
     }
-    if (nl) svg_bar_chart(f, "Kernel bandwidth of one decode step (GB/s; dashed: each device's peak)", "GB/s", labels,
-                          nl, sets, m);
+    if (nl)
+        svg_bar_chart(f, "Kernel bandwidth of one decode step (GB/s; dashed: each device's peak)", "GB/s", labels, nl,
+                      sets, m);
 }
 
 static void print_html(FILE *f, const struct opts *o, const struct dev_result *ds, int n, const char *base_name,
@@ -590,7 +603,8 @@ static int tokenize_prompts(const struct opts *o, int32_t **ids, uint32_t *n_ids
     for (int i = 0; i < n && !code; i++) {
         size_t cap = strlen(lines[i] ? lines[i] : "") + 8, got = 0;
         ids[i] = lines[i] ? malloc(sizeof **ids * cap) : NULL;
-        st = ids[i] ? vkllm_tokenizer_encode(tk, lines[i], strlen(lines[i]), 1, 0, ids[i], cap, &got) : VKLLM_STATUS_OOM;
+        st =
+            ids[i] ? vkllm_tokenizer_encode(tk, lines[i], strlen(lines[i]), 1, 0, ids[i], cap, &got) : VKLLM_STATUS_OOM;
         if (st) code = cli_fail(st, "tokenizing a prompt");
         n_ids[i] = (uint32_t)got;
     }
@@ -601,8 +615,8 @@ static int tokenize_prompts(const struct opts *o, int32_t **ids, uint32_t *n_ids
 }
 
 int cli_cmd_compare(int argc, char **argv) {
-    struct opts o = {.format = "md", .n_prompt = 512, .n_gen = 64, .steps = 32, .reps = 3, .ubatch = 512,
-                     .baseline = -2};
+    struct opts o = {
+        .format = "md", .n_prompt = 512, .n_gen = 64, .steps = 32, .reps = 3, .ubatch = 512, .baseline = -2};
     o.depth[0] = 0, o.depth[1] = 512, o.depth[2] = 2048, o.n_depth = 3;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -619,6 +633,7 @@ int cli_cmd_compare(int argc, char **argv) {
         else if (!strcmp(a, "--prompts") && v) o.prompts = argv[++i];
         else if (!strcmp(a, "-o") && v) o.format = argv[++i];
         else if (!strcmp(a, "--out") && v) o.out = argv[++i];
+// clang-format off
 #define NUM(flag, lo, hi, dst)                                                  \
     else if (!strcmp(a, flag) && v) {                                           \
         if (cli_number("compare", flag, argv[++i], lo, hi, &x)) return 2;       \
@@ -627,9 +642,11 @@ int cli_cmd_compare(int argc, char **argv) {
         NUM("-p", 0, 1e6, o.n_prompt) NUM("-n", 0, 1e6, o.n_gen) NUM("--steps", 0, 1e5, o.steps)
         NUM("-r", 1, 64, o.reps) NUM("--ubatch", 1, 1e5, o.ubatch)
 #undef NUM
-        else if (!strcmp(a, "--peak-gbps") && v) {
+            // clang-format on
+            else if (!strcmp(a, "--peak-gbps") && v) {
             if (cli_number("compare", a, argv[++i], 1e-6, 1e9, &o.peak_gbps)) return 2;
-        } else return cli_other_option("compare", a, usage);
+        }
+        else return cli_other_option("compare", a, usage);
         if (bad) {
             fprintf(stderr, "vkllm: compare: '%s' takes a comma-separated list (devices: indices or ref)\n", a);
             return 2;

@@ -8,16 +8,15 @@
 #include "cli.h"
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: vkllm devices [--json] [--tuning]\n"
-            "\n"
-            "Lists every Vulkan device: a summary table, then each device's capabilities.\n"
-            "The index in the first column is what --device N and VKLLM_DEVICE=N take.\n"
-            "\n"
-            "  --json     one JSON document with every field, for machines\n"
-            "  --tuning   the tuning knobs instead: each VKLLM_* variable, its default, the values\n"
-            "             it takes and the value the environment sets. VKLLM_DEVICE_PROFILE=NAME\n"
-            "             clamps what a device reports to a published GPU's features and limits\n");
+    fprintf(f, "usage: vkllm devices [--json] [--tuning]\n"
+               "\n"
+               "Lists every Vulkan device: a summary table, then each device's capabilities.\n"
+               "The index in the first column is what --device N and VKLLM_DEVICE=N take.\n"
+               "\n"
+               "  --json     one JSON document with every field, for machines\n"
+               "  --tuning   the tuning knobs instead: each VKLLM_* variable, its default, the values\n"
+               "             it takes and the value the environment sets. VKLLM_DEVICE_PROFILE=NAME\n"
+               "             clamps what a device reports to a published GPU's features and limits\n");
 }
 
 static void api_str(uint32_t v, char *buf, size_t n) {
@@ -25,7 +24,7 @@ static void api_str(uint32_t v, char *buf, size_t n) {
 }
 
 static const char *subgroup_ops_str(uint32_t ops, char *buf, size_t n) {
-    static const char *names[] = {"basic", "vote", "arithmetic", "ballot", "shuffle", "shuffle_relative",
+    static const char *names[] = {"basic",     "vote", "arithmetic", "ballot", "shuffle", "shuffle_relative",
                                   "clustered", "quad"};
     buf[0] = 0;
     for (int i = 0; i < 8; i++)
@@ -44,16 +43,16 @@ static uint64_t device_local_bytes(const struct vkllm_device_info *d) {
 }
 
 static void print_table(const struct vkllm_device_info *devs, uint32_t n) {
-    printf("%-3s %-36s %-15s %-8s %-8s %9s %4s %4s %4s %5s %10s\n", "#", "name", "type", "vendor", "api",
-           "memory", "sg", "fp16", "int8", "coop", "max-bind");
+    printf("%-3s %-36s %-15s %-8s %-8s %9s %4s %4s %4s %5s %10s\n", "#", "name", "type", "vendor", "api", "memory",
+           "sg", "fp16", "int8", "coop", "max-bind");
     for (uint32_t i = 0; i < n; i++) {
         const struct vkllm_device_info *d = &devs[i];
         char api[32];
         api_str(d->api_version, api, sizeof api);
         printf("%-3u %-36.36s %-15s %-8s %-8s %6.1fGiB %4u %4s %4s %5s %7lluMiB\n", d->index, d->name,
-               vkllm_device_type_str(d->type), d->vendor, api, device_local_bytes(d) / 1073741824.0,
-               d->subgroup_size, d->fp16_arith ? "yes" : "no", d->int8_arith ? "yes" : "no",
-               d->cooperative_matrix ? "yes" : "no", (unsigned long long)(d->max_storage_buffer_range >> 20));
+               vkllm_device_type_str(d->type), d->vendor, api, device_local_bytes(d) / 1073741824.0, d->subgroup_size,
+               d->fp16_arith ? "yes" : "no", d->int8_arith ? "yes" : "no", d->cooperative_matrix ? "yes" : "no",
+               (unsigned long long)(d->max_storage_buffer_range >> 20));
     }
 }
 
@@ -68,8 +67,7 @@ static void print_details(const struct vkllm_device_info *d) {
                d->profile);
     printf("  driver                  %s, %s (version 0x%08x)\n", d->driver_name, d->driver_info, d->driver_version);
     printf("  Vulkan API              %s\n", api);
-    for (uint32_t h = 0; h < d->heap_count; h++)
-    {
+    for (uint32_t h = 0; h < d->heap_count; h++) {
         printf("  memory heap %u           %llu bytes (%.2f GiB)%s", h, (unsigned long long)d->heap_size[h],
                d->heap_size[h] / 1073741824.0, d->heap_device_local[h] ? ", device-local" : "");
         if (d->memory_budget)
@@ -79,9 +77,10 @@ static void print_details(const struct vkllm_device_info *d) {
     }
     for (uint32_t t = 0; t < d->memory_type_count; t++) {
         uint32_t f = d->memory_types[t].flags;
-        printf("  memory type %-2u          heap %u:%s%s%s%s\n", t, d->memory_types[t].heap,
-               f & VKLLM_MEMORY_DEVICE_LOCAL ? " device-local" : "", f & VKLLM_MEMORY_HOST_VISIBLE ? " host-visible" : "",
-               f & VKLLM_MEMORY_HOST_COHERENT ? " host-coherent" : "", f & VKLLM_MEMORY_HOST_CACHED ? " host-cached" : "");
+        printf(
+            "  memory type %-2u          heap %u:%s%s%s%s\n", t, d->memory_types[t].heap,
+            f & VKLLM_MEMORY_DEVICE_LOCAL ? " device-local" : "", f & VKLLM_MEMORY_HOST_VISIBLE ? " host-visible" : "",
+            f & VKLLM_MEMORY_HOST_COHERENT ? " host-coherent" : "", f & VKLLM_MEMORY_HOST_CACHED ? " host-cached" : "");
     }
     printf("  unified memory          %s\n", d->unified_memory ? "yes" : "no");
     printf("  subgroup size           %u", d->subgroup_size);
@@ -97,7 +96,8 @@ static void print_details(const struct vkllm_device_info *d) {
     printf("  cooperative matrix      %s\n", d->cooperative_matrix ? "yes" : "no");
     for (uint32_t i = 0; i < d->coopmat_shape_count; i++) {
         const struct vkllm_coopmat_shape *s = &d->coopmat_shapes[i];
-        printf("    %ux%ux%u  A %u B %u C %u R %u\n", s->m, s->n, s->k, s->a_type, s->b_type, s->c_type, s->result_type);
+        printf("    %ux%ux%u  A %u B %u C %u R %u\n", s->m, s->n, s->k, s->a_type, s->b_type, s->c_type,
+               s->result_type);
     }
     printf("  maxStorageBufferRange   %llu\n", (unsigned long long)d->max_storage_buffer_range);
     printf("  maxMemoryAllocationSize %llu\n", (unsigned long long)d->max_memory_allocation_size);
@@ -157,14 +157,12 @@ static cJSON *device_json(const struct vkllm_device_info *d) {
         cJSON_AddItemToArray(types, x);
     }
     CLI_JSON_ADD(o, CLI_BOOL("unified_memory", d->unified_memory), CLI_NUM("subgroup_size", d->subgroup_size),
-                 CLI_NUM("subgroup_size_min", d->subgroup_size_min),
-                 CLI_NUM("subgroup_size_max", d->subgroup_size_max),
+                 CLI_NUM("subgroup_size_min", d->subgroup_size_min), CLI_NUM("subgroup_size_max", d->subgroup_size_max),
                  CLI_BOOL("subgroup_size_control", d->subgroup_size_control));
     cJSON_AddStringToObject(o, "subgroup_operations", subgroup_ops_str(d->subgroup_ops, ops, sizeof ops));
     CLI_JSON_ADD(o, CLI_BOOL("fp16_arith", d->fp16_arith), CLI_BOOL("int8_arith", d->int8_arith),
                  CLI_BOOL("int64_arith", d->int64_arith), CLI_BOOL("storage_16bit", d->storage_16bit),
-                 CLI_BOOL("storage_8bit", d->storage_8bit),
-                 CLI_BOOL("integer_dot_product", d->integer_dot_product),
+                 CLI_BOOL("storage_8bit", d->storage_8bit), CLI_BOOL("integer_dot_product", d->integer_dot_product),
                  CLI_BOOL("integer_dot_product_accelerated", d->integer_dot_product_accel),
                  CLI_BOOL("buffer_device_address", d->buffer_device_address),
                  CLI_BOOL("cooperative_matrix", d->cooperative_matrix));
@@ -172,9 +170,9 @@ static cJSON *device_json(const struct vkllm_device_info *d) {
     for (uint32_t i = 0; i < d->coopmat_shape_count; i++) {
         const struct vkllm_coopmat_shape *s = &d->coopmat_shapes[i];
         cJSON *x = cJSON_CreateObject();
-        CLI_JSON_ADD(x, CLI_NUM("m", s->m), CLI_NUM("n", s->n), CLI_NUM("k", s->k),
-                     CLI_NUM("a_type", s->a_type), CLI_NUM("b_type", s->b_type),
-                     CLI_NUM("c_type", s->c_type), CLI_NUM("result_type", s->result_type));
+        CLI_JSON_ADD(x, CLI_NUM("m", s->m), CLI_NUM("n", s->n), CLI_NUM("k", s->k), CLI_NUM("a_type", s->a_type),
+                     CLI_NUM("b_type", s->b_type), CLI_NUM("c_type", s->c_type),
+                     CLI_NUM("result_type", s->result_type));
         cJSON_AddItemToArray(shapes, x);
     }
     CLI_JSON_ADD(o, CLI_NUM("max_storage_buffer_range", d->max_storage_buffer_range),
@@ -190,8 +188,7 @@ static cJSON *device_json(const struct vkllm_device_info *d) {
         cJSON_AddItemToArray(ws, cJSON_CreateNumber(d->max_workgroup_size[i]));
         cJSON_AddItemToArray(wc, cJSON_CreateNumber(d->max_workgroup_count[i]));
     }
-    CLI_JSON_ADD(o, CLI_NUM("max_push_constants", d->max_push_constants),
-                 CLI_BOOL("timestamps", d->timestamps),
+    CLI_JSON_ADD(o, CLI_NUM("max_push_constants", d->max_push_constants), CLI_BOOL("timestamps", d->timestamps),
                  CLI_NUM("timestamp_period_ns", d->timestamp_period_ns),
                  CLI_NUM("timestamp_valid_bits", d->timestamp_valid_bits),
                  CLI_BOOL("compute_queue", d->has_compute_queue), CLI_BOOL("usable", d->usable));

@@ -7,18 +7,17 @@
 #include "cli.h"
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: vkllm info -m FILE [--json] [--tensors]\n"
-            "\n"
-            "Describe a GGUF model: architecture, shapes, parameter count, file size, tensor types,\n"
-            "tokenizer, context length, chat template. Files of other architectures (or vocab-only\n"
-            "files) are described as far as their metadata goes and marked unsupported.\n"
-            "\n"
-            "  -m, --model FILE   the GGUF file\n"
-            "  --json             one JSON object on stdout instead of text\n"
-            "  --tensors          also list every tensor (name, type, shape, and what vkllm reads it as:\n"
-            "                     a row of the layer table such as wq, or a global such as token_embd)\n"
-            "  -h, --help         this text\n");
+    fprintf(f, "usage: vkllm info -m FILE [--json] [--tensors]\n"
+               "\n"
+               "Describe a GGUF model: architecture, shapes, parameter count, file size, tensor types,\n"
+               "tokenizer, context length, chat template. Files of other architectures (or vocab-only\n"
+               "files) are described as far as their metadata goes and marked unsupported.\n"
+               "\n"
+               "  -m, --model FILE   the GGUF file\n"
+               "  --json             one JSON object on stdout instead of text\n"
+               "  --tensors          also list every tensor (name, type, shape, and what vkllm reads it as:\n"
+               "                     a row of the layer table such as wq, or a global such as token_embd)\n"
+               "  -h, --help         this text\n");
 }
 
 static const char *tokenizer_kind(const char *model) {
@@ -58,7 +57,8 @@ static void print_text(const char *path, vkllm_model_file_t f, const struct vkll
         if (in->n_expert)
             printf("experts:         %u per token of %u, ffn %u each\n", in->n_expert_used, in->n_expert, in->n_ff_exp);
         if (in->n_swa_layers)
-            printf("sliding window:  %u positions on %u of %u layers\n", in->sliding_window, in->n_swa_layers, in->n_layer);
+            printf("sliding window:  %u positions on %u of %u layers\n", in->sliding_window, in->n_swa_layers,
+                   in->n_layer);
         if (in->attn_softcap > 0 || in->final_softcap > 0)
             printf("soft-capping:    attention %g, logits %g\n", (double)in->attn_softcap, (double)in->final_softcap);
     }
@@ -69,22 +69,23 @@ static void print_text(const char *path, vkllm_model_file_t f, const struct vkll
     for (uint32_t t = 0; t < in->n_types; t++)
         printf(" %s x%llu (%.1f MiB)", in->types[t].name, (unsigned long long)in->types[t].count,
                (double)in->types[t].bytes / (1024.0 * 1024.0));
-    printf("\ntokenizer:       %s (%s), %lld tokens, bos %lld, eos %lld\n", in->tokenizer_model[0] ? in->tokenizer_model : "-",
-           tokenizer_kind(in->tokenizer_model), (long long)in->n_tokens, (long long)in->bos, (long long)in->eos);
+    printf("\ntokenizer:       %s (%s), %lld tokens, bos %lld, eos %lld\n",
+           in->tokenizer_model[0] ? in->tokenizer_model : "-", tokenizer_kind(in->tokenizer_model),
+           (long long)in->n_tokens, (long long)in->bos, (long long)in->eos);
     printf("chat template:   %s\n", in->has_chat_template ? "yes" : "no");
     for (uint64_t i = 0; list_tensors && i < in->n_tensors; i++) {
         struct vkllm_tensor_info t;
         if (vkllm_model_file_tensor(f, i, &t)) continue;
         printf("  %-36s %-6s [", t.name, t.type);
-        for (uint32_t k = 0; k < (t.n_dims ? t.n_dims : 1); k++) printf("%s%llu", k ? ", " : "", (unsigned long long)t.ne[k]);
+        for (uint32_t k = 0; k < (t.n_dims ? t.n_dims : 1); k++)
+            printf("%s%llu", k ? ", " : "", (unsigned long long)t.ne[k]);
         printf("]%s%s\n", t.role[0] ? "  " : "  (not read)", t.role);
     }
 }
 
 static void json_hparams(cJSON *o, const struct vkllm_file_info *in) {
-    CLI_JSON_ADD(o, CLI_NUM("n_layer", in->n_layer), CLI_NUM("n_embd", in->n_embd),
-                 CLI_NUM("n_ff", in->n_ff), CLI_NUM("n_head", in->n_head),
-                 CLI_NUM("n_head_kv", in->n_head_kv), CLI_NUM("head_dim", in->head_dim),
+    CLI_JSON_ADD(o, CLI_NUM("n_layer", in->n_layer), CLI_NUM("n_embd", in->n_embd), CLI_NUM("n_ff", in->n_ff),
+                 CLI_NUM("n_head", in->n_head), CLI_NUM("n_head_kv", in->n_head_kv), CLI_NUM("head_dim", in->head_dim),
                  CLI_NUM("n_vocab", in->n_vocab), CLI_NUM("n_ctx_train", in->context_length),
                  CLI_NUM("rms_eps", in->rms_eps), CLI_BOOL("tied_embeddings", in->tied_embeddings));
     cJSON *r = cJSON_AddObjectToObject(o, "rope");
@@ -93,8 +94,7 @@ static void json_hparams(cJSON *o, const struct vkllm_file_info *in) {
     cJSON_AddStringToObject(r, "scaling", in->rope_scaling);
     cJSON_AddNumberToObject(r, "factor", in->rope_factor);
     cJSON *ex = cJSON_AddObjectToObject(o, "experts");
-    CLI_JSON_ADD(ex, CLI_NUM("count", in->n_expert), CLI_NUM("used", in->n_expert_used),
-                 CLI_NUM("n_ff", in->n_ff_exp));
+    CLI_JSON_ADD(ex, CLI_NUM("count", in->n_expert), CLI_NUM("used", in->n_expert_used), CLI_NUM("n_ff", in->n_ff_exp));
     cJSON *sw = cJSON_AddObjectToObject(o, "sliding_window");
     CLI_JSON_ADD(sw, CLI_NUM("positions", in->sliding_window), CLI_NUM("layers", in->n_swa_layers));
     cJSON *sc = cJSON_AddObjectToObject(o, "softcap");
@@ -116,7 +116,8 @@ static int print_json(const char *path, vkllm_model_file_t f, const struct vkllm
     cJSON_AddNumberToObject(o, "n_params", (double)in->n_params);
     cJSON_AddNumberToObject(o, "n_tensors", (double)in->n_tensors);
     cJSON *types = cJSON_AddObjectToObject(o, "tensor_types");
-    for (uint32_t t = 0; t < in->n_types; t++) cJSON_AddNumberToObject(types, in->types[t].name, (double)in->types[t].count);
+    for (uint32_t t = 0; t < in->n_types; t++)
+        cJSON_AddNumberToObject(types, in->types[t].name, (double)in->types[t].count);
     cJSON *tok = cJSON_AddObjectToObject(o, "tokenizer");
     cJSON_AddStringToObject(tok, "model", in->tokenizer_model);
     cJSON_AddStringToObject(tok, "kind", tokenizer_kind(in->tokenizer_model));
@@ -132,7 +133,8 @@ static int print_json(const char *path, vkllm_model_file_t f, const struct vkllm
         cJSON_AddStringToObject(e, "name", t.name);
         cJSON_AddStringToObject(e, "type", t.type);
         cJSON *ne = cJSON_AddArrayToObject(e, "ne");
-        for (uint32_t k = 0; k < (t.n_dims ? t.n_dims : 1); k++) cJSON_AddItemToArray(ne, cJSON_CreateNumber((double)t.ne[k]));
+        for (uint32_t k = 0; k < (t.n_dims ? t.n_dims : 1); k++)
+            cJSON_AddItemToArray(ne, cJSON_CreateNumber((double)t.ne[k]));
         if (t.role[0]) cJSON_AddStringToObject(e, "role", t.role);
         else cJSON_AddNullToObject(e, "role");
         cJSON_AddItemToArray(arr, e);

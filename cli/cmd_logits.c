@@ -10,20 +10,19 @@
 #include "cli.h"
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: vkllm logits -m FILE --ids \"ID ID ...\" [--top K] [--decode] [--json]\n"
-            "                    [--device N|ref] [-c N] [--ubatch N]\n"
-            "\n"
-            "Feeds the token ids to the model and prints, for every position, the K highest logits.\n"
-            "\n"
-            "  -m FILE        GGUF model\n"
-            "  --ids LIST     token ids separated by spaces or commas\n"
-            "  --top K        logits per position (default 10)\n"
-            "  --decode       feed the ids one at a time (decode steps) instead of one prefill\n"
-            "  --json         a JSON list [{\"pos\": p, \"top\": [[id, logit], ...]}, ...], highest first\n"
-            "  --device N     Vulkan device index; `ref` runs the scalar C reference forward pass\n"
-            "  -c N           context size (default: the number of ids)\n"
-            "  --ubatch N     prefill micro-batch size (default 256)\n");
+    fprintf(f, "usage: vkllm logits -m FILE --ids \"ID ID ...\" [--top K] [--decode] [--json]\n"
+               "                    [--device N|ref] [-c N] [--ubatch N]\n"
+               "\n"
+               "Feeds the token ids to the model and prints, for every position, the K highest logits.\n"
+               "\n"
+               "  -m FILE        GGUF model\n"
+               "  --ids LIST     token ids separated by spaces or commas\n"
+               "  --top K        logits per position (default 10)\n"
+               "  --decode       feed the ids one at a time (decode steps) instead of one prefill\n"
+               "  --json         a JSON list [{\"pos\": p, \"top\": [[id, logit], ...]}, ...], highest first\n"
+               "  --device N     Vulkan device index; `ref` runs the scalar C reference forward pass\n"
+               "  -c N           context size (default: the number of ids)\n"
+               "  --ubatch N     prefill micro-batch size (default 256)\n");
 }
 
 struct pair {
@@ -111,8 +110,8 @@ static int run_ref(const char *path, const int32_t *ids, uint32_t n, uint32_t k,
     return st ? cli_fail(st, path) : 0;
 }
 
-static int run_gpu(const char *path, int device, const int32_t *ids, uint32_t n, uint32_t k, int decode,
-                   uint32_t n_ctx, uint32_t n_ubatch, cJSON *arr) {
+static int run_gpu(const char *path, int device, const int32_t *ids, uint32_t n, uint32_t k, int decode, uint32_t n_ctx,
+                   uint32_t n_ubatch, cJSON *arr) {
     struct vkllm_session_params sp = {.n_ctx = n_ctx ? n_ctx : n, .n_ubatch = n_ubatch};
     struct cli_handles h;
     int code = cli_open(path, device, &sp, &h);

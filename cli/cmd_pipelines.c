@@ -11,28 +11,27 @@
 #include "cli.h"
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: vkllm pipelines [--device N] [--all] [--op NAMES] [--json] [--validate]\n"
-            "\n"
-            "Builds every compute pipeline that the device's tuning uses -- the same shaders,\n"
-            "specialization constants and required subgroup sizes as a model run, on every shape the\n"
-            "selftest's cases cover -- without\n"
-            "allocating device memory or running anything, and prints per pipeline what the driver\n"
-            "reports (VK_KHR_pipeline_executable_properties): registers (VGPRs/SGPRs on AMD), spills,\n"
-            "scratch, shared memory, occupancy, code size, and the compile time. Works on devices\n"
-            "without memory (RADV's null hardware: RADV_FORCE_FAMILY=navi21). Where the driver offers\n"
-            "no statistics only the pipelines and compile times are listed (lavapipe, SwiftShader).\n"
-            "\n"
-            "  --device N   device index (see `vkllm devices`; default VKLLM_DEVICE or the best)\n"
-            "  --all        every variant the selftest knows (other work splits, reductions, paths),\n"
-            "               not only the ones this device's tuning picks\n"
-            "  --op NAMES   only the pipelines of these ops (comma-separated, as `vkllm selftest --op`)\n"
-            "  --json       {\"device\": ..., \"pipelines\": [{\"shader\", \"spec\", \"registers\", \"vgpr\",\n"
-            "               \"spills\", \"scratch\", ..., \"stats\": {the driver's own names}}]}\n"
-            "  --validate   enable the Khronos validation layer (as VKLLM_VALIDATE=1); any message fails\n"
-            "\n"
-            "A pipeline's shape comes from the selftest's cases (runtime/check/cases.c): shaders whose\n"
-            "constants follow the model's shape may be built with other values by a real model.\n");
+    fprintf(f, "usage: vkllm pipelines [--device N] [--all] [--op NAMES] [--json] [--validate]\n"
+               "\n"
+               "Builds every compute pipeline that the device's tuning uses -- the same shaders,\n"
+               "specialization constants and required subgroup sizes as a model run, on every shape the\n"
+               "selftest's cases cover -- without\n"
+               "allocating device memory or running anything, and prints per pipeline what the driver\n"
+               "reports (VK_KHR_pipeline_executable_properties): registers (VGPRs/SGPRs on AMD), spills,\n"
+               "scratch, shared memory, occupancy, code size, and the compile time. Works on devices\n"
+               "without memory (RADV's null hardware: RADV_FORCE_FAMILY=navi21). Where the driver offers\n"
+               "no statistics only the pipelines and compile times are listed (lavapipe, SwiftShader).\n"
+               "\n"
+               "  --device N   device index (see `vkllm devices`; default VKLLM_DEVICE or the best)\n"
+               "  --all        every variant the selftest knows (other work splits, reductions, paths),\n"
+               "               not only the ones this device's tuning picks\n"
+               "  --op NAMES   only the pipelines of these ops (comma-separated, as `vkllm selftest --op`)\n"
+               "  --json       {\"device\": ..., \"pipelines\": [{\"shader\", \"spec\", \"registers\", \"vgpr\",\n"
+               "               \"spills\", \"scratch\", ..., \"stats\": {the driver's own names}}]}\n"
+               "  --validate   enable the Khronos validation layer (as VKLLM_VALIDATE=1); any message fails\n"
+               "\n"
+               "A pipeline's shape comes from the selftest's cases (runtime/check/cases.c): shaders whose\n"
+               "constants follow the model's shape may be built with other values by a real model.\n");
 }
 
 /* What the drivers call the numbers that matter, by substring of the statistic's name (lower case):
@@ -71,7 +70,7 @@ static void normalize(const struct vkllm_pipeline_info *p, struct norm *n) {
 }
 
 struct list {
-    cJSON *arr;          /* --json */
+    cJSON *arr; /* --json */
     uint32_t n, n_stats, n_spilling;
     double compile_ms, max_registers;
 };
@@ -129,8 +128,7 @@ static int each(const struct vkllm_pipeline_info *p, void *user) {
     if (p->required_subgroup) snprintf(sg, sizeof sg, "%u!", p->required_subgroup);
     else if (p->subgroup_size) snprintf(sg, sizeof sg, "%u", p->subgroup_size);
     else snprintf(sg, sizeof sg, "-");
-    printf("%-26s %5u %4s %-18s %8.1f", p->shader, p->n_spec ? p->spec[0] : 1, sg, spec[0] ? spec : "-",
-           p->compile_ms);
+    printf("%-26s %5u %4s %-18s %8.1f", p->shader, p->n_spec ? p->spec[0] : 1, sg, spec[0] ? spec : "-", p->compile_ms);
     print_num(n.registers, 5);
     print_num(n.sgpr, 5);
     print_num(n.spills, 6);
@@ -205,7 +203,8 @@ int cli_cmd_pipelines(int argc, char **argv) {
         cJSON_Delete(doc);
     } else {
         printf("%u pipelines from %u cases (%u skipped: the device cannot run them), %.0f ms compiling, %llu bytes "
-               "of device memory", l.n, n_ok + n_failed + n_skipped, n_skipped, l.compile_ms, (unsigned long long)mem);
+               "of device memory",
+               l.n, n_ok + n_failed + n_skipped, n_skipped, l.compile_ms, (unsigned long long)mem);
         if (l.n_stats) printf("; at most %.0f registers; %u with spills or scratch", l.max_registers, l.n_spilling);
         printf("\n");
     }

@@ -15,34 +15,33 @@
 #define MAX_STOP 16
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: vkllm run -m FILE [-p PROMPT | -f FILE] [options]\n"
-            "\n"
-            "Streams the model's continuation of the prompt to stdout (the prompt is not echoed);\n"
-            "statistics go to stderr. Without -p or -f the prompt is read from stdin. An empty\n"
-            "prompt starts from BOS. Ctrl-C stops the generation and still prints the statistics.\n"
-            "\n"
-            "  -m FILE                GGUF model\n"
-            "  -p TEXT                prompt\n"
-            "  -f FILE                read the prompt from a file\n"
-            "  -c N                   context size in tokens (default: the model's, at most 4096)\n"
-            "  --device N             Vulkan device index (see `vkllm devices`)\n"
-            "  --ubatch N             prefill micro-batch size (default 256)\n"
-            "  --stop TEXT            stop when TEXT appears (not printed); may be repeated\n"
-            "  --stats text|json      statistics format on stderr (default text)\n"
-            "  --no-bos               do not add BOS even if the model asks for it\n"
-            "  --parse-special        special-token text in the prompt becomes its token\n"
-            "  --json-object          JSON mode: the output is one JSON object (each token drawn among those\n"
-            "                         that keep it valid JSON); generation stops when it closes\n"
-            "  --grammar TEXT         constrain the output to a GBNF grammar (llama.cpp's format; rule root)\n"
-            "  --grammar-file FILE    ... read from a file\n"
-            "  -j, --json-schema JSON constrain the output to JSON valid under this JSON schema (objects,\n"
-            "                         arrays, strings, numbers, enums, anyOf, $ref, ...; a keyword it\n"
-            "                         cannot honour is an error)\n"
-            "  --json-schema-file FILE  ... read from a file\n"
-            "  --show-probs N         after the text, each generated token's probability and the N most\n"
-            "                         likely tokens at that step (the model's distribution: temperature 1,\n"
-            "                         before penalties and truncation; N <= 20)\n");
+    fprintf(f, "usage: vkllm run -m FILE [-p PROMPT | -f FILE] [options]\n"
+               "\n"
+               "Streams the model's continuation of the prompt to stdout (the prompt is not echoed);\n"
+               "statistics go to stderr. Without -p or -f the prompt is read from stdin. An empty\n"
+               "prompt starts from BOS. Ctrl-C stops the generation and still prints the statistics.\n"
+               "\n"
+               "  -m FILE                GGUF model\n"
+               "  -p TEXT                prompt\n"
+               "  -f FILE                read the prompt from a file\n"
+               "  -c N                   context size in tokens (default: the model's, at most 4096)\n"
+               "  --device N             Vulkan device index (see `vkllm devices`)\n"
+               "  --ubatch N             prefill micro-batch size (default 256)\n"
+               "  --stop TEXT            stop when TEXT appears (not printed); may be repeated\n"
+               "  --stats text|json      statistics format on stderr (default text)\n"
+               "  --no-bos               do not add BOS even if the model asks for it\n"
+               "  --parse-special        special-token text in the prompt becomes its token\n"
+               "  --json-object          JSON mode: the output is one JSON object (each token drawn among those\n"
+               "                         that keep it valid JSON); generation stops when it closes\n"
+               "  --grammar TEXT         constrain the output to a GBNF grammar (llama.cpp's format; rule root)\n"
+               "  --grammar-file FILE    ... read from a file\n"
+               "  -j, --json-schema JSON constrain the output to JSON valid under this JSON schema (objects,\n"
+               "                         arrays, strings, numbers, enums, anyOf, $ref, ...; a keyword it\n"
+               "                         cannot honour is an error)\n"
+               "  --json-schema-file FILE  ... read from a file\n"
+               "  --show-probs N         after the text, each generated token's probability and the N most\n"
+               "                         likely tokens at that step (the model's distribution: temperature 1,\n"
+               "                         before penalties and truncation; N <= 20)\n");
     fputs(CLI_KV_HELP, f);
     fputs(cli_sampling_help(), f);
 }
@@ -78,7 +77,9 @@ static const char *token_text(vkllm_model_t m, int32_t id, char *buf, size_t n) 
  * most likely tokens at its step. */
 static void print_probs(vkllm_model_t m, vkllm_gen_t g) {
     uint32_t n = vkllm_gen_n_generated(g) + 1;
-    fprintf(stderr, "\n--\nprobabilities (the model's distribution at each step: temperature 1, before penalties and truncation)\n");
+    fprintf(
+        stderr,
+        "\n--\nprobabilities (the model's distribution at each step: temperature 1, before penalties and truncation)\n");
     for (uint32_t i = 0; i < n; i++) {
         struct vkllm_token_probs p;
         if (vkllm_gen_token_probs(g, i, &p)) break; /* no end-of-text token */
@@ -185,12 +186,12 @@ int cli_cmd_run(int argc, char **argv) {
             i++;
             continue;
         }
-#define NUM(flag, lo, hi, dst)                                          \
-    if (!strcmp(a, flag) && v) {                                        \
-        if (cli_number("run", flag, v, lo, hi, &d)) return 2;           \
-        dst;                                                            \
-        i++;                                                            \
-        continue;                                                       \
+#define NUM(flag, lo, hi, dst)                                \
+    if (!strcmp(a, flag) && v) {                              \
+        if (cli_number("run", flag, v, lo, hi, &d)) return 2; \
+        dst;                                                  \
+        i++;                                                  \
+        continue;                                             \
     }
         NUM("-c", 1, 1e7, n_ctx = d)
         NUM("--ubatch", 1, 1e5, n_ubatch = d)
@@ -310,7 +311,9 @@ int cli_cmd_run(int argc, char **argv) {
         if (!json) {
             fprintf(stderr, "device memory by use (MiB):");
             for (int u = 0; u < VKLLM_MEMORY_USE_COUNT; u++)
-                if (mb.device[u]) fprintf(stderr, " %s %.1f", vkllm_memory_use_name((enum vkllm_memory_use)u), mb.device[u] / 1048576.0);
+                if (mb.device[u])
+                    fprintf(stderr, " %s %.1f", vkllm_memory_use_name((enum vkllm_memory_use)u),
+                            mb.device[u] / 1048576.0);
             fprintf(stderr, "\n");
         }
     }

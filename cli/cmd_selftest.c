@@ -9,35 +9,34 @@
 #include "cli.h"
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: vkllm selftest [--device N] [--validate] [--json] [--profile] [--full] [--defaults]\n"
-            "                      [--op NAMES] [--unchecked] [--list]\n"
-            "\n"
-            "Runs every compute kernel and each of its variants (work splits, reductions, texel and\n"
-            "storage paths, chunked bindings) on the device with random inputs and compares it with the\n"
-            "scalar C reference. Exit code 0 when every case is within its stated bound. A case\n"
-            "for a feature the device lacks (cooperative matrices) is reported skipped, not failed;\n"
-            "their emulation runs wherever f16 arithmetic and a required subgroup size do.\n"
-            "\n"
-            "  --device N   device index (see `vkllm devices`; default VKLLM_DEVICE or the best)\n"
-            "  --validate   enable the Khronos validation layer (as VKLLM_VALIDATE=1); any message fails\n"
-            "  --json       one JSON document: the device and one object per case (op, variant, shape,\n"
-            "               measure, err, max_abs, bound, ok, ...)\n"
-            "  --profile    also time each case: device ms, GB/s and GFLOP/s of what it declares\n"
-            "  --full       the test suite's long case lists (thousands of cases, minutes)\n"
-            "  --defaults   what a model run takes on this device: each case's shape once, with the\n"
-            "               device's own tuning (no variants that force other work splits and paths)\n"
-            "  --op NAMES   only these ops, comma-separated (the first column of --list)\n"
-            "  --unchecked  record and submit every case but compare nothing: for a device that executes\n"
-            "               nothing (a simulated GPU, such as Mesa's amdgpu noop DRM shim); a case passes\n"
-            "               when it records and submits without an error or a validation message\n"
-            "  --list       print the cases that would run (op, shape, variant), running nothing\n");
+    fprintf(f, "usage: vkllm selftest [--device N] [--validate] [--json] [--profile] [--full] [--defaults]\n"
+               "                      [--op NAMES] [--unchecked] [--list]\n"
+               "\n"
+               "Runs every compute kernel and each of its variants (work splits, reductions, texel and\n"
+               "storage paths, chunked bindings) on the device with random inputs and compares it with the\n"
+               "scalar C reference. Exit code 0 when every case is within its stated bound. A case\n"
+               "for a feature the device lacks (cooperative matrices) is reported skipped, not failed;\n"
+               "their emulation runs wherever f16 arithmetic and a required subgroup size do.\n"
+               "\n"
+               "  --device N   device index (see `vkllm devices`; default VKLLM_DEVICE or the best)\n"
+               "  --validate   enable the Khronos validation layer (as VKLLM_VALIDATE=1); any message fails\n"
+               "  --json       one JSON document: the device and one object per case (op, variant, shape,\n"
+               "               measure, err, max_abs, bound, ok, ...)\n"
+               "  --profile    also time each case: device ms, GB/s and GFLOP/s of what it declares\n"
+               "  --full       the test suite's long case lists (thousands of cases, minutes)\n"
+               "  --defaults   what a model run takes on this device: each case's shape once, with the\n"
+               "               device's own tuning (no variants that force other work splits and paths)\n"
+               "  --op NAMES   only these ops, comma-separated (the first column of --list)\n"
+               "  --unchecked  record and submit every case but compare nothing: for a device that executes\n"
+               "               nothing (a simulated GPU, such as Mesa's amdgpu noop DRM shim); a case passes\n"
+               "               when it records and submits without an error or a validation message\n"
+               "  --list       print the cases that would run (op, shape, variant), running nothing\n");
 }
 
 struct out {
     cJSON *cases; /* --json: the cases so far */
     int profile;
-    int list;     /* --list: the cases, not run */
+    int list; /* --list: the cases, not run */
     uint32_t n;
 };
 
@@ -73,11 +72,14 @@ static int print_case(const struct vkllm_selftest_case *c, void *user) {
         return 0;
     }
     if (o->list) {
-        printf("%-11s %-30s %-7s %7.0e  %s\n", c->op, c->shape, c->measure, c->bound, c->variant[0] ? c->variant : "default");
+        printf("%-11s %-30s %-7s %7.0e  %s\n", c->op, c->shape, c->measure, c->bound,
+               c->variant[0] ? c->variant : "default");
         return 0;
     }
     printf("%-11s %-30s %-7s %9.3g %7.0e  %-4s", c->op, c->shape, c->measure, c->err, c->bound,
-           c->skipped ? "skip" : c->ok ? "ok" : "FAIL");
+           c->skipped ? "skip"
+           : c->ok    ? "ok"
+                      : "FAIL");
     if (o->profile) printf(" %9.3f %7.2f %8.2f", c->gpu_ms, per_s(c->gbytes, c->gpu_ms), per_s(c->gflops, c->gpu_ms));
     printf("  %s", c->variant[0] ? c->variant : "default");
     if (c->detail[0]) printf("  (%s)", c->detail);

@@ -56,8 +56,7 @@ static void usage(FILE *f) {
             "  --http-threads N      threads serving the connections (default 2; they never wait for\n"
             "                        the model)\n"
             "  --max-client-connections N  open connections per client address at most (default 0: no\n"
-            "                        cap, as clients behind one NAT or proxy share an address)\n"
-            CLI_KV_HELP
+            "                        cap, as clients behind one NAT or proxy share an address)\n" CLI_KV_HELP
             "  --pooling mean|cls|last  embeddings' pooling (default: what the model file says,\n"
             "                        <arch>.pooling_type; mean when it says nothing)\n"
             "  --cors-origin ORIGINS web pages of these origins may call the API from a browser: \"*\" or\n"
@@ -87,11 +86,11 @@ static int parse_args(int argc, char **argv, struct serve_opts *o) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NUM(flag, lo, hi, dst)                                          \
-    if (!strcmp(a, flag) && v) {                                        \
-        if (cli_number("serve", flag, v, lo, hi, dst)) return 2;        \
-        i++;                                                            \
-        continue;                                                       \
+#define NUM(flag, lo, hi, dst)                                   \
+    if (!strcmp(a, flag) && v) {                                 \
+        if (cli_number("serve", flag, v, lo, hi, dst)) return 2; \
+        i++;                                                     \
+        continue;                                                \
     }
         NUM("--port", 0, 65535, &o->port)
         NUM("--parallel", 1, 256, &o->parallel)
@@ -104,8 +103,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o) {
         NUM("--timeout", 0, 1e6, &o->timeout)
         NUM("--max-connections", 0, 1e7, &o->max_connections)
         NUM("--http-threads", 1, 64, &o->http_threads)
-        NUM("--kv-cache-mb", 0, 1e9, &o->kv_cache_mb)
-        {
+        NUM("--kv-cache-mb", 0, 1e9, &o->kv_cache_mb) {
             struct vkllm_session_params kv = {.n_ctx = 0, .n_ubatch = 0, .type_k = o->type_k, .type_v = o->type_v};
             int taken = cli_kv_arg("serve", a, v, &kv);
             if (taken < 0) return 2;
@@ -131,8 +129,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o) {
                 return 2;
             }
             o->pooling = argv[i];
-        }
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 1;
         } else {
@@ -172,8 +169,7 @@ static const char *base_name(const char *path) {
 }
 
 /* Serve until SIGINT or SIGTERM (blocked in every thread; this one waits for them). */
-static int serve(struct serve_server *srv, const struct serve_opts *o,
-                 vkllm_session_t *slots, uint32_t n_slots) {
+static int serve(struct serve_server *srv, const struct serve_opts *o, vkllm_session_t *slots, uint32_t n_slots) {
     if (serve_engine_start(&srv->engine, srv->model, srv->engine.pool, slots, n_slots, (uint32_t)o->queue,
                            (uint32_t)o->prefill_chunk)) {
         fprintf(stderr, "vkllm: serve: cannot start the engine thread\n");
@@ -203,8 +199,15 @@ static int serve(struct serve_server *srv, const struct serve_opts *o,
 }
 
 int cli_cmd_serve(int argc, char **argv) {
-    struct serve_opts o = {.host = "127.0.0.1", .port = 8080, .parallel = 4, .queue = 64, .max_body = 1048576,
-                           .device = -1, .prefill_chunk = 128, .timeout = 60, .http_threads = 2};
+    struct serve_opts o = {.host = "127.0.0.1",
+                           .port = 8080,
+                           .parallel = 4,
+                           .queue = 64,
+                           .max_body = 1048576,
+                           .device = -1,
+                           .prefill_chunk = 128,
+                           .timeout = 60,
+                           .http_threads = 2};
     int code = parse_args(argc, argv, &o);
     if (code) return code == 1 ? 0 : code;
     if (!o.api_key) o.api_key = getenv("VKLLM_API_KEY");
@@ -214,8 +217,8 @@ int cli_cmd_serve(int argc, char **argv) {
      * exists (the Vulkan driver starts some), so every thread inherits the mask (cli/os.h). */
     cli_os_stop_init();
 
-    struct vkllm_session_params sp = {.n_ctx = (uint32_t)o.n_ctx, .n_ubatch = (uint32_t)o.ubatch, .type_k = o.type_k,
-                                      .type_v = o.type_v};
+    struct vkllm_session_params sp = {
+        .n_ctx = (uint32_t)o.n_ctx, .n_ubatch = (uint32_t)o.ubatch, .type_k = o.type_k, .type_v = o.type_v};
     struct cli_handles h;
     if ((code = cli_open(o.path, (int)o.device, &sp, &h))) return code;
     uint32_t n_slots = (uint32_t)o.parallel;
@@ -232,8 +235,11 @@ int cli_cmd_serve(int argc, char **argv) {
     sp.n_ctx = vkllm_session_n_ctx(h.s);
     vkllm_session_free(h.s);
     h.s = NULL;
-    struct vkllm_kv_pool_params pp = {.bytes = (uint64_t)(o.kv_cache_mb * 1048576.0), .n_ctx = sp.n_ctx,
-                                      .n_seq = n_slots, .type_k = sp.type_k, .type_v = sp.type_v};
+    struct vkllm_kv_pool_params pp = {.bytes = (uint64_t)(o.kv_cache_mb * 1048576.0),
+                                      .n_ctx = sp.n_ctx,
+                                      .n_seq = n_slots,
+                                      .type_k = sp.type_k,
+                                      .type_v = sp.type_v};
     vkllm_status pst = vkllm_kv_pool_init(h.model, &pp, &pool);
     if (pst) {
         code = cli_fail(pst, "cannot allocate the KV cache pool (a smaller --kv-cache-mb, -c or --parallel?)");

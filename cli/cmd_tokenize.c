@@ -18,13 +18,12 @@
 #include "cli.h"
 
 static void usage_tokenize(void) {
-    fprintf(stderr,
-            "usage: vkllm tokenize -m FILE [--ids] [--no-bos] [--parse-special] (-f TEXTFILE | TEXT)\n"
-            "  -m FILE          GGUF model or vocabulary file\n"
-            "  -f TEXTFILE      read the text from a file (exact bytes)\n"
-            "  --ids            print only the ids, space-separated, on one line\n"
-            "  --no-bos         do not add BOS/EOS/SEP even when the model asks for them\n"
-            "  --parse-special  recognize special-token text such as <|im_start|>\n");
+    fprintf(stderr, "usage: vkllm tokenize -m FILE [--ids] [--no-bos] [--parse-special] (-f TEXTFILE | TEXT)\n"
+                    "  -m FILE          GGUF model or vocabulary file\n"
+                    "  -f TEXTFILE      read the text from a file (exact bytes)\n"
+                    "  --ids            print only the ids, space-separated, on one line\n"
+                    "  --no-bos         do not add BOS/EOS/SEP even when the model asks for them\n"
+                    "  --parse-special  recognize special-token text such as <|im_start|>\n");
 }
 
 static void usage_detokenize(void) {

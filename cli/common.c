@@ -31,10 +31,8 @@ int cli_exit_code(vkllm_status s) {
 int cli_fail(vkllm_status s, const char *what) {
     const char *detail = vkllm_last_error();
     if (!detail || !*detail) detail = vkllm_status_str(s);
-    if (what && *what)
-        fprintf(stderr, "vkllm: %s: %s (%s)\n", what, detail, vkllm_status_name(s));
-    else
-        fprintf(stderr, "vkllm: %s (%s)\n", detail, vkllm_status_name(s));
+    if (what && *what) fprintf(stderr, "vkllm: %s: %s (%s)\n", what, detail, vkllm_status_name(s));
+    else fprintf(stderr, "vkllm: %s (%s)\n", detail, vkllm_status_name(s));
     return cli_exit_code(s);
 }
 
@@ -85,8 +83,14 @@ int cli_sampling_arg(const char *cmd, const char *a, const char *v, struct vkllm
         const char *flag;
         double lo, hi;
     } nums[] = {
-        {"-n", -1, 1e9}, {"--temp", -1e3, 1e3}, {"--top-k", -1, 1e9}, {"--top-p", 0, 1}, {"--min-p", 0, 1},
-        {"--repeat-penalty", 0, 1e3}, {"--repeat-last-n", -1, 1e9}, {"--frequency-penalty", -1e3, 1e3},
+        {"-n", -1, 1e9},
+        {"--temp", -1e3, 1e3},
+        {"--top-k", -1, 1e9},
+        {"--top-p", 0, 1},
+        {"--min-p", 0, 1},
+        {"--repeat-penalty", 0, 1e3},
+        {"--repeat-last-n", -1, 1e9},
+        {"--frequency-penalty", -1e3, 1e3},
         {"--presence-penalty", -1e3, 1e3},
     };
     if (!strcmp(a, "--seed")) { /* all 64 bits (a double would round the seed a run reports); -1: random */
@@ -201,8 +205,7 @@ int cli_open(const char *path, int device, const struct vkllm_session_params *sp
     if (st) return cli_close(h, cli_fail(st, "cannot open the Vulkan device"));
     if ((st = vkllm_model_load(h->ctx, path, &mp, &h->model)))
         return cli_close(h, cli_fail(st, "cannot load the model"));
-    if ((st = vkllm_session_init(h->model, sp, &h->s)))
-        return cli_close(h, cli_fail(st, "cannot create a session"));
+    if ((st = vkllm_session_init(h->model, sp, &h->s))) return cli_close(h, cli_fail(st, "cannot create a session"));
     return 0;
 }
 
@@ -250,15 +253,13 @@ void cli_json_add(struct cJSON *o, const struct cli_json_field *f, size_t n) {
 static void stats_json(const struct vkllm_generate_stats *s) {
     cJSON *o = cJSON_CreateObject();
     CLI_JSON_ADD(o, CLI_NUM("n_prompt", s->n_prompt), CLI_NUM("n_prompt_cached", s->n_prompt_cached),
-                 CLI_NUM("n_generated", s->n_generated),
-                 CLI_NUM("ttft_ms", s->ttft_ms), CLI_NUM("prefill_ms", s->prefill_ms),
-                 CLI_NUM("prefill_tps", s->prefill_tps), CLI_NUM("itl_mean_ms", s->itl_mean_ms),
-                 CLI_NUM("itl_p50_ms", s->itl_p50_ms), CLI_NUM("itl_p90_ms", s->itl_p90_ms),
-                 CLI_NUM("itl_max_ms", s->itl_max_ms), CLI_NUM("decode_tps", s->decode_tps),
-                 CLI_NUM("total_ms", s->total_ms), CLI_NUM("kv_bytes_used", s->kv_bytes_used),
-                 CLI_NUM("kv_bytes_allocated", s->kv_bytes_allocated),
-                 CLI_NUM("kv_bytes_per_token", s->kv_bytes_per_token),
-                 CLI_NUM("kv_bytes_cached", s->kv_bytes_cached),
+                 CLI_NUM("n_generated", s->n_generated), CLI_NUM("ttft_ms", s->ttft_ms),
+                 CLI_NUM("prefill_ms", s->prefill_ms), CLI_NUM("prefill_tps", s->prefill_tps),
+                 CLI_NUM("itl_mean_ms", s->itl_mean_ms), CLI_NUM("itl_p50_ms", s->itl_p50_ms),
+                 CLI_NUM("itl_p90_ms", s->itl_p90_ms), CLI_NUM("itl_max_ms", s->itl_max_ms),
+                 CLI_NUM("decode_tps", s->decode_tps), CLI_NUM("total_ms", s->total_ms),
+                 CLI_NUM("kv_bytes_used", s->kv_bytes_used), CLI_NUM("kv_bytes_allocated", s->kv_bytes_allocated),
+                 CLI_NUM("kv_bytes_per_token", s->kv_bytes_per_token), CLI_NUM("kv_bytes_cached", s->kv_bytes_cached),
                  CLI_NUM("device_bytes", s->device_bytes));
     char seed[24]; /* all 64 bits: a double would round it */
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)s->seed);
@@ -281,8 +282,7 @@ void cli_print_stats(const struct vkllm_generate_stats *s, enum cli_stats_style 
                 "decode %.2f t/s; itl p50 %.1f ms p90 %.1f ms; KV %.2f of %.2f MiB, %.2f MiB cached, %.2f KiB per "
                 "token]\n",
                 vkllm_stop_reason_str(s->stop_reason), s->n_prompt, s->n_generated, s->n_prompt_cached, s->ttft_ms,
-                s->prefill_tps,
-                s->decode_tps, s->itl_p50_ms, s->itl_p90_ms, s->kv_bytes_used / 1048576.0,
+                s->prefill_tps, s->decode_tps, s->itl_p50_ms, s->itl_p90_ms, s->kv_bytes_used / 1048576.0,
                 s->kv_bytes_allocated / 1048576.0, s->kv_bytes_cached / 1048576.0, s->kv_bytes_per_token / 1024.0);
         return;
     }
@@ -297,9 +297,9 @@ void cli_print_stats(const struct vkllm_generate_stats *s, enum cli_stats_style 
     fprintf(stderr,
             "total %.1f ms; KV cache %.2f of %.2f MiB in use (%.2f KiB per token, %.2f MiB of it reused from the "
             "cache; %.2f MiB of released blocks cached); device memory %.2f MiB\n",
-            s->total_ms, s->kv_bytes_used / 1048576.0, s->kv_bytes_allocated / 1048576.0, s->kv_bytes_per_token / 1024.0,
-            (double)s->n_prompt_cached * s->kv_bytes_per_token / 1048576.0, s->kv_bytes_cached / 1048576.0,
-            s->device_bytes / 1048576.0);
+            s->total_ms, s->kv_bytes_used / 1048576.0, s->kv_bytes_allocated / 1048576.0,
+            s->kv_bytes_per_token / 1024.0, (double)s->n_prompt_cached * s->kv_bytes_per_token / 1048576.0,
+            s->kv_bytes_cached / 1048576.0, s->device_bytes / 1048576.0);
 }
 
 int cli_kv_types(const char *list, int *out, int *n) {
@@ -307,7 +307,9 @@ int cli_kv_types(const char *list, int *out, int *n) {
     for (const char *p = list; *p;) {
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
-        int t = len == 3 && !strncmp(p, "f16", 3) ? VKLLM_KV_F16 : len == 4 && !strncmp(p, "q8_0", 4) ? VKLLM_KV_Q8_0 : -1;
+        int t = len == 3 && !strncmp(p, "f16", 3)    ? VKLLM_KV_F16
+                : len == 4 && !strncmp(p, "q8_0", 4) ? VKLLM_KV_Q8_0
+                                                     : -1;
         if (t < 0 || *n == 2) return -1;
         out[(*n)++] = t;
         if (!e) break;

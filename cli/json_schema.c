@@ -13,23 +13,21 @@
 #define MAX_DEPTH 64
 #define MAX_COUNT 10000 /* repetition bounds the grammar takes */
 
-#define K_BASE                                                                                   \
-    "ws ::= | \" \" | \"\\n\" [ \\t]{0,20}\n"                                                  \
-    "char ::= [^\"\\\\\\x7F\\x00-\\x1F] | \"\\\\\" ([\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4})\n"     \
-    "string ::= \"\\\"\" char* \"\\\"\"\n"                                                        \
-    "integer ::= \"-\"? (\"0\" | [1-9] [0-9]{0,15})\n"                                          \
-    "number ::= integer (\".\" [0-9]{1,16})? ([eE] [-+]? [0-9]{1,3})?\n"                         \
-    "boolean ::= \"true\" | \"false\"\n"                                                          \
-    "null ::= \"null\"\n"                                                                         \
-    "value ::= object | array | string | number | boolean | null\n"                              \
+#define K_BASE                                                                                           \
+    "ws ::= | \" \" | \"\\n\" [ \\t]{0,20}\n"                                                            \
+    "char ::= [^\"\\\\\\x7F\\x00-\\x1F] | \"\\\\\" ([\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4})\n"            \
+    "string ::= \"\\\"\" char* \"\\\"\"\n"                                                               \
+    "integer ::= \"-\"? (\"0\" | [1-9] [0-9]{0,15})\n"                                                   \
+    "number ::= integer (\".\" [0-9]{1,16})? ([eE] [-+]? [0-9]{1,3})?\n"                                 \
+    "boolean ::= \"true\" | \"false\"\n"                                                                 \
+    "null ::= \"null\"\n"                                                                                \
+    "value ::= object | array | string | number | boolean | null\n"                                      \
     "object ::= \"{\" ws (string ws \":\" ws value ws (\",\" ws string ws \":\" ws value ws)*)? \"}\"\n" \
     "array ::= \"[\" ws (value ws (\",\" ws value ws)*)? \"]\"\n"
 
 static const char k_base[] = K_BASE;
 
-const char *cli_json_grammar(int object) {
-    return object ? "root ::= object\n" K_BASE : "root ::= value\n" K_BASE;
-}
+const char *cli_json_grammar(int object) { return object ? "root ::= object\n" K_BASE : "root ::= value\n" K_BASE; }
 
 struct sbuf {
     char *s;
@@ -124,17 +122,33 @@ static int put_json_literal(struct conv *c, struct sbuf *b, const cJSON *v) {
 static char *expr(struct conv *c, const cJSON *s, int depth);
 
 static int is_annotation(const char *k) {
-    static const char *const ann[] = {"title", "description", "default", "examples", "format", "$schema", "$id",
-                                      "$comment", "deprecated", "readOnly", "writeOnly", "$defs", "definitions"};
+    static const char *const ann[] = {"title",    "description", "default",  "examples",  "format", "$schema",    "$id",
+                                      "$comment", "deprecated",  "readOnly", "writeOnly", "$defs",  "definitions"};
     for (size_t i = 0; i < sizeof ann / sizeof ann[0]; i++)
         if (!strcmp(k, ann[i])) return 1;
     return 0;
 }
 
 static int known(const char *k) {
-    static const char *const kw[] = {"type", "properties", "required", "additionalProperties", "items", "prefixItems",
-                                     "minItems", "maxItems", "minLength", "maxLength", "enum", "const", "anyOf",
-                                     "oneOf", "allOf", "$ref", "minimum", "maximum", "exclusiveMinimum",
+    static const char *const kw[] = {"type",
+                                     "properties",
+                                     "required",
+                                     "additionalProperties",
+                                     "items",
+                                     "prefixItems",
+                                     "minItems",
+                                     "maxItems",
+                                     "minLength",
+                                     "maxLength",
+                                     "enum",
+                                     "const",
+                                     "anyOf",
+                                     "oneOf",
+                                     "allOf",
+                                     "$ref",
+                                     "minimum",
+                                     "maximum",
+                                     "exclusiveMinimum",
                                      "exclusiveMaximum"};
     for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++)
         if (!strcmp(k, kw[i])) return 1;
@@ -176,7 +190,8 @@ static char *object_expr(struct conv *c, const cJSON *s, int depth) {
     const cJSON *aps = cJSON_GetObjectItemCaseSensitive(s, "additionalProperties");
     if (props && !cJSON_IsObject(props)) return fail(c, "'properties' must be an object");
     if (req && !cJSON_IsArray(req)) return fail(c, "'required' must be an array of names");
-    if (aps && !cJSON_IsBool(aps) && !cJSON_IsObject(aps)) return fail(c, "'additionalProperties' must be a boolean or a schema");
+    if (aps && !cJSON_IsBool(aps) && !cJSON_IsObject(aps))
+        return fail(c, "'additionalProperties' must be a boolean or a schema");
     const cJSON *r;
     cJSON_ArrayForEach(r, req) if (!cJSON_IsString(r)) return fail(c, "'required' must be an array of names");
     /* members: required ones in order (the properties' order, then names only in required),
@@ -278,7 +293,8 @@ static char *array_expr(struct conv *c, const cJSON *s, int depth) {
         if (!cJSON_IsArray(prefix)) return fail(c, "'prefixItems' must be an array of schemas");
         if (items && !cJSON_IsFalse(items)) return fail(c, "'prefixItems' with more 'items' is not supported");
         int n = cJSON_GetArraySize(prefix);
-        if (lo > n || (hi >= 0 && hi < n)) return fail(c, "'prefixItems' with 'minItems'/'maxItems' that cut it is not supported");
+        if (lo > n || (hi >= 0 && hi < n))
+            return fail(c, "'prefixItems' with 'minItems'/'maxItems' that cut it is not supported");
         return new_rule(c, join(c, prefix, "\"[\" ws ", "\",\" ws ", " ws ", "\"]\"", depth));
     }
     if (items && cJSON_IsFalse(items)) hi = 0;
@@ -502,8 +518,7 @@ static char *expr(struct conv *c, const cJSON *s, int depth) {
             put(&b, ")");
             return take(c, &b);
         }
-        if (i == 5 && cJSON_GetArraySize(v) != 1)
-            return fail(c, "'allOf' with more than one schema is not supported");
+        if (i == 5 && cJSON_GetArraySize(v) != 1) return fail(c, "'allOf' with more than one schema is not supported");
         return alternatives(c, v, alone[i], depth);
     }
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(s, "type");

@@ -29,25 +29,23 @@ static const struct command commands[] = {
 };
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: vkllm <command> [options]\n"
-            "\n"
-            "vkllm runs Llama-family GGUF models on any Vulkan device.\n"
-            "\n"
-            "commands:\n");
+    fprintf(f, "usage: vkllm <command> [options]\n"
+               "\n"
+               "vkllm runs Llama-family GGUF models on any Vulkan device.\n"
+               "\n"
+               "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f,
-            "\n"
-            "`vkllm <command> --help` describes a command's options.\n"
-            "\n"
-            "environment:\n"
-            "  VKLLM_DEVICE=N      device index to use (see `vkllm devices`); --device N overrides\n"
-            "  VKLLM_VALIDATE=1    enable the Khronos validation layer and log its messages\n"
-            "  VKLLM_LOG=LEVEL     debug, info, warn (default) or error\n"
-            "\n"
-            "  --help, -h          this text\n"
-            "  --version           version and git commit\n");
+    fprintf(f, "\n"
+               "`vkllm <command> --help` describes a command's options.\n"
+               "\n"
+               "environment:\n"
+               "  VKLLM_DEVICE=N      device index to use (see `vkllm devices`); --device N overrides\n"
+               "  VKLLM_VALIDATE=1    enable the Khronos validation layer and log its messages\n"
+               "  VKLLM_LOG=LEVEL     debug, info, warn (default) or error\n"
+               "\n"
+               "  --help, -h          this text\n"
+               "  --version           version and git commit\n");
 }
 
 int main(int argc, char **argv) {

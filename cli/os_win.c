@@ -12,8 +12,8 @@ static volatile LONG g_stop_kind = -1;
 
 /* on a thread of its own that Windows starts: signal the waiting one */
 static BOOL WINAPI on_ctrl(DWORD kind) {
-    if (kind != CTRL_C_EVENT && kind != CTRL_BREAK_EVENT && kind != CTRL_CLOSE_EVENT &&
-        kind != CTRL_SHUTDOWN_EVENT && kind != CTRL_LOGOFF_EVENT)
+    if (kind != CTRL_C_EVENT && kind != CTRL_BREAK_EVENT && kind != CTRL_CLOSE_EVENT && kind != CTRL_SHUTDOWN_EVENT &&
+        kind != CTRL_LOGOFF_EVENT)
         return FALSE;
     InterlockedCompareExchange(&g_stop_kind, (LONG)kind, -1);
     SetEvent(g_stop_event);

@@ -23,23 +23,24 @@ struct kernel {
     struct cost cost; /* summed over the calls, at the batch's position */
     int no_cost;      /* calls that declared no cost */
     int barriers;     /* calls that waited at a barrier for earlier dispatches */
-    char shaders[MAX_SHADERS][96]; /* the variants it ran ("matvec_q4_k wg=64 spec=32,2,0,1,0 sg=32"), in order of first use */
+    char shaders[MAX_SHADERS]
+                [96]; /* the variants it ran ("matvec_q4_k wg=64 spec=32,2,0,1,0 sg=32"), in order of first use */
     int n_shaders;
 };
 
 struct profile {
     struct vkllm_device_info dev;
     struct vkllm_model_info mi;
-    int decode;              /* 1: a decode step, 0: a prefill micro-batch */
-    int n_tokens, pos0;      /* tokens in the batch, its first position (= the depth) */
+    int decode;         /* 1: a decode step, 0: a prefill micro-batch */
+    int n_tokens, pos0; /* tokens in the batch, its first position (= the depth) */
     struct kernel k[MAX_KERNELS];
     int n_k, n_dispatch, n_barriers;
-    double sum_ms;           /* GPU time of all dispatches */
-    double step_ms;          /* wall clock of the same (profiled) step */
-    double step_ms_plain;    /* wall clock of an unprofiled step (decode: median of 3) */
-    int n_plain;             /* unprofiled steps measured */
+    double sum_ms;                /* GPU time of all dispatches */
+    double step_ms;               /* wall clock of the same (profiled) step */
+    double step_ms_plain;         /* wall clock of an unprofiled step (decode: median of 3) */
+    int n_plain;                  /* unprofiled steps measured */
     uint64_t matvec_weight_bytes; /* weight bytes the matvec kernels read (decode) */
-    const char *error;       /* why the profile could not be taken, or NULL */
+    const char *error;            /* why the profile could not be taken, or NULL */
 };
 #define PLAIN_STEPS 3 /* unprofiled decode steps measured (prefill: 1) */
 

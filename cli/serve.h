@@ -51,7 +51,6 @@ void sbuf_add(struct serve_buf *b, const char *s, size_t n);
 void sbuf_printf(struct serve_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sbuf_free(struct serve_buf *b);
 
-
 /* ---------------------------------------------------------------------------------------------
  * A request: what the client asked (set before it is queued, read-only afterwards) and what the
  * engine hands back (under mu)
@@ -76,63 +75,63 @@ enum serve_tool_style { SERVE_TOOLS_NONE = 0, SERVE_TOOLS_HERMES, SERVE_TOOLS_LL
 
 struct serve_req {
     /* the request */
-    int chat;                    /* /v1/chat/completions (else /v1/completions) */
-    int embed;                   /* /v1/embeddings: prompt_ids pooled into embedding, no text */
-    int pooling;                 /* its enum vkllm_pooling */
-    uint32_t n_embd;             /* floats of the embedding */
-    int b64;                     /* embed: encoding_format base64 */
-    int n;                       /* choices asked for per prompt (n), each its own serve_req */
-    int n_prompts;               /* prompts in the request (a batch of prompts: several) */
-    int prompt_index;            /* which of them this one completes (0: the parse's; a clone's is
-                                    set before serve_api_parse_prompt) */
-    int index;                   /* its choice: prompt_index * n + its number among the n */
+    int chat;         /* /v1/chat/completions (else /v1/completions) */
+    int embed;        /* /v1/embeddings: prompt_ids pooled into embedding, no text */
+    int pooling;      /* its enum vkllm_pooling */
+    uint32_t n_embd;  /* floats of the embedding */
+    int b64;          /* embed: encoding_format base64 */
+    int n;            /* choices asked for per prompt (n), each its own serve_req */
+    int n_prompts;    /* prompts in the request (a batch of prompts: several) */
+    int prompt_index; /* which of them this one completes (0: the parse's; a clone's is
+                         set before serve_api_parse_prompt) */
+    int index;        /* its choice: prompt_index * n + its number among the n */
     int stream, include_usage;
-    char *echo;                  /* completions' echo: the prompt's text, which the reply starts with */
-    char *prompt;                /* the prompt text (chat: rendered with the template; "" for token ids) */
-    int32_t *prompt_ids;         /* a token-id prompt (gp.prompt_tokens points here) */
+    char *echo;          /* completions' echo: the prompt's text, which the reply starts with */
+    char *prompt;        /* the prompt text (chat: rendered with the template; "" for token ids) */
+    int32_t *prompt_ids; /* a token-id prompt (gp.prompt_tokens points here) */
     uint32_t n_prompt_ids;
     struct vkllm_generate_params gp; /* points into prompt, stops, bias_*, grammar */
-    char *grammar;               /* grammar, json_schema, response_format json_schema, a required
-                                    tool call: GBNF text */
-    int tool_style;              /* enum serve_tool_style: tools shown to the model (chat) */
-    int history_style;           /* ... the template's, for earlier calls and tool results (chat) */
-    int mistral_v3;              /* the template is mistral-v3*: its [INST] holds the system prompt */
-    int llama31;                 /* the template is llama3.1 / 3.2: "Environment: ipython" with tools */
-    cJSON *tools;                /* ... the request's tools */
+    char *grammar;                   /* grammar, json_schema, response_format json_schema, a required
+                                        tool call: GBNF text */
+    int tool_style;                  /* enum serve_tool_style: tools shown to the model (chat) */
+    int history_style;               /* ... the template's, for earlier calls and tool results (chat) */
+    int mistral_v3;                  /* the template is mistral-v3*: its [INST] holds the system prompt */
+    int llama31;                     /* the template is llama3.1 / 3.2: "Environment: ipython" with tools */
+    cJSON *tools;                    /* ... the request's tools */
     char *stops[SERVE_MAX_STOP];
     int32_t *bias_tokens;
     float *bias_values;
-    char id[48];                 /* "chatcmpl-..." / "cmpl-..." */
-    long long created;           /* Unix seconds */
-    double t_arrival;            /* monotonic seconds: the whole body was read */
+    char id[48];       /* "chatcmpl-..." / "cmpl-..." */
+    long long created; /* Unix seconds */
+    double t_arrival;  /* monotonic seconds: the whole body was read */
     /* --- serve_req_clone copies everything above --- */
 
     /* the HTTP thread's, while it streams the reply */
-    struct serve_buf held;       /* with tools: the reply's text so far */
+    struct serve_buf held;        /* with tools: the reply's text so far */
     struct serve_tool_scan *scan; /* ... and the calls in it as they come */
-    size_t tool_content_end;     /* ... the end of the text streamed as content */
-    size_t text_offset;          /* completions' logprobs: text_offset of the next token */
+    size_t tool_content_end;      /* ... the end of the text streamed as content */
+    size_t text_offset;           /* completions' logprobs: text_offset of the next token */
 
     /* handed back by the engine, under mu */
     pthread_mutex_t mu;
-    void (*wake)(void *arg);     /* the HTTP side parked until r changes: serve_req_unlock_notify */
-    void *wake_arg;              /* takes it and calls it once */
-    int ping;                    /* stream: probe a client that half-closed with an SSE comment */
+    void (*wake)(void *arg); /* the HTTP side parked until r changes: serve_req_unlock_notify */
+    void *wake_arg;          /* takes it and calls it once */
+    int ping;                /* stream: probe a client that half-closed with an SSE comment */
     int refs;
     enum serve_state state;
-    int cancelled;               /* the client went away or the server is stopping */
+    int cancelled;                   /* the client went away or the server is stopping */
     struct serve_piece *head, *tail; /* stream: pieces not yet sent */
-    struct serve_buf text;       /* plain: the whole reply */
-    float *embedding;            /* embed: n_embd floats once done */
+    struct serve_buf text;           /* plain: the whole reply */
+    float *embedding;                /* embed: n_embd floats once done */
     struct vkllm_token_probs *probs; /* logprobs asked (gp.n_probs >= 0): plain, every reply token's
                                         record; stream, those that came without text of their own
                                         (a stop string's cut token): they go with the final chunk */
     uint32_t n_probs, cap_probs;
-    int http_status;             /* 0, or the error status once done with an error */
-    char err[512];               /* its message */
-    const char *finish_reason;   /* "stop" / "length" once done without an error */
+    int http_status;                   /* 0, or the error status once done with an error */
+    char err[512];                     /* its message */
+    const char *finish_reason;         /* "stop" / "length" once done without an error */
     struct vkllm_generate_stats stats; /* final once done */
-    double ttft_ms;              /* arrival -> first token sampled (queue wait included) */
+    double ttft_ms;                    /* arrival -> first token sampled (queue wait included) */
 
     /* the engine's, under its mu (queue) or its thread alone */
     struct serve_engine *engine; /* set when admitted: gp.cancel asks it whether it is stopping */
@@ -162,8 +161,8 @@ cJSON *serve_tools_extract(const struct serve_req *r, const char *text, char **c
  * call layout (then use serve_tools_extract on the whole). */
 struct serve_tool_scan {
     int style, phase, n_calls;
-    size_t pos;                  /* bytes of the text handled */
-    int depth, in_str, esc;      /* inside the arguments' JSON */
+    size_t pos;             /* bytes of the text handled */
+    int depth, in_str, esc; /* inside the arguments' JSON */
     char name[128];
 };
 struct serve_tool_sink {
@@ -173,7 +172,8 @@ struct serve_tool_sink {
     void *ud;
 };
 void serve_tool_scan_init(struct serve_tool_scan *s, int style);
-int serve_tool_scan_run(struct serve_tool_scan *s, const char *text, size_t len, int final, const struct serve_tool_sink *k);
+int serve_tool_scan_run(struct serve_tool_scan *s, const char *text, size_t len, int final,
+                        const struct serve_tool_sink *k);
 int serve_tool_scan_ok(const struct serve_tool_scan *s);
 
 /* A request with one reference; NULL when out of memory. */
@@ -217,12 +217,12 @@ struct serve_metrics {
     uint64_t tps_n[SERVE_TPS_RING];
     uint32_t tps_head, tps_count;
     uint64_t kv_used, kv_retained, kv_allocated;
-    uint32_t kv_block_tokens;  /* positions per block */
+    uint32_t kv_block_tokens;                                /* positions per block */
     uint32_t kv_blocks, kv_blocks_running, kv_blocks_cached; /* the pool's; held by running requests;
                                                                  cached (or kept by idle slots) */
     uint64_t kv_pool_bytes, prefix_queried, prefix_hits, kv_evicted;
-    uint64_t kv_waits;         /* admissions put off for want of KV blocks */
-    uint32_t busy; /* slots running a request */
+    uint64_t kv_waits; /* admissions put off for want of KV blocks */
+    uint32_t busy;     /* slots running a request */
 };
 
 struct serve_slot_info { /* a slot as /slots shows it (under the engine's mu) */
@@ -234,15 +234,15 @@ struct serve_slot_info { /* a slot as /slots shows it (under the engine's mu) */
 
 struct serve_engine {
     vkllm_model_t model;
-    vkllm_kv_pool_t pool;      /* the slots' KV cache blocks (set before start; not owned) */
+    vkllm_kv_pool_t pool; /* the slots' KV cache blocks (set before start; not owned) */
     vkllm_session_t *slots;
     uint32_t n_slots;
     uint32_t queue_cap;
-    uint32_t prefill_chunk;    /* prompt tokens per prefill chunk (0: whole prompts) */
-    struct serve_req **active; /* per slot, NULL when free (engine thread only) */
+    uint32_t prefill_chunk;            /* prompt tokens per prefill chunk (0: whole prompts) */
+    struct serve_req **active;         /* per slot, NULL when free (engine thread only) */
     struct serve_slot_info *slot_info; /* per slot, under mu */
-    char **slot_prompt;        /* per slot, the prompt text of its last request (engine thread only):
-                                  a request goes to the free slot whose cache likely holds most of it */
+    char **slot_prompt;                /* per slot, the prompt text of its last request (engine thread only):
+                                          a request goes to the free slot whose cache likely holds most of it */
 
     pthread_mutex_t mu;
     pthread_cond_t cond;
@@ -272,8 +272,8 @@ void serve_engine_cancel(struct serve_engine *e, struct serve_req *r);
 cJSON *serve_engine_slots_json(struct serve_engine *e);
 /* Prometheus text of the metrics. */
 void serve_engine_metrics(struct serve_engine *e, struct serve_buf *out, const uint64_t *requests,
-                           const char *const *endpoints, size_t n_endpoints, const uint64_t *codes,
-                           const int *code_values, size_t n_codes);
+                          const char *const *endpoints, size_t n_endpoints, const uint64_t *codes,
+                          const int *code_values, size_t n_codes);
 
 /* ---------------------------------------------------------------------------------------------
  * The server
@@ -296,10 +296,10 @@ struct serve_server {
     uint32_t n_vocab;
     uint32_t n_embd;
     struct MHD_Daemon *daemon;
-    uint16_t port;             /* bound */
-    unsigned timeout_s;        /* a connection idle this long is closed (0: never) */
+    uint16_t port;                   /* bound */
+    unsigned timeout_s;              /* a connection idle this long is closed (0: never) */
     unsigned max_client_connections; /* per client address (0: no cap) */
-    int pooling;               /* embeddings: enum vkllm_pooling (--pooling, else the model's) */
+    int pooling;                     /* embeddings: enum vkllm_pooling (--pooling, else the model's) */
     const char *cors_origin;   /* origins other pages may call from ("*", or a comma-separated list); NULL: none */
     const char *allowed_hosts; /* Host names answered besides loopback names, IP addresses and listen_host
                                   (comma-separated; ".example.com": it and its subdomains; "*": any) */
@@ -314,13 +314,13 @@ struct serve_server {
     struct serve_http_conn *watch_head;
     pthread_t watcher;
     int watch_init, watching, watch_stop;
-    long long created;         /* Unix seconds the server started */
+    long long created; /* Unix seconds the server started */
 
-    pthread_mutex_t stat_mu;   /* the HTTP counters below */
+    pthread_mutex_t stat_mu; /* the HTTP counters below */
     uint64_t requests[SERVE_N_ENDPOINTS];
     uint64_t codes[SERVE_N_CODES];
     uint64_t next_id;
-    uint32_t inflight;         /* generation requests whose reply is not complete */
+    uint32_t inflight; /* generation requests whose reply is not complete */
 };
 
 /* serve_http.c: listen on host:port (port 0: any free one, then srv->port says which). */
@@ -336,8 +336,8 @@ void serve_http_stop(struct serve_server *srv);
  * err and the offending field in *param. */
 /* "mean" / "cls" / "last" -> enum vkllm_pooling; -1 for anything else. */
 int serve_pooling(const char *name, int *out);
-int serve_api_parse(struct serve_server *srv, const cJSON *body, int chat, struct serve_req *r, char *err,
-                     size_t errn, const char **param);
+int serve_api_parse(struct serve_server *srv, const cJSON *body, int chat, struct serve_req *r, char *err, size_t errn,
+                    const char **param);
 /* A batch of completion prompts: r (a clone of the request's first choice) takes prompt
  * r->prompt_index instead, with its echo. 0, or 400 as serve_api_parse. */
 int serve_api_parse_prompt(struct serve_server *srv, const cJSON *body, struct serve_req *r, char *err, size_t errn,
@@ -365,8 +365,8 @@ void serve_api_sse_start(struct serve_server *srv, struct serve_req *r, struct s
 /* A text chunk, with the logprobs of lp[0..n_lp) (the tokens produced since the last chunk). */
 void serve_api_sse_text(struct serve_server *srv, struct serve_req *r, const char *text, size_t len,
                         const struct vkllm_token_probs *lp, uint32_t n_lp, struct serve_buf *out);
-void serve_api_sse_end(struct serve_server *srv, struct serve_req *r, const struct vkllm_token_probs *lp,
-                       uint32_t n_lp, struct serve_buf *out);
+void serve_api_sse_end(struct serve_server *srv, struct serve_req *r, const struct vkllm_token_probs *lp, uint32_t n_lp,
+                       struct serve_buf *out);
 /* After every choice's end: the usage chunk when asked, then [DONE]. */
 void serve_api_sse_done(struct serve_server *srv, struct serve_req *const *rs, int n, struct serve_buf *out);
 void serve_api_sse_error(struct serve_req *r, struct serve_buf *out);

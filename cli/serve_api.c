@@ -77,13 +77,15 @@ static int message_content(struct parse *p, const cJSON *m, struct serve_buf *ou
         sbuf_add(out, c->valuestring, strlen(c->valuestring));
         return 0;
     }
-    if (!cJSON_IsArray(c)) return bad(p, "messages", "%s", "a message's 'content' must be a string or an array of parts");
+    if (!cJSON_IsArray(c))
+        return bad(p, "messages", "%s", "a message's 'content' must be a string or an array of parts");
     const cJSON *part;
     cJSON_ArrayForEach(part, c) {
         const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
         const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
         if (!cJSON_IsString(type) || strcmp(type->valuestring, "text") || !cJSON_IsString(text))
-            return bad(p, "messages", "%s", "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported");
+            return bad(p, "messages", "%s",
+                       "only text content parts ({\"type\": \"text\", \"text\": ...}) are supported");
         sbuf_add(out, text->valuestring, strlen(text->valuestring));
     }
     return 0;
@@ -96,8 +98,9 @@ static int chat_prompt(struct serve_server *srv, struct parse *p, const cJSON *b
     int n = cJSON_IsArray(msgs) ? cJSON_GetArraySize(msgs) : -1;
     if (n <= 0) return bad(p, "messages", "%s", "'messages' must be a non-empty array of messages");
     if (!srv->has_chat_template)
-        return bad(p, "messages", "%s",
-                   "the model has no chat template: start the server with --chat-template NAME, or use /v1/completions");
+        return bad(
+            p, "messages", "%s",
+            "the model has no chat template: start the server with --chat-template NAME, or use /v1/completions");
     const int cap = n + 1;
     struct vkllm_chat_message *cm = calloc((size_t)cap, sizeof *cm); /* + the tools' own message */
     struct serve_buf *texts = calloc((size_t)n + 1, sizeof *texts);
@@ -205,8 +208,7 @@ static int stop_strings(struct parse *p, const cJSON *body, struct serve_req *r)
     if (n > SERVE_MAX_STOP) return bad(p, "stop", "'stop' takes at most %s strings", "16");
     for (int i = 0; i < n; i++) {
         const cJSON *s = cJSON_IsString(f) ? one : cJSON_GetArrayItem(f, i);
-        if (!cJSON_IsString(s) || !*s->valuestring)
-            return bad(p, "stop", "%s", "'stop' must hold non-empty strings");
+        if (!cJSON_IsString(s) || !*s->valuestring) return bad(p, "stop", "%s", "'stop' must hold non-empty strings");
         if (!(r->stops[i] = strdup(s->valuestring))) return bad(p, "stop", "%s", "out of memory");
     }
     r->gp.stop = (const char *const *)r->stops;
@@ -267,7 +269,10 @@ static int scalars(struct parse *p, const cJSON *body, int chat, struct serve_re
     if ((k = number(p, body, "seed", -9.2233720368547758e18, 1.8446744073709552e19, 1, &d)) < 0) return 400;
     /* -1: a random seed (llama.cpp's servers and their front-ends send -1 for that) */
     if (k && d != -1)
-        sp->seed = d < 0 ? (uint64_t)(int64_t)d : d >= 1.8446744073709552e19 ? UINT64_MAX : (uint64_t)d, sp->has_seed = 1;
+        sp->seed = d < 0                        ? (uint64_t)(int64_t)d
+                   : d >= 1.8446744073709552e19 ? UINT64_MAX
+                                                : (uint64_t)d,
+        sp->has_seed = 1;
     r->n = 1;
     if ((k = number(p, body, "n", 1, SERVE_MAX_N, 1, &d)) < 0) return 400;
     if (k) r->n = (int)d;
@@ -306,15 +311,20 @@ static int unsupported(struct parse *p, const cJSON *body, int chat) {
     if ((f = field(body, "response_format"))) {
         const cJSON *t = cJSON_IsObject(f) ? field(f, "type") : NULL;
         if (!cJSON_IsString(t)) return bad(p, "response_format", "%s", "'response_format' must be {\"type\": ...}");
-        if (strcmp(t->valuestring, "text") && strcmp(t->valuestring, "json_object") && strcmp(t->valuestring, "json_schema"))
-            return bad(p, "response_format", "'response_format' type '%s' is not supported (\"text\", "
-                                             "\"json_object\" and \"json_schema\" are)", t->valuestring);
+        if (strcmp(t->valuestring, "text") && strcmp(t->valuestring, "json_object") &&
+            strcmp(t->valuestring, "json_schema"))
+            return bad(p, "response_format",
+                       "'response_format' type '%s' is not supported (\"text\", "
+                       "\"json_object\" and \"json_schema\" are)",
+                       t->valuestring);
     }
     static const char *const never[] = {"functions", "function_call"};
     for (size_t i = 0; i < sizeof never / sizeof never[0]; i++)
         if (field(body, never[i]))
-            return bad(p, never[i], "'%s' is not supported yet (grammars, JSON schemas and function calling are "
-                                    "not implemented)", never[i]);
+            return bad(p, never[i],
+                       "'%s' is not supported yet (grammars, JSON schemas and function calling are "
+                       "not implemented)",
+                       never[i]);
     if (!chat && (f = field(body, "tools")) && !(cJSON_IsArray(f) && cJSON_GetArraySize(f) == 0))
         return bad(p, "tools", "%s", "'tools' needs /v1/chat/completions (function calling is a chat feature)");
     if (!chat && (f = field(body, "tool_choice")) && !(cJSON_IsString(f) && !strcmp(f->valuestring, "none")))
@@ -361,7 +371,8 @@ static int structured(struct parse *p, const cJSON *body, struct serve_req *r) {
     } else if (!strcmp(type, "json_schema")) {
         const cJSON *w = field(rf, "json_schema");
         if (!cJSON_IsObject(w) || !field(w, "schema"))
-            return bad(p, "response_format", "%s", "'response_format' json_schema needs {\"json_schema\": {\"schema\": {...}}}");
+            return bad(p, "response_format", "%s",
+                       "'response_format' json_schema needs {\"json_schema\": {\"schema\": {...}}}");
         st = schema_grammar(p, field(w, "schema"), "response_format", r);
     } else if (!strcmp(type, "json_object")) {
         if (field(rf, "schema")) st = schema_grammar(p, field(rf, "schema"), "response_format", r);
@@ -396,8 +407,8 @@ static int echo(struct serve_server *srv, struct parse *p, const cJSON *body, st
     return r->echo ? 0 : bad(p, "echo", "%s", "out of memory");
 }
 
-int serve_api_parse(struct serve_server *srv, const cJSON *body, int chat, struct serve_req *r, char *err,
-                     size_t errn, const char **param) {
+int serve_api_parse(struct serve_server *srv, const cJSON *body, int chat, struct serve_req *r, char *err, size_t errn,
+                    const char **param) {
     struct parse p = {err, errn, param};
     *param = NULL;
     if (!cJSON_IsObject(body)) return bad(&p, NULL, "%s", "the request body must be a JSON object");
@@ -477,7 +488,7 @@ int serve_api_parse_embeddings(struct serve_server *srv, const cJSON *body, stru
     if (!batch && !cJSON_IsString(in) && !cJSON_IsArray(in))
         return bad(&p, "input", "%s", "'input' must be a string, an array of token ids, or an array of those");
     if (n > SERVE_MAX_N) return bad(&p, "input", "%s", "at most 16 inputs per request");
-    int pooling = srv->pooling; /* --pooling, else what the model file says (mean when nothing) */
+    int pooling = srv->pooling;         /* --pooling, else what the model file says (mean when nothing) */
     if ((f = field(body, "pooling"))) { /* vkllm's: mean, cls or last */
         if (!cJSON_IsString(f) || serve_pooling(f->valuestring, &pooling))
             return bad(&p, "pooling", "%s", "'pooling' must be \"mean\", \"cls\" or \"last\"");
@@ -738,7 +749,8 @@ static void add_logprobs(struct serve_server *srv, struct serve_req *r, cJSON *c
         cJSON *alts = cJSON_CreateObject();
         for (uint32_t k = 0; k < lp[i].n_top; k++) {
             char *at = token_str(srv, lp[i].top[k].id, NULL);
-            if (at && !cJSON_GetObjectItemCaseSensitive(alts, at)) cJSON_AddNumberToObject(alts, at, lp[i].top[k].logprob);
+            if (at && !cJSON_GetObjectItemCaseSensitive(alts, at))
+                cJSON_AddNumberToObject(alts, at, lp[i].top[k].logprob);
             free(at);
         }
         cJSON_AddItemToArray(top, alts);
@@ -813,7 +825,8 @@ static cJSON *plain_calls(const struct serve_req *r, const char *text, char **co
         int i = 0;
         cJSON *c;
         cJSON_ArrayForEach(c, calls) {
-            cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(c, "function"), "arguments", k.args[i].p ? k.args[i].p : "{}");
+            cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(c, "function"), "arguments",
+                                    k.args[i].p ? k.args[i].p : "{}");
             i++;
         }
         if (k.content.len) *content = strdup(k.content.p);
@@ -920,7 +933,8 @@ struct stream_sink {
 };
 static cJSON *tool_delta(struct stream_sink *k, cJSON **entry, int index) {
     cJSON *o = chunk(k->srv, k->r, NULL, 0, 0, NULL, NULL, 0);
-    cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "choices"), 0), "delta");
+    cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "choices"), 0),
+                                                "delta");
     cJSON *a = cJSON_AddArrayToObject(d, "tool_calls");
     *entry = cJSON_CreateObject();
     cJSON_AddNumberToObject(*entry, "index", index);
@@ -970,8 +984,8 @@ void serve_api_sse_text(struct serve_server *srv, struct serve_req *r, const cha
     emit(chunk(srv, r, text, len, 0, NULL, lp, n_lp), out);
 }
 
-void serve_api_sse_end(struct serve_server *srv, struct serve_req *r, const struct vkllm_token_probs *lp,
-                       uint32_t n_lp, struct serve_buf *out) {
+void serve_api_sse_end(struct serve_server *srv, struct serve_req *r, const struct vkllm_token_probs *lp, uint32_t n_lp,
+                       struct serve_buf *out) {
     const char *finish = r->finish_reason;
     if (r->tool_style) {
         stream_scan(srv, r, 1, out);
@@ -990,7 +1004,9 @@ void serve_api_sse_end(struct serve_server *srv, struct serve_req *r, const stru
             }
             calls = i;
             if (!found && r->held.len > r->tool_content_end)
-                emit(chunk(srv, r, r->held.p + r->tool_content_end, r->held.len - r->tool_content_end, 0, NULL, NULL, 0), out);
+                emit(
+                    chunk(srv, r, r->held.p + r->tool_content_end, r->held.len - r->tool_content_end, 0, NULL, NULL, 0),
+                    out);
             cJSON_Delete(found);
             free(content);
         }

@@ -232,27 +232,25 @@ static void tps_record(struct serve_metrics *m, double now, uint64_t total) {
 }
 
 void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uint64_t *requests,
-                           const char *const *endpoints, size_t n_endpoints, const uint64_t *codes,
-                           const int *code_values, size_t n_codes) {
+                          const char *const *endpoints, size_t n_endpoints, const uint64_t *codes,
+                          const int *code_values, size_t n_codes) {
     pthread_mutex_lock(&e->mu);
     const struct serve_metrics *m = &e->m;
     double now = cli_now();
     sbuf_printf(o, "# HELP vkllm_requests_total HTTP requests received, by endpoint.\n"
-                          "# TYPE vkllm_requests_total counter\n");
+                   "# TYPE vkllm_requests_total counter\n");
     for (size_t i = 0; i < n_endpoints; i++)
-        sbuf_printf(o, "vkllm_requests_total{endpoint=\"%s\"} %llu\n", endpoints[i],
-                           (unsigned long long)requests[i]);
+        sbuf_printf(o, "vkllm_requests_total{endpoint=\"%s\"} %llu\n", endpoints[i], (unsigned long long)requests[i]);
     sbuf_printf(o, "# HELP vkllm_responses_total HTTP responses sent, by status code.\n"
-                          "# TYPE vkllm_responses_total counter\n");
+                   "# TYPE vkllm_responses_total counter\n");
     for (size_t i = 0; i < n_codes; i++)
-        sbuf_printf(o, "vkllm_responses_total{code=\"%d\"} %llu\n", code_values[i],
-                           (unsigned long long)codes[i]);
+        sbuf_printf(o, "vkllm_responses_total{code=\"%d\"} %llu\n", code_values[i], (unsigned long long)codes[i]);
     static const char *fin[SERVE_FIN_COUNT] = {"stop", "length", "cancelled", "error"};
     sbuf_printf(o, "# HELP vkllm_requests_finished_total Generation requests finished, by how.\n"
-                          "# TYPE vkllm_requests_finished_total counter\n");
+                   "# TYPE vkllm_requests_finished_total counter\n");
     for (int i = 0; i < SERVE_FIN_COUNT; i++)
         sbuf_printf(o, "vkllm_requests_finished_total{reason=\"%s\"} %llu\n", fin[i],
-                           (unsigned long long)m->finished[i]);
+                    (unsigned long long)m->finished[i]);
     metric(o, "vkllm_requests_rejected_total", "counter", "Requests refused with 503 because the queue was full.",
            (double)m->rejected_queue_full);
     metric(o, "vkllm_prompt_tokens_total", "counter", "Prompt tokens of finished requests.", (double)m->prompt_tokens);
@@ -277,8 +275,8 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uin
     metric(o, "vkllm_kv_cache_retained_bytes", "gauge",
            "KV pool bytes no running request holds that keep tokens for prefix reuse (evicted when needed).",
            (double)m->kv_retained);
-    metric(o, "vkllm_kv_cache_allocated_bytes", "gauge", "KV cache bytes on the device (the pool and any window rings).",
-           (double)m->kv_allocated);
+    metric(o, "vkllm_kv_cache_allocated_bytes", "gauge",
+           "KV cache bytes on the device (the pool and any window rings).", (double)m->kv_allocated);
     metric(o, "vkllm_kv_cache_usage_ratio", "gauge", "KV pool blocks held by running requests over the pool's blocks.",
            m->kv_blocks ? (double)m->kv_blocks_running / m->kv_blocks : 0);
     metric(o, "vkllm_kv_cache_block_size", "gauge", "Positions (tokens) per KV pool block.", m->kv_block_tokens);
@@ -294,8 +292,8 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uin
            (double)m->kv_waits);
     metric(o, "vkllm_prefix_cache_queries_tokens_total", "counter",
            "Prompt tokens looked up in the KV pool's block cache.", (double)m->prefix_queried);
-    metric(o, "vkllm_prefix_cache_hits_tokens_total", "counter",
-           "Of those, tokens found there (whole blocks).", (double)m->prefix_hits);
+    metric(o, "vkllm_prefix_cache_hits_tokens_total", "counter", "Of those, tokens found there (whole blocks).",
+           (double)m->prefix_hits);
     metric(o, "vkllm_slots_total", "gauge", "Slots (--parallel).", e->n_slots);
     metric(o, "vkllm_slots_busy", "gauge", "Slots running a request.", m->busy);
     metric(o, "vkllm_queue_length", "gauge", "Requests waiting for a slot.", e->q_len);
@@ -489,13 +487,15 @@ static void embed(struct serve_engine *e, uint32_t i, struct serve_req *r) {
         if (st == VKLLM_STATUS_CONTEXT_FULL)
             snprintf(msg, sizeof msg, "the input (%u tokens) does not fit in the context of %u tokens", r->n_prompt_ids,
                      vkllm_session_n_ctx(e->slots[i]));
-        else if (st)
-            snprintf(msg, sizeof msg, "%s", *vkllm_last_error() ? vkllm_last_error() : vkllm_status_str(st));
+        else if (st) snprintf(msg, sizeof msg, "%s", *vkllm_last_error() ? vkllm_last_error() : vkllm_status_str(st));
     }
     if (e->slot_prompt) free(e->slot_prompt[i]), e->slot_prompt[i] = NULL;
     if (st) {
         free(v);
-        finish(e, r, st == VKLLM_STATUS_KV_FULL ? 503 : st == VKLLM_STATUS_CONTEXT_FULL || st == VKLLM_STATUS_INVALID_ARGUMENT ? 400 : 500,
+        finish(e, r,
+               st == VKLLM_STATUS_KV_FULL                                               ? 503
+               : st == VKLLM_STATUS_CONTEXT_FULL || st == VKLLM_STATUS_INVALID_ARGUMENT ? 400
+                                                                                        : 500,
                msg);
         return;
     }
@@ -534,8 +534,10 @@ static int refused(struct serve_engine *e, uint32_t i, struct serve_req *r, vkll
     } else if (st == VKLLM_STATUS_KV_FULL && any_running(e)) {
         return 1;
     } else if (st == VKLLM_STATUS_KV_FULL) {
-        snprintf(full, sizeof full, "the prompt needs more of the KV cache than the whole pool holds "
-                 "(--kv-cache-mb): %s", msg);
+        snprintf(full, sizeof full,
+                 "the prompt needs more of the KV cache than the whole pool holds "
+                 "(--kv-cache-mb): %s",
+                 msg);
         finish(e, r, 400, full);
     } else if (st == VKLLM_STATUS_CONTEXT_FULL) {
         snprintf(full, sizeof full, "the prompt does not fit in the context of %u tokens: %s",
@@ -561,7 +563,7 @@ static int admit(struct serve_engine *e, uint32_t i, struct serve_req *r) {
     }
     vkllm_gen_t g = NULL;
     r->gp.prefill_chunk = e->prefill_chunk; /* the rest of a long prompt goes between decode steps */
-    r->gp.share = e->slots; /* a prefix another slot holds is shared, not evaluated again */
+    r->gp.share = e->slots;                 /* a prefix another slot holds is shared, not evaluated again */
     r->gp.n_share = e->n_slots;
     r->engine = e;
     r->gp.cancel = prefill_cancelled;
@@ -722,7 +724,8 @@ static void finish_done(struct serve_engine *e) {
         char msg[512] = "";
         if (st) snprintf(msg, sizeof msg, "generation failed: %s (%s)", vkllm_status_str(st), vkllm_status_name(st));
         /* a prompt's chunk stopped by prefill_cancelled for the shutdown: its client is still there */
-        int shut = !st && vkllm_gen_stop_reason(r->gen) == VKLLM_STOP_CANCELLED && !req_cancelled(r) && engine_stopping(e);
+        int shut =
+            !st && vkllm_gen_stop_reason(r->gen) == VKLLM_STOP_CANCELLED && !req_cancelled(r) && engine_stopping(e);
         if (shut) snprintf(msg, sizeof msg, "the server is shutting down");
         r = release_slot(e, i);
         update_kv(e); /* before the reply: a client reading /metrics after it finds the slot idle */
@@ -846,10 +849,13 @@ int serve_engine_submit(struct serve_engine *e, struct serve_req *const *rs, int
         snprintf(r0->err, sizeof r0->err, "the server is shutting down");
     } else if ((uint64_t)n > (uint64_t)e->queue_cap + e->n_slots) {
         r0->http_status = 400;
-        snprintf(r0->err, sizeof r0->err, "%d %s are more than this server holds at once (%u slots and a queue of %u: "
-                 "--parallel, --queue)", n, r0->embed ? "inputs" : "choices ('n')", e->n_slots, e->queue_cap);
+        snprintf(r0->err, sizeof r0->err,
+                 "%d %s are more than this server holds at once (%u slots and a queue of %u: "
+                 "--parallel, --queue)",
+                 n, r0->embed ? "inputs" : "choices ('n')", e->n_slots, e->queue_cap);
     } else if (e->q_len + (uint64_t)n > e->queue_cap + (e->n_slots - e->m.busy)) { /* free slots take theirs at once */
-        snprintf(r0->err, sizeof r0->err, "the server is busy: every slot is running and the queue is full; retry later");
+        snprintf(r0->err, sizeof r0->err,
+                 "the server is busy: every slot is running and the queue is full; retry later");
         e->m.rejected_queue_full++;
     } else {
         r0->http_status = 0;

@@ -77,11 +77,11 @@ struct serve_http_conn { /* per request on a connection (MHD's con_cls) */
     /* while the requests are in flight: on srv's watch list (under srv->watch_mu) */
     struct MHD_Connection *c;
     int fd, http11;
-    int replied;      /* the reply's headers are queued: a probe must go in the body */
-    int probed;       /* the read side closed and the client was asked once */
-    int gone;         /* cancelled by the watcher */
+    int replied; /* the reply's headers are queued: a probe must go in the body */
+    int probed;  /* the read side closed and the client was asked once */
+    int gone;    /* cancelled by the watcher */
     struct serve_http_conn *w_prev, *w_next;
-    uint64_t w_gen;   /* the watcher's pass that polled it, at index w_idx */
+    uint64_t w_gen; /* the watcher's pass that polled it, at index w_idx */
     size_t w_idx;
 };
 #define conn serve_http_conn
@@ -94,20 +94,20 @@ struct serve_http_conn { /* per request on a connection (MHD's con_cls) */
  * asks for the key and sends it with its API calls); AUTH_KEY: an allowed Host name and the API
  * key, when there is one. /v1/models/{id} is MODELS too. /metrics counts requests in this order,
  * then "other" (any other path). */
-#define ENDPOINTS(X)                                                               \
-    X(COMPLETIONS, "/v1/completions", POST, AUTH_KEY, completions)                 \
-    X(CHAT, "/v1/chat/completions", POST, AUTH_KEY, chat_completions)              \
-    X(EMBEDDINGS, "/v1/embeddings", POST, AUTH_KEY, embeddings)                    \
-    X(MODELS, "/v1/models", GET, AUTH_KEY, models)                                 \
-    X(HEALTH, "/health", GET, AUTH_ANY, health)                                    \
-    X(METRICS, "/metrics", GET, AUTH_KEY, metrics)                                 \
-    X(TOKENIZE, "/tokenize", POST, AUTH_KEY, tokenize)                             \
-    X(DETOKENIZE, "/detokenize", POST, AUTH_KEY, detokenize)                       \
-    X(PROPS, "/props", GET, AUTH_KEY, props)                                       \
-    X(SLOTS, "/slots", GET, AUTH_KEY, slots)                                       \
-    X(APPLY_TEMPLATE, "/apply-template", POST, AUTH_KEY, apply_template)           \
+#define ENDPOINTS(X)                                                                    \
+    X(COMPLETIONS, "/v1/completions", POST, AUTH_KEY, completions)                      \
+    X(CHAT, "/v1/chat/completions", POST, AUTH_KEY, chat_completions)                   \
+    X(EMBEDDINGS, "/v1/embeddings", POST, AUTH_KEY, embeddings)                         \
+    X(MODELS, "/v1/models", GET, AUTH_KEY, models)                                      \
+    X(HEALTH, "/health", GET, AUTH_ANY, health)                                         \
+    X(METRICS, "/metrics", GET, AUTH_KEY, metrics)                                      \
+    X(TOKENIZE, "/tokenize", POST, AUTH_KEY, tokenize)                                  \
+    X(DETOKENIZE, "/detokenize", POST, AUTH_KEY, detokenize)                            \
+    X(PROPS, "/props", GET, AUTH_KEY, props)                                            \
+    X(SLOTS, "/slots", GET, AUTH_KEY, slots)                                            \
+    X(APPLY_TEMPLATE, "/apply-template", POST, AUTH_KEY, apply_template)                \
     X(COMPLETIONS_RENDER, "/v1/completions/render", POST, AUTH_KEY, completions_render) \
-    X(CHAT_RENDER, "/v1/chat/completions/render", POST, AUTH_KEY, chat_render)     \
+    X(CHAT_RENDER, "/v1/chat/completions/render", POST, AUTH_KEY, chat_render)          \
     X(PAGE, "/", GET, AUTH_HOST, page)
 
 enum { AUTH_ANY, AUTH_HOST, AUTH_KEY };
@@ -438,7 +438,7 @@ struct stream {
     struct serve_server *srv;
     struct serve_req *r[SERVE_MAX_N]; /* the choices, one reference each */
     int n;
-    struct waiter *w;                 /* one reference */
+    struct waiter *w; /* one reference */
     struct serve_buf out;
     size_t off;
     int started, eof, failed;
@@ -628,7 +628,11 @@ static enum MHD_Result completion_reply(struct serve_server *srv, struct MHD_Con
     if (status) {
         for (int i = 0; i < cn->n_req; i++) serve_engine_cancel(&srv->engine, cn->req[i]);
         return respond_error(srv, c, status, r->err,
-                             status != 400 ? NULL : r->embed ? "input" : r->chat ? "messages" : "prompt", NULL);
+                             status != 400 ? NULL
+                             : r->embed    ? "input"
+                             : r->chat     ? "messages"
+                                           : "prompt",
+                             NULL);
     }
     if (r->embed) return respond_json(srv, c, 200, serve_api_embeddings_json(srv, cn->req, cn->n_req));
     if (r->stream) return respond_stream(srv, c, cn);
@@ -661,8 +665,8 @@ static enum MHD_Result embeddings(struct serve_server *srv, struct MHD_Connectio
  * into the first; each other choice a clone of it (a batch of prompts has n per prompt, each clone
  * taking its own; choice i of a prompt samples with seed + i when a seed is given). 0, or an error
  * status with err and *param. */
-static int parse_choices(struct serve_server *srv, const cJSON *body, int chat, struct conn *cn, char *err,
-                         size_t errn, const char **param) {
+static int parse_choices(struct serve_server *srv, const cJSON *body, int chat, struct conn *cn, char *err, size_t errn,
+                         const char **param) {
     pthread_mutex_lock(&srv->stat_mu);
     uint64_t id = ++srv->next_id;
     pthread_mutex_unlock(&srv->stat_mu);
@@ -721,7 +725,10 @@ static enum MHD_Result submit_all(struct serve_server *srv, struct MHD_Connectio
     if (st) return respond_error(srv, c, st, err, param, NULL);
     if (serve_engine_submit(&srv->engine, cn->req, cn->n_req)) {
         struct serve_req *r = cn->req[0];
-        return respond_error(srv, c, r->http_status, r->err, r->http_status != 400 ? NULL : r->embed ? "input" : "n",
+        return respond_error(srv, c, r->http_status, r->err,
+                             r->http_status != 400 ? NULL
+                             : r->embed            ? "input"
+                                                   : "n",
                              r->http_status == 503 ? "server_busy" : NULL);
     }
     cn->c = c;
@@ -763,7 +770,8 @@ static enum MHD_Result tokenize_body(struct serve_server *srv, struct MHD_Connec
 
 static enum MHD_Result detokenize_body(struct serve_server *srv, struct MHD_Connection *c, const cJSON *body) {
     const cJSON *tokens = cJSON_GetObjectItemCaseSensitive(body, "tokens");
-    if (!cJSON_IsArray(tokens)) return respond_error(srv, c, 400, "'tokens' must be an array of token ids", "tokens", NULL);
+    if (!cJSON_IsArray(tokens))
+        return respond_error(srv, c, 400, "'tokens' must be an array of token ids", "tokens", NULL);
     int n = cJSON_GetArraySize(tokens);
     int32_t *ids = malloc(((size_t)n + 1) * sizeof *ids);
     if (!ids) return respond_error(srv, c, 500, "out of memory", NULL, NULL);
@@ -842,12 +850,14 @@ static enum MHD_Result props(struct serve_server *srv, struct MHD_Connection *c,
     cJSON_AddNumberToObject(o, "total_slots", srv->engine.n_slots);
     cJSON_AddNumberToObject(o, "kv_cache_bytes", (double)srv->kv_bytes);
     cJSON_AddStringToObject(o, "model_path", srv->model_id);
-    if (srv->has_chat_template) cJSON_AddStringToObject(o, "chat_template", srv->chat_template ? srv->chat_template : "the model's");
+    if (srv->has_chat_template)
+        cJSON_AddStringToObject(o, "chat_template", srv->chat_template ? srv->chat_template : "the model's");
     else cJSON_AddNullToObject(o, "chat_template");
     /* where it comes from: the model's file, --chat-template, or chatml because the model has none */
-    cJSON_AddStringToObject(o, "chat_template_source", srv->template_fallback ? "fallback"
-                                                       : srv->chat_template       ? "option"
-                                                                                  : "model");
+    cJSON_AddStringToObject(o, "chat_template_source",
+                            srv->template_fallback ? "fallback"
+                            : srv->chat_template   ? "option"
+                                                   : "model");
     cJSON_AddStringToObject(o, "build_info", vkllm_version());
     cJSON *mod = cJSON_AddObjectToObject(o, "modalities");
     cJSON_AddBoolToObject(mod, "vision", 0);
@@ -877,8 +887,8 @@ static enum MHD_Result metrics(struct serve_server *srv, struct MHD_Connection *
 /* GET /: the chat page. Model output is only ever set as text (textContent) by its script, and
  * the policy below keeps the page from loading or sending anything anywhere but this server. */
 static enum MHD_Result page(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn, const char *url) {
-    struct MHD_Response *resp = MHD_create_response_from_buffer(vkllm_web_chat_html_size,
-                                                                (void *)vkllm_web_chat_html, MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(vkllm_web_chat_html_size, (void *)vkllm_web_chat_html, MHD_RESPMEM_PERSISTENT);
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
     MHD_add_response_header(resp, "Content-Security-Policy",
@@ -948,7 +958,8 @@ static int prompt_ids(struct serve_server *srv, const struct serve_req *r, cJSON
         for (size_t i = 0; i < n; i++)
             if ((uint32_t)r->gp.prompt_tokens[i] >= srv->n_vocab)
                 return snprintf(err, errn, "prompt token %zu: id %d is outside the vocabulary (%u tokens)", i,
-                                (int)r->gp.prompt_tokens[i], srv->n_vocab), 400;
+                                (int)r->gp.prompt_tokens[i], srv->n_vocab),
+                       400;
         if (!(ids = malloc(sizeof *ids * (n + 1)))) return snprintf(err, errn, "out of memory"), 500;
         memcpy(ids + 1, r->gp.prompt_tokens, sizeof *ids * n);
         if (n && ids[1] == bos) want_bos = 0; /* already there */
@@ -972,8 +983,7 @@ static int prompt_ids(struct serve_server *srv, const struct serve_req *r, cJSON
     int32_t *p = ids + 1; /* ids[0] is room for BOS */
     if ((want_bos || n == 0) && bos >= 0) *--p = bos, n++;
     int st = 0;
-    if (n == 0)
-        st = 400, snprintf(err, errn, "empty prompt and the model has no BOS token to start from");
+    if (n == 0) st = 400, snprintf(err, errn, "empty prompt and the model has no BOS token to start from");
     else if (n > srv->n_ctx)
         st = 400, snprintf(err, errn, "the prompt does not fit in the context of %u tokens: it has %zu", srv->n_ctx, n);
     for (size_t i = 0; !st && i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(p[i]));
@@ -1025,7 +1035,7 @@ static int host_allowed(const struct serve_server *srv, struct MHD_Connection *c
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
     if (!h || (srv->allowed_hosts && !strcmp(srv->allowed_hosts, "*"))) return 1;
     if (snprintf(name, cap, "%s", h) >= (int)cap) return 0; /* no name is that long */
-    if (name[0] == '[') return strchr(name, ']') != NULL; /* an IPv6 address */
+    if (name[0] == '[') return strchr(name, ']') != NULL;   /* an IPv6 address */
     char *colon = strrchr(name, ':');
     if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) *colon = 0;
     size_t n = strlen(name);
@@ -1043,8 +1053,9 @@ static int host_allowed(const struct serve_server *srv, struct MHD_Connection *c
         while (len && *p == ' ') p++, len--;
         while (len && p[len - 1] == ' ') len--;
         if (len == n && !strncasecmp(p, name, n)) return 1;
-        if (len > 1 && *p == '.' && ((len - 1 == n && !strncasecmp(p + 1, name, n)) || /* .example.com */
-                                     (n > len && !strncasecmp(p, name + n - len, len))))
+        if (len > 1 && *p == '.' &&
+            ((len - 1 == n && !strncasecmp(p + 1, name, n)) || /* .example.com */
+             (n > len && !strncasecmp(p, name + n - len, len))))
             return 1;
         if (!e) break;
         p = e + 1;
@@ -1076,7 +1087,8 @@ static enum MHD_Result slots(struct serve_server *srv, struct MHD_Connection *c,
 
 /* The endpoints that take a JSON object and answer at once: the body parsed for fn. */
 static enum MHD_Result with_object(struct serve_server *srv, struct MHD_Connection *c, struct conn *cn,
-                                   enum MHD_Result (*fn)(struct serve_server *, struct MHD_Connection *, const cJSON *)) {
+                                   enum MHD_Result (*fn)(struct serve_server *, struct MHD_Connection *,
+                                                         const cJSON *)) {
     const char *why;
     cJSON *body = parse_body(cn, &why);
     if (!cJSON_IsObject(body)) {
@@ -1130,7 +1142,8 @@ static enum MHD_Result wrong_method(struct serve_server *srv, struct MHD_Connect
     snprintf(msg, sizeof msg, "%s takes %s", e->path, e->post ? "POST" : "GET");
     char *json = serve_api_error_json(msg, error_type(405), NULL, NULL);
     if (!json) return MHD_NO;
-    enum MHD_Result ok = respond_allow(srv, c, 405, "application/json", json, strlen(json), e->post ? "POST" : "GET, HEAD");
+    enum MHD_Result ok =
+        respond_allow(srv, c, 405, "application/json", json, strlen(json), e->post ? "POST" : "GET, HEAD");
     cJSON_free(json);
     return ok;
 }
@@ -1157,8 +1170,10 @@ static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c,
     char name[256], type[128];
     if (e->auth != AUTH_ANY && !host_allowed(srv, c, name, sizeof name)) {
         char msg[640];
-        snprintf(msg, sizeof msg, "this server does not answer to the host name '%.200s' (a protection against DNS "
-                 "rebinding); start it with --allowed-hosts %.200s to allow it", name, name);
+        snprintf(msg, sizeof msg,
+                 "this server does not answer to the host name '%.200s' (a protection against DNS "
+                 "rebinding); start it with --allowed-hosts %.200s to allow it",
+                 name, name);
         return respond_error(srv, c, 403, msg, NULL, "host_not_allowed");
     }
     if (!strcmp(method, "OPTIONS")) return preflight(srv, c);
@@ -1169,8 +1184,7 @@ static enum MHD_Result route(struct serve_server *srv, struct MHD_Connection *c,
         return respond_error(srv, c, 401, "a valid API key is required: Authorization: Bearer KEY", NULL,
                              "invalid_api_key");
     if (!e->fn) return respond_error(srv, c, 404, "no such endpoint", NULL, NULL);
-    if (strcmp(method, e->post ? "POST" : "GET") && (e->post || strcmp(method, "HEAD")))
-        return wrong_method(srv, c, e);
+    if (strcmp(method, e->post ? "POST" : "GET") && (e->post || strcmp(method, "HEAD"))) return wrong_method(srv, c, e);
     if (cn->too_large) {
         char msg[128];
         snprintf(msg, sizeof msg, "the request body is larger than %zu bytes", srv->max_body);
@@ -1260,8 +1274,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
 #endif
 
 static int is_loopback(const struct sockaddr *sa) {
-    if (sa->sa_family == AF_INET)
-        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+    if (sa->sa_family == AF_INET) return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
     if (sa->sa_family == AF_INET6) {
         const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
         return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
@@ -1284,8 +1297,11 @@ static unsigned connection_limit(unsigned asked) {
     }
     unsigned room = rl.rlim_cur > 1048576 ? 1048576 - 128 : rl.rlim_cur > 256 ? (unsigned)rl.rlim_cur - 128 : 128;
     if (asked && asked <= room) return asked;
-    if (asked) fprintf(stderr, "vkllm: serve: warning: --max-connections %u exceeds the %u file descriptors "
-                               "this process may open; using %u\n", asked, (unsigned)rl.rlim_cur, room);
+    if (asked)
+        fprintf(stderr,
+                "vkllm: serve: warning: --max-connections %u exceeds the %u file descriptors "
+                "this process may open; using %u\n",
+                asked, (unsigned)rl.rlim_cur, room);
     return room;
 }
 
@@ -1315,12 +1331,12 @@ int serve_http_start(struct serve_server *srv, const char *host, int port) {
     unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
     srv->loopback_only = is_loopback(ai->ai_addr);
-    srv->daemon = MHD_start_daemon(
-        flags, (uint16_t)port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-        MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-        MHD_OPTION_THREAD_POOL_SIZE, srv->http_threads ? srv->http_threads : 2u, MHD_OPTION_CONNECTION_LIMIT, limit,
-        MHD_OPTION_CONNECTION_TIMEOUT, srv->timeout_s, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        srv->max_client_connections, SERVE_MHD_STRICTNESS, MHD_OPTION_END);
+    srv->daemon = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
+                                   mhd_log, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED,
+                                   on_completed, srv, MHD_OPTION_THREAD_POOL_SIZE,
+                                   srv->http_threads ? srv->http_threads : 2u, MHD_OPTION_CONNECTION_LIMIT, limit,
+                                   MHD_OPTION_CONNECTION_TIMEOUT, srv->timeout_s, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                                   srv->max_client_connections, SERVE_MHD_STRICTNESS, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!srv->daemon) {
         fprintf(stderr, "vkllm: serve: cannot listen on %s:%d: %s\n", host, port,

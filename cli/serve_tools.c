@@ -27,16 +27,20 @@ static int fail(char *err, size_t errn, const char **param, const char *p, const
     return 400;
 }
 
-static char *json_text(const cJSON *v) {
-    return v ? cJSON_PrintUnformatted(v) : NULL;
-}
+static char *json_text(const cJSON *v) { return v ? cJSON_PrintUnformatted(v) : NULL; }
 
 /* A JSON string as Python's json.dumps(ensure_ascii=False) writes it. */
 static void py_json_string(const char *str, struct serve_buf *b) {
     sbuf_add(b, "\"", 1);
     for (const unsigned char *s = (const unsigned char *)str; s && *s; s++) {
-        const char *e = *s == '"' ? "\\\"" : *s == '\\' ? "\\\\" : *s == '\n' ? "\\n" : *s == '\r' ? "\\r"
-                      : *s == '\t' ? "\\t" : *s == '\b' ? "\\b" : *s == '\f' ? "\\f" : NULL;
+        const char *e = *s == '"'    ? "\\\""
+                        : *s == '\\' ? "\\\\"
+                        : *s == '\n' ? "\\n"
+                        : *s == '\r' ? "\\r"
+                        : *s == '\t' ? "\\t"
+                        : *s == '\b' ? "\\b"
+                        : *s == '\f' ? "\\f"
+                                     : NULL;
         if (e) sbuf_add(b, e, 2);
         else if (*s < 0x20) sbuf_printf(b, "\\u%04x", *s);
         else sbuf_add(b, (const char *)s, 1);
@@ -102,7 +106,8 @@ int serve_tools_parse(struct serve_server *srv, const cJSON *body, struct serve_
     if (vkllm_chat_template_resolve(srv->model, srv->chat_template, &tmpl)) tmpl = "none";
     if (!strcmp(tmpl, "chatml") || !strcmp(tmpl, "qwen")) r->history_style = SERVE_TOOLS_HERMES;
     else if (!strncmp(tmpl, "llama3", 6)) r->history_style = SERVE_TOOLS_LLAMA3;
-    else if (!strncmp(tmpl, "mistral-v3", 10) || !strncmp(tmpl, "mistral-v7", 10)) r->history_style = SERVE_TOOLS_MISTRAL;
+    else if (!strncmp(tmpl, "mistral-v3", 10) || !strncmp(tmpl, "mistral-v7", 10))
+        r->history_style = SERVE_TOOLS_MISTRAL;
     r->mistral_v3 = !strncmp(tmpl, "mistral-v3", 10);
     r->llama31 = !strcmp(tmpl, "llama3.1") || !strcmp(tmpl, "llama3.2");
     const char *forced = NULL; /* a function's name, or "" for any of them */
@@ -110,18 +115,23 @@ int serve_tools_parse(struct serve_server *srv, const cJSON *body, struct serve_
         if (cJSON_IsString(choice)) {
             if (!strcmp(choice->valuestring, "required")) forced = "";
             else if (strcmp(choice->valuestring, "auto") && strcmp(choice->valuestring, "none"))
-                return fail(err, errn, param, "tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}");
+                return fail(
+                    err, errn, param, "tool_choice",
+                    "'tool_choice' must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}");
             if (!strcmp(choice->valuestring, "none")) return 0; /* the model answers in text: tools not shown */
         } else {
             const cJSON *fn = cJSON_GetObjectItemCaseSensitive(choice, "function");
             const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
             if (!cJSON_IsObject(choice) || !cJSON_IsString(name))
-                return fail(err, errn, param, "tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}");
+                return fail(
+                    err, errn, param, "tool_choice",
+                    "'tool_choice' must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}");
             forced = name->valuestring;
         }
     }
     if (!tools || !cJSON_GetArraySize(tools)) {
-        if (forced) return fail(err, errn, param, "tool_choice", "'tool_choice' asks for a call but 'tools' lists none");
+        if (forced)
+            return fail(err, errn, param, "tool_choice", "'tool_choice' asks for a call but 'tools' lists none");
         return 0;
     }
     const cJSON *t;
@@ -131,19 +141,27 @@ int serve_tools_parse(struct serve_server *srv, const cJSON *body, struct serve_
         const cJSON *fn = cJSON_GetObjectItemCaseSensitive(t, "function");
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
         const cJSON *params = cJSON_GetObjectItemCaseSensitive(fn, "parameters");
-        if (!cJSON_IsObject(t) || !cJSON_IsString(type) || strcmp(type->valuestring, "function") || !cJSON_IsObject(fn) ||
-            !cJSON_IsString(name) || !*name->valuestring)
-            return fail(err, errn, param, "tools", "each tool must be {\"type\": \"function\", \"function\": {\"name\": ..., \"parameters\": {...}}}");
+        if (!cJSON_IsObject(t) || !cJSON_IsString(type) || strcmp(type->valuestring, "function") ||
+            !cJSON_IsObject(fn) || !cJSON_IsString(name) || !*name->valuestring)
+            return fail(
+                err, errn, param, "tools",
+                "each tool must be {\"type\": \"function\", \"function\": {\"name\": ..., \"parameters\": {...}}}");
         for (const char *c = name->valuestring; *c; c++)
-            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' || *c == '-'))
+            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+                  *c == '-'))
                 return fail(err, errn, param, "tools", "a function's name may hold only letters, digits, '_' and '-'");
-        if (params && !cJSON_IsObject(params)) return fail(err, errn, param, "tools", "a function's 'parameters' must be a JSON schema object");
+        if (params && !cJSON_IsObject(params))
+            return fail(err, errn, param, "tools", "a function's 'parameters' must be a JSON schema object");
         if (forced && *forced && !strcmp(forced, name->valuestring)) found = 1;
     }
-    if (!found) return fail(err, errn, param, "tool_choice", "'tool_choice' names a function that 'tools' does not list");
+    if (!found)
+        return fail(err, errn, param, "tool_choice", "'tool_choice' names a function that 'tools' does not list");
     if (!(r->tool_style = r->history_style)) {
         char msg[256];
-        snprintf(msg, sizeof msg, "'tools' is not supported with the '%s' chat template (chatml, qwen, llama3, llama3.1, llama3.2, mistral-v3 and mistral-v7 are)", tmpl);
+        snprintf(
+            msg, sizeof msg,
+            "'tools' is not supported with the '%s' chat template (chatml, qwen, llama3, llama3.1, llama3.2, mistral-v3 and mistral-v7 are)",
+            tmpl);
         return fail(err, errn, param, "tools", msg);
     }
     if (!(r->tools = cJSON_Duplicate(tools, 1))) return fail(err, errn, param, "tools", "out of memory");
@@ -152,12 +170,14 @@ int serve_tools_parse(struct serve_server *srv, const cJSON *body, struct serve_
     const char *key = r->tool_style == SERVE_TOOLS_LLAMA3 ? "parameters" : "arguments";
     char why[256];
     struct serve_buf g = {0};
-    sbuf_printf(&g, "root ::= %s\ncall ::= ", r->tool_style == SERVE_TOOLS_HERMES    ? "\"<tool_call>\\n\" call \"\\n</tool_call>\""
-                                             : r->tool_style == SERVE_TOOLS_MISTRAL ? "\"[\" ws call ws \"]\""
-                                                                                    : "call");
+    sbuf_printf(&g, "root ::= %s\ncall ::= ",
+                r->tool_style == SERVE_TOOLS_HERMES    ? "\"<tool_call>\\n\" call \"\\n</tool_call>\""
+                : r->tool_style == SERVE_TOOLS_MISTRAL ? "\"[\" ws call ws \"]\""
+                                                       : "call");
     int k = 0;
     cJSON_ArrayForEach(t, tools) {
-        const char *name = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "function"), "name")->valuestring;
+        const char *name =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "function"), "name")->valuestring;
         if (*forced && strcmp(forced, name)) continue;
         sbuf_printf(&g, "%sfn%d", k ? " | " : "", k);
         k++;
@@ -181,8 +201,10 @@ int serve_tools_parse(struct serve_server *srv, const cJSON *body, struct serve_
             return fail(err, errn, param, "tools", msg);
         }
         /* names hold no quote or backslash (checked above): a literal as they are */
-        sbuf_printf(&g, "fn%d ::= \"{\" ws \"\\\"name\\\"\" ws \":\" ws \"\\\"%s\\\"\" ws \",\" ws \"\\\"%s\\\"\" ws \":\" ws fn%d-args ws \"}\"\n%s",
-                    k, name, key, k, rules);
+        sbuf_printf(
+            &g,
+            "fn%d ::= \"{\" ws \"\\\"name\\\"\" ws \":\" ws \"\\\"%s\\\"\" ws \",\" ws \"\\\"%s\\\"\" ws \":\" ws fn%d-args ws \"}\"\n%s",
+            k, name, key, k, rules);
         free(rules);
         k++;
     }
@@ -207,16 +229,22 @@ static void put_call(const struct serve_req *r, const cJSON *call, int i, struct
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(call, "id");
-    cJSON *parsed = cJSON_IsString(args) ? cJSON_Parse(args->valuestring) : NULL; /* OpenAI sends a JSON string */
+    cJSON *parsed = cJSON_IsString(args) ? cJSON_Parse(args->valuestring) : NULL;    /* OpenAI sends a JSON string */
     char *a = py_json_text(parsed ? parsed : cJSON_IsObject(args) ? args : NULL, 0); /* as the templates' tojson */
     const char *n = cJSON_IsString(name) ? name->valuestring : "";
     const char *av = a ? a : "{}";
     switch (r->history_style) {
-    case SERVE_TOOLS_HERMES: sbuf_printf(out, "%s<tool_call>\n{\"name\": \"%s\", \"arguments\": %s}\n</tool_call>", i ? "\n" : "", n, av); break;
+    case SERVE_TOOLS_HERMES:
+        sbuf_printf(out, "%s<tool_call>\n{\"name\": \"%s\", \"arguments\": %s}\n</tool_call>", i ? "\n" : "", n, av);
+        break;
     case SERVE_TOOLS_LLAMA3: sbuf_printf(out, "%s{\"name\": \"%s\", \"parameters\": %s}", i ? "\n" : "", n, av); break;
     default:
-        sbuf_printf(out, "%s{\"name\": \"%s\", \"arguments\": %s%s%s%s}", i ? ", " : r->mistral_v3 ? "[TOOL_CALLS] [" : "[TOOL_CALLS][", n, av,
-                    cJSON_IsString(id) ? ", \"id\": \"" : "", cJSON_IsString(id) ? id->valuestring : "", cJSON_IsString(id) ? "\"" : "");
+        sbuf_printf(out, "%s{\"name\": \"%s\", \"arguments\": %s%s%s%s}",
+                    i               ? ", "
+                    : r->mistral_v3 ? "[TOOL_CALLS] ["
+                                    : "[TOOL_CALLS][",
+                    n, av, cJSON_IsString(id) ? ", \"id\": \"" : "", cJSON_IsString(id) ? id->valuestring : "",
+                    cJSON_IsString(id) ? "\"" : "");
     }
     cJSON_Delete(parsed);
     free(a);
@@ -279,9 +307,10 @@ int serve_tools_inject(const struct serve_req *r, struct vkllm_chat_message *cm,
         for (int i = 0; i < *n && at < 0; i++)
             if (!strcmp(cm[i].role, "user")) at = i;
         if (at < 0) return 0;
-        sbuf_printf(&b, "Given the following functions, please respond with a JSON for a function call with its proper "
-                        "arguments that best answers the given prompt.\n\nRespond in the format {\"name\": function name, "
-                        "\"parameters\": dictionary of argument name and its value}.Do not use variables.\n\n");
+        sbuf_printf(&b,
+                    "Given the following functions, please respond with a JSON for a function call with its proper "
+                    "arguments that best answers the given prompt.\n\nRespond in the format {\"name\": function name, "
+                    "\"parameters\": dictionary of argument name and its value}.Do not use variables.\n\n");
         cJSON_ArrayForEach(t, r->tools) { /* as Meta's template prints them: json.dumps(indent=4) */
             char *s = py_json_text(t, 4);
             sbuf_printf(&b, "%s\n\n", s ? s : "");
@@ -442,7 +471,8 @@ static int m_name(const char *t, size_t n, size_t *p, char *name, size_t cap) {
     size_t k = 0;
     for (; q < n && t[q] != '"'; q++) {
         char c = t[q];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-') || k + 1 >= cap)
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-') ||
+            k + 1 >= cap)
             return M_NO;
         name[k++] = c;
     }
@@ -545,7 +575,8 @@ void serve_tool_scan_init(struct serve_tool_scan *s, int style) {
     s->style = style;
 }
 
-int serve_tool_scan_run(struct serve_tool_scan *s, const char *t, size_t n, int final, const struct serve_tool_sink *k) {
+int serve_tool_scan_run(struct serve_tool_scan *s, const char *t, size_t n, int final,
+                        const struct serve_tool_sink *k) {
     for (;;) {
         size_t p = s->pos;
         switch (s->phase) {

@@ -32,17 +32,21 @@ static double py(double y, double ymax) { return H - B - (H - B - T) * y / ymax;
 
 /* The frame, the title, five ticks on y (and on x when xmax > 0), the axis labels. */
 static void axes(FILE *f, const char *title, const char *xl, const char *yl, double xmax, double ymax) {
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
-               "font-size=\"11\">\n<text x=\"%d\" y=\"16\" font-size=\"14\">", W, H, L);
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
+            "font-size=\"11\">\n<text x=\"%d\" y=\"16\" font-size=\"14\">",
+            W, H, L);
     svg_text(f, title);
-    fprintf(f, "</text>\n<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>"
-               "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>\n", L, H - B, W - 10, H - B, L, T, L, H - B);
+    fprintf(f,
+            "</text>\n<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>"
+            "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>\n",
+            L, H - B, W - 10, H - B, L, T, L, H - B);
     for (int t = 0; t <= 4; t++) {
         double y = py(ymax * t / 4, ymax);
         fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.4g</text>", L - 4, y + 4, ymax * t / 4);
         if (xmax > 0)
-            fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.4g</text>", px(xmax * t / 4, xmax), H - B + 14,
-                    xmax * t / 4);
+            fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.4g</text>", px(xmax * t / 4, xmax),
+                    H - B + 14, xmax * t / 4);
         fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>\n", L, y, W - 10, y);
     }
     fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", (L + W) / 2, H - 6);
@@ -54,15 +58,16 @@ static void axes(FILE *f, const char *title, const char *xl, const char *yl, dou
 
 static void legend(FILE *f, int i, const char *name) {
     /* top left of the plot, where a long device name has the whole width */
-    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" "
-               "stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">", L + 8,
-            36 + 14 * i, k_colors[i % 8], L + 22, 45 + 14 * i);
+    fprintf(f,
+            "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" "
+            "stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">",
+            L + 8, 36 + 14 * i, k_colors[i % 8], L + 22, 45 + 14 * i);
     svg_text(f, name);
     fprintf(f, "</text>\n");
 }
 
-void svg_line_chart(FILE *f, const char *title, const char *x_label, const char *y_label,
-                    const struct svg_series *s, int n_series) {
+void svg_line_chart(FILE *f, const char *title, const char *x_label, const char *y_label, const struct svg_series *s,
+                    int n_series) {
     double xmax = 0, ymax = 0;
     for (int i = 0; i < n_series; i++)
         for (int k = 0; k < s[i].n; k++) {
@@ -99,18 +104,19 @@ void svg_bar_chart(FILE *f, const char *title, const char *y_label, const char *
         for (int j = 0; j < n_labels; j++) {
             double v = sets[k].v[j];
             if (v < 0) continue;
-            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>", L + slot * j + 4 + bw * k,
-                    py(v, ymax), bw, H - B - py(v, ymax), col);
+            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
+                    L + slot * j + 4 + bw * k, py(v, ymax), bw, H - B - py(v, ymax), col);
             svg_text(f, labels[j]);
             fprintf(f, ": %.4g</title></rect>\n", v);
         }
         if (sets[k].peak > 0)
-            fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-dasharray=\"4 3\"/>\n", L,
-                    py(sets[k].peak, ymax), W - 10, py(sets[k].peak, ymax), col);
+            fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-dasharray=\"4 3\"/>\n",
+                    L, py(sets[k].peak, ymax), W - 10, py(sets[k].peak, ymax), col);
         legend(f, k, sets[k].name);
     }
     for (int j = 0; j < n_labels; j++) {
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"9\">", L + slot * (j + 0.5), H - B + 12);
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"9\">", L + slot * (j + 0.5),
+                H - B + 12);
         svg_text(f, labels[j]);
         fprintf(f, "</text>\n");
     }

@@ -14,8 +14,8 @@ struct svg_series {
     int n;
     const double *x, *y;
 };
-void svg_line_chart(FILE *f, const char *title, const char *x_label, const char *y_label,
-                    const struct svg_series *s, int n_series);
+void svg_line_chart(FILE *f, const char *title, const char *x_label, const char *y_label, const struct svg_series *s,
+                    int n_series);
 
 /* Grouped bars: for each label, one bar per set (sets[k].v[j] is label j's value in set k, < 0:
  * none); a set's peak > 0 is drawn as a dashed line of its colour. */

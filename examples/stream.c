@@ -39,8 +39,8 @@ static int pick_device(const char *name) {
     }
     int found = -1;
     for (uint32_t i = 0; i < n; i++) {
-        fprintf(stderr, "device %u: %s (%s, %s)%s\n", devs[i].index, devs[i].name,
-                vkllm_device_type_str(devs[i].type), devs[i].driver_info, devs[i].usable ? "" : " [not usable]");
+        fprintf(stderr, "device %u: %s (%s, %s)%s\n", devs[i].index, devs[i].name, vkllm_device_type_str(devs[i].type),
+                devs[i].driver_info, devs[i].usable ? "" : " [not usable]");
         if (found < 0 && devs[i].usable && name && contains_nocase(devs[i].name, name)) found = (int)devs[i].index;
     }
     vkllm_devices_free(devs);
@@ -123,8 +123,8 @@ int main(int argc, char **argv) {
         fail("generating", st);
         goto done;
     }
-    fprintf(stderr, "%u tokens (%zu bytes), %.1f tokens/s, stopped by %s\n", stats.n_generated, bytes,
-            stats.decode_tps, vkllm_stop_reason_str(stats.stop_reason));
+    fprintf(stderr, "%u tokens (%zu bytes), %.1f tokens/s, stopped by %s\n", stats.n_generated, bytes, stats.decode_tps,
+            vkllm_stop_reason_str(stats.stop_reason));
     code = 0;
 done:
     vkllm_session_free(session);

@@ -94,30 +94,32 @@ extern "C" {
  * ------------------------------------------------------------------------------------------- */
 
 /* One list for the enum and its strings (libuv's UV_ERRNO_MAP idea). */
-#define VKLLM_STATUS_MAP(XX)                                                         \
-    XX(OK, "success")                                                                \
-    XX(INVALID_ARGUMENT, "invalid argument")                                         \
-    XX(BAD_FORMAT, "malformed input file")                                           \
-    XX(UNSUPPORTED, "not supported")                                                 \
-    XX(IO, "input/output error")                                                     \
-    XX(OOM, "out of host memory")                                                    \
-    XX(DEVICE_OOM, "out of device memory")                                           \
-    XX(NO_VULKAN, "Vulkan loader not available")                                     \
-    XX(NO_DEVICE, "no usable Vulkan device")                                         \
-    XX(VULKAN, "Vulkan call failed")                                                 \
-    XX(DEVICE_LOST, "device lost")                                                   \
-    XX(CONTEXT_FULL, "context is full")                                              \
-    XX(CANCELLED, "cancelled")                                                       \
-    XX(NOT_FOUND, "not found")                                                       \
-    XX(INTERNAL, "internal error")                                                   \
+#define VKLLM_STATUS_MAP(XX)                     \
+    XX(OK, "success")                            \
+    XX(INVALID_ARGUMENT, "invalid argument")     \
+    XX(BAD_FORMAT, "malformed input file")       \
+    XX(UNSUPPORTED, "not supported")             \
+    XX(IO, "input/output error")                 \
+    XX(OOM, "out of host memory")                \
+    XX(DEVICE_OOM, "out of device memory")       \
+    XX(NO_VULKAN, "Vulkan loader not available") \
+    XX(NO_DEVICE, "no usable Vulkan device")     \
+    XX(VULKAN, "Vulkan call failed")             \
+    XX(DEVICE_LOST, "device lost")               \
+    XX(CONTEXT_FULL, "context is full")          \
+    XX(CANCELLED, "cancelled")                   \
+    XX(NOT_FOUND, "not found")                   \
+    XX(INTERNAL, "internal error")               \
     XX(KV_FULL, "KV cache pool full")
 
+// clang-format off
 typedef enum vkllm_status {
 #define VKLLM_STATUS_ENUM_(name, text) VKLLM_STATUS_##name,
     VKLLM_STATUS_MAP(VKLLM_STATUS_ENUM_)
 #undef VKLLM_STATUS_ENUM_
     VKLLM_STATUS_COUNT_
 } vkllm_status;
+// clang-format on
 
 /* Short fixed text for a status ("out of device memory"); never NULL. */
 VKLLM_API const char *vkllm_status_str(vkllm_status s);
@@ -191,73 +193,73 @@ struct vkllm_coopmat_shape {
 
 /* What a Vulkan physical device is and can do: the capabilities that matter for inference. */
 struct vkllm_device_info {
-    uint32_t index;                  /* position in the enumeration, what --device N takes */
-    char name[256];                  /* deviceName */
-    uint32_t vendor_id;              /* PCI vendor id (0x10de NVIDIA, 0x1002 AMD, 0x8086 Intel, ...) */
-    char vendor[32];                 /* vendor name derived from vendor_id */
+    uint32_t index;     /* position in the enumeration, what --device N takes */
+    char name[256];     /* deviceName */
+    uint32_t vendor_id; /* PCI vendor id (0x10de NVIDIA, 0x1002 AMD, 0x8086 Intel, ...) */
+    char vendor[32];    /* vendor name derived from vendor_id */
     uint32_t device_id;
     vkllm_device_type type;
-    char driver_name[256];           /* VkPhysicalDeviceDriverProperties.driverName */
-    char driver_info[256];           /* .driverInfo (e.g. "Mesa 22.3.6 (LLVM 15.0.6)") */
-    uint32_t driver_version;         /* raw driverVersion (encoding is vendor specific) */
-    uint32_t api_version;            /* VK_MAKE_API_VERSION encoding */
+    char driver_name[256];   /* VkPhysicalDeviceDriverProperties.driverName */
+    char driver_info[256];   /* .driverInfo (e.g. "Mesa 22.3.6 (LLVM 15.0.6)") */
+    uint32_t driver_version; /* raw driverVersion (encoding is vendor specific) */
+    uint32_t api_version;    /* VK_MAKE_API_VERSION encoding */
     /* memory */
     uint32_t heap_count;
-    uint64_t heap_size[VKLLM_MAX_HEAPS];        /* bytes */
+    uint64_t heap_size[VKLLM_MAX_HEAPS];         /* bytes */
     uint32_t heap_device_local[VKLLM_MAX_HEAPS]; /* 1 if VK_MEMORY_HEAP_DEVICE_LOCAL_BIT */
-    int memory_budget;               /* 1: VK_EXT_memory_budget: vkllm allocates within the heap's budget
-                                        (what the driver lets this process use now, other programs'
-                                        use taken into account) rather than within its size */
-    uint64_t heap_budget[VKLLM_MAX_HEAPS];      /* bytes this process may use, when queried (0: not reported) */
-    uint64_t heap_usage[VKLLM_MAX_HEAPS];       /* bytes this process used then */
+    int memory_budget;                           /* 1: VK_EXT_memory_budget: vkllm allocates within the heap's budget
+                                                    (what the driver lets this process use now, other programs'
+                                                    use taken into account) rather than within its size */
+    uint64_t heap_budget[VKLLM_MAX_HEAPS];       /* bytes this process may use, when queried (0: not reported) */
+    uint64_t heap_usage[VKLLM_MAX_HEAPS];        /* bytes this process used then */
     uint32_t memory_type_count;
     struct {
-        uint32_t flags;              /* VKLLM_MEMORY_* bits */
-        uint32_t heap;               /* heap index */
+        uint32_t flags; /* VKLLM_MEMORY_* bits */
+        uint32_t heap;  /* heap index */
     } memory_types[VKLLM_MAX_MEMORY_TYPES];
-    int unified_memory;              /* 1: an integrated or CPU device with a device-local, host-visible
-                                        memory type (vkllm maps it instead of copying through staging) */
+    int unified_memory; /* 1: an integrated or CPU device with a device-local, host-visible
+                           memory type (vkllm maps it instead of copying through staging) */
     /* compute */
-    uint32_t subgroup_size;          /* default subgroup size */
+    uint32_t subgroup_size;                        /* default subgroup size */
     uint32_t subgroup_size_min, subgroup_size_max; /* VK_EXT_subgroup_size_control range (0 if none) */
-    int subgroup_size_control;       /* 1: a compute shader can be given a subgroup size in that range with
-                                        full subgroups (vkllm's subgroup reductions then ask for theirs) */
-    uint32_t subgroup_ops;           /* VKLLM_SUBGROUP_* bits supported in compute shaders */
-    int fp16_arith;                  /* shaderFloat16 */
-    int int8_arith;                  /* shaderInt8 */
-    int int64_arith;                 /* shaderInt64 */
-    int storage_16bit;               /* storageBuffer16BitAccess */
-    int storage_8bit;                /* storageBuffer8BitAccess */
-    int integer_dot_product;         /* VK_KHR_shader_integer_dot_product feature present */
-    int integer_dot_product_accel;   /* 4x8-bit packed signed dot product is accelerated */
-    int buffer_device_address;       /* bufferDeviceAddress feature */
-    int cooperative_matrix;          /* VK_KHR_cooperative_matrix usable (with the Vulkan memory model,
-                                        which vkllm's cooperative-matrix shaders use) */
+    int subgroup_size_control;     /* 1: a compute shader can be given a subgroup size in that range with
+                                      full subgroups (vkllm's subgroup reductions then ask for theirs) */
+    uint32_t subgroup_ops;         /* VKLLM_SUBGROUP_* bits supported in compute shaders */
+    int fp16_arith;                /* shaderFloat16 */
+    int int8_arith;                /* shaderInt8 */
+    int int64_arith;               /* shaderInt64 */
+    int storage_16bit;             /* storageBuffer16BitAccess */
+    int storage_8bit;              /* storageBuffer8BitAccess */
+    int integer_dot_product;       /* VK_KHR_shader_integer_dot_product feature present */
+    int integer_dot_product_accel; /* 4x8-bit packed signed dot product is accelerated */
+    int buffer_device_address;     /* bufferDeviceAddress feature */
+    int cooperative_matrix;        /* VK_KHR_cooperative_matrix usable (with the Vulkan memory model,
+                                      which vkllm's cooperative-matrix shaders use) */
     uint32_t coopmat_shape_count;
     struct vkllm_coopmat_shape coopmat_shapes[VKLLM_MAX_COOPMAT_SHAPES];
     /* limits */
-    uint64_t max_storage_buffer_range;   /* bytes one storage descriptor may cover */
-    uint64_t max_memory_allocation_size; /* bytes in one vkAllocateMemory */
+    uint64_t max_storage_buffer_range;            /* bytes one storage descriptor may cover */
+    uint64_t max_memory_allocation_size;          /* bytes in one vkAllocateMemory */
     uint64_t min_storage_buffer_offset_alignment; /* bytes */
-    uint32_t max_shared_memory;          /* maxComputeSharedMemorySize, bytes */
-    uint32_t max_workgroup_invocations;  /* maxComputeWorkGroupInvocations */
+    uint32_t max_shared_memory;                   /* maxComputeSharedMemorySize, bytes */
+    uint32_t max_workgroup_invocations;           /* maxComputeWorkGroupInvocations */
     uint32_t max_workgroup_size[3];
     uint32_t max_workgroup_count[3];
-    uint32_t max_push_constants;         /* bytes */
-    uint64_t max_texel_buffer_elements;  /* elements one texel buffer view may cover */
-    uint64_t max_uniform_buffer_range;   /* bytes one uniform binding may cover */
-    int timestamps;                      /* compute queue supports timestamps */
-    float timestamp_period_ns;           /* nanoseconds per timestamp tick */
+    uint32_t max_push_constants;        /* bytes */
+    uint64_t max_texel_buffer_elements; /* elements one texel buffer view may cover */
+    uint64_t max_uniform_buffer_range;  /* bytes one uniform binding may cover */
+    int timestamps;                     /* compute queue supports timestamps */
+    float timestamp_period_ns;          /* nanoseconds per timestamp tick */
     uint32_t timestamp_valid_bits;
-    int pipeline_statistics;             /* VK_KHR_pipeline_executable_properties: the driver reports
-                                            registers, spills, shared memory, ... per pipeline
-                                            (vkllm_ctx_pipelines on a compile-only context) */
-    int has_compute_queue;               /* a queue family with compute */
-    int usable;                          /* vkllm runs on it: Vulkan 1.1, a compute queue and a memory
-                                            type (a device without memory, such as RADV's null
-                                            hardware, can still build pipelines: compile_only) */
-    char profile[32];                    /* the device profile in force (VKLLM_DEVICE_PROFILE), "" for
-                                            none: the fields above are then the device's clamped to it */
+    int pipeline_statistics; /* VK_KHR_pipeline_executable_properties: the driver reports
+                                registers, spills, shared memory, ... per pipeline
+                                (vkllm_ctx_pipelines on a compile-only context) */
+    int has_compute_queue;   /* a queue family with compute */
+    int usable;              /* vkllm runs on it: Vulkan 1.1, a compute queue and a memory
+                                type (a device without memory, such as RADV's null
+                                hardware, can still build pipelines: compile_only) */
+    char profile[32];        /* the device profile in force (VKLLM_DEVICE_PROFILE), "" for
+                                none: the fields above are then the device's clamped to it */
 };
 
 /* Human-readable name of a device type ("discrete GPU", "CPU", ...). */
@@ -276,8 +278,8 @@ VKLLM_API void vkllm_devices_free(struct vkllm_device_info *devices);
 typedef struct vkllm_ctx *vkllm_ctx_t;
 
 struct vkllm_ctx_params {
-    int device;       /* device index from vkllm_devices_list(); -1 = VKLLM_DEVICE env or the best */
-    int validate;     /* 1: Khronos validation layer + synchronization validation; -1: VKLLM_VALIDATE env */
+    int device;         /* device index from vkllm_devices_list(); -1 = VKLLM_DEVICE env or the best */
+    int validate;       /* 1: Khronos validation layer + synchronization validation; -1: VKLLM_VALIDATE env */
     const char *tuning; /* "name=value,name=value": tuning knobs (vkllm_tuning_knob) over the VKLLM_*
                            environment variables, which are read once, here; NULL: none */
     int compile_only;   /* 1: build pipelines only: no device memory is allocated and nothing is
@@ -315,7 +317,7 @@ enum vkllm_memory_use {
     VKLLM_MEMORY_STAGING,     /* the staging buffer of uploads and downloads (given back after a load) */
     VKLLM_MEMORY_READBACK,    /* host-visible copies of results: logits, the greedy token */
     VKLLM_MEMORY_OTHER,
-    VKLLM_MEMORY_EMPTY,       /* allocated blocks not handed out to any buffer */
+    VKLLM_MEMORY_EMPTY, /* allocated blocks not handed out to any buffer */
     VKLLM_MEMORY_USE_COUNT
 };
 struct vkllm_memory_breakdown {
@@ -362,7 +364,7 @@ struct vkllm_pipeline_stat {
 
 /* One compute pipeline: a shader with its specialization constants and required subgroup size. */
 struct vkllm_pipeline_info {
-    char shader[48];            /* the embedded shader's name (matvec_q4_k, attn_split, ...) */
+    char shader[48]; /* the embedded shader's name (matvec_q4_k, attn_split, ...) */
     uint32_t n_spec;
     uint32_t spec[8];           /* specialization constants; spec[0] is the workgroup size */
     uint32_t required_subgroup; /* full subgroups of this size asked for (0: the driver's choice) */
@@ -395,28 +397,28 @@ struct vkllm_selftest_case {
     char op[24];
     char variant[96];
     char shape[64];
-    char measure[8];         /* "max_rel", "max_abs", "nmse" or "wrong" (entries that differ) */
-    double err, bound;       /* ok when err <= bound and nothing else was wrong */
-    double max_abs;          /* max |device - reference| */
+    char measure[8];   /* "max_rel", "max_abs", "nmse" or "wrong" (entries that differ) */
+    double err, bound; /* ok when err <= bound and nothing else was wrong */
+    double max_abs;    /* max |device - reference| */
     int ok;
-    int skipped;             /* the device cannot run the case (a limit or feature it lacks: detail says why) */
-    char detail[192];        /* what else was wrong, or why it was skipped; "" otherwise */
-    char kernel[32];         /* the shader that ran first */
-    double gpu_ms;           /* with profile: the device time of the case's recording (0: no timestamps) */
-    double gbytes, gflops;   /* with profile: GB and GFLOP its dispatches declared */
+    int skipped;           /* the device cannot run the case (a limit or feature it lacks: detail says why) */
+    char detail[192];      /* what else was wrong, or why it was skipped; "" otherwise */
+    char kernel[32];       /* the shader that ran first */
+    double gpu_ms;         /* with profile: the device time of the case's recording (0: no timestamps) */
+    double gbytes, gflops; /* with profile: GB and GFLOP its dispatches declared */
 };
 
 struct vkllm_selftest_params {
-    int full;        /* 1: the long lists of the test suite (thousands of cases) instead of the short ones */
-    int profile;     /* 1: time each case */
-    const char *ops; /* comma-separated op names to run; NULL or "": all */
+    int full;          /* 1: the long lists of the test suite (thousands of cases) instead of the short ones */
+    int profile;       /* 1: time each case */
+    const char *ops;   /* comma-separated op names to run; NULL or "": all */
     int defaults_only; /* 1: what a model run takes on this device: each case's op and shape once, with the
                           device's own tuning (the variants' knobs ignored); the cases that exist to
                           force one kernel (int8 x, cooperative matrices) or a split are left out */
-    int list_only;   /* 1: call fn with every case that would run, without running it (no counts) */
-    int unchecked;   /* 1: record and submit every case but do not compare it with the reference: for a
-                        device that executes nothing (a simulated GPU); a case is ok when it records
-                        and submits without error (always so on a compile_only context) */
+    int list_only;     /* 1: call fn with every case that would run, without running it (no counts) */
+    int unchecked;     /* 1: record and submit every case but do not compare it with the reference: for a
+                          device that executes nothing (a simulated GPU); a case is ok when it records
+                          and submits without error (always so on a compile_only context) */
 };
 
 VKLLM_API struct vkllm_selftest_params vkllm_selftest_params_default(void);
@@ -456,20 +458,20 @@ VKLLM_API vkllm_status vkllm_model_load(vkllm_ctx_t ctx, const char *path, const
 VKLLM_API void vkllm_model_free(vkllm_model_t model);
 
 struct vkllm_model_info {
-    char arch[16];            /* "llama", "qwen2", "qwen3" */
-    char name[128];           /* general.name, or "" */
+    char arch[16];  /* "llama", "qwen2", "qwen3" */
+    char name[128]; /* general.name, or "" */
     uint32_t n_layer, n_embd, n_ff, n_head, n_head_kv, head_dim;
     uint32_t n_vocab;
-    uint32_t n_ctx_train;     /* context length the model was trained for */
-    uint64_t n_params;        /* elements over all tensors */
-    uint64_t file_bytes;      /* size of the GGUF file */
-    uint64_t weight_bytes;    /* bytes of weights on the device */
+    uint32_t n_ctx_train;            /* context length the model was trained for */
+    uint64_t n_params;               /* elements over all tensors */
+    uint64_t file_bytes;             /* size of the GGUF file */
+    uint64_t weight_bytes;           /* bytes of weights on the device */
     uint64_t decode_bytes_per_token; /* weight bytes one decode step reads: the matrices in the layout
                                         the device holds them in (CPU devices: repacked, larger than
                                         the file's), experts n_expert_used of n_expert */
-    char type_summary[128];   /* tensor types and counts, e.g. "f32:45 q8_0:155" */
-    int pooling;              /* enum vkllm_pooling the file asks for embeddings (<arch>.pooling_type:
-                                 mean, cls or last); MEAN when it says none */
+    char type_summary[128];          /* tensor types and counts, e.g. "f32:45 q8_0:155" */
+    int pooling;                     /* enum vkllm_pooling the file asks for embeddings (<arch>.pooling_type:
+                                        mean, cls or last); MEAN when it says none */
 };
 
 VKLLM_API void vkllm_model_get_info(vkllm_model_t model, struct vkllm_model_info *out);
@@ -491,34 +493,34 @@ struct vkllm_file_info {
     uint64_t file_bytes;
     uint32_t gguf_version;
     uint64_t n_kv, n_tensors;
-    char arch[64];             /* general.architecture, or "" */
-    char name[128];            /* general.name, or "" */
-    int supported;             /* 1: vkllm can run it; 0: error says why */
+    char arch[64];  /* general.architecture, or "" */
+    char name[128]; /* general.name, or "" */
+    int supported;  /* 1: vkllm can run it; 0: error says why */
     char error[512];
     /* shape, valid when supported */
     uint32_t n_layer, n_embd, n_ff, n_head, n_head_kv, head_dim, n_vocab;
     float rms_eps;
     int tied_embeddings;
     float rope_theta;
-    uint32_t rope_dims;        /* rotated dimensions per head */
-    int rope_neox;             /* 1: NeoX halves pairing; 0: adjacent pairs */
-    char rope_scaling[16];     /* "none", "linear", "llama3", "longrope" (phi3's short and long
-                                  factors), "yarn" (gpt-oss) */
+    uint32_t rope_dims;    /* rotated dimensions per head */
+    int rope_neox;         /* 1: NeoX halves pairing; 0: adjacent pairs */
+    char rope_scaling[16]; /* "none", "linear", "llama3", "longrope" (phi3's short and long
+                              factors), "yarn" (gpt-oss) */
     float rope_factor;
-    int64_t context_length;    /* <arch>.context_length, -1 when absent */
-    uint64_t n_params;         /* elements over all tensors */
-    uint32_t n_types;          /* tensor types present, in type id order: */
+    int64_t context_length; /* <arch>.context_length, -1 when absent */
+    uint64_t n_params;      /* elements over all tensors */
+    uint32_t n_types;       /* tensor types present, in type id order: */
     struct {
-        char name[16];         /* "q8_0" */
+        char name[16]; /* "q8_0" */
         uint64_t count, bytes;
     } types[VKLLM_MAX_TYPES];
-    char tokenizer_model[64];  /* tokenizer.ggml.model ("llama", "gpt2", "bert", ...) or "" */
+    char tokenizer_model[64];   /* tokenizer.ggml.model ("llama", "gpt2", "bert", ...) or "" */
     int64_t n_tokens, bos, eos; /* -1 when absent */
     int has_chat_template;
     /* gemma2 / gemma3 (0 elsewhere), valid when supported */
-    uint32_t sliding_window;   /* positions a sliding-window layer sees */
-    uint32_t n_swa_layers;     /* layers with the window */
-    float attn_softcap, final_softcap; /* soft-capping of attention scores and logits (0: none) */
+    uint32_t sliding_window;                    /* positions a sliding-window layer sees */
+    uint32_t n_swa_layers;                      /* layers with the window */
+    float attn_softcap, final_softcap;          /* soft-capping of attention scores and logits (0: none) */
     uint32_t n_expert, n_expert_used, n_ff_exp; /* mixture of experts (0: a dense FFN) */
 };
 VKLLM_API void vkllm_model_file_info(vkllm_model_file_t f, struct vkllm_file_info *out);
@@ -530,7 +532,7 @@ struct vkllm_tensor_info {
     char name[96];
     char type[16];
     uint32_t n_dims;
-    uint64_t ne[4];            /* ne[0] innermost (the row length) */
+    uint64_t ne[4]; /* ne[0] innermost (the row length) */
     uint64_t bytes;
     char role[32];
 };
@@ -565,16 +567,16 @@ struct vkllm_kv_pool_params {
     int type_k, type_v; /* enum vkllm_kv_type; sessions on the pool must use the same */
 };
 struct vkllm_kv_pool_info {
-    uint32_t block_tokens;    /* positions per block (VKLLM_KV_BLOCK) */
-    uint32_t n_blocks;        /* in the pool */
-    uint32_t n_held;          /* held by sessions */
-    uint32_t n_cached;        /* held by none, keyed: a later prompt may take them */
-    uint32_t n_free;          /* held by none, empty */
-    uint64_t bytes;           /* device bytes of the pool (all blocks, K and V) */
-    uint64_t block_bytes;     /* of one block */
-    uint64_t queried_tokens;  /* prompt tokens looked up in the pool's cache */
-    uint64_t hit_tokens;      /* of those, found (taken instead of evaluated) */
-    uint64_t evicted_blocks;  /* cached blocks reused for new tokens */
+    uint32_t block_tokens;   /* positions per block (VKLLM_KV_BLOCK) */
+    uint32_t n_blocks;       /* in the pool */
+    uint32_t n_held;         /* held by sessions */
+    uint32_t n_cached;       /* held by none, keyed: a later prompt may take them */
+    uint32_t n_free;         /* held by none, empty */
+    uint64_t bytes;          /* device bytes of the pool (all blocks, K and V) */
+    uint64_t block_bytes;    /* of one block */
+    uint64_t queried_tokens; /* prompt tokens looked up in the pool's cache */
+    uint64_t hit_tokens;     /* of those, found (taken instead of evaluated) */
+    uint64_t evicted_blocks; /* cached blocks reused for new tokens */
 };
 VKLLM_API struct vkllm_kv_pool_params vkllm_kv_pool_params_default(void);
 /* Allocate a pool for model's sessions: refused before allocating (DEVICE_OOM, with the bytes
@@ -588,11 +590,11 @@ VKLLM_API void vkllm_kv_pool_free(vkllm_kv_pool_t p);
 VKLLM_API void vkllm_kv_pool_get_info(vkllm_kv_pool_t p, struct vkllm_kv_pool_info *out);
 
 struct vkllm_session_params {
-    uint32_t n_ctx;    /* positions in the KV cache; 0 = the training context, at most 4096 */
-    uint32_t n_ubatch; /* tokens per prefill micro-batch; 0 = 256 */
-    int type_k, type_v; /* enum vkllm_kv_type of K and V (llama.cpp's --cache-type-k/v); 0 = f16.
-                           q8_0 needs rows of a multiple of 32 values (UNSUPPORTED otherwise); on CPU
-                           devices K and V both q8_0 keep the fast attention kernel */
+    uint32_t n_ctx;       /* positions in the KV cache; 0 = the training context, at most 4096 */
+    uint32_t n_ubatch;    /* tokens per prefill micro-batch; 0 = 256 */
+    int type_k, type_v;   /* enum vkllm_kv_type of K and V (llama.cpp's --cache-type-k/v); 0 = f16.
+                             q8_0 needs rows of a multiple of 32 values (UNSUPPORTED otherwise); on CPU
+                             devices K and V both q8_0 keep the fast attention kernel */
     vkllm_kv_pool_t pool; /* blocks from this pool (its model and K/V types); NULL: a pool of the
                              session's own for n_ctx positions. Evaluating past what the pool has
                              free fails with VKLLM_STATUS_KV_FULL, nothing evaluated */
@@ -622,8 +624,8 @@ VKLLM_API const float *vkllm_session_logits(vkllm_session_t s, uint32_t i);
  * and reading back one id instead of the logits. */
 VKLLM_API vkllm_status vkllm_session_decode_greedy(vkllm_session_t s, int32_t token, int32_t *next);
 
-VKLLM_API uint32_t vkllm_session_n_past(vkllm_session_t s);  /* positions filled */
-VKLLM_API uint32_t vkllm_session_n_ctx(vkllm_session_t s);   /* positions available */
+VKLLM_API uint32_t vkllm_session_n_past(vkllm_session_t s); /* positions filled */
+VKLLM_API uint32_t vkllm_session_n_ctx(vkllm_session_t s);  /* positions available */
 /* How many leading tokens of tokens[0..n) the session's KV cache holds at positions 0.. (what a
  * generation with cache_prompt would reuse, before keeping at least one token to evaluate). */
 VKLLM_API uint32_t vkllm_session_cached_prefix(vkllm_session_t s, const int32_t *tokens, uint32_t n);
@@ -665,13 +667,13 @@ VKLLM_API vkllm_status vkllm_session_embed(vkllm_session_t s, const int32_t *tok
  * their count (0 when profiling is off or the device has no timestamps) and dispatch i, with the
  * cost each declared at the position the list ran at (docs/benchmarks.md defines the fields). */
 struct vkllm_dispatch_profile {
-    const char *label;   /* the op ("matvec", "attn_tb", "rmsnorm", ...) */
-    const char *kernel;  /* the shader ("matvec_q8_0") */
-    double ns;           /* device time since the previous timestamp */
+    const char *label;  /* the op ("matvec", "attn_tb", "rmsnorm", ...) */
+    const char *kernel; /* the shader ("matvec_q8_0") */
+    double ns;          /* device time since the previous timestamp */
     uint64_t bytes_read, bytes_written, weight_bytes, flops;
-    int barrier;         /* 1: it waited at a barrier for earlier dispatches it depends on */
-    char variant[96];    /* the kernel and how it ran: "matvec_q4_k wg=64 spec=32,2,0,1,0 sg=32" (workgroup
-                            size, the other specialization constants, the subgroup size it required) */
+    int barrier;      /* 1: it waited at a barrier for earlier dispatches it depends on */
+    char variant[96]; /* the kernel and how it ran: "matvec_q4_k wg=64 spec=32,2,0,1,0 sg=32" (workgroup
+                         size, the other specialization constants, the subgroup size it required) */
 };
 VKLLM_API vkllm_status vkllm_session_set_profile(vkllm_session_t s, int on);
 VKLLM_API uint32_t vkllm_session_profile_count(vkllm_session_t s);
@@ -693,8 +695,8 @@ struct vkllm_sampling_params {
     int32_t penalty_last_n;  /* tokens the penalties look back over; default 64, -1 = all */
     uint64_t seed;           /* used when has_seed; otherwise one is picked and reported in stats */
     int has_seed;
-    const char *order;       /* stage order, e.g. "top_k;top_p;min_p;temperature" (NULL: that, the
-                                llama.cpp default); stages left out do not run */
+    const char *order;          /* stage order, e.g. "top_k;top_p;min_p;temperature" (NULL: that, the
+                                   llama.cpp default); stages left out do not run */
     const int32_t *bias_tokens; /* logit bias: n_bias (token, value) pairs; -INFINITY bans */
     const float *bias_values;
     uint32_t n_bias;
@@ -730,12 +732,12 @@ struct vkllm_text_piece {
     size_t len;                            /* bytes; > 0 except in that last call */
     const struct vkllm_token_probs *probs; /* NULL when n_probs is 0 */
     uint32_t n_probs;
-    uint32_t first_prob;                   /* the generated token probs[0] belongs to */
+    uint32_t first_prob; /* the generated token probs[0] belongs to */
 };
 
 struct vkllm_generate_params {
-    const char *prompt;      /* UTF-8 text; "" starts from BOS alone */
-    size_t prompt_len;       /* bytes; 0 = strlen(prompt) */
+    const char *prompt;           /* UTF-8 text; "" starts from BOS alone */
+    size_t prompt_len;            /* bytes; 0 = strlen(prompt) */
     const int32_t *prompt_tokens; /* non-NULL: the prompt as token ids instead of text (prompt is
                                      ignored); BOS goes in front as for a text prompt, unless the
                                      ids start with it */
@@ -743,43 +745,43 @@ struct vkllm_generate_params {
     int32_t n_predict;       /* tokens to generate at most; < 0 = until EOS or a full context */
     const char *const *stop; /* stop strings (n_stop of them) */
     uint32_t n_stop;
-    int add_bos;             /* -1: as the model asks (default); 0 no; 1 yes */
-    int parse_special;       /* "<|im_start|>" in the prompt becomes its token (default 0) */
-    int keep_history;        /* 1: continue after the tokens already in the session (chat; the
-                                prompt must not be empty: a generation's last token was
-                                sampled, not evaluated, so the session does not hold it);
-                                0: start the session over (default) */
-    int cache_prompt;        /* with keep_history 0: keep the longest prefix of the prompt the
-                                session's KV cache already holds and evaluate only the rest
-                                (llama-server's cache_prompt). default 1 */
-    uint32_t prefill_chunk;  /* > 0: vkllm_gen_start evaluates at most this many prompt tokens and
-                                each vkllm_gen_step the next chunk (of one prefilling gen per
-                                step: several wait their turn), the first token being sampled
-                                after the last (generations decoding beside it wait one chunk at a
-                                time, not the whole prompt). 0: the whole prompt in
-                                vkllm_gen_start (default) */
-    int32_t n_probs;         /* >= 0: record, for every generated token, its log-probability and the
-                                n_probs most likely tokens (at most VKLLM_MAX_TOP_PROBS) under the
-                                model's own distribution: softmax of the logits at temperature 1,
-                                before logit bias, penalties and truncation (OpenAI's and vLLM's
-                                default logprobs); vkllm_gen_token_probs reads them. The argmax is
-                                then taken on the host. -1: off (default) */
-    int json_object;         /* 1: JSON mode (OpenAI's response_format json_object): every token is
-                                drawn among those whose text keeps the output a prefix of one JSON
-                                object (whitespace around it allowed; nesting up to 32), and
-                                generation stops (VKLLM_STOP_EOS) once the object closes; the model
-                                should still be asked for JSON in the prompt. The argmax is then
-                                taken on the host. 0: off (default) */
-    const char *grammar;     /* non-NULL: a GBNF grammar (llama.cpp's format; the rule `root` is the
-                                whole output): every token is drawn among those whose text keeps
-                                the output a prefix of a sentence of the grammar (the others get
-                                -inf before the sampler's chain, so its truncation works on the
-                                allowed tokens; n_probs stays the model's own distribution);
-                                end-of-generation only once the output
-                                is a whole sentence, and generation stops (VKLLM_STOP_EOS) when
-                                nothing more can follow. A bad grammar: INVALID_ARGUMENT naming the
-                                line and column. Not with json_object. NULL: off (default) */
-    size_t grammar_len;      /* bytes; 0 = strlen(grammar) */
+    int add_bos;                  /* -1: as the model asks (default); 0 no; 1 yes */
+    int parse_special;            /* "<|im_start|>" in the prompt becomes its token (default 0) */
+    int keep_history;             /* 1: continue after the tokens already in the session (chat; the
+                                     prompt must not be empty: a generation's last token was
+                                     sampled, not evaluated, so the session does not hold it);
+                                     0: start the session over (default) */
+    int cache_prompt;             /* with keep_history 0: keep the longest prefix of the prompt the
+                                     session's KV cache already holds and evaluate only the rest
+                                     (llama-server's cache_prompt). default 1 */
+    uint32_t prefill_chunk;       /* > 0: vkllm_gen_start evaluates at most this many prompt tokens and
+                                     each vkllm_gen_step the next chunk (of one prefilling gen per
+                                     step: several wait their turn), the first token being sampled
+                                     after the last (generations decoding beside it wait one chunk at a
+                                     time, not the whole prompt). 0: the whole prompt in
+                                     vkllm_gen_start (default) */
+    int32_t n_probs;              /* >= 0: record, for every generated token, its log-probability and the
+                                     n_probs most likely tokens (at most VKLLM_MAX_TOP_PROBS) under the
+                                     model's own distribution: softmax of the logits at temperature 1,
+                                     before logit bias, penalties and truncation (OpenAI's and vLLM's
+                                     default logprobs); vkllm_gen_token_probs reads them. The argmax is
+                                     then taken on the host. -1: off (default) */
+    int json_object;              /* 1: JSON mode (OpenAI's response_format json_object): every token is
+                                     drawn among those whose text keeps the output a prefix of one JSON
+                                     object (whitespace around it allowed; nesting up to 32), and
+                                     generation stops (VKLLM_STOP_EOS) once the object closes; the model
+                                     should still be asked for JSON in the prompt. The argmax is then
+                                     taken on the host. 0: off (default) */
+    const char *grammar;          /* non-NULL: a GBNF grammar (llama.cpp's format; the rule `root` is the
+                                     whole output): every token is drawn among those whose text keeps
+                                     the output a prefix of a sentence of the grammar (the others get
+                                     -inf before the sampler's chain, so its truncation works on the
+                                     allowed tokens; n_probs stays the model's own distribution);
+                                     end-of-generation only once the output
+                                     is a whole sentence, and generation stops (VKLLM_STOP_EOS) when
+                                     nothing more can follow. A bad grammar: INVALID_ARGUMENT naming the
+                                     line and column. Not with json_object. NULL: off (default) */
+    size_t grammar_len;           /* bytes; 0 = strlen(grammar) */
     const vkllm_session_t *share; /* with cache_prompt: other sessions of the same model and context
                                 whose KV caches may hold a longer prefix of the prompt than this
                                 session's; the longest is copied on the device instead of being
@@ -820,26 +822,26 @@ typedef int (*vkllm_text_fn)(const char *text, size_t len, void *user_data);
 
 /* Per-generation metrics, from real clocks (CLOCK_MONOTONIC). */
 struct vkllm_generate_stats {
-    uint32_t n_prompt;         /* prompt tokens (BOS included) */
-    uint32_t n_prompt_cached;  /* of those, already in the session's KV cache (not evaluated again) */
-    uint32_t n_prompt_shared;  /* of those, copied from another session's cache (params.share) */
-    uint32_t n_generated;      /* tokens sampled */
-    double ttft_ms;            /* call start -> first token sampled (tokenize + prefill + first
-                                  sample), measured; its text reaches the callback then, unless
-                                  held back while a stop string may be starting (or an
-                                  incomplete UTF-8 character) */
-    double prefill_ms;         /* the prompt's forward pass */
-    double prefill_tps;        /* (n_prompt - n_prompt_cached) / prefill time */
+    uint32_t n_prompt;        /* prompt tokens (BOS included) */
+    uint32_t n_prompt_cached; /* of those, already in the session's KV cache (not evaluated again) */
+    uint32_t n_prompt_shared; /* of those, copied from another session's cache (params.share) */
+    uint32_t n_generated;     /* tokens sampled */
+    double ttft_ms;           /* call start -> first token sampled (tokenize + prefill + first
+                                 sample), measured; its text reaches the callback then, unless
+                                 held back while a stop string may be starting (or an
+                                 incomplete UTF-8 character) */
+    double prefill_ms;        /* the prompt's forward pass */
+    double prefill_tps;       /* (n_prompt - n_prompt_cached) / prefill time */
     double itl_mean_ms, itl_p50_ms, itl_p90_ms, itl_max_ms; /* between consecutive tokens */
-    double decode_tps;         /* tokens after the first / time spent after the first */
-    double total_ms;           /* call start -> return */
-    uint64_t kv_bytes_used;    /* KV cache holding the positions in use at the end */
+    double decode_tps;                                      /* tokens after the first / time spent after the first */
+    double total_ms;                                        /* call start -> return */
+    uint64_t kv_bytes_used;                                 /* KV cache holding the positions in use at the end */
     uint64_t kv_bytes_allocated;
-    uint64_t kv_bytes_per_token;  /* K and V of one position, all layers */
-    uint64_t device_bytes;     /* all device memory of the context */
-    uint64_t seed;             /* the sampler's seed */
+    uint64_t kv_bytes_per_token; /* K and V of one position, all layers */
+    uint64_t device_bytes;       /* all device memory of the context */
+    uint64_t seed;               /* the sampler's seed */
     enum vkllm_stop_reason stop_reason;
-    uint64_t kv_bytes_cached;  /* the KV pool's cached blocks (vkllm_session_memory) */
+    uint64_t kv_bytes_cached; /* the KV pool's cached blocks (vkllm_session_memory) */
 };
 
 /* Generate from params->prompt on session s, streaming text to fn (may be NULL). A prompt longer
@@ -874,8 +876,8 @@ typedef struct vkllm_gen *vkllm_gen_t;
  * pool shared with other gens, KV_FULL while a preempted gen waits for the pool (it goes first)
  * or when the prompt would leave no block for each running gen's next token (a server queues
  * the request and tries again later). */
-VKLLM_API vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_params *params,
-                                       vkllm_text_fn fn, void *user_data, vkllm_gen_t *out);
+VKLLM_API vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_params *params, vkllm_text_fn fn,
+                                       void *user_data, vkllm_gen_t *out);
 
 /* One decode step for every gen of gens[0..n) that is still running (finished ones are skipped),
  * batched, and the next prompt chunk of one gen still prefilling (the first such in gens). The
@@ -915,7 +917,7 @@ struct vkllm_token_prob {
     float logprob; /* natural log */
 };
 struct vkllm_token_probs {
-    int32_t id;    /* the token chosen */
+    int32_t id; /* the token chosen */
     float logprob;
     uint32_t n_top;
     struct vkllm_token_prob top[VKLLM_MAX_TOP_PROBS];
@@ -972,8 +974,8 @@ VKLLM_API uint32_t vkllm_tokenizer_n_vocab(vkllm_tokenizer_t t);
  * asks, 0 no, 1 yes. parse_special: text such as "<|im_start|>" becomes its special token.
  * Writes at most cap ids to out and sets *n_out to the number of tokens (when *n_out > cap, call
  * again with room for them). UNSUPPORTED when the model's tokenizer is not supported. */
-VKLLM_API vkllm_status vkllm_tokenize(vkllm_model_t model, const char *text, size_t len, int add_bos,
-                                      int parse_special, int32_t *out, size_t cap, size_t *n_out);
+VKLLM_API vkllm_status vkllm_tokenize(vkllm_model_t model, const char *text, size_t len, int add_bos, int parse_special,
+                                      int32_t *out, size_t cap, size_t *n_out);
 
 /* The text of ids[0..n) as one NUL-terminated UTF-8 string (free with vkllm_free); special
  * tokens (BOS, EOS, ...) appear as their text only with render_special. INVALID_ARGUMENT for an
@@ -989,7 +991,7 @@ VKLLM_API uint32_t vkllm_model_n_vocab(vkllm_model_t model);
  * ------------------------------------------------------------------------------------------- */
 
 struct vkllm_chat_message {
-    const char *role;    /* "system", "user", "assistant" */
+    const char *role; /* "system", "user", "assistant" */
     const char *content;
 };
 
@@ -1006,8 +1008,8 @@ VKLLM_API vkllm_status vkllm_chat_template_resolve(vkllm_model_t model, const ch
  * parse_special = 1. NOT_FOUND when the model has no template and none is named; UNSUPPORTED or
  * INVALID_ARGUMENT, listing the known names, for one vkllm does not know. */
 VKLLM_API vkllm_status vkllm_chat_format(vkllm_model_t model, const char *template_name,
-                                         const struct vkllm_chat_message *msgs, size_t n,
-                                         int add_generation_prompt, char **out);
+                                         const struct vkllm_chat_message *msgs, size_t n, int add_generation_prompt,
+                                         char **out);
 
 /* ---------------------------------------------------------------------------------------------
  * The scalar reference: the whole forward pass in plain C (fp32, one token at a time, its own KV
@@ -1034,27 +1036,27 @@ VKLLM_API uint32_t vkllm_ref_n_vocab(vkllm_ref_t r);
  * ------------------------------------------------------------------------------------------- */
 
 struct vkllm_make_model_params {
-    char arch[16];            /* "llama", "qwen2", "qwen3" */
+    char arch[16]; /* "llama", "qwen2", "qwen3" */
     uint32_t n_layer, n_embd, n_ff, n_head, n_head_kv;
-    uint32_t head_dim;        /* 0: n_embd / n_head */
-    uint32_t n_vocab;         /* >= 259 (<unk>, <s>, </s>, 256 byte tokens) */
-    uint32_t n_ctx;           /* written as <arch>.context_length */
-    char type[16];            /* matrices: "f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1",
-                                 "q4_K", "q5_K", "q6_K" (norms and biases stay f32), or one of
-                                 llama.cpp's mixes: "q3_K_s", "q3_K_m", "q3_K_l", "q4_K_s", "q4_K_m",
-                                 "q5_K_s", "q5_K_m" (docs/models.md has their tables) */
-    int tied;                 /* 1: no output.weight */
-    int optional_tensors;     /* 1: also the tensors the architecture may have (llama: q/k/v/output biases) */
+    uint32_t head_dim;    /* 0: n_embd / n_head */
+    uint32_t n_vocab;     /* >= 259 (<unk>, <s>, </s>, 256 byte tokens) */
+    uint32_t n_ctx;       /* written as <arch>.context_length */
+    char type[16];        /* matrices: "f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1",
+                             "q4_K", "q5_K", "q6_K" (norms and biases stay f32), or one of
+                             llama.cpp's mixes: "q3_K_s", "q3_K_m", "q3_K_l", "q4_K_s", "q4_K_m",
+                             "q5_K_s", "q5_K_m" (docs/models.md has their tables) */
+    int tied;             /* 1: no output.weight */
+    int optional_tensors; /* 1: also the tensors the architecture may have (llama: q/k/v/output biases) */
     uint64_t seed;
     float rope_theta, rms_eps;
-    char name[64];            /* general.name; "": generated */
+    char name[64];                    /* general.name; "": generated */
     uint32_t n_expert, n_expert_used; /* mixture of experts (llama: Mixtral's layout; qwen3moe, gpt-oss):
                                          n_expert FFNs of n_ff, n_expert_used per token; 0: a dense FFN
                                          (qwen3moe, gpt-oss: 8, and 2 or 4 per token) */
-    uint32_t n_rot;           /* rope.dimension_count: dims rotated per head; 0: all of them */
-    const volatile int *cancel; /* non-NULL: looked at before each tensor; once *cancel != 0 the write
-                                   stops with CANCELLED and its temporary file is removed (a CLI's
-                                   SIGINT handler sets it) */
+    uint32_t n_rot;                   /* rope.dimension_count: dims rotated per head; 0: all of them */
+    const volatile int *cancel;       /* non-NULL: looked at before each tensor; once *cancel != 0 the write
+                                         stops with CANCELLED and its temporary file is removed (a CLI's
+                                         SIGINT handler sets it) */
 };
 
 /* A tiny llama (2 layers, 64 embd, 4 heads, 2 kv heads, 512 vocab), f32, seed 1. */

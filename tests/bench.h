@@ -9,13 +9,13 @@
 
 #include "gpu.h"
 
-#define CHECK(expr)                                                                                          \
-    do {                                                                                                     \
-        vkllm_status st_ = (expr);                                                                           \
-        if (st_) {                                                                                           \
+#define CHECK(expr)                                                                                            \
+    do {                                                                                                       \
+        vkllm_status st_ = (expr);                                                                             \
+        if (st_) {                                                                                             \
             fprintf(stderr, "%s: %s: %s (%s)\n", __FILE__, #expr, vkllm_status_name(st_), vkllm_last_error()); \
-            exit(1);                                                                                         \
-        }                                                                                                    \
+            exit(1);                                                                                           \
+        }                                                                                                      \
     } while (0)
 
 /* Set one tuning knob of gpu to value. */

@@ -54,8 +54,8 @@ static struct vkllm__cmd *record(struct vkllm__gpu *gpu, const struct bufs *b, c
     CHECK(vkllm__cmd_init(gpu, &c));
     vkllm__cmd_set_profile(c, getenv("BENCH_ATTN_PROFILE") != NULL);
     CHECK(vkllm__cmd_begin(c));
-    CHECK(vkllm__op_attention(c, vkllm__view_of(b->o), vkllm__view_of(b->q), vkllm__view_of(b->k),
-                              vkllm__view_of(b->v), vkllm__view_of(b->pos), vkllm__view_of(b->scratch), s));
+    CHECK(vkllm__op_attention(c, vkllm__view_of(b->o), vkllm__view_of(b->q), vkllm__view_of(b->k), vkllm__view_of(b->v),
+                              vkllm__view_of(b->pos), vkllm__view_of(b->scratch), s));
     CHECK(vkllm__cmd_end(c));
     return c;
 }
@@ -81,8 +81,8 @@ static double time_at(struct vkllm__cmd *c, struct vkllm__buffer *pos, uint32_t 
 
 struct bench_case {
     const char *name;
-    int prefill;    /* index into the prefill recordings, -1: decode */
-    uint32_t len;   /* decode: current length; prefill: tokens */
+    int prefill;  /* index into the prefill recordings, -1: decode */
+    uint32_t len; /* decode: current length; prefill: tokens */
     double flop;
     double ms[2][MAX_ROUNDS];
 };
@@ -121,7 +121,8 @@ int main(int argc, char **argv) {
     for (int k = 0; k < 2; k++) {
         dec[k] = record(gpu, &b, &sd, k);
         for (int i = 0; i < 2; i++) {
-            struct vkllm__attn_shape sp = {pf_n[i], n_head, n_kv, dim, n_ctx, 0.125f, 0, 0.0f, {0}, 0, 0, 0, {{0}, 0}, 0, NULL, NULL};
+            struct vkllm__attn_shape sp = {pf_n[i], n_head, n_kv, dim, n_ctx,    0.125f, 0,    0.0f,
+                                           {0},     0,      0,    0,   {{0}, 0}, 0,      NULL, NULL};
             pf[i][k] = record(gpu, &b, &sp, k);
         }
     }

@@ -114,8 +114,8 @@ static void bench(const char *path) {
     const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     printf("%-28s vocab %6u  trie %6.1f ms  %3zu tokens: mask mean %.3f ms (max %.2f) first pass, %.4f ms cached; "
            "feed %.4f ms; %u stacks %u states%s\n",
-           name, n, t_trie, n_ids, sum[0] / (double)n_ids, worst[0], sum[1] / (double)n_ids, feed / (2.0 * (double)n_ids),
-           stacks, sets, refused ? "  (a reply token was refused: BUG)" : "");
+           name, n, t_trie, n_ids, sum[0] / (double)n_ids, worst[0], sum[1] / (double)n_ids,
+           feed / (2.0 * (double)n_ids), stacks, sets, refused ? "  (a reply token was refused: BUG)" : "");
     vkllm__grammar_free(g);
     vkllm__vocab_trie_free(trie);
     vkllm__free(ids);

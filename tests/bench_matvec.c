@@ -69,7 +69,7 @@ static double bench(struct vkllm__gpu *gpu, uint32_t type, uint32_t m, uint32_t 
     struct vkllm__dtensor w = {.type = type, .k = k, .m = m, .row_bytes = row_bytes};
     CHECK(vkllm__buffer_alloc(gpu, (row_bytes * m + 3) & ~3ull, VKLLM__MEM_DEVICE, &w.buf));
     CHECK(vkllm__buffer_upload(w.buf, 0, all, row_bytes * m));
-    tune(gpu, "matvec_texel", texel ? "1" : "0"); /* vkllm__op_matvec takes the texel path when */
+    tune(gpu, "matvec_texel", texel ? "1" : "0");          /* vkllm__op_matvec takes the texel path when */
     if (texel) CHECK(vkllm__dtensor_add_tb(gpu, &w, all)); /* there is a repacked copy */
     if (texel != vkllm__matvec_tb_applies(gpu, &w)) {
         fprintf(stderr, "bench_matvec: the %s path does not apply\n", texel ? "texel" : "storage");
@@ -132,8 +132,8 @@ int main(int argc, char **argv) {
     CHECK(vkllm__gpu_open(&p, &gpu));
     printf("device: %s; memory read bandwidth of this machine for comparison: ~49 GB/s (2 threads)\n",
            vkllm__gpu_info(gpu)->name);
-    printf("%-7s %-6s %12s %10s %10s %8s %10s %10s\n", "path", "type", "shape", "us/op", "GB/s", "% of 49",
-           "cpu-us/op", "GB/s@2cpu");
+    printf("%-7s %-6s %12s %10s %10s %8s %10s %10s\n", "path", "type", "shape", "us/op", "GB/s", "% of 49", "cpu-us/op",
+           "GB/s@2cpu");
     for (size_t t = 0; t < sizeof k_types / sizeof k_types[0]; t++) {
         if (!type_selected(types, k_types[t])) continue;
         for (const char *sp = shapes; *sp;) {

@@ -21,15 +21,86 @@ static double now_s(void) {
 }
 
 static char *english(size_t n) {
-    static const char *const words[] = {
-        "the", "of", "and", "to", "in", "a", "is", "that", "for", "it", "as", "was", "with", "be",
-        "by", "on", "not", "he", "I", "this", "are", "or", "his", "from", "at", "which", "but",
-        "have", "an", "had", "they", "you", "were", "their", "one", "all", "we", "can", "her",
-        "has", "there", "been", "if", "more", "when", "will", "would", "who", "so", "no",
-        "tokenizer", "inference", "Vulkan", "shader", "memory", "throughput", "latency", "model",
-        "language", "sentence", "beautiful", "understanding", "government", "information",
-        "development", "experience", "international", "relationship", "performance", "don't",
-        "it's", "Hello", "World", "London", "Monday", "quickly", "jumped", "over", "lazy", "dog"};
+    static const char *const words[] = {"the",
+                                        "of",
+                                        "and",
+                                        "to",
+                                        "in",
+                                        "a",
+                                        "is",
+                                        "that",
+                                        "for",
+                                        "it",
+                                        "as",
+                                        "was",
+                                        "with",
+                                        "be",
+                                        "by",
+                                        "on",
+                                        "not",
+                                        "he",
+                                        "I",
+                                        "this",
+                                        "are",
+                                        "or",
+                                        "his",
+                                        "from",
+                                        "at",
+                                        "which",
+                                        "but",
+                                        "have",
+                                        "an",
+                                        "had",
+                                        "they",
+                                        "you",
+                                        "were",
+                                        "their",
+                                        "one",
+                                        "all",
+                                        "we",
+                                        "can",
+                                        "her",
+                                        "has",
+                                        "there",
+                                        "been",
+                                        "if",
+                                        "more",
+                                        "when",
+                                        "will",
+                                        "would",
+                                        "who",
+                                        "so",
+                                        "no",
+                                        "tokenizer",
+                                        "inference",
+                                        "Vulkan",
+                                        "shader",
+                                        "memory",
+                                        "throughput",
+                                        "latency",
+                                        "model",
+                                        "language",
+                                        "sentence",
+                                        "beautiful",
+                                        "understanding",
+                                        "government",
+                                        "information",
+                                        "development",
+                                        "experience",
+                                        "international",
+                                        "relationship",
+                                        "performance",
+                                        "don't",
+                                        "it's",
+                                        "Hello",
+                                        "World",
+                                        "London",
+                                        "Monday",
+                                        "quickly",
+                                        "jumped",
+                                        "over",
+                                        "lazy",
+                                        "dog"};
     char *s = malloc(n + 64);
     size_t o = 0;
     uint64_t x = 0x9E3779B97F4A7C15ULL;
@@ -89,8 +160,8 @@ static void bench(const char *dir, const char *name, const char *text, size_t le
     double dt_sp = now_s() - t0;
     vkllm__free(ids);
     free(rep);
-    printf("%-32s %-5s vocab %6u  english: %7.2f MB/s   1 MiB 'a': %6.3f s   1 MiB ' ': %6.3f s\n",
-           name, info.model_name, info.n_vocab, (double)len / 1e6 / best, dt_rep, dt_sp);
+    printf("%-32s %-5s vocab %6u  english: %7.2f MB/s   1 MiB 'a': %6.3f s   1 MiB ' ': %6.3f s\n", name,
+           info.model_name, info.n_vocab, (double)len / 1e6 / best, dt_rep, dt_sp);
     vkllm__tokenizer_free(t);
 }
 
@@ -99,10 +170,9 @@ int main(int argc, char **argv) {
     if (!dir) dir = "../shared/models";
     size_t len = 1 << 20;
     char *text = english(len);
-    static const char *const vocabs[] = {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf",
-                                         "ggml-vocab-phi-3.gguf", "ggml-vocab-mpt.gguf",
-                                         "ggml-vocab-starcoder.gguf", "ggml-vocab-refact.gguf",
-                                         "ggml-vocab-bert-bge.gguf"};
+    static const char *const vocabs[] = {
+        "ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf",  "ggml-vocab-phi-3.gguf",   "ggml-vocab-mpt.gguf",
+        "ggml-vocab-starcoder.gguf", "ggml-vocab-refact.gguf", "ggml-vocab-bert-bge.gguf"};
     for (size_t i = 0; i < sizeof vocabs / sizeof *vocabs; i++) bench(dir, vocabs[i], text, len);
     free(text);
     return 0;

@@ -21,43 +21,43 @@
 
 #define VKLLM_TEST_SKIP 77
 
-#define FAILF(...)                                            \
-    do {                                                      \
-        fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);  \
-        fprintf(stderr, __VA_ARGS__);                         \
-        fprintf(stderr, "\n");                                \
-        exit(1);                                              \
+#define FAILF(...)                                           \
+    do {                                                     \
+        fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+        fprintf(stderr, __VA_ARGS__);                        \
+        fprintf(stderr, "\n");                               \
+        exit(1);                                             \
     } while (0)
 
-#define ASSERT(c)                               \
-    do {                                        \
+#define ASSERT(c)                                    \
+    do {                                             \
         if (!(c)) FAILF("assertion failed: %s", #c); \
     } while (0)
 
-#define ASSERT_EQ(a, b)                                                                   \
-    do {                                                                                  \
-        long long a_ = (long long)(a), b_ = (long long)(b);                               \
-        if (a_ != b_) FAILF("%s == %s: %lld != %lld", #a, #b, a_, b_);                    \
+#define ASSERT_EQ(a, b)                                                \
+    do {                                                               \
+        long long a_ = (long long)(a), b_ = (long long)(b);            \
+        if (a_ != b_) FAILF("%s == %s: %lld != %lld", #a, #b, a_, b_); \
     } while (0)
 
-#define ASSERT_STREQ(a, b)                                                            \
-    do {                                                                              \
-        const char *a_ = (a), *b_ = (b);                                              \
+#define ASSERT_STREQ(a, b)                                                               \
+    do {                                                                                 \
+        const char *a_ = (a), *b_ = (b);                                                 \
         if (strcmp(a_, b_) != 0) FAILF("%s == %s:\n  \"%s\"\n  \"%s\"", #a, #b, a_, b_); \
     } while (0)
 
-#define ASSERT_NEAR(a, b, tol)                                                             \
-    do {                                                                                   \
-        double a_ = (double)(a), b_ = (double)(b);                                         \
+#define ASSERT_NEAR(a, b, tol)                                                                                 \
+    do {                                                                                                       \
+        double a_ = (double)(a), b_ = (double)(b);                                                             \
         if (!(fabs(a_ - b_) <= (tol))) FAILF("%s ~ %s: %.9g vs %.9g (tol %g)", #a, #b, a_, b_, (double)(tol)); \
     } while (0)
 
-#define ASSERT_STATUS(expr, want)                                                          \
-    do {                                                                                   \
-        vkllm_status s_ = (expr);                                                          \
-        if (s_ != (want))                                                                  \
-            FAILF("%s: got %s, want %s (%s)", #expr, vkllm_status_name(s_),                \
-                  vkllm_status_name(want), vkllm_last_error());                            \
+#define ASSERT_STATUS(expr, want)                                                                    \
+    do {                                                                                             \
+        vkllm_status s_ = (expr);                                                                    \
+        if (s_ != (want))                                                                            \
+            FAILF("%s: got %s, want %s (%s)", #expr, vkllm_status_name(s_), vkllm_status_name(want), \
+                  vkllm_last_error());                                                               \
     } while (0)
 
 #define ASSERT_OK(expr) ASSERT_STATUS(expr, VKLLM_STATUS_OK)

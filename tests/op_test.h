@@ -24,9 +24,9 @@ static inline int op_test_chunked_want(int n) { return op_test_full ? n / op_tes
 
 struct op_test_stats {
     int run, failed;
-    int chunked;   /* cases with a lowered binding limit that ran more than one dispatch */
-    int timed;     /* cases whose dispatches were seen (the device has timestamps) */
-    int skipped;   /* cases for a feature the device lacks (cooperative matrices), reported */
+    int chunked; /* cases with a lowered binding limit that ran more than one dispatch */
+    int timed;   /* cases whose dispatches were seen (the device has timestamps) */
+    int skipped; /* cases for a feature the device lacks (cooperative matrices), reported */
 };
 
 /* Run op's full case list (or short with full = 0, or --short) on gpu; every failure is printed. Fails the
@@ -44,8 +44,9 @@ static inline void op_test_run(struct vkllm__gpu *gpu, enum vkllm__op op, int fu
         vkllm_status st = vkllm__op_check(gpu, c, i + 1, 0, &memo, &r);
         char shape[96];
         vkllm__op_case_shape(c, shape, sizeof shape);
-        if (st) FAILF("%s %s [%s]: %s (%s)", vkllm__op_name(c->op), shape, c->tuning, vkllm_status_name(st),
-                      vkllm_last_error());
+        if (st)
+            FAILF("%s %s [%s]: %s (%s)", vkllm__op_name(c->op), shape, c->tuning, vkllm_status_name(st),
+                  vkllm_last_error());
         s->run++;
         s->timed += r.dispatches > 0;
         if ((strstr(c->tuning, "max_binding=") || strstr(c->tuning, "max_texels=")) && r.dispatches > 1) s->chunked++;
@@ -68,10 +69,13 @@ static inline void op_test_run(struct vkllm__gpu *gpu, enum vkllm__op op, int fu
         }
     }
     vkllm__op_memo_free(&memo);
-    printf("%-11s %5zu cases%s, %d failed", vkllm__op_name(op), (l.n + (size_t)op_test_every - 1) / (size_t)op_test_every,
+    printf("%-11s %5zu cases%s, %d failed", vkllm__op_name(op),
+           (l.n + (size_t)op_test_every - 1) / (size_t)op_test_every,
            op_test_every > 1 ? " (every few of the list: --every)" : "", s->failed - failed0);
     if (s->skipped > skipped0)
-        printf(", %d skipped: the device has no cooperative matrices (vkllm__matmul_coopmat_can, vkllm__attn_coopmat_can)", s->skipped - skipped0);
+        printf(
+            ", %d skipped: the device has no cooperative matrices (vkllm__matmul_coopmat_can, vkllm__attn_coopmat_can)",
+            s->skipped - skipped0);
     printf("\n");
     fflush(stdout);
     vkllm__case_list_free(&l);

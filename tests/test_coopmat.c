@@ -24,8 +24,17 @@
 #include "types.h"
 #include "vkllm_shaders.h"
 
-enum { OP_EXTENSION = 10, OP_CAPABILITY = 17, OP_TYPE_FLOAT = 22, OP_CONSTANT = 43, OP_CONSTANT_TRUE = 41,
-       OP_CONSTANT_FALSE = 42, OP_DECORATE = 71, DEC_SPEC_ID = 1, OP_NOP = 0 };
+enum {
+    OP_EXTENSION = 10,
+    OP_CAPABILITY = 17,
+    OP_TYPE_FLOAT = 22,
+    OP_CONSTANT = 43,
+    OP_CONSTANT_TRUE = 41,
+    OP_CONSTANT_FALSE = 42,
+    OP_DECORATE = 71,
+    DEC_SPEC_ID = 1,
+    OP_NOP = 0
+};
 
 struct module {
     uint32_t *w;
@@ -142,7 +151,8 @@ static void check_rewrite(const char *name, const struct module *nv, const struc
     for (size_t w = 5; w < k->n; w += k->w[w] >> 16) {
         uint32_t op = k->w[w] & 0xffff, len = k->w[w] >> 16;
         const uint32_t *a = k->w + w + 1;
-        if (op >= SPV_CM_OP_TYPE_NV && op <= SPV_CM_OP_LENGTH_NV) FAILF("%s: NV opcode %u left at word %zu", name, op, w);
+        if (op >= SPV_CM_OP_TYPE_NV && op <= SPV_CM_OP_LENGTH_NV)
+            FAILF("%s: NV opcode %u left at word %zu", name, op, w);
         if (op == OP_CAPABILITY) {
             ASSERT(a[0] != SPV_CM_CAP_NV);
             cap_khr += a[0] == SPV_CM_CAP_KHR;
@@ -203,15 +213,15 @@ static void check_rewrite(const char *name, const struct module *nv, const struc
         } else if (op == SPV_CM_OP_LOAD_NV || op == SPV_CM_OP_STORE_NV) {
             uint32_t lead = op == SPV_CM_OP_LOAD_NV ? 3 : 2;
             ASSERT(kop == (op == SPV_CM_OP_LOAD_NV ? SPV_CM_OP_LOAD_KHR : SPV_CM_OP_STORE_KHR) && klen == len);
-            ASSERT(!memcmp(a, b, lead * 4));                           /* result type, result, pointer (object) */
-            ASSERT_EQ(b[lead + 1], a[lead]);                           /* the stride */
+            ASSERT(!memcmp(a, b, lead * 4)); /* result type, result, pointer (object) */
+            ASSERT_EQ(b[lead + 1], a[lead]); /* the stride */
             uint32_t colmajor = a[lead + 1];
             size_t dcm = 0;
             for (size_t w = 5; w < nv->n && !dcm; w += nv->w[w] >> 16)
                 if (nv->w[w] >> 16 == 3 && nv->w[w + 2] == colmajor) dcm = w;
             ASSERT(dcm);
             uint32_t want = (nv->w[dcm] & 0xffff) == OP_CONSTANT_TRUE ? SPV_CM_COL_MAJOR : SPV_CM_ROW_MAJOR;
-            ASSERT_EQ((uint32_t)I.cval[b[lead]], want);                /* the layout */
+            ASSERT_EQ((uint32_t)I.cval[b[lead]], want);                            /* the layout */
             ASSERT(!memcmp(a + lead + 2, b + lead + 2, (len - 1 - lead - 2) * 4)); /* memory operands */
         } else if (op == SPV_CM_OP_MULADD_NV || op == SPV_CM_OP_LENGTH_NV) {
             ASSERT(kop == op - SPV_CM_OP_TYPE_NV + SPV_CM_OP_TYPE_KHR && klen == len && !memcmp(a, b, (len - 1) * 4));
@@ -361,8 +371,10 @@ static void plan(void) {
     /* on by default: NVIDIA, AMD through RADV; not Intel, not AMD's own drivers */
     ASSERT(vkllm__matmul_coopmat_default(&(struct vkllm_device_info){.vendor_id = 0x10de, .driver_name = "NVIDIA"}));
     ASSERT(vkllm__matmul_coopmat_default(&(struct vkllm_device_info){.vendor_id = 0x1002, .driver_name = "radv"}));
-    ASSERT(!vkllm__matmul_coopmat_default(&(struct vkllm_device_info){.vendor_id = 0x1002, .driver_name = "AMD proprietary driver"}));
-    ASSERT(!vkllm__matmul_coopmat_default(&(struct vkllm_device_info){.vendor_id = 0x8086, .driver_name = "Intel open-source Mesa driver"}));
+    ASSERT(!vkllm__matmul_coopmat_default(
+        &(struct vkllm_device_info){.vendor_id = 0x1002, .driver_name = "AMD proprietary driver"}));
+    ASSERT(!vkllm__matmul_coopmat_default(
+        &(struct vkllm_device_info){.vendor_id = 0x8086, .driver_name = "Intel open-source Mesa driver"}));
 }
 
 int main(int argc, char **argv) {
@@ -388,7 +400,8 @@ int main(int argc, char **argv) {
         char err[256];
         if (spv_coopmat_nv_to_khr(nv.w, nv.n, &out, &n_out, err, sizeof err)) FAILF("%s: %s", b->name, err);
         /* what the library embeds is this rewrite */
-        if (n_out * 4 != *b->size || memcmp(out, b->code, *b->size)) FAILF("%s: the embedded module is not the rewrite", b->name);
+        if (n_out * 4 != *b->size || memcmp(out, b->code, *b->size))
+            FAILF("%s: the embedded module is not the rewrite", b->name);
         struct module k = {out, n_out};
         check_rewrite(b->name, &nv, &k);
         if (!n) refusals(&nv);

@@ -74,7 +74,6 @@ static void ref_close(struct ref_model *rm) {
 
 /* --- stories260K ----------------------------------------------------------------------------- */
 
-
 static void test_stories(void) {
     const char *path = vkllm_test_model("stories260K.gguf");
     enum { N = 200 };
@@ -95,7 +94,8 @@ static void test_stories(void) {
     ASSERT_OK(vkllm_session_init(model, &sp, &s));
     for (int i = 0; i < N; i++) ASSERT_OK(vkllm_session_decode_greedy(s, gpu_tok[i], &gpu_tok[i + 1]));
     for (int i = 0; i <= N; i++)
-        if (gpu_tok[i] != ref_tok[i]) FAILF("stories260K: token %d is %d on the device, %d in the reference", i, gpu_tok[i], ref_tok[i]);
+        if (gpu_tok[i] != ref_tok[i])
+            FAILF("stories260K: token %d is %d on the device, %d in the reference", i, gpu_tok[i], ref_tok[i]);
     ASSERT_EQ(vkllm_session_n_past(s), N);
     /* the text, through the model's own tokenizer */
     struct vkllm__tokenizer *tok;
@@ -171,7 +171,7 @@ struct model_case {
     uint32_t n_head, n_head_kv;
     int tied;
     uint32_t type;
-    int optional; /* the optional tensors too (llama: q/k/v/output biases) */
+    int optional;                     /* the optional tensors too (llama: q/k/v/output biases) */
     uint32_t n_expert, n_expert_used; /* mixture of experts (0: dense) */
 };
 
@@ -209,7 +209,8 @@ static void test_model(const struct model_case *mc, int kv_q8) {
     vkllm_model_t model;
     vkllm_session_t s;
     ASSERT_OK(vkllm_model_load(ctx, path, NULL, &model));
-    struct vkllm_session_params sp = {.n_ctx = 96, .n_ubatch = 8, /* micro-batches of 8: the prompt takes two */
+    struct vkllm_session_params sp = {.n_ctx = 96,
+                                      .n_ubatch = 8, /* micro-batches of 8: the prompt takes two */
                                       .type_k = kv_q8 ? VKLLM_KV_Q8_0 : VKLLM_KV_F16,
                                       .type_v = kv_q8 ? VKLLM_KV_Q8_0 : VKLLM_KV_F16};
     ASSERT_OK(vkllm_session_init(model, &sp, &s));
@@ -223,7 +224,9 @@ static void test_model(const struct model_case *mc, int kv_q8) {
         ASSERT_OK(vkllm__ref_forward(rm.r, (uint32_t)toks[i], i, &lg));
         double e = rel_err(vkllm_session_logits(s, i), lg, V);
         if (e > worst) worst = e;
-        if (!(e <= TOL)) FAILF("%s %s: prefill position %u: relative error %.3g > %g", mc->what, vkllm__type_name(mc->type), i, e, TOL);
+        if (!(e <= TOL))
+            FAILF("%s %s: prefill position %u: relative error %.3g > %g", mc->what, vkllm__type_name(mc->type), i, e,
+                  TOL);
     }
     /* 64 decode steps, greedy from the device's logits; the reference follows the same tokens */
     const float *lg = NULL;
@@ -235,11 +238,14 @@ static void test_model(const struct model_case *mc, int kv_q8) {
         double e = rel_err(g, lg, V);
         if (kv_q8) {
             const float *lf;
-            for (uint32_t j = i == P ? 0 : i; j <= i; j++) ASSERT_OK(vkllm__ref_forward(rf16.r, (uint32_t)toks[j], j, &lf));
+            for (uint32_t j = i == P ? 0 : i; j <= i; j++)
+                ASSERT_OK(vkllm__ref_forward(rf16.r, (uint32_t)toks[j], j, &lf));
             vs_f16 = fmax(vs_f16, rel_err(g, lf, V));
         }
         if (e > worst) worst = e;
-        if (!(e <= TOL)) FAILF("%s %s: decode position %u: relative error %.3g > %g", mc->what, vkllm__type_name(mc->type), i, e, TOL);
+        if (!(e <= TOL))
+            FAILF("%s %s: decode position %u: relative error %.3g > %g", mc->what, vkllm__type_name(mc->type), i, e,
+                  TOL);
         if (argmax(g, V) != argmax(lg, V))
             FAILF("%s %s: decode position %u: greedy token %u on the device, %u in the reference", mc->what,
                   vkllm__type_name(mc->type), i, argmax(g, V), argmax(lg, V));
@@ -247,12 +253,13 @@ static void test_model(const struct model_case *mc, int kv_q8) {
     }
     if (kv_q8) {
         printf("%-10s %-5s KV q8_0: prefill %d + decode %d: max relative logit error %.2e (against the reference's f16 "
-               "cache: %.2e)\n", mc->what, vkllm__type_name(mc->type), P, D, worst, vs_f16);
+               "cache: %.2e)\n",
+               mc->what, vkllm__type_name(mc->type), P, D, worst, vs_f16);
         ASSERT(vs_f16 < 2e-2); /* what q8_0 costs (the stated bound, docs/kv-cache.md) */
         ref_close(&rf16);
     } else {
-        printf("%-10s %-5s prefill %d + decode %d: max relative logit error %.2e\n", mc->what, vkllm__type_name(mc->type),
-               P, D, worst);
+        printf("%-10s %-5s prefill %d + decode %d: max relative logit error %.2e\n", mc->what,
+               vkllm__type_name(mc->type), P, D, worst);
     }
     vkllm_session_free(s);
     vkllm_model_free(model);
@@ -354,8 +361,8 @@ static void test_window_ring(void) {
 /* --- submits cut to a time budget ----------------------------------------------------------- */
 
 struct split_run {
-    float *logits;             /* (n + 4, V): the prefill's rows, then 4 decode steps' */
-    uint32_t gen[8];           /* 8 greedy steps after those */
+    float *logits;                    /* (n + 4, V): the prefill's rows, then 4 decode steps' */
+    uint32_t gen[8];                  /* 8 greedy steps after those */
     uint32_t prefill, decode, greedy; /* command buffers each submitted (vkllm__forward_last_submits) */
 };
 
@@ -413,7 +420,8 @@ static void test_submit_split(const char *path, const char *what) {
     ASSERT(def.prefill >= 3 && def.decode >= 1 && def.greedy >= 1);
     if (tiny.prefill <= 3 * 2 * L || tiny.decode <= 2 * L || tiny.greedy <= 2 * L)
         FAILF("%s: a 1 us budget cut the prefill into %u command buffers, a decode step into %u, a greedy step into "
-              "%u: expected more than two per layer (%u layers)", what, tiny.prefill, tiny.decode, tiny.greedy, L);
+              "%u: expected more than two per layer (%u layers)",
+              what, tiny.prefill, tiny.decode, tiny.greedy, L);
     const struct split_run *runs[] = {&def, &tiny};
     for (int k = 0; k < 2; k++) {
         for (uint32_t i = 0; i < N + 4; i++)
@@ -422,12 +430,12 @@ static void test_submit_split(const char *path, const char *what) {
                       k ? "a 1 us" : "the default", i);
         for (int i = 0; i < 8; i++)
             if (one.gen[i] != runs[k]->gen[i])
-                FAILF("%s: %s budget: greedy token %d is %u, %u in one command buffer", what, k ? "a 1 us" : "the default",
-                      i, runs[k]->gen[i], one.gen[i]);
+                FAILF("%s: %s budget: greedy token %d is %u, %u in one command buffer", what,
+                      k ? "a 1 us" : "the default", i, runs[k]->gen[i], one.gen[i]);
     }
     printf("%s: submits cut to a 1 us budget (prefill of %d in %u command buffers, decode %u, greedy %u; default: %u, "
-           "%u, %u): logits and tokens bit-identical\n", what, N, tiny.prefill, tiny.decode, tiny.greedy, def.prefill,
-           def.decode, def.greedy);
+           "%u, %u): logits and tokens bit-identical\n",
+           what, N, tiny.prefill, tiny.decode, tiny.greedy, def.prefill, def.decode, def.greedy);
     free(one.logits), free(def.logits), free(tiny.logits);
     vkllm__gpu_model_free(gm);
     vkllm__model_desc_free(d);
@@ -457,7 +465,7 @@ static void test_errors(void) {
     ASSERT_OK(vkllm_session_eval(s, toks, 5, 0));
     struct vkllm_session_memory mem;
     vkllm_session_memory(s, &mem);
-    ASSERT_EQ(mem.kv_bytes_per_token, 2ull * 2 * 256 * 2); /* K+V, 2 layers, 256 wide, f16 */
+    ASSERT_EQ(mem.kv_bytes_per_token, 2ull * 2 * 256 * 2);          /* K+V, 2 layers, 256 wide, f16 */
     ASSERT_EQ(mem.kv_bytes_allocated, 16 * mem.kv_bytes_per_token); /* one block of 16 positions */
     ASSERT_EQ(mem.kv_bytes_used, 8 * mem.kv_bytes_per_token);
     vkllm_session_free(s);

@@ -319,7 +319,8 @@ static void check_public_api(void) {
         unread += !t.role[0];
     }
     ASSERT(wq == 3 && bias == 9 && unread == 0);
-    ASSERT_STATUS(vkllm_model_file_tensor(f, fi.n_tensors, &(struct vkllm_tensor_info){0}), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm_model_file_tensor(f, fi.n_tensors, &(struct vkllm_tensor_info){0}),
+                  VKLLM_STATUS_INVALID_ARGUMENT);
     vkllm_model_file_close(f);
 
     /* tuning per context: set at init over the environment, and by name afterwards */
@@ -415,7 +416,10 @@ static void check_prompt_cache(vkllm_model_t m) {
     ASSERT_OK(vkllm_session_init(m, NULL, &s));
     ASSERT_OK(vkllm_session_init(m, NULL, &fresh));
     ASSERT_EQ(vkllm_session_cached_prefix(s, NULL, 0), 0);
-    struct { const char *prompt; int cache; } runs[] = {{base, 1}, {base, 1}, {longer, 1}, {longer, 0}};
+    struct {
+        const char *prompt;
+        int cache;
+    } runs[] = {{base, 1}, {base, 1}, {longer, 1}, {longer, 0}};
     uint32_t n_base = 0;
     for (int i = 0; i < 4; i++) {
         struct vkllm_generate_params p = vkllm_generate_params_default();
@@ -432,8 +436,8 @@ static void check_prompt_cache(vkllm_model_t m) {
         if (strcmp(a.buf, b.buf)) FAILF("run %d: with the cached prompt \"%s\", fresh \"%s\"", i, a.buf, b.buf);
         ASSERT_EQ(sa.n_prompt, sb.n_prompt);
         if (i == 0) n_base = sa.n_prompt;
-        if (i == 0) ASSERT(sa.n_prompt_cached <= 1); /* the cache held nothing of it (BOS at most) */
-        if (i == 1) ASSERT_EQ(sa.n_prompt_cached, sa.n_prompt - 1);      /* all but the token evaluated for logits */
+        if (i == 0) ASSERT(sa.n_prompt_cached <= 1);                /* the cache held nothing of it (BOS at most) */
+        if (i == 1) ASSERT_EQ(sa.n_prompt_cached, sa.n_prompt - 1); /* all but the token evaluated for logits */
         if (i == 2) ASSERT(sa.n_prompt_cached + 2 >= n_base && sa.n_prompt_cached < sa.n_prompt);
         if (i == 3) ASSERT_EQ(sa.n_prompt_cached, 0);
         printf("prompt cache: run %d: %u of %u prompt tokens reused\n", i, sa.n_prompt_cached, sa.n_prompt);
@@ -482,7 +486,8 @@ static void check_share(vkllm_model_t m, const struct vkllm_session_params *sp, 
     memset(&ta, 0, sizeof ta);
     ASSERT_OK(vkllm_session_truncate(fresh, 0));
     ASSERT_OK(vkllm_generate(fresh, &p, on_text, &ta, &st));
-    if (strcmp(ta.buf, tb.buf)) FAILF("%s: longer prompt with a shared prefix \"%s\", alone \"%s\"", what, tb.buf, ta.buf);
+    if (strcmp(ta.buf, tb.buf))
+        FAILF("%s: longer prompt with a shared prefix \"%s\", alone \"%s\"", what, tb.buf, ta.buf);
     ASSERT(st2.n_prompt_shared > 0 && st2.n_prompt_shared < st2.n_prompt);
     printf("%s: shared prefixes: %u of %u prompt tokens copied from another session\n", what, st2.n_prompt_shared,
            st2.n_prompt);
@@ -625,7 +630,7 @@ static void check_pool(vkllm_model_t m) {
     for (int i = 0; i < 80; i++) toks[i] = 1 + i % 50;
     ASSERT_STATUS(vkllm_session_eval(s[0], toks, 80, 0), VKLLM_STATUS_KV_FULL); /* nothing evaluated */
     ASSERT_EQ(vkllm_session_n_past(s[0]), 0);
-    ASSERT_OK(vkllm_session_eval(s[0], toks, 40, 0));                        /* 3 blocks */
+    ASSERT_OK(vkllm_session_eval(s[0], toks, 40, 0));                           /* 3 blocks */
     ASSERT_STATUS(vkllm_session_eval(s[1], toks, 20, 0), VKLLM_STATUS_KV_FULL); /* 2 more: 1 left */
     /* mid-generation: s[1]'s prompt fits in the last block, its 17th token does not; s[0] goes on */
     p.prompt = prompts[1];
@@ -636,7 +641,8 @@ static void check_pool(vkllm_model_t m) {
     ASSERT_EQ(vkllm_gen_stop_reason(g[1]), VKLLM_STOP_KV_FULL); /* the pool, not its context */
     ASSERT_EQ(vkllm_session_n_past(s[1]), VKLLM_KV_BLOCK);
     vkllm_gen_free(g[1]);
-    if (strncmp(b.buf, together[1].buf, b.len)) FAILF("pool: cut short \"%s\", not a start of \"%s\"", b.buf, together[1].buf);
+    if (strncmp(b.buf, together[1].buf, b.len))
+        FAILF("pool: cut short \"%s\", not a start of \"%s\"", b.buf, together[1].buf);
     ASSERT_OK(vkllm_session_eval(s[0], toks + 40, 8, 0)); /* within its third block */
     /* eviction: both give their blocks back (all 4 full, so cached: s[1]'s first, then s[0]'s
      * from its last); 20 other tokens on s[1] take the 2 least recently released (s[1]'s and
@@ -900,9 +906,10 @@ static void check_grammar(vkllm_model_t m) {
         p.sampling.seed = seed;
         p.n_predict = (int32_t)(2 + seed % 3);
         gen_text(s, &p, &t, &st);
-        if (st.stop_reason != VKLLM_STOP_EOS || t.buf[0] != '(' || t.buf[t.len - 1] != ')' || st.n_generated > (uint32_t)p.n_predict)
-            FAILF("seed %llu n_predict %d: '%s' did not close in time (%s)", (unsigned long long)seed, p.n_predict, t.buf,
-                  vkllm_stop_reason_str(st.stop_reason));
+        if (st.stop_reason != VKLLM_STOP_EOS || t.buf[0] != '(' || t.buf[t.len - 1] != ')' ||
+            st.n_generated > (uint32_t)p.n_predict)
+            FAILF("seed %llu n_predict %d: '%s' did not close in time (%s)", (unsigned long long)seed, p.n_predict,
+                  t.buf, vkllm_stop_reason_str(st.stop_reason));
     }
     p.n_predict = 1; /* too short to finish: as far as it goes */
     gen_text(s, &p, &t, &st);
@@ -933,10 +940,8 @@ int main(int argc, char **argv) {
 
     if (random) {
         static const struct req rs[] = {
-            {"a b c d", 14, 0, NULL, 0},
-            {"hello there", 10, 0, NULL, 0},
-            {"x", 12, 0.9f, NULL, 2},
-            {"one two three four five", 9, 0, NULL, 3},
+            {"a b c d", 14, 0, NULL, 0}, {"hello there", 10, 0, NULL, 0},
+            {"x", 12, 0.9f, NULL, 2},    {"one two three four five", 9, 0, NULL, 3},
             {"zz", 16, 0.7f, NULL, 5},
         };
         check_public_api();
@@ -952,9 +957,11 @@ int main(int argc, char **argv) {
         check_logits(m, "llama q4_K");
         vkllm_model_free(m);
         m = make_random(VKLLM__TYPE_F16, VKLLM__ARCH_GEMMA2, "gemma2-f16");
-        struct vkllm_session_params ring = {.n_ctx = 96, .n_ubatch = 8}; /* window 4 + 8 rows: rings much shorter than the prompt */
+        struct vkllm_session_params ring = {.n_ctx = 96,
+                                            .n_ubatch = 8}; /* window 4 + 8 rows: rings much shorter than the prompt */
         check_share(m, &ring, "gemma2 f16 (window rings)");
-        struct vkllm_session_params ring_q8 = {.n_ctx = 96, .n_ubatch = 8, .type_k = VKLLM_KV_Q8_0, .type_v = VKLLM_KV_Q8_0};
+        struct vkllm_session_params ring_q8 = {
+            .n_ctx = 96, .n_ubatch = 8, .type_k = VKLLM_KV_Q8_0, .type_v = VKLLM_KV_Q8_0};
         check_share(m, &ring_q8, "gemma2 f16, q8_0 K/V (window rings)");
         vkllm_model_free(m);
     }

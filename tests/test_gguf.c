@@ -9,8 +9,7 @@
 #include "types.h"
 
 static void check_str(struct vkllm__str s, const char *want) {
-    if (!vkllm__str_eq(s, want))
-        FAILF("string '%.*s' != '%s'", (int)(s.len > 200 ? 200 : s.len), s.ptr, want);
+    if (!vkllm__str_eq(s, want)) FAILF("string '%.*s' != '%s'", (int)(s.len > 200 ? 200 : s.len), s.ptr, want);
 }
 
 // --- real files ----------------------------------------------------------------------------
@@ -199,8 +198,14 @@ static vkllm_status fill_fail(void *user, void *dst, uint64_t nbytes) {
 
 /* Encoded nested arrays (what follows the ARRAY type of a kv): [[1, -2], [], [3]] of i32 and
  * [[["a"], ["bc", ""]], [[]]] of strings (depth 3). */
-static size_t put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); return 4; }
-static size_t put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); return 8; }
+static size_t put32(uint8_t *p, uint32_t v) {
+    memcpy(p, &v, 4);
+    return 4;
+}
+static size_t put64(uint8_t *p, uint64_t v) {
+    memcpy(p, &v, 8);
+    return 8;
+}
 static size_t putstr(uint8_t *p, const char *s) {
     size_t n = strlen(s);
     put64(p, n);
@@ -306,11 +311,11 @@ static void add_tensors(struct vkllm__gguf_writer *w, struct blob *blobs) {
         uint32_t type, n_dims;
         uint64_t ne[4];
     } ts[] = {
-        {"t.f32", VKLLM__TYPE_F32, 2, {7, 3, 1, 1}},          /* 84 bytes: not aligned */
-        {"t.f16", VKLLM__TYPE_F16, 1, {5, 1, 1, 1}},          /* 10 bytes */
-        {"t.q8_0", VKLLM__TYPE_Q8_0, 2, {64, 2, 1, 1}},       /* 136 bytes */
-        {"t.q4_K", VKLLM__TYPE_Q4_K, 3, {256, 1, 2, 1}},      /* 288 bytes */
-        {"t.i32", VKLLM__TYPE_I32, 4, {3, 2, 2, 2}},          /* 96 bytes */
+        {"t.f32", VKLLM__TYPE_F32, 2, {7, 3, 1, 1}},     /* 84 bytes: not aligned */
+        {"t.f16", VKLLM__TYPE_F16, 1, {5, 1, 1, 1}},     /* 10 bytes */
+        {"t.q8_0", VKLLM__TYPE_Q8_0, 2, {64, 2, 1, 1}},  /* 136 bytes */
+        {"t.q4_K", VKLLM__TYPE_Q4_K, 3, {256, 1, 2, 1}}, /* 288 bytes */
+        {"t.i32", VKLLM__TYPE_I32, 4, {3, 2, 2, 2}},     /* 96 bytes */
     };
     uint64_t state = 7;
     for (size_t k = 0; k < VKLLM_ARRAY_LEN(ts); k++) {
@@ -320,8 +325,8 @@ static void add_tensors(struct vkllm__gguf_writer *w, struct blob *blobs) {
         ASSERT(bytes <= sizeof g_data[k]);
         for (uint64_t j = 0; j < bytes; j++) g_data[k][j] = (uint8_t)(vkllm_test_randf(&state) * 127);
         blobs[k] = (struct blob){g_data[k], bytes};
-        ASSERT_OK(vkllm__gguf_writer_add_tensor(w, ts[k].name, ts[k].type, ts[k].n_dims, ts[k].ne,
-                                                fill_blob, &blobs[k]));
+        ASSERT_OK(
+            vkllm__gguf_writer_add_tensor(w, ts[k].name, ts[k].type, ts[k].n_dims, ts[k].ne, fill_blob, &blobs[k]));
     }
 }
 
@@ -385,8 +390,10 @@ static void test_roundtrip(uint32_t alignment) {
 
     /* Bad arguments are refused and change nothing. */
     size_t nenc = enc_nested_str(enc);
-    ASSERT_STATUS(vkllm__gguf_writer_set_raw(w, "bad", VKLLM__GGUF_ARRAY, enc, nenc - 1), VKLLM_STATUS_INVALID_ARGUMENT);
-    ASSERT_STATUS(vkllm__gguf_writer_set_raw(w, "bad", VKLLM__GGUF_ARRAY, enc, nenc + 1), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__gguf_writer_set_raw(w, "bad", VKLLM__GGUF_ARRAY, enc, nenc - 1),
+                  VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__gguf_writer_set_raw(w, "bad", VKLLM__GGUF_ARRAY, enc, nenc + 1),
+                  VKLLM_STATUS_INVALID_ARGUMENT);
     ASSERT_STATUS(vkllm__gguf_writer_set_raw(w, "bad", 13, enc, 4), VKLLM_STATUS_INVALID_ARGUMENT);
     ASSERT_STATUS(vkllm__gguf_writer_set_u32(w, "", 1), VKLLM_STATUS_INVALID_ARGUMENT);
     ASSERT_STATUS(vkllm__gguf_writer_set_str(w, "general.alignment", "32"), VKLLM_STATUS_INVALID_ARGUMENT);
@@ -398,20 +405,27 @@ static void test_roundtrip(uint32_t alignment) {
     struct vkllm__gguf *src;
     ASSERT_OK(vkllm__gguf_open(vkllm_test_model("stories260K.gguf"), &src));
     ASSERT_OK(vkllm__gguf_writer_set_kv(w, "copy.tokens", vkllm__gguf_find(src, "tokenizer.ggml.tokens")));
-    ASSERT_OK(vkllm__gguf_writer_set_kv(w, "copy.eps", vkllm__gguf_find(src, "llama.attention.layer_norm_rms_epsilon")));
+    ASSERT_OK(
+        vkllm__gguf_writer_set_kv(w, "copy.eps", vkllm__gguf_find(src, "llama.attention.layer_norm_rms_epsilon")));
     ASSERT_OK(vkllm__gguf_writer_set_kv(w, "copy.name", vkllm__gguf_find(src, "general.name")));
 
     struct blob blobs[5];
     add_tensors(w, blobs);
     const uint64_t ne_bad[] = {31, 1};
     const uint64_t ne0[] = {0};
-    ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.f32", VKLLM__TYPE_F32, 1, ne0 + 0, fill_blob, blobs), VKLLM_STATUS_INVALID_ARGUMENT);
-    ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.q4", VKLLM__TYPE_Q4_0, 2, ne_bad, fill_blob, blobs), VKLLM_STATUS_INVALID_ARGUMENT);
-    ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.zero", VKLLM__TYPE_F32, 1, ne0, fill_blob, blobs), VKLLM_STATUS_INVALID_ARGUMENT);
-    ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.bad", 99, 1, ne_bad, fill_blob, blobs), VKLLM_STATUS_INVALID_ARGUMENT);
-    ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.5d", VKLLM__TYPE_F32, 5, ne_bad, fill_blob, blobs), VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.f32", VKLLM__TYPE_F32, 1, ne0 + 0, fill_blob, blobs),
+                  VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.q4", VKLLM__TYPE_Q4_0, 2, ne_bad, fill_blob, blobs),
+                  VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.zero", VKLLM__TYPE_F32, 1, ne0, fill_blob, blobs),
+                  VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.bad", 99, 1, ne_bad, fill_blob, blobs),
+                  VKLLM_STATUS_INVALID_ARGUMENT);
+    ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "t.5d", VKLLM__TYPE_F32, 5, ne_bad, fill_blob, blobs),
+                  VKLLM_STATUS_INVALID_ARGUMENT);
     ASSERT_STATUS(vkllm__gguf_writer_add_tensor(w, "0123456789012345678901234567890123456789012345678901234567890123",
-                                                VKLLM__TYPE_F32, 1, ne_bad, fill_blob, blobs), VKLLM_STATUS_INVALID_ARGUMENT);
+                                                VKLLM__TYPE_F32, 1, ne_bad, fill_blob, blobs),
+                  VKLLM_STATUS_INVALID_ARGUMENT);
 
     const char *path = tmp_path("rt.gguf");
     ASSERT_OK(vkllm__gguf_writer_write(w, path));
@@ -424,9 +438,22 @@ static void test_roundtrip(uint32_t alignment) {
     ASSERT_EQ(g->alignment, a);
     ASSERT_EQ(g->data_offset % a, 0);
     /* Insertion order; general.alignment is last when it was not set. */
-    static const char *order[] = {"general.architecture", "v.u8", "v.i8", "v.u16", "v.i16", "v.u32",
-                                  "v.i32", "v.f32", "v.bool", "v.str", "v.u64", "v.i64", "v.f64",
-                                  "v.empty", "v.replaced", "v.after"};
+    static const char *order[] = {"general.architecture",
+                                  "v.u8",
+                                  "v.i8",
+                                  "v.u16",
+                                  "v.i16",
+                                  "v.u32",
+                                  "v.i32",
+                                  "v.f32",
+                                  "v.bool",
+                                  "v.str",
+                                  "v.u64",
+                                  "v.i64",
+                                  "v.f64",
+                                  "v.empty",
+                                  "v.replaced",
+                                  "v.after"};
     uint64_t k0 = alignment ? 2 : 1;
     check_str(g->kv[0].key, "general.architecture");
     if (alignment) check_str(g->kv[1].key, "general.alignment");
@@ -472,11 +499,11 @@ static void test_roundtrip(uint32_t alignment) {
     ASSERT(kv && kv->type == VKLLM__GGUF_I32 && kv->v.i == -5);
     ASSERT(vkllm__gguf_find(g, "bad") == NULL);
 
-#define CHECK_ARR(key, et, arr, get)                                                  \
-    do {                                                                              \
-        ASSERT_OK(vkllm__gguf_get_arr(g, key, et, &kv));                              \
-        ASSERT_EQ(kv->arr_n, VKLLM_ARRAY_LEN(arr));                                   \
-        for (uint64_t j = 0; j < kv->arr_n; j++) ASSERT(get(kv, j) == (arr)[j]);      \
+#define CHECK_ARR(key, et, arr, get)                                             \
+    do {                                                                         \
+        ASSERT_OK(vkllm__gguf_get_arr(g, key, et, &kv));                         \
+        ASSERT_EQ(kv->arr_n, VKLLM_ARRAY_LEN(arr));                              \
+        for (uint64_t j = 0; j < kv->arr_n; j++) ASSERT(get(kv, j) == (arr)[j]); \
     } while (0)
     CHECK_ARR("a.u8", VKLLM__GGUF_U8, a_u8, vkllm__gguf_arr_i64);
     CHECK_ARR("a.i8", VKLLM__GGUF_I8, a_i8, vkllm__gguf_arr_i64);
@@ -610,8 +637,7 @@ static void test_oom(void) {
         vkllm_status st = vkllm__gguf_writer_init(&w);
         if (st == VKLLM_STATUS_OK) st = vkllm__gguf_writer_set_str(w, "general.architecture", "x");
         if (st == VKLLM_STATUS_OK) st = vkllm__gguf_writer_set_arr_str(w, "s", strs, 2);
-        if (st == VKLLM_STATUS_OK)
-            st = vkllm__gguf_writer_add_tensor(w, "t", VKLLM__TYPE_F32, 1, ne, fill_blob, &bl);
+        if (st == VKLLM_STATUS_OK) st = vkllm__gguf_writer_add_tensor(w, "t", VKLLM__TYPE_F32, 1, ne, fill_blob, &bl);
         if (st == VKLLM_STATUS_OK) st = vkllm__gguf_writer_write(w, tmp_path("oom.gguf"));
         vkllm__fault_inject(VKLLM__FAULT_HOST, 0);
         vkllm__gguf_writer_free(w);

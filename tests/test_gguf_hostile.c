@@ -108,8 +108,8 @@ static void test_prefixes(const char *file, uint64_t max_len) {
         vkllm_status st = open_mem_walk(data, (size_t)len, "prefix");
         if (len < need && len < n) {
             if (st != VKLLM_STATUS_BAD_FORMAT)
-                FAILF("%s cut to %llu bytes (needs %llu): %s", file, (unsigned long long)len,
-                      (unsigned long long)need, vkllm_status_name(st));
+                FAILF("%s cut to %llu bytes (needs %llu): %s", file, (unsigned long long)len, (unsigned long long)need,
+                      vkllm_status_name(st));
         } else {
             ok += st == VKLLM_STATUS_OK;
         }

@@ -150,8 +150,11 @@ int main(void) {
     /* UTF-8 and escapes: \u, \x, ranges beyond ASCII */
     g = compile("root ::= \"\\u00e9t\\xe9\" [\\u4e00-\\u9fff]+ \"\xe2\x9c\x93\"");
     yes(g, "\xc3\xa9t\xc3\xa9\xe4\xb8\xad\xe6\x96\x87\xe2\x9c\x93");
-    no(g, "\xc3\xa9t\xc3\xa9" "a" "\xe2\x9c\x93");
-    no(g, "\xc3\xa9t\xc3\xa9\xe4\xb8" "\xe2\x9c\x93"); /* a character cut short */
+    no(g, "\xc3\xa9t\xc3\xa9"
+          "a"
+          "\xe2\x9c\x93");
+    no(g, "\xc3\xa9t\xc3\xa9\xe4\xb8"
+          "\xe2\x9c\x93"); /* a character cut short */
     no(g, "\xff");
     vkllm__grammar_free(g);
 
@@ -174,14 +177,26 @@ int main(void) {
         ASSERT_OK(vkllm__grammar_feed(g, &st, "{\"a\":1}", 7, &ok));
         ASSERT(ok && vkllm__grammar_accepting(g, st) && !vkllm__grammar_finished(g, st)); /* ws may follow */
         /* masks: at the start, inside a key, after a value, in a number, mid-character */
-        static const char *const pieces[] = {"{", "{\"", "{}", " {", "\"", "a", "ab\"", "\":", ":", "1", "12",
-                                              ",", "}", "}}", "} ", "\xc3", "\xa9", "\xc3\xa9", "\xa9\"", "\xe4",
-                                              "\xe4\xb8", "x", "\\", "\\n", "\\u00", "\n", "\n  ", "", "true", "tr",
-                                              "-", "-0.", "e5", "\xff"};
+        static const char *const pieces[] = {
+            "{",     "{\"", "{}",   " {",   "\"",   "a",        "ab\"",   "\":",  ":",        "1",   "12", ",",
+            "}",     "}}",  "} ",   "\xc3", "\xa9", "\xc3\xa9", "\xa9\"", "\xe4", "\xe4\xb8", "x",   "\\", "\\n",
+            "\\u00", "\n",  "\n  ", "",     "true", "tr",       "-",      "-0.",  "e5",       "\xff"};
         const uint32_t n = VKLLM_ARRAY_LEN(pieces);
-        const char *const prefixes[] = {"", "{", "{\"", "{\"k", "{\"k\":", "{\"k\": 1", "{\"k\": 1.5", "{\"k\":\"",
-                                        "{\"k\":\"\xc3", "{\"k\":\"\xe4", "{\"k\":\"\\", "{\"k\":\"\\u0", "{\"k\":1}",
-                                        "{\"k\":[", "{\"k\":t"};
+        const char *const prefixes[] = {"",
+                                        "{",
+                                        "{\"",
+                                        "{\"k",
+                                        "{\"k\":",
+                                        "{\"k\": 1",
+                                        "{\"k\": 1.5",
+                                        "{\"k\":\"",
+                                        "{\"k\":\"\xc3",
+                                        "{\"k\":\"\xe4",
+                                        "{\"k\":\"\\",
+                                        "{\"k\":\"\\u0",
+                                        "{\"k\":1}",
+                                        "{\"k\":[",
+                                        "{\"k\":t"};
         for (size_t i = 0; i < VKLLM_ARRAY_LEN(prefixes); i++) {
             ASSERT_OK(vkllm__grammar_start(g, &st));
             ASSERT_OK(vkllm__grammar_feed(g, &st, prefixes[i], strlen(prefixes[i]), &ok));
@@ -238,7 +253,8 @@ int main(void) {
         ASSERT(ok && vkllm__grammar_finished(g, st));
         uint32_t stacks, sets, trans;
         vkllm__grammar_sizes(g, &stacks, &sets, &trans);
-        if (stacks > 64 || sets > 64 || trans > 64) FAILF("tables grew: %u stacks, %u sets, %u transitions", stacks, sets, trans);
+        if (stacks > 64 || sets > 64 || trans > 64)
+            FAILF("tables grew: %u stacks, %u sets, %u transitions", stacks, sets, trans);
     }
     vkllm__grammar_free(g);
 

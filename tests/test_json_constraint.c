@@ -57,15 +57,16 @@ int main(void) {
     valid("{}\n");
     valid("{\"a\":1}");
     valid("{ \"a\" : 1 , \"b\" : [ ] , \"c\" : { } }");
-    valid("{\"a\":[1,2,{\"b\":null}],\"c\":\"x\\u00e9\\n\\\"\\\\\\/\\b\\f\\r\\t\",\"d\":-0.5e+3,\"e\":true,\"f\":false}");
+    valid(
+        "{\"a\":[1,2,{\"b\":null}],\"c\":\"x\\u00e9\\n\\\"\\\\\\/\\b\\f\\r\\t\",\"d\":-0.5e+3,\"e\":true,\"f\":false}");
     valid("{\"n\":[0,-0,10,1.25,1e9,1E-9,-12.5e0,0.0]}");
     valid("{\"\\u0041\\uABCD\":\"caf\xc3\xa9 \xe2\x82\xac\"}");
     valid("{\"a\":[[[[[]]]]],\"b\":[{}]}");
     valid("{\n  \"k\": [\n    1\n  ]\n}");
 
-    invalid("[]", 0);                     /* the top level is an object */
+    invalid("[]", 0); /* the top level is an object */
     invalid("\"x\"", 0);
-    invalid("  {}", 1);                   /* one space before it at most */
+    invalid("  {}", 1); /* one space before it at most */
     invalid("{\"a\":01}", 6);
     invalid("{\"a\":-01}", 7);
     invalid("{\"a\":1.}", 7);
@@ -77,7 +78,7 @@ int main(void) {
     invalid("{'a':1}", 1);
     invalid("{\"a\":tru}", 8);
     invalid("{\"a\":nul,}", 8);
-    invalid("{\"a\":\"\x01\"}", 6);       /* control characters must be escaped */
+    invalid("{\"a\":\"\x01\"}", 6); /* control characters must be escaped */
     invalid("{\"a\":\"\\q\"}", 7);
     invalid("{\"a\":\"\\u12G4\"}", 10);
     invalid("{\"a\":1,}", 7);

@@ -17,7 +17,8 @@ static struct vkllm__grammar *compile(const char *schema_json) {
     cJSON_Delete(j);
     if (!text) FAILF("schema %s refused: %s", schema_json, err);
     struct vkllm__grammar *g = NULL;
-    if (vkllm__grammar_parse(text, strlen(text), &g)) FAILF("grammar of %s: %s\n%s", schema_json, vkllm_last_error(), text);
+    if (vkllm__grammar_parse(text, strlen(text), &g))
+        FAILF("grammar of %s: %s\n%s", schema_json, vkllm_last_error(), text);
     free(text);
     return g;
 }
@@ -79,12 +80,14 @@ int main(void) {
     refused("{\"type\": \"integer\", \"maximum\": 1e300}", "beyond 1e15");
 
     /* objects: required in order, optional ones in order and each present or not */
-    struct vkllm__grammar *g = compile("{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"integer\"}, "
-                                       "\"b\": {\"type\": \"boolean\"}, \"c\": {\"type\": \"null\"}}, \"required\": [\"b\"]}");
+    struct vkllm__grammar *g =
+        compile("{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"integer\"}, "
+                "\"b\": {\"type\": \"boolean\"}, \"c\": {\"type\": \"null\"}}, \"required\": [\"b\"]}");
     static const char *const objs_yes[] = {"{\"b\":true}", "{\"b\": false, \"a\": 1}", "{\"b\":true,\"c\":null}",
                                            "{\"b\":true,\"a\":-5,\"c\":null}", "{ \"b\" : true }"};
-    static const char *const objs_no[] = {"{}", "{\"a\":1}", "{\"a\":1,\"b\":true}", "{\"b\":true,\"c\":null,\"a\":1}",
-                                          "{\"b\":true,\"d\":1}", "{\"b\":1}", "{\"b\":true,}"};
+    static const char *const objs_no[] = {
+        "{}",        "{\"a\":1}",    "{\"a\":1,\"b\":true}", "{\"b\":true,\"c\":null,\"a\":1}", "{\"b\":true,\"d\":1}",
+        "{\"b\":1}", "{\"b\":true,}"};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(objs_yes); i++) ASSERT(matches(g, objs_yes[i]));
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(objs_no); i++)
         if (matches(g, objs_no[i])) FAILF("object %s accepted", objs_no[i]);
@@ -111,7 +114,8 @@ int main(void) {
     ASSERT(!matches(g, "[3]"));
     vkllm__grammar_free(g);
     g = compile("{\"type\": [\"string\", \"null\"], \"minLength\": 2, \"maxLength\": 3}");
-    ASSERT(matches(g, "\"ab\"") && matches(g, "\"a\\nb\"") && matches(g, "null") && !matches(g, "\"a\"") && !matches(g, "\"abcd\""));
+    ASSERT(matches(g, "\"ab\"") && matches(g, "\"a\\nb\"") && matches(g, "null") && !matches(g, "\"a\"") &&
+           !matches(g, "\"abcd\""));
     vkllm__grammar_free(g);
     g = compile("{\"anyOf\": [{\"type\": \"integer\", \"minimum\": 10}, {\"type\": \"boolean\"}]}");
     ASSERT(matches(g, "10") && matches(g, "true") && !matches(g, "9") && !matches(g, "\"x\""));

@@ -64,7 +64,8 @@ static void round_trip(const struct config *c) {
     ASSERT_EQ(hp->rope.neox, p.arch != VKLLM__ARCH_LLAMA);
     ASSERT_NEAR(hp->rope.theta, p.rope_theta, 1e-3 * p.rope_theta);
     ASSERT_EQ(d->w.layers[0].bq != NULL, p.arch == VKLLM__ARCH_QWEN2 || p.arch == VKLLM__ARCH_GPTOSS);
-    ASSERT_EQ(d->w.layers[0].q_norm != NULL, vkllm__tensor_wanted(&vkllm__layer_tensors[VKLLM__LT_q_norm], p.arch, 0) == 1);
+    ASSERT_EQ(d->w.layers[0].q_norm != NULL,
+              vkllm__tensor_wanted(&vkllm__layer_tensors[VKLLM__LT_q_norm], p.arch, 0) == 1);
     ASSERT_EQ(hp->n_expert, p.n_expert);
     ASSERT_EQ(hp->n_expert_used, p.n_expert_used);
     /* every tensor of the layer table the architecture needs, with its shape */
@@ -197,8 +198,7 @@ static void rewrite(const char *src, const char *dst, const struct edit *e) {
         uint32_t type = t->type;
         if (e->swap_tensor && !strcmp(name, e->swap_tensor)) ne[0] = t->ne[1], ne[1] = t->ne[0];
         if (e->retype_tensor && !strcmp(name, e->retype_tensor)) type = VKLLM__TYPE_I32;
-        ASSERT_OK(vkllm__gguf_writer_add_tensor(w, name, type, t->n_dims ? t->n_dims : 1, ne, copy_fill,
-                                                (void *)t));
+        ASSERT_OK(vkllm__gguf_writer_add_tensor(w, name, type, t->n_dims ? t->n_dims : 1, ne, copy_fill, (void *)t));
     }
     ASSERT_OK(vkllm__gguf_writer_write(w, dst));
     vkllm__gguf_writer_free(w);
@@ -243,14 +243,14 @@ static void errors(void) {
                 "shape", (char *)NULL);
     expect_load(src, EDIT(.drop_tensor = "blk.1.ffn_up.weight"), VKLLM_STATUS_BAD_FORMAT,
                 "missing tensor blk.1.ffn_up.weight", (char *)NULL);
-    expect_load(src, EDIT(.retype_tensor = "blk.0.attn_q.weight"), VKLLM_STATUS_UNSUPPORTED,
-                "blk.0.attn_q.weight", "i32", (char *)NULL);
-    expect_load(src, EDIT(.set_u32_key = "llama.attention.head_count_kv", .set_u32_val = 3),
-                VKLLM_STATUS_BAD_FORMAT, "head_count", (char *)NULL);
+    expect_load(src, EDIT(.retype_tensor = "blk.0.attn_q.weight"), VKLLM_STATUS_UNSUPPORTED, "blk.0.attn_q.weight",
+                "i32", (char *)NULL);
+    expect_load(src, EDIT(.set_u32_key = "llama.attention.head_count_kv", .set_u32_val = 3), VKLLM_STATUS_BAD_FORMAT,
+                "head_count", (char *)NULL);
     expect_load(src, EDIT(.set_str_key = "general.architecture", .set_str_val = "gpt2"), VKLLM_STATUS_UNSUPPORTED,
                 "gpt2", (char *)NULL);
-    expect_load(src, EDIT(.set_str_key = "llama.rope.scaling.type", .set_str_val = "longrope"), VKLLM_STATUS_UNSUPPORTED,
-                "longrope", (char *)NULL);
+    expect_load(src, EDIT(.set_str_key = "llama.rope.scaling.type", .set_str_val = "longrope"),
+                VKLLM_STATUS_UNSUPPORTED, "longrope", (char *)NULL);
     expect_load(src, EDIT(.set_u32_key = "llama.rope.dimension_count", .set_u32_val = 64), VKLLM_STATUS_BAD_FORMAT,
                 "rope.dimension_count", (char *)NULL);
     unlink(src);
@@ -335,16 +335,20 @@ static void rope(void) {
     ASSERT_NEAR(base[1], pow(500000.0, -2.0 / 128), 1e-7);
     ASSERT_NEAR(base[63], pow(500000.0, -126.0 / 128), 1e-9);
 
-    e = (struct edit){.set_str_key = "llama.rope.scaling.type", .set_str_val = "linear",
-                      .set_f32_key = "llama.rope.scaling.factor", .set_f32_val = 4.0f};
+    e = (struct edit){.set_str_key = "llama.rope.scaling.type",
+                      .set_str_val = "linear",
+                      .set_f32_key = "llama.rope.scaling.factor",
+                      .set_f32_val = 4.0f};
     load_rope(src, &e, lin, &hp);
     ASSERT_EQ(hp.rope.scaling, VKLLM__ROPE_SCALING_LINEAR);
     for (int i = 0; i < 64; i++) ASSERT_NEAR(lin[i], base[i] / 4, 1e-6 * base[i]);
 
     /* Llama 3.1's rule (factor 8, low 1, high 4, original context 8192): the fastest frequencies
      * keep their value, the slowest are divided by 8, the middle blend. */
-    e = (struct edit){.set_str_key = "llama.rope.scaling.type", .set_str_val = "llama3",
-                      .set_f32_key = "llama.rope.scaling.factor", .set_f32_val = 8.0f};
+    e = (struct edit){.set_str_key = "llama.rope.scaling.type",
+                      .set_str_val = "llama3",
+                      .set_f32_key = "llama.rope.scaling.factor",
+                      .set_f32_val = 8.0f};
     load_rope(src, &e, l3, &hp);
     ASSERT_EQ(hp.rope.scaling, VKLLM__ROPE_SCALING_LLAMA3);
     int kept = 0, divided = 0, blended = 0;
@@ -369,8 +373,10 @@ static void rope(void) {
      * are divided by 4, a linear ramp between; cos and sin scaled by 1 + 0.1 ln 4, which the
      * attention scale takes squared */
     float yarn[64];
-    e = (struct edit){.set_str_key = "llama.rope.scaling.type", .set_str_val = "yarn",
-                      .set_f32_key = "llama.rope.scaling.factor", .set_f32_val = 4.0f};
+    e = (struct edit){.set_str_key = "llama.rope.scaling.type",
+                      .set_str_val = "yarn",
+                      .set_f32_key = "llama.rope.scaling.factor",
+                      .set_f32_val = 4.0f};
     load_rope(src, &e, yarn, &hp);
     ASSERT_EQ(hp.rope.scaling, VKLLM__ROPE_SCALING_YARN);
     double lo = floor(128 * log(8192 / (32 * 2 * M_PI)) / (2 * log(500000.0)));
@@ -393,8 +399,8 @@ static void rope(void) {
     ASSERT_NEAR(hp.rope.mscale, 1 + 0.1 * log(4.0), 1e-6);
     ASSERT_EQ(hp.attn_scale, 0.0f); /* the magnitude is the rope kernel's, not folded into attention */
     unlink(src);
-    printf("ok  rope: none, linear x4, llama3 (%d kept, %d blended, %d divided), yarn x4 (%d, %d, %d)\n", kept,
-           blended, divided, ykept, yblend, ydiv);
+    printf("ok  rope: none, linear x4, llama3 (%d kept, %d blended, %d divided), yarn x4 (%d, %d, %d)\n", kept, blended,
+           divided, ykept, yblend, ydiv);
 }
 
 /* gpt-oss's file speaks harmony: its chat template is recognized, and only <|return|> and <|call|>
@@ -417,15 +423,17 @@ static void harmony(void) {
     enum vkllm__chat_tmpl id;
     ASSERT_OK(vkllm__chat_template_detect(buf, &id));
     ASSERT_STREQ(vkllm__chat_template_name(id), "gpt-oss");
-    static const struct { const char *text; int eog; } toks[] = {
-        {"<|return|>", 1}, {"<|call|>", 1}, {"<|end|>", 0}, {"<|start|>", 0}, {"</s>", 1}};
+    static const struct {
+        const char *text;
+        int eog;
+    } toks[] = {{"<|return|>", 1}, {"<|call|>", 1}, {"<|end|>", 0}, {"<|start|>", 0}, {"</s>", 1}};
     for (size_t i = 0; i < sizeof toks / sizeof toks[0]; i++) {
         int32_t *ids = NULL;
         size_t n = 0;
         ASSERT_OK(vkllm__tokenize(t, toks[i].text, strlen(toks[i].text), 0, 1, &ids, &n));
         ASSERT_EQ(n, 1);
-        if (vkllm__token_is_eog(t, ids[0]) != toks[i].eog) FAILF("%s: end of generation %d, want %d", toks[i].text,
-                                                                 vkllm__token_is_eog(t, ids[0]), toks[i].eog);
+        if (vkllm__token_is_eog(t, ids[0]) != toks[i].eog)
+            FAILF("%s: end of generation %d, want %d", toks[i].text, vkllm__token_is_eog(t, ids[0]), toks[i].eog);
         vkllm__free(ids);
     }
     vkllm__tokenizer_free(t);
@@ -439,23 +447,23 @@ int main(void) {
     snprintf(g_dir, sizeof g_dir, "%s/vkllm-test-model-XXXXXX", t && *t ? t : "/tmp");
     if (!mkdtemp(g_dir)) FAILF("mkdtemp %s", g_dir);
     static const struct config configs[] = {
-        {"tiny", VKLLM__TYPE_F32, -1},         /* llama, GQA */
-        {"tiny-mha", VKLLM__TYPE_F16, -1},     /* llama, no GQA */
-        {"tiny", VKLLM__TYPE_BF16, 1},         /* tied */
-        {"tiny-qwen2", VKLLM__TYPE_Q8_0, -1},  /* biases, tied */
-        {"tiny-qwen3", VKLLM__TYPE_Q4_0, -1},  /* q/k norms, head_dim != n_embd/n_head */
-        {"tiny-qwen3", VKLLM__TYPE_F16, 1},    /* tied */
+        {"tiny", VKLLM__TYPE_F32, -1},        /* llama, GQA */
+        {"tiny-mha", VKLLM__TYPE_F16, -1},    /* llama, no GQA */
+        {"tiny", VKLLM__TYPE_BF16, 1},        /* tied */
+        {"tiny-qwen2", VKLLM__TYPE_Q8_0, -1}, /* biases, tied */
+        {"tiny-qwen3", VKLLM__TYPE_Q4_0, -1}, /* q/k norms, head_dim != n_embd/n_head */
+        {"tiny-qwen3", VKLLM__TYPE_F16, 1},   /* tied */
         {"small", VKLLM__TYPE_Q4_K, -1},
         {"small", VKLLM__TYPE_Q6_K, 1},
         {"small", VKLLM__TYPE_Q5_K, -1},
-        {"tiny", VKLLM__TYPE_Q4_K, -1},        /* rows of 64: falls back to q4_0 */
+        {"tiny", VKLLM__TYPE_Q4_K, -1},               /* rows of 64: falls back to q4_0 */
         {"stories-260k-shape", VKLLM__TYPE_Q8_0, -1}, /* ffn_down rows of 172: f16 */
-        {"tiny-phi3", VKLLM__TYPE_Q8_0, -1},   /* fused q/k/v and gate/up, LongRoPE factors */
-        {"tiny-gemma2", VKLLM__TYPE_F16, -1},  /* post-norms, windows, caps; no output.weight */
-        {"tiny-gemma3", VKLLM__TYPE_Q8_0, -1}, /* q/k norms, windows */
-        {"tiny-qwen3moe", VKLLM__TYPE_Q4_0, -1}, /* 3D expert tensors, no dense FFN */
-        {"tiny-mixtral", VKLLM__TYPE_F32, -1}, /* llama with experts */
-        {"tiny-gpt-oss", VKLLM__TYPE_MXFP4, -1}, /* sinks, expert biases (2D f32), no feed_forward_length */
+        {"tiny-phi3", VKLLM__TYPE_Q8_0, -1},          /* fused q/k/v and gate/up, LongRoPE factors */
+        {"tiny-gemma2", VKLLM__TYPE_F16, -1},         /* post-norms, windows, caps; no output.weight */
+        {"tiny-gemma3", VKLLM__TYPE_Q8_0, -1},        /* q/k norms, windows */
+        {"tiny-qwen3moe", VKLLM__TYPE_Q4_0, -1},      /* 3D expert tensors, no dense FFN */
+        {"tiny-mixtral", VKLLM__TYPE_F32, -1},        /* llama with experts */
+        {"tiny-gpt-oss", VKLLM__TYPE_MXFP4, -1},      /* sinks, expert biases (2D f32), no feed_forward_length */
     };
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) round_trip(&configs[i]);
     determinism();

@@ -17,22 +17,27 @@ static void test_attention_args(struct vkllm__gpu *gpu) {
     struct op_test_scratch sc = op_test_scratch_begin(gpu, 4096);
     struct vkllm__view v = sc.v;
     struct vkllm__cmd *c = sc.c;
-    struct vkllm__attn_shape odd = {1, 4, 2, 7, 16, 1.0f, 0, 0.0f, {0}, 0, 0, 0, {{0}, 0}, 0, NULL, NULL}, gqa = {1, 6, 4, 8, 16, 1.0f, 0, 0.0f, {0}, 0, 0, 0, {{0}, 0}, 0, NULL, NULL},
+    struct vkllm__attn_shape odd = {1, 4, 2, 7, 16, 1.0f, 0, 0.0f, {0}, 0, 0, 0, {{0}, 0}, 0, NULL, NULL},
+                             gqa = {1, 6, 4, 8, 16, 1.0f, 0, 0.0f, {0}, 0, 0, 0, {{0}, 0}, 0, NULL, NULL},
                              big = {1, 4, 2, 8, 4096, 1.0f, 0, 0.0f, {0}, 0, 0, 0, {{0}, 0}, 0, NULL, NULL},
-                             sinks = {1, 4, 2, 8, 16, 1.0f, 0, 0.0f, {v.buf, v.offset, 12}, 0, 0, 0, {{0}, 0}, 0, NULL, NULL}, /* 3 of 4 heads */
-                             ring = {1, 4, 2, 8, 16, 1.0f, 4, 0.0f, {0}, 17, 0, 0, {{0}, 0}, 0, NULL, NULL},                /* rows > n_ctx */
-                             q8w = {1, 4, 2, 8, 16, 1.0f, 0, 0.0f, {0}, 0, 1, 0, {{0}, 0}, 0, NULL, NULL}, /* q8_0: width 16 */
-                             q8d = {1, 4, 1, 34, 16, 1.0f, 0, 0.0f, {0}, 0, 0, 1, {{0}, 0}, 0, NULL, NULL}; /* q8_0: head_dim % 4 */
-    ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &odd), VKLLM_STATUS_INVALID_ARGUMENT); /* odd dim */
-    ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &gqa), VKLLM_STATUS_INVALID_ARGUMENT); /* 6 % 4 */
-    ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &big), VKLLM_STATUS_INVALID_ARGUMENT); /* cache > view */
+                             sinks = {1, 4, 2, 8,        16, 1.0f, 0,   0.0f, {v.buf, v.offset, 12},
+                                      0, 0, 0, {{0}, 0}, 0,  NULL, NULL},               /* 3 of 4 heads */
+        ring = {1, 4, 2, 8, 16, 1.0f, 4, 0.0f, {0}, 17, 0, 0, {{0}, 0}, 0, NULL, NULL}, /* rows > n_ctx */
+        q8w = {1, 4, 2, 8, 16, 1.0f, 0, 0.0f, {0}, 0, 1, 0, {{0}, 0}, 0, NULL, NULL},   /* q8_0: width 16 */
+        q8d = {1, 4, 1, 34, 16, 1.0f, 0, 0.0f, {0}, 0, 0, 1, {{0}, 0}, 0, NULL, NULL};  /* q8_0: head_dim % 4 */
+    ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &odd), VKLLM_STATUS_INVALID_ARGUMENT);   /* odd dim */
+    ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &gqa), VKLLM_STATUS_INVALID_ARGUMENT);   /* 6 % 4 */
+    ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &big), VKLLM_STATUS_INVALID_ARGUMENT);   /* cache > view */
     ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &sinks), VKLLM_STATUS_INVALID_ARGUMENT); /* sinks < heads */
     ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &ring), VKLLM_STATUS_INVALID_ARGUMENT);
     ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &q8w), VKLLM_STATUS_INVALID_ARGUMENT);
     ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &q8d), VKLLM_STATUS_INVALID_ARGUMENT);
-    ASSERT_STATUS(vkllm__op_kv_store_q(c, v, v, v, 1, 48, 4, 0, 1, NULL), VKLLM_STATUS_INVALID_ARGUMENT); /* q8_0: width % 32 */
-    ASSERT_STATUS(vkllm__op_kv_store_cols(c, v, v, v, 1, 8, 12, 6, 4, 0, 0, NULL), VKLLM_STATUS_INVALID_ARGUMENT); /* 6 + 8 > 12 */
-    ASSERT_STATUS(vkllm__op_kv_store_cols(c, v, v, v, 1, 8, 16, 3, 4, 0, 0, NULL), VKLLM_STATUS_INVALID_ARGUMENT); /* odd column */
+    ASSERT_STATUS(vkllm__op_kv_store_q(c, v, v, v, 1, 48, 4, 0, 1, NULL),
+                  VKLLM_STATUS_INVALID_ARGUMENT); /* q8_0: width % 32 */
+    ASSERT_STATUS(vkllm__op_kv_store_cols(c, v, v, v, 1, 8, 12, 6, 4, 0, 0, NULL),
+                  VKLLM_STATUS_INVALID_ARGUMENT); /* 6 + 8 > 12 */
+    ASSERT_STATUS(vkllm__op_kv_store_cols(c, v, v, v, 1, 8, 16, 3, 4, 0, 0, NULL),
+                  VKLLM_STATUS_INVALID_ARGUMENT); /* odd column */
     /* a cache split by kv heads: parts dividing the kv heads, with their views */
     struct vkllm__view parts[4] = {v, v, v, v};
     struct vkllm__attn_shape p3 = {1, 8, 4, 8, 16, 1.0f, 0, 0.0f, {0}, 0, 0, 0, {{0}, 0}, 3, parts, parts},
@@ -40,15 +45,17 @@ static void test_attention_args(struct vkllm__gpu *gpu) {
     ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &p3), VKLLM_STATUS_INVALID_ARGUMENT); /* 4 % 3 */
     ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &pn), VKLLM_STATUS_INVALID_ARGUMENT); /* no views */
     struct vkllm__kv_pages p4 = {{v.buf, v.offset, 4}, 4}, p9 = {v, 4};
-    ASSERT_STATUS(vkllm__op_kv_store_q(c, v, v, v, 1, 8, 40, 64, 0, &p4), VKLLM_STATUS_INVALID_ARGUMENT); /* table < 3 blocks */
+    ASSERT_STATUS(vkllm__op_kv_store_q(c, v, v, v, 1, 8, 40, 64, 0, &p4),
+                  VKLLM_STATUS_INVALID_ARGUMENT); /* table < 3 blocks */
     ASSERT_STATUS(vkllm__op_kv_store_q(c, v, v, v, 1, 8, 40, 72, 0, &p9), VKLLM_STATUS_INVALID_ARGUMENT); /* 72 % 16 */
-    struct vkllm__attn_shape pt = {1, 4, 2, 8, 40, 1.0f, 0, 0.0f, {0}, 64, 0, 0, {{v.buf, v.offset, 8}, 4}, 0, NULL, NULL};
+    struct vkllm__attn_shape pt = {1, 4,    2,   8, 40, 1.0f, 0, 0.0f, {0}, 64, 0, 0, {{v.buf, v.offset, 8}, 4},
+                                   0, NULL, NULL};
     ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &pt), VKLLM_STATUS_INVALID_ARGUMENT); /* table < 3 blocks */
     pt.pages.table.size = 12;
     ASSERT_STATUS(vkllm__op_attention(c, v, v, v, v, v, v, &pt), VKLLM_STATUS_OK); /* the same, a whole table */
-    ASSERT_STATUS(vkllm__op_kv_store(c, v, v, v, 1, 7, 4, 0), VKLLM_STATUS_INVALID_ARGUMENT);    /* odd width */
-    ASSERT_STATUS(vkllm__op_kv_store(c, v, v, v, 1, 8, 4, 5), VKLLM_STATUS_INVALID_ARGUMENT);    /* rows > n_ctx */
-    ASSERT_STATUS(vkllm__op_rope(c, v, v, v, 1, 1, 8, 10, 0, 1.0f), VKLLM_STATUS_INVALID_ARGUMENT);     /* n_rot > dim */
+    ASSERT_STATUS(vkllm__op_kv_store(c, v, v, v, 1, 7, 4, 0), VKLLM_STATUS_INVALID_ARGUMENT);       /* odd width */
+    ASSERT_STATUS(vkllm__op_kv_store(c, v, v, v, 1, 8, 4, 5), VKLLM_STATUS_INVALID_ARGUMENT);       /* rows > n_ctx */
+    ASSERT_STATUS(vkllm__op_rope(c, v, v, v, 1, 1, 8, 10, 0, 1.0f), VKLLM_STATUS_INVALID_ARGUMENT); /* n_rot > dim */
     ASSERT_STATUS(vkllm__op_argmax(c, v, v, 0), VKLLM_STATUS_INVALID_ARGUMENT);
     op_test_scratch_end(&sc);
 }

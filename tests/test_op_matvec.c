@@ -34,11 +34,12 @@ static void reduction_choice(struct vkllm__gpu *gpu) {
         struct vkllm__op_result r;
         ASSERT_OK(vkllm__op_check(gpu, &c, 7, 0, NULL, &r));
         ASSERT(r.ok);
-        int sg_ok = (d->subgroup_ops & VKLLM_SUBGROUP_ARITHMETIC) && (d->subgroup_ops & VKLLM_SUBGROUP_BALLOT) &&
-                    (d->subgroup_ops & VKLLM_SUBGROUP_SHUFFLE) &&
-                    (d->subgroup_size_control ? nt >= d->subgroup_size_min && nt <= d->subgroup_size_max
-                                              : nt == d->subgroup_size && (!d->subgroup_size_min ||
-                                                                           d->subgroup_size_min == d->subgroup_size_max));
+        int sg_ok =
+            (d->subgroup_ops & VKLLM_SUBGROUP_ARITHMETIC) && (d->subgroup_ops & VKLLM_SUBGROUP_BALLOT) &&
+            (d->subgroup_ops & VKLLM_SUBGROUP_SHUFFLE) &&
+            (d->subgroup_size_control
+                 ? nt >= d->subgroup_size_min && nt <= d->subgroup_size_max
+                 : nt == d->subgroup_size && (!d->subgroup_size_min || d->subgroup_size_min == d->subgroup_size_max));
         if (!r.dispatches) continue; /* no timestamps: the kernel is not known */
         int shm = strstr(r.kernel, "_shm") != NULL;
         if (shm == sg_ok)
@@ -47,7 +48,8 @@ static void reduction_choice(struct vkllm__gpu *gpu) {
         checked++;
     }
     printf("reduction variant as the device guarantees: %d work splits checked (subgroup %u, range %u..%u, size "
-           "control %s)\n", checked, d->subgroup_size, d->subgroup_size_min, d->subgroup_size_max,
+           "control %s)\n",
+           checked, d->subgroup_size, d->subgroup_size_min, d->subgroup_size_max,
            d->subgroup_size_control ? "yes" : "no");
 }
 

@@ -83,8 +83,8 @@ static void report(int ok, const struct mat *w, const char *what, uint32_t ncols
     n_run++;
     if (!ok) {
         n_fail++;
-        fprintf(stderr, "FAIL %s %ux%u ncols %u (%s): nmse %.3g\n", vkllm__type_name(w->type), w->m, w->k, ncols,
-                what, e);
+        fprintf(stderr, "FAIL %s %ux%u ncols %u (%s): nmse %.3g\n", vkllm__type_name(w->type), w->m, w->k, ncols, what,
+                e);
     }
 }
 
@@ -182,14 +182,14 @@ int main(int argc, char **argv) {
         struct vkllm__view v = {sc.b, 0, 2048}, v4 = {sc.b, 4, 2040}, small = {sc.b, 0, 16};
         ASSERT_STATUS(vkllm__op_matvec_tb(c, v, &w.t, v, 0), VKLLM_STATUS_INVALID_ARGUMENT);
         ASSERT_STATUS(vkllm__op_matvec_tb(c, v, &w.t, v, 9), VKLLM_STATUS_INVALID_ARGUMENT);
-        ASSERT_STATUS(vkllm__op_matvec_tb(c, v, &w.t, v4, 1), VKLLM_STATUS_INVALID_ARGUMENT); /* x misaligned */
+        ASSERT_STATUS(vkllm__op_matvec_tb(c, v, &w.t, v4, 1), VKLLM_STATUS_INVALID_ARGUMENT);    /* x misaligned */
         ASSERT_STATUS(vkllm__op_matvec_tb(c, small, &w.t, v, 1), VKLLM_STATUS_INVALID_ARGUMENT); /* y too small */
         op_test_scratch_end(&sc);
         mat_free(&w);
 
         /* types and shapes the path does not take: no copy, no path */
         ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM__TYPE_Q4_K, 224, 8), 0); /* not whole super-blocks */
-        ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM__TYPE_F32, 7, 8), 0); /* k % 4 */
+        ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM__TYPE_F32, 7, 8), 0);    /* k % 4 */
         ASSERT(vkllm__matvec_tb_bytes(gpu, VKLLM__TYPE_Q8_0, 4096, 4096) > 4096ull * 4096 * 34 / 32);
         gpu_test_tune(gpu, "matvec_texel", "0");
         ASSERT_EQ(vkllm__matvec_tb_bytes(gpu, VKLLM__TYPE_Q8_0, 4096, 4096), 0);

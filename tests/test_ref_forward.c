@@ -19,8 +19,8 @@ static void decode_piece(struct vkllm__str piece, uint32_t prev, uint32_t bos, c
         buf[n++] = (char)byte;
     } else {
         for (uint64_t i = 0; i < piece.len && n + 1 < sizeof buf; i++) {
-            if (i + 2 < piece.len && (unsigned char)piece.ptr[i] == 0xE2 &&
-                (unsigned char)piece.ptr[i + 1] == 0x96 && (unsigned char)piece.ptr[i + 2] == 0x81) {
+            if (i + 2 < piece.len && (unsigned char)piece.ptr[i] == 0xE2 && (unsigned char)piece.ptr[i + 1] == 0x96 &&
+                (unsigned char)piece.ptr[i + 2] == 0x81) {
                 buf[n++] = ' ';
                 i += 2;
             } else {
@@ -33,7 +33,6 @@ static void decode_piece(struct vkllm__str piece, uint32_t prev, uint32_t bos, c
     for (size_t i = skip; i < n && len + 1 < cap; i++) out[len++] = buf[i];
     out[len] = 0;
 }
-
 
 int main(void) {
     char *want = vkllm_test_stories_expected();

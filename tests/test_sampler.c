@@ -19,10 +19,9 @@ static const float k_logits[NV] = {0.3f, 2.0f, -0.4f, 1.2f, -2.2f, 1.5f, 0.0f, -
 
 /* Chi-square critical values at p = 0.001 for 1..30 degrees of freedom (checked against the
  * regularized upper incomplete gamma: Q(df/2, x/2) = 0.001). */
-static const double k_chi2_crit[30] = {10.828, 13.816, 16.266, 18.467, 20.515, 22.458, 24.322, 26.124,
-                                       27.877, 29.588, 31.264, 32.909, 34.528, 36.123, 37.697, 39.252,
-                                       40.790, 42.312, 43.820, 45.315, 46.797, 48.268, 49.728, 51.179,
-                                       52.620, 54.052, 55.476, 56.892, 58.301, 59.703};
+static const double k_chi2_crit[30] = {10.828, 13.816, 16.266, 18.467, 20.515, 22.458, 24.322, 26.124, 27.877, 29.588,
+                                       31.264, 32.909, 34.528, 36.123, 37.697, 39.252, 40.790, 42.312, 43.820, 45.315,
+                                       46.797, 48.268, 49.728, 51.179, 52.620, 54.052, 55.476, 56.892, 58.301, 59.703};
 
 /* --- the reference: straightforward, written apart from the library ---------------------- */
 
@@ -69,14 +68,14 @@ static void ref_probs(const struct vkllm_sampling_params *p, const float *logits
         ASSERT(by_rank);
         for (int i = 0; i < n; i++) by_rank[rank[i]] = i;
         for (int r = 0; r < n; r++) {
-                int i = by_rank[r];
-                if (!keep[i]) continue;
-                if (done) {
-                    keep[i] = 0;
-                    continue;
-                }
-                cum += exp(l[i] - m) / sum;
-                if (cum >= p->top_p) done = 1;
+            int i = by_rank[r];
+            if (!keep[i]) continue;
+            if (done) {
+                keep[i] = 0;
+                continue;
+            }
+            cum += exp(l[i] - m) / sum;
+            if (cum >= p->top_p) done = 1;
         }
         free(by_rank);
     }
@@ -120,7 +119,8 @@ static void check_probs(const char *name, struct vkllm__sampler *s, const float 
     ASSERT(got);
     ASSERT_OK(vkllm__sampler_probs(s, logits, got));
     for (int i = 0; i < n; i++) {
-        if (!(fabs((double)got[i] - want[i]) <= 2e-6)) FAILF("%s: probs[%d] = %.9g, want %.9g", name, i, got[i], want[i]);
+        if (!(fabs((double)got[i] - want[i]) <= 2e-6))
+            FAILF("%s: probs[%d] = %.9g, want %.9g", name, i, got[i], want[i]);
         if (want[i] == 0 && got[i] != 0) FAILF("%s: token %d must be excluded", name, i);
     }
     free(got);
@@ -722,7 +722,8 @@ static void test_order(void) {
     ASSERT_OK(vkllm__sampler_probs(s, logits, pr));
     ASSERT_NEAR(pr[0], exp(2.0) / (exp(2.0) + exp(1.0)), 1e-6);
     vkllm__sampler_free(s);
-    static const char *bad[] = {"top_q", "top_k;;", "top_k;penalties", "temperature;top_k;top_p;min_p;top_k;top_p;min_p;temp;top_k"};
+    static const char *bad[] = {"top_q", "top_k;;", "top_k;penalties",
+                                "temperature;top_k;top_p;min_p;top_k;top_p;min_p;temp;top_k"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         p.order = bad[i];
         ASSERT_STATUS(vkllm__sampler_init(&p, 5, &s), VKLLM_STATUS_INVALID_ARGUMENT);

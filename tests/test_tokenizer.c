@@ -23,8 +23,8 @@ static void check_split(const char *pre, const char *text, const char *want) {
     char got[1024] = "";
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
-        o += (size_t)snprintf(got + o, sizeof got - o, "%s%.*s", i ? "|" : "",
-                              (int)(offs[2 * i + 1] - offs[2 * i]), text + offs[2 * i]);
+        o += (size_t)snprintf(got + o, sizeof got - o, "%s%.*s", i ? "|" : "", (int)(offs[2 * i + 1] - offs[2 * i]),
+                              text + offs[2 * i]);
     }
     if (strcmp(got, want) != 0) FAILF("pre %s on \"%s\":\n  got  \"%s\"\n  want \"%s\"", pre, text, got, want);
     vkllm__free(offs);
@@ -33,17 +33,20 @@ static void check_split(const char *pre, const char *text, const char *want) {
 
 static void test_pretok(void) {
     check_split("gpt-2", "Hello world", "Hello| world");
-    check_split("gpt-2", "  Hello", " | Hello");           /* \s+(?!\S) leaves one space */
+    check_split("gpt-2", "  Hello", " | Hello"); /* \s+(?!\S) leaves one space */
     check_split("gpt-2", "it's 42!!", "it|'s| 42|!!");
-    check_split("gpt-2", "a\xc2\x85" "b", "a|\xc2\x85|b");  /* U+0085 is whitespace to llama.cpp */
+    check_split("gpt-2",
+                "a\xc2\x85"
+                "b",
+                "a|\xc2\x85|b"); /* U+0085 is whitespace to llama.cpp */
     check_split("llama3", "I'M 12345 ok\n\n", "I|'M| |123|45| ok|\n\n");
     check_split("llama3", "Hello, world!", "Hello|,| world|!");
     check_split("qwen2", "12345", "1|2|3|4|5");
     check_split("starcoder", "x=123", "x|=|1|2|3");
     check_split("default", "hi, 1234", "hi|,| |123|4");
-    check_split("deepseek-llm", "abc  ", "abc|  ");         /* \s+$ at the very end only */
-    check_split("deepseek-v3", "a~b", "a|~b");              /* \p{S} misses '~' in llama.cpp */
-    check_split("superbpe", "1234567", "1|234|567");        /* empty matches split */
+    check_split("deepseek-llm", "abc  ", "abc|  ");  /* \s+$ at the very end only */
+    check_split("deepseek-v3", "a~b", "a|~b");       /* \p{S} misses '~' in llama.cpp */
+    check_split("superbpe", "1234567", "1|234|567"); /* empty matches split */
     check_split("bloom", "hi, there", "hi|,| there");
     /* an unknown pre value is an error, never a silent default */
     struct vkllm__pretok *p = NULL;
@@ -60,7 +63,7 @@ static void test_gpt2_bytes(void) {
         seen[cp] = 1;
         ASSERT_EQ(vkllm__gpt2_cp_to_byte(cp), b);
     }
-    ASSERT_EQ(vkllm__gpt2_byte_to_cp(' '), 0x120); /* 'Ġ' */
+    ASSERT_EQ(vkllm__gpt2_byte_to_cp(' '), 0x120);  /* 'Ġ' */
     ASSERT_EQ(vkllm__gpt2_byte_to_cp('\n'), 0x10A); /* 'Ċ' */
     ASSERT_EQ(vkllm__gpt2_byte_to_cp('A'), 'A');
     ASSERT_EQ(vkllm__gpt2_cp_to_byte(0x3000), -1);
@@ -140,20 +143,28 @@ static void test_chat(void) {
                  "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
                  "<|start_header_id|>assistant<|end_header_id|>\n\nHello!<|eot_id|>"
                  "<|start_header_id|>user<|end_header_id|>\n\nBye<|eot_id|>"
-                 "<|start_header_id|>assistant<|end_header_id|>\n\n", today);
+                 "<|start_header_id|>assistant<|end_header_id|>\n\n",
+                 today);
         expect_render("llama3.2", 1, want);
     }
     expect_render("deepseek3", 1, /* as DeepSeek-V3's and R1-Distill's own templates (jinja2) */
-                  "You are helpful.<\xef\xbd\x9cUser\xef\xbd\x9c>Hi<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>Hello!"
-                  "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c><\xef\xbd\x9cUser\xef\xbd\x9c>Bye"
-                  "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>");
+                  "You are helpful.<\xef\xbd\x9cUser\xef\xbd\x9c>Hi<\xef\xbd\x9c"
+                  "Assistant\xef\xbd\x9c>Hello!"
+                  "<\xef\xbd\x9c"
+                  "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c><\xef\xbd\x9cUser\xef\xbd\x9c>Bye"
+                  "<\xef\xbd\x9c"
+                  "Assistant\xef\xbd\x9c>");
 
     expect_detect("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
-                  "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}", "chatml");
+                  "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}",
+                  "chatml");
     expect_detect("{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' }}", "llama3");
-    expect_detect("{{- \"Cutting Knowledge Date: December 2023\\n\" }}<|start_header_id|><|end_header_id|>", "llama3.1");
-    expect_detect("{%- set date_string = strftime_now(\"%d %b %Y\") %}{{- \"Cutting Knowledge Date: December 2023\\n\" }}"
-                  "<|start_header_id|><|end_header_id|>", "llama3.2");
+    expect_detect("{{- \"Cutting Knowledge Date: December 2023\\n\" }}<|start_header_id|><|end_header_id|>",
+                  "llama3.1");
+    expect_detect(
+        "{%- set date_string = strftime_now(\"%d %b %Y\") %}{{- \"Cutting Knowledge Date: December 2023\\n\" }}"
+        "<|start_header_id|><|end_header_id|>",
+        "llama3.2");
     expect_detect("{{ bos_token }}{% if messages[0]['role'] == 'system' %}[SYSTEM_PROMPT]{% endif %}[INST]",
                   "mistral-v7");
     expect_detect("{{ '[INST] ' + content.strip() + ' [/INST]' }}<<SYS>>", "llama2-sys-strip");
@@ -220,7 +231,8 @@ static void test_vectors(const char *vocab, int roundtrip) {
         for (char *p = line, *end; *p; p = end) {
             long v = strtol(p, &end, 10);
             if (end == p) break;
-            if (k >= n || ids[k] != v) FAILF("%s case %d: id %zu: got %d, want %ld", vocab, cases, k, k < n ? ids[k] : -1, v);
+            if (k >= n || ids[k] != v)
+                FAILF("%s case %d: id %zu: got %d, want %ld", vocab, cases, k, k < n ? ids[k] : -1, v);
             k++;
         }
         if (k != n) FAILF("%s case %d: %zu ids, want %zu", vocab, cases, n, k);
@@ -247,7 +259,8 @@ static void test_llama2c(void) {
     char *json = vkllm_test_read_file(vkllm_test_model("llama2c-test-vectors.json"), NULL);
     cJSON *root = cJSON_Parse(json);
     ASSERT(root);
-    cJSON *cases = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "llama2_tokenizer_encode"), "cases");
+    cJSON *cases =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "llama2_tokenizer_encode"), "cases");
     ASSERT(cJSON_IsArray(cases));
     int count = 0;
     cJSON *c;
@@ -323,7 +336,8 @@ static void test_hostile(const char *name) {
     /* invalid UTF-8 and NUL bytes: a defined result, and the detokenizer takes every id */
     /* (a truncated sequence is not put before a space: SentencePiece, as llama.cpp, would take
      * the escaped space's first bytes into it: 0xFF announces 4 bytes) */
-    static const char bad[] = "a\xff\xfe\x80xyz b\xc3(\xed\xa0\x80" "c\0d\0\0e \xf0\x9f\x98";
+    static const char bad[] = "a\xff\xfe\x80xyz b\xc3(\xed\xa0\x80"
+                              "c\0d\0\0e \xf0\x9f\x98";
     ids = encode(t, bad, sizeof bad - 1, 0, &n);
     ASSERT(n > 0);
     char *back = NULL;
@@ -430,9 +444,8 @@ int main(void) {
     test_vectors("bert-bge", 0); /* WordPiece lowercases and drops spaces: no round trip */
     test_llama2c();
     test_special();
-    static const char *const all[] = {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf",
-                                      "ggml-vocab-starcoder.gguf", "ggml-vocab-bert-bge.gguf",
-                                      "ggml-vocab-gpt-neox.gguf"};
+    static const char *const all[] = {"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf", "ggml-vocab-starcoder.gguf",
+                                      "ggml-vocab-bert-bge.gguf", "ggml-vocab-gpt-neox.gguf"};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(all); i++) test_hostile(all[i]);
     test_oom("ggml-vocab-llama-spm.gguf");
     test_oom("ggml-vocab-gpt-2.gguf");

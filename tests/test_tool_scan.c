@@ -32,8 +32,7 @@ static int scan(int style, const char *text, size_t step, struct got *g) {
     serve_tool_scan_init(&s, style);
     struct serve_tool_sink k = {on_content, on_call, on_args, g};
     size_t n = strlen(text);
-    for (size_t have = step ? 0 : n; have < n; have += step)
-        serve_tool_scan_run(&s, text, have, 0, &k);
+    for (size_t have = step ? 0 : n; have < n; have += step) serve_tool_scan_run(&s, text, have, 0, &k);
     serve_tool_scan_run(&s, text, n, 1, &k);
     ASSERT(s.n_calls == g->calls || !serve_tool_scan_ok(&s));
     return serve_tool_scan_ok(&s);
@@ -47,8 +46,8 @@ static void expect(int style, const char *text, int ok, const char *content, int
         if (got_ok != ok) FAILF("style %d step %zu: ok %d for %s", style, step, got_ok, text);
         if (!ok) continue;
         if (strcmp(g.content, content) || g.calls != calls)
-            FAILF("style %d step %zu: content '%s' (want '%s'), %d calls (want %d) for %s", style, step, g.content, content,
-                  g.calls, calls, text);
+            FAILF("style %d step %zu: content '%s' (want '%s'), %d calls (want %d) for %s", style, step, g.content,
+                  content, g.calls, calls, text);
         if (calls > 0 && (strcmp(g.names[0], name0) || strcmp(g.args[0], args0)))
             FAILF("style %d step %zu: call 0 %s %s (want %s %s)", style, step, g.names[0], g.args[0], name0, args0);
         if (calls > 1 && (strcmp(g.names[1], name1) || strcmp(g.args[1], args1)))
@@ -61,24 +60,32 @@ int main(void) {
     /* hermes */
     expect(H, "Just text, no call.", 1, "Just text, no call.", 0, NULL, NULL, NULL, NULL);
     expect(H, "a < b and <tool", 1, "a < b and <tool", 0, NULL, NULL, NULL, NULL);
-    expect(H, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"n\": [1, 2]}}\n</tool_call>", 1, "",
-           1, "get_weather", "{\"city\":\"Paris\",\"n\":[1,2]}", NULL, NULL);
-    expect(H, "Let me look.\n\n<tool_call>\n{\"name\":\"f\",\"arguments\":{\"s\":\"a } \\\" { b\"}}\n</tool_call>\n"
-              "<tool_call>{\"name\": \"g-2\", \"arguments\": {}}</tool_call>",
+    expect(
+        H,
+        "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"n\": [1, 2]}}\n</tool_call>",
+        1, "", 1, "get_weather", "{\"city\":\"Paris\",\"n\":[1,2]}", NULL, NULL);
+    expect(H,
+           "Let me look.\n\n<tool_call>\n{\"name\":\"f\",\"arguments\":{\"s\":\"a } \\\" { b\"}}\n</tool_call>\n"
+           "<tool_call>{\"name\": \"g-2\", \"arguments\": {}}</tool_call>",
            1, "Let me look.", 2, "f", "{\"s\":\"a } \\\" { b\"}", "g-2", "{}");
     expect(H, "<tool_call>\n{\"arguments\": {}, \"name\": \"f\"}\n</tool_call>", 0, NULL, 0, NULL, NULL, NULL, NULL);
-    expect(H, "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"x\": 1", 0, NULL, 0, NULL, NULL, NULL, NULL); /* cut off */
+    expect(H, "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"x\": 1", 0, NULL, 0, NULL, NULL, NULL,
+           NULL); /* cut off */
     /* llama3 */
-    expect(L, "{\"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}}", 1, "", 1, "add", "{\"a\":1,\"b\":2}", NULL, NULL);
-    expect(L, "<|python_tag|>{\"name\": \"add\", \"arguments\": {\"a\": \"x y\"}}", 1, "", 1, "add", "{\"a\":\"x y\"}", NULL, NULL);
+    expect(L, "{\"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}}", 1, "", 1, "add", "{\"a\":1,\"b\":2}", NULL,
+           NULL);
+    expect(L, "<|python_tag|>{\"name\": \"add\", \"arguments\": {\"a\": \"x y\"}}", 1, "", 1, "add", "{\"a\":\"x y\"}",
+           NULL, NULL);
     expect(L, "  The answer is 3.", 1, "  The answer is 3.", 0, NULL, NULL, NULL, NULL);
     expect(L, "{\"not\": \"a call\"}", 1, "{\"not\": \"a call\"}", 0, NULL, NULL, NULL, NULL);
     /* mistral */
-    expect(M, "[{\"name\": \"a\", \"arguments\": {\"x\": {\"y\": []}}}, {\"name\": \"b\", \"arguments\": {}, \"id\": \"q1\"}]", 1,
-           "", 2, "a", "{\"x\":{\"y\":[]}}", "b", "{}"); /* the id the history writes after the arguments */
+    expect(
+        M,
+        "[{\"name\": \"a\", \"arguments\": {\"x\": {\"y\": []}}}, {\"name\": \"b\", \"arguments\": {}, \"id\": \"q1\"}]",
+        1, "", 2, "a", "{\"x\":{\"y\":[]}}", "b", "{}"); /* the id the history writes after the arguments */
     expect(M, "[{\"name\": \"a\", \"arguments\": {}, \"extra\": 1}]", 0, NULL, 0, NULL, NULL, NULL, NULL);
-    expect(M, "[{\"name\": \"a\", \"arguments\": {\"x\": {\"y\": []}}}, {\"name\": \"b\", \"arguments\": {}}]", 1, "", 2, "a",
-           "{\"x\":{\"y\":[]}}", "b", "{}");
+    expect(M, "[{\"name\": \"a\", \"arguments\": {\"x\": {\"y\": []}}}, {\"name\": \"b\", \"arguments\": {}}]", 1, "",
+           2, "a", "{\"x\":{\"y\":[]}}", "b", "{}");
     expect(M, "Sure: [1, 2]", 1, "Sure: [1, 2]", 0, NULL, NULL, NULL, NULL);
     printf("tool scan: ok\n");
     return 0;

@@ -21,9 +21,7 @@ static float from_bits(uint32_t u) {
     return f;
 }
 
-static uint16_t rd16(const uint8_t *p) {
-    return (uint16_t)(p[0] | p[1] << 8);
-}
+static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 
 static void wr16(uint8_t *p, uint16_t v) {
     p[0] = (uint8_t)v;
@@ -36,8 +34,7 @@ static void check_decode(uint32_t type, const void *blk, const float *want, int 
     ASSERT(n <= 512);
     vkllm__dequantize_row(type, blk, got, (uint64_t)n);
     for (int i = 0; i < n; i++)
-        if (got[i] != want[i])
-            FAILF("%s element %d: got %.9g, want %.9g", vkllm__type_name(type), i, got[i], want[i]);
+        if (got[i] != want[i]) FAILF("%s element %d: got %.9g, want %.9g", vkllm__type_name(type), i, got[i], want[i]);
 }
 
 /* --- traits --------------------------------------------------------------------------------- */
@@ -49,17 +46,14 @@ static const struct {
     uint32_t block, size;
     int compute;
 } want_traits[] = {
-    {0, "f32", 1, 4, 1},        {1, "f16", 1, 2, 1},         {2, "q4_0", 32, 18, 1},
-    {3, "q4_1", 32, 20, 1},     {6, "q5_0", 32, 22, 1},      {7, "q5_1", 32, 24, 1},
-    {8, "q8_0", 32, 34, 1},     {9, "q8_1", 32, 36, 0},      {10, "q2_K", 256, 84, 1},
-    {11, "q3_K", 256, 110, 1},  {12, "q4_K", 256, 144, 1},   {13, "q5_K", 256, 176, 1},
-    {14, "q6_K", 256, 210, 1},  {15, "q8_K", 256, 292, 0},   {16, "iq2_xxs", 256, 66, 0},
-    {17, "iq2_xs", 256, 74, 0}, {18, "iq3_xxs", 256, 98, 0}, {19, "iq1_s", 256, 50, 0},
-    {20, "iq4_nl", 32, 18, 1},  {21, "iq3_s", 256, 110, 0},  {22, "iq2_s", 256, 82, 0},
-    {23, "iq4_xs", 256, 136, 1}, {24, "i8", 1, 1, 0},        {25, "i16", 1, 2, 0},
-    {26, "i32", 1, 4, 0},       {27, "i64", 1, 8, 0},        {28, "f64", 1, 8, 0},
-    {29, "iq1_m", 256, 56, 0},  {30, "bf16", 1, 2, 1},       {34, "tq1_0", 256, 54, 0},
-    {35, "tq2_0", 256, 66, 0},  {39, "mxfp4", 32, 17, 1},
+    {0, "f32", 1, 4, 1},         {1, "f16", 1, 2, 1},         {2, "q4_0", 32, 18, 1},      {3, "q4_1", 32, 20, 1},
+    {6, "q5_0", 32, 22, 1},      {7, "q5_1", 32, 24, 1},      {8, "q8_0", 32, 34, 1},      {9, "q8_1", 32, 36, 0},
+    {10, "q2_K", 256, 84, 1},    {11, "q3_K", 256, 110, 1},   {12, "q4_K", 256, 144, 1},   {13, "q5_K", 256, 176, 1},
+    {14, "q6_K", 256, 210, 1},   {15, "q8_K", 256, 292, 0},   {16, "iq2_xxs", 256, 66, 0}, {17, "iq2_xs", 256, 74, 0},
+    {18, "iq3_xxs", 256, 98, 0}, {19, "iq1_s", 256, 50, 0},   {20, "iq4_nl", 32, 18, 1},   {21, "iq3_s", 256, 110, 0},
+    {22, "iq2_s", 256, 82, 0},   {23, "iq4_xs", 256, 136, 1}, {24, "i8", 1, 1, 0},         {25, "i16", 1, 2, 0},
+    {26, "i32", 1, 4, 0},        {27, "i64", 1, 8, 0},        {28, "f64", 1, 8, 0},        {29, "iq1_m", 256, 56, 0},
+    {30, "bf16", 1, 2, 1},       {34, "tq1_0", 256, 54, 0},   {35, "tq2_0", 256, 66, 0},   {39, "mxfp4", 32, 17, 1},
 };
 
 static void test_traits(void) {
@@ -192,9 +186,9 @@ static void test_half_values(void) {
     ASSERT_EQ(vkllm__f32_to_bf16(3.14159265f), 0x4049);
     ASSERT_EQ(vkllm__f32_to_bf16(from_bits(0x3f808000)), 0x3f80); /* tie -> even */
     ASSERT_EQ(vkllm__f32_to_bf16(from_bits(0x3f818000)), 0x3f82); /* tie -> even */
-    ASSERT_EQ(vkllm__f32_to_bf16(FLT_MAX), 0x7f80);                 /* rounds to inf */
-    ASSERT_EQ(vkllm__f32_to_bf16(from_bits(0x00000001)), 0x0000);   /* subnormal */
-    ASSERT_EQ(vkllm__f32_to_bf16(from_bits(0x00018000)), 0x0002);   /* subnormal tie */
+    ASSERT_EQ(vkllm__f32_to_bf16(FLT_MAX), 0x7f80);               /* rounds to inf */
+    ASSERT_EQ(vkllm__f32_to_bf16(from_bits(0x00000001)), 0x0000); /* subnormal */
+    ASSERT_EQ(vkllm__f32_to_bf16(from_bits(0x00018000)), 0x0002); /* subnormal tie */
     ASSERT(is_nan_bits16(vkllm__f32_to_bf16(from_bits(0x7f800001)), 1));
     ASSERT(is_nan_bits16(vkllm__f32_to_bf16(from_bits(0xff800001)), 1));
 }
@@ -296,14 +290,16 @@ static void test_decode_q4(void) {
     ASSERT(want[0] == -4.0f && want[15] == 3.5f && want[16] == 3.5f && want[31] == -4.0f);
     check_decode(VKLLM__TYPE_Q4_0, b0, want, 32);
     /* IQ4_NL: the same bytes index ggml's kvalues_iq4nl: element j = 0.5 * k[j], 16 + j = 0.5 * k[15 - j] */
-    for (int j = 0; j < 16; j++) want[j] = 0.5f * (float)k_iq4nl_ref[j], want[16 + j] = 0.5f * (float)k_iq4nl_ref[15 - j];
+    for (int j = 0; j < 16; j++)
+        want[j] = 0.5f * (float)k_iq4nl_ref[j], want[16 + j] = 0.5f * (float)k_iq4nl_ref[15 - j];
     ASSERT(want[0] == -63.5f && want[15] == 56.5f);
     check_decode(VKLLM__TYPE_IQ4_NL, b0, want, 32);
     /* MXFP4: e = 127 (d = 0.5), the same nibbles index kvalues_mxfp4 */
     uint8_t bm[17];
     bm[0] = 127;
     for (int j = 0; j < 16; j++) bm[1 + j] = (uint8_t)(j | (15 - j) << 4);
-    for (int j = 0; j < 16; j++) want[j] = 0.5f * (float)k_mxfp4_ref[j], want[16 + j] = 0.5f * (float)k_mxfp4_ref[15 - j];
+    for (int j = 0; j < 16; j++)
+        want[j] = 0.5f * (float)k_mxfp4_ref[j], want[16 + j] = 0.5f * (float)k_mxfp4_ref[15 - j];
     ASSERT(want[7] == 6.0f && want[16] == -6.0f);
     check_decode(VKLLM__TYPE_MXFP4, bm, want, 32);
     /* IQ4_XS: d = 0.5, sub-block ib's ls = 32 + ib - 4 (4 low bits in scales_l, 2 high in
@@ -374,8 +370,7 @@ static void test_decode_q5(void) {
  *   bytes 0..3  = sc[0..3] | (sc[4..7] >> 4) << 6      = 41 82 c3 c4
  *   bytes 4..7  = mn[0..3] | (mn[4..7] >> 4) << 6      = 40 81 02 c3
  *   bytes 8..11 = (sc[4..7] & 15) | (mn[4..7] & 15) << 4 = 41 81 52 ff */
-static const uint8_t k_scales[12] = {0x41, 0x82, 0xc3, 0xc4, 0x40, 0x81, 0x02, 0xc3,
-                                     0x41, 0x81, 0x52, 0xff};
+static const uint8_t k_scales[12] = {0x41, 0x82, 0xc3, 0xc4, 0x40, 0x81, 0x02, 0xc3, 0x41, 0x81, 0x52, 0xff};
 static const int k_sc[8] = {1, 2, 3, 4, 17, 33, 50, 63};
 static const int k_mn[8] = {0, 1, 2, 3, 20, 40, 5, 63};
 
@@ -450,7 +445,7 @@ static void test_decode_q2_q3_K(void) {
     ASSERT(want[0] == -3.75f && want[200] == -0.75f);
     check_decode(VKLLM__TYPE_Q2_K, b2, want, 256);
 
-    for (int i = 0; i < 32; i++) b3[i] = (uint8_t)(53 * i + 1);     /* hmask */
+    for (int i = 0; i < 32; i++) b3[i] = (uint8_t)(53 * i + 1);      /* hmask */
     for (int i = 0; i < 64; i++) b3[32 + i] = (uint8_t)(29 * i + 7); /* qs */
     for (int i = 0; i < 12; i++) b3[96 + i] = (uint8_t)(71 * i + 13);
     wr16(b3 + 108, 0x3800);
@@ -520,9 +515,9 @@ static void test_decode_q6_K(void) {
 #define N 4096
 
 enum data_kind {
-    DATA_UNIFORM,   /* [-1, 1) */
-    DATA_GAUSS,     /* sum of 4 uniforms, heavier center */
-    DATA_COS,       /* ggml test-quantize-fns: 0.1 + 2 cos(i + offset) */
+    DATA_UNIFORM, /* [-1, 1) */
+    DATA_GAUSS,   /* sum of 4 uniforms, heavier center */
+    DATA_COS,     /* ggml test-quantize-fns: 0.1 + 2 cos(i + offset) */
     DATA_ZERO,
     DATA_CONST,     /* 3.25 everywhere */
     DATA_CONST_NEG, /* -7 everywhere */
@@ -533,7 +528,7 @@ enum data_kind {
     DATA_COUNT_
 };
 
-static const char *data_names[] = {"uniform", "gauss", "cos", "zero", "const",
+static const char *data_names[] = {"uniform",   "gauss",   "cos",      "zero",     "const",
                                    "const-neg", "outlier", "neg-only", "pos-only", "tiny"};
 
 static void make_data(enum data_kind kind, float *x) {
@@ -542,9 +537,7 @@ static void make_data(enum data_kind kind, float *x) {
         float u = vkllm_test_randf(&s);
         switch (kind) {
         case DATA_UNIFORM: x[i] = u; break;
-        case DATA_GAUSS:
-            x[i] = u + vkllm_test_randf(&s) + vkllm_test_randf(&s) + vkllm_test_randf(&s);
-            break;
+        case DATA_GAUSS: x[i] = u + vkllm_test_randf(&s) + vkllm_test_randf(&s) + vkllm_test_randf(&s); break;
         case DATA_COS: x[i] = 0.1f + 2.0f * cosf((float)i + 0.5f); break;
         case DATA_ZERO: x[i] = 0.0f; break;
         case DATA_CONST: x[i] = 3.25f; break;
@@ -558,9 +551,7 @@ static void make_data(enum data_kind kind, float *x) {
     }
 }
 
-static double f16_val(const uint8_t *p) {
-    return (double)vkllm__f16_to_f32(rd16(p));
-}
+static double f16_val(const uint8_t *p) { return (double)vkllm__f16_to_f32(rd16(p)); }
 
 /* Per-element bounds for the 32-element formats, from the stored block parameters:
  *   Q8_0: |err| <= d/2; d must be amax/127 (rounded up to f16).
@@ -604,8 +595,8 @@ static void check_block_bounds(uint32_t type, const float *x, const float *y, co
             bound = fabs(d) / 2 + fabs(m - lo);
         }
         if (!(err <= bound + slack))
-            FAILF("%s element %d: x %.9g, y %.9g, err %.3g > bound %.3g (d %.9g)",
-                  vkllm__type_name(type), j, x[j], y[j], err, bound, d);
+            FAILF("%s element %d: x %.9g, y %.9g, err %.3g > bound %.3g (d %.9g)", vkllm__type_name(type), j, x[j],
+                  y[j], err, bound, d);
     }
 }
 
@@ -627,10 +618,8 @@ struct kbound {
  *   - ggml's own test-quantize-fns bound, sqrt(sum err^2) / n <= 0.002 on the cos data (its
  *     MAX_QUANTIZATION_TOTAL_ERROR_2BITS 0.0075 for Q2_K and _3BITS 0.0040 for Q3_K). */
 static const struct kbound kbounds[] = {
-    {VKLLM__TYPE_Q2_K, 0.333 * 1.15, 1.5 / 3, 0.0075},
-    {VKLLM__TYPE_Q3_K, 0.143 * 1.15, 1.5 / 7, 0.0040},
-    {VKLLM__TYPE_Q4_K, 0.0667 * 1.15, 1.5 / 15, 0},
-    {VKLLM__TYPE_Q5_K, 0.0323 * 1.15, 1.5 / 31, 0},
+    {VKLLM__TYPE_Q2_K, 0.333 * 1.15, 1.5 / 3, 0.0075}, {VKLLM__TYPE_Q3_K, 0.143 * 1.15, 1.5 / 7, 0.0040},
+    {VKLLM__TYPE_Q4_K, 0.0667 * 1.15, 1.5 / 15, 0},    {VKLLM__TYPE_Q5_K, 0.0323 * 1.15, 1.5 / 31, 0},
     {VKLLM__TYPE_Q6_K, 0.0159 * 1.15, 1.5 / 63, 0},
 };
 
@@ -644,10 +633,8 @@ static void check_kquant(const struct kbound *kb, enum data_kind kind, const flo
     double rel = sqrt(se / N) / sqrt(sx / N), rel_bound = kb->rel_rmse;
     if (kind == DATA_GAUSS) rel_bound *= 1.3;
     if (kind == DATA_TINY) rel_bound *= 1.25;
-    if ((kind == DATA_UNIFORM || kind == DATA_GAUSS || kind == DATA_COS || kind == DATA_TINY) &&
-        !(rel <= rel_bound))
-        FAILF("%s on %s: rmse/rms %.4f > %.4f", vkllm__type_name(kb->type), data_names[kind], rel,
-              rel_bound);
+    if ((kind == DATA_UNIFORM || kind == DATA_GAUSS || kind == DATA_COS || kind == DATA_TINY) && !(rel <= rel_bound))
+        FAILF("%s on %s: rmse/rms %.4f > %.4f", vkllm__type_name(kb->type), data_names[kind], rel, rel_bound);
     double cos_total = kb->cos_total > 0 ? kb->cos_total : 0.002;
     if (kind == DATA_COS && !(sqrt(se) / N <= cos_total))
         FAILF("%s on cos: ggml total error %.5f > %.4f", vkllm__type_name(kb->type), sqrt(se) / N, cos_total);
@@ -661,8 +648,8 @@ static void check_kquant(const struct kbound *kb, enum data_kind kind, const flo
         }
         double bound = kb->max_rel * (hi - lo) + 1e-6 * fmax(hi, -lo);
         if (!(emax <= bound))
-            FAILF("%s on %s, super-block %d: max err %.4g > %.4g (range %.4g)",
-                  vkllm__type_name(kb->type), data_names[kind], b, emax, bound, hi - lo);
+            FAILF("%s on %s, super-block %d: max err %.4g > %.4g (range %.4g)", vkllm__type_name(kb->type),
+                  data_names[kind], b, emax, bound, hi - lo);
     }
 }
 
@@ -685,9 +672,7 @@ static void test_roundtrip_type(uint32_t type, enum data_kind kind) {
         for (int i = 0; i < N; i++) ASSERT(y[i] == 0.0f);
 
     switch (type) {
-    case VKLLM__TYPE_F32:
-        ASSERT(memcmp(x, y, sizeof x) == 0);
-        break;
+    case VKLLM__TYPE_F32: ASSERT(memcmp(x, y, sizeof x) == 0); break;
     case VKLLM__TYPE_F16: /* normal range: relative 2^-11 */
         for (int i = 0; i < N; i++) ASSERT(fabs((double)y[i] - x[i]) <= fabs(x[i]) * ldexp(1, -11) + ldexp(1, -25));
         break;
@@ -704,12 +689,8 @@ static void test_roundtrip_type(uint32_t type, enum data_kind kind) {
         break;
     }
     case VKLLM__TYPE_IQ4_NL:
-    case VKLLM__TYPE_IQ4_XS:
-        check_iq4(type, x, y, q, N);
-        break;
-    case VKLLM__TYPE_MXFP4:
-        check_mxfp4(x, y, q, N);
-        break;
+    case VKLLM__TYPE_IQ4_XS: check_iq4(type, x, y, q, N); break;
+    case VKLLM__TYPE_MXFP4: check_mxfp4(x, y, q, N); break;
     default:
         for (size_t k = 0; k < VKLLM_ARRAY_LEN(kbounds); k++)
             if (kbounds[k].type == type) check_kquant(&kbounds[k], kind, x, y);
@@ -758,8 +739,8 @@ static void make_exact(uint32_t type, float *x) {
 }
 
 static void test_exact_roundtrip(void) {
-    static const uint32_t types[] = {VKLLM__TYPE_Q8_0, VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_1, VKLLM__TYPE_Q5_0,
-                                     VKLLM__TYPE_Q5_1, VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K,
+    static const uint32_t types[] = {VKLLM__TYPE_Q8_0,   VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_1, VKLLM__TYPE_Q5_0,
+                                     VKLLM__TYPE_Q5_1,   VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K,
                                      VKLLM__TYPE_IQ4_NL, VKLLM__TYPE_Q2_K, VKLLM__TYPE_Q3_K, VKLLM__TYPE_MXFP4};
     float x[256], y[256];
     uint8_t q[256 * 2];
@@ -769,15 +750,14 @@ static void test_exact_roundtrip(void) {
         vkllm__dequantize_row(types[t], q, y, 256);
         for (int i = 0; i < 256; i++)
             if (y[i] != x[i])
-                FAILF("%s element %d: exact value %.9g came back as %.9g", vkllm__type_name(types[t]), i,
-                      x[i], y[i]);
+                FAILF("%s element %d: exact value %.9g came back as %.9g", vkllm__type_name(types[t]), i, x[i], y[i]);
     }
 }
 
 static void test_roundtrip(void) {
-    static const uint32_t types[] = {VKLLM__TYPE_F32,  VKLLM__TYPE_F16,  VKLLM__TYPE_BF16, VKLLM__TYPE_Q8_0,
-                                     VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q4_1, VKLLM__TYPE_Q5_0, VKLLM__TYPE_Q5_1,
-                                     VKLLM__TYPE_Q4_K, VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K, VKLLM__TYPE_IQ4_NL,
+    static const uint32_t types[] = {VKLLM__TYPE_F32,    VKLLM__TYPE_F16,  VKLLM__TYPE_BF16, VKLLM__TYPE_Q8_0,
+                                     VKLLM__TYPE_Q4_0,   VKLLM__TYPE_Q4_1, VKLLM__TYPE_Q5_0, VKLLM__TYPE_Q5_1,
+                                     VKLLM__TYPE_Q4_K,   VKLLM__TYPE_Q5_K, VKLLM__TYPE_Q6_K, VKLLM__TYPE_IQ4_NL,
                                      VKLLM__TYPE_IQ4_XS, VKLLM__TYPE_Q2_K, VKLLM__TYPE_Q3_K, VKLLM__TYPE_MXFP4};
     int n_compute = 0;
     for (uint32_t id = 0; id < VKLLM__TYPE_COUNT_; id++) {

@@ -18,7 +18,8 @@ static void check_pattern(struct vkllm__buffer *b, uint32_t seed) {
     ASSERT(p);
     ASSERT_OK(vkllm__buffer_download(b, 0, p, n * 4));
     for (uint64_t i = 0; i < n; i++)
-        if (p[i] != seed * 2654435761u + (uint32_t)i) FAILF("buffer %u word %llu corrupted", seed, (unsigned long long)i);
+        if (p[i] != seed * 2654435761u + (uint32_t)i)
+            FAILF("buffer %u word %llu corrupted", seed, (unsigned long long)i);
     free(p);
 }
 
@@ -284,7 +285,8 @@ static void test_spirv_access(void) {
         for (uint32_t j = 0; j < b->n_bindings; j++) {
             char kind = b->kinds && b->kinds[0] ? b->kinds[j] : 's';
             if (!acc[j]) FAILF("shader %s: binding %u is not used", b->name, j);
-            if (kind != 's' && acc[j] != VKLLM__ACCESS_READ) FAILF("shader %s: %c binding %u written", b->name, kind, j);
+            if (kind != 's' && acc[j] != VKLLM__ACCESS_READ)
+                FAILF("shader %s: %c binding %u written", b->name, kind, j);
             writes += (acc[j] & VKLLM__ACCESS_WRITE) != 0;
         }
         if (!writes) FAILF("shader %s writes no binding", b->name);
@@ -338,18 +340,18 @@ static void test_barriers(const char *tuning, int expect_hazards) {
     ASSERT_OK(vkllm__cmd_init(gpu, &c));
     ASSERT_OK(vkllm__cmd_begin(c));
     uint32_t want[8], nd = 0;
-#define DISPATCH(A, B, O, PC, BARRIER)            \
-    do {                                          \
-        dispatch_add(&d, A, B, O, PC);            \
-        ASSERT_OK(vkllm__cmd_dispatch(c, &d));    \
-        want[nd] = (BARRIER);                     \
-        nd++;                                     \
+#define DISPATCH(A, B, O, PC, BARRIER)         \
+    do {                                       \
+        dispatch_add(&d, A, B, O, PC);         \
+        ASSERT_OK(vkllm__cmd_dispatch(c, &d)); \
+        want[nd] = (BARRIER);                  \
+        nd++;                                  \
     } while (0)
-    DISPATCH(a, b, o1, &pc, 0);   /* o1 = a + b */
-    DISPATCH(a, b, o2, &pc, 0);   /* o2 = a + b: reads what the first read, writes elsewhere */
-    DISPATCH(o1, b, o3, &pc, 1);  /* o3 = o1 + b: reads o1 (read after write) */
-    DISPATCH(o2, o2, o1, &pc, 1); /* o1 = 2 o2: writes o1, which the third read (write after read) */
-    DISPATCH(b, b, o1, &pc, 1);   /* o1 = 2 b: writes o1 again (write after write) */
+    DISPATCH(a, b, o1, &pc, 0);       /* o1 = a + b */
+    DISPATCH(a, b, o2, &pc, 0);       /* o2 = a + b: reads what the first read, writes elsewhere */
+    DISPATCH(o1, b, o3, &pc, 1);      /* o3 = o1 + b: reads o1 (read after write) */
+    DISPATCH(o2, o2, o1, &pc, 1);     /* o1 = 2 o2: writes o1, which the third read (write after read) */
+    DISPATCH(b, b, o1, &pc, 1);       /* o1 = 2 b: writes o1 again (write after write) */
     dispatch_add(&d, b, b, a, &half); /* a[0:N/2] = 2 b: a was read before the last barriers only */
     d.bind[2].range = N / 2 * 4;
     ASSERT_OK(vkllm__cmd_dispatch(c, &d));

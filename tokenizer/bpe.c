@@ -32,14 +32,13 @@ static vkllm_status encode_bytes(const char *w, size_t n, struct vkllm__bytes *b
     return VKLLM_STATUS_OK;
 }
 
-static const struct vkllm__pairmap_slot *pair_of(const struct vkllm__tokenizer *t,
-                                                 const struct bpe_sym *sym, int32_t l, int32_t r) {
+static const struct vkllm__pairmap_slot *pair_of(const struct vkllm__tokenizer *t, const struct bpe_sym *sym, int32_t l,
+                                                 int32_t r) {
     if (l < 0 || r < 0 || sym[l].id < 0 || sym[r].id < 0) return NULL;
     return vkllm__pairmap_get(&t->merges, sym[l].id, sym[r].id);
 }
 
-static vkllm_status add_pair(const struct vkllm__tokenizer *t, struct bpe_scratch *s, int32_t l,
-                             int32_t r, int seed) {
+static vkllm_status add_pair(const struct vkllm__tokenizer *t, struct bpe_scratch *s, int32_t l, int32_t r, int seed) {
     const struct vkllm__pairmap_slot *m = pair_of(t, s->sym, l, r);
     if (!m) return VKLLM_STATUS_OK;
     uint64_t e = vkllm__mq_entry((uint32_t)m->rank, l);
@@ -47,8 +46,8 @@ static vkllm_status add_pair(const struct vkllm__tokenizer *t, struct bpe_scratc
 }
 
 /* A final symbol that is not a token: llama.cpp looks up each byte of its mapped text. */
-static vkllm_status emit_unknown(const struct vkllm__tokenizer *t, const char *w, size_t n,
-                                 struct bpe_scratch *s, struct vkllm__ids *out) {
+static vkllm_status emit_unknown(const struct vkllm__tokenizer *t, const char *w, size_t n, struct bpe_scratch *s,
+                                 struct vkllm__ids *out) {
     vkllm_status st = encode_bytes(w, n, &s->enc);
     for (size_t i = 0; i < s->enc.n && st == VKLLM_STATUS_OK; i++) {
         int32_t id = vkllm__tok_find(t, s->enc.p + i, 1);
@@ -57,8 +56,8 @@ static vkllm_status emit_unknown(const struct vkllm__tokenizer *t, const char *w
     return st;
 }
 
-static vkllm_status merge_word(const struct vkllm__tokenizer *t, const char *w, size_t n,
-                               struct bpe_scratch *s, struct vkllm__ids *out) {
+static vkllm_status merge_word(const struct vkllm__tokenizer *t, const char *w, size_t n, struct bpe_scratch *s,
+                               struct vkllm__ids *out) {
     vkllm_status st;
     if (t->ignore_merges) { /* a word that is a token stays whole */
         if ((st = encode_bytes(w, n, &s->enc)) != VKLLM_STATUS_OK) return st;
@@ -101,8 +100,8 @@ static vkllm_status merge_word(const struct vkllm__tokenizer *t, const char *w, 
     return st;
 }
 
-vkllm_status vkllm__bpe_encode(const struct vkllm__tokenizer *t, const char *text, size_t len,
-                               struct vkllm__ids *out, struct vkllm__wcache *cache) {
+vkllm_status vkllm__bpe_encode(const struct vkllm__tokenizer *t, const char *text, size_t len, struct vkllm__ids *out,
+                               struct vkllm__wcache *cache) {
     size_t *offs = NULL, n_words = 0;
     vkllm_status st = vkllm__pretok_split(t->pretok, text, len, &offs, &n_words);
     if (st != VKLLM_STATUS_OK) return st;

@@ -59,8 +59,8 @@ vkllm_status vkllm__chat_template_by_name(const char *name, enum vkllm__chat_tmp
             *out = (enum vkllm__chat_tmpl)i;
             return VKLLM_STATUS_OK;
         }
-    return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "unknown chat template '%s' (known: %s)",
-                      name ? name : "(null)", vkllm__chat_template_names());
+    return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "unknown chat template '%s' (known: %s)", name ? name : "(null)",
+                      vkllm__chat_template_names());
 }
 
 /* Recognition by distinctive text, in llama.cpp's order (llm_chat_detect_template). */
@@ -91,11 +91,14 @@ static int detect(const char *s) {
     if (HAS("<|START_OF_TURN_TOKEN|>") && HAS("<|USER_TOKEN|>")) return VKLLM__CHAT_COMMAND_R;
     if (HAS("<|start_header_id|>") && HAS("<|end_header_id|>"))
         return !HAS("Cutting Knowledge Date") ? VKLLM__CHAT_LLAMA3
-               : HAS("strftime_now")           ? VKLLM__CHAT_LLAMA32
-                                               : VKLLM__CHAT_LLAMA31;
+               : HAS("strftime_now")          ? VKLLM__CHAT_LLAMA32
+                                              : VKLLM__CHAT_LLAMA31;
     if (HAS("'Assistant: ' + message['content'] + eos_token")) return VKLLM__CHAT_DEEPSEEK2;
-    if (HAS("<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>") && HAS("<\xef\xbd\x9cUser\xef\xbd\x9c>") &&
-        HAS("<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"))
+    if (HAS("<\xef\xbd\x9c"
+            "Assistant\xef\xbd\x9c>") &&
+        HAS("<\xef\xbd\x9cUser\xef\xbd\x9c>") &&
+        HAS("<\xef\xbd\x9c"
+            "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"))
         return VKLLM__CHAT_DEEPSEEK3;
     if (HAS("<|start_of_role|>")) return VKLLM__CHAT_GRANITE;
     if (HAS("<|header_start|>") && HAS("<|header_end|>")) return VKLLM__CHAT_LLAMA4;
@@ -115,7 +118,8 @@ vkllm_status vkllm__chat_template_detect(const char *tmpl, enum vkllm__chat_tmpl
     if (id < 0)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
                           "the model's chat template is not one vkllm recognizes; choose one with "
-                          "--chat-template NAME (known: %s)", vkllm__chat_template_names());
+                          "--chat-template NAME (known: %s)",
+                          vkllm__chat_template_names());
     *out = (enum vkllm__chat_tmpl)id;
     return VKLLM_STATUS_OK;
 }
@@ -124,8 +128,10 @@ vkllm_status vkllm__chat_template_for(const struct vkllm__tokenizer *t, const ch
                                       enum vkllm__chat_tmpl *out) {
     if (force_name) return vkllm__chat_template_by_name(force_name, out);
     if (!t || !t->chat_template)
-        return vkllm__err(VKLLM_STATUS_NOT_FOUND, "the model has no chat template; choose one with "
-                          "--chat-template NAME (known: %s)", vkllm__chat_template_names());
+        return vkllm__err(VKLLM_STATUS_NOT_FOUND,
+                          "the model has no chat template; choose one with "
+                          "--chat-template NAME (known: %s)",
+                          vkllm__chat_template_names());
     return vkllm__chat_template_detect(t->chat_template, out);
 }
 
@@ -179,9 +185,12 @@ static void render_mistral(struct out *o, enum vkllm__chat_tmpl id, const struct
     if (id == VKLLM__CHAT_MISTRAL_V7 || id == VKLLM__CHAT_MISTRAL_V7_TEKKEN) {
         const char *sp = id == VKLLM__CHAT_MISTRAL_V7 ? " " : "";
         for (size_t i = 0; i < n; i++) {
-            if (is(m[i].role, "available_tools")) put(o, "[AVAILABLE_TOOLS]"), put(o, sp), put(o, m[i].content), put(o, "[/AVAILABLE_TOOLS]");
-            else if (is(m[i].role, "tool")) put(o, "[TOOL_RESULTS]"), put(o, sp), put(o, m[i].content), put(o, "[/TOOL_RESULTS]");
-            else if (is(m[i].role, "system")) put(o, "[SYSTEM_PROMPT]"), put(o, sp), put(o, m[i].content), put(o, "[/SYSTEM_PROMPT]");
+            if (is(m[i].role, "available_tools"))
+                put(o, "[AVAILABLE_TOOLS]"), put(o, sp), put(o, m[i].content), put(o, "[/AVAILABLE_TOOLS]");
+            else if (is(m[i].role, "tool"))
+                put(o, "[TOOL_RESULTS]"), put(o, sp), put(o, m[i].content), put(o, "[/TOOL_RESULTS]");
+            else if (is(m[i].role, "system"))
+                put(o, "[SYSTEM_PROMPT]"), put(o, sp), put(o, m[i].content), put(o, "[/SYSTEM_PROMPT]");
             else if (is(m[i].role, "user")) put(o, "[INST]"), put(o, sp), put(o, m[i].content), put(o, "[/INST]");
             else put(o, sp), put(o, m[i].content), put(o, "</s>");
         }
@@ -193,7 +202,8 @@ static void render_mistral(struct out *o, enum vkllm__chat_tmpl id, const struct
     for (size_t i = 0; i < n; i++) {
         /* tools (Mistral's function calling): the list before the last [INST], results after a call */
         if (!inside && is(m[i].role, "available_tools")) {
-            put(o, lead), put(o, "[AVAILABLE_TOOLS]"), put(o, trail), put(o, m[i].content), put(o, "[/AVAILABLE_TOOLS]");
+            put(o, lead), put(o, "[AVAILABLE_TOOLS]"), put(o, trail), put(o, m[i].content),
+                put(o, "[/AVAILABLE_TOOLS]");
             continue;
         }
         if (!inside && is(m[i].role, "tool")) {
@@ -261,15 +271,18 @@ static void render_llama31(struct out *o, const struct vkllm__chat_msg *m, size_
     if (gen) put(o, "<|start_header_id|>assistant<|end_header_id|>\n\n");
 }
 
-static void render_simple(struct out *o, enum vkllm__chat_tmpl id, const struct vkllm__chat_msg *m,
-                          size_t n, int gen) {
+static void render_simple(struct out *o, enum vkllm__chat_tmpl id, const struct vkllm__chat_msg *m, size_t n, int gen) {
     for (size_t i = 0; i < n; i++) {
         const char *r = m[i].role, *c = m[i].content;
         switch (id) {
         case VKLLM__CHAT_CHATML:
-        case VKLLM__CHAT_QWEN: put(o, "<|im_start|>"), put(o, r), put(o, "\n"), put(o, c), put(o, "<|im_end|>\n"); break;
+        case VKLLM__CHAT_QWEN:
+            put(o, "<|im_start|>"), put(o, r), put(o, "\n"), put(o, c), put(o, "<|im_end|>\n");
+            break;
         case VKLLM__CHAT_PHI3: put(o, "<|"), put(o, r), put(o, "|>\n"), put(o, c), put(o, "<|end|>\n"); break;
-        case VKLLM__CHAT_PHI4: put(o, "<|im_start|>"), put(o, r), put(o, "<|im_sep|>"), put(o, c), put(o, "<|im_end|>"); break;
+        case VKLLM__CHAT_PHI4:
+            put(o, "<|im_start|>"), put(o, r), put(o, "<|im_sep|>"), put(o, c), put(o, "<|im_end|>");
+            break;
         case VKLLM__CHAT_GPT_OSS: /* harmony as llama.cpp renders it: an assistant turn ends with <|return|> */
             put(o, "<|start|>"), put(o, r), put(o, "<|message|>"), put(o, c);
             put(o, is(r, "assistant") ? "<|return|>" : "<|end|>");
@@ -278,7 +291,8 @@ static void render_simple(struct out *o, enum vkllm__chat_tmpl id, const struct 
         case VKLLM__CHAT_ZEPHYR: put(o, "<|"), put(o, r), put(o, "|>\n"), put(o, c), put(o, "<|endoftext|>\n"); break;
         case VKLLM__CHAT_MONARCH: put(o, i ? "<s>" : ""), put(o, r), put(o, "\n"), put(o, c), put(o, "</s>\n"); break;
         case VKLLM__CHAT_LLAMA3:
-            put(o, "<|start_header_id|>"), put(o, r), put(o, "<|end_header_id|>\n\n"), put_trim(o, c), put(o, "<|eot_id|>");
+            put(o, "<|start_header_id|>"), put(o, r), put(o, "<|end_header_id|>\n\n"), put_trim(o, c),
+                put(o, "<|eot_id|>");
             break;
         case VKLLM__CHAT_LLAMA4:
             put(o, "<|header_start|>"), put(o, r), put(o, "<|header_end|>\n\n"), put_trim(o, c), put(o, "<|eot|>");
@@ -304,15 +318,20 @@ static void render_simple(struct out *o, enum vkllm__chat_tmpl id, const struct 
             if (is(r, "system")) put(o, c), put(o, "\n\n");
             else if (is(r, "user")) put(o, "User: "), put(o, c), put(o, "\n\n");
             else if (is(r, "assistant"))
-                put(o, "Assistant: "), put(o, c), put(o, "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>");
+                put(o, "Assistant: "), put(o, c),
+                    put(o, "<\xef\xbd\x9c"
+                           "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>");
             break;
         case VKLLM__CHAT_DEEPSEEK3: /* the system prompt right before the first turn, as DeepSeek's own
                                      * templates (V3, R1's distills) have it (llama.cpp adds "\n\n") */
             if (is(r, "system")) put(o, c);
             else if (is(r, "user")) put(o, "<\xef\xbd\x9cUser\xef\xbd\x9c>"), put(o, c);
             else if (is(r, "assistant"))
-                put(o, "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>"), put(o, c),
-                    put(o, "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>");
+                put(o, "<\xef\xbd\x9c"
+                       "Assistant\xef\xbd\x9c>"),
+                    put(o, c),
+                    put(o, "<\xef\xbd\x9c"
+                           "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>");
             break;
         case VKLLM__CHAT_VICUNA:
         case VKLLM__CHAT_VICUNA_ORCA:
@@ -350,7 +369,10 @@ static void render_simple(struct out *o, enum vkllm__chat_tmpl id, const struct 
     case VKLLM__CHAT_COMMAND_R: put(o, "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>"); break;
     case VKLLM__CHAT_DEEPSEEK: put(o, "### Response:\n"); break;
     case VKLLM__CHAT_DEEPSEEK2: put(o, "Assistant:"); break;
-    case VKLLM__CHAT_DEEPSEEK3: put(o, "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>"); break;
+    case VKLLM__CHAT_DEEPSEEK3:
+        put(o, "<\xef\xbd\x9c"
+               "Assistant\xef\xbd\x9c>");
+        break;
     case VKLLM__CHAT_VICUNA:
     case VKLLM__CHAT_VICUNA_ORCA: put(o, "ASSISTANT:"); break;
     case VKLLM__CHAT_OPENCHAT: put(o, "GPT4 Correct Assistant:"); break;
@@ -373,8 +395,8 @@ static void render_orion(struct out *o, const struct vkllm__chat_msg *m, size_t 
     }
 }
 
-vkllm_status vkllm__chat_apply(enum vkllm__chat_tmpl id, const struct vkllm__chat_msg *msgs,
-                               size_t n, int add_generation_prompt, char **out, size_t *len) {
+vkllm_status vkllm__chat_apply(enum vkllm__chat_tmpl id, const struct vkllm__chat_msg *msgs, size_t n,
+                               int add_generation_prompt, char **out, size_t *len) {
     *out = NULL;
     *len = 0;
     if ((unsigned)id >= VKLLM__CHAT_COUNT_)

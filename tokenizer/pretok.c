@@ -24,25 +24,24 @@
 
 #define RX_GPT2 "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"
 #define RX_CONTRACTIONS "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
-#define RX_LLAMA3                                                                            \
+#define RX_LLAMA3                                                                                \
     RX_CONTRACTIONS "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|" \
                     "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
-#define RX_QWEN2                                                                          \
+#define RX_QWEN2                                                                            \
     RX_CONTRACTIONS "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|" \
                     "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
-#define RX_UPPER_LOWER                                                                \
-    "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+"             \
-    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|"                    \
-    "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*"             \
-    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|"                    \
+#define RX_UPPER_LOWER                                                     \
+    "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+" \
+    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|"          \
+    "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*" \
+    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|"          \
     "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
-#define RX_DEEPSEEK3_MAIN                                                                     \
+#define RX_DEEPSEEK3_MAIN                                                                              \
     "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|" \
     " ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"
 #define RX_BLOOM " ?[^(\\s|.,!?\xe2\x80\xa6\xe3\x80\x82\xef\xbc\x8c\xe3\x80\x81\xe0\xa5\xa4\xdb\x94\xd8\x8c)]+"
 
-static const char *const rx_default[] = {"[\\p{P}\\$\\+<=>\\^~\\|]+", RX_GPT2, "\\p{N}+",
-                                         "[0-9][0-9][0-9]", NULL};
+static const char *const rx_default[] = {"[\\p{P}\\$\\+<=>\\^~\\|]+", RX_GPT2, "\\p{N}+", "[0-9][0-9][0-9]", NULL};
 static const char *const rx_llama3[] = {RX_LLAMA3, NULL};
 static const char *const rx_deepseek_llm[] = {
     "[\r\n]",
@@ -74,22 +73,20 @@ static const char *const rx_deepseek_llm[] = {
     "\\p{N}+",
     NULL};
 static const char *const rx_deepseek_coder[] = {
-    "[\r\n]", "\\s?\\p{L}+", "\\s?\\p{P}+",
-    "[\xe4\xb8\x80-\xe9\xbe\xa5\xe0\xa0\x80-\xe4\xb8\x80\xea\xb0\x80-\xed\x9f\xbf]+", "\\p{N}",
-    NULL};
+    "[\r\n]",      "\\s?\\p{L}+",
+    "\\s?\\p{P}+", "[\xe4\xb8\x80-\xe9\xbe\xa5\xe0\xa0\x80-\xe4\xb8\x80\xea\xb0\x80-\xed\x9f\xbf]+",
+    "\\p{N}",      NULL};
 static const char *const rx_deepseek3[] = {
-    "\\p{N}{1,3}",
-    "[\xe4\xb8\x80-\xe9\xbe\xa5\xe3\x81\x80-\xe3\x82\x9f\xe3\x82\xa0-\xe3\x83\xbf]+",
-    RX_DEEPSEEK3_MAIN, NULL};
-static const char *const rx_falcon[] = {"[\\p{P}\\$\\+<=>\\^~\\|`]+", RX_GPT2, "[0-9][0-9][0-9]",
-                                        NULL};
+    "\\p{N}{1,3}", "[\xe4\xb8\x80-\xe9\xbe\xa5\xe3\x81\x80-\xe3\x82\x9f\xe3\x82\xa0-\xe3\x83\xbf]+", RX_DEEPSEEK3_MAIN,
+    NULL};
+static const char *const rx_falcon[] = {"[\\p{P}\\$\\+<=>\\^~\\|`]+", RX_GPT2, "[0-9][0-9][0-9]", NULL};
 static const char *const rx_starcoder[] = {"\\p{N}", RX_GPT2, NULL};
 static const char *const rx_gpt2[] = {RX_GPT2, NULL};
 static const char *const rx_qwen2[] = {RX_QWEN2, NULL};
-static const char *const rx_qwen35[] = {
-    RX_CONTRACTIONS "|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+"
-                    "[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
-    NULL};
+static const char *const rx_qwen35[] = {RX_CONTRACTIONS
+                                        "|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+"
+                                        "[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+                                        NULL};
 static const char *const rx_bloom[] = {RX_BLOOM, NULL};
 static const char *const rx_viking[] = {RX_BLOOM, "\\p{N}", NULL};
 static const char *const rx_tekken[] = {
@@ -97,22 +94,25 @@ static const char *const rx_tekken[] = {
     "((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|"
     "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
     NULL};
-static const char *const rx_chameleon[] = {
-    "<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )", "\\p{N}",
-    "[\\p{P}!-/:-@\\[-`{-~]", RX_GPT2, NULL};
+static const char *const rx_chameleon[] = {"<sentinel:[0-9]+>",
+                                           "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z",
+                                           "([\\t\\n]|    |  )",
+                                           "\\p{N}",
+                                           "[\\p{P}!-/:-@\\[-`{-~]",
+                                           RX_GPT2,
+                                           NULL};
 static const char *const rx_gpt4o[] = {RX_UPPER_LOWER, NULL};
 static const char *const rx_superbpe[] = {"\\p{N}+", "(?=(\\d{3})+(?!\\d))", NULL};
 static const char *const rx_bailingmoe[] = {
     "'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?"
     "[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+",
     NULL};
-static const char *const rx_seed_coder[] = {
-    RX_CONTRACTIONS "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1}| ?[^\\s\\p{L}\\p{N}\\r\\n]+|"
-                    "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
-    NULL};
+static const char *const rx_seed_coder[] = {RX_CONTRACTIONS
+                                            "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1}| ?[^\\s\\p{L}\\p{N}\\r\\n]+|"
+                                            "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+                                            NULL};
 static const char *const rx_spark2_5[] = {
-    "\\p{N}{1,3}",
-    "[\xe4\xb8\x80-\xe9\xbe\xa5\xe3\x81\x80-\xe3\x82\x9f\xe3\x82\xa0-\xe3\x83\xbf]+",
+    "\\p{N}{1,3}", "[\xe4\xb8\x80-\xe9\xbe\xa5\xe3\x81\x80-\xe3\x82\x9f\xe3\x82\xa0-\xe3\x83\xbf]+",
     "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
     " ?[\\p{P}\\p{S}]+|[\r\n]|\\s+(?!\\S)|\\s+",
     "\\p{N}", NULL};
@@ -124,15 +124,15 @@ static const char *const rx_tiny_aya[] = {
     "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}{1,3}| ?"
     "[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
     NULL};
-static const char *const rx_exaone_moe[] = {
-    RX_CONTRACTIONS "|[^\\r\\n\\p{L}\\p{N}]?(?:\\p{L}\\p{M}*(?: \\p{L}\\p{M}*)*)+|\\p{N}| ?"
-                    "[^\\s\\p{L}\\p{N}]+[\\r\\n/]?|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+",
-    NULL};
-static const char *const rx_minicpm5[] = {
-    "\\p{N}{1,3}",
-    RX_CONTRACTIONS "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}+| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
-                    "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
-    NULL};
+static const char *const rx_exaone_moe[] = {RX_CONTRACTIONS
+                                            "|[^\\r\\n\\p{L}\\p{N}]?(?:\\p{L}\\p{M}*(?: \\p{L}\\p{M}*)*)+|\\p{N}| ?"
+                                            "[^\\s\\p{L}\\p{N}]+[\\r\\n/]?|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+",
+                                            NULL};
+static const char *const rx_minicpm5[] = {"\\p{N}{1,3}",
+                                          RX_CONTRACTIONS
+                                          "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}+| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+                                          "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+                                          NULL};
 static const char *const rx_laguna[] = {"[^\\n]+|[\\n]+", RX_QWEN2, NULL};
 
 /* name -> expressions and settings, as llama.cpp's llama_vocab::impl::load. A value of -1 in
@@ -143,8 +143,8 @@ struct pre_def {
     int8_t ignore_merges, clean_spaces, add_bos, add_sep, no_bos_token;
 };
 
-#define KEEP 1  /* clean_spaces stays on */
-#define NOCL 0  /* clean_spaces off */
+#define KEEP 1 /* clean_spaces stays on */
+#define NOCL 0 /* clean_spaces off */
 static const struct pre_def pre_defs[] = {
     {"default", rx_default, 0, KEEP, -1, 0, 0},
     {"llama3", rx_llama3, 1, KEEP, 1, 0, 0},
@@ -228,9 +228,15 @@ static const struct pre_def pre_defs[] = {
 };
 
 /* Pre-tokenizers llama.cpp implements with custom code rather than expressions. */
-static const char *const pre_unsupported[] = {"kimi-k2", "afmoe", "gemma4", "sarvam-moe",
-                                              "granite-embed-multi-311m", "whitespace",
-                                              "youtu", "granite-embed-multi-97m", "jais-2"};
+static const char *const pre_unsupported[] = {"kimi-k2",
+                                              "afmoe",
+                                              "gemma4",
+                                              "sarvam-moe",
+                                              "granite-embed-multi-311m",
+                                              "whitespace",
+                                              "youtu",
+                                              "granite-embed-multi-97m",
+                                              "jais-2"};
 
 /* --- compiling --------------------------------------------------------------------------------- */
 
@@ -239,9 +245,7 @@ struct vkllm__pretok {
     pcre2_code **code;
 };
 
-static vkllm_status put(struct vkllm__bytes *b, const char *s) {
-    return vkllm__bytes_put(b, s, strlen(s));
-}
+static vkllm_status put(struct vkllm__bytes *b, const char *s) { return vkllm__bytes_put(b, s, strlen(s)); }
 
 /* Translate one bracket class starting at rx[*i] == '['; *i ends past its ']'. */
 static vkllm_status translate_class(const char *rx, size_t *i, struct vkllm__bytes *out) {
@@ -304,8 +308,7 @@ static vkllm_status translate(const char *rx, struct vkllm__bytes *out) {
             else if (c == 'S') st = put(out, "[^\\s\\x{85}]");
             else if (c == 'd') st = put(out, "[0-9]");
             else if (c == 'w') st = put(out, "[A-Za-z0-9_]");
-            else if (c == 'b')
-                st = put(out, "(?:(?<=[A-Za-z0-9_])(?![A-Za-z0-9_])|(?<![A-Za-z0-9_])(?=[A-Za-z0-9_]))");
+            else if (c == 'b') st = put(out, "(?:(?<=[A-Za-z0-9_])(?![A-Za-z0-9_])|(?<![A-Za-z0-9_])(?=[A-Za-z0-9_]))");
             else if (c == 'p' && strncmp(rx + i, "\\p{S}", 5) == 0) {
                 st = put(out, "(?:(?!~)\\p{S})");
                 i += 5;
@@ -327,8 +330,7 @@ void vkllm__pretok_free(struct vkllm__pretok *p) {
     vkllm__free(p);
 }
 
-vkllm_status vkllm__pretok_init_regexes(const char *const *regexes, size_t n,
-                                        struct vkllm__pretok **out) {
+vkllm_status vkllm__pretok_init_regexes(const char *const *regexes, size_t n, struct vkllm__pretok **out) {
     *out = NULL;
     struct vkllm__pretok *p = vkllm__calloc(1, sizeof *p);
     if (!p) return vkllm__err(VKLLM_STATUS_OOM, "pre-tokenizer: out of memory");
@@ -345,14 +347,13 @@ vkllm_status vkllm__pretok_init_regexes(const char *const *regexes, size_t n,
         if (st != VKLLM_STATUS_OK) break;
         int errcode;
         PCRE2_SIZE erroff;
-        p->code[i] = pcre2_compile((PCRE2_SPTR)pat.p, pat.n,
-                                   PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY, &errcode, &erroff,
-                                   NULL);
+        p->code[i] = pcre2_compile((PCRE2_SPTR)pat.p, pat.n, PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY, &errcode,
+                                   &erroff, NULL);
         if (!p->code[i]) {
             PCRE2_UCHAR msg[256];
             pcre2_get_error_message(errcode, msg, sizeof msg);
-            st = vkllm__err(VKLLM_STATUS_INTERNAL, "pre-tokenizer: cannot compile /%s/ at %zu: %s",
-                            pat.p, (size_t)erroff, (const char *)msg);
+            st = vkllm__err(VKLLM_STATUS_INTERNAL, "pre-tokenizer: cannot compile /%s/ at %zu: %s", pat.p,
+                            (size_t)erroff, (const char *)msg);
             break;
         }
         p->n++;
@@ -367,15 +368,13 @@ vkllm_status vkllm__pretok_init_regexes(const char *const *regexes, size_t n,
     return VKLLM_STATUS_OK;
 }
 
-vkllm_status vkllm__pretok_init(const char *name, struct vkllm__pretok **out,
-                                struct vkllm__pretok_flags *flags) {
+vkllm_status vkllm__pretok_init(const char *name, struct vkllm__pretok **out, struct vkllm__pretok_flags *flags) {
     *out = NULL;
     if (!name || !*name) name = "default";
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(pre_unsupported); i++)
         if (strcmp(name, pre_unsupported[i]) == 0)
             return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                              "pre-tokenizer '%s' needs custom code that vkllm does not have yet",
-                              name);
+                              "pre-tokenizer '%s' needs custom code that vkllm does not have yet", name);
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(pre_defs); i++) {
         const struct pre_def *d = &pre_defs[i];
         if (strcmp(name, d->name) != 0) continue;
@@ -414,18 +413,17 @@ static vkllm_status spans_put(struct spans *s, size_t a, size_t b) {
     return VKLLM_STATUS_OK;
 }
 
-static int do_match(const pcre2_code *code, const char *subj, size_t len, size_t at,
-                    uint32_t opts, pcre2_match_data *md) {
+static int do_match(const pcre2_code *code, const char *subj, size_t len, size_t at, uint32_t opts,
+                    pcre2_match_data *md) {
     int rc = pcre2_match(code, (PCRE2_SPTR)subj, len, at, opts | PCRE2_NO_UTF_CHECK, md, NULL);
     if (rc == PCRE2_ERROR_JIT_STACKLIMIT) /* the interpreter keeps its frames on the heap */
-        rc = pcre2_match(code, (PCRE2_SPTR)subj, len, at, opts | PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT,
-                         md, NULL);
+        rc = pcre2_match(code, (PCRE2_SPTR)subj, len, at, opts | PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, md, NULL);
     return rc;
 }
 
 /* Split text[a..b) with one expression, appending matches and the gaps between them. */
-static vkllm_status split_one(const pcre2_code *code, pcre2_match_data *md, const char *text,
-                              size_t a, size_t b, struct spans *out) {
+static vkllm_status split_one(const pcre2_code *code, pcre2_match_data *md, const char *text, size_t a, size_t b,
+                              struct spans *out) {
     const char *subj = text + a;
     size_t len = b - a, pos = 0, prev = 0;
     uint32_t opts = 0;
@@ -455,8 +453,8 @@ static vkllm_status split_one(const pcre2_code *code, pcre2_match_data *md, cons
     return st;
 }
 
-vkllm_status vkllm__pretok_split(const struct vkllm__pretok *p, const char *text, size_t len,
-                                 size_t **offs, size_t *n_words) {
+vkllm_status vkllm__pretok_split(const struct vkllm__pretok *p, const char *text, size_t len, size_t **offs,
+                                 size_t *n_words) {
     *offs = NULL;
     *n_words = 0;
     struct spans cur = {0}, next = {0};

@@ -24,8 +24,8 @@ struct spm_scratch {
 };
 
 /* Merge key of symbols l and r (adjacent), or 0 when their concatenation is not a token. */
-static int pair_key(const struct vkllm__tokenizer *t, const char *text, const struct spm_sym *sym,
-                    int32_t l, int32_t r, uint32_t *key) {
+static int pair_key(const struct vkllm__tokenizer *t, const char *text, const struct spm_sym *sym, int32_t l, int32_t r,
+                    uint32_t *key) {
     if (l < 0 || r < 0) return 0;
     size_t len = sym[l].n + sym[r].n;
     if (len > t->max_token_len) return 0;
@@ -35,16 +35,15 @@ static int pair_key(const struct vkllm__tokenizer *t, const char *text, const st
     return 1;
 }
 
-static vkllm_status try_bigram(const struct vkllm__tokenizer *t, const char *text,
-                               struct spm_scratch *s, int32_t l, int32_t r, int seed) {
+static vkllm_status try_bigram(const struct vkllm__tokenizer *t, const char *text, struct spm_scratch *s, int32_t l,
+                               int32_t r, int seed) {
     uint32_t key;
     if (!pair_key(t, text, s->sym, l, r, &key)) return VKLLM_STATUS_OK;
     uint64_t e = vkllm__mq_entry(key, l);
     return seed ? vkllm__mq_seed(&s->q, e) : vkllm__mq_push(&s->q, e);
 }
 
-static vkllm_status emit(const struct vkllm__tokenizer *t, const char *s, size_t n,
-                         struct vkllm__ids *out) {
+static vkllm_status emit(const struct vkllm__tokenizer *t, const char *s, size_t n, struct vkllm__ids *out) {
     int32_t id = vkllm__tok_find(t, s, n);
     if (id >= 0) return vkllm__ids_put(out, id);
     vkllm_status st = VKLLM_STATUS_OK;
@@ -57,8 +56,8 @@ static vkllm_status emit(const struct vkllm__tokenizer *t, const char *s, size_t
 }
 
 /* Merge one piece text[0..len) and append its ids. */
-static vkllm_status merge_piece(const struct vkllm__tokenizer *t, const char *text, size_t len,
-                                struct spm_scratch *s, struct vkllm__ids *out) {
+static vkllm_status merge_piece(const struct vkllm__tokenizer *t, const char *text, size_t len, struct spm_scratch *s,
+                                struct vkllm__ids *out) {
     if (len > INT32_MAX / 2) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "tokenizer: text too long");
     if (s->cap < len) {
         struct spm_sym *p = vkllm__realloc(s->sym, len * sizeof *p);
@@ -95,12 +94,10 @@ static vkllm_status merge_piece(const struct vkllm__tokenizer *t, const char *te
     return st;
 }
 
-static int is_lowbar(const char *p, size_t left) {
-    return left >= 3 && memcmp(p, "\xe2\x96\x81", 3) == 0;
-}
+static int is_lowbar(const char *p, size_t left) { return left >= 3 && memcmp(p, "\xe2\x96\x81", 3) == 0; }
 
-vkllm_status vkllm__spm_encode(const struct vkllm__tokenizer *t, const char *text, size_t len,
-                               struct vkllm__ids *out, struct vkllm__wcache *cache) {
+vkllm_status vkllm__spm_encode(const struct vkllm__tokenizer *t, const char *text, size_t len, struct vkllm__ids *out,
+                               struct vkllm__wcache *cache) {
     struct spm_scratch s = {0};
     vkllm_status st = VKLLM_STATUS_OK;
     size_t a = 0;

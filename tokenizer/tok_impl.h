@@ -36,14 +36,12 @@ struct vkllm__mqueue {
     uint64_t *run;
     size_t run_n, run_pos, run_cap;
 };
-static inline uint64_t vkllm__mq_entry(uint32_t key, int32_t left) {
-    return ((uint64_t)key << 32) | (uint32_t)left;
-}
+static inline uint64_t vkllm__mq_entry(uint32_t key, int32_t left) { return ((uint64_t)key << 32) | (uint32_t)left; }
 void vkllm__mq_reset(struct vkllm__mqueue *q);
 vkllm_status vkllm__mq_seed(struct vkllm__mqueue *q, uint64_t e); /* initial candidates */
-void vkllm__mq_seal(struct vkllm__mqueue *q);                      /* after the last seed */
+void vkllm__mq_seal(struct vkllm__mqueue *q);                     /* after the last seed */
 vkllm_status vkllm__mq_push(struct vkllm__mqueue *q, uint64_t e);
-int vkllm__mq_pop(struct vkllm__mqueue *q, uint64_t *e);            /* 0 when empty */
+int vkllm__mq_pop(struct vkllm__mqueue *q, uint64_t *e); /* 0 when empty */
 void vkllm__mq_free(struct vkllm__mqueue *q);
 /* A float as an unsigned integer in the opposite order (higher score first; -0 == +0). */
 uint32_t vkllm__float_order_desc(float f);
@@ -67,17 +65,15 @@ uint32_t vkllm__hash_bytes(const void *p, size_t n);
 vkllm_status vkllm__strmap_init(struct vkllm__strmap *m, size_t expected);
 void vkllm__strmap_free(struct vkllm__strmap *m);
 /* Insert or overwrite (key must outlive the map). */
-vkllm_status vkllm__strmap_set(struct vkllm__strmap *m, const char *key, size_t len, int32_t val,
-                               int32_t aux);
+vkllm_status vkllm__strmap_set(struct vkllm__strmap *m, const char *key, size_t len, int32_t val, int32_t aux);
 /* Slot of key, or NULL. */
-const struct vkllm__strmap_slot *vkllm__strmap_get(const struct vkllm__strmap *m, const char *key,
-                                                   size_t len);
+const struct vkllm__strmap_slot *vkllm__strmap_get(const struct vkllm__strmap *m, const char *key, size_t len);
 
 /* --- u64 -> (rank, id) map for BPE merges ---------------------------------------------------- */
 struct vkllm__pairmap_slot {
     uint64_t key; /* (left << 32 | right) + 1; 0: empty */
     int32_t rank;
-    int32_t id;   /* merged token, -1 when the merged text is not a token */
+    int32_t id; /* merged token, -1 when the merged text is not a token */
 };
 struct vkllm__pairmap {
     struct vkllm__pairmap_slot *slots;
@@ -90,29 +86,27 @@ struct vkllm__pretok; /* compiled regex list */
 
 /* Flags a pre-tokenizer name implies (llama.cpp's per-pre settings). */
 struct vkllm__pretok_flags {
-    int ignore_merges;  /* a word that is a whole token is not merged */
+    int ignore_merges; /* a word that is a whole token is not merged */
     int clean_spaces;
-    int add_bos;        /* -1: leave alone, 0/1: set */
+    int add_bos; /* -1: leave alone, 0/1: set */
     int add_sep;
-    int no_bos_token;   /* BOS id cleared (chatglm) */
+    int no_bos_token; /* BOS id cleared (chatglm) */
 };
 
 /* Compile the regex list for pre-tokenizer `name` (NULL or "" = "default"). UNSUPPORTED for an
  * unknown name. */
-vkllm_status vkllm__pretok_init(const char *name, struct vkllm__pretok **out,
-                                struct vkllm__pretok_flags *flags);
+vkllm_status vkllm__pretok_init(const char *name, struct vkllm__pretok **out, struct vkllm__pretok_flags *flags);
 void vkllm__pretok_free(struct vkllm__pretok *p);
 /* Split valid UTF-8 text[0..len) into words: *offs receives pairs (start, end) of byte offsets,
  * *n_words of them (free with vkllm__free). */
-vkllm_status vkllm__pretok_split(const struct vkllm__pretok *p, const char *text, size_t len,
-                                 size_t **offs, size_t *n_words);
+vkllm_status vkllm__pretok_split(const struct vkllm__pretok *p, const char *text, size_t len, size_t **offs,
+                                 size_t *n_words);
 /* Split with an explicit regex list (tests). */
-vkllm_status vkllm__pretok_init_regexes(const char *const *regexes, size_t n,
-                                        struct vkllm__pretok **out);
+vkllm_status vkllm__pretok_init_regexes(const char *const *regexes, size_t n, struct vkllm__pretok **out);
 
 /* --- the tokenizer ------------------------------------------------------------------------ */
 struct vkllm__tok_token {
-    uint32_t off, len;         /* text in tok->text_pool */
+    uint32_t off, len;             /* text in tok->text_pool */
     uint32_t piece_off, piece_len; /* decoded piece (special rendering) in tok->piece_pool */
     float score;
     uint32_t attr;
@@ -167,24 +161,21 @@ void vkllm__wcache_free(struct vkllm__wcache *c);
 /* Append the cached ids of word to out; 1 when found, 0 when not, <0 (negated status) on OOM. */
 int vkllm__wcache_lookup(struct vkllm__wcache *c, const char *w, size_t n, struct vkllm__ids *out);
 /* Remember out->p[from..out->n) as the ids of word (silently skipped when full or long). */
-vkllm_status vkllm__wcache_store(struct vkllm__wcache *c, const char *w, size_t n,
-                                 const struct vkllm__ids *out, size_t from);
+vkllm_status vkllm__wcache_store(struct vkllm__wcache *c, const char *w, size_t n, const struct vkllm__ids *out,
+                                 size_t from);
 
 /* Model sessions: tokenize one raw-text fragment, appending to out. */
-vkllm_status vkllm__spm_encode(const struct vkllm__tokenizer *t, const char *text, size_t len,
-                               struct vkllm__ids *out, struct vkllm__wcache *cache);
-vkllm_status vkllm__bpe_encode(const struct vkllm__tokenizer *t, const char *text, size_t len,
-                               struct vkllm__ids *out, struct vkllm__wcache *cache);
-vkllm_status vkllm__wpm_encode(const struct vkllm__tokenizer *t, const char *text, size_t len,
-                               struct vkllm__ids *out);
+vkllm_status vkllm__spm_encode(const struct vkllm__tokenizer *t, const char *text, size_t len, struct vkllm__ids *out,
+                               struct vkllm__wcache *cache);
+vkllm_status vkllm__bpe_encode(const struct vkllm__tokenizer *t, const char *text, size_t len, struct vkllm__ids *out,
+                               struct vkllm__wcache *cache);
+vkllm_status vkllm__wpm_encode(const struct vkllm__tokenizer *t, const char *text, size_t len, struct vkllm__ids *out);
 
 /* BPE merge table. */
 vkllm_status vkllm__pairmap_init(struct vkllm__pairmap *m, size_t expected);
 void vkllm__pairmap_free(struct vkllm__pairmap *m);
 /* Insert when absent (the first merge of a pair keeps its rank). */
-vkllm_status vkllm__pairmap_add(struct vkllm__pairmap *m, int32_t l, int32_t r, int32_t rank,
-                                int32_t id);
-const struct vkllm__pairmap_slot *vkllm__pairmap_get(const struct vkllm__pairmap *m, int32_t l,
-                                                     int32_t r);
+vkllm_status vkllm__pairmap_add(struct vkllm__pairmap *m, int32_t l, int32_t r, int32_t rank, int32_t id);
+const struct vkllm__pairmap_slot *vkllm__pairmap_get(const struct vkllm__pairmap *m, int32_t l, int32_t r);
 
 #endif

@@ -83,8 +83,7 @@ void vkllm__strmap_free(struct vkllm__strmap *m) {
     m->cap = m->n = 0;
 }
 
-static struct vkllm__strmap_slot *strmap_find(const struct vkllm__strmap *m, const char *key,
-                                              size_t len, uint32_t h) {
+static struct vkllm__strmap_slot *strmap_find(const struct vkllm__strmap *m, const char *key, size_t len, uint32_t h) {
     size_t mask = m->cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
         struct vkllm__strmap_slot *s = &m->slots[i];
@@ -109,8 +108,7 @@ static vkllm_status strmap_grow(struct vkllm__strmap *m) {
     return VKLLM_STATUS_OK;
 }
 
-vkllm_status vkllm__strmap_set(struct vkllm__strmap *m, const char *key, size_t len, int32_t val,
-                               int32_t aux) {
+vkllm_status vkllm__strmap_set(struct vkllm__strmap *m, const char *key, size_t len, int32_t val, int32_t aux) {
     if (len > UINT32_MAX) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "tokenizer: key too long");
     if ((m->n + 1) * 4 > m->cap * 3) {
         vkllm_status st = strmap_grow(m);
@@ -129,8 +127,7 @@ vkllm_status vkllm__strmap_set(struct vkllm__strmap *m, const char *key, size_t 
     return VKLLM_STATUS_OK;
 }
 
-const struct vkllm__strmap_slot *vkllm__strmap_get(const struct vkllm__strmap *m, const char *key,
-                                                   size_t len) {
+const struct vkllm__strmap_slot *vkllm__strmap_get(const struct vkllm__strmap *m, const char *key, size_t len) {
     if (!m->cap || len > UINT32_MAX) return NULL;
     const struct vkllm__strmap_slot *s = strmap_find(m, key, len, vkllm__hash_bytes(key, len));
     return s->key ? s : NULL;
@@ -138,9 +135,7 @@ const struct vkllm__strmap_slot *vkllm__strmap_get(const struct vkllm__strmap *m
 
 /* --- pair map --------------------------------------------------------------------------------- */
 
-static uint64_t pair_key(int32_t l, int32_t r) {
-    return (((uint64_t)(uint32_t)l << 32) | (uint32_t)r) + 1;
-}
+static uint64_t pair_key(int32_t l, int32_t r) { return (((uint64_t)(uint32_t)l << 32) | (uint32_t)r) + 1; }
 
 static size_t pair_hash(uint64_t k) {
     k ^= k >> 33;
@@ -165,8 +160,7 @@ void vkllm__pairmap_free(struct vkllm__pairmap *m) {
     m->cap = m->n = 0;
 }
 
-vkllm_status vkllm__pairmap_add(struct vkllm__pairmap *m, int32_t l, int32_t r, int32_t rank,
-                                int32_t id) {
+vkllm_status vkllm__pairmap_add(struct vkllm__pairmap *m, int32_t l, int32_t r, int32_t rank, int32_t id) {
     if ((m->n + 1) * 4 > m->cap * 3) {
         struct vkllm__pairmap old = *m;
         vkllm_status st = vkllm__pairmap_init(m, old.cap);
@@ -197,8 +191,7 @@ vkllm_status vkllm__pairmap_add(struct vkllm__pairmap *m, int32_t l, int32_t r, 
     }
 }
 
-const struct vkllm__pairmap_slot *vkllm__pairmap_get(const struct vkllm__pairmap *m, int32_t l,
-                                                     int32_t r) {
+const struct vkllm__pairmap_slot *vkllm__pairmap_get(const struct vkllm__pairmap *m, int32_t l, int32_t r) {
     if (!m->cap) return NULL;
     uint64_t k = pair_key(l, r);
     size_t mask = m->cap - 1;
@@ -233,17 +226,15 @@ int vkllm__wcache_lookup(struct vkllm__wcache *c, const char *w, size_t n, struc
     return st == VKLLM_STATUS_OK ? 1 : -(int)st;
 }
 
-vkllm_status vkllm__wcache_store(struct vkllm__wcache *c, const char *w, size_t n,
-                                 const struct vkllm__ids *out, size_t from) {
-    if (n > WCACHE_MAX_WORD || c->map.n >= WCACHE_MAX_ENTRIES || c->ids.n > INT32_MAX / 2)
-        return VKLLM_STATUS_OK;
+vkllm_status vkllm__wcache_store(struct vkllm__wcache *c, const char *w, size_t n, const struct vkllm__ids *out,
+                                 size_t from) {
+    if (n > WCACHE_MAX_WORD || c->map.n >= WCACHE_MAX_ENTRIES || c->ids.n > INT32_MAX / 2) return VKLLM_STATUS_OK;
     char *key = vkllm__malloc(n ? n : 1);
     if (!key) return vkllm__err(VKLLM_STATUS_OOM, "tokenizer: out of memory (word cache)");
     memcpy(key, w, n);
     size_t off = c->ids.n;
     vkllm_status st = vkllm__ids_put_n(&c->ids, out->p + from, out->n - from);
-    if (st == VKLLM_STATUS_OK)
-        st = vkllm__strmap_set(&c->map, key, n, (int32_t)off, (int32_t)(out->n - from));
+    if (st == VKLLM_STATUS_OK) st = vkllm__strmap_set(&c->map, key, n, (int32_t)off, (int32_t)(out->n - from));
     if (st != VKLLM_STATUS_OK) vkllm__free(key);
     return st;
 }
@@ -273,9 +264,7 @@ int vkllm__gpt2_cp_to_byte(uint32_t cp) {
 
 /* --- merge queue ----------------------------------------------------------------------------------- */
 
-void vkllm__mq_reset(struct vkllm__mqueue *q) {
-    q->n = q->run_n = q->run_pos = 0;
-}
+void vkllm__mq_reset(struct vkllm__mqueue *q) { q->n = q->run_n = q->run_pos = 0; }
 
 void vkllm__mq_free(struct vkllm__mqueue *q) {
     vkllm__free(q->heap);

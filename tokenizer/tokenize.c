@@ -8,7 +8,7 @@
 /* --- special-token partition ----------------------------------------------------------------- */
 
 struct frag {
-    int32_t id;      /* >= 0: a token; -1: text[off..off+len) */
+    int32_t id; /* >= 0: a token; -1: text[off..off+len) */
     size_t off, len;
 };
 
@@ -29,14 +29,12 @@ static vkllm_status frags_put(struct frags *f, struct frag x) {
     return VKLLM_STATUS_OK;
 }
 
-static int ascii_space(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
+static int ascii_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
 
 /* Which candidate special tokens occur in the text at all (one pass, bucketed by first byte),
  * so that the llama.cpp-order splitting below only runs for those. */
-static vkllm_status present_specials(const struct vkllm__tokenizer *t, const char *text, size_t len,
-                                     int parse_special, int32_t **out, size_t *n_out) {
+static vkllm_status present_specials(const struct vkllm__tokenizer *t, const char *text, size_t len, int parse_special,
+                                     int32_t **out, size_t *n_out) {
     const uint32_t skip = parse_special ? 0 : (VKLLM__TOK_ATTR_CONTROL | VKLLM__TOK_ATTR_UNKNOWN);
     *out = NULL;
     *n_out = 0;
@@ -93,8 +91,8 @@ static vkllm_status present_specials(const struct vkllm__tokenizer *t, const cha
 
 /* Cut every occurrence of token id out of the text fragments (left to right within each), with
  * its lstrip/rstrip attributes; frags is rebuilt into tmp and swapped. */
-static vkllm_status cut_token(const struct vkllm__tokenizer *t, const char *text, int32_t id,
-                              struct frags *f, struct frags *tmp) {
+static vkllm_status cut_token(const struct vkllm__tokenizer *t, const char *text, int32_t id, struct frags *f,
+                              struct frags *tmp) {
     const struct vkllm__tok_token *tk = &t->tokens[id];
     const char *tok = t->text_pool + tk->off;
     vkllm_status st = VKLLM_STATUS_OK;
@@ -128,8 +126,8 @@ static vkllm_status cut_token(const struct vkllm__tokenizer *t, const char *text
     return st;
 }
 
-static vkllm_status partition(const struct vkllm__tokenizer *t, const char *text, size_t len,
-                              int parse_special, struct frags *f) {
+static vkllm_status partition(const struct vkllm__tokenizer *t, const char *text, size_t len, int parse_special,
+                              struct frags *f) {
     vkllm_status st = frags_put(f, (struct frag){-1, 0, len});
     int32_t *ids = NULL;
     size_t n = 0;
@@ -144,9 +142,8 @@ static vkllm_status partition(const struct vkllm__tokenizer *t, const char *text
 /* --- fragments to ids --------------------------------------------------------------------------- */
 
 /* SentencePiece: optional leading space, then ' ' -> U+2581. */
-static vkllm_status spm_fragment(const struct vkllm__tokenizer *t, const char *s, size_t n,
-                                 int prefix, struct vkllm__bytes *buf, struct vkllm__ids *out,
-                                 struct vkllm__wcache *cache) {
+static vkllm_status spm_fragment(const struct vkllm__tokenizer *t, const char *s, size_t n, int prefix,
+                                 struct vkllm__bytes *buf, struct vkllm__ids *out, struct vkllm__wcache *cache) {
     buf->n = 0;
     vkllm_status st = vkllm__bytes_reserve(buf, 3 * n + 4);
     if (st != VKLLM_STATUS_OK) return st;
@@ -161,9 +158,8 @@ static vkllm_status spm_fragment(const struct vkllm__tokenizer *t, const char *s
 }
 
 /* Byte-level BPE sees U+FFFD for each byte that is not part of valid UTF-8 (as llama.cpp). */
-static vkllm_status bpe_fragment(const struct vkllm__tokenizer *t, const char *s, size_t n,
-                                 struct vkllm__bytes *buf, struct vkllm__ids *out,
-                                 struct vkllm__wcache *cache) {
+static vkllm_status bpe_fragment(const struct vkllm__tokenizer *t, const char *s, size_t n, struct vkllm__bytes *buf,
+                                 struct vkllm__ids *out, struct vkllm__wcache *cache) {
     size_t i = 0;
     uint32_t cp;
     while (i < n) {
@@ -183,8 +179,8 @@ static vkllm_status bpe_fragment(const struct vkllm__tokenizer *t, const char *s
     return vkllm__bpe_encode(t, buf->p, buf->n, out, cache);
 }
 
-vkllm_status vkllm__tokenize(const struct vkllm__tokenizer *t, const char *text, size_t len,
-                             int add_special, int parse_special, int32_t **ids, size_t *n) {
+vkllm_status vkllm__tokenize(const struct vkllm__tokenizer *t, const char *text, size_t len, int add_special,
+                             int parse_special, int32_t **ids, size_t *n) {
     *ids = NULL;
     *n = 0;
     if (!text && len) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "tokenize: NULL text");
@@ -206,16 +202,12 @@ vkllm_status vkllm__tokenize(const struct vkllm__tokenizer *t, const char *text,
         }
         if (t->model == VKLLM__TOK_SPM)
             st = spm_fragment(t, text + x->off, x->len, t->add_space_prefix && prev_special, &buf, &out, &cache);
-        else if (t->model == VKLLM__TOK_BPE)
-            st = bpe_fragment(t, text + x->off, x->len, &buf, &out, &cache);
-        else
-            st = vkllm__wpm_encode(t, text + x->off, x->len, &out);
+        else if (t->model == VKLLM__TOK_BPE) st = bpe_fragment(t, text + x->off, x->len, &buf, &out, &cache);
+        else st = vkllm__wpm_encode(t, text + x->off, x->len, &out);
         prev_special = 0;
     }
-    if (st == VKLLM_STATUS_OK && add_special && t->add_eos && t->eos >= 0)
-        st = vkllm__ids_put(&out, t->eos);
-    if (st == VKLLM_STATUS_OK && add_special && t->add_sep && t->sep >= 0)
-        st = vkllm__ids_put(&out, t->sep);
+    if (st == VKLLM_STATUS_OK && add_special && t->add_eos && t->eos >= 0) st = vkllm__ids_put(&out, t->eos);
+    if (st == VKLLM_STATUS_OK && add_special && t->add_sep && t->sep >= 0) st = vkllm__ids_put(&out, t->sep);
     vkllm__wcache_free(&cache);
     vkllm__free(f.p);
     vkllm__free(buf.p);
@@ -263,8 +255,8 @@ static size_t clean_spaces(char *s, size_t n) {
     return total;
 }
 
-vkllm_status vkllm__detokenize(const struct vkllm__tokenizer *t, const int32_t *ids, size_t n,
-                               unsigned flags, char **out, size_t *len) {
+vkllm_status vkllm__detokenize(const struct vkllm__tokenizer *t, const int32_t *ids, size_t n, unsigned flags,
+                               char **out, size_t *len) {
     *out = NULL;
     *len = 0;
     struct vkllm__bytes b = {0};
@@ -296,8 +288,7 @@ vkllm_status vkllm__detokenize(const struct vkllm__tokenizer *t, const int32_t *
 
 /* --- streaming ------------------------------------------------------------------------------------ */
 
-void vkllm__detok_stream_init(struct vkllm__detok_stream *s, const struct vkllm__tokenizer *t,
-                              unsigned flags) {
+void vkllm__detok_stream_init(struct vkllm__detok_stream *s, const struct vkllm__tokenizer *t, unsigned flags) {
     memset(s, 0, sizeof *s);
     s->tok = t;
     s->flags = flags;
@@ -342,8 +333,7 @@ static int prefix_ok(const uint8_t *b, size_t n) {
     return 1;
 }
 
-vkllm_status vkllm__detok_stream_push(struct vkllm__detok_stream *s, int32_t id, const char **text,
-                                      size_t *len) {
+vkllm_status vkllm__detok_stream_push(struct vkllm__detok_stream *s, int32_t id, const char **text, size_t *len) {
     *text = "";
     *len = 0;
     const char *p;
@@ -362,7 +352,7 @@ vkllm_status vkllm__detok_stream_push(struct vkllm__detok_stream *s, int32_t id,
     memcpy(in, s->pending, np);
     s->n_pending = 0;
     size_t i = 0, total = np + pn;
-#define BYTE_AT(k) ((k) < np ? in[k] : (uint8_t)p[(k) - np])
+#define BYTE_AT(k) ((k) < np ? in[k] : (uint8_t)p[(k)-np])
     while (i < total) {
         uint8_t c = BYTE_AT(i);
         size_t need = seq_need(c);

@@ -48,15 +48,15 @@ enum {
 /* What a tokenizer is (pointers stay valid while the tokenizer lives). */
 struct vkllm__tokenizer_info {
     enum vkllm__tok_model model;
-    const char *model_name;    /* "llama", "gpt2", "bert" */
-    const char *pre;           /* pre-tokenizer name, "default" when the file has none */
+    const char *model_name; /* "llama", "gpt2", "bert" */
+    const char *pre;        /* pre-tokenizer name, "default" when the file has none */
     uint32_t n_vocab;
     int32_t bos, eos, eot, eom, unk, sep, pad, mask; /* -1 when the vocabulary has none */
-    int add_bos, add_eos, add_sep; /* what add_special adds */
-    int add_space_prefix;      /* SPM: text after BOS/special tokens gets a leading space */
-    int clean_spaces;          /* the model's clean_up_tokenization_spaces */
-    const char *chat_template; /* NUL-terminated tokenizer.chat_template, or NULL */
-    size_t max_piece_len;      /* bytes of the longest piece (special tokens included) */
+    int add_bos, add_eos, add_sep;                   /* what add_special adds */
+    int add_space_prefix;                            /* SPM: text after BOS/special tokens gets a leading space */
+    int clean_spaces;                                /* the model's clean_up_tokenization_spaces */
+    const char *chat_template;                       /* NUL-terminated tokenizer.chat_template, or NULL */
+    size_t max_piece_len;                            /* bytes of the longest piece (special tokens included) */
 };
 
 /* --- building ----------------------------------------------------------------------------- */
@@ -95,8 +95,8 @@ int32_t vkllm__token_find(const struct vkllm__tokenizer *t, const char *text, si
  * parse_special: text such as "<|im_start|>" becomes its control token; without it only
  * user-defined tokens are matched and control-token text is tokenized as plain text.
  * On success *ids (free with vkllm__free; NULL when *n is 0) holds *n ids. */
-vkllm_status vkllm__tokenize(const struct vkllm__tokenizer *t, const char *text, size_t len,
-                             int add_special, int parse_special, int32_t **ids, size_t *n);
+vkllm_status vkllm__tokenize(const struct vkllm__tokenizer *t, const char *text, size_t len, int add_special,
+                             int parse_special, int32_t **ids, size_t *n);
 
 /* --- ids -> text -------------------------------------------------------------------------- */
 
@@ -104,21 +104,21 @@ vkllm_status vkllm__tokenize(const struct vkllm__tokenizer *t, const char *text,
  * space, byte-level BPE text is mapped back to bytes. Control and unknown tokens give their
  * text when special is set and nothing otherwise. A piece may be part of a UTF-8 sequence.
  * VKLLM_STATUS_INVALID_ARGUMENT for an id out of range. */
-vkllm_status vkllm__token_piece(const struct vkllm__tokenizer *t, int32_t id, int special,
-                                const char **piece, size_t *len);
+vkllm_status vkllm__token_piece(const struct vkllm__tokenizer *t, int32_t id, int special, const char **piece,
+                                size_t *len);
 
 enum {
-    VKLLM__DETOK_SPECIAL = 1 << 0,       /* render control/unknown tokens as their text */
-    VKLLM__DETOK_KEEP_SPACE = 1 << 1,    /* keep SentencePiece's leading space */
-    VKLLM__DETOK_CLEAN_SPACES = 1 << 2   /* apply the model's clean_up_tokenization_spaces */
+    VKLLM__DETOK_SPECIAL = 1 << 0,     /* render control/unknown tokens as their text */
+    VKLLM__DETOK_KEEP_SPACE = 1 << 1,  /* keep SentencePiece's leading space */
+    VKLLM__DETOK_CLEAN_SPACES = 1 << 2 /* apply the model's clean_up_tokenization_spaces */
 };
 
 /* Concatenate the pieces of ids[0..n) into *out (NUL-terminated, free with vkllm__free; *len
  * excludes the NUL). Without KEEP_SPACE, a SentencePiece model's space prefix is removed from
  * the first piece that has text, so decode(encode(s)) == s. The bytes are exact: a text that
  * is not valid UTF-8 comes back as it was encoded (byte tokens). */
-vkllm_status vkllm__detokenize(const struct vkllm__tokenizer *t, const int32_t *ids, size_t n,
-                               unsigned flags, char **out, size_t *len);
+vkllm_status vkllm__detokenize(const struct vkllm__tokenizer *t, const int32_t *ids, size_t n, unsigned flags,
+                               char **out, size_t *len);
 
 /* Streaming detokenizer: feed ids one at a time, get only complete UTF-8 back; a character
  * split across tokens is held until its last byte arrives. Invalid bytes (which no later token
@@ -129,19 +129,16 @@ struct vkllm__detok_stream {
     int started;        /* a piece with text was seen (the leading space is gone) */
     uint8_t pending[4]; /* incomplete UTF-8 sequence carried to the next token */
     size_t n_pending;
-    char *buf;          /* output of the last call */
+    char *buf; /* output of the last call */
     size_t cap;
 };
 
-void vkllm__detok_stream_init(struct vkllm__detok_stream *s, const struct vkllm__tokenizer *t,
-                              unsigned flags);
+void vkllm__detok_stream_init(struct vkllm__detok_stream *s, const struct vkllm__tokenizer *t, unsigned flags);
 /* Feed one id; *text and *len get the newly complete text (valid until the next call; may be
  * empty). VKLLM_STATUS_INVALID_ARGUMENT for an id out of range, VKLLM_STATUS_OOM. */
-vkllm_status vkllm__detok_stream_push(struct vkllm__detok_stream *s, int32_t id,
-                                      const char **text, size_t *len);
+vkllm_status vkllm__detok_stream_push(struct vkllm__detok_stream *s, int32_t id, const char **text, size_t *len);
 /* End of stream: what is still held comes out as U+FFFD (one per incomplete sequence). */
-vkllm_status vkllm__detok_stream_flush(struct vkllm__detok_stream *s, const char **text,
-                                       size_t *len);
+vkllm_status vkllm__detok_stream_flush(struct vkllm__detok_stream *s, const char **text, size_t *len);
 void vkllm__detok_stream_free(struct vkllm__detok_stream *s);
 
 /* --- chat templates ------------------------------------------------------------------------ */
@@ -176,7 +173,7 @@ enum vkllm__chat_tmpl {
     VKLLM__CHAT_LLAMA3,
     VKLLM__CHAT_GRANITE,
     VKLLM__CHAT_LLAMA4,
-    VKLLM__CHAT_QWEN, /* ChatML as the Qwen family writes it */
+    VKLLM__CHAT_QWEN,    /* ChatML as the Qwen family writes it */
     VKLLM__CHAT_GPT_OSS, /* OpenAI's harmony format (gpt-oss) */
     VKLLM__CHAT_LLAMA31, /* llama3 with Meta's 3.1 / 3.3 system header (knowledge cutoff, date) */
     VKLLM__CHAT_LLAMA32, /* ... and 3.2's, whose date is today's */
@@ -210,7 +207,7 @@ vkllm_status vkllm__chat_template_for(const struct vkllm__tokenizer *t, const ch
 /* Render msgs[0..n) with template id; add_generation_prompt appends the opening of an
  * assistant turn. *out is NUL-terminated (free with vkllm__free); BOS is not included (the
  * tokenizer adds it). The result is meant to be tokenized with parse_special. */
-vkllm_status vkllm__chat_apply(enum vkllm__chat_tmpl id, const struct vkllm__chat_msg *msgs,
-                               size_t n, int add_generation_prompt, char **out, size_t *len);
+vkllm_status vkllm__chat_apply(enum vkllm__chat_tmpl id, const struct vkllm__chat_msg *msgs, size_t n,
+                               int add_generation_prompt, char **out, size_t *len);
 
 #endif /* VKLLM_TOKENIZER_H */

@@ -46,10 +46,19 @@ size_t vkllm__utf8_decode(const uint8_t *s, size_t n, uint32_t *cp) {
     }
     size_t len;
     uint32_t v, min;
-    if ((c & 0xE0) == 0xC0) { len = 2; v = c & 0x1F; min = 0x80; }
-    else if ((c & 0xF0) == 0xE0) { len = 3; v = c & 0x0F; min = 0x800; }
-    else if ((c & 0xF8) == 0xF0) { len = 4; v = c & 0x07; min = 0x10000; }
-    else return 0;
+    if ((c & 0xE0) == 0xC0) {
+        len = 2;
+        v = c & 0x1F;
+        min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+        len = 3;
+        v = c & 0x0F;
+        min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+        len = 4;
+        v = c & 0x07;
+        min = 0x10000;
+    } else return 0;
     if (n < len) return 0;
     for (size_t i = 1; i < len; i++) {
         if ((s[i] & 0xC0) != 0x80) return 0;

@@ -21,9 +21,16 @@ enum {
     VKLLM__U_WHITESPACE = 128 /* Unicode White_Space */
 };
 
-struct vkllm__uflag_range { uint32_t first; uint8_t flags; };
-struct vkllm__umap { uint32_t from, to; };
-struct vkllm__urange_map { uint32_t first, last, to; };
+struct vkllm__uflag_range {
+    uint32_t first;
+    uint8_t flags;
+};
+struct vkllm__umap {
+    uint32_t from, to;
+};
+struct vkllm__urange_map {
+    uint32_t first, last, to;
+};
 
 extern const struct vkllm__uflag_range vkllm__uflag_ranges[];
 extern const size_t vkllm__uflag_ranges_n;

@@ -12,8 +12,15 @@
 #include "unicode.h"
 
 /* GGUF token types (tokenizer.ggml.token_type). */
-enum { TT_UNDEFINED = 0, TT_NORMAL = 1, TT_UNKNOWN = 2, TT_CONTROL = 3, TT_USER_DEFINED = 4,
-       TT_UNUSED = 5, TT_BYTE = 6 };
+enum {
+    TT_UNDEFINED = 0,
+    TT_NORMAL = 1,
+    TT_UNKNOWN = 2,
+    TT_CONTROL = 3,
+    TT_USER_DEFINED = 4,
+    TT_UNUSED = 5,
+    TT_BYTE = 6
+};
 
 static uint32_t attr_from_type(int64_t tt) {
     switch (tt) {
@@ -51,9 +58,7 @@ void vkllm__tokenizer_free(struct vkllm__tokenizer *t) {
     vkllm__free(t);
 }
 
-static const char *tok_text(const struct vkllm__tokenizer *t, int32_t id) {
-    return t->text_pool + t->tokens[id].off;
-}
+static const char *tok_text(const struct vkllm__tokenizer *t, int32_t id) { return t->text_pool + t->tokens[id].off; }
 
 static char *dup_str(struct vkllm__str s) {
     char *p = vkllm__malloc(s.len + 1);
@@ -72,22 +77,22 @@ static vkllm_status load_tokens(struct vkllm__tokenizer *t, const struct vkllm__
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: no tokenizer.ggml.tokens", g->path);
     if (st != VKLLM_STATUS_OK) return st;
     if (kv_tok->arr_n == 0 || kv_tok->arr_n > INT32_MAX / 2)
-        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: tokenizer.ggml.tokens has %llu entries",
-                          g->path, (unsigned long long)kv_tok->arr_n);
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: tokenizer.ggml.tokens has %llu entries", g->path,
+                          (unsigned long long)kv_tok->arr_n);
     uint32_t n = (uint32_t)kv_tok->arr_n;
 
     st = vkllm__gguf_get_arr(g, "tokenizer.ggml.scores", VKLLM__GGUF_VTYPE_COUNT_, &kv_score);
     if (st == VKLLM_STATUS_NOT_FOUND) kv_score = NULL;
     else if (st != VKLLM_STATUS_OK) return st;
     else if (kv_score->arr_n < n || kv_score->arr_type == VKLLM__GGUF_STRING || kv_score->arr_type == VKLLM__GGUF_ARRAY)
-        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: tokenizer.ggml.scores: %llu numbers for %u tokens",
-                          g->path, (unsigned long long)kv_score->arr_n, n);
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: tokenizer.ggml.scores: %llu numbers for %u tokens", g->path,
+                          (unsigned long long)kv_score->arr_n, n);
     st = vkllm__gguf_get_arr(g, "tokenizer.ggml.token_type", VKLLM__GGUF_VTYPE_COUNT_, &kv_type);
     if (st == VKLLM_STATUS_NOT_FOUND) kv_type = NULL;
     else if (st != VKLLM_STATUS_OK) return st;
     else if (kv_type->arr_n < n || kv_type->arr_type == VKLLM__GGUF_STRING || kv_type->arr_type == VKLLM__GGUF_ARRAY)
-        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: tokenizer.ggml.token_type: %llu values for %u tokens",
-                          g->path, (unsigned long long)kv_type->arr_n, n);
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: tokenizer.ggml.token_type: %llu values for %u tokens", g->path,
+                          (unsigned long long)kv_type->arr_n, n);
 
     struct vkllm__str *strs = NULL;
     if ((st = vkllm__gguf_arr_strings(kv_tok, &strs)) != VKLLM_STATUS_OK) return st;
@@ -186,7 +191,10 @@ static vkllm_status get_flag(const struct vkllm__gguf *g, const char *key, int *
 }
 
 static vkllm_status load_special(struct vkllm__tokenizer *t, const struct vkllm__gguf *g) {
-    static const struct { const char *key; size_t field; } ids[] = {
+    static const struct {
+        const char *key;
+        size_t field;
+    } ids[] = {
         {"tokenizer.ggml.bos_token_id", offsetof(struct vkllm__tokenizer, bos)},
         {"tokenizer.ggml.eos_token_id", offsetof(struct vkllm__tokenizer, eos)},
         {"tokenizer.ggml.eot_token_id", offsetof(struct vkllm__tokenizer, eot)},
@@ -214,25 +222,59 @@ static vkllm_status load_special(struct vkllm__tokenizer *t, const struct vkllm_
 
 /* Tokens llama.cpp recognizes by their text: end-of-turn/-generation and fill-in-the-middle
  * tokens are made control tokens (so they are not matched in plain text). */
-static const char *const eot_texts[] = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>",
-    "<EOT>", "_<EOT>", "[EOT]", "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
-    "<end_of_utterance>"};
-static const char *const eog_texts[] = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
-    "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
-    "<|end_of_text|>", "<end_of_utterance>"};
-static const char *const fim_texts[] = {
-    "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<\xef\xbd\x9c" "fim\xe2\x96\x81" "begin\xef\xbd\x9c>",
-    "<PRE>", "\xe2\x96\x81<PRE>", "<|code_prefix|>", "<|prefix|>", "<|fim_suffix|>", "<fim-suffix>",
-    "<fim_suffix>", "<\xef\xbd\x9c" "fim\xe2\x96\x81hole\xef\xbd\x9c>", "<SUF>", "\xe2\x96\x81<SUF>",
-    "<|code_suffix|>", "<|suffix|>", "<|fim_middle|>", "<fim-middle>", "<fim_middle>",
-    "<\xef\xbd\x9c" "fim\xe2\x96\x81" "end\xef\xbd\x9c>", "<MID>", "\xe2\x96\x81<MID>", "<|code_middle|>",
-    "<|middle|>", "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]", "<|eom_id|>"};
+static const char *const eot_texts[] = {"<|eot_id|>",
+                                        "<|im_end|>",
+                                        "<|end|>",
+                                        "<end_of_turn>",
+                                        "<|endoftext|>",
+                                        "<|end_of_text|>",
+                                        "<EOT>",
+                                        "_<EOT>",
+                                        "[EOT]",
+                                        "<\xef\xbd\x9c"
+                                        "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
+                                        "<end_of_utterance>"};
+static const char *const eog_texts[] = {"<|eot_id|>",    "<|im_end|>", "<|end|>",         "<|return|>",
+                                        "<|call|>",      "<|flush|>",  "<|calls|>",       "<end_of_turn>",
+                                        "<|endoftext|>", "<|eom_id|>", "<EOT>",           "_<EOT>",
+                                        "[EOT]",         "[EOS]",      "<|end_of_text|>", "<end_of_utterance>"};
+static const char *const fim_texts[] = {"<|fim_prefix|>",
+                                        "<fim-prefix>",
+                                        "<fim_prefix>",
+                                        "<\xef\xbd\x9c"
+                                        "fim\xe2\x96\x81"
+                                        "begin\xef\xbd\x9c>",
+                                        "<PRE>",
+                                        "\xe2\x96\x81<PRE>",
+                                        "<|code_prefix|>",
+                                        "<|prefix|>",
+                                        "<|fim_suffix|>",
+                                        "<fim-suffix>",
+                                        "<fim_suffix>",
+                                        "<\xef\xbd\x9c"
+                                        "fim\xe2\x96\x81hole\xef\xbd\x9c>",
+                                        "<SUF>",
+                                        "\xe2\x96\x81<SUF>",
+                                        "<|code_suffix|>",
+                                        "<|suffix|>",
+                                        "<|fim_middle|>",
+                                        "<fim-middle>",
+                                        "<fim_middle>",
+                                        "<\xef\xbd\x9c"
+                                        "fim\xe2\x96\x81"
+                                        "end\xef\xbd\x9c>",
+                                        "<MID>",
+                                        "\xe2\x96\x81<MID>",
+                                        "<|code_middle|>",
+                                        "<|middle|>",
+                                        "<|fim_pad|>",
+                                        "<fim-pad>",
+                                        "<fim_pad>",
+                                        "<PAD>",
+                                        "[PAD]",
+                                        "<|eom_id|>"};
 
-static int32_t find_cstr(const struct vkllm__tokenizer *t, const char *s) {
-    return vkllm__tok_find(t, s, strlen(s));
-}
+static int32_t find_cstr(const struct vkllm__tokenizer *t, const char *s) { return vkllm__tok_find(t, s, strlen(s)); }
 
 static void mark_control(struct vkllm__tokenizer *t, int32_t id) {
     if (id >= 0) t->tokens[id].attr |= VKLLM__TOK_ATTR_CONTROL;
@@ -267,7 +309,8 @@ static vkllm_status detect_special(struct vkllm__tokenizer *t, const struct vkll
     char lname[128] = "";
     if (vkllm__gguf_get_str(g, "general.name", &name) == VKLLM_STATUS_OK) {
         size_t n = VKLLM_MIN(name.len, sizeof lname - 1);
-        for (size_t i = 0; i < n; i++) lname[i] = (char)((name.ptr[i] >= 'A' && name.ptr[i] <= 'Z') ? name.ptr[i] + 32 : name.ptr[i]);
+        for (size_t i = 0; i < n; i++)
+            lname[i] = (char)((name.ptr[i] >= 'A' && name.ptr[i] <= 'Z') ? name.ptr[i] + 32 : name.ptr[i]);
         lname[n] = 0;
     }
     (void)vkllm__gguf_get_str(g, "general.architecture", &arch);
@@ -292,7 +335,10 @@ static vkllm_status detect_special(struct vkllm__tokenizer *t, const struct vkll
 
 /* Special tokens matched in text: control, user-defined and unknown, longest first (ties by
  * id, so the order is deterministic). */
-struct len_id { uint32_t len; int32_t id; };
+struct len_id {
+    uint32_t len;
+    int32_t id;
+};
 
 static int cmp_len_id(const void *a, const void *b) {
     const struct len_id *x = a, *y = b;
@@ -443,8 +489,10 @@ static vkllm_status init_model(struct vkllm__tokenizer *t, const struct vkllm__g
         t->bos = 101, t->unk = 100, t->sep = 102, t->pad = 0, t->mask = 103;
         t->add_bos = 1, t->add_sep = 1, t->clean_spaces = 1;
     } else {
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: tokenizer model '%.*s' is not supported "
-                          "(vkllm has llama, gpt2 and bert)", g->path, (int)VKLLM_MIN(model.len, 64), model.ptr);
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "%s: tokenizer model '%.*s' is not supported "
+                          "(vkllm has llama, gpt2 and bert)",
+                          g->path, (int)VKLLM_MIN(model.len, 64), model.ptr);
     }
     snprintf(t->model_name, sizeof t->model_name, "%.*s", (int)model.len, model.ptr);
 
@@ -452,8 +500,10 @@ static vkllm_status init_model(struct vkllm__tokenizer *t, const struct vkllm__g
     st = vkllm__gguf_get_str(g, "tokenizer.ggml.pre", &pre);
     if (st != VKLLM_STATUS_OK && st != VKLLM_STATUS_NOT_FOUND) return st;
     if (st == VKLLM_STATUS_NOT_FOUND && t->model == VKLLM__TOK_BPE)
-        vkllm__log(VKLLM_LOG_WARN, "%s: no tokenizer.ggml.pre: using the 'default' pre-tokenizer "
-                   "(as llama.cpp; the file should be regenerated)", g->path);
+        vkllm__log(VKLLM_LOG_WARN,
+                   "%s: no tokenizer.ggml.pre: using the 'default' pre-tokenizer "
+                   "(as llama.cpp; the file should be regenerated)",
+                   g->path);
     if (!pre.len) pre = (struct vkllm__str){"default", 7};
     if (!(t->pre_name = dup_str(pre))) return vkllm__err(VKLLM_STATUS_OOM, "tokenizer: out of memory");
     if (strlen(t->pre_name) != pre.len)
@@ -531,11 +581,11 @@ const char *vkllm__token_text(const struct vkllm__tokenizer *t, int32_t id, size
     return tok_text(t, id);
 }
 
-vkllm_status vkllm__token_piece(const struct vkllm__tokenizer *t, int32_t id, int special,
-                                const char **piece, size_t *len) {
+vkllm_status vkllm__token_piece(const struct vkllm__tokenizer *t, int32_t id, int special, const char **piece,
+                                size_t *len) {
     if (id < 0 || (uint32_t)id >= t->n_vocab)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "token id %d is out of the vocabulary (0..%u)",
-                          id, t->n_vocab - 1);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "token id %d is out of the vocabulary (0..%u)", id,
+                          t->n_vocab - 1);
     const struct vkllm__tok_token *tk = &t->tokens[id];
     *piece = t->piece_pool + tk->piece_off;
     *len = tk->piece_len;

@@ -9,15 +9,14 @@
 #include "unicode.h"
 
 static int is_chinese(uint32_t c) {
-    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
-           (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
-           (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
+    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
+           (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
            (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
 /* Greedy longest-match of U+2581 + word; appends ids (or unk). */
-static vkllm_status encode_word(const struct vkllm__tokenizer *t, const char *word, size_t wn,
-                                struct vkllm__bytes *buf, struct vkllm__ids *out) {
+static vkllm_status encode_word(const struct vkllm__tokenizer *t, const char *word, size_t wn, struct vkllm__bytes *buf,
+                                struct vkllm__ids *out) {
     buf->n = 0;
     vkllm_status st = vkllm__bytes_put(buf, "\xe2\x96\x81", 3);
     if (st == VKLLM_STATUS_OK) st = vkllm__bytes_put(buf, word, wn);
@@ -40,8 +39,7 @@ static vkllm_status encode_word(const struct vkllm__tokenizer *t, const char *wo
     return st;
 }
 
-vkllm_status vkllm__wpm_encode(const struct vkllm__tokenizer *t, const char *text, size_t len,
-                               struct vkllm__ids *out) {
+vkllm_status vkllm__wpm_encode(const struct vkllm__tokenizer *t, const char *text, size_t len, struct vkllm__ids *out) {
     struct vkllm__bytes word = {0}, buf = {0};
     vkllm_status st = VKLLM_STATUS_OK;
     for (size_t i = 0; i < len && st == VKLLM_STATUS_OK;) {

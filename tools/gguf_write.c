@@ -48,10 +48,17 @@ struct vkllm__gguf_writer {
 
 static uint32_t scalar_size(uint32_t type) {
     switch (type) {
-    case VKLLM__GGUF_U8: case VKLLM__GGUF_I8: case VKLLM__GGUF_BOOL: return 1;
-    case VKLLM__GGUF_U16: case VKLLM__GGUF_I16: return 2;
-    case VKLLM__GGUF_U32: case VKLLM__GGUF_I32: case VKLLM__GGUF_F32: return 4;
-    case VKLLM__GGUF_U64: case VKLLM__GGUF_I64: case VKLLM__GGUF_F64: return 8;
+    case VKLLM__GGUF_U8:
+    case VKLLM__GGUF_I8:
+    case VKLLM__GGUF_BOOL: return 1;
+    case VKLLM__GGUF_U16:
+    case VKLLM__GGUF_I16: return 2;
+    case VKLLM__GGUF_U32:
+    case VKLLM__GGUF_I32:
+    case VKLLM__GGUF_F32: return 4;
+    case VKLLM__GGUF_U64:
+    case VKLLM__GGUF_I64:
+    case VKLLM__GGUF_F64: return 8;
     default: return 0;
     }
 }
@@ -91,8 +98,8 @@ static int grow(void **arr, uint64_t *cap, uint64_t n, size_t sz) {
 // --- metadata ------------------------------------------------------------------------------
 
 /* Store key = (type, encoded value bytes), taking ownership of val (freed on failure). */
-static vkllm_status set_owned(struct vkllm__gguf_writer *w, const char *key, uint32_t type,
-                              uint8_t *val, uint64_t nval) {
+static vkllm_status set_owned(struct vkllm__gguf_writer *w, const char *key, uint32_t type, uint8_t *val,
+                              uint64_t nval) {
     if (!w || !key || !*key) {
         vkllm__free(val);
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: NULL writer or empty key");
@@ -128,8 +135,8 @@ static vkllm_status set_owned(struct vkllm__gguf_writer *w, const char *key, uin
 }
 
 /* Copy n bytes into a new buffer and store them. */
-static vkllm_status set_copy(struct vkllm__gguf_writer *w, const char *key, uint32_t type,
-                             const void *bytes, uint64_t n) {
+static vkllm_status set_copy(struct vkllm__gguf_writer *w, const char *key, uint32_t type, const void *bytes,
+                             uint64_t n) {
     if (n > SIZE_MAX) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: value too large");
     uint8_t *val = vkllm__malloc((size_t)n);
     if (!val) return vkllm__err(VKLLM_STATUS_OOM, "gguf writer: out of memory for key '%s'", key ? key : "");
@@ -137,8 +144,7 @@ static vkllm_status set_copy(struct vkllm__gguf_writer *w, const char *key, uint
     return set_owned(w, key, type, val, n);
 }
 
-vkllm_status vkllm__gguf_writer_set_val(struct vkllm__gguf_writer *w, const char *key, uint32_t type,
-                                        const void *v) {
+vkllm_status vkllm__gguf_writer_set_val(struct vkllm__gguf_writer *w, const char *key, uint32_t type, const void *v) {
     uint32_t sz = scalar_size(type);
     if (!sz || !v)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: key '%s': %s is not a scalar type",
@@ -178,12 +184,11 @@ vkllm_status vkllm__gguf_writer_set_str(struct vkllm__gguf_writer *w, const char
 }
 
 /* An array value: element type, count, then body bytes (already encoded). */
-static vkllm_status set_array(struct vkllm__gguf_writer *w, const char *key, uint32_t et, uint64_t n,
-                              const void *body, uint64_t nbody) {
+static vkllm_status set_array(struct vkllm__gguf_writer *w, const char *key, uint32_t et, uint64_t n, const void *body,
+                              uint64_t nbody) {
     uint64_t total;
     if (!vkllm__add_u64(nbody, 12, &total) || total > SIZE_MAX)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: key '%s': array too large",
-                          key ? key : "");
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: key '%s': array too large", key ? key : "");
     uint8_t *val = vkllm__malloc((size_t)total);
     if (!val) return vkllm__err(VKLLM_STATUS_OOM, "gguf writer: out of memory for key '%s'", key ? key : "");
     memcpy(val, &et, 4);
@@ -192,14 +197,13 @@ static vkllm_status set_array(struct vkllm__gguf_writer *w, const char *key, uin
     return set_owned(w, key, VKLLM__GGUF_ARRAY, val, total);
 }
 
-vkllm_status vkllm__gguf_writer_set_arr(struct vkllm__gguf_writer *w, const char *key,
-                                        uint32_t elem_type, const void *data, uint64_t n) {
+vkllm_status vkllm__gguf_writer_set_arr(struct vkllm__gguf_writer *w, const char *key, uint32_t elem_type,
+                                        const void *data, uint64_t n) {
     uint32_t sz = scalar_size(elem_type);
     uint64_t nbody;
     if (!sz || (!data && n) || !vkllm__mul_u64(n, sz, &nbody))
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
-                          "gguf writer: key '%s': bad numeric array (%s x %llu)", key ? key : "",
-                          vkllm__gguf_vtype_name(elem_type), (unsigned long long)n);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: key '%s': bad numeric array (%s x %llu)",
+                          key ? key : "", vkllm__gguf_vtype_name(elem_type), (unsigned long long)n);
     if (elem_type != VKLLM__GGUF_BOOL) return set_array(w, key, elem_type, n, data, nbody);
     /* Booleans are normalized to 0/1. */
     uint8_t *b = vkllm__malloc((size_t)(n ? n : 1));
@@ -210,15 +214,13 @@ vkllm_status vkllm__gguf_writer_set_arr(struct vkllm__gguf_writer *w, const char
     return st;
 }
 
-vkllm_status vkllm__gguf_writer_set_arr_str(struct vkllm__gguf_writer *w, const char *key,
-                                            const char *const *strs, uint64_t n) {
+vkllm_status vkllm__gguf_writer_set_arr_str(struct vkllm__gguf_writer *w, const char *key, const char *const *strs,
+                                            uint64_t n) {
     uint64_t nbody = 0;
     int ok = strs || n == 0;
-    for (uint64_t i = 0; ok && i < n; i++)
-        ok = strs[i] && vkllm__add_u64(nbody, 8 + (uint64_t)strlen(strs[i]), &nbody);
+    for (uint64_t i = 0; ok && i < n; i++) ok = strs[i] && vkllm__add_u64(nbody, 8 + (uint64_t)strlen(strs[i]), &nbody);
     if (!ok || nbody > SIZE_MAX)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: key '%s': bad string array",
-                          key ? key : "");
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: key '%s': bad string array", key ? key : "");
     uint8_t *body = vkllm__malloc((size_t)(nbody ? nbody : 1));
     if (!body) return vkllm__err(VKLLM_STATUS_OOM, "gguf writer: out of memory for key '%s'", key ? key : "");
     uint8_t *p = body;
@@ -233,8 +235,8 @@ vkllm_status vkllm__gguf_writer_set_arr_str(struct vkllm__gguf_writer *w, const 
     return st;
 }
 
-vkllm_status vkllm__gguf_writer_set_raw(struct vkllm__gguf_writer *w, const char *key, uint32_t type,
-                                        const void *bytes, uint64_t nbytes) {
+vkllm_status vkllm__gguf_writer_set_raw(struct vkllm__gguf_writer *w, const char *key, uint32_t type, const void *bytes,
+                                        uint64_t nbytes) {
     uint64_t sz = 0;
     if (vkllm__gguf_value_size(type, bytes, nbytes, &sz) != VKLLM_STATUS_OK || sz != nbytes) {
         char why[256];
@@ -245,8 +247,7 @@ vkllm_status vkllm__gguf_writer_set_raw(struct vkllm__gguf_writer *w, const char
     return set_copy(w, key, type, bytes, nbytes);
 }
 
-vkllm_status vkllm__gguf_writer_set_kv(struct vkllm__gguf_writer *w, const char *key,
-                                       const struct vkllm__gguf_kv *kv) {
+vkllm_status vkllm__gguf_writer_set_kv(struct vkllm__gguf_writer *w, const char *key, const struct vkllm__gguf_kv *kv) {
     if (!kv) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: NULL kv");
     switch (kv->type) {
     case VKLLM__GGUF_STRING: {
@@ -261,45 +262,68 @@ vkllm_status vkllm__gguf_writer_set_kv(struct vkllm__gguf_writer *w, const char 
     case VKLLM__GGUF_ARRAY:
         /* The element bytes are already in GGUF encoding. */
         return set_array(w, key, kv->arr_type, kv->arr_n, kv->arr_data, kv->arr_bytes);
-    case VKLLM__GGUF_U8: { uint8_t x = (uint8_t)kv->v.u; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
-    case VKLLM__GGUF_I8: { int8_t x = (int8_t)kv->v.i; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
-    case VKLLM__GGUF_U16: { uint16_t x = (uint16_t)kv->v.u; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
-    case VKLLM__GGUF_I16: { int16_t x = (int16_t)kv->v.i; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
-    case VKLLM__GGUF_U32: { uint32_t x = (uint32_t)kv->v.u; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
-    case VKLLM__GGUF_I32: { int32_t x = (int32_t)kv->v.i; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
+    case VKLLM__GGUF_U8: {
+        uint8_t x = (uint8_t)kv->v.u;
+        return vkllm__gguf_writer_set_val(w, key, kv->type, &x);
+    }
+    case VKLLM__GGUF_I8: {
+        int8_t x = (int8_t)kv->v.i;
+        return vkllm__gguf_writer_set_val(w, key, kv->type, &x);
+    }
+    case VKLLM__GGUF_U16: {
+        uint16_t x = (uint16_t)kv->v.u;
+        return vkllm__gguf_writer_set_val(w, key, kv->type, &x);
+    }
+    case VKLLM__GGUF_I16: {
+        int16_t x = (int16_t)kv->v.i;
+        return vkllm__gguf_writer_set_val(w, key, kv->type, &x);
+    }
+    case VKLLM__GGUF_U32: {
+        uint32_t x = (uint32_t)kv->v.u;
+        return vkllm__gguf_writer_set_val(w, key, kv->type, &x);
+    }
+    case VKLLM__GGUF_I32: {
+        int32_t x = (int32_t)kv->v.i;
+        return vkllm__gguf_writer_set_val(w, key, kv->type, &x);
+    }
     case VKLLM__GGUF_U64: return vkllm__gguf_writer_set_val(w, key, kv->type, &kv->v.u);
     case VKLLM__GGUF_I64: return vkllm__gguf_writer_set_val(w, key, kv->type, &kv->v.i);
-    case VKLLM__GGUF_F32: { float x = (float)kv->v.f; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
+    case VKLLM__GGUF_F32: {
+        float x = (float)kv->v.f;
+        return vkllm__gguf_writer_set_val(w, key, kv->type, &x);
+    }
     case VKLLM__GGUF_F64: return vkllm__gguf_writer_set_val(w, key, kv->type, &kv->v.f);
-    case VKLLM__GGUF_BOOL: { uint8_t x = kv->v.b != 0; return vkllm__gguf_writer_set_val(w, key, kv->type, &x); }
+    case VKLLM__GGUF_BOOL: {
+        uint8_t x = kv->v.b != 0;
+        return vkllm__gguf_writer_set_val(w, key, kv->type, &x);
+    }
     default:
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: key '%s': unknown value type %u",
-                          key ? key : "", (unsigned)kv->type);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: key '%s': unknown value type %u", key ? key : "",
+                          (unsigned)kv->type);
     }
 }
 
 // --- tensors -------------------------------------------------------------------------------
 
-vkllm_status vkllm__gguf_writer_add_tensor(struct vkllm__gguf_writer *w, const char *name,
-                                           uint32_t type, uint32_t n_dims, const uint64_t *ne,
-                                           vkllm__gguf_fill_fn fill, void *user) {
+vkllm_status vkllm__gguf_writer_add_tensor(struct vkllm__gguf_writer *w, const char *name, uint32_t type,
+                                           uint32_t n_dims, const uint64_t *ne, vkllm__gguf_fill_fn fill, void *user) {
     if (!w || !name || !fill || (!ne && n_dims))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: add_tensor: NULL argument");
     size_t nlen = strlen(name);
     if (nlen == 0 || nlen > GGUF_MAX_NAME)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
-                          "gguf writer: tensor name '%s' must have 1 to %u bytes", name, GGUF_MAX_NAME);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: tensor name '%s' must have 1 to %u bytes", name,
+                          GGUF_MAX_NAME);
     if (n_dims < 1 || n_dims > 4)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: tensor '%s': n_dims %u not in 1..4",
-                          name, (unsigned)n_dims);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: tensor '%s': n_dims %u not in 1..4", name,
+                          (unsigned)n_dims);
     for (uint64_t i = 0; i < w->n_t; i++)
         if (strcmp(w->t[i].name, name) == 0)
             return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: duplicate tensor '%s'", name);
     struct wtensor t = {NULL, type, n_dims, {1, 1, 1, 1}, 0, fill, user};
     for (uint32_t d = 0; d < n_dims; d++) {
         if (ne[d] == 0 || ne[d] > (uint64_t)INT64_MAX)
-            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: tensor '%s': ne[%u] = %llu",
-                              name, (unsigned)d, (unsigned long long)ne[d]);
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf writer: tensor '%s': ne[%u] = %llu", name,
+                              (unsigned)d, (unsigned long long)ne[d]);
         t.ne[d] = ne[d];
     }
     vkllm_status st = vkllm__row_size(type, t.ne[0], &t.nbytes);
@@ -423,8 +447,8 @@ static vkllm_status write_data(struct vkllm__gguf_writer *w, struct out *o) {
             return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: tensor '%s' too large for memory", o->path, t->name);
         void *buf = vkllm__malloc((size_t)t->nbytes);
         if (!buf)
-            return vkllm__err(VKLLM_STATUS_OOM, "%s: out of memory for tensor '%s' (%llu bytes)", o->path,
-                              t->name, (unsigned long long)t->nbytes);
+            return vkllm__err(VKLLM_STATUS_OOM, "%s: out of memory for tensor '%s' (%llu bytes)", o->path, t->name,
+                              (unsigned long long)t->nbytes);
         vkllm_status st = t->fill(t->user, buf, t->nbytes);
         if (st != VKLLM_STATUS_OK) {
             vkllm__free(buf);
@@ -449,7 +473,8 @@ static vkllm_status write_stream(struct vkllm__gguf_writer *w, const char *path)
     uint64_t pos;
     if (o->fd < 0) st = vkllm__err(VKLLM_STATUS_IO, "%s: cannot open: %s", path, strerror(errno));
     else if ((st = write_meta(w, o, &pos)) == VKLLM_STATUS_OK) st = write_data(w, o);
-    if (o->fd >= 0 && close(o->fd) != 0 && !st) st = vkllm__err(VKLLM_STATUS_IO, "%s: close failed: %s", path, strerror(errno));
+    if (o->fd >= 0 && close(o->fd) != 0 && !st)
+        st = vkllm__err(VKLLM_STATUS_IO, "%s: close failed: %s", path, strerror(errno));
     vkllm__free(o);
     return st;
 }
@@ -464,20 +489,27 @@ static vkllm_status pick_target(const char *path, char **target) {
     if (stat(path, &sb) != 0) {
         if (errno != ENOENT) return vkllm__err(VKLLM_STATUS_IO, "%s: cannot stat: %s", path, strerror(errno));
         if (lstat(path, &lsb) == 0) /* a link to nothing: the rename would replace the link */
-            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: a symbolic link to a file that does not exist; "
-                              "refusing to replace the link", path);
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                              "%s: a symbolic link to a file that does not exist; "
+                              "refusing to replace the link",
+                              path);
         *target = vkllm__strdup(path);
         return *target ? VKLLM_STATUS_OK : vkllm__err(VKLLM_STATUS_OOM, "%s: out of memory", path);
     }
     if (S_ISCHR(sb.st_mode) || S_ISFIFO(sb.st_mode)) return VKLLM_STATUS_OK;
     if (!S_ISREG(sb.st_mode))
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: is a %s, not a regular file; refusing to write a model "
-                          "over it (a character device such as /dev/null, or a FIFO, is written to)", path,
-                          S_ISDIR(sb.st_mode) ? "directory" : S_ISBLK(sb.st_mode) ? "block device"
-                          : S_ISSOCK(sb.st_mode) ? "socket" : "special file");
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "%s: is a %s, not a regular file; refusing to write a model "
+                          "over it (a character device such as /dev/null, or a FIFO, is written to)",
+                          path,
+                          S_ISDIR(sb.st_mode)    ? "directory"
+                          : S_ISBLK(sb.st_mode)  ? "block device"
+                          : S_ISSOCK(sb.st_mode) ? "socket"
+                                                 : "special file");
     if (lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode)) {
         char *real = realpath(path, NULL);
-        if (!real) return vkllm__err(VKLLM_STATUS_IO, "%s: cannot resolve the symbolic link: %s", path, strerror(errno));
+        if (!real)
+            return vkllm__err(VKLLM_STATUS_IO, "%s: cannot resolve the symbolic link: %s", path, strerror(errno));
         *target = vkllm__strdup(real);
         free(real);
     } else {

@@ -24,21 +24,19 @@ vkllm_status vkllm__gguf_writer_set_f32(struct vkllm__gguf_writer *w, const char
 vkllm_status vkllm__gguf_writer_set_bool(struct vkllm__gguf_writer *w, const char *key, int v);
 vkllm_status vkllm__gguf_writer_set_str(struct vkllm__gguf_writer *w, const char *key, const char *v);
 /* Numeric array: elem_type is a scalar vtype; data holds n packed elements of that type. */
-vkllm_status vkllm__gguf_writer_set_arr(struct vkllm__gguf_writer *w, const char *key,
-                                        uint32_t elem_type, const void *data, uint64_t n);
-vkllm_status vkllm__gguf_writer_set_arr_str(struct vkllm__gguf_writer *w, const char *key,
-                                            const char *const *strs, uint64_t n);
+vkllm_status vkllm__gguf_writer_set_arr(struct vkllm__gguf_writer *w, const char *key, uint32_t elem_type,
+                                        const void *data, uint64_t n);
+vkllm_status vkllm__gguf_writer_set_arr_str(struct vkllm__gguf_writer *w, const char *key, const char *const *strs,
+                                            uint64_t n);
 /* Any scalar type (U8..F64 but not STRING/ARRAY): v points to a value of that C type (uint8_t,
  * int8_t, uint16_t, ..., float for F32, double for F64, uint8_t 0/1 for BOOL). */
-vkllm_status vkllm__gguf_writer_set_val(struct vkllm__gguf_writer *w, const char *key,
-                                        uint32_t type, const void *v);
+vkllm_status vkllm__gguf_writer_set_val(struct vkllm__gguf_writer *w, const char *key, uint32_t type, const void *v);
 /* A value already in GGUF encoding (what follows the u32 type in a kv), e.g. an array of arrays:
  * checked to be exactly one well-formed value of that type (INVALID_ARGUMENT otherwise). */
-vkllm_status vkllm__gguf_writer_set_raw(struct vkllm__gguf_writer *w, const char *key,
-                                        uint32_t type, const void *bytes, uint64_t nbytes);
+vkllm_status vkllm__gguf_writer_set_raw(struct vkllm__gguf_writer *w, const char *key, uint32_t type, const void *bytes,
+                                        uint64_t nbytes);
 /* Copy a value read by the reader (any type, nested arrays included) under key. */
-vkllm_status vkllm__gguf_writer_set_kv(struct vkllm__gguf_writer *w, const char *key,
-                                       const struct vkllm__gguf_kv *kv);
+vkllm_status vkllm__gguf_writer_set_kv(struct vkllm__gguf_writer *w, const char *key, const struct vkllm__gguf_kv *kv);
 /* Setting a key again replaces its value in place (its position stays). general.alignment, when
  * set, must be a U32 power of two; it is written (32) even when not set. Keys are non-empty. */
 
@@ -46,9 +44,8 @@ vkllm_status vkllm__gguf_writer_set_kv(struct vkllm__gguf_writer *w, const char 
  * unique and at most 63 bytes (ggml's limit, so that other readers load the file); n_dims 1..4,
  * ne[i] >= 1, ne[0] a multiple of the type's block size. Tensors are laid out in the order added,
  * each padded to the alignment. */
-vkllm_status vkllm__gguf_writer_add_tensor(struct vkllm__gguf_writer *w, const char *name,
-                                           uint32_t type, uint32_t n_dims, const uint64_t *ne,
-                                           vkllm__gguf_fill_fn fill, void *user);
+vkllm_status vkllm__gguf_writer_add_tensor(struct vkllm__gguf_writer *w, const char *name, uint32_t type,
+                                           uint32_t n_dims, const uint64_t *ne, vkllm__gguf_fill_fn fill, void *user);
 
 /* Write everything to path (replaced atomically through a temporary file in the same folder;
  * on any failure the temporary file is removed and path is untouched; a symbolic link is kept and

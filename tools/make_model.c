@@ -27,48 +27,62 @@ struct preset {
 };
 
 static const struct preset presets[] = {
-    {"tiny", "llama, 2 layers, 64 embd, 4 heads / 2 kv, 512 vocab (the default)",
-     VKLLM__ARCH_LLAMA, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f, 0, 0},
-    {"tiny-mha", "llama without GQA, 2 layers, 64 embd, 4 heads", VKLLM__ARCH_LLAMA, 2, 64, 128, 4, 4, 0, 512,
-     256, 0, 10000.0f, 1e-5f, 0, 0},
-    {"tiny-qwen2", "qwen2 (q/k/v biases, NeoX RoPE), 2 layers, 64 embd, tied", VKLLM__ARCH_QWEN2, 2, 64, 128,
-     4, 2, 0, 512, 256, 1, 1000000.0f, 1e-6f, 0, 0},
-    {"tiny-qwen3", "qwen3 (q/k norms, NeoX RoPE, head dim 32 != embd/heads), 2 layers, 64 embd",
-     VKLLM__ARCH_QWEN3, 2, 64, 128, 4, 2, 32, 512, 256, 0, 1000000.0f, 1e-6f, 0, 0},
-    {"tiny-granite", "granite (Granite 3's embedding, attention, residual and logit multipliers), 2 layers, "
-     "64 embd", VKLLM__ARCH_GRANITE, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f, 0, 0},
+    {"tiny", "llama, 2 layers, 64 embd, 4 heads / 2 kv, 512 vocab (the default)", VKLLM__ARCH_LLAMA, 2, 64, 128, 4, 2,
+     0, 512, 256, 0, 10000.0f, 1e-5f, 0, 0},
+    {"tiny-mha", "llama without GQA, 2 layers, 64 embd, 4 heads", VKLLM__ARCH_LLAMA, 2, 64, 128, 4, 4, 0, 512, 256, 0,
+     10000.0f, 1e-5f, 0, 0},
+    {"tiny-qwen2", "qwen2 (q/k/v biases, NeoX RoPE), 2 layers, 64 embd, tied", VKLLM__ARCH_QWEN2, 2, 64, 128, 4, 2, 0,
+     512, 256, 1, 1000000.0f, 1e-6f, 0, 0},
+    {"tiny-qwen3", "qwen3 (q/k norms, NeoX RoPE, head dim 32 != embd/heads), 2 layers, 64 embd", VKLLM__ARCH_QWEN3, 2,
+     64, 128, 4, 2, 32, 512, 256, 0, 1000000.0f, 1e-6f, 0, 0},
+    {"tiny-granite",
+     "granite (Granite 3's embedding, attention, residual and logit multipliers), 2 layers, "
+     "64 embd",
+     VKLLM__ARCH_GRANITE, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f, 0, 0},
     {"tiny-phi3", "phi3 (fused q/k/v and gate/up, NeoX RoPE with LongRoPE factors), 2 layers, 64 embd",
      VKLLM__ARCH_PHI3, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f, 0, 0},
-    {"tiny-gemma2", "gemma2 (GELU, post-norms, sliding window 4 on every other layer, soft-capped scores 3 and "
-     "logits 5), 2 layers, 64 embd, tied", VKLLM__ARCH_GEMMA2, 2, 64, 128, 4, 2, 0, 512, 256, 1, 10000.0f, 1e-6f, 0, 0},
-    {"tiny-gemma3", "gemma3 (gemma2's block with q/k norms, window 4 on every other layer with RoPE base 10000, "
-     "global base 1e6), 2 layers, 64 embd, tied", VKLLM__ARCH_GEMMA3, 2, 64, 128, 4, 2, 0, 512, 256, 1, 1000000.0f,
-     1e-6f, 0, 0},
+    {"tiny-gemma2",
+     "gemma2 (GELU, post-norms, sliding window 4 on every other layer, soft-capped scores 3 and "
+     "logits 5), 2 layers, 64 embd, tied",
+     VKLLM__ARCH_GEMMA2, 2, 64, 128, 4, 2, 0, 512, 256, 1, 10000.0f, 1e-6f, 0, 0},
+    {"tiny-gemma3",
+     "gemma3 (gemma2's block with q/k norms, window 4 on every other layer with RoPE base 10000, "
+     "global base 1e6), 2 layers, 64 embd, tied",
+     VKLLM__ARCH_GEMMA3, 2, 64, 128, 4, 2, 0, 512, 256, 1, 1000000.0f, 1e-6f, 0, 0},
     {"tiny-qwen3moe", "qwen3moe (qwen3's attention, 8 experts of 128, 2 per token), 2 layers, 64 embd, head dim 32",
      VKLLM__ARCH_QWEN3MOE, 2, 64, 128, 4, 2, 32, 512, 256, 0, 1000000.0f, 1e-6f, 8, 2},
     {"tiny-mixtral", "llama with 4 experts of 128, 2 per token (Mixtral's layout), 2 layers, 64 embd",
      VKLLM__ARCH_LLAMA, 2, 64, 128, 4, 2, 0, 512, 256, 0, 10000.0f, 1e-5f, 4, 2},
-    {"tiny-gpt-oss", "gpt-oss (biases, attention sinks, window 4 on every other layer, YaRN x4, 8 experts of 128 "
-     "with biases, 4 per token, clamped SwiGLU), 2 layers, 64 embd, head dim 32", VKLLM__ARCH_GPTOSS, 2, 64, 128, 4,
-     2, 32, 512, 256, 0, 150000.0f, 1e-5f, 8, 4},
-    {"small", "llama, 4 layers, 256 embd, 768 ffn, 8 heads / 2 kv, 2048 vocab (K-quant friendly)",
-     VKLLM__ARCH_LLAMA, 4, 256, 768, 8, 2, 0, 2048, 512, 0, 10000.0f, 1e-5f, 0, 0},
+    {"tiny-gpt-oss",
+     "gpt-oss (biases, attention sinks, window 4 on every other layer, YaRN x4, 8 experts of 128 "
+     "with biases, 4 per token, clamped SwiGLU), 2 layers, 64 embd, head dim 32",
+     VKLLM__ARCH_GPTOSS, 2, 64, 128, 4, 2, 32, 512, 256, 0, 150000.0f, 1e-5f, 8, 4},
+    {"small", "llama, 4 layers, 256 embd, 768 ffn, 8 heads / 2 kv, 2048 vocab (K-quant friendly)", VKLLM__ARCH_LLAMA, 4,
+     256, 768, 8, 2, 0, 2048, 512, 0, 10000.0f, 1e-5f, 0, 0},
     {"stories-260k-shape", "llama2.c stories260K: 5 layers, 64 embd, 172 ffn, 8 heads / 4 kv, 512 vocab",
      VKLLM__ARCH_LLAMA, 5, 64, 172, 8, 4, 0, 512, 512, 0, 10000.0f, 1e-5f, 0, 0},
-    {"stories-15m-shape", "llama2.c stories15M: 6 layers, 288 embd, 768 ffn, 6 heads, 32000 vocab",
-     VKLLM__ARCH_LLAMA, 6, 288, 768, 6, 6, 0, 32000, 256, 0, 10000.0f, 1e-5f, 0, 0},
+    {"stories-15m-shape", "llama2.c stories15M: 6 layers, 288 embd, 768 ffn, 6 heads, 32000 vocab", VKLLM__ARCH_LLAMA,
+     6, 288, 768, 6, 6, 0, 32000, 256, 0, 10000.0f, 1e-5f, 0, 0},
     {"tinyllama-1.1b", "TinyLlama 1.1B: 22 layers, 2048 embd, 5632 ffn, 32 heads / 4 kv, 32000 vocab",
      VKLLM__ARCH_LLAMA, 22, 2048, 5632, 32, 4, 0, 32000, 2048, 0, 10000.0f, 1e-5f, 0, 0},
-    {"llama-3.2-1b-shape", "Llama 3.2 1B shape (no rope_freqs): 16 layers, 2048 embd, 8192 ffn, 32/8 heads, "
-     "128256 vocab, tied", VKLLM__ARCH_LLAMA, 16, 2048, 8192, 32, 8, 0, 128256, 4096, 1, 500000.0f, 1e-5f, 0, 0},
+    {"llama-3.2-1b-shape",
+     "Llama 3.2 1B shape (no rope_freqs): 16 layers, 2048 embd, 8192 ffn, 32/8 heads, "
+     "128256 vocab, tied",
+     VKLLM__ARCH_LLAMA, 16, 2048, 8192, 32, 8, 0, 128256, 4096, 1, 500000.0f, 1e-5f, 0, 0},
     {"qwen2.5-0.5b-shape", "Qwen2.5 0.5B shape: 24 layers, 896 embd, 4864 ffn, 14/2 heads, 151936 vocab, tied",
      VKLLM__ARCH_QWEN2, 24, 896, 4864, 14, 2, 0, 151936, 4096, 1, 1000000.0f, 1e-6f, 0, 0},
-    {"qwen3-30b-a3b-shape", "Qwen3-30B-A3B shape: 48 layers, 2048 embd, 128 experts of 768, 8 per token, 32/4 heads "
-     "of 128, 151936 vocab", VKLLM__ARCH_QWEN3MOE, 48, 2048, 768, 32, 4, 128, 151936, 4096, 0, 1000000.0f, 1e-6f, 128, 8},
-    {"gpt-oss-20b-shape", "gpt-oss-20b shape: 24 layers, 2880 embd, 32 experts of 2880, 4 per token, 64/8 heads of "
-     "64, 201088 vocab", VKLLM__ARCH_GPTOSS, 24, 2880, 2880, 64, 8, 64, 201088, 4096, 0, 150000.0f, 1e-5f, 32, 4},
-    {"qwen3-0.6b-shape", "Qwen3 0.6B shape: 28 layers, 1024 embd, 3072 ffn, 16/8 heads of 128, 151936 vocab, "
-     "tied", VKLLM__ARCH_QWEN3, 28, 1024, 3072, 16, 8, 128, 151936, 4096, 1, 1000000.0f, 1e-6f, 0, 0},
+    {"qwen3-30b-a3b-shape",
+     "Qwen3-30B-A3B shape: 48 layers, 2048 embd, 128 experts of 768, 8 per token, 32/4 heads "
+     "of 128, 151936 vocab",
+     VKLLM__ARCH_QWEN3MOE, 48, 2048, 768, 32, 4, 128, 151936, 4096, 0, 1000000.0f, 1e-6f, 128, 8},
+    {"gpt-oss-20b-shape",
+     "gpt-oss-20b shape: 24 layers, 2880 embd, 32 experts of 2880, 4 per token, 64/8 heads of "
+     "64, 201088 vocab",
+     VKLLM__ARCH_GPTOSS, 24, 2880, 2880, 64, 8, 64, 201088, 4096, 0, 150000.0f, 1e-5f, 32, 4},
+    {"qwen3-0.6b-shape",
+     "Qwen3 0.6B shape: 28 layers, 1024 embd, 3072 ffn, 16/8 heads of 128, 151936 vocab, "
+     "tied",
+     VKLLM__ARCH_QWEN3, 28, 1024, 3072, 16, 8, 128, 151936, 4096, 1, 1000000.0f, 1e-6f, 0, 0},
 };
 
 static void apply_preset(const struct preset *s, struct vkllm__make_model_params *p) {
@@ -124,8 +138,8 @@ static uint64_t splitmix64(uint64_t *s) {
  * enough for a billion weights, and bounded (|z| < 3.5), which quantizers like. */
 static float randn(uint64_t *s) {
     uint64_t r = splitmix64(s);
-    uint32_t sum = (uint32_t)(r & 0xFFFF) + (uint32_t)((r >> 16) & 0xFFFF) + (uint32_t)((r >> 32) & 0xFFFF) +
-                   (uint32_t)(r >> 48);
+    uint32_t sum =
+        (uint32_t)(r & 0xFFFF) + (uint32_t)((r >> 16) & 0xFFFF) + (uint32_t)((r >> 32) & 0xFFFF) + (uint32_t)(r >> 48);
     return ((float)sum * (1.0f / 65536.0f) - 2.0f) * 1.7320508f; /* var of U(0,1) sum of 4: 1/3 */
 }
 
@@ -135,10 +149,10 @@ struct gen_tensor {
     char name[64];
     uint32_t type;
     uint32_t n_dims;
-    uint64_t ne[3];     /* ne[0] row length, ne[1] rows, ne[2] experts (1: a plain matrix or vector) */
-    uint64_t rows;      /* ne[1] * ne[2] */
-    float mean, std;    /* values mean + std * N(0, 1) */
-    uint64_t seed;      /* stream of this tensor */
+    uint64_t ne[3];             /* ne[0] row length, ne[1] rows, ne[2] experts (1: a plain matrix or vector) */
+    uint64_t rows;              /* ne[1] * ne[2] */
+    float mean, std;            /* values mean + std * N(0, 1) */
+    uint64_t seed;              /* stream of this tensor */
     const volatile int *cancel; /* the params' */
 };
 
@@ -204,13 +218,12 @@ static uint32_t fit_type(uint32_t want, uint64_t n) {
         const struct vkllm__type_traits *tr = vkllm__type_traits(t);
         if (!tr || n % tr->block_size == 0) return t;
         if (tr->block_size == 256)
-            t = t == VKLLM__TYPE_Q5_K   ? VKLLM__TYPE_Q5_0
-                : t == VKLLM__TYPE_Q6_K ? VKLLM__TYPE_Q8_0
+            t = t == VKLLM__TYPE_Q5_K                            ? VKLLM__TYPE_Q5_0
+                : t == VKLLM__TYPE_Q6_K                          ? VKLLM__TYPE_Q8_0
                 : t == VKLLM__TYPE_Q3_K || t == VKLLM__TYPE_Q2_K ? VKLLM__TYPE_Q4_0
-                : t == VKLLM__TYPE_IQ4_XS ? VKLLM__TYPE_IQ4_NL
-                                          : VKLLM__TYPE_Q4_0;
-        else
-            t = VKLLM__TYPE_F16;
+                : t == VKLLM__TYPE_IQ4_XS                        ? VKLLM__TYPE_IQ4_NL
+                                                                 : VKLLM__TYPE_Q4_0;
+        else t = VKLLM__TYPE_F16;
     }
 }
 
@@ -263,8 +276,8 @@ static uint32_t mix_type(const struct vkllm__make_model_params *p, uint32_t ftyp
     const struct vkllm__type_traits *bt = vkllm__type_traits(base);
     const int e8 = p->n_expert == 8; /* llama.cpp's rules for the 8-expert models (Mixtral) */
     /* its LLM_TYPE_70B: 80 layers of llama (with GQA) or qwen2 */
-    const int is70b = n == 80 && ((p->arch == VKLLM__ARCH_LLAMA && p->n_head != p->n_head_kv) ||
-                                  p->arch == VKLLM__ARCH_QWEN2);
+    const int is70b =
+        n == 80 && ((p->arch == VKLLM__ARCH_LLAMA && p->n_head != p->n_head_kv) || p->arch == VKLLM__ARCH_QWEN2);
     if (!strcmp(name, "output.weight") || (tied && !strcmp(name, "token_embd.weight")))
         return cols % bt->block_size ? VKLLM__TYPE_Q8_0 : VKLLM__TYPE_Q6_K;
     if (!strcmp(name, "token_embd.weight")) return base;
@@ -299,7 +312,7 @@ static uint32_t mix_fit(uint32_t t, uint64_t cols) {
     const struct vkllm__type_traits *tr = vkllm__type_traits(t);
     if (!tr || cols % tr->block_size == 0) return t;
     if (tr->block_size != 256) return VKLLM__TYPE_F16; /* q8_0 (an 8-expert file's attn_v) */
-    t = t == VKLLM__TYPE_Q4_K ? VKLLM__TYPE_Q5_0
+    t = t == VKLLM__TYPE_Q4_K   ? VKLLM__TYPE_Q5_0
         : t == VKLLM__TYPE_Q5_K ? VKLLM__TYPE_Q5_1
         : t == VKLLM__TYPE_Q6_K ? VKLLM__TYPE_Q8_0
                                 : VKLLM__TYPE_Q4_0; /* q2_K, q3_K */
@@ -328,15 +341,15 @@ static void add4(struct tensor_list *tl, const char *name, uint64_t cols, uint64
     t->ne[2] = experts ? experts : 1;
     t->rows = t->ne[1] * t->ne[2];
     int matrix = rows && !f32only;
-    uint32_t want = matrix && p->mix ? mix_type(p, p->mix, tl->want_type, name, cols,
-                                                p->tied || p->arch == VKLLM__ARCH_GEMMA2)
-                                     : tl->want_type;
+    uint32_t want = matrix && p->mix
+                        ? mix_type(p, p->mix, tl->want_type, name, cols, p->tied || p->arch == VKLLM__ARCH_GEMMA2)
+                        : tl->want_type;
     t->type = !matrix ? VKLLM__TYPE_F32 : p->mix ? mix_fit(want, cols) : fit_type(want, cols);
     int layer0 = strncmp(name, "blk.0.", 6) == 0;
     if (matrix && t->type != want && (layer0 || strncmp(name, "blk.", 4) != 0))
         vkllm__log(VKLLM_LOG_WARN, "make-model: %s%s: rows of %llu are not a multiple of %s's block; using %s",
-                   layer0 ? "blk.*." : "", layer0 ? name + 6 : name, (unsigned long long)cols,
-                   vkllm__type_name(want), vkllm__type_name(t->type));
+                   layer0 ? "blk.*." : "", layer0 ? name + 6 : name, (unsigned long long)cols, vkllm__type_name(want),
+                   vkllm__type_name(t->type));
     t->mean = mean;
     t->std = std;
     uint64_t s = tl->seed ^ (0xD1B54A32D192ED03ull * (tl->n + 1));
@@ -353,8 +366,13 @@ static float inv_sqrt(uint64_t n) { return 1.0f / sqrtf((float)n); }
 
 /* The shapes make-model's tensors take (the dimensions of the layer table). */
 static struct vkllm__hparams shape_of(const struct vkllm__make_model_params *p) {
-    struct vkllm__hparams hp = {.arch = p->arch, .n_layer = p->n_layer, .n_embd = p->n_embd, .n_ff = p->n_ff,
-                                .n_head = p->n_head, .n_head_kv = p->n_head_kv, .n_vocab = p->n_vocab};
+    struct vkllm__hparams hp = {.arch = p->arch,
+                                .n_layer = p->n_layer,
+                                .n_embd = p->n_embd,
+                                .n_ff = p->n_ff,
+                                .n_head = p->n_head,
+                                .n_head_kv = p->n_head_kv,
+                                .n_vocab = p->n_vocab};
     hp.head_dim = p->head_dim ? p->head_dim : p->n_embd / p->n_head;
     hp.n_embd_q = p->n_head * hp.head_dim;
     hp.n_embd_kv = p->n_head_kv * hp.head_dim;
@@ -379,8 +397,9 @@ static void build_tensors(const struct vkllm__make_model_params *p, struct tenso
             snprintf(name, sizeof name, "blk.%u.%s", l, t->suffix);
             if (t->kind == VKLLM__TENSOR_EXP) add4(tl, name, cols, rows, p->n_expert, 0.0f, inv_sqrt(cols), 0);
             else if (t->init == VKLLM__INIT_MAT) add(tl, name, cols, rows, 0.0f, inv_sqrt(cols));
-            else add4(tl, name, cols, rows, 0, t->init == VKLLM__INIT_NORM ? 1.0f : 0.0f,
-                      t->init == VKLLM__INIT_SINK ? 1.0f : 0.1f, 1); /* f32 vectors (rows: expert biases) */
+            else
+                add4(tl, name, cols, rows, 0, t->init == VKLLM__INIT_NORM ? 1.0f : 0.0f,
+                     t->init == VKLLM__INIT_SINK ? 1.0f : 0.1f, 1); /* f32 vectors (rows: expert biases) */
         }
     if (p->arch == VKLLM__ARCH_PHI3) { /* LongRoPE as Phi-3.5 / Phi-4-mini: short factors near 1, long ones near 4 */
         uint32_t half = (p->n_rot ? p->n_rot : hp.head_dim) / 2;
@@ -411,8 +430,8 @@ struct vocab {
  * (gpt-oss). NULL-terminated; NULL for none. */
 static const char *const *arch_specials(enum vkllm__arch a) {
     static const char *const phi3[] = {"<|endoftext|>", "<|assistant|>", "<|end|>", "<|user|>", NULL};
-    static const char *const harmony[] = {"<|start|>", "<|message|>", "<|end|>", "<|return|>", "<|channel|>",
-                                          "<|call|>", "<|constrain|>", NULL};
+    static const char *const harmony[] = {"<|start|>",   "<|message|>", "<|end|>",       "<|return|>",
+                                          "<|channel|>", "<|call|>",    "<|constrain|>", NULL};
     return a == VKLLM__ARCH_PHI3 ? phi3 : a == VKLLM__ARCH_GPTOSS ? harmony : NULL;
 }
 
@@ -423,11 +442,13 @@ static vkllm_status make_vocab(uint32_t n, const char *const *specials, struct v
     v->scores = vkllm__calloc(n, sizeof *v->scores);
     v->types = vkllm__calloc(n, sizeof *v->types);
     v->arena = vkllm__malloc((size_t)n * 16);
-    if (!v->tokens || !v->scores || !v->types || !v->arena) return vkllm__err(VKLLM_STATUS_OOM, "make-model: vocabulary");
+    if (!v->tokens || !v->scores || !v->types || !v->arena)
+        return vkllm__err(VKLLM_STATUS_OOM, "make-model: vocabulary");
     char *a = v->arena;
     uint32_t i = 0;
-#define PUT(type_, ...) (v->tokens[i] = a, a += sprintf(a, __VA_ARGS__) + 1, v->types[i] = (type_), \
-                         v->scores[i] = (type_) == 1 ? -(float)(i - 259) : 0.0f, i++)
+#define PUT(type_, ...)                                                         \
+    (v->tokens[i] = a, a += sprintf(a, __VA_ARGS__) + 1, v->types[i] = (type_), \
+     v->scores[i] = (type_) == 1 ? -(float)(i - 259) : 0.0f, i++)
     PUT(2, "<unk>");
     PUT(3, "<s>");
     PUT(3, "</s>");
@@ -498,8 +519,9 @@ static vkllm_status set_hparams(struct vkllm__gguf_writer *w, const struct vkllm
     char key[96], name[96];
     vkllm_status st;
     if (p->name[0]) snprintf(name, sizeof name, "%s", p->name);
-    else snprintf(name, sizeof name, "vkllm-random-%s-L%u-E%u-%s", arch, p->n_layer, p->n_embd,
-                  p->mix ? mix_name(p->mix) : vkllm__type_name(p->type));
+    else
+        snprintf(name, sizeof name, "vkllm-random-%s-L%u-E%u-%s", arch, p->n_layer, p->n_embd,
+                 p->mix ? mix_name(p->mix) : vkllm__type_name(p->type));
 #define K(suffix) (snprintf(key, sizeof key, "%s.%s", arch, suffix), key)
     if ((st = vkllm__gguf_writer_set_str(w, "general.architecture", arch))) return st;
     if ((st = vkllm__gguf_writer_set_str(w, "general.name", name))) return st;
@@ -509,7 +531,8 @@ static vkllm_status set_hparams(struct vkllm__gguf_writer *w, const struct vkllm
     if ((st = vkllm__gguf_writer_set_u32(w, K("context_length"), p->n_ctx))) return st;
     if ((st = vkllm__gguf_writer_set_u32(w, K("embedding_length"), p->n_embd))) return st;
     /* gpt-oss files give only the experts' width (as llama.cpp's converter writes them) */
-    if (p->arch != VKLLM__ARCH_GPTOSS && (st = vkllm__gguf_writer_set_u32(w, K("feed_forward_length"), p->n_ff))) return st;
+    if (p->arch != VKLLM__ARCH_GPTOSS && (st = vkllm__gguf_writer_set_u32(w, K("feed_forward_length"), p->n_ff)))
+        return st;
     if ((st = vkllm__gguf_writer_set_u32(w, K("attention.head_count"), p->n_head))) return st;
     if ((st = vkllm__gguf_writer_set_u32(w, K("attention.head_count_kv"), p->n_head_kv))) return st;
     if ((st = vkllm__gguf_writer_set_u32(w, K("attention.key_length"), hd))) return st;
@@ -595,7 +618,8 @@ static vkllm_status check_params(const struct vkllm__make_model_params *p) {
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: every dimension must be at least 1");
     int moe_arch = p->arch == VKLLM__ARCH_QWEN3MOE || p->arch == VKLLM__ARCH_GPTOSS;
     if ((p->n_expert || moe_arch) && p->arch != VKLLM__ARCH_LLAMA && !moe_arch)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: experts are for llama (Mixtral), qwen3moe and gpt-oss");
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "make-model: experts are for llama (Mixtral), qwen3moe and gpt-oss");
     if ((p->n_expert || moe_arch) &&
         (p->n_expert > 256 || !p->n_expert_used || p->n_expert_used > p->n_expert || p->n_expert_used > 64))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: %u of %u experts per token (1..64 of 1..256)",
@@ -610,11 +634,12 @@ static vkllm_status check_params(const struct vkllm__make_model_params *p) {
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: n_embd %u is not a multiple of n_head %u",
                           p->n_embd, p->n_head);
     uint32_t hd = p->head_dim ? p->head_dim : p->n_embd / p->n_head;
-    if (hd % 2)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: the head dimension %u must be even", hd);
+    if (hd % 2) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: the head dimension %u must be even", hd);
     if (p->n_rot % 2 || p->n_rot > hd)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: rope dims %u must be even and at most the head "
-                          "dimension %u", p->n_rot, hd);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "make-model: rope dims %u must be even and at most the head "
+                          "dimension %u",
+                          p->n_rot, hd);
     if (p->n_vocab < 259)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                           "make-model: vocab %u < 259 (<unk>, <s>, </s> and 256 byte tokens)", p->n_vocab);
@@ -622,8 +647,10 @@ static vkllm_status check_params(const struct vkllm__make_model_params *p) {
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: rope theta and rms eps must be positive");
     uint32_t base = 0;
     if (p->mix && (vkllm__make_model_mix(mix_name(p->mix), &base) != p->mix || base != p->type))
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: mix %u with matrices of %s is not one of the "
-                          "k-quant mixes", p->mix, vkllm__type_name(p->type));
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "make-model: mix %u with matrices of %s is not one of the "
+                          "k-quant mixes",
+                          p->mix, vkllm__type_name(p->type));
     vkllm_status st = vkllm__type_check(p->type, NULL);
     if (st != VKLLM_STATUS_OK) {
         vkllm__err_prefix("make-model: ");
@@ -662,8 +689,10 @@ vkllm_status vkllm__make_model(const struct vkllm__make_model_params *params, co
     VKLLM_TRY(st, set_hparams(w, p), done);
     VKLLM_TRY(st, set_tokenizer(w, &v, p->n_vocab, p->arch), done);
     for (uint32_t i = 0; i < tl.n; i++)
-        VKLLM_TRY(st, vkllm__gguf_writer_add_tensor(w, tl.v[i].name, tl.v[i].type, tl.v[i].n_dims, tl.v[i].ne,
-                                                    fill_tensor, &tl.v[i]), done);
+        VKLLM_TRY(st,
+                  vkllm__gguf_writer_add_tensor(w, tl.v[i].name, tl.v[i].type, tl.v[i].n_dims, tl.v[i].ne, fill_tensor,
+                                                &tl.v[i]),
+                  done);
     VKLLM_TRY(st, vkllm__gguf_writer_write(w, path), done);
 done:
     vkllm__gguf_writer_free(w);
@@ -697,16 +726,20 @@ static vkllm_status type_of(const char *s, uint32_t *out) {
             return VKLLM_STATUS_OK;
         }
     }
-    return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: unknown tensor type '%s' (f32 f16 bf16 q8_0 q4_0 "
+    return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                      "make-model: unknown tensor type '%s' (f32 f16 bf16 q8_0 q4_0 "
                       "q4_1 q5_0 q5_1 q2_K q3_K q4_K q5_K q6_K iq4_nl iq4_xs mxfp4, or a mix: q3_K_s q3_K_m q3_K_l "
-                      "q4_K_s q4_K_m q5_K_s q5_K_m)", s);
+                      "q4_K_s q4_K_m q5_K_s q5_K_m)",
+                      s);
 }
 
 static vkllm_status from_public(const struct vkllm_make_model_params *o, struct vkllm__make_model_params *p) {
     memset(p, 0, sizeof *p);
     if (vkllm__arch_from_name(o->arch, &p->arch))
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "make-model: unknown architecture '%s' (llama qwen2 qwen3 granite phi3 gemma2 gemma3 qwen3moe gpt-oss)",
-                          o->arch);
+        return vkllm__err(
+            VKLLM_STATUS_INVALID_ARGUMENT,
+            "make-model: unknown architecture '%s' (llama qwen2 qwen3 granite phi3 gemma2 gemma3 qwen3moe gpt-oss)",
+            o->arch);
     p->mix = vkllm__make_model_mix(o->type, &p->type);
     vkllm_status st = p->mix ? VKLLM_STATUS_OK : type_of(o->type, &p->type);
     if (st) return st;

@@ -11,22 +11,22 @@
 struct vkllm__make_model_params {
     enum vkllm__arch arch;
     uint32_t n_layer, n_embd, n_ff, n_head, n_head_kv;
-    uint32_t head_dim;     /* 0: n_embd / n_head */
-    uint32_t n_vocab;      /* >= 259 (<unk>, <s>, </s>, 256 byte tokens) */
-    uint32_t n_ctx;        /* written as <arch>.context_length */
-    uint32_t type;         /* enum vkllm__type of the matrices (norms and biases stay f32); with a mix,
-                              the mix's base type (q3_K, q4_K or q5_K) */
-    uint32_t mix;          /* 0: every matrix in type; else a llama.cpp k-quant mix, by its llama_ftype
-                              (11..17: Q3_K_S, Q3_K_M, Q3_K_L, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M): each
-                              matrix gets the type llama.cpp's quantizer gives it (make_model.c) */
-    int tied;              /* 1: no output.weight */
-    int optional_tensors;  /* 1: also the tensors the architecture may have (llama's biases) */
+    uint32_t head_dim;                /* 0: n_embd / n_head */
+    uint32_t n_vocab;                 /* >= 259 (<unk>, <s>, </s>, 256 byte tokens) */
+    uint32_t n_ctx;                   /* written as <arch>.context_length */
+    uint32_t type;                    /* enum vkllm__type of the matrices (norms and biases stay f32); with a mix,
+                                         the mix's base type (q3_K, q4_K or q5_K) */
+    uint32_t mix;                     /* 0: every matrix in type; else a llama.cpp k-quant mix, by its llama_ftype
+                                         (11..17: Q3_K_S, Q3_K_M, Q3_K_L, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M): each
+                                         matrix gets the type llama.cpp's quantizer gives it (make_model.c) */
+    int tied;                         /* 1: no output.weight */
+    int optional_tensors;             /* 1: also the tensors the architecture may have (llama's biases) */
     uint32_t n_expert, n_expert_used; /* mixture of experts (llama, qwen3moe, gpt-oss): experts of n_ff; 0: dense */
-    uint32_t n_rot;        /* rope.dimension_count (0: the head dimension) */
+    uint32_t n_rot;                   /* rope.dimension_count (0: the head dimension) */
     uint64_t seed;
-    float rope_theta;      /* rope.freq_base */
+    float rope_theta; /* rope.freq_base */
     float rms_eps;
-    char name[64];         /* general.name; "" -> generated */
+    char name[64];              /* general.name; "" -> generated */
     const volatile int *cancel; /* non-NULL: *cancel != 0 stops the write (CANCELLED, no file left) */
 };
 

@@ -92,8 +92,7 @@ void vkllm__fault_inject(enum vkllm__fault_kind kind, uint64_t nth) { g_fault_co
 int vkllm__fault_hit(enum vkllm__fault_kind kind) {
     /* one decrement per call even when several threads allocate: exactly one of them sees 1 */
     uint64_t c = atomic_load(&g_fault_countdown[kind]);
-    while (c && !atomic_compare_exchange_weak(&g_fault_countdown[kind], &c, c - 1)) {
-    }
+    while (c && !atomic_compare_exchange_weak(&g_fault_countdown[kind], &c, c - 1)) {}
     return c == 1;
 }
 

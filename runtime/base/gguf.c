@@ -76,8 +76,7 @@ struct rd {
     const char *path;
 };
 
-static vkllm_status rd_err(const struct rd *r, vkllm_status st, uint64_t off, const char *fmt, ...)
-    VKLLM_PRINTF(4, 5);
+static vkllm_status rd_err(const struct rd *r, vkllm_status st, uint64_t off, const char *fmt, ...) VKLLM_PRINTF(4, 5);
 static vkllm_status rd_err(const struct rd *r, vkllm_status st, uint64_t off, const char *fmt, ...) {
     if (!r->path) return st;
     char msg[800];
@@ -94,9 +93,9 @@ static uint64_t rd_left(const struct rd *r) { return r->size - r->pos; }
 /* ctx names the enclosing item ("key 'x'") for messages; what names the field. */
 static vkllm_status rd_need(const struct rd *r, uint64_t n, const char *ctx, const char *what) {
     if (n <= rd_left(r)) return VKLLM_STATUS_OK;
-    return rd_err(r, BAD, r->pos, "%s%s%s needs %llu bytes but only %llu are left (file size %llu)",
-                  ctx, *ctx ? ": " : "", what, (unsigned long long)n,
-                  (unsigned long long)rd_left(r), (unsigned long long)r->size);
+    return rd_err(r, BAD, r->pos, "%s%s%s needs %llu bytes but only %llu are left (file size %llu)", ctx,
+                  *ctx ? ": " : "", what, (unsigned long long)n, (unsigned long long)rd_left(r),
+                  (unsigned long long)r->size);
 }
 
 static vkllm_status rd_u32(struct rd *r, uint32_t *v, const char *ctx, const char *what) {
@@ -120,9 +119,9 @@ static vkllm_status rd_str(struct rd *r, struct vkllm__str *s, const char *ctx, 
     vkllm_status st = rd_u64(r, &len, ctx, what);
     if (st != VKLLM_STATUS_OK) return st;
     if (len > rd_left(r))
-        return rd_err(r, BAD, at, "%s%s%s length %llu exceeds the %llu bytes left (file size %llu)",
-                      ctx, *ctx ? ": " : "", what, (unsigned long long)len,
-                      (unsigned long long)rd_left(r), (unsigned long long)r->size);
+        return rd_err(r, BAD, at, "%s%s%s length %llu exceeds the %llu bytes left (file size %llu)", ctx,
+                      *ctx ? ": " : "", what, (unsigned long long)len, (unsigned long long)rd_left(r),
+                      (unsigned long long)r->size);
     s->ptr = (const char *)r->base + r->pos;
     s->len = len;
     r->pos += len;
@@ -131,6 +130,7 @@ static vkllm_status rd_str(struct rd *r, struct vkllm__str *s, const char *ctx, 
 
 // --- values --------------------------------------------------------------------------------
 
+// clang-format off
 static void decode_scalar(uint32_t type, const uint8_t *p, struct vkllm__gguf_kv *out) {
     switch (type) {
     case VKLLM__GGUF_U8: out->v.u = p[0]; break;
@@ -147,9 +147,9 @@ static void decode_scalar(uint32_t type, const uint8_t *p, struct vkllm__gguf_kv
     default: break;
     }
 }
+// clang-format on
 
-static vkllm_status rd_value(struct rd *r, uint32_t type, int depth, const char *ctx,
-                             struct vkllm__gguf_kv *out);
+static vkllm_status rd_value(struct rd *r, uint32_t type, int depth, const char *ctx, struct vkllm__gguf_kv *out);
 
 /* The body of an ARRAY value: element type, count, elements. depth counts the arrays that
  * enclose this one. */
@@ -197,8 +197,7 @@ static vkllm_status rd_array(struct rd *r, int depth, const char *ctx, struct vk
 }
 
 /* One value of a known type (what follows the u32 type of a kv); out may be NULL (skip). */
-static vkllm_status rd_value(struct rd *r, uint32_t type, int depth, const char *ctx,
-                             struct vkllm__gguf_kv *out) {
+static vkllm_status rd_value(struct rd *r, uint32_t type, int depth, const char *ctx, struct vkllm__gguf_kv *out) {
     if (type >= VKLLM__GGUF_VTYPE_COUNT_)
         return rd_err(r, BAD, r->pos, "%s: unknown value type %u", ctx, (unsigned)type);
     if (out) out->type = type;
@@ -216,8 +215,7 @@ static vkllm_status rd_value(struct rd *r, uint32_t type, int depth, const char 
     return VKLLM_STATUS_OK;
 }
 
-vkllm_status vkllm__gguf_value_size(uint32_t type, const void *bytes, uint64_t nbytes,
-                                    uint64_t *size) {
+vkllm_status vkllm__gguf_value_size(uint32_t type, const void *bytes, uint64_t nbytes, uint64_t *size) {
     struct rd r = {bytes, nbytes, 0, "value"};
     if (!bytes && nbytes) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "value: NULL bytes");
     vkllm_status st = rd_value(&r, type, 0, "value", NULL);
@@ -256,8 +254,8 @@ static vkllm_status check_unique(const struct rd *r, struct span *s, uint64_t n,
     for (uint64_t i = 1; i < n; i++) {
         if (s[i].name.len == s[i - 1].name.len &&
             (s[i].name.len == 0 || memcmp(s[i].name.ptr, s[i - 1].name.ptr, s[i].name.len) == 0))
-            return rd_err(r, BAD, s[i].at, "duplicate %s '%s' (first at offset %llu)", what,
-                          show(s[i].name).s, (unsigned long long)s[i - 1].at);
+            return rd_err(r, BAD, s[i].at, "duplicate %s '%s' (first at offset %llu)", what, show(s[i].name).s,
+                          (unsigned long long)s[i - 1].at);
     }
     return VKLLM_STATUS_OK;
 }
@@ -267,11 +265,9 @@ static vkllm_status check_overlap(const struct rd *r, struct span *s, uint64_t n
     qsort(s, (size_t)n, sizeof *s, cmp_start);
     for (uint64_t i = 1; i < n; i++) {
         if (s[i].start < s[i - 1].end)
-            return rd_err(r, BAD, s[i].at,
-                          "tensor '%s': data [%llu, %llu) overlaps tensor '%s' data [%llu, %llu)",
-                          show(s[i].name).s, (unsigned long long)s[i].start,
-                          (unsigned long long)s[i].end, show(s[i - 1].name).s,
-                          (unsigned long long)s[i - 1].start, (unsigned long long)s[i - 1].end);
+            return rd_err(r, BAD, s[i].at, "tensor '%s': data [%llu, %llu) overlaps tensor '%s' data [%llu, %llu)",
+                          show(s[i].name).s, (unsigned long long)s[i].start, (unsigned long long)s[i].end,
+                          show(s[i - 1].name).s, (unsigned long long)s[i - 1].start, (unsigned long long)s[i - 1].end);
     }
     return VKLLM_STATUS_OK;
 }
@@ -280,12 +276,11 @@ static vkllm_status check_overlap(const struct rd *r, struct span *s, uint64_t n
 
 static vkllm_status parse_header(struct rd *r, struct vkllm__gguf *g) {
     if (r->size < 4)
-        return rd_err(r, BAD, 0, "file of %llu bytes is too small to be a GGUF file",
-                      (unsigned long long)r->size);
+        return rd_err(r, BAD, 0, "file of %llu bytes is too small to be a GGUF file", (unsigned long long)r->size);
     const uint8_t *m = r->base;
     if (memcmp(m, "GGUF", 4) != 0)
-        return rd_err(r, BAD, 0, "not a GGUF file (magic %02x %02x %02x %02x, expected \"GGUF\")",
-                      m[0], m[1], m[2], m[3]);
+        return rd_err(r, BAD, 0, "not a GGUF file (magic %02x %02x %02x %02x, expected \"GGUF\")", m[0], m[1], m[2],
+                      m[3]);
     r->pos = 4;
     uint32_t v;
     vkllm_status st = rd_u32(r, &v, "header", "version");
@@ -296,10 +291,9 @@ static vkllm_status parse_header(struct rd *r, struct vkllm__gguf *g) {
                       "GGUF version 1 is not supported (only 2 and 3): convert the model again");
     if (v != 2 && v != 3) {
         if (swapped == 2 || swapped == 3)
-            return rd_err(r, VKLLM_STATUS_UNSUPPORTED, 4,
-                          "big-endian GGUF (version %u byte-swapped) is not supported", (unsigned)swapped);
-        return rd_err(r, VKLLM_STATUS_UNSUPPORTED, 4,
-                      "GGUF version %u is not supported (only 2 and 3)", (unsigned)v);
+            return rd_err(r, VKLLM_STATUS_UNSUPPORTED, 4, "big-endian GGUF (version %u byte-swapped) is not supported",
+                          (unsigned)swapped);
+        return rd_err(r, VKLLM_STATUS_UNSUPPORTED, 4, "GGUF version %u is not supported (only 2 and 3)", (unsigned)v);
     }
     g->version = v;
     if ((st = rd_u64(r, &g->n_tensors, "header", "n_tensors")) != VKLLM_STATUS_OK) return st;
@@ -307,28 +301,27 @@ static vkllm_status parse_header(struct rd *r, struct vkllm__gguf *g) {
     /* Bound both counts by what the rest of the file could hold, before allocating. */
     uint64_t left = rd_left(r);
     if (g->n_kv > left / GGUF_MIN_KV_BYTES)
-        return rd_err(r, BAD, 16, "n_kv %llu: that many metadata pairs cannot fit in the %llu bytes "
-                      "left (file size %llu)", (unsigned long long)g->n_kv,
-                      (unsigned long long)left, (unsigned long long)r->size);
+        return rd_err(r, BAD, 16,
+                      "n_kv %llu: that many metadata pairs cannot fit in the %llu bytes "
+                      "left (file size %llu)",
+                      (unsigned long long)g->n_kv, (unsigned long long)left, (unsigned long long)r->size);
     if (g->n_tensors > left / GGUF_MIN_TINFO_BYTES ||
         g->n_kv * GGUF_MIN_KV_BYTES + g->n_tensors * GGUF_MIN_TINFO_BYTES > left)
         return rd_err(r, BAD, 8,
                       "n_tensors %llu (with n_kv %llu): that many entries cannot fit in the %llu "
                       "bytes left (file size %llu)",
-                      (unsigned long long)g->n_tensors, (unsigned long long)g->n_kv,
-                      (unsigned long long)left, (unsigned long long)r->size);
+                      (unsigned long long)g->n_tensors, (unsigned long long)g->n_kv, (unsigned long long)left,
+                      (unsigned long long)r->size);
     return VKLLM_STATUS_OK;
 }
 
-static vkllm_status check_alignment(const struct rd *r, const struct vkllm__gguf_kv *kv,
-                                    uint64_t at, uint64_t *alignment) {
+static vkllm_status check_alignment(const struct rd *r, const struct vkllm__gguf_kv *kv, uint64_t at,
+                                    uint64_t *alignment) {
     if (kv->type != VKLLM__GGUF_U32)
-        return rd_err(r, BAD, at, "general.alignment has type %s; it must be u32",
-                      vkllm__gguf_vtype_name(kv->type));
+        return rd_err(r, BAD, at, "general.alignment has type %s; it must be u32", vkllm__gguf_vtype_name(kv->type));
     uint64_t a = kv->v.u;
     if (a == 0 || (a & (a - 1)) != 0)
-        return rd_err(r, BAD, at, "general.alignment %llu is not a nonzero power of two",
-                      (unsigned long long)a);
+        return rd_err(r, BAD, at, "general.alignment %llu is not a nonzero power of two", (unsigned long long)a);
     *alignment = a;
     return VKLLM_STATUS_OK;
 }
@@ -339,8 +332,7 @@ static vkllm_status parse_kvs(struct rd *r, struct vkllm__gguf *g, struct span *
     for (uint64_t i = 0; i < g->n_kv; i++) {
         struct vkllm__gguf_kv *kv = &g->kv[i];
         uint64_t at = r->pos;
-        snprintf(ctx, sizeof ctx, "metadata pair %llu of %llu", (unsigned long long)i,
-                 (unsigned long long)g->n_kv);
+        snprintf(ctx, sizeof ctx, "metadata pair %llu of %llu", (unsigned long long)i, (unsigned long long)g->n_kv);
         if ((st = rd_str(r, &kv->key, ctx, "key")) != VKLLM_STATUS_OK) return st;
         if (kv->key.len == 0) return rd_err(r, BAD, at, "%s has an empty key", ctx);
         snprintf(ctx, sizeof ctx, "key '%s'", show(kv->key).s);
@@ -359,29 +351,29 @@ static vkllm_status parse_kvs(struct rd *r, struct vkllm__gguf *g, struct span *
 }
 
 /* Bytes of a tensor of type t and shape ne; 0 with a message when it overflows. */
-static vkllm_status tensor_size(const struct rd *r, uint64_t at, const char *ctx, uint32_t type,
-                                const uint64_t ne[4], uint64_t *nbytes) {
+static vkllm_status tensor_size(const struct rd *r, uint64_t at, const char *ctx, uint32_t type, const uint64_t ne[4],
+                                uint64_t *nbytes) {
     const struct vkllm__type_traits *tt = vkllm__type_traits(type);
     if (!tt) return rd_err(r, BAD, at, "%s: unknown tensor type id %u", ctx, (unsigned)type);
     if (ne[0] % tt->block_size != 0)
-        return rd_err(r, BAD, at, "%s: ne[0] = %llu is not a multiple of the block size %u of type %s",
-                      ctx, (unsigned long long)ne[0], (unsigned)tt->block_size, tt->name);
+        return rd_err(r, BAD, at, "%s: ne[0] = %llu is not a multiple of the block size %u of type %s", ctx,
+                      (unsigned long long)ne[0], (unsigned)tt->block_size, tt->name);
     uint64_t bytes = 0, elems = 0;
-    int ok = vkllm__mul_u64(ne[0] / tt->block_size, tt->type_size, &bytes) &&
-             vkllm__mul_u64(ne[0], ne[1], &elems) && vkllm__mul_u64(elems, ne[2], &elems) &&
-             vkllm__mul_u64(elems, ne[3], &elems) && elems <= (uint64_t)INT64_MAX;
+    int ok = vkllm__mul_u64(ne[0] / tt->block_size, tt->type_size, &bytes) && vkllm__mul_u64(ne[0], ne[1], &elems) &&
+             vkllm__mul_u64(elems, ne[2], &elems) && vkllm__mul_u64(elems, ne[3], &elems) &&
+             elems <= (uint64_t)INT64_MAX;
     for (int d = 1; ok && d < 4; d++) ok = vkllm__mul_u64(bytes, ne[d], &bytes);
     if (!ok)
-        return rd_err(r, BAD, at, "%s: shape [%llu, %llu, %llu, %llu] of type %s is too large "
-                      "(element or byte count overflows)", ctx, (unsigned long long)ne[0],
-                      (unsigned long long)ne[1], (unsigned long long)ne[2],
+        return rd_err(r, BAD, at,
+                      "%s: shape [%llu, %llu, %llu, %llu] of type %s is too large "
+                      "(element or byte count overflows)",
+                      ctx, (unsigned long long)ne[0], (unsigned long long)ne[1], (unsigned long long)ne[2],
                       (unsigned long long)ne[3], tt->name);
     *nbytes = bytes;
     return VKLLM_STATUS_OK;
 }
 
-static vkllm_status parse_tensor_info(struct rd *r, uint64_t i, uint64_t n,
-                                      struct vkllm__gguf_tensor *t) {
+static vkllm_status parse_tensor_info(struct rd *r, uint64_t i, uint64_t n, struct vkllm__gguf_tensor *t) {
     vkllm_status st;
     char ctx[128];
     snprintf(ctx, sizeof ctx, "tensor info %llu of %llu", (unsigned long long)i, (unsigned long long)n);
@@ -397,11 +389,10 @@ static vkllm_status parse_tensor_info(struct rd *r, uint64_t i, uint64_t n,
         at_f = r->pos;
         if ((st = rd_u64(r, &t->ne[d], ctx, "dimension")) != VKLLM_STATUS_OK) return st;
         if (t->ne[d] == 0)
-            return rd_err(r, BAD, at_f, "%s: dimension %u is 0 (empty tensors are not supported)",
-                          ctx, (unsigned)d);
+            return rd_err(r, BAD, at_f, "%s: dimension %u is 0 (empty tensors are not supported)", ctx, (unsigned)d);
         if (t->ne[d] > (uint64_t)INT64_MAX)
-            return rd_err(r, BAD, at_f, "%s: dimension %u = %llu exceeds INT64_MAX", ctx,
-                          (unsigned)d, (unsigned long long)t->ne[d]);
+            return rd_err(r, BAD, at_f, "%s: dimension %u = %llu exceeds INT64_MAX", ctx, (unsigned)d,
+                          (unsigned long long)t->ne[d]);
     }
     at_f = r->pos;
     if ((st = rd_u32(r, &t->type, ctx, "type")) != VKLLM_STATUS_OK) return st;
@@ -417,18 +408,15 @@ static vkllm_status place_tensors(const struct rd *r, struct vkllm__gguf *g, str
         struct shown nm = show(t->name);
         const char *name = nm.s;
         if (t->offset % g->alignment != 0)
-            return rd_err(r, BAD, at, "tensor '%s': data offset %llu is not a multiple of the alignment %llu",
-                          name, (unsigned long long)t->offset, (unsigned long long)g->alignment);
-        if (!vkllm__add_u64(g->data_offset, t->offset, &start) ||
-            !vkllm__add_u64(start, t->nbytes, &end))
-            return rd_err(r, BAD, at,
-                          "tensor '%s': data offset %llu + size %llu overflows (data section at %llu)",
+            return rd_err(r, BAD, at, "tensor '%s': data offset %llu is not a multiple of the alignment %llu", name,
+                          (unsigned long long)t->offset, (unsigned long long)g->alignment);
+        if (!vkllm__add_u64(g->data_offset, t->offset, &start) || !vkllm__add_u64(start, t->nbytes, &end))
+            return rd_err(r, BAD, at, "tensor '%s': data offset %llu + size %llu overflows (data section at %llu)",
                           name, (unsigned long long)t->offset, (unsigned long long)t->nbytes,
                           (unsigned long long)g->data_offset);
         if (end > r->size)
             return rd_err(r, BAD, at, "tensor '%s': data [%llu, %llu) exceeds file size %llu", name,
-                          (unsigned long long)start, (unsigned long long)end,
-                          (unsigned long long)r->size);
+                          (unsigned long long)start, (unsigned long long)end, (unsigned long long)r->size);
         t->data = r->base + start;
         spans[i].start = start;
         spans[i].end = end;
@@ -453,9 +441,10 @@ static vkllm_status parse(struct rd *r, struct vkllm__gguf *g) {
     }
     if ((st = parse_kvs(r, g, spans)) != VKLLM_STATUS_OK) goto done;
     if (g->n_tensors > rd_left(r) / GGUF_MIN_TINFO_BYTES) {
-        st = rd_err(r, BAD, 8, "n_tensors %llu: that many tensor infos cannot fit in the %llu bytes "
-                    "left after the metadata", (unsigned long long)g->n_tensors,
-                    (unsigned long long)rd_left(r));
+        st = rd_err(r, BAD, 8,
+                    "n_tensors %llu: that many tensor infos cannot fit in the %llu bytes "
+                    "left after the metadata",
+                    (unsigned long long)g->n_tensors, (unsigned long long)rd_left(r));
         goto done;
     }
     g->tensors = vkllm__calloc((size_t)(g->n_tensors ? g->n_tensors : 1), sizeof *g->tensors);
@@ -473,8 +462,7 @@ static vkllm_status parse(struct rd *r, struct vkllm__gguf *g) {
      * end before it (vocab-only files are not padded), so clamp to the file size then. */
     uint64_t a = g->alignment, pad_end;
     if (!vkllm__add_u64(r->pos, a - 1, &pad_end)) {
-        st = rd_err(r, BAD, r->pos, "data section offset overflows with alignment %llu",
-                    (unsigned long long)a);
+        st = rd_err(r, BAD, r->pos, "data section offset overflows with alignment %llu", (unsigned long long)a);
         goto done;
     }
     g->data_offset = pad_end & ~(a - 1);
@@ -487,8 +475,7 @@ done:
 
 // --- open / close --------------------------------------------------------------------------
 
-static vkllm_status open_common(const void *data, uint64_t size, const char *name,
-                                struct vkllm__gguf **out) {
+static vkllm_status open_common(const void *data, uint64_t size, const char *name, struct vkllm__gguf **out) {
     struct vkllm__gguf *g = vkllm__calloc(1, sizeof *g);
     if (!g) return vkllm__err(VKLLM_STATUS_OOM, "%s: out of memory", name);
     snprintf(g->path, sizeof g->path, "%s", name);
@@ -506,8 +493,7 @@ static vkllm_status open_common(const void *data, uint64_t size, const char *nam
     return VKLLM_STATUS_OK;
 }
 
-vkllm_status vkllm__gguf_open_memory(const void *data, uint64_t size, const char *name,
-                                     struct vkllm__gguf **out) {
+vkllm_status vkllm__gguf_open_memory(const void *data, uint64_t size, const char *name, struct vkllm__gguf **out) {
     if (!out) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf_open_memory: out is NULL");
     *out = NULL;
     if (!name) name = "<memory>";
@@ -538,8 +524,8 @@ vkllm_status vkllm__gguf_open(const char *path, struct vkllm__gguf **out) {
     int fd = vkllm__os_open_read(path);
     if (fd < 0) {
         int e = errno;
-        return vkllm__err(e == ENOENT ? VKLLM_STATUS_NOT_FOUND : VKLLM_STATUS_IO, "%s: cannot open: %s",
-                          path, strerror(e));
+        return vkllm__err(e == ENOENT ? VKLLM_STATUS_NOT_FOUND : VKLLM_STATUS_IO, "%s: cannot open: %s", path,
+                          strerror(e));
     }
     struct vkllm__os_file_info sb;
     if (vkllm__os_fstat(fd, &sb) != 0) {
@@ -558,15 +544,15 @@ vkllm_status vkllm__gguf_open(const char *path, struct vkllm__gguf **out) {
     }
     if (size > (uint64_t)SIZE_MAX) {
         vkllm__os_close(fd);
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: file of %llu bytes is too large to map",
-                          path, (unsigned long long)size);
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: file of %llu bytes is too large to map", path,
+                          (unsigned long long)size);
     }
     void *m = vkllm__os_map(fd, size);
     if (!m) {
         int e = errno;
         vkllm__os_close(fd);
-        return vkllm__err(VKLLM_STATUS_IO, "%s: cannot map %llu bytes: %s", path,
-                          (unsigned long long)size, strerror(e));
+        return vkllm__err(VKLLM_STATUS_IO, "%s: cannot map %llu bytes: %s", path, (unsigned long long)size,
+                          strerror(e));
     }
     int guard = vkllm__mapguard_add(m, size); /* a file cut short under the parse reads zeros */
     vkllm_status st = open_common(m, size, path, out);
@@ -597,16 +583,20 @@ vkllm_status vkllm__gguf_check(const struct vkllm__gguf *g) {
     if (!g || g->fd_ < 0) return VKLLM_STATUS_OK;
     struct vkllm__os_file_info sb;
     if (vkllm__mapguard_hit(g->guard_))
-        return vkllm__err(VKLLM_STATUS_IO, "%s: model file changed while loading: it shrank while it was read "
-                          "(%llu bytes when opened)", g->path, (unsigned long long)g->map_size_);
+        return vkllm__err(VKLLM_STATUS_IO,
+                          "%s: model file changed while loading: it shrank while it was read "
+                          "(%llu bytes when opened)",
+                          g->path, (unsigned long long)g->map_size_);
     if (vkllm__os_fstat(g->fd_, &sb) != 0)
         return vkllm__err(VKLLM_STATUS_IO, "%s: cannot stat: %s", g->path, strerror(errno));
     if ((uint64_t)sb.size != g->map_size_)
         return vkllm__err(VKLLM_STATUS_IO, "%s: model file changed while loading: it is now %llu bytes, was %llu",
                           g->path, (unsigned long long)sb.size, (unsigned long long)g->map_size_);
     if ((int64_t)sb.mtime_s != g->mtime_s_ || (int64_t)sb.mtime_ns != g->mtime_ns_)
-        return vkllm__err(VKLLM_STATUS_IO, "%s: model file changed while loading: it was written to (its "
-                          "modification time changed)", g->path);
+        return vkllm__err(VKLLM_STATUS_IO,
+                          "%s: model file changed while loading: it was written to (its "
+                          "modification time changed)",
+                          g->path);
     return VKLLM_STATUS_OK;
 }
 
@@ -636,8 +626,7 @@ const struct vkllm__gguf_tensor *vkllm__gguf_find_tensor(const struct vkllm__ggu
     return NULL;
 }
 
-static vkllm_status wrong_type(const struct vkllm__gguf *g, const char *key, uint32_t type,
-                               const char *want) {
+static vkllm_status wrong_type(const struct vkllm__gguf *g, const char *key, uint32_t type, const char *want) {
     return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: key '%s' has type %s, expected %s", g->path, key,
                       vkllm__gguf_vtype_name(type), want);
 }
@@ -656,8 +645,8 @@ vkllm_status vkllm__gguf_get_u64(const struct vkllm__gguf *g, const char *key, u
         *out = kv->v.u;
     } else if (is_signed(kv->type)) {
         if (kv->v.i < 0)
-            return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: key '%s' = %lld is negative", g->path,
-                              key, (long long)kv->v.i);
+            return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: key '%s' = %lld is negative", g->path, key,
+                              (long long)kv->v.i);
         *out = (uint64_t)kv->v.i;
     } else {
         return wrong_type(g, key, kv->type, "an integer");
@@ -672,8 +661,8 @@ vkllm_status vkllm__gguf_get_i64(const struct vkllm__gguf *g, const char *key, i
         *out = kv->v.i;
     } else if (is_unsigned(kv->type)) {
         if (kv->v.u > (uint64_t)INT64_MAX)
-            return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: key '%s' = %llu exceeds INT64_MAX",
-                              g->path, key, (unsigned long long)kv->v.u);
+            return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: key '%s' = %llu exceeds INT64_MAX", g->path, key,
+                              (unsigned long long)kv->v.u);
         *out = (int64_t)kv->v.u;
     } else {
         return wrong_type(g, key, kv->type, "an integer");
@@ -684,14 +673,10 @@ vkllm_status vkllm__gguf_get_i64(const struct vkllm__gguf *g, const char *key, i
 vkllm_status vkllm__gguf_get_f64(const struct vkllm__gguf *g, const char *key, double *out) {
     const struct vkllm__gguf_kv *kv = vkllm__gguf_find(g, key);
     if (!kv) return VKLLM_STATUS_NOT_FOUND;
-    if (kv->type == VKLLM__GGUF_F32 || kv->type == VKLLM__GGUF_F64)
-        *out = kv->v.f;
-    else if (is_unsigned(kv->type))
-        *out = (double)kv->v.u;
-    else if (is_signed(kv->type))
-        *out = (double)kv->v.i;
-    else
-        return wrong_type(g, key, kv->type, "a number");
+    if (kv->type == VKLLM__GGUF_F32 || kv->type == VKLLM__GGUF_F64) *out = kv->v.f;
+    else if (is_unsigned(kv->type)) *out = (double)kv->v.u;
+    else if (is_signed(kv->type)) *out = (double)kv->v.i;
+    else return wrong_type(g, key, kv->type, "a number");
     return VKLLM_STATUS_OK;
 }
 
@@ -717,9 +702,8 @@ vkllm_status vkllm__gguf_get_arr(const struct vkllm__gguf *g, const char *key, u
     if (!kv) return VKLLM_STATUS_NOT_FOUND;
     if (kv->type != VKLLM__GGUF_ARRAY) return wrong_type(g, key, kv->type, "array");
     if (elem_type < VKLLM__GGUF_VTYPE_COUNT_ && kv->arr_type != elem_type)
-        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: key '%s' is an array of %s, expected %s",
-                          g->path, key, vkllm__gguf_vtype_name(kv->arr_type),
-                          vkllm__gguf_vtype_name(elem_type));
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: key '%s' is an array of %s, expected %s", g->path, key,
+                          vkllm__gguf_vtype_name(kv->arr_type), vkllm__gguf_vtype_name(elem_type));
     *out = kv;
     return VKLLM_STATUS_OK;
 }
@@ -785,9 +769,7 @@ vkllm_status vkllm__gguf_arr_strings(const struct vkllm__gguf_kv *kv, struct vkl
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "gguf_arr_strings: not an array of strings");
     /* arr_n <= arr_bytes / 8 was checked at open, so this cannot overflow. */
     struct vkllm__str *s = vkllm__malloc((size_t)(kv->arr_n ? kv->arr_n : 1) * sizeof *s);
-    if (!s)
-        return vkllm__err(VKLLM_STATUS_OOM, "out of memory for %llu strings",
-                          (unsigned long long)kv->arr_n);
+    if (!s) return vkllm__err(VKLLM_STATUS_OOM, "out of memory for %llu strings", (unsigned long long)kv->arr_n);
     struct rd r = {kv->arr_data, kv->arr_bytes, 0, NULL};
     for (uint64_t i = 0; i < kv->arr_n; i++) {
         if (rd_str(&r, &s[i], "", "") != VKLLM_STATUS_OK) {

@@ -40,16 +40,16 @@ struct vkllm__gguf_kv {
     struct vkllm__str key;
     uint32_t type; /* enum vkllm__gguf_vtype */
     union {
-        uint64_t u;   /* U8, U16, U32, U64 */
-        int64_t i;    /* I8, I16, I32, I64 */
-        double f;     /* F32, F64 */
-        int b;        /* BOOL */
+        uint64_t u;          /* U8, U16, U32, U64 */
+        int64_t i;           /* I8, I16, I32, I64 */
+        double f;            /* F32, F64 */
+        int b;               /* BOOL */
         struct vkllm__str s; /* STRING */
     } v;
-    uint32_t arr_type;        /* ARRAY: element type (may itself be ARRAY) */
-    uint64_t arr_n;           /* ARRAY: element count */
-    const uint8_t *arr_data;  /* ARRAY: first element's bytes in the mapping */
-    uint64_t arr_bytes;       /* ARRAY: bytes the elements occupy */
+    uint32_t arr_type;       /* ARRAY: element type (may itself be ARRAY) */
+    uint64_t arr_n;          /* ARRAY: element count */
+    const uint8_t *arr_data; /* ARRAY: first element's bytes in the mapping */
+    uint64_t arr_bytes;      /* ARRAY: bytes the elements occupy */
 };
 
 /* One tensor of the tensor table. ne[0] is the innermost (contiguous) dimension, as in ggml;
@@ -58,28 +58,28 @@ struct vkllm__gguf_tensor {
     struct vkllm__str name;
     uint32_t n_dims;
     uint64_t ne[4];
-    uint32_t type;     /* ggml type id (enum vkllm__type, runtime/base/types.h) */
-    uint64_t offset;   /* bytes from the start of the data section */
-    uint64_t nbytes;   /* bytes of data */
-    const void *data;  /* into the mapping */
+    uint32_t type;    /* ggml type id (enum vkllm__type, runtime/base/types.h) */
+    uint64_t offset;  /* bytes from the start of the data section */
+    uint64_t nbytes;  /* bytes of data */
+    const void *data; /* into the mapping */
 };
 
 struct vkllm__gguf {
-    const uint8_t *base;   /* whole file */
-    uint64_t size;         /* bytes */
-    uint32_t version;      /* 2 or 3 */
+    const uint8_t *base; /* whole file */
+    uint64_t size;       /* bytes */
+    uint32_t version;    /* 2 or 3 */
     uint64_t n_kv;
     struct vkllm__gguf_kv *kv;
     uint64_t n_tensors;
     struct vkllm__gguf_tensor *tensors;
-    uint64_t alignment;    /* general.alignment or 32 */
-    uint64_t data_offset;  /* start of the data section in the file */
-    char path[512];        /* for messages */
+    uint64_t alignment;   /* general.alignment or 32 */
+    uint64_t data_offset; /* start of the data section in the file */
+    char path[512];       /* for messages */
     /* private */
     void *map_;
     uint64_t map_size_;
-    int fd_;               /* the file, open while the handle is (-1: none), for vkllm__gguf_check */
-    int guard_;            /* mapguard.h id of the mapping, or -1 */
+    int fd_;                     /* the file, open while the handle is (-1: none), for vkllm__gguf_check */
+    int guard_;                  /* mapguard.h id of the mapping, or -1 */
     int64_t mtime_s_, mtime_ns_; /* the file's modification time at open */
 };
 
@@ -100,8 +100,7 @@ vkllm_status vkllm__gguf_open(const char *path, struct vkllm__gguf **out);
 
 /* The same over a caller-owned buffer that must outlive the handle (fuzzing, tests). name is
  * used in messages. */
-vkllm_status vkllm__gguf_open_memory(const void *data, uint64_t size, const char *name,
-                                     struct vkllm__gguf **out);
+vkllm_status vkllm__gguf_open_memory(const void *data, uint64_t size, const char *name, struct vkllm__gguf **out);
 
 void vkllm__gguf_close(struct vkllm__gguf *g);
 
@@ -146,8 +145,8 @@ double vkllm__gguf_arr_f64(const struct vkllm__gguf_kv *kv, uint64_t i);
  * Each step costs the size of the element, so a whole walk is linear in the array's bytes. */
 struct vkllm__gguf_arr_iter {
     const struct vkllm__gguf_kv *arr;
-    uint64_t i;    /* elements returned so far */
-    uint64_t pos;  /* byte offset of the next element within arr_data */
+    uint64_t i;   /* elements returned so far */
+    uint64_t pos; /* byte offset of the next element within arr_data */
 };
 void vkllm__gguf_arr_iter_init(struct vkllm__gguf_arr_iter *it, const struct vkllm__gguf_kv *arr);
 /* 1 with the next element in *out, 0 at the end (or for a kv that is not an array). */
@@ -160,8 +159,7 @@ vkllm_status vkllm__gguf_arr_strings(const struct vkllm__gguf_kv *kv, struct vkl
 /* Bytes of the one value of type `type` at the start of bytes[0..nbytes) (what follows the u32
  * type of a kv), walking strings and nested arrays with bounds checks: VKLLM_STATUS_BAD_FORMAT
  * (message says what is wrong) when it is not a well-formed value. */
-vkllm_status vkllm__gguf_value_size(uint32_t type, const void *bytes, uint64_t nbytes,
-                                    uint64_t *size);
+vkllm_status vkllm__gguf_value_size(uint32_t type, const void *bytes, uint64_t nbytes, uint64_t *size);
 
 /* Compare a vkllm__str with a C string. */
 int vkllm__str_eq(struct vkllm__str s, const char *c);

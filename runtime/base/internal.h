@@ -26,19 +26,15 @@ void vkllm__err_prefix(const char *fmt, ...) VKLLM_PRINTF(1, 2);
 void vkllm__log(vkllm_log_level level, const char *fmt, ...) VKLLM_PRINTF(2, 3);
 
 /* Jump to `label` when a status-returning call fails (st must be a vkllm_status variable). */
-#define VKLLM_TRY(st, expr, label)              \
-    do {                                        \
-        (st) = (expr);                          \
+#define VKLLM_TRY(st, expr, label)               \
+    do {                                         \
+        (st) = (expr);                           \
         if ((st) != VKLLM_STATUS_OK) goto label; \
     } while (0)
 
 /* Overflow-checked size arithmetic: return 1 and store the result, or 0 on overflow. */
-static inline int vkllm__add_u64(uint64_t a, uint64_t b, uint64_t *r) {
-    return !__builtin_add_overflow(a, b, r);
-}
-static inline int vkllm__mul_u64(uint64_t a, uint64_t b, uint64_t *r) {
-    return !__builtin_mul_overflow(a, b, r);
-}
+static inline int vkllm__add_u64(uint64_t a, uint64_t b, uint64_t *r) { return !__builtin_add_overflow(a, b, r); }
+static inline int vkllm__mul_u64(uint64_t a, uint64_t b, uint64_t *r) { return !__builtin_mul_overflow(a, b, r); }
 
 static inline uint64_t vkllm__gcd_u64(uint64_t a, uint64_t b) {
     while (b) {
@@ -71,7 +67,9 @@ uint64_t vkllm__fault_pending(enum vkllm__fault_kind kind);
 /* A byte count for messages, in the unit that shows it ("512 B", "12.5 KiB", "3.2 MiB",
  * "1.50 GiB"): vkllm__err(..., "%s", vkllm__bytes(n).s) (the array lives until the end of the
  * full expression). */
-struct vkllm__bytes_text { char s[24]; };
+struct vkllm__bytes_text {
+    char s[24];
+};
 struct vkllm__bytes_text vkllm__bytes(uint64_t n);
 
 /* Monotonic clock in nanoseconds. */

@@ -115,9 +115,7 @@ void vkllm__mapguard_remove(int id) {
     atomic_store(&g_slots[id].used, 0);
 }
 
-int vkllm__mapguard_hit(int id) {
-    return id >= 0 && id < VKLLM__MAPGUARD_MAX && atomic_load(&g_slots[id].hit);
-}
+int vkllm__mapguard_hit(int id) { return id >= 0 && id < VKLLM__MAPGUARD_MAX && atomic_load(&g_slots[id].hit); }
 
 #else /* no SIGBUS: nothing to guard */
 

@@ -166,7 +166,8 @@ static float mxfp4_scale(uint8_t e) { return ldexpf(1.0f, (int)e - 128); } /* 2^
 
 static void dequant_mxfp4(const struct vkllm__block_mxfp4 *b, float *y) {
     float d = mxfp4_scale(b->e);
-    for (int j = 0; j < 16; j++) y[j] = d * (float)k_mxfp4[b->qs[j] & 15], y[j + 16] = d * (float)k_mxfp4[b->qs[j] >> 4];
+    for (int j = 0; j < 16; j++)
+        y[j] = d * (float)k_mxfp4[b->qs[j] & 15], y[j + 16] = d * (float)k_mxfp4[b->qs[j] >> 4];
 }
 
 /* The smallest exponent whose scale puts the largest magnitude within the table's 12, then each
@@ -406,8 +407,7 @@ static void put_scale_min_k4(const int *sc, const int *mn, uint8_t *q) {
 }
 
 /* Decode a Q4_K/Q5_K super-block given its quants q[256] (0..15 or 0..31). */
-static void dequant_k_affine(uint16_t dh, uint16_t dminh, const uint8_t *scales, const int *q,
-                             float *y) {
+static void dequant_k_affine(uint16_t dh, uint16_t dminh, const uint8_t *scales, const int *q, float *y) {
     float d = vkllm__f16_to_f32(dh), dmin = vkllm__f16_to_f32(dminh);
     for (int s = 0; s < 8; s++) {
         int sc, mn;
@@ -419,8 +419,7 @@ static void dequant_k_affine(uint16_t dh, uint16_t dminh, const uint8_t *scales,
 
 /* Encode a Q4_K/Q5_K super-block: 6-bit sub-block scales and mins against f16 super scales,
  * then quants against the scales as stored. Writes d, dmin, scales and q[256]. */
-static void quant_k_affine(const float *x, int nmax, uint16_t *dh, uint16_t *dminh,
-                           uint8_t *scales, int *q) {
+static void quant_k_affine(const float *x, int nmax, uint16_t *dh, uint16_t *dminh, uint8_t *scales, int *q) {
     float sub_scale[8], sub_min[8], max_scale = 0.0f, max_min = 0.0f;
     for (int s = 0; s < 8; s++) {
         sub_scale[s] = fit_scale_min(x + 32 * s, 32, nmax, &sub_min[s]);
@@ -438,8 +437,7 @@ static void quant_k_affine(const float *x, int nmax, uint16_t *dh, uint16_t *dmi
     put_scale_min_k4(sc, mn, scales);
     for (int s = 0; s < 8; s++) {
         float d1 = d * (float)sc[s], m1 = dmin * (float)mn[s];
-        for (int l = 0; l < 32; l++)
-            q[32 * s + l] = d1 > 0.0f ? qround((x[32 * s + l] + m1) / d1, 0, nmax) : 0;
+        for (int l = 0; l < 32; l++) q[32 * s + l] = d1 > 0.0f ? qround((x[32 * s + l] + m1) / d1, 0, nmax) : 0;
     }
 }
 
@@ -455,8 +453,7 @@ static void unpack_k_nibbles(const uint8_t *qs, int *q) {
 
 static void pack_k_nibbles(const int *q, uint8_t *qs) {
     for (int c = 0; c < 4; c++)
-        for (int l = 0; l < 32; l++)
-            qs[32 * c + l] = (uint8_t)((q[64 * c + l] & 15) | (q[64 * c + 32 + l] & 15) << 4);
+        for (int l = 0; l < 32; l++) qs[32 * c + l] = (uint8_t)((q[64 * c + l] & 15) | (q[64 * c + 32 + l] & 15) << 4);
 }
 
 static void dequant_q4_K(const struct vkllm__block_q4_K *b, float *y) {
@@ -464,7 +461,6 @@ static void dequant_q4_K(const struct vkllm__block_q4_K *b, float *y) {
     unpack_k_nibbles(b->qs, q);
     dequant_k_affine(b->d, b->dmin, b->scales, q, y);
 }
-
 
 static void quant_q4_K(const float *x, struct vkllm__block_q4_K *b) {
     int q[VKLLM_QK_K];
@@ -571,7 +567,8 @@ static void quant_q2_K(const float *x, struct vkllm__block_q2_K *b) {
     float d = vkllm__f16_to_f32(b->d), dmin = vkllm__f16_to_f32(b->dmin);
     memset(b->qs, 0, sizeof b->qs);
     for (int s = 0; s < 16; s++) {
-        int sc = d > 0.0f ? qround(sub_scale[s] / d, 0, 15) : 0, mn = dmin > 0.0f ? qround(sub_min[s] / dmin, 0, 15) : 0;
+        int sc = d > 0.0f ? qround(sub_scale[s] / d, 0, 15) : 0,
+            mn = dmin > 0.0f ? qround(sub_min[s] / dmin, 0, 15) : 0;
         b->scales[s] = (uint8_t)(sc | mn << 4);
         float d1 = d * (float)sc, m1 = dmin * (float)mn;
         for (int l = 0; l < 16; l++) {
@@ -639,7 +636,8 @@ int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float
         float dd = vkllm__f16_to_f32(b->d);
         for (int ib = 0; ib < 8; ib++) {
             for (int j = 0; j < 16; j++)
-                q[32 * ib + j] = k_iq4nl[b->qs[16 * ib + j] & 15], q[32 * ib + 16 + j] = k_iq4nl[b->qs[16 * ib + j] >> 4];
+                q[32 * ib + j] = k_iq4nl[b->qs[16 * ib + j] & 15],
+                            q[32 * ib + 16 + j] = k_iq4nl[b->qs[16 * ib + j] >> 4];
             d[ib] = dd * (float)(iq4xs_ls(b, ib) - 32), m[ib] = 0.0f;
         }
         return 256;
@@ -727,27 +725,25 @@ int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float
 /* --- dispatch ------------------------------------------------------------------------------- */
 
 /* One entry per block type: decode / encode one block (struct of type_size bytes). */
-#define VKLLM_BLOCK_CODECS(XX)                             \
-    XX(VKLLM__TYPE_Q8_0, q8_0, VKLLM_QK8_0)                 \
-    XX(VKLLM__TYPE_Q4_0, q4_0, VKLLM_QK4_0)                 \
-    XX(VKLLM__TYPE_IQ4_NL, iq4_nl, VKLLM_QK4_NL)            \
-    XX(VKLLM__TYPE_IQ4_XS, iq4_xs, VKLLM_QK_K)              \
-    XX(VKLLM__TYPE_MXFP4, mxfp4, VKLLM_QK_MXFP4)            \
-    XX(VKLLM__TYPE_Q4_1, q4_1, VKLLM_QK4_1)                 \
-    XX(VKLLM__TYPE_Q5_0, q5_0, VKLLM_QK5_0)                 \
-    XX(VKLLM__TYPE_Q5_1, q5_1, VKLLM_QK5_1)                 \
-    XX(VKLLM__TYPE_Q2_K, q2_K, VKLLM_QK_K)                  \
-    XX(VKLLM__TYPE_Q3_K, q3_K, VKLLM_QK_K)                  \
-    XX(VKLLM__TYPE_Q4_K, q4_K, VKLLM_QK_K)                  \
-    XX(VKLLM__TYPE_Q5_K, q5_K, VKLLM_QK_K)                  \
+#define VKLLM_BLOCK_CODECS(XX)                   \
+    XX(VKLLM__TYPE_Q8_0, q8_0, VKLLM_QK8_0)      \
+    XX(VKLLM__TYPE_Q4_0, q4_0, VKLLM_QK4_0)      \
+    XX(VKLLM__TYPE_IQ4_NL, iq4_nl, VKLLM_QK4_NL) \
+    XX(VKLLM__TYPE_IQ4_XS, iq4_xs, VKLLM_QK_K)   \
+    XX(VKLLM__TYPE_MXFP4, mxfp4, VKLLM_QK_MXFP4) \
+    XX(VKLLM__TYPE_Q4_1, q4_1, VKLLM_QK4_1)      \
+    XX(VKLLM__TYPE_Q5_0, q5_0, VKLLM_QK5_0)      \
+    XX(VKLLM__TYPE_Q5_1, q5_1, VKLLM_QK5_1)      \
+    XX(VKLLM__TYPE_Q2_K, q2_K, VKLLM_QK_K)       \
+    XX(VKLLM__TYPE_Q3_K, q3_K, VKLLM_QK_K)       \
+    XX(VKLLM__TYPE_Q4_K, q4_K, VKLLM_QK_K)       \
+    XX(VKLLM__TYPE_Q5_K, q5_K, VKLLM_QK_K)       \
     XX(VKLLM__TYPE_Q6_K, q6_K, VKLLM_QK_K)
 
 void vkllm__dequantize_row(uint32_t type, const void *src, float *dst, uint64_t n) {
     const uint8_t *p = src;
     switch (type) {
-    case VKLLM__TYPE_F32:
-        memcpy(dst, src, n * sizeof(float));
-        return;
+    case VKLLM__TYPE_F32: memcpy(dst, src, n * sizeof(float)); return;
     case VKLLM__TYPE_F16:
     case VKLLM__TYPE_BF16:
         for (uint64_t i = 0; i < n; i++) {
@@ -756,13 +752,13 @@ void vkllm__dequantize_row(uint32_t type, const void *src, float *dst, uint64_t 
             dst[i] = type == VKLLM__TYPE_F16 ? vkllm__f16_to_f32(h) : vkllm__bf16_to_f32(h);
         }
         return;
-#define VKLLM_DEQ_CASE(id, name, qk)                                    \
-    case id:                                                            \
-        for (uint64_t i = 0; i < n / (qk); i++) {                       \
-            struct vkllm__block_##name b;                               \
-            memcpy(&b, p + i * sizeof b, sizeof b);                     \
-            dequant_##name(&b, dst + i * (qk));                         \
-        }                                                               \
+#define VKLLM_DEQ_CASE(id, name, qk)                \
+    case id:                                        \
+        for (uint64_t i = 0; i < n / (qk); i++) {   \
+            struct vkllm__block_##name b;           \
+            memcpy(&b, p + i * sizeof b, sizeof b); \
+            dequant_##name(&b, dst + i * (qk));     \
+        }                                           \
         return;
         VKLLM_BLOCK_CODECS(VKLLM_DEQ_CASE)
 #undef VKLLM_DEQ_CASE
@@ -776,9 +772,7 @@ void vkllm__dequantize_row(uint32_t type, const void *src, float *dst, uint64_t 
 void vkllm__quantize_row(uint32_t type, const float *src, void *dst, uint64_t n) {
     uint8_t *p = dst;
     switch (type) {
-    case VKLLM__TYPE_F32:
-        memcpy(dst, src, n * sizeof(float));
-        return;
+    case VKLLM__TYPE_F32: memcpy(dst, src, n * sizeof(float)); return;
     case VKLLM__TYPE_F16:
     case VKLLM__TYPE_BF16:
         for (uint64_t i = 0; i < n; i++) {
@@ -786,18 +780,17 @@ void vkllm__quantize_row(uint32_t type, const float *src, void *dst, uint64_t n)
             memcpy(p + 2 * i, &h, 2);
         }
         return;
-#define VKLLM_QUANT_CASE(id, name, qk)                                  \
-    case id:                                                            \
-        for (uint64_t i = 0; i < n / (qk); i++) {                       \
-            struct vkllm__block_##name b;                               \
-            memset(&b, 0, sizeof b);                                    \
-            quant_##name(src + i * (qk), &b);                           \
-            memcpy(p + i * sizeof b, &b, sizeof b);                     \
-        }                                                               \
+#define VKLLM_QUANT_CASE(id, name, qk)              \
+    case id:                                        \
+        for (uint64_t i = 0; i < n / (qk); i++) {   \
+            struct vkllm__block_##name b;           \
+            memset(&b, 0, sizeof b);                \
+            quant_##name(src + i * (qk), &b);       \
+            memcpy(p + i * sizeof b, &b, sizeof b); \
+        }                                           \
         return;
         VKLLM_BLOCK_CODECS(VKLLM_QUANT_CASE)
 #undef VKLLM_QUANT_CASE
-    default:
-        return; /* not a compute type: nothing is written */
+    default: return; /* not a compute type: nothing is written */
     }
 }

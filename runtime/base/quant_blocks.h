@@ -15,28 +15,28 @@
 #define VKLLM_QK5_0 32
 #define VKLLM_QK5_1 32
 #define VKLLM_QK8_0 32
-#define VKLLM_QK_K 256         /* super-block size of the K-quants */
-#define VKLLM_K_SCALE_SIZE 12  /* packed 6-bit scales and mins of Q4_K / Q5_K */
+#define VKLLM_QK_K 256        /* super-block size of the K-quants */
+#define VKLLM_K_SCALE_SIZE 12 /* packed 6-bit scales and mins of Q4_K / Q5_K */
 
 /* x[j] = (q[j] - 8) * d; element j < 16 is the low nibble of qs[j], element j + 16 the high. */
 struct vkllm__block_q4_0 {
-    uint16_t d;                   /* f16 scale */
-    uint8_t qs[VKLLM_QK4_0 / 2];  /* 4-bit quants */
+    uint16_t d;                  /* f16 scale */
+    uint8_t qs[VKLLM_QK4_0 / 2]; /* 4-bit quants */
 };
 
 /* x[j] = k_iq4nl[q[j]] * d (a non-linear table of 16 levels, runtime/base/quant.c); nibbles as
  * in Q4_0. */
 #define VKLLM_QK4_NL 32
 struct vkllm__block_iq4_nl {
-    uint16_t d;                    /* f16 scale */
-    uint8_t qs[VKLLM_QK4_NL / 2];  /* 4-bit indices into the table */
+    uint16_t d;                   /* f16 scale */
+    uint8_t qs[VKLLM_QK4_NL / 2]; /* 4-bit indices into the table */
 };
 
 /* IQ4_XS: 8 sub-blocks of 32, sub-block ib scaled by d * (ls - 32), ls = 6 bits (the low 4 in
  * scales_l[ib / 2] >> 4 * (ib % 2), the high 2 in scales_h >> 2 * ib); its 16 bytes of qs index
  * the IQ4_NL levels as in IQ4_NL. */
 struct vkllm__block_iq4_xs {
-    uint16_t d;                      /* f16 super-block scale */
+    uint16_t d; /* f16 super-block scale */
     uint16_t scales_h;
     uint8_t scales_l[VKLLM_QK_K / 64];
     uint8_t qs[VKLLM_QK_K / 2];
@@ -53,15 +53,15 @@ struct vkllm__block_mxfp4 {
 
 /* x[j] = q[j] * d + m; nibbles as in Q4_0. */
 struct vkllm__block_q4_1 {
-    uint16_t d;  /* f16 scale */
-    uint16_t m;  /* f16 min */
+    uint16_t d; /* f16 scale */
+    uint16_t m; /* f16 min */
     uint8_t qs[VKLLM_QK4_1 / 2];
 };
 
 /* x[j] = (q[j] - 16) * d, q[j] = nibble as in Q4_0 | bit j of qh (a little-endian u32) << 4. */
 struct vkllm__block_q5_0 {
     uint16_t d;
-    uint8_t qh[4];  /* 5th bits, bit j for element j */
+    uint8_t qh[4]; /* 5th bits, bit j for element j */
     uint8_t qs[VKLLM_QK5_0 / 2];
 };
 
@@ -85,8 +85,8 @@ struct vkllm__block_q8_0 {
  * (scales[s] >> 6) << 4. x = d * sc[s] * q - dmin * mn[s]. Quants: each 64 elements share 32
  * bytes of qs; elements 0..31 are the low nibbles, 32..63 the high nibbles. */
 struct vkllm__block_q4_K {
-    uint16_t d;     /* f16 super-block scale of the scales */
-    uint16_t dmin;  /* f16 super-block scale of the mins */
+    uint16_t d;    /* f16 super-block scale of the scales */
+    uint16_t dmin; /* f16 super-block scale of the mins */
     uint8_t scales[VKLLM_K_SCALE_SIZE];
     uint8_t qs[VKLLM_QK_K / 2];
 };
@@ -108,8 +108,8 @@ struct vkllm__block_q5_K {
 struct vkllm__block_q2_K {
     uint8_t scales[VKLLM_QK_K / 16]; /* 4-bit scale (low) and min (high) per sub-block */
     uint8_t qs[VKLLM_QK_K / 4];
-    uint16_t d;                      /* f16 super-block scale of the scales */
-    uint16_t dmin;                   /* f16 super-block scale of the mins */
+    uint16_t d;    /* f16 super-block scale of the scales */
+    uint16_t dmin; /* f16 super-block scale of the mins */
 };
 
 /* Q3_K: x = d * (sc[s] - 32) * (q - 4 + 4 * h), q 0..3 as Q2_K's and h bit i / 32 of hmask[i % 32];
@@ -127,8 +127,8 @@ struct vkllm__block_q3_K {
  * l + 32 = ql[l + 32] low | bits 2-3, l + 64 = ql[l] high | bits 4-5, l + 96 = ql[l + 32]
  * high | bits 6-7. */
 struct vkllm__block_q6_K {
-    uint8_t ql[VKLLM_QK_K / 2];  /* low 4 bits */
-    uint8_t qh[VKLLM_QK_K / 4];  /* high 2 bits */
+    uint8_t ql[VKLLM_QK_K / 2]; /* low 4 bits */
+    uint8_t qh[VKLLM_QK_K / 4]; /* high 2 bits */
     int8_t scales[VKLLM_QK_K / 16];
     uint16_t d;
 };

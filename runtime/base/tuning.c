@@ -75,8 +75,8 @@ vkllm_status vkllm__tuning_from_env(struct vkllm__tuning *t) {
         const char *v = getenv(k_knobs[i].env);
         if (!v || !*v || parse_value(&k_knobs[i], v, field_of(t, i))) continue;
         if (!st)
-            st = vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s='%.64s' is not a valid value (%s%s%s)",
-                            k_knobs[i].env, v, k_knobs[i].help, k_knobs[i].names ? "; one of " : "",
+            st = vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s='%.64s' is not a valid value (%s%s%s)", k_knobs[i].env,
+                            v, k_knobs[i].help, k_knobs[i].names ? "; one of " : "",
                             k_knobs[i].names ? k_knobs[i].names : "");
     }
     return st;

@@ -12,18 +12,18 @@
 static const struct vkllm__type_traits type_table[VKLLM__TYPE_COUNT_] = {
     [VKLLM__TYPE_F32] = {"f32", 1, 4, 1},
     [VKLLM__TYPE_F16] = {"f16", 1, 2, 1},
-    [VKLLM__TYPE_Q4_0] = {"q4_0", 32, 18, 1},    /* d:f16, qs[16] */
-    [VKLLM__TYPE_Q4_1] = {"q4_1", 32, 20, 1},    /* d, m:f16, qs[16] */
-    [VKLLM__TYPE_Q5_0] = {"q5_0", 32, 22, 1},    /* d:f16, qh[4], qs[16] */
-    [VKLLM__TYPE_Q5_1] = {"q5_1", 32, 24, 1},    /* d, m:f16, qh[4], qs[16] */
-    [VKLLM__TYPE_Q8_0] = {"q8_0", 32, 34, 1},    /* d:f16, qs[32] */
-    [VKLLM__TYPE_Q8_1] = {"q8_1", 32, 36, 0},    /* d, s:f16, qs[32] */
-    [VKLLM__TYPE_Q2_K] = {"q2_K", 256, 84, 1},   /* scales[16], qs[64], d, dmin:f16 */
-    [VKLLM__TYPE_Q3_K] = {"q3_K", 256, 110, 1},  /* hmask[32], qs[64], scales[12], d:f16 */
-    [VKLLM__TYPE_Q4_K] = {"q4_K", 256, 144, 1},  /* d, dmin:f16, scales[12], qs[128] */
-    [VKLLM__TYPE_Q5_K] = {"q5_K", 256, 176, 1},  /* d, dmin:f16, scales[12], qh[32], qs[128] */
-    [VKLLM__TYPE_Q6_K] = {"q6_K", 256, 210, 1},  /* ql[128], qh[64], scales[16], d:f16 */
-    [VKLLM__TYPE_Q8_K] = {"q8_K", 256, 292, 0},  /* d:f32, qs[256], bsums:i16[16] */
+    [VKLLM__TYPE_Q4_0] = {"q4_0", 32, 18, 1},   /* d:f16, qs[16] */
+    [VKLLM__TYPE_Q4_1] = {"q4_1", 32, 20, 1},   /* d, m:f16, qs[16] */
+    [VKLLM__TYPE_Q5_0] = {"q5_0", 32, 22, 1},   /* d:f16, qh[4], qs[16] */
+    [VKLLM__TYPE_Q5_1] = {"q5_1", 32, 24, 1},   /* d, m:f16, qh[4], qs[16] */
+    [VKLLM__TYPE_Q8_0] = {"q8_0", 32, 34, 1},   /* d:f16, qs[32] */
+    [VKLLM__TYPE_Q8_1] = {"q8_1", 32, 36, 0},   /* d, s:f16, qs[32] */
+    [VKLLM__TYPE_Q2_K] = {"q2_K", 256, 84, 1},  /* scales[16], qs[64], d, dmin:f16 */
+    [VKLLM__TYPE_Q3_K] = {"q3_K", 256, 110, 1}, /* hmask[32], qs[64], scales[12], d:f16 */
+    [VKLLM__TYPE_Q4_K] = {"q4_K", 256, 144, 1}, /* d, dmin:f16, scales[12], qs[128] */
+    [VKLLM__TYPE_Q5_K] = {"q5_K", 256, 176, 1}, /* d, dmin:f16, scales[12], qh[32], qs[128] */
+    [VKLLM__TYPE_Q6_K] = {"q6_K", 256, 210, 1}, /* ql[128], qh[64], scales[16], d:f16 */
+    [VKLLM__TYPE_Q8_K] = {"q8_K", 256, 292, 0}, /* d:f32, qs[256], bsums:i16[16] */
     [VKLLM__TYPE_IQ2_XXS] = {"iq2_xxs", 256, 66, 0},
     [VKLLM__TYPE_IQ2_XS] = {"iq2_xs", 256, 74, 0},
     [VKLLM__TYPE_IQ3_XXS] = {"iq3_xxs", 256, 98, 0},
@@ -41,7 +41,7 @@ static const struct vkllm__type_traits type_table[VKLLM__TYPE_COUNT_] = {
     [VKLLM__TYPE_BF16] = {"bf16", 1, 2, 1},
     [VKLLM__TYPE_TQ1_0] = {"tq1_0", 256, 54, 0},
     [VKLLM__TYPE_TQ2_0] = {"tq2_0", 256, 66, 0},
-    [VKLLM__TYPE_MXFP4] = {"mxfp4", 32, 17, 1},  /* e:u8 (E8M0), qs[16] */
+    [VKLLM__TYPE_MXFP4] = {"mxfp4", 32, 17, 1}, /* e:u8 (E8M0), qs[16] */
 };
 
 const struct vkllm__type_traits *vkllm__type_traits(uint32_t type) {
@@ -66,8 +66,8 @@ vkllm_status vkllm__row_size(uint32_t type, uint64_t n, uint64_t *bytes) {
     if (!t) return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "unknown tensor type id %u", (unsigned)type);
     if (n % t->block_size != 0)
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
-                          "%llu elements of type %s are not a whole number of %u-element blocks",
-                          (unsigned long long)n, t->name, (unsigned)t->block_size);
+                          "%llu elements of type %s are not a whole number of %u-element blocks", (unsigned long long)n,
+                          t->name, (unsigned)t->block_size);
     uint64_t r;
     if (!vkllm__mul_u64(n / t->block_size, t->type_size, &r))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "size of %llu elements of type %s overflows",
@@ -79,12 +79,8 @@ vkllm_status vkllm__row_size(uint32_t type, uint64_t n, uint64_t *bytes) {
 vkllm_status vkllm__type_check(uint32_t type, const char *tensor) {
     const struct vkllm__type_traits *t = vkllm__type_traits(type);
     const char *what = tensor ? tensor : "?";
-    if (!t)
-        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "tensor %s: unknown tensor type id %u", what,
-                          (unsigned)type);
-    if (!t->compute)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "tensor %s: type %s is not supported", what,
-                          t->name);
+    if (!t) return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "tensor %s: unknown tensor type id %u", what, (unsigned)type);
+    if (!t->compute) return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "tensor %s: type %s is not supported", what, t->name);
     return VKLLM_STATUS_OK;
 }
 
@@ -150,9 +146,7 @@ uint16_t vkllm__f32_to_f16(float f) {
     return (uint16_t)(sign | h);
 }
 
-float vkllm__bf16_to_f32(uint16_t h) {
-    return bits_f32((uint32_t)h << 16);
-}
+float vkllm__bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
 
 uint16_t vkllm__f32_to_bf16(float f) {
     uint32_t x = f32_bits(f);

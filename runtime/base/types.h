@@ -46,10 +46,10 @@ enum vkllm__type {
 };
 
 struct vkllm__type_traits {
-    const char *name;     /* "q4_K" */
-    uint32_t block_size;  /* elements per block (1 for plain types) */
-    uint32_t type_size;   /* bytes per block */
-    int compute;          /* 1 if vkllm computes with it (dequantize/quantize exist) */
+    const char *name;    /* "q4_K" */
+    uint32_t block_size; /* elements per block (1 for plain types) */
+    uint32_t type_size;  /* bytes per block */
+    int compute;         /* 1 if vkllm computes with it (dequantize/quantize exist) */
 };
 
 /* Traits of a ggml type id; NULL when the id is not a known ggml type (size unknown). */

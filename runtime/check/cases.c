@@ -8,6 +8,10 @@
 #include "check.h"
 #include "types.h"
 
+/* The case lists are tables, laid out by hand: clang-format would put designated initializers
+ * one per line. */
+// clang-format off
+
 void vkllm__case_list_add(struct vkllm__case_list *l, const struct vkllm__op_case *c) {
     if (l->st) return;
     if (l->n == l->cap) {

@@ -53,24 +53,26 @@ void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n) {
                  c->flags & VKLLM__CASE_VQ8 ? " v q8_0" : "", c->flags & VKLLM__CASE_PAGED ? " paged" : "",
                  far_positions(c));
         break;
-    case VKLLM__OP_ATTENTION:
-    {
+    case VKLLM__OP_ATTENTION: {
         int w = snprintf(buf, n, "n=%u heads=%u/%u dim=%u ctx=%u", c->n, c->heads, c->heads_kv, c->head_dim, c->n_ctx);
         if (w > 0 && (size_t)w < n && c->window) w += snprintf(buf + w, n - (size_t)w, " win=%u", c->window);
-        if (w > 0 && (size_t)w < n && c->softcap > 0) w += snprintf(buf + w, n - (size_t)w, " cap=%g", (double)c->softcap);
+        if (w > 0 && (size_t)w < n && c->softcap > 0)
+            w += snprintf(buf + w, n - (size_t)w, " cap=%g", (double)c->softcap);
         if (w > 0 && (size_t)w < n && (c->flags & VKLLM__CASE_SINKS)) w += snprintf(buf + w, n - (size_t)w, " sinks");
         if (w > 0 && (size_t)w < n && (c->flags & VKLLM__CASE_RING)) w += snprintf(buf + w, n - (size_t)w, " ring");
         if (w > 0 && (size_t)w < n && (c->flags & VKLLM__CASE_PAGED)) w += snprintf(buf + w, n - (size_t)w, " paged");
         if (w > 0 && (size_t)w < n && (c->flags & VKLLM__CASE_PARTS)) w += snprintf(buf + w, n - (size_t)w, " 2 parts");
         if (w > 0 && (size_t)w < n && (c->flags & (VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8)))
-            snprintf(buf + w, n - (size_t)w, " %s", (c->flags & VKLLM__CASE_KQ8) && (c->flags & VKLLM__CASE_VQ8) ? "q8_0"
-                                                    : c->flags & VKLLM__CASE_KQ8 ? "k q8_0" : "v q8_0");
+            snprintf(buf + w, n - (size_t)w, " %s",
+                     (c->flags & VKLLM__CASE_KQ8) && (c->flags & VKLLM__CASE_VQ8) ? "q8_0"
+                     : c->flags & VKLLM__CASE_KQ8                                 ? "k q8_0"
+                                                                                  : "v q8_0");
         break;
     }
     case VKLLM__OP_ARGMAX: snprintf(buf, n, "%u", c->cols); break;
     case VKLLM__OP_MATVEC_ID:
-        snprintf(buf, n, "%s %ux%ux%u n=%u k=%u%s%s", vkllm__type_name(c->type), c->heads, c->rows, c->cols, c->n, c->nb,
-                 c->flags & VKLLM__CASE_GROUPED ? " grouped" : "", c->flags & VKLLM__CASE_SPLIT ? " split" : "");
+        snprintf(buf, n, "%s %ux%ux%u n=%u k=%u%s%s", vkllm__type_name(c->type), c->heads, c->rows, c->cols, c->n,
+                 c->nb, c->flags & VKLLM__CASE_GROUPED ? " grouped" : "", c->flags & VKLLM__CASE_SPLIT ? " split" : "");
         break;
     case VKLLM__OP_MOE_ROUTE:
     case VKLLM__OP_MOE_SUM: snprintf(buf, n, "n=%u %u k=%u", c->n, c->cols, c->nb); break;
@@ -185,10 +187,10 @@ void vkllm__chk_compare(const float *got, const float *want, uint64_t n, struct 
     s->max_abs = s->max_rel = 0;
     for (uint64_t i = 0; i < n; i++) {
         double d = fabs((double)got[i] - (double)want[i]);
-        if (isnan(got[i]) != isnan(want[i]) || (isinf(want[i]) && got[i] != want[i]) || (isinf(got[i]) && !isinf(want[i])))
+        if (isnan(got[i]) != isnan(want[i]) || (isinf(want[i]) && got[i] != want[i]) ||
+            (isinf(got[i]) && !isinf(want[i])))
             d = INFINITY;
-        else if (isnan(want[i]) || isinf(want[i]))
-            d = 0;
+        else if (isnan(want[i]) || isinf(want[i])) d = 0;
         if (!(d <= s->max_abs)) s->max_abs = d;
         if (fabs(want[i]) > 1e-6 && !(d / fabs(want[i]) <= s->max_rel)) s->max_rel = d / fabs(want[i]);
         if (isfinite(d)) {
@@ -245,8 +247,8 @@ vkllm_status vkllm__op_check(struct vkllm__gpu *gpu, const struct vkllm__op_case
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "check: bad case");
     memset(r, 0, sizeof *r);
     r->bound = k_ops[c->op].bound;
-    struct chk k = {.gpu = gpu, .c = c, .r = r, .rng = seed * 0x9E3779B97F4A7C15ull + 1, .profile = profile,
-                 .memo = memo};
+    struct chk k = {
+        .gpu = gpu, .c = c, .r = r, .rng = seed * 0x9E3779B97F4A7C15ull + 1, .profile = profile, .memo = memo};
     struct vkllm__tuning saved = *vkllm__gpu_tuning(gpu), t = saved;
     vkllm_status st = vkllm__tuning_parse(&t, c->tuning);
     if (st) return st;

@@ -24,65 +24,70 @@
  * driver transcendental (shaders/include/rope_angle.glsl): about an fp32 ulp at any position.
  * The runner also fails a case on anything else that is wrong (a NaN, a write past the output, a
  * batched column that differs from the column alone, the wrong kernel), with a detail line. */
-#define VKLLM__OPS(X)                                                                                 \
-    X(ADD, "add", "max_rel", 1e-6, elementwise)                                                       \
-    X(MUL, "mul", "max_rel", 1e-6, elementwise)                                                       \
-    X(SILU_MUL, "silu_mul", "max_rel", 1e-4, elementwise)                                             \
-    X(GELU_MUL, "gelu_mul", "max_rel", 1e-4, elementwise)                                             \
-    X(SWIGLU_OAI, "swiglu_oai", "max_rel", 1e-4, elementwise)                                         \
-    X(SOFTCAP, "softcap", "max_abs", 1e-5, elementwise)                                               \
-    X(RMSNORM, "rmsnorm", "max_rel", 1e-4, elementwise)                                               \
-    X(ADD_RMSNORM, "add_rmsnorm", "max_rel", 1e-4, elementwise)                                       \
-    X(SOFTMAX, "softmax", "max_abs", 1e-5, elementwise)                                               \
-    X(MATVEC, "matvec", "nmse", 1e-10, matvec)                                                        \
-    X(MATVEC_TB, "matvec_tb", "nmse", 1e-10, matvec_tb)                                               \
-    X(MATVEC_GLU, "matvec_glu", "nmse", 1e-9, matvec_glu)                                             \
-    X(MATMUL, "matmul", "nmse", 1e-9, matmul)                                                         \
-    X(GET_ROWS, "get_rows", "nmse", 1e-12, get_rows)                                                  \
-    X(ROPE, "rope", "max_abs", 2e-6, rope)                                                            \
-    X(KV_STORE, "kv_store", "wrong", 0, kv_store)                                                     \
-    X(ROPE_KV, "rope_kv", "max_abs", 2e-6, rope_kv)                                                   \
-    X(ATTENTION, "attention", "max_abs", 1e-4, attention)                                             \
-    X(ARGMAX, "argmax", "wrong", 0, argmax)                                                           \
-    X(MATVEC_ID, "matvec_id", "nmse", 1e-10, matvec_id)                                               \
-    X(MOE_ROUTE, "moe_route", "max_abs", 1e-5, moe_route)                                             \
-    X(MOE_SUM, "moe_sum", "max_abs", 1e-5, moe_sum)                                                   \
+#define VKLLM__OPS(X)                                           \
+    X(ADD, "add", "max_rel", 1e-6, elementwise)                 \
+    X(MUL, "mul", "max_rel", 1e-6, elementwise)                 \
+    X(SILU_MUL, "silu_mul", "max_rel", 1e-4, elementwise)       \
+    X(GELU_MUL, "gelu_mul", "max_rel", 1e-4, elementwise)       \
+    X(SWIGLU_OAI, "swiglu_oai", "max_rel", 1e-4, elementwise)   \
+    X(SOFTCAP, "softcap", "max_abs", 1e-5, elementwise)         \
+    X(RMSNORM, "rmsnorm", "max_rel", 1e-4, elementwise)         \
+    X(ADD_RMSNORM, "add_rmsnorm", "max_rel", 1e-4, elementwise) \
+    X(SOFTMAX, "softmax", "max_abs", 1e-5, elementwise)         \
+    X(MATVEC, "matvec", "nmse", 1e-10, matvec)                  \
+    X(MATVEC_TB, "matvec_tb", "nmse", 1e-10, matvec_tb)         \
+    X(MATVEC_GLU, "matvec_glu", "nmse", 1e-9, matvec_glu)       \
+    X(MATMUL, "matmul", "nmse", 1e-9, matmul)                   \
+    X(GET_ROWS, "get_rows", "nmse", 1e-12, get_rows)            \
+    X(ROPE, "rope", "max_abs", 2e-6, rope)                      \
+    X(KV_STORE, "kv_store", "wrong", 0, kv_store)               \
+    X(ROPE_KV, "rope_kv", "max_abs", 2e-6, rope_kv)             \
+    X(ATTENTION, "attention", "max_abs", 1e-4, attention)       \
+    X(ARGMAX, "argmax", "wrong", 0, argmax)                     \
+    X(MATVEC_ID, "matvec_id", "nmse", 1e-10, matvec_id)         \
+    X(MOE_ROUTE, "moe_route", "max_abs", 1e-5, moe_route)       \
+    X(MOE_SUM, "moe_sum", "max_abs", 1e-5, moe_sum)             \
     X(MOE_ADD_ID, "moe_add_id", "max_rel", 1e-6, moe_add_id)
 
 enum vkllm__op {
 #define VKLLM__OP_ENUM_(op, ...) VKLLM__OP_##op,
     VKLLM__OPS(VKLLM__OP_ENUM_)
 #undef VKLLM__OP_ENUM_
-    VKLLM__OP_COUNT_
+        VKLLM__OP_COUNT_
 };
 
 /* Input and layout flags. */
-#define VKLLM__CASE_NEG_INF 0x01u /* softmax: scattered -inf entries and one row all -inf */
-#define VKLLM__CASE_LARGE 0x02u   /* magnitudes up to 1e4; softmax also a few at +-1e30 */
-#define VKLLM__CASE_INPLACE 0x04u /* add_rmsnorm: the output written over d (as the forward pass) */
-#define VKLLM__CASE_NEOX 0x08u    /* rope: NeoX pairs */
-#define VKLLM__CASE_OFFSET 0x10u  /* W at byte 256 of its buffer */
+#define VKLLM__CASE_NEG_INF 0x01u    /* softmax: scattered -inf entries and one row all -inf */
+#define VKLLM__CASE_LARGE 0x02u      /* magnitudes up to 1e4; softmax also a few at +-1e30 */
+#define VKLLM__CASE_INPLACE 0x04u    /* add_rmsnorm: the output written over d (as the forward pass) */
+#define VKLLM__CASE_NEOX 0x08u       /* rope: NeoX pairs */
+#define VKLLM__CASE_OFFSET 0x10u     /* W at byte 256 of its buffer */
 #define VKLLM__CASE_BOTH_PATHS 0x20u /* matvec_tb: also vkllm__op_matvec with the texel path on and off */
-#define VKLLM__CASE_UPLOADED 0x40u /* W made by vkllm__dtensor_upload, as models load */
-#define VKLLM__CASE_SINKS 0x80u   /* attention: a sink score per head (gpt-oss), some larger than any score */
-#define VKLLM__CASE_GROUPED 0x100u /* matvec_id: columns grouped by expert (prefill), bit-identical to ungrouped */
+#define VKLLM__CASE_UPLOADED 0x40u   /* W made by vkllm__dtensor_upload, as models load */
+#define VKLLM__CASE_SINKS 0x80u      /* attention: a sink score per head (gpt-oss), some larger than any score */
+#define VKLLM__CASE_GROUPED 0x100u   /* matvec_id: columns grouped by expert (prefill), bit-identical to ungrouped */
 #define VKLLM__CASE_MAGNITUDE 0x200u /* rope, rope_kv: the rotated dims scaled by 1.25 (attn_factor, YaRN) */
-#define VKLLM__CASE_RING 0x400u   /* attention with a window: the cache a ring of window + n - 1 rows */
-#define VKLLM__CASE_KQ8 0x800u    /* kv_store, rope_kv, attention: the (k) cache is q8_0 */
-#define VKLLM__CASE_VQ8 0x1000u   /* rope_kv, attention: the v cache is q8_0 */
-#define VKLLM__CASE_PAGED 0x2000u /* kv_store, rope_kv, attention: a pool of blocks and a block table (shuffled) */
-#define VKLLM__CASE_SPLIT 0x4000u /* matrix ops, matvec_id: W uploaded as models load it, split into several
+#define VKLLM__CASE_RING 0x400u      /* attention with a window: the cache a ring of window + n - 1 rows */
+#define VKLLM__CASE_KQ8 0x800u       /* kv_store, rope_kv, attention: the (k) cache is q8_0 */
+#define VKLLM__CASE_VQ8 0x1000u      /* rope_kv, attention: the v cache is q8_0 */
+#define VKLLM__CASE_PAGED 0x2000u    /* kv_store, rope_kv, attention: a pool of blocks and a block table (shuffled) */
+#define VKLLM__CASE_SPLIT \
+    0x4000u /* matrix ops, matvec_id: W uploaded as models load it, split into several
                                      buffers (the case's max_alloc must make it so) */
-#define VKLLM__CASE_X8 0x8000u    /* matvec, matvec_glu, matmul: the int8-x kernel (matvec_x8) must take W;
+#define VKLLM__CASE_X8 \
+    0x8000u /* matvec, matvec_glu, matmul: the int8-x kernel (matvec_x8) must take W;
                                      skipped where it cannot (no subgroup arithmetic or size) */
-#define VKLLM__CASE_NONFINITE 0x10000u /* matvec: an inf in column 0 of x (a NaN in column 1): every row of those
+#define VKLLM__CASE_NONFINITE \
+    0x10000u /* matvec: an inf in column 0 of x (a NaN in column 1): every row of those
                                          columns must come out inf or NaN, the other columns as usual;
                                          softcap, gelu_mul: extreme inputs among the others (softcap: +-inf,
                                          +-3e38; gelu: +-1e13, +-1e20, where x^3 overflows): finite, right */
-#define VKLLM__CASE_COOPMAT 0x20000u /* matmul, attention: the cooperative-matrix kernel must run; skipped on
+#define VKLLM__CASE_COOPMAT \
+    0x20000u /* matmul, attention: the cooperative-matrix kernel must run; skipped on
                                         devices without one (vkllm__matmul_coopmat_can, vkllm__attn_coopmat_can),
                                         where nothing else may skip */
-#define VKLLM__CASE_PARTS 0x40000u /* attention: the caches split by kv heads into two buffers (a cache larger
+#define VKLLM__CASE_PARTS \
+    0x40000u /* attention: the caches split by kv heads into two buffers (a cache larger
                                       than one binding: struct vkllm__attn_shape's chunk_heads) */
 
 #define VKLLM__CASE_MAX_POS 16
@@ -103,28 +108,28 @@ enum vkllm__op {
  * rope, kv_store, rope_kv and attention run one recording replayed at every position of pos[0..n_pos). */
 struct vkllm__op_case {
     enum vkllm__op op;
-    char tuning[96];           /* the variant: "name=value,..." over the device's tuning; "": none */
-    uint32_t type;             /* enum vkllm__type of W */
+    char tuning[96]; /* the variant: "name=value,..." over the device's tuning; "": none */
+    uint32_t type;   /* enum vkllm__type of W */
     uint32_t rows, cols, n, nb;
     uint32_t heads, heads_kv, head_dim, n_rot, n_ctx;
-    float scale;               /* rope: frequency factor (0: 1) */
-    uint32_t window;           /* attention: sliding window (0: none) */
-    float softcap;             /* attention: score soft-capping (0: none) */
-    uint32_t flags;            /* VKLLM__CASE_* */
+    float scale;     /* rope: frequency factor (0: 1) */
+    uint32_t window; /* attention: sliding window (0: none) */
+    float softcap;   /* attention: score soft-capping (0: none) */
+    uint32_t flags;  /* VKLLM__CASE_* */
     uint32_t n_pos;
     uint32_t pos[VKLLM__CASE_MAX_POS];
 };
 
 struct vkllm__op_result {
-    double err;          /* the op's measure (see VKLLM__OPS) */
+    double err; /* the op's measure (see VKLLM__OPS) */
     double bound;
-    double max_abs;      /* max |gpu - ref| (matrix products: over the whole output) */
-    int ok;              /* err within bound and nothing else wrong */
-    int skipped;         /* the device cannot run this case (detail says why); not ok either */
-    char detail[192];    /* what else was wrong, or "" */
-    char kernel[32];     /* the label of the first dispatch that ran */
-    uint32_t dispatches; /* recorded for the case (the last recording) */
-    double gpu_ns;       /* the case's last recording, when the device has timestamps */
+    double max_abs;        /* max |gpu - ref| (matrix products: over the whole output) */
+    int ok;                /* err within bound and nothing else wrong */
+    int skipped;           /* the device cannot run this case (detail says why); not ok either */
+    char detail[192];      /* what else was wrong, or "" */
+    char kernel[32];       /* the label of the first dispatch that ran */
+    uint32_t dispatches;   /* recorded for the case (the last recording) */
+    double gpu_ns;         /* the case's last recording, when the device has timestamps */
     uint64_t bytes, flops; /* what those dispatches declared (struct vkllm__cost) */
 };
 

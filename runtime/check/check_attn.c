@@ -24,11 +24,11 @@
 static void set_pos(struct chk *k, struct vkllm__buffer *b, uint32_t pos0) { vkllm__chk_upload(k, b, &pos0, 4); }
 
 /* Record one op into a new command list (NULL on failure, kept in k). */
-#define RECORD(k, cmd, call)                                                                            \
-    struct vkllm__cmd *cmd = vkllm__chk_cmd(k);                                                         \
-    if ((k)->st || !vkllm__chk_ok(k, vkllm__cmd_begin(cmd)) || !vkllm__chk_ok(k, (call)) ||            \
-        !vkllm__chk_ok(k, vkllm__cmd_end(cmd)))                                                         \
-        return
+#define RECORD(k, cmd, call)                                                                \
+    struct vkllm__cmd *cmd = vkllm__chk_cmd(k);                                             \
+    if ((k)->st || !vkllm__chk_ok(k, vkllm__cmd_begin(cmd)) || !vkllm__chk_ok(k, (call)) || \
+        !vkllm__chk_ok(k, vkllm__cmd_end(cmd)))                                             \
+    return
 
 /* --- rope ---------------------------------------------------------------------------------- */
 
@@ -47,7 +47,8 @@ void vkllm__chk_rope(struct chk *k) {
     uint32_t n = c->n, nh = c->heads, hd = c->head_dim, nr = c->n_rot;
     int neox = (c->flags & VKLLM__CASE_NEOX) != 0;
     uint64_t len = (uint64_t)n * nh * hd;
-    float *x = vkllm__chk_floats(k, len, 1.0f), *ref = vkllm__chk_floats(k, len, 0), *got = vkllm__chk_floats(k, len, 0);
+    float *x = vkllm__chk_floats(k, len, 1.0f), *ref = vkllm__chk_floats(k, len, 0),
+          *got = vkllm__chk_floats(k, len, 0);
     float *inv = vkllm__chk_floats(k, nr / 2 + 1, 0);
     if (k->st) return;
     float scale = c->scale ? c->scale : 1.0f;
@@ -55,7 +56,8 @@ void vkllm__chk_rope(struct chk *k) {
     struct vkllm__buffer *bx = vkllm__chk_buf(k, len * 4, NULL), *bp = vkllm__chk_buf(k, 4, NULL);
     struct vkllm__buffer *bf = rope_turns_buf(k, inv, nr);
     float ms = c->flags & VKLLM__CASE_MAGNITUDE ? 1.25f : 1.0f;
-    RECORD(k, cmd, vkllm__op_rope(cmd, vkllm__view_of(bx), vkllm__view_of(bp), vkllm__view_of(bf), n, nh, hd, nr, neox, ms));
+    RECORD(k, cmd,
+           vkllm__op_rope(cmd, vkllm__view_of(bx), vkllm__view_of(bp), vkllm__view_of(bf), n, nh, hd, nr, neox, ms));
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) { /* replay: only pos0 and x change */
         vkllm__chk_upload(k, bx, x, len * 4);
         set_pos(k, bp, c->pos[s]);
@@ -74,9 +76,9 @@ void vkllm__chk_rope(struct chk *k) {
 /* --- paged caches -------------------------------------------------------------------------- */
 
 struct pages {
-    uint32_t shift, rows;        /* shift 0: not paged, rows = n_ctx */
+    uint32_t shift, rows; /* shift 0: not paged, rows = n_ctx */
     uint32_t *table;
-    struct vkllm__buffer *buf;   /* the table on the device */
+    struct vkllm__buffer *buf; /* the table on the device */
 };
 
 static void pages_init(struct chk *k, struct pages *pg, uint32_t n_ctx) {
@@ -153,8 +155,9 @@ static void chk_kv_store_q8(struct chk *k) {
     struct vkllm__buffer *bp = vkllm__chk_buf(k, 4, NULL);
     struct vkllm__view cache = {bc, 0, bytes};
     struct vkllm__kv_pages kp = pages_of(&pg);
-    RECORD(k, cmd, vkllm__op_kv_store_q(cmd, cache, vkllm__view_of(bs), vkllm__view_of(bp), n, width, c->n_ctx, pg.rows, 1,
-                                        &kp));
+    RECORD(
+        k, cmd,
+        vkllm__op_kv_store_q(cmd, cache, vkllm__view_of(bs), vkllm__view_of(bp), n, width, c->n_ctx, pg.rows, 1, &kp));
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) {
         uint32_t p0 = c->pos[s];
         for (uint64_t i = 0; i < (uint64_t)n * width; i++) src[i] = vkllm__chk_rand(k) * (i % 7 == 0 ? 3000.0f : 1.0f);
@@ -193,9 +196,10 @@ void vkllm__chk_kv_store(struct chk *k) {
     struct vkllm__buffer *bp = vkllm__chk_buf(k, 4, NULL);
     struct vkllm__view cache = {bc, 0, (uint64_t)pg.rows * width * 2};
     struct vkllm__kv_pages kp = pages_of(&pg);
-    RECORD(k, cmd, pg.shift ? vkllm__op_kv_store_q(cmd, cache, vkllm__view_of(bs), vkllm__view_of(bp), n, width, c->n_ctx,
-                                                   pg.rows, 0, &kp)
-                            : vkllm__op_kv_store(cmd, cache, vkllm__view_of(bs), vkllm__view_of(bp), n, width, c->n_ctx, 0));
+    RECORD(k, cmd,
+           pg.shift ? vkllm__op_kv_store_q(cmd, cache, vkllm__view_of(bs), vkllm__view_of(bp), n, width, c->n_ctx,
+                                           pg.rows, 0, &kp)
+                    : vkllm__op_kv_store(cmd, cache, vkllm__view_of(bs), vkllm__view_of(bp), n, width, c->n_ctx, 0));
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) {
         uint32_t p0 = c->pos[s];
         for (uint64_t i = 0; i < (uint64_t)n * width; i++) src[i] = vkllm__chk_rand(k) * (i % 7 == 0 ? 3000.0f : 1.0f);
@@ -223,12 +227,13 @@ void vkllm__chk_kv_store(struct chk *k) {
  * within half a step of the rotated k (of v), the bytes past the cache's view untouched. */
 struct rkv_cache {
     int q8;
-    uint64_t bytes, alloc;  /* the view, and the buffer (with its guard) */
-    uint8_t *want, *got;    /* want: the f16 image expected (sentinels, then what was written) */
+    uint64_t bytes, alloc; /* the view, and the buffer (with its guard) */
+    uint8_t *want, *got;   /* want: the f16 image expected (sentinels, then what was written) */
     struct vkllm__buffer *buf;
 };
 
-static void rkv_cache_init(struct chk *k, struct rkv_cache *kc, int q8, uint32_t n_ctx, uint32_t width, uint32_t guard) {
+static void rkv_cache_init(struct chk *k, struct rkv_cache *kc, int q8, uint32_t n_ctx, uint32_t width,
+                           uint32_t guard) {
     /* n_ctx: the rows (a paged case's pool) */
     kc->q8 = q8;
     kc->bytes = n_ctx * vkllm__kv_row_bytes(width, q8);
@@ -284,10 +289,11 @@ void vkllm__chk_rope_kv(struct chk *k) {
     struct vkllm__buffer *bf = rope_turns_buf(k, inv, nr);
     struct vkllm__view kv = {kc.buf, 0, kc.bytes}, vv = {vc.buf, 0, vc.bytes};
     float ms = c->flags & VKLLM__CASE_MAGNITUDE ? 1.25f : 1.0f;
-    struct vkllm__rope_kv_shape sh = {n, nh, nkv, hd, nr, neox, c->n_ctx, ms, pg.rows, (uint8_t)kq, (uint8_t)vq,
-                                      pages_of(&pg)};
-    RECORD(k, cmd, vkllm__op_rope_kv(cmd, vkllm__view_of(bq), vkllm__view_of(bk), vkllm__view_of(bv), vkllm__view_of(bp),
-                                     vkllm__view_of(bf), kv, vv, &sh));
+    struct vkllm__rope_kv_shape sh = {n,        nh, nkv,     hd,          nr,          neox,
+                                      c->n_ctx, ms, pg.rows, (uint8_t)kq, (uint8_t)vq, pages_of(&pg)};
+    RECORD(k, cmd,
+           vkllm__op_rope_kv(cmd, vkllm__view_of(bq), vkllm__view_of(bk), vkllm__view_of(bv), vkllm__view_of(bp),
+                             vkllm__view_of(bf), kv, vv, &sh));
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) { /* replay: only pos0 and q change */
         uint32_t p0 = c->pos[s];
         vkllm__chk_upload(k, bq, q, qlen * 4);
@@ -386,7 +392,9 @@ static void part_image(uint8_t *dst, const uint8_t *img, uint64_t rows, uint32_t
     const uint64_t vb = q8 ? 1 : 2;
     for (uint64_t r = 0; r < rows; r++) {
         memcpy(dst + r * pw * vb, img + (r * w + (uint64_t)i * pw) * vb, pw * vb);
-        if (q8) memcpy(dst + rows * pw + r * (pw / 32) * 4, img + rows * w + (r * (w / 32) + i * (pw / 32)) * 4, (pw / 32) * 4);
+        if (q8)
+            memcpy(dst + rows * pw + r * (pw / 32) * 4, img + rows * w + (r * (w / 32) + i * (pw / 32)) * 4,
+                   (pw / 32) * 4);
     }
 }
 
@@ -396,7 +404,8 @@ void vkllm__chk_attention(struct chk *k) {
     uint32_t qw = c->heads * c->head_dim, kvw = c->heads_kv * c->head_dim;
     uint64_t nq = (uint64_t)c->n * qw, nkv = (uint64_t)c->n_ctx * kvw;
     float *q = vkllm__chk_floats(k, nq, 2.5f), *got = vkllm__chk_floats(k, nq, 0), *ref = vkllm__chk_floats(k, qw, 0);
-    float *att = vkllm__chk_floats(k, c->n_ctx, 0), *kf = vkllm__chk_floats(k, nkv, 0), *vf = vkllm__chk_floats(k, nkv, 0);
+    float *att = vkllm__chk_floats(k, c->n_ctx, 0), *kf = vkllm__chk_floats(k, nkv, 0),
+          *vf = vkllm__chk_floats(k, nkv, 0);
     uint16_t *kh = vkllm__chk_alloc(k, nkv * 2), *vh = vkllm__chk_alloc(k, nkv * 2);
     int8_t *kq8 = vkllm__chk_alloc(k, nkv), *vq8 = vkllm__chk_alloc(k, nkv);
     float *ks = vkllm__chk_floats(k, nkv / 32 + 1, 0), *vs = vkllm__chk_floats(k, nkv / 32 + 1, 0);
@@ -422,13 +431,17 @@ void vkllm__chk_attention(struct chk *k) {
     pages_init(k, &pg, c->n_ctx);
     if (pg.shift) rows = pg.rows;
     uint64_t kbytes = rows * vkllm__kv_row_bytes(kvw, kq), vbytes = rows * vkllm__kv_row_bytes(kvw, vq);
-    uint64_t lk = (uint64_t)c->n_ctx * vkllm__kv_row_bytes(kvw, kq), lv = (uint64_t)c->n_ctx * vkllm__kv_row_bytes(kvw, vq);
+    uint64_t lk = (uint64_t)c->n_ctx * vkllm__kv_row_bytes(kvw, kq),
+             lv = (uint64_t)c->n_ctx * vkllm__kv_row_bytes(kvw, vq);
     uint8_t *kimg = vkllm__chk_alloc(k, kbytes), *vimg = vkllm__chk_alloc(k, vbytes);
     uint8_t *klog = pg.shift ? vkllm__chk_alloc(k, lk) : NULL, *vlog = pg.shift ? vkllm__chk_alloc(k, lv) : NULL;
     if (k->st) return;
-    struct vkllm__attn_shape sh = {c->n,     c->heads,  c->heads_kv, c->head_dim, c->n_ctx, 1.0f / sqrtf((float)c->head_dim),
-                                   c->window, c->softcap, bs ? vkllm__view_of(bs) : (struct vkllm__view){0}, rows,
-                                   (uint8_t)kq, (uint8_t)vq, pages_of(&pg), 0, NULL, NULL};
+    struct vkllm__attn_shape sh = {c->n,          c->heads,    c->heads_kv,
+                                   c->head_dim,   c->n_ctx,    1.0f / sqrtf((float)c->head_dim),
+                                   c->window,     c->softcap,  bs ? vkllm__view_of(bs) : (struct vkllm__view){0},
+                                   rows,          (uint8_t)kq, (uint8_t)vq,
+                                   pages_of(&pg), 0,           NULL,
+                                   NULL};
     /* by cooperative matrices (or their emulation): q (scaled) and each tile's probabilities in
      * f16. The reference takes q rounded as the kernel stages it; the probabilities' rounding
      * moves an output by up to 2^-11 of the largest |v| it weighs (here |v| <= 1): bound 1e-3 */
@@ -447,9 +460,9 @@ void vkllm__chk_attention(struct chk *k) {
         k->r->bound = 1e-3;
     }
     uint64_t scratch = vkllm__attention_scratch_bytes(k->gpu, &sh);
-    struct attn_bufs b = {vkllm__chk_buf(k, nq * 4, q), vkllm__chk_buf(k, kbytes, NULL), vkllm__chk_buf(k, vbytes, NULL),
-                          vkllm__chk_buf(k, nq * 4, NULL), vkllm__chk_buf(k, 4, NULL),
-                          scratch ? vkllm__chk_buf(k, scratch, NULL) : NULL};
+    struct attn_bufs b = {vkllm__chk_buf(k, nq * 4, q),    vkllm__chk_buf(k, kbytes, NULL),
+                          vkllm__chk_buf(k, vbytes, NULL), vkllm__chk_buf(k, nq * 4, NULL),
+                          vkllm__chk_buf(k, 4, NULL),      scratch ? vkllm__chk_buf(k, scratch, NULL) : NULL};
     struct vkllm__view sv = {b.scratch, 0, 0};
     /* PARTS: the caches as two of half the kv heads each (the kernels take each part's heads) */
     const uint32_t pw = kvw / 2;
@@ -459,7 +472,8 @@ void vkllm__chk_attention(struct chk *k) {
     uint8_t *pimg = NULL;
     if (c->flags & VKLLM__CASE_PARTS) {
         if (c->heads_kv % 2 || ((kq || vq) && pw % 32)) {
-            vkllm__chk_ok(k, vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "check attention: %u kv heads in two parts", c->heads_kv));
+            vkllm__chk_ok(
+                k, vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "check attention: %u kv heads in two parts", c->heads_kv));
             return;
         }
         pimg = vkllm__chk_alloc(k, VKLLM_MAX(pkb, pvb));
@@ -470,11 +484,13 @@ void vkllm__chk_attention(struct chk *k) {
         }
         sh.chunk_heads = c->heads_kv / 2, sh.k_chunks = kpv, sh.v_chunks = vpv;
     }
-    RECORD(k, cmd, vkllm__op_attention(cmd, vkllm__view_of(b.o), vkllm__view_of(b.q), vkllm__view_of(b.k),
-                                       vkllm__view_of(b.v), vkllm__view_of(b.pos), sv, &sh));
+    RECORD(k, cmd,
+           vkllm__op_attention(cmd, vkllm__view_of(b.o), vkllm__view_of(b.q), vkllm__view_of(b.k), vkllm__view_of(b.v),
+                               vkllm__view_of(b.pos), sv, &sh));
     /* the texel kernel: f16, or q8_0 K and V with whole blocks per head and the scales' end a
      * whole texel */
-    int want_tb = expect_tb(k) && kq == vq && (!kq || (c->head_dim % 32 == 0 && (uint64_t)rows * (pimg ? pw : kvw) / 32 % 4 == 0));
+    int want_tb = expect_tb(k) && kq == vq &&
+                  (!kq || (c->head_dim % 32 == 0 && (uint64_t)rows * (pimg ? pw : kvw) / 32 % 4 == 0));
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) {
         uint32_t p0 = c->pos[s];
         if ((uint64_t)p0 + c->n > c->n_ctx) {
@@ -511,8 +527,8 @@ void vkllm__chk_attention(struct chk *k) {
             if (got_tb != want_tb) vkllm__chk_fail(k, "ran %s, want %s", k->r->kernel, want_tb ? "attn_tb" : "attn");
         }
         for (uint32_t i = 0; i < c->n; i++) {
-            vkllm__ref_attention(ref, qr + (uint64_t)i * qw, kf, vf, att, c->heads, c->heads_kv, c->head_dim, p0 + i + 1,
-                                 cm ? 1.0f : sh.scale, c->window, c->softcap, sinks);
+            vkllm__ref_attention(ref, qr + (uint64_t)i * qw, kf, vf, att, c->heads, c->heads_kv, c->head_dim,
+                                 p0 + i + 1, cm ? 1.0f : sh.scale, c->window, c->softcap, sinks);
             struct chk_stats st;
             vkllm__chk_compare(got + (uint64_t)i * qw, ref, qw, &st);
             vkllm__chk_fold(k, &st);

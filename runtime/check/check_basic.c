@@ -39,9 +39,7 @@ static void reference(const struct vkllm__op_case *c, const float *a, const floa
     case VKLLM__OP_SOFTCAP: vkllm__ref_softcap(want, a, b[0], n); break;
     case VKLLM__OP_RMSNORM: vkllm__ref_rmsnorm(want, a, b, c->cols, c->rows, EPS); break;
     case VKLLM__OP_SOFTMAX: vkllm__ref_softmax(want, a, c->cols, c->rows, 1.0f); break;
-    default:
-        vkllm__ref_add(sum, a, b, n, n);
-        vkllm__ref_rmsnorm(want, sum, w, c->cols, c->rows, EPS);
+    default: vkllm__ref_add(sum, a, b, n, n); vkllm__ref_rmsnorm(want, sum, w, c->cols, c->rows, EPS);
     }
 }
 
@@ -71,8 +69,8 @@ void vkllm__chk_elementwise(struct chk *k) {
     uint64_t n = (uint64_t)c->cols * c->rows;
     uint32_t nb = c->nb ? c->nb : (uint32_t)n;
     if (n == 0 || n > (1u << 28) || nb > n) {
-        vkllm__chk_ok(k, vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "check %s: bad shape %u x %u",
-                                    vkllm__op_name(c->op), c->rows, c->cols));
+        vkllm__chk_ok(k, vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "check %s: bad shape %u x %u", vkllm__op_name(c->op),
+                                    c->rows, c->cols));
         return;
     }
     int softmax = c->op == VKLLM__OP_SOFTMAX;
@@ -93,8 +91,8 @@ void vkllm__chk_elementwise(struct chk *k) {
     struct vkllm__buffer *bo = vkllm__chk_buf(k, n * 4, NULL), *bw = vkllm__chk_buf(k, (uint64_t)c->cols * 4, w);
     struct vkllm__cmd *cmd = vkllm__chk_cmd(k);
     if (k->st || !vkllm__chk_ok(k, vkllm__cmd_begin(cmd)) ||
-        !vkllm__chk_ok(k, record(cmd, c, vkllm__view_of(bo), vkllm__view_of(ba), vkllm__view_of(bb),
-                                 vkllm__view_of(bw), nb)) ||
+        !vkllm__chk_ok(
+            k, record(cmd, c, vkllm__view_of(bo), vkllm__view_of(ba), vkllm__view_of(bb), vkllm__view_of(bw), nb)) ||
         !vkllm__chk_ok(k, vkllm__cmd_end(cmd)))
         return;
     vkllm__chk_submit(k, cmd);

@@ -86,13 +86,13 @@ static int guard_ok(const float *y, uint64_t from) {
 }
 
 /* Record and run one op through fn on a fresh command list. */
-#define RUN1(k, cmd, call)                                                                              \
-    do {                                                                                                \
-        struct vkllm__cmd *cmd = vkllm__chk_cmd(k);                                                     \
-        if ((k)->st || !vkllm__chk_ok(k, vkllm__cmd_begin(cmd)) || !vkllm__chk_ok(k, (call)) ||        \
-            !vkllm__chk_ok(k, vkllm__cmd_end(cmd)))                                                     \
-            return;                                                                                     \
-        vkllm__chk_submit(k, cmd);                                                                      \
+#define RUN1(k, cmd, call)                                                                      \
+    do {                                                                                        \
+        struct vkllm__cmd *cmd = vkllm__chk_cmd(k);                                             \
+        if ((k)->st || !vkllm__chk_ok(k, vkllm__cmd_begin(cmd)) || !vkllm__chk_ok(k, (call)) || \
+            !vkllm__chk_ok(k, vkllm__cmd_end(cmd)))                                             \
+            return;                                                                             \
+        vkllm__chk_submit(k, cmd);                                                              \
     } while (0)
 
 /* Each row of got within 1e-5 of sum_j |w_ij x_j| of want (row: k floats of scratch). The measure
@@ -291,7 +291,8 @@ void vkllm__chk_matvec_tb(struct chk *k) {
             if (vkllm__matvec_tb_applies(k->gpu, &t) != on) vkllm__chk_fail(k, "matvec_texel=%d not followed", on);
             tb_run(k, cmd, yb, &t, xb, 0, 2, 0, got);
             if (k->st) return;
-            for (uint32_t j = 0; j < 2; j++) tb_column(k, &w, x + (uint64_t)j * w.k, got + (uint64_t)j * w.m, want, row);
+            for (uint32_t j = 0; j < 2; j++)
+                tb_column(k, &w, x + (uint64_t)j * w.k, got + (uint64_t)j * w.m, want, row);
             if (on && memcmp(got, alone, 8ull * w.m)) vkllm__chk_fail(k, "vkllm__op_matvec differs from matvec_tb");
         }
     }
@@ -321,7 +322,8 @@ void vkllm__chk_matmul(struct chk *k) {
     float *wd = vkllm__chk_floats(k, (uint64_t)w.m * w.k, 0), *x = vkllm__chk_floats(k, (uint64_t)n * w.k, 1.0f);
     float *y = vkllm__chk_floats(k, (uint64_t)n * w.m, 0);
     if (k->st) return;
-    for (uint32_t r = 0; r < w.m; r++) vkllm__dequantize_row(w.type, w.host + r * w.row_bytes, wd + (uint64_t)r * w.k, w.k);
+    for (uint32_t r = 0; r < w.m; r++)
+        vkllm__dequantize_row(w.type, w.host + r * w.row_bytes, wd + (uint64_t)r * w.k, w.k);
     for (uint64_t i = 0; i < (uint64_t)n * w.m; i++) y[i] = NAN; /* unwritten outputs show up */
     struct vkllm__dtensor t = mat_upload(k, &w);
     if (!k->st && (c->flags & VKLLM__CASE_COOPMAT) && !vkllm__matmul_uses_coopmat(k->gpu, &t, n)) {
@@ -331,9 +333,8 @@ void vkllm__chk_matmul(struct chk *k) {
         return;
     }
     /* prefill through the matvec kernel (matmul=matvec): x in int8 where that kernel takes it */
-    const float *xs[2] = {vkllm__chk_x_seen(k, vkllm__matmul_uses_matvec(k->gpu, &t, n) &&
-                                                   vkllm__matvec_x8_applies(k->gpu, &t, n),
-                                               x, n, w.k)};
+    const float *xs[2] = {vkllm__chk_x_seen(
+        k, vkllm__matmul_uses_matvec(k->gpu, &t, n) && vkllm__matvec_x8_applies(k->gpu, &t, n), x, n, w.k)};
     const float *ws[2] = {wd};
     int nv = 1;
     if (vkllm__matmul_uses_h16(k->gpu, &t, n)) {
@@ -366,7 +367,8 @@ void vkllm__chk_matmul(struct chk *k) {
             if (!(e <= k->r->max_abs)) k->r->max_abs = isfinite(g) ? e : INFINITY;
             double ratio = isfinite(g) ? e / (3e-5 * sa + 1e-6) : INFINITY;
             if (!(ratio <= worst)) worst = ratio;
-            if (!(ratio <= 1.0)) vkllm__chk_fail(k, "y[%u][%u] = %g, reference %g: %.3g of its bound", i, j, g, s0, ratio);
+            if (!(ratio <= 1.0))
+                vkllm__chk_fail(k, "y[%u][%u] = %g, reference %g: %.3g of its bound", i, j, g, s0, ratio);
         }
     double nmse = ref2 > 0 ? err2 / ref2 : err2;
     if (!(nmse <= k->r->err)) k->r->err = nmse;

@@ -27,7 +27,8 @@ void vkllm__chk_matvec_id(struct chk *k) {
     }
     uint8_t *w = vkllm__chk_alloc(k, row_bytes * m * ne);
     float *row = vkllm__chk_floats(k, kk, 0), *x = vkllm__chk_floats(k, (uint64_t)c->n * kk, 1.0f);
-    float *want = vkllm__chk_floats(k, (uint64_t)ncols * m, 0), *got = vkllm__chk_floats(k, (uint64_t)ncols * m + GUARD, 0);
+    float *want = vkllm__chk_floats(k, (uint64_t)ncols * m, 0),
+          *got = vkllm__chk_floats(k, (uint64_t)ncols * m + GUARD, 0);
     uint32_t *ids = vkllm__chk_alloc(k, 4ull * ncols);
     if (k->st) return;
     for (uint64_t r = 0; r < (uint64_t)m * ne; r++) {
@@ -49,7 +50,8 @@ void vkllm__chk_matvec_id(struct chk *k) {
         if (t.buf) vkllm__chk_ok(k, vkllm__buffer_upload(t.buf, 0, w, row_bytes * m * ne));
     }
     /* BOTH_PATHS: a repacked copy too, which the texel kernel takes where the path is on */
-    int want_tb = (c->flags & VKLLM__CASE_BOTH_PATHS) && vkllm__matvec_tb_id_fits(k->gpu, c->type, kk, (uint64_t)m * ne, ne);
+    int want_tb =
+        (c->flags & VKLLM__CASE_BOTH_PATHS) && vkllm__matvec_tb_id_fits(k->gpu, c->type, kk, (uint64_t)m * ne, ne);
     if (want_tb && !k->st) {
         vkllm__chk_ok(k, vkllm__dtensor_add_tb(k->gpu, &t, w));
         vkllm__chk_own(k, t.tb); /* freed with the case */
@@ -61,8 +63,7 @@ void vkllm__chk_matvec_id(struct chk *k) {
         if (ids[i] < ne)
             vkllm__ref_matvec_q(want + (uint64_t)i * m, c->type, w + (uint64_t)ids[i] * m * row_bytes, row_bytes,
                                 xr + (uint64_t)(i / picks) * kk, m, kk);
-        else
-            memset(want + (uint64_t)i * m, 0, 4ull * m);
+        else memset(want + (uint64_t)i * m, 0, 4ull * m);
     }
     for (uint64_t i = 0; i < (uint64_t)ncols * m + GUARD; i++) got[i] = POISON;
     struct vkllm__buffer *bx = vkllm__chk_buf(k, 4ull * c->n * kk, x), *bi = vkllm__chk_buf(k, 4ull * ncols, ids);
@@ -74,8 +75,8 @@ void vkllm__chk_matvec_id(struct chk *k) {
     if (k->st || !vkllm__chk_ok(k, vkllm__cmd_begin(cmd))) return;
     if (grouped) {
         if (!vkllm__chk_ok(k, vkllm__op_moe_group(cmd, vkllm__view_of(bg), vkllm__view_of(bi), ncols, ne)) ||
-            !vkllm__chk_ok(k, vkllm__op_matvec_id_grouped(cmd, vkllm__view_of(by), &t, ne, vkllm__view_of(bx), picks, kk,
-                                                          vkllm__view_of(bg), ncols)) ||
+            !vkllm__chk_ok(k, vkllm__op_matvec_id_grouped(cmd, vkllm__view_of(by), &t, ne, vkllm__view_of(bx), picks,
+                                                          kk, vkllm__view_of(bg), ncols)) ||
             !vkllm__chk_ok(k, vkllm__op_matvec_id(cmd, vkllm__view_of(b1), &t, ne, vkllm__view_of(bx), picks, kk,
                                                   vkllm__view_of(bi), ncols)))
             return;
@@ -115,7 +116,8 @@ void vkllm__chk_moe_route(struct chk *k) {
     struct vkllm__buffer *bw = vkllm__chk_buf(k, 4ull * n * kk, NULL);
     struct vkllm__cmd *cmd = vkllm__chk_cmd(k);
     if (k->st || !vkllm__chk_ok(k, vkllm__cmd_begin(cmd)) ||
-        !vkllm__chk_ok(k, vkllm__op_moe_route(cmd, vkllm__view_of(bi), vkllm__view_of(bw), vkllm__view_of(bl), n, ne, kk)) ||
+        !vkllm__chk_ok(
+            k, vkllm__op_moe_route(cmd, vkllm__view_of(bi), vkllm__view_of(bw), vkllm__view_of(bl), n, ne, kk)) ||
         !vkllm__chk_ok(k, vkllm__cmd_end(cmd)))
         return;
     vkllm__chk_submit(k, cmd);
@@ -144,7 +146,8 @@ void vkllm__chk_moe_sum(struct chk *k) {
     struct vkllm__buffer *bo = vkllm__chk_buf(k, 4ull * n * wd, NULL);
     struct vkllm__cmd *cmd = vkllm__chk_cmd(k);
     if (k->st || !vkllm__chk_ok(k, vkllm__cmd_begin(cmd)) ||
-        !vkllm__chk_ok(k, vkllm__op_moe_sum(cmd, vkllm__view_of(bo), vkllm__view_of(by), vkllm__view_of(bw), n, kk, wd)) ||
+        !vkllm__chk_ok(k,
+                       vkllm__op_moe_sum(cmd, vkllm__view_of(bo), vkllm__view_of(by), vkllm__view_of(bw), n, kk, wd)) ||
         !vkllm__chk_ok(k, vkllm__cmd_end(cmd)))
         return;
     vkllm__chk_submit(k, cmd);
@@ -170,7 +173,8 @@ void vkllm__chk_moe_add_id(struct chk *k) {
     struct vkllm__buffer *bi = vkllm__chk_buf(k, 4ull * n, ids);
     struct vkllm__cmd *cmd = vkllm__chk_cmd(k);
     if (k->st || !vkllm__chk_ok(k, vkllm__cmd_begin(cmd)) ||
-        !vkllm__chk_ok(k, vkllm__op_moe_add_id(cmd, vkllm__view_of(by), vkllm__view_of(bb), vkllm__view_of(bi), n, wd, ne)) ||
+        !vkllm__chk_ok(
+            k, vkllm__op_moe_add_id(cmd, vkllm__view_of(by), vkllm__view_of(bb), vkllm__view_of(bi), n, wd, ne)) ||
         !vkllm__chk_ok(k, vkllm__cmd_end(cmd)))
         return;
     vkllm__chk_submit(k, cmd);

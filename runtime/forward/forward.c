@@ -18,45 +18,45 @@ struct vkllm__forward {
     struct vkllm__kv_cache kv;
     uint32_t n_ctx, n_ubatch;
     /* run state: activations for up to n_ubatch tokens */
-    struct vkllm__buffer *ids;      /* (n_ubatch,) u32, device-local: get_rows reads it */
-    struct vkllm__buffer *pos;      /* (1,) u32 pos0 of the batch, device-local: rope, the cache
-                                       stores and attention read it in every layer */
+    struct vkllm__buffer *ids;                 /* (n_ubatch,) u32, device-local: get_rows reads it */
+    struct vkllm__buffer *pos;                 /* (1,) u32 pos0 of the batch, device-local: rope, the cache
+                                                  stores and attention read it in every layer */
     struct vkllm__buffer *ids_host, *pos_host; /* where the host cannot write ids and pos (discrete
                                        GPUs without ReBAR): host-visible, copied into them by the
                                        step's command list, first */
-    struct vkllm__buffer *x;        /* (n_ubatch, n_embd) residual stream */
-    struct vkllm__buffer *xb;       /* (n_ubatch, max(n_embd, n_embd_q)) normed input / projection out */
-    struct vkllm__buffer *q;        /* (n_ubatch, n_embd_q) */
-    struct vkllm__buffer *k;        /* (n_ubatch, n_embd_kv) */
-    struct vkllm__buffer *v;        /* (n_ubatch, n_embd_kv) */
-    struct vkllm__buffer *att;      /* (n_ubatch, n_embd_q) attention output */
-    struct vkllm__buffer *hb;       /* (n_ubatch, max(n_ff, n_expert_used n_ff_exp)) */
-    struct vkllm__buffer *hb2;      /* (n_ubatch, max(n_ff, n_expert_used n_ff_exp)) */
+    struct vkllm__buffer *x;                   /* (n_ubatch, n_embd) residual stream */
+    struct vkllm__buffer *xb;                  /* (n_ubatch, max(n_embd, n_embd_q)) normed input / projection out */
+    struct vkllm__buffer *q;                   /* (n_ubatch, n_embd_q) */
+    struct vkllm__buffer *k;                   /* (n_ubatch, n_embd_kv) */
+    struct vkllm__buffer *v;                   /* (n_ubatch, n_embd_kv) */
+    struct vkllm__buffer *att;                 /* (n_ubatch, n_embd_q) attention output */
+    struct vkllm__buffer *hb;                  /* (n_ubatch, max(n_ff, n_expert_used n_ff_exp)) */
+    struct vkllm__buffer *hb2;                 /* (n_ubatch, max(n_ff, n_expert_used n_ff_exp)) */
     struct vkllm__buffer *moe_logits, *moe_ids, *moe_w; /* MoE: (n_ubatch, n_expert) router logits, (n_ubatch,
                                                            n_expert_used) picks (u32) and weights */
-    struct vkllm__buffer *moe_y;    /* MoE: (n_ubatch n_expert_used, n_embd) the picked experts' outputs */
-    struct vkllm__buffer *moe_group; /* MoE: several tokens' picks grouped by expert (vkllm__op_moe_group) */
-    struct vkllm__buffer *logits;   /* (n_vocab,) or (n_ubatch, n_vocab) when all logits were asked */
-    uint32_t logits_rows;           /* rows logits can hold */
-    struct vkllm__buffer *logits_host; /* where logits is not mapped (discrete GPUs): host-visible,
-                                          preferably host-cached, rows of logits copied there by the
-                                          step's own command list (no second submit to read them) */
-    struct vkllm__buffer *scratch;  /* attention split partials */
-    struct vkllm__buffer *next;     /* (1,) u32 argmax, host-visible */
-    struct vkllm__cmd *batch_cmd;   /* re-recorded for each micro-batch */
-    struct vkllm__cmd *decode_cmd;  /* one token -> logits, recorded once */
-    struct vkllm__cmd *greedy_cmd;  /* one token -> argmax id, recorded once */
-    struct vkllm__cmd *multi_cmd;   /* a decode step of several sequences (see decode_batch) */
-    int decode_ready, greedy_ready; /* the two above are recorded and bind current buffers */
-    uint64_t id;                    /* unique for the process: names this state in multi_key */
+    struct vkllm__buffer *moe_y;          /* MoE: (n_ubatch n_expert_used, n_embd) the picked experts' outputs */
+    struct vkllm__buffer *moe_group;      /* MoE: several tokens' picks grouped by expert (vkllm__op_moe_group) */
+    struct vkllm__buffer *logits;         /* (n_vocab,) or (n_ubatch, n_vocab) when all logits were asked */
+    uint32_t logits_rows;                 /* rows logits can hold */
+    struct vkllm__buffer *logits_host;    /* where logits is not mapped (discrete GPUs): host-visible,
+                                             preferably host-cached, rows of logits copied there by the
+                                             step's own command list (no second submit to read them) */
+    struct vkllm__buffer *scratch;        /* attention split partials */
+    struct vkllm__buffer *next;           /* (1,) u32 argmax, host-visible */
+    struct vkllm__cmd *batch_cmd;         /* re-recorded for each micro-batch */
+    struct vkllm__cmd *decode_cmd;        /* one token -> logits, recorded once */
+    struct vkllm__cmd *greedy_cmd;        /* one token -> argmax id, recorded once */
+    struct vkllm__cmd *multi_cmd;         /* a decode step of several sequences (see decode_batch) */
+    int decode_ready, greedy_ready;       /* the two above are recorded and bind current buffers */
+    uint64_t id;                          /* unique for the process: names this state in multi_key */
     uint64_t multi_key[VKLLM__BATCH_KEY]; /* the sequences multi_cmd was recorded for ... */
-    uint32_t multi_n;               /* ... and how many (0: not recorded) */
+    uint32_t multi_n;                     /* ... and how many (0: not recorded) */
     uint64_t state_bytes;
-    uint32_t last_pos0;             /* the first position of the last command list submitted */
-    uint32_t last_submits;          /* command buffers the last call submitted (vkllm__forward_last_submits) */
-    uint32_t kv_hi;                 /* past the last position written since a batch started at 0 */
-    int fuse_qkv, fuse_gate_up;     /* one token: q/k/v (gate/up) in one product (fusable below) */
-    int fuse_rope_kv;               /* rope of q and k and the cache stores in one dispatch */
+    uint32_t last_pos0;         /* the first position of the last command list submitted */
+    uint32_t last_submits;      /* command buffers the last call submitted (vkllm__forward_last_submits) */
+    uint32_t kv_hi;             /* past the last position written since a batch started at 0 */
+    int fuse_qkv, fuse_gate_up; /* one token: q/k/v (gate/up) in one product (fusable below) */
+    int fuse_rope_kv;           /* rope of q and k and the cache stores in one dispatch */
 };
 
 // --- views -----------------------------------------------------------------------------------
@@ -67,12 +67,16 @@ static struct vkllm__view F(const struct vkllm__buffer *b, uint64_t first, uint6
     return v;
 }
 
-static struct vkllm__view ALL(const struct vkllm__buffer *b) { return vkllm__view_of(b); }
+static struct vkllm__view
+ALL(const struct vkllm__buffer *b) {
+    return vkllm__view_of(b);
+}
 
 /* y (n, rows(w)) = x (n, k) @ w^T: the decode kernel for one token or for a batch of sequences'
  * tokens (decode), the tiled one for a prompt's tokens. */
-static vkllm_status mm(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
-                       struct vkllm__view x, uint32_t n, int decode) {
+static vkllm_status
+mm(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w, struct vkllm__view x, uint32_t n,
+   int decode) {
     return n == 1 || decode ? vkllm__op_matvec(c, y, w, x, n) : vkllm__op_matmul(c, y, w, x, n);
 }
 
@@ -88,8 +92,8 @@ struct layer {
     struct vkllm__forward *const *seqs;
     const struct vkllm__hparams *hp;
     const struct vkllm__gpu_layer *w;
-    int dec;                                /* a batched decode step (seqs) */
-    struct vkllm__view x, xb;               /* (n, n_embd) the residual stream, the block's input/output */
+    int dec;                  /* a batched decode step (seqs) */
+    struct vkllm__view x, xb; /* (n, n_embd) the residual stream, the block's input/output */
 };
 
 #define TRY(call)                  \
@@ -114,30 +118,40 @@ static vkllm_status attend(const struct layer *L, struct vkllm__forward *sq, uin
     const struct vkllm__hparams *hp = L->hp;
     const uint32_t l = L->l, HD = hp->head_dim, KV = hp->n_embd_kv, window = vkllm__layer_window(hp, l);
     struct vkllm__view pos = ALL(sq->pos), rot = ALL(rope_freqs(L, sq));
-    struct vkllm__attn_shape as = {nt, hp->n_head, hp->n_head_kv, HD, sq->n_ctx,
-                                   hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)HD), window,
+    struct vkllm__attn_shape as = {nt,
+                                   hp->n_head,
+                                   hp->n_head_kv,
+                                   HD,
+                                   sq->n_ctx,
+                                   hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)HD),
+                                   window,
                                    hp->attn_softcap,
                                    L->w->attn_sinks ? ALL(L->w->attn_sinks) : (struct vkllm__view){0}, // gpt-oss: sinks
-                                   sq->kv.rows[l], sq->kv.k_q8, sq->kv.v_q8, // the pool's rows or a ring's; f16/q8_0
+                                   sq->kv.rows[l],
+                                   sq->kv.k_q8,
+                                   sq->kv.v_q8, // the pool's rows or a ring's; f16/q8_0
                                    {ALL(sq->kv.btab), window ? 0 : VKLLM__KV_SHIFT}, // the block table
-                                   0, NULL, NULL};
+                                   0,
+                                   NULL,
+                                   NULL};
     const struct vkllm__kv_pages pg = as.pages;
-    const uint32_t NP = sq->kv.n_part, PW = KV / NP;                               // the cache's parts (kv heads)
+    const uint32_t NP = sq->kv.n_part, PW = KV / NP; // the cache's parts (kv heads)
     struct vkllm__view kp[VKLLM__KV_MAX_PARTS], vp[VKLLM__KV_MAX_PARTS];
     for (uint32_t j = 0; j < NP; j++) kp[j] = ALL(sq->kv.k[l * NP + j]), vp[j] = ALL(sq->kv.v[l * NP + j]);
     if (NP > 1) as.chunk_heads = sq->kv.part_heads, as.k_chunks = kp, as.v_chunks = vp;
-    if (L->f->fuse_rope_kv && NP == 1) {                                           // the four below in one dispatch
-        struct vkllm__rope_kv_shape rs = {nt, hp->n_head, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, sq->n_ctx,
-                                          hp->rope.mscale, sq->kv.rows[l], sq->kv.k_q8, sq->kv.v_q8, pg};
+    if (L->f->fuse_rope_kv && NP == 1) { // the four below in one dispatch
+        struct vkllm__rope_kv_shape rs = {
+            nt,        hp->n_head,      hp->n_head_kv,  HD,          hp->rope.n_rot, hp->rope.neox,
+            sq->n_ctx, hp->rope.mscale, sq->kv.rows[l], sq->kv.k_q8, sq->kv.v_q8,    pg};
         TRY(vkllm__op_rope_kv(L->c, q, k, v, pos, rot, kp[0], vp[0], &rs));
     } else {
         TRY(vkllm__op_rope(L->c, q, pos, rot, nt, hp->n_head, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
         TRY(vkllm__op_rope(L->c, k, pos, rot, nt, hp->n_head_kv, HD, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale));
-        for (uint32_t j = 0; j < NP; j++) {                                        // each part its kv heads' columns
+        for (uint32_t j = 0; j < NP; j++) { // each part its kv heads' columns
             TRY(vkllm__op_kv_store_cols(L->c, kp[j], k, pos, nt, PW, KV, j * PW, sq->n_ctx, sq->kv.rows[l], sq->kv.k_q8,
-                                        &pg));                                     // k_cache[pos0..) = k
+                                        &pg)); // k_cache[pos0..) = k
             TRY(vkllm__op_kv_store_cols(L->c, vp[j], v, pos, nt, PW, KV, j * PW, sq->n_ctx, sq->kv.rows[l], sq->kv.v_q8,
-                                        &pg));                                     // v_cache[pos0..) = v
+                                        &pg)); // v_cache[pos0..) = v
         }
     }
     return vkllm__op_attention(L->c, att, q, kp[0], vp[0], pos, ALL(sq->scratch), &as);
@@ -152,33 +166,36 @@ static vkllm_status attention_block(const struct layer *L) {
     const struct vkllm__gpu_layer *w = L->w;
     const struct vkllm__gpu_stacked *S = &f->m->stacked[L->l];
     const uint32_t n = L->n, E = hp->n_embd, Q = hp->n_embd_q, KV = hp->n_embd_kv, HD = hp->head_dim;
-    struct vkllm__view q = F(f->q, 0, (uint64_t)n * Q), k = F(f->k, 0, (uint64_t)n * KV), v = F(f->v, 0, (uint64_t)n * KV);
+    struct vkllm__view q = F(f->q, 0, (uint64_t)n * Q), k = F(f->k, 0, (uint64_t)n * KV),
+                       v = F(f->v, 0, (uint64_t)n * KV);
     struct vkllm__view att = F(f->att, 0, (uint64_t)n * Q), xb = L->xb;
-    TRY(L->l == 0 ? vkllm__op_rmsnorm(c, xb, L->x, ALL(w->attn_norm), E, n, hp->rms_eps)        // xb = rmsnorm(x) * attn_norm
-                  : vkllm__op_add_rmsnorm(c, xb, L->x, xb, ALL(w->attn_norm), E, n, hp->rms_eps)); // x += xb; xb = rmsnorm(x) * ...
-    if (n == 1 && !L->dec && f->fuse_qkv && S->qkv.m) {                          // one token: one product
-        q = F(f->q, 0, Q), k = F(f->q, Q, KV), v = F(f->q, Q + KV, KV);            // (q | k | v) in f->q
-        TRY(vkllm__op_matvec(c, F(f->q, 0, Q + 2 * KV), &S->qkv, xb, 1));         // (q|k|v) = xb @ (wq|wk|wv)^T
+    TRY(L->l == 0 ? vkllm__op_rmsnorm(c, xb, L->x, ALL(w->attn_norm), E, n, hp->rms_eps) // xb = rmsnorm(x) * attn_norm
+                  : vkllm__op_add_rmsnorm(c, xb, L->x, xb, ALL(w->attn_norm), E, n,
+                                          hp->rms_eps));                  // x += xb; xb = rmsnorm(x) * ...
+    if (n == 1 && !L->dec && f->fuse_qkv && S->qkv.m) {                   // one token: one product
+        q = F(f->q, 0, Q), k = F(f->q, Q, KV), v = F(f->q, Q + KV, KV);   // (q | k | v) in f->q
+        TRY(vkllm__op_matvec(c, F(f->q, 0, Q + 2 * KV), &S->qkv, xb, 1)); // (q|k|v) = xb @ (wq|wk|wv)^T
     } else {
-        TRY(mm(c, q, &w->wq, xb, n, L->dec));                                     // q (n, Q)  = xb @ wq^T
-        TRY(mm(c, k, &w->wk, xb, n, L->dec));                                     // k (n, KV) = xb @ wk^T
-        TRY(mm(c, v, &w->wv, xb, n, L->dec));                                     // v (n, KV) = xb @ wv^T
+        TRY(mm(c, q, &w->wq, xb, n, L->dec)); // q (n, Q)  = xb @ wq^T
+        TRY(mm(c, k, &w->wk, xb, n, L->dec)); // k (n, KV) = xb @ wk^T
+        TRY(mm(c, v, &w->wv, xb, n, L->dec)); // v (n, KV) = xb @ wv^T
     }
-    if (w->bq) TRY(vkllm__op_add(c, q, q, ALL(w->bq), n * Q, Q));                 // qwen2 (llama: optional): + biases
+    if (w->bq) TRY(vkllm__op_add(c, q, q, ALL(w->bq), n * Q, Q)); // qwen2 (llama: optional): + biases
     if (w->bk) TRY(vkllm__op_add(c, k, k, ALL(w->bk), n * KV, KV));
     if (w->bv) TRY(vkllm__op_add(c, v, v, ALL(w->bv), n * KV, KV));
-    if (w->q_norm) {                                                               // qwen3: per-head RMS norm
+    if (w->q_norm) { // qwen3: per-head RMS norm
         TRY(vkllm__op_rmsnorm(c, q, q, ALL(w->q_norm), HD, n * hp->n_head, hp->rms_eps));
         TRY(vkllm__op_rmsnorm(c, k, k, ALL(w->k_norm), HD, n * hp->n_head_kv, hp->rms_eps));
     }
-    if (!L->dec) TRY(attend(L, f, n, q, k, v, att));                               // the batch: one sequence's tokens
-    for (uint32_t i = 0; L->dec && i < n; i++)                                     // or one token of each sequence
+    if (!L->dec) TRY(attend(L, f, n, q, k, v, att)); // the batch: one sequence's tokens
+    for (uint32_t i = 0; L->dec && i < n; i++)       // or one token of each sequence
         TRY(attend(L, L->seqs[i], 1, F(f->q, (uint64_t)i * Q, Q), F(f->k, (uint64_t)i * KV, KV),
                    F(f->v, (uint64_t)i * KV, KV), F(f->att, (uint64_t)i * Q, Q)));
-    TRY(mm(c, xb, &w->wo, att, n, L->dec));                                       // xb (n, E) = att @ wo^T
-    if (w->bo) TRY(vkllm__op_add(c, xb, xb, ALL(w->bo), n * E, E));               // llama (optional): + bias
+    TRY(mm(c, xb, &w->wo, att, n, L->dec));                         // xb (n, E) = att @ wo^T
+    if (w->bo) TRY(vkllm__op_add(c, xb, xb, ALL(w->bo), n * E, E)); // llama (optional): + bias
     if (w->attn_post_norm) TRY(vkllm__op_rmsnorm(c, xb, xb, ALL(w->attn_post_norm), E, n, hp->rms_eps)); // gemma
-    if (hp->resid_scale != 1.0f) TRY(vkllm__op_mul(c, xb, xb, F(f->m->scales, 64, 1), n * E, 1)); // granite: *= resid_scale
+    if (hp->resid_scale != 1.0f)
+        TRY(vkllm__op_mul(c, xb, xb, F(f->m->scales, 64, 1), n * E, 1)); // granite: *= resid_scale
     return VKLLM_STATUS_OK;
 }
 
@@ -203,24 +220,24 @@ static vkllm_status moe_block(const struct layer *L) {
     struct vkllm__view xb = L->xb, lg = F(f->moe_logits, 0, (uint64_t)n * NE), ids = F(f->moe_ids, 0, (uint64_t)n * K);
     struct vkllm__view wt = F(f->moe_w, 0, (uint64_t)n * K), ye = F(f->moe_y, 0, (uint64_t)n * K * E);
     struct vkllm__view he = F(f->hb, 0, (uint64_t)n * K * FE), he2 = F(f->hb2, 0, (uint64_t)n * K * FE);
-    TRY(mm(c, lg, &w->w_router, xb, n, L->dec));                                   // lg (n, NE) = xb @ w_router^T
+    TRY(mm(c, lg, &w->w_router, xb, n, L->dec));                                  // lg (n, NE) = xb @ w_router^T
     if (w->b_router) TRY(vkllm__op_add(c, lg, lg, ALL(w->b_router), n * NE, NE)); // gpt-oss: + bias
     TRY(vkllm__op_moe_route(c, ids, wt, lg, n, NE, K));                           // each token's K experts, weights
     // several tokens: their picks grouped by expert, each expert's weights read once per 8 of them
     long mg = vkllm__gpu_tuning(f->gpu)->moe_group; // -1: not where CPU devices read the GGUF layout
     int group = mg == 1 || (mg < 0 && (w->w_gate_exps.tb || vkllm__gpu_info(f->gpu)->type != VKLLM_DEVICE_CPU));
-    struct vkllm__view grp = n > 1 && group ? F(f->moe_group, 0, vkllm__moe_group_bytes(n * K, NE) / 4)
-                                            : (struct vkllm__view){0};
+    struct vkllm__view grp =
+        n > 1 && group ? F(f->moe_group, 0, vkllm__moe_group_bytes(n * K, NE) / 4) : (struct vkllm__view){0};
     if (grp.buf) TRY(vkllm__op_moe_group(c, grp, ids, n * K, NE));
-    TRY(matvec_id(L, he, &w->w_gate_exps, xb, K, E, ids, grp));                  // he (n K, FE): each pick's gate
-    TRY(matvec_id(L, he2, &w->w_up_exps, xb, K, E, ids, grp));                   // he2: its up
+    TRY(matvec_id(L, he, &w->w_gate_exps, xb, K, E, ids, grp)); // he (n K, FE): each pick's gate
+    TRY(matvec_id(L, he2, &w->w_up_exps, xb, K, E, ids, grp));  // he2: its up
     if (w->b_gate_exps) TRY(vkllm__op_moe_add_id(c, he, ALL(w->b_gate_exps), ids, n * K, FE, NE)); // gpt-oss:
     if (w->b_up_exps) TRY(vkllm__op_moe_add_id(c, he2, ALL(w->b_up_exps), ids, n * K, FE, NE));    // + its biases
-    TRY(hp->swiglu_oai ? vkllm__op_swiglu_oai(c, he, he, he2, n * K * FE)        // gpt-oss: clamped SwiGLU
-                       : vkllm__op_silu_mul(c, he, he, he2, n * K * FE));        // he = silu(he) * he2
-    TRY(matvec_id(L, ye, &w->w_down_exps, he, 1, FE, ids, grp));                 // ye (n K, E): its down
+    TRY(hp->swiglu_oai ? vkllm__op_swiglu_oai(c, he, he, he2, n * K * FE) // gpt-oss: clamped SwiGLU
+                       : vkllm__op_silu_mul(c, he, he, he2, n * K * FE)); // he = silu(he) * he2
+    TRY(matvec_id(L, ye, &w->w_down_exps, he, 1, FE, ids, grp));          // ye (n K, E): its down
     if (w->b_down_exps) TRY(vkllm__op_moe_add_id(c, ye, ALL(w->b_down_exps), ids, n * K, E, NE)); // gpt-oss
-    return vkllm__op_moe_sum(c, xb, ye, wt, n, K, E);                            // xb (n, E) = weighted sum
+    return vkllm__op_moe_sum(c, xb, ye, wt, n, K, E); // xb (n, E) = weighted sum
 }
 
 /* A dense FFN: xb (n, E) = w_down @ (act(w_gate @ xb) * (w_up @ xb)), act SiLU or gemma's GELU. */
@@ -232,21 +249,21 @@ static vkllm_status ffn_dense(const struct layer *L) {
     const struct vkllm__gpu_stacked *S = &f->m->stacked[L->l];
     const uint32_t n = L->n, FF = hp->n_ff;
     struct vkllm__view xb = L->xb, hb = F(f->hb, 0, (uint64_t)n * FF), hb2 = F(f->hb2, 0, (uint64_t)n * FF);
-    const int fgu = n == 1 && !L->dec && f->fuse_gate_up && S->gate_up.m;      // one token: gate/up stacked
+    const int fgu = n == 1 && !L->dec && f->fuse_gate_up && S->gate_up.m; // one token: gate/up stacked
     if (fgu && !hp->gelu && vkllm__matvec_glu_applies(f->gpu, &S->gate_up)) {
-        TRY(vkllm__op_matvec_glu(c, hb, &S->gate_up, xb));                       // hb = silu(xb @ w_gate^T) * (xb @ w_up^T)
+        TRY(vkllm__op_matvec_glu(c, hb, &S->gate_up, xb)); // hb = silu(xb @ w_gate^T) * (xb @ w_up^T)
     } else {
-        if (fgu) {                                                               // one token: one product
-            hb2 = F(f->hb, FF, FF);                                              // (gate | up) in f->hb
-            TRY(vkllm__op_matvec(c, F(f->hb, 0, 2 * FF), &S->gate_up, xb, 1));  // (hb|hb2) = xb @ (w_gate|w_up)^T
+        if (fgu) {                                                             // one token: one product
+            hb2 = F(f->hb, FF, FF);                                            // (gate | up) in f->hb
+            TRY(vkllm__op_matvec(c, F(f->hb, 0, 2 * FF), &S->gate_up, xb, 1)); // (hb|hb2) = xb @ (w_gate|w_up)^T
         } else {
-            TRY(mm(c, hb, &w->w_gate, xb, n, L->dec));                           // hb (n, FF)  = xb @ w_gate^T
-            TRY(mm(c, hb2, &w->w_up, xb, n, L->dec));                            // hb2 (n, FF) = xb @ w_up^T
+            TRY(mm(c, hb, &w->w_gate, xb, n, L->dec)); // hb (n, FF)  = xb @ w_gate^T
+            TRY(mm(c, hb2, &w->w_up, xb, n, L->dec));  // hb2 (n, FF) = xb @ w_up^T
         }
-        TRY(hp->gelu ? vkllm__op_gelu_mul(c, hb, hb, hb2, n * FF)                 // gemma: hb = gelu(hb) * hb2
-                     : vkllm__op_silu_mul(c, hb, hb, hb2, n * FF));               // hb = silu(hb) * hb2
+        TRY(hp->gelu ? vkllm__op_gelu_mul(c, hb, hb, hb2, n * FF)   // gemma: hb = gelu(hb) * hb2
+                     : vkllm__op_silu_mul(c, hb, hb, hb2, n * FF)); // hb = silu(hb) * hb2
     }
-    return mm(c, xb, &w->w_down, hb, n, L->dec);                                  // xb (n, E) = hb @ w_down^T
+    return mm(c, xb, &w->w_down, hb, n, L->dec); // xb (n, E) = hb @ w_down^T
 }
 
 /* The feed-forward block: xb = ffn(rmsnorm(x + xb)), x += xb (the attention block's output). */
@@ -254,8 +271,9 @@ static vkllm_status ffn_block(const struct layer *L) {
     const struct vkllm__hparams *hp = L->hp;
     const uint32_t n = L->n, E = hp->n_embd;
     struct vkllm__view xb = L->xb;
-    TRY(vkllm__op_add_rmsnorm(L->c, xb, L->x, xb, ALL(L->w->ffn_norm), E, n, hp->rms_eps)); // x += xb; xb = rmsnorm(x) * ffn_norm
-    TRY(hp->n_expert ? moe_block(L) : ffn_dense(L));                              // xb (n, E), added to x next
+    TRY(vkllm__op_add_rmsnorm(L->c, xb, L->x, xb, ALL(L->w->ffn_norm), E, n,
+                              hp->rms_eps));         // x += xb; xb = rmsnorm(x) * ffn_norm
+    TRY(hp->n_expert ? moe_block(L) : ffn_dense(L)); // xb (n, E), added to x next
     if (L->w->ffn_post_norm) TRY(vkllm__op_rmsnorm(L->c, xb, xb, ALL(L->w->ffn_post_norm), E, n, hp->rms_eps)); // gemma
     if (hp->resid_scale != 1.0f) TRY(vkllm__op_mul(L->c, xb, xb, F(L->f->m->scales, 64, 1), n * E, 1)); // granite
     return VKLLM_STATUS_OK;
@@ -265,8 +283,16 @@ static vkllm_status ffn_block(const struct layer *L) {
 static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c, uint32_t l, uint32_t n,
                                  struct vkllm__forward *const *seqs) {
     const struct vkllm__hparams *hp = &f->m->desc->hp;
-    const struct layer L = {f, c, l, n, seqs, hp, &f->m->layers[l], seqs != NULL,
-                            F(f->x, 0, (uint64_t)n * hp->n_embd), F(f->xb, 0, (uint64_t)n * hp->n_embd)};
+    const struct layer L = {f,
+                            c,
+                            l,
+                            n,
+                            seqs,
+                            hp,
+                            &f->m->layers[l],
+                            seqs != NULL,
+                            F(f->x, 0, (uint64_t)n * hp->n_embd),
+                            F(f->xb, 0, (uint64_t)n * hp->n_embd)};
     TRY(attention_block(&L));
     return ffn_block(&L);
 }
@@ -290,26 +316,28 @@ static vkllm_status record_forward_h(struct vkllm__forward *f, struct vkllm__cmd
         struct vkllm__forward *sq = seqs ? seqs[i] : f;
         if (sq->pos_host) st = vkllm__cmd_copy(c, sq->pos, 0, sq->pos_host, 0, 4);
     }
-    if (!st) st = vkllm__op_get_rows(c, F(f->x, 0, (uint64_t)n * E), &f->m->token_embd,   // x (n, E) = token_embd[ids]
-                            ALL(f->ids), n);
-    if (!st && hp->embd_scale != 1.0f)                                             // granite, gemma: x *= embd_scale
-        st = vkllm__op_mul(c, F(f->x, 0, (uint64_t)n * E), F(f->x, 0, (uint64_t)n * E), F(f->m->scales, 0, 1), n * E, 1);
+    if (!st)
+        st = vkllm__op_get_rows(c, F(f->x, 0, (uint64_t)n * E), &f->m->token_embd, // x (n, E) = token_embd[ids]
+                                ALL(f->ids), n);
+    if (!st && hp->embd_scale != 1.0f) // granite, gemma: x *= embd_scale
+        st =
+            vkllm__op_mul(c, F(f->x, 0, (uint64_t)n * E), F(f->x, 0, (uint64_t)n * E), F(f->m->scales, 0, 1), n * E, 1);
     for (uint32_t l = 0; !st && l < hp->n_layer; l++) st = record_layer(f, c, l, n, seqs);
     if (st) return st;
-    uint32_t rows = all_logits || hidden ? n : 1;                                  // logits of which tokens
+    uint32_t rows = all_logits || hidden ? n : 1; // logits of which tokens
     struct vkllm__view xl = F(f->x, (uint64_t)(n - rows) * E, (uint64_t)rows * E);
     struct vkllm__view dl = F(f->xb, (uint64_t)(n - rows) * E, (uint64_t)rows * E); // the last FFN output
     struct vkllm__view xb = F(f->xb, 0, (uint64_t)rows * E);
     struct vkllm__view lg = F(f->logits, 0, (uint64_t)rows * V);
     // x += the last FFN output (of these rows); xb = rmsnorm(x) * output_norm
     if ((st = vkllm__op_add_rmsnorm(c, xb, xl, dl, ALL(f->m->output_norm), E, rows, hp->rms_eps))) return st;
-    if (hidden) return vkllm__cmd_end(c);                                          // embeddings: xb is the result
-    if ((st = mm(c, lg, &f->m->output, xb, rows, seqs != NULL))) return st;       // logits (rows, V) = xb @ output^T
+    if (hidden) return vkllm__cmd_end(c);                                   // embeddings: xb is the result
+    if ((st = mm(c, lg, &f->m->output, xb, rows, seqs != NULL))) return st; // logits (rows, V) = xb @ output^T
     if (hp->logit_scale != 1.0f && (st = vkllm__op_mul(c, lg, lg, F(f->m->scales, 128, 1), rows * V, 1))) // granite
         return st;
     if (hp->final_softcap > 0.0f && (st = vkllm__op_softcap(c, lg, lg, F(f->m->scales, 192, 1), rows * V))) // gemma2
         return st;
-    if (f->logits_host && !greedy &&                                               // to host memory, in the same step
+    if (f->logits_host && !greedy && // to host memory, in the same step
         (st = vkllm__cmd_copy(c, f->logits_host, 0, f->logits, 0, (uint64_t)rows * V * 4)))
         return st;
     if (greedy && (st = vkllm__op_argmax(c, ALL(f->next), F(f->logits, 0, V), V))) return st;
@@ -337,7 +365,8 @@ static vkllm_status alloc_input(struct vkllm__forward *f, uint64_t bytes, struct
 static uint64_t state_estimate(const struct vkllm__hparams *hp, uint64_t U, uint32_t n_ctx, int k_q8, int v_q8,
                                int own_kv, uint64_t scratch) {
     uint64_t ff = VKLLM_MAX((uint64_t)hp->n_ff, (uint64_t)hp->n_expert_used * hp->n_ff_exp);
-    uint64_t f32 = U * (hp->n_embd + VKLLM_MAX(hp->n_embd, hp->n_embd_q) + 2ull * hp->n_embd_q + 2ull * hp->n_embd_kv + 2 * ff);
+    uint64_t f32 =
+        U * (hp->n_embd + VKLLM_MAX(hp->n_embd, hp->n_embd_q) + 2ull * hp->n_embd_q + 2ull * hp->n_embd_kv + 2 * ff);
     if (hp->n_expert)
         f32 += U * (hp->n_expert + 2ull * hp->n_expert_used + (uint64_t)hp->n_expert_used * hp->n_embd) +
                vkllm__moe_group_bytes((uint32_t)(U * hp->n_expert_used), hp->n_expert) / 4;
@@ -348,8 +377,8 @@ static uint64_t state_estimate(const struct vkllm__hparams *hp, uint64_t U, uint
 /* Bytes of attention scratch for one token or a micro-batch (ops_attn.c sizes it). */
 static uint64_t scratch_bytes(const struct vkllm__forward *f, int k_q8, int v_q8, uint32_t part_heads) {
     const struct vkllm__hparams *hp = &f->m->desc->hp;
-    struct vkllm__attn_shape s1 = {1, hp->n_head, hp->n_head_kv, hp->head_dim, f->n_ctx, 1.0f, 0, 0.0f, {0}, 0, k_q8,
-                                   v_q8, {{0}, 0}, part_heads, NULL, NULL};
+    struct vkllm__attn_shape s1 = {1,   hp->n_head, hp->n_head_kv, hp->head_dim, f->n_ctx, 1.0f,       0,    0.0f,
+                                   {0}, 0,          k_q8,          v_q8,         {{0}, 0}, part_heads, NULL, NULL};
     struct vkllm__attn_shape sU = s1;
     sU.n = f->n_ubatch;
     return VKLLM_MAX(vkllm__attention_scratch_bytes(f->gpu, &s1), vkllm__attention_scratch_bytes(f->gpu, &sU));
@@ -399,8 +428,10 @@ vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uin
         VKLLM_TRY(st, alloc_f32(f, U * hp->n_expert_used, &f->moe_ids), fail);
         VKLLM_TRY(st, alloc_f32(f, U * hp->n_expert_used, &f->moe_w), fail);
         VKLLM_TRY(st, alloc_f32(f, U * hp->n_expert_used * hp->n_embd, &f->moe_y), fail);
-        VKLLM_TRY(st, alloc_f32(f, vkllm__moe_group_bytes((uint32_t)(U * hp->n_expert_used), hp->n_expert) / 4, &f->moe_group),
-                  fail);
+        VKLLM_TRY(
+            st,
+            alloc_f32(f, vkllm__moe_group_bytes((uint32_t)(U * hp->n_expert_used), hp->n_expert) / 4, &f->moe_group),
+            fail);
     }
     uint64_t scratch = scratch_bytes(f, f->kv.k_q8, f->kv.v_q8, f->kv.n_part > 1 ? f->kv.part_heads : 0);
     VKLLM_TRY(st, alloc_f32(f, VKLLM_MAX(scratch / 4, 4), &f->scratch), fail);
@@ -439,9 +470,10 @@ void vkllm__forward_free(struct vkllm__forward *f) {
     vkllm__cmd_free(f->decode_cmd);
     vkllm__cmd_free(f->greedy_cmd);
     vkllm__cmd_free(f->multi_cmd);
-    struct vkllm__buffer *bufs[] = {f->ids, f->pos, f->ids_host, f->pos_host, f->next, f->x, f->xb, f->q, f->k, f->v, f->att,
-                                    f->hb, f->hb2, f->logits, f->logits_host, f->scratch,
-                                    f->moe_logits, f->moe_ids, f->moe_w, f->moe_y, f->moe_group};
+    struct vkllm__buffer *bufs[] = {f->ids,   f->pos,    f->ids_host,    f->pos_host, f->next,       f->x,
+                                    f->xb,    f->q,      f->k,           f->v,        f->att,        f->hb,
+                                    f->hb2,   f->logits, f->logits_host, f->scratch,  f->moe_logits, f->moe_ids,
+                                    f->moe_w, f->moe_y,  f->moe_group};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(bufs); i++) vkllm__buffer_free(bufs[i]);
     vkllm__kv_cache_free(&f->kv);
     vkllm__free(f);
@@ -474,8 +506,10 @@ static vkllm_status check_ids(const struct vkllm__forward *f, const uint32_t *to
     uint32_t V = f->m->desc->hp.n_vocab;
     for (uint32_t i = 0; i < n; i++)
         if (tokens[i] >= V)
-            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "token %u: id %u is outside the vocabulary (%u tokens); "
-                              "nothing evaluated", i, tokens[i], V);
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                              "token %u: id %u is outside the vocabulary (%u tokens); "
+                              "nothing evaluated",
+                              i, tokens[i], V);
     return VKLLM_STATUS_OK;
 }
 
@@ -647,12 +681,15 @@ vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, con
 uint32_t vkllm__forward_n_ctx(const struct vkllm__forward *f) { return f->n_ctx; }
 uint64_t vkllm__forward_kv_bytes(const struct vkllm__forward *f) { return vkllm__kv_held_bytes(&f->kv); }
 uint64_t vkllm__forward_kv_ring_bytes(const struct vkllm__forward *f) { return f->kv.ring_bytes; }
-struct vkllm__kv_cache *vkllm__forward_kv(struct vkllm__forward *f) { return &f->kv; }
+struct vkllm__kv_cache *vkllm__forward_kv(struct vkllm__forward *f) {
+    return &f->kv;
+}
 
 uint64_t vkllm__forward_kv_bytes_used(const struct vkllm__forward *f, uint32_t n_past) {
     const struct vkllm__hparams *hp = &f->m->desc->hp;
     uint64_t rows = 0;
-    for (uint32_t l = 0; l < f->kv.n_layer; l++) rows += vkllm__layer_window(hp, l) ? VKLLM_MIN(n_past, f->kv.rows[l]) : n_past;
+    for (uint32_t l = 0; l < f->kv.n_layer; l++)
+        rows += vkllm__layer_window(hp, l) ? VKLLM_MIN(n_past, f->kv.rows[l]) : n_past;
     return rows * (vkllm__kv_row_bytes(f->kv.width, f->kv.k_q8) + vkllm__kv_row_bytes(f->kv.width, f->kv.v_q8));
 }
 
@@ -665,7 +702,7 @@ uint64_t vkllm__forward_kv_bytes_per_token(const struct vkllm__forward *f) {
 
 int vkllm__forward_kv_holds(const struct vkllm__forward *f, uint32_t n_past) {
     const struct vkllm__hparams *hp = &f->m->desc->hp;
-    if (n_past == 0) return 1; /* nothing to hold */
+    if (n_past == 0) return 1;                                 /* nothing to hold */
     if (vkllm__kv_blocks_for(n_past) > f->kv.n_held) return 0; /* blocks given back (truncated) */
     for (uint32_t l = 0; l < f->kv.n_layer; l++) {
         uint32_t w = vkllm__layer_window(hp, l), rows = f->kv.rows[l];
@@ -683,17 +720,23 @@ vkllm_status vkllm__forward_copy_kv(struct vkllm__forward *dst, const struct vkl
     const struct vkllm__hparams *hp = &src->m->desc->hp;
     if (dst->m != src->m || dst->n_ctx != src->n_ctx || dst->kv.n_layer != src->kv.n_layer || n > src->n_ctx ||
         dst->kv.k_q8 != src->kv.k_q8 || dst->kv.v_q8 != src->kv.v_q8)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "copying a KV prefix needs two sessions of one model and context");
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "copying a KV prefix needs two sessions of one model and context");
     if (dst->kv.n_part != src->kv.n_part)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "copying a KV prefix between caches split by kv heads into %u and %u "
-                          "buffers (pools of different sizes): not supported", src->kv.n_part, dst->kv.n_part);
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "copying a KV prefix between caches split by kv heads into %u and %u "
+                          "buffers (pools of different sizes): not supported",
+                          src->kv.n_part, dst->kv.n_part);
     for (uint32_t l = 0; l < src->kv.n_layer; l++)
         if (vkllm__layer_window(hp, l) && dst->kv.rows[l] != src->kv.rows[l])
-            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "copying a KV prefix: layer %u keeps %u rows here, %u there", l,
-                              dst->kv.rows[l], src->kv.rows[l]);
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                              "copying a KV prefix: layer %u keeps %u rows here, %u there", l, dst->kv.rows[l],
+                              src->kv.rows[l]);
     if (!vkllm__forward_kv_holds(src, n))
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "copying a KV prefix of %u positions: the source's window rings "
-                                                         "no longer hold it", n);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "copying a KV prefix of %u positions: the source's window rings "
+                          "no longer hold it",
+                          n);
     struct vkllm__cmd *c = NULL;
     vkllm_status st = VKLLM_STATUS_OK;
     const uint32_t NP = src->kv.n_part, PW = src->kv.width / NP; /* parts of a cache split by kv heads */
@@ -716,16 +759,21 @@ vkllm_status vkllm__forward_copy_kv(struct vkllm__forward *dst, const struct vkl
             for (uint32_t i = 0; i < vkllm__kv_blocks_for(n); i++)
                 for (uint32_t j = l * NP; j < (l + 1) * NP; j++)
                     for (int kv = 0; kv < 2; kv++)
-                        VKLLM_TRY(st, vkllm__kv_copy_rows(c, kv ? dst->kv.v[j] : dst->kv.k[j], drows, dst->kv.table[i] * B,
-                                                          kv ? src->kv.v[j] : src->kv.k[j], rows, src->kv.table[i] * B, B,
-                                                          PW, kv ? src->kv.v_q8 : src->kv.k_q8), done);
+                        VKLLM_TRY(st,
+                                  vkllm__kv_copy_rows(c, kv ? dst->kv.v[j] : dst->kv.k[j], drows, dst->kv.table[i] * B,
+                                                      kv ? src->kv.v[j] : src->kv.k[j], rows, src->kv.table[i] * B, B,
+                                                      PW, kv ? src->kv.v_q8 : src->kv.k_q8),
+                                  done);
             continue;
         }
         const uint64_t m = rows == src->n_ctx ? n : rows;
         for (uint32_t j = l * NP; j < (l + 1) * NP; j++)
             for (int kv = 0; kv < 2; kv++)
-                VKLLM_TRY(st, vkllm__kv_copy_rows(c, kv ? dst->kv.v[j] : dst->kv.k[j], rows, 0, kv ? src->kv.v[j] : src->kv.k[j],
-                                                  rows, 0, m, PW, kv ? src->kv.v_q8 : src->kv.k_q8), done);
+                VKLLM_TRY(st,
+                          vkllm__kv_copy_rows(c, kv ? dst->kv.v[j] : dst->kv.k[j], rows, 0,
+                                              kv ? src->kv.v[j] : src->kv.k[j], rows, 0, m, PW,
+                                              kv ? src->kv.v_q8 : src->kv.k_q8),
+                          done);
     }
     VKLLM_TRY(st, vkllm__cmd_end(c), done);
     VKLLM_TRY(st, vkllm__cmd_submit(c), done);

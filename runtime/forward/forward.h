@@ -29,21 +29,21 @@ struct vkllm__gpu_stacked {
 
 struct vkllm__gpu_model {
     struct vkllm__gpu *gpu;
-    const struct vkllm__model_desc *desc;  /* not owned */
-    struct vkllm__dtensor token_embd;      /* (n_vocab, n_embd) */
-    struct vkllm__dtensor output;          /* (n_vocab, n_embd); shares token_embd's buffer when tied */
-    struct vkllm__buffer *output_norm;     /* (n_embd,) f32 */
-    struct vkllm__buffer *rope;            /* (n_rot/2,) RoPE frequencies in 64-bit fixed-point
-                                              turns (vkllm__rope_turns of vkllm__rope_freqs) */
-    struct vkllm__buffer *rope_long;       /* phi3 LongRoPE: those of contexts past orig_ctx, or NULL */
-    struct vkllm__buffer *rope_swa;        /* gemma: those of the sliding-window layers, or NULL */
-    struct vkllm__buffer *scales;          /* embd_scale, resid_scale, 1/logit_scale (granite, gemma's
-                                              embedding scale), final_softcap (gemma2): f32 at 0, 64,
-                                              128, 192, 256 bytes apart; NULL: none */
-    struct vkllm__gpu_layer *layers;       /* (n_layer,) */
-    struct vkllm__gpu_stacked *stacked;    /* (n_layer,) */
-    uint64_t weight_bytes;                 /* bytes of weights on the device */
-    uint64_t matvec_bytes_per_token;       /* weight bytes a decode step reads */
+    const struct vkllm__model_desc *desc; /* not owned */
+    struct vkllm__dtensor token_embd;     /* (n_vocab, n_embd) */
+    struct vkllm__dtensor output;         /* (n_vocab, n_embd); shares token_embd's buffer when tied */
+    struct vkllm__buffer *output_norm;    /* (n_embd,) f32 */
+    struct vkllm__buffer *rope;           /* (n_rot/2,) RoPE frequencies in 64-bit fixed-point
+                                             turns (vkllm__rope_turns of vkllm__rope_freqs) */
+    struct vkllm__buffer *rope_long;      /* phi3 LongRoPE: those of contexts past orig_ctx, or NULL */
+    struct vkllm__buffer *rope_swa;       /* gemma: those of the sliding-window layers, or NULL */
+    struct vkllm__buffer *scales;         /* embd_scale, resid_scale, 1/logit_scale (granite, gemma's
+                                             embedding scale), final_softcap (gemma2): f32 at 0, 64,
+                                             128, 192, 256 bytes apart; NULL: none */
+    struct vkllm__gpu_layer *layers;      /* (n_layer,) */
+    struct vkllm__gpu_stacked *stacked;   /* (n_layer,) */
+    uint64_t weight_bytes;                /* bytes of weights on the device */
+    uint64_t matvec_bytes_per_token;      /* weight bytes a decode step reads */
 };
 
 /* Called with (bytes uploaded, bytes total) while the weights go up. */
@@ -80,19 +80,19 @@ void vkllm__kv_pool_release(struct vkllm__kv_pool *p); /* freed with its last re
 void vkllm__kv_pool_get_stats(const struct vkllm__kv_pool *p, struct vkllm__kv_pool_stats *out);
 
 struct vkllm__kv_cache {
-    uint32_t n_layer, n_ctx, width;  /* width = n_head_kv * head_dim */
-    uint8_t k_q8, v_q8;              /* K (V) is q8_0 (shaders/include/kv_q8.glsl), else f16 */
-    uint8_t own_pool;                /* the pool was made for this cache alone */
+    uint32_t n_layer, n_ctx, width; /* width = n_head_kv * head_dim */
+    uint8_t k_q8, v_q8;             /* K (V) is q8_0 (shaders/include/kv_q8.glsl), else f16 */
+    uint8_t own_pool;               /* the pool was made for this cache alone */
     struct vkllm__kv_pool *pool;
-    uint32_t n_part, part_heads;     /* each layer's K (V) in n_part buffers of part_heads kv heads */
-    struct vkllm__buffer **k, **v;   /* [l * n_part + i]: layer l's part i, the pool's (paged) or the
-                                      * ring's, (rows[l], part_heads * head_dim) */
-    uint32_t *rows;                  /* per layer: the pool's rows, or a window's ring */
-    uint64_t ring_bytes;             /* the rings' K and V */
+    uint32_t n_part, part_heads;         /* each layer's K (V) in n_part buffers of part_heads kv heads */
+    struct vkllm__buffer **k, **v;       /* [l * n_part + i]: layer l's part i, the pool's (paged) or the
+                                          * ring's, (rows[l], part_heads * head_dim) */
+    uint32_t *rows;                      /* per layer: the pool's rows, or a window's ring */
+    uint64_t ring_bytes;                 /* the rings' K and V */
     uint32_t *table, n_held, max_blocks; /* block table: table[i] holds positions i*BLOCK .. +BLOCK-1 */
-    uint64_t *keys;                  /* keys[i]: table[i]'s prefix key, for i < n_keyed */
+    uint64_t *keys;                      /* keys[i]: table[i]'s prefix key, for i < n_keyed */
     uint32_t n_keyed;
-    struct vkllm__buffer *btab;      /* the table on the device (host-visible u32) */
+    struct vkllm__buffer *btab; /* the table on the device (host-visible u32) */
 };
 
 /* Rows layer l keeps for a context of n_ctx positions filled n_ubatch at a time (a ring). */
@@ -103,7 +103,8 @@ uint32_t vkllm__kv_blocks_for(uint32_t n_pos);
 /* Copy rows srow .. srow+n-1 of part s (srows rows of w values) to rows drow.. of part d (drows
  * rows): f16, or q8_0 quants and, after all of them, the scales. */
 vkllm_status vkllm__kv_copy_rows(struct vkllm__cmd *c, struct vkllm__buffer *d, uint64_t drows, uint64_t drow,
-                                 struct vkllm__buffer *s, uint64_t srows, uint64_t srow, uint64_t n, uint32_t w, int q8);
+                                 struct vkllm__buffer *s, uint64_t srows, uint64_t srow, uint64_t n, uint32_t w,
+                                 int q8);
 
 /* A cache on pool (NULL: a pool of its own, for n_ctx positions); refused before allocating
  * anything (VKLLM_STATUS_DEVICE_OOM with the bytes needed and available) when it does not fit. */

@@ -27,7 +27,7 @@
 struct vkllm__kv_pool {
     struct vkllm__gpu *gpu;
     uint32_t n_layer, width, n_blocks, users;
-    uint32_t n_part, part_heads;   /* each layer's K (V) in n_part buffers of part_heads kv heads */
+    uint32_t n_part, part_heads; /* each layer's K (V) in n_part buffers of part_heads kv heads */
     uint8_t k_q8, v_q8;
     uint8_t *paged;                /* per layer: 1 its rows are in the pool */
     struct vkllm__buffer **k, **v; /* [l * n_part + i]: paged layer l's part i, n_blocks * VKLLM__KV_BLOCK rows */
@@ -40,9 +40,9 @@ struct vkllm__kv_pool {
     uint32_t *chain;               /* per block: next block + 1 in its bucket */
     uint32_t n_cached;             /* unheld keyed blocks (reusable until evicted) */
     uint64_t tick, block_bytes, bytes;
-    uint64_t queried, hits, evicted; /* prefix lookups: tokens asked for, tokens found; blocks evicted */
+    uint64_t queried, hits, evicted;     /* prefix lookups: tokens asked for, tokens found; blocks evicted */
     uint32_t gens_running, gens_waiting; /* generations on the pool, and those preempted (generate.c) */
-    uint64_t preempted;              /* preemptions so far */
+    uint64_t preempted;                  /* preemptions so far */
 };
 
 uint32_t vkllm__kv_layer_rows(const struct vkllm__hparams *hp, uint32_t l, uint32_t n_ctx, uint32_t n_ubatch) {
@@ -78,7 +78,8 @@ static uint64_t part_limit(const struct vkllm__gpu *gpu) {
 /* Can a layer's K and V be split into parts of hc kv heads: hc divides n_head_kv, at most
  * VKLLM__KV_MAX_PARTS parts, q8_0 rows of whole 32-value blocks. */
 static int part_ok(const struct vkllm__hparams *hp, uint32_t hc, int k_q8, int v_q8) {
-    return hp->n_head_kv % hc == 0 && hp->n_head_kv / hc <= VKLLM__KV_MAX_PARTS && (!(k_q8 || v_q8) || hc * hp->head_dim % 32 == 0);
+    return hp->n_head_kv % hc == 0 && hp->n_head_kv / hc <= VKLLM__KV_MAX_PARTS &&
+           (!(k_q8 || v_q8) || hc * hp->head_dim % 32 == 0);
 }
 
 /* Bytes of one row of a part of hc kv heads, K or V whichever is larger. */
@@ -114,19 +115,23 @@ static vkllm_status too_large(const struct vkllm__gpu *gpu, const struct vkllm__
 /* Copy rows srow .. srow+n-1 of s (a part of srows rows of w values) to rows drow.. of d (drows
  * rows): f16 rows, or q8_0 quants and, after all the quants, the scales. */
 vkllm_status vkllm__kv_copy_rows(struct vkllm__cmd *c, struct vkllm__buffer *d, uint64_t drows, uint64_t drow,
-                                 struct vkllm__buffer *s, uint64_t srows, uint64_t srow, uint64_t n, uint32_t w, int q8) {
+                                 struct vkllm__buffer *s, uint64_t srows, uint64_t srow, uint64_t n, uint32_t w,
+                                 int q8) {
     if (!q8) return vkllm__cmd_copy(c, d, drow * w * 2, s, srow * w * 2, n * w * 2);
     vkllm_status st = vkllm__cmd_copy(c, d, drow * w, s, srow * w, n * w);
     return st ? st : vkllm__cmd_copy(c, d, drows * w + drow * w / 8, s, srows * w + srow * w / 8, n * w / 8);
 }
 
-uint32_t vkllm__kv_blocks_for(uint32_t n_pos) { return (uint32_t)(((uint64_t)n_pos + VKLLM__KV_BLOCK - 1) / VKLLM__KV_BLOCK); }
+uint32_t vkllm__kv_blocks_for(uint32_t n_pos) {
+    return (uint32_t)(((uint64_t)n_pos + VKLLM__KV_BLOCK - 1) / VKLLM__KV_BLOCK);
+}
 
 /* --- the pool ------------------------------------------------------------------------------- */
 
 static vkllm_status check_types(const struct vkllm__hparams *hp, int k_q8, int v_q8) {
     if ((k_q8 || v_q8) && (hp->n_embd_kv % 32 || hp->head_dim % 4))
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "a q8_0 KV cache needs rows of a multiple of 32 values and a head "
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "a q8_0 KV cache needs rows of a multiple of 32 values and a head "
                           "size that is a multiple of 4 (this model: %u kv heads x %u): use f16",
                           hp->n_head_kv, hp->head_dim);
     return VKLLM_STATUS_OK;
@@ -140,8 +145,9 @@ static vkllm_status check_room(struct vkllm__gpu *gpu, const struct vkllm__hpara
     return vkllm__err(VKLLM_STATUS_DEVICE_OOM,
                       "%s needs %s (%u layers x K and V of %u values, %s/%s, per position); %s of device "
                       "memory are free: use a smaller context (-c) or KV pool (--kv-cache-mb)%s",
-                      what, vkllm__bytes(need).s, hp->n_layer, hp->n_embd_kv, k_q8 ? "q8_0" : "f16", v_q8 ? "q8_0" : "f16",
-                      vkllm__bytes(avail).s, k_q8 && v_q8 ? "" : " or a q8_0 cache (--cache-type-k/v q8_0)");
+                      what, vkllm__bytes(need).s, hp->n_layer, hp->n_embd_kv, k_q8 ? "q8_0" : "f16",
+                      v_q8 ? "q8_0" : "f16", vkllm__bytes(avail).s,
+                      k_q8 && v_q8 ? "" : " or a q8_0 cache (--cache-type-k/v q8_0)");
 }
 
 vkllm_status vkllm__kv_pool_init(struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, uint32_t n_blocks, int k_q8,
@@ -161,9 +167,16 @@ vkllm_status vkllm__kv_pool_init(struct vkllm__gpu *gpu, const struct vkllm__hpa
     struct vkllm__kv_pool *p = vkllm__calloc(1, sizeof *p);
     if (!p) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     uint64_t outer = 0; /* a session's hint this pool is allocated within (below) */
-    *p = (struct vkllm__kv_pool){.gpu = gpu, .n_layer = hp->n_layer, .width = hp->n_embd_kv, .n_blocks = n_blocks,
-                                 .n_part = hp->n_head_kv / hc, .part_heads = hc, .users = 1, .k_q8 = (uint8_t)!!k_q8,
-                                 .v_q8 = (uint8_t)!!v_q8, .block_bytes = bb};
+    *p = (struct vkllm__kv_pool){.gpu = gpu,
+                                 .n_layer = hp->n_layer,
+                                 .width = hp->n_embd_kv,
+                                 .n_blocks = n_blocks,
+                                 .n_part = hp->n_head_kv / hc,
+                                 .part_heads = hc,
+                                 .users = 1,
+                                 .k_q8 = (uint8_t) !!k_q8,
+                                 .v_q8 = (uint8_t) !!v_q8,
+                                 .block_bytes = bb};
     p->n_bucket = 1;
     while (p->n_bucket < n_blocks) p->n_bucket *= 2;
     p->paged = vkllm__calloc(hp->n_layer, 1);
@@ -176,8 +189,8 @@ vkllm_status vkllm__kv_pool_init(struct vkllm__gpu *gpu, const struct vkllm__hpa
     p->released = vkllm__calloc(n_blocks, sizeof *p->released);
     p->bucket = vkllm__calloc(p->n_bucket, sizeof *p->bucket);
     p->chain = vkllm__calloc(n_blocks, sizeof *p->chain);
-    if (!p->paged || !p->k || !p->v || !p->ref || !p->free_list || !p->key || !p->tokens || !p->released || !p->bucket ||
-        !p->chain) {
+    if (!p->paged || !p->k || !p->v || !p->ref || !p->free_list || !p->key || !p->tokens || !p->released ||
+        !p->bucket || !p->chain) {
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
         goto fail;
     }
@@ -191,8 +204,14 @@ vkllm_status vkllm__kv_pool_init(struct vkllm__gpu *gpu, const struct vkllm__hpa
         if (vkllm__layer_window(hp, l)) continue;
         p->paged[l] = 1;
         for (uint32_t i = l * p->n_part; i < (l + 1) * p->n_part; i++) {
-            VKLLM_TRY(st, vkllm__buffer_alloc(gpu, rows * vkllm__kv_row_bytes(hc * hp->head_dim, k_q8), VKLLM__MEM_DEVICE, &p->k[i]), fail);
-            VKLLM_TRY(st, vkllm__buffer_alloc(gpu, rows * vkllm__kv_row_bytes(hc * hp->head_dim, v_q8), VKLLM__MEM_DEVICE, &p->v[i]), fail);
+            VKLLM_TRY(st,
+                      vkllm__buffer_alloc(gpu, rows * vkllm__kv_row_bytes(hc * hp->head_dim, k_q8), VKLLM__MEM_DEVICE,
+                                          &p->k[i]),
+                      fail);
+            VKLLM_TRY(st,
+                      vkllm__buffer_alloc(gpu, rows * vkllm__kv_row_bytes(hc * hp->head_dim, v_q8), VKLLM__MEM_DEVICE,
+                                          &p->v[i]),
+                      fail);
             VKLLM_TRY(st, vkllm__buffer_fill_zero(p->k[i]), fail);
             VKLLM_TRY(st, vkllm__buffer_fill_zero(p->v[i]), fail);
         }
@@ -200,9 +219,10 @@ vkllm_status vkllm__kv_pool_init(struct vkllm__gpu *gpu, const struct vkllm__hpa
     if (!outer) vkllm__gpu_expect(gpu, 0);
     p->bytes = bb * n_blocks;
     if (p->n_part > 1)
-        vkllm__log(VKLLM_LOG_INFO, "KV cache pool of %llu positions: each layer's K and V split by kv heads into %u "
-                   "buffers of %u kv head%s (one binding or allocation holds %s)", (unsigned long long)rows,
-                   p->n_part, hc, hc == 1 ? "" : "s", vkllm__bytes(part_limit(gpu)).s);
+        vkllm__log(VKLLM_LOG_INFO,
+                   "KV cache pool of %llu positions: each layer's K and V split by kv heads into %u "
+                   "buffers of %u kv head%s (one binding or allocation holds %s)",
+                   (unsigned long long)rows, p->n_part, hc, hc == 1 ? "" : "s", vkllm__bytes(part_limit(gpu)).s);
     *out = p;
     return VKLLM_STATUS_OK;
 fail:
@@ -225,9 +245,14 @@ void vkllm__kv_pool_release(struct vkllm__kv_pool *p) {
 }
 
 void vkllm__kv_pool_get_stats(const struct vkllm__kv_pool *p, struct vkllm__kv_pool_stats *out) {
-    *out = (struct vkllm__kv_pool_stats){.n_blocks = p->n_blocks, .n_free = p->n_free, .n_cached = p->n_cached,
-                                         .n_held = p->n_blocks - p->n_free - p->n_cached, .block_bytes = p->block_bytes,
-                                         .bytes = p->bytes, .queried_tokens = p->queried, .hit_tokens = p->hits,
+    *out = (struct vkllm__kv_pool_stats){.n_blocks = p->n_blocks,
+                                         .n_free = p->n_free,
+                                         .n_cached = p->n_cached,
+                                         .n_held = p->n_blocks - p->n_free - p->n_cached,
+                                         .block_bytes = p->block_bytes,
+                                         .bytes = p->bytes,
+                                         .queried_tokens = p->queried,
+                                         .hit_tokens = p->hits,
                                          .evicted_blocks = p->evicted};
 }
 
@@ -253,7 +278,8 @@ static uint64_t block_key(uint64_t parent, const int32_t *tokens) {
 static uint32_t find_block(const struct vkllm__kv_pool *p, uint64_t key, const int32_t *tokens) {
     for (uint32_t b1 = p->bucket[bucket_of(p, key)]; b1; b1 = p->chain[b1 - 1]) {
         uint32_t b = b1 - 1;
-        if (p->key[b] == key && !memcmp(p->tokens + (size_t)b * VKLLM__KV_BLOCK, tokens, VKLLM__KV_BLOCK * sizeof *tokens))
+        if (p->key[b] == key &&
+            !memcmp(p->tokens + (size_t)b * VKLLM__KV_BLOCK, tokens, VKLLM__KV_BLOCK * sizeof *tokens))
             return b;
     }
     return UINT32_MAX;
@@ -300,8 +326,11 @@ static void drop_block(struct vkllm__kv_pool *p, uint32_t b) {
 vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hparams *hp, uint32_t n_ctx,
                                   uint32_t n_ubatch, int k_q8, int v_q8, struct vkllm__kv_pool *pool,
                                   struct vkllm__kv_cache *out) {
-    struct vkllm__kv_cache kv = {.n_layer = hp->n_layer, .n_ctx = n_ctx, .width = hp->n_embd_kv,
-                                 .k_q8 = (uint8_t)!!k_q8, .v_q8 = (uint8_t)!!v_q8};
+    struct vkllm__kv_cache kv = {.n_layer = hp->n_layer,
+                                 .n_ctx = n_ctx,
+                                 .width = hp->n_embd_kv,
+                                 .k_q8 = (uint8_t) !!k_q8,
+                                 .v_q8 = (uint8_t) !!v_q8};
     vkllm_status st = check_types(hp, k_q8, v_q8);
     if (st) return st;
     if (n_ctx == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "context of 0 positions");
@@ -310,16 +339,19 @@ vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hp
     uint64_t ring_bytes = ring_bytes_of(hp, n_ctx, n_ubatch, k_q8, v_q8);
     char what[96];
     snprintf(what, sizeof what, "a KV cache of %u positions", n_ctx);
-    if ((st = check_room(gpu, hp, ring_bytes + (pool ? 0 : vkllm__kv_blocks_for(n_ctx) * vkllm__kv_block_bytes(hp, k_q8, v_q8)),
+    if ((st = check_room(gpu, hp,
+                         ring_bytes + (pool ? 0 : vkllm__kv_blocks_for(n_ctx) * vkllm__kv_block_bytes(hp, k_q8, v_q8)),
                          what, k_q8, v_q8)))
         return st;
     /* the parts: the pool's (its rows; a pool of our own holds at least n_ctx), which every ring must fit */
-    uint32_t hc = pool ? pool->part_heads : part_heads_for(gpu, hp, (uint64_t)vkllm__kv_blocks_for(n_ctx) * VKLLM__KV_BLOCK, k_q8, v_q8);
+    uint32_t hc = pool ? pool->part_heads
+                       : part_heads_for(gpu, hp, (uint64_t)vkllm__kv_blocks_for(n_ctx) * VKLLM__KV_BLOCK, k_q8, v_q8);
     if (!hc) return too_large(gpu, hp, what, (uint64_t)vkllm__kv_blocks_for(n_ctx) * VKLLM__KV_BLOCK, k_q8, v_q8);
     for (uint32_t l = 0; l < hp->n_layer; l++) {
         uint64_t r = vkllm__layer_window(hp, l) ? vkllm__kv_layer_rows(hp, l, n_ctx, n_ubatch) : 0;
         if (r * part_row(hp, hc, k_q8, v_q8) > part_limit(gpu))
-            return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "layer %u's sliding-window ring of %llu positions does not fit "
+            return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                              "layer %u's sliding-window ring of %llu positions does not fit "
                               "one binding in the KV pool's parts of %u kv heads: a smaller context, or a larger pool",
                               l, (unsigned long long)r, hc);
     }
@@ -413,7 +445,8 @@ static vkllm_status copy_block(struct vkllm__cmd *c, const struct vkllm__kv_pool
 
 /* Blocks written by positions pos0 .. end-1 that another sequence holds (copied first), and new
  * blocks past the ones held. */
-static void reserve_counts(const struct vkllm__kv_cache *kv, uint32_t pos0, uint32_t end, uint32_t *grow, uint32_t *cow) {
+static void reserve_counts(const struct vkllm__kv_cache *kv, uint32_t pos0, uint32_t end, uint32_t *grow,
+                           uint32_t *cow) {
     const uint32_t need = vkllm__kv_blocks_for(end), first = pos0 / VKLLM__KV_BLOCK;
     *grow = need > kv->n_held ? need - kv->n_held : 0;
     *cow = 0;
@@ -431,16 +464,19 @@ uint32_t vkllm__kv_pool_room(const struct vkllm__kv_pool *p) { return p->n_free 
 vkllm_status vkllm__kv_reserve(struct vkllm__kv_cache *kv, uint32_t pos0, uint32_t end) {
     struct vkllm__kv_pool *p = kv->pool;
     const uint32_t need = vkllm__kv_blocks_for(end), first = pos0 / VKLLM__KV_BLOCK, held0 = kv->n_held;
-    if (need > kv->max_blocks) return vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "the context is full (%u positions)", kv->n_ctx);
+    if (need > kv->max_blocks)
+        return vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "the context is full (%u positions)", kv->n_ctx);
     uint32_t grow, cow;
     reserve_counts(kv, pos0, end, &grow, &cow);
     const uint32_t avail = p->n_free + p->n_cached;
     if (grow + cow > avail) {
-        if (!grow) return vkllm__err(VKLLM_STATUS_KV_FULL, "the KV cache pool is full: a shared block cannot be copied");
-        return vkllm__err(VKLLM_STATUS_KV_FULL,
-                          "the KV cache pool is full: %u more blocks of %u positions needed, %u free (%u blocks, %u held "
-                          "by sequences)", grow + cow, VKLLM__KV_BLOCK, avail, p->n_blocks,
-                          p->n_blocks - p->n_free - p->n_cached);
+        if (!grow)
+            return vkllm__err(VKLLM_STATUS_KV_FULL, "the KV cache pool is full: a shared block cannot be copied");
+        return vkllm__err(
+            VKLLM_STATUS_KV_FULL,
+            "the KV cache pool is full: %u more blocks of %u positions needed, %u free (%u blocks, %u held "
+            "by sequences)",
+            grow + cow, VKLLM__KV_BLOCK, avail, p->n_blocks, p->n_blocks - p->n_free - p->n_cached);
     }
     vkllm_status st = VKLLM_STATUS_OK;
     struct vkllm__cmd *c = NULL;
@@ -524,7 +560,8 @@ uint32_t vkllm__kv_lookup(struct vkllm__kv_cache *kv, const int32_t *tokens, uin
     }
     kv->n_held = kv->n_keyed = hit;
     if (upload_table(kv)) {
-        vkllm__log(VKLLM_LOG_DEBUG, "kv lookup: the block table's upload failed (%s); nothing adopted", vkllm_last_error());
+        vkllm__log(VKLLM_LOG_DEBUG, "kv lookup: the block table's upload failed (%s); nothing adopted",
+                   vkllm_last_error());
         vkllm__kv_truncate(kv, 0);
         return 0;
     }
@@ -562,6 +599,7 @@ void vkllm__kv_pool_gens(struct vkllm__kv_pool *p, int d_running, int d_waiting)
     if (d_waiting > 0) p->preempted += (uint64_t)d_waiting;
 }
 
-void vkllm__kv_pool_gens_get(const struct vkllm__kv_pool *p, uint32_t *running, uint32_t *waiting, uint64_t *preempted) {
+void vkllm__kv_pool_gens_get(const struct vkllm__kv_pool *p, uint32_t *running, uint32_t *waiting,
+                             uint64_t *preempted) {
     *running = p->gens_running, *waiting = p->gens_waiting, *preempted = p->preempted;
 }

@@ -102,7 +102,7 @@ static int exp_repacked(const struct vkllm__gpu *gpu, const struct vkllm__gguf_t
 static uint64_t total_bytes(const struct vkllm__gpu *gpu, const struct vkllm__model_desc *d, int exp_tb) {
     const struct vkllm__model_weights *w = &d->w;
     uint64_t s = nbytes(w->output_norm) + (d->hp.tied_embd ? mat_bytes(gpu, w->token_embd, MV_EMBD)
-                                                            : nbytes(w->token_embd) + mv_bytes(gpu, w->output));
+                                                           : nbytes(w->token_embd) + mv_bytes(gpu, w->output));
     for (uint32_t l = 0; l < d->hp.n_layer; l++)
         for (size_t i = 0; i < VKLLM__LT_COUNT_; i++) {
             const struct vkllm__gguf_tensor *t = vkllm__layer_tensor(&w->layers[l], (enum vkllm__layer_tensor)i);
@@ -170,7 +170,8 @@ static vkllm_status up_layer(struct upload *u, const struct vkllm__layer_weights
         const struct stack_spec *sp = &k_stacks[s];
         const struct vkllm__gguf_tensor *t[MAX_PARTS] = {0};
         struct vkllm__dtensor *parts[MAX_PARTS] = {0};
-        for (uint32_t i = 0; i < sp->n; i++) t[i] = vkllm__layer_tensor(L, sp->part[i]), parts[i] = gpu_mat(G, sp->part[i]);
+        for (uint32_t i = 0; i < sp->n; i++)
+            t[i] = vkllm__layer_tensor(L, sp->part[i]), parts[i] = gpu_mat(G, sp->part[i]);
         if (!stackable(u->gpu, t, sp->n)) continue;
         vkllm_status st = up_stack(u, t, sp->n, (struct vkllm__dtensor *)((char *)S + sp->field), parts);
         if (st) return st;
@@ -185,8 +186,7 @@ static vkllm_status up_layer(struct upload *u, const struct vkllm__layer_weights
             int tb = exp_repacked(u->gpu, t, u->exp_tb);
             st = up_matrix(u, t, tb ? MV_ONLY : EMBD, gpu_mat(G, i));
             *matvec_bytes += (tb ? mv_bytes(u->gpu, t) : t->nbytes) / t->ne[2] * u->n_expert_used;
-        }
-        else if (t) st = up_matrix(u, t, MV_ONLY, gpu_mat(G, i)), *matvec_bytes += mv_bytes(u->gpu, t); /* as read */
+        } else if (t) st = up_matrix(u, t, MV_ONLY, gpu_mat(G, i)), *matvec_bytes += mv_bytes(u->gpu, t); /* as read */
         if (st) return st;
     }
     return VKLLM_STATUS_OK;
@@ -237,14 +237,16 @@ static vkllm_status model_load(struct vkllm__gpu *gpu, const struct vkllm__model
     if (plain < u.total && (u.total > budget || used + u.total > budget) && plain <= budget && used + plain <= budget) {
         /* the repacked experts (int8 or nibbles plus f32 scales: larger than most GGUF encodings)
          * would not fit: the plain ones, slower on CPU devices */
-        vkllm__log(VKLLM_LOG_INFO, "experts in their GGUF layout: repacked they would need %s of device memory, "
-                   "%s more", vkllm__bytes(u.total).s, vkllm__bytes(u.total - plain).s);
+        vkllm__log(VKLLM_LOG_INFO,
+                   "experts in their GGUF layout: repacked they would need %s of device memory, "
+                   "%s more",
+                   vkllm__bytes(u.total).s, vkllm__bytes(u.total - plain).s);
         u.total = plain, u.exp_tb = 0;
     }
     if (u.total > budget || used + u.total > budget)
-        return vkllm__err(VKLLM_STATUS_DEVICE_OOM,
-                          "the weights need %s of device memory; %s of %s are free", vkllm__bytes(u.total).s,
-                          vkllm__bytes(budget - VKLLM_MIN(used, budget)).s, vkllm__bytes(budget).s);
+        return vkllm__err(VKLLM_STATUS_DEVICE_OOM, "the weights need %s of device memory; %s of %s are free",
+                          vkllm__bytes(u.total).s, vkllm__bytes(budget - VKLLM_MIN(used, budget)).s,
+                          vkllm__bytes(budget).s);
     struct vkllm__gpu_model *m = vkllm__calloc(1, sizeof *m);
     if (!m) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     /* every tensor rounded up to the buffer alignment, and a few small vectors (rope, scales) */

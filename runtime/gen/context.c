@@ -38,11 +38,15 @@ static int coopmat_case_fails(struct vkllm__gpu *gpu, const struct vkllm__op_cas
     vkllm_status st = vkllm__op_check(gpu, c, 1, 0, NULL, &r);
     const char *dev = vkllm__gpu_info(gpu)->name;
     if (!st && r.ok) {
-        vkllm__log(VKLLM_LOG_DEBUG, "cooperative-matrix %s checked on %s: error %.3g (bound %.3g)", what, dev, r.err, r.bound);
+        vkllm__log(VKLLM_LOG_DEBUG, "cooperative-matrix %s checked on %s: error %.3g (bound %.3g)", what, dev, r.err,
+                   r.bound);
         return 0;
     }
     vkllm__log(VKLLM_LOG_WARN, "the cooperative-matrix %s failed its check on %s (%s); the scalar kernel runs instead",
-               what, dev, st ? vkllm_last_error() : r.detail[0] ? r.detail : "outside the bound");
+               what, dev,
+               st            ? vkllm_last_error()
+               : r.detail[0] ? r.detail
+                             : "outside the bound");
     return 1;
 }
 
@@ -54,13 +58,25 @@ static void check_coopmat(struct vkllm__gpu *gpu) {
     if (!d->fp16_arith || !vkllm__matmul_coopmat_default(d) || vkllm__gpu_compile_only(gpu)) return;
     struct vkllm__tuning t = *tu;
     if (tu->matmul_coopmat == -1 && tu->matmul_f16 != 0 && vkllm__matmul_coopmat_plan(d, 70, 100, &cm)) {
-        struct vkllm__op_case c = {.op = VKLLM__OP_MATMUL, .type = VKLLM__TYPE_Q4_K, .rows = 100, .cols = 512, .n = 70,
-                                   .tuning = "matmul=tiled,matmul_coopmat=1", .flags = VKLLM__CASE_COOPMAT};
+        struct vkllm__op_case c = {.op = VKLLM__OP_MATMUL,
+                                   .type = VKLLM__TYPE_Q4_K,
+                                   .rows = 100,
+                                   .cols = 512,
+                                   .n = 70,
+                                   .tuning = "matmul=tiled,matmul_coopmat=1",
+                                   .flags = VKLLM__CASE_COOPMAT};
         if (coopmat_case_fails(gpu, &c, "matmul")) t.matmul_coopmat = 0;
     }
     if (tu->attn_coopmat == -1 && vkllm__attn_coopmat_can(d, 0)) {
-        struct vkllm__op_case c = {.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64,
-                                   .n_ctx = 256, .pos = {0, 100}, .n_pos = 2, .tuning = "attn_texel=0,attn_coopmat=1",
+        struct vkllm__op_case c = {.op = VKLLM__OP_ATTENTION,
+                                   .n = 17,
+                                   .heads = 8,
+                                   .heads_kv = 2,
+                                   .head_dim = 64,
+                                   .n_ctx = 256,
+                                   .pos = {0, 100},
+                                   .n_pos = 2,
+                                   .tuning = "attn_texel=0,attn_coopmat=1",
                                    .flags = VKLLM__CASE_COOPMAT};
         if (coopmat_case_fails(gpu, &c, "attention")) t.attn_coopmat = 0;
     }
@@ -73,8 +89,8 @@ vkllm_status vkllm_ctx_init(const struct vkllm_ctx_params *params, vkllm_ctx_t *
     struct vkllm_ctx_params p = params ? *params : vkllm_ctx_params_default();
     struct vkllm_ctx *ctx = vkllm__calloc(1, sizeof *ctx);
     if (!ctx) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
-    struct vkllm__gpu_params gp = {.device = p.device, .validate = p.validate, .tuning = p.tuning,
-                                   .compile_only = p.compile_only};
+    struct vkllm__gpu_params gp = {
+        .device = p.device, .validate = p.validate, .tuning = p.tuning, .compile_only = p.compile_only};
     vkllm_status st = vkllm__gpu_open(&gp, &ctx->gpu);
     if (st) {
         vkllm__free(ctx);
@@ -107,8 +123,8 @@ void vkllm_ctx_memory_breakdown(vkllm_ctx_t ctx, struct vkllm_memory_breakdown *
 }
 
 const char *vkllm_memory_use_name(enum vkllm_memory_use u) {
-    static const char *const names[] = {"weights", "repacked", "kv", "activations", "logits",
-                                        "inputs", "staging", "readback", "other", "empty"};
+    static const char *const names[] = {"weights", "repacked", "kv",       "activations", "logits",
+                                        "inputs",  "staging",  "readback", "other",       "empty"};
     return (unsigned)u < VKLLM_ARRAY_LEN(names) ? names[u] : "?";
 }
 
@@ -145,4 +161,6 @@ vkllm_status vkllm_ctx_pipelines(vkllm_ctx_t ctx, vkllm_pipeline_fn fn, void *us
     return st;
 }
 
-long vkllm_ctx_tuning_value(vkllm_ctx_t ctx, size_t i) { return ctx ? vkllm__tuning_get(vkllm__gpu_tuning(ctx->gpu), i) : 0; }
+long vkllm_ctx_tuning_value(vkllm_ctx_t ctx, size_t i) {
+    return ctx ? vkllm__tuning_get(vkllm__gpu_tuning(ctx->gpu), i) : 0;
+}

@@ -23,7 +23,7 @@ struct vkllm_model {
     struct vkllm__gguf *gguf;
     struct vkllm__model_desc *desc;
     struct vkllm__gpu_model *gm;
-    struct vkllm__tokenizer *tok; /* NULL when the vocabulary is not supported (tok_error says why) */
+    struct vkllm__tokenizer *tok;     /* NULL when the vocabulary is not supported (tok_error says why) */
     struct vkllm_tokenizer tokenizer; /* the public handle of tok */
     char tok_error[512];
 };
@@ -39,9 +39,9 @@ struct vkllm_session {
     vkllm_model_t model;
     struct vkllm__forward *fw;
     uint32_t n_past;
-    uint32_t n_ubatch;   /* tokens the forward pass evaluates at once (vkllm__forward_init's) */
-    int32_t *hist;       /* (n_ctx,) the token at each filled position: what the KV cache holds */
-    float *logits;       /* (logits_rows, n_vocab) of the last eval */
+    uint32_t n_ubatch; /* tokens the forward pass evaluates at once (vkllm__forward_init's) */
+    int32_t *hist;     /* (n_ctx,) the token at each filled position: what the KV cache holds */
+    float *logits;     /* (logits_rows, n_vocab) of the last eval */
     uint32_t logits_rows, logits_cap;
     struct vkllm_gen *gen; /* the generation that owns the session (vkllm_gen_start .. _free), or NULL */
 };

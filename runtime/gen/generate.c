@@ -125,8 +125,9 @@ static vkllm_status prompt_tokens(vkllm_session_t s, const struct vkllm_generate
         const uint32_t V = s->model->desc->hp.n_vocab;
         for (size_t i = 0; i < p->n_prompt_tokens; i++)
             if (p->prompt_tokens[i] < 0 || (uint32_t)p->prompt_tokens[i] >= V)
-                return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "prompt token %zu: id %d is outside the vocabulary (%u tokens)",
-                                  i, (int)p->prompt_tokens[i], V);
+                return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                                  "prompt token %zu: id %d is outside the vocabulary (%u tokens)", i,
+                                  (int)p->prompt_tokens[i], V);
         if (p->n_prompt_tokens && !(t = vkllm__malloc(sizeof *t * p->n_prompt_tokens)))
             return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
         if (p->n_prompt_tokens) memcpy(t, p->prompt_tokens, sizeof *t * p->n_prompt_tokens);
@@ -150,9 +151,11 @@ static vkllm_status prompt_tokens(vkllm_session_t s, const struct vkllm_generate
     }
     if (cnt == 0 && continuing) {
         vkllm__free(t);
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "an empty prompt after the session's %u tokens: nothing new to "
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "an empty prompt after the session's %u tokens: nothing new to "
                           "evaluate (a generation's last token is sampled, not evaluated, so the session does not hold "
-                          "it): pass the text or tokens to continue with", s->n_past);
+                          "it): pass the text or tokens to continue with",
+                          s->n_past);
     }
     if (cnt == 0) {
         vkllm__free(t);
@@ -163,7 +166,8 @@ static vkllm_status prompt_tokens(vkllm_session_t s, const struct vkllm_generate
     return VKLLM_STATUS_OK;
 }
 
-static vkllm_status make_sampler(vkllm_session_t s, const struct vkllm_sampling_params *sp, struct vkllm__sampler **out) {
+static vkllm_status make_sampler(vkllm_session_t s, const struct vkllm_sampling_params *sp,
+                                 struct vkllm__sampler **out) {
     return vkllm__sampler_init(sp, s->model->desc->hp.n_vocab, out);
 }
 // --- one request, step by step ---------------------------------------------------------------
@@ -180,27 +184,27 @@ struct vkllm_gen {
     struct vkllm__sampler *smp;
     struct vkllm__detok_stream ds;
     int ds_init;
-    struct outbuf out;              /* text held back (a stop string may be starting) */
-    double *itl;                    /* inter-token latencies, ms */
+    struct outbuf out; /* text held back (a stop string may be starting) */
+    double *itl;       /* inter-token latencies, ms */
     uint32_t cap_itl;
-    double t0, t_first, t_prev;     /* ms */
-    int32_t cur;                    /* the last token sampled: the next one to evaluate */
-    int greedy;                     /* the device takes the argmax when decoding alone */
-    int32_t *pending;               /* prompt tokens still to evaluate (chunked prefill) */
-    uint32_t n_pending, pending_at; /* how many, and how many of them are evaluated */
-    int continuing;                 /* the prompt continues the session's text (keep_history) */
-    struct vkllm__json json;        /* json_object: the output so far */
-    struct vkllm__grammar *gram;    /* grammar: the compiled rules and matcher */
-    struct vkllm__gstate gst;       /* grammar: the output so far */
-    struct vkllm__vocab_trie *trie; /* grammar: the vocabulary's bytes as a trie */
-    float *masked;                  /* json_object, grammar: the logits, refused tokens banned */
-    char *pieces;                   /* json_object, grammar: every token's bytes (end-of-generation, control */
-    uint32_t *piece_at;             /* and empty ones: none), token i at piece_at[i..i+1) */
+    double t0, t_first, t_prev;      /* ms */
+    int32_t cur;                     /* the last token sampled: the next one to evaluate */
+    int greedy;                      /* the device takes the argmax when decoding alone */
+    int32_t *pending;                /* prompt tokens still to evaluate (chunked prefill) */
+    uint32_t n_pending, pending_at;  /* how many, and how many of them are evaluated */
+    int continuing;                  /* the prompt continues the session's text (keep_history) */
+    struct vkllm__json json;         /* json_object: the output so far */
+    struct vkllm__grammar *gram;     /* grammar: the compiled rules and matcher */
+    struct vkllm__gstate gst;        /* grammar: the output so far */
+    struct vkllm__vocab_trie *trie;  /* grammar: the vocabulary's bytes as a trie */
+    float *masked;                   /* json_object, grammar: the logits, refused tokens banned */
+    char *pieces;                    /* json_object, grammar: every token's bytes (end-of-generation, control */
+    uint32_t *piece_at;              /* and empty ones: none), token i at piece_at[i..i+1) */
     struct vkllm_token_probs *probs; /* n_probs >= 0: one per sampled token */
-    uint64_t *probs_end;            /* ... and where its text ends in the output (UINT64_MAX: unknown) */
+    uint64_t *probs_end;             /* ... and where its text ends in the output (UINT64_MAX: unknown) */
     uint32_t n_probs_rec, cap_probs;
-    uint32_t n_handed;              /* records handed to on_piece (with the pieces before) */
-    uint64_t bytes_in, bytes_out;   /* text produced, and handed to fn (the rest held back or dropped) */
+    uint32_t n_handed;            /* records handed to on_piece (with the pieces before) */
+    uint64_t bytes_in, bytes_out; /* text produced, and handed to fn (the rest held back or dropped) */
     int done;
     vkllm_status err;
     enum vkllm_stop_reason reason;
@@ -208,9 +212,9 @@ struct vkllm_gen {
     /* preemption (a KV pool shared by several generations, when it runs dry): the youngest gives
      * its blocks back and waits; pending then holds every token of its text so far, recomputed
      * when the pool has room again (its full blocks may still be cached) */
-    uint64_t seq;                   /* start order: the largest is the youngest */
-    int pool_state;                 /* counted on its pool: 0 not, 1 running, 2 preempted */
-    int resuming;                   /* pending recomputes text already sampled: nothing is sampled after it */
+    uint64_t seq;   /* start order: the largest is the youngest */
+    int pool_state; /* counted on its pool: 0 not, 1 running, 2 preempted */
+    int resuming;   /* pending recomputes text already sampled: nothing is sampled after it */
 };
 
 static _Atomic uint64_t gen_seq;
@@ -244,7 +248,8 @@ static vkllm_status copy_params(struct vkllm_gen *g, const struct vkllm_generate
     if (p->grammar && p->json_object)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "grammar and json_object cannot be used together");
     if (p->grammar) {
-        vkllm_status st = vkllm__grammar_parse(p->grammar, p->grammar_len ? p->grammar_len : strlen(p->grammar), &g->gram);
+        vkllm_status st =
+            vkllm__grammar_parse(p->grammar, p->grammar_len ? p->grammar_len : strlen(p->grammar), &g->gram);
         if (st) return st;
         if ((st = vkllm__grammar_start(g->gram, &g->gst))) return st;
     }
@@ -285,8 +290,8 @@ static int hand_out(struct vkllm_gen *g, const char *text, size_t len) {
     int stop = 0;
     if (g->p.on_piece) {
         uint32_t n = vkllm_gen_n_released(g);
-        struct vkllm_text_piece piece = {text, len, n > g->n_handed ? g->probs + g->n_handed : NULL,
-                                         n - g->n_handed, g->n_handed};
+        struct vkllm_text_piece piece = {text, len, n > g->n_handed ? g->probs + g->n_handed : NULL, n - g->n_handed,
+                                         g->n_handed};
         g->n_handed = n;
         stop = g->p.on_piece(&piece, g->p.piece_user_data);
     }
@@ -372,7 +377,8 @@ static vkllm_status record_probs(struct vkllm_gen *g, const float *logits, int32
 
 vkllm_status vkllm_gen_token_probs(vkllm_gen_t g, uint32_t i, struct vkllm_token_probs *out) {
     if (!g || !out) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_gen_token_probs: NULL argument");
-    if (g->p.n_probs < 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "token probabilities were not asked for (n_probs < 0)");
+    if (g->p.n_probs < 0)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "token probabilities were not asked for (n_probs < 0)");
     if (i >= g->n_probs_rec)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "token %u: %u token(s) recorded", i, g->n_probs_rec);
     *out = g->probs[i];
@@ -473,7 +479,7 @@ static vkllm_status take_token(struct vkllm_gen *g, int32_t tok) {
     const double now = now_ms();
     struct vkllm_generate_stats *st = &g->st;
     mark_end(g, st->n_generated, g->bytes_in); /* end of generation: no text of its own */
-    if (tok < 0) { /* JSON mode found no token that fits: end here */
+    if (tok < 0) {                             /* JSON mode found no token that fits: end here */
         g->reason = VKLLM_STOP_EOS;
         finish(g);
         return g->err;
@@ -531,8 +537,8 @@ static vkllm_status eval_prompt(struct vkllm_gen *g, const int32_t *ids, uint32_
     uint32_t ub = g->s->n_ubatch ? g->s->n_ubatch : n;
     for (uint32_t done = 0; done < n;) {
         if (g->p.cancel(g->p.cancel_user_data))
-            return vkllm__err(VKLLM_STATUS_CANCELLED, "cancelled after %u of the prompt's %u tokens", g->pending_at + done,
-                              g->n_pending);
+            return vkllm__err(VKLLM_STATUS_CANCELLED, "cancelled after %u of the prompt's %u tokens",
+                              g->pending_at + done, g->n_pending);
         uint32_t nb = VKLLM_MIN(n - done, ub);
         vkllm_status st = vkllm__session_eval(g->s, ids + done, nb, 0);
         if (st) return st;
@@ -587,7 +593,7 @@ vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_para
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "this model's tokenizer is not supported: %s", s->model->tok_error);
     if (s->gen)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_gen_start: another generation owns this session "
-                          "(one at a time): vkllm_gen_free it first");
+                                                         "(one at a time): vkllm_gen_free it first");
     struct vkllm_gen *g = vkllm__calloc(1, sizeof *g);
     if (!g) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     g->s = s;
@@ -605,8 +611,9 @@ vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_para
     const int continuing = base > 0;
     st = prompt_tokens(s, &g->p, &ids, &n_ids);
     if (!st && (uint64_t)base + n_ids > n_ctx)
-        st = vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "the prompt is %zu tokens; the context has room for %u (of %u, %u in use)",
-                        n_ids, n_ctx - base, n_ctx, base);
+        st = vkllm__err(VKLLM_STATUS_CONTEXT_FULL,
+                        "the prompt is %zu tokens; the context has room for %u (of %u, %u in use)", n_ids, n_ctx - base,
+                        n_ctx, base);
     if (!st) st = make_sampler(s, &g->p.sampling, &g->smp);
     if (st) goto fail; /* refused: the session is as it was */
     /* Starting over, the prompt's longest prefix already computed is reused (at least one token
@@ -645,8 +652,10 @@ vkllm_status vkllm_gen_start(vkllm_session_t s, const struct vkllm_generate_para
     vkllm__kv_pool_gens_get(kv->pool, &running, &waiting, &preempted);
     const uint32_t need = vkllm__kv_need(kv, s->n_past, s->n_past + (uint32_t)n_ids - reuse);
     if (waiting || (running && need + running > vkllm__kv_pool_room(kv->pool))) {
-        st = vkllm__err(VKLLM_STATUS_KV_FULL, "the KV cache pool is full: %u generation(s) wait for it, %u run (the "
-                        "prompt needs %u blocks, %u are free)", waiting, running, need, vkllm__kv_pool_room(kv->pool));
+        st = vkllm__err(VKLLM_STATUS_KV_FULL,
+                        "the KV cache pool is full: %u generation(s) wait for it, %u run (the "
+                        "prompt needs %u blocks, %u are free)",
+                        waiting, running, need, vkllm__kv_pool_room(kv->pool));
         goto fail;
     }
     /* the KV pool's blocks for the whole prompt now (KV_FULL, nothing evaluated, when it has too

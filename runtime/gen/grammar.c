@@ -21,12 +21,12 @@
 #define E_END 0u
 #define E_REF 0x40000000u
 #define E_CLASS 0x80000000u
-#define E_ARG(e) ((e) & 0x3fffffffu)
+#define E_ARG(e) ((e)&0x3fffffffu)
 
-#define MAX_ELEMS (1u << 20)   /* compiled size */
-#define MAX_REPEAT 10000u      /* {m,n} bounds */
-#define MAX_SET 4096u          /* stacks in one state: more is an ambiguous grammar */
-#define MAX_NODES (1u << 21)   /* matcher tables: beyond these the generation fails cleanly */
+#define MAX_ELEMS (1u << 20) /* compiled size */
+#define MAX_REPEAT 10000u    /* {m,n} bounds */
+#define MAX_SET 4096u        /* stacks in one state: more is an ambiguous grammar */
+#define MAX_NODES (1u << 21) /* matcher tables: beyond these the generation fails cleanly */
 #define MAX_POOL (1u << 24)
 #define MAX_SETS (1u << 20)
 #define MAX_TRANS (1u << 22)
@@ -102,9 +102,7 @@ static int hmap_put(struct hmap *h, uint64_t key, uint32_t val) {
     return 1;
 }
 
-static void hmap_free(struct hmap *h) {
-    vkllm__free(h->key), vkllm__free(h->val);
-}
+static void hmap_free(struct hmap *h) { vkllm__free(h->key), vkllm__free(h->val); }
 
 /* --- the grammar --------------------------------------------------------------------------- */
 
@@ -118,24 +116,24 @@ struct mask_entry {
 struct vkllm__grammar {
     /* compiled */
     uint32_t *elems, n_elems;
-    uint32_t *alt_start, n_alts;       /* each alternative's first element */
-    uint32_t *rule_alt, *rule_nalt;    /* rule r: alternatives rule_alt[r] .. + rule_nalt[r] */
+    uint32_t *alt_start, n_alts;    /* each alternative's first element */
+    uint32_t *rule_alt, *rule_nalt; /* rule r: alternatives rule_alt[r] .. + rule_nalt[r] */
     uint32_t n_rules, root;
-    uint32_t *class_off, *class_n;     /* class c: ranges[class_off[c] ..] pairs, class_n[c] of them */
+    uint32_t *class_off, *class_n; /* class c: ranges[class_off[c] ..] pairs, class_n[c] of them */
     uint8_t *class_neg;
     uint32_t *ranges, n_classes;
     /* matcher tables */
-    uint32_t *rest;          /* per element: the fewest characters from it to its alternative's end */
-    struct u32v npos, npar;  /* stack nodes; node 0 is the empty stack */
-    struct u32v ndist;       /* per node: the fewest characters that finish its stack */
-    struct hmap nodes;       /* (pos, parent) -> node */
-    struct u32v pool;        /* set members */
+    uint32_t *rest;                      /* per element: the fewest characters from it to its alternative's end */
+    struct u32v npos, npar;              /* stack nodes; node 0 is the empty stack */
+    struct u32v ndist;                   /* per node: the fewest characters that finish its stack */
+    struct hmap nodes;                   /* (pos, parent) -> node */
+    struct u32v pool;                    /* set members */
     struct u32v set_off, set_len, sdist; /* sdist: the fewest characters that finish a sentence */
-    struct hmap sets;        /* hash of members -> first set with that hash (chained by set_next) */
+    struct hmap sets;                    /* hash of members -> first set with that hash (chained by set_next) */
     struct u32v set_next;
-    struct hmap trans;       /* (set, code point) -> set */
-    struct u32v scratch;     /* expansion output */
-    uint32_t start;          /* the set before any text */
+    struct hmap trans;   /* (set, code point) -> set */
+    struct u32v scratch; /* expansion output */
+    uint32_t start;      /* the set before any text */
     /* masks */
     struct mask_entry cache[MASK_CACHE];
     uint32_t cache_next;
@@ -147,9 +145,7 @@ void vkllm__grammar_sizes(const struct vkllm__grammar *g, uint32_t *n_stacks, ui
     *n_stacks = g->npos.n, *n_sets = g->set_off.n, *n_trans = g->trans.n;
 }
 
-static vkllm_status oom(void) {
-    return vkllm__err(VKLLM_STATUS_OOM, "grammar: out of host memory");
-}
+static vkllm_status oom(void) { return vkllm__err(VKLLM_STATUS_OOM, "grammar: out of host memory"); }
 
 static vkllm_status too_big(const char *what) {
     return vkllm__err(VKLLM_STATUS_OOM, "grammar: the matcher holds too many %s (an ambiguous or very deep grammar)",
@@ -164,8 +160,8 @@ static uint32_t node_get(struct vkllm__grammar *g, uint32_t pos, uint32_t parent
     if (g->npos.n >= MAX_NODES) return 0;
     id = g->npos.n;
     uint64_t d = (uint64_t)g->rest[pos] + g->ndist.v[parent];
-    if (!u32v_push(&g->npos, pos) || !u32v_push(&g->npar, parent) || !u32v_push(&g->ndist, d > UINT32_MAX ? UINT32_MAX : (uint32_t)d) ||
-        !hmap_put(&g->nodes, key, id))
+    if (!u32v_push(&g->npos, pos) || !u32v_push(&g->npar, parent) ||
+        !u32v_push(&g->ndist, d > UINT32_MAX ? UINT32_MAX : (uint32_t)d) || !hmap_put(&g->nodes, key, id))
         return 0;
     return id;
 }
@@ -194,8 +190,9 @@ static int expand(struct vkllm__grammar *g, uint32_t pos, uint32_t parent, int d
         uint32_t s = g->alt_start[g->rule_alt[r] + a];
         int rc;
         if (g->elems[s] != E_END) rc = expand(g, s, cont_parent, depth + 1);
-        else if (tail) rc = parent ? expand(g, g->npos.v[parent], g->npar.v[parent], depth + 1)
-                                   : (u32v_push(&g->scratch, 0) ? 0 : -1);
+        else if (tail)
+            rc = parent ? expand(g, g->npos.v[parent], g->npar.v[parent], depth + 1)
+                        : (u32v_push(&g->scratch, 0) ? 0 : -1);
         else rc = expand(g, pos + 1, parent, depth + 1);
         if (rc) return rc;
     }
@@ -243,7 +240,8 @@ static vkllm_status intern_set(struct vkllm__grammar *g, uint32_t from, uint32_t
         !u32v_push(&g->sdist, dist))
         return oom();
     for (uint32_t i = 0; i < n; i++)
-        if (!u32v_push(&g->pool, g->scratch.v[from + i])) return oom(); /* scratch may not move: pool is another array */
+        if (!u32v_push(&g->pool, g->scratch.v[from + i]))
+            return oom(); /* scratch may not move: pool is another array */
     if (!hmap_put(&g->sets, h, sid)) return oom();
     g->scratch.n = from;
     *out = sid;
@@ -298,7 +296,7 @@ static vkllm_status step(struct vkllm__grammar *g, uint32_t s, uint32_t cp, uint
 
 /* UTF-8 carried between bytes: bits 0-1 the continuation bytes still needed, bits 2-4 the
  * sequence's length, the rest the bits read so far. */
-#define U8_NEED(u) ((u) & 3u)
+#define U8_NEED(u) ((u)&3u)
 #define U8_LEN(u) (((u) >> 2) & 7u)
 #define U8_ACC(u) ((u) >> 5)
 #define U8(acc, len, need) ((uint32_t)(acc) << 5 | (uint32_t)(len) << 2 | (uint32_t)(need))
@@ -379,7 +377,7 @@ struct vkllm__vocab_trie {
     uint32_t n_vocab, n_nodes;
     uint32_t *child, *sibling; /* first child, next sibling (0: none; node 0 is the root) */
     uint8_t *byte;
-    int32_t *tok, *tok_next;   /* first token ending at a node, next token ending at the same node */
+    int32_t *tok, *tok_next; /* first token ending at a node, next token ending at the same node */
 };
 
 void vkllm__vocab_trie_free(struct vkllm__vocab_trie *t) {
@@ -396,7 +394,8 @@ vkllm_status vkllm__vocab_trie_build(const char *pieces, const uint32_t *at, uin
     memset(root, 0, sizeof root);
     if (!t || !(t->child = vkllm__calloc(cap, sizeof *t->child)) ||
         !(t->sibling = vkllm__calloc(cap, sizeof *t->sibling)) || !(t->byte = vkllm__calloc(cap, 1)) ||
-        !(t->tok = vkllm__malloc(sizeof *t->tok * cap)) || !(t->tok_next = vkllm__malloc(sizeof *t->tok_next * n_vocab))) {
+        !(t->tok = vkllm__malloc(sizeof *t->tok * cap)) ||
+        !(t->tok_next = vkllm__malloc(sizeof *t->tok_next * n_vocab))) {
         vkllm__vocab_trie_free(t);
         return oom();
     }
@@ -553,7 +552,10 @@ static int64_t read_char(struct parser *P) {
             uint32_t v = 0;
             for (int i = 0; i < digits; i++, P->p++) {
                 char h = P->p < P->end ? *P->p : 0;
-                int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+                int d = h >= '0' && h <= '9'   ? h - '0'
+                        : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                        : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                               : -1;
                 if (d < 0) return perr(P, P->p, "bad hexadecimal escape");
                 v = v * 16 + (uint32_t)d;
             }
@@ -565,7 +567,13 @@ static int64_t read_char(struct parser *P) {
         case 'r': return '\r';
         case 't': return '\t';
         case '0': return 0;
-        case '\\': case '"': case '[': case ']': case '-': case '^': case '\'': return (uint8_t)c;
+        case '\\':
+        case '"':
+        case '[':
+        case ']':
+        case '-':
+        case '^':
+        case '\'': return (uint8_t)c;
         default: return perr(P, P->p - 2, "unknown escape");
         }
     }
@@ -586,7 +594,8 @@ static int64_t read_char(struct parser *P) {
 
 static int add_class(struct parser *P, int neg, const uint32_t *r, uint32_t n, uint32_t *elem) {
     uint32_t id = P->class_off.n;
-    if (!u32v_push(&P->class_off, P->ranges.n) || !u32v_push(&P->class_n, n) || !u32v_push(&P->class_neg, (uint32_t)neg))
+    if (!u32v_push(&P->class_off, P->ranges.n) || !u32v_push(&P->class_n, n) ||
+        !u32v_push(&P->class_neg, (uint32_t)neg))
         return -1;
     for (uint32_t i = 0; i < 2 * n; i++)
         if (!u32v_push(&P->ranges, r[i])) return -1;
@@ -625,12 +634,17 @@ static int repeat(struct parser *P, struct u32v *seq, uint32_t x, uint32_t lo, u
         if (rule_id(P, NULL, 0, &rid)) return -1;
         P->rules[rid].defined = 1;
         rc = !u32v_push(&a, x) || !u32v_push(&a, E_REF | rid) || add_alt(P, rid, &a) || add_alt(P, rid, &empty) ||
-             !u32v_push(seq, E_REF | rid) ? -1 : 0;
+                     !u32v_push(seq, E_REF | rid)
+                 ? -1
+                 : 0;
     } else if (hi > lo) { /* R1 ::= X | "";  Rk ::= X R(k-1) | "" */
         uint32_t prev = UINT32_MAX;
         for (uint32_t i = lo; i < hi && !rc; i++) {
             a.n = 0;
-            rc = !u32v_push(&a, x) || (prev != UINT32_MAX && !u32v_push(&a, E_REF | prev)) || helper(P, &rid, &a, &empty) ? -1 : 0;
+            rc =
+                !u32v_push(&a, x) || (prev != UINT32_MAX && !u32v_push(&a, E_REF | prev)) || helper(P, &rid, &a, &empty)
+                    ? -1
+                    : 0;
             prev = rid;
         }
         if (!rc && !u32v_push(seq, E_REF | prev)) rc = -1;

@@ -2,26 +2,26 @@
 #include "json_constraint.h"
 
 enum {
-    J_START,      /* before the object: whitespace or '{' */
-    J_OBJ_FIRST,  /* after '{': '"' (a key) or '}' */
-    J_KEY,        /* after ',' in an object: '"' */
-    J_COLON,      /* after a key: ':' */
-    J_VALUE,      /* after ':' or ',' in an array: a value */
-    J_ARR_FIRST,  /* after '[': a value or ']' */
-    J_AFTER,      /* after a value inside a container: ',' or the closing bracket */
-    J_DONE,       /* the object has closed: whitespace only */
-    J_STR,        /* inside a string */
-    J_ESC,        /* after '\' in a string */
-    J_HEX,        /* inside \uXXXX (sub: digits read) */
-    J_LIT,        /* inside true / false / null (sub: the literal, and bytes read) */
-    J_MINUS,      /* number: after '-' */
-    J_ZERO,       /* number: a leading 0 (no more digits) */
-    J_INT,        /* number: integer digits */
-    J_DOT,        /* number: after '.' */
-    J_FRAC,       /* number: fraction digits */
-    J_E,          /* number: after 'e' */
-    J_ESIGN,      /* number: after the exponent's sign */
-    J_EXP         /* number: exponent digits */
+    J_START,     /* before the object: whitespace or '{' */
+    J_OBJ_FIRST, /* after '{': '"' (a key) or '}' */
+    J_KEY,       /* after ',' in an object: '"' */
+    J_COLON,     /* after a key: ':' */
+    J_VALUE,     /* after ':' or ',' in an array: a value */
+    J_ARR_FIRST, /* after '[': a value or ']' */
+    J_AFTER,     /* after a value inside a container: ',' or the closing bracket */
+    J_DONE,      /* the object has closed: whitespace only */
+    J_STR,       /* inside a string */
+    J_ESC,       /* after '\' in a string */
+    J_HEX,       /* inside \uXXXX (sub: digits read) */
+    J_LIT,       /* inside true / false / null (sub: the literal, and bytes read) */
+    J_MINUS,     /* number: after '-' */
+    J_ZERO,      /* number: a leading 0 (no more digits) */
+    J_INT,       /* number: integer digits */
+    J_DOT,       /* number: after '.' */
+    J_FRAC,      /* number: fraction digits */
+    J_E,         /* number: after 'e' */
+    J_ESIGN,     /* number: after the exponent's sign */
+    J_EXP        /* number: exponent digits */
 };
 
 static const char *const k_lits[3] = {"true", "false", "null"};

@@ -19,11 +19,11 @@
 struct vkllm__json {
     uint8_t stack[VKLLM__JSON_MAX_DEPTH]; /* '{' or '[' of each open container */
     uint8_t depth;
-    uint8_t state;  /* what may come next (json_constraint.c) */
-    uint8_t sub;    /* progress inside a literal, a \u escape */
-    uint8_t key;    /* the string being read is an object key */
-    uint8_t ws;     /* whitespace bytes in the current gap outside strings */
-    uint8_t nl;     /* the gap started with a newline */
+    uint8_t state; /* what may come next (json_constraint.c) */
+    uint8_t sub;   /* progress inside a literal, a \u escape */
+    uint8_t key;   /* the string being read is an object key */
+    uint8_t ws;    /* whitespace bytes in the current gap outside strings */
+    uint8_t nl;    /* the gap started with a newline */
 };
 
 void vkllm__json_init(struct vkllm__json *j);

@@ -22,7 +22,8 @@ vkllm_status vkllm_model_file_open(const char *path, vkllm_model_file_t *out) {
         vkllm__free(f);
         return st;
     }
-    if (vkllm__model_desc_load(f->g, &f->d) != VKLLM_STATUS_OK) snprintf(f->error, sizeof f->error, "%s", vkllm_last_error());
+    if (vkllm__model_desc_load(f->g, &f->d) != VKLLM_STATUS_OK)
+        snprintf(f->error, sizeof f->error, "%s", vkllm_last_error());
     *out = f;
     return VKLLM_STATUS_OK;
 }
@@ -37,7 +38,8 @@ void vkllm_model_file_close(vkllm_model_file_t f) {
 static void get_string(const struct vkllm__gguf *g, const char *key, char *out, size_t cap) {
     struct vkllm__str s;
     out[0] = 0;
-    if (vkllm__gguf_get_str(g, key, &s) == VKLLM_STATUS_OK) snprintf(out, cap, "%.*s", (int)VKLLM_MIN(s.len, cap - 1), s.ptr);
+    if (vkllm__gguf_get_str(g, key, &s) == VKLLM_STATUS_OK)
+        snprintf(out, cap, "%.*s", (int)VKLLM_MIN(s.len, cap - 1), s.ptr);
 }
 
 static int64_t get_int(const struct vkllm__gguf *g, const char *key) {
@@ -119,8 +121,10 @@ static void role_of(const struct vkllm__model_desc *d, const struct vkllm__gguf_
     const struct {
         const struct vkllm__gguf_tensor *t;
         const char *role;
-    } globals[] = {{w->token_embd, "token_embd"}, {d->hp.tied_embd ? NULL : w->output, "output"},
-                   {w->output_norm, "output_norm"}, {w->rope_freqs, "rope_freqs"}};
+    } globals[] = {{w->token_embd, "token_embd"},
+                   {d->hp.tied_embd ? NULL : w->output, "output"},
+                   {w->output_norm, "output_norm"},
+                   {w->rope_freqs, "rope_freqs"}};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(globals); i++)
         if (globals[i].t == t) {
             snprintf(out, n, "%s", globals[i].role);
@@ -136,7 +140,8 @@ static void role_of(const struct vkllm__model_desc *d, const struct vkllm__gguf_
 
 vkllm_status vkllm_model_file_tensor(vkllm_model_file_t f, uint64_t i, struct vkllm_tensor_info *out) {
     if (!f || !out || i >= f->g->n_tensors)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_model_file_tensor: no tensor %llu", (unsigned long long)i);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_model_file_tensor: no tensor %llu",
+                          (unsigned long long)i);
     const struct vkllm__gguf_tensor *t = &f->g->tensors[i];
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%.*s", (int)VKLLM_MIN(t->name.len, sizeof out->name - 1), t->name.ptr);

@@ -71,9 +71,7 @@ static uint64_t splitmix64(uint64_t *x) {
     return z ^ (z >> 31);
 }
 
-static uint64_t rotl64(uint64_t x, int k) {
-    return (x << k) | (x >> (64 - k));
-}
+static uint64_t rotl64(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 static uint64_t rng_next(uint64_t s[4]) {
     uint64_t result = rotl64(s[1] * 5, 7) * 9;
@@ -93,9 +91,7 @@ static void rng_seed(uint64_t s[4], uint64_t seed) {
 }
 
 /* Uniform double in [0, 1) with 53 random bits. */
-static double rng_uniform(uint64_t s[4]) {
-    return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
-}
+static double rng_uniform(uint64_t s[4]) { return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0); }
 
 /* --- parameters -------------------------------------------------------------------------- */
 
@@ -135,8 +131,8 @@ static vkllm_status check_params(const struct vkllm_sampling_params *p, uint32_t
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "sampler: n_vocab %u is out of range (1..%d)", n_vocab,
                           INT32_MAX);
     if (isnan(p->temperature) || p->temperature == INFINITY)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "sampler: temperature %g must not be NaN or +inf (<= 0 is greedy)",
-                          (double)p->temperature);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "sampler: temperature %g must not be NaN or +inf (<= 0 is greedy)", (double)p->temperature);
     if (!(p->top_p >= 0.0f))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "sampler: top_p %g must be >= 0 (>= 1 turns it off)",
                           (double)p->top_p);
@@ -189,9 +185,15 @@ static vkllm_status parse_order(const char *order, enum stage *stages, uint32_t 
     static const struct {
         const char *name;
         int stage; /* -1: accepted, always first anyway */
-    } names[] = {{"top_k", STAGE_TOP_K}, {"top-k", STAGE_TOP_K}, {"top_p", STAGE_TOP_P}, {"top-p", STAGE_TOP_P},
-                 {"min_p", STAGE_MIN_P}, {"min-p", STAGE_MIN_P}, {"temperature", STAGE_TEMPERATURE},
-                 {"temp", STAGE_TEMPERATURE}, {"penalties", -1}};
+    } names[] = {{"top_k", STAGE_TOP_K},
+                 {"top-k", STAGE_TOP_K},
+                 {"top_p", STAGE_TOP_P},
+                 {"top-p", STAGE_TOP_P},
+                 {"min_p", STAGE_MIN_P},
+                 {"min-p", STAGE_MIN_P},
+                 {"temperature", STAGE_TEMPERATURE},
+                 {"temp", STAGE_TEMPERATURE},
+                 {"penalties", -1}};
     if (!order || !*order) order = "top_k;top_p;min_p;temperature";
     *n = 0;
     const char *p = order;
@@ -264,9 +266,7 @@ void vkllm__sampler_free(struct vkllm__sampler *s) {
     vkllm__free(s);
 }
 
-uint64_t vkllm__sampler_seed(const struct vkllm__sampler *s) {
-    return s ? s->seed : 0;
-}
+uint64_t vkllm__sampler_seed(const struct vkllm__sampler *s) { return s ? s->seed : 0; }
 
 int vkllm__sampler_is_greedy(const struct vkllm__sampler *s) {
     if (!s) return 0;
@@ -533,7 +533,8 @@ static vkllm_status run_chain(struct vkllm__sampler *s, const float *logits) {
                 over |= isinf(s->cand[i].logit / s->p.temperature) && !isinf(s->cand[i].logit);
             }
             for (uint32_t i = 0; i < s->n_cand; i++)
-                s->cand[i].logit = over ? (s->cand[i].logit - mx) / s->p.temperature : s->cand[i].logit / s->p.temperature;
+                s->cand[i].logit =
+                    over ? (s->cand[i].logit - mx) / s->p.temperature : s->cand[i].logit / s->p.temperature;
             break;
         }
         }

@@ -7,8 +7,8 @@
 #include "context.h"
 
 struct vkllm_selftest_params vkllm_selftest_params_default(void) {
-    struct vkllm_selftest_params p = {.full = 0, .profile = 0, .ops = NULL, .defaults_only = 0, .list_only = 0,
-                                      .unchecked = 0};
+    struct vkllm_selftest_params p = {
+        .full = 0, .profile = 0, .ops = NULL, .defaults_only = 0, .list_only = 0, .unchecked = 0};
     return p;
 }
 

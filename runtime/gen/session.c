@@ -36,7 +36,8 @@ vkllm_status vkllm_model_load(vkllm_ctx_t ctx, const char *path, const struct vk
     }
     m->tokenizer.tok = m->tok;
     VKLLM_TRY(st, vkllm__gguf_check(m->gguf), fail); /* cut short already: the upload would be in vain */
-    VKLLM_TRY(st, vkllm__gpu_model_load(ctx->gpu, m->desc, p.progress ? progress_adapter : NULL, &p, &m->gm), fail_named);
+    VKLLM_TRY(st, vkllm__gpu_model_load(ctx->gpu, m->desc, p.progress ? progress_adapter : NULL, &p, &m->gm),
+              fail_named);
     /* the weights as uploaded are the file's only if it did not change meanwhile (truncated, or
      * rewritten in place: what a shrinking file no longer has was read as zeros) */
     VKLLM_TRY(st, vkllm__gguf_check(m->gguf), fail);
@@ -100,20 +101,24 @@ vkllm_status vkllm_kv_pool_init(vkllm_model_t model, const struct vkllm_kv_pool_
     *out = NULL;
     struct vkllm_kv_pool_params p = params ? *params : vkllm_kv_pool_params_default();
     const struct vkllm__hparams *hp = &model->desc->hp;
-    if ((p.type_k != VKLLM_KV_F16 && p.type_k != VKLLM_KV_Q8_0) || (p.type_v != VKLLM_KV_F16 && p.type_v != VKLLM_KV_Q8_0))
+    if ((p.type_k != VKLLM_KV_F16 && p.type_k != VKLLM_KV_Q8_0) ||
+        (p.type_v != VKLLM_KV_F16 && p.type_v != VKLLM_KV_Q8_0))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "KV cache types: f16 (0) or q8_0 (1), not %d / %d", p.type_k,
                           p.type_v);
     int kq = p.type_k == VKLLM_KV_Q8_0, vq = p.type_v == VKLLM_KV_Q8_0;
     uint64_t bb = vkllm__kv_block_bytes(hp, kq, vq);
     /* a model whose every layer keeps a window's ring has nothing in the pool: bytes size nothing */
-    uint64_t blocks = p.bytes && bb ? p.bytes / bb
-                                    : (uint64_t)vkllm__kv_blocks_for(default_ctx(model, p.n_ctx)) * (p.n_seq ? p.n_seq : 1);
+    uint64_t blocks = p.bytes && bb
+                          ? p.bytes / bb
+                          : (uint64_t)vkllm__kv_blocks_for(default_ctx(model, p.n_ctx)) * (p.n_seq ? p.n_seq : 1);
     if (blocks == 0)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "a KV pool of %llu bytes holds no block (one block of %u "
-                          "positions takes %llu bytes)", (unsigned long long)p.bytes, VKLLM_KV_BLOCK,
-                          (unsigned long long)bb);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "a KV pool of %llu bytes holds no block (one block of %u "
+                          "positions takes %llu bytes)",
+                          (unsigned long long)p.bytes, VKLLM_KV_BLOCK, (unsigned long long)bb);
     if (blocks > UINT32_MAX / 2 / VKLLM_KV_BLOCK)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "a KV pool of %llu blocks: too many", (unsigned long long)blocks);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "a KV pool of %llu blocks: too many",
+                          (unsigned long long)blocks);
     struct vkllm_kv_pool *h = vkllm__calloc(1, sizeof *h);
     if (!h) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     vkllm_status st = vkllm__kv_pool_init(model->ctx->gpu, hp, (uint32_t)blocks, kq, vq, &h->p);
@@ -138,8 +143,9 @@ void vkllm_kv_pool_get_info(vkllm_kv_pool_t p, struct vkllm_kv_pool_info *out) {
     if (!p) return;
     struct vkllm__kv_pool_stats s;
     vkllm__kv_pool_get_stats(p->p, &s);
-    *out = (struct vkllm_kv_pool_info){VKLLM__KV_BLOCK, s.n_blocks, s.n_held, s.n_cached, s.n_free, s.bytes,
-                                       s.block_bytes, s.queried_tokens, s.hit_tokens, s.evicted_blocks};
+    *out =
+        (struct vkllm_kv_pool_info){VKLLM__KV_BLOCK, s.n_blocks,    s.n_held,         s.n_cached,   s.n_free,
+                                    s.bytes,         s.block_bytes, s.queried_tokens, s.hit_tokens, s.evicted_blocks};
 }
 
 struct vkllm_session_params vkllm_session_params_default(void) {
@@ -154,7 +160,8 @@ vkllm_status vkllm_session_init(vkllm_model_t model, const struct vkllm_session_
     struct vkllm_session *s = vkllm__calloc(1, sizeof *s);
     if (!s) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     s->model = model;
-    if ((p.type_k != VKLLM_KV_F16 && p.type_k != VKLLM_KV_Q8_0) || (p.type_v != VKLLM_KV_F16 && p.type_v != VKLLM_KV_Q8_0)) {
+    if ((p.type_k != VKLLM_KV_F16 && p.type_k != VKLLM_KV_Q8_0) ||
+        (p.type_v != VKLLM_KV_F16 && p.type_v != VKLLM_KV_Q8_0)) {
         vkllm__free(s);
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "KV cache types: f16 (0) or q8_0 (1), not %d / %d", p.type_k,
                           p.type_v);
@@ -162,7 +169,8 @@ vkllm_status vkllm_session_init(vkllm_model_t model, const struct vkllm_session_
     if (p.pool && (p.pool->model != model || p.pool->k_q8 != (p.type_k == VKLLM_KV_Q8_0) ||
                    p.pool->v_q8 != (p.type_v == VKLLM_KV_Q8_0))) {
         vkllm__free(s);
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "the session's KV pool is of another model or other K/V types");
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "the session's KV pool is of another model or other K/V types");
     }
     vkllm_status st = vkllm__forward_init(model->gm, p.n_ctx, p.n_ubatch, p.type_k == VKLLM_KV_Q8_0,
                                           p.type_v == VKLLM_KV_Q8_0, p.pool ? p.pool->p : NULL, &s->fw);
@@ -191,8 +199,10 @@ void vkllm_session_free(vkllm_session_t s) {
 /* A session a generation owns takes no other work until vkllm_gen_free: it would silently change
  * what the generation reads back (its cache, its logits). */
 static vkllm_status owned(vkllm_session_t s, const char *fn) {
-    return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: a generation owns this session (%u positions filled): "
-                      "vkllm_gen_free it first", fn, s->n_past);
+    return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                      "%s: a generation owns this session (%u positions filled): "
+                      "vkllm_gen_free it first",
+                      fn, s->n_past);
 }
 
 vkllm_status vkllm_session_eval(vkllm_session_t s, const int32_t *tokens, uint32_t n, int all_logits) {
@@ -203,13 +213,16 @@ vkllm_status vkllm_session_eval(vkllm_session_t s, const int32_t *tokens, uint32
 vkllm_status vkllm__session_eval(vkllm_session_t s, const int32_t *tokens, uint32_t n, int all_logits) {
     if (!s || (!tokens && n)) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_eval: NULL argument");
     if ((uint64_t)s->n_past + n > vkllm__forward_n_ctx(s->fw)) /* before sizing the logits for n rows */
-        return vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "the context is full: %u positions used, %u more asked for, "
-                          "room for %u", s->n_past, n, vkllm__forward_n_ctx(s->fw));
+        return vkllm__err(VKLLM_STATUS_CONTEXT_FULL,
+                          "the context is full: %u positions used, %u more asked for, "
+                          "room for %u",
+                          s->n_past, n, vkllm__forward_n_ctx(s->fw));
     const uint64_t V = s->model->desc->hp.n_vocab;
     uint32_t rows = all_logits ? n : 1;
     if (rows > s->logits_cap) {
         float *nl = vkllm__realloc(s->logits, (size_t)rows * V * sizeof(float));
-        if (!nl) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory for %u x %llu logits", rows, (unsigned long long)V);
+        if (!nl)
+            return vkllm__err(VKLLM_STATUS_OOM, "out of host memory for %u x %llu logits", rows, (unsigned long long)V);
         s->logits = nl;
         s->logits_cap = rows;
     }
@@ -236,8 +249,10 @@ vkllm_status vkllm_session_embed(vkllm_session_t s, const int32_t *tokens, uint3
                           vkllm__forward_n_ctx(s->fw));
     for (uint32_t i = 0; i < n; i++)
         if (tokens[i] < 0 || (uint32_t)tokens[i] >= s->model->desc->hp.n_vocab)
-            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_embed: token %u: id %d is outside the "
-                              "vocabulary (%u tokens)", i, (int)tokens[i], s->model->desc->hp.n_vocab);
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                              "vkllm_session_embed: token %u: id %d is outside the "
+                              "vocabulary (%u tokens)",
+                              i, (int)tokens[i], s->model->desc->hp.n_vocab);
     const uint32_t E = s->model->desc->hp.n_embd;
     float *h = n ? vkllm__malloc(sizeof *h * (size_t)n * E) : NULL;
     if (n && !h) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory for %u x %u hidden states", n, E);
@@ -311,11 +326,14 @@ vkllm_status vkllm_session_truncate(vkllm_session_t s, uint32_t n_past) {
 vkllm_status vkllm__session_truncate(vkllm_session_t s, uint32_t n_past) {
     if (!s) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_session_truncate: NULL session");
     if (n_past > s->n_past)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "truncate to %u positions: only %u are filled", n_past, s->n_past);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "truncate to %u positions: only %u are filled", n_past,
+                          s->n_past);
     if (!vkllm__forward_kv_holds(s->fw, n_past))
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "truncate to %u positions: the sliding-window layers' caches "
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "truncate to %u positions: the sliding-window layers' caches "
                           "no longer hold the window before it (later positions took its rows); evaluate again from "
-                          "an earlier position or 0", n_past);
+                          "an earlier position or 0",
+                          n_past);
     s->n_past = n_past; /* later positions are overwritten before they are read (causal mask) */
     vkllm__kv_truncate(vkllm__forward_kv(s->fw), n_past); /* blocks past it go back to the pool */
     s->logits_rows = 0;
@@ -394,11 +412,19 @@ vkllm_status vkllm_session_profile_get(vkllm_session_t s, uint32_t i, struct vkl
     if (st) return st;
     struct vkllm__cost at;
     vkllm__cost_at(&t.cost, vkllm__forward_last_pos0(s->fw), &at);
-    *out = (struct vkllm_dispatch_profile){t.label, vkllm__shader_blobs[t.shader].name, t.ns, at.bytes_read,
-                                           at.bytes_written, at.weight_bytes, at.flops, t.barrier, {0}};
+    *out = (struct vkllm_dispatch_profile){t.label,
+                                           vkllm__shader_blobs[t.shader].name,
+                                           t.ns,
+                                           at.bytes_read,
+                                           at.bytes_written,
+                                           at.weight_bytes,
+                                           at.flops,
+                                           t.barrier,
+                                           {0}};
     size_t len = (size_t)snprintf(out->variant, sizeof out->variant, "%s wg=%u", out->kernel, t.n_spec ? t.spec[0] : 1);
     for (uint32_t j = 1; j < t.n_spec && len < sizeof out->variant; j++)
-        len += (size_t)snprintf(out->variant + len, sizeof out->variant - len, "%s%u", j == 1 ? " spec=" : ",", t.spec[j]);
+        len +=
+            (size_t)snprintf(out->variant + len, sizeof out->variant - len, "%s%u", j == 1 ? " spec=" : ",", t.spec[j]);
     if (t.subgroup && len < sizeof out->variant)
         snprintf(out->variant + len, sizeof out->variant - len, " sg=%u", t.subgroup);
     return VKLLM_STATUS_OK;

@@ -73,7 +73,8 @@ vkllm_status vkllm_tokenizer_decode(vkllm_tokenizer_t t, const int32_t *ids, siz
     return st;
 }
 
-vkllm_status vkllm_tokenizer_piece(vkllm_tokenizer_t t, int32_t id, int render_special, const char **piece, size_t *len) {
+vkllm_status vkllm_tokenizer_piece(vkllm_tokenizer_t t, int32_t id, int render_special, const char **piece,
+                                   size_t *len) {
     if (!t || !piece || !len) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_tokenizer_piece: NULL argument");
     return vkllm__token_piece(t->tok, id, render_special, piece, len);
 }
@@ -81,7 +82,8 @@ vkllm_status vkllm_tokenizer_piece(vkllm_tokenizer_t t, int32_t id, int render_s
 vkllm_status vkllm_tokenizer_chat_format(vkllm_tokenizer_t t, const char *template_name,
                                          const struct vkllm_chat_message *msgs, size_t n, int add_generation_prompt,
                                          char **out) {
-    if (!t || !out || (n && !msgs)) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_chat_format: NULL argument");
+    if (!t || !out || (n && !msgs))
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_chat_format: NULL argument");
     enum vkllm__chat_tmpl id;
     vkllm_status st = vkllm__chat_template_for(t->tok, template_name, &id);
     if (st == VKLLM_STATUS_NOT_FOUND)

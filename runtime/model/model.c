@@ -16,9 +16,7 @@ static const char *const arch_names[VKLLM__ARCH_COUNT_] = {
 #undef VKLLM__ARCH_NAME_
 };
 
-const char *vkllm__arch_name(enum vkllm__arch a) {
-    return (unsigned)a < VKLLM__ARCH_COUNT_ ? arch_names[a] : "?";
-}
+const char *vkllm__arch_name(enum vkllm__arch a) { return (unsigned)a < VKLLM__ARCH_COUNT_ ? arch_names[a] : "?"; }
 
 vkllm_status vkllm__arch_from_name(const char *name, enum vkllm__arch *out) {
     for (unsigned i = 0; i < VKLLM__ARCH_COUNT_; i++) {
@@ -33,9 +31,17 @@ vkllm_status vkllm__arch_from_name(const char *name, enum vkllm__arch *out) {
 // --- the layer table ------------------------------------------------------------------------
 
 const struct vkllm__tensor_spec vkllm__layer_tensors[VKLLM__LT_COUNT_] = {
-#define VKLLM__SPEC_(field, suffix, kind, rows, cols, init, required, optional, ffn)                        \
-    {#field, suffix, VKLLM__TENSOR_##kind, VKLLM__DIM_##rows, VKLLM__DIM_##cols, VKLLM__INIT_##init, required, \
-     optional, VKLLM__FFN_##ffn, offsetof(struct vkllm__layer_weights, field)},
+#define VKLLM__SPEC_(field, suffix, kind, rows, cols, init, required, optional, ffn) \
+    {#field,                                                                         \
+     suffix,                                                                         \
+     VKLLM__TENSOR_##kind,                                                           \
+     VKLLM__DIM_##rows,                                                              \
+     VKLLM__DIM_##cols,                                                              \
+     VKLLM__INIT_##init,                                                             \
+     required,                                                                       \
+     optional,                                                                       \
+     VKLLM__FFN_##ffn,                                                               \
+     offsetof(struct vkllm__layer_weights, field)},
     VKLLM__LAYER_TENSORS(VKLLM__SPEC_)
 #undef VKLLM__SPEC_
 };
@@ -66,8 +72,8 @@ static const char *arch_key(char *buf, size_t n, enum vkllm__arch a, const char 
 
 /* A required (def == NULL) or optional u32 key of the architecture; 0 is rejected when
  * nonzero is set. */
-static vkllm_status get_u32(const struct vkllm__gguf *g, enum vkllm__arch a, const char *suffix,
-                            const uint32_t *def, int nonzero, uint32_t *out) {
+static vkllm_status get_u32(const struct vkllm__gguf *g, enum vkllm__arch a, const char *suffix, const uint32_t *def,
+                            int nonzero, uint32_t *out) {
     char key[128];
     uint64_t v;
     arch_key(key, sizeof key, a, suffix);
@@ -79,15 +85,15 @@ static vkllm_status get_u32(const struct vkllm__gguf *g, enum vkllm__arch a, con
     }
     if (st != VKLLM_STATUS_OK) return st;
     if (v > UINT32_MAX || (nonzero && v == 0))
-        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: metadata key %s has invalid value %llu",
-                          g->path, key, (unsigned long long)v);
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: metadata key %s has invalid value %llu", g->path, key,
+                          (unsigned long long)v);
     *out = (uint32_t)v;
     return VKLLM_STATUS_OK;
 }
 
 /* An optional float key (def when absent); must be finite and positive unless allow_zero. */
-static vkllm_status get_f32(const struct vkllm__gguf *g, enum vkllm__arch a, const char *suffix,
-                            const float *def, float *out) {
+static vkllm_status get_f32(const struct vkllm__gguf *g, enum vkllm__arch a, const char *suffix, const float *def,
+                            float *out) {
     char key[128];
     double v;
     arch_key(key, sizeof key, a, suffix);
@@ -99,8 +105,7 @@ static vkllm_status get_f32(const struct vkllm__gguf *g, enum vkllm__arch a, con
     }
     if (st != VKLLM_STATUS_OK) return st;
     if (!isfinite(v) || v < 0 || v > 3.0e38)
-        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: metadata key %s has invalid value %g",
-                          g->path, key, v);
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: metadata key %s has invalid value %g", g->path, key, v);
     *out = (float)v;
     return VKLLM_STATUS_OK;
 }
@@ -146,22 +151,21 @@ static vkllm_status read_shape(const struct vkllm__gguf *g, struct vkllm__hparam
 
     char key[128];
     if (hp->n_layer > 4096 || hp->n_head > 4096)
-        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: implausible block_count %u / head_count %u",
-                          g->path, hp->n_layer, hp->n_head);
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: implausible block_count %u / head_count %u", g->path,
+                          hp->n_layer, hp->n_head);
     if (hp->n_head % hp->n_head_kv != 0)
-        return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
-                          "%s: %s (%u) is not a multiple of attention.head_count_kv (%u)", g->path,
-                          arch_key(key, sizeof key, a, "attention.head_count"), hp->n_head, hp->n_head_kv);
+        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: %s (%u) is not a multiple of attention.head_count_kv (%u)",
+                          g->path, arch_key(key, sizeof key, a, "attention.head_count"), hp->n_head, hp->n_head_kv);
     uint32_t def_hd = hp->n_embd / hp->n_head, vlen;
     if (hp->n_embd % hp->n_head != 0 && !vkllm__gguf_find(g, arch_key(key, sizeof key, a, "attention.key_length")))
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
-                          "%s: embedding_length %u is not a multiple of head_count %u (and no key_length)",
-                          g->path, hp->n_embd, hp->n_head);
+                          "%s: embedding_length %u is not a multiple of head_count %u (and no key_length)", g->path,
+                          hp->n_embd, hp->n_head);
     if ((st = get_u32(g, a, "attention.key_length", &def_hd, 1, &hp->head_dim))) return st;
     if ((st = get_u32(g, a, "attention.value_length", &hp->head_dim, 1, &vlen))) return st;
     if (vlen != hp->head_dim)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: key_length %u != value_length %u", g->path,
-                          hp->head_dim, vlen);
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: key_length %u != value_length %u", g->path, hp->head_dim,
+                          vlen);
     if (hp->head_dim > 1024)
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: implausible head dimension %u", g->path, hp->head_dim);
     hp->n_embd_q = hp->n_head * hp->head_dim;
@@ -180,11 +184,15 @@ static vkllm_status read_shape(const struct vkllm__gguf *g, struct vkllm__hparam
         if (!hp->n_ff) hp->n_ff = hp->n_ff_exp;
         if (hp->n_expert > 1024 || !hp->n_expert_used || hp->n_expert_used > hp->n_expert || hp->n_expert_used > 64 ||
             !hp->n_ff_exp)
-            return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: %u of %u experts per token is not supported (1..64 of at "
-                              "most 1024)", g->path, hp->n_expert_used, hp->n_expert);
+            return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
+                              "%s: %u of %u experts per token is not supported (1..64 of at "
+                              "most 1024)",
+                              g->path, hp->n_expert_used, hp->n_expert);
     } else if (hp->n_expert) {
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: experts in a %s file are not supported (llama, qwen3moe "
-                          "and gpt-oss)", g->path, vkllm__arch_name(a));
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "%s: experts in a %s file are not supported (llama, qwen3moe "
+                          "and gpt-oss)",
+                          g->path, vkllm__arch_name(a));
     } else if (moe_arch) {
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: %s needs %s.expert_count", g->path, vkllm__arch_name(a),
                           vkllm__arch_name(a));
@@ -199,7 +207,7 @@ static vkllm_status read_shape(const struct vkllm__gguf *g, struct vkllm__hparam
                (st = get_f32(g, a, "attention.scale", &zero, &hp->attn_scale)) ||
                (st = get_f32(g, a, "logit_scale", &one, &hp->logit_scale))))
         return st;
-    if (hp->embd_scale == 0.0f) hp->embd_scale = 1.0f;   /* as llama.cpp: 0 means none */
+    if (hp->embd_scale == 0.0f) hp->embd_scale = 1.0f; /* as llama.cpp: 0 means none */
     if (hp->resid_scale == 0.0f) hp->resid_scale = 1.0f;
     if (!(hp->logit_scale != 0.0f) || !isfinite(hp->embd_scale * hp->resid_scale * hp->attn_scale * hp->logit_scale))
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: granite multipliers must be finite, logit_scale not 0",
@@ -256,14 +264,16 @@ static vkllm_status read_rope_scaling(const struct vkllm__gguf *g, struct vkllm_
         float log_mul;
         if ((st = get_f32(g, hp->arch, "rope.scaling.yarn_log_multiplier", &zero, &log_mul))) return st;
         if (log_mul != 0.0f)
-            return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: rope.scaling.yarn_log_multiplier is not supported", g->path);
+            return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: rope.scaling.yarn_log_multiplier is not supported",
+                              g->path);
         r->scaling = VKLLM__ROPE_SCALING_YARN;
         r->freq_scale = 1.0f / r->factor;
         if (!r->orig_ctx)
-            return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: yarn rope scaling needs an original context length", g->path);
+            return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: yarn rope scaling needs an original context length",
+                              g->path);
     } else {
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: rope scaling type '%.*s' is not supported",
-                          g->path, (int)VKLLM_MIN(type.len, 32), type.ptr);
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "%s: rope scaling type '%.*s' is not supported", g->path,
+                          (int)VKLLM_MIN(type.len, 32), type.ptr);
     }
     return VKLLM_STATUS_OK;
 }
@@ -315,16 +325,15 @@ static vkllm_status read_rope(const struct vkllm__gguf *g, struct vkllm__hparams
     vkllm_status st;
     if ((st = get_f32(g, hp->arch, "rope.freq_base", &def_theta, &r->theta))) return st;
     if ((st = get_u32(g, hp->arch, "rope.dimension_count", &hp->head_dim, 1, &r->n_rot))) return st;
-    if (r->theta <= 0.0f)
-        return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: rope.freq_base must be positive", g->path);
+    if (r->theta <= 0.0f) return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: rope.freq_base must be positive", g->path);
     if (r->n_rot > hp->head_dim || r->n_rot % 2 != 0)
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
-                          "%s: rope.dimension_count %u must be even and at most the head dimension %u",
-                          g->path, r->n_rot, hp->head_dim);
+                          "%s: rope.dimension_count %u must be even and at most the head dimension %u", g->path,
+                          r->n_rot, hp->head_dim);
     /* As llama.cpp: llama rotates adjacent pairs, the Qwen, Phi and Gemma models the two halves of each head. */
     r->neox = hp->arch == VKLLM__ARCH_QWEN2 || hp->arch == VKLLM__ARCH_QWEN3 || hp->arch == VKLLM__ARCH_PHI3 ||
-              hp->arch == VKLLM__ARCH_QWEN3MOE || hp->arch == VKLLM__ARCH_GPTOSS ||
-              hp->arch == VKLLM__ARCH_GEMMA2 || hp->arch == VKLLM__ARCH_GEMMA3;
+              hp->arch == VKLLM__ARCH_QWEN3MOE || hp->arch == VKLLM__ARCH_GPTOSS || hp->arch == VKLLM__ARCH_GEMMA2 ||
+              hp->arch == VKLLM__ARCH_GEMMA3;
     const float one = 1.0f;
     if ((st = get_f32(g, hp->arch, "rope.scaling.attn_factor", &one, &r->attn_factor))) return st;
     if ((st = read_rope_scaling(g, hp))) return st;
@@ -350,8 +359,8 @@ static void llama3_factors(const struct vkllm__rope *r, float *out) {
         if (wavelen < hi_wl) f = 1.0;
         else if (wavelen > lo_wl) f = r->factor;
         else {
-            double smooth = ((double)r->orig_ctx / wavelen - r->low_freq_factor) /
-                            (r->high_freq_factor - r->low_freq_factor);
+            double smooth =
+                ((double)r->orig_ctx / wavelen - r->low_freq_factor) / (r->high_freq_factor - r->low_freq_factor);
             f = 1.0 / ((1.0 - smooth) / r->factor + smooth);
         }
         out[i] = (float)f;
@@ -455,9 +464,9 @@ static vkllm_status find_layer(const struct vkllm__gguf *g, const struct vkllm__
         char name[96];
         snprintf(name, sizeof name, "blk.%u.%s", l, t->suffix);
         uint64_t rows = vkllm__dim_size(hp, t->rows);
-        vkllm_status st = find_tensor3(g, name, vkllm__dim_size(hp, t->cols), rows,
-                                       t->kind == VKLLM__TENSOR_EXP ? hp->n_expert : 0, !wanted,
-                                       t->kind == VKLLM__TENSOR_VEC, slot);
+        vkllm_status st =
+            find_tensor3(g, name, vkllm__dim_size(hp, t->cols), rows, t->kind == VKLLM__TENSOR_EXP ? hp->n_expert : 0,
+                         !wanted, t->kind == VKLLM__TENSOR_VEC, slot);
         if (st != VKLLM_STATUS_OK) return st;
     }
     return VKLLM_STATUS_OK;
@@ -475,14 +484,15 @@ static vkllm_status find_globals(const struct vkllm__gguf *g, struct vkllm__hpar
     const struct vkllm__gguf_kv *toks = vkllm__gguf_find(g, "tokenizer.ggml.tokens");
     if (toks && toks->type == VKLLM__GGUF_ARRAY && toks->arr_n != hp->n_vocab)
         return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
-                          "%s: tokenizer.ggml.tokens has %llu tokens but token_embd.weight has %u rows",
-                          g->path, (unsigned long long)toks->arr_n, hp->n_vocab);
+                          "%s: tokenizer.ggml.tokens has %llu tokens but token_embd.weight has %u rows", g->path,
+                          (unsigned long long)toks->arr_n, hp->n_vocab);
     vkllm_status st;
     if ((st = find_tensor(g, "token_embd.weight", hp->n_embd, hp->n_vocab, 0, &w->token_embd))) return st;
     if ((st = find_tensor(g, "output_norm.weight", hp->n_embd, 0, 0, &w->output_norm))) return st;
     /* gemma2's logits always use the embedding (llama.cpp ignores an output.weight there) */
     w->output = NULL;
-    if (hp->arch != VKLLM__ARCH_GEMMA2 && (st = find_tensor(g, "output.weight", hp->n_embd, hp->n_vocab, 1, &w->output)))
+    if (hp->arch != VKLLM__ARCH_GEMMA2 &&
+        (st = find_tensor(g, "output.weight", hp->n_embd, hp->n_vocab, 1, &w->output)))
         return st;
     hp->tied_embd = w->output == NULL;
     if (!w->output) w->output = w->token_embd;
@@ -513,8 +523,10 @@ static vkllm_status load_freq_factors(const struct vkllm__gguf *g, struct vkllm_
     uint32_t n = r->n_rot / 2;
     if (!d->w.rope_freqs && (d->w.rope_short || d->w.rope_long)) { /* phi3's LongRoPE */
         if (!d->w.rope_short || !d->w.rope_long)
-            return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: rope_factors_short.weight and rope_factors_long.weight "
-                              "come together", g->path);
+            return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
+                              "%s: rope_factors_short.weight and rope_factors_long.weight "
+                              "come together",
+                              g->path);
         vkllm_status st = copy_factors(g, d->w.rope_short, n, &r->freq_factors);
         return st ? st : copy_factors(g, d->w.rope_long, n, &r->freq_factors_long);
     }
@@ -526,8 +538,10 @@ static vkllm_status load_freq_factors(const struct vkllm__gguf *g, struct vkllm_
         r->scaling = VKLLM__ROPE_SCALING_LLAMA3;
     } else {
         if (r->high_freq_factor <= r->low_freq_factor || r->orig_ctx == 0)
-            return vkllm__err(VKLLM_STATUS_BAD_FORMAT, "%s: llama3 rope scaling needs high_freq_factor > "
-                              "low_freq_factor and an original context length", g->path);
+            return vkllm__err(VKLLM_STATUS_BAD_FORMAT,
+                              "%s: llama3 rope scaling needs high_freq_factor > "
+                              "low_freq_factor and an original context length",
+                              g->path);
         llama3_factors(r, r->freq_factors);
     }
     for (uint32_t i = 0; i < n; i++)
@@ -596,7 +610,8 @@ vkllm_status vkllm__model_desc_load(const struct vkllm__gguf *g, struct vkllm__m
     for (uint32_t l = 0; l < d->hp.n_layer; l++) {
         struct vkllm__layer_weights *lw = &d->w.layers[l];
         VKLLM_TRY(st, find_layer(g, &d->hp, l, lw), fail);
-        if (d->hp.arch == VKLLM__ARCH_GPTOSS) lw->ffn_norm = lw->attn_post_norm, lw->attn_post_norm = NULL; /* tensors.h */
+        if (d->hp.arch == VKLLM__ARCH_GPTOSS)
+            lw->ffn_norm = lw->attn_post_norm, lw->attn_post_norm = NULL; /* tensors.h */
     }
     VKLLM_TRY(st, split_fused(d), fail);
     for (uint64_t i = 0; i < g->n_tensors; i++) {

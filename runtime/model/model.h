@@ -44,39 +44,40 @@ enum vkllm__rope_scaling {
  * Pairs: normal (llama) rotates (x[2i], x[2i+1]); NeoX (qwen2, qwen3) rotates (x[i], x[i+n_rot/2]).
  * Dimensions n_rot..head_dim-1 of each head pass through unrotated. */
 struct vkllm__rope {
-    float theta;                    /* base, <arch>.rope.freq_base (default 10000) */
-    uint32_t n_rot;                 /* rotated dims per head, <arch>.rope.dimension_count */
-    int neox;                       /* 1: NeoX halves pairing; 0: adjacent pairs */
+    float theta;    /* base, <arch>.rope.freq_base (default 10000) */
+    uint32_t n_rot; /* rotated dims per head, <arch>.rope.dimension_count */
+    int neox;       /* 1: NeoX halves pairing; 0: adjacent pairs */
     enum vkllm__rope_scaling scaling;
-    float factor;                   /* context extension factor (1 when none) */
-    float freq_scale;               /* 1/factor for linear and YaRN scaling, else 1 */
-    uint32_t orig_ctx;              /* rope.scaling.original_context_length (0 if absent) */
-    float low_freq_factor;          /* llama3: 1 unless the metadata says */
-    float high_freq_factor;         /* llama3: 4 unless the metadata says */
-    float *freq_factors;            /* (n_rot/2,) divisors, or NULL; owned by the desc */
+    float factor;           /* context extension factor (1 when none) */
+    float freq_scale;       /* 1/factor for linear and YaRN scaling, else 1 */
+    uint32_t orig_ctx;      /* rope.scaling.original_context_length (0 if absent) */
+    float low_freq_factor;  /* llama3: 1 unless the metadata says */
+    float high_freq_factor; /* llama3: 4 unless the metadata says */
+    float *freq_factors;    /* (n_rot/2,) divisors, or NULL; owned by the desc */
     /* phi3's LongRoPE: freq_factors are its short factors, these its long ones, which a context
      * longer than orig_ctx takes (as llama.cpp); NULL for the other architectures */
     float *freq_factors_long;
-    float attn_factor;              /* rope.scaling.attn_factor (1 when absent) */
-    float mscale;                   /* the rotated dims' magnitude (cos and sin times this, as ggml's
-                                     * rope): attn_factor, times 1 + 0.1 ln(factor) for YaRN */
+    float attn_factor; /* rope.scaling.attn_factor (1 when absent) */
+    float mscale;      /* the rotated dims' magnitude (cos and sin times this, as ggml's
+                        * rope): attn_factor, times 1 + 0.1 ln(factor) for YaRN */
 };
 
 struct vkllm__hparams {
     enum vkllm__arch arch;
-    uint32_t n_layer;      /* transformer blocks */
-    uint32_t n_embd;       /* residual stream width */
-    uint32_t n_ff;         /* FFN hidden width */
-    uint32_t n_head;       /* query heads */
-    uint32_t n_head_kv;    /* key/value heads (GQA: n_head is a multiple of it) */
-    uint32_t head_dim;     /* per head (<arch>.attention.key_length, default n_embd/n_head) */
-    uint32_t n_embd_q;     /* n_head * head_dim */
-    uint32_t n_embd_kv;    /* n_head_kv * head_dim */
-    uint32_t n_vocab;      /* rows of token_embd */
-    uint32_t n_ctx_train;  /* <arch>.context_length */
-    uint32_t pooling;      /* <arch>.pooling_type as llama.cpp numbers it (0 none, 1 mean, 2 cls, 3 last, 4 rank); 0 when absent */
-    float rms_eps;         /* <arch>.attention.layer_norm_rms_epsilon */
-    int tied_embd;         /* 1: no output.weight, logits use token_embd.weight */
+    uint32_t n_layer;     /* transformer blocks */
+    uint32_t n_embd;      /* residual stream width */
+    uint32_t n_ff;        /* FFN hidden width */
+    uint32_t n_head;      /* query heads */
+    uint32_t n_head_kv;   /* key/value heads (GQA: n_head is a multiple of it) */
+    uint32_t head_dim;    /* per head (<arch>.attention.key_length, default n_embd/n_head) */
+    uint32_t n_embd_q;    /* n_head * head_dim */
+    uint32_t n_embd_kv;   /* n_head_kv * head_dim */
+    uint32_t n_vocab;     /* rows of token_embd */
+    uint32_t n_ctx_train; /* <arch>.context_length */
+    uint32_t
+        pooling; /* <arch>.pooling_type as llama.cpp numbers it (0 none, 1 mean, 2 cls, 3 last, 4 rank); 0 when absent */
+    float rms_eps; /* <arch>.attention.layer_norm_rms_epsilon */
+    int tied_embd; /* 1: no output.weight, logits use token_embd.weight */
     /* granite's multipliers (1 elsewhere): the token embeddings are scaled by embd_scale, each
      * block's output by resid_scale before it joins the residual stream, q.k by attn_scale
      * instead of 1/sqrt(head_dim) (0: that), the logits divided by logit_scale */
@@ -96,7 +97,7 @@ struct vkllm__hparams {
      * u = clamp(up, -7, 7), g sigmoid(1.702 g) (u + 1) */
     int swiglu_oai;
     uint32_t n_swa;
-    const uint8_t *swa;          /* (n_layer,), owned by the desc; NULL: no sliding layers */
+    const uint8_t *swa; /* (n_layer,), owned by the desc; NULL: no sliding layers */
     float theta_swa, freq_scale_swa;
     float attn_softcap, final_softcap;
 };
@@ -125,19 +126,19 @@ static inline const struct vkllm__gguf_tensor *vkllm__layer_tensor(const struct 
 }
 
 struct vkllm__model_weights {
-    const struct vkllm__gguf_tensor *token_embd;  /* (n_vocab, n_embd) */
-    const struct vkllm__gguf_tensor *output_norm; /* (n_embd,) f32 */
-    const struct vkllm__gguf_tensor *output;      /* (n_vocab, n_embd); == token_embd when tied */
-    const struct vkllm__gguf_tensor *rope_freqs;  /* (n_rot/2,) f32 llama3 factors, or NULL */
+    const struct vkllm__gguf_tensor *token_embd;             /* (n_vocab, n_embd) */
+    const struct vkllm__gguf_tensor *output_norm;            /* (n_embd,) f32 */
+    const struct vkllm__gguf_tensor *output;                 /* (n_vocab, n_embd); == token_embd when tied */
+    const struct vkllm__gguf_tensor *rope_freqs;             /* (n_rot/2,) f32 llama3 factors, or NULL */
     const struct vkllm__gguf_tensor *rope_short, *rope_long; /* phi3: (n_rot/2,) f32 LongRoPE factors, or NULL */
-    struct vkllm__layer_weights *layers;          /* (n_layer,) */
+    struct vkllm__layer_weights *layers;                     /* (n_layer,) */
 };
 
 struct vkllm__model_desc {
     const struct vkllm__gguf *gguf; /* not owned; must outlive the desc */
     struct vkllm__hparams hp;
     struct vkllm__model_weights w;
-    uint64_t n_params;              /* elements over all tensors of the file */
+    uint64_t n_params;                /* elements over all tensors of the file */
     struct vkllm__gguf_tensor *views; /* row views of the fused matrices the layers point into, or NULL */
     uint8_t *swa_layers;              /* hp.swa's storage, or NULL */
 };

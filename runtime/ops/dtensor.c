@@ -22,7 +22,7 @@ static vkllm_status upload_rows(struct vkllm__gpu *gpu, uint64_t row_bytes, uint
 static uint64_t binding_rows(const struct vkllm__gpu *gpu, uint64_t row_bytes, uint64_t *step) {
     const struct vkllm_device_info *info = vkllm__gpu_info(gpu);
     uint64_t align = info->min_storage_buffer_offset_alignment ? info->min_storage_buffer_offset_alignment : 1;
-    if (align < 4) align = 4; /* shaders read 32-bit words */
+    if (align < 4) align = 4;                         /* shaders read 32-bit words */
     *step = align / vkllm__gcd_u64(row_bytes, align); /* chunk starts r * row_bytes are aligned when step | r */
     return vkllm__gpu_max_binding(gpu) / row_bytes / *step * *step;
 }
@@ -33,8 +33,8 @@ vkllm_status vkllm__dtensor_upload_grouped(struct vkllm__gpu *gpu, uint32_t type
     vkllm_status st = vkllm__row_size(type, k, &row_bytes);
     if (st) return st;
     if (m == 0 || row_group == 0 || !vkllm__mul_u64(row_bytes, m, &total) || total > UINT64_MAX / 2)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matrix of %llu x %llu %s: bad size",
-                          (unsigned long long)m, (unsigned long long)k, vkllm__type_name(type));
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matrix of %llu x %llu %s: bad size", (unsigned long long)m,
+                          (unsigned long long)k, vkllm__type_name(type));
     struct vkllm__dtensor t = {.type = type, .k = k, .m = m, .row_bytes = row_bytes};
     /* Shaders read 32-bit words: each buffer is padded to whole 16 bytes (q6_K rows are 210
      * bytes per block), zero-filled. */
@@ -71,8 +71,8 @@ vkllm_status vkllm__dtensor_upload_grouped(struct vkllm__gpu *gpu, uint32_t type
     return VKLLM_STATUS_OK;
 }
 
-vkllm_status vkllm__dtensor_upload(struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m,
-                                   const void *data, struct vkllm__dtensor *out) {
+vkllm_status vkllm__dtensor_upload(struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m, const void *data,
+                                   struct vkllm__dtensor *out) {
     return vkllm__dtensor_upload_grouped(gpu, type, k, m, 1, data, out);
 }
 
@@ -92,9 +92,10 @@ vkllm_status vkllm__dtensor_rows(const struct vkllm__dtensor *t, uint64_t r0, ui
     int split = t->n_parts > 1;
     uint64_t p = split ? r0 / t->part_rows : 0, first = p * t->part_rows;
     if (split && (p >= t->n_parts || r0 + nr > first + t->part_rows))
-        return vkllm__err(VKLLM_STATUS_INTERNAL, "%s: rows %llu..%llu of a matrix split every %llu rows lie in two "
-                          "buffers", op, (unsigned long long)r0, (unsigned long long)(r0 + nr),
-                          (unsigned long long)t->part_rows);
+        return vkllm__err(VKLLM_STATUS_INTERNAL,
+                          "%s: rows %llu..%llu of a matrix split every %llu rows lie in two "
+                          "buffers",
+                          op, (unsigned long long)r0, (unsigned long long)(r0 + nr), (unsigned long long)t->part_rows);
     const struct vkllm__buffer *buf = split ? t->part[p] : t->buf;
     uint64_t off = (split ? 0 : t->offset) + (r0 - first) * t->row_bytes;
     uint64_t range = (nr * t->row_bytes + 3) & ~(uint64_t)3;
@@ -108,14 +109,14 @@ vkllm_status vkllm__dtensor_rows(const struct vkllm__dtensor *t, uint64_t r0, ui
     return VKLLM_STATUS_OK;
 }
 
-vkllm_status vkllm__dtensor_chunk_rows(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *t,
-                                       uint64_t *rows) {
+vkllm_status vkllm__dtensor_chunk_rows(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *t, uint64_t *rows) {
     uint64_t step, r = binding_rows(gpu, t->row_bytes, &step);
     if (r == 0)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                          "a row of %llu bytes (x%llu rows for alignment) exceeds the device's binding limit of %llu bytes",
-                          (unsigned long long)t->row_bytes, (unsigned long long)step,
-                          (unsigned long long)vkllm__gpu_max_binding(gpu));
+        return vkllm__err(
+            VKLLM_STATUS_UNSUPPORTED,
+            "a row of %llu bytes (x%llu rows for alignment) exceeds the device's binding limit of %llu bytes",
+            (unsigned long long)t->row_bytes, (unsigned long long)step,
+            (unsigned long long)vkllm__gpu_max_binding(gpu));
     if (t->n_parts > 1) { /* chunks that divide a part (part_rows is a multiple of step) */
         r = VKLLM_MIN(r, t->part_rows);
         while (t->part_rows % r) r -= step;

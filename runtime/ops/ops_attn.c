@@ -15,14 +15,13 @@
 #include "ops_gpu.h"
 #include "shader_abi.h"
 
-#define ATTN_WG 64          /* attention workgroup size = kv tile (positions per step) */
-#define ATTN_MAX_ROWS 16    /* (query, head) rows per attention workgroup */
-#define ATTN_SPLIT_MIN 64   /* decode: the shortest split (shaders/include/attn_split.glsl) */
-#define ATTN_DEC_ROWS 8     /* decode: query heads per workgroup (each holds 8 values of each in registers) */
-#define ATTN_DEC_NG 16      /* decode: most key groups of P V (a barrier each at a split's end) */
+#define ATTN_WG 64        /* attention workgroup size = kv tile (positions per step) */
+#define ATTN_MAX_ROWS 16  /* (query, head) rows per attention workgroup */
+#define ATTN_SPLIT_MIN 64 /* decode: the shortest split (shaders/include/attn_split.glsl) */
+#define ATTN_DEC_ROWS 8   /* decode: query heads per workgroup (each holds 8 values of each in registers) */
+#define ATTN_DEC_NG 16    /* decode: most key groups of P V (a barrier each at a split's end) */
 #define ARGMAX_WG 256
 #define REDUCE_WG 64
-
 
 /* The largest power of two <= want that the device allows as workgroup size x. */
 static uint32_t fit_wg(const struct vkllm__gpu *gpu, uint32_t want) {
@@ -39,9 +38,9 @@ void vkllm__rope_turns(const float *inv_freq, uint32_t n_rot, uint32_t *out) {
     for (uint32_t i = 0; i < n_rot / 2; i++) {
         double g = inv_freq[i];
         double p = g * h, t = fma(g, h, -p) + g * l; /* g / (2 pi) = p + t to ~1e-32 */
-        double a = ldexp(p - floor(p), 32);         /* the fraction of a turn, in 2^-32 turns: exact */
+        double a = ldexp(p - floor(p), 32);          /* the fraction of a turn, in 2^-32 turns: exact */
         double hi = floor(a), lo = floor(ldexp(a - hi + ldexp(t, 32), 32));
-        if (lo < 0) lo += 4294967296.0, hi -= 1;     /* t's carry into the high word, either way */
+        if (lo < 0) lo += 4294967296.0, hi -= 1; /* t's carry into the high word, either way */
         if (lo >= 4294967296.0) lo -= 4294967296.0, hi += 1;
         hi = hi < 0 ? hi + 4294967296.0 : hi >= 4294967296.0 ? hi - 4294967296.0 : hi;
         out[2 * i] = (uint32_t)lo, out[2 * i + 1] = (uint32_t)hi;
@@ -54,8 +53,8 @@ static vkllm_status need_turns(const char *op, struct vkllm__view turns, uint32_
 }
 
 vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct vkllm__view pos,
-                            struct vkllm__view turns, uint32_t n, uint32_t n_head, uint32_t head_dim,
-                            uint32_t n_rot, int neox, float mscale) {
+                            struct vkllm__view turns, uint32_t n, uint32_t n_head, uint32_t head_dim, uint32_t n_rot,
+                            int neox, float mscale) {
     if (n == 0 || n_head == 0 || head_dim == 0 || n_rot % 2 || n_rot > head_dim)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rope: n=%u n_head=%u head_dim=%u n_rot=%u", n, n_head,
                           head_dim, n_rot);
@@ -70,13 +69,19 @@ vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct v
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     struct vkllm__pc_rope pc = {n, n_head, head_dim, n_rot, neox ? 1u : 0u, mscale};
     struct vkllm__dispatch d = {
-        .shader = VKLLM__SHADER_ROPE_F32, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
-        .n_bind = 3, .bind = {vkllm__bind(x), vkllm__bind(pos), vkllm__bind(turns)},
-        .push = &pc, .push_size = sizeof pc, .label = "rope",
+        .shader = VKLLM__SHADER_ROPE_F32,
+        .n_spec = 1,
+        .spec = {fit_wg(gpu, 128)},
+        .n_bind = 3,
+        .bind = {vkllm__bind(x), vkllm__bind(pos), vkllm__bind(turns)},
+        .push = &pc,
+        .push_size = sizeof pc,
+        .label = "rope",
         /* per rotated pair: its two values and frequency (turns), the angle's sin and cos from
          * the turns (12 flops), the magnitude (2) and the rotation (6) */
         .cost = {.bytes_read = (uint64_t)n * n_head * n_rot * 4 + (uint64_t)n_rot / 2 * 8 + 4,
-                 .bytes_written = (uint64_t)n * n_head * n_rot * 4, .flops = (uint64_t)n * n_head * (n_rot / 2) * 20},
+                 .bytes_written = (uint64_t)n * n_head * n_rot * 4,
+                 .flops = (uint64_t)n * n_head * (n_rot / 2) * 20},
     };
     vkllm__gpu_grid_1d(gpu, (uint64_t)n * n_head * (n_rot / 2), d.spec[0], d.groups);
     return vkllm__cmd_dispatch(c, &d);
@@ -90,19 +95,21 @@ static vkllm_status pages_check(const char *op, const struct vkllm__kv_pages *pg
                                 uint32_t width) {
     uint32_t shift = pg ? pg->shift : 0;
     if ((uint64_t)n_rows * width / 2 > UINT32_MAX)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: %u x %u cache too large for 32-bit indices", op, n_rows, width);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: %u x %u cache too large for 32-bit indices", op, n_rows,
+                          width);
     if (!shift)
-        return n_rows > n_ctx ? vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: %u rows for %u positions", op, n_rows, n_ctx)
-                              : VKLLM_STATUS_OK;
+        return n_rows > n_ctx
+                   ? vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: %u rows for %u positions", op, n_rows, n_ctx)
+                   : VKLLM_STATUS_OK;
     if (shift > 16 || n_rows % (1u << shift))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: a pool of %u rows in blocks of 2^%u", op, n_rows, shift);
     uint64_t blocks = ((uint64_t)n_ctx + (1u << shift) - 1) >> shift;
     return vkllm__op_need(op, "block table", pg->table, blocks * 4);
 }
 
-vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struct vkllm__view k,
-                               struct vkllm__view v, struct vkllm__view pos, struct vkllm__view turns,
-                               struct vkllm__view kcache, struct vkllm__view vcache, const struct vkllm__rope_kv_shape *s) {
+vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struct vkllm__view k, struct vkllm__view v,
+                               struct vkllm__view pos, struct vkllm__view turns, struct vkllm__view kcache,
+                               struct vkllm__view vcache, const struct vkllm__rope_kv_shape *s) {
     uint32_t n = s->n, width = s->n_head_kv * s->head_dim;
     if (n == 0 || s->n_head == 0 || s->n_head_kv == 0 || s->head_dim == 0 || s->head_dim % 2 || s->n_rot % 2 ||
         s->n_rot > s->head_dim || s->n_ctx == 0)
@@ -116,31 +123,38 @@ vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struc
     uint32_t n_rows = s->n_rows ? s->n_rows : s->n_ctx, page = s->pages.shift;
     if ((st = pages_check("rope_kv", &s->pages, s->n_ctx, n_rows, width))) return st;
     if ((s->k_q8 || s->v_q8) && width % 32)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rope_kv: a q8_0 cache needs a width that is a multiple of 32 (%u)", width);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "rope_kv: a q8_0 cache needs a width that is a multiple of 32 (%u)", width);
     uint64_t rows = (uint64_t)n * width * 4;
     uint64_t kcb = n_rows * vkllm__kv_row_bytes(width, s->k_q8), vcb = n_rows * vkllm__kv_row_bytes(width, s->v_q8);
     if ((st = vkllm__op_need("rope_kv", "q", q, qe * 4)) || (st = vkllm__op_need("rope_kv", "k", k, rows)) ||
         (st = vkllm__op_need("rope_kv", "v", v, rows)) || (st = vkllm__op_need("rope_kv", "pos", pos, 4)) ||
-        (st = need_turns("rope_kv", turns, s->n_rot)) ||
-        (st = vkllm__op_need("rope_kv", "k cache", kcache, kcb)) || (st = vkllm__op_need("rope_kv", "v cache", vcache, vcb)))
+        (st = need_turns("rope_kv", turns, s->n_rot)) || (st = vkllm__op_need("rope_kv", "k cache", kcache, kcb)) ||
+        (st = vkllm__op_need("rope_kv", "v cache", vcache, vcb)))
         return st;
     per_tok = (uint64_t)s->n_head * (s->n_rot / 2) + width / (s->k_q8 ? 32 : 2) + width / (s->v_q8 ? 32 : 2);
     static const enum vkllm__shader_id shaders[4] = {VKLLM__SHADER_ROPE_KV_F16, VKLLM__SHADER_ROPE_KV_KQ8,
                                                      VKLLM__SHADER_ROPE_KV_VQ8, VKLLM__SHADER_ROPE_KV_Q8};
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
-    struct vkllm__pc_rope_kv pc = {n, s->n_head, s->head_dim, s->n_rot, s->neox ? 1u : 0u, width, s->n_ctx, s->mscale,
-                                   n_rows, page};
+    struct vkllm__pc_rope_kv pc = {n,     s->n_head, s->head_dim, s->n_rot, s->neox ? 1u : 0u,
+                                   width, s->n_ctx,  s->mscale,   n_rows,   page};
     uint64_t qpairs = (uint64_t)n * s->n_head * (s->n_rot / 2), kpairs = (uint64_t)n * s->n_head_kv * (s->n_rot / 2);
     struct vkllm__dispatch d = {
-        .shader = shaders[(s->k_q8 ? 1 : 0) + (s->v_q8 ? 2 : 0)], .n_spec = 1, .spec = {fit_wg(gpu, 128)},
-        .n_bind = 8, .bind = {vkllm__bind(q), vkllm__bind(k), vkllm__bind(v), vkllm__bind(pos), vkllm__bind(turns),
-                              vkllm__bind(kcache), vkllm__bind(vcache), vkllm__bind(page ? s->pages.table : pos)},
-        .push = &pc, .push_size = sizeof pc, .label = "rope_kv",
+        .shader = shaders[(s->k_q8 ? 1 : 0) + (s->v_q8 ? 2 : 0)],
+        .n_spec = 1,
+        .spec = {fit_wg(gpu, 128)},
+        .n_bind = 8,
+        .bind = {vkllm__bind(q), vkllm__bind(k), vkllm__bind(v), vkllm__bind(pos), vkllm__bind(turns),
+                 vkllm__bind(kcache), vkllm__bind(vcache), vkllm__bind(page ? s->pages.table : pos)},
+        .push = &pc,
+        .push_size = sizeof pc,
+        .label = "rope_kv",
         /* q: its rotated pairs read and written (as rope); k and v rows read, their f16 rows
          * written; per rotated pair the angle's sin and cos (12), magnitude (2) and rotation (6),
          * k's computed once per value (its partner's angle again) */
         .cost = {.bytes_read = qpairs * 8 + 2 * rows + (uint64_t)s->n_rot / 2 * 8 + 4,
-                 .bytes_written = qpairs * 8 + n * (vkllm__kv_row_bytes(width, s->k_q8) + vkllm__kv_row_bytes(width, s->v_q8)),
+                 .bytes_written =
+                     qpairs * 8 + n * (vkllm__kv_row_bytes(width, s->k_q8) + vkllm__kv_row_bytes(width, s->v_q8)),
                  .flops = qpairs * 20 + kpairs * 2 * 20},
     };
     vkllm__gpu_grid_1d(gpu, (uint64_t)n * per_tok, d.spec[0], d.groups);
@@ -167,13 +181,15 @@ vkllm_status vkllm__op_kv_store_cols(struct vkllm__cmd *c, struct vkllm__view ca
     if (!n_rows) n_rows = n_ctx;
     uint32_t page = pages ? pages->shift : 0;
     if (q8 && width % 32)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: a q8_0 cache needs a width that is a multiple of 32 (%u)", width);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "kv_store: a q8_0 cache needs a width that is a multiple of 32 (%u)", width);
     if (n == 0 || width == 0 || width % 2 || n_ctx == 0 || src0 % 2 || (uint64_t)src0 + width > src_stride)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                           "kv_store: n=%u width=%u (must be even) columns %u.. of rows of %u n_ctx=%u", n, width, src0,
                           src_stride, n_ctx);
     if ((uint64_t)n * src_stride > UINT32_MAX)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: %u x %u rows too large for 32-bit indices", n, src_stride);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "kv_store: %u x %u rows too large for 32-bit indices", n,
+                          src_stride);
     vkllm_status st;
     if ((st = pages_check("kv_store", pages, n_ctx, n_rows, width))) return st;
     if ((st = vkllm__op_need("kv_store", "cache", cache, n_rows * vkllm__kv_row_bytes(width, q8))) ||
@@ -183,9 +199,14 @@ vkllm_status vkllm__op_kv_store_cols(struct vkllm__cmd *c, struct vkllm__view ca
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     struct vkllm__pc_kv_store pc = {n, width, n_ctx, n_rows, page, src_stride, src0};
     struct vkllm__dispatch d = {
-        .shader = q8 ? VKLLM__SHADER_KV_STORE_Q8 : VKLLM__SHADER_KV_STORE_F16, .n_spec = 1, .spec = {fit_wg(gpu, 128)},
-        .n_bind = 4, .bind = {vkllm__bind(src), vkllm__bind(pos), vkllm__bind(cache), vkllm__bind(page ? pages->table : pos)},
-        .push = &pc, .push_size = sizeof pc, .label = "kv_store",
+        .shader = q8 ? VKLLM__SHADER_KV_STORE_Q8 : VKLLM__SHADER_KV_STORE_F16,
+        .n_spec = 1,
+        .spec = {fit_wg(gpu, 128)},
+        .n_bind = 4,
+        .bind = {vkllm__bind(src), vkllm__bind(pos), vkllm__bind(cache), vkllm__bind(page ? pages->table : pos)},
+        .push = &pc,
+        .push_size = sizeof pc,
+        .label = "kv_store",
         .cost = {.bytes_read = (uint64_t)n * width * 4 + 4, .bytes_written = n * vkllm__kv_row_bytes(width, q8)},
     };
     vkllm__gpu_grid_1d(gpu, (uint64_t)n * (width / (q8 ? 32 : 2)), d.spec[0], d.groups);
@@ -263,8 +284,9 @@ static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__
         (uint64_t)s->n * n_head_all * (s->head_dim + 2) * (s->n_ctx / ATTN_SPLIT_MIN + 1) > UINT32_MAX)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "attention: shape too large for 32-bit indices");
     if ((s->k_q8 || s->v_q8) && (s->head_dim % 4 || s->n_head_kv * s->head_dim % 32))
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "attention: a q8_0 cache needs head_dim %% 4 == 0 and a width "
-                                                         "that is a multiple of 32 (head_dim %u, %u kv heads)",
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "attention: a q8_0 cache needs head_dim %% 4 == 0 and a width "
+                          "that is a multiple of 32 (head_dim %u, %u kv heads)",
                           s->head_dim, s->n_head_kv);
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     pl->tb = 0;
@@ -273,8 +295,8 @@ static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__
     pl->wg = fit_wg(gpu, ATTN_WG);
     uint32_t rows = VKLLM_MIN(pl->dec ? ATTN_DEC_ROWS : ATTN_MAX_ROWS, pl->wg);
     if (pl->dec && (s->head_dim + 7) / 8 > pl->wg)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "attention: head_dim %u needs more than %u invocations", s->head_dim,
-                          pl->wg);
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "attention: head_dim %u needs more than %u invocations",
+                          s->head_dim, pl->wg);
     while (rows > 0 && (pl->dec ? dec_shared_bytes(rows, s->head_dim, pl->wg)
                                 : attn_shared_bytes(rows, s->head_dim, pl->wg)) > d->max_shared_memory)
         rows--;
@@ -341,7 +363,7 @@ static int cm_choice(const struct vkllm__gpu *gpu, const struct vkllm__attn_shap
 
 /* --- the CPU-shaped kernel (attn_tb.comp) --- */
 
-#define TB_REDUCE_WG 8      /* lanes per workgroup of attn_tb_reduce.comp */
+#define TB_REDUCE_WG 8       /* lanes per workgroup of attn_tb_reduce.comp */
 #define TB_SPLIT_MIN_CTX 256 /* decode on a cache this long or longer is split */
 
 /* The texel kernel is on for CPU devices unless the tuning's attn_texel is 0, and on any device
@@ -369,7 +391,8 @@ static int tb_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape 
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     if (!tb_wanted(gpu) || !bl->texel_formats || s->head_dim % 8) return 0;
     /* q8_0: K and V both, whole blocks per head row, the scales' end a whole texel */
-    if (s->k_q8 != s->v_q8 || (s->k_q8 && (s->head_dim % 32 || (uint64_t)attn_rows(s) * s->n_head_kv * s->head_dim / 32 % 4)))
+    if (s->k_q8 != s->v_q8 ||
+        (s->k_q8 && (s->head_dim % 32 || (uint64_t)attn_rows(s) * s->n_head_kv * s->head_dim / 32 % 4)))
         return 0;
     if ((uint64_t)s->n * n_head_all * s->head_dim / 4 > bl->max_texels || tb_cache_bytes(s) / 16 > bl->max_texels)
         return 0;
@@ -396,8 +419,8 @@ static int tb_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape 
 }
 
 /* Views the texel kernel binds as texel buffers must start at texel-aligned offsets. */
-static int tb_views_ok(const struct vkllm__gpu *gpu, struct vkllm__view q, struct vkllm__view k,
-                       struct vkllm__view v, struct vkllm__view scratch) {
+static int tb_views_ok(const struct vkllm__gpu *gpu, struct vkllm__view q, struct vkllm__view k, struct vkllm__view v,
+                       struct vkllm__view scratch) {
     uint64_t a = VKLLM_MAX(vkllm__gpu_bind_limits(gpu)->texel_align, 16);
     return q.offset % a == 0 && k.offset % a == 0 && v.offset % a == 0 && (!scratch.buf || scratch.offset % a == 0);
 }
@@ -448,13 +471,14 @@ uint64_t vkllm__attention_scratch_bytes(const struct vkllm__gpu *gpu, const stru
 static void attn_cost(const struct vkllm__attn_shape *s, const struct attn_plan *pl, struct vkllm__cost *a,
                       struct vkllm__cost *r) {
     const uint64_t n = s->n, HD = s->head_dim, G = s->n_head / pl->hg, rows = n * s->n_head;
-    const uint64_t kv_row = G * (vkllm__kv_row_bytes((uint32_t)HD, s->k_q8) + vkllm__kv_row_bytes((uint32_t)HD, s->v_q8));
+    const uint64_t kv_row =
+        G * (vkllm__kv_row_bytes((uint32_t)HD, s->k_q8) + vkllm__kv_row_bytes((uint32_t)HD, s->v_q8));
     /* K and V of one position for every head group */
     const uint64_t per_l = (4 * HD + 3) * s->n_head; /* flops per attended position of one query */
     *a = (struct vkllm__cost){0};
     *r = (struct vkllm__cost){0};
-    a->bytes_read = 4;                     /* pos */
-    a->flops = per_l * n * (n + 1) / 2;    /* sum of i + 1 over the queries */
+    a->bytes_read = 4;                  /* pos */
+    a->flops = per_l * n * (n + 1) / 2; /* sum of i + 1 over the queries */
     a->flops_per_pos = per_l * n;
     if (pl->n_split == 1) {
         uint64_t tiles = (n + pl->qt - 1) / pl->qt, ends = 0;
@@ -501,7 +525,8 @@ static enum vkllm__shader_id attn_shader(const struct vkllm__attn_shape *s, int 
     }
     static const enum vkllm__shader_id ids[2][4] = {
         {VKLLM__SHADER_ATTN_F16, VKLLM__SHADER_ATTN_KQ8, VKLLM__SHADER_ATTN_VQ8, VKLLM__SHADER_ATTN_Q8},
-        {VKLLM__SHADER_ATTN_SPLIT_F16, VKLLM__SHADER_ATTN_SPLIT_KQ8, VKLLM__SHADER_ATTN_SPLIT_VQ8, VKLLM__SHADER_ATTN_SPLIT_Q8}};
+        {VKLLM__SHADER_ATTN_SPLIT_F16, VKLLM__SHADER_ATTN_SPLIT_KQ8, VKLLM__SHADER_ATTN_SPLIT_VQ8,
+         VKLLM__SHADER_ATTN_SPLIT_Q8}};
     return ids[split ? 1 : 0][(s->k_q8 ? 1 : 0) + (s->v_q8 ? 2 : 0)];
 }
 
@@ -510,13 +535,15 @@ static vkllm_status attn_check_views(const struct vkllm__attn_shape *s, uint32_t
                                      uint32_t parts, struct vkllm__view pos) {
     uint64_t qo = (uint64_t)s->n * s->n_head * s->head_dim * 4;
     uint32_t width = part_heads * s->head_dim;
-    uint64_t kb = attn_rows(s) * vkllm__kv_row_bytes(width, s->k_q8), vb = attn_rows(s) * vkllm__kv_row_bytes(width, s->v_q8);
+    uint64_t kb = attn_rows(s) * vkllm__kv_row_bytes(width, s->k_q8),
+             vb = attn_rows(s) * vkllm__kv_row_bytes(width, s->v_q8);
     vkllm_status st;
     if ((st = vkllm__op_need("attention", "o", o, qo)) || (st = vkllm__op_need("attention", "q", q, qo)) ||
         (st = vkllm__op_need("attention", "pos", pos, 4)))
         return st;
     for (uint32_t i = 0; i < parts; i++)
-        if ((st = vkllm__op_need("attention", "k_cache", k[i], kb)) || (st = vkllm__op_need("attention", "v_cache", v[i], vb)))
+        if ((st = vkllm__op_need("attention", "k_cache", k[i], kb)) ||
+            (st = vkllm__op_need("attention", "v_cache", v[i], vb)))
             return st;
     return VKLLM_STATUS_OK;
 }
@@ -533,8 +560,10 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     const struct vkllm__view *ks = &k_cache, *vs = &v_cache;
     if (s->chunk_heads && s->chunk_heads < s->n_head_kv) {
         if (s->n_head_kv % s->chunk_heads || !s->k_chunks || !s->v_chunks)
-            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "attention: a cache of %u kv heads split into parts of %u "
-                              "(dividing it), with their views", s->n_head_kv, s->chunk_heads);
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                              "attention: a cache of %u kv heads split into parts of %u "
+                              "(dividing it), with their views",
+                              s->n_head_kv, s->chunk_heads);
         ks = s->k_chunks, vs = s->v_chunks;
     }
     if ((st = attn_plan(gpu, &part, s->n_head, &pl))) return st;
@@ -542,7 +571,7 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     int sinks = s->sinks.buf != NULL;
     if (sinks && (st = vkllm__op_need("attention", "sinks", s->sinks, (uint64_t)s->n_head * 4))) return st;
     struct vkllm__binding sk = vkllm__bind(sinks ? s->sinks : pos); /* never read without sinks */
-    int tb_ok = 1; /* else (or not applying) attn.comp */
+    int tb_ok = 1;                                                  /* else (or not applying) attn.comp */
     for (uint32_t i = 0; i < parts; i++) tb_ok = tb_ok && tb_views_ok(gpu, q, ks[i], vs[i], scratch);
     if (tb_ok) tb_plan(gpu, &part, s->n_head, &pl);
     int split = pl.n_split > 1;
@@ -551,8 +580,9 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     struct vkllm__cost cost, rcost, unused;
     attn_cost(&part, &pl, &cost, &unused); /* one part's dispatch */
     attn_cost(s, &pl, &unused, &rcost);    /* the reduce over all heads */
-    struct vkllm__pc_attn pc = {s->n, s->n_head, s->n_head_kv, s->n_ctx, s->scale, pl.split_len, pl.n_split,
-                                s->window, s->softcap, (uint32_t)sinks, attn_rows(s), s->pages.shift, 0, part.n_head_kv};
+    struct vkllm__pc_attn pc = {s->n,       s->n_head,     s->n_head_kv, s->n_ctx,        s->scale,     pl.split_len,
+                                pl.n_split, s->window,     s->softcap,   (uint32_t)sinks, attn_rows(s), s->pages.shift,
+                                0,          part.n_head_kv};
     struct vkllm__binding bt = vkllm__bind(s->pages.shift ? s->pages.table : pos); /* never read unpaged */
     if (pl.tb) {
         uint64_t qb = (uint64_t)s->n * s->n_head * s->head_dim * 4, kb = tb_cache_bytes(&part);
@@ -562,11 +592,19 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
             struct vkllm__dispatch d = {
                 .shader = s->k_q8 ? (split ? VKLLM__SHADER_ATTN_TB_SPLIT_Q8 : VKLLM__SHADER_ATTN_TB_Q8)
                                   : (split ? VKLLM__SHADER_ATTN_TB_SPLIT_F16 : VKLLM__SHADER_ATTN_TB_F16),
-                .n_spec = 5, .spec = {pl.wg, s->head_dim, pl.hg, pl.qt, pl.blk},
+                .n_spec = 5,
+                .spec = {pl.wg, s->head_dim, pl.hg, pl.qt, pl.blk},
                 .n_bind = 7,
-                .bind = {{q.buf, q.offset, qb}, {ks[i].buf, ks[i].offset, kb}, {vs[i].buf, vs[i].offset, kb},
-                         vkllm__bind(pos), vkllm__bind(split ? scratch : o), sk, bt},
-                .push = &pc, .push_size = sizeof pc, .label = split ? "attn_tb_split" : "attn_tb",
+                .bind = {{q.buf, q.offset, qb},
+                         {ks[i].buf, ks[i].offset, kb},
+                         {vs[i].buf, vs[i].offset, kb},
+                         vkllm__bind(pos),
+                         vkllm__bind(split ? scratch : o),
+                         sk,
+                         bt},
+                .push = &pc,
+                .push_size = sizeof pc,
+                .label = split ? "attn_tb_split" : "attn_tb",
                 .groups = {split ? tiles : 1, split ? 1 : tiles, part.n_head_kv},
                 .cost = cost,
             };
@@ -575,9 +613,14 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
         if (!split) return VKLLM_STATUS_OK;
         struct vkllm__pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, 0, pl.n_split, (uint32_t)sinks};
         struct vkllm__dispatch r = {
-            .shader = VKLLM__SHADER_ATTN_TB_REDUCE_F32, .n_spec = 2, .spec = {TB_REDUCE_WG, s->head_dim},
-            .n_bind = 3, .bind = {{scratch.buf, scratch.offset, pb}, vkllm__bind(o), sk},
-            .push = &rp, .push_size = sizeof rp, .label = "attn_tb_reduce",
+            .shader = VKLLM__SHADER_ATTN_TB_REDUCE_F32,
+            .n_spec = 2,
+            .spec = {TB_REDUCE_WG, s->head_dim},
+            .n_bind = 3,
+            .bind = {{scratch.buf, scratch.offset, pb}, vkllm__bind(o), sk},
+            .push = &rp,
+            .push_size = sizeof rp,
+            .label = "attn_tb_reduce",
             .cost = rcost,
         };
         vkllm__gpu_grid_1d(gpu, (uint64_t)s->n * s->n_head * (s->head_dim / 4), TB_REDUCE_WG, r.groups);
@@ -588,10 +631,14 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
         pc.kv_h0 = i * part.n_head_kv;
         struct vkllm__dispatch d = {
             .shader = attn_shader(s, pl.dec, cm),
-            .n_spec = 8, .spec = {pl.wg, s->head_dim, pl.qt, pl.hg, pl.npt, pl.rs, pl.rpt, pl.tpr},
-            .n_bind = 7, .bind = {vkllm__bind(q), vkllm__bind(ks[i]), vkllm__bind(vs[i]), vkllm__bind(pos),
-                                  vkllm__bind(split ? scratch : o), sk, bt},
-            .push = &pc, .push_size = sizeof pc, .label = pl.dec ? "attn_split" : "attn",
+            .n_spec = 8,
+            .spec = {pl.wg, s->head_dim, pl.qt, pl.hg, pl.npt, pl.rs, pl.rpt, pl.tpr},
+            .n_bind = 7,
+            .bind = {vkllm__bind(q), vkllm__bind(ks[i]), vkllm__bind(vs[i]), vkllm__bind(pos),
+                     vkllm__bind(split ? scratch : o), sk, bt},
+            .push = &pc,
+            .push_size = sizeof pc,
+            .label = pl.dec ? "attn_split" : "attn",
             .groups = {pl.n_split, (s->n + pl.qt - 1) / pl.qt, part.n_head / pl.hg},
             .cost = cost,
         };
@@ -603,12 +650,16 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
         if ((st = vkllm__cmd_dispatch(c, &d))) return st;
     }
     if (!split) return VKLLM_STATUS_OK;
-    struct vkllm__pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, s->window, pl.n_split,
-                                       (uint32_t)sinks};
+    struct vkllm__pc_attn_reduce rp = {s->n, s->n_head, s->head_dim, s->n_ctx, s->window, pl.n_split, (uint32_t)sinks};
     struct vkllm__dispatch r = {
-        .shader = VKLLM__SHADER_ATTN_REDUCE_F32, .n_spec = 1, .spec = {fit_wg(gpu, REDUCE_WG)},
-        .n_bind = 4, .bind = {vkllm__bind(scratch), vkllm__bind(pos), vkllm__bind(o), sk},
-        .push = &rp, .push_size = sizeof rp, .label = "attn_reduce",
+        .shader = VKLLM__SHADER_ATTN_REDUCE_F32,
+        .n_spec = 1,
+        .spec = {fit_wg(gpu, REDUCE_WG)},
+        .n_bind = 4,
+        .bind = {vkllm__bind(scratch), vkllm__bind(pos), vkllm__bind(o), sk},
+        .push = &rp,
+        .push_size = sizeof rp,
+        .label = "attn_reduce",
         .cost = rcost,
     };
     vkllm__gpu_grid_1d(gpu, (uint64_t)s->n * s->n_head, 1, r.groups);
@@ -617,16 +668,21 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
 
 /* -------------------------------------------------------------------------------- argmax */
 
-
 vkllm_status vkllm__op_argmax(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x, uint32_t n) {
     if (n == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "argmax: n=0");
     vkllm_status st;
-    if ((st = vkllm__op_need("argmax", "x", x, (uint64_t)n * 4)) || (st = vkllm__op_need("argmax", "o", o, 4))) return st;
+    if ((st = vkllm__op_need("argmax", "x", x, (uint64_t)n * 4)) || (st = vkllm__op_need("argmax", "o", o, 4)))
+        return st;
     struct vkllm__pc_argmax pc = {n};
     struct vkllm__dispatch d = {
-        .shader = VKLLM__SHADER_ARGMAX_F32, .n_spec = 1, .spec = {fit_wg(vkllm__cmd_gpu(c), ARGMAX_WG)},
-        .n_bind = 2, .bind = {vkllm__bind(x), vkllm__bind(o)},
-        .push = &pc, .push_size = sizeof pc, .label = "argmax",
+        .shader = VKLLM__SHADER_ARGMAX_F32,
+        .n_spec = 1,
+        .spec = {fit_wg(vkllm__cmd_gpu(c), ARGMAX_WG)},
+        .n_bind = 2,
+        .bind = {vkllm__bind(x), vkllm__bind(o)},
+        .push = &pc,
+        .push_size = sizeof pc,
+        .label = "argmax",
         .groups = {1, 1, 1},
         .cost = {.bytes_read = (uint64_t)n * 4, .bytes_written = 4, .flops = n},
     };

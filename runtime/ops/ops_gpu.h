@@ -43,35 +43,35 @@ static inline struct vkllm__binding vkllm__bind(struct vkllm__view v) {
  * One row per type vkllm computes with: the shader of each op family for that type
  * (VKLLM__SHADER_COUNT_ where a family has none). */
 struct vkllm__type_kernels {
-    uint32_t type;                       /* enum vkllm__type */
-    enum vkllm__shader_id matvec;        /* decode, subgroupAdd reduction */
-    enum vkllm__shader_id matvec_shm;    /* decode, shared-memory reduction */
-    enum vkllm__shader_id get_rows;      /* embedding lookup */
-    enum vkllm__shader_id matmul;        /* prefill, tiled */
-    enum vkllm__shader_id matmul_h16;    /* ... f16 shared-memory tiles (shaderFloat16) */
-    enum vkllm__shader_id matmul_cm;     /* ... f16 tiles by cooperative matrices (VK_KHR_cooperative_matrix) */
-    enum vkllm__shader_id matvec_tb;     /* decode on CPU devices, repacked (ops_matvec_tb.c) */
-    enum vkllm__shader_id matvec_id;     /* mixture of experts: the picked experts' products, subgroupAdd */
-    enum vkllm__shader_id matvec_id_shm; /* ... shared-memory reduction */
-    enum vkllm__shader_id matvec_tb_id;  /* mixture of experts on CPU devices, repacked experts */
+    uint32_t type;                         /* enum vkllm__type */
+    enum vkllm__shader_id matvec;          /* decode, subgroupAdd reduction */
+    enum vkllm__shader_id matvec_shm;      /* decode, shared-memory reduction */
+    enum vkllm__shader_id get_rows;        /* embedding lookup */
+    enum vkllm__shader_id matmul;          /* prefill, tiled */
+    enum vkllm__shader_id matmul_h16;      /* ... f16 shared-memory tiles (shaderFloat16) */
+    enum vkllm__shader_id matmul_cm;       /* ... f16 tiles by cooperative matrices (VK_KHR_cooperative_matrix) */
+    enum vkllm__shader_id matvec_tb;       /* decode on CPU devices, repacked (ops_matvec_tb.c) */
+    enum vkllm__shader_id matvec_id;       /* mixture of experts: the picked experts' products, subgroupAdd */
+    enum vkllm__shader_id matvec_id_shm;   /* ... shared-memory reduction */
+    enum vkllm__shader_id matvec_tb_id;    /* mixture of experts on CPU devices, repacked experts */
     enum vkllm__shader_id matvec_tb_id_gg; /* ... experts in their GGUF blocks (whole texels; else COUNT_) */
-    enum vkllm__shader_id matvec_x8;     /* decode on GPUs, x in int8 (matvec_x8.comp; else COUNT_) */
-    enum vkllm__shader_id matvec_x8dp;   /* ... with the packed int8 dot product instruction */
-    enum vkllm__shader_id matvec_id_x8;  /* the experts' products, x in int8 */
-    enum vkllm__shader_id matvec_id_x8dp; /* ... with the instruction */
+    enum vkllm__shader_id matvec_x8;       /* decode on GPUs, x in int8 (matvec_x8.comp; else COUNT_) */
+    enum vkllm__shader_id matvec_x8dp;     /* ... with the packed int8 dot product instruction */
+    enum vkllm__shader_id matvec_id_x8;    /* the experts' products, x in int8 */
+    enum vkllm__shader_id matvec_id_x8dp;  /* ... with the instruction */
 };
 /* The row of type; NULL (and an UNSUPPORTED last error naming op) when the type has none. */
 const struct vkllm__type_kernels *vkllm__type_kernels(uint32_t type, const char *op);
 
 /* o (n,) = a (n,) + b (nb,) repeated */
-vkllm_status vkllm__op_add(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view a,
-                           struct vkllm__view b, uint32_t n, uint32_t nb);
+vkllm_status vkllm__op_add(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view a, struct vkllm__view b,
+                           uint32_t n, uint32_t nb);
 /* o (n,) = a (n,) * b (nb,) repeated */
-vkllm_status vkllm__op_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view a,
-                           struct vkllm__view b, uint32_t n, uint32_t nb);
+vkllm_status vkllm__op_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view a, struct vkllm__view b,
+                           uint32_t n, uint32_t nb);
 /* o (nrows, ncols) = rmsnorm(x) * w (ncols,) */
-vkllm_status vkllm__op_rmsnorm(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x,
-                               struct vkllm__view w, uint32_t ncols, uint32_t nrows, float eps);
+vkllm_status vkllm__op_rmsnorm(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x, struct vkllm__view w,
+                               uint32_t ncols, uint32_t nrows, float eps);
 /* The residual add fused with the next norm: x += d, then o = rmsnorm(x) * w (x, d, o all
  * (nrows, ncols)); the same numbers as vkllm__op_add then vkllm__op_rmsnorm. o may be d itself,
  * otherwise it must not overlap d or x. */
@@ -79,8 +79,8 @@ vkllm_status vkllm__op_add_rmsnorm(struct vkllm__cmd *c, struct vkllm__view o, s
                                    struct vkllm__view d, struct vkllm__view w, uint32_t ncols, uint32_t nrows,
                                    float eps);
 /* o (nrows, ncols) = softmax(scale * x) */
-vkllm_status vkllm__op_softmax(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x,
-                               uint32_t ncols, uint32_t nrows, float scale);
+vkllm_status vkllm__op_softmax(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x, uint32_t ncols,
+                               uint32_t nrows, float scale);
 /* o (n,) = silu(gate) * up */
 vkllm_status vkllm__op_silu_mul(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view gate,
                                 struct vkllm__view up, uint32_t n);
@@ -91,8 +91,8 @@ vkllm_status vkllm__op_gelu_mul(struct vkllm__cmd *c, struct vkllm__view o, stru
 vkllm_status vkllm__op_swiglu_oai(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view gate,
                                   struct vkllm__view up, uint32_t n);
 /* o (n,) = cap * tanh(x / cap), cap one f32 at its view (gemma2's final logits). */
-vkllm_status vkllm__op_softcap(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x,
-                               struct vkllm__view cap, uint32_t n);
+vkllm_status vkllm__op_softcap(struct vkllm__cmd *c, struct vkllm__view o, struct vkllm__view x, struct vkllm__view cap,
+                               uint32_t n);
 
 /* --- weights in their GGUF encoding ---------------------------------------------------------
  * A matrix of m rows of k elements (ggml ne = [k, m]) stored on the device exactly as in the
@@ -100,12 +100,12 @@ vkllm_status vkllm__op_softcap(struct vkllm__cmd *c, struct vkllm__view o, struc
  * maxStorageBufferRange: ops then bind it in row chunks that each fit (vkllm__dtensor_chunk). */
 #define VKLLM__DTENSOR_PARTS 16 /* most buffers one matrix is split into */
 struct vkllm__dtensor {
-    uint32_t type;       /* enum vkllm__type */
-    uint64_t k;          /* elements per row (ne[0]) */
-    uint64_t m;          /* rows (ne[1] * ne[2] * ne[3]) */
-    uint64_t row_bytes;  /* bytes per row */
+    uint32_t type;      /* enum vkllm__type */
+    uint64_t k;         /* elements per row (ne[0]) */
+    uint64_t m;         /* rows (ne[1] * ne[2] * ne[3]) */
+    uint64_t row_bytes; /* bytes per row */
     struct vkllm__buffer *buf;
-    uint64_t offset;     /* bytes, in buf */
+    uint64_t offset; /* bytes, in buf */
     /* A matrix larger than one allocation may hold (vkllm__gpu_max_alloc) is split by rows into
      * n_parts buffers of part_rows rows each (the last one fewer), part[0] == buf; ops bind rows
      * through vkllm__dtensor_rows, in chunks (vkllm__dtensor_chunk_rows) that lie in one part.
@@ -117,14 +117,14 @@ struct vkllm__dtensor {
      * vkllm__dtensor_add_tb, freed by vkllm__dtensor_free). A model's decode matrices have only
      * this copy there (buf NULL): matvec and matmul then run on it. */
     struct vkllm__buffer *tb;
-    int view;            /* 1: rows of another dtensor's buffer (a stacked matrix): not freed with it */
+    int view; /* 1: rows of another dtensor's buffer (a stacked matrix): not freed with it */
 };
 
 /* Allocate and upload a matrix from host bytes in GGUF encoding (m rows of row_bytes); split
  * into parts where it exceeds one allocation, each part whole groups of row_group rows (an
  * expert's, for stacked experts; 1 otherwise). */
-vkllm_status vkllm__dtensor_upload(struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m,
-                                   const void *data, struct vkllm__dtensor *out);
+vkllm_status vkllm__dtensor_upload(struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m, const void *data,
+                                   struct vkllm__dtensor *out);
 vkllm_status vkllm__dtensor_upload_grouped(struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m,
                                            uint64_t row_group, const void *data, struct vkllm__dtensor *out);
 /* The binding of rows [r0, r0 + nr) of t, which must lie in one part; the range is rounded up
@@ -137,8 +137,7 @@ void vkllm__dtensor_free(struct vkllm__dtensor *t);
  * (vkllm__gpu_max_binding), every chunk starts at an offset aligned for a storage binding and,
  * for a split matrix, chunks starting at multiples of it lie in one part.
  * VKLLM_STATUS_UNSUPPORTED when not even one row fits. */
-vkllm_status vkllm__dtensor_chunk_rows(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *t,
-                                       uint64_t *rows);
+vkllm_status vkllm__dtensor_chunk_rows(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *t, uint64_t *rows);
 
 /* --- matrix products (ops_matvec.c, ops_matmul.c) -------------------------------------------
  * y (n, m) f32 = x (n, k) f32 @ W^T, W a dtensor (m, k). One kernel family per product for all
@@ -189,7 +188,8 @@ struct vkllm__mm_coopmat {
  * where the device cannot run matmul_cm (no VK_KHR_cooperative_matrix, no f16 x f16 -> f32
  * subgroup shape of sides 8 or 16, no fp16 arithmetic, no required subgroup size, too little
  * shared memory); the tuning is not consulted here. */
-int vkllm__matmul_coopmat_plan(const struct vkllm_device_info *d, uint32_t n, uint64_t m, struct vkllm__mm_coopmat *out);
+int vkllm__matmul_coopmat_plan(const struct vkllm_device_info *d, uint32_t n, uint64_t m,
+                               struct vkllm__mm_coopmat *out);
 /* vkllm__matmul_coopmat_plan, or with emulated set the plan of the emulated kernel (tests: the
  * tuning's matmul_coopmat=2, F16, Q4_K and Q5_0 weights) as if d offered 16 x 16 x 16. */
 int vkllm__matmul_coopmat_can(const struct vkllm_device_info *d, uint32_t type, uint32_t n, uint64_t m, int emulated,
@@ -245,8 +245,8 @@ void vkllm__rope_turns(const float *inv_freq, uint32_t n_rot, uint32_t *out);
 /* x (n, n_head, head_dim) rotated in place; turns (n_rot/2) u32 pairs from vkllm__rope_turns; the
  * rotated dims scaled by mscale (struct vkllm__rope's). */
 vkllm_status vkllm__op_rope(struct vkllm__cmd *c, struct vkllm__view x, struct vkllm__view pos,
-                            struct vkllm__view turns, uint32_t n, uint32_t n_head, uint32_t head_dim,
-                            uint32_t n_rot, int neox, float mscale);
+                            struct vkllm__view turns, uint32_t n, uint32_t n_head, uint32_t head_dim, uint32_t n_rot,
+                            int neox, float mscale);
 
 /* A paged cache (shift > 0): the cache buffer is a pool of blocks of 2^shift positions, and
  * position p is row table[p >> shift] * 2^shift + p % 2^shift (shaders/include/kv_page.glsl);
@@ -265,18 +265,18 @@ struct vkllm__rope_kv_shape {
     uint32_t n, n_head, n_head_kv, head_dim, n_rot;
     int neox;
     uint32_t n_ctx;
-    float mscale; /* the rotated dims' magnitude, as vkllm__op_rope's */
-    uint32_t n_rows; /* rows of the caches (0: n_ctx): position p is row p % n_rows (a window's ring) */
-    uint8_t k_q8, v_q8; /* the k (v) cache is q8_0 (shaders/include/kv_q8.glsl), else f16 */
+    float mscale;                 /* the rotated dims' magnitude, as vkllm__op_rope's */
+    uint32_t n_rows;              /* rows of the caches (0: n_ctx): position p is row p % n_rows (a window's ring) */
+    uint8_t k_q8, v_q8;           /* the k (v) cache is q8_0 (shaders/include/kv_q8.glsl), else f16 */
     struct vkllm__kv_pages pages; /* a paged cache: n_rows is then the pool's rows */
 };
 /* Bytes of one cache row of width values: f16, or q8_0 (int8 quants and an f32 scale per 32). */
 static inline uint64_t vkllm__kv_row_bytes(uint32_t width, int q8) {
     return q8 ? (uint64_t)width + width / 8 : (uint64_t)width * 2;
 }
-vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struct vkllm__view k,
-                               struct vkllm__view v, struct vkllm__view pos, struct vkllm__view turns,
-                               struct vkllm__view kcache, struct vkllm__view vcache, const struct vkllm__rope_kv_shape *s);
+vkllm_status vkllm__op_rope_kv(struct vkllm__cmd *c, struct vkllm__view q, struct vkllm__view k, struct vkllm__view v,
+                               struct vkllm__view pos, struct vkllm__view turns, struct vkllm__view kcache,
+                               struct vkllm__view vcache, const struct vkllm__rope_kv_shape *s);
 
 /* cache rows of positions pos0 .. pos0+n-1 (f16) = src (n, width) f32; position p is row
  * p % n_rows (0: n_ctx). _q: the cache is q8_0 when q8 (width a multiple of 32). */
@@ -298,18 +298,18 @@ vkllm_status vkllm__op_kv_store_cols(struct vkllm__cmd *c, struct vkllm__view ca
  * decode (n = 1) splits the sequence over workgroups and reduces. scratch: at least
  * vkllm__attention_scratch_bytes(...) bytes for the split partials. */
 struct vkllm__attn_shape {
-    uint32_t n;          /* queries in the batch */
+    uint32_t n; /* queries in the batch */
     uint32_t n_head, n_head_kv, head_dim;
-    uint32_t n_ctx;      /* rows of the cache */
-    float scale;         /* usually 1/sqrt(head_dim) */
-    uint32_t window;     /* sliding window: the query at position p sees p - window + 1 .. p (0: all) */
-    float softcap;       /* > 0: each scaled score s becomes softcap * tanh(s / softcap) (gemma2) */
-    struct vkllm__view sinks; /* (n_head,) f32: head h's softmax also counts the score sinks[h], which
-                               * has no value (gpt-oss's attention sinks); buf NULL: none */
-    uint32_t n_rows;     /* rows of the cache (0: n_ctx): position t is row t % n_rows, a sliding-window
-                          * layer's ring of at least window + n - 1 rows */
-    uint8_t k_q8, v_q8;  /* the k (v) cache is q8_0 (head_dim % 4 == 0, its width % 32 == 0); the texel
-                          * kernel takes q8_0 K and V together with head_dim % 32 == 0, else attn.comp */
+    uint32_t n_ctx;               /* rows of the cache */
+    float scale;                  /* usually 1/sqrt(head_dim) */
+    uint32_t window;              /* sliding window: the query at position p sees p - window + 1 .. p (0: all) */
+    float softcap;                /* > 0: each scaled score s becomes softcap * tanh(s / softcap) (gemma2) */
+    struct vkllm__view sinks;     /* (n_head,) f32: head h's softmax also counts the score sinks[h], which
+                                   * has no value (gpt-oss's attention sinks); buf NULL: none */
+    uint32_t n_rows;              /* rows of the cache (0: n_ctx): position t is row t % n_rows, a sliding-window
+                                   * layer's ring of at least window + n - 1 rows */
+    uint8_t k_q8, v_q8;           /* the k (v) cache is q8_0 (head_dim % 4 == 0, its width % 32 == 0); the texel
+                                   * kernel takes q8_0 K and V together with head_dim % 32 == 0, else attn.comp */
     struct vkllm__kv_pages pages; /* a paged cache (shift > 0): n_rows is the pool's rows */
     /* A cache larger than one binding, split by kv heads: chunk_heads (dividing n_head_kv, 0: not
      * split) kv heads per part, part i holding heads i * chunk_heads .. as its own (n_rows,

@@ -78,7 +78,8 @@ static int coopmat_shape(const struct vkllm_device_info *d, uint32_t *tm, uint32
 }
 
 /* emulated: the emulation's accumulators take BM x BN floats of shared memory too */
-static int plan(const struct vkllm_device_info *d, uint32_t n, uint64_t m, int emulated, struct vkllm__mm_coopmat *out) {
+static int plan(const struct vkllm_device_info *d, uint32_t n, uint64_t m, int emulated,
+                struct vkllm__mm_coopmat *out) {
     struct vkllm__mm_coopmat p = {0};
     if (!d || !d->cooperative_matrix || !d->fp16_arith || !coopmat_shape(d, &p.tm, &p.tn, &p.tk)) return 0;
     if (!(p.subgroup = vkllm__coopmat_subgroup(d))) return 0;
@@ -100,7 +101,8 @@ static int plan(const struct vkllm_device_info *d, uint32_t n, uint64_t m, int e
     return 1;
 }
 
-int vkllm__matmul_coopmat_plan(const struct vkllm_device_info *d, uint32_t n, uint64_t m, struct vkllm__mm_coopmat *out) {
+int vkllm__matmul_coopmat_plan(const struct vkllm_device_info *d, uint32_t n, uint64_t m,
+                               struct vkllm__mm_coopmat *out) {
     return plan(d, n, m, 0, out);
 }
 
@@ -208,8 +210,7 @@ static vkllm_status rows_per_block(const struct vkllm__gpu *gpu, uint64_t x_row,
     return VKLLM_STATUS_OK;
 }
 
-static vkllm_status check_args(const struct vkllm__dtensor *w, struct vkllm__view y, struct vkllm__view x,
-                               uint32_t n) {
+static vkllm_status check_args(const struct vkllm__dtensor *w, struct vkllm__view y, struct vkllm__view x, uint32_t n) {
     if (!w || !w->buf || !x.buf || !y.buf || n == 0 || w->k == 0 || w->m == 0)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matmul: missing buffer or empty shape (n=%u)", n);
     if (w->offset % 4)
@@ -284,16 +285,18 @@ vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const 
             uint32_t rows = (uint32_t)VKLLM_MIN(chunk, w->m - r0);
             struct vkllm__binding wb; /* chunk starts are aligned: only the last can end inside a word */
             if ((st = vkllm__dtensor_rows(w, r0, rows, "matmul", &wb))) return st;
-            struct vkllm__pc_matmul pc = {nb, rows, (uint32_t)w->k, (uint32_t)w->row_bytes, (uint32_t)w->m,
-                                         (uint32_t)r0};
+            struct vkllm__pc_matmul pc = {nb,          rows, (uint32_t)w->k, (uint32_t)w->row_bytes, (uint32_t)w->m,
+                                          (uint32_t)r0};
             struct vkllm__dispatch dp = {
-                .shader = t.h16 ? sh->matmul_h16 : sh->matmul, .n_spec = 6,
+                .shader = t.h16 ? sh->matmul_h16 : sh->matmul,
+                .n_spec = 6,
                 .spec = {t.wg, t.bm, t.bn, t.bk, t.gm, t.gn},
                 .n_bind = 3,
                 .bind = {wb,
                          {x.buf, x.offset + n0 * w->k * 4, (uint64_t)nb * w->k * 4},
                          {y.buf, y.offset + n0 * w->m * 4, (uint64_t)nb * w->m * 4}},
-                .push = &pc, .push_size = sizeof pc,
+                .push = &pc,
+                .push_size = sizeof pc,
                 .groups = {(rows + t.bm - 1) / t.bm, (nb + t.bn - 1) / t.bn, 1},
                 .label = t.h16 ? "matmul_h16" : "matmul",
             };

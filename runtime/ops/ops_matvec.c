@@ -16,11 +16,11 @@
 
 /* The matvec work split (specialization constants of matvec.comp). */
 struct mv_config {
-    uint32_t wg; /* workgroup size */
-    uint32_t nt; /* invocations per row group (1, or a power of two up to wg) */
-    uint32_t nr; /* rows per invocation */
-    int sg;      /* the subgroup variant: subgroupAdd when nt is the subgroup size */
-    uint32_t xs; /* nt = 1: lanes share the x loads through subgroupShuffle (the subgroup size) */
+    uint32_t wg;       /* workgroup size */
+    uint32_t nt;       /* invocations per row group (1, or a power of two up to wg) */
+    uint32_t nr;       /* rows per invocation */
+    int sg;            /* the subgroup variant: subgroupAdd when nt is the subgroup size */
+    uint32_t xs;       /* nt = 1: lanes share the x loads through subgroupShuffle (the subgroup size) */
     uint32_t subgroup; /* the subgroup size the dispatch requires, full (0: none) */
 };
 
@@ -87,8 +87,7 @@ static vkllm_status pick_config(const struct vkllm__gpu *gpu, struct mv_config *
     if (c.subgroup && c.wg % c.subgroup) c.subgroup = 0, c.sg = c.nt == 1, c.xs = 0; /* no full subgroups */
     if (!is_pow2(c.nt) || c.nt > c.wg || c.wg % c.nt || c.nr == 0 || c.nr > 8 ||
         (uint64_t)c.nr * c.wg * 4 > d->max_shared_memory)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec: bad work split wg=%u nt=%u nr=%u", c.wg, c.nt,
-                          c.nr);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec: bad work split wg=%u nt=%u nr=%u", c.wg, c.nt, c.nr);
     *cfg = c;
     return VKLLM_STATUS_OK;
 }
@@ -117,8 +116,8 @@ static int x8_default(const struct vkllm_device_info *d, uint32_t type, uint64_t
     if (d->type == VKLLM_DEVICE_CPU || !d->integer_dot_product || !d->integer_dot_product_accel) return 0;
     if (type == VKLLM__TYPE_Q6_K) return d->vendor_id == 0x8086;
     switch (d->vendor_id) {
-    case 0x10de: return k > 4096 && type != VKLLM__TYPE_Q8_0;                             /* NVIDIA */
-    case 0x1002: return k >= 2048 && type != VKLLM__TYPE_Q8_0;                            /* AMD */
+    case 0x10de: return k > 4096 && type != VKLLM__TYPE_Q8_0;                              /* NVIDIA */
+    case 0x1002: return k >= 2048 && type != VKLLM__TYPE_Q8_0;                             /* AMD */
     case 0x8086: return k >= 2048 && type != VKLLM__TYPE_Q4_0 && type != VKLLM__TYPE_Q5_1; /* Intel */
     default: return 1;
     }
@@ -131,7 +130,8 @@ static int x8_pick(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint3
     const struct vkllm__type_kernels *sh = vkllm__type_kernels(w->type, "matvec");
     if (!sh || sh->matvec_x8 == VKLLM__SHADER_COUNT_ || tu->matvec_x8 == 0) return 0;
     if (tu->matvec_x8 < 0 && !x8_default(d, w->type, w->k)) return 0;
-    if (w->k % 256 && (w->type == VKLLM__TYPE_Q4_K || w->type == VKLLM__TYPE_Q5_K || w->type == VKLLM__TYPE_Q6_K)) return 0;
+    if (w->k % 256 && (w->type == VKLLM__TYPE_Q4_K || w->type == VKLLM__TYPE_Q5_K || w->type == VKLLM__TYPE_Q6_K))
+        return 0;
     /* a row group is one whole subgroup (of row_group_lanes' size unless the tuning says) */
     const uint32_t sg_ops = VKLLM_SUBGROUP_BASIC | VKLLM_SUBGROUP_ARITHMETIC;
     struct x8_config x = {0};
@@ -227,8 +227,9 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
                           (unsigned long long)vkllm__view_bytes(x), (unsigned long long)vkllm__view_bytes(y),
                           (unsigned long long)w->m, (unsigned long long)w->k);
     if (ncols > 1 && w->k % 4)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec: %u columns need rows of a multiple of 4 elements, not %llu",
-                          ncols, (unsigned long long)w->k);
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "matvec: %u columns need rows of a multiple of 4 elements, not %llu", ncols,
+                          (unsigned long long)w->k);
     if ((uint64_t)ncols * w->k > UINT32_MAX || (uint64_t)ncols * w->m > UINT32_MAX)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec: %u columns of %llu x %llu: too large", ncols,
                           (unsigned long long)w->m, (unsigned long long)w->k);
@@ -271,14 +272,23 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
             /* y: this chunk's rows of the nc columns, from the aligned offset at or before the first */
             uint64_t yoff = y.offset + ((uint64_t)c0 * w->m + r0) * 4, yal = yoff / yalign * yalign;
             struct vkllm__binding yb = {y.buf, yal, yoff - yal + ((uint64_t)(nc - 1) * w->m + rows) * 4};
-            struct vkllm__pc_matvec pc = {(uint32_t)w->k, (uint32_t)rows, (uint32_t)w->row_bytes,
-                                         (uint32_t)((yoff - yal) / 4), (uint32_t)((xoff - xal) / 4), (uint32_t)w->k,
-                                         (uint32_t)w->m};
+            struct vkllm__pc_matvec pc = {(uint32_t)w->k,
+                                          (uint32_t)rows,
+                                          (uint32_t)w->row_bytes,
+                                          (uint32_t)((yoff - yal) / 4),
+                                          (uint32_t)((xoff - xal) / 4),
+                                          (uint32_t)w->k,
+                                          (uint32_t)w->m};
             struct vkllm__dispatch d = {
                 .shader = cfg.sg ? sh->matvec : sh->matvec_shm,
-                .n_spec = 5, .spec = {cfg.wg, cfg.nt, nr, cfg.xs, nc}, .subgroup = cfg.subgroup,
-                .n_bind = 3, .bind = {{0}, ncols == 1 ? vkllm__bind(x) : xb, yb},
-                .push = &pc, .push_size = sizeof pc, .label = "matvec",
+                .n_spec = 5,
+                .spec = {cfg.wg, cfg.nt, nr, cfg.xs, nc},
+                .subgroup = cfg.subgroup,
+                .n_bind = 3,
+                .bind = {{0}, ncols == 1 ? vkllm__bind(x) : xb, yb},
+                .push = &pc,
+                .push_size = sizeof pc,
+                .label = "matvec",
             };
             if (use_x8) rows_per_wg = x8_dispatch(&x8, x8.shader, x8.label, nc, 0, &d);
             if ((st = vkllm__dtensor_rows(w, r0, rows, "matvec", &d.bind[0]))) return st;
@@ -318,17 +328,17 @@ uint64_t vkllm__moe_group_bytes(uint32_t ncols, uint32_t n_expert) {
 static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                               uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
                               struct vkllm__view ids, struct vkllm__view group, uint32_t ncols) {
-    if (tb_id_applies(vkllm__cmd_gpu(c), w))
-        /* CPU devices: the repacked experts, or Q4_K / Q5_K ones as they are */
+    if (tb_id_applies(vkllm__cmd_gpu(c), w)) /* CPU devices: the repacked experts, or Q4_K / Q5_K ones as they are */
         return vkllm__op_matvec_tb_id(c, y, w, n_expert, x, x_div, x_stride, ids, group, ncols);
     vkllm_status st = check_w(w, "matvec_id");
     if (st) return st;
     const struct vkllm__type_kernels *sh = vkllm__type_kernels(w->type, "matvec_id");
     if (!sh) return VKLLM_STATUS_UNSUPPORTED;
     if (n_expert == 0 || w->m % n_expert || ncols == 0 || x_div == 0 || w->k % 4 || x_stride % 4 || x_stride < w->k)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_id: %llu rows of %llu for %u experts, %u columns, "
-                          "x_div %u, x_stride %u", (unsigned long long)w->m, (unsigned long long)w->k, n_expert, ncols,
-                          x_div, x_stride);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "matvec_id: %llu rows of %llu for %u experts, %u columns, "
+                          "x_div %u, x_stride %u",
+                          (unsigned long long)w->m, (unsigned long long)w->k, n_expert, ncols, x_div, x_stride);
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     const struct vkllm_device_info *di = vkllm__gpu_info(gpu);
     uint64_t m = w->m / n_expert, ebytes = m * w->row_bytes;
@@ -336,9 +346,10 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
      * addresses bytes with 32-bit words); more than that, one dispatch per chunk of experts */
     uint64_t per = VKLLM_MIN(vkllm__gpu_max_binding(gpu), (uint64_t)UINT32_MAX) / ebytes;
     if (per == 0)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec_id: one expert's matrix (%s) is larger than one "
-                          "storage binding may cover on this device (%s)", vkllm__bytes(ebytes).s,
-                          vkllm__bytes(vkllm__gpu_max_binding(gpu)).s);
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "matvec_id: one expert's matrix (%s) is larger than one "
+                          "storage binding may cover on this device (%s)",
+                          vkllm__bytes(ebytes).s, vkllm__bytes(vkllm__gpu_max_binding(gpu)).s);
     if (w->n_parts > 1) { /* split into buffers of whole experts: chunks that divide a buffer's */
         uint64_t in_part = w->part_rows / m;
         if (w->part_rows % m)
@@ -371,21 +382,31 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
     int use_x8 = x8_pick(gpu, w, nc, 0, &x8);
     /* each column (grouped: each tile, at most one per MOE_GROUP_COLS columns and one more per
      * expert) reads its expert's m rows: the active parameters; over chunks, each its share */
-    uint64_t reads = grouped ? VKLLM_MIN((uint64_t)ncols, (ncols + nc - 1) / nc + (uint64_t)VKLLM_MIN(ncols, n_expert))
-                             : ncols;
+    uint64_t reads =
+        grouped ? VKLLM_MIN((uint64_t)ncols, (ncols + nc - 1) / nc + (uint64_t)VKLLM_MIN(ncols, n_expert)) : ncols;
     for (uint32_t e0 = 0; e0 < n_expert; e0 += (uint32_t)per) {
         uint32_t e1 = (uint32_t)VKLLM_MIN((uint64_t)n_expert, e0 + per);
-        struct vkllm__pc_matvec_id pc = {{(uint32_t)w->k, (uint32_t)m, (uint32_t)w->row_bytes, 0, 0, x_stride, (uint32_t)m},
-                                         n_expert, x_div, e0, e1};
+        struct vkllm__pc_matvec_id pc = {
+            {(uint32_t)w->k, (uint32_t)m, (uint32_t)w->row_bytes, 0, 0, x_stride, (uint32_t)m},
+            n_expert,
+            x_div,
+            e0,
+            e1};
         struct vkllm__dispatch d = {
             .shader = cfg.sg ? sh->matvec_id : sh->matvec_id_shm,
-            .n_spec = 5, .spec = {cfg.wg, cfg.nt, nr, cfg.xs, nc}, .subgroup = cfg.subgroup,
-            .n_bind = 4, .bind = {{0}, vkllm__bind(x), vkllm__bind(y), vkllm__bind(grouped ? group : ids)},
-            .push = &pc, .push_size = sizeof pc, .label = grouped ? "matvec_id_grouped" : "matvec_id",
+            .n_spec = 5,
+            .spec = {cfg.wg, cfg.nt, nr, cfg.xs, nc},
+            .subgroup = cfg.subgroup,
+            .n_bind = 4,
+            .bind = {{0}, vkllm__bind(x), vkllm__bind(y), vkllm__bind(grouped ? group : ids)},
+            .push = &pc,
+            .push_size = sizeof pc,
+            .label = grouped ? "matvec_id_grouped" : "matvec_id",
         };
         if (use_x8)
             rows_per_wg = x8_dispatch(&x8, x8.shader_id, grouped ? "matvec_id_x8_grouped" : "matvec_id_x8", nc, 0, &d);
-        if ((st = vkllm__dtensor_rows(w, (uint64_t)e0 * m, (uint64_t)(e1 - e0) * m, "matvec_id", &d.bind[0]))) return st;
+        if ((st = vkllm__dtensor_rows(w, (uint64_t)e0 * m, (uint64_t)(e1 - e0) * m, "matvec_id", &d.bind[0])))
+            return st;
         if (!use_x8) set_a16(w, &d);
         vkllm__gpu_grid_1d(gpu, (m + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
         d.groups[2] = tiles;
@@ -417,8 +438,8 @@ vkllm_status vkllm__op_matvec_id_grouped(struct vkllm__cmd *c, struct vkllm__vie
 int vkllm__matvec_glu_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w) {
     uint64_t chunk = 0;
     return w && w->buf && w->m % 2 == 0 && w->m >= 2 && !vkllm__matvec_tb_applies(gpu, w) &&
-           vkllm__type_kernels(w->type, "matvec_glu") && !vkllm__dtensor_chunk_rows(gpu, w, &chunk) &&
-           chunk >= w->m && w->m / 2 <= UINT32_MAX && w->k <= UINT32_MAX;
+           vkllm__type_kernels(w->type, "matvec_glu") && !vkllm__dtensor_chunk_rows(gpu, w, &chunk) && chunk >= w->m &&
+           w->m / 2 <= UINT32_MAX && w->k <= UINT32_MAX;
 }
 
 vkllm_status vkllm__op_matvec_glu(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
@@ -447,13 +468,18 @@ vkllm_status vkllm__op_matvec_glu(struct vkllm__cmd *c, struct vkllm__view y, co
     uint32_t nr = cfg.nr;
     while (nr > 1 && 2ull * nr * cfg.wg * 4 > d->max_shared_memory) nr--;
     uint64_t rows_per_wg = (uint64_t)(cfg.wg / cfg.nt) * nr;
-    struct vkllm__pc_matvec pc = {(uint32_t)w->k, (uint32_t)m, (uint32_t)w->row_bytes, 0, 0, (uint32_t)w->k,
-                                 (uint32_t)m};
+    struct vkllm__pc_matvec pc = {(uint32_t)w->k, (uint32_t)m, (uint32_t)w->row_bytes, 0, 0,
+                                  (uint32_t)w->k, (uint32_t)m};
     struct vkllm__dispatch dp = {
         .shader = cfg.sg ? sh->matvec : sh->matvec_shm,
-        .n_spec = 6, .spec = {cfg.wg, cfg.nt, nr, cfg.xs, 1, 1}, .subgroup = cfg.subgroup,
-        .n_bind = 3, .bind = {{0}, vkllm__bind(x), vkllm__bind(y)},
-        .push = &pc, .push_size = sizeof pc, .label = "matvec_glu",
+        .n_spec = 6,
+        .spec = {cfg.wg, cfg.nt, nr, cfg.xs, 1, 1},
+        .subgroup = cfg.subgroup,
+        .n_bind = 3,
+        .bind = {{0}, vkllm__bind(x), vkllm__bind(y)},
+        .push = &pc,
+        .push_size = sizeof pc,
+        .label = "matvec_glu",
     };
     struct x8_config x8;
     int use_x8 = x8_pick(gpu, w, 1, 1, &x8);
@@ -489,12 +515,17 @@ vkllm_status vkllm__op_get_rows(struct vkllm__cmd *c, struct vkllm__view o, cons
     if ((st = vkllm__dtensor_chunk_rows(gpu, w, &chunk))) return st;
     for (uint64_t r0 = 0; r0 < w->m; r0 += chunk) {
         uint64_t nr = VKLLM_MIN(chunk, w->m - r0);
-        struct vkllm__pc_get_rows pc = {(uint32_t)w->k, (uint32_t)w->row_bytes, n, (uint32_t)r0, (uint32_t)nr,
-                                       r0 + nr >= w->m};
+        struct vkllm__pc_get_rows pc = {(uint32_t)w->k, (uint32_t)w->row_bytes, n,
+                                        (uint32_t)r0,   (uint32_t)nr,           r0 + nr >= w->m};
         struct vkllm__dispatch d = {
-            .shader = sh->get_rows, .n_spec = 1, .spec = {wg},
-            .n_bind = 3, .bind = {{0}, vkllm__bind(ids), vkllm__bind(o)},
-            .push = &pc, .push_size = sizeof pc, .label = "get_rows",
+            .shader = sh->get_rows,
+            .n_spec = 1,
+            .spec = {wg},
+            .n_bind = 3,
+            .bind = {{0}, vkllm__bind(ids), vkllm__bind(o)},
+            .push = &pc,
+            .push_size = sizeof pc,
+            .label = "get_rows",
         };
         /* the ids, and the rows of those ids in this chunk: which they are is data, so a chunk is
          * charged its share of them (exact with one chunk); a dequantized value costs 1 */

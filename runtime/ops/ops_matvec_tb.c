@@ -18,21 +18,21 @@
 
 /* How a type's units are stored (the kernel variant that reads them, see matvec_tb.comp). */
 enum tb_kind {
-    TB_PLAIN,   /* f32 or f16 values as in the file */
-    TB_BF16,    /* bf16 widened to f32 (exact) */
-    TB_Q8,      /* int8 quants, scale d per 32 */
-    TB_Q8_16,   /* int8 quants, a scale per 16 */
+    TB_PLAIN,     /* f32 or f16 values as in the file */
+    TB_BF16,      /* bf16 widened to f32 (exact) */
+    TB_Q8,        /* int8 quants, scale d per 32 */
+    TB_Q8_16,     /* int8 quants, a scale per 16 */
     TB_Q8_16_AFF, /* int8 quants, a scale and an offset per 16 */
-    TB_Q8_AFF,  /* int8 quants, scale d and offset m per 32 */
-    TB_Q4,      /* nibbles (quant + 8), scale d per 32 */
-    TB_Q4_AFF,  /* nibbles, scale d and offset m per 32 */
+    TB_Q8_AFF,    /* int8 quants, scale d and offset m per 32 */
+    TB_Q4,        /* nibbles (quant + 8), scale d per 32 */
+    TB_Q4_AFF,    /* nibbles, scale d and offset m per 32 */
 };
 
 struct tb_format {
     uint32_t type;
-    uint32_t unit;   /* elements per unit */
-    uint32_t tpu;    /* 16-byte texels per unit of a row */
-    int scales;      /* f32 scales per unit of a row (0, 1, 2 or 4), in a second texel buffer */
+    uint32_t unit;     /* elements per unit */
+    uint32_t tpu;      /* 16-byte texels per unit of a row */
+    int scales;        /* f32 scales per unit of a row (0, 1, 2 or 4), in a second texel buffer */
     enum tb_kind kind; /* the kernel that reads it: vkllm__type_kernels(type)->matvec_tb */
 };
 
@@ -44,7 +44,7 @@ static const struct tb_format k_formats[] = {
     {VKLLM__TYPE_Q5_0, 32, 2, 1, TB_Q8},
     {VKLLM__TYPE_IQ4_NL, 32, 2, 1, TB_Q8}, /* the table's levels as int8 */
     {VKLLM__TYPE_IQ4_XS, 32, 2, 1, TB_Q8},
-    {VKLLM__TYPE_MXFP4, 32, 2, 1, TB_Q8},  /* the table's levels as int8, a power-of-two scale */
+    {VKLLM__TYPE_MXFP4, 32, 2, 1, TB_Q8}, /* the table's levels as int8, a power-of-two scale */
     {VKLLM__TYPE_Q6_K, 32, 2, 2, TB_Q8_16},
     {VKLLM__TYPE_Q3_K, 32, 2, 2, TB_Q8_16},
     {VKLLM__TYPE_Q2_K, 32, 2, 4, TB_Q8_16_AFF},
@@ -55,10 +55,10 @@ static const struct tb_format k_formats[] = {
     {VKLLM__TYPE_Q4_K, 32, 1, 2, TB_Q4_AFF},
 };
 
-#define GROUP 8u      /* rows interleaved */
+#define GROUP 8u /* rows interleaved */
 #define MAX_NCOLS 8u
-#define TB_WG 8       /* the narrow work split: invocations per workgroup ... */
-#define TB_NR 4       /* ... and rows each (tb_split) */
+#define TB_WG 8 /* the narrow work split: invocations per workgroup ... */
+#define TB_NR 4 /* ... and rows each (tb_split) */
 #define SCALES_ALIGN 256u
 
 static const struct tb_format *find_format(uint32_t type) {
@@ -124,14 +124,14 @@ int vkllm__matvec_tb_applies(const struct vkllm__gpu *gpu, const struct vkllm__d
 /* --- repacking ----------------------------------------------------------------------------- */
 
 /* Scale j of a unit of row `lane` of its group, at its place in the layout. */
-static void put_scale(const struct tb_format *f, const struct tb_layout *l, uint64_t unit, uint64_t lane,
-                      int j, float v, uint8_t *dst) {
+static void put_scale(const struct tb_format *f, const struct tb_layout *l, uint64_t unit, uint64_t lane, int j,
+                      float v, uint8_t *dst) {
     memcpy(dst + l->s_offset + ((unit * (uint64_t)f->scales + (uint64_t)j) * GROUP + lane) * 4, &v, 4);
 }
 
 /* Row r of GGUF bytes `src` into the repacked layout `dst` (zeroed beforehand). */
-static void repack_row(const struct tb_format *f, const struct tb_layout *l, const uint8_t *src, uint64_t k,
-                       uint64_t r, uint8_t *dst) {
+static void repack_row(const struct tb_format *f, const struct tb_layout *l, const uint8_t *src, uint64_t k, uint64_t r,
+                       uint8_t *dst) {
     uint64_t g = r / GROUP, lane = r % GROUP;
     const struct vkllm__type_traits *tt = vkllm__type_traits(f->type);
     int q[256];
@@ -182,8 +182,9 @@ vkllm_status vkllm__dtensor_add_tb(struct vkllm__gpu *gpu, struct vkllm__dtensor
     const struct tb_format *f = find_format(t->type);
     struct tb_layout l = layout_of(f, t->k, t->m);
     uint8_t *host = vkllm__calloc(1, bytes);
-    if (!host) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory (%llu bytes to repack a matrix)",
-                                 (unsigned long long)bytes);
+    if (!host)
+        return vkllm__err(VKLLM_STATUS_OOM, "out of host memory (%llu bytes to repack a matrix)",
+                          (unsigned long long)bytes);
     for (uint64_t r = 0; r < t->m; r++) repack_row(f, &l, (const uint8_t *)data + r * t->row_bytes, t->k, r, host);
     struct vkllm__buffer *b = NULL;
     vkllm_status st = vkllm__buffer_alloc(gpu, bytes, VKLLM__MEM_DEVICE, &b);
@@ -235,8 +236,10 @@ vkllm_status vkllm__op_matvec_tb(struct vkllm__cmd *c, struct vkllm__view y, con
                           (unsigned long long)vkllm__view_bytes(x), (unsigned long long)vkllm__view_bytes(y), ncols,
                           (unsigned long long)w->m, (unsigned long long)w->k);
     if (x.offset % 16 || y.offset % 4)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_tb: x offset %llu (16-byte multiple) or y offset %llu"
-                          " (4-byte multiple) misaligned", (unsigned long long)x.offset, (unsigned long long)y.offset);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "matvec_tb: x offset %llu (16-byte multiple) or y offset %llu"
+                          " (4-byte multiple) misaligned",
+                          (unsigned long long)x.offset, (unsigned long long)y.offset);
     const struct tb_format *f = find_format(w->type);
     const struct vkllm__gpu_bind_limits *bl = vkllm__gpu_bind_limits(gpu);
     const struct vkllm_device_info *info = vkllm__gpu_info(gpu);
@@ -244,8 +247,7 @@ vkllm_status vkllm__op_matvec_tb(struct vkllm__cmd *c, struct vkllm__view y, con
 
     long wg, nr;
     tb_split(gpu, w->m, &wg, &nr);
-    if (wg < 1 || wg > (long)info->max_workgroup_invocations || wg > (long)info->max_workgroup_size[0] ||
-        !pow2_le8(nr))
+    if (wg < 1 || wg > (long)info->max_workgroup_invocations || wg > (long)info->max_workgroup_size[0] || !pow2_le8(nr))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_tb: bad work split wg=%ld nr=%ld", wg, nr);
 
     /* chunks of whole groups: each binding within maxTexelBufferElements, each start aligned */
@@ -276,14 +278,16 @@ vkllm_status vkllm__op_matvec_tb(struct vkllm__cmd *c, struct vkllm__view y, con
             uint64_t yoff = y.offset + ((uint64_t)c0 * w->m + r0) * 4, ybase = yoff / ya * ya;
             uint64_t yrange = yoff - ybase + ((uint64_t)(nc - 1) * w->m + nr_rows) * 4;
             struct vkllm__pc_matvec_tb pc = {
-                (uint32_t)w->k, (uint32_t)l.nu, (uint32_t)nr_rows, (uint32_t)((yoff - ybase) / 4),
+                (uint32_t)w->k, (uint32_t)l.nu,      (uint32_t)nr_rows,    (uint32_t)((yoff - ybase) / 4),
                 (uint32_t)w->m, (uint32_t)(xd / 16), (uint32_t)(w->k / 4),
             };
             struct vkllm__dispatch d = {
                 .shader = vkllm__type_kernels(w->type, "matvec_tb")->matvec_tb,
                 .n_spec = 3,
                 .spec = {(uint32_t)wg, (uint32_t)nr, nc},
-                .push = &pc, .push_size = sizeof pc, .label = "matvec_tb",
+                .push = &pc,
+                .push_size = sizeof pc,
+                .label = "matvec_tb",
             };
             uint32_t nb = 0;
             d.bind[nb++] = (struct vkllm__binding){w->tb, g0 * l.q_group, ng * l.q_group};
@@ -317,8 +321,8 @@ vkllm_status vkllm__op_matmul_tb(struct vkllm__cmd *c, struct vkllm__view y, con
     if (n == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matmul_tb: 0 rows of x");
     for (uint32_t n0 = 0; n0 < n; n0 += MAX_NCOLS) {
         uint32_t nc = VKLLM_MIN(MAX_NCOLS, n - n0);
-        vkllm_status st = vkllm__op_matvec_tb(c, sub_view(y, (uint64_t)n0 * w->m * 4), w,
-                                              sub_view(x, (uint64_t)n0 * w->k * 4), nc);
+        vkllm_status st =
+            vkllm__op_matvec_tb(c, sub_view(y, (uint64_t)n0 * w->m * 4), w, sub_view(x, (uint64_t)n0 * w->k * 4), nc);
         if (st) return st;
     }
     return VKLLM_STATUS_OK;
@@ -342,8 +346,8 @@ int vkllm__matvec_tb_gg_applies(const struct vkllm__gpu *gpu, const struct vkllm
     const struct vkllm__gpu_bind_limits *bl = vkllm__gpu_bind_limits(gpu);
     const struct vkllm__type_kernels *sh = w ? vkllm__type_kernels(w->type, "matvec_tb_id") : NULL;
     return sh && sh->matvec_tb_id_gg != VKLLM__SHADER_COUNT_ && w->buf && w->n_parts <= 1 && !w->tb && path_on(gpu) &&
-           bl->texel_formats && w->k % 256 == 0 &&
-           w->offset % VKLLM_MAX(bl->texel_align, 16) == 0 && w->m * w->row_bytes / 16 <= bl->max_texels;
+           bl->texel_formats && w->k % 256 == 0 && w->offset % VKLLM_MAX(bl->texel_align, 16) == 0 &&
+           w->m * w->row_bytes / 16 <= bl->max_texels;
 }
 
 /* x vectors [v0, v1] of columns x_stride floats apart as one texel binding: its start aligned at
@@ -365,15 +369,17 @@ vkllm_status vkllm__op_matvec_tb_id(struct vkllm__cmd *c, struct vkllm__view y, 
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     int gg = vkllm__matvec_tb_gg_applies(gpu, w); /* their GGUF encoding */
     if (!gg && (!vkllm__matvec_tb_applies(gpu, w) || !vkllm__matvec_tb_id_fits(gpu, w->type, w->k, w->m, n_expert)))
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec_tb_id: no repacked copy of these %s experts for this device",
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "matvec_tb_id: no repacked copy of these %s experts for this device",
                           w ? vkllm__type_name(w->type) : "(null)");
     if (n_expert == 0 || w->m % n_expert)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_tb_id: %llu rows for %u experts",
                           (unsigned long long)w->m, n_expert);
     if (ncols == 0 || x_div == 0 || x_stride % 4 || x_stride < w->k || x.offset % 16 || y.offset % 4)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_tb_id: %u columns, x_div %u, x_stride %u, x offset "
-                          "%llu (16-byte multiple), y offset %llu", ncols, x_div, x_stride,
-                          (unsigned long long)x.offset, (unsigned long long)y.offset);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "matvec_tb_id: %u columns, x_div %u, x_stride %u, x offset "
+                          "%llu (16-byte multiple), y offset %llu",
+                          ncols, x_div, x_stride, (unsigned long long)x.offset, (unsigned long long)y.offset);
     const struct vkllm_device_info *info = vkllm__gpu_info(gpu);
     struct tb_layout l = gg ? (struct tb_layout){.nu = w->k / 256} : layout_of(find_format(w->type), w->k, w->m);
     uint64_t m = w->m / n_expert, nvec = (ncols - 1) / x_div + 1;
@@ -386,8 +392,7 @@ vkllm_status vkllm__op_matvec_tb_id(struct vkllm__cmd *c, struct vkllm__view y, 
     /* the experts' split: the tuning's, else the narrow one (their rows go one expert at a time) */
     long wg = vkllm__gpu_tuning(gpu)->matvec_tb_wg, nr = vkllm__gpu_tuning(gpu)->matvec_tb_nr;
     wg = wg ? wg : TB_WG, nr = nr ? nr : TB_NR;
-    if (wg < 1 || wg > (long)info->max_workgroup_invocations || wg > (long)info->max_workgroup_size[0] ||
-        !pow2_le8(nr))
+    if (wg < 1 || wg > (long)info->max_workgroup_invocations || wg > (long)info->max_workgroup_size[0] || !pow2_le8(nr))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_tb_id: bad work split wg=%ld nr=%ld", wg, nr);
     const struct vkllm__type_kernels *sh = vkllm__type_kernels(w->type, "matvec_tb_id");
     /* grouped (tiles of MAX_NCOLS columns of one expert) when all of x fits one texel binding;
@@ -404,11 +409,16 @@ vkllm_status vkllm__op_matvec_tb_id(struct vkllm__cmd *c, struct vkllm__view y, 
                     return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matvec_tb_id: a row of x exceeds one texel binding");
         struct vkllm__pc_matvec_tb_id pc = {
             {(uint32_t)w->k, (uint32_t)l.nu, (uint32_t)m, 0, (uint32_t)m, (uint32_t)(xd / 16), x_stride / 4},
-            n_expert, x_div, c0};
+            n_expert,
+            x_div,
+            c0};
         struct vkllm__dispatch d = {
             .shader = gg ? sh->matvec_tb_id_gg : sh->matvec_tb_id,
-            .n_spec = 3, .spec = {(uint32_t)wg, (uint32_t)nr, grouped ? MAX_NCOLS : 1},
-            .push = &pc, .push_size = sizeof pc, .label = grouped ? "matvec_tb_id_grouped" : "matvec_tb_id",
+            .n_spec = 3,
+            .spec = {(uint32_t)wg, (uint32_t)nr, grouped ? MAX_NCOLS : 1},
+            .push = &pc,
+            .push_size = sizeof pc,
+            .label = grouped ? "matvec_tb_id_grouped" : "matvec_tb_id",
         };
         uint32_t nb = 0;
         if (gg) d.bind[nb++] = (struct vkllm__binding){w->buf, w->offset, w->m * w->row_bytes};
@@ -422,8 +432,9 @@ vkllm_status vkllm__op_matvec_tb_id(struct vkllm__cmd *c, struct vkllm__view y, 
         d.groups[2] = grouped ? vkllm__moe_group_tiles(ncols, n_expert) : nc;
         /* each column (grouped: each tile, at most one per MAX_NCOLS columns and one more per expert)
          * reads its expert's repacked rows */
-        uint64_t reads = grouped ? VKLLM_MIN((uint64_t)nc, (nc + MAX_NCOLS - 1) / MAX_NCOLS + (uint64_t)VKLLM_MIN(nc, n_expert))
-                                 : nc;
+        uint64_t reads =
+            grouped ? VKLLM_MIN((uint64_t)nc, (nc + MAX_NCOLS - 1) / MAX_NCOLS + (uint64_t)VKLLM_MIN(nc, n_expert))
+                    : nc;
         uint64_t groups = (uint64_t)d.groups[0] * d.groups[1];
         d.cost.weight_bytes = reads * (gg ? m * w->row_bytes : (m / GROUP) * (l.q_group + l.s_group));
         d.cost.bytes_read = d.cost.weight_bytes + groups * nc * w->k * 4;

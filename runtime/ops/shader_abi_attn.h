@@ -7,22 +7,22 @@
 
 /* GLSL twin: pc_rope (rope.comp) */
 struct vkllm__pc_rope {
-    uint32_t n;        /* tokens; token i is at position pos0 + i */
+    uint32_t n; /* tokens; token i is at position pos0 + i */
     uint32_t n_head;
     uint32_t head_dim;
-    uint32_t n_rot;    /* rotated dims per head (even, <= head_dim) */
-    uint32_t neox;     /* 0: pairs (2i, 2i+1); 1: pairs (i, i + n_rot/2) */
-    float mscale;      /* the rotated dims' magnitude: cos and sin times this */
+    uint32_t n_rot; /* rotated dims per head (even, <= head_dim) */
+    uint32_t neox;  /* 0: pairs (2i, 2i+1); 1: pairs (i, i + n_rot/2) */
+    float mscale;   /* the rotated dims' magnitude: cos and sin times this */
 };
 _Static_assert(sizeof(struct vkllm__pc_rope) == 24, "update pc_rope in pc_attn.glsl");
 
 /* GLSL twin: pc_kv_store (kv_store.comp) */
 struct vkllm__pc_kv_store {
-    uint32_t n;     /* rows of src */
-    uint32_t width; /* floats per row (even) */
-    uint32_t n_ctx; /* positions; positions >= n_ctx are never written */
-    uint32_t n_rows; /* rows of the cache: position p is row p % n_rows (page 0) */
-    uint32_t page;   /* > 0: a paged cache, blocks of 2^page positions (shaders/include/kv_page.glsl) */
+    uint32_t n;          /* rows of src */
+    uint32_t width;      /* floats per row (even) */
+    uint32_t n_ctx;      /* positions; positions >= n_ctx are never written */
+    uint32_t n_rows;     /* rows of the cache: position p is row p % n_rows (page 0) */
+    uint32_t page;       /* > 0: a paged cache, blocks of 2^page positions (shaders/include/kv_page.glsl) */
     uint32_t src_stride; /* floats from one row of src to the next (>= src0 + width) */
     uint32_t src0;       /* src's first column stored */
 };
@@ -45,7 +45,7 @@ _Static_assert(sizeof(struct vkllm__pc_rope_kv) == 40, "update pc_rope_kv in pc_
 
 /* GLSL twin: pc_attn (attn.comp) */
 struct vkllm__pc_attn {
-    uint32_t n;         /* queries */
+    uint32_t n; /* queries */
     uint32_t n_head;
     uint32_t n_head_kv;
     uint32_t n_ctx;     /* rows of the cache */
@@ -64,13 +64,13 @@ _Static_assert(sizeof(struct vkllm__pc_attn) == 56, "update pc_attn in pc_attn.g
 
 /* GLSL twin: pc_attn_reduce (attn_reduce.comp) */
 struct vkllm__pc_attn_reduce {
-    uint32_t n;         /* queries */
+    uint32_t n; /* queries */
     uint32_t n_head;
     uint32_t head_dim;
     uint32_t n_ctx;
-    uint32_t window;    /* as in vkllm__pc_attn: the splits cut the window's span */
+    uint32_t window; /* as in vkllm__pc_attn: the splits cut the window's span */
     uint32_t n_split;
-    uint32_t sinks;     /* as in vkllm__pc_attn */
+    uint32_t sinks; /* as in vkllm__pc_attn */
 };
 _Static_assert(sizeof(struct vkllm__pc_attn_reduce) == 28, "update pc_attn_reduce in pc_attn.glsl");
 

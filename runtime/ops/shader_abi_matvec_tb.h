@@ -20,8 +20,8 @@ _Static_assert(sizeof(struct vkllm__pc_matvec_tb) == 28, "update PC in shaders/m
 struct vkllm__pc_matvec_tb_id {
     struct vkllm__pc_matvec_tb b;
     uint32_t n_expert;
-    uint32_t x_div;   /* columns that share one x vector */
-    uint32_t col0;    /* one column per workgroup: the column of z = 0 */
+    uint32_t x_div; /* columns that share one x vector */
+    uint32_t col0;  /* one column per workgroup: the column of z = 0 */
 };
 _Static_assert(sizeof(struct vkllm__pc_matvec_tb_id) == 40, "update PC in shaders/matvec_tb.comp");
 

@@ -36,25 +36,25 @@ static int is_vec(size_t i) { return vkllm__layer_tensors[i].kind == VKLLM__TENS
 struct vkllm__ref {
     const struct vkllm__model_desc *d;
     uint32_t n_ctx;
-    uint32_t n_pos;          /* positions held in the cache */
-    struct ref_layer *layers;/* (n_layer,) */
-    float *output_norm;      /* (n_embd,) */
-    float *inv_freq;         /* (n_rot/2,) */
-    float *inv_freq_swa;     /* (n_rot/2,) gemma's sliding-window layers, or NULL */
+    uint32_t n_pos;           /* positions held in the cache */
+    struct ref_layer *layers; /* (n_layer,) */
+    float *output_norm;       /* (n_embd,) */
+    float *inv_freq;          /* (n_rot/2,) */
+    float *inv_freq_swa;      /* (n_rot/2,) gemma's sliding-window layers, or NULL */
     // run state
-    float *x;                /* (n_embd,) residual stream */
-    float *xb;               /* (n_embd,) normed input of a block */
-    float *q;                /* (n_embd_q,) */
-    float *att_out;          /* (n_embd_q,) */
-    float *tmp;              /* (n_embd,) block output */
-    float *hb, *hb2;         /* (max(n_ff, n_ff_exp),) */
-    float *router;           /* (n_expert,) router logits (MoE) */
-    float *moe;              /* (n_embd,) one expert's output (MoE) */
-    float *att;              /* (n_ctx,) scores */
-    float *logits;           /* (n_vocab,) */
-    float *k_cache, *v_cache;/* (n_layer, n_ctx, n_embd_kv) */
-    int kv_f16;              /* round cached K/V to f16, as the device cache stores them */
-    int kv_q8k, kv_q8v;      /* ... K / V to q8_0 instead */
+    float *x;                 /* (n_embd,) residual stream */
+    float *xb;                /* (n_embd,) normed input of a block */
+    float *q;                 /* (n_embd_q,) */
+    float *att_out;           /* (n_embd_q,) */
+    float *tmp;               /* (n_embd,) block output */
+    float *hb, *hb2;          /* (max(n_ff, n_ff_exp),) */
+    float *router;            /* (n_expert,) router logits (MoE) */
+    float *moe;               /* (n_embd,) one expert's output (MoE) */
+    float *att;               /* (n_ctx,) scores */
+    float *logits;            /* (n_vocab,) */
+    float *k_cache, *v_cache; /* (n_layer, n_ctx, n_embd_kv) */
+    int kv_f16;               /* round cached K/V to f16, as the device cache stores them */
+    int kv_q8k, kv_q8v;       /* ... K / V to q8_0 instead */
 };
 
 // --- init / free ----------------------------------------------------------------------------
@@ -79,8 +79,9 @@ static vkllm_status alloc_state(struct vkllm__ref *r) {
     uint64_t cache = (uint64_t)hp->n_layer * r->n_ctx * hp->n_embd_kv;
     if (!alloc_f32(&r->x, hp->n_embd) || !alloc_f32(&r->xb, hp->n_embd) || !alloc_f32(&r->tmp, hp->n_embd) ||
         !alloc_f32(&r->q, hp->n_embd_q) || !alloc_f32(&r->att_out, hp->n_embd_q) ||
-        !alloc_f32(&r->hb, VKLLM_MAX(hp->n_ff, hp->n_ff_exp)) || !alloc_f32(&r->hb2, VKLLM_MAX(hp->n_ff, hp->n_ff_exp)) ||
-        !alloc_f32(&r->att, r->n_ctx) || !alloc_f32(&r->router, hp->n_expert) || !alloc_f32(&r->moe, hp->n_embd) ||
+        !alloc_f32(&r->hb, VKLLM_MAX(hp->n_ff, hp->n_ff_exp)) ||
+        !alloc_f32(&r->hb2, VKLLM_MAX(hp->n_ff, hp->n_ff_exp)) || !alloc_f32(&r->att, r->n_ctx) ||
+        !alloc_f32(&r->router, hp->n_expert) || !alloc_f32(&r->moe, hp->n_embd) ||
         !alloc_f32(&r->logits, hp->n_vocab) || !alloc_f32(&r->inv_freq, hp->rope.n_rot / 2) ||
         !alloc_f32(&r->k_cache, cache) || !alloc_f32(&r->v_cache, cache))
         return vkllm__err(VKLLM_STATUS_OOM, "reference forward state (KV cache %s)",
@@ -90,13 +91,14 @@ static vkllm_status alloc_state(struct vkllm__ref *r) {
         return vkllm__err(VKLLM_STATUS_OOM, "reference forward state");
     for (uint32_t l = 0; l < hp->n_layer; l++) {
         for (size_t i = 0; i < VKLLM__LT_COUNT_; i++)
-            if (is_vec(i) &&
-                !copy_vec(vkllm__layer_tensor(&r->d->w.layers[l], (enum vkllm__layer_tensor)i), ref_vec(&r->layers[l], i)))
+            if (is_vec(i) && !copy_vec(vkllm__layer_tensor(&r->d->w.layers[l], (enum vkllm__layer_tensor)i),
+                                       ref_vec(&r->layers[l], i)))
                 return vkllm__err(VKLLM_STATUS_OOM, "reference forward state");
     }
     vkllm__rope_freqs(hp, r->n_ctx, r->inv_freq);
     if (hp->swa) {
-        if (!alloc_f32(&r->inv_freq_swa, hp->rope.n_rot / 2)) return vkllm__err(VKLLM_STATUS_OOM, "reference forward state");
+        if (!alloc_f32(&r->inv_freq_swa, hp->rope.n_rot / 2))
+            return vkllm__err(VKLLM_STATUS_OOM, "reference forward state");
         vkllm__rope_freqs_swa(hp, r->inv_freq_swa);
     }
     return VKLLM_STATUS_OK;
@@ -126,8 +128,9 @@ void vkllm__ref_free(struct vkllm__ref *r) {
                 if (is_vec(i)) vkllm__free(*ref_vec(&r->layers[l], i));
         vkllm__free(r->layers);
     }
-    float *bufs[] = {r->output_norm, r->inv_freq, r->inv_freq_swa, r->router, r->moe, r->x, r->xb, r->q, r->att_out, r->tmp, r->hb,
-                     r->hb2, r->att, r->logits, r->k_cache, r->v_cache};
+    float *bufs[] = {r->output_norm, r->inv_freq, r->inv_freq_swa, r->router, r->moe, r->x,
+                     r->xb,          r->q,        r->att_out,      r->tmp,    r->hb,  r->hb2,
+                     r->att,         r->logits,   r->k_cache,      r->v_cache};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(bufs); i++) vkllm__free(bufs[i]);
     vkllm__free(r);
 }
@@ -167,36 +170,37 @@ static void attention_block(struct vkllm__ref *r, uint32_t l, uint32_t pos) {
     float *v = r->v_cache + lo + (uint64_t)pos * hp->n_embd_kv;
 
     vkllm__ref_rmsnorm(r->xb, r->x, rl->attn_norm, hp->n_embd, 1, hp->rms_eps); // xb (n_embd,)
-    matvec(r->q, w->wq, r->xb);                                     // q (n_embd_q,) = wq @ xb
-    matvec(k, w->wk, r->xb);                                        // k (n_embd_kv,) = wk @ xb
-    matvec(v, w->wv, r->xb);                                        // v (n_embd_kv,) = wv @ xb
+    matvec(r->q, w->wq, r->xb);                                                 // q (n_embd_q,) = wq @ xb
+    matvec(k, w->wk, r->xb);                                                    // k (n_embd_kv,) = wk @ xb
+    matvec(v, w->wv, r->xb);                                                    // v (n_embd_kv,) = wv @ xb
     if (rl->bq) vkllm__ref_add(r->q, r->q, rl->bq, hp->n_embd_q, hp->n_embd_q); // qwen2 (llama: optional): biases
     if (rl->bk) vkllm__ref_add(k, k, rl->bk, hp->n_embd_kv, hp->n_embd_kv);
     if (rl->bv) vkllm__ref_add(v, v, rl->bv, hp->n_embd_kv, hp->n_embd_kv);
-    if (rl->q_norm) {                                               // qwen3: RMS norm per head
+    if (rl->q_norm) { // qwen3: RMS norm per head
         vkllm__ref_rmsnorm(r->q, r->q, rl->q_norm, hp->head_dim, hp->n_head, hp->rms_eps);
         vkllm__ref_rmsnorm(k, k, rl->k_norm, hp->head_dim, hp->n_head_kv, hp->rms_eps);
     }
-    const float *freq = vkllm__layer_window(hp, l) && r->inv_freq_swa ? r->inv_freq_swa : r->inv_freq; // gemma: local RoPE
+    const float *freq =
+        vkllm__layer_window(hp, l) && r->inv_freq_swa ? r->inv_freq_swa : r->inv_freq; // gemma: local RoPE
     vkllm__ref_rope(r->q, hp->n_head, hp->head_dim, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale, pos, freq);
     vkllm__ref_rope(k, hp->n_head_kv, hp->head_dim, hp->rope.n_rot, hp->rope.neox, hp->rope.mscale, pos, freq);
-    if (r->kv_f16)                                                  // the device cache is f16
+    if (r->kv_f16) // the device cache is f16
         for (uint32_t i = 0; i < hp->n_embd_kv; i++) {
             if (!r->kv_q8k) k[i] = vkllm__f16_to_f32(vkllm__f32_to_f16(k[i]));
             if (!r->kv_q8v) v[i] = vkllm__f16_to_f32(vkllm__f32_to_f16(v[i]));
         }
-    if (r->kv_q8k) q8_round(k, hp->n_embd_kv);                      // ... or q8_0
+    if (r->kv_q8k) q8_round(k, hp->n_embd_kv); // ... or q8_0
     if (r->kv_q8v) q8_round(v, hp->n_embd_kv);
     // att_out (n_head, head_dim) over cache rows 0..pos (n_ctx, n_embd_kv) of this layer
-    vkllm__ref_attention(r->att_out, r->q, r->k_cache + lo, r->v_cache + lo, r->att, hp->n_head,
-                         hp->n_head_kv, hp->head_dim, pos + 1,
+    vkllm__ref_attention(r->att_out, r->q, r->k_cache + lo, r->v_cache + lo, r->att, hp->n_head, hp->n_head_kv,
+                         hp->head_dim, pos + 1,
                          hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)hp->head_dim),
                          vkllm__layer_window(hp, l), hp->attn_softcap, rl->attn_sinks); // gpt-oss: sinks
-    matvec(r->tmp, w->wo, r->att_out);                              // tmp (n_embd,) = wo @ att_out
-    if (rl->bo) vkllm__ref_add(r->tmp, r->tmp, rl->bo, hp->n_embd, hp->n_embd); // llama (optional): + bias
+    matvec(r->tmp, w->wo, r->att_out);                                                  // tmp (n_embd,) = wo @ att_out
+    if (rl->bo) vkllm__ref_add(r->tmp, r->tmp, rl->bo, hp->n_embd, hp->n_embd);         // llama (optional): + bias
     if (rl->attn_post_norm) vkllm__ref_rmsnorm(r->tmp, r->tmp, rl->attn_post_norm, hp->n_embd, 1, hp->rms_eps); // gemma
     for (uint32_t i = 0; hp->resid_scale != 1.0f && i < hp->n_embd; i++) r->tmp[i] *= hp->resid_scale; // granite
-    vkllm__ref_add(r->x, r->x, r->tmp, hp->n_embd, hp->n_embd);     // residual
+    vkllm__ref_add(r->x, r->x, r->tmp, hp->n_embd, hp->n_embd);                                        // residual
 }
 
 /* Expert e's matrix of an (n_expert, rows, cols) tensor, times x. */
@@ -204,7 +208,8 @@ static void matvec_expert(float *o, const struct vkllm__gguf_tensor *w, uint32_t
     uint32_t cols = (uint32_t)w->ne[0], rows = (uint32_t)w->ne[1];
     uint64_t row_bytes = 0;
     vkllm__row_size(w->type, cols, &row_bytes);
-    vkllm__ref_matvec_q(o, w->type, (const uint8_t *)w->data + (uint64_t)e * rows * row_bytes, row_bytes, x, rows, cols);
+    vkllm__ref_matvec_q(o, w->type, (const uint8_t *)w->data + (uint64_t)e * rows * row_bytes, row_bytes, x, rows,
+                        cols);
 }
 
 /* o (n,) += row e of an (n_expert, n) bias (NULL: none) */
@@ -219,18 +224,18 @@ static void moe_ffn(struct vkllm__ref *r, const struct vkllm__layer_weights *w, 
     const uint32_t FE = hp->n_ff_exp, E = hp->n_embd;
     uint32_t ids[64];
     float wts[64];
-    matvec(r->router, w->w_router, r->xb);                          // router (n_expert,) = w_router @ xb
+    matvec(r->router, w->w_router, r->xb); // router (n_expert,) = w_router @ xb
     if (rl->b_router) vkllm__ref_add(r->router, r->router, rl->b_router, hp->n_expert, hp->n_expert);
     vkllm__ref_moe_route(r->router, hp->n_expert, hp->n_expert_used, ids, wts);
     memset(r->tmp, 0, sizeof(float) * E);
     for (uint32_t j = 0; j < hp->n_expert_used; j++) {
-        matvec_expert(r->hb, w->w_gate_exps, ids[j], r->xb);        // hb (FE,) = gate_e @ xb (+ bias)
+        matvec_expert(r->hb, w->w_gate_exps, ids[j], r->xb); // hb (FE,) = gate_e @ xb (+ bias)
         add_expert_bias(r->hb, rl->b_gate_exps, ids[j], FE);
-        matvec_expert(r->hb2, w->w_up_exps, ids[j], r->xb);         // hb2 (FE,) = up_e @ xb (+ bias)
+        matvec_expert(r->hb2, w->w_up_exps, ids[j], r->xb); // hb2 (FE,) = up_e @ xb (+ bias)
         add_expert_bias(r->hb2, rl->b_up_exps, ids[j], FE);
         if (hp->swiglu_oai) vkllm__ref_swiglu_oai(r->hb, r->hb, r->hb2, FE); // gpt-oss
         else vkllm__ref_silu_mul(r->hb, r->hb, r->hb2, FE);
-        matvec_expert(r->moe, w->w_down_exps, ids[j], r->hb);       // moe (E,) = down_e @ hb (+ bias)
+        matvec_expert(r->moe, w->w_down_exps, ids[j], r->hb); // moe (E,) = down_e @ hb (+ bias)
         add_expert_bias(r->moe, rl->b_down_exps, ids[j], E);
         for (uint32_t i = 0; i < E; i++) r->tmp[i] += wts[j] * r->moe[i];
     }
@@ -243,44 +248,43 @@ static void ffn_block(struct vkllm__ref *r, uint32_t l) {
     const struct vkllm__layer_weights *w = &r->d->w.layers[l];
     vkllm__ref_rmsnorm(r->xb, r->x, r->layers[l].ffn_norm, hp->n_embd, 1, hp->rms_eps); // xb (n_embd,)
     if (hp->n_expert) {
-        moe_ffn(r, w, &r->layers[l]);                               // Mixtral, qwen3moe, gpt-oss
+        moe_ffn(r, w, &r->layers[l]); // Mixtral, qwen3moe, gpt-oss
     } else {
-        matvec(r->hb, w->w_gate, r->xb);                            // hb (n_ff,) = w_gate @ xb
-        matvec(r->hb2, w->w_up, r->xb);                             // hb2 (n_ff,) = w_up @ xb
+        matvec(r->hb, w->w_gate, r->xb);                                   // hb (n_ff,) = w_gate @ xb
+        matvec(r->hb2, w->w_up, r->xb);                                    // hb2 (n_ff,) = w_up @ xb
         if (hp->gelu) vkllm__ref_gelu_mul(r->hb, r->hb, r->hb2, hp->n_ff); // gemma: hb = gelu(hb) * hb2
-        else vkllm__ref_silu_mul(r->hb, r->hb, r->hb2, hp->n_ff);   // hb = silu(hb) * hb2
-        matvec(r->tmp, w->w_down, r->hb);                           // tmp (n_embd,) = w_down @ hb
+        else vkllm__ref_silu_mul(r->hb, r->hb, r->hb2, hp->n_ff);          // hb = silu(hb) * hb2
+        matvec(r->tmp, w->w_down, r->hb);                                  // tmp (n_embd,) = w_down @ hb
     }
-    if (r->layers[l].ffn_post_norm)                                 // gemma
+    if (r->layers[l].ffn_post_norm) // gemma
         vkllm__ref_rmsnorm(r->tmp, r->tmp, r->layers[l].ffn_post_norm, hp->n_embd, 1, hp->rms_eps);
     for (uint32_t i = 0; hp->resid_scale != 1.0f && i < hp->n_embd; i++) r->tmp[i] *= hp->resid_scale; // granite
-    vkllm__ref_add(r->x, r->x, r->tmp, hp->n_embd, hp->n_embd);     // residual
+    vkllm__ref_add(r->x, r->x, r->tmp, hp->n_embd, hp->n_embd);                                        // residual
 }
 
 vkllm_status vkllm__ref_forward(struct vkllm__ref *r, uint32_t token, uint32_t pos, const float **logits) {
     const struct vkllm__hparams *hp = &r->d->hp;
     const struct vkllm__model_weights *w = &r->d->w;
     if (token >= hp->n_vocab)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "token %u is outside the vocabulary (%u)", token,
-                          hp->n_vocab);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "token %u is outside the vocabulary (%u)", token, hp->n_vocab);
     if (pos >= r->n_ctx)
         return vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "position %u: the context holds %u", pos, r->n_ctx);
     if (pos > r->n_pos)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "position %u skips ahead of the cache (%u held)", pos,
                           r->n_pos);
 
-    uint64_t row_bytes = 0;                                         // x (n_embd,) = token_embd[token]
+    uint64_t row_bytes = 0; // x (n_embd,) = token_embd[token]
     vkllm__row_size(w->token_embd->type, hp->n_embd, &row_bytes);
-    vkllm__dequantize_row(w->token_embd->type, (const uint8_t *)w->token_embd->data + token * row_bytes,
-                          r->x, hp->n_embd);
+    vkllm__dequantize_row(w->token_embd->type, (const uint8_t *)w->token_embd->data + token * row_bytes, r->x,
+                          hp->n_embd);
     for (uint32_t i = 0; hp->embd_scale != 1.0f && i < hp->n_embd; i++) r->x[i] *= hp->embd_scale; // granite, gemma
     for (uint32_t l = 0; l < hp->n_layer; l++) {
         attention_block(r, l, pos);
         ffn_block(r, l);
     }
     vkllm__ref_rmsnorm(r->x, r->x, r->output_norm, hp->n_embd, 1, hp->rms_eps); // the hidden state
-    matvec(r->logits, w->output, r->x);                             // logits (n_vocab,) = output @ x
-    for (uint32_t i = 0; hp->logit_scale != 1.0f && i < hp->n_vocab; i++) r->logits[i] /= hp->logit_scale; // granite
+    matvec(r->logits, w->output, r->x);                                         // logits (n_vocab,) = output @ x
+    for (uint32_t i = 0; hp->logit_scale != 1.0f && i < hp->n_vocab; i++) r->logits[i] /= hp->logit_scale;  // granite
     if (hp->final_softcap > 0.0f) vkllm__ref_softcap(r->logits, r->logits, hp->final_softcap, hp->n_vocab); // gemma2
     r->n_pos = pos + 1;
     *logits = r->logits;

@@ -14,8 +14,7 @@ void vkllm__ref_mul(float *o, const float *a, const float *b, uint32_t n, uint32
     for (uint32_t i = 0; i < n; i++) o[i] = a[i] * b[i % nb];
 }
 
-void vkllm__ref_rmsnorm(float *o, const float *x, const float *w, uint32_t ncols, uint32_t nrows,
-                        float eps) {
+void vkllm__ref_rmsnorm(float *o, const float *x, const float *w, uint32_t ncols, uint32_t nrows, float eps) {
     for (uint32_t r = 0; r < nrows; r++) {
         const float *xr = x + (uint64_t)r * ncols;
         float *or_ = o + (uint64_t)r * ncols;
@@ -95,8 +94,8 @@ void vkllm__ref_matvec(float *o, const float *w, const float *x, uint32_t m, uin
     }
 }
 
-void vkllm__ref_matvec_q(float *o, uint32_t type, const void *w, uint64_t row_bytes,
-                         const float *x, uint32_t m, uint32_t k) {
+void vkllm__ref_matvec_q(float *o, uint32_t type, const void *w, uint64_t row_bytes, const float *x, uint32_t m,
+                         uint32_t k) {
     float row_stack[4096];
     float *row = k <= 4096 ? row_stack : malloc(sizeof(float) * k);
     if (!row) { /* reference path only: degrade to NaN rather than crash */

@@ -16,16 +16,16 @@ static void rope_cos_sin(uint32_t pos, float f, double *c, double *s) {
         return;
     }
     int e;
-    double m = frexp((double)f, &e);                 /* f = m 2^e, 1/2 <= |m| < 1 */
-    double hi = ldexp(trunc(ldexp(m, 12)), e - 12);  /* f's leading 12 significant bits */
+    double m = frexp((double)f, &e);                /* f = m 2^e, 1/2 <= |m| < 1 */
+    double hi = ldexp(trunc(ldexp(m, 12)), e - 12); /* f's leading 12 significant bits */
     double a = (double)pos * hi, b = (double)pos * ((double)f - hi);
     double ca = cos(a), sa = sin(a), cb = cos(b), sb = sin(b);
     *c = ca * cb - sa * sb;
     *s = sa * cb + ca * sb;
 }
 
-void vkllm__ref_rope(float *x, uint32_t n_head, uint32_t head_dim, uint32_t n_rot, int neox, float mscale,
-                     uint32_t pos, const float *inv_freq) {
+void vkllm__ref_rope(float *x, uint32_t n_head, uint32_t head_dim, uint32_t n_rot, int neox, float mscale, uint32_t pos,
+                     const float *inv_freq) {
     uint32_t half = n_rot / 2;
     for (uint32_t h = 0; h < n_head; h++) {
         float *xh = x + (uint64_t)h * head_dim;
@@ -41,9 +41,9 @@ void vkllm__ref_rope(float *x, uint32_t n_head, uint32_t head_dim, uint32_t n_ro
     }
 }
 
-void vkllm__ref_attention(float *out, const float *q, const float *k, const float *v, float *att,
-                          uint32_t n_head, uint32_t n_head_kv, uint32_t head_dim, uint32_t n_kv,
-                          float scale, uint32_t window, float softcap, const float *sinks) {
+void vkllm__ref_attention(float *out, const float *q, const float *k, const float *v, float *att, uint32_t n_head,
+                          uint32_t n_head_kv, uint32_t head_dim, uint32_t n_kv, float scale, uint32_t window,
+                          float softcap, const float *sinks) {
     uint32_t first = window && n_kv > window ? n_kv - window : 0;
     uint32_t group = n_head / n_head_kv;
     uint64_t kv_stride = (uint64_t)n_head_kv * head_dim;
@@ -63,7 +63,8 @@ void vkllm__ref_attention(float *out, const float *q, const float *k, const floa
             for (uint32_t t = 0; t < n_kv; t++) m = fmax(m, att[t]);
             for (uint32_t t = 0; t < n_kv; t++) sum += att[t] == -INFINITY ? 0.0 : exp((double)att[t] - m);
             sum += exp((double)sinks[h] - m);
-            for (uint32_t t = 0; t < n_kv; t++) att[t] = att[t] == -INFINITY ? 0.0f : (float)(exp((double)att[t] - m) / sum);
+            for (uint32_t t = 0; t < n_kv; t++)
+                att[t] = att[t] == -INFINITY ? 0.0f : (float)(exp((double)att[t] - m) / sum);
         } else {
             vkllm__ref_softmax(att, att, n_kv, 1, 1.0f);
         }

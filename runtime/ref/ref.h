@@ -43,8 +43,8 @@ uint32_t vkllm__ref_n_ctx(const struct vkllm__ref *r);
  * pos * inv_freq[i]; pairs are (2i, 2i+1), or (i, i + n_rot/2) when neox. The angle is the exact
  * product of the integer pos and the f32 inv_freq[i], its cos and sin exact to double rounding at
  * every uint32 position (docs/numerics.md). */
-void vkllm__ref_rope(float *x, uint32_t n_head, uint32_t head_dim, uint32_t n_rot, int neox, float mscale,
-                     uint32_t pos, const float *inv_freq);
+void vkllm__ref_rope(float *x, uint32_t n_head, uint32_t head_dim, uint32_t n_rot, int neox, float mscale, uint32_t pos,
+                     const float *inv_freq);
 
 /* One query position over a cache of n_kv positions, causal by construction, GQA:
  *   out (n_head, head_dim) = softmax(q k^T * scale) v   per head, query head h reading kv head
@@ -53,8 +53,8 @@ void vkllm__ref_rope(float *x, uint32_t n_head, uint32_t head_dim, uint32_t n_ro
  * each scaled score s is softcap * tanh(s / softcap) (gemma2). sinks (n_head,) or NULL: head h's
  * softmax also counts a score sinks[h] that has no value (gpt-oss's attention sinks: weights may
  * sum to less than 1). */
-void vkllm__ref_attention(float *out, const float *q, const float *k, const float *v, float *att,
-                          uint32_t n_head, uint32_t n_head_kv, uint32_t head_dim, uint32_t n_kv,
-                          float scale, uint32_t window, float softcap, const float *sinks);
+void vkllm__ref_attention(float *out, const float *q, const float *k, const float *v, float *att, uint32_t n_head,
+                          uint32_t n_head_kv, uint32_t head_dim, uint32_t n_kv, float scale, uint32_t window,
+                          float softcap, const float *sinks);
 
 #endif /* VKLLM_REF_REF_H */

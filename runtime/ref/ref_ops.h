@@ -12,8 +12,7 @@ void vkllm__ref_add(float *o, const float *a, const float *b, uint32_t n, uint32
 void vkllm__ref_mul(float *o, const float *a, const float *b, uint32_t n, uint32_t nb);
 
 /* o (nrows, ncols) = x / sqrt(mean(x^2) + eps) * w (ncols,), row by row (double accumulation). */
-void vkllm__ref_rmsnorm(float *o, const float *x, const float *w, uint32_t ncols, uint32_t nrows,
-                        float eps);
+void vkllm__ref_rmsnorm(float *o, const float *x, const float *w, uint32_t ncols, uint32_t nrows, float eps);
 
 /* o (nrows, ncols) = softmax(scale * x) row by row. -inf entries get 0; an all -inf row gives
  * all zeros. */
@@ -37,8 +36,8 @@ void vkllm__ref_matvec(float *o, const float *w, const float *x, uint32_t m, uin
 
 /* o (m,) = W @ x where W is stored in a ggml type (rows of k elements, row_bytes apart):
  * each row is dequantized with the reference decoder, then dotted. */
-void vkllm__ref_matvec_q(float *o, uint32_t type, const void *w, uint64_t row_bytes,
-                         const float *x, uint32_t m, uint32_t k);
+void vkllm__ref_matvec_q(float *o, uint32_t type, const void *w, uint64_t row_bytes, const float *x, uint32_t m,
+                         uint32_t k);
 
 /* x (k,) as the GPUs' int8-x matvec sees it (shaders/matvec_x8.comp): per block of 32, d =
  * max|x| / 127 and q = roundEven(x * (1 / d)), o = q * d (k % 32 == 0). With nudge, an element of

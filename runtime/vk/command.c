@@ -17,20 +17,20 @@ struct ts_entry {
     int dispatch; /* 1: written after a dispatch, whose shader and cost follow */
     enum vkllm__shader_id shader;
     struct vkllm__cost cost;
-    int barrier; /* a barrier stood before the dispatch */
+    int barrier;                                      /* a barrier stood before the dispatch */
     uint32_t n_spec, spec[VKLLM__MAX_SPEC], subgroup; /* the pipeline variant */
 };
 
 struct vkllm__cmd {
     struct vkllm__gpu *gpu;
-    VkCommandBuffer cb;      /* the one being recorded: cbs[n_cb - 1] */
-    VkCommandBuffer *cbs;    /* the recording's command buffers, in order (kept for the next one) */
-    uint32_t n_cb, cap_cb;   /* in the recording; allocated */
-    uint32_t n_sent;         /* of the recording's, submitted already while it was being recorded */
-    int in_flight;           /* submitted without a wait since (a cut, or a submit that failed) */
-    double budget_ns;        /* vkllm__cmd_set_budget: 0 none */
-    uint32_t budget_pos;     /* the position its costs are taken at */
-    double pending_ns;       /* expected time of the dispatches since the last cut */
+    VkCommandBuffer cb;    /* the one being recorded: cbs[n_cb - 1] */
+    VkCommandBuffer *cbs;  /* the recording's command buffers, in order (kept for the next one) */
+    uint32_t n_cb, cap_cb; /* in the recording; allocated */
+    uint32_t n_sent;       /* of the recording's, submitted already while it was being recorded */
+    int in_flight;         /* submitted without a wait since (a cut, or a submit that failed) */
+    double budget_ns;      /* vkllm__cmd_set_budget: 0 none */
+    uint32_t budget_pos;   /* the position its costs are taken at */
+    double pending_ns;     /* expected time of the dispatches since the last cut */
     VkFence fence;
     int recording, recorded;
     uint32_t n_dispatch;
@@ -39,17 +39,17 @@ struct vkllm__cmd {
     uint32_t n_pools, cap_pools;
     uint32_t sets_in_last; /* sets taken from pools[n_pools - 1] */
     /* timestamps: timestamp i is query i % QUERIES_PER_POOL of queries[i / QUERIES_PER_POOL] */
-    int has_ts;              /* the device has timestamps */
-    int profile, profiling;  /* profiling asked for / on in the current recording */
+    int has_ts;             /* the device has timestamps */
+    int profile, profiling; /* profiling asked for / on in the current recording */
     VkQueryPool *queries;
     uint32_t n_queries, cap_queries; /* pools created (kept across recordings) */
     struct ts_entry *ts;
     uint64_t *ts_value;
     uint32_t n_ts, cap_ts;
-    uint32_t n_ts_done;      /* timestamps read back after the last submit */
-    uint32_t n_prof_done;    /* of those, written after a dispatch */
-    uint32_t *prof_ts;       /* (cap_ts,) the timestamp index of each of those */
-    uint64_t serial;         /* vkllm__cmd_submit_serial */
+    uint32_t n_ts_done;   /* timestamps read back after the last submit */
+    uint32_t n_prof_done; /* of those, written after a dispatch */
+    uint32_t *prof_ts;    /* (cap_ts,) the timestamp index of each of those */
+    uint64_t serial;      /* vkllm__cmd_submit_serial */
     /* What the dispatches since the last barrier read and wrote: a dispatch gets a barrier in
      * front of it only when it reads what one of them wrote or writes what one of them touched. */
     struct touched {
@@ -58,8 +58,8 @@ struct vkllm__cmd {
         int write;
     } touched[MAX_TOUCHED];
     uint32_t n_touched;
-    uint32_t n_barriers;     /* barriers between dispatches in the current recording */
-    int last_barrier;        /* the dispatch just recorded got one */
+    uint32_t n_barriers; /* barriers between dispatches in the current recording */
+    int last_barrier;    /* the dispatch just recorded got one */
 };
 
 static atomic_uint_least64_t g_submits; /* submits of all command lists */
@@ -70,15 +70,17 @@ static atomic_uint_least64_t g_submits; /* submits of all command lists */
  * dst_stage of the commands after it. */
 static void memory_barrier(struct vkllm__gpu *gpu, VkCommandBuffer cb, VkPipelineStageFlags src_stage,
                            VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
-    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access};
+    VkMemoryBarrier mb = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src_access, .dstAccessMask = dst_access};
     gpu->vk.vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
 static void full_barrier(struct vkllm__gpu *gpu, VkCommandBuffer cb) {
     const VkPipelineStageFlags all = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT;
     memory_barrier(gpu, cb, all, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT,
-                   all, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                            VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
+                   all,
+                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                       VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
 }
 
 vkllm_status vkllm__xfer_begin(struct vkllm__gpu *gpu) {
@@ -147,11 +149,12 @@ fail:
     return st;
 }
 
-struct vkllm__gpu *vkllm__cmd_gpu(struct vkllm__cmd *c) { return c->gpu; }
+struct vkllm__gpu *vkllm__cmd_gpu(struct vkllm__cmd *c) {
+    return c->gpu;
+}
 
 static void free_pools(struct vkllm__cmd *c) {
-    for (uint32_t i = 0; i < c->n_pools; i++)
-        c->gpu->vk.vkDestroyDescriptorPool(c->gpu->device, c->pools[i], NULL);
+    for (uint32_t i = 0; i < c->n_pools; i++) c->gpu->vk.vkDestroyDescriptorPool(c->gpu->device, c->pools[i], NULL);
     c->n_pools = 0;
     c->sets_in_last = 0;
 }
@@ -338,8 +341,8 @@ static vkllm_status check_dispatch(const struct vkllm__gpu *gpu, const struct vk
     const struct vkllm_device_info *info = &gpu->info;
     const char *name = blob->name;
     if (d->n_bind != blob->n_bindings)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch %s: %u buffers bound, the shader has %u",
-                          name, d->n_bind, blob->n_bindings);
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch %s: %u buffers bound, the shader has %u", name,
+                          d->n_bind, blob->n_bindings);
     if (d->push_size != blob->push_size || (d->push_size && !d->push))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch %s: %u bytes of push constants, the shader takes %u",
                           name, d->push_size, blob->push_size);
@@ -353,7 +356,8 @@ static vkllm_status check_dispatch(const struct vkllm__gpu *gpu, const struct vk
                         d->subgroup > info->subgroup_size_max || (d->subgroup & (d->subgroup - 1)) || wg % d->subgroup))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                           "dispatch %s: full subgroups of %u lanes for workgroups of %u: the device %s (range %u..%u)",
-                          name, d->subgroup, wg, info->subgroup_size_control ? "cannot" : "has no subgroup size control",
+                          name, d->subgroup, wg,
+                          info->subgroup_size_control ? "cannot" : "has no subgroup size control",
                           info->subgroup_size_min, info->subgroup_size_max);
     for (int i = 0; i < 3; i++)
         if (d->groups[i] == 0 || d->groups[i] > info->max_workgroup_count[i])
@@ -361,8 +365,7 @@ static vkllm_status check_dispatch(const struct vkllm__gpu *gpu, const struct vk
                               name, d->groups[i], i, info->max_workgroup_count[i]);
     for (uint32_t i = 0; i < d->n_bind; i++) {
         const struct vkllm__binding *b = &d->bind[i];
-        if (!b->buf)
-            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch %s: binding %u has no buffer", name, i);
+        if (!b->buf) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch %s: binding %u has no buffer", name, i);
         uint64_t range = b->range ? b->range : b->buf->size - VKLLM_MIN(b->offset, b->buf->size);
         uint64_t end;
         if (!vkllm__add_u64(b->offset, range, &end) || end > b->buf->size || range == 0)
@@ -385,8 +388,9 @@ static vkllm_status check_dispatch(const struct vkllm__gpu *gpu, const struct vk
             limit = bl->max_texels * tb, align = bl->texel_align, lname = "maxTexelBufferElements";
         }
         if (range > limit)
-            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "dispatch %s: binding %u covers %llu bytes, more than %s (%llu)",
-                              name, i, (unsigned long long)range, lname, (unsigned long long)limit);
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                              "dispatch %s: binding %u covers %llu bytes, more than %s (%llu)", name, i,
+                              (unsigned long long)range, lname, (unsigned long long)limit);
         if (align && (b->buf->offset + b->offset) % align)
             return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                               "dispatch %s: binding %u offset %llu is not a multiple of %llu", name, i,
@@ -447,7 +451,8 @@ static vkllm_status cut(struct vkllm__cmd *c) {
     vkllm_status st = VKLLM_STATUS_OK;
     VKLLM_VK_TRY(st, gpu->vk.vkEndCommandBuffer(c->cb), fail);
     for (; c->n_sent < c->n_cb; c->n_sent++) {
-        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &c->cbs[c->n_sent]};
+        VkSubmitInfo si = {
+            .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &c->cbs[c->n_sent]};
         VKLLM_VK_TRY(st, gpu->vk.vkQueueSubmit(gpu->queue, 1, &si, VK_NULL_HANDLE), fail);
         gpu->submitted = 1;
         c->in_flight = 1;
@@ -610,7 +615,8 @@ vkllm_status vkllm__cmd_submit(struct vkllm__cmd *c) {
      * fence of the last one signals after all (and all submitted before) */
     VKLLM_VK_TRY(st, gpu->vk.vkResetFences(gpu->device, 1, &c->fence), fail);
     for (uint32_t i = c->n_sent; i < c->n_cb; i++) {
-        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &c->cbs[i]};
+        VkSubmitInfo si = {
+            .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &c->cbs[i]};
         c->in_flight = 1;
         VKLLM_VK_TRY(st, gpu->vk.vkQueueSubmit(gpu->queue, 1, &si, i + 1 == c->n_cb ? c->fence : VK_NULL_HANDLE), fail);
         gpu->submitted = 1;
@@ -623,9 +629,11 @@ vkllm_status vkllm__cmd_submit(struct vkllm__cmd *c) {
     c->n_prof_done = 0;
     for (uint32_t i = 0; i < c->n_ts; i += QUERIES_PER_POOL) {
         uint32_t n = VKLLM_MIN(c->n_ts - i, QUERIES_PER_POOL);
-        VKLLM_VK_TRY(st, gpu->vk.vkGetQueryPoolResults(gpu->device, c->queries[i / QUERIES_PER_POOL], 0, n,
-                                                       n * sizeof(uint64_t), c->ts_value + i, sizeof(uint64_t),
-                                                       VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT), fail);
+        VKLLM_VK_TRY(st,
+                     gpu->vk.vkGetQueryPoolResults(gpu->device, c->queries[i / QUERIES_PER_POOL], 0, n,
+                                                   n * sizeof(uint64_t), c->ts_value + i, sizeof(uint64_t),
+                                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+                     fail);
     }
     c->n_ts_done = c->n_ts;
     for (uint32_t i = 0; i < c->n_ts; i++)
@@ -687,14 +695,12 @@ static struct rate device_rate(const struct vkllm__gpu *gpu) {
         return (struct rate){1000, 100, 10000};
     case VKLLM_DEVICE_CPU: /* lavapipe: per thread that runs its workgroups */
         return (struct rate){2.0 * VKLLM_MAX(gpu->cpu_threads, 1u), 2.0 * VKLLM_MAX(gpu->cpu_threads, 1u), 20000};
-    default:
-        break;
+    default: break;
     }
     switch (d->vendor_id) {
     case 0x13b5: /* Arm Mali, Qualcomm Adreno, Imagination: phones' GPUs (Mali-G52: 0.1 TFLOP/s, 10 GB/s) */
     case 0x5143:
-    case 0x1010:
-        return (struct rate){30, 8, 20000};
+    case 0x1010: return (struct rate){30, 8, 20000};
     default: /* integrated, virtual, other: Intel UHD 620 (0.4 TFLOP/s peak, 20-30 GB/s) */
         return (struct rate){100, 15, 10000};
     }
@@ -707,8 +713,7 @@ double vkllm__gpu_cost_ns(const struct vkllm__gpu *gpu, const struct vkllm__cost
 }
 
 vkllm_status vkllm__cmd_timestamp_get(const struct vkllm__cmd *c, uint32_t i, const char **label, double *ns) {
-    if (i >= c->n_ts_done)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "timestamp %u of %u", i, c->n_ts_done);
+    if (i >= c->n_ts_done) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "timestamp %u of %u", i, c->n_ts_done);
     if (label) *label = c->ts[i].label;
     if (ns) *ns = ts_ns(c, 0, i);
     return VKLLM_STATUS_OK;

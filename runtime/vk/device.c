@@ -11,6 +11,7 @@
 
 // --- results -------------------------------------------------------------------------------
 
+// clang-format off
 const char *vkllm__vk_result_str(VkResult r) {
     switch (r) {
 #define R(x) \
@@ -28,6 +29,7 @@ const char *vkllm__vk_result_str(VkResult r) {
     default: return "VkResult(?)";
     }
 }
+// clang-format on
 
 vkllm_status vkllm__vk_status(VkResult r, const char *call, const char *file, int line) {
     vkllm_status s;
@@ -42,8 +44,8 @@ vkllm_status vkllm__vk_status(VkResult r, const char *call, const char *file, in
     default: s = VKLLM_STATUS_VULKAN; break;
     }
     const char *base = strrchr(file, '/');
-    return vkllm__err(s, "%s:%d: %.*s failed: %s", base ? base + 1 : file, line,
-                      (int)strcspn(call, "("), call, vkllm__vk_result_str(r));
+    return vkllm__err(s, "%s:%d: %.*s failed: %s", base ? base + 1 : file, line, (int)strcspn(call, "("), call,
+                      vkllm__vk_result_str(r));
 }
 
 // --- loader --------------------------------------------------------------------------------
@@ -68,8 +70,7 @@ static vkllm_status load_vulkan_locked(void) {
         void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
         void *gipa = h ? dlsym(h, "vkGetInstanceProcAddr") : NULL;
         if (!gipa) {
-            snprintf(fail_msg, sizeof fail_msg,
-                     "cannot load the Vulkan loader '%s' (VKLLM_VULKAN_LIBRARY): %s", lib,
+            snprintf(fail_msg, sizeof fail_msg, "cannot load the Vulkan loader '%s' (VKLLM_VULKAN_LIBRARY): %s", lib,
                      h ? "no vkGetInstanceProcAddr in it" : dlerror());
             if (h) dlclose(h);
             loaded = -1;
@@ -122,8 +123,7 @@ static void load_instance_functions(VkInstance inst) {
 
 static VKAPI_ATTR VkBool32 VKAPI_CALL debug_cb(VkDebugUtilsMessageSeverityFlagBitsEXT sev,
                                                VkDebugUtilsMessageTypeFlagsEXT type,
-                                               const VkDebugUtilsMessengerCallbackDataEXT *data,
-                                               void *user) {
+                                               const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
     struct vkllm__gpu *gpu = user;
     vkllm_log_level lvl = VKLLM_LOG_DEBUG;
     if (sev & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) lvl = VKLLM_LOG_ERROR;
@@ -173,8 +173,7 @@ static vkllm_status create_instance(int validate, struct vkllm__gpu *gpu, VkInst
     uint32_t api = VK_API_VERSION_1_0;
     if (vkEnumerateInstanceVersion) vkEnumerateInstanceVersion(&api);
     if (api < VK_API_VERSION_1_1)
-        return vkllm__err(VKLLM_STATUS_NO_DEVICE,
-                          "the Vulkan loader supports only Vulkan %u.%u; vkllm needs 1.1",
+        return vkllm__err(VKLLM_STATUS_NO_DEVICE, "the Vulkan loader supports only Vulkan %u.%u; vkllm needs 1.1",
                           VK_API_VERSION_MAJOR(api), VK_API_VERSION_MINOR(api));
 
     const char *layers[1];
@@ -209,10 +208,9 @@ static vkllm_status create_instance(int validate, struct vkllm__gpu *gpu, VkInst
     VkDebugUtilsMessengerCreateInfoEXT dbg = {
         .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
         .pNext = validate ? &vfeat : NULL,
-        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                           VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-                       VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+        .messageSeverity =
+            VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                        VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
         .pfnUserCallback = debug_cb,
         .pUserData = gpu,
@@ -291,8 +289,7 @@ static int has_device_ext(VkExtensionProperties *exts, uint32_t n, const char *n
 }
 
 /* Fill info from a physical device. Also returns (optionally) the device extensions. */
-static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t index,
-                                 struct vkllm_device_info *info) {
+static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t index, struct vkllm_device_info *info) {
     memset(info, 0, sizeof *info);
     info->index = index;
 
@@ -332,7 +329,8 @@ static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t 
 
     /* features chain */
     VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-    VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f12};
+    VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                            .pNext = &f12};
     VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dotf = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
     VkPhysicalDeviceCooperativeMatrixFeaturesKHR cmf = {.sType = VKLLM_STYPE_COOPMAT_FEATURES_KHR};
@@ -572,19 +570,19 @@ static int can_open(const struct vkllm_device_info *d, int compile_only) {
 static vkllm_status choose_device(const struct vkllm_device_info *infos, uint32_t n, int want, int compile_only,
                                   uint32_t *out) {
     if (n == 0)
-        return vkllm__err(VKLLM_STATUS_NO_DEVICE,
-                          "the Vulkan loader found no device (is a driver installed? Debian: "
-                          "mesa-vulkan-drivers)");
+        return vkllm__err(VKLLM_STATUS_NO_DEVICE, "the Vulkan loader found no device (is a driver installed? Debian: "
+                                                  "mesa-vulkan-drivers)");
     if (want >= 0) {
         if ((uint32_t)want >= n)
-            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
-                              "device %d does not exist: there %s %u device%s (0..%u)", want,
-                              n == 1 ? "is" : "are", n, n == 1 ? "" : "s", n - 1);
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "device %d does not exist: there %s %u device%s (0..%u)",
+                              want, n == 1 ? "is" : "are", n, n == 1 ? "" : "s", n - 1);
         const struct vkllm_device_info *d = &infos[want];
         if (!can_open(d, compile_only))
-            return vkllm__err(VKLLM_STATUS_NO_DEVICE, "device %d (%s) cannot run vkllm: it needs Vulkan 1.1, a compute queue%s",
-                              want, d->name, d->memory_type_count ? "" : " and memory (it has none: it can only build "
-                                                                       "pipelines, vkllm pipelines)");
+            return vkllm__err(VKLLM_STATUS_NO_DEVICE,
+                              "device %d (%s) cannot run vkllm: it needs Vulkan 1.1, a compute queue%s", want, d->name,
+                              d->memory_type_count ? ""
+                                                   : " and memory (it has none: it can only build "
+                                                     "pipelines, vkllm pipelines)");
         *out = (uint32_t)want;
         return VKLLM_STATUS_OK;
     }
@@ -756,8 +754,8 @@ vkllm_status vkllm__gpu_open(const struct vkllm__gpu_params *p, struct vkllm__gp
     if (gpu->info.type == VKLLM_DEVICE_CPU) gpu->cpu_threads = vkllm__env_cpu_device_threads(); /* lavapipe */
     VKLLM_TRY(st, vkllm__mem_init(gpu), fail);
     VKLLM_TRY(st, vkllm__pipeline_cache_load(gpu), fail);
-    vkllm__log(VKLLM_LOG_INFO, "device %u: %s (%s, %s)", chosen, gpu->info.name,
-               vkllm_device_type_str(gpu->info.type), gpu->info.driver_info);
+    vkllm__log(VKLLM_LOG_INFO, "device %u: %s (%s, %s)", chosen, gpu->info.name, vkllm_device_type_str(gpu->info.type),
+               gpu->info.driver_info);
     vkllm__free(infos);
     vkllm__free(pd);
     *out = gpu;

@@ -71,8 +71,16 @@ enum vkllm__mem_kind {
 /* What a buffer holds, for the accounting by use (run --stats json, bench). Keep in the order of
  * enum vkllm_memory_use (include/vkllm.h). */
 enum vkllm__mem_use {
-    VKLLM__USE_WEIGHTS, VKLLM__USE_REPACKED, VKLLM__USE_KV, VKLLM__USE_ACTIVATIONS, VKLLM__USE_LOGITS,
-    VKLLM__USE_INPUTS, VKLLM__USE_STAGING, VKLLM__USE_READBACK, VKLLM__USE_OTHER, VKLLM__USE_COUNT_
+    VKLLM__USE_WEIGHTS,
+    VKLLM__USE_REPACKED,
+    VKLLM__USE_KV,
+    VKLLM__USE_ACTIVATIONS,
+    VKLLM__USE_LOGITS,
+    VKLLM__USE_INPUTS,
+    VKLLM__USE_STAGING,
+    VKLLM__USE_READBACK,
+    VKLLM__USE_OTHER,
+    VKLLM__USE_COUNT_
 };
 /* Buffers allocated from now on hold use; returns the use set before (to restore it). */
 enum vkllm__mem_use vkllm__gpu_set_mem_use(struct vkllm__gpu *gpu, enum vkllm__mem_use use);
@@ -104,10 +112,8 @@ void *vkllm__buffer_map(const struct vkllm__buffer *b);
 int vkllm__buffer_host_writes(const struct vkllm__buffer *b);
 
 /* Copy host <-> buffer (directly when mapped, otherwise through a staging buffer). Waits. */
-vkllm_status vkllm__buffer_upload(struct vkllm__buffer *b, uint64_t offset, const void *src,
-                                  uint64_t size);
-vkllm_status vkllm__buffer_download(struct vkllm__buffer *b, uint64_t offset, void *dst,
-                                    uint64_t size);
+vkllm_status vkllm__buffer_upload(struct vkllm__buffer *b, uint64_t offset, const void *src, uint64_t size);
+vkllm_status vkllm__buffer_download(struct vkllm__buffer *b, uint64_t offset, void *dst, uint64_t size);
 vkllm_status vkllm__buffer_fill_zero(struct vkllm__buffer *b);
 
 /* Device memory allocated (blocks) and handed out (sub-allocations), bytes. */
@@ -211,10 +217,10 @@ struct vkllm__dispatch {
     const void *push;
     uint32_t push_size;
     uint32_t groups[3];
-    uint32_t subgroup; /* subgroups of exactly this many lanes, all full (0: the driver's choice): for
-                          subgroup reductions; needs the device's subgroup_size_control, a size in its
-                          range and a workgroup size (spec[0]) that is a multiple of it */
-    const char *label; /* for timestamps and messages (may be NULL) */
+    uint32_t subgroup;       /* subgroups of exactly this many lanes, all full (0: the driver's choice): for
+                                subgroup reductions; needs the device's subgroup_size_control, a size in its
+                                range and a workgroup size (spec[0]) that is a multiple of it */
+    const char *label;       /* for timestamps and messages (may be NULL) */
     struct vkllm__cost cost; /* for profiles (zero: not given) */
 };
 
@@ -264,8 +270,7 @@ uint64_t vkllm__cmd_submit_serial(const struct vkllm__cmd *c);
 
 /* Timestamps of the last submit: count, labels and nanoseconds since the first one. */
 uint32_t vkllm__cmd_timestamp_count(const struct vkllm__cmd *c);
-vkllm_status vkllm__cmd_timestamp_get(const struct vkllm__cmd *c, uint32_t i, const char **label,
-                                      double *ns);
+vkllm_status vkllm__cmd_timestamp_get(const struct vkllm__cmd *c, uint32_t i, const char **label, double *ns);
 
 /* Profiling: from the next vkllm__cmd_begin on (until turned off), the recording puts a GPU
  * timestamp at its start and one after every dispatch (no-op on a device without timestamps), so
@@ -280,7 +285,7 @@ struct vkllm__dispatch_time {
     const char *label;
     enum vkllm__shader_id shader;
     struct vkllm__cost cost;
-    int barrier; /* a barrier stood before it (vkllm__cmd_dispatch) */
+    int barrier;                                      /* a barrier stood before it (vkllm__cmd_dispatch) */
     uint32_t n_spec, spec[VKLLM__MAX_SPEC], subgroup; /* its specialization constants and required subgroup size */
     double ns;
 };

@@ -20,8 +20,7 @@ static uint64_t heap_bytes(const struct vkllm__gpu *gpu, uint32_t h) {
 }
 
 /* Pick a memory type: required flags must all be present; prefer those with `prefer` too. */
-static int find_type(const VkPhysicalDeviceMemoryProperties *mp, uint32_t bits, uint32_t required,
-                     uint32_t prefer) {
+static int find_type(const VkPhysicalDeviceMemoryProperties *mp, uint32_t bits, uint32_t required, uint32_t prefer) {
     int best = -1;
     for (uint32_t i = 0; i < mp->memoryTypeCount; i++) {
         if (!(bits & (1u << i))) continue;
@@ -48,8 +47,7 @@ vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu) {
     gpu->type_rebar = -1;
     if (!gpu->info.unified_memory && gpu->type_device >= 0) {
         int t = find_type(mp, ~0u, DL | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, DL | HV);
-        if (t >= 0 && mp->memoryTypes[t].heapIndex == mp->memoryTypes[gpu->type_device].heapIndex)
-            gpu->type_rebar = t;
+        if (t >= 0 && mp->memoryTypes[t].heapIndex == mp->memoryTypes[gpu->type_device].heapIndex) gpu->type_rebar = t;
     }
     if ((gpu->type_device < 0 || gpu->type_host < 0) && !gpu->compile_only)
         return vkllm__err(VKLLM_STATUS_NO_DEVICE, "%s has no usable memory type", gpu->info.name);
@@ -86,7 +84,8 @@ vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu) {
     VKLLM_VK_TRY(st, gpu->vk.vkAllocateCommandBuffers(gpu->device, &ai, gpu->slot_cmd), fail);
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VKLLM_VK_TRY(st, gpu->vk.vkCreateFence(gpu->device, &fci, NULL, &gpu->xfer_fence), fail);
-    for (int i = 0; i < 2; i++) VKLLM_VK_TRY(st, gpu->vk.vkCreateFence(gpu->device, &fci, NULL, &gpu->slot_fence[i]), fail);
+    for (int i = 0; i < 2; i++)
+        VKLLM_VK_TRY(st, gpu->vk.vkCreateFence(gpu->device, &fci, NULL, &gpu->slot_fence[i]), fail);
     return VKLLM_STATUS_OK;
 fail:
     return st;
@@ -97,8 +96,10 @@ fail:
  * extension is not offered. */
 static uint64_t driver_heap_usage(const struct vkllm__gpu *gpu, uint32_t h) {
     if (!gpu->info.memory_budget) return UINT64_MAX;
-    VkPhysicalDeviceMemoryBudgetPropertiesEXT b = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
-    VkPhysicalDeviceMemoryProperties2 mp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2, .pNext = &b};
+    VkPhysicalDeviceMemoryBudgetPropertiesEXT b = {.sType =
+                                                       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+    VkPhysicalDeviceMemoryProperties2 mp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2,
+                                            .pNext = &b};
     vkGetPhysicalDeviceMemoryProperties2(gpu->phys, &mp);
     return b.heapUsage[h];
 }
@@ -113,8 +114,9 @@ static void log_block(const struct vkllm__gpu *gpu, const char *what, const stru
     if (after != UINT64_MAX)
         snprintf(drv, sizeof drv, "driver heapUsage %llu -> %llu", (unsigned long long)driver_before,
                  (unsigned long long)after);
-    vkllm__log(VKLLM_LOG_DEBUG, "memory: %s %llu bytes (heap %u, type %u, %s); vkllm holds %llu of heap %u, %llu in all; %s",
-               what, (unsigned long long)b->size, heap, b->type_index, b->kind == VKLLM__MEM_HOST ? "host" : "device",
+    vkllm__log(VKLLM_LOG_DEBUG,
+               "memory: %s %llu bytes (heap %u, type %u, %s); vkllm holds %llu of heap %u, %llu in all; %s", what,
+               (unsigned long long)b->size, heap, b->type_index, b->kind == VKLLM__MEM_HOST ? "host" : "device",
                (unsigned long long)gpu->heap_used[heap], heap, (unsigned long long)gpu->allocated, drv);
 }
 
@@ -161,8 +163,10 @@ static uint64_t heap_budget(const struct vkllm__gpu *gpu, uint32_t h, uint64_t *
     uint64_t budget = 0;
     *usage = gpu->heap_used[h];
     if (gpu->info.memory_budget) {
-        VkPhysicalDeviceMemoryBudgetPropertiesEXT b = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
-        VkPhysicalDeviceMemoryProperties2 mp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2, .pNext = &b};
+        VkPhysicalDeviceMemoryBudgetPropertiesEXT b = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+        VkPhysicalDeviceMemoryProperties2 mp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2,
+                                                .pNext = &b};
         vkGetPhysicalDeviceMemoryProperties2(gpu->phys, &mp);
         budget = b.heapBudget[h];
         *usage = VKLLM_MAX(*usage, b.heapUsage[h]); /* some drivers count lazily */
@@ -339,7 +343,8 @@ static uint64_t shared_bytes(const struct vkllm__gpu *gpu, enum vkllm__mem_kind 
 /* 0 where the block is on the device-local heap (the one the budgets are of), 1 elsewhere. */
 static int on_device_heap(const struct vkllm__gpu *gpu, const struct vkllm__block *b) {
     if (gpu->compile_only || gpu->type_device < 0) return b->kind == VKLLM__MEM_DEVICE ? 0 : 1;
-    return gpu->mem_props.memoryTypes[b->type_index].heapIndex != gpu->mem_props.memoryTypes[gpu->type_device].heapIndex;
+    return gpu->mem_props.memoryTypes[b->type_index].heapIndex !=
+           gpu->mem_props.memoryTypes[gpu->type_device].heapIndex;
 }
 
 /* own_block: a block of the buffer's own size, shared with nothing (the staging buffer). */
@@ -384,7 +389,8 @@ static vkllm_status buffer_alloc(struct vkllm__gpu *gpu, uint64_t size, enum vkl
         uint64_t grow = VKLLM_MIN(gpu->block_size, VKLLM_MAX(16ull << 20, shared_bytes(gpu, kind)));
         /* A caller that said how much it is about to allocate gets blocks of that size: the last
          * block of a model's weights, or the one of a session's state, is not left mostly empty. */
-        if (gpu->expect && kind == VKLLM__MEM_DEVICE) grow = VKLLM_MIN(gpu->block_size, VKLLM_MAX(gpu->expect, reserved));
+        if (gpu->expect && kind == VKLLM__MEM_DEVICE)
+            grow = VKLLM_MIN(gpu->block_size, VKLLM_MAX(gpu->expect, reserved));
         grow = (grow + align - 1) / align * align;
         int shared = !own_block && reserved <= gpu->block_size / 4;
         uint64_t bsize = shared && reserved < grow ? grow : reserved;
@@ -504,11 +510,11 @@ void vkllm__gpu_memory_by_use(const struct vkllm__gpu *gpu, uint64_t device[VKLL
 uint64_t vkllm__gpu_max_binding(const struct vkllm__gpu *gpu) { return gpu->max_binding; }
 uint32_t vkllm__gpu_cpu_threads(const struct vkllm__gpu *gpu) { return gpu->cpu_threads; }
 
-uint64_t vkllm__gpu_max_alloc(const struct vkllm__gpu *gpu) { return gpu->max_alloc / buffer_align(gpu) * buffer_align(gpu); }
-
-const struct vkllm__gpu_bind_limits *vkllm__gpu_bind_limits(const struct vkllm__gpu *gpu) {
-    return &gpu->bind_limits;
+uint64_t vkllm__gpu_max_alloc(const struct vkllm__gpu *gpu) {
+    return gpu->max_alloc / buffer_align(gpu) * buffer_align(gpu);
 }
+
+const struct vkllm__gpu_bind_limits *vkllm__gpu_bind_limits(const struct vkllm__gpu *gpu) { return &gpu->bind_limits; }
 
 /* The device's limits as the tuning lowers them (never raises them), and the memory knobs. */
 void vkllm__mem_apply_tuning(struct vkllm__gpu *gpu) {
@@ -518,7 +524,8 @@ void vkllm__mem_apply_tuning(struct vkllm__gpu *gpu) {
     gpu->max_binding = t->max_binding > 0 && (uint64_t)t->max_binding < range ? (uint64_t)t->max_binding : range;
     gpu->max_alloc = t->max_alloc > 0 && (uint64_t)t->max_alloc < maxalloc ? (uint64_t)t->max_alloc : maxalloc;
     gpu->bind_limits.max_texels = t->max_texels > 0 && (uint64_t)t->max_texels < gpu->dev_max_texels
-                                      ? (uint64_t)t->max_texels : gpu->dev_max_texels;
+                                      ? (uint64_t)t->max_texels
+                                      : gpu->dev_max_texels;
     /* Only unified memory (integrated and CPU devices) is mapped: a discrete GPU's host-visible
      * VRAM is slow to read back over the bus, and a profile of one runs the staging path. */
     gpu->force_staging = t->force_staging == 1 || !gpu->info.unified_memory;
@@ -579,8 +586,7 @@ uint64_t vkllm__gpu_memory_budget(const struct vkllm__gpu *gpu) {
 static vkllm_status check_range(const struct vkllm__buffer *b, uint64_t offset, uint64_t size) {
     uint64_t end;
     if (!vkllm__add_u64(offset, size, &end) || end > b->size)
-        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
-                          "range [%llu, +%llu) is outside the buffer of %llu bytes",
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "range [%llu, +%llu) is outside the buffer of %llu bytes",
                           (unsigned long long)offset, (unsigned long long)size, (unsigned long long)b->size);
     return VKLLM_STATUS_OK;
 }
@@ -603,8 +609,8 @@ static vkllm_status ensure_staging(struct vkllm__gpu *gpu, uint64_t want) {
     return buffer_alloc(gpu, size, VKLLM__MEM_HOST, 1, &gpu->staging);
 }
 
-static vkllm_status copy_chunk(struct vkllm__gpu *gpu, VkBuffer src, uint64_t soff, VkBuffer dst,
-                               uint64_t doff, uint64_t size) {
+static vkllm_status copy_chunk(struct vkllm__gpu *gpu, VkBuffer src, uint64_t soff, VkBuffer dst, uint64_t doff,
+                               uint64_t size) {
     vkllm_status st = vkllm__xfer_begin(gpu);
     if (st) return st;
     VkBufferCopy region = {.srcOffset = soff, .dstOffset = doff, .size = size};
@@ -682,7 +688,7 @@ vkllm_status vkllm__buffer_upload(struct vkllm__buffer *b, uint64_t offset, cons
     if (vkllm__fault_hit(VKLLM__FAULT_UPLOAD))
         return vkllm__err(VKLLM_STATUS_DEVICE_LOST, "buffer upload of %llu bytes: injected failure (tests)",
                           (unsigned long long)size);
-    if (b->gpu->compile_only) return VKLLM_STATUS_OK; /* no memory to hold it */
+    if (b->gpu->compile_only) return VKLLM_STATUS_OK;                       /* no memory to hold it */
     uint8_t *dst = b->block->mapped ? b->block->mapped : b->block->wmapped; /* unified memory, or ReBAR */
     if (dst) {
         memcpy(dst + b->offset + offset, src, size);
@@ -692,7 +698,8 @@ vkllm_status vkllm__buffer_upload(struct vkllm__buffer *b, uint64_t offset, cons
     if ((st = ensure_staging(gpu, size))) return st;
     for (uint64_t done = 0, step = gpu->staging->size / 2; done < size; done += step) {
         uint64_t n = VKLLM_MIN(step, size - done);
-        st = slot_upload(gpu, gpu->next_slot, (const uint8_t *)src + done, b->block->buffer, b->offset + offset + done, n);
+        st = slot_upload(gpu, gpu->next_slot, (const uint8_t *)src + done, b->block->buffer, b->offset + offset + done,
+                         n);
         gpu->next_slot ^= 1;
         if (st) return st;
     }

@@ -13,8 +13,7 @@
 #include "vk.h"
 
 /* Module, descriptor set layout (n buffers of the table's kinds) and pipeline layout of a shader. */
-static vkllm_status shader_state(struct vkllm__gpu *gpu, enum vkllm__shader_id id,
-                                 struct vkllm__shader_state **out) {
+static vkllm_status shader_state(struct vkllm__gpu *gpu, enum vkllm__shader_id id, struct vkllm__shader_state **out) {
     struct vkllm__shader_state *s = &gpu->shaders[id];
     if (s->layout) {
         *out = s;
@@ -76,8 +75,8 @@ static void capture_stats(struct vkllm__gpu *gpu, struct vkllm__pipeline *p) {
     uint32_t e = 0; /* the compute stage's executable (a compute pipeline has one) */
     while (e + 1 < n_exec && !(props[e].stages & VK_SHADER_STAGE_COMPUTE_BIT)) e++;
     p->exec_subgroup = props[e].subgroupSize;
-    VkPipelineExecutableInfoKHR ei = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
-                                      .pipeline = p->pipeline, .executableIndex = e};
+    VkPipelineExecutableInfoKHR ei = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, .pipeline = p->pipeline, .executableIndex = e};
     uint32_t n = 0;
     if (gpu->vk.vkGetPipelineExecutableStatisticsKHR(gpu->device, &ei, &n, NULL) != VK_SUCCESS || !n) return;
     VkPipelineExecutableStatisticKHR *st = vkllm__calloc(n, sizeof *st);
@@ -166,19 +165,21 @@ vkllm_status vkllm__pipeline_get(struct vkllm__gpu *gpu, enum vkllm__shader_id i
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .pNext = gpu->creation_feedback ? &fci : NULL,
         .flags = gpu->capture_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
-        .stage = {
-            .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-            .pNext = subgroup ? &rss : NULL,
-            .flags = subgroup ? VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT_EXT : 0,
-            .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-            .module = s->module,
-            .pName = "main",
-            .pSpecializationInfo = n_spec ? &si : NULL,
-        },
+        .stage =
+            {
+                .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                .pNext = subgroup ? &rss : NULL,
+                .flags = subgroup ? VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT_EXT : 0,
+                .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                .module = s->module,
+                .pName = "main",
+                .pSpecializationInfo = n_spec ? &si : NULL,
+            },
         .layout = s->layout,
     };
     uint64_t t0 = vkllm__now_ns();
-    VKLLM_VK_TRY(st, gpu->vk.vkCreateComputePipelines(gpu->device, gpu->pipeline_cache, 1, &ci, NULL, &p->pipeline), fail);
+    VKLLM_VK_TRY(st, gpu->vk.vkCreateComputePipelines(gpu->device, gpu->pipeline_cache, 1, &ci, NULL, &p->pipeline),
+                 fail);
     p->compile_ms = (double)(vkllm__now_ns() - t0) / 1e6;
     if (fb.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT_EXT)
         p->cache_hit = (fb.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT_EXT) != 0;
@@ -248,9 +249,8 @@ static int cache_path(struct vkllm__gpu *gpu) {
         vkllm__os_mkdir(parent);
     }
     if (vkllm__os_mkdir(dir) != 0 && errno != EEXIST) return 0;
-    snprintf(gpu->pipeline_cache_path, sizeof gpu->pipeline_cache_path,
-             "%s/pipelines-%04x-%04x-%08x-%s.bin", dir, gpu->info.vendor_id, gpu->info.device_id,
-             gpu->info.driver_version, vkllm_git_commit());
+    snprintf(gpu->pipeline_cache_path, sizeof gpu->pipeline_cache_path, "%s/pipelines-%04x-%04x-%08x-%s.bin", dir,
+             gpu->info.vendor_id, gpu->info.device_id, gpu->info.driver_version, vkllm_git_commit());
     return 1;
 }
 
@@ -261,11 +261,11 @@ static int cache_path(struct vkllm__gpu *gpu) {
  * (A. Kapoulkine, "Robust pipeline cache serialization", 2019): size, hash, device, driver and
  * ABI, and the driver's own header. Host byte order (the file never leaves the machine). */
 struct cache_file_header {
-    char magic[8];          /* "VKLLMPC1" */
-    uint32_t header_size;   /* sizeof(struct cache_file_header) */
-    uint32_t abi;           /* sizeof(void *): a 32-bit build's driver data differs */
-    uint64_t data_size;     /* bytes of driver data after the header */
-    uint64_t data_hash;     /* FNV-1a (64-bit) of them */
+    char magic[8];        /* "VKLLMPC1" */
+    uint32_t header_size; /* sizeof(struct cache_file_header) */
+    uint32_t abi;         /* sizeof(void *): a 32-bit build's driver data differs */
+    uint64_t data_size;   /* bytes of driver data after the header */
+    uint64_t data_hash;   /* FNV-1a (64-bit) of them */
     uint32_t vendor_id, device_id, driver_version, reserved;
     uint8_t uuid[VK_UUID_SIZE]; /* pipelineCacheUUID */
 };
@@ -351,10 +351,15 @@ vkllm_status vkllm__pipeline_cache_load(struct vkllm__gpu *gpu) {
         VkPhysicalDeviceProperties p;
         vkGetPhysicalDeviceProperties(gpu->phys, &p);
         const char *why = cache_problem(file, n, &p);
-        if (why) vkllm__log(VKLLM_LOG_INFO, "pipeline cache %s: %s: ignored; the pipelines are built again and the "
-                            "file rewritten", gpu->pipeline_cache_path, why);
+        if (why)
+            vkllm__log(VKLLM_LOG_INFO,
+                       "pipeline cache %s: %s: ignored; the pipelines are built again and the "
+                       "file rewritten",
+                       gpu->pipeline_cache_path, why);
         else size = n - sizeof(struct cache_file_header);
-        if (!why) vkllm__log(VKLLM_LOG_DEBUG, "pipeline cache %s: %zu bytes of the driver's data", gpu->pipeline_cache_path, size);
+        if (!why)
+            vkllm__log(VKLLM_LOG_DEBUG, "pipeline cache %s: %zu bytes of the driver's data", gpu->pipeline_cache_path,
+                       size);
     }
     VkPipelineCacheCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
@@ -384,7 +389,9 @@ static void write_cache_file(const char *path, const struct cache_file_header *h
     FILE *f = fdopen(fd, "wb");
     int ok = f && fwrite(h, sizeof *h, 1, f) == 1 && fwrite(data, 1, size, f) == size;
     ok &= f ? fclose(f) == 0 : close(fd) == 0;
-    const char *what = !ok ? "cannot write it" : vkllm__os_replace(tmp, path) != 0 ? "cannot rename it into place" : NULL;
+    const char *what = !ok                                 ? "cannot write it"
+                       : vkllm__os_replace(tmp, path) != 0 ? "cannot rename it into place"
+                                                           : NULL;
     if (!what) return;
     vkllm__log(VKLLM_LOG_INFO, "pipeline cache %s: %s: %s (not saved)", path, what, strerror(errno));
     remove(tmp);
@@ -393,8 +400,7 @@ static void write_cache_file(const char *path, const struct cache_file_header *h
 void vkllm__pipeline_cache_save(struct vkllm__gpu *gpu) {
     if (!gpu->pipeline_cache || !gpu->pipeline_cache_path[0]) return;
     size_t size = 0;
-    if (gpu->vk.vkGetPipelineCacheData(gpu->device, gpu->pipeline_cache, &size, NULL) != VK_SUCCESS || !size)
-        return;
+    if (gpu->vk.vkGetPipelineCacheData(gpu->device, gpu->pipeline_cache, &size, NULL) != VK_SUCCESS || !size) return;
     void *data = vkllm__malloc(size);
     if (!data) return;
     if (gpu->vk.vkGetPipelineCacheData(gpu->device, gpu->pipeline_cache, &size, data) == VK_SUCCESS) {

@@ -14,28 +14,30 @@
 #include "vk.h"
 
 struct profile {
-    const char *source;          /* where the values come from */
-    uint32_t vendor;             /* the GPU's PCI vendor id (per-vendor choices follow it); 0: keep */
-    int set_type;                /* 1: the device type below replaces the device's */
+    const char *source; /* where the values come from */
+    uint32_t vendor;    /* the GPU's PCI vendor id (per-vendor choices follow it); 0: keep */
+    int set_type;       /* 1: the device type below replaces the device's */
     vkllm_device_type type;
-    uint32_t api_version;        /* at most this */
-    uint32_t sg_min, sg_max;     /* subgroup sizes compute may ask for (with control) */
-    int sg_control;              /* subgroup size control with full subgroups, for compute */
-    uint32_t sg_ops;             /* VKLLM_SUBGROUP_* the profile has in compute */
+    uint32_t api_version;    /* at most this */
+    uint32_t sg_min, sg_max; /* subgroup sizes compute may ask for (with control) */
+    int sg_control;          /* subgroup size control with full subgroups, for compute */
+    uint32_t sg_ops;         /* VKLLM_SUBGROUP_* the profile has in compute */
     int fp16, int8, int64, storage16, storage8, dot, dot_accel, coopmat, bda;
-    uint64_t storage_range, max_alloc;   /* bytes; 0: no clamp */
+    uint64_t storage_range, max_alloc; /* bytes; 0: no clamp */
     uint32_t shared, wg_invocations, wg_x, push;
     uint64_t texels, uniform;
-    uint64_t device_local;       /* bytes of the device-local heap(s); 0: no clamp */
-    int unified;                 /* 1: device-local memory is host-visible (integrated GPUs) */
+    uint64_t device_local; /* bytes of the device-local heap(s); 0: no clamp */
+    int unified;           /* 1: device-local memory is host-visible (integrated GPUs) */
 };
 
-#define SG_ALL (VKLLM_SUBGROUP_BASIC | VKLLM_SUBGROUP_VOTE | VKLLM_SUBGROUP_ARITHMETIC | VKLLM_SUBGROUP_BALLOT | \
-                VKLLM_SUBGROUP_SHUFFLE | VKLLM_SUBGROUP_SHUFFLE_RELATIVE | VKLLM_SUBGROUP_CLUSTERED | VKLLM_SUBGROUP_QUAD)
+#define SG_ALL                                                                                        \
+    (VKLLM_SUBGROUP_BASIC | VKLLM_SUBGROUP_VOTE | VKLLM_SUBGROUP_ARITHMETIC | VKLLM_SUBGROUP_BALLOT | \
+     VKLLM_SUBGROUP_SHUFFLE | VKLLM_SUBGROUP_SHUFFLE_RELATIVE | VKLLM_SUBGROUP_CLUSTERED | VKLLM_SUBGROUP_QUAD)
 #define GIB (1ull << 30)
 
-#define SG_ANDROID (VKLLM_SUBGROUP_BASIC | VKLLM_SUBGROUP_VOTE | VKLLM_SUBGROUP_ARITHMETIC | VKLLM_SUBGROUP_BALLOT | \
-                    VKLLM_SUBGROUP_SHUFFLE | VKLLM_SUBGROUP_SHUFFLE_RELATIVE)
+#define SG_ANDROID                                                                                    \
+    (VKLLM_SUBGROUP_BASIC | VKLLM_SUBGROUP_VOTE | VKLLM_SUBGROUP_ARITHMETIC | VKLLM_SUBGROUP_BALLOT | \
+     VKLLM_SUBGROUP_SHUFFLE | VKLLM_SUBGROUP_SHUFFLE_RELATIVE)
 #define DISCRETE .set_type = 1, .type = VKLLM_DEVICE_DISCRETE_GPU
 #define INTEGRATED .set_type = 1, .type = VKLLM_DEVICE_INTEGRATED_GPU
 
@@ -46,6 +48,7 @@ struct profile {
  * exact GPU was found the value is the sibling's (same architecture and driver) or, for the two
  * phones, the floor of Khronos' VP_ANDROID_baseline_2022 profile, which every Android device
  * since 2022 meets: a profile is never more generous than the evidence. */
+// clang-format off
 static const struct profile k_profiles[VKLLM__PROFILE_COUNT_] = {
     /* GeForce RTX 3060 Ti, driver 517.22 (gpuinfo export, VP_LUNARG_desktop_max_2023), checked
      * against RTX 3090 / 3070 llama.cpp lines (Linux 580/590: warp 32, shared 49152, int dot,
@@ -151,11 +154,11 @@ static const struct profile k_profiles[VKLLM__PROFILE_COUNT_] = {
         .wg_invocations = 128, .wg_x = 128, .push = 128, .texels = 65536, .uniform = 16384, .unified = 0,
     },
 };
+// clang-format on
 
-static const char *const k_names[VKLLM__PROFILE_COUNT_] = {
-    [VKLLM__PROFILE_NONE] = "none",
+static const char *const k_names[VKLLM__PROFILE_COUNT_] = {[VKLLM__PROFILE_NONE] = "none",
 #define VKLLM__PROFILE_NAMES_(id, name) [VKLLM__PROFILE_##id] = name,
-    VKLLM__DEVICE_PROFILES(VKLLM__PROFILE_NAMES_)
+                                                           VKLLM__DEVICE_PROFILES(VKLLM__PROFILE_NAMES_)
 #undef VKLLM__PROFILE_NAMES_
 };
 
@@ -177,7 +180,8 @@ vkllm_status vkllm__profile_apply(long id, struct vkllm_device_info *info) {
     info->api_version = (uint32_t)min_nz(info->api_version, p->api_version);
     /* subgroups: size control only where the ranges overlap */
     uint32_t lo = VKLLM_MAX(info->subgroup_size_min, p->sg_min), hi = VKLLM_MIN(info->subgroup_size_max, p->sg_max);
-    if (info->subgroup_size_control && p->sg_control && lo <= hi) info->subgroup_size_min = lo, info->subgroup_size_max = hi;
+    if (info->subgroup_size_control && p->sg_control && lo <= hi)
+        info->subgroup_size_min = lo, info->subgroup_size_max = hi;
     else info->subgroup_size_control = 0;
     info->subgroup_ops &= p->sg_ops;
     info->fp16_arith &= p->fp16, info->int8_arith &= p->int8, info->int64_arith &= p->int64;

@@ -26,12 +26,12 @@ enum {
 
 /* What is known of one id. */
 struct id_info {
-    uint32_t binding, set;       /* UINT32_MAX: not decorated */
+    uint32_t binding, set; /* UINT32_MAX: not decorated */
     uint8_t non_writable, non_readable, block;
-    uint32_t members;            /* OpTypeStruct: member count */
+    uint32_t members;                /* OpTypeStruct: member count */
     uint32_t members_nw, members_nr; /* members decorated NonWritable / NonReadable */
-    uint32_t pointee, storage;   /* OpTypePointer: pointee type, storage class */
-    uint32_t var_type;           /* OpVariable: its pointer type (0: not a variable) */
+    uint32_t pointee, storage;       /* OpTypePointer: pointee type, storage class */
+    uint32_t var_type;               /* OpVariable: its pointer type (0: not a variable) */
     uint32_t var_storage;
 };
 

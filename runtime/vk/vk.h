@@ -29,8 +29,8 @@ typedef struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {
     VkBool32 cooperativeMatrix;
     VkBool32 cooperativeMatrixRobustBufferAccess;
 } VkPhysicalDeviceCooperativeMatrixFeaturesKHR;
-typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(
-    VkPhysicalDevice, uint32_t *, VkCooperativeMatrixPropertiesKHR *);
+typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(VkPhysicalDevice, uint32_t *,
+                                                                                   VkCooperativeMatrixPropertiesKHR *);
 #else
 #define VKLLM_STYPE_COOPMAT_FEATURES_KHR VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR
 #define VKLLM_STYPE_COOPMAT_PROPERTIES_KHR VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR
@@ -40,13 +40,13 @@ typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKH
 vkllm_status vkllm__vk_status(VkResult r, const char *call, const char *file, int line);
 const char *vkllm__vk_result_str(VkResult r);
 
-#define VKLLM_VK_TRY(st, expr, label)                                       \
-    do {                                                                    \
-        VkResult vr_ = (expr);                                              \
-        if (vr_ != VK_SUCCESS) {                                            \
-            (st) = vkllm__vk_status(vr_, #expr, __FILE__, __LINE__);        \
-            goto label;                                                     \
-        }                                                                   \
+#define VKLLM_VK_TRY(st, expr, label)                                \
+    do {                                                             \
+        VkResult vr_ = (expr);                                       \
+        if (vr_ != VK_SUCCESS) {                                     \
+            (st) = vkllm__vk_status(vr_, #expr, __FILE__, __LINE__); \
+            goto label;                                              \
+        }                                                            \
     } while (0)
 
 /* One large VkDeviceMemory + a VkBuffer over all of it; sub-allocations carve ranges out of it. */
@@ -58,24 +58,24 @@ struct vkllm__block {
     VkDeviceMemory memory;
     VkBuffer buffer;
     uint64_t size;
-    uint32_t type_index;  /* memory type */
+    uint32_t type_index; /* memory type */
     enum vkllm__mem_kind kind;
-    void *mapped;         /* host pointer when host-visible and read back directly */
-    void *wmapped;        /* host pointer for writes only: a discrete GPU's device-local, host-visible
-                             (ReBAR) memory, write-combined and slow to read over the bus */
+    void *mapped;                   /* host pointer when host-visible and read back directly */
+    void *wmapped;                  /* host pointer for writes only: a discrete GPU's device-local, host-visible
+                                       (ReBAR) memory, write-combined and slow to read over the bus */
     struct vkllm__range *free_list; /* sorted by offset, coalesced */
     uint32_t n_free, cap_free;
-    uint64_t used;        /* bytes handed out */
-    int shared;           /* holds small buffers (else one large buffer's own) */
+    uint64_t used; /* bytes handed out */
+    int shared;    /* holds small buffers (else one large buffer's own) */
 };
 
 struct vkllm__buffer {
     struct vkllm__gpu *gpu;
     struct vkllm__block *block;
-    uint64_t offset;      /* in the block */
-    uint64_t size;        /* bytes asked for */
-    uint64_t reserved;    /* bytes taken from the block (aligned) */
-    enum vkllm__mem_use use; /* what it holds (vkllm__gpu_memory_by_use) */
+    uint64_t offset;                 /* in the block */
+    uint64_t size;                   /* bytes asked for */
+    uint64_t reserved;               /* bytes taken from the block (aligned) */
+    enum vkllm__mem_use use;         /* what it holds (vkllm__gpu_memory_by_use) */
     struct vkllm__texel_view *views; /* texel views made for bindings, freed with the buffer */
 };
 
@@ -99,8 +99,8 @@ struct vkllm__pipeline {
     enum vkllm__shader_id shader;
     /* how it was built (vkllm__gpu_pipeline_info) */
     double compile_ms;
-    int cache_hit;            /* 1 / 0 from VK_EXT_pipeline_creation_feedback, -1 unknown */
-    uint32_t exec_subgroup;   /* the executable's subgroup size (statistics), 0 unknown */
+    int cache_hit;          /* 1 / 0 from VK_EXT_pipeline_creation_feedback, -1 unknown */
+    uint32_t exec_subgroup; /* the executable's subgroup size (statistics), 0 unknown */
     uint32_t n_stats;
     struct vkllm_pipeline_stat *stats; /* (n_stats,) the driver's statistics, or NULL */
 };
@@ -126,36 +126,36 @@ struct vkllm__gpu {
     struct vkllm_device_info info;
     VkPhysicalDeviceMemoryProperties mem_props;
     int validate;
-    int compile_only;             /* pipelines only: no memory, no submits (struct vkllm__gpu_params) */
-    int capture_stats;            /* pipelines are built with VK_KHR_pipeline_executable_properties'
-                                     statistics (compile-only contexts where it is offered) */
-    int creation_feedback;        /* VK_EXT_pipeline_creation_feedback (or Vulkan 1.3) is there */
-    int submitted;                /* a queue submit was made: closing waits for the device */
-    struct vkllm__tuning tuning;  /* read once at open (tuning.h); set per device by tests */
-    uint32_t cpu_threads;         /* CPU devices: the threads that run workgroups (0 on GPUs) */
-    uint64_t validation_count; /* messages of warning or error severity */
+    int compile_only;            /* pipelines only: no memory, no submits (struct vkllm__gpu_params) */
+    int capture_stats;           /* pipelines are built with VK_KHR_pipeline_executable_properties'
+                                    statistics (compile-only contexts where it is offered) */
+    int creation_feedback;       /* VK_EXT_pipeline_creation_feedback (or Vulkan 1.3) is there */
+    int submitted;               /* a queue submit was made: closing waits for the device */
+    struct vkllm__tuning tuning; /* read once at open (tuning.h); set per device by tests */
+    uint32_t cpu_threads;        /* CPU devices: the threads that run workgroups (0 on GPUs) */
+    uint64_t validation_count;   /* messages of warning or error severity */
 
     /* memory */
     struct vkllm__block **blocks;
     uint32_t n_blocks, cap_blocks;
-    uint64_t block_size;          /* default size of a new block */
-    uint64_t shared_bytes;        /* bytes of the blocks small buffers share */
+    uint64_t block_size;                     /* default size of a new block */
+    uint64_t shared_bytes;                   /* bytes of the blocks small buffers share */
     uint64_t heap_used[VK_MAX_MEMORY_HEAPS]; /* our accounting, bytes allocated per heap */
     uint64_t allocated, used;
-    enum vkllm__mem_use mem_use;  /* what buffers allocated now hold (vkllm__gpu_set_mem_use) */
+    enum vkllm__mem_use mem_use;              /* what buffers allocated now hold (vkllm__gpu_set_mem_use) */
     uint64_t use_bytes[2][VKLLM__USE_COUNT_]; /* bytes handed out by use: [0] the device-local heap, [1] others */
-    uint64_t expect;              /* bytes the caller said it is about to allocate (vkllm__gpu_expect) */
-    int type_rebar;               /* device-local + host-visible type on the device-local heap, written
-                                     through a mapping (discrete GPUs with resizable BAR), or -1 */
-    int type_device, type_host;   /* memory type index for each kind */
+    uint64_t expect;                          /* bytes the caller said it is about to allocate (vkllm__gpu_expect) */
+    int type_rebar;                           /* device-local + host-visible type on the device-local heap, written
+                                                 through a mapping (discrete GPUs with resizable BAR), or -1 */
+    int type_device, type_host;               /* memory type index for each kind */
     /* from the tuning (vkllm__mem_apply_tuning) */
-    uint64_t memory_limit;        /* memory_limit_mb in bytes, 0 = the heap size */
-    uint64_t budget_room;         /* tests: pretend the budget leaves at most this much room (0: off) */
-    int force_staging;            /* 1: never map device blocks */
-    uint64_t max_binding;         /* bytes one binding may cover (<= maxStorageBufferRange) */
-    uint64_t max_alloc;           /* bytes one allocation may hold (<= maxMemoryAllocationSize) */
+    uint64_t memory_limit;                     /* memory_limit_mb in bytes, 0 = the heap size */
+    uint64_t budget_room;                      /* tests: pretend the budget leaves at most this much room (0: off) */
+    int force_staging;                         /* 1: never map device blocks */
+    uint64_t max_binding;                      /* bytes one binding may cover (<= maxStorageBufferRange) */
+    uint64_t max_alloc;                        /* bytes one allocation may hold (<= maxMemoryAllocationSize) */
     struct vkllm__gpu_bind_limits bind_limits; /* uniform and texel bindings */
-    uint64_t dev_max_texels;      /* maxTexelBufferElements */
+    uint64_t dev_max_texels;                   /* maxTexelBufferElements */
 
     /* staging for devices without host-visible device-local memory: two halves, each copied by
      * its own command buffer while the host fills the other */
@@ -165,9 +165,9 @@ struct vkllm__gpu {
     VkFence xfer_fence;
     VkCommandBuffer slot_cmd[2];
     VkFence slot_fence[2];
-    int slot_busy[2];             /* a copy from that half is in flight */
+    int slot_busy[2]; /* a copy from that half is in flight */
     uint32_t next_slot;
-    int upload_batch;             /* vkllm__gpu_upload_begin: uploads return with their last copy in flight */
+    int upload_batch; /* vkllm__gpu_upload_begin: uploads return with their last copy in flight */
 
     /* pipelines */
     VkPipelineCache pipeline_cache;
@@ -182,9 +182,9 @@ static inline char vkllm__binding_kind(const struct vkllm__shader_blob *blob, ui
     return blob->kinds && blob->kinds[0] ? blob->kinds[i] : 's';
 }
 static inline VkDescriptorType vkllm__binding_type(char kind) {
-    return kind == 'u' ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
-         : kind == 't' || kind == 'f' ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
-                                      : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    return kind == 'u'                  ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
+           : kind == 't' || kind == 'f' ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
+                                        : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
 }
 /* Texel format and bytes per texel of a texel binding kind. */
 static inline VkFormat vkllm__texel_format(char kind) {

@@ -12,9 +12,19 @@
 #include <string.h>
 
 enum {
-    OP_NAME = 5, OP_MEMBER_NAME = 6, OP_EXTENSION = 10, OP_CAPABILITY = 17, OP_TYPE_BOOL = 20,
-    OP_TYPE_INT = 21, OP_TYPE_FLOAT = 22, OP_CONSTANT_TRUE = 41, OP_CONSTANT_FALSE = 42,
-    OP_CONSTANT = 43, OP_DECORATE = 71, OP_MEMBER_DECORATE = 72, OP_DECORATE_ID = 332,
+    OP_NAME = 5,
+    OP_MEMBER_NAME = 6,
+    OP_EXTENSION = 10,
+    OP_CAPABILITY = 17,
+    OP_TYPE_BOOL = 20,
+    OP_TYPE_INT = 21,
+    OP_TYPE_FLOAT = 22,
+    OP_CONSTANT_TRUE = 41,
+    OP_CONSTANT_FALSE = 42,
+    OP_CONSTANT = 43,
+    OP_DECORATE = 71,
+    OP_MEMBER_DECORATE = 72,
+    OP_DECORATE_ID = 332,
 };
 
 static const char EXT_NV[] = "SPV_NV_cooperative_matrix";
@@ -32,8 +42,8 @@ static int fail(char *err, size_t size, const char *fmt, ...) {
 
 /* Opcodes that declare a type (result id in word 1). */
 static int declares_type(uint32_t op) {
-    return (op >= 19 && op <= 39) || op == 322 || op == 327 || op == 4472 || op == 5341 ||
-           op == SPV_CM_OP_TYPE_NV || op == SPV_CM_OP_TYPE_KHR;
+    return (op >= 19 && op <= 39) || op == 322 || op == 327 || op == 4472 || op == 5341 || op == SPV_CM_OP_TYPE_NV ||
+           op == SPV_CM_OP_TYPE_KHR;
 }
 
 /* Opcodes whose word 1 is a target id rather than a result type. */
@@ -62,7 +72,10 @@ static int set_use(struct info *I, uint32_t t, uint8_t u, const char *slot, char
         return fail(err, es,
                     "cooperative matrix type %%%u is used as %s and as %s of OpCooperativeMatrixMulAddNV: "
                     "KHR types carry one use, give them distinct dimensions (specialization constants)",
-                    t, slot, I->use[t] == SPV_CM_USE_A ? "A" : I->use[t] == SPV_CM_USE_B ? "B" : "the accumulator");
+                    t, slot,
+                    I->use[t] == SPV_CM_USE_A   ? "A"
+                    : I->use[t] == SPV_CM_USE_B ? "B"
+                                                : "the accumulator");
     I->use[t] = u;
     return 0;
 }
@@ -132,7 +145,8 @@ int spv_coopmat_nv_to_khr(const uint32_t *in, size_t n, uint32_t **out, size_t *
             for (int s = 0; s < 3; s++) {
                 uint32_t v = a[2 + s], t = v < bound ? I.vtype[v] : 0;
                 if (!t || I.is_type[t] != 4) {
-                    fail(err, es, "operand %s (%%%u) of the MulAdd at word %zu is not a known matrix value", slots[s], v, w);
+                    fail(err, es, "operand %s (%%%u) of the MulAdd at word %zu is not a known matrix value", slots[s],
+                         v, w);
                     goto done;
                 }
                 if (I.is_type[I.component[t]] != 3) {

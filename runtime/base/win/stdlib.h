@@ -4,8 +4,6 @@
 #ifndef VKLLM_WIN_STDLIB_H
 #define VKLLM_WIN_STDLIB_H
 
-static inline char *realpath(const char *path, char *resolved) {
-    return _fullpath(resolved, path, resolved ? 260 : 0);
-}
+static inline char *realpath(const char *path, char *resolved) { return _fullpath(resolved, path, resolved ? 260 : 0); }
 
 #endif

@@ -16,7 +16,7 @@
 #define S_ISBLK(m) 0
 #endif
 #ifndef S_ISFIFO
-#define S_ISFIFO(m) (((m) & _S_IFMT) == _S_IFIFO)
+#define S_ISFIFO(m) (((m)&_S_IFMT) == _S_IFIFO)
 #endif
 
 #endif
