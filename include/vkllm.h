@@ -577,6 +577,7 @@ struct vkllm_kv_pool_info {
     uint64_t queried_tokens; /* prompt tokens looked up in the pool's cache */
     uint64_t hit_tokens;     /* of those, found (taken instead of evaluated) */
     uint64_t evicted_blocks; /* cached blocks reused for new tokens */
+    uint64_t preempted;      /* generations preempted because the pool ran dry (recomputed later) */
 };
 VKLLM_API struct vkllm_kv_pool_params vkllm_kv_pool_params_default(void);
 /* Allocate a pool for model's sessions: refused before allocating (DEVICE_OOM, with the bytes
@@ -588,6 +589,23 @@ VKLLM_API vkllm_status vkllm_kv_pool_init(vkllm_model_t model, const struct vkll
  * (and its sessions) before its model's context: the context's device memory goes with it. */
 VKLLM_API void vkllm_kv_pool_free(vkllm_kv_pool_t p);
 VKLLM_API void vkllm_kv_pool_get_info(vkllm_kv_pool_t p, struct vkllm_kv_pool_info *out);
+
+/* What happens to the pool's cache, for a router that routes by prefix (vLLM's KV events, which
+ * the llm-d router reads): a full block becomes findable (stored: its key, its parent's and its
+ * tokens), stops being findable (removed: its key) or all of them go (cleared). A block's key is
+ * a 64-bit hash of its tokens and every token before them; parent is 0 for a sequence's first. */
+enum vkllm_kv_event_type { VKLLM_KV_EVENT_STORED = 1, VKLLM_KV_EVENT_REMOVED, VKLLM_KV_EVENT_CLEARED };
+struct vkllm_kv_event {
+    enum vkllm_kv_event_type type;
+    uint64_t key;          /* stored, removed */
+    uint64_t parent;       /* stored */
+    const int32_t *tokens; /* stored: the block's n_tokens token ids, valid during the call */
+    uint32_t n_tokens;
+};
+typedef void (*vkllm_kv_event_fn)(const struct vkllm_kv_event *ev, void *user_data);
+/* Call fn for each event, on the thread that caused it (one evaluating or freeing on the pool),
+ * from now on; fn NULL stops. fn must not call into the pool. */
+VKLLM_API void vkllm_kv_pool_set_events(vkllm_kv_pool_t p, vkllm_kv_event_fn fn, void *user_data);
 
 struct vkllm_session_params {
     uint32_t n_ctx;       /* positions in the KV cache; 0 = the training context, at most 4096 */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "kv_cache.h"
 #include "tokenizer.h"
 #include "types.h"
 
@@ -143,9 +144,20 @@ void vkllm_kv_pool_get_info(vkllm_kv_pool_t p, struct vkllm_kv_pool_info *out) {
     if (!p) return;
     struct vkllm__kv_pool_stats s;
     vkllm__kv_pool_get_stats(p->p, &s);
-    *out =
-        (struct vkllm_kv_pool_info){VKLLM__KV_BLOCK, s.n_blocks,    s.n_held,         s.n_cached,   s.n_free,
-                                    s.bytes,         s.block_bytes, s.queried_tokens, s.hit_tokens, s.evicted_blocks};
+    uint32_t running, waiting;
+    uint64_t preempted;
+    vkllm__kv_pool_gens_get(p->p, &running, &waiting, &preempted);
+    *out = (struct vkllm_kv_pool_info){.block_tokens = VKLLM__KV_BLOCK,
+                                       .n_blocks = s.n_blocks,
+                                       .n_held = s.n_held,
+                                       .n_cached = s.n_cached,
+                                       .n_free = s.n_free,
+                                       .bytes = s.bytes,
+                                       .block_bytes = s.block_bytes,
+                                       .queried_tokens = s.queried_tokens,
+                                       .hit_tokens = s.hit_tokens,
+                                       .evicted_blocks = s.evicted_blocks,
+                                       .preempted = preempted};
 }
 
 struct vkllm_session_params vkllm_session_params_default(void) {
