@@ -144,7 +144,7 @@ int cli_cmd_make_model(int argc, char **argv) {
         }
         if (!strcmp(argv[i], "--preset") && i + 1 < argc &&
             vkllm_make_model_preset(argv[i + 1], &p) != VKLLM_STATUS_OK) {
-            fprintf(stderr, "vkllm make-model: unknown preset '%s' (see --help)\n", argv[i + 1]);
+            fprintf(stderr, "vkllm: make-model: unknown preset '%s' (see --help)\n", argv[i + 1]);
             return 2;
         }
     }
@@ -155,7 +155,7 @@ int cli_cmd_make_model(int argc, char **argv) {
             continue;
         }
         if (!apply(&p, argv[i], val, &out)) {
-            fprintf(stderr, "vkllm make-model: bad or incomplete option '%s'%s%s\n\n", argv[i], val ? " " : "",
+            fprintf(stderr, "vkllm: make-model: bad or incomplete option '%s'%s%s\n\n", argv[i], val ? " " : "",
                     val ? val : "");
             usage(stderr);
             return 2;
@@ -163,7 +163,7 @@ int cli_cmd_make_model(int argc, char **argv) {
         if (val) i++;
     }
     if (!out) {
-        fprintf(stderr, "vkllm make-model: -o FILE is required\n\n");
+        fprintf(stderr, "vkllm: make-model: -o FILE is required\n\n");
         usage(stderr);
         return 2;
     }
@@ -179,10 +179,13 @@ int cli_cmd_make_model(int argc, char **argv) {
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (st == VKLLM_STATUS_CANCELLED && interrupted) {
-        fprintf(stderr, "vkllm make-model: interrupted; %s was not written\n", out);
+        fprintf(stderr, "vkllm: make-model: interrupted; %s was not written\n", out);
         return 128 + interrupted; /* as the shell reports a process the signal ended */
     }
-    if (st != VKLLM_STATUS_OK) return cli_fail(st, "make-model");
+    if (st != VKLLM_STATUS_OK) { /* the library's messages name make-model themselves */
+        const char *e = vkllm_last_error();
+        return cli_fail(st, e && !strncmp(e, "make-model: ", 12) ? NULL : "make-model");
+    }
     char experts[48] = "";
     vkllm_model_file_t mf; /* the experts as written (qwen3moe and gpt-oss get 8 when none were asked for) */
     struct stat sb;        /* (a file: a FIFO or device cannot be read back) */
@@ -193,8 +196,8 @@ int cli_cmd_make_model(int argc, char **argv) {
         vkllm_model_file_close(mf);
     }
     if (p.n_expert) snprintf(experts, sizeof experts, ", %u of %u experts", p.n_expert_used, p.n_expert);
-    fprintf(stderr, "vkllm: wrote %s (%s, %u layers, %u embd, %u ffn%s, %u/%u heads, vocab %u, %s%s, seed %llu)\n", out,
-            p.arch, p.n_layer, p.n_embd, p.n_ff, experts, p.n_head, p.n_head_kv, p.n_vocab, p.type,
-            p.tied ? ", tied" : "", (unsigned long long)p.seed);
+    fprintf(stderr, "vkllm: wrote %s (%s, %u layer%s, %u embd, %u ffn%s, %u/%u heads, vocab %u, %s%s, seed %llu)\n",
+            out, p.arch, p.n_layer, p.n_layer == 1 ? "" : "s", p.n_embd, p.n_ff, experts, p.n_head, p.n_head_kv,
+            p.n_vocab, p.type, p.tied ? ", tied" : "", (unsigned long long)p.seed);
     return 0;
 }

@@ -61,7 +61,8 @@ grep -q "ffn_down.weight" "$dir/err" || fail "no fallback warning: $(cat "$dir/e
 "$bin" info -m "$dir/c.gguf" | grep -qF "f16 x5" || fail "ffn_down is not f16"
 
 "$bin" make-model --vocab 100 -o "$dir/d.gguf" 2>/dev/null; [ $? -eq 2 ] || fail "--vocab 100 should be a usage error"
-"$bin" make-model --type iq2_xxs -o "$dir/d.gguf" 2>/dev/null && fail "--type iq2_xxs accepted"
+"$bin" make-model --type iq2_xxs -o "$dir/d.gguf" 2>"$dir/err" && fail "--type iq2_xxs accepted"
+grep -q "^vkllm: make-model: unknown tensor type 'iq2_xxs'" "$dir/err" || fail "unknown type message: $(cat "$dir/err")"
 "$bin" make-model --preset nope -o "$dir/d.gguf" 2>/dev/null && fail "unknown preset accepted"
 "$bin" make-model --n-layer 2 2>/dev/null && fail "missing -o accepted"
 [ -e "$dir/d.gguf" ] && fail "a failed make-model left a file"
