@@ -42,7 +42,7 @@ struct vkllm__forward {
                                              preferably host-cached, rows of logits copied there by the
                                              step's own command list (no second submit to read them) */
     struct vkllm__buffer *scratch;        /* attention split partials */
-    struct vkllm__buffer *next;           /* (1,) u32 argmax, host-visible */
+    struct vkllm__buffer *argmax;         /* (1,) u32 argmax, host-visible */
     struct vkllm__cmd *batch_cmd;         /* re-recorded for each micro-batch */
     struct vkllm__cmd *decode_cmd;        /* one token -> logits, recorded once */
     struct vkllm__cmd *greedy_cmd;        /* one token -> argmax id, recorded once */
@@ -57,6 +57,15 @@ struct vkllm__forward {
     uint32_t kv_hi;             /* past the last position written since a batch started at 0 */
     int fuse_qkv, fuse_gate_up; /* one token: q/k/v (gate/up) in one product (fusable below) */
     int fuse_rope_kv;           /* rope of q and k and the cache stores in one dispatch */
+    /* a layer split: this stage runs layers [l0, l1) of m (its KV cache holds those, as its
+     * layers 0 ..); next is the next stage (another device), head the first one, whose cache's
+     * block table every stage uses (mirror: what this stage's btab holds of it) */
+    uint32_t l0, l1;
+    struct vkllm__hparams shp; /* hp as this stage's KV cache sees it (vkllm__stage_hparams) */
+    struct vkllm__forward *next, *head;
+    struct vkllm__buffer *xfer; /* host-visible (2, n_ubatch, n_embd): x and xb into or out of the stage */
+    uint32_t *mirror, n_mirror;
+    uint64_t busy_ns; /* in this stage's submits and the copies after them */
 };
 
 // --- views -----------------------------------------------------------------------------------
@@ -116,7 +125,8 @@ static const struct vkllm__buffer *rope_freqs(const struct layer *L, const struc
 static vkllm_status attend(const struct layer *L, struct vkllm__forward *sq, uint32_t nt, struct vkllm__view q,
                            struct vkllm__view k, struct vkllm__view v, struct vkllm__view att) {
     const struct vkllm__hparams *hp = L->hp;
-    const uint32_t l = L->l, HD = hp->head_dim, KV = hp->n_embd_kv, window = vkllm__layer_window(hp, l);
+    const uint32_t HD = hp->head_dim, KV = hp->n_embd_kv, window = vkllm__layer_window(hp, L->l);
+    const uint32_t l = L->l - sq->l0; /* the layer in sq's KV cache (a stage holds its layers alone) */
     struct vkllm__view pos = ALL(sq->pos), rot = ALL(rope_freqs(L, sq));
     struct vkllm__attn_shape as = {nt,
                                    hp->n_head,
@@ -298,7 +308,7 @@ static vkllm_status record_layer(struct vkllm__forward *f, struct vkllm__cmd *c,
 }
 
 /* The whole pass for n tokens already in f->ids at f->pos. Logits of every token (all_logits)
- * or of the last one; with greedy, also its argmax into f->next; with hidden, no logits: the
+ * or of the last one; with greedy, also its argmax into f->argmax; with hidden, no logits: the
  * final hidden state of every token (after the output norm) is left in f->xb. */
 static vkllm_status record_forward_h(struct vkllm__forward *f, struct vkllm__cmd *c, uint32_t n, int all_logits,
                                      int greedy, struct vkllm__forward *const *seqs, int hidden) {
@@ -311,19 +321,30 @@ static vkllm_status record_forward_h(struct vkllm__forward *f, struct vkllm__cmd
     vkllm__cmd_set_budget(c, us > 0 ? (double)us * 1e3 : 0, c == f->batch_cmd ? f->last_pos0 : f->n_ctx - 1);
     vkllm_status st = vkllm__cmd_begin(c);
     if (st) return st;
-    if (f->ids_host) st = vkllm__cmd_copy(c, f->ids, 0, f->ids_host, 0, (uint64_t)n * 4); // ids, pos: to the device
+    const uint64_t XB = (uint64_t)f->n_ubatch * E * 4, nE = (uint64_t)n * E * 4; /* xb's place in xfer; n rows */
+    if (f->ids_host && f->m->embd)
+        st = vkllm__cmd_copy(c, f->ids, 0, f->ids_host, 0, (uint64_t)n * 4); // ids, pos: to the device
     for (uint32_t i = 0; !st && i < (seqs ? n : 1); i++) {
         struct vkllm__forward *sq = seqs ? seqs[i] : f;
         if (sq->pos_host) st = vkllm__cmd_copy(c, sq->pos, 0, sq->pos_host, 0, 4);
     }
-    if (!st)
+    if (!st && f->m->embd)
         st = vkllm__op_get_rows(c, F(f->x, 0, (uint64_t)n * E), &f->m->token_embd, // x (n, E) = token_embd[ids]
                                 ALL(f->ids), n);
-    if (!st && hp->embd_scale != 1.0f) // granite, gemma: x *= embd_scale
+    if (!st && f->m->embd && hp->embd_scale != 1.0f) // granite, gemma: x *= embd_scale
         st =
             vkllm__op_mul(c, F(f->x, 0, (uint64_t)n * E), F(f->x, 0, (uint64_t)n * E), F(f->m->scales, 0, 1), n * E, 1);
-    for (uint32_t l = 0; !st && l < hp->n_layer; l++) st = record_layer(f, c, l, n, seqs);
+    if (!st && !f->m->embd) { // a later stage: x and the last FFN output (xb) as the stage before left them
+        st = vkllm__cmd_copy(c, f->x, 0, f->xfer, 0, nE);
+        if (!st) st = vkllm__cmd_copy(c, f->xb, 0, f->xfer, XB, nE);
+    }
+    for (uint32_t l = f->l0; !st && l < f->l1; l++) st = record_layer(f, c, l, n, seqs);
     if (st) return st;
+    if (!f->m->head) { // an earlier stage: x and xb out to host-visible memory, for the next device
+        if ((st = vkllm__cmd_copy(c, f->xfer, 0, f->x, 0, nE)) || (st = vkllm__cmd_copy(c, f->xfer, XB, f->xb, 0, nE)))
+            return st;
+        return vkllm__cmd_end(c);
+    }
     uint32_t rows = all_logits || hidden ? n : 1; // logits of which tokens
     struct vkllm__view xl = F(f->x, (uint64_t)(n - rows) * E, (uint64_t)rows * E);
     struct vkllm__view dl = F(f->xb, (uint64_t)(n - rows) * E, (uint64_t)rows * E); // the last FFN output
@@ -340,7 +361,7 @@ static vkllm_status record_forward_h(struct vkllm__forward *f, struct vkllm__cmd
     if (f->logits_host && !greedy && // to host memory, in the same step
         (st = vkllm__cmd_copy(c, f->logits_host, 0, f->logits, 0, (uint64_t)rows * V * 4)))
         return st;
-    if (greedy && (st = vkllm__op_argmax(c, ALL(f->next), F(f->logits, 0, V), V))) return st;
+    if (greedy && (st = vkllm__op_argmax(c, ALL(f->argmax), F(f->logits, 0, V), V))) return st;
     return vkllm__cmd_end(c);
 }
 
@@ -390,29 +411,37 @@ static vkllm_status alloc_f32(struct vkllm__forward *f, uint64_t n, struct vkllm
     return st;
 }
 
-vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8,
-                                 struct vkllm__kv_pool *pool, struct vkllm__forward **out) {
+/* One stage of a run state (the whole model on one device): m's layers, their KV cache on pool. */
+static vkllm_status stage_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8,
+                               struct vkllm__kv_pool *pool, int split, struct vkllm__forward **out) {
     const struct vkllm__hparams *hp = &m->desc->hp;
-    if (n_ctx == 0) n_ctx = VKLLM_MIN(hp->n_ctx_train ? hp->n_ctx_train : 2048, 4096);
-    if (n_ubatch == 0) n_ubatch = 256;
-    n_ubatch = VKLLM_MIN(n_ubatch, n_ctx);
     struct vkllm__forward *f = vkllm__calloc(1, sizeof *f);
     if (!f) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     f->m = m;
     f->gpu = m->gpu;
     f->n_ctx = n_ctx;
     f->n_ubatch = n_ubatch;
+    f->l0 = m->l0, f->l1 = m->l1;
+    f->shp = vkllm__stage_hparams(hp, m->l0, m->l1);
+    f->head = f;
     const uint64_t U = n_ubatch;
     vkllm_status st;
     /* the blocks sized to what follows (not to what the model's weights took) */
-    vkllm__gpu_expect(f->gpu, state_estimate(hp, U, n_ctx, k_q8, v_q8, pool == NULL, scratch_bytes(f, k_q8, v_q8, 0)));
+    vkllm__gpu_expect(f->gpu,
+                      state_estimate(&f->shp, U, n_ctx, k_q8, v_q8, pool == NULL, scratch_bytes(f, k_q8, v_q8, 0)));
     enum vkllm__mem_use was = vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_KV);
-    VKLLM_TRY(st, vkllm__kv_cache_init(f->gpu, hp, n_ctx, n_ubatch, k_q8, v_q8, pool, &f->kv), fail);
+    VKLLM_TRY(st, vkllm__kv_cache_init(f->gpu, &f->shp, n_ctx, n_ubatch, k_q8, v_q8, pool, &f->kv), fail);
+    if (split && !(f->mirror = vkllm__calloc(VKLLM_MAX(f->kv.max_blocks, 1), sizeof *f->mirror))) {
+        st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+        goto fail;
+    }
     vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_INPUTS);
-    VKLLM_TRY(st, alloc_input(f, U * 4, &f->ids, &f->ids_host), fail);
+    if (m->embd) VKLLM_TRY(st, alloc_input(f, U * 4, &f->ids, &f->ids_host), fail);
     VKLLM_TRY(st, alloc_input(f, 16, &f->pos, &f->pos_host), fail);
+    if (split) /* the residual stream between devices: host-visible memory on both (no external memory) */
+        VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 2 * U * hp->n_embd * 4, VKLLM__MEM_HOST, &f->xfer), fail);
     vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_READBACK);
-    VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 16, VKLLM__MEM_HOST, &f->next), fail);
+    VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 16, VKLLM__MEM_HOST, &f->argmax), fail);
     vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_ACTIVATIONS);
     VKLLM_TRY(st, alloc_f32(f, U * hp->n_embd, &f->x), fail);
     VKLLM_TRY(st, alloc_f32(f, U * VKLLM_MAX(hp->n_embd, hp->n_embd_q), &f->xb), fail);
@@ -436,11 +465,13 @@ vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uin
     uint64_t scratch = scratch_bytes(f, f->kv.k_q8, f->kv.v_q8, f->kv.n_part > 1 ? f->kv.part_heads : 0);
     VKLLM_TRY(st, alloc_f32(f, VKLLM_MAX(scratch / 4, 4), &f->scratch), fail);
     vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_LOGITS);
-    VKLLM_TRY(st, alloc_f32(f, hp->n_vocab, &f->logits), fail); /* one row: more only when all are asked for */
-    f->logits_rows = 1;
-    vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_READBACK);
-    if (!vkllm__buffer_map(f->logits))
-        VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 4ull * hp->n_vocab, VKLLM__MEM_HOST, &f->logits_host), fail);
+    if (m->head) { /* the last stage's: one row, more only when all are asked for */
+        VKLLM_TRY(st, alloc_f32(f, hp->n_vocab, &f->logits), fail);
+        f->logits_rows = 1;
+        vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_READBACK);
+        if (!vkllm__buffer_map(f->logits))
+            VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 4ull * hp->n_vocab, VKLLM__MEM_HOST, &f->logits_host), fail);
+    }
     vkllm__gpu_set_mem_use(f->gpu, was);
     vkllm__gpu_expect(f->gpu, 0);
     /* One token's stacked products write (q | k | v) into f->q and (gate | up) into f->hb: they
@@ -464,13 +495,46 @@ fail:
     return st;
 }
 
+vkllm_status vkllm__forward_init_stages(struct vkllm__gpu_model *m, uint32_t n_ctx, uint32_t n_ubatch, int k_q8,
+                                        int v_q8, struct vkllm__kv_pool *const *pools, struct vkllm__forward **out) {
+    const struct vkllm__hparams *hp = &m->desc->hp;
+    if (n_ctx == 0) n_ctx = VKLLM_MIN(hp->n_ctx_train ? hp->n_ctx_train : 2048, 4096);
+    if (n_ubatch == 0) n_ubatch = 256;
+    n_ubatch = VKLLM_MIN(n_ubatch, n_ctx);
+    struct vkllm__forward *head = NULL, *last = NULL;
+    uint32_t i = 0;
+    for (struct vkllm__gpu_model *g = m; g; g = g->next, i++) {
+        struct vkllm__forward *f = NULL;
+        vkllm_status st = stage_init(g, n_ctx, n_ubatch, k_q8, v_q8, pools ? pools[i] : NULL, m->next != NULL, &f);
+        if (st) {
+            if (i) vkllm__err_prefix("device %u of the split (layers %u .. %u): ", i, g->l0, g->l1 - 1);
+            vkllm__forward_free(head);
+            return st;
+        }
+        if (!head) head = f;
+        else last->next = f, f->head = head;
+        last = f;
+    }
+    *out = head;
+    return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8,
+                                 struct vkllm__kv_pool *pool, struct vkllm__forward **out) {
+    if (pool && m->next) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "a layer split takes a KV pool per device");
+    return vkllm__forward_init_stages(m, n_ctx, n_ubatch, k_q8, v_q8, pool ? &pool : NULL, out);
+}
+
 void vkllm__forward_free(struct vkllm__forward *f) {
     if (!f) return;
+    vkllm__forward_free(f->next);
+    vkllm__free(f->mirror);
+    vkllm__buffer_free(f->xfer);
     vkllm__cmd_free(f->batch_cmd);
     vkllm__cmd_free(f->decode_cmd);
     vkllm__cmd_free(f->greedy_cmd);
     vkllm__cmd_free(f->multi_cmd);
-    struct vkllm__buffer *bufs[] = {f->ids,   f->pos,    f->ids_host,    f->pos_host, f->next,       f->x,
+    struct vkllm__buffer *bufs[] = {f->ids,   f->pos,    f->ids_host,    f->pos_host, f->argmax,     f->x,
                                     f->xb,    f->q,      f->k,           f->v,        f->att,        f->hb,
                                     f->hb2,   f->logits, f->logits_host, f->scratch,  f->moe_logits, f->moe_ids,
                                     f->moe_w, f->moe_y,  f->moe_group};
@@ -532,9 +596,11 @@ static vkllm_status set_batch(struct vkllm__forward *f, const uint32_t *tokens, 
         return vkllm__err(VKLLM_STATUS_CONTEXT_FULL,
                           "the context is full: %u positions used, %u more asked for, room for %u", pos0, n, f->n_ctx);
     vkllm_status st = put_ids(f, tokens, n);
-    if (!st) st = put_pos(f, pos0);
-    /* from position 0 every live row is rewritten: older writes no longer matter */
-    if (!st) f->last_pos0 = pos0, f->kv_hi = pos0 == 0 ? n : VKLLM_MAX(f->kv_hi, pos0 + n);
+    for (struct vkllm__forward *g = f; !st && g; g = g->next) { /* every stage's position */
+        st = put_pos(g, pos0);
+        /* from position 0 every live row is rewritten: older writes no longer matter */
+        if (!st) g->last_pos0 = pos0, g->kv_hi = pos0 == 0 ? n : VKLLM_MAX(g->kv_hi, pos0 + n);
+    }
     return st;
 }
 
@@ -547,44 +613,168 @@ static vkllm_status read_logits(struct vkllm__forward *f, uint64_t offset, float
     return VKLLM_STATUS_OK;
 }
 
+// --- stages (a layer split over several devices) -----------------------------------------------
+
+static struct vkllm__forward *last_stage(struct vkllm__forward *f) {
+    while (f->next) f = f->next;
+    return f;
+}
+
+/* The residual stream of n tokens (x and the last FFN output xb) from stage a's host-visible
+ * buffer into stage b's: a memcpy where both are mapped (always, but for compile_only contexts). */
+static vkllm_status cross(struct vkllm__forward *a, struct vkllm__forward *b, uint32_t n) {
+    const uint64_t E = a->m->desc->hp.n_embd, XB = (uint64_t)a->n_ubatch * E * 4, nE = (uint64_t)n * E * 4;
+    uint8_t *s = vkllm__buffer_map(a->xfer), *d = vkllm__buffer_map(b->xfer);
+    if (s && d) {
+        memcpy(d, s, nE);
+        memcpy(d + XB, s + XB, nE);
+        return VKLLM_STATUS_OK;
+    }
+    uint8_t *t = vkllm__malloc(nE ? nE : 1);
+    if (!t) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    vkllm_status st = VKLLM_STATUS_OK;
+    for (uint64_t off = 0; off <= XB && !st; off += XB) {
+        st = vkllm__buffer_download(a->xfer, off, t, nE);
+        if (!st) st = vkllm__buffer_upload(b->xfer, off, t, nE);
+    }
+    vkllm__free(t);
+    return st;
+}
+
+/* A later stage takes its first stage's block table, where it changed (the blocks are the same
+ * numbers in every stage's pool). */
+static vkllm_status sync_table(struct vkllm__forward *g) {
+    const struct vkllm__kv_cache *kv = &g->head->kv;
+    if (g == g->head || (g->n_mirror == kv->n_held && !memcmp(g->mirror, kv->table, (size_t)kv->n_held * 4)))
+        return VKLLM_STATUS_OK;
+    g->n_mirror = 0;
+    vkllm_status st = kv->n_held ? vkllm__buffer_upload(g->kv.btab, 0, kv->table, (uint64_t)kv->n_held * 4) : 0;
+    if (st) return st;
+    memcpy(g->mirror, kv->table, (size_t)kv->n_held * 4);
+    g->n_mirror = kv->n_held;
+    return VKLLM_STATUS_OK;
+}
+
+/* Copy block src to block dst in every paged layer of stage g's cache (K and V, every part). */
+static vkllm_status stage_copy_block(struct vkllm__cmd *c, const struct vkllm__forward *g, uint32_t dst, uint32_t src) {
+    const uint64_t B = VKLLM__KV_BLOCK;
+    const uint32_t NP = g->kv.n_part, PW = g->kv.width / NP;
+    for (uint32_t l = 0; l < g->kv.n_layer; l++) {
+        if (vkllm__layer_window(&g->shp, l)) continue;
+        const uint64_t rows = g->kv.rows[l];
+        for (uint32_t j = l * NP; j < (l + 1) * NP; j++)
+            for (int kv = 0; kv < 2; kv++) {
+                struct vkllm__buffer *b = kv ? g->kv.v[j] : g->kv.k[j];
+                TRY(vkllm__kv_copy_rows(c, b, rows, dst * B, b, rows, src * B, B, PW, kv ? g->kv.v_q8 : g->kv.k_q8));
+            }
+    }
+    return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm__forward_kv_reserve(struct vkllm__forward *f, uint32_t pos0, uint32_t end) {
+    if (!f->next) return vkllm__kv_reserve(&f->kv, pos0, end);
+    const uint32_t n0 = f->kv.n_held;
+    uint32_t *before = vkllm__malloc(sizeof *before * (n0 ? n0 : 1));
+    if (!before) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
+    memcpy(before, f->kv.table, (size_t)n0 * sizeof *before);
+    vkllm_status st = vkllm__kv_reserve(&f->kv, pos0, end);
+    /* the blocks it copied (shared, or keyed: copy on write) are copied on the later stages too */
+    for (struct vkllm__forward *g = f->next; !st && g; g = g->next) {
+        struct vkllm__cmd *c = NULL;
+        for (uint32_t i = 0; !st && i < VKLLM_MIN(n0, f->kv.n_held); i++) {
+            if (before[i] == f->kv.table[i]) continue;
+            if (!c && !(st = vkllm__cmd_init(g->gpu, &c))) st = vkllm__cmd_begin(c);
+            if (!st) st = stage_copy_block(c, g, f->kv.table[i], before[i]);
+        }
+        if (c && !st) st = vkllm__cmd_end(c);
+        if (c && !st) st = vkllm__cmd_submit(c);
+        vkllm__cmd_free(c);
+    }
+    vkllm__free(before);
+    return st;
+}
+
+uint32_t vkllm__forward_kv_lookup(struct vkllm__forward *f, const int32_t *tokens, uint32_t n, int adopt) {
+    for (struct vkllm__forward *g = f->next; g; g = g->next)
+        for (uint32_t l = 0; l < g->kv.n_layer; l++)
+            if (vkllm__layer_window(&g->shp, l)) return 0; /* a window's ring is the sequence's own */
+    return vkllm__kv_lookup(&f->kv, tokens, n, adopt);
+}
+
+enum { RUN_BATCH, RUN_DECODE, RUN_GREEDY, RUN_MULTI };
+
+/* One step of n tokens through every stage in turn: each stage's command list recorded (the
+ * decode steps once, then replayed) and submitted, then the residual stream copied to the next
+ * stage's device. Batched decode (RUN_MULTI): seqs are the first stages of the sequences (this
+ * array is walked to each stage's, in place). */
+static vkllm_status run_stages(struct vkllm__forward *f, int kind, uint32_t n, int all_logits, int hidden,
+                               struct vkllm__forward **seqs) {
+    vkllm_status st = VKLLM_STATUS_OK;
+    for (struct vkllm__forward *g = f, *prev = NULL; g; prev = g, g = g->next) {
+        uint64_t t0 = vkllm__now_ns();
+        if (prev && (st = cross(prev, g, n))) return st;
+        for (uint32_t i = 0; seqs && prev && i < n; i++) seqs[i] = seqs[i]->next;
+        for (uint32_t i = 0; i < (seqs ? n : 1); i++)
+            if ((st = sync_table(seqs ? seqs[i] : g))) return st;
+        struct vkllm__cmd *c = g->batch_cmd;
+        if (kind == RUN_BATCH) {
+            TRY(record_forward_h(g, c, n, all_logits, 0, NULL, hidden));
+        } else if (kind == RUN_DECODE || kind == RUN_GREEDY) {
+            int greedy = kind == RUN_GREEDY, *ready = greedy ? &g->greedy_ready : &g->decode_ready;
+            c = greedy ? g->greedy_cmd : g->decode_cmd;
+            if (!*ready) {
+                TRY(record_forward(g, c, 1, 0, greedy, NULL));
+                *ready = 1;
+            }
+        } else {
+            c = g->multi_cmd;
+            int same = n == g->multi_n && n <= VKLLM__BATCH_KEY;
+            for (uint32_t i = 0; same && i < n; i++) same = g->multi_key[i] == seqs[i]->id;
+            if (!same) {
+                g->multi_n = 0;
+                TRY(record_forward(g, c, n, 1, 0, seqs));
+                if (n <= VKLLM__BATCH_KEY) {
+                    for (uint32_t i = 0; i < n; i++) g->multi_key[i] = seqs[i]->id;
+                    g->multi_n = n;
+                }
+            }
+        }
+        TRY(vkllm__cmd_submit(c));
+        f->last_submits += vkllm__cmd_segments(c);
+        g->busy_ns += vkllm__now_ns() - t0;
+    }
+    return st;
+}
+
 // --- entry points ----------------------------------------------------------------------------
 
 vkllm_status vkllm__forward_eval(struct vkllm__forward *f, const uint32_t *tokens, uint32_t n, uint32_t pos0,
                                  int all_logits, float *logits) {
     const uint64_t V = f->m->desc->hp.n_vocab;
+    struct vkllm__forward *z = last_stage(f); /* where the logits are */
     vkllm_status st;
     if (n == 0) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "no tokens to evaluate");
     if ((uint64_t)pos0 + n > f->n_ctx)
         return vkllm__err(VKLLM_STATUS_CONTEXT_FULL,
                           "the context is full: %u positions used, %u more asked for, room for %u", pos0, n, f->n_ctx);
     if ((st = check_ids(f, tokens, n))) return st; /* all of them: a bad one later must not leave half done */
-    if (all_logits && (st = ensure_logits(f, VKLLM_MIN(n, f->n_ubatch)))) return st;
-    if ((st = vkllm__kv_reserve(&f->kv, pos0, pos0 + n))) return st; /* all or nothing, before evaluating */
+    if (all_logits && (st = ensure_logits(z, VKLLM_MIN(n, f->n_ubatch)))) return st;
+    if ((st = vkllm__forward_kv_reserve(f, pos0, pos0 + n))) return st; /* all or nothing, before evaluating */
     f->last_submits = 0;
     for (uint32_t done = 0; done < n;) {
         uint32_t nb = VKLLM_MIN(n - done, f->n_ubatch);
         if ((st = set_batch(f, tokens + done, nb, pos0 + done))) return st;
-        struct vkllm__cmd *c = f->batch_cmd;
-        if (nb == 1 && !all_logits) { /* the decode step: recorded once, replayed */
-            c = f->decode_cmd;
-            if (!f->decode_ready) {
-                if ((st = record_forward(f, c, 1, 0, 0, NULL))) return st;
-                f->decode_ready = 1;
-            }
-        } else if ((st = record_forward(f, c, nb, all_logits, 0, NULL))) {
-            return st;
-        }
-        if ((st = vkllm__cmd_submit(c))) return st;
-        f->last_submits += vkllm__cmd_segments(c);
+        /* one token: the decode step, recorded once and replayed */
+        if ((st = run_stages(f, nb == 1 && !all_logits ? RUN_DECODE : RUN_BATCH, nb, all_logits, 0, NULL))) return st;
         int last = done + nb == n;
         if (logits && (all_logits || last)) {
             uint64_t rows = all_logits ? nb : 1;
             float *dst = logits + (all_logits ? (uint64_t)done * V : 0);
-            if ((st = read_logits(f, 0, dst, rows * V * 4))) return st;
+            if ((st = read_logits(z, 0, dst, rows * V * 4))) return st;
         }
         done += nb;
     }
-    if (n > 1 && f->last_submits > (n + f->n_ubatch - 1) / f->n_ubatch) /* cut by the budget */
+    if (n > 1 && f->last_submits > (n + f->n_ubatch - 1) / f->n_ubatch * vkllm__forward_n_stages(f)) /* cut */
         vkllm__log(VKLLM_LOG_DEBUG, "forward: %u tokens from position %u in %u submits (the submit_us budget)", n, pos0,
                    f->last_submits);
     return VKLLM_STATUS_OK;
@@ -598,31 +788,26 @@ vkllm_status vkllm__forward_hidden(struct vkllm__forward *f, const uint32_t *tok
     if ((uint64_t)pos0 + n > f->n_ctx)
         return vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "%u tokens from position %u: the context has %u positions", n,
                           pos0, f->n_ctx);
-    if ((st = check_ids(f, tokens, n)) || (st = vkllm__kv_reserve(&f->kv, pos0, pos0 + n))) return st;
+    if ((st = check_ids(f, tokens, n)) || (st = vkllm__forward_kv_reserve(f, pos0, pos0 + n))) return st;
     f->last_submits = 0;
     for (uint32_t done = 0; done < n;) {
         uint32_t nb = VKLLM_MIN(n - done, f->n_ubatch);
         if ((st = set_batch(f, tokens + done, nb, pos0 + done))) return st;
-        if ((st = record_forward_h(f, f->batch_cmd, nb, 0, 0, NULL, 1))) return st;
-        if ((st = vkllm__cmd_submit(f->batch_cmd))) return st;
-        f->last_submits += vkllm__cmd_segments(f->batch_cmd);
-        if ((st = vkllm__buffer_download(f->xb, 0, hidden + (uint64_t)done * E, (uint64_t)nb * E * 4))) return st;
+        if ((st = run_stages(f, RUN_BATCH, nb, 0, 1, NULL))) return st;
+        if ((st = vkllm__buffer_download(last_stage(f)->xb, 0, hidden + (uint64_t)done * E, (uint64_t)nb * E * 4)))
+            return st;
         done += nb;
     }
     return VKLLM_STATUS_OK;
 }
 
 vkllm_status vkllm__forward_decode_greedy(struct vkllm__forward *f, uint32_t token, uint32_t pos, uint32_t *next) {
-    vkllm_status st = pos < f->n_ctx ? vkllm__kv_reserve(&f->kv, pos, pos + 1) : VKLLM_STATUS_OK;
+    vkllm_status st = pos < f->n_ctx ? vkllm__forward_kv_reserve(f, pos, pos + 1) : VKLLM_STATUS_OK;
     if (!st) st = set_batch(f, &token, 1, pos);
     if (st) return st;
-    if (!f->greedy_ready) {
-        if ((st = record_forward(f, f->greedy_cmd, 1, 0, 1, NULL))) return st;
-        f->greedy_ready = 1;
-    }
-    if ((st = vkllm__cmd_submit(f->greedy_cmd))) return st;
-    f->last_submits = vkllm__cmd_segments(f->greedy_cmd);
-    return vkllm__buffer_download(f->next, 0, next, 4);
+    f->last_submits = 0;
+    if ((st = run_stages(f, RUN_GREEDY, 1, 0, 0, NULL))) return st;
+    return vkllm__buffer_download(last_stage(f)->argmax, 0, next, 4);
 }
 
 /* One decode step of seqs[i] (token tokens[i] at position pos[i]) for i < n, batched: the matrix
@@ -632,106 +817,176 @@ vkllm_status vkllm__forward_decode_greedy(struct vkllm__forward *f, uint32_t tok
 vkllm_status vkllm__forward_decode_batch(struct vkllm__forward *const *seqs, const uint32_t *tokens,
                                          const uint32_t *pos, uint32_t n, float *const *logits) {
     if (n == 0) return VKLLM_STATUS_OK;
-    struct vkllm__forward *f = seqs[0];
+    struct vkllm__forward *f = seqs[0], *z = last_stage(f);
     const uint64_t V = f->m->desc->hp.n_vocab;
-    vkllm_status st;
+    vkllm_status st = VKLLM_STATUS_OK;
+    struct vkllm__forward **walk = vkllm__malloc(sizeof *walk * VKLLM_MIN(n, f->n_ubatch));
+    if (!walk) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     f->last_submits = 0;
     for (uint32_t done = 0, nb; done < n; done += nb) { /* as many as f's activations hold */
         nb = VKLLM_MIN(n - done, f->n_ubatch);
         struct vkllm__forward *const *sq = seqs + done;
         for (uint32_t i = 0; i < nb; i++) {
-            if (sq[i]->m != f->m)
-                return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "decode batch: sequences of different models");
+            if (sq[i]->m != f->m) {
+                st = vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "decode batch: sequences of different models");
+                goto done;
+            }
             for (uint32_t j = 0; j < i; j++)
-                if (sq[j] == sq[i])
-                    return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "decode batch: a sequence appears twice");
-            if (tokens[done + i] >= V)
-                return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "token id %u is outside the vocabulary (%llu tokens)",
-                                  tokens[done + i], (unsigned long long)V);
-            if (pos[done + i] >= sq[i]->n_ctx)
-                return vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "the context is full: position %u of %u", pos[done + i],
-                                  sq[i]->n_ctx);
-        }
-        for (uint32_t i = 0; i < nb; i++) /* each its block (a full pool: nothing evaluated) */
-            if ((st = vkllm__kv_reserve(&sq[i]->kv, pos[done + i], pos[done + i] + 1))) return st;
-        if ((st = ensure_logits(f, nb))) return st;
-        if ((st = put_ids(f, tokens + done, nb))) return st;
-        for (uint32_t i = 0; i < nb; i++) {
-            if ((st = put_pos(sq[i], pos[done + i]))) return st;
-            sq[i]->kv_hi = pos[done + i] == 0 ? 1 : VKLLM_MAX(sq[i]->kv_hi, pos[done + i] + 1);
-        }
-        int same = nb == f->multi_n && nb <= VKLLM__BATCH_KEY;
-        for (uint32_t i = 0; same && i < nb; i++) same = f->multi_key[i] == sq[i]->id;
-        if (!same) {
-            f->multi_n = 0;
-            if ((st = record_forward(f, f->multi_cmd, nb, 1, 0, sq))) return st;
-            if (nb <= VKLLM__BATCH_KEY) {
-                for (uint32_t i = 0; i < nb; i++) f->multi_key[i] = sq[i]->id;
-                f->multi_n = nb;
+                if (sq[j] == sq[i]) {
+                    st = vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "decode batch: a sequence appears twice");
+                    goto done;
+                }
+            if (tokens[done + i] >= V) {
+                st = vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "token id %u is outside the vocabulary (%llu tokens)",
+                                tokens[done + i], (unsigned long long)V);
+                goto done;
+            }
+            if (pos[done + i] >= sq[i]->n_ctx) {
+                st = vkllm__err(VKLLM_STATUS_CONTEXT_FULL, "the context is full: position %u of %u", pos[done + i],
+                                sq[i]->n_ctx);
+                goto done;
             }
         }
-        if ((st = vkllm__cmd_submit(f->multi_cmd))) return st;
-        f->last_submits += vkllm__cmd_segments(f->multi_cmd);
+        for (uint32_t i = 0; i < nb; i++) /* each its block (a full pool: nothing evaluated) */
+            if ((st = vkllm__forward_kv_reserve(sq[i], pos[done + i], pos[done + i] + 1))) goto done;
+        if ((st = ensure_logits(z, nb))) goto done;
+        if ((st = put_ids(f, tokens + done, nb))) goto done;
+        for (uint32_t i = 0; i < nb; i++)
+            for (struct vkllm__forward *g = sq[i]; g; g = g->next) {
+                if ((st = put_pos(g, pos[done + i]))) goto done;
+                g->kv_hi = pos[done + i] == 0 ? 1 : VKLLM_MAX(g->kv_hi, pos[done + i] + 1);
+            }
+        for (uint32_t i = 0; i < nb; i++) walk[i] = sq[i];
+        if ((st = run_stages(f, RUN_MULTI, nb, 1, 0, walk))) goto done;
         for (uint32_t i = 0; logits && i < nb; i++) /* each row straight where its sequence keeps it */
-            if (logits[done + i] && (st = read_logits(f, (uint64_t)i * V * 4, logits[done + i], V * 4))) return st;
+            if (logits[done + i] && (st = read_logits(z, (uint64_t)i * V * 4, logits[done + i], V * 4))) goto done;
     }
-    return VKLLM_STATUS_OK;
+done:
+    vkllm__free(walk);
+    return st;
 }
 
 uint32_t vkllm__forward_n_ctx(const struct vkllm__forward *f) { return f->n_ctx; }
-uint64_t vkllm__forward_kv_bytes(const struct vkllm__forward *f) { return vkllm__kv_held_bytes(&f->kv); }
-uint64_t vkllm__forward_kv_ring_bytes(const struct vkllm__forward *f) { return f->kv.ring_bytes; }
+uint64_t vkllm__forward_kv_bytes(const struct vkllm__forward *f) {
+    uint64_t b = vkllm__kv_held_bytes(&f->kv);
+    for (const struct vkllm__forward *g = f->next; g; g = g->next) { /* a later stage holds the first one's blocks */
+        struct vkllm__kv_pool_stats ps;
+        vkllm__kv_pool_get_stats(g->kv.pool, &ps);
+        b += g->kv.ring_bytes + (g->kv.own_pool ? ps.bytes : (uint64_t)f->kv.n_held * ps.block_bytes);
+    }
+    return b;
+}
+uint64_t vkllm__forward_kv_ring_bytes(const struct vkllm__forward *f) {
+    uint64_t b = 0;
+    for (; f; f = f->next) b += f->kv.ring_bytes;
+    return b;
+}
 struct vkllm__kv_cache *vkllm__forward_kv(struct vkllm__forward *f) {
     return &f->kv;
 }
 
 uint64_t vkllm__forward_kv_bytes_used(const struct vkllm__forward *f, uint32_t n_past) {
-    const struct vkllm__hparams *hp = &f->m->desc->hp;
-    uint64_t rows = 0;
-    for (uint32_t l = 0; l < f->kv.n_layer; l++)
-        rows += vkllm__layer_window(hp, l) ? VKLLM_MIN(n_past, f->kv.rows[l]) : n_past;
-    return rows * (vkllm__kv_row_bytes(f->kv.width, f->kv.k_q8) + vkllm__kv_row_bytes(f->kv.width, f->kv.v_q8));
+    uint64_t b = 0;
+    for (; f; f = f->next) {
+        uint64_t rows = 0;
+        for (uint32_t l = 0; l < f->kv.n_layer; l++)
+            rows += vkllm__layer_window(&f->shp, l) ? VKLLM_MIN(n_past, f->kv.rows[l]) : n_past;
+        b += rows * (vkllm__kv_row_bytes(f->kv.width, f->kv.k_q8) + vkllm__kv_row_bytes(f->kv.width, f->kv.v_q8));
+    }
+    return b;
 }
 
 uint64_t vkllm__forward_kv_bytes_per_token(const struct vkllm__forward *f) {
-    const struct vkllm__hparams *hp = &f->m->desc->hp;
-    uint64_t layers = 0;
-    for (uint32_t l = 0; l < f->kv.n_layer; l++) layers += !vkllm__layer_window(hp, l) || f->kv.rows[l] == f->n_ctx;
-    return layers * (vkllm__kv_row_bytes(f->kv.width, f->kv.k_q8) + vkllm__kv_row_bytes(f->kv.width, f->kv.v_q8));
+    uint64_t b = 0;
+    for (; f; f = f->next) {
+        uint64_t layers = 0;
+        for (uint32_t l = 0; l < f->kv.n_layer; l++)
+            layers += !vkllm__layer_window(&f->shp, l) || f->kv.rows[l] == f->n_ctx;
+        b += layers * (vkllm__kv_row_bytes(f->kv.width, f->kv.k_q8) + vkllm__kv_row_bytes(f->kv.width, f->kv.v_q8));
+    }
+    return b;
 }
 
 int vkllm__forward_kv_holds(const struct vkllm__forward *f, uint32_t n_past) {
-    const struct vkllm__hparams *hp = &f->m->desc->hp;
     if (n_past == 0) return 1;                                 /* nothing to hold */
     if (vkllm__kv_blocks_for(n_past) > f->kv.n_held) return 0; /* blocks given back (truncated) */
-    for (uint32_t l = 0; l < f->kv.n_layer; l++) {
-        uint32_t w = vkllm__layer_window(hp, l), rows = f->kv.rows[l];
-        if (!w || rows == f->n_ctx) continue;
-        /* the last window before n_past, in rows no later position (all < kv_hi) has taken */
-        uint64_t first = n_past > w ? n_past - w : 0;
-        if (first + rows < f->kv_hi) return 0;
-    }
+    for (; f; f = f->next)
+        for (uint32_t l = 0; l < f->kv.n_layer; l++) {
+            uint32_t w = vkllm__layer_window(&f->shp, l), rows = f->kv.rows[l];
+            if (!w || rows == f->n_ctx) continue;
+            /* the last window before n_past, in rows no later position (all < kv_hi) has taken */
+            uint64_t first = n_past > w ? n_past - w : 0;
+            if (first + rows < f->kv_hi) return 0;
+        }
     return 1;
 }
-uint64_t vkllm__forward_state_bytes(const struct vkllm__forward *f) { return f->state_bytes; }
+uint64_t vkllm__forward_state_bytes(const struct vkllm__forward *f) {
+    uint64_t b = 0;
+    for (; f; f = f->next) b += f->state_bytes;
+    return b;
+}
+
+uint32_t vkllm__forward_n_stages(const struct vkllm__forward *f) {
+    uint32_t n = 0;
+    for (; f; f = f->next) n++;
+    return n;
+}
+
+uint64_t vkllm__forward_stage_ns(const struct vkllm__forward *f, uint32_t i) {
+    for (; f && i; f = f->next) i--;
+    return f ? f->busy_ns : 0;
+}
+
+/* Stage dst's layers take what positions 0 .. n-1 left in stage src's (the same layers of another
+ * run state): the window rings whole, the paged layers block by block where the two stages' pools
+ * differ (dtab, stab: the first stages' block tables). */
+static vkllm_status copy_stage_kv(struct vkllm__cmd *c, const struct vkllm__forward *dst,
+                                  const struct vkllm__forward *src, const uint32_t *dtab, const uint32_t *stab,
+                                  uint32_t n) {
+    const uint32_t NP = src->kv.n_part, PW = src->kv.width / NP; /* parts of a cache split by kv heads */
+    for (uint32_t l = 0; l < src->kv.n_layer; l++) {
+        /* a window's ring: the whole ring, as the source has it (its later rows are overwritten
+         * before they are read); a paged layer of another pool: block by block. q8_0: the rows'
+         * quants, and their scales after all the quants */
+        const uint64_t rows = src->kv.rows[l];
+        if (!vkllm__layer_window(&src->shp, l)) {
+            if (dst->kv.pool == src->kv.pool) continue;
+            const uint64_t B = VKLLM__KV_BLOCK, drows = dst->kv.rows[l];
+            for (uint32_t i = 0; i < vkllm__kv_blocks_for(n); i++)
+                for (uint32_t j = l * NP; j < (l + 1) * NP; j++)
+                    for (int kv = 0; kv < 2; kv++)
+                        TRY(vkllm__kv_copy_rows(c, kv ? dst->kv.v[j] : dst->kv.k[j], drows, dtab[i] * B,
+                                                kv ? src->kv.v[j] : src->kv.k[j], rows, stab[i] * B, B, PW,
+                                                kv ? src->kv.v_q8 : src->kv.k_q8));
+            continue;
+        }
+        const uint64_t m = rows == src->n_ctx ? n : rows;
+        for (uint32_t j = l * NP; j < (l + 1) * NP; j++)
+            for (int kv = 0; kv < 2; kv++)
+                TRY(vkllm__kv_copy_rows(c, kv ? dst->kv.v[j] : dst->kv.k[j], rows, 0, kv ? src->kv.v[j] : src->kv.k[j],
+                                        rows, 0, m, PW, kv ? src->kv.v_q8 : src->kv.k_q8));
+    }
+    return VKLLM_STATUS_OK;
+}
 
 vkllm_status vkllm__forward_copy_kv(struct vkllm__forward *dst, const struct vkllm__forward *src, uint32_t n) {
     if (dst == src || n == 0) return VKLLM_STATUS_OK;
-    const struct vkllm__hparams *hp = &src->m->desc->hp;
-    if (dst->m != src->m || dst->n_ctx != src->n_ctx || dst->kv.n_layer != src->kv.n_layer || n > src->n_ctx ||
-        dst->kv.k_q8 != src->kv.k_q8 || dst->kv.v_q8 != src->kv.v_q8)
+    if (dst->m != src->m || dst->n_ctx != src->n_ctx || n > src->n_ctx || dst->kv.k_q8 != src->kv.k_q8 ||
+        dst->kv.v_q8 != src->kv.v_q8)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                           "copying a KV prefix needs two sessions of one model and context");
-    if (dst->kv.n_part != src->kv.n_part)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                          "copying a KV prefix between caches split by kv heads into %u and %u "
-                          "buffers (pools of different sizes): not supported",
-                          src->kv.n_part, dst->kv.n_part);
-    for (uint32_t l = 0; l < src->kv.n_layer; l++)
-        if (vkllm__layer_window(hp, l) && dst->kv.rows[l] != src->kv.rows[l])
-            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
-                              "copying a KV prefix: layer %u keeps %u rows here, %u there", l, dst->kv.rows[l],
-                              src->kv.rows[l]);
+    for (const struct vkllm__forward *d = dst, *s = src; d && s; d = d->next, s = s->next) {
+        if (d->kv.n_part != s->kv.n_part)
+            return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                              "copying a KV prefix between caches split by kv heads into %u and %u "
+                              "buffers (pools of different sizes): not supported",
+                              s->kv.n_part, d->kv.n_part);
+        for (uint32_t l = 0; l < s->kv.n_layer; l++)
+            if (vkllm__layer_window(&s->shp, l) && d->kv.rows[l] != s->kv.rows[l])
+                return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                                  "copying a KV prefix: layer %u keeps %u rows here, %u there", s->l0 + l,
+                                  d->kv.rows[l], s->kv.rows[l]);
+    }
     if (!vkllm__forward_kv_holds(src, n))
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                           "copying a KV prefix of %u positions: the source's window rings "
@@ -739,45 +994,23 @@ vkllm_status vkllm__forward_copy_kv(struct vkllm__forward *dst, const struct vkl
                           n);
     struct vkllm__cmd *c = NULL;
     vkllm_status st = VKLLM_STATUS_OK;
-    const uint32_t NP = src->kv.n_part, PW = src->kv.width / NP; /* parts of a cache split by kv heads */
     if (dst->kv.pool == src->kv.pool) { /* the paged layers: the blocks, shared (copied when written) */
         VKLLM_TRY(st, vkllm__kv_share(&dst->kv, &src->kv, n), done);
     } else {
         vkllm__kv_truncate(&dst->kv, 0);
-        VKLLM_TRY(st, vkllm__kv_reserve(&dst->kv, 0, n), done);
+        VKLLM_TRY(st, vkllm__forward_kv_reserve(dst, 0, n), done);
     }
-    VKLLM_TRY(st, vkllm__cmd_init(dst->gpu, &c), done);
-    VKLLM_TRY(st, vkllm__cmd_begin(c), done);
-    for (uint32_t l = 0; l < src->kv.n_layer; l++) {
-        /* a window's ring: the whole ring, as the source has it (its later rows are overwritten
-         * before they are read); a paged layer of another pool: block by block. q8_0: the rows'
-         * quants, and their scales after all the quants */
-        const uint64_t rows = src->kv.rows[l];
-        if (!vkllm__layer_window(hp, l)) {
-            if (dst->kv.pool == src->kv.pool) continue;
-            const uint64_t B = VKLLM__KV_BLOCK, drows = dst->kv.rows[l];
-            for (uint32_t i = 0; i < vkllm__kv_blocks_for(n); i++)
-                for (uint32_t j = l * NP; j < (l + 1) * NP; j++)
-                    for (int kv = 0; kv < 2; kv++)
-                        VKLLM_TRY(st,
-                                  vkllm__kv_copy_rows(c, kv ? dst->kv.v[j] : dst->kv.k[j], drows, dst->kv.table[i] * B,
-                                                      kv ? src->kv.v[j] : src->kv.k[j], rows, src->kv.table[i] * B, B,
-                                                      PW, kv ? src->kv.v_q8 : src->kv.k_q8),
-                                  done);
-            continue;
-        }
-        const uint64_t m = rows == src->n_ctx ? n : rows;
-        for (uint32_t j = l * NP; j < (l + 1) * NP; j++)
-            for (int kv = 0; kv < 2; kv++)
-                VKLLM_TRY(st,
-                          vkllm__kv_copy_rows(c, kv ? dst->kv.v[j] : dst->kv.k[j], rows, 0,
-                                              kv ? src->kv.v[j] : src->kv.k[j], rows, 0, m, PW,
-                                              kv ? src->kv.v_q8 : src->kv.k_q8),
-                          done);
+    struct vkllm__forward *d = dst;
+    for (const struct vkllm__forward *s = src; s && d; s = s->next, d = d->next) {
+        VKLLM_TRY(st, vkllm__cmd_init(d->gpu, &c), done);
+        VKLLM_TRY(st, vkllm__cmd_begin(c), done);
+        VKLLM_TRY(st, copy_stage_kv(c, d, s, dst->kv.table, src->kv.table, n), done);
+        VKLLM_TRY(st, vkllm__cmd_end(c), done);
+        VKLLM_TRY(st, vkllm__cmd_submit(c), done);
+        vkllm__cmd_free(c);
+        c = NULL;
+        d->kv_hi = s->kv_hi > n ? s->kv_hi : n; /* the rings' rows are the source's */
     }
-    VKLLM_TRY(st, vkllm__cmd_end(c), done);
-    VKLLM_TRY(st, vkllm__cmd_submit(c), done);
-    dst->kv_hi = src->kv_hi > n ? src->kv_hi : n; /* the rings' rows are the source's */
 done:
     vkllm__cmd_free(c);
     return st;
@@ -786,10 +1019,12 @@ done:
 // --- profiling -------------------------------------------------------------------------------
 
 vkllm_status vkllm__forward_set_profile(struct vkllm__forward *f, int on) {
-    vkllm__cmd_set_profile(f->batch_cmd, on);
-    vkllm__cmd_set_profile(f->decode_cmd, on);
-    vkllm__cmd_set_profile(f->greedy_cmd, on);
-    f->decode_ready = f->greedy_ready = 0; /* recorded again, with or without timestamps */
+    for (; f; f = f->next) {
+        vkllm__cmd_set_profile(f->batch_cmd, on);
+        vkllm__cmd_set_profile(f->decode_cmd, on);
+        vkllm__cmd_set_profile(f->greedy_cmd, on);
+        f->decode_ready = f->greedy_ready = 0; /* recorded again, with or without timestamps */
+    }
     return VKLLM_STATUS_OK;
 }
 

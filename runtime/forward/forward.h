@@ -44,13 +44,36 @@ struct vkllm__gpu_model {
     struct vkllm__gpu_stacked *stacked;   /* (n_layer,) */
     uint64_t weight_bytes;                /* bytes of weights on the device */
     uint64_t matvec_bytes_per_token;      /* weight bytes a decode step reads */
+    /* A layer split over several devices (llama.cpp's --split-mode layer): this device holds
+     * layers [l0, l1) (layers and stacked are indexed by the model's layer number, the others
+     * zero), the token embeddings when embd (the first stage) and the output norm and matrix when
+     * head (the last); next is the next stage's weights on another device, or NULL. One device:
+     * l0 = 0, l1 = n_layer, embd = head = 1. */
+    uint32_t l0, l1;
+    int embd, head;
+    struct vkllm__gpu_model *next;
 };
+
+/* hp as one stage of a layer split sees it: its layers l0 .. l1-1 as layers 0 .. l1-l0-1 (the KV
+ * cache and pool of a stage hold those alone). */
+static inline struct vkllm__hparams vkllm__stage_hparams(const struct vkllm__hparams *hp, uint32_t l0, uint32_t l1) {
+    struct vkllm__hparams s = *hp;
+    s.n_layer = l1 - l0;
+    s.swa = hp->swa ? hp->swa + l0 : NULL;
+    return s;
+}
 
 /* Called with (bytes uploaded, bytes total) while the weights go up. */
 typedef void (*vkllm__progress_fn)(void *user, uint64_t done, uint64_t total);
 
 vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__model_desc *desc,
                                    vkllm__progress_fn progress, void *user, struct vkllm__gpu_model **out);
+/* Layers [l0, l1) only (a stage of a layer split), with the embeddings when l0 == 0 and the output
+ * norm and matrix when l1 == n_layer (a tied output: token_embd uploaded as the output matrix). */
+vkllm_status vkllm__gpu_model_load_range(struct vkllm__gpu *gpu, const struct vkllm__model_desc *desc, uint32_t l0,
+                                         uint32_t l1, vkllm__progress_fn progress, void *user,
+                                         struct vkllm__gpu_model **out);
+/* Frees m and the stages after it (m->next). */
 void vkllm__gpu_model_free(struct vkllm__gpu_model *m);
 
 /* --- KV cache (kv_cache.c) ------------------------------------------------------------------- */
@@ -139,6 +162,23 @@ struct vkllm__forward;
 vkllm_status vkllm__forward_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint32_t n_ubatch, int k_q8, int v_q8,
                                  struct vkllm__kv_pool *pool, struct vkllm__forward **out);
 void vkllm__forward_free(struct vkllm__forward *f);
+/* A run state over a layer split: one stage per device of m's chain (m, m->next, ...), each with
+ * its layers' KV cache on its device, on pools[i] (NULL, or pools NULL: a pool of its own). The
+ * first stage's cache is the one sequences reserve, truncate and look up blocks in; the later
+ * stages hold the same blocks of their own pools (the same block numbers, copied where the first
+ * one copies) and take its block table before each step. The residual stream crosses from one
+ * stage to the next through host-visible memory (see vkllm__forward_eval). */
+vkllm_status vkllm__forward_init_stages(struct vkllm__gpu_model *m, uint32_t n_ctx, uint32_t n_ubatch, int k_q8,
+                                        int v_q8, struct vkllm__kv_pool *const *pools, struct vkllm__forward **out);
+/* Stages of the run state (1 on one device), and stage i's time in its submits (nanoseconds since
+ * init: the command buffers and the host copies of the residual stream into the next device). */
+uint32_t vkllm__forward_n_stages(const struct vkllm__forward *f);
+uint64_t vkllm__forward_stage_ns(const struct vkllm__forward *f, uint32_t i);
+/* The first stage's cache reserving blocks for positions pos0 .. end-1 (vkllm__kv_reserve), the
+ * blocks it copies copied on every later stage too; and looking up a prefix (vkllm__kv_lookup; 0
+ * where a later stage holds a window's ring). */
+vkllm_status vkllm__forward_kv_reserve(struct vkllm__forward *f, uint32_t pos0, uint32_t end);
+uint32_t vkllm__forward_kv_lookup(struct vkllm__forward *f, const int32_t *tokens, uint32_t n, int adopt);
 
 /* Run tokens[0..n) at positions pos0.. (pos0 + n <= n_ctx: else VKLLM_STATUS_CONTEXT_FULL).
  * Batches of more than one token go through the prefill path in micro-batches; one token goes

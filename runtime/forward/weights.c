@@ -98,12 +98,18 @@ static int exp_repacked(const struct vkllm__gpu *gpu, const struct vkllm__gguf_t
     return exp_tb && t && vkllm__matvec_tb_id_fits(gpu, t->type, t->ne[0], t->ne[1] * t->ne[2], (uint32_t)t->ne[2]);
 }
 
-/* Device bytes of all weights (the repacked copies included). */
-static uint64_t total_bytes(const struct vkllm__gpu *gpu, const struct vkllm__model_desc *d, int exp_tb) {
+/* Device bytes of the weights of layers [l0, l1), with the embeddings (embd) and the output (head)
+ * (the repacked copies included). */
+static uint64_t total_bytes(const struct vkllm__gpu *gpu, const struct vkllm__model_desc *d, int exp_tb, uint32_t l0,
+                            uint32_t l1, int embd, int head) {
     const struct vkllm__model_weights *w = &d->w;
-    uint64_t s = nbytes(w->output_norm) + (d->hp.tied_embd ? mat_bytes(gpu, w->token_embd, MV_EMBD)
-                                                           : nbytes(w->token_embd) + mv_bytes(gpu, w->output));
-    for (uint32_t l = 0; l < d->hp.n_layer; l++)
+    uint64_t s = 0;
+    if (embd && head)
+        s = nbytes(w->output_norm) + (d->hp.tied_embd ? mat_bytes(gpu, w->token_embd, MV_EMBD)
+                                                      : nbytes(w->token_embd) + mv_bytes(gpu, w->output));
+    else if (embd) s = nbytes(w->token_embd);
+    else if (head) s = nbytes(w->output_norm) + mv_bytes(gpu, w->output);
+    for (uint32_t l = l0; l < l1; l++)
         for (size_t i = 0; i < VKLLM__LT_COUNT_; i++) {
             const struct vkllm__gguf_tensor *t = vkllm__layer_tensor(&w->layers[l], (enum vkllm__layer_tensor)i);
             s += is_mat(i) && (!is_exp(i) || exp_repacked(gpu, t, exp_tb)) ? mv_bytes(gpu, t) : nbytes(t);
@@ -205,17 +211,25 @@ static vkllm_status up_rope(struct vkllm__gpu *gpu, const float *freqs, uint32_t
     return st;
 }
 
-static vkllm_status model_load(struct vkllm__gpu *gpu, const struct vkllm__model_desc *desc,
+static vkllm_status model_load(struct vkllm__gpu *gpu, const struct vkllm__model_desc *desc, uint32_t l0, uint32_t l1,
                                vkllm__progress_fn progress, void *user, struct vkllm__gpu_model **out);
+
+vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__model_desc *desc,
+                                   vkllm__progress_fn progress, void *user, struct vkllm__gpu_model **out) {
+    return vkllm__gpu_model_load_range(gpu, desc, 0, desc->hp.n_layer, progress, user, out);
+}
 
 /* The weights' buffers are accounted as such, their blocks sized to what they take (no last block
  * mostly empty), and their uploads overlap one another through the staging buffer, which is given
  * back when they are done. */
-vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__model_desc *desc,
-                                   vkllm__progress_fn progress, void *user, struct vkllm__gpu_model **out) {
+vkllm_status vkllm__gpu_model_load_range(struct vkllm__gpu *gpu, const struct vkllm__model_desc *desc, uint32_t l0,
+                                         uint32_t l1, vkllm__progress_fn progress, void *user,
+                                         struct vkllm__gpu_model **out) {
+    if (l0 >= l1 || l1 > desc->hp.n_layer)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "layers %u .. %u of a model of %u", l0, l1, desc->hp.n_layer);
     enum vkllm__mem_use was = vkllm__gpu_set_mem_use(gpu, VKLLM__USE_WEIGHTS);
     vkllm__gpu_upload_begin(gpu);
-    vkllm_status st = model_load(gpu, desc, progress, user, out);
+    vkllm_status st = model_load(gpu, desc, l0, l1, progress, user, out);
     vkllm_status se = vkllm__gpu_upload_end(gpu);
     vkllm__gpu_expect(gpu, 0);
     vkllm__gpu_set_mem_use(gpu, was);
@@ -227,13 +241,14 @@ vkllm_status vkllm__gpu_model_load(struct vkllm__gpu *gpu, const struct vkllm__m
     return st;
 }
 
-static vkllm_status model_load(struct vkllm__gpu *gpu, const struct vkllm__model_desc *desc,
+static vkllm_status model_load(struct vkllm__gpu *gpu, const struct vkllm__model_desc *desc, uint32_t l0, uint32_t l1,
                                vkllm__progress_fn progress, void *user, struct vkllm__gpu_model **out) {
     const struct vkllm__hparams *hp = &desc->hp;
     const struct vkllm__model_weights *w = &desc->w;
-    struct upload u = {gpu, progress, user, 0, total_bytes(gpu, desc, 1), hp->n_expert_used, 1};
+    const int embd = l0 == 0, head = l1 == hp->n_layer;
+    struct upload u = {gpu, progress, user, 0, total_bytes(gpu, desc, 1, l0, l1, embd, head), hp->n_expert_used, 1};
     uint64_t budget = vkllm__gpu_memory_budget(gpu), used = vkllm__gpu_memory_allocated(gpu);
-    uint64_t plain = total_bytes(gpu, desc, 0);
+    uint64_t plain = total_bytes(gpu, desc, 0, l0, l1, embd, head);
     if (plain < u.total && (u.total > budget || used + u.total > budget) && plain <= budget && used + plain <= budget) {
         /* the repacked experts (int8 or nibbles plus f32 scales: larger than most GGUF encodings)
          * would not fit: the plain ones, slower on CPU devices */
@@ -253,6 +268,7 @@ static vkllm_status model_load(struct vkllm__gpu *gpu, const struct vkllm__model
     vkllm__gpu_expect(gpu, u.total + ((uint64_t)hp->n_layer * VKLLM__LT_COUNT_ + 16) * 512 + (64u << 10));
     m->gpu = gpu;
     m->desc = desc;
+    m->l0 = l0, m->l1 = l1, m->embd = embd, m->head = head;
     vkllm_status st = VKLLM_STATUS_OK;
     m->layers = vkllm__calloc(hp->n_layer, sizeof *m->layers);
     m->stacked = vkllm__calloc(hp->n_layer, sizeof *m->stacked);
@@ -261,13 +277,14 @@ static vkllm_status model_load(struct vkllm__gpu *gpu, const struct vkllm__model
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
         goto fail;
     }
-    VKLLM_TRY(st, up_matrix(&u, w->token_embd, hp->tied_embd ? MV_EMBD : EMBD, &m->token_embd), fail);
-    if (hp->tied_embd) m->output = m->token_embd;
-    else VKLLM_TRY(st, up_matrix(&u, w->output, MV_ONLY, &m->output), fail);
-    VKLLM_TRY(st, up_vector(&u, w->output_norm, &m->output_norm), fail);
-    for (uint32_t l = 0; l < hp->n_layer; l++)
+    if (embd) VKLLM_TRY(st, up_matrix(&u, w->token_embd, hp->tied_embd && head ? MV_EMBD : EMBD, &m->token_embd), fail);
+    if (head && embd && hp->tied_embd) m->output = m->token_embd;
+    else if (head)
+        VKLLM_TRY(st, up_matrix(&u, w->output, MV_ONLY, &m->output), fail); /* w->output: token_embd when tied */
+    if (head) VKLLM_TRY(st, up_vector(&u, w->output_norm, &m->output_norm), fail);
+    for (uint32_t l = l0; l < l1; l++)
         VKLLM_TRY(st, up_layer(&u, &w->layers[l], &m->layers[l], &m->stacked[l], &m->matvec_bytes_per_token), fail);
-    m->matvec_bytes_per_token += mv_bytes(gpu, w->output); /* in the layout decode reads (CPU devices: repacked) */
+    if (head) m->matvec_bytes_per_token += mv_bytes(gpu, w->output); /* in the layout decode reads (CPU: repacked) */
     vkllm__rope_freqs(hp, hp->rope.orig_ctx, freqs);
     VKLLM_TRY(st, up_rope(gpu, freqs, hp->rope.n_rot, &m->rope), fail);
     if (hp->rope.freq_factors_long) { /* phi3: a context past orig_ctx takes the long factors */
@@ -298,6 +315,7 @@ fail:
 
 void vkllm__gpu_model_free(struct vkllm__gpu_model *m) {
     if (!m) return;
+    vkllm__gpu_model_free(m->next);
     if (m->layers) {
         for (uint32_t l = 0; l < m->desc->hp.n_layer; l++)
             for (size_t i = 0; i < VKLLM__LT_COUNT_; i++) {
@@ -313,7 +331,8 @@ void vkllm__gpu_model_free(struct vkllm__gpu_model *m) {
         }
         vkllm__free(m->stacked);
     }
-    if (m->output.buf != m->token_embd.buf) vkllm__dtensor_free(&m->output);
+    if (m->output.buf != m->token_embd.buf || m->output.tb != m->token_embd.tb) /* not token_embd itself (tied) */
+        vkllm__dtensor_free(&m->output);
     vkllm__dtensor_free(&m->token_embd);
     vkllm__buffer_free(m->output_norm);
     vkllm__buffer_free(m->rope);
