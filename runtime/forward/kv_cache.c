@@ -43,7 +43,23 @@ struct vkllm__kv_pool {
     uint64_t queried, hits, evicted;     /* prefix lookups: tokens asked for, tokens found; blocks evicted */
     uint32_t gens_running, gens_waiting; /* generations on the pool, and those preempted (generate.c) */
     uint64_t preempted;                  /* preemptions so far */
+    vkllm_kv_event_fn ev_fn;             /* what happens to the cache, told (vkllm__kv_pool_set_events) */
+    void *ev_user;
 };
+
+/* Tell the events' listener, if any. */
+static void tell(const struct vkllm__kv_pool *p, enum vkllm_kv_event_type type, uint64_t key, uint64_t parent,
+                 const int32_t *tokens) {
+    if (!p->ev_fn) return;
+    struct vkllm_kv_event ev = {.type = type, .key = key, .parent = parent, .tokens = tokens};
+    if (tokens) ev.n_tokens = VKLLM__KV_BLOCK;
+    p->ev_fn(&ev, p->ev_user);
+}
+
+void vkllm__kv_pool_set_events(struct vkllm__kv_pool *p, vkllm_kv_event_fn fn, void *user_data) {
+    p->ev_fn = fn;
+    p->ev_user = fn ? user_data : NULL;
+}
 
 uint32_t vkllm__kv_layer_rows(const struct vkllm__hparams *hp, uint32_t l, uint32_t n_ctx, uint32_t n_ubatch) {
     uint32_t w = vkllm__layer_window(hp, l);
@@ -235,6 +251,7 @@ void vkllm__kv_pool_retain(struct vkllm__kv_pool *p) { p->users++; }
 
 void vkllm__kv_pool_release(struct vkllm__kv_pool *p) {
     if (!p || --p->users) return;
+    tell(p, VKLLM_KV_EVENT_CLEARED, 0, 0, NULL); /* its cache goes with it */
     for (uint32_t i = 0; i < p->n_layer * p->n_part; i++) {
         if (p->k) vkllm__buffer_free(p->k[i]);
         if (p->v) vkllm__buffer_free(p->v[i]);
@@ -285,8 +302,10 @@ static uint32_t find_block(const struct vkllm__kv_pool *p, uint64_t key, const i
     return UINT32_MAX;
 }
 
+/* Block b no longer findable (evicted, or about to be rewritten). */
 static void unkey(struct vkllm__kv_pool *p, uint32_t b) {
     if (!p->key[b]) return;
+    tell(p, VKLLM_KV_EVENT_REMOVED, p->key[b], 0, NULL);
     uint32_t *link = &p->bucket[bucket_of(p, p->key[b])];
     while (*link && *link - 1 != b) link = &p->chain[*link - 1];
     if (*link) *link = p->chain[b];
@@ -532,6 +551,7 @@ void vkllm__kv_register(struct vkllm__kv_cache *kv, const int32_t *tokens, uint3
         uint32_t *head = &p->bucket[bucket_of(p, key)];
         p->chain[b] = *head;
         *head = b + 1;
+        tell(p, VKLLM_KV_EVENT_STORED, key, i ? kv->keys[i - 1] : 0, p->tokens + (size_t)b * VKLLM__KV_BLOCK);
     }
     kv->n_keyed = VKLLM_MAX(kv->n_keyed, full);
 }

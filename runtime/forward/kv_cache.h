@@ -19,4 +19,8 @@ void vkllm__kv_pool_count_lookup(struct vkllm__kv_pool *p, uint32_t n, uint32_t 
 void vkllm__kv_pool_gens(struct vkllm__kv_pool *p, int d_running, int d_waiting);
 void vkllm__kv_pool_gens_get(const struct vkllm__kv_pool *p, uint32_t *running, uint32_t *waiting, uint64_t *preempted);
 
+/* Call fn for each block that becomes findable (its key, its parent's, its tokens), stops being
+ * findable (evicted, or rewritten) and when the pool goes (cleared): vkllm_kv_pool_set_events. */
+void vkllm__kv_pool_set_events(struct vkllm__kv_pool *p, vkllm_kv_event_fn fn, void *user_data);
+
 #endif
