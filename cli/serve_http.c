@@ -20,7 +20,6 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <netdb.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,8 +28,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
+#include "os.h"
 #include "serve.h"
 
 /* The chat page (cli/web/chat.html, embedded at build time by cmake/embed_file.cmake). */
@@ -76,7 +75,8 @@ struct serve_http_conn { /* per request on a connection (MHD's con_cls) */
     struct waiter *w; /* where the connection is parked (one reference) */
     /* while the requests are in flight: on srv's watch list (under srv->watch_mu) */
     struct MHD_Connection *c;
-    int fd, http11;
+    MHD_socket fd; /* MHD_INVALID_SOCKET: not watched */
+    int http11;
     int replied; /* the reply's headers are queued: a probe must go in the body */
     int probed;  /* the read side closed and the client was asked once */
     int gone;    /* cancelled by the watcher */
@@ -224,9 +224,9 @@ static enum MHD_Result respond_bad_framing(struct serve_server *srv, struct MHD_
     return ok;
 }
 
-static int conn_fd(struct MHD_Connection *c) {
+static MHD_socket conn_fd(struct MHD_Connection *c) {
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    return ci ? ci->connect_fd : -1;
+    return ci ? ci->connect_fd : MHD_INVALID_SOCKET;
 }
 
 /* --- parking a connection until its request changes ----------------------------------------- */
@@ -361,8 +361,8 @@ static int probe(struct conn *cn, struct waiter **wake) {
     } else if (w->parked) {
         /* parked before its reply: libmicrohttpd leaves the socket alone until it is resumed,
          * and nobody resumes it while w->mu is held */
-        ssize_t n = send(cn->fd, cont, sizeof cont - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-        (void)n; /* a failed send shows as an error on the next poll */
+        long n = cli_os_socket_send_now(cn->fd, cont, sizeof cont - 1);
+        (void)n; /* a failed send shows as an error on the next watch */
     } else {
         asked = 0;
     }
@@ -373,7 +373,7 @@ static int probe(struct conn *cn, struct waiter **wake) {
 /* The watcher: polls the sockets of the requests in flight every POLL_MS. */
 static void *watch_main(void *arg) {
     struct serve_server *srv = arg;
-    struct pollfd *pf = NULL;
+    struct cli_os_watch *pf = NULL;
     struct waiter **wake = NULL;
     size_t cap = 0;
     uint64_t gen = 0;
@@ -386,13 +386,13 @@ static void *watch_main(void *arg) {
             continue;
         }
         if (n > cap) {
-            struct pollfd *np = realloc(pf, n * sizeof *np);
+            struct cli_os_watch *np = realloc(pf, n * sizeof *np);
             if (np) pf = np;
             struct waiter **nw = np ? realloc(wake, n * sizeof *nw) : NULL;
             if (nw) wake = nw;
             if (!np || !nw) { /* try again on the next pass */
                 pthread_mutex_unlock(&srv->watch_mu);
-                poll(NULL, 0, POLL_MS);
+                cli_os_watch_peers(NULL, 0, POLL_MS);
                 pthread_mutex_lock(&srv->watch_mu);
                 continue;
             }
@@ -403,19 +403,19 @@ static void *watch_main(void *arg) {
         for (struct conn *w = srv->watch_head; w; w = w->w_next) {
             if (w->gone) continue;
             w->w_gen = gen, w->w_idx = n;
-            /* errors and hang-ups are always reported; a closed read side until it was probed */
-            pf[n++] = (struct pollfd){w->fd, (short)(w->probed ? 0 : POLLRDHUP), 0};
+            /* a peer gone is always reported; one that shut its side until it was probed */
+            pf[n++] = (struct cli_os_watch){.s = w->fd, .shut_wr = !w->probed};
         }
         pthread_mutex_unlock(&srv->watch_mu);
-        poll(pf, n, POLL_MS);
+        cli_os_watch_peers(pf, n, POLL_MS);
         pthread_mutex_lock(&srv->watch_mu);
         size_t n_wake = 0;
         for (struct conn *w = srv->watch_head; w; w = w->w_next) {
-            short ev = w->w_gen == gen && !w->gone ? pf[w->w_idx].revents : 0;
-            if (ev & (POLLHUP | POLLERR | POLLNVAL)) {
+            int ev = w->w_gen == gen && !w->gone ? pf[w->w_idx].found : 0;
+            if (ev & CLI_OS_PEER_GONE) {
                 w->gone = 1;
                 for (int i = 0; i < w->n_req; i++) serve_engine_cancel(&srv->engine, w->req[i]);
-            } else if (ev & POLLRDHUP) {
+            } else if (ev & CLI_OS_PEER_SHUT_WR) {
                 struct waiter *c;
                 w->probed = probe(w, &c);
                 if (c) wake[n_wake++] = c;
@@ -733,7 +733,7 @@ static enum MHD_Result submit_all(struct serve_server *srv, struct MHD_Connectio
     }
     cn->c = c;
     cn->fd = conn_fd(c);
-    if (cn->fd >= 0) watch_add(srv, cn);
+    if (cn->fd != MHD_INVALID_SOCKET) watch_add(srv, cn);
     return completion_reply(srv, c, cn);
 }
 
@@ -1352,7 +1352,7 @@ int serve_http_start(struct serve_server *srv, const char *host, int port) {
 void serve_http_quiesce(struct serve_server *srv) {
     if (!srv->daemon) return;
     MHD_socket s = MHD_quiesce_daemon(srv->daemon);
-    if (s != MHD_INVALID_SOCKET) close(s);
+    if (s != MHD_INVALID_SOCKET) cli_os_socket_close(s);
 }
 
 void serve_http_drain(struct serve_server *srv, double timeout_s) {

@@ -108,18 +108,23 @@ if ! built cjson; then
   done_ cjson
 fi
 
-if ! built microhttpd; then
+# (.done-microhttpd.2: built without dllexport; a cache from before is rebuilt)
+if ! built microhttpd.2; then
   fetch libmicrohttpd
   log "libmicrohttpd (Debian source $(cd "$deps/src/libmicrohttpd" && dpkg-parsechangelog -S Version))"
   b="$deps/build-microhttpd" && rm -rf "$b" && mkdir -p "$b"
+  # configure declares the API __declspec(dllexport) on MinGW even for a static library, and every
+  # program linking it would export libmicrohttpd's functions: plain extern instead
   (cd "$b" && autotools_env && "$deps/src/libmicrohttpd/configure" --host=$host --prefix=/usr --disable-shared \
      --enable-static --disable-doc --disable-examples --disable-curl --disable-https --without-gnutls \
-     --disable-nls > build.log 2>&1 && make -C src/microhttpd -j"$jobs" >> build.log 2>&1 &&
+     --disable-nls > build.log 2>&1 &&
+     sed -i 's|^#define _MHD_EXTERN .*|#define _MHD_EXTERN extern|' MHD_config.h &&
+     grep -q '^#define _MHD_EXTERN extern$' MHD_config.h && make -C src/microhttpd -j"$jobs" >> build.log 2>&1 &&
      make -C src/microhttpd install DESTDIR="$root" >> build.log 2>&1 &&
      make -C src/include install DESTDIR="$root" >> build.log 2>&1 &&
      make install-pkgconfigDATA DESTDIR="$root" >> build.log 2>&1) ||
     { tail -20 "$b/build.log" >&2; exit 1; }
-  done_ microhttpd
+  done_ microhttpd.2
 fi
 # the libraries' own .pc files name their system libraries in Libs.private only
 rm -f "$root"/usr/lib/*.la
@@ -134,4 +139,15 @@ cmake --build "$build" -j"$jobs"
 for f in vkllm.exe libvkllm.dll libvkllm.dll.a libvkllm.a; do
   [ -f "$build/$f" ] || { echo "build-windows: $build/$f was not built" >&2; exit 1; }
 done
-log "built $build/vkllm.exe, libvkllm.dll (+ libvkllm.dll.a), libvkllm.a"
+# what each one exports: the DLL vkllm.h's API alone; the static library and vkllm.exe nothing (a
+# program linking a static library must not export that library's functions)
+exports() { $host-objdump -p "$1" | sed -n '/^\[Ordinal\/Name Pointer\] Table/,/^$/p' | grep -E '^[[:space:]]+\[' | awk '{print $NF}'; }
+n_api=$(exports "$build/libvkllm.dll" | grep -c '^vkllm_[a-z0-9_]*$' || true)
+others=$(exports "$build/libvkllm.dll" | grep -v '^vkllm_[a-z0-9_]*$' | head -5 | tr '\n' ' ')
+[ "$n_api" -gt 0 ] && [ -z "$others" ] ||
+  { echo "build-windows: libvkllm.dll exports $n_api vkllm_ functions and: $others" >&2; exit 1; }
+exe_exports=$(exports "$build/vkllm.exe" | head -5 | tr '\n' ' ')
+[ -z "$exe_exports" ] || { echo "build-windows: vkllm.exe exports $exe_exports..." >&2; exit 1; }
+! $host-objdump -s -j .drectve "$build/libvkllm.a" 2>/dev/null | grep -q "Contents of section" ||
+  { echo "build-windows: libvkllm.a's objects carry linker directives (-export: dllexport)" >&2; exit 1; }
+log "built $build/vkllm.exe, libvkllm.dll (+ libvkllm.dll.a; $n_api functions exported), libvkllm.a (none)"
