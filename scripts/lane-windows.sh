@@ -5,16 +5,25 @@
 # under one `xvfb-run -a` with wine64:
 #
 #   1. vkllm.exe devices: lavapipe (llvmpipe) through the Windows loader path, usable;
-#   2. vkllm.exe selftest --defaults: every case within its bound (only the cooperative-matrix
-#      cases skip: lavapipe has none);
+#   2. vkllm.exe selftest --defaults under the host's Khronos validation layer, with synchronization
+#      validation: every case within its bound (only the cooperative-matrix cases skip: lavapipe has
+#      none) and not one validation message. VKLLM_VALIDATE=1 cannot ask for the layer under Wine:
+#      winevulkan lists no layers and refuses a vkCreateInstance that names one. But it creates its
+#      instance through the host's Vulkan loader, which inserts the layers that VK_INSTANCE_LAYERS
+#      names (the host's libVkLayer_khronos_validation.so, Debian's vulkan-validationlayers); the
+#      layer's settings file (VK_LAYER_SETTINGS_PATH) turns on synchronization validation and logs
+#      every message, from information up, to a file, which must show the layer active and nothing
+#      else;
 #   3. vkllm.exe logits against `vkllm.exe logits --device ref`, prefill and decode, within the bars
 #      of tests/test_cli_logits.py (the same argmax at every position, the top logits within 2e-2),
 #      and against the Linux build's logits on the same driver (the same top 5, within 1e-3);
 #   4. stories260K's greedy `run` byte-identical to the Linux build's (BUILD_DIR/vkllm), the model
 #      read from a path outside ASCII ("modèles é/histoire-ü.gguf": UTF-8 paths);
 #   5. vkllm.exe bench -p 64 -n 16;
-#   6. vkllm.exe serve on 127.0.0.1 answering a streamed /v1/chat/completions from Linux's Python,
-#      then Ctrl-C (Wine turns SIGINT into the console's Ctrl-C event) shutting it down cleanly.
+#   6. vkllm.exe serve on 127.0.0.1 answering a streamed /v1/chat/completions from Linux's Python;
+#      a streaming client and a plain one that leave mid-generation, each freeing its slot at once
+#      (counted as cancelled: the server's failed write, and its watcher over WSAPoll); then Ctrl-C
+#      (Wine turns SIGINT into the console's Ctrl-C event) shutting it down cleanly.
 #
 # Where MinGW-w64, wine64 or Xvfb are not installed (scripts/install-deps.sh --windows installs
 # them), the Debian sources cannot be downloaded or the model is missing, the lane reports SKIPPED
@@ -99,13 +108,43 @@ else
   cat "$build/lane-windows.devices.txt" >&2
 fi
 
-# 2. every default case of the selftest
+# 2. every default case of the selftest, under the host's validation layer (see the top)
 rc=0
-on_win selftest --defaults > "$build/lane-windows.selftest.log" 2>&1 || rc=1
+vlog="$build/lane-windows.validation.log"
+vset="$win/vk_layer_settings.txt"
+rm -f "$vlog"
+layer=""
+for d in /usr/share/vulkan/explicit_layer.d /etc/vulkan/explicit_layer.d /usr/local/share/vulkan/explicit_layer.d; do
+  [ -f "$d/VkLayer_khronos_validation.json" ] && layer=$d/VkLayer_khronos_validation.json && break
+done
+if [ -n "$layer" ]; then
+  printf '%s\n' "khronos_validation.debug_action = VK_DBG_LAYER_ACTION_LOG_MSG" \
+    "khronos_validation.report_flags = info,warn,perf,error" "khronos_validation.log_filename = $vlog" \
+    "khronos_validation.enables = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT" > "$vset"
+  (export VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation VK_LAYER_SETTINGS_PATH="$vset"
+   on_win selftest --defaults) > "$build/lane-windows.selftest.log" 2>&1 || rc=1
+else
+  echo "lane windows: note: no Khronos validation layer on the host (vulkan-validationlayers): the selftest ran without it" >> "$notes"
+  [ "${VKLLM_REQUIRE_TEST_MODELS:-0}" = 1 ] && fail "no Khronos validation layer on the host (vulkan-validationlayers)"
+  on_win selftest --defaults > "$build/lane-windows.selftest.log" 2>&1 || rc=1
+fi
 tail -1 "$build/lane-windows.selftest.log" | sed 's/^/lane windows: selftest: /'
 tail -1 "$build/lane-windows.selftest.log" | grep -q " failed" || rc=1
 ! grep " skip " "$build/lane-windows.selftest.log" | grep -qv "no cooperative matrices here" || rc=1
 [ $rc = 0 ] || { fail "selftest --defaults"; grep -E "FAIL|skip|vkllm:" "$build/lane-windows.selftest.log" | head -20 >&2; }
+if [ -n "$layer" ]; then
+  # one line a message, "ID(SEVERITY / TYPE): msgNum: ..."; the layer's own status message at
+  # vkCreateInstance (INFO) shows that it ran with synchronization validation and logged here
+  n_bad=$(grep "): msgNum: " "$vlog" 2>/dev/null | grep -vc "^UNASSIGNED-khronos-validation-createinstance-status-message(INFO" || true)
+  if ! grep -q "Current Enables: .*VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION" "$vlog" 2>/dev/null; then
+    fail "the validation layer did not run under Wine with synchronization validation (no status message in $vlog)"
+  elif [ "${n_bad:-0}" != 0 ]; then
+    fail "selftest --defaults: $n_bad validation messages under Wine (see $vlog)"
+    grep "): msgNum: " "$vlog" | grep -v "(INFO" | head -5 | cut -c1-300 >&2
+  else
+    echo "lane windows: selftest: under the host's validation layer, synchronization validation on: 0 messages"
+  fi
+fi
 
 # 3. logits against the reference and against Linux's on the same driver
 ids="1 365 288 285 29 260 307 287 11 402 1 365 288 285 29 260"
@@ -168,13 +207,13 @@ else
   cat "$build/lane-windows.bench.txt" >&2 || true
 fi
 
-# 6. serve: a streamed chat completion from this side, then Ctrl-C
+# 6. serve: a streamed chat completion from this side, clients that leave mid-generation, then Ctrl-C
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 # (a background job of a script starts with SIGINT ignored: python3 gives it back its default)
 python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
-  "$wine" "$exe" serve -m "$wm" --host 127.0.0.1 --port "$port" > "$build/lane-windows.serve.out" 2> "$build/lane-windows.serve.err" &
+  "$wine" "$exe" serve -m "$wm" --host 127.0.0.1 --port "$port" -c 2048 > "$build/lane-windows.serve.out" 2> "$build/lane-windows.serve.err" &
 spid=$!
-python3 - "$port" <<'PY' || fail "serve: the streamed /v1/chat/completions (see $build/lane-windows.serve.err)"
+python3 - "$port" <<'PY' || fail "serve: the streamed /v1/chat/completions or a client leaving (see $build/lane-windows.serve.err)"
 import http.client, json, sys, time
 port = int(sys.argv[1])
 deadline = time.time() + 120
@@ -203,7 +242,45 @@ for line in r:
         piece = (ch.get("delta") or {}).get("content")
         if piece: text += piece; chunks += 1
 print("lane windows: serve: streamed %d chunks, %d bytes, [DONE] %s: %r" % (chunks, len(text), done, text[:60]))
-sys.exit(0 if done and chunks > 1 and text else 1)
+ok = done and chunks > 1 and text
+
+# clients that leave while their request is generated: the slot freed at once, counted as cancelled
+import socket
+def metrics():
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30); c.request("GET", "/metrics")
+    m = {}
+    for line in c.getresponse().read().decode().splitlines():
+        if line and not line.startswith("#"):
+            k, v = line.rsplit(" ", 1); m[k] = float(v)
+    return m
+def leave(stream):
+    body = json.dumps({"prompt": "Once upon a time", "max_tokens": 1000, "temperature": 0, "stream": stream}).encode()
+    m0 = metrics()
+    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    if stream:  # three events: the request is generating
+        got = b""
+        while got.count(b"data: ") < 3:
+            more = s.recv(4096)
+            if not more: break
+            got += more
+    else:  # its slot busy: the request is generating, its connection parked (the watcher's)
+        t = time.time()
+        while metrics().get("vkllm_slots_busy", 0) != 1 and time.time() - t < 30: time.sleep(0.02)
+    s.close()
+    t0 = time.time()
+    while metrics().get("vkllm_slots_busy", 1) != 0 and time.time() - t0 < 30: time.sleep(0.02)
+    took, m1 = time.time() - t0, metrics()
+    key = 'vkllm_requests_finished_total{reason="cancelled"}'
+    made = m1["vkllm_generation_tokens_total"] - m0["vkllm_generation_tokens_total"]
+    good = m1[key] == m0[key] + 1 and took < 5 and made < 1000
+    print("lane windows: serve: a %s client that left: slot free after %.2f s, %d tokens made, cancelled %+d%s"
+          % ("streaming" if stream else "plain", took, made, m1[key] - m0[key], "" if good else " (want +1 within 5 s)"))
+    return good
+ok = leave(True) and ok
+ok = leave(False) and ok
+sys.exit(0 if ok else 1)
 PY
 kill -INT $spid 2>/dev/null || true
 for _ in $(seq 1 60); do kill -0 $spid 2>/dev/null || break; sleep 0.5; done
