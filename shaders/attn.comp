@@ -7,20 +7,29 @@
 #extension GL_NV_cooperative_matrix : require
 #endif
 #endif
+#if defined(ATTN_SG)
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
 #if defined(ATTN_CM)
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
 // attn.comp - causal attention over an f16 KV cache, flash-attention style: the cache is walked in
-// tiles of WG positions with an online softmax, so no score matrix larger than (rows, WG) ever
-// exists. One workgroup serves R = QT * HG "rows": QT consecutive queries times HG query heads
+// blocks (tiles) of positions with an online softmax, so no score matrix larger than (rows, tile)
+// ever exists. One workgroup serves R = QT * HG "rows": QT consecutive queries times HG query heads
 // that share one kv head (GQA), so each K/V row is read once for all of them. Query i (at
 // position pos0 + i) sees cache positions 0 .. pos0 + i.
 //
-// Grid: x = 1, y = query tile, z = head group; the output is final, o (n, n_head, HD).
-// ATTN_SPLIT (attn_split_*, decode: one query) is another kernel, shaders/include/attn_decode.glsl:
-// the span the query sees cut into a fixed number of splits whose length follows the position,
-// cooperative 16-byte K/V loads, partials for attn_reduce.comp.
+// ATTN_SPLIT (attn_split_*, attn_split_sg_*) walks the cache as ggml's flash-attention decode
+// does (shaders/include/attn_decode.glsl): key groups of lanes that split the head dimension, the
+// queries and outputs in registers, the partial scores added by subgroup operations (_sg) or in
+// shared memory. It serves the decode (one query; grid x = split: the span the query sees cut into
+// a fixed number of splits whose length follows the position, partials for attn_reduce.comp) and
+// the prefill where cooperative matrices are not taken (QT queries a workgroup, one split; grid
+// y = query tile, z = head group; the output final, o (n, n_head, HD)).
+// ATTN_CM (below) is the prefill by cooperative matrices: grid x = 1, y = query tile, z = head group.
 //
 // With p.sinks, head h's softmax also counts the score sinks[h] (gpt-oss's attention sinks), which
 // has no value: the final output's denominator takes exp(sinks[h] - m) (attn_reduce.comp's, split).
@@ -39,8 +48,8 @@
 // (head_dim padded to a multiple of 16); the subgroups take the tile's 16-column blocks of
 // scores S = Q K^T, then the 16-column blocks of P V (P the tile's probabilities in f16), each
 // summed in f32 accumulators and stored to shared memory, where the online softmax and the
-// rescaled running output stay scalar f32. Specialization constants 4 5 6 are TM TN TK there
-// (the O-update split of the scalar kernel does not exist). Written in GL_NV_cooperative_matrix
+// rescaled running output stay scalar f32. Specialization constants 4 5 6 are TM TN TK there.
+// Written in GL_NV_cooperative_matrix
 // and rewritten to SPV_KHR at build time, as matmul.comp's COOPMAT (shaders/coopmat/).
 // ATTN_CM_EMU=1 (attn_cm_emu_*, tests): the same with the matrix operations emulated by plain
 // arithmetic, so that it runs on lavapipe.
@@ -56,12 +65,10 @@ layout(constant_id = 3) const uint HG = 1;   // heads per workgroup (divides n_h
 layout(constant_id = 4) const uint TM = 16;  // cooperative matrix shape (16 x 16 x 16: the op makes sure)
 layout(constant_id = 5) const uint TN = 16;
 layout(constant_id = 6) const uint TK = 16;
-#elif defined(ATTN_SPLIT)
-layout(constant_id = 4) const uint NG = 8;   // decode's P V: key groups (x HC chunks <= WG invocations)
-#else
-layout(constant_id = 4) const uint NPT = 16; // O update: threads per row = min(HQ, WG)
-layout(constant_id = 5) const uint RS = 2;   // O update: row slices = WG / NPT
-layout(constant_id = 6) const uint RPT = 1;  // O update: rows per thread = ceil(R / RS)
+#else // ATTN_SPLIT (attn_decode.glsl)
+layout(constant_id = 4) const uint NG = 8;   // key groups (WG = NG * DS)
+layout(constant_id = 5) const uint DS = 8;   // lanes of a key group (split the head dim)
+layout(constant_id = 6) const uint B = 4;    // positions per key group and step
 #endif
 layout(constant_id = 7) const uint TPR = 64; // softmax: threads per row = WG / R (>= 1)
 const uint R = QT * HG;
@@ -83,21 +90,16 @@ layout(push_constant) uniform PC { pc_attn p; };
 
 #if defined(ATTN_SPLIT)
 #include "attn_decode.glsl"
-#else
+#else // ATTN_CM: the prefill by cooperative matrices
 
 // Queries and outputs are kept as vec4 quads: on lavapipe every load costs a per-lane gather,
 // so fewer, wider ones matter more than anything else.
-#if defined(ATTN_CM)
 const uint HDP = (HD + 15u) / 16u * 16u;    // head_dim padded for the matrices (zeros past HD)
 shared float16_t sh_qh[TM * HDP];           // scaled queries, f16, rows past R zero
 shared float16_t sh_kv[gl_WorkGroupSize.x * HDP]; // the tile's K rows, then its V rows, f16
 shared float16_t sh_p[TM * gl_WorkGroupSize.x];   // the tile's probabilities, f16
 shared float sh_pv[TM * HDP];               // P V of the tile
 shared float s_sh[TM * gl_WorkGroupSize.x]; // scores, then probabilities, of one tile
-#else
-shared vec4 q_sh[R * HQ];   // scaled queries
-shared float s_sh[R * gl_WorkGroupSize.x]; // scores, then probabilities, of one tile
-#endif
 shared vec4 o_sh[R * HQ];   // running output (unnormalized)
 shared float red_sh[gl_WorkGroupSize.x];
 shared float m_sh[R], l_sh[R], a_sh[R];    // running max, running sum, rescale of this tile
@@ -142,7 +144,6 @@ vec4 v_quad(uint hr, uint dq) {
 #endif
 }
 
-#if defined(ATTN_CM)
 void load_queries() {
     for (uint e = gl_LocalInvocationID.x; e < TM * HDP; e += WG) {
         uint r = e / HDP, d = e % HDP, qi = q_base + r / HG, h = h_base + r % HG;
@@ -155,31 +156,7 @@ void load_queries() {
         l_sh[gl_LocalInvocationID.x] = 0.0;
     }
 }
-#else
-void load_queries() {
-    for (uint e = gl_LocalInvocationID.x; e < R * HQ; e += WG) {
-        uint r = e / HQ, dq = e % HQ, qi = q_base + r / HG, h = h_base + r % HG;
-        vec4 v = vec4(0.0);
-        if (qi < p.n) {
-            uint b = (qi * p.n_head + h) * HD + 4 * dq;
-            v.x = q[b];
-            v.y = q[b + 1];
-            if (4 * dq + 2 < HD) {
-                v.z = q[b + 2];
-                v.w = q[b + 3];
-            }
-        }
-        q_sh[e] = v * p.scale;
-        o_sh[e] = vec4(0.0);
-    }
-    if (gl_LocalInvocationID.x < R) {
-        m_sh[gl_LocalInvocationID.x] = NEG_INF;
-        l_sh[gl_LocalInvocationID.x] = 0.0;
-    }
-}
-#endif
 
-#if defined(ATTN_CM)
 #if defined(ATTN_CM_EMU)
 // Emulated matrices: an operand is (array, offset, stride, column-major); the accumulator is
 // private to the lanes of the subgroup, element e (row e / TN, column e % TN) in lane
@@ -293,28 +270,6 @@ void accumulate(uint kv0, uint end) {
         o_sh[e] = o_sh[e] * a_sh[r] + pv;
     }
 }
-#else
-// s_sh[r][c] = q_r . k_(kv0+c) (soft-capped when p.softcap > 0), or -inf where row r may not see
-// that position (past its query, or before its sliding window).
-void scores(uint kv0, uint end) {
-    uint c = gl_LocalInvocationID.x, t = kv0 + c;
-    float acc[R];
-    [[unroll]] for (uint r = 0; r < R; r++) acc[r] = 0.0;
-    if (t < end) {
-        uint hr = head_row(t);
-        for (uint dq = 0; dq < HQ; dq++) {
-            vec4 kk = k_quad(hr, dq);
-            [[unroll]] for (uint r = 0; r < R; r++) acc[r] += dot(q_sh[r * HQ + dq], kk);
-        }
-    }
-    if (p.softcap > 0.0) {
-        [[unroll]] for (uint r = 0; r < R; r++) acc[r] = p.softcap * tanh_safe(acc[r] / p.softcap);
-    }
-    [[unroll]] for (uint r = 0; r < R; r++)
-        s_sh[r * WG + c] = (t < end && t < row_limit(r) && t >= row_first(r)) ? acc[r] : NEG_INF;
-}
-
-#endif
 
 // Online softmax step: new running max per row, probabilities in s_sh, rescale in a_sh.
 void softmax_tile() {
@@ -350,34 +305,6 @@ void softmax_tile() {
     }
 }
 
-#if !defined(ATTN_CM)
-// o_sh[r] = o_sh[r] * a_sh[r] + sum_c s_sh[r][c] v_(kv0+c). Thread (slice, lane) owns the quads
-// lane, lane + NPT, ... of rows slice, slice + RS, ...
-void accumulate(uint kv0, uint end) {
-    uint tid = gl_LocalInvocationID.x, slice = tid / NPT, lane = tid % NPT;
-    if (slice >= RS) return;
-    uint cend = min(WG, end - kv0);
-    for (uint dq = lane; dq < HQ; dq += NPT) {
-        vec4 acc[RPT];
-        [[unroll]] for (uint j = 0; j < RPT; j++) {
-            uint r = slice + j * RS;
-            acc[j] = r < R ? o_sh[r * HQ + dq] * a_sh[r] : vec4(0.0);
-        }
-        uint tr = kv0 % p.n_rows; // the ring's row of kv0 + c, stepped without a division
-        for (uint c = 0; c < cend; c++, tr = tr + 1 == p.n_rows ? 0 : tr + 1) {
-            vec4 vv = v_quad(p.page != 0u ? head_row(kv0 + c) : tr * p.kv_hn + kvh, dq);
-            [[unroll]] for (uint j = 0; j < RPT; j++) {
-                uint r = slice + j * RS;
-                if (r < R) acc[j] += s_sh[r * WG + c] * vv;
-            }
-        }
-        [[unroll]] for (uint j = 0; j < RPT; j++) {
-            uint r = slice + j * RS;
-            if (r < R) o_sh[r * HQ + dq] = acc[j];
-        }
-    }
-}
-#endif
 
 void store(uint split) {
     for (uint e = gl_LocalInvocationID.x; e < R * HD; e += WG) {
@@ -416,4 +343,4 @@ void main() {
     store(split);
 }
 
-#endif // !ATTN_SPLIT
+#endif // ATTN_CM

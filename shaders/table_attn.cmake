@@ -1,8 +1,9 @@
-# Attention family (runtime/ops/ops_attn.c): RoPE, KV-cache store, attention (prefill and decode
-# splits; attn_tb* for CPU devices, reading q and the cache through uniform texel buffers), the
-# split reduce, argmax; attn_cm_*: prefill attention by cooperative matrices (ATTN_CM rows are
-# rewritten from the NV extension at build time, see shaders.cmake), attn_cm_emu_*: the same
-# emulated (tests). Push-constant blocks: runtime/ops/shader_abi_attn.h.
+# Attention family (runtime/ops/ops_attn.c): RoPE, KV-cache store, attention (attn_split_*: the
+# decode's splits and the prefill's walk, _sg adding lanes' partial scores by subgroup operations;
+# attn_tb* for CPU devices, reading q and the cache through uniform texel buffers), the split
+# reduce, argmax; attn_cm_*: prefill attention by cooperative matrices (ATTN_CM rows are rewritten
+# from the NV extension at build time, see shaders.cmake), attn_cm_emu_*: the same emulated
+# (tests). Push-constant blocks: runtime/ops/shader_abi_attn.h.
 list(APPEND VKLLM_SHADER_TABLE
   "rope_f32             rope.comp           -            3         rope"
   "kv_store_f16         kv_store.comp       -            4         kv_store"
@@ -11,14 +12,14 @@ list(APPEND VKLLM_SHADER_TABLE
   "rope_kv_kq8          rope_kv.comp        K_Q8=1       8         rope_kv"
   "rope_kv_vq8          rope_kv.comp        V_Q8=1       8         rope_kv"
   "rope_kv_q8           rope_kv.comp        K_Q8=1,V_Q8=1 8        rope_kv"
-  "attn_f16             attn.comp           -            7         attn"
   "attn_split_f16       attn.comp           ATTN_SPLIT=1 7         attn"
-  "attn_kq8             attn.comp           K_Q8=1       7         attn"
   "attn_split_kq8       attn.comp           ATTN_SPLIT=1,K_Q8=1 7  attn"
-  "attn_vq8             attn.comp           V_Q8=1       7         attn"
   "attn_split_vq8       attn.comp           ATTN_SPLIT=1,V_Q8=1 7  attn"
-  "attn_q8              attn.comp           K_Q8=1,V_Q8=1 7        attn"
   "attn_split_q8        attn.comp           ATTN_SPLIT=1,K_Q8=1,V_Q8=1 7 attn"
+  "attn_split_sg_f16    attn.comp           ATTN_SPLIT=1,ATTN_SG=1 7 attn"
+  "attn_split_sg_kq8    attn.comp           ATTN_SPLIT=1,ATTN_SG=1,K_Q8=1 7 attn"
+  "attn_split_sg_vq8    attn.comp           ATTN_SPLIT=1,ATTN_SG=1,V_Q8=1 7 attn"
+  "attn_split_sg_q8     attn.comp           ATTN_SPLIT=1,ATTN_SG=1,K_Q8=1,V_Q8=1 7 attn"
   "attn_cm_f16          attn.comp           ATTN_CM=1    7         attn"
   "attn_cm_kq8          attn.comp           ATTN_CM=1,K_Q8=1 7     attn"
   "attn_cm_vq8          attn.comp           ATTN_CM=1,V_Q8=1 7     attn"

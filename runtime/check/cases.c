@@ -664,6 +664,8 @@ static void attention_kernel(const char *t, struct vkllm__case_list *l) {
         {.op = VKLLM__OP_ATTENTION, .n = 9, .heads = 4, .heads_kv = 4, .head_dim = 256, .n_ctx = 300, POS(0, 13)},
         {.op = VKLLM__OP_ATTENTION, .n = 7, .heads = 3, .heads_kv = 1, .head_dim = 18, .n_ctx = 64, POS(0, 13)},
         {.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 4, .heads_kv = 2, .head_dim = 6, .n_ctx = 600, POS(599, 0, 300)},
+        {.op = VKLLM__OP_ATTENTION, .n = 11, .heads = 6, .heads_kv = 2, .head_dim = 6, .n_ctx = 200, POS(0, 150)},
+        {.op = VKLLM__OP_ATTENTION, .n = 10, .heads = 2, .heads_kv = 2, .head_dim = 96, .n_ctx = 900, POS(0, 3, 850)},
         /* attn_tb's cuts: GQA ratios 1, 3, 5, 16, 32, dims 8 .. 72, lengths around blocks and splits */
         {.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 3, .heads_kv = 3, .head_dim = 40, .n_ctx = 700,
          POS(699, 0, 6, 7, 8, 62, 63, 64, 65, 511, 512, 513, 600)},
@@ -731,6 +733,10 @@ static void attention_cases(int full, struct vkllm__case_list *l) {
         }
         addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64,
                                         .n_ctx = 256, POS(0, 100)}, "%s", kernels[i]);        /* prefill */
+        /* prefill deep in a cache: two queries a workgroup (4 heads of a kv head), many steps of
+         * the walk, its causal rows, a 128-wide head (key groups of 8 or 16 lanes) */
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 9, .heads = 4, .heads_kv = 1, .head_dim = 128,
+                                        .n_ctx = 2048, POS(0, 1500)}, "%s", kernels[i]);
         addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 2, .head_dim = 64,
                                         .n_ctx = 4096, POS(4095, 0, 300)}, "%s", kernels[i]); /* split decode */
         /* sliding windows (gemma2/3) and soft-capped scores (gemma2): prefill rows whose windows

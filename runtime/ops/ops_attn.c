@@ -11,6 +11,7 @@
  * both products of a tile by 16 x 16 x 16 f16 matrices, the softmax scalar. */
 #include <math.h>
 #include <string.h>
+#include <stdlib.h>
 
 #include "ops_gpu.h"
 #include "shader_abi.h"
@@ -19,7 +20,7 @@
 #define ATTN_MAX_ROWS 16  /* (query, head) rows per attention workgroup */
 #define ATTN_SPLIT_MIN 64 /* decode: the shortest split (shaders/include/attn_split.glsl) */
 #define ATTN_DEC_ROWS 8   /* decode: query heads per workgroup (each holds 8 values of each in registers) */
-#define ATTN_DEC_NG 16    /* decode: most key groups of P V (a barrier each at a split's end) */
+#define ATTN_DEC_BLOCK 4  /* decode: positions per key group and step */
 #define ARGMAX_WG 256
 #define REDUCE_WG 64
 
@@ -220,9 +221,11 @@ vkllm_status vkllm__op_kv_store_cols(struct vkllm__cmd *c, struct vkllm__view ca
  * decode split over the cache. */
 struct attn_plan {
     int tb;  /* 1: attn_tb.comp (wg = hg * qt lanes, blk positions per block), 0: attn.comp */
-    int dec; /* attn.comp's decode kernel (one query: attn_split_*, npt its key groups) */
+    int dec; /* attn.comp's walk (attn_decode.glsl: attn_split_*; npt key groups, rs their lanes, rpt B) */
     uint32_t wg, qt, hg, npt, rs, rpt, tpr, blk;
     uint32_t split_len, n_split; /* n_split 1: no split, no reduce */
+    int sg;                      /* the walk's partial scores added by subgroup operations (attn_split_sg_*) */
+    uint32_t sgreq;              /* ... in full subgroups of this size (0: the device's one size) */
 };
 
 /* Rows of the cache: a sliding-window layer's ring, or n_ctx. */
@@ -233,11 +236,34 @@ static uint32_t attn_shared_bytes(uint32_t rows, uint32_t hd, uint32_t wg) {
     return 4 * (2 * rows * quads * 4 + rows * wg + wg + 3 * rows);
 }
 
-/* The decode kernel's (shaders/include/attn_decode.glsl): queries and the key groups' sums in
- * 8-value chunks, two tiles' scores and head rows, the partial maxima, rescales, max and sum. */
-static uint32_t dec_shared_bytes(uint32_t rows, uint32_t hd, uint32_t wg) {
-    uint32_t chunks = (hd + 7) / 8;
-    return 4 * (2 * rows * chunks * 8 + 2 * rows * wg + 2 * wg + wg + 3 * rows);
+/* The decode kernel's (shaders/include/attn_decode.glsl) with ng key groups of ds lanes: the
+ * lanes' partial scores and the key groups' scores (ds > 1), each key group's max, sum and output. */
+static uint32_t dec_shared_bytes(uint32_t rows, uint32_t hd, uint32_t ds, uint32_t ng, uint32_t blk) {
+    uint32_t chunks = (hd + 7) / 8, rb = rows * blk;
+    return 4 * ((ds > 1 ? (ng * ds + ng) * rb : 2) + 2 * ng * rows + ng * rows * chunks * 8);
+}
+
+/* The decode's lanes per key group: a power of two >= the head row's 8-value chunks (each lane
+ * then holds one chunk of each query and output), at most wg. */
+static uint32_t dec_lanes(uint32_t hd, uint32_t wg) {
+    uint32_t ds = 1;
+    while (ds < (hd + 7) / 8 && ds < wg) ds *= 2;
+    return ds;
+}
+
+/* The decode's subgroups for adding the lanes' partial scores by shuffles: where the device
+ * shuffles and its subgroups (*size, of which wg is a multiple) are full, by a required size
+ * (*req; the device's default where it is in range) or by being its only one. 0: shared memory. */
+static int dec_subgroup(const struct vkllm_device_info *d, uint32_t wg, uint32_t *size, uint32_t *req) {
+    uint32_t n = d->subgroup_size;
+    *size = *req = 0;
+    if (!(d->subgroup_ops & VKLLM_SUBGROUP_SHUFFLE) || !n || n > wg || wg % n || (n & (n - 1))) return 0;
+    if (d->subgroup_size_control) {
+        if (n < d->subgroup_size_min || n > d->subgroup_size_max) return 0;
+        *req = n;
+    } else if (d->subgroup_size_min && d->subgroup_size_min != d->subgroup_size_max) return 0;
+    *size = n;
+    return 1;
 }
 
 /* Compute units (SMs, CUs, Xe cores, shader cores) of the device, for the decode split. Vulkan
@@ -269,8 +295,45 @@ static uint32_t dec_splits(const struct vkllm__gpu *gpu, uint32_t groups, uint32
     return (uint32_t)VKLLM_MAX(1, VKLLM_MIN(n, most));
 }
 
+/* The plan of attn.comp's walk (attn_decode.glsl: attn_split_*, _sg): key groups of ds lanes
+ * (ds: a power of two >= the head row's 8-value chunks, at most the subgroup where the partial
+ * scores are added by subgroup operations), rows = hg query heads x qt queries (one query for the
+ * decode), at most ATTN_DEC_ROWS, as shared memory allows; the decode's splits. */
+static vkllm_status walk_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s, uint32_t n_head_all,
+                              struct attn_plan *pl) {
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    uint32_t wg = fit_wg(gpu, ATTN_WG), ds = dec_lanes(s->head_dim, wg), sgs = 0, req = 0;
+    int sg = dec_subgroup(d, wg, &sgs, &req);
+    if (sg) ds = VKLLM_MIN(ds, sgs);
+    uint32_t ng = wg / ds, rows = VKLLM_MIN(ATTN_DEC_ROWS, wg), group = s->n_head / s->n_head_kv;
+    while (rows > 0 && dec_shared_bytes(rows, s->head_dim, sg ? 1 : ds, ng, ATTN_DEC_BLOCK) > d->max_shared_memory)
+        rows--;
+    if (rows == 0)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "attention: head_dim %u needs more shared memory than %u bytes",
+                          s->head_dim, d->max_shared_memory);
+    pl->dec = 1;
+    pl->wg = wg;
+    pl->sg = sg;
+    pl->sgreq = req;
+    pl->hg = 1;
+    for (uint32_t g = 1; g <= VKLLM_MIN(group, rows); g++)
+        if (group % g == 0) pl->hg = g;
+    pl->qt = s->n == 1 ? 1 : VKLLM_MAX(1u, VKLLM_MIN(s->n, rows / pl->hg));
+    pl->npt = ng;
+    pl->rs = ds;
+    pl->rpt = ATTN_DEC_BLOCK;
+    pl->tpr = 0;
+    pl->split_len = 0; /* the split length is data (attn_split.glsl) */
+    pl->n_split = s->n == 1 ? dec_splits(gpu, n_head_all / pl->hg, s->n_ctx) : 1;
+    if ((s->n + pl->qt - 1) / pl->qt > d->max_workgroup_count[1] || s->n_head / pl->hg > d->max_workgroup_count[2] ||
+        pl->n_split > d->max_workgroup_count[0])
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "attention: grid too large for the device (n=%u)", s->n);
+    return VKLLM_STATUS_OK;
+}
+
 /* attn.comp's plan for shape s (one part of a cache split by kv heads: n_head_all the query heads
- * of all parts, which q, o and the partials hold). */
+ * of all parts, which q, o and the partials hold): the decode's walk, or for a prefill the
+ * cooperative-matrix kernel's cut (op_attention takes the walk, walk_plan, where cm_choice says no). */
 static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s, uint32_t n_head_all,
                               struct attn_plan *pl) {
     if (!s || s->n == 0 || s->n_head == 0 || s->n_head_kv == 0 || s->n_head % s->n_head_kv || s->head_dim == 0 ||
@@ -288,41 +351,23 @@ static vkllm_status attn_plan(const struct vkllm__gpu *gpu, const struct vkllm__
                           "attention: a q8_0 cache needs head_dim %% 4 == 0 and a width "
                           "that is a multiple of 32 (head_dim %u, %u kv heads)",
                           s->head_dim, s->n_head_kv);
+    *pl = (struct attn_plan){0};
+    if (s->n == 1) return walk_plan(gpu, s, n_head_all, pl);
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
-    pl->tb = 0;
-    pl->blk = 0;
-    pl->dec = s->n == 1;
     pl->wg = fit_wg(gpu, ATTN_WG);
-    uint32_t rows = VKLLM_MIN(pl->dec ? ATTN_DEC_ROWS : ATTN_MAX_ROWS, pl->wg);
-    if (pl->dec && (s->head_dim + 7) / 8 > pl->wg)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "attention: head_dim %u needs more than %u invocations",
-                          s->head_dim, pl->wg);
-    while (rows > 0 && (pl->dec ? dec_shared_bytes(rows, s->head_dim, pl->wg)
-                                : attn_shared_bytes(rows, s->head_dim, pl->wg)) > d->max_shared_memory)
-        rows--;
-    if (rows == 0)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "attention: head_dim %u needs more shared memory than %u bytes",
-                          s->head_dim, d->max_shared_memory);
+    uint32_t rows = VKLLM_MIN(ATTN_MAX_ROWS, pl->wg);
+    while (rows > 0 && attn_shared_bytes(rows, s->head_dim, pl->wg) > d->max_shared_memory) rows--;
+    if (rows == 0) return walk_plan(gpu, s, n_head_all, pl); /* no cooperative matrices either */
     uint32_t group = s->n_head / s->n_head_kv;
     pl->hg = 1;
     for (uint32_t g = 1; g <= VKLLM_MIN(group, rows); g++)
         if (group % g == 0) pl->hg = g;
-    pl->qt = s->n == 1 ? 1 : VKLLM_MIN(s->n, rows / pl->hg);
-    uint32_t r = pl->qt * pl->hg;
-    pl->npt = VKLLM_MIN((s->head_dim + 3) / 4, pl->wg);
-    pl->rs = pl->wg / pl->npt;
-    pl->rpt = (r + pl->rs - 1) / pl->rs;
-    pl->tpr = pl->wg / r;
-    pl->split_len = s->n_ctx; /* prefill: one workgroup over the cache */
+    pl->qt = VKLLM_MIN(s->n, rows / pl->hg);
+    pl->tpr = pl->wg / (pl->qt * pl->hg);
+    pl->split_len = s->n_ctx; /* one workgroup over the cache */
     pl->n_split = 1;
-    if (pl->dec) { /* decode: key groups of P V, splits (their length is data: attn_split.glsl) */
-        pl->npt = VKLLM_MIN(pl->wg / ((s->head_dim + 7) / 8), ATTN_DEC_NG);
-        pl->n_split = dec_splits(gpu, n_head_all / pl->hg, s->n_ctx);
-        pl->split_len = 0;
-    }
-    if ((s->n + pl->qt - 1) / pl->qt > d->max_workgroup_count[1] || s->n_head / pl->hg > d->max_workgroup_count[2] ||
-        pl->n_split > d->max_workgroup_count[0])
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "attention: grid too large for the device (n=%u)", s->n);
+    if ((s->n + pl->qt - 1) / pl->qt > d->max_workgroup_count[1] || s->n_head / pl->hg > d->max_workgroup_count[2])
+        return walk_plan(gpu, s, n_head_all, pl);
     return VKLLM_STATUS_OK;
 }
 
@@ -352,7 +397,8 @@ static uint64_t cm_shared_bytes(uint32_t rows, uint32_t hd, uint32_t wg) {
 static int cm_choice(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s, const struct attn_plan *pl) {
     long t = vkllm__gpu_tuning(gpu)->attn_coopmat;
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
-    if (t == 0 || pl->tb || pl->n_split != 1 || s->n < 2 || pl->wg != ATTN_WG || pl->qt * pl->hg > 16) return 0;
+    if (t == 0 || pl->tb || pl->dec || pl->n_split != 1 || s->n < 2 || pl->wg != ATTN_WG || pl->qt * pl->hg > 16)
+        return 0;
     if (t < 0 && !vkllm__matmul_coopmat_default(d)) return 0;
     int emulated = t == 2;
     if (emulated && s->k_q8 != s->v_q8) return 0;
@@ -515,19 +561,18 @@ static void attn_cost(const struct vkllm__attn_shape *s, const struct attn_plan 
     r->flops_per_split = rows * (2 * HD + 3);
 }
 
-/* attn.comp's variant for the caches' types. */
-static enum vkllm__shader_id attn_shader(const struct vkllm__attn_shape *s, int split, int cm) {
+/* attn.comp's variant for the caches' types: by cooperative matrices (cm 1, emulated 2), else
+ * the walk (attn_decode.glsl), its partial scores added by subgroup operations (sg) or not. */
+static enum vkllm__shader_id attn_shader(const struct vkllm__attn_shape *s, int cm, int sg) {
+    int i = (s->k_q8 ? 1 : 0) + (s->v_q8 ? 2 : 0);
     if (cm == 2) return s->k_q8 ? VKLLM__SHADER_ATTN_CM_EMU_Q8 : VKLLM__SHADER_ATTN_CM_EMU_F16;
-    if (cm == 1) {
-        static const enum vkllm__shader_id c[4] = {VKLLM__SHADER_ATTN_CM_F16, VKLLM__SHADER_ATTN_CM_KQ8,
-                                                   VKLLM__SHADER_ATTN_CM_VQ8, VKLLM__SHADER_ATTN_CM_Q8};
-        return c[(s->k_q8 ? 1 : 0) + (s->v_q8 ? 2 : 0)];
-    }
-    static const enum vkllm__shader_id ids[2][4] = {
-        {VKLLM__SHADER_ATTN_F16, VKLLM__SHADER_ATTN_KQ8, VKLLM__SHADER_ATTN_VQ8, VKLLM__SHADER_ATTN_Q8},
+    static const enum vkllm__shader_id ids[3][4] = {
         {VKLLM__SHADER_ATTN_SPLIT_F16, VKLLM__SHADER_ATTN_SPLIT_KQ8, VKLLM__SHADER_ATTN_SPLIT_VQ8,
-         VKLLM__SHADER_ATTN_SPLIT_Q8}};
-    return ids[split ? 1 : 0][(s->k_q8 ? 1 : 0) + (s->v_q8 ? 2 : 0)];
+         VKLLM__SHADER_ATTN_SPLIT_Q8},
+        {VKLLM__SHADER_ATTN_SPLIT_SG_F16, VKLLM__SHADER_ATTN_SPLIT_SG_KQ8, VKLLM__SHADER_ATTN_SPLIT_SG_VQ8,
+         VKLLM__SHADER_ATTN_SPLIT_SG_Q8},
+        {VKLLM__SHADER_ATTN_CM_F16, VKLLM__SHADER_ATTN_CM_KQ8, VKLLM__SHADER_ATTN_CM_VQ8, VKLLM__SHADER_ATTN_CM_Q8}};
+    return ids[cm ? 2 : sg ? 1 : 0][i];
 }
 
 static vkllm_status attn_check_views(const struct vkllm__attn_shape *s, uint32_t part_heads, struct vkllm__view o,
@@ -577,6 +622,8 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     int split = pl.n_split > 1;
     uint64_t pb = partial_bytes(s, &pl);
     if (split && (st = vkllm__op_need("attention", "scratch", scratch, pb))) return st;
+    int cm = pl.tb ? 0 : cm_choice(gpu, &part, &pl);
+    if (!pl.tb && !pl.dec && !cm && (st = walk_plan(gpu, &part, s->n_head, &pl))) return st;
     struct vkllm__cost cost, rcost, unused;
     attn_cost(&part, &pl, &cost, &unused); /* one part's dispatch */
     attn_cost(s, &pl, &unused, &rcost);    /* the reduce over all heads */
@@ -626,11 +673,11 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
         vkllm__gpu_grid_1d(gpu, (uint64_t)s->n * s->n_head * (s->head_dim / 4), TB_REDUCE_WG, r.groups);
         return vkllm__cmd_dispatch(c, &r);
     }
-    int cm = cm_choice(gpu, &part, &pl);
     for (uint32_t i = 0; i < parts; i++) {
         pc.kv_h0 = i * part.n_head_kv;
         struct vkllm__dispatch d = {
-            .shader = attn_shader(s, pl.dec, cm),
+            .shader = attn_shader(s, cm, pl.sg),
+            .subgroup = pl.sg ? pl.sgreq : 0,
             .n_spec = 8,
             .spec = {pl.wg, s->head_dim, pl.qt, pl.hg, pl.npt, pl.rs, pl.rpt, pl.tpr},
             .n_bind = 7,
@@ -638,7 +685,7 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
                      vkllm__bind(split ? scratch : o), sk, bt},
             .push = &pc,
             .push_size = sizeof pc,
-            .label = pl.dec ? "attn_split" : "attn",
+            .label = split ? "attn_split" : "attn",
             .groups = {pl.n_split, (s->n + pl.qt - 1) / pl.qt, part.n_head / pl.hg},
             .cost = cost,
         };
