@@ -16,11 +16,12 @@
 #include "ops_gpu.h"
 #include "shader_abi.h"
 
-#define ATTN_WG 64        /* attention workgroup size = kv tile (positions per step) */
-#define ATTN_MAX_ROWS 16  /* (query, head) rows per attention workgroup */
-#define ATTN_SPLIT_MIN 64 /* decode: the shortest split (shaders/include/attn_split.glsl) */
-#define ATTN_DEC_ROWS 8   /* decode: query heads per workgroup (each holds 8 values of each in registers) */
-#define ATTN_DEC_BLOCK 4  /* decode: positions per key group and step */
+#define ATTN_WG 64          /* attention workgroup size = kv tile (positions per step) */
+#define ATTN_MAX_ROWS 16    /* (query, head) rows per attention workgroup */
+#define ATTN_SPLIT_MIN 64   /* decode: the shortest split (shaders/include/attn_split.glsl) */
+#define ATTN_DEC_ROWS 8     /* the walk: rows per workgroup on CPU devices (a lane holds 8 values of each) */
+#define ATTN_DEC_ROWS_GPU 4 /* ... on GPUs: 8 rows took 204-208 VGPRs on RADV (1 wave per SIMD on GCN) */
+#define ATTN_DEC_BLOCK 4    /* decode: positions per key group and step */
 #define ARGMAX_WG 256
 #define REDUCE_WG 64
 
@@ -298,14 +299,15 @@ static uint32_t dec_splits(const struct vkllm__gpu *gpu, uint32_t groups, uint32
 /* The plan of attn.comp's walk (attn_decode.glsl: attn_split_*, _sg): key groups of ds lanes
  * (ds: a power of two >= the head row's 8-value chunks, at most the subgroup where the partial
  * scores are added by subgroup operations), rows = hg query heads x qt queries (one query for the
- * decode), at most ATTN_DEC_ROWS, as shared memory allows; the decode's splits. */
+ * decode), at most ATTN_DEC_ROWS (GPUs: ATTN_DEC_ROWS_GPU), as shared memory allows; the decode's splits. */
 static vkllm_status walk_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s, uint32_t n_head_all,
                               struct attn_plan *pl) {
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     uint32_t wg = fit_wg(gpu, ATTN_WG), ds = dec_lanes(s->head_dim, wg), sgs = 0, req = 0;
     int sg = dec_subgroup(d, wg, &sgs, &req);
     if (sg) ds = VKLLM_MIN(ds, sgs);
-    uint32_t ng = wg / ds, rows = VKLLM_MIN(ATTN_DEC_ROWS, wg), group = s->n_head / s->n_head_kv;
+    uint32_t most = d->type == VKLLM_DEVICE_CPU ? ATTN_DEC_ROWS : ATTN_DEC_ROWS_GPU;
+    uint32_t ng = wg / ds, rows = VKLLM_MIN(most, wg), group = s->n_head / s->n_head_kv;
     while (rows > 0 && dec_shared_bytes(rows, s->head_dim, sg ? 1 : ds, ng, ATTN_DEC_BLOCK) > d->max_shared_memory)
         rows--;
     if (rows == 0)

@@ -73,7 +73,9 @@ void main() {
             uint t = min(k0 + b, end - 1u); // (< n_ctx: its own row where the cache is neither a ring nor paged)
             hr[b] = (p.page == 0u && p.n_rows >= p.n_ctx ? t : kv_row(t)) * p.kv_hn + kvh;
         }
-        [[unroll]] for (uint e = 0u; e < RB; e++) s[e] = 0.0;
+        [[unroll]] for (uint r = 0u; r < R; r++) { // (loops of at most R or B steps: unrolled by any driver)
+            [[unroll]] for (uint b = 0u; b < B; b++) s[r * B + b] = 0.0;
+        }
         [[unroll]] for (uint c = 0u; c < CPL; c++) {
             uint j = ds + c * DS;
             if (HC % DS == 0u || j < HC) {
@@ -88,15 +90,22 @@ void main() {
 #if defined(ATTN_SG)
         if (DS > 1u) { // the DS partials added up across the lanes (full subgroups of a multiple of DS)
             if (DS == gl_SubgroupSize) { // the whole subgroup: one reduction a score
-                [[unroll]] for (uint e = 0u; e < RB; e++) s[e] = subgroupAdd(s[e]);
+                [[unroll]] for (uint r = 0u; r < R; r++) {
+                    [[unroll]] for (uint b = 0u; b < B; b++) s[r * B + b] = subgroupAdd(s[r * B + b]);
+                }
             } else {
-                [[unroll]] for (uint e = 0u; e < RB; e++)
-                    for (uint o = DS / 2u; o > 0u; o /= 2u) s[e] += subgroupShuffleXor(s[e], o);
+                [[unroll]] for (uint r = 0u; r < R; r++) {
+                    [[unroll]] for (uint b = 0u; b < B; b++) {
+                        for (uint o = DS / 2u; o > 0u; o /= 2u) s[r * B + b] += subgroupShuffleXor(s[r * B + b], o);
+                    }
+                }
             }
         }
 #else
         if (DS > 1u) { // the DS partials added up: lane ds adds those of scores ds, ds + DS, ...
-            [[unroll]] for (uint e = 0u; e < RB; e++) ps_sh[lid * RB + e] = s[e];
+            [[unroll]] for (uint r = 0u; r < R; r++) {
+                [[unroll]] for (uint b = 0u; b < B; b++) ps_sh[lid * RB + r * B + b] = s[r * B + b];
+            }
             barrier();
             for (uint e = ds; e < RB; e += DS) {
                 float t = 0.0;
@@ -104,7 +113,9 @@ void main() {
                 s_sh[g * RB + e] = t;
             }
             barrier();
-            [[unroll]] for (uint e = 0u; e < RB; e++) s[e] = s_sh[g * RB + e];
+            [[unroll]] for (uint r = 0u; r < R; r++) {
+                [[unroll]] for (uint b = 0u; b < B; b++) s[r * B + b] = s_sh[g * RB + r * B + b];
+            }
         }
 #endif
         [[unroll]] for (uint r = 0u; r < R; r++) {
