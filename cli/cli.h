@@ -54,12 +54,35 @@ const char *cli_sampling_help(void);
 /* --cache-type-k / --cache-type-v (-ctk / -ctv) T: f16 or q8_0 into sp (run, chat, serve). Returns
  * 2 when flag a (with value v) was taken, 0 when it is not one of them, -1 on a bad value (a line
  * was printed). cli_kv_types: a comma-separated list of them (bench's axis); -1 when bad. */
+/* cli_kv_arg also takes the layer split's options (cli_split_arg), so that every command that
+ * parses the KV types (serve too) takes them; CLI_KV_HELP lists both. */
 int cli_kv_arg(const char *cmd, const char *a, const char *v, struct vkllm_session_params *sp);
 int cli_kv_types(const char *list, int *out, int *n);
 #define CLI_KV_HELP                                                                                          \
     "  -ctk, --cache-type-k T  KV cache type of K: f16 (default) or q8_0 (int8 and a scale per 32 values:\n" \
     "                        0.56x the bytes of f16; llama.cpp's flag)\n"                                    \
-    "  -ctv, --cache-type-v T  ... of V\n"
+    "  -ctv, --cache-type-v T  ... of V\n" CLI_SPLIT_HELP
+
+/* Several devices for one model, as llama.cpp's flags (docs/devices.md): --devices 0,1 (indices of
+ * vkllm devices; one index twice opens it twice), --split-mode layer (the default with two or
+ * more devices; none: the first device alone; row: not supported), --tensor-split 3,1 (each
+ * device's share of the layers; default: by free device-local memory). Parsed into cli_split by
+ * cli_split_arg (2 when flag a with value v was taken, 0 when not one of them, -1 on a bad value,
+ * a line printed); cli_open then opens every device and loads the model across them. */
+struct cli_split {
+    uint32_t n;                     /* devices listed (0: --device or the default, alone) */
+    int dev[VKLLM_MAX_DEVICES];     /* their indices */
+    float share[VKLLM_MAX_DEVICES]; /* --tensor-split (all 0: by free memory) */
+    uint32_t n_share;
+    int none; /* --split-mode none */
+};
+extern struct cli_split cli_split;
+int cli_split_arg(const char *cmd, const char *a, const char *v);
+#define CLI_SPLIT_HELP                                                                                        \
+    "  --devices LIST          split the model's layers over these devices (e.g. 0,1; an index twice opens\n" \
+    "                        it twice): each takes a contiguous range of layers and their KV cache\n"         \
+    "  --split-mode M          layer (the default with --devices) or none (the first device alone)\n"         \
+    "  --tensor-split LIST     each device's share of the layers (e.g. 3,1); default: by free device memory\n"
 
 /* Model parameters for the CLI: a progress line on stderr while the weights load, when stderr
  * is a terminal. */
@@ -73,9 +96,19 @@ struct cli_handles {
     vkllm_ctx_t ctx;
     vkllm_model_t model;
     vkllm_session_t s;
+    vkllm_ctx_t more[VKLLM_MAX_DEVICES]; /* a layer split's other devices (cli_split), or NULL */
 };
 int cli_open(const char *path, int device, const struct vkllm_session_params *sp, struct cli_handles *h);
 int cli_close(struct cli_handles *h, int code);
+
+/* A layer split's per-device lines (prefix before each): its layers, memory, and the session's
+ * time on it (vkllm_session_device_ms) since ms0 (NULL: since the session began), its share of
+ * all devices' time and, with tokens, per token. Nothing without a split. */
+void cli_print_devices(FILE *out, const char *prefix, vkllm_model_t model, vkllm_session_t s, const double *ms0,
+                       uint64_t tokens);
+/* The same lines into buf (cap bytes, cut short there); returns their length. */
+size_t cli_devices_text(char *buf, size_t cap, const char *prefix, vkllm_model_t model, vkllm_session_t s,
+                        const double *ms0, uint64_t tokens);
 
 /* Ctrl-C: while caught, SIGINT only sets cli_interrupted (the streaming callbacks then
  * ask the generation to stop). */

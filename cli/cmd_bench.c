@@ -66,6 +66,10 @@ static void usage(FILE *f) {
             "  -d N,..          context depth: tokens already in the KV cache (default 0)\n"
             "  -r N             repetitions after one warm-up run (default 5)\n"
             "  --device N,..    Vulkan devices to run on (default: all usable ones)\n"
+            "  --devices N,..   one model split by layers over these devices (with --split-mode, --tensor-split\n"
+            "                   as run's): each row is the split, and a line per device gives its layers, memory\n"
+            "                   and share of the time (docs/devices.md)\n"
+            "  --split-mode M, --tensor-split LIST  see vkllm run --help\n"
             "  --ubatch N       prefill micro-batch size (default 512)\n"
             "  -ctk, --cache-type-k LIST  KV cache type of K: f16, q8_0 or both as an axis (default f16)\n"
             "  -ctv, --cache-type-v LIST  ... of V\n"
@@ -562,15 +566,21 @@ static int bench_device(const struct opts *o, int dev, int type_k, int type_v, s
                 time_t now = time(NULL);
                 struct tm tm;
                 if (gmtime_r(&now, &tm)) strftime(r->time, sizeof r->time, "%Y-%m-%dT%H:%M:%SZ", &tm);
-                double tps;
+                double tps, ms0[VKLLM_MAX_DEVICES];
                 st = run_once(s, mi.n_vocab, np, ng, o->depth[d], o->greedy, &tps); /* warm-up */
+                for (uint32_t k = 0; k < VKLLM_MAX_DEVICES; k++) ms0[k] = vkllm_session_device_ms(s, k);
                 for (int k = 0; !st && k < o->reps && k < 64; k++) {
                     st = run_once(s, mi.n_vocab, np, ng, o->depth[d], o->greedy, &tps);
                     r->samples[r->n_samples++] = tps;
                 }
+                if (!st && vkllm_model_n_devices(h.model) > 1) { /* a layer split: each device's time */
+                    fprintf(stderr, "vkllm: bench: %s of %d tokens, %d runs, per device:\n", r->n_prompt ? "pp" : "tg",
+                            np + ng, r->n_samples);
+                    cli_print_devices(stderr, "vkllm: bench:   ", h.model, s, ms0, (uint64_t)(np + ng) * r->n_samples);
+                }
                 if (st) code = cli_fail(st, "benchmark run failed");
                 else stats(r);
-                vkllm_ctx_memory_breakdown(h.ctx, &r->mem);
+                vkllm_ctx_memory_breakdown(h.ctx, &r->mem); /* a split: the first device's */
                 if (!code)
                     fprintf(stderr, "vkllm: bench: %s %s: %.2f t/s\n", info->name, r->n_prompt ? "pp" : "tg", r->avg);
                 if (!code) { /* what the device holds, by use */
@@ -619,9 +629,12 @@ int cli_cmd_bench(int argc, char **argv) {
         else if (!strcmp(a, "-r") && has) o.reps = atoi(argv[++i]);
         else if (!strcmp(a, "--ubatch") && has) o.ubatch = atoi(argv[++i]);
         else if (!strcmp(a, "-o") && has) o.format = argv[++i];
-        else if ((!strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k") || !strcmp(a, "-ctv") ||
-                  !strcmp(a, "--cache-type-v")) &&
-                 has) {
+        else if ((bad = cli_split_arg("bench", a, has ? argv[i + 1] : NULL)) != 0) {
+            if (bad < 0) return 2;
+            bad = 0, i++;
+        } else if ((!strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k") || !strcmp(a, "-ctv") ||
+                    !strcmp(a, "--cache-type-v")) &&
+                   has) {
             int v = a[strlen(a) - 1] == 'v';
             if (cli_kv_types(argv[++i], v ? o.ctv : o.ctk, v ? &o.n_ctv : &o.n_ctk)) {
                 fprintf(stderr, "vkllm: bench: %s takes f16, q8_0 or both (f16,q8_0)\n", a);
@@ -649,6 +662,8 @@ int cli_cmd_bench(int argc, char **argv) {
         fprintf(stderr, "vkllm: bench: -r takes 1..64, --ubatch a positive number, -o md|csv|json|jsonl|svg|html\n");
         return 2;
     }
+    if (cli_split.n > 1 && !cli_split.none) /* one model over several devices: the split is the device */
+        o.devices[0] = cli_split.dev[0], o.n_devices = 1;
     if (o.n_devices == 0) { /* all usable devices */
         struct vkllm_device_info *devs;
         uint32_t n;

@@ -28,7 +28,8 @@
 #define MAX_DEV 8
 #define MAX_DEPTH 8
 #define MAX_PROMPTS 16
-#define REF -1 /* devices[] entry for the scalar reference */
+#define REF -1     /* devices[] entry for the scalar reference */
+#define SPLIT -100 /* devices[] entry SPLIT - k: layer split k ("0+1": one model over devices 0 and 1) */
 
 struct opts {
     const char *path, *prompts, *format, *out;
@@ -36,8 +37,20 @@ struct opts {
     int depth[MAX_DEPTH], n_depth;
     int n_prompt, n_gen, steps, reps, ubatch;
     double peak_gbps;
-    int baseline; /* a devices[] entry: REF or a Vulkan index */
+    int baseline;                    /* a devices[] entry: REF or a Vulkan index */
+    struct cli_split split[MAX_DEV]; /* the layer splits of --devices (their --tensor-split, --split-mode: ts) */
+    int n_split;
+    struct cli_split ts;
 };
+
+/* The split options (cli_split) for device entry id: a split's devices and shares, else none. */
+static void use_split(const struct opts *o, int id) {
+    cli_split = (struct cli_split){0};
+    if (id > SPLIT) return;
+    cli_split = o->ts;
+    cli_split.n = o->split[SPLIT - id].n;
+    memcpy(cli_split.dev, o->split[SPLIT - id].dev, sizeof cli_split.dev);
+}
 
 struct agree {
     int n; /* positions compared */
@@ -60,6 +73,7 @@ struct dev_result {
     double peak; /* GB/s, 0 unknown */
     const char *peak_from;
     char error[256];
+    char split[1024]; /* a layer split: each device's layers, memory and time in the speed runs */
 };
 
 /* The baseline's run of one prompt: its tokens (prompt + greedy continuation) and logits. */
@@ -106,7 +120,9 @@ static void usage(FILE *f) {
                "kernels of one decode step.\n"
                "\n"
                "  -m FILE          GGUF model\n"
-               "  --devices LIST   Vulkan indices and/or `ref` (the scalar C reference; agreement only)\n"
+               "  --devices LIST   Vulkan indices and/or `ref` (the scalar C reference; agreement only); 0+1: one\n"
+               "                   model split by layers over devices 0 and 1 (with --tensor-split 3,1), reported\n"
+               "                   with each device's layers, memory and time (docs/devices.md)\n"
                "                   (default: every usable device, and ref when the model has at most 300M\n"
                "                   parameters)\n"
                "  --baseline D     what agreement is measured against: `ref` or a device index (default:\n"
@@ -136,6 +152,17 @@ static int parse_devices(const char *s, struct opts *o) {
             if (end == s || v < 0 || v > 1000) return -1;
             o->dev[o->n_dev++] = (int)v;
             s = end;
+            if (*s == '+') { /* a layer split: 0+1 */
+                struct cli_split *sp = &o->split[o->n_split];
+                *sp = (struct cli_split){.n = 1, .dev = {(int)v}};
+                while (*s == '+') {
+                    v = strtol(s + 1, &end, 10);
+                    if (end == s + 1 || v < 0 || v > 1000 || sp->n == VKLLM_MAX_DEVICES) return -1;
+                    sp->dev[sp->n++] = (int)v;
+                    s = end;
+                }
+                o->dev[o->n_dev - 1] = SPLIT - o->n_split++;
+            }
         }
         if (*s == ',') s++;
         else if (*s) return -1;
@@ -221,6 +248,7 @@ static int base_run(const struct opts *o, int id, const int32_t *ids, uint32_t n
     }
     struct vkllm_session_params sp = {.n_ctx = n, .n_ubatch = (uint32_t)o->ubatch};
     struct cli_handles h;
+    use_split(o, id);
     int code = cli_open(o->path, id, &sp, &h);
     if (code) return code;
     vkllm_status st = vkllm_session_eval(h.s, ids, n_ids, 1);
@@ -319,12 +347,22 @@ static int run_device(const struct opts *o, struct dev_result *d, struct base_ru
     for (int i = 0; i < n_runs; i++) n_ctx = runs[i].n > n_ctx ? runs[i].n : n_ctx;
     struct vkllm_session_params sp = {.n_ctx = n_ctx, .n_ubatch = (uint32_t)o->ubatch};
     struct cli_handles h;
+    use_split(o, d->id);
     int code = cli_open(o->path, d->id, &sp, &h);
     if (code) return code;
     const struct vkllm_device_info *di = vkllm_ctx_device(h.ctx);
     d->dev = *di;
-    snprintf(d->name, sizeof d->name, "%d: %s, %.40s", d->id, di->name, di->driver_info); /* the driver tells two
-                                                                                   lavapipes apart */
+    if (d->id <= SPLIT) { /* a layer split: its devices' indices */
+        const struct cli_split *sp2 = &o->split[SPLIT - d->id];
+        int len = snprintf(d->name, sizeof d->name, "%d", sp2->dev[0]);
+        for (uint32_t k = 1; k < sp2->n && len < (int)sizeof d->name; k++)
+            len += snprintf(d->name + len, sizeof d->name - (size_t)len, "+%d", sp2->dev[k]);
+        if (len < (int)sizeof d->name)
+            snprintf(d->name + len, sizeof d->name - (size_t)len, ": layer split, first %s, %.40s", di->name,
+                     di->driver_info);
+    } else
+        snprintf(d->name, sizeof d->name, "%d: %s, %.40s", d->id, di->name, di->driver_info); /* the driver tells
+                                                                                       two lavapipes apart */
     struct vkllm_model_info mi;
     vkllm_model_get_info(h.model, &mi);
     struct vkllm_session_memory sm;
@@ -336,6 +374,8 @@ static int run_device(const struct opts *o, struct dev_result *d, struct base_ru
     vkllm_status st = VKLLM_STATUS_OK;
     for (int i = 0; !st && i < n_runs && !d->is_baseline; i++) st = agree_session(h.s, &runs[i], n_vocab, &d->ag);
     if (st) code = cli_fail(st, "the agreement run");
+    double ms0[VKLLM_MAX_DEVICES];
+    for (uint32_t k = 0; k < VKLLM_MAX_DEVICES; k++) ms0[k] = vkllm_session_device_ms(h.s, k);
     for (int i = 0; !code && i < o->n_depth; i++) {
         st = speed_at(h.s, o, mi.n_vocab, o->depth[i], &d->pp[i], &d->tg[i]);
         if (st) code = cli_fail(st, "the speed run");
@@ -343,6 +383,8 @@ static int run_device(const struct opts *o, struct dev_result *d, struct base_ru
             fprintf(stderr, "vkllm: compare: %s, depth %d: pp%d %.1f t/s, tg%d %.1f t/s\n", d->name, o->depth[i],
                     o->n_prompt, d->pp[i], o->n_gen, d->tg[i]);
     }
+    if (!code && cli_devices_text(d->split, sizeof d->split, "- ", h.model, h.s, ms0, 0)) /* per device */
+        fprintf(stderr, "vkllm: compare: %s, the speed runs by device:\n%s", d->name, d->split);
     if (!code) {
         d->prof.dev = d->dev, d->prof.mi = mi;
         st = cli_profile_run(h.s, 0, 1, o->depth[0], &d->prof);
@@ -395,6 +437,12 @@ static void print_md(FILE *f, const struct opts *o, const struct dev_result *ds,
                     eff_gbps(d, k), peak);
         }
     }
+    for (int i = 0; i < n; i++) /* layer splits: each device's part of the speed runs */
+        if (ds[i].split[0])
+            fprintf(f,
+                    "\nLayer split %s, each device's part of the speed runs (its command buffers and the copy "
+                    "of the residual stream to the next):\n\n%s",
+                    ds[i].name, ds[i].split);
     fprintf(f, "\n## Memory\n\n| device | weights | KV per token |");
     for (int k = 0; k < o->n_depth; k++) fprintf(f, " KV at %d |", o->depth[k]);
     fprintf(f, "\n| --- | ---: | ---: |");
@@ -447,6 +495,7 @@ static cJSON *report_json(const struct opts *o, const struct dev_result *ds, int
         cJSON_AddItemToArray(devs, x);
         cJSON_AddStringToObject(x, "device", d->name);
         if (d->id == REF) cJSON_AddStringToObject(x, "index", "ref");
+        else if (d->id <= SPLIT) cJSON_AddStringToObject(x, "split", d->split); /* per device, as in md */
         else cJSON_AddNumberToObject(x, "index", d->id);
         cJSON_AddBoolToObject(x, "baseline", d->is_baseline);
         if (!d->is_baseline) {

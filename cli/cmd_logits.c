@@ -21,6 +21,8 @@ static void usage(FILE *f) {
                "  --decode       feed the ids one at a time (decode steps) instead of one prefill\n"
                "  --json         a JSON list [{\"pos\": p, \"top\": [[id, logit], ...]}, ...], highest first\n"
                "  --device N     Vulkan device index; `ref` runs the scalar C reference forward pass\n"
+               "  --devices LIST one model split by layers over these devices (--split-mode, --tensor-split\n"
+               "                 as run's; docs/devices.md)\n"
                "  -c N           context size (default: the number of ids)\n"
                "  --ubatch N     prefill micro-batch size (default 256)\n");
 }
@@ -140,14 +142,17 @@ int cli_cmd_logits(int argc, char **argv) {
     long top = 10, n_ctx = 0, n_ubatch = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int has = i + 1 < argc;
+        int has = i + 1 < argc, r;
         if (!strcmp(a, "-m") && has) path = argv[++i];
         else if (!strcmp(a, "--ids") && has) ids_str = argv[++i];
         else if (!strcmp(a, "--top") && has) top = strtol(argv[++i], NULL, 10);
         else if (!strcmp(a, "-c") && has) n_ctx = strtol(argv[++i], NULL, 10);
         else if (!strcmp(a, "--ubatch") && has) n_ubatch = strtol(argv[++i], NULL, 10);
         else if (!strcmp(a, "--decode")) decode = 1;
-        else if (!strcmp(a, "--json")) json = 1;
+        else if ((r = cli_split_arg("logits", a, has ? argv[i + 1] : NULL)) != 0) { /* --devices, ... */
+            if (r < 0) return 2;
+            i++;
+        } else if (!strcmp(a, "--json")) json = 1;
         else if (!strcmp(a, "--device") && has) {
             const char *d = argv[++i];
             if (!strcmp(d, "ref")) ref = 1;

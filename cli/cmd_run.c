@@ -315,6 +315,7 @@ int cli_cmd_run(int argc, char **argv) {
                     fprintf(stderr, " %s %.1f", vkllm_memory_use_name((enum vkllm_memory_use)u),
                             mb.device[u] / 1048576.0);
             fprintf(stderr, "\n");
+            cli_print_devices(stderr, "", h.model, h.s, NULL, 0); /* a layer split: each device's part */
         }
     }
     vkllm_gen_free(g);

@@ -196,13 +196,83 @@ struct vkllm_model_params cli_model_params(void) {
     return p;
 }
 
+struct cli_split cli_split;
+
+/* A comma-separated list of at most VKLLM_MAX_DEVICES numbers in [lo, hi]; -1 when bad. */
+static int number_list(const char *v, double lo, double hi, double *out, uint32_t *n) {
+    *n = 0;
+    for (const char *p = v;;) {
+        char *end;
+        errno = 0;
+        double d = strtod(p, &end);
+        if (end == p || errno || !(d >= lo && d <= hi) || *n == VKLLM_MAX_DEVICES || (*end && *end != ',')) return -1;
+        out[(*n)++] = d;
+        if (!*end) return 0;
+        p = end + 1;
+    }
+}
+
+int cli_split_arg(const char *cmd, const char *a, const char *v) {
+    double d[VKLLM_MAX_DEVICES];
+    uint32_t n;
+    if (!strcmp(a, "--devices")) {
+        if (!v || number_list(v, 0, 1e4, d, &n) || n < 1) {
+            fprintf(stderr, "vkllm: %s: --devices takes device indices, e.g. 0,1 (at most %d)\n", cmd,
+                    VKLLM_MAX_DEVICES);
+            return -1;
+        }
+        for (uint32_t i = 0; i < n; i++) cli_split.dev[i] = (int)d[i];
+        cli_split.n = n;
+        return 2;
+    }
+    if (!strcmp(a, "--tensor-split") || !strcmp(a, "-ts")) {
+        if (!v || number_list(v, 0, 1e9, d, &n)) {
+            fprintf(stderr, "vkllm: %s: --tensor-split takes shares >= 0, e.g. 3,1 (at most %d)\n", cmd,
+                    VKLLM_MAX_DEVICES);
+            return -1;
+        }
+        for (uint32_t i = 0; i < n; i++) cli_split.share[i] = (float)d[i];
+        cli_split.n_share = n;
+        return 2;
+    }
+    if (!strcmp(a, "--split-mode") || !strcmp(a, "-sm")) {
+        if (v && (!strcmp(v, "layer") || !strcmp(v, "none"))) {
+            cli_split.none = !strcmp(v, "none");
+            return 2;
+        }
+        fprintf(stderr, "vkllm: %s: --split-mode takes layer or none%s\n", cmd,
+                v && !strcmp(v, "row") ? " (row, llama.cpp's tensor split, is not supported)" : "");
+        return -1;
+    }
+    return 0;
+}
+
 int cli_open(const char *path, int device, const struct vkllm_session_params *sp, struct cli_handles *h) {
     memset(h, 0, sizeof *h);
     struct vkllm_ctx_params cp = vkllm_ctx_params_default();
-    cp.device = device;
+    cp.device = cli_split.n ? cli_split.dev[0] : device;
     struct vkllm_model_params mp = cli_model_params();
+    const uint32_t n_dev = cli_split.n ? cli_split.n : 1;
+    if (cli_split.n_share && cli_split.n_share != n_dev) {
+        fprintf(stderr, "vkllm: --tensor-split gives %u shares for %u devices\n", cli_split.n_share, n_dev);
+        return 2;
+    }
     vkllm_status st = vkllm_ctx_init(&cp, &h->ctx);
     if (st) return cli_close(h, cli_fail(st, "cannot open the Vulkan device"));
+    if (cli_split.n > 1 && !cli_split.none) { /* a layer split: every device its context */
+        mp.n_devices = cli_split.n;
+        mp.devices[0] = h->ctx;
+        for (uint32_t i = 1; i < cli_split.n; i++) {
+            cp.device = cli_split.dev[i];
+            if ((st = vkllm_ctx_init(&cp, &h->more[i]))) {
+                char what[64];
+                snprintf(what, sizeof what, "cannot open device %d of --devices", cli_split.dev[i]);
+                return cli_close(h, cli_fail(st, what));
+            }
+            mp.devices[i] = h->more[i];
+        }
+        for (uint32_t i = 0; i < cli_split.n_share; i++) mp.tensor_split[i] = cli_split.share[i];
+    }
     if ((st = vkllm_model_load(h->ctx, path, &mp, &h->model)))
         return cli_close(h, cli_fail(st, "cannot load the model"));
     if ((st = vkllm_session_init(h->model, sp, &h->s))) return cli_close(h, cli_fail(st, "cannot create a session"));
@@ -213,10 +283,12 @@ int cli_close(struct cli_handles *h, int code) {
     vkllm_session_free(h->s);
     vkllm_model_free(h->model);
     uint64_t n = h->ctx ? vkllm_ctx_validation_messages(h->ctx) : 0;
+    for (int i = 0; i < VKLLM_MAX_DEVICES; i++) n += h->more[i] ? vkllm_ctx_validation_messages(h->more[i]) : 0;
     if (n && !code) {
         fprintf(stderr, "vkllm: %llu Vulkan validation message(s) were reported\n", (unsigned long long)n);
         code = 1;
     }
+    for (int i = 0; i < VKLLM_MAX_DEVICES; i++) vkllm_ctx_free(h->more[i]);
     vkllm_ctx_free(h->ctx);
     memset(h, 0, sizeof *h);
     return code;
@@ -320,7 +392,7 @@ int cli_kv_types(const char *list, int *out, int *n) {
 
 int cli_kv_arg(const char *cmd, const char *a, const char *v, struct vkllm_session_params *sp) {
     int k = !strcmp(a, "-ctk") || !strcmp(a, "--cache-type-k"), vv = !strcmp(a, "-ctv") || !strcmp(a, "--cache-type-v");
-    if (!k && !vv) return 0;
+    if (!k && !vv) return cli_split_arg(cmd, a, v);
     int t[2], n;
     if (!v || cli_kv_types(v, t, &n) || n != 1) {
         fprintf(stderr, "vkllm: %s: %s takes f16 or q8_0\n", cmd, a);
@@ -344,4 +416,33 @@ cJSON *cli_memory_json(const struct vkllm_memory_breakdown *m) {
         cJSON_AddNumberToObject(d, "total", (double)total);
     }
     return o;
+}
+
+size_t cli_devices_text(char *buf, size_t cap, const char *prefix, vkllm_model_t model, vkllm_session_t s,
+                        const double *ms0, uint64_t tokens) {
+    uint32_t n = vkllm_model_n_devices(model);
+    double ms[VKLLM_MAX_DEVICES], all = 0;
+    size_t len = 0;
+    if (cap) buf[0] = 0;
+    for (uint32_t i = 0; n > 1 && i < n; i++) all += ms[i] = vkllm_session_device_ms(s, i) - (ms0 ? ms0[i] : 0.0);
+    for (uint32_t i = 0; n > 1 && i < n && len < cap; i++) {
+        vkllm_ctx_t ctx;
+        uint32_t l0, l1;
+        if (vkllm_model_device(model, i, &ctx, &l0, &l1)) continue;
+        len += (size_t)snprintf(buf + len, cap - len,
+                                "%sdevice %u (%s): layers %u-%u, %.1f MiB device memory, %.1f ms (%.0f%%)", prefix, i,
+                                vkllm_ctx_device(ctx)->name, l0, l1 - 1, vkllm_ctx_device_memory_used(ctx) / 1048576.0,
+                                ms[i], all > 0 ? 100.0 * ms[i] / all : 0.0);
+        if (tokens && len < cap)
+            len += (size_t)snprintf(buf + len, cap - len, ", %.3f ms per token", ms[i] / (double)tokens);
+        if (len < cap) len += (size_t)snprintf(buf + len, cap - len, "\n");
+    }
+    return len < cap ? len : cap ? cap - 1 : 0;
+}
+
+void cli_print_devices(FILE *out, const char *prefix, vkllm_model_t model, vkllm_session_t s, const double *ms0,
+                       uint64_t tokens) {
+    char buf[2048];
+    cli_devices_text(buf, sizeof buf, prefix, model, s, ms0, tokens);
+    fputs(buf, out);
 }

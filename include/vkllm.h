@@ -437,10 +437,22 @@ VKLLM_API vkllm_status vkllm_selftest(vkllm_ctx_t ctx, const struct vkllm_selfte
 
 typedef struct vkllm_model *vkllm_model_t;
 
+#define VKLLM_MAX_DEVICES 8
 struct vkllm_model_params {
     /* Called while the weights are uploaded: fraction in [0, 1]. May be NULL. */
     void (*progress)(float fraction, void *user_data);
     void *progress_user_data;
+    /* A layer split over several devices (llama.cpp's --split-mode layer): n_devices contexts in
+     * devices[], devices[0] the ctx passed to vkllm_model_load (or NULL for it); 0 or 1: ctx alone.
+     * Each device holds a contiguous range of layers with their KV cache, the first one the token
+     * embeddings, the last one the output norm and matrix; the residual stream goes from one to
+     * the next through host-visible memory (docs/devices.md). The layers are shared out by
+     * tensor_split[i] (proportions, as llama.cpp's --tensor-split 3,1), or, where all are 0, by
+     * each device's free device-local memory; a device whose share rounds to no layer is left out.
+     * Every context must outlive the model. Sessions, KV pools and generations work unchanged. */
+    uint32_t n_devices;
+    vkllm_ctx_t devices[VKLLM_MAX_DEVICES];
+    float tensor_split[VKLLM_MAX_DEVICES];
 };
 
 VKLLM_API struct vkllm_model_params vkllm_model_params_default(void);
@@ -456,6 +468,12 @@ VKLLM_API struct vkllm_model_params vkllm_model_params_default(void);
 VKLLM_API vkllm_status vkllm_model_load(vkllm_ctx_t ctx, const char *path, const struct vkllm_model_params *params,
                                         vkllm_model_t *out);
 VKLLM_API void vkllm_model_free(vkllm_model_t model);
+
+/* The devices the model's layers are split over (1 without a split), and device i's context and
+ * layers [*layer_begin, *layer_end) (any output pointer may be NULL; NOT_FOUND past the last). */
+VKLLM_API uint32_t vkllm_model_n_devices(vkllm_model_t model);
+VKLLM_API vkllm_status vkllm_model_device(vkllm_model_t model, uint32_t i, vkllm_ctx_t *ctx, uint32_t *layer_begin,
+                                          uint32_t *layer_end);
 
 struct vkllm_model_info {
     char arch[16];  /* "llama", "qwen2", "qwen3" */
@@ -665,6 +683,12 @@ struct vkllm_session_memory {
                                     every byte once) */
 };
 VKLLM_API void vkllm_session_memory(vkllm_session_t s, struct vkllm_session_memory *out);
+
+/* A model split over several devices (vkllm_model_params.n_devices): milliseconds the session
+ * has spent in device i's part of its steps since it was made (its command buffers, submitted and
+ * waited for, and the host's copy of the residual stream to the next device), for per-device time
+ * in bench and compare. Without a split, device 0 is the whole step. 0 past the last device. */
+VKLLM_API double vkllm_session_device_ms(vkllm_session_t s, uint32_t i);
 
 /* Embeddings: the model's final hidden state (after the output norm, before the output
  * projection) of each of tokens[0..n), pooled over the tokens (MEAN), taken at the last one

@@ -29,6 +29,7 @@ __all__ = ["Error", "Device", "Model", "devices", "version", "library_path"]
 # --- the C structures (include/vkllm.h; tests/test_python.py checks their sizes against a C compiler's)
 
 MAX_HEAPS, MAX_MEMORY_TYPES, MAX_COOPMAT_SHAPES = 16, 32, 16
+MAX_DEVICES = 8  # VKLLM_MAX_DEVICES: a layer split's devices
 _c_int, _u32, _u64, _i32 = ctypes.c_int, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int32
 
 
@@ -71,7 +72,8 @@ _PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_float, ctypes.c_void_p)
 
 
 class _ModelParams(ctypes.Structure):
-    _fields_ = [("progress", _PROGRESS_FN), ("progress_user_data", ctypes.c_void_p)]
+    _fields_ = [("progress", _PROGRESS_FN), ("progress_user_data", ctypes.c_void_p), ("n_devices", _u32),
+                ("devices", ctypes.c_void_p * MAX_DEVICES), ("tensor_split", ctypes.c_float * MAX_DEVICES)]
 
 
 class _SessionParams(ctypes.Structure):

@@ -932,6 +932,16 @@ uint32_t vkllm__forward_n_stages(const struct vkllm__forward *f) {
     return n;
 }
 
+uint64_t vkllm__forward_block_bytes(const struct vkllm__forward *f) {
+    uint64_t b = 0;
+    for (; f; f = f->next) {
+        struct vkllm__kv_pool_stats ps;
+        vkllm__kv_pool_get_stats(f->kv.pool, &ps);
+        b += ps.block_bytes;
+    }
+    return b;
+}
+
 uint64_t vkllm__forward_stage_ns(const struct vkllm__forward *f, uint32_t i) {
     for (; f && i; f = f->next) i--;
     return f ? f->busy_ns : 0;

@@ -173,6 +173,7 @@ vkllm_status vkllm__forward_init_stages(struct vkllm__gpu_model *m, uint32_t n_c
 /* Stages of the run state (1 on one device), and stage i's time in its submits (nanoseconds since
  * init: the command buffers and the host copies of the residual stream into the next device). */
 uint32_t vkllm__forward_n_stages(const struct vkllm__forward *f);
+uint64_t vkllm__forward_block_bytes(const struct vkllm__forward *f); /* a KV block, in every stage's pool */
 uint64_t vkllm__forward_stage_ns(const struct vkllm__forward *f, uint32_t i);
 /* The first stage's cache reserving blocks for positions pos0 .. end-1 (vkllm__kv_reserve), the
  * blocks it copies copied on every later stage too; and looking up a prefix (vkllm__kv_lookup; 0

@@ -20,6 +20,8 @@ struct vkllm_tokenizer {
 
 struct vkllm_model {
     vkllm_ctx_t ctx;
+    uint32_t n_dev;                     /* devices of the layer split (1: ctx alone) */
+    vkllm_ctx_t dev[VKLLM_MAX_DEVICES]; /* their contexts, dev[0] == ctx, each holding a stage of gm */
     struct vkllm__gguf *gguf;
     struct vkllm__model_desc *desc;
     struct vkllm__gpu_model *gm;
@@ -30,7 +32,8 @@ struct vkllm_model {
 
 struct vkllm_kv_pool {
     vkllm_model_t model;
-    struct vkllm__kv_pool *p;
+    struct vkllm__kv_pool *p;                     /* the first device's: its blocks are the sessions' */
+    struct vkllm__kv_pool *pd[VKLLM_MAX_DEVICES]; /* each device's (pd[0] == p): the same blocks of its layers */
     int k_q8, v_q8;
     uint32_t n_ctx;
 };

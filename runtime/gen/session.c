@@ -13,9 +13,92 @@ struct vkllm_model_params vkllm_model_params_default(void) {
     return p;
 }
 
+/* A layer split's load: device i of n reports within [i/n, (i+1)/n]. */
+struct load_progress {
+    const struct vkllm_model_params *p;
+    uint32_t i, n;
+};
+
 static void progress_adapter(void *user, uint64_t done, uint64_t total) {
-    const struct vkllm_model_params *p = user;
-    p->progress(total ? (float)((double)done / (double)total) : 1.0f, p->progress_user_data);
+    const struct load_progress *lp = user;
+    double f = total ? (double)done / (double)total : 1.0;
+    lp->p->progress((float)((lp->i + f) / lp->n), lp->p->progress_user_data);
+}
+
+/* The layers of a split over n devices: device i takes [bounds[i], bounds[i+1]), by the
+ * proportions tensor_split gives or, where all are 0, by each device's free device-local memory
+ * (as llama.cpp shares them out: each boundary the rounded cumulative share). */
+static vkllm_status split_layers(const struct vkllm_model_params *p, const vkllm_ctx_t *dev, uint32_t n,
+                                 uint32_t n_layer, uint32_t *bounds) {
+    double w[VKLLM_MAX_DEVICES], sum = 0;
+    int given = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        float t = p->tensor_split[i];
+        if (!(t >= 0.0f) || !isfinite(t))
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "tensor_split[%u] is %g: a share takes a number >= 0", i,
+                              (double)t);
+        given |= t > 0.0f;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t budget = vkllm__gpu_memory_budget(dev[i]->gpu), used = vkllm__gpu_memory_allocated(dev[i]->gpu);
+        w[i] = given ? (double)p->tensor_split[i] : (double)(budget - VKLLM_MIN(used, budget));
+        sum += w[i];
+    }
+    if (!(sum > 0))
+        return vkllm__err(VKLLM_STATUS_DEVICE_OOM, "a layer split: no device has free device memory to share out");
+    double cum = 0;
+    bounds[0] = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        cum += w[i];
+        uint32_t b = i + 1 == n ? n_layer : (uint32_t)llround((double)n_layer * cum / sum);
+        bounds[i + 1] = VKLLM_MIN(VKLLM_MAX(b, bounds[i]), n_layer);
+    }
+    return VKLLM_STATUS_OK;
+}
+
+/* The model's weights on its device, or over the devices of a split (one stage each). */
+static vkllm_status load_weights(struct vkllm_model *m, const struct vkllm_model_params *p) {
+    vkllm_ctx_t dev[VKLLM_MAX_DEVICES];
+    uint32_t n = p->n_devices ? p->n_devices : 1, bounds[VKLLM_MAX_DEVICES + 1];
+    if (n > VKLLM_MAX_DEVICES)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "a layer split over %u devices: at most %d", n,
+                          VKLLM_MAX_DEVICES);
+    for (uint32_t i = 0; i < n; i++) {
+        dev[i] = i == 0 || p->n_devices == 0 ? (p->n_devices && p->devices[0] ? p->devices[0] : m->ctx) : p->devices[i];
+        if (!dev[i]) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "a layer split: devices[%u] is NULL", i);
+    }
+    if (dev[0] != m->ctx)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "a layer split: devices[0] must be the context loading it");
+    const uint32_t L = m->desc->hp.n_layer;
+    if (n == 1) bounds[0] = 0, bounds[1] = L;
+    else {
+        vkllm_status st = split_layers(p, dev, n, L, bounds);
+        if (st) return st;
+    }
+    uint32_t used = 0;
+    for (uint32_t i = 0; i < n; i++) used += bounds[i + 1] > bounds[i];
+    struct vkllm__gpu_model **link = &m->gm;
+    for (uint32_t i = 0, k = 0; i < n; i++) {
+        if (bounds[i + 1] == bounds[i]) {
+            vkllm__log(VKLLM_LOG_INFO, "layer split: device %u takes no layer; left out", i);
+            continue;
+        }
+        struct load_progress lp = {p, k, used};
+        vkllm_status st = vkllm__gpu_model_load_range(dev[i]->gpu, m->desc, bounds[i], bounds[i + 1],
+                                                      p->progress ? progress_adapter : NULL, &lp, link);
+        if (st) {
+            if (n > 1) vkllm__err_prefix("device %u (layers %u .. %u): ", i, bounds[i], bounds[i + 1] - 1);
+            return st;
+        }
+        if (n > 1)
+            vkllm__log(VKLLM_LOG_INFO, "layer split: device %u (%s) takes layers %u .. %u (%s of weights)", i,
+                       vkllm__gpu_info(dev[i]->gpu)->name, bounds[i], bounds[i + 1] - 1,
+                       vkllm__bytes((*link)->weight_bytes).s);
+        m->dev[k++] = dev[i];
+        m->n_dev = k;
+        link = &(*link)->next;
+    }
+    return VKLLM_STATUS_OK;
 }
 
 vkllm_status vkllm_model_load(vkllm_ctx_t ctx, const char *path, const struct vkllm_model_params *params,
@@ -37,8 +120,7 @@ vkllm_status vkllm_model_load(vkllm_ctx_t ctx, const char *path, const struct vk
     }
     m->tokenizer.tok = m->tok;
     VKLLM_TRY(st, vkllm__gguf_check(m->gguf), fail); /* cut short already: the upload would be in vain */
-    VKLLM_TRY(st, vkllm__gpu_model_load(ctx->gpu, m->desc, p.progress ? progress_adapter : NULL, &p, &m->gm),
-              fail_named);
+    VKLLM_TRY(st, load_weights(m, &p), fail_named);
     /* the weights as uploaded are the file's only if it did not change meanwhile (truncated, or
      * rewritten in place: what a shrinking file no longer has was read as zeros) */
     VKLLM_TRY(st, vkllm__gguf_check(m->gguf), fail);
@@ -75,8 +157,8 @@ void vkllm_model_get_info(vkllm_model_t m, struct vkllm_model_info *out) {
     out->pooling = hp->pooling == 2 ? VKLLM_POOLING_CLS : hp->pooling == 3 ? VKLLM_POOLING_LAST : VKLLM_POOLING_MEAN;
     out->n_params = m->desc->n_params;
     out->file_bytes = m->gguf->size;
-    out->weight_bytes = m->gm->weight_bytes;
-    out->decode_bytes_per_token = m->gm->matvec_bytes_per_token;
+    for (const struct vkllm__gpu_model *g = m->gm; g; g = g->next) /* every device's part of a split */
+        out->weight_bytes += g->weight_bytes, out->decode_bytes_per_token += g->matvec_bytes_per_token;
     uint32_t counts[VKLLM__TYPE_COUNT_] = {0};
     for (uint64_t i = 0; i < m->gguf->n_tensors; i++)
         if (m->gguf->tensors[i].type < VKLLM__TYPE_COUNT_) counts[m->gguf->tensors[i].type]++;
@@ -122,19 +204,27 @@ vkllm_status vkllm_kv_pool_init(vkllm_model_t model, const struct vkllm_kv_pool_
                           (unsigned long long)blocks);
     struct vkllm_kv_pool *h = vkllm__calloc(1, sizeof *h);
     if (!h) return vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
-    vkllm_status st = vkllm__kv_pool_init(model->ctx->gpu, hp, (uint32_t)blocks, kq, vq, &h->p);
-    if (st) {
-        vkllm__free(h);
-        return st;
+    h->model = model;
+    uint32_t i = 0; /* a split: each device a pool of as many blocks, of its layers */
+    for (const struct vkllm__gpu_model *g = model->gm; g; g = g->next, i++) {
+        struct vkllm__hparams shp = vkllm__stage_hparams(hp, g->l0, g->l1);
+        vkllm_status st = vkllm__kv_pool_init(g->gpu, &shp, (uint32_t)blocks, kq, vq, &h->pd[i]);
+        if (st) {
+            if (model->n_dev > 1) vkllm__err_prefix("device %u of the split: ", i);
+            vkllm_kv_pool_free(h);
+            return st;
+        }
     }
-    h->model = model, h->k_q8 = kq, h->v_q8 = vq;
+    h->p = h->pd[0];
+    h->k_q8 = kq, h->v_q8 = vq;
     *out = h;
     return VKLLM_STATUS_OK;
 }
 
 void vkllm_kv_pool_free(vkllm_kv_pool_t p) {
     if (!p) return;
-    vkllm__kv_pool_release(p->p);
+    for (uint32_t i = 0; i < VKLLM_MAX_DEVICES; i++)
+        if (p->pd[i]) vkllm__kv_pool_release(p->pd[i]);
     vkllm__free(p);
 }
 
@@ -147,6 +237,11 @@ void vkllm_kv_pool_get_info(vkllm_kv_pool_t p, struct vkllm_kv_pool_info *out) {
     uint32_t running, waiting;
     uint64_t preempted;
     vkllm__kv_pool_gens_get(p->p, &running, &waiting, &preempted);
+    for (uint32_t i = 1; i < VKLLM_MAX_DEVICES && p->pd[i]; i++) { /* a split: every device's bytes */
+        struct vkllm__kv_pool_stats d;
+        vkllm__kv_pool_get_stats(p->pd[i], &d);
+        s.bytes += d.bytes, s.block_bytes += d.block_bytes;
+    }
     *out = (struct vkllm_kv_pool_info){.block_tokens = VKLLM__KV_BLOCK,
                                        .n_blocks = s.n_blocks,
                                        .n_held = s.n_held,
@@ -184,8 +279,8 @@ vkllm_status vkllm_session_init(vkllm_model_t model, const struct vkllm_session_
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
                           "the session's KV pool is of another model or other K/V types");
     }
-    vkllm_status st = vkllm__forward_init(model->gm, p.n_ctx, p.n_ubatch, p.type_k == VKLLM_KV_Q8_0,
-                                          p.type_v == VKLLM_KV_Q8_0, p.pool ? p.pool->p : NULL, &s->fw);
+    vkllm_status st = vkllm__forward_init_stages(model->gm, p.n_ctx, p.n_ubatch, p.type_k == VKLLM_KV_Q8_0,
+                                                 p.type_v == VKLLM_KV_Q8_0, p.pool ? p.pool->pd : NULL, &s->fw);
     if (!st && !(s->hist = vkllm__malloc(sizeof *s->hist * vkllm__forward_n_ctx(s->fw))))
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
     /* as vkllm__forward_init sizes its micro-batches (0: 256, at most the context) */
@@ -361,10 +456,29 @@ void vkllm_session_memory(vkllm_session_t s, struct vkllm_session_memory *out) {
     out->kv_bytes_per_token = vkllm__forward_kv_bytes_per_token(s->fw);
     out->kv_bytes_used = vkllm__forward_kv_bytes_used(s->fw, s->n_past);
     out->state_bytes = vkllm__forward_state_bytes(s->fw);
-    out->device_bytes = vkllm__gpu_memory_allocated(s->model->ctx->gpu);
+    for (uint32_t i = 0; i < s->model->n_dev; i++)
+        out->device_bytes += vkllm__gpu_memory_allocated(s->model->dev[i]->gpu);
     struct vkllm__kv_pool_stats ps;
     vkllm__kv_pool_get_stats(vkllm__forward_kv(s->fw)->pool, &ps);
-    out->kv_bytes_cached = (uint64_t)ps.n_cached * ps.block_bytes;
+    out->kv_bytes_cached = (uint64_t)ps.n_cached * vkllm__forward_block_bytes(s->fw); /* in every device's pool */
+}
+
+double vkllm_session_device_ms(vkllm_session_t s, uint32_t i) {
+    return s ? (double)vkllm__forward_stage_ns(s->fw, i) / 1e6 : 0.0;
+}
+
+uint32_t vkllm_model_n_devices(vkllm_model_t model) { return model ? model->n_dev : 0; }
+
+vkllm_status vkllm_model_device(vkllm_model_t model, uint32_t i, vkllm_ctx_t *ctx, uint32_t *layer_begin,
+                                uint32_t *layer_end) {
+    if (!model) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "vkllm_model_device: NULL model");
+    const struct vkllm__gpu_model *g = model->gm;
+    for (uint32_t k = 0; g && k < i; k++) g = g->next;
+    if (!g) return vkllm__err(VKLLM_STATUS_NOT_FOUND, "device %u: the model is on %u", i, model->n_dev);
+    if (ctx) *ctx = model->dev[i];
+    if (layer_begin) *layer_begin = g->l0;
+    if (layer_end) *layer_end = g->l1;
+    return VKLLM_STATUS_OK;
 }
 
 vkllm_status vkllm__session_decode_batch(vkllm_session_t *s, const int32_t *tokens, uint32_t n) {
@@ -443,7 +557,7 @@ vkllm_status vkllm_session_profile_get(vkllm_session_t s, uint32_t i, struct vkl
 }
 
 uint32_t vkllm__session_pool_prefix(vkllm_session_t s, const int32_t *tokens, uint32_t n, int adopt) {
-    uint32_t have = vkllm__kv_lookup(vkllm__forward_kv(s->fw), tokens, n, adopt);
+    uint32_t have = vkllm__forward_kv_lookup(s->fw, tokens, n, adopt);
     if (adopt) {
         memcpy(s->hist, tokens, sizeof *tokens * have);
         s->n_past = have;
@@ -454,5 +568,5 @@ uint32_t vkllm__session_pool_prefix(vkllm_session_t s, const int32_t *tokens, ui
 
 vkllm_status vkllm__session_reserve(vkllm_session_t s, uint32_t n) {
     if ((uint64_t)s->n_past + n > vkllm_session_n_ctx(s)) return VKLLM_STATUS_OK; /* CONTEXT_FULL comes later */
-    return vkllm__kv_reserve(vkllm__forward_kv(s->fw), s->n_past, s->n_past + n);
+    return vkllm__forward_kv_reserve(s->fw, s->n_past, s->n_past + n);
 }

@@ -1,0 +1,4 @@
+# One model split by layers over several devices (--devices 0,0: the first device opened twice):
+# text identical to one device, logits within test_cli_logits' bars; stories260K and a random model.
+vkllm_add_script_test(NAME test_multi_device LABELS gpu TIMEOUT 300
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_multi_device.py $<TARGET_FILE:vkllm>)
