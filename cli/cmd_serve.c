@@ -32,9 +32,15 @@ static void usage(FILE *f) {
             "  --kv-cache-mb N       the KV cache pool the slots share, in MiB: blocks of 16 positions,\n"
             "                        taken as requests' tokens arrive and given back when they end\n"
             "                        (default 0: -c x --parallel positions). A request waits in the\n"
-            "                        queue until the pool has blocks for its prompt; one that runs out\n"
-            "                        mid-reply ends with finish_reason \"length\". Full blocks stay\n"
-            "                        cached for later prompts that start the same way (docs/kv-cache.md)\n"
+            "                        queue until the pool has blocks for its prompt; when running ones\n"
+            "                        run out, the youngest is preempted (its blocks given back) and\n"
+            "                        recomputed later, its reply unchanged. Full blocks stay cached for\n"
+            "                        later prompts that start the same way (docs/kv-cache.md)\n"
+            "  --kv-events ENDPOINT  publish the KV pool's blocks as they are cached and evicted, as\n"
+            "                        vLLM's KV events (ZeroMQ PUB, msgpack), for a router that routes by\n"
+            "                        prefix (llm-d): tcp://*:5557 binds, tcp://HOST:PORT connects to a\n"
+            "                        subscriber that binds (docs/deploy.md)%s\n"
+            "  --kv-events-topic T   the events' topic (default kv@HOSTNAME@MODEL, MODEL as --alias)\n"
             "  --queue N             requests that may wait for a slot before 503 (default 64)\n"
             "  --api-key KEY         require Authorization: Bearer KEY on every endpoint but /health\n"
             "                        (or set VKLLM_API_KEY); without one on an address other than\n"
@@ -71,11 +77,12 @@ static void usage(FILE *f) {
             "Requests take OpenAI's fields (max_tokens, temperature, top_p, seed, stop, ...) plus\n"
             "top_k and min_p; absent sampling fields take llama.cpp's defaults (temperature 0.8,\n"
             "top_k 40, top_p 0.95, min_p 0.05). See docs/serve.md.\n",
+            serve_kv_events_available() ? "" : "; not in this build (no libzmq and msgpack-c)",
             vkllm_chat_template_names());
 }
 
 struct serve_opts {
-    const char *path, *host, *api_key, *tmpl, *alias, *cors, *pooling, *allowed_hosts;
+    const char *path, *host, *api_key, *tmpl, *alias, *cors, *pooling, *allowed_hosts, *kv_events, *kv_topic;
     double port, parallel, n_ctx, queue, max_body, device, ubatch, prefill_chunk;
     double timeout, max_connections, http_threads, max_client_connections, kv_cache_mb;
     int type_k, type_v;
@@ -122,6 +129,8 @@ static int parse_args(int argc, char **argv, struct serve_opts *o) {
         else if (!strcmp(a, "--alias") && v) o->alias = argv[++i];
         else if (!strcmp(a, "--cors-origin") && v) o->cors = argv[++i];
         else if (!strcmp(a, "--allowed-hosts") && v) o->allowed_hosts = argv[++i];
+        else if (!strcmp(a, "--kv-events") && v) o->kv_events = argv[++i];
+        else if (!strcmp(a, "--kv-events-topic") && v) o->kv_topic = argv[++i];
         else if (!strcmp(a, "--pooling") && v) {
             int pl;
             if (serve_pooling(argv[++i], &pl)) {
@@ -147,6 +156,14 @@ static int parse_args(int argc, char **argv, struct serve_opts *o) {
         fprintf(stderr, "vkllm: serve: --api-key must not be empty\n");
         return 2;
     }
+    if (o->kv_events && !serve_kv_events_available()) {
+        fprintf(stderr, "vkllm: serve: --kv-events: %s\n", SERVE_KV_EVENTS_MISSING);
+        return 2;
+    }
+    if (o->kv_topic && !o->kv_events) {
+        fprintf(stderr, "vkllm: serve: --kv-events-topic needs --kv-events\n");
+        return 2;
+    }
     return 0;
 }
 
@@ -169,9 +186,10 @@ static const char *base_name(const char *path) {
 }
 
 /* Serve until SIGINT or SIGTERM (blocked in every thread; this one waits for them). */
-static int serve(struct serve_server *srv, const struct serve_opts *o, vkllm_session_t *slots, uint32_t n_slots) {
+static int serve(struct serve_server *srv, const struct serve_opts *o, vkllm_session_t *slots, uint32_t n_slots,
+                 struct serve_kv_events *kv_events) {
     if (serve_engine_start(&srv->engine, srv->model, srv->engine.pool, slots, n_slots, (uint32_t)o->queue,
-                           (uint32_t)o->prefill_chunk)) {
+                           (uint32_t)o->prefill_chunk, kv_events)) {
         fprintf(stderr, "vkllm: serve: cannot start the engine thread\n");
         return 1;
     }
@@ -225,6 +243,7 @@ int cli_cmd_serve(int argc, char **argv) {
     vkllm_session_t *slots = calloc(n_slots, sizeof *slots);
     struct serve_server *srv = calloc(1, sizeof *srv);
     vkllm_kv_pool_t pool = NULL;
+    struct serve_kv_events *kv_events = NULL;
     if (!slots || !srv) {
         fprintf(stderr, "vkllm: serve: out of memory\n");
         code = 5;
@@ -301,11 +320,21 @@ int cli_cmd_serve(int argc, char **argv) {
     srv->pooling = mi.pooling;
     if (o.pooling) serve_pooling(o.pooling, &srv->pooling);
     srv->created = (long long)time(NULL);
-    code = serve(srv, &o, slots, n_slots);
+    if (o.kv_events) { /* before any request: the router hears of every block */
+        char topic[512];
+        serve_kv_events_default_topic(topic, sizeof topic, srv->model_id);
+        if (serve_kv_events_start(pool, o.kv_events, o.kv_topic ? o.kv_topic : topic, &kv_events)) {
+            code = 1;
+            pthread_mutex_destroy(&srv->stat_mu);
+            goto done;
+        }
+    }
+    code = serve(srv, &o, slots, n_slots, kv_events);
     pthread_mutex_destroy(&srv->stat_mu);
 done:
     for (uint32_t i = 0; slots && i < n_slots; i++) vkllm_session_free(slots[i]);
-    vkllm_kv_pool_free(pool); /* after its sessions */
+    vkllm_kv_pool_free(pool);        /* after its sessions */
+    serve_kv_events_stop(kv_events); /* after the pool: its last event (all blocks cleared) goes too */
     free(slots);
     free(srv);
     return cli_close(&h, code);

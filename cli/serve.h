@@ -189,6 +189,27 @@ void serve_piece_free(struct serve_piece *p);
 void serve_req_unlock_notify(struct serve_req *r);
 
 /* ---------------------------------------------------------------------------------------------
+ * KV events for a router (cli/kv_events.c: libzmq and msgpack-c, where the build found them)
+ * ------------------------------------------------------------------------------------------- */
+
+#define SERVE_KV_EVENTS_MISSING \
+    "this vkllm was built without libzmq and msgpack-c (Debian: libzmq3-dev, libmsgpack-dev; then build again)"
+struct serve_kv_events;
+/* 1 when this build publishes KV events. */
+int serve_kv_events_available(void);
+/* "kv@<host name>@<model_id>": the topic the llm-d router parses (pod, model). */
+void serve_kv_events_default_topic(char *out, size_t n, const char *model_id);
+/* Publish pool's events on endpoint (a PUB socket, bound when the host is a wildcard, '*', else
+ * connected, as vLLM decides) under topic, from now on. 0, or -1 with the reason printed. */
+int serve_kv_events_start(vkllm_kv_pool_t pool, const char *endpoint, const char *topic, struct serve_kv_events **out);
+/* The events since the last call, as one batch to the publisher thread (the thread calling into
+ * the pool, after each step: never waits for the network). */
+void serve_kv_events_flush(struct serve_kv_events *k);
+/* After the pool is freed (its last event, cleared, goes too): send what is left (within a
+ * second), close, free. NULL: nothing. */
+void serve_kv_events_stop(struct serve_kv_events *k);
+
+/* ---------------------------------------------------------------------------------------------
  * The engine
  * ------------------------------------------------------------------------------------------- */
 
@@ -221,8 +242,9 @@ struct serve_metrics {
     uint32_t kv_blocks, kv_blocks_running, kv_blocks_cached; /* the pool's; held by running requests;
                                                                  cached (or kept by idle slots) */
     uint64_t kv_pool_bytes, prefix_queried, prefix_hits, kv_evicted;
-    uint64_t kv_waits; /* admissions put off for want of KV blocks */
-    uint32_t busy;     /* slots running a request */
+    uint64_t kv_waits;  /* admissions put off for want of KV blocks */
+    uint64_t preempted; /* running requests preempted because the pool ran dry (recomputed later) */
+    uint32_t busy;      /* slots running a request */
 };
 
 struct serve_slot_info { /* a slot as /slots shows it (under the engine's mu) */
@@ -249,15 +271,17 @@ struct serve_engine {
     struct serve_req *q_head, *q_tail;
     uint32_t q_len;
     int stopping;
+    struct serve_kv_events *kv_events; /* --kv-events: the pool's events, handed over after each step (or NULL) */
     struct serve_metrics m;
     double t_start;
     pthread_t thread;
     int running;
 };
 
-/* Start the engine thread over n_slots sessions of model on pool (the engine owns neither). */
+/* Start the engine thread over n_slots sessions of model on pool (the engine owns neither), the
+pool's events going to kv_events after each step (NULL: none; not owned). */
 int serve_engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_kv_pool_t pool, vkllm_session_t *slots,
-                       uint32_t n_slots, uint32_t queue_cap, uint32_t prefill_chunk);
+                       uint32_t n_slots, uint32_t queue_cap, uint32_t prefill_chunk, struct serve_kv_events *kv_events);
 /* Stop: requests still queued or running end with 503 "the server is shutting down"; joins
  * the thread. The locks stay usable (HTTP threads may still take them) until engine_free. */
 void serve_engine_stop(struct serve_engine *e);

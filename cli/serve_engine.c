@@ -290,6 +290,10 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uin
            (double)m->kv_evicted);
     metric(o, "vkllm_kv_cache_waits_total", "counter", "Times a queued request waited for KV blocks.",
            (double)m->kv_waits);
+    metric(o, "vkllm_requests_preempted_total", "counter",
+           "Running requests preempted because the KV pool ran dry (their blocks given back; recomputed later, "
+           "the reply unchanged).",
+           (double)m->preempted);
     metric(o, "vkllm_prefix_cache_queries_tokens_total", "counter",
            "Prompt tokens looked up in the KV pool's block cache.", (double)m->prefix_queried);
     metric(o, "vkllm_prefix_cache_hits_tokens_total", "counter", "Of those, tokens found there (whole blocks).",
@@ -341,6 +345,7 @@ static void update_kv(struct serve_engine *e) {
     e->m.prefix_queried = pi.queried_tokens;
     e->m.prefix_hits = pi.hit_tokens;
     e->m.kv_evicted = pi.evicted_blocks;
+    e->m.preempted = pi.preempted;
     pthread_mutex_unlock(&e->mu);
 }
 
@@ -766,6 +771,7 @@ static void *engine_main(void *arg) {
         if (stopping) break;
         admit_queued(e);
         step(e);
+        serve_kv_events_flush(e->kv_events); /* what this step stored and evicted: one batch */
     }
     /* shutting down: everything still queued or running ends with 503 */
     pthread_mutex_lock(&e->mu);
@@ -784,13 +790,16 @@ static void *engine_main(void *arg) {
         vkllm_gen_cancel(r->gen);
         finish(e, release_slot(e, i), 503, "the server is shutting down");
     }
+    serve_kv_events_flush(e->kv_events);
     return NULL;
 }
 
 int serve_engine_start(struct serve_engine *e, vkllm_model_t model, vkllm_kv_pool_t pool, vkllm_session_t *slots,
-                       uint32_t n_slots, uint32_t queue_cap, uint32_t prefill_chunk) {
+                       uint32_t n_slots, uint32_t queue_cap, uint32_t prefill_chunk,
+                       struct serve_kv_events *kv_events) {
     memset(e, 0, sizeof *e);
     e->model = model;
+    e->kv_events = kv_events;
     e->pool = pool;
     e->slots = slots;
     e->n_slots = n_slots;

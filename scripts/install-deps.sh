@@ -1,7 +1,8 @@
 #!/bin/sh
 # Install the Debian packages that building vkllm and running it on the CPU (Mesa's lavapipe) need:
-# `make demo`. With --tests also what the test suite drives (`make test`): vulkaninfo, Python's
-# jsonschema, clang (the fuzz targets), clang-format (the layout check), chromium (the chat page's browser test, and SwiftShader's
+# `make demo` (libzmq and msgpack-c: `serve --kv-events`, optional in the build). With --tests also
+# what the test suite drives (`make test`): vulkaninfo, Python's jsonschema, zmq and msgpack (the
+# KV events' subscriber), clang (the fuzz targets), clang-format (the layout check), chromium (the chat page's browser test, and SwiftShader's
 # driver lane), Node.js and npm with the official openai npm package that tests/test_serve.py
 # streams with (tests/openai-client) and puppeteer-core, which drives chromium through the chat
 # page (tests/web-client), each pinned by its package-lock.json, with npm ci unless already there.
@@ -25,9 +26,11 @@ PKGS="build-essential cmake pkg-config git python3
       libvulkan-dev libvulkan1 libvulkan-volk-dev
       mesa-vulkan-drivers vulkan-validationlayers
       glslang-tools spirv-tools
-      libstb-dev libpcre2-dev libcjson-dev libmicrohttpd-dev"
+      libstb-dev libpcre2-dev libcjson-dev libmicrohttpd-dev
+      libzmq3-dev libmsgpack-dev"
 if [ $TESTS = 1 ]; then
-  PKGS="$PKGS python3-jsonschema vulkan-tools clang clang-format libclang-rt-14-dev chromium"
+  PKGS="$PKGS python3-jsonschema python3-zmq python3-msgpack vulkan-tools clang clang-format libclang-rt-14-dev
+        chromium"
   # Node.js and npm for the openai client test: Debian's, unless a node/npm is already installed
   # (e.g. NodeSource's nodejs, which bundles npm and conflicts with Debian's npm package).
   command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"

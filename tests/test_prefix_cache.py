@@ -9,7 +9,8 @@ under memory pressure (issue 39 items 1 and 2).
                                       test, scaled down: --parallel 8 --kv-cache-mb 1, 40 requests of
                                       long shared-prefix prompts, every reply complete and equal to
                                       the reply alone; the pool's metrics stay within the pool and
-                                      count each prompt once.
+                                      count each prompt once, vkllm_requests_preempted_total each
+                                      preemption.
   test_prefix_cache.py VKLLM full     the pressure test with 200 requests.
 """
 import json, os, sys, threading, time
@@ -174,6 +175,8 @@ def pressure(n_req):
     preempted = sum("preempted at" in l for l in srv.lines)
     resumed = sum(" resumed: " in l for l in srv.lines)
     check(preempted > 0 and resumed == preempted, "pressure: the pool ran dry: %d preemptions, %d resumed" % (preempted, resumed))
+    check(m.get("vkllm_requests_preempted_total") == preempted,
+          "pressure: vkllm_requests_preempted_total %s = the %d preemptions logged" % (m.get("vkllm_requests_preempted_total"), preempted))
     print("pressure: %d requests on 8 slots, a %d-byte pool: %d cut, %d differ, %.1f s; preempted %s; retained peak %d; "
           "prefix lookups %d tokens (prompts %d), hits %d" %
           (n_req, pool, len(cut), len(differ), wall, preempted, peak[0],
