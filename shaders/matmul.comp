@@ -39,6 +39,18 @@
 //
 // W may be bound in row chunks (maxStorageBufferRange): the chunk's rows are y's columns
 // y_col .. y_col + m - 1, so y's row stride (y_stride) is passed separately from m.
+//
+// MATMUL_ID=1 (matmul_id_<type>, matmul_id_h16_<type>, matmul_id_cm_<type>: mixture-of-experts
+// prefill, as ggml-vulkan's mul_mm_id): W holds n_expert matrices of m rows one after another
+// (bound in chunks of whole experts [e0, e1)), and the columns (picks) come grouped by expert from
+// moe.comp's MOE_GROUP (binding 3): each expert's columns in a list, and where each expert's start.
+// A workgroup takes BM rows of one expert and up to BN of its columns: the dispatch's y counts such
+// tiles over the bound experts (an upper bound; the extra workgroups leave at once), and each
+// workgroup finds its expert and columns by walking the experts' column counts, so the command
+// buffer needs no readback of the grouping. Column c reads x row c / x_div (x_stride floats apart)
+// and writes y row c (m floats); an id past n_expert (its own group, taken by the chunk of e0 = 0)
+// writes zeros. Everything else (staging, tiles, products) is the kernel above, the same
+// specialization constants; rows of x are fetched through the list as they are staged.
 #if defined(COOPMAT_EMU)
 #define COOPMAT 1
 #else
@@ -66,6 +78,22 @@
 layout(std430, binding = 1) readonly buffer X { float x[]; };   // (n, k)
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };  // (n, y_stride)
 
+#if defined(MATMUL_ID)
+layout(std430, binding = 3) readonly buffer G { uint g[]; };    // moe.comp's MOE_GROUP output
+
+// C twin: struct vkllm__pc_matmul_id in runtime/ops/shader_abi_matmul.h (change both together).
+layout(push_constant) uniform PC {
+    uint m;          // rows of one expert (and floats per row of y)
+    uint k;          // elements per row of x and W
+    uint row_bytes;  // bytes per weight row
+    uint x_div;      // columns that share one row of x
+    uint x_stride;   // floats from one row of x to the next
+    uint n_expert;   // experts stacked in W
+    uint e0, e1;     // the experts bound: W's binding starts at expert e0
+    uint list;       // word of g where the columns in expert order start
+    uint firsts;     // word of g where expert e's first place in that list is (n_expert + 2 words)
+} p;
+#else
 // C twin: struct vkllm__pc_matmul in runtime/ops/shader_abi_matmul.h (change both together).
 layout(push_constant) uniform PC {
     uint n;          // rows of x (and of y) in this dispatch
@@ -75,6 +103,7 @@ layout(push_constant) uniform PC {
     uint y_stride;   // floats per row of y
     uint y_col;      // column of y written by the chunk's first weight row
 } p;
+#endif
 
 layout(constant_id = 1) const uint BM = 64;  // weight rows per workgroup
 layout(constant_id = 2) const uint BN = 64;  // x rows per workgroup
@@ -107,6 +136,45 @@ shared SH_VEC sh_x[2u * BK * QN];
 #define PUT_X(b, kk, r, v) sh_x[(b) * BK * QN + (kk) * QN + (r) / 4u][(r) % 4u] = (v)
 #endif
 
+#if defined(MATMUL_ID)
+const uint NO_COL = 0xffffffffu;
+shared uint sh_col[BN];  // the tile's columns (NO_COL past the expert's count)
+uint id_expert, id_w0;   // the tile's expert, and its first row in the bound chunk
+
+// This workgroup's tile: the experts' column counts walked in order, gl_WorkGroupID.y tiles of BN
+// columns each skipped; the expert and its columns into id_expert, id_w0 and sh_col. false: the
+// workgroup has no tile (the dispatch's y is an upper bound).
+bool id_tile() {
+    uint t = gl_WorkGroupID.y, last = p.e1 + (p.e0 == 0u ? 1u : 0u);
+    for (uint i = p.e0; i < last; i++) {
+        uint e = i < p.e1 ? i : p.n_expert;  // ids past n_expert: their group, with the chunk of e0 = 0
+        uint f = g[p.firsts + e], cnt = g[p.firsts + e + 1u] - f, nt = (cnt + BN - 1u) / BN;
+        if (t < nt) {
+            id_expert = e;
+            id_w0 = e < p.n_expert ? (e - p.e0) * p.m : 0u;
+            uint c0 = t * BN, count = min(BN, cnt - c0);
+            for (uint r = gl_LocalInvocationID.x; r < BN; r += WG) sh_col[r] = r < count ? g[p.list + f + c0 + r] : NO_COL;
+            return true;
+        }
+        t -= nt;
+    }
+    return false;
+}
+#define W_OK(row) ((row) < p.m && id_expert < p.n_expert)
+#define W_RB(row) ((id_w0 + (row)) * p.row_bytes)
+#define X_OK(n0, r) (sh_col[r] != NO_COL)
+#define X_OFF(n0, r) ((sh_col[r] / p.x_div) * p.x_stride)
+#define Y_OK(r) (sh_col[r] != NO_COL)
+#define Y_AT(r, col) (sh_col[r] * p.m + (col))
+#else
+#define W_OK(row) ((row) < p.m)
+#define W_RB(row) ((row) * p.row_bytes)
+#define X_OK(n0, r) ((n0) + (r) < p.n)
+#define X_OFF(n0, r) (((n0) + (r)) * p.k)
+#define Y_OK(r) (n0 + (r) < p.n)
+#define Y_AT(r, col) ((n0 + (r)) * p.y_stride + p.y_col + (col))
+#endif
+
 // Stage step k0's tiles into tile pair b: W's rows m0 .. m0+BM-1 dequantized, x's rows
 // n0 .. n0+BN-1, columns k0 .. k0+BK-1, transposed to k-major; zeros outside the matrices.
 void stage(uint b, uint m0, uint n0, uint k0) {
@@ -114,8 +182,8 @@ void stage(uint b, uint m0, uint n0, uint k0) {
         uint r = g / (BK / 4u), kk = (g % (BK / 4u)) * 4u;
         uint row = m0 + r, col = k0 + kk;
         vec4 v = vec4(0.0);
-        if (row < p.m) {
-            uint rb = row * p.row_bytes;
+        if (W_OK(row)) {
+            uint rb = W_RB(row);
             if (col + 3u < p.k) {
                 v = dq_get4(rb, col);
             } else {
@@ -127,10 +195,10 @@ void stage(uint b, uint m0, uint n0, uint k0) {
     }
     for (uint g = gl_LocalInvocationID.x; g < BN * (BK / 4u); g += WG) {
         uint r = g / (BK / 4u), kk = (g % (BK / 4u)) * 4u;
-        uint row = n0 + r, col = k0 + kk;
+        uint col = k0 + kk;
         vec4 v = vec4(0.0);
-        if (row < p.n) {
-            uint o = row * p.k + col;
+        if (X_OK(n0, r)) {
+            uint o = X_OFF(n0, r) + col;
             [[unroll]] for (uint c = 0u; c < 4u; c++)
                 if (col + c < p.k) v[c] = x[o + c];
         }
@@ -193,7 +261,13 @@ void main() {
     uint s = gl_SubgroupID, lane = gl_SubgroupInvocationID;
     uint wm = (s % 2u) * (BM / 2u), wn = (s / 2u) * (BN / 2u);  // this subgroup's quarter of the tile
     uint m0 = gl_WorkGroupID.x * BM;
+#if defined(MATMUL_ID)
+    uint n0 = 0u;
+    if (!id_tile()) return;
+    barrier();
+#else
     uint n0 = gl_WorkGroupID.y * BN;
+#endif
 
     // accumulator j * CMM + i: y^T rows m0 + wm + i * TM .., columns n0 + wn + j * TN ..
 #if !defined(COOPMAT_EMU)
@@ -228,8 +302,8 @@ void main() {
             subgroupMemoryBarrierShared();
             subgroupBarrier();
             for (uint e = lane; e < TM * TN; e += gl_SubgroupSize) {
-                uint col = m0 + wm + i * TM + e % TM, row = n0 + wn + j * TN + e / TM;
-                if (col < p.m && row < p.n) y[row * p.y_stride + p.y_col + col] = sh_c[c0 + c_index(e % TM, e / TM)];
+                uint col = m0 + wm + i * TM + e % TM, r = wn + j * TN + e / TM;
+                if (col < p.m && Y_OK(r)) y[Y_AT(r, col)] = sh_c[c0 + c_index(e % TM, e / TM)];
             }
             subgroupBarrier();
         }
@@ -240,7 +314,13 @@ void main() {
     uint tm = gl_LocalInvocationID.x % tm_count;  // weight rows g * BM / GM + tm * 4 .. + 3
     uint tn = gl_LocalInvocationID.x / tm_count;  // x rows h * BN / GN + tn * 4 .. + 3
     uint m0 = gl_WorkGroupID.x * BM;
+#if defined(MATMUL_ID)
+    uint n0 = 0u;
+    if (!id_tile()) return;
+    barrier();
+#else
     uint n0 = gl_WorkGroupID.y * BN;
+#endif
 
     // acc[(g * GN + h) * 4 + j][c] = y[n0 + h * BN / GN + tn * 4 + j][m0 + g * BM / GM + tm * 4 + c]
     vec4 acc[GM * GN * 4u];
@@ -272,12 +352,12 @@ void main() {
     [[unroll]] for (uint g = 0u; g < GM; g++)
         [[unroll]] for (uint h = 0u; h < GN; h++)
             [[unroll]] for (uint j = 0u; j < 4u; j++) {
-                uint row = n0 + h * (BN / GN) + tn * 4u + j;
-                if (row >= p.n) continue;
+                uint r = h * (BN / GN) + tn * 4u + j;
+                if (!Y_OK(r)) continue;
                 vec4 s = acc[(g * GN + h) * 4u + j];
                 [[unroll]] for (uint c = 0u; c < 4u; c++) {
                     uint col = m0 + g * (BM / GM) + tm * 4u + c;
-                    if (col < p.m) y[row * p.y_stride + p.y_col + col] = s[c];
+                    if (col < p.m) y[Y_AT(r, col)] = s[c];
                 }
             }
 }

@@ -11,10 +11,12 @@
 //     g[0] = tiles, tile t at g[4 + 4t] = (expert, first, count): up to k columns of one expert
 //     (ids past n_expert form one more group, of zero columns), then from g[4 + 4 width] (width: the
 //     tiles there is room for, at least n / k + n_expert + 1 rounded up) the columns in expert
-//     order, each expert's in increasing order. One workgroup; one invocation walks the columns (a
+//     order, each expert's in increasing order; after them (from g[4 + 4 width + n]) where each
+//     expert's columns start in that list, n_expert + 2 words (the group of ids past n_expert last,
+//     then n), for matmul.comp's MATMUL_ID. One workgroup; one invocation walks the columns (a
 //     prefill micro-batch has a few thousand).
 // C reference: vkllm__ref_moe_route (runtime/ref/ops.c). The experts' products themselves are
-// matvec.comp's MATVEC_ID variants.
+// matvec.comp's MATVEC_ID variants, or matmul.comp's MATMUL_ID ones (prefill).
 #include "common.glsl"
 #include "pc.glsl"
 
@@ -144,6 +146,8 @@ void main() {
     }
     g[0] = tiles;
     uint ob = 4u + 4u * p.width;
+    for (uint e = 0u; e <= ne; e++) g[ob + p.n + e] = cnt[e];
+    g[ob + p.n + ne + 1u] = p.n;
     for (uint c = 0u; c < p.n; c++) g[ob + cnt[min(ids[c], ne)]++] = c;
 }
 #else

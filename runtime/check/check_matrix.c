@@ -300,9 +300,11 @@ void vkllm__chk_matvec_tb(struct chk *k) {
 
 /* --- matmul -------------------------------------------------------------------------------- */
 
-/* v rounded to f16 (round to nearest even, or toward zero), back in f32: what the f16 tiles hold.
+/* v rounded to f16 (round to nearest even, or toward zero), back in f32: what the f16 tiles hold
+ * (check_moe.c's grouped GEMM too; declared there, for check_impl.h).
  * Vulkan leaves the rounding of an f32 -> f16 conversion to the implementation (either). */
-static float f16_round(float v, int toward_zero) {
+float vkllm__chk_f16_round(float v, int toward_zero); /* belongs in check_impl.h (not this file's owner's) */
+float vkllm__chk_f16_round(float v, int toward_zero) {
     uint16_t h = vkllm__f32_to_f16(v);
     float r = vkllm__f16_to_f32(h);
     if (toward_zero && isfinite(r) && fabsf(r) > fabsf(v)) r = vkllm__f16_to_f32((uint16_t)(h - 1u));
@@ -342,8 +344,8 @@ void vkllm__chk_matmul(struct chk *k) {
         for (int v = 0; v < 2; v++) {
             float *xh = vkllm__chk_floats(k, (uint64_t)n * w.k, 0), *wh = vkllm__chk_floats(k, (uint64_t)w.m * w.k, 0);
             if (k->st) return;
-            for (uint64_t i = 0; i < (uint64_t)n * w.k; i++) xh[i] = f16_round(x[i], v);
-            for (uint64_t i = 0; i < (uint64_t)w.m * w.k; i++) wh[i] = f16_round(wd[i], v);
+            for (uint64_t i = 0; i < (uint64_t)n * w.k; i++) xh[i] = vkllm__chk_f16_round(x[i], v);
+            for (uint64_t i = 0; i < (uint64_t)w.m * w.k; i++) wh[i] = vkllm__chk_f16_round(wd[i], v);
             xs[v] = xh, ws[v] = wh;
         }
     }

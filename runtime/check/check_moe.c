@@ -5,7 +5,10 @@
  *              the picked expert's rows, a guard after y untouched; GROUPED: through moe_group and
  *              the grouped kernel, every column bit for bit what the one-column kernel computes;
  *              BOTH_PATHS: the experts also repacked (CPU devices' texel kernel, matvec_tb_id); on
- *              CPU devices q4_K experts without a repacked copy take that kernel on their GGUF blocks
+ *              CPU devices q4_K experts without a repacked copy take that kernel on their GGUF blocks;
+ *              GROUPED also runs the grouped GEMM (matmul_id) under each of k_gemm_tunings on uneven
+ *              experts (one pick, none, more than a tile, ids past the experts), each element within
+ *              matmul's bound of a double product (f16-rounded where its tiles are f16)
  *   moe_route  c->n tokens of c->cols router logits (with ties), c->nb picks: the ids exactly,
  *              the weights within the bound (vkllm__ref_moe_route)
  *   moe_sum    c->n tokens of c->nb picks of c->cols: max_abs against the sum in double
@@ -15,6 +18,95 @@
 
 #define GUARD 5
 #define POISON -12345.0f
+
+float vkllm__chk_f16_round(float v, int toward_zero); /* check_matrix.c (belongs in check_impl.h) */
+
+/* GROUPED: the grouped GEMM (vkllm__op_matmul_id, matmul.comp's MATMUL_ID), forced by these
+ * tunings on top of the case's: the device's tiles (f16 where it has f16 arithmetic), f32 tiles,
+ * small tiles (several per expert, columns past a tile), the emulated cooperative matrices (F16,
+ * Q4_K, Q5_0; others skip it). */
+static const char *const k_gemm_tunings[] = {"matmul=tiled", "matmul=tiled,matmul_f16=0",
+                                             "matmul_bm=16,matmul_bn=8,matmul_bk=8", "matmul=tiled,matmul_coopmat=2"};
+#define N_GEMM (sizeof k_gemm_tunings / sizeof k_gemm_tunings[0])
+
+/* The grouped GEMM's picks of expert ids[i] < ne against a double-accumulated product of the
+ * dequantized experts and x (and, where the tiles are f16, of both rounded to f16 either way
+ * Vulkan allows, the nearer counting): every element within 3e-5 sum |x w| + 1e-6 as matmul's
+ * check; an id past ne gives zeros; nothing written past y. */
+static void gemm_judge(struct chk *k, const char *tuning, int h16, const float *got, const float *wd, const float *x,
+                       const uint32_t *ids, uint32_t ncols, uint32_t picks, uint32_t m, uint32_t kk, uint32_t ne) {
+    for (uint32_t i = 0; i < ncols; i++) {
+        const float *xr = x + (uint64_t)(i / picks) * kk;
+        for (uint32_t j = 0; j < m; j++) {
+            double g = got[(uint64_t)i * m + j];
+            if (ids[i] >= ne) {
+                if (g != 0)
+                    return vkllm__chk_fail(k, "%s: column %u (id past the experts) row %u = %g", tuning, i, j, g);
+                continue;
+            }
+            const float *wr = wd + ((uint64_t)ids[i] * m + j) * kk;
+            double e = INFINITY, s0 = 0, sa = 0;
+            for (int v = 0; v < (h16 ? 3 : 1); v++) {
+                double s = 0;
+                for (uint32_t q = 0; q < kk; q++) {
+                    float a = v ? vkllm__chk_f16_round(xr[q], v - 1) : xr[q];
+                    float b = v ? vkllm__chk_f16_round(wr[q], v - 1) : wr[q];
+                    s += (double)a * b;
+                    if (v == 0) sa += fabs((double)a * b);
+                }
+                if (v == 0) s0 = s;
+                if (v || !h16) e = fmin(e, fabs(g - s));
+            }
+            if (!isfinite(g) || !(e <= 3e-5 * sa + 1e-6))
+                return vkllm__chk_fail(k, "%s: column %u (expert %u) row %u = %g, reference %g", tuning, i, ids[i], j,
+                                       g, s0);
+        }
+    }
+    for (uint32_t i = 0; i < GUARD; i++)
+        if (got[(uint64_t)ncols * m + i] != POISON) return vkllm__chk_fail(k, "%s: wrote past the end of y", tuning);
+}
+
+/* Run the grouped GEMM under each of k_gemm_tunings (one command list, the tuning switched between
+ * the recordings) on the grouping bg already made, and judge each. */
+static void gemm_id_check(struct chk *k, const struct vkllm__dtensor *t, const uint8_t *w, uint64_t row_bytes, float *x,
+                          const uint32_t *ids, struct vkllm__buffer *bx, struct vkllm__buffer *bg, uint32_t ncols,
+                          uint32_t picks, uint32_t m, uint32_t kk, uint32_t ne) {
+    const struct vkllm__op_case *c = k->c;
+    uint64_t ny = (uint64_t)ncols * m + GUARD;
+    float *wd = vkllm__chk_floats(k, (uint64_t)m * ne * kk, 0), *got = vkllm__chk_floats(k, ny, 0);
+    if (k->st) return;
+    for (uint64_t r = 0; r < (uint64_t)m * ne; r++) vkllm__dequantize_row(c->type, w + r * row_bytes, wd + r * kk, kk);
+    for (uint64_t i = 0; i < ny; i++) got[i] = POISON;
+    struct vkllm__buffer *by[N_GEMM];
+    int ran[N_GEMM] = {0}, h16[N_GEMM] = {0};
+    for (size_t v = 0; v < N_GEMM; v++) by[v] = vkllm__chk_buf(k, 4 * ny, got);
+    struct vkllm__cmd *cmd = vkllm__chk_cmd(k);
+    if (k->st || !vkllm__chk_ok(k, vkllm__cmd_begin(cmd))) return;
+    struct vkllm__tuning saved = *vkllm__gpu_tuning(k->gpu);
+    for (size_t v = 0; v < N_GEMM && !k->st; v++) {
+        struct vkllm__tuning tu = saved;
+        if (!vkllm__chk_ok(k, vkllm__tuning_parse(&tu, k_gemm_tunings[v]))) break;
+        vkllm__gpu_set_tuning(k->gpu, &tu);
+        struct vkllm__mm_coopmat cm;
+        if (tu.matmul_coopmat == 2 &&
+            !vkllm__matmul_coopmat_can(vkllm__gpu_info(k->gpu), c->type, 8, m, 1, &cm)) /* not this type, device */
+            continue;
+        if (!vkllm__matmul_id_applies(k->gpu, t, ne, ncols, &h16[v])) {
+            vkllm__chk_fail(k, "%s: the grouped GEMM does not take the experts", k_gemm_tunings[v]);
+            break;
+        }
+        ran[v] = vkllm__chk_ok(k, vkllm__op_matvec_id_grouped(cmd, vkllm__view_of(by[v]), t, ne, vkllm__view_of(bx),
+                                                              picks, kk, vkllm__view_of(bg), ncols));
+    }
+    vkllm__gpu_set_tuning(k->gpu, &saved);
+    if (k->st || !vkllm__chk_ok(k, vkllm__cmd_end(cmd))) return;
+    vkllm__chk_submit(k, cmd);
+    for (size_t v = 0; v < N_GEMM && !k->st; v++) {
+        if (!ran[v]) continue;
+        vkllm__chk_download(k, by[v], got, 4 * ny);
+        if (!k->st) gemm_judge(k, k_gemm_tunings[v], h16[v], got, wd, x, ids, ncols, picks, m, kk, ne);
+    }
+}
 
 void vkllm__chk_matvec_id(struct chk *k) {
     const struct vkllm__op_case *c = k->c;
@@ -36,8 +128,13 @@ void vkllm__chk_matvec_id(struct chk *k) {
         for (uint32_t j = 0; j < kk; j++) row[j] = scale * vkllm__chk_rand(k);
         vkllm__quantize_row(c->type, row, w + r * row_bytes, kk);
     }
+    int grouped = (c->flags & VKLLM__CASE_GROUPED) != 0;
     for (uint32_t i = 0; i < ncols; i++) {
-        ids[i] = (uint32_t)((vkllm__chk_rand(k) + 1.0f) * 0.5f * ne) % ne;
+        uint32_t r = (uint32_t)((vkllm__chk_rand(k) + 1.0f) * 0.5f * ne) % ne;
+        /* grouped: uneven experts (one pick for expert 0, none for expert 1, half of the picks
+         * for the last, more than a tile of the GEMM's where there are enough) */
+        if (grouped && ne > 2 && ncols > 3) r = i == 0 ? 0 : r % 2 ? ne - 1 : 2 + r % (ne - 2);
+        ids[i] = r;
         if (i == ncols / 2 && ncols > 1) ids[i] = ne + 3; /* out of range: a zero column */
     }
     struct vkllm__dtensor t = {.type = c->type, .k = kk, .m = (uint64_t)m * ne, .row_bytes = row_bytes};
@@ -57,7 +154,6 @@ void vkllm__chk_matvec_id(struct chk *k) {
         vkllm__chk_own(k, t.tb); /* freed with the case */
     }
     /* GPUs' int8-x kernel (matvec_x8.comp): judged on x as it quantizes it */
-    int grouped = (c->flags & VKLLM__CASE_GROUPED) != 0;
     const float *xr = vkllm__chk_x_seen(k, vkllm__matvec_id_x8_applies(k->gpu, &t, grouped), x, c->n, kk);
     for (uint32_t i = 0; i < ncols && !k->st; i++) {
         if (ids[i] < ne)
@@ -73,13 +169,17 @@ void vkllm__chk_matvec_id(struct chk *k) {
     struct vkllm__buffer *b1 = grouped ? vkllm__chk_buf(k, 4ull * ncols * m, NULL) : NULL;
     struct vkllm__cmd *cmd = vkllm__chk_cmd(k);
     if (k->st || !vkllm__chk_ok(k, vkllm__cmd_begin(cmd))) return;
-    if (grouped) {
-        if (!vkllm__chk_ok(k, vkllm__op_moe_group(cmd, vkllm__view_of(bg), vkllm__view_of(bi), ncols, ne)) ||
-            !vkllm__chk_ok(k, vkllm__op_matvec_id_grouped(cmd, vkllm__view_of(by), &t, ne, vkllm__view_of(bx), picks,
-                                                          kk, vkllm__view_of(bg), ncols)) ||
-            !vkllm__chk_ok(k, vkllm__op_matvec_id(cmd, vkllm__view_of(b1), &t, ne, vkllm__view_of(bx), picks, kk,
-                                                  vkllm__view_of(bi), ncols)))
-            return;
+    if (grouped) { /* the grouped matvec (matmul=matvec: not the GEMM, which gemm_id_check runs) */
+        struct vkllm__tuning saved = *vkllm__gpu_tuning(k->gpu), tu = saved;
+        if (!vkllm__chk_ok(k, vkllm__tuning_parse(&tu, "matmul=matvec"))) return;
+        vkllm__gpu_set_tuning(k->gpu, &tu);
+        int ok = vkllm__chk_ok(k, vkllm__op_moe_group(cmd, vkllm__view_of(bg), vkllm__view_of(bi), ncols, ne)) &&
+                 vkllm__chk_ok(k, vkllm__op_matvec_id_grouped(cmd, vkllm__view_of(by), &t, ne, vkllm__view_of(bx),
+                                                              picks, kk, vkllm__view_of(bg), ncols)) &&
+                 vkllm__chk_ok(k, vkllm__op_matvec_id(cmd, vkllm__view_of(b1), &t, ne, vkllm__view_of(bx), picks, kk,
+                                                      vkllm__view_of(bi), ncols));
+        vkllm__gpu_set_tuning(k->gpu, &saved);
+        if (!ok) return;
     } else if (!vkllm__chk_ok(k, vkllm__op_matvec_id(cmd, vkllm__view_of(by), &t, ne, vkllm__view_of(bx), picks, kk,
                                                      vkllm__view_of(bi), ncols))) {
         return;
@@ -99,6 +199,13 @@ void vkllm__chk_matvec_id(struct chk *k) {
     vkllm__chk_fold(k, &s);
     for (uint32_t i = 0; i < GUARD; i++)
         if (got[(uint64_t)ncols * m + i] != POISON) vkllm__chk_fail(k, "wrote past the end of y");
+    if (grouped && !k->st) { /* the case's result stays the grouped matvec's (kernel, time, bytes) */
+        struct vkllm__op_result keep = *k->r;
+        gemm_id_check(k, &t, w, row_bytes, x, ids, bx, bg, ncols, picks, m, kk, ne);
+        memcpy(k->r->kernel, keep.kernel, sizeof keep.kernel);
+        k->r->dispatches = keep.dispatches, k->r->gpu_ns = keep.gpu_ns, k->r->bytes = keep.bytes;
+        k->r->flops = keep.flops;
+    }
 }
 
 void vkllm__chk_moe_route(struct chk *k) {

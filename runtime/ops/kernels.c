@@ -13,13 +13,14 @@
 #define VKLLM__SHADER_MATVEC_X8DP_NONE VKLLM__SHADER_COUNT_
 #define VKLLM__SHADER_MATVEC_ID_X8_NONE VKLLM__SHADER_COUNT_
 #define VKLLM__SHADER_MATVEC_ID_X8DP_NONE VKLLM__SHADER_COUNT_
-#define T(t, n, tb, gg, x8)                                                                                    \
-    {                                                                                                          \
-        VKLLM__TYPE_##t, VKLLM__SHADER_MATVEC_##n, VKLLM__SHADER_MATVEC_##n##_SHM, VKLLM__SHADER_GET_ROWS_##n, \
-            VKLLM__SHADER_MATMUL_##n, VKLLM__SHADER_MATMUL_H16_##n, VKLLM__SHADER_MATMUL_CM_##n,               \
-            VKLLM__SHADER_MATVEC_TB_##tb, VKLLM__SHADER_MATVEC_ID_##n, VKLLM__SHADER_MATVEC_ID_##n##_SHM,      \
-            VKLLM__SHADER_MATVEC_TB_ID_##tb, VKLLM__SHADER_MATVEC_TB_ID_##gg, VKLLM__SHADER_MATVEC_X8_##x8,    \
-            VKLLM__SHADER_MATVEC_X8DP_##x8, VKLLM__SHADER_MATVEC_ID_X8_##x8, VKLLM__SHADER_MATVEC_ID_X8DP_##x8 \
+#define T(t, n, tb, gg, x8)                                                                                     \
+    {                                                                                                           \
+        VKLLM__TYPE_##t, VKLLM__SHADER_MATVEC_##n, VKLLM__SHADER_MATVEC_##n##_SHM, VKLLM__SHADER_GET_ROWS_##n,  \
+            VKLLM__SHADER_MATMUL_##n, VKLLM__SHADER_MATMUL_H16_##n, VKLLM__SHADER_MATMUL_CM_##n,                \
+            VKLLM__SHADER_MATVEC_TB_##tb, VKLLM__SHADER_MATVEC_ID_##n, VKLLM__SHADER_MATVEC_ID_##n##_SHM,       \
+            VKLLM__SHADER_MATVEC_TB_ID_##tb, VKLLM__SHADER_MATVEC_TB_ID_##gg, VKLLM__SHADER_MATVEC_X8_##x8,     \
+            VKLLM__SHADER_MATVEC_X8DP_##x8, VKLLM__SHADER_MATVEC_ID_X8_##x8, VKLLM__SHADER_MATVEC_ID_X8DP_##x8, \
+            VKLLM__SHADER_MATMUL_ID_##n, VKLLM__SHADER_MATMUL_ID_H16_##n, VKLLM__SHADER_MATMUL_ID_CM_##n        \
     }
 static const struct vkllm__type_kernels k_kernels[] = {
     T(F32, F32, F32, NONE, NONE),        T(F16, F16, F16, NONE, NONE),    T(BF16, BF16, F32, NONE, NONE),

@@ -59,6 +59,9 @@ struct vkllm__type_kernels {
     enum vkllm__shader_id matvec_x8dp;     /* ... with the packed int8 dot product instruction */
     enum vkllm__shader_id matvec_id_x8;    /* the experts' products, x in int8 */
     enum vkllm__shader_id matvec_id_x8dp;  /* ... with the instruction */
+    enum vkllm__shader_id matmul_id;       /* mixture-of-experts prefill, tiled over each expert's picks */
+    enum vkllm__shader_id matmul_id_h16;   /* ... f16 shared-memory tiles */
+    enum vkllm__shader_id matmul_id_cm;    /* ... by cooperative matrices */
 };
 /* The row of type; NULL (and an UNSUPPORTED last error naming op) when the type has none. */
 const struct vkllm__type_kernels *vkllm__type_kernels(uint32_t type, const char *op);
@@ -351,13 +354,28 @@ vkllm_status vkllm__op_matvec_id(struct vkllm__cmd *c, struct vkllm__view y, con
                                  struct vkllm__view ids, uint32_t ncols);
 /* Prefill: the columns grouped by expert first (vkllm__op_moe_group of the same ids), then each
  * workgroup multiplies one expert's rows with up to vkllm__moe_group_cols() of its columns, each
- * weight unit read once for all of them; every column's arithmetic is that of vkllm__op_matvec_id. */
+ * weight unit read once for all of them; every column's arithmetic is that of vkllm__op_matvec_id
+ * (where vkllm__matmul_id_applies, below: the grouped GEMM's instead). */
 vkllm_status vkllm__op_moe_group(struct vkllm__cmd *c, struct vkllm__view group, struct vkllm__view ids, uint32_t ncols,
                                  uint32_t n_expert);
 vkllm_status vkllm__op_matvec_id_grouped(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                                          uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
                                          struct vkllm__view group, uint32_t ncols);
 uint32_t vkllm__moe_group_cols(void);
+/* Prefill's grouped GEMM (ops_matmul.c; matmul.comp's MATMUL_ID variants, as ggml-vulkan's
+ * mul_mm_id), which vkllm__op_matvec_id_grouped runs by itself where it applies: tiles of BM rows of
+ * one expert by up to BN of its picks, each picked row of x fetched through the grouping and each
+ * row of y written back to its pick; the grid covers an upper bound of the tiles, so nothing is
+ * read back. Applies (1) where w is in a storage buffer and the tuning's matmul is tiled or forces
+ * tiles, or by default on GPUs where the picks per used expert average more than
+ * vkllm__moe_group_cols() (a matvec tile); not with matmul=matvec, nor by default on CPU devices.
+ * *h16 (may be NULL): x and W are rounded to f16 as they are staged (f16 or cooperative-matrix
+ * tiles). Each column's arithmetic is that of vkllm__op_matmul's kernel, not matvec_id's. */
+int vkllm__matmul_id_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n_expert,
+                             uint32_t ncols, int *h16);
+vkllm_status vkllm__op_matmul_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                 uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
+                                 struct vkllm__view group, uint32_t ncols);
 /* CPU devices: the experts' products on their repacked copy (ops_matvec_tb.c), which
  * vkllm__op_matvec_id and _grouped take by themselves; group.buf NULL: ids. Whether an
  * (n_expert stacked (m / n_expert, k)) tensor of type can be repacked for it: */
@@ -369,6 +387,10 @@ vkllm_status vkllm__op_matvec_tb_id(struct vkllm__cmd *c, struct vkllm__view y, 
                                     uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
                                     struct vkllm__view ids, struct vkllm__view group, uint32_t ncols);
 uint32_t vkllm__moe_group_tiles(uint32_t ncols, uint32_t n_expert);
+/* Experts of w (n_expert stacked matrices) per binding, whole ones, and the dispatches (chunks) that
+ * makes; an error naming op where one expert exceeds a binding or a split falls inside one. */
+vkllm_status vkllm__moe_expert_chunks(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n_expert,
+                                      const char *op, uint64_t *per, uint32_t *n_chunks);
 /* Bytes of the grouping of ncols columns over n_expert experts. */
 uint64_t vkllm__moe_group_bytes(uint32_t ncols, uint32_t n_expert);
 

@@ -117,12 +117,13 @@ int vkllm__matmul_coopmat_default(const struct vkllm_device_info *d) {
     return 1;
 }
 
-/* The emulated kernel of a type (matmul_coopmat=2, tests), or VKLLM__SHADER_COUNT_. */
-static enum vkllm__shader_id emu_shader(uint32_t type) {
+/* The emulated kernel of a type (matmul_coopmat=2, tests; id: the grouped MoE one), or
+ * VKLLM__SHADER_COUNT_. */
+static enum vkllm__shader_id emu_shader(uint32_t type, int id) {
     switch (type) {
-    case VKLLM__TYPE_F16: return VKLLM__SHADER_MATMUL_CM_EMU_F16;
-    case VKLLM__TYPE_Q4_K: return VKLLM__SHADER_MATMUL_CM_EMU_Q4_K;
-    case VKLLM__TYPE_Q5_0: return VKLLM__SHADER_MATMUL_CM_EMU_Q5_0;
+    case VKLLM__TYPE_F16: return id ? VKLLM__SHADER_MATMUL_ID_CM_EMU_F16 : VKLLM__SHADER_MATMUL_CM_EMU_F16;
+    case VKLLM__TYPE_Q4_K: return id ? VKLLM__SHADER_MATMUL_ID_CM_EMU_Q4_K : VKLLM__SHADER_MATMUL_CM_EMU_Q4_K;
+    case VKLLM__TYPE_Q5_0: return id ? VKLLM__SHADER_MATMUL_ID_CM_EMU_Q5_0 : VKLLM__SHADER_MATMUL_CM_EMU_Q5_0;
     default: return VKLLM__SHADER_COUNT_;
     }
 }
@@ -130,7 +131,7 @@ static enum vkllm__shader_id emu_shader(uint32_t type) {
 int vkllm__matmul_coopmat_can(const struct vkllm_device_info *d, uint32_t type, uint32_t n, uint64_t m, int emulated,
                               struct vkllm__mm_coopmat *p) {
     if (!emulated) return vkllm__matmul_coopmat_plan(d, n, m, p);
-    if (!d || emu_shader(type) == VKLLM__SHADER_COUNT_) return 0;
+    if (!d || emu_shader(type, 0) == VKLLM__SHADER_COUNT_) return 0;
     struct vkllm_device_info e = *d; /* as if it offered 16 x 16 x 16, f16 -> f32 */
     e.cooperative_matrix = 1, e.coopmat_shape_count = 1;
     e.coopmat_shapes[0] = (struct vkllm_coopmat_shape){16, 16, 16, 0, 0, 1, 1};
@@ -139,15 +140,20 @@ int vkllm__matmul_coopmat_can(const struct vkllm_device_info *d, uint32_t type, 
 
 /* 1 (and the plan) where the cooperative-matrix kernel takes this product; *emulated: its
  * emulation (the tuning's matmul_coopmat=2). */
-static int use_coopmat(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n,
-                       struct vkllm__mm_coopmat *p, int *emulated) {
+static int use_coopmat_rows(const struct vkllm__gpu *gpu, uint32_t type, uint64_t m, uint32_t n,
+                            struct vkllm__mm_coopmat *p, int *emulated) {
     const struct vkllm__tuning *tu = vkllm__gpu_tuning(gpu);
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
     struct mm_tiles f = forced_tiles(gpu);
     *emulated = tu->matmul_coopmat == 2;
     if (tu->matmul_coopmat == 0 || !use_h16(gpu) || f.bm || f.bn || f.bk) return 0;
     if (tu->matmul_coopmat < 0 && !vkllm__matmul_coopmat_default(d)) return 0;
-    return vkllm__matmul_coopmat_can(d, w->type, n, w->m, *emulated, p);
+    return vkllm__matmul_coopmat_can(d, type, n, m, *emulated, p);
+}
+
+static int use_coopmat(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n,
+                       struct vkllm__mm_coopmat *p, int *emulated) {
+    return use_coopmat_rows(gpu, w->type, w->m, n, p, emulated);
 }
 
 /* 4-row groups per invocation along a tile side of s rows: 2 (8 rows in registers) from 64 on. */
@@ -301,7 +307,7 @@ vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const 
                 .label = t.h16 ? "matmul_h16" : "matmul",
             };
             if (coopmat) { /* matmul.comp's COOPMAT variant: its own specialization constants */
-                dp.shader = emulated ? emu_shader(w->type) : sh->matmul_cm, dp.n_spec = 7, dp.subgroup = cm.subgroup;
+                dp.shader = emulated ? emu_shader(w->type, 0) : sh->matmul_cm, dp.n_spec = 7, dp.subgroup = cm.subgroup;
                 dp.label = emulated ? "matmul_cm_emu" : "matmul_cm";
                 uint32_t spec[7] = {cm.wg, cm.bm, cm.bn, cm.bk, cm.tm, cm.tn, cm.tk};
                 memcpy(dp.spec, spec, sizeof spec);
@@ -314,6 +320,112 @@ vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const 
             dp.cost.flops = 2ull * nb * rows * w->k;
             if ((st = vkllm__cmd_dispatch(c, &dp))) return st;
         }
+    }
+    return VKLLM_STATUS_OK;
+}
+
+/* --- mixture-of-experts prefill: the grouped GEMM (matmul.comp's MATMUL_ID) ------------------ */
+
+/* Picks per used expert, on average: what the tiles are sized by (a tile holds one expert's). */
+static uint32_t picks_per_expert(uint32_t n_expert, uint32_t ncols) {
+    uint32_t used = VKLLM_MAX(1u, VKLLM_MIN(ncols, n_expert));
+    return (ncols + used - 1) / used;
+}
+
+int vkllm__matmul_id_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n_expert,
+                             uint32_t ncols, int *h16) {
+    if (h16) *h16 = 0;
+    if (!w || !w->buf || n_expert == 0 || ncols == 0 || !vkllm__type_kernels(w->type, "matmul_id")) return 0;
+    struct mm_tiles f = forced_tiles(gpu);
+    long mode = vkllm__gpu_tuning(gpu)->matmul;
+    int on = mode == 0 || f.bm || f.bn || f.bk;
+    /* by default GPUs only (CPU devices: the texel kernels, as the dense products), from more picks
+     * per used expert than a matvec tile holds: below that the grouped matvec reads each expert
+     * once per tile as well, with no padded tile */
+    if (!on && mode != 1)
+        on = vkllm__gpu_info(gpu)->type != VKLLM_DEVICE_CPU &&
+             picks_per_expert(n_expert, ncols) > vkllm__moe_group_cols();
+    if (on && h16) *h16 = use_h16(gpu);
+    return on;
+}
+
+vkllm_status vkllm__op_matmul_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                 uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
+                                 struct vkllm__view group, uint32_t ncols) {
+    if (!w || !w->buf || w->k == 0 || w->m == 0 || w->k > UINT32_MAX / 4 || w->row_bytes > UINT32_MAX)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matmul_id: empty or oversized weight matrix");
+    if (w->offset % 4)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matmul_id: weight offset %llu is not word aligned",
+                          (unsigned long long)w->offset);
+    if (n_expert == 0 || n_expert > 1024 || w->m % n_expert || ncols == 0 || x_div == 0 || x_stride < w->k ||
+        !group.buf)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT,
+                          "matmul_id: %llu rows of %llu for %u experts, %u columns, x_div %u, x_stride %u%s",
+                          (unsigned long long)w->m, (unsigned long long)w->k, n_expert, ncols, x_div, x_stride,
+                          group.buf ? "" : ", no grouping");
+    const struct vkllm__type_kernels *sh = vkllm__type_kernels(w->type, "matmul_id");
+    if (!sh) return VKLLM_STATUS_UNSUPPORTED;
+    struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
+    uint64_t m = w->m / n_expert, per, gb = vkllm__moe_group_bytes(ncols, n_expert);
+    uint32_t n_chunks;
+    vkllm_status st;
+    if ((st = vkllm__moe_expert_chunks(gpu, w, n_expert, "matmul_id", &per, &n_chunks))) return st;
+    uint64_t nx = (uint64_t)((ncols + x_div - 1) / x_div - 1) * x_stride + w->k;
+    if ((st = vkllm__op_need("matmul_id", "x", x, nx * 4)) || (st = vkllm__op_need("matmul_id", "group", group, gb)) ||
+        (st = vkllm__op_need("matmul_id", "y", y, 4ull * ncols * m)))
+        return st;
+    /* tiles sized by the picks per used expert, as vkllm__op_matmul sizes them by its rows */
+    uint32_t avg = picks_per_expert(n_expert, ncols);
+    struct mm_tiles t;
+    struct vkllm__mm_coopmat cm;
+    int emulated = 0, coopmat = use_coopmat_rows(gpu, w->type, m, avg, &cm, &emulated);
+    if (coopmat && emulated && emu_shader(w->type, 1) == VKLLM__SHADER_COUNT_) coopmat = 0;
+    if (coopmat) t = (struct mm_tiles){.bm = cm.bm, .bn = cm.bn, .bk = cm.bk, .wg = cm.wg, .h16 = 1};
+    else if ((st = pick_tiles(gpu, avg, m, &t))) return st;
+    /* the tiles' column list (BN words) beside the tiles pick_tiles fitted */
+    uint64_t shared = 2ull * (t.bm + t.bn) * t.bk * (t.h16 ? 2 : 4) + 4ull * t.bn;
+    if (shared > d->max_shared_memory || (m + t.bm - 1) / t.bm > d->max_workgroup_count[0])
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matmul_id: tiles of %u x %u over experts of %llu rows do not fit",
+                          t.bm, t.bn, (unsigned long long)m);
+    uint32_t width = vkllm__moe_group_tiles(ncols, n_expert), list = 4 + 4 * width;
+    for (uint32_t e0 = 0; e0 < n_expert; e0 += (uint32_t)per) {
+        uint32_t e1 = (uint32_t)VKLLM_MIN((uint64_t)n_expert, e0 + per);
+        /* an upper bound of the tiles: each group's picks / BN rounded up (the group of ids past
+         * n_expert with the first chunk) */
+        uint64_t groups = (uint64_t)(e1 - e0) + (e0 == 0), tiles = ncols / t.bn + VKLLM_MIN((uint64_t)ncols, groups);
+        if (tiles > d->max_workgroup_count[1])
+            return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "matmul_id: %u columns exceed the dispatch grid", ncols);
+        struct vkllm__pc_matmul_id pc = {
+            (uint32_t)m, (uint32_t)w->k, (uint32_t)w->row_bytes, x_div, x_stride, n_expert, e0, e1, list, list + ncols};
+        struct vkllm__dispatch dp = {
+            .shader = t.h16 ? sh->matmul_id_h16 : sh->matmul_id,
+            .n_spec = 6,
+            .spec = {t.wg, t.bm, t.bn, t.bk, t.gm, t.gn},
+            .n_bind = 4,
+            .bind = {{0}, vkllm__bind(x), vkllm__bind(y), vkllm__bind(group)},
+            .push = &pc,
+            .push_size = sizeof pc,
+            .groups = {(uint32_t)((m + t.bm - 1) / t.bm), (uint32_t)tiles, 1},
+            .label = t.h16 ? "matmul_id_h16" : "matmul_id",
+        };
+        if (coopmat) { /* the COOPMAT variant: its own specialization constants */
+            dp.shader = emulated ? emu_shader(w->type, 1) : sh->matmul_id_cm, dp.n_spec = 7;
+            dp.subgroup = cm.subgroup, dp.label = emulated ? "matmul_id_cm_emu" : "matmul_id_cm";
+            uint32_t spec[7] = {cm.wg, cm.bm, cm.bn, cm.bk, cm.tm, cm.tn, cm.tk};
+            memcpy(dp.spec, spec, sizeof spec);
+        }
+        if ((st = vkllm__dtensor_rows(w, (uint64_t)e0 * m, (uint64_t)(e1 - e0) * m, "matmul_id", &dp.bind[0])))
+            return st;
+        /* each used expert's rows once per tile of its picks (at most ncols / BN + one per used
+         * expert; over chunks, each its share), x once per BM rows */
+        uint64_t used = VKLLM_MIN((uint64_t)ncols, (uint64_t)n_expert), reads = ncols / t.bn + used;
+        uint64_t share = n_chunks == 1 ? reads : (reads * (e1 - e0) + n_expert - 1) / n_expert;
+        dp.cost.weight_bytes = share * m * w->row_bytes;
+        dp.cost.bytes_read = dp.cost.weight_bytes + (uint64_t)dp.groups[0] * ncols * w->k * 4 / n_chunks + gb;
+        dp.cost.bytes_written = (uint64_t)ncols * m * 4 / n_chunks;
+        dp.cost.flops = 2ull * ncols * m * w->k / n_chunks;
+        if ((st = vkllm__cmd_dispatch(c, &dp))) return st;
     }
     return VKLLM_STATUS_OK;
 }

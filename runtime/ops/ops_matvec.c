@@ -319,7 +319,33 @@ uint32_t vkllm__moe_group_tiles(uint32_t ncols, uint32_t n_expert) {
 }
 
 uint64_t vkllm__moe_group_bytes(uint32_t ncols, uint32_t n_expert) {
-    return 4ull * (4 + 4ull * vkllm__moe_group_tiles(ncols, n_expert) + ncols);
+    return 4ull * (4 + 4ull * vkllm__moe_group_tiles(ncols, n_expert) + ncols + n_expert + 2);
+}
+
+/* Experts per binding of w (n_expert stacked matrices): a column's expert is data, so whole experts
+ * per binding, as many as one may cover (the shaders address bytes with 32-bit words); more than
+ * that, one dispatch per chunk of experts, chunks of equal size (of a split tensor: its buffers'). */
+vkllm_status vkllm__moe_expert_chunks(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n_expert,
+                                      const char *op, uint64_t *per_out, uint32_t *n_chunks) {
+    uint64_t m = w->m / n_expert, ebytes = m * w->row_bytes;
+    uint64_t per = VKLLM_MIN(vkllm__gpu_max_binding(gpu), (uint64_t)UINT32_MAX) / ebytes;
+    if (per == 0)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "%s: one expert's matrix (%s) is larger than one "
+                          "storage binding may cover on this device (%s)",
+                          op, vkllm__bytes(ebytes).s, vkllm__bytes(vkllm__gpu_max_binding(gpu)).s);
+    if (w->n_parts > 1) { /* split into buffers of whole experts: chunks that divide a buffer's */
+        uint64_t in_part = w->part_rows / m;
+        if (w->part_rows % m)
+            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: experts of %llu rows split every %llu rows", op,
+                              (unsigned long long)m, (unsigned long long)w->part_rows);
+        per = VKLLM_MIN(per, in_part);
+        while (in_part % per) per--;
+    }
+    *n_chunks = (uint32_t)((n_expert + per - 1) / per);
+    if (w->n_parts <= 1) per = (n_expert + *n_chunks - 1) / *n_chunks;
+    *per_out = per;
+    return VKLLM_STATUS_OK;
 }
 
 /* One column per workgroup (group.buf NULL: ids[c] picks column c's expert), or tiles of up to
@@ -328,6 +354,8 @@ uint64_t vkllm__moe_group_bytes(uint32_t ncols, uint32_t n_expert) {
 static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                               uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
                               struct vkllm__view ids, struct vkllm__view group, uint32_t ncols) {
+    if (group.buf && vkllm__matmul_id_applies(vkllm__cmd_gpu(c), w, n_expert, ncols, NULL)) /* prefill's GEMM */
+        return vkllm__op_matmul_id(c, y, w, n_expert, x, x_div, x_stride, group, ncols);
     if (tb_id_applies(vkllm__cmd_gpu(c), w)) /* CPU devices: the repacked experts, or Q4_K / Q5_K ones as they are */
         return vkllm__op_matvec_tb_id(c, y, w, n_expert, x, x_div, x_stride, ids, group, ncols);
     vkllm_status st = check_w(w, "matvec_id");
@@ -341,26 +369,9 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
                           (unsigned long long)w->m, (unsigned long long)w->k, n_expert, ncols, x_div, x_stride);
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     const struct vkllm_device_info *di = vkllm__gpu_info(gpu);
-    uint64_t m = w->m / n_expert, ebytes = m * w->row_bytes;
-    /* a column's expert is data: whole experts per binding, as many as one may cover (the shader
-     * addresses bytes with 32-bit words); more than that, one dispatch per chunk of experts */
-    uint64_t per = VKLLM_MIN(vkllm__gpu_max_binding(gpu), (uint64_t)UINT32_MAX) / ebytes;
-    if (per == 0)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                          "matvec_id: one expert's matrix (%s) is larger than one "
-                          "storage binding may cover on this device (%s)",
-                          vkllm__bytes(ebytes).s, vkllm__bytes(vkllm__gpu_max_binding(gpu)).s);
-    if (w->n_parts > 1) { /* split into buffers of whole experts: chunks that divide a buffer's */
-        uint64_t in_part = w->part_rows / m;
-        if (w->part_rows % m)
-            return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_id: experts of %llu rows split every %llu rows",
-                              (unsigned long long)m, (unsigned long long)w->part_rows);
-        per = VKLLM_MIN(per, in_part);
-        while (in_part % per) per--;
-    }
-    /* chunks of equal size: ceil(n_expert / per) of them (of a split tensor: as they are) */
-    uint32_t n_chunks = (uint32_t)((n_expert + per - 1) / per);
-    if (w->n_parts <= 1) per = (n_expert + n_chunks - 1) / n_chunks;
+    uint64_t m = w->m / n_expert, per;
+    uint32_t n_chunks;
+    if ((st = vkllm__moe_expert_chunks(gpu, w, n_expert, "matvec_id", &per, &n_chunks))) return st;
     int grouped = group.buf != NULL;
     uint32_t nc = grouped ? MOE_GROUP_COLS : 1, tiles = grouped ? vkllm__moe_group_tiles(ncols, n_expert) : ncols;
     if (tiles > di->max_workgroup_count[2])

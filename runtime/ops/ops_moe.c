@@ -1,7 +1,9 @@
 /* ops_moe.c - mixture of experts on the device (shaders/moe.comp): the router's top-k per token and
  * the weighted sum of the picked experts' outputs. The experts' products are vkllm__op_matvec_id
  * (ops_matvec.c, matvec.comp's MATVEC_ID variants: each column reads only its expert's rows, so a
- * decode step reads the active parameters, not all of them). */
+ * decode step reads the active parameters, not all of them); in prefill, where many picks share an
+ * expert, vkllm__op_matvec_id_grouped runs the grouped GEMM instead (ops_matmul.c, matmul.comp's
+ * MATMUL_ID), both on the grouping vkllm__op_moe_group makes. */
 #include "ops_gpu.h"
 #include "shader_abi.h"
 #include "types.h"
