@@ -5,20 +5,14 @@ far as vkllm knows) must give greedy text identical to one device, and logits wi
 test_cli_logits (same argmax, 2e-2 of the scalar reference), for stories260K (SKIPPED when the
 model folder is absent) and a random model (make-model) with uneven --tensor-split shares. With
 `serve` as second argument: serve --parallel 2 over two devices against one device instead."""
-import json, os, subprocess, sys, tempfile
+import json, os, subprocess, sys, tempfile, threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serve_proc
+from serve_proc import check
 
 VKLLM = sys.argv[1]
-models = os.environ.get("VKLLM_TEST_MODELS") or os.environ.get("VKLLM_TEST_MODELS_DEFAULT") or "../shared/models"
-stories = os.path.join(models, "stories260K.gguf")
-if not os.path.exists(stories):
-    if os.environ.get("VKLLM_REQUIRE_TEST_MODELS") == "1":
-        print("FAIL: missing", stories); sys.exit(1)
-    print("SKIPPED: missing", stories); sys.exit(77)
-
-failures = []
-def check(c, what):
-    if not c:
-        failures.append(what); print("FAIL:", what)
+stories = serve_proc.model("stories260K.gguf")  # SKIPPED when absent
 
 def vk(*args, rc=0):
     r = subprocess.run([VKLLM] + list(args), capture_output=True, text=True, timeout=300,
@@ -56,14 +50,16 @@ def agree(name, got, ref):
     print("%s: max |split - reference| %.2e" % (name, worst))
 
 SERVE = len(sys.argv) > 2 and sys.argv[2] == "serve"  # the serve part alone (the full tier: about a minute)
+QUICK = len(sys.argv) > 2 and sys.argv[2] == "quick"  # the sanitizer build: one split of stories260K, its logits
 
 if not SERVE:
     # stories260K (5 layers): greedy text on two contexts of device 0 equals one device's, past
     # several KV blocks (16 positions each), with the default split (by free memory) and uneven ones.
     one, _ = run(stories)
     check(len(one) > 100, "stories260K: a reply on one device")
-    for split in (["--devices", "0,0"], ["--devices", "0,0", "--tensor-split", "1,4"],
-                  ["--devices", "0,0,0", "--tensor-split", "2,1,2"]):
+    splits = [["--devices", "0,0"], ["--devices", "0,0", "--tensor-split", "1,4"],
+              ["--devices", "0,0,0", "--tensor-split", "2,1,2"]]
+    for split in splits[:1] if QUICK else splits:
         text, err = run(stories, *split)
         check(text == one, "stories260K %s: the text of one device (got %r)" % (" ".join(split), text[:80]))
         lay = layers_of(err)
@@ -78,26 +74,28 @@ if not SERVE:
     ids = "1 365 288 285 29 260 307 287 11 402 1 365 288 285 29 260 307 287 11 402"
     ref = logits(stories, ids, "--device", "ref")
     agree("stories260K prefill on 0,0", logits(stories, ids, "--devices", "0,0"), ref)
-    agree("stories260K decode on 0,0 (3,1)", logits(stories, ids, "--devices", "0,0", "--tensor-split", "3,1", "--decode"), ref)
-    agree("stories260K prefill, micro-batches of 3", logits(stories, ids, "--devices", "0,0", "--ubatch", "3"), ref)
+    if not QUICK:
+        agree("stories260K decode on 0,0 (3,1)", logits(stories, ids, "--devices", "0,0", "--tensor-split", "3,1", "--decode"), ref)
+        agree("stories260K prefill, micro-batches of 3", logits(stories, ids, "--devices", "0,0", "--ubatch", "3"), ref)
 
     # A random model (make-model: 7 layers, GQA, q8_0) split 1:5 and 3 ways; its own vocabulary.
-    with tempfile.TemporaryDirectory() as d:
-        rnd = os.path.join(d, "r.gguf")
-        vk("make-model", "--n-layer", "7", "--n-embd", "64", "--n-head", "4", "--n-head-kv", "2", "--type", "q8_0",
-           "-o", rnd)
-        ids_r = "1 40 41 300 7 9 200 13 100 101 102 103 104 105 106 107 108 109"
-        one_r, _ = run(rnd, n="40", prompt="abc")
-        for split in (["--devices", "0,0", "--tensor-split", "1,5"], ["--devices", "0,0,0", "--tensor-split", "1,1,1"]):
-            text, err = run(rnd, *split, n="40", prompt="abc")
-            check(text == one_r, "random model %s: the text of one device" % " ".join(split))
-            check(len(layers_of(err)) == len(split[1].split(",")), "random model %s: every device a part" % " ".join(split))
-        ref_r = logits(rnd, ids_r, "--device", "ref")
-        agree("random prefill 1:5", logits(rnd, ids_r, "--devices", "0,0", "--tensor-split", "1,5"), ref_r)
-        agree("random decode 1:1:1", logits(rnd, ids_r, "--devices", "0,0,0", "--decode"), ref_r)
-        # a share of 0 leaves its device out: the model on device 0 alone
-        text, err = run(rnd, "--devices", "0,0", "--tensor-split", "1,0", n="40", prompt="abc")
-        check(text == one_r and "device 1 takes no layer" in err, "--tensor-split 1,0: device 1 left out")
+    if not QUICK:  # the sanitizer build leaves the random model to the plain build's run
+        with tempfile.TemporaryDirectory() as d:
+            rnd = os.path.join(d, "r.gguf")
+            vk("make-model", "--n-layer", "7", "--n-embd", "64", "--n-head", "4", "--n-head-kv", "2", "--type", "q8_0",
+               "-o", rnd)
+            ids_r = "1 40 41 300 7 9 200 13 100 101 102 103 104 105 106 107 108 109"
+            one_r, _ = run(rnd, n="40", prompt="abc")
+            for split in (["--devices", "0,0", "--tensor-split", "1,5"], ["--devices", "0,0,0", "--tensor-split", "1,1,1"]):
+                text, err = run(rnd, *split, n="40", prompt="abc")
+                check(text == one_r, "random model %s: the text of one device" % " ".join(split))
+                check(len(layers_of(err)) == len(split[1].split(",")), "random model %s: every device a part" % " ".join(split))
+            ref_r = logits(rnd, ids_r, "--device", "ref")
+            agree("random prefill 1:5", logits(rnd, ids_r, "--devices", "0,0", "--tensor-split", "1,5"), ref_r)
+            agree("random decode 1:1:1", logits(rnd, ids_r, "--devices", "0,0,0", "--decode"), ref_r)
+            # a share of 0 leaves its device out: the model on device 0 alone
+            text, err = run(rnd, "--devices", "0,0", "--tensor-split", "1,0", n="40", prompt="abc")
+            check(text == one_r and "device 1 takes no layer" in err, "--tensor-split 1,0: device 1 left out")
 
     # usage errors: exit 2, one line
     r = vk("run", "-m", stories, "-p", "x", "--devices", "0,0", "--split-mode", "row", rc=2)
@@ -111,8 +109,6 @@ if SERVE:
     # decode steps), each turn's prompt the last one plus its reply: the prefix cache finds the earlier
     # turns' blocks (the first device's block table, the same blocks on the second), and the text is
     # a single-device server's.
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import serve_proc, threading
 
     OPEN = ["Once upon a time, there was a little girl named Lily. She loved to play with her ball. One day,",
             "Tom had a big brown dog called Max. Every morning they walked to the river. One morning, Max saw",
@@ -148,6 +144,4 @@ if SERVE:
     check(all(c >= 16 for c in cached.values()), "serve over two devices: later turns reuse cached blocks (%s)" % cached)
     print("serve over two devices: cached tokens by (conversation, turn):", cached)
 
-if failures:
-    print("%d failure(s)" % len(failures)); sys.exit(1)
-print("ok")
+serve_proc.finish("ok")
