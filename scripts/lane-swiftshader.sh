@@ -11,6 +11,8 @@
 #      bars of tests/test_cli_logits.py: the same argmax at every position, the top logits within
 #      2e-2 (the reference's KV cache is f32, the device's f16: 1.6e-2 on either driver); and
 #      against lavapipe's, the same top 5 within 1e-3 (measured: 2.6e-5);
+#   1b. the same text with the model split over lavapipe and SwiftShader in one process
+#      (`--devices 0,1`: two drivers, layers on each, issue 39);
 #   3. `vkllm selftest --defaults`: every case within its bound; the only skips allowed are the
 #      cooperative-matrix cases (SwiftShader has none) and shapes an op refuses for the device's
 #      minStorageBufferOffsetAlignment (256 here: the check's f32/f16/bf16 matvec with 3 columns of
@@ -83,6 +85,19 @@ for kv in f16 q8_0; do
     diff "$out.lvp.txt" "$out.ss.txt" | head -5 >&2 || true
   fi
 done
+
+# 1b. one model over both drivers in one process (a layer split, issue 39: lavapipe's layers then
+#     SwiftShader's, x crossing through host memory): the same greedy text as lavapipe alone
+if [ -n "$lvp" ]; then
+  out="$build/lane-swiftshader.split.txt"
+  VK_ICD_FILENAMES=$lvp:$icd VK_DRIVER_FILES=$lvp:$icd "$bin" run -m "$model" -p "$prompt" -n 96 --temp 0 \
+    --devices 0,1 --split-mode layer > "$out" 2>>"$log" || fail "lavapipe + SwiftShader: vkllm run --devices 0,1"
+  if cmp -s "$build/lane-swiftshader.f16.lvp.txt" "$out" && [ -s "$out" ]; then
+    echo "lane swiftshader: greedy text split over lavapipe + SwiftShader: equal to lavapipe's"
+  else
+    fail "greedy text split over lavapipe + SwiftShader: differs from lavapipe's"
+  fi
+fi
 
 # 2. logits against the reference: prefill, decode, and decode with a q8_0 KV cache (argmax only:
 #    the reference's cache is f32)

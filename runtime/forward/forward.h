@@ -91,7 +91,7 @@ struct vkllm__kv_pool;
 struct vkllm__kv_pool_stats {
     uint32_t n_blocks, n_free, n_cached, n_held; /* all; unheld empty; unheld keyed (reusable); held */
     uint64_t block_bytes, bytes;                 /* one block in every paged layer, K and V; the pool */
-    uint64_t queried_tokens, hit_tokens;         /* prefix lookups (vkllm__kv_lookup without adopt) */
+    uint64_t queried_tokens, hit_tokens;         /* prefix lookups, once per prompt (vkllm__kv_pool_count_lookup) */
     uint64_t evicted_blocks;                     /* cached blocks taken for new ones */
 };
 /* A pool of n_blocks blocks for model hp (refused before allocating when it does not fit). Its
@@ -135,8 +135,10 @@ vkllm_status vkllm__kv_cache_init(struct vkllm__gpu *gpu, const struct vkllm__hp
                                   uint32_t n_ubatch, int k_q8, int v_q8, struct vkllm__kv_pool *pool,
                                   struct vkllm__kv_cache *out);
 void vkllm__kv_cache_free(struct vkllm__kv_cache *kv);
-/* Blocks for positions 0 .. end-1, those holding pos0 .. end-1 this cache's alone (copied when
- * shared, their key dropped): KV_FULL (nothing taken) when the pool has too few. */
+/* Blocks for positions 0 .. end-1, those holding pos0 .. end-1 this cache's alone: a block another
+ * cache holds is copied; a keyed one of its own is copied too while the pool has a block to spare
+ * (its tokens stay findable), else its key is dropped (a removed event). KV_FULL (nothing taken)
+ * when the pool has too few. */
 vkllm_status vkllm__kv_reserve(struct vkllm__kv_cache *kv, uint32_t pos0, uint32_t end);
 /* Keep the blocks of positions 0 .. n_pos-1 only. */
 void vkllm__kv_truncate(struct vkllm__kv_cache *kv, uint32_t n_pos);
