@@ -9,7 +9,8 @@
 #   mesa25       Mesa 25's lavapipe (bookworm-backports, beside the system Mesa): the selftest of
 #                every op but the storage-buffer matvec (the system driver's tests cover its 99
 #                variants at length; Mesa 25 compiles 4-5x slower from a cold cache) and the device
-#                tests of the Vulkan layer, the elementwise ops and the forward pass, validated
+#                tests of the Vulkan layer, the elementwise ops and the forward pass, validated; and
+#                stories260K split over Mesa 25's and the system's lavapipe in one process
 #   radv-null    AMD's compiler (ACO) for GCN to RDNA4 without the chips: every pipeline, registers
 #                and spills (scripts/lane-radv-null.sh)
 #   amdgpu-shim  AMD's whole driver on seven simulated chips, nothing executed: run, chat, bench,
@@ -79,6 +80,18 @@ EOF
     st=1
   (cd "$build" && ctest --output-on-failure -j"${CTEST_JOBS:-2}" --timeout 900 \
     -R '^(test_vk|test_ops_basic|test_forward_stories|test_gen_stories|test_cli_logits)$') || st=1
+  # one model split over Mesa 25's lavapipe and the system's (Mesa 22) in one process: the same
+  # greedy text as the system's alone
+  sys_lvp=$(ls /usr/share/vulkan/icd.d/lvp_icd.*.json 2>/dev/null | head -1 || true)
+  model="${VKLLM_TEST_MODELS:-$here/../../shared/models}/stories260K.gguf"
+  if [ -n "$sys_lvp" ] && [ -f "$model" ]; then
+    run() { "$bin" run -m "$model" -p "Once upon a time" -n 64 --temp 0 "$@" 2>>"$build/mesa25-split.log"; }
+    one=$(VK_ICD_FILENAMES=$sys_lvp VK_DRIVER_FILES=$sys_lvp run) || st=1
+    two=$(VK_ICD_FILENAMES="$build/mesa25-lvp.json:$sys_lvp" VK_DRIVER_FILES="$build/mesa25-lvp.json:$sys_lvp" \
+      run --devices 0,1 --tensor-split 1,1) || st=1
+    if [ -n "$one" ] && [ "$one" = "$two" ]; then echo "lane mesa25: split over Mesa 25 + Mesa 22: the same text"
+    else echo "lane mesa25: FAILED: the text split over Mesa 25 + Mesa 22 differs (see $build/mesa25-split.log)" >&2; st=1; fi
+  fi
   exit $st
 )
 

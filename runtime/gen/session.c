@@ -80,7 +80,10 @@ static vkllm_status load_weights(struct vkllm_model *m, const struct vkllm_model
     struct vkllm__gpu_model **link = &m->gm;
     for (uint32_t i = 0, k = 0; i < n; i++) {
         if (bounds[i + 1] == bounds[i]) {
-            vkllm__log(VKLLM_LOG_INFO, "layer split: device %u takes no layer; left out", i);
+            vkllm__log(VKLLM_LOG_WARN,
+                       "layer split: device %u takes no layer (its share of the %u rounds to none: "
+                       "tensor_split sets the shares); left out",
+                       i, L);
             continue;
         }
         struct load_progress lp = {p, k, used};
