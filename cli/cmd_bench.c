@@ -103,15 +103,23 @@ static int parse_list(const char *s, int *out, int *n) {
     return *n ? 0 : -1;
 }
 
-/* One timed run: fill the cache to depth, then the test itself. Returns tokens per second. */
+/* One timed run: the cache filled to depth (once per depth, as llama-bench keeps the filled state:
+ * *filled is the depth the cache's first positions hold, -1 none; a later run cuts back to it),
+ * then the test itself. Returns tokens per second. */
 static vkllm_status run_once(vkllm_session_t s, uint32_t n_vocab, int n_prompt, int n_gen, int depth, int greedy,
-                             double *tps) {
-    vkllm_status st = vkllm_session_truncate(s, 0);
+                             int *filled, double *tps) {
     int32_t *toks = malloc(sizeof *toks * (size_t)(MAXI(MAXI(n_prompt, depth), 1) + 1));
     if (!toks) return VKLLM_STATUS_OOM;
-    if (!st && depth > 0) {
-        cli_fill_tokens(toks, depth, n_vocab, 7);
-        st = vkllm_session_eval(s, toks, (uint32_t)depth, 0);
+    vkllm_status st;
+    if (*filled == depth && vkllm_session_n_past(s) >= (uint32_t)depth) st = vkllm_session_truncate(s, (uint32_t)depth);
+    else {
+        *filled = -1;
+        st = vkllm_session_truncate(s, 0);
+        if (!st && depth > 0) {
+            cli_fill_tokens(toks, depth, n_vocab, 7);
+            st = vkllm_session_eval(s, toks, (uint32_t)depth, 0);
+        }
+        if (!st) *filled = depth;
     }
     double t0 = cli_now();
     if (!st && n_prompt > 0) {
@@ -546,6 +554,7 @@ static int bench_device(const struct opts *o, int dev, int type_k, int type_v, s
     struct vkllm_model_info mi;
     vkllm_model_get_info(h.model, &mi);
     const struct vkllm_device_info *info = vkllm_ctx_device(h.ctx);
+    int filled = -1; /* the depth the cache holds (run_once) */
     for (int d = 0; d < o->n_depth && !code; d++) {
         for (int kind = 0; kind < 2 && !code; kind++) {
             int cnt = kind == 0 ? o->n_pp : o->n_tg;
@@ -567,10 +576,10 @@ static int bench_device(const struct opts *o, int dev, int type_k, int type_v, s
                 struct tm tm;
                 if (gmtime_r(&now, &tm)) strftime(r->time, sizeof r->time, "%Y-%m-%dT%H:%M:%SZ", &tm);
                 double tps, ms0[VKLLM_MAX_DEVICES];
-                st = run_once(s, mi.n_vocab, np, ng, o->depth[d], o->greedy, &tps); /* warm-up */
+                st = run_once(s, mi.n_vocab, np, ng, o->depth[d], o->greedy, &filled, &tps); /* warm-up */
                 for (uint32_t k = 0; k < VKLLM_MAX_DEVICES; k++) ms0[k] = vkllm_session_device_ms(s, k);
                 for (int k = 0; !st && k < o->reps && k < 64; k++) {
-                    st = run_once(s, mi.n_vocab, np, ng, o->depth[d], o->greedy, &tps);
+                    st = run_once(s, mi.n_vocab, np, ng, o->depth[d], o->greedy, &filled, &tps);
                     r->samples[r->n_samples++] = tps;
                 }
                 if (!st && vkllm_model_n_devices(h.model) > 1) { /* a layer split: each device's time */

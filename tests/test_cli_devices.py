@@ -153,7 +153,7 @@ check(len(pl) >= 10 and len({(p["shader"], tuple(p["spec"]), p["required_subgrou
 for key in ("shader", "spec", "workgroup", "compile_ms", "registers", "vgpr", "spills", "scratch", "occupancy", "stats"):
     check(all(key in p for p in pl), "pipelines: every entry has %s" % key)
 shaders = {p["shader"] for p in pl}
-check({"rmsnorm_f32", "argmax_f32"} <= shaders and ("attn_tb_f16" in shaders or "attn_split_f16" in shaders),
+check({"rmsnorm_f32", "argmax_f32"} <= shaders and ("attn_tb_f16" in shaders or "attn_split_f16" in shaders or "attn_split_sg_f16" in shaders),
       "pipelines: the device's kernels: %s" % sorted(shaders)[:20])
 r = run(["pipelines", "--json", "--all", "--op", ops])
 pall = json.loads(r.stdout)["pipelines"] if r.returncode == 0 else []
