@@ -35,6 +35,8 @@ struct chk {
 
 /* Uniform in [-1, 1). */
 float vkllm__chk_rand(struct chk *k);
+/* v rounded to f16 (to nearest even, or toward zero), as a device's f16 tiles may round it */
+float vkllm__chk_f16_round(float v, int toward_zero);
 
 /* n floats (host), freed with the case; fill: uniform * scale (0: left uninitialised). */
 float *vkllm__chk_floats(struct chk *k, uint64_t n, float scale);

@@ -301,9 +301,8 @@ void vkllm__chk_matvec_tb(struct chk *k) {
 /* --- matmul -------------------------------------------------------------------------------- */
 
 /* v rounded to f16 (round to nearest even, or toward zero), back in f32: what the f16 tiles hold
- * (check_moe.c's grouped GEMM too; declared there, for check_impl.h).
+ * (check_moe.c's grouped GEMM too).
  * Vulkan leaves the rounding of an f32 -> f16 conversion to the implementation (either). */
-float vkllm__chk_f16_round(float v, int toward_zero); /* belongs in check_impl.h (not this file's owner's) */
 float vkllm__chk_f16_round(float v, int toward_zero) {
     uint16_t h = vkllm__f32_to_f16(v);
     float r = vkllm__f16_to_f32(h);

@@ -19,8 +19,6 @@
 #define GUARD 5
 #define POISON -12345.0f
 
-float vkllm__chk_f16_round(float v, int toward_zero); /* check_matrix.c (belongs in check_impl.h) */
-
 /* GROUPED: the grouped GEMM (vkllm__op_matmul_id, matmul.comp's MATMUL_ID), forced by these
  * tunings on top of the case's: the device's tiles (f16 where it has f16 arithmetic), f32 tiles,
  * small tiles (several per expert, columns past a tile), the emulated cooperative matrices (F16,
