@@ -88,6 +88,12 @@ foreach(entry IN LISTS VKLLM_SHADER_TABLE)
       COMMAND ${SPIRV_VAL} --target-env vulkan1.1 ${spv})
     set(tool_dep "")
   endif()
+  if(VKLLM_SPV_FROM)
+    # SPIR-V does not depend on the C flags: a second build of the same sources (the sanitizer
+    # build of `make test`) takes the first's modules instead of compiling them again
+    set(compile_steps COMMAND ${CMAKE_COMMAND} -E copy ${VKLLM_SPV_FROM}/${name}.spv ${spv})
+    set(tool_dep ${VKLLM_SPV_FROM}/${name}.spv)
+  endif()
   add_custom_command(
     OUTPUT ${csrc}
     ${compile_steps}

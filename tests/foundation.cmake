@@ -29,8 +29,9 @@ if(NOT VKLLM_SANITIZE)
     COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_profiles.py $<TARGET_FILE:vkllm> --full)
 endif()
 if(NOT VKLLM_SANITIZE)
-  # scripts/gpu-check.sh runs here as on a lent GPU (small files): every step and its reports.
-  vkllm_add_script_test(NAME test_gpu_check_local TIMEOUT 600 LABELS gpu
+  # scripts/gpu-check.sh runs here as on a lent GPU (small files): every step and its reports
+  # (`make test-full`: 33 s of the default suite's budget for a script that runs only on lent GPUs).
+  vkllm_add_script_test(NAME test_gpu_check_local TIMEOUT 600 LABELS gpu full
     COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu_check.py ${CMAKE_SOURCE_DIR}/scripts/gpu-check.sh
             ${CMAKE_BINARY_DIR})
 endif()
