@@ -73,6 +73,7 @@ foreach(entry IN LISTS VKLLM_SHADER_TABLE)
   endif()
   set(spv ${VKLLM_SHADER_OUT}/${name}.spv)
   set(csrc ${VKLLM_SHADER_OUT}/${name}.spv.c)
+  set(nv "")
   if(defargs MATCHES "(^|;)-D(COOPMAT|ATTN_CM)=1(;|$)")
     set(nv ${VKLLM_SHADER_OUT}/${name}.nv.spv)
     set(compile_steps
@@ -93,6 +94,10 @@ foreach(entry IN LISTS VKLLM_SHADER_TABLE)
     # build of `make test`) takes the first's modules instead of compiling them again
     set(compile_steps COMMAND ${CMAKE_COMMAND} -E copy ${VKLLM_SPV_FROM}/${name}.spv ${spv})
     set(tool_dep ${VKLLM_SPV_FROM}/${name}.spv)
+    if(nv) # the module before the cooperative-matrix rewrite too (test_coopmat reads it)
+      list(APPEND compile_steps COMMAND ${CMAKE_COMMAND} -E copy ${VKLLM_SPV_FROM}/${name}.nv.spv ${nv})
+      list(APPEND tool_dep ${VKLLM_SPV_FROM}/${name}.nv.spv)
+    endif()
   endif()
   add_custom_command(
     OUTPUT ${csrc}
