@@ -7,6 +7,8 @@
   libvkllm.so) lists the devices `vkllm devices --json` lists, opens the first by a piece of its
   name, tokenizes as `vkllm tokenize` does and streams greedy text equal, byte for byte, to
   `vkllm run --temp 0`'s (200 tokens from BOS, and 48 after a prompt), in many pieces.
+- devices=[...] and tensor_split=[...] split the layers over the first device opened twice (as
+  `--devices 0,0 --tensor-split 1,4`): contiguous layers, the same greedy text, a time per device.
 - Errors raise vkllm.Error with the library's message; a generator closed early frees its
   generation; a second one while the first runs is refused; a bad VKLLM_LIBRARY is an ImportError.
 
@@ -94,6 +96,7 @@ check(len(expected) > 400 and len(expected_p) > 100 and len(ids) > 3, "the CLI's
 
 # --- the module, from bindings/python
 name = usable[0]["name"] if usable else "?"
+first_index = usable[0].get("index", 0) if usable else 0
 piece_of_name = name.split()[0].swapcase() if name.split() else name  # a part of it, in the other case
 code = """
 import json, vkllm
@@ -125,8 +128,24 @@ try:
     out["nodev"] = "no error"
 except vkllm.Error as e:
     out["nodev"] = [e.status, str(e)]
+# a layer split over the device opened twice (as `--devices 0,0 --tensor-split 1,4`)
+with vkllm.Model(%r, devices=[%d, %r], tensor_split=[1, 4]) as m:
+    out["split"] = m.split
+    out["split_text"] = "".join(m.generate(%r, max_tokens=48))
+    out["split_ms"] = m.device_ms()
+with vkllm.Model(%r, devices=[%d, %d]) as m:
+    out["split_free"] = m.split
+out["split_errors"] = []
+for kw in ({"tensor_split": [1, 1]}, {"devices": [0, 0], "tensor_split": [1]}, {"device": 0, "devices": [0, 0]},
+           {"devices": [0, 0], "tensor_split": [0, 0]}):
+    try:
+        vkllm.Model(%r, **kw)
+        out["split_errors"].append("no error")
+    except ValueError as e:
+        out["split_errors"].append(str(e))
 print(json.dumps(out))
-""" % (model, piece_of_name, PROMPT, PROMPT, piece_of_name, model)
+""" % (model, piece_of_name, PROMPT, PROMPT, piece_of_name, model, model, first_index, piece_of_name, PROMPT,
+       model, first_index, first_index, model)
 r = py(code)
 check(r.returncode == 0, "the module runs: %s" % r.stderr.decode()[-3000:])
 out = json.loads(r.stdout.decode().splitlines()[-1]) if r.returncode == 0 else {}
@@ -150,6 +169,18 @@ if out:
     check(len(out["after_close"]) > 0, "after close() the session generates again: %r" % out["after_close"])
     check(isinstance(out["missing"], list) and out["missing"][0] in ("VKLLM_STATUS_NOT_FOUND", "VKLLM_STATUS_IO") and
           "/nonexistent/model.gguf" in out["missing"][1], "a missing file: Error with the library's message %s" % out["missing"])
+    split, n_layer = out["split"], 5  # stories260K
+    check(len(split) == 2 and split[0][0] == name and split[1][0] == name and split[0][1] == 0 and
+          split[0][2] == split[1][1] and split[1][2] == n_layer and split[0][2] < split[1][2] - split[1][1],
+          "devices=[%d, name], tensor_split=[1, 4]: layers 0 .. %d over the device twice, the second the larger share: %s"
+          % (first_index, n_layer, split))
+    check(out["split_text"] == out["text_p"], "the split model's greedy text equals one device's: %r" % out["split_text"])
+    check(len(out["split_ms"]) == 2 and all(x > 0 for x in out["split_ms"]), "device_ms(): each device's time %s" % out["split_ms"])
+    check(len(out["split_free"]) == 2 and out["split_free"][0][1] == 0 and out["split_free"][-1][2] == n_layer,
+          "devices without tensor_split: split by free memory %s" % out["split_free"])
+    check(len(out["split_errors"]) == 4 and all(e != "no error" for e in out["split_errors"]) and
+          "tensor_split" in out["split_errors"][0] and "not both" in out["split_errors"][2],
+          "devices/tensor_split misuse raises ValueError: %s" % out["split_errors"])
     check(isinstance(out["nodev"], list) and out["nodev"][0] == "VKLLM_STATUS_NOT_FOUND" and name in out["nodev"][1],
           "an unknown device name: Error listing the devices %s" % out["nodev"])
 

@@ -165,6 +165,9 @@ _SIGS = {
     "vkllm_model_params_default": (_ModelParams, []),
     "vkllm_model_load": (_c_int, [_P, ctypes.c_char_p, ctypes.POINTER(_ModelParams), ctypes.POINTER(_P)]),
     "vkllm_model_free": (None, [_P]),
+    "vkllm_model_n_devices": (_u32, [_P]),
+    "vkllm_model_device": (_c_int, [_P, _u32, ctypes.POINTER(_P), ctypes.POINTER(_u32), ctypes.POINTER(_u32)]),
+    "vkllm_session_device_ms": (ctypes.c_double, [_P, _u32]),
     "vkllm_session_params_default": (_SessionParams, []),
     "vkllm_session_init": (_c_int, [_P, ctypes.POINTER(_SessionParams), ctypes.POINTER(_P)]),
     "vkllm_session_free": (None, [_P]),
@@ -251,26 +254,54 @@ def _device_index(device):
 
 
 class Model:
-    """A GGUF model on a device, with one session (KV cache) to generate on.
+    """A GGUF model on a device (or split by layers over several), with one session (KV cache) to
+    generate on.
 
     device: None (VKLLM_DEVICE or the best), an index from devices(), or a name to look for in the
-    device names (case-insensitive: "radeon", "llvmpipe"). n_ctx: positions of the KV cache (0: the
-    model's training context, at most 4096). progress: called with the load's fraction done.
-    Free it with close() (or a with block); the device memory goes then."""
+    device names (case-insensitive: "radeon", "llvmpipe"). devices: instead of device, a list of
+    them (indexes or names; one may come twice: two contexts on it) to split the layers over, as
+    `vkllm run --devices`; tensor_split: with devices, a share for each (proportions, as
+    `--tensor-split 3,1`; None: by each device's free memory). n_ctx: positions of the KV cache
+    (0: the model's training context, at most 4096). progress: called with the load's fraction
+    done. After loading, .device is the (first) device's name and .split lists (device name, first
+    layer, end layer) for each device holding layers. Free it with close() (or a with block); the
+    device memory goes then."""
 
-    def __init__(self, path, device=None, n_ctx=0, progress=None):
+    def __init__(self, path, device=None, n_ctx=0, progress=None, devices=None, tensor_split=None):
         self._ctx = self._model = self._session = None
-        cp = _lib.vkllm_ctx_params_default()
-        cp.device = _device_index(device)
-        ctx = _P()
-        _check(_lib.vkllm_ctx_init(ctypes.byref(cp), ctypes.byref(ctx)), "opening the device")
-        self._ctx = ctx
+        self._ctxs = []
+        if devices is not None:
+            devices = list(devices)
+            if device is not None:
+                raise ValueError("give device or devices, not both")
+            if not 1 <= len(devices) <= MAX_DEVICES:
+                raise ValueError("devices: 1 to %d of them, not %d" % (MAX_DEVICES, len(devices)))
+        if tensor_split is not None:
+            tensor_split = [float(x) for x in tensor_split]
+            if devices is None or len(tensor_split) != len(devices):
+                raise ValueError("tensor_split: a share for each of devices (%d shares, %s devices)"
+                                 % (len(tensor_split), "no" if devices is None else len(devices)))
+            if any(not x >= 0 for x in tensor_split) or not any(tensor_split):
+                raise ValueError("tensor_split: shares of 0 or more, not all 0: %r" % tensor_split)
         try:
+            for d in devices if devices is not None else [device]:
+                cp = _lib.vkllm_ctx_params_default()
+                cp.device = _device_index(d)
+                ctx = _P()
+                _check(_lib.vkllm_ctx_init(ctypes.byref(cp), ctypes.byref(ctx)), "opening the device %r" % (d,))
+                self._ctxs.append(ctx)
+            self._ctx = self._ctxs[0]
             mp = _lib.vkllm_model_params_default()
             if progress is not None:
                 mp.progress = _PROGRESS_FN(lambda f, _ud: progress(f))
+            if devices is not None:
+                mp.n_devices = len(self._ctxs)
+                for i, ctx in enumerate(self._ctxs):
+                    mp.devices[i] = ctx.value
+                for i, x in enumerate(tensor_split or []):
+                    mp.tensor_split[i] = x
             model = _P()
-            _check(_lib.vkllm_model_load(ctx, os.fsencode(path), ctypes.byref(mp), ctypes.byref(model)),
+            _check(_lib.vkllm_model_load(self._ctx, os.fsencode(path), ctypes.byref(mp), ctypes.byref(model)),
                    "loading %s" % path)
             self._model = model
             sp = _lib.vkllm_session_params_default()
@@ -281,9 +312,22 @@ class Model:
         except BaseException:
             self.close()
             raise
-        self.device = _lib.vkllm_ctx_device(ctx).contents.name.decode("utf-8", "replace")
+        self.device = _lib.vkllm_ctx_device(self._ctx).contents.name.decode("utf-8", "replace")
+        self.split = []
+        for i in range(_lib.vkllm_model_n_devices(self._model)):
+            ctx, begin, end = _P(), _u32(), _u32()
+            _check(_lib.vkllm_model_device(self._model, i, ctypes.byref(ctx), ctypes.byref(begin), ctypes.byref(end)),
+                   "reading the split")
+            name = _lib.vkllm_ctx_device(ctx).contents.name.decode("utf-8", "replace")
+            self.split.append((name, begin.value, end.value))
         self.n_ctx = _lib.vkllm_session_n_ctx(self._session)
         self.last_stats = None
+
+    def device_ms(self):
+        """Milliseconds the session has spent in each device's part of its steps (one number per
+        entry of .split), as `vkllm bench` reports for a split model."""
+        self._live()
+        return [_lib.vkllm_session_device_ms(self._session, i) for i in range(len(self.split))]
 
     def close(self):
         """Free the session, the weights and the device context (in that order). Idempotent."""
@@ -291,8 +335,9 @@ class Model:
             _lib.vkllm_session_free(self._session)
         if self._model:
             _lib.vkllm_model_free(self._model)
-        if self._ctx:
-            _lib.vkllm_ctx_free(self._ctx)
+        for ctx in reversed(self._ctxs):  # after the model, which uses them all
+            _lib.vkllm_ctx_free(ctx)
+        self._ctxs = []
         self._ctx = self._model = self._session = None
 
     def __enter__(self):
