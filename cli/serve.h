@@ -116,7 +116,10 @@ struct serve_req {
     pthread_mutex_t mu;
     void (*wake)(void *arg); /* the HTTP side parked until r changes: serve_req_unlock_notify */
     void *wake_arg;          /* takes it and calls it once */
-    int ping;                /* stream: probe a client that half-closed with an SSE comment */
+    /* when set, the change the parked side waits for (under mu): other changes do not wake it (a
+     * plain reply waits for the end: its connection is not resumed and parked again per token) */
+    int (*wake_ready)(const struct serve_req *r);
+    int ping; /* stream: probe a client that half-closed with an SSE comment */
     int refs;
     enum serve_state state;
     int cancelled;                   /* the client went away or the server is stopping */
@@ -185,7 +188,8 @@ void serve_req_ref(struct serve_req *r);
 void serve_req_unref(struct serve_req *r);
 /* Free a piece that left r's list (NULL: nothing). */
 void serve_piece_free(struct serve_piece *p);
-/* Unlock r->mu after a change the HTTP side waits for, and wake it (engine; r->mu held). */
+/* Unlock r->mu after a change the HTTP side may wait for, and wake it when that is the change it
+ * waits for (wake_ready) (engine; r->mu held). */
 void serve_req_unlock_notify(struct serve_req *r);
 
 /* ---------------------------------------------------------------------------------------------

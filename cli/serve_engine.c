@@ -98,10 +98,12 @@ void serve_req_unref(struct serve_req *r) {
 }
 
 void serve_req_unlock_notify(struct serve_req *r) {
-    void (*wake)(void *) = r->wake;
-    void *arg = r->wake_arg;
-    r->wake = NULL;
-    r->wake_arg = NULL;
+    void (*wake)(void *) = NULL;
+    void *arg = NULL;
+    if (r->wake && (!r->wake_ready || r->wake_ready(r))) {
+        wake = r->wake, arg = r->wake_arg;
+        r->wake = NULL, r->wake_arg = NULL, r->wake_ready = NULL;
+    }
     pthread_mutex_unlock(&r->mu);
     if (wake) wake(arg); /* after the unlock: the waiter stays parked until this call */
 }

@@ -77,9 +77,10 @@ struct serve_http_conn { /* per request on a connection (MHD's con_cls) */
     struct MHD_Connection *c;
     MHD_socket fd; /* MHD_INVALID_SOCKET: not watched */
     int http11;
-    int replied; /* the reply's headers are queued: a probe must go in the body */
-    int probed;  /* the read side closed and the client was asked once */
-    int gone;    /* cancelled by the watcher */
+    int replied;  /* the reply's headers are queued: a probe must go in the body */
+    int probed;   /* the read side closed and the client was asked once */
+    int deferred; /* the first wait was put off by one turn of the event loop (completion_reply) */
+    int gone;     /* cancelled by the watcher */
     struct serve_http_conn *w_prev, *w_next;
     uint64_t w_gen; /* the watcher's pass that polled it, at index w_idx */
     size_t w_idx;
@@ -276,7 +277,7 @@ static void waiter_wake(void *arg) {
 static void unwatch_req(struct serve_req *r) {
     pthread_mutex_lock(&r->mu);
     struct waiter *w = r->wake == waiter_wake ? r->wake_arg : NULL;
-    if (w) r->wake = NULL, r->wake_arg = NULL;
+    if (w) r->wake = NULL, r->wake_arg = NULL, r->wake_ready = NULL;
     pthread_mutex_unlock(&r->mu);
     waiter_unref(w);
 }
@@ -305,6 +306,7 @@ static int park(struct waiter *w, struct serve_req *const *rs, int n, int (*read
             pthread_mutex_unlock(&w->mu);
             r->wake = waiter_wake, r->wake_arg = w;
         }
+        r->wake_ready = ready; /* woken by that change only (see serve.h) */
         pthread_mutex_unlock(&r->mu);
     }
     if (all || !n) { /* nothing to wait for after all: wake it here */
@@ -618,6 +620,17 @@ static enum MHD_Result completion_reply(struct serve_server *srv, struct MHD_Con
     }
     if (status == 499) return MHD_NO; /* the client has gone */
     if (!all && !status) {
+        /* Not parked in the call that completes the request, but in the next one: libmicrohttpd
+         * (0.9.75, and 1.0 by its source) resumes a connection in the state it had before the
+         * call that parked it: reading. It then reads before the reply, and closes the connection,
+         * with no reply, when it reads the end of a client that half-closed after sending
+         * (shutdown(SHUT_WR), `nc -N`): about half the tries with an idle keep-alive connection
+         * beside. Returned to without a reply, it calls again at once, from a state that waits for
+         * the reply and reads nothing, and such a connection is resumed without reading. */
+        if (!cn->deferred) {
+            cn->deferred = 1;
+            return MHD_YES;
+        }
         park(cn->w, cn->req, cn->n_req, ready_reply);
         return MHD_YES;
     }
