@@ -222,6 +222,8 @@ int cli_cmd_chat(int argc, char **argv) {
                     stats.stop_reason == VKLLM_STOP_KV_FULL ? "KV cache pool" : "context", vkllm_session_n_ctx(s));
     }
     cli_catch_sigint(0);
+    fflush(stdout);
+    if (!code) cli_print_devices(stderr, "vkllm: chat: ", model, s, NULL, 0); /* a layer split: each device's part */
 done:
     conv_reset(&c, 0);
     free(c.msgs);

@@ -249,6 +249,9 @@ struct serve_metrics {
     uint64_t kv_waits;  /* admissions put off for want of KV blocks */
     uint64_t preempted; /* running requests preempted because the pool ran dry (recomputed later) */
     uint32_t busy;      /* slots running a request */
+    /* a layer split over n_devices devices: ms every slot's steps spent in each device's part */
+    uint32_t n_devices;
+    double device_ms[VKLLM_MAX_DEVICES];
 };
 
 struct serve_slot_info { /* a slot as /slots shows it (under the engine's mu) */

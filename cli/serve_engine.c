@@ -300,6 +300,17 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uin
            "Prompt tokens looked up in the KV pool's block cache.", (double)m->prefix_queried);
     metric(o, "vkllm_prefix_cache_hits_tokens_total", "counter", "Of those, tokens found there (whole blocks).",
            (double)m->prefix_hits);
+    if (m->n_devices > 1) { /* a layer split (--devices): each device's part of the steps, as bench shows */
+        sbuf_printf(o, "# HELP vkllm_device_seconds_total Seconds the slots' steps spent in each device's layers "
+                       "of a split (--devices), the copy to the next device included.\n"
+                       "# TYPE vkllm_device_seconds_total counter\n");
+        for (uint32_t d = 0; d < m->n_devices; d++) {
+            uint32_t l0 = 0, l1 = 0;
+            vkllm_model_device(e->model, d, NULL, &l0, &l1);
+            sbuf_printf(o, "vkllm_device_seconds_total{device=\"%u\",layers=\"%u-%u\"} %.6f\n", d, l0, l1 ? l1 - 1 : 0,
+                        m->device_ms[d] / 1e3);
+        }
+    }
     metric(o, "vkllm_slots_total", "gauge", "Slots (--parallel).", e->n_slots);
     metric(o, "vkllm_slots_busy", "gauge", "Slots running a request.", m->busy);
     metric(o, "vkllm_queue_length", "gauge", "Requests waiting for a slot.", e->q_len);
@@ -310,10 +321,16 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uin
 
 /* KV cache bytes over all slots, and each slot's state for /slots (engine thread; running slots
  * count their positions as used; the pool's blocks no running request holds, an idle slot's or
- * cached, as retained for prefix reuse). */
+ * cached, as retained for prefix reuse); and a layer split's time per device. */
 static void update_kv(struct serve_engine *e) {
     uint64_t used = 0, rings = 0;
+    uint32_t n_dev = vkllm_model_n_devices(e->model);
     pthread_mutex_lock(&e->mu);
+    e->m.n_devices = n_dev < VKLLM_MAX_DEVICES ? n_dev : VKLLM_MAX_DEVICES;
+    for (uint32_t d = 0; d < e->m.n_devices; d++) { /* since the sessions were made: a counter */
+        e->m.device_ms[d] = 0;
+        for (uint32_t i = 0; i < e->n_slots; i++) e->m.device_ms[d] += vkllm_session_device_ms(e->slots[i], d);
+    }
     for (uint32_t i = 0; i < e->n_slots; i++) {
         struct vkllm_session_memory sm;
         vkllm_session_memory(e->slots[i], &sm);

@@ -848,6 +848,19 @@ def tools(srv):
     check(st == 400 and j["error"]["param"] == "tools", "tools on /v1/completions: 400 %s" % j)
 
 
+def split_devices():
+    """--devices 0,0 --tensor-split 1,4 (the device opened twice): /metrics has each device's time
+    (vkllm_device_seconds_total, as bench shows per device); a one-device server has none."""
+    srv = Server("--devices", "0,0", "--tensor-split", "1,4", "-c", "256", "--parallel", "2")
+    st, _, j, _ = request(srv, "POST", "/v1/completions", {"prompt": "Once upon a time", "max_tokens": 8, "temperature": 0})
+    m = metrics(srv)[2]
+    dev = {k: v for k, v in m.items() if k.startswith("vkllm_device_seconds_total")}
+    check(st == 200 and j["usage"]["completion_tokens"] == 8 and sorted(dev) ==
+          ['vkllm_device_seconds_total{device="0",layers="0-0"}', 'vkllm_device_seconds_total{device="1",layers="1-4"}']
+          and all(v > 0 for v in dev.values()), "a layer split's /metrics: each device's seconds %s" % dev)
+    srv.stop("split server")
+
+
 def client_cap():
     """--max-client-connections 3: a fourth connection from the same address is closed at once;
     when one of the three closes, the address is served again. Also --pooling and a q8_0 KV cache."""
@@ -1381,6 +1394,7 @@ def check_metrics(srv, slots):
                  "vkllm_queue_length", "vkllm_slots_busy", "vkllm_requests_finished_total"):
         check(("\n" + name) in text and ("# TYPE " + name.replace("_bucket", "")) in text, "metric %s present" % name)
     check(m['vkllm_slots_total'] == slots and m['vkllm_slots_busy'] == 0 and m['vkllm_queue_length'] == 0, "slots idle")
+    check("vkllm_device_seconds_total" not in text, "one device: no per-device time in /metrics")
     check(m['vkllm_requests_total{endpoint="/v1/completions"}'] >= 10, "completion requests counted")
     check(m["vkllm_generation_tokens_total"] >= 100 and m["vkllm_prompt_tokens_total"] >= 50, "tokens counted")
     b = [v for k, v in m.items() if k.startswith("vkllm_time_to_first_token_seconds_bucket")]
@@ -1686,7 +1700,7 @@ def main():
     print("functional checks: %.1f s" % (time.monotonic() - t0), flush=True)
     timed(load, srv, 4)
     srv.stop("main server")
-    for f in (stalls, kv_pool, keyed, admission, tools_templates, client_cap, exposed, prefill_shutdown):
+    for f in (stalls, kv_pool, keyed, admission, tools_templates, client_cap, split_devices, exposed, prefill_shutdown):
         timed(f)
     print("total %.1f s; slowest: %s" % (time.monotonic() - t0,
                                          ", ".join("%s %.1f s" % (n, t) for t, n in sorted(times, reverse=True)[:6])))
