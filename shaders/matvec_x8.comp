@@ -7,12 +7,17 @@
 // W^T, W (m, k) in its GGUF encoding (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K or Q6_K: -DWTYPE_*),
 // each product of 4 weight quants with 4 x quants one packed int8 dot product.
 //
-// x is quantized by each workgroup into shared memory, in blocks of 32 elements as ggml's q8_1:
-// d = max|x| / 127, q = roundEven(x / d) (as x * (1 / d)), and s = d * sum(q) for the types with
-// an offset. Every workgroup quantizes the same x the same way, so no extra dispatch (and no
-// dependency) is needed; the price is each workgroup reading x (4 bytes an element) from the cache
-// once. x longer than KC elements (a specialization constant, a multiple of 256) goes KC at a time.
-// runtime/ref's vkllm__ref_quantize_x8 is the host twin of this quantization.
+// x is quantized to int8 in blocks of 32 elements as ggml's q8_1 (quant_x8.glsl: d = max|x| / 127,
+// q = roundEven(x / d) (as x * (1 / d)), and s = d * sum(q) for the types with an offset), either
+// - by each workgroup into shared memory (the plain variants): no extra dispatch, but each
+//   workgroup reads x (4 bytes an element) from the cache and quantizes it; x longer than KC
+//   elements (a specialization constant, a multiple of 256) goes KC at a time; or
+// - -DX_Q8: once per step by quantize_x8.comp into a buffer (binding 1, quant_x8.glsl's layout of
+//   groups of 4 blocks, 1.25 bytes an element), which every lane reads directly (16-byte words,
+//   neighbouring lanes neighbouring words): no shared memory, no barrier. Push constants x0 and
+//   x_stride count groups there. The loop keeps KC's chunks, so each lane sums its items in the
+//   same order and the products are the same bits as the plain variants'.
+// runtime/ref's vkllm__ref_quantize_x8 is the host twin of the quantization.
 //
 // -DDOT_HW: the products are SPIR-V's OpSDot on 4x8-bit packed vectors (SPV_KHR_integer_dot_product,
 // emitted through GL_EXT_spirv_intrinsics because glslang 12 lacks GL_EXT_integer_dot_product):
@@ -42,6 +47,7 @@ int dot4(uint a, uint b) {
 }
 #endif
 #include "common.glsl"
+#include "quant_x8.glsl"
 
 layout(constant_id = 1) const uint NT = 32;
 layout(constant_id = 2) const uint NR = 2;
@@ -52,7 +58,12 @@ layout(constant_id = 5) const uint KC = 4096;
 #define DQ_BINDING 0
 #include "dequant.glsl"  // dq_w: W as words; DQ_LOAD_WORDS, dq_scale_min_k4_w
 layout(std430, binding = 0) readonly buffer W4 { uvec4 w128[]; };  // ... and as 16-byte words
+#if defined(X_Q8)
+layout(std430, binding = 1) readonly buffer XQ { uvec4 xq[]; };  // x quantized (quant_x8.glsl) ...
+layout(std430, binding = 1) readonly buffer XD { vec2 xds[]; };  // ... one buffer
+#else
 layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };
+#endif
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };
 
 // C twin: struct vkllm__pc_matvec (runtime/ops/shader_abi_matvec.h); -DMATVEC_ID: vkllm__pc_matvec_id
@@ -70,6 +81,13 @@ layout(push_constant) uniform PC {
 layout(std430, binding = 3) readonly buffer Ids { uint ids[]; };
 #endif
 
+uint xcol[NC];  // each column's first x element (X_Q8: its first block, 4 a group)
+
+#if defined(X_Q8)
+// Block xi's quants h (elements 16 h .. 16 h + 15) and its (d, d * sum).
+uvec4 x_half(uint xi, uint h) { return xq[xq8_quant_word(xi, h)]; }
+vec2 x_ds(uint xi) { return xds[xq8_ds_index(xi)]; }
+#else
 // x quants of the chunk in two planes of 16-byte words: plane h holds quants 16 h .. 16 h + 15 of
 // every block of 32 (column by column), so a lane reads a block's 32 quants as two 16-byte words and
 // neighbouring lanes (neighbouring blocks) read neighbouring words: no bank conflicts (a 32-bit word
@@ -80,13 +98,8 @@ layout(std430, binding = 3) readonly buffer Ids { uint ids[]; };
 shared uvec4 sxq[2u * XP];
 shared vec2 sxd[NC * KC / 32u];  // per block of 32: d and d * sum(q)
 
-// The 32 quants of block xi, 4 to a word.
-void x_words(uint xi, out uint w[8]) {
-    uvec4 a = sxq[xi], b = sxq[XP + xi];
-    w = uint[8](a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
-}
-
-uint xcol[NC];  // each column's first x element
+uvec4 x_half(uint xi, uint h) { return sxq[h * XP + xi]; }
+vec2 x_ds(uint xi) { return sxd[xi]; }
 
 // Quantize elements [c0, c0 + kc) of every column into shared memory (kc % 32 == 0).
 void load_x(uint c0, uint kc) {
@@ -95,29 +108,22 @@ void load_x(uint c0, uint kc) {
         uint col = i / nb, b = i - col * nb;
         uint xo = (xcol[col] + c0) / 4u + 8u * b;
         vec4 v[8];
-        float amax = 0.0;
-        bool finite = true;
-        [[unroll]] for (uint j = 0u; j < 8u; j++) {
-            v[j] = xv[xo + j];
-            vec4 a = abs(v[j]);
-            amax = max(amax, max(max(a.x, a.y), max(a.z, a.w)));
-            finite = finite && !any(isnan(v[j])) && !any(isinf(v[j]));
-        }
-        // an inf or NaN in the block: its scale is NaN, so every row it meets is NaN (the f32
-        // kernels' products are not finite either), not a block of zeros
-        float d = finite ? amax / 127.0 : uintBitsToFloat(0x7fc00000u);
-        float id = finite && d != 0.0 ? 1.0 / d : 0.0;
-        int sum = 0;
-        uint o = col * (KC / 32u) + b, qw[8];
-        [[unroll]] for (uint j = 0u; j < 8u; j++) {
-            ivec4 q = clamp(ivec4(roundEven(v[j] * id)), -127, 127);
-            sum += q.x + q.y + q.z + q.w;
-            qw[j] = uint(q.x & 255) | uint(q.y & 255) << 8 | uint(q.z & 255) << 16 | uint(q.w & 255) << 24;
-        }
-        sxq[o] = uvec4(qw[0], qw[1], qw[2], qw[3]);
-        sxq[XP + o] = uvec4(qw[4], qw[5], qw[6], qw[7]);
-        sxd[o] = vec2(d, d * float(sum));
+        [[unroll]] for (uint j = 0u; j < 8u; j++) v[j] = xv[xo + j];
+        uint o = col * (KC / 32u) + b;
+        uvec4 q0, q1;
+        vec2 ds;
+        quant_x8_block(v, q0, q1, ds);
+        sxq[o] = q0;
+        sxq[XP + o] = q1;
+        sxd[o] = ds;
     }
+}
+#endif
+
+// The 32 quants of block xi, 4 to a word.
+void x_words(uint xi, out uint w[8]) {
+    uvec4 a = x_half(xi, 0u), b = x_half(xi, 1u);
+    w = uint[8](a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
 }
 
 #if defined(WTYPE_Q4_1)
@@ -139,7 +145,7 @@ float item_dot(uint rb, uint g, uint xi) {
     x_words(xi, xw);
     int s = 0;
     [[unroll]] for (uint i = 0u; i < 8u; i++) s += dot4((a[i] >> 16) | (a[i + 1u] << 16), xw[i]);
-    return d * sxd[xi].x * float(s);
+    return d * x_ds(xi).x * float(s);
 #elif defined(WTYPE_Q4_0)
     uint a[5];
     DQ_LOAD_WORDS(a, rb + g * 18u, 5u);
@@ -151,7 +157,7 @@ float item_dot(uint rb, uint g, uint xi) {
         uint q = (a[i] >> 16) | (a[i + 1u] << 16);  // byte b: element b (low nibble), 16 + b (high)
         s += dot4(q & 0x0f0f0f0fu, xw[i]) + dot4((q >> 4) & 0x0f0f0f0fu, xw[4u + i]);
     }
-    vec2 xd = sxd[xi];
+    vec2 xd = x_ds(xi);
     return d * (xd.x * float(s) - 8.0 * xd.y);
 #elif defined(WTYPE_Q4_1) || defined(WTYPE_Q5_0) || defined(WTYPE_Q5_1)
     // d * q + m (Q4_1, Q5_1: 20- and 24-byte blocks, word aligned), d * (q - 16) (Q5_0: 22 bytes);
@@ -184,7 +190,7 @@ float item_dot(uint rb, uint g, uint xi) {
 #endif
         s += dot4(lo, xw[i]) + dot4(hi, xw[4u + i]);
     }
-    vec2 xd = sxd[xi];
+    vec2 xd = x_ds(xi);
 #if defined(WTYPE_Q5_0)
     return dm.x * (xd.x * float(s) - 16.0 * xd.y);
 #else
@@ -207,7 +213,7 @@ float item_dot(uint rb, uint g, uint xi) {
     uint s0 = 2u * c;  // (scale, min) of sub-blocks 2c and 2c + 1 from scales[0..11]
     uvec2 sm0 = dq_scale_min_k4_w(h.y, h.z, h.w, s0), sm1 = dq_scale_min_k4_w(h.y, h.z, h.w, s0 + 1u);
     uint bl = (xi >> 3) * 8u + s0;  // x blocks of the two sub-blocks: bl, bl + 1
-    uvec4 xlq = sxq[hf * XP + bl], xhq = sxq[hf * XP + bl + 1u];  // their quants 16 hf ..
+    uvec4 xlq = x_half(bl, hf), xhq = x_half(bl + 1u, hf);  // their quants 16 hf ..
     int il = 0, ih = 0;
     [[unroll]] for (uint w = 0u; w < 4u; w++) {
         uint lo = q[w] & 0x0f0f0f0fu, hi = (q[w] >> 4) & 0x0f0f0f0fu;
@@ -218,7 +224,7 @@ float item_dot(uint rb, uint g, uint xi) {
         il += dot4(lo, xlq[w]);
         ih += dot4(hi, xhq[w]);
     }
-    vec2 xl = sxd[bl], xh = sxd[bl + 1u];
+    vec2 xl = x_ds(bl), xh = x_ds(bl + 1u);
     float r = dd.x * (float(sm0.x) * xl.x * float(il) + float(sm1.x) * xh.x * float(ih));
     // the offsets once per sub-block pair: by the item of the first half
     return hf == 0u ? r - dd.y * (float(sm0.y) * xl.y + float(sm1.y) * xh.y) : r;
@@ -241,9 +247,15 @@ float item_dot(uint rb, uint g, uint xi) {
         xs[w >> 2] += dot4(0x01010101u, xw[w]);  // for the - 32
     }
     int sa = bitfieldExtract(int(sw[0]), 0, 8), sb = bitfieldExtract(int(sw[0]), 8, 8);
-    return dq_f16(bb + 208u) * sxd[xi].x * float(sa * (s[0] - 32 * xs[0]) + sb * (s[1] - 32 * xs[1]));
+    return dq_f16(bb + 208u) * x_ds(xi).x * float(sa * (s[0] - 32 * xs[0]) + sb * (s[1] - 32 * xs[1]));
 #endif
 }
+
+#if defined(X_Q8)
+#define XCOL(g) (4u * (g))  // x0 and x_stride count groups of 4 blocks
+#else
+#define XCOL(e) (e)
+#endif
 
 void main() {
     uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
@@ -256,7 +268,7 @@ void main() {
     if (NC == 1u) {
         uint col = gl_WorkGroupID.z;
         expert = ids[col];
-        xcol[0] = p.x0 + (col / p.x_div) * p.x_stride;
+        xcol[0] = XCOL(p.x0 + (col / p.x_div) * p.x_stride);
         ycol[0] = p.y0 + col * p.y_stride;
     } else {
         uint tile = gl_WorkGroupID.z;
@@ -266,7 +278,7 @@ void main() {
         ncol = ids[4u + 4u * tile + 2u];
         [[unroll]] for (uint c = 0u; c < NC; c++) {
             uint col = ids[ob + first + min(c, ncol - 1u)];  // past ncol: the last again, not stored
-            xcol[c] = p.x0 + (col / p.x_div) * p.x_stride;
+            xcol[c] = XCOL(p.x0 + (col / p.x_div) * p.x_stride);
             ycol[c] = p.y0 + col * p.y_stride;
         }
     }
@@ -276,7 +288,7 @@ void main() {
 #else
     const bool valid = true;
     const uint eo = 0u, ncol = NC;
-    [[unroll]] for (uint c = 0u; c < NC; c++) xcol[c] = p.x0 + c * p.x_stride, ycol[c] = p.y0 + c * p.y_stride;
+    [[unroll]] for (uint c = 0u; c < NC; c++) xcol[c] = XCOL(p.x0 + c * p.x_stride), ycol[c] = p.y0 + c * p.y_stride;
 #endif
     uint rb[NR];
     float acc[NC][NR], acc2[NC][NR];  // acc2: GLU's up rows
@@ -285,13 +297,19 @@ void main() {
         [[unroll]] for (uint r = 0u; r < NR; r++) acc[c][r] = 0.0, acc2[c][r] = 0.0;
     for (uint c0 = 0u; c0 < p.k; c0 += KC) {
         uint kc = min(KC, p.k - c0), items = kc / 32u;
+#if !defined(X_Q8)
         barrier();  // the previous chunk is read
         load_x(c0, kc);
         barrier();
+#endif
         for (uint it = lane; it < items; it += NT) {
             uint g = c0 / 32u + it;
             [[unroll]] for (uint c = 0u; c < NC; c++) {
+#if defined(X_Q8)
+                uint xi = xcol[c] + g;
+#else
                 uint xi = c * (KC / 32u) + it;
+#endif
                 [[unroll]] for (uint r = 0u; r < NR; r++) acc[c][r] += item_dot(rb[r], g, xi);
                 if (GLU != 0u) {
                     [[unroll]] for (uint r = 0u; r < NR; r++) acc2[c][r] += item_dot(rb[r] + p.m * p.row_bytes, g, xi);

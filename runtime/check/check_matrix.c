@@ -6,7 +6,7 @@
  * the very same bytes (vkllm__ref_matvec_q, vkllm__dequantize_row), so only the kernels' decoding
  * and their f32 summation order are judged. Outputs are poisoned and a guard of GUARD values past
  * the end must stay untouched. */
-#include "check_impl.h"
+#include "check_xq.h"
 
 #define GUARD 5
 #define POISON -12345.0f
@@ -110,8 +110,30 @@ static void rows_within(struct chk *k, const struct mat *w, const float *x, cons
 
 /* --- matvec -------------------------------------------------------------------------------- */
 
+/* Where the int8-x kernel takes W: y (ny floats) again with x (bx, ncx columns of kk) quantized
+ * once (check_xq.h) through op, into gq (ny + GUARD floats, poisoned first); recorded right after
+ * the case's own run, before anything is downloaded (a compile-only context, `vkllm pipelines`,
+ * stops at the first download), and compared with the case's result at the end (xq_same). */
+#define XQ_RUN(k, bx, xr, ncx, kk, ny, gq, op)                                           \
+    do {                                                                                 \
+        struct vkllm__cmd *cq_;                                                          \
+        struct vkllm__buffer *bq_, *yq_ = poisoned(k, (ny) + GUARD, gq);                 \
+        if (vkllm__chk_xq_begin(k, bx, ncx, kk, &cq_, &bq_) && vkllm__chk_ok(k, (op)) && \
+            vkllm__chk_xq_end(k, cq_, bq_, xr, ncx, kk))                                 \
+            vkllm__chk_download(k, yq_, gq, 4 * ((ny) + GUARD));                         \
+    } while (0)
+
+/* got's ny floats must be gq's bits (XQ_RUN), gq's guard untouched. */
+static void xq_same(struct chk *k, const float *gq, const float *got, uint64_t ny) {
+    if (k->st || !gq) return;
+    if (memcmp(gq, got, 4 * ny))
+        vkllm__chk_fail(k, "x quantized once per step (quantize_x8): not the bits of x quantized per workgroup");
+    if (!guard_ok(gq, ny)) vkllm__chk_fail(k, "x quantized once per step: wrote past the output");
+}
+
 /* y (n, m) = x (n, k) @ W^T in one op; with n > 1, each column also alone (results at aligned
- * offsets), and every column must be the same bits. */
+ * offsets), and every column must be the same bits. Where the int8-x kernel takes W, also with x
+ * quantized once per step (the same bits). */
 void vkllm__chk_matvec(struct chk *k) {
     const struct vkllm__op_case *c = k->c;
     struct mat w;
@@ -126,10 +148,15 @@ void vkllm__chk_matvec(struct chk *k) {
         if (bad_cols > 1) x[w.k + w.k / 2] = NAN;
     }
     struct vkllm__dtensor t = mat_upload(k, &w);
-    const float *xr = vkllm__chk_x_seen(k, vkllm__matvec_x8_applies(k->gpu, &t, n), x, n, w.k);
+    const int x8 = vkllm__matvec_x8_applies(k->gpu, &t, n);
+    const float *xr = vkllm__chk_x_seen(k, x8, x, n, w.k);
     struct vkllm__buffer *xb = vkllm__chk_buf(k, nx * 4, x), *yb = poisoned(k, ny + GUARD, got);
     struct vkllm__buffer *yb1 = n > 1 ? poisoned(k, (uint64_t)n * mp, one) : NULL;
+    float *gq = x8 ? vkllm__chk_floats(k, ny + GUARD, 0) : NULL;
     RUN1(k, cmd, vkllm__op_matvec(cmd, vkllm__view_of(yb), &t, vkllm__view_of(xb), n));
+    if (x8)
+        XQ_RUN(k, xb, xr, n, w.k, ny, gq,
+               vkllm__op_matvec_xq(cq_, vkllm__view_of(yq_), &t, vkllm__view_of(xb), vkllm__view_of(bq_), n));
     vkllm__chk_download(k, yb, got, 4 * (ny + GUARD));
     if (n > 1) {
         struct vkllm__cmd *c1 = vkllm__chk_cmd(k);
@@ -163,6 +190,7 @@ void vkllm__chk_matvec(struct chk *k) {
         if (n > 1 && memcmp(got + (uint64_t)j * w.m, one + (uint64_t)j * mp, 4ull * w.m))
             vkllm__chk_fail(k, "column %u of %u differs from the column alone", j, n);
     }
+    xq_same(k, gq, got, ny);
 }
 
 /* --- matvec_glu ---------------------------------------------------------------------------- */
@@ -184,10 +212,15 @@ void vkllm__chk_matvec_glu(struct chk *k) {
         vkllm__chk_fail(k, "the fused kernel does not take this matrix here (texel path or one binding too small)");
         return;
     }
-    const float *xr = vkllm__chk_x_seen(k, vkllm__matvec_x8_applies(k->gpu, &t, 1), x, 1, w.k);
+    const int x8 = vkllm__matvec_x8_applies(k->gpu, &t, 1);
+    const float *xr = vkllm__chk_x_seen(k, x8, x, 1, w.k);
     struct vkllm__buffer *xb = vkllm__chk_buf(k, 4ull * w.k, x), *yb = poisoned(k, m + GUARD, got);
     struct vkllm__buffer *gb = poisoned(k, w.m + GUARD, two), *ob = poisoned(k, m + GUARD, two);
+    float *gq = x8 ? vkllm__chk_floats(k, m + GUARD, 0) : NULL;
     RUN1(k, cmd, vkllm__op_matvec_glu(cmd, vkllm__view_of(yb), &t, vkllm__view_of(xb)));
+    if (x8)
+        XQ_RUN(k, xb, xr, 1, w.k, (uint64_t)m, gq,
+               vkllm__op_matvec_glu_xq(cq_, vkllm__view_of(yq_), &t, vkllm__view_of(xb), vkllm__view_of(bq_)));
     vkllm__chk_download(k, yb, got, 4ull * (m + GUARD));
     struct vkllm__cmd *c2 = vkllm__chk_cmd(k);
     struct vkllm__view g = {gb, 0, 4ull * m}, u = {gb, 4ull * m, 4ull * m}, o = {ob, 0, 4ull * m};
@@ -205,6 +238,7 @@ void vkllm__chk_matvec_glu(struct chk *k) {
     vkllm__chk_compare(got, want, m, &s);
     vkllm__chk_fold(k, &s);
     if (memcmp(got, two, 4ull * m)) vkllm__chk_fail(k, "differs from matvec then silu_mul on the device");
+    xq_same(k, gq, got, m);
 }
 
 /* --- matvec_tb ----------------------------------------------------------------------------- */
@@ -400,4 +434,56 @@ void vkllm__chk_get_rows(struct chk *k) {
     struct chk_stats s;
     vkllm__chk_compare(got, want, (uint64_t)n * w.k, &s);
     vkllm__chk_fold(k, &s);
+}
+
+/* --- x quantized once per step (check_xq.h) ------------------------------------------------ */
+
+int vkllm__chk_xq_begin(struct chk *k, struct vkllm__buffer *bx, uint32_t ncx, uint32_t kk, struct vkllm__cmd **cmd,
+                        struct vkllm__buffer **bq) {
+    *bq = vkllm__chk_buf(k, vkllm__xq8_bytes(kk, ncx), NULL);
+    *cmd = vkllm__chk_cmd(k);
+    return !k->st && vkllm__chk_ok(k, vkllm__cmd_begin(*cmd)) &&
+           vkllm__chk_ok(k, vkllm__op_quantize_x8(*cmd, vkllm__view_of(*bq), vkllm__view_of(bx), kk, ncx));
+}
+
+int vkllm__chk_xq_end(struct chk *k, struct vkllm__cmd *cmd, struct vkllm__buffer *bq, const float *xr, uint32_t ncx,
+                      uint32_t kk) {
+    if (k->st || !vkllm__chk_ok(k, vkllm__cmd_end(cmd)) || !vkllm__chk_ok(k, vkllm__cmd_submit(cmd))) return 0;
+    for (uint32_t i = 0, n = vkllm__cmd_profile_count(cmd); i < n; i++) {
+        struct vkllm__dispatch_time t;
+        if (vkllm__cmd_profile_get(cmd, i, &t)) continue;
+        const char *name = vkllm__shader_blobs[t.shader].name;
+        if (i == 0 ? strcmp(name, "quantize_x8") != 0 : !strstr(name, "_xq8"))
+            vkllm__chk_fail(k, "x quantized once: dispatch %u ran %s", i, name);
+    }
+    uint64_t cg = vkllm__xq8_col_groups(kk), bytes = vkllm__xq8_bytes(kk, ncx);
+    uint8_t *q = vkllm__chk_alloc(k, bytes);
+    vkllm__chk_download(k, bq, q, bytes);
+    if (k->st) return 0;
+    for (uint32_t j = 0; j < ncx; j++) {
+        for (uint32_t b = 0; b < kk / 32; b++) {
+            uint64_t xi = 4 * j * cg + b, g = 160 * (xi / 4);
+            float ds[2];
+            memcpy(ds, q + g + 8 * (xi % 4), 8);
+            const int8_t *qs = (const int8_t *)(q + g + 32 + 32 * (xi % 4));
+            const float *want = xr + (uint64_t)j * kk + 32 * b;
+            int sum = 0;
+            for (uint32_t e = 0; e < 32; e++) {
+                float v = qs[e] * ds[0];
+                sum += qs[e];
+                /* the same quants; d within a few ulps (a device's division may round otherwise) */
+                if (isnan(v) != isnan(want[e]) || (!isnan(v) && !(fabsf(v - want[e]) <= 1e-6f * fabsf(want[e])))) {
+                    vkllm__chk_fail(k, "quantize_x8: column %u element %u: %g, reference %g", j, 32 * b + e, v,
+                                    want[e]);
+                    return 0;
+                }
+            }
+            float s = ds[0] * (float)sum;
+            if (memcmp(&s, &ds[1], 4) && !(isnan(s) && isnan(ds[1]))) {
+                vkllm__chk_fail(k, "quantize_x8: column %u block %u: d * sum %g, want %g", j, b, ds[1], s);
+                return 0;
+            }
+        }
+    }
+    return 1;
 }

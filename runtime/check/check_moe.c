@@ -14,7 +14,7 @@
  *   moe_sum    c->n tokens of c->nb picks of c->cols: max_abs against the sum in double
  *   moe_add_id c->n rows of c->cols plus the row of a (c->heads, c->cols) bias each one's id picks (one
  *              id past the bias: nothing added); one f32 addition each, as add */
-#include "check_impl.h"
+#include "check_xq.h"
 
 #define GUARD 5
 #define POISON -12345.0f
@@ -106,6 +106,30 @@ static void gemm_id_check(struct chk *k, const struct vkllm__dtensor *t, const u
     }
 }
 
+/* The experts' products again with x quantized once (check_xq.h; grouped: the grouped matvec, bg
+ * already grouped by the case's own run), into gq (ny + GUARD floats); recorded before anything
+ * is downloaded (`vkllm pipelines` stops at the first download), compared at the end. */
+static void xq_run(struct chk *k, const struct vkllm__dtensor *t, struct vkllm__buffer *bx, struct vkllm__buffer *bi,
+                   struct vkllm__buffer *bg, const float *xr, float *gq, uint32_t ncols, uint32_t picks, uint32_t m,
+                   uint32_t kk, uint32_t ne) {
+    const struct vkllm__op_case *c = k->c;
+    uint64_t ny = (uint64_t)ncols * m;
+    for (uint64_t i = 0; gq && i < ny + GUARD; i++) gq[i] = POISON;
+    struct vkllm__buffer *by = vkllm__chk_buf(k, 4 * (ny + GUARD), gq), *bq;
+    struct vkllm__cmd *cmd;
+    struct vkllm__tuning saved = *vkllm__gpu_tuning(k->gpu), tu = saved;
+    if (!vkllm__chk_ok(k, vkllm__tuning_parse(&tu, "matmul=matvec"))) return;
+    if (!vkllm__chk_xq_begin(k, bx, c->n, kk, &cmd, &bq)) return;
+    vkllm__gpu_set_tuning(k->gpu, &tu);
+    int ok =
+        vkllm__chk_ok(k, bg ? vkllm__op_matvec_id_grouped_xq(cmd, vkllm__view_of(by), t, ne, vkllm__view_of(bx), picks,
+                                                             kk, vkllm__view_of(bg), vkllm__view_of(bq), ncols)
+                            : vkllm__op_matvec_id_xq(cmd, vkllm__view_of(by), t, ne, vkllm__view_of(bx), picks, kk,
+                                                     vkllm__view_of(bi), vkllm__view_of(bq), ncols));
+    vkllm__gpu_set_tuning(k->gpu, &saved);
+    if (ok && vkllm__chk_xq_end(k, cmd, bq, xr, c->n, kk)) vkllm__chk_download(k, by, gq, 4 * (ny + GUARD));
+}
+
 void vkllm__chk_matvec_id(struct chk *k) {
     const struct vkllm__op_case *c = k->c;
     uint32_t ne = c->heads, m = c->rows, kk = c->cols, picks = c->nb ? c->nb : 1, ncols = c->n * picks;
@@ -152,7 +176,8 @@ void vkllm__chk_matvec_id(struct chk *k) {
         vkllm__chk_own(k, t.tb); /* freed with the case */
     }
     /* GPUs' int8-x kernel (matvec_x8.comp): judged on x as it quantizes it */
-    const float *xr = vkllm__chk_x_seen(k, vkllm__matvec_id_x8_applies(k->gpu, &t, grouped), x, c->n, kk);
+    const int x8 = vkllm__matvec_id_x8_applies(k->gpu, &t, grouped);
+    const float *xr = vkllm__chk_x_seen(k, x8, x, c->n, kk);
     for (uint32_t i = 0; i < ncols && !k->st; i++) {
         if (ids[i] < ne)
             vkllm__ref_matvec_q(want + (uint64_t)i * m, c->type, w + (uint64_t)ids[i] * m * row_bytes, row_bytes,
@@ -184,6 +209,8 @@ void vkllm__chk_matvec_id(struct chk *k) {
     }
     if (!vkllm__chk_ok(k, vkllm__cmd_end(cmd))) return;
     vkllm__chk_submit(k, cmd);
+    float *gq = x8 ? vkllm__chk_floats(k, (uint64_t)ncols * m + GUARD, 0) : NULL;
+    if (gq) xq_run(k, &t, bx, bi, bg, xr, gq, ncols, picks, m, kk, ne);
     vkllm__chk_download(k, by, got, 4ull * ((uint64_t)ncols * m + GUARD));
     if (grouped) vkllm__chk_download(k, b1, one, 4ull * ncols * m);
     if (k->st) return;
@@ -197,6 +224,12 @@ void vkllm__chk_matvec_id(struct chk *k) {
     vkllm__chk_fold(k, &s);
     for (uint32_t i = 0; i < GUARD; i++)
         if (got[(uint64_t)ncols * m + i] != POISON) vkllm__chk_fail(k, "wrote past the end of y");
+    if (gq && !k->st) {
+        if (memcmp(gq, got, 4ull * ncols * m))
+            vkllm__chk_fail(k, "x quantized once per step (quantize_x8): not the bits of x quantized per workgroup");
+        for (uint32_t i = 0; i < GUARD; i++)
+            if (gq[(uint64_t)ncols * m + i] != POISON) vkllm__chk_fail(k, "x quantized once per step: wrote past y");
+    }
     if (grouped && !k->st) { /* the case's result stays the grouped matvec's (kernel, time, bytes) */
         struct vkllm__op_result keep = *k->r;
         gemm_id_check(k, &t, w, row_bytes, x, ids, bx, bg, ncols, picks, m, kk, ne);

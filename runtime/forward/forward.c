@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "forward.h"
+#include "ops_matvec_xq.h"
 
 struct vkllm__forward {
     struct vkllm__gpu_model *m;
@@ -42,6 +43,9 @@ struct vkllm__forward {
                                              preferably host-cached, rows of logits copied there by the
                                              step's own command list (no second submit to read them) */
     struct vkllm__buffer *scratch;        /* attention split partials */
+    struct vkllm__buffer *xq;             /* the activation the next products read, quantized to int8
+                                             once (quantize_x8) for those that run matvec_x8; NULL
+                                             where none does (or matvec_xq=0) */
     struct vkllm__buffer *argmax;         /* (1,) u32 argmax, host-visible */
     struct vkllm__cmd *batch_cmd;         /* re-recorded for each micro-batch */
     struct vkllm__cmd *decode_cmd;        /* one token -> logits, recorded once */
@@ -82,11 +86,35 @@ ALL(const struct vkllm__buffer *b) {
 }
 
 /* y (n, rows(w)) = x (n, k) @ w^T: the decode kernel for one token or for a batch of sequences'
- * tokens (decode), the tiled one for a prompt's tokens. */
+ * tokens (decode), the tiled one for a prompt's tokens. xq: x quantized (xq_for), or none. */
 static vkllm_status
-mm(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w, struct vkllm__view x, uint32_t n,
-   int decode) {
-    return n == 1 || decode ? vkllm__op_matvec(c, y, w, x, n) : vkllm__op_matmul(c, y, w, x, n);
+mmq(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w, struct vkllm__view x,
+    struct vkllm__view xq, uint32_t n, int decode) {
+    return n == 1 || decode ? vkllm__op_matvec_xq(c, y, w, x, xq, n) : vkllm__op_matmul(c, y, w, x, n);
+}
+
+/* Does the decode product of w (n columns) run matvec_x8, which would quantize x itself? */
+static int x8(const struct vkllm__forward *f, const struct vkllm__dtensor *w, uint32_t n) {
+    return f->xq && w->m && vkllm__matvec_x8_applies(f->gpu, w, n);
+}
+
+/* ... the experts' products of w (grouped: several tokens' picks, unless the grouped GEMM takes
+ * them) */
+static int x8_id(const struct vkllm__forward *f, const struct vkllm__dtensor *w, uint32_t n_expert, uint32_t picks,
+                 int grouped) {
+    return f->xq && w->m && vkllm__matvec_id_x8_applies(f->gpu, w, grouped) &&
+           !(grouped && vkllm__matmul_id_applies(f->gpu, w, n_expert, picks, NULL));
+}
+
+/* x (n columns of k) quantized to int8 once, into f->xq, when take (some product of x runs
+ * matvec_x8): *xq its view, which those products then read instead of quantizing x in every
+ * workgroup (the same bits); otherwise no view. */
+static vkllm_status xq_for(struct vkllm__forward *f, struct vkllm__cmd *c, struct vkllm__view x, uint32_t k, uint32_t n,
+                           int take, struct vkllm__view *xq) {
+    *xq = (struct vkllm__view){0};
+    if (!take || !f->xq) return VKLLM_STATUS_OK;
+    *xq = (struct vkllm__view){f->xq, 0, vkllm__xq8_bytes(k, n)};
+    return vkllm__op_quantize_x8(c, *xq, x, k, n);
 }
 
 // --- one layer -------------------------------------------------------------------------------
@@ -181,14 +209,18 @@ static vkllm_status attention_block(const struct layer *L) {
     struct vkllm__view att = F(f->att, 0, (uint64_t)n * Q), xb = L->xb;
     TRY(L->l == 0 ? vkllm__op_rmsnorm(c, xb, L->x, ALL(w->attn_norm), E, n, hp->rms_eps) // xb = rmsnorm(x) * attn_norm
                   : vkllm__op_add_rmsnorm(c, xb, L->x, xb, ALL(w->attn_norm), E, n,
-                                          hp->rms_eps));                  // x += xb; xb = rmsnorm(x) * ...
-    if (n == 1 && !L->dec && f->fuse_qkv && S->qkv.m) {                   // one token: one product
-        q = F(f->q, 0, Q), k = F(f->q, Q, KV), v = F(f->q, Q + KV, KV);   // (q | k | v) in f->q
-        TRY(vkllm__op_matvec(c, F(f->q, 0, Q + 2 * KV), &S->qkv, xb, 1)); // (q|k|v) = xb @ (wq|wk|wv)^T
+                                          hp->rms_eps)); // x += xb; xb = rmsnorm(x) * ...
+    const int dq = n == 1 || L->dec;                     // decode: the products are matvecs
+    struct vkllm__view xq;                               // xb (then att) quantized once for those that run matvec_x8
+    if (n == 1 && !L->dec && f->fuse_qkv && S->qkv.m) {  // one token: one product
+        q = F(f->q, 0, Q), k = F(f->q, Q, KV), v = F(f->q, Q + KV, KV); // (q | k | v) in f->q
+        TRY(xq_for(f, c, xb, E, 1, x8(f, &S->qkv, 1), &xq));
+        TRY(vkllm__op_matvec_xq(c, F(f->q, 0, Q + 2 * KV), &S->qkv, xb, xq, 1)); // (q|k|v) = xb @ (wq|wk|wv)^T
     } else {
-        TRY(mm(c, q, &w->wq, xb, n, L->dec)); // q (n, Q)  = xb @ wq^T
-        TRY(mm(c, k, &w->wk, xb, n, L->dec)); // k (n, KV) = xb @ wk^T
-        TRY(mm(c, v, &w->wv, xb, n, L->dec)); // v (n, KV) = xb @ wv^T
+        TRY(xq_for(f, c, xb, E, n, dq && (x8(f, &w->wq, n) || x8(f, &w->wk, n) || x8(f, &w->wv, n)), &xq));
+        TRY(mmq(c, q, &w->wq, xb, xq, n, L->dec)); // q (n, Q)  = xb @ wq^T
+        TRY(mmq(c, k, &w->wk, xb, xq, n, L->dec)); // k (n, KV) = xb @ wk^T
+        TRY(mmq(c, v, &w->wv, xb, xq, n, L->dec)); // v (n, KV) = xb @ wv^T
     }
     if (w->bq) TRY(vkllm__op_add(c, q, q, ALL(w->bq), n * Q, Q)); // qwen2 (llama: optional): + biases
     if (w->bk) TRY(vkllm__op_add(c, k, k, ALL(w->bk), n * KV, KV));
@@ -201,7 +233,8 @@ static vkllm_status attention_block(const struct layer *L) {
     for (uint32_t i = 0; L->dec && i < n; i++)       // or one token of each sequence
         TRY(attend(L, L->seqs[i], 1, F(f->q, (uint64_t)i * Q, Q), F(f->k, (uint64_t)i * KV, KV),
                    F(f->v, (uint64_t)i * KV, KV), F(f->att, (uint64_t)i * Q, Q)));
-    TRY(mm(c, xb, &w->wo, att, n, L->dec));                         // xb (n, E) = att @ wo^T
+    TRY(xq_for(f, c, att, Q, n, dq && x8(f, &w->wo, n), &xq));
+    TRY(mmq(c, xb, &w->wo, att, xq, n, L->dec));                    // xb (n, E) = att @ wo^T
     if (w->bo) TRY(vkllm__op_add(c, xb, xb, ALL(w->bo), n * E, E)); // llama (optional): + bias
     if (w->attn_post_norm) TRY(vkllm__op_rmsnorm(c, xb, xb, ALL(w->attn_post_norm), E, n, hp->rms_eps)); // gemma
     if (hp->resid_scale != 1.0f)
@@ -213,10 +246,10 @@ static vkllm_status attention_block(const struct layer *L) {
  * (x_stride floats apart); grouped by expert (grp) when several tokens' picks are (prefill). */
 static vkllm_status matvec_id(const struct layer *L, struct vkllm__view y, const struct vkllm__dtensor *w,
                               struct vkllm__view x, uint32_t x_div, uint32_t x_stride, struct vkllm__view ids,
-                              struct vkllm__view grp) {
+                              struct vkllm__view grp, struct vkllm__view xq) {
     const uint32_t NE = L->hp->n_expert, picks = L->n * L->hp->n_expert_used;
-    return grp.buf ? vkllm__op_matvec_id_grouped(L->c, y, w, NE, x, x_div, x_stride, grp, picks)
-                   : vkllm__op_matvec_id(L->c, y, w, NE, x, x_div, x_stride, ids, picks);
+    return grp.buf ? vkllm__op_matvec_id_grouped_xq(L->c, y, w, NE, x, x_div, x_stride, grp, xq, picks)
+                   : vkllm__op_matvec_id_xq(L->c, y, w, NE, x, x_div, x_stride, ids, xq, picks);
 }
 
 /* A mixture of experts (Mixtral, qwen3moe, gpt-oss): xb (n, E) = the weighted sum of each token's
@@ -230,22 +263,30 @@ static vkllm_status moe_block(const struct layer *L) {
     struct vkllm__view xb = L->xb, lg = F(f->moe_logits, 0, (uint64_t)n * NE), ids = F(f->moe_ids, 0, (uint64_t)n * K);
     struct vkllm__view wt = F(f->moe_w, 0, (uint64_t)n * K), ye = F(f->moe_y, 0, (uint64_t)n * K * E);
     struct vkllm__view he = F(f->hb, 0, (uint64_t)n * K * FE), he2 = F(f->hb2, 0, (uint64_t)n * K * FE);
-    TRY(mm(c, lg, &w->w_router, xb, n, L->dec));                                  // lg (n, NE) = xb @ w_router^T
+    // xb quantized once for the router and the picks' gate and up, where they run matvec_x8
+    long mg = vkllm__gpu_tuning(f->gpu)->moe_group; // -1: not where CPU devices read the GGUF layout
+    int group = mg == 1 || (mg < 0 && (w->w_gate_exps.tb || vkllm__gpu_info(f->gpu)->type != VKLLM_DEVICE_CPU));
+    const int grouped = n > 1 && group;
+    struct vkllm__view xq;
+    TRY(xq_for(f, c, xb, E, n,
+               ((n == 1 || L->dec) && x8(f, &w->w_router, n)) || x8_id(f, &w->w_gate_exps, NE, n * K, grouped) ||
+                   x8_id(f, &w->w_up_exps, NE, n * K, grouped),
+               &xq));
+    TRY(mmq(c, lg, &w->w_router, xb, xq, n, L->dec));                             // lg (n, NE) = xb @ w_router^T
     if (w->b_router) TRY(vkllm__op_add(c, lg, lg, ALL(w->b_router), n * NE, NE)); // gpt-oss: + bias
     TRY(vkllm__op_moe_route(c, ids, wt, lg, n, NE, K));                           // each token's K experts, weights
     // several tokens: their picks grouped by expert, each expert's weights read once per 8 of them
-    long mg = vkllm__gpu_tuning(f->gpu)->moe_group; // -1: not where CPU devices read the GGUF layout
-    int group = mg == 1 || (mg < 0 && (w->w_gate_exps.tb || vkllm__gpu_info(f->gpu)->type != VKLLM_DEVICE_CPU));
     struct vkllm__view grp =
-        n > 1 && group ? F(f->moe_group, 0, vkllm__moe_group_bytes(n * K, NE) / 4) : (struct vkllm__view){0};
+        grouped ? F(f->moe_group, 0, vkllm__moe_group_bytes(n * K, NE) / 4) : (struct vkllm__view){0};
     if (grp.buf) TRY(vkllm__op_moe_group(c, grp, ids, n * K, NE));
-    TRY(matvec_id(L, he, &w->w_gate_exps, xb, K, E, ids, grp)); // he (n K, FE): each pick's gate
-    TRY(matvec_id(L, he2, &w->w_up_exps, xb, K, E, ids, grp));  // he2: its up
+    TRY(matvec_id(L, he, &w->w_gate_exps, xb, K, E, ids, grp, xq)); // he (n K, FE): each pick's gate
+    TRY(matvec_id(L, he2, &w->w_up_exps, xb, K, E, ids, grp, xq));  // he2: its up
     if (w->b_gate_exps) TRY(vkllm__op_moe_add_id(c, he, ALL(w->b_gate_exps), ids, n * K, FE, NE)); // gpt-oss:
     if (w->b_up_exps) TRY(vkllm__op_moe_add_id(c, he2, ALL(w->b_up_exps), ids, n * K, FE, NE));    // + its biases
     TRY(hp->swiglu_oai ? vkllm__op_swiglu_oai(c, he, he, he2, n * K * FE) // gpt-oss: clamped SwiGLU
                        : vkllm__op_silu_mul(c, he, he, he2, n * K * FE)); // he = silu(he) * he2
-    TRY(matvec_id(L, ye, &w->w_down_exps, he, 1, FE, ids, grp));          // ye (n K, E): its down
+    TRY(xq_for(f, c, he, FE, n * K, x8_id(f, &w->w_down_exps, NE, n * K, grouped), &xq));
+    TRY(matvec_id(L, ye, &w->w_down_exps, he, 1, FE, ids, grp, xq)); // ye (n K, E): its down
     if (w->b_down_exps) TRY(vkllm__op_moe_add_id(c, ye, ALL(w->b_down_exps), ids, n * K, E, NE)); // gpt-oss
     return vkllm__op_moe_sum(c, xb, ye, wt, n, K, E); // xb (n, E) = weighted sum
 }
@@ -260,20 +301,25 @@ static vkllm_status ffn_dense(const struct layer *L) {
     const uint32_t n = L->n, FF = hp->n_ff;
     struct vkllm__view xb = L->xb, hb = F(f->hb, 0, (uint64_t)n * FF), hb2 = F(f->hb2, 0, (uint64_t)n * FF);
     const int fgu = n == 1 && !L->dec && f->fuse_gate_up && S->gate_up.m; // one token: gate/up stacked
+    const int dq = n == 1 || L->dec;                                      // decode: the products are matvecs
+    struct vkllm__view xq; // xb (then hb) quantized once for the products that run matvec_x8
+    TRY(xq_for(f, c, xb, hp->n_embd, n,
+               fgu ? x8(f, &S->gate_up, 1) : dq && (x8(f, &w->w_gate, n) || x8(f, &w->w_up, n)), &xq));
     if (fgu && !hp->gelu && vkllm__matvec_glu_applies(f->gpu, &S->gate_up)) {
-        TRY(vkllm__op_matvec_glu(c, hb, &S->gate_up, xb)); // hb = silu(xb @ w_gate^T) * (xb @ w_up^T)
+        TRY(vkllm__op_matvec_glu_xq(c, hb, &S->gate_up, xb, xq)); // hb = silu(xb @ w_gate^T) * (xb @ w_up^T)
     } else {
-        if (fgu) {                                                             // one token: one product
-            hb2 = F(f->hb, FF, FF);                                            // (gate | up) in f->hb
-            TRY(vkllm__op_matvec(c, F(f->hb, 0, 2 * FF), &S->gate_up, xb, 1)); // (hb|hb2) = xb @ (w_gate|w_up)^T
+        if (fgu) {                                                                    // one token: one product
+            hb2 = F(f->hb, FF, FF);                                                   // (gate | up) in f->hb
+            TRY(vkllm__op_matvec_xq(c, F(f->hb, 0, 2 * FF), &S->gate_up, xb, xq, 1)); // (hb|hb2) = xb @ (w_gate|w_up)^T
         } else {
-            TRY(mm(c, hb, &w->w_gate, xb, n, L->dec)); // hb (n, FF)  = xb @ w_gate^T
-            TRY(mm(c, hb2, &w->w_up, xb, n, L->dec));  // hb2 (n, FF) = xb @ w_up^T
+            TRY(mmq(c, hb, &w->w_gate, xb, xq, n, L->dec)); // hb (n, FF)  = xb @ w_gate^T
+            TRY(mmq(c, hb2, &w->w_up, xb, xq, n, L->dec));  // hb2 (n, FF) = xb @ w_up^T
         }
         TRY(hp->gelu ? vkllm__op_gelu_mul(c, hb, hb, hb2, n * FF)   // gemma: hb = gelu(hb) * hb2
                      : vkllm__op_silu_mul(c, hb, hb, hb2, n * FF)); // hb = silu(hb) * hb2
     }
-    return mm(c, xb, &w->w_down, hb, n, L->dec); // xb (n, E) = hb @ w_down^T
+    TRY(xq_for(f, c, hb, FF, n, dq && x8(f, &w->w_down, n), &xq));
+    return mmq(c, xb, &w->w_down, hb, xq, n, L->dec); // xb (n, E) = hb @ w_down^T
 }
 
 /* The feed-forward block: xb = ffn(rmsnorm(x + xb)), x += xb (the attention block's output). */
@@ -352,8 +398,12 @@ static vkllm_status record_forward_h(struct vkllm__forward *f, struct vkllm__cmd
     struct vkllm__view lg = F(f->logits, 0, (uint64_t)rows * V);
     // x += the last FFN output (of these rows); xb = rmsnorm(x) * output_norm
     if ((st = vkllm__op_add_rmsnorm(c, xb, xl, dl, ALL(f->m->output_norm), E, rows, hp->rms_eps))) return st;
-    if (hidden) return vkllm__cmd_end(c);                                   // embeddings: xb is the result
-    if ((st = mm(c, lg, &f->m->output, xb, rows, seqs != NULL))) return st; // logits (rows, V) = xb @ output^T
+    if (hidden) return vkllm__cmd_end(c); // embeddings: xb is the result
+    struct vkllm__view xq;                // xb quantized once where the output product runs matvec_x8
+    const int dq = rows == 1 || seqs != NULL;
+    if ((st = xq_for(f, c, xb, E, rows, dq && x8(f, &f->m->output, rows), &xq)) ||
+        (st = mmq(c, lg, &f->m->output, xb, xq, rows, seqs != NULL))) // logits (rows, V) = xb @ output^T
+        return st;
     if (hp->logit_scale != 1.0f && (st = vkllm__op_mul(c, lg, lg, F(f->m->scales, 128, 1), rows * V, 1))) // granite
         return st;
     if (hp->final_softcap > 0.0f && (st = vkllm__op_softcap(c, lg, lg, F(f->m->scales, 192, 1), rows * V))) // gemma2
@@ -395,6 +445,36 @@ static uint64_t state_estimate(const struct vkllm__hparams *hp, uint64_t U, uint
     return 4 * (f32 + hp->n_vocab + 3 * U) + kv + scratch + (uint64_t)(2 * hp->n_layer + 32) * 512;
 }
 
+/* Bytes of f->xq for stage m: n_ubatch columns of the widest activation a product reads (the
+ * experts' down: each pick's), where some product of the stage's matrices runs matvec_x8 and the
+ * tuning's matvec_xq is on; else 0. */
+static uint64_t xq_bytes(const struct vkllm__gpu_model *m, const struct vkllm__hparams *hp, uint64_t U) {
+    struct vkllm__gpu *gpu = m->gpu;
+    if (!vkllm__matvec_xq_on(gpu)) return 0;
+    int any = m->head && m->output.m && vkllm__matvec_x8_applies(gpu, &m->output, 1);
+    for (uint32_t l = m->l0; !any && l < m->l1; l++) {
+        const struct vkllm__gpu_layer *w = &m->layers[l];
+        const struct vkllm__gpu_stacked *S = &m->stacked[l];
+        any = (S->qkv.m && vkllm__matvec_x8_applies(gpu, &S->qkv, 1)) ||
+              (S->gate_up.m && vkllm__matvec_x8_applies(gpu, &S->gate_up, 1));
+#define XQ_MAT_(fl) any = any || (w->fl.m && vkllm__matvec_x8_applies(gpu, &w->fl, 1));
+#define XQ_EXP_(fl) \
+    any = any ||    \
+          (w->fl.m && (vkllm__matvec_id_x8_applies(gpu, &w->fl, 0) || vkllm__matvec_id_x8_applies(gpu, &w->fl, 1)));
+#define XQ_VEC_(fl)
+#define XQ_(fl, suffix, kind, ...) XQ_##kind##_(fl)
+        VKLLM__LAYER_TENSORS(XQ_)
+#undef XQ_
+#undef XQ_VEC_
+#undef XQ_EXP_
+#undef XQ_MAT_
+    }
+    if (!any) return 0;
+    uint64_t b = VKLLM_MAX(vkllm__xq8_bytes(hp->n_embd, U), vkllm__xq8_bytes(hp->n_embd_q, U));
+    b = VKLLM_MAX(b, vkllm__xq8_bytes(hp->n_ff, U));
+    return VKLLM_MAX(b, vkllm__xq8_bytes(hp->n_ff_exp, U * hp->n_expert_used));
+}
+
 /* Bytes of attention scratch for one token or a micro-batch (ops_attn.c sizes it). */
 static uint64_t scratch_bytes(const struct vkllm__forward *f, int k_q8, int v_q8, uint32_t part_heads) {
     const struct vkllm__hparams *hp = &f->m->desc->hp;
@@ -427,8 +507,9 @@ static vkllm_status stage_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint3
     const uint64_t U = n_ubatch;
     vkllm_status st;
     /* the blocks sized to what follows (not to what the model's weights took) */
-    vkllm__gpu_expect(f->gpu,
-                      state_estimate(&f->shp, U, n_ctx, k_q8, v_q8, pool == NULL, scratch_bytes(f, k_q8, v_q8, 0)));
+    const uint64_t xqb = xq_bytes(m, hp, U);
+    vkllm__gpu_expect(
+        f->gpu, state_estimate(&f->shp, U, n_ctx, k_q8, v_q8, pool == NULL, scratch_bytes(f, k_q8, v_q8, 0)) + xqb);
     enum vkllm__mem_use was = vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_KV);
     VKLLM_TRY(st, vkllm__kv_cache_init(f->gpu, &f->shp, n_ctx, n_ubatch, k_q8, v_q8, pool, &f->kv), fail);
     if (split && !(f->mirror = vkllm__calloc(VKLLM_MAX(f->kv.max_blocks, 1), sizeof *f->mirror))) {
@@ -464,6 +545,7 @@ static vkllm_status stage_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint3
     }
     uint64_t scratch = scratch_bytes(f, f->kv.k_q8, f->kv.v_q8, f->kv.n_part > 1 ? f->kv.part_heads : 0);
     VKLLM_TRY(st, alloc_f32(f, VKLLM_MAX(scratch / 4, 4), &f->scratch), fail);
+    if (xqb) VKLLM_TRY(st, alloc_f32(f, xqb / 4, &f->xq), fail); /* 160 bytes a group: whole floats */
     vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_LOGITS);
     if (m->head) { /* the last stage's: one row, more only when all are asked for */
         VKLLM_TRY(st, alloc_f32(f, hp->n_vocab, &f->logits), fail);
@@ -537,7 +619,7 @@ void vkllm__forward_free(struct vkllm__forward *f) {
     struct vkllm__buffer *bufs[] = {f->ids,   f->pos,    f->ids_host,    f->pos_host, f->argmax,     f->x,
                                     f->xb,    f->q,      f->k,           f->v,        f->att,        f->hb,
                                     f->hb2,   f->logits, f->logits_host, f->scratch,  f->moe_logits, f->moe_ids,
-                                    f->moe_w, f->moe_y,  f->moe_group};
+                                    f->moe_w, f->moe_y,  f->moe_group,   f->xq};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(bufs); i++) vkllm__buffer_free(bufs[i]);
     vkllm__kv_cache_free(&f->kv);
     vkllm__free(f);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ops_gpu.h"
+#include "ops_matvec_xq.h"
 #include "shader_abi.h"
 #include "types.h"
 
@@ -97,10 +98,13 @@ static vkllm_status pick_config(const struct vkllm__gpu *gpu, struct mv_config *
 /* Where matvec_x8 runs and how: GPUs' Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K products, one subgroup per row group
  * (matvec.comp's split: nt lanes, nr rows each; by default 4 row groups per workgroup, 8 rows,
  * since each workgroup quantizes x once for all its rows), x quantized KC elements at a time into
- * at most 16 KiB of shared memory. */
+ * at most 16 KiB of shared memory; or, where the caller hands x already quantized once per step
+ * (vkllm__op_quantize_x8, ops_matvec_xq.h), the X_Q8 variants reading that buffer (no shared
+ * memory, the same KC chunks ordering the sums, so the same bits). */
 struct x8_config {
-    enum vkllm__shader_id shader, shader_id; /* matvec (plain, GLU), matvec_id */
-    const char *label;
+    enum vkllm__shader_id shader, shader_id;     /* matvec (plain, GLU), matvec_id */
+    enum vkllm__shader_id shader_q, shader_id_q; /* ... reading x quantized once per step (X_Q8) */
+    const char *label, *label_q;
     uint32_t wg, nt, nr, kc, subgroup;
 };
 
@@ -123,6 +127,28 @@ static int x8_default(const struct vkllm_device_info *d, uint32_t type, uint64_t
     }
 }
 
+/* matvec_x8.comp's X_Q8 variants of type t: plain and MATVEC_ID, with (dp) and without the
+ * instruction; 0 where there are none (the table's x8 types all have them). */
+static int xq_shaders(uint32_t t, int dp, enum vkllm__shader_id *plain, enum vkllm__shader_id *id) {
+#define XQ(T, n)                                                                        \
+    case VKLLM__TYPE_##T:                                                               \
+        *plain = dp ? VKLLM__SHADER_MATVEC_XQ8DP_##n : VKLLM__SHADER_MATVEC_XQ8_##n;    \
+        *id = dp ? VKLLM__SHADER_MATVEC_ID_XQ8DP_##n : VKLLM__SHADER_MATVEC_ID_XQ8_##n; \
+        return 1;
+    switch (t) {
+        XQ(Q8_0, Q8_0)
+        XQ(Q4_0, Q4_0)
+        XQ(Q4_1, Q4_1)
+        XQ(Q5_0, Q5_0)
+        XQ(Q5_1, Q5_1)
+        XQ(Q4_K, Q4_K)
+        XQ(Q5_K, Q5_K)
+        XQ(Q6_K, Q6_K)
+    default: return 0;
+    }
+#undef XQ
+}
+
 static int x8_pick(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t nc, int glu,
                    struct x8_config *out) {
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
@@ -142,6 +168,8 @@ static int x8_pick(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint3
     x.shader = hw ? sh->matvec_x8dp : sh->matvec_x8;
     x.shader_id = hw ? sh->matvec_id_x8dp : sh->matvec_id_x8;
     x.label = glu ? (hw ? "matvec_glu_x8dp" : "matvec_glu_x8") : (hw ? "matvec_x8dp" : "matvec_x8");
+    x.label_q = glu ? (hw ? "matvec_glu_xq8dp" : "matvec_glu_xq8") : (hw ? "matvec_xq8dp" : "matvec_xq8");
+    if (!xq_shaders(w->type, hw, &x.shader_q, &x.shader_id_q)) x.shader_q = x.shader_id_q = VKLLM__SHADER_COUNT_;
     x.wg = tu->matvec_wg ? (uint32_t)VKLLM_MIN((unsigned long)tu->matvec_wg, 65536ul) : x.nt * 4;
     while (x.wg > x.nt && (x.wg > d->max_workgroup_invocations || x.wg > d->max_workgroup_size[0])) x.wg /= 2;
     if (x.wg % x.nt || x.wg > d->max_workgroup_invocations || (x.subgroup && x.wg % x.subgroup)) return 0;
@@ -157,8 +185,9 @@ static int x8_pick(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint3
     return 1;
 }
 
-/* Turn dispatch d into matvec_x8's (shader: x's plain or MATVEC_ID variant) for nc columns;
- * returns the rows each workgroup takes. */
+/* Turn dispatch d into matvec_x8's (shader: x's plain or MATVEC_ID variant, or their X_Q8 ones:
+ * the same constants, KC only ordering the sums there) for nc columns; returns the rows each
+ * workgroup takes. */
 static uint64_t x8_dispatch(const struct x8_config *x, enum vkllm__shader_id shader, const char *label, uint32_t nc,
                             uint32_t glu, struct vkllm__dispatch *d) {
     const uint32_t spec[6] = {x->wg, x->nt, x->nr, nc, glu, x->kc};
@@ -182,6 +211,75 @@ int vkllm__matvec_id_x8_applies(struct vkllm__gpu *gpu, const struct vkllm__dten
     struct x8_config x;
     return w && w->buf && !tb_id_applies(gpu, w) && w->k <= UINT32_MAX &&
            x8_pick(gpu, w, grouped ? MATVEC_MAX_COLS : 1, 0, &x);
+}
+
+/* --- x quantized once per step (quantize_x8.comp) ----------------------------------------- */
+
+uint64_t vkllm__xq8_col_groups(uint64_t k) { return (k + 127) / 128; }
+
+uint64_t vkllm__xq8_bytes(uint64_t k, uint64_t ncols) { return 160 * ncols * vkllm__xq8_col_groups(k); }
+
+int vkllm__matvec_xq_on(const struct vkllm__gpu *gpu) { return vkllm__gpu_tuning(gpu)->matvec_xq != 0; }
+
+vkllm_status vkllm__op_quantize_x8(struct vkllm__cmd *c, struct vkllm__view xq, struct vkllm__view x, uint32_t k,
+                                   uint32_t ncols) {
+    struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
+    uint64_t nb = k / 32, cg = vkllm__xq8_col_groups(k),
+             align = vkllm__gpu_info(gpu)->min_storage_buffer_offset_alignment;
+    if (k == 0 || k % 32 || ncols == 0 || nb * ncols > UINT32_MAX || cg * ncols > UINT32_MAX / 4)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "quantize_x8: %u columns of %u elements (a multiple of 32)",
+                          ncols, k);
+    vkllm_status st;
+    if ((st = vkllm__op_need("quantize_x8", "x", x, 4ull * k * ncols)) ||
+        (st = vkllm__op_need("quantize_x8", "xq", xq, vkllm__xq8_bytes(k, ncols))))
+        return st;
+    align = VKLLM_MAX(align, 4);
+    if (x.offset % 16 || xq.offset % align)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "quantize_x8: x offset %llu or xq offset %llu not aligned",
+                          (unsigned long long)x.offset, (unsigned long long)xq.offset);
+    /* x bound from the aligned offset at or before it */
+    uint64_t xal = x.offset / align * align;
+    struct vkllm__pc_quantize_x8 pc = {(uint32_t)nb, ncols, (uint32_t)((x.offset - xal) / 4), k, (uint32_t)cg};
+    uint32_t wg = VKLLM_MIN(64, vkllm__gpu_info(gpu)->max_workgroup_invocations);
+    struct vkllm__dispatch d = {
+        .shader = VKLLM__SHADER_QUANTIZE_X8,
+        .n_spec = 1,
+        .spec = {wg},
+        .n_bind = 2,
+        .bind = {{x.buf, xal, x.offset - xal + 4ull * k * ncols}, {xq.buf, xq.offset, vkllm__xq8_bytes(k, ncols)}},
+        .push = &pc,
+        .push_size = sizeof pc,
+        .label = "quantize_x8",
+    };
+    vkllm__gpu_grid_1d(gpu, nb * ncols, wg, d.groups);
+    d.cost.bytes_read = 4ull * k * ncols;
+    d.cost.bytes_written = 40ull * nb * ncols;
+    d.cost.flops = 3ull * k * ncols;
+    return vkllm__cmd_dispatch(c, &d);
+}
+
+/* xq (if any) holds ncx quantized columns of w's rows and may be bound as it is. */
+static vkllm_status xq_check(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, struct vkllm__view xq,
+                             uint64_t ncx, const char *op) {
+    if (!xq.buf || !w) return VKLLM_STATUS_OK;
+    uint64_t align = VKLLM_MAX(vkllm__gpu_info(gpu)->min_storage_buffer_offset_alignment, 4);
+    if (xq.offset % align)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: xq offset %llu is not aligned for binding", op,
+                          (unsigned long long)xq.offset);
+    return vkllm__op_need(op, "xq", xq, vkllm__xq8_bytes(w->k, ncx));
+}
+
+/* Whether dispatch d (made by x8_dispatch) reads xq instead of x: xq given and the X_Q8 variant
+ * there; then binds it, x0 and x_stride counting xq's groups (first: the first column's). */
+static int use_xq(const struct vkllm__dtensor *w, struct vkllm__view xq, enum vkllm__shader_id shader, uint64_t first,
+                  uint32_t *x0, uint32_t *x_stride, struct vkllm__dispatch *d) {
+    if (!xq.buf || shader == VKLLM__SHADER_COUNT_) return 0;
+    uint64_t cg = vkllm__xq8_col_groups(w->k);
+    d->shader = shader;
+    d->bind[1] = vkllm__bind(xq);
+    *x0 = (uint32_t)(first * cg);
+    *x_stride = (uint32_t)cg;
+    return 1;
 }
 
 /* --- the weights -------------------------------------------------------------------------- */
@@ -215,6 +313,14 @@ static void set_a16(const struct vkllm__dtensor *w, struct vkllm__dispatch *d) {
 
 vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                               struct vkllm__view x, uint32_t ncols) {
+    return vkllm__op_matvec_xq(c, y, w, x, (struct vkllm__view){0}, ncols);
+}
+
+/* xq: vkllm__op_quantize_x8 of x's ncols columns, or none */
+vkllm_status vkllm__op_matvec_xq(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                 struct vkllm__view x, struct vkllm__view xq, uint32_t ncols) {
+    vkllm_status st0 = xq_check(vkllm__cmd_gpu(c), w, xq, ncols, "matvec");
+    if (st0) return st0;
     /* the texel path (ops_matvec_tb.c) takes 8 columns per dispatch; matmul_tb loops over groups */
     if (w && !w->buf && w->tb) return vkllm__op_matmul_tb(c, y, w, x, ncols); /* repacked only */
     vkllm_status st = check_w(w, "matvec");
@@ -266,7 +372,7 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
         uint32_t nr = VKLLM_MAX(1u, VKLLM_MIN(cfg.nr, 8u / nc));
         uint64_t rows_per_wg = (uint64_t)(cfg.wg / cfg.nt) * nr;
         struct x8_config x8;
-        int use_x8 = x8_pick(gpu, w, nc, 0, &x8);
+        int use_x8 = x8_pick(gpu, w, nc, 0, &x8), q = 0;
         for (uint64_t r0 = 0; r0 < w->m; r0 += chunk) {
             uint64_t rows = VKLLM_MIN(chunk, w->m - r0);
             /* y: this chunk's rows of the nc columns, from the aligned offset at or before the first */
@@ -291,14 +397,15 @@ vkllm_status vkllm__op_matvec(struct vkllm__cmd *c, struct vkllm__view y, const 
                 .label = "matvec",
             };
             if (use_x8) rows_per_wg = x8_dispatch(&x8, x8.shader, x8.label, nc, 0, &d);
+            if (use_x8 && (q = use_xq(w, xq, x8.shader_q, c0, &pc.x0, &pc.x_stride, &d))) d.label = x8.label_q;
             if ((st = vkllm__dtensor_rows(w, r0, rows, "matvec", &d.bind[0]))) return st;
             if (!use_x8) set_a16(w, &d);
             vkllm__gpu_grid_1d(gpu, (rows + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
             /* the chunk's weight rows once (for all nc columns), x of the nc columns once per
-             * workgroup (every workgroup walks all of k) */
+             * workgroup (every workgroup walks all of k; quantized: 1.25 bytes an element) */
             uint64_t groups = (uint64_t)d.groups[0] * d.groups[1];
             d.cost.weight_bytes = rows * w->row_bytes;
-            d.cost.bytes_read = d.cost.weight_bytes + groups * nc * w->k * 4;
+            d.cost.bytes_read = d.cost.weight_bytes + groups * nc * (q ? w->k * 5 / 4 : w->k * 4);
             d.cost.bytes_written = (uint64_t)nc * rows * 4;
             d.cost.flops = 2ull * nc * rows * w->k;
             if ((st = vkllm__cmd_dispatch(c, &d))) return st;
@@ -353,7 +460,7 @@ vkllm_status vkllm__moe_expert_chunks(struct vkllm__gpu *gpu, const struct vkllm
  * loaded once for the tile's columns. */
 static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                               uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
-                              struct vkllm__view ids, struct vkllm__view group, uint32_t ncols) {
+                              struct vkllm__view ids, struct vkllm__view group, struct vkllm__view xq, uint32_t ncols) {
     if (group.buf && vkllm__matmul_id_applies(vkllm__cmd_gpu(c), w, n_expert, ncols, NULL)) /* prefill's GEMM */
         return vkllm__op_matmul_id(c, y, w, n_expert, x, x_div, x_stride, group, ncols);
     if (tb_id_applies(vkllm__cmd_gpu(c), w)) /* CPU devices: the repacked experts, or Q4_K / Q5_K ones as they are */
@@ -385,6 +492,7 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
     if (x.offset % 16)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_id: x offset %llu is not 16-byte aligned",
                           (unsigned long long)x.offset);
+    if ((st = xq_check(gpu, w, xq, (ncols + x_div - 1) / x_div, "matvec_id"))) return st;
     struct mv_config cfg;
     if ((st = pick_config(gpu, &cfg))) return st;
     uint32_t nr = VKLLM_MAX(1u, VKLLM_MIN(cfg.nr, 8u / nc)); /* at most 8 accumulators, as matvec */
@@ -414,8 +522,11 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
             .push_size = sizeof pc,
             .label = grouped ? "matvec_id_grouped" : "matvec_id",
         };
+        int q = 0;
         if (use_x8)
             rows_per_wg = x8_dispatch(&x8, x8.shader_id, grouped ? "matvec_id_x8_grouped" : "matvec_id_x8", nc, 0, &d);
+        if (use_x8 && (q = use_xq(w, xq, x8.shader_id_q, 0, &pc.mv.x0, &pc.mv.x_stride, &d)))
+            d.label = grouped ? "matvec_id_xq8_grouped" : "matvec_id_xq8";
         if ((st = vkllm__dtensor_rows(w, (uint64_t)e0 * m, (uint64_t)(e1 - e0) * m, "matvec_id", &d.bind[0])))
             return st;
         if (!use_x8) set_a16(w, &d);
@@ -423,7 +534,8 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
         d.groups[2] = tiles;
         uint64_t share = n_chunks == 1 ? reads : (reads * (e1 - e0) + n_expert - 1) / n_expert;
         d.cost.weight_bytes = share * m * w->row_bytes;
-        d.cost.bytes_read = d.cost.weight_bytes + (uint64_t)d.groups[0] * d.groups[1] * ncols * w->k * 4 / n_chunks;
+        d.cost.bytes_read = d.cost.weight_bytes +
+                            (uint64_t)d.groups[0] * d.groups[1] * ncols * (q ? w->k * 5 / 4 : w->k * 4) / n_chunks;
         d.cost.bytes_written = (uint64_t)ncols * m * 4 / n_chunks;
         d.cost.flops = 2ull * ncols * m * w->k / n_chunks;
         if ((st = vkllm__cmd_dispatch(c, &d))) return st;
@@ -434,14 +546,27 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
 vkllm_status vkllm__op_matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                                  uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
                                  struct vkllm__view ids, uint32_t ncols) {
-    return matvec_id(c, y, w, n_expert, x, x_div, x_stride, ids, (struct vkllm__view){0}, ncols);
+    return matvec_id(c, y, w, n_expert, x, x_div, x_stride, ids, (struct vkllm__view){0}, (struct vkllm__view){0},
+                     ncols);
+}
+
+vkllm_status vkllm__op_matvec_id_xq(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                    uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
+                                    struct vkllm__view ids, struct vkllm__view xq, uint32_t ncols) {
+    return matvec_id(c, y, w, n_expert, x, x_div, x_stride, ids, (struct vkllm__view){0}, xq, ncols);
 }
 
 vkllm_status vkllm__op_matvec_id_grouped(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                                          uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
                                          struct vkllm__view group, uint32_t ncols) {
+    return vkllm__op_matvec_id_grouped_xq(c, y, w, n_expert, x, x_div, x_stride, group, (struct vkllm__view){0}, ncols);
+}
+
+vkllm_status vkllm__op_matvec_id_grouped_xq(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                            uint32_t n_expert, struct vkllm__view x, uint32_t x_div, uint32_t x_stride,
+                                            struct vkllm__view group, struct vkllm__view xq, uint32_t ncols) {
     if (!group.buf) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_id_grouped: no grouping");
-    return matvec_id(c, y, w, n_expert, x, x_div, x_stride, (struct vkllm__view){0}, group, ncols);
+    return matvec_id(c, y, w, n_expert, x, x_div, x_stride, (struct vkllm__view){0}, group, xq, ncols);
 }
 
 /* --- matvec + SiLU (GLU) ------------------------------------------------------------------- */
@@ -455,7 +580,13 @@ int vkllm__matvec_glu_applies(const struct vkllm__gpu *gpu, const struct vkllm__
 
 vkllm_status vkllm__op_matvec_glu(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
                                   struct vkllm__view x) {
+    return vkllm__op_matvec_glu_xq(c, y, w, x, (struct vkllm__view){0});
+}
+
+vkllm_status vkllm__op_matvec_glu_xq(struct vkllm__cmd *c, struct vkllm__view y, const struct vkllm__dtensor *w,
+                                     struct vkllm__view x, struct vkllm__view xq) {
     vkllm_status st = check_w(w, "matvec_glu");
+    if (!st) st = xq_check(vkllm__cmd_gpu(c), w, xq, 1, "matvec_glu");
     if (st) return st;
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
     if (!vkllm__matvec_glu_applies(gpu, w))
@@ -493,14 +624,15 @@ vkllm_status vkllm__op_matvec_glu(struct vkllm__cmd *c, struct vkllm__view y, co
         .label = "matvec_glu",
     };
     struct x8_config x8;
-    int use_x8 = x8_pick(gpu, w, 1, 1, &x8);
+    int use_x8 = x8_pick(gpu, w, 1, 1, &x8), q = 0;
     if (use_x8) rows_per_wg = x8_dispatch(&x8, x8.shader, x8.label, 1, 1, &dp);
+    if (use_x8 && (q = use_xq(w, xq, x8.shader_q, 0, &pc.x0, &pc.x_stride, &dp))) dp.label = x8.label_q;
     if ((st = vkllm__dtensor_rows(w, 0, w->m, "matvec_glu", &dp.bind[0]))) return st;
     if (!use_x8) set_a16(w, &dp);
     vkllm__gpu_grid_1d(gpu, (m + rows_per_wg - 1) / rows_per_wg, 1, dp.groups);
     uint64_t groups = (uint64_t)dp.groups[0] * dp.groups[1];
     dp.cost.weight_bytes = w->m * w->row_bytes;
-    dp.cost.bytes_read = dp.cost.weight_bytes + groups * w->k * 4;
+    dp.cost.bytes_read = dp.cost.weight_bytes + groups * (q ? w->k * 5 / 4 : w->k * 4);
     dp.cost.bytes_written = m * 4;
     dp.cost.flops = 2ull * w->m * w->k + 4 * m; /* the products, then silu (exp, add, divide) and the product */
     return vkllm__cmd_dispatch(c, &dp);

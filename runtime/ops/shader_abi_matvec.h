@@ -25,6 +25,18 @@ struct vkllm__pc_matvec_id {
 };
 _Static_assert(sizeof(struct vkllm__pc_matvec_id) == 44, "update PC in shaders/matvec.comp");
 
+/* GLSL twin: the push_constant block PC of shaders/quantize_x8.comp (x quantized once per step for
+ * matvec_x8.comp's X_Q8 variants, whose vkllm__pc_matvec x0 and x_stride then count 160-byte groups
+ * of 4 blocks of 32 in that buffer: shaders/include/quant_x8.glsl) */
+struct vkllm__pc_quantize_x8 {
+    uint32_t nb;       /* blocks of 32 per column (k / 32) */
+    uint32_t ncols;    /* columns */
+    uint32_t x0;       /* x index of the first column's first element (a multiple of 4) */
+    uint32_t x_stride; /* x elements from one column to the next (a multiple of 4) */
+    uint32_t q_stride; /* groups from one column to the next in the quantized buffer */
+};
+_Static_assert(sizeof(struct vkllm__pc_quantize_x8) == 20, "update PC in shaders/quantize_x8.comp");
+
 /* GLSL twin: the push_constant block PC of shaders/get_rows.comp */
 struct vkllm__pc_get_rows {
     uint32_t k;         /* elements per row */
