@@ -138,9 +138,12 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL debug_cb(VkDebugUtilsMessageSeverityFlagBi
     return VK_FALSE;
 }
 
-static int has_layer(const char *name) {
+/* Whether the loader lists the layer; *n_listed: how many it lists (0 under Wine: winevulkan lists none). */
+static int has_layer(const char *name, uint32_t *n_listed) {
     uint32_t n = 0;
+    *n_listed = 0;
     if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return 0;
+    *n_listed = n;
     VkLayerProperties *p = vkllm__calloc(n, sizeof *p);
     if (!p) return 0;
     int found = 0;
@@ -149,6 +152,20 @@ static int has_layer(const char *name) {
             if (!strcmp(p[i].layerName, name)) found = 1;
     vkllm__free(p);
     return found;
+}
+
+/* Whether the environment's VK_INSTANCE_LAYERS (a list separated by ':' on POSIX, ';' on Windows)
+ * names the layer: the loader then inserts it whether or not the instance names it. */
+static int env_inserts_layer(const char *name) {
+    const char *v = getenv("VK_INSTANCE_LAYERS");
+    size_t n = strlen(name);
+    for (const char *p = v; p && *p;) {
+        size_t len = strcspn(p, ":;");
+        if (len == n && !strncmp(p, name, n)) return 1;
+        p += len;
+        if (*p) p++;
+    }
+    return 0;
 }
 
 static int has_instance_ext(const char *name) {
@@ -162,6 +179,45 @@ static int has_instance_ext(const char *name) {
             if (!strcmp(p[i].extensionName, name)) found = 1;
     vkllm__free(p);
     return found;
+}
+
+static const char validation_layer[] = "VK_LAYER_KHRONOS_validation";
+
+/* The validation layer left to the loader to insert: whether it runs in inst, as it says through
+ * VK_EXT_tooling_info (a tool with the validation purpose). UNSUPPORTED when it does not; where the
+ * question cannot be asked, a warning. */
+static vkllm_status layer_runs(VkInstance inst) {
+    PFN_vkGetPhysicalDeviceToolPropertiesEXT tools = (PFN_vkGetPhysicalDeviceToolPropertiesEXT)vkGetInstanceProcAddr(
+        inst, "vkGetPhysicalDeviceToolPropertiesEXT"); /* the layer offers it; core in Vulkan 1.3 */
+    if (!tools)
+        tools =
+            (PFN_vkGetPhysicalDeviceToolPropertiesEXT)vkGetInstanceProcAddr(inst, "vkGetPhysicalDeviceToolProperties");
+    uint32_t n_pd = 1, n = 8;
+    VkPhysicalDevice pd;
+    VkPhysicalDeviceToolProperties tp[8];
+    for (uint32_t i = 0; i < n; i++)
+        tp[i] = (VkPhysicalDeviceToolProperties){.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TOOL_PROPERTIES};
+    VkResult r = vkEnumeratePhysicalDevices(inst, &n_pd, &pd);
+    if (!tools || (r != VK_SUCCESS && r != VK_INCOMPLETE) || !n_pd ||
+        ((r = tools(pd, &n, tp)) != VK_SUCCESS && r != VK_INCOMPLETE)) {
+        vkllm__log(VKLLM_LOG_WARN,
+                   "validation: %s is left to the Vulkan loader to insert (not listed%s), and whether it runs "
+                   "cannot be asked (no VK_EXT_tooling_info)",
+                   validation_layer, env_inserts_layer(validation_layer) ? "; VK_INSTANCE_LAYERS names it" : "");
+        return VKLLM_STATUS_OK;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (tp[i].purposes & VK_TOOL_PURPOSE_VALIDATION_BIT) {
+            vkllm__log(VKLLM_LOG_INFO, "validation: %s runs, inserted by the Vulkan loader (%s)", validation_layer,
+                       tp[i].name);
+            return VKLLM_STATUS_OK;
+        }
+    return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                      "validation asked for (VKLLM_VALIDATE=1) but %s does not run: the Vulkan loader does not "
+                      "list it, and no validation tool runs in the instance. Install the layer (Debian: "
+                      "vulkan-validationlayers; Windows: the Vulkan SDK); where the loader lists no layers (Wine), "
+                      "have the host's loader insert it: VK_INSTANCE_LAYERS=%s in the host's environment",
+                      validation_layer, validation_layer);
 }
 
 /* Create an instance (a Vulkan 1.1 loader or newer). With validate, enable VK_LAYER_KHRONOS_validation with
@@ -178,6 +234,7 @@ static vkllm_status create_instance(int validate, struct vkllm__gpu *gpu, VkInst
 
     const char *layers[1];
     uint32_t n_layers = 0;
+    int inserted = 0; /* validation by a layer the loader inserts (not named here) */
     const char *exts[3];
     uint32_t n_exts = 0;
     VkInstanceCreateFlags flags = 0;
@@ -187,11 +244,22 @@ static vkllm_status create_instance(int validate, struct vkllm__gpu *gpu, VkInst
     }
     int debug_utils = 0;
     if (validate) {
-        if (!has_layer("VK_LAYER_KHRONOS_validation"))
+        /* Named when the loader lists it. Under Wine, winevulkan lists no layers and refuses an
+         * instance that names one, but the host's loader inserts the layers that the host's
+         * VK_INSTANCE_LAYERS names (docs/platforms.md; Wine hides VK_* variables from Windows
+         * programs): where the loader lists none, or VK_INSTANCE_LAYERS names it, it is left to
+         * the loader, and the instance checks that it runs (layer_runs). */
+        uint32_t n_listed;
+        if (has_layer(validation_layer, &n_listed)) {
+            layers[n_layers++] = validation_layer;
+        } else if (n_listed && !env_inserts_layer(validation_layer)) {
             return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                              "validation asked for (VKLLM_VALIDATE=1) but VK_LAYER_KHRONOS_validation "
-                              "is not installed (Debian: vulkan-validationlayers)");
-        layers[n_layers++] = "VK_LAYER_KHRONOS_validation";
+                              "validation asked for (VKLLM_VALIDATE=1) but the Vulkan loader lists no %s: "
+                              "install it (Debian: vulkan-validationlayers; Windows: the Vulkan SDK)",
+                              validation_layer);
+        } else {
+            inserted = 1;
+        }
         if (has_instance_ext(VK_EXT_DEBUG_UTILS_EXTENSION_NAME)) {
             exts[n_exts++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
             debug_utils = 1;
@@ -234,6 +302,7 @@ static vkllm_status create_instance(int validate, struct vkllm__gpu *gpu, VkInst
     VkInstance inst;
     VKLLM_VK_TRY(st, create_instance_locked(&ci, &inst), fail);
     load_instance_functions(inst);
+    if (inserted && (st = layer_runs(inst)) != VKLLM_STATUS_OK) goto fail_inst;
     *messenger = VK_NULL_HANDLE;
     if (debug_utils) {
         dbg.pNext = NULL;
