@@ -16,6 +16,9 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
+#if defined(ATTN_F16)
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
 // attn.comp - causal attention over an f16 KV cache, flash-attention style: the cache is walked in
 // blocks (tiles) of positions with an online softmax, so no score matrix larger than (rows, tile)
 // ever exists. One workgroup serves R = QT * HG "rows": QT consecutive queries times HG query heads

@@ -4,9 +4,11 @@
  * recording, and prefill batches from position 0. Every case is timed for both kernels in turn,
  * `rounds` times (interleaved, so that a noisy machine hits both alike); printed: the median and
  * the minimum over the rounds of the mean time per submit, and old/new ratios of both.
- * Built, not a test: build-dir/tests/bench_attn [rounds [new]] ("new": time attn_tb only, for
- * tuning its VKLLM_ATTN_TB_* overrides). Set VKLLM_VALIDATE=0 for timing; BENCH_ATTN_PROFILE=1
- * prints each dispatch's GPU time of the last submit of every measurement. */
+ * Built, not a test: build-dir/tests/bench_attn [rounds [new|f16]] ("new": time attn_tb only, for
+ * tuning its VKLLM_ATTN_TB_* overrides; "f16": attn.comp's walk in f32 (old) against f16
+ * arithmetic (new, VKLLM_ATTN_F16=1), both with VKLLM_ATTN_TEXEL=0). Set VKLLM_VALIDATE=0 for
+ * timing; BENCH_ATTN_PROFILE=1 prints each dispatch's GPU time of the last submit of every
+ * measurement. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,10 +48,13 @@ struct bufs {
     struct vkllm__buffer *k, *v, *q, *o, *pos, *scratch;
 };
 
-/* One recording of attention of shape s with the kernel the tuning's attn_texel = texel picks. */
+/* One recording of attention of shape s with the kernel the tuning's attn_texel = texel picks;
+ * f16 >= 0: attn.comp's walk with VKLLM_ATTN_F16 = f16 (texel 0). */
 static struct vkllm__cmd *record(struct vkllm__gpu *gpu, const struct bufs *b, const struct vkllm__attn_shape *s,
-                                 int texel) {
+                                 int texel, int f16) {
     tune(gpu, "attn_texel", texel ? "1" : "0");
+    static char on[] = "VKLLM_ATTN_F16=1", off[] = "VKLLM_ATTN_F16=0"; /* putenv: also MinGW's */
+    if (f16 >= 0) putenv(f16 ? on : off);                              /* read when the op is recorded */
     struct vkllm__cmd *c;
     CHECK(vkllm__cmd_init(gpu, &c));
     vkllm__cmd_set_profile(c, getenv("BENCH_ATTN_PROFILE") != NULL);
@@ -91,7 +96,7 @@ int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 5;
     if (rounds < 1) rounds = 1;
     if (rounds > MAX_ROUNDS) rounds = MAX_ROUNDS;
-    int only_new = argc > 2 && strcmp(argv[2], "new") == 0;
+    int only_new = argc > 2 && strcmp(argv[2], "new") == 0, f16 = argc > 2 && strcmp(argv[2], "f16") == 0;
     const uint32_t n_head = 32, n_kv = 4, dim = 64, n_ctx = 8192, n_pf_max = 512;
     struct vkllm__gpu_params gp = {.device = -1, .validate = 0};
     struct vkllm__gpu *gpu;
@@ -119,11 +124,11 @@ int main(int argc, char **argv) {
     static const uint32_t pf_n[] = {128, 512};
     struct vkllm__cmd *dec[2], *pf[2][2];
     for (int k = 0; k < 2; k++) {
-        dec[k] = record(gpu, &b, &sd, k);
+        dec[k] = record(gpu, &b, &sd, f16 ? 0 : k, f16 ? k : -1);
         for (int i = 0; i < 2; i++) {
             struct vkllm__attn_shape sp = {pf_n[i], n_head, n_kv, dim, n_ctx,    0.125f, 0,    0.0f,
                                            {0},     0,      0,    0,   {{0}, 0}, 0,      NULL, NULL};
-            pf[i][k] = record(gpu, &b, &sp, k);
+            pf[i][k] = record(gpu, &b, &sp, f16 ? 0 : k, f16 ? k : -1);
         }
     }
     struct bench_case cases[] = {
@@ -136,8 +141,9 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n_cases; i++) /* q.k and the v update, 2 flops each per element (causal) */
         cases[i].flop = cases[i].prefill < 0 ? 4.0 * n_head * dim * cases[i].len
                                              : 4.0 * n_head * dim * ((double)cases[i].len * (cases[i].len + 1) / 2);
-    printf("device: %s\nattention, %u heads, %u kv heads, dim %u, n_ctx %u; %d rounds, kernels interleaved\n",
-           vkllm__gpu_info(gpu)->name, n_head, n_kv, dim, n_ctx, rounds);
+    printf("device: %s\nattention, %u heads, %u kv heads, dim %u, n_ctx %u; %d rounds, kernels interleaved%s\n",
+           vkllm__gpu_info(gpu)->name, n_head, n_kv, dim, n_ctx, rounds,
+           f16 ? "; old: attn.comp f32, new: attn.comp f16 arithmetic" : "; old: attn.comp, new: attn_tb");
     for (int r = 0; r < rounds; r++)
         for (int i = 0; i < n_cases; i++)
             for (int k = 0; k < 2; k++) {

@@ -19,6 +19,8 @@
  * PAGED cases: the cache is a pool of blocks of VKLLM__KV_BLOCK positions, a few more than the
  * context needs, handed out by a block table backwards from the pool's end (no position in its
  * own row); the expectations are the same, at each position's row in the pool. */
+#include <stdlib.h>
+
 #include "check_impl.h"
 
 static void set_pos(struct chk *k, struct vkllm__buffer *b, uint32_t pos0) { vkllm__chk_upload(k, b, &pos0, 4); }
@@ -333,6 +335,15 @@ static int expect_tb(struct chk *k) {
            (uint64_t)c->n_ctx * c->heads_kv * c->head_dim / 8 <= bl->max_texels;
 }
 
+/* Whether attn.comp's walk should run in f16 arithmetic (attn_split_h16_*, attn_split_sg_h16_*):
+ * as ops_attn.c's walk_f16, shaderFloat16 offered and VKLLM_ATTN_F16=1. */
+static int expect_h16(struct chk *k) {
+    const struct vkllm_device_info *d = vkllm__gpu_info(k->gpu);
+    const char *e = getenv("VKLLM_ATTN_F16");
+    if (!d->fp16_arith) return 0;
+    return e && !strcmp(e, "1");
+}
+
 /* The attention buffers of a case. */
 struct attn_bufs {
     struct vkllm__buffer *q, *k, *v, *o, *pos, *scratch;
@@ -446,6 +457,22 @@ void vkllm__chk_attention(struct chk *k) {
      * f16. The reference takes q rounded as the kernel stages it; the probabilities' rounding
      * moves an output by up to 2^-11 of the largest |v| it weighs (here |v| <= 1): bound 1e-3 */
     int cm = vkllm__attention_uses_coopmat(k->gpu, &sh);
+    /* the texel kernel: f16, or q8_0 K and V with whole blocks per head and the scales' end a
+     * whole texel */
+    int want_tb = expect_tb(k) && kq == vq &&
+                  (!kq || (c->head_dim % 32 == 0 &&
+                           (uint64_t)rows * ((c->flags & VKLLM__CASE_PARTS) ? kvw / 2 : kvw) / 32 % 4 == 0));
+    /* the walk in f16 arithmetic: q (scaled) in f16 as the kernel rounds it, which the reference
+     * takes; each quad of q.k summed in f16, the step's B = 4 products p v per output value in f16
+     * (then added in f32), the softmax in f32. P V: the probabilities (<= 1) rounded and the 4
+     * products summed in f16 err by at most ~5 ulp of f16 (5 * 2^-11) of sum p |v| a step, so an
+     * output by at most 5 * 2^-11 * max |v| = 2.4e-3 here (|v| <= 1), at any depth (the sums are
+     * f32 across steps); typically far less, the errors being of both signs. q.k: a quad's 4 products
+     * and 3 sums rounded, each within 2^-12 relative, as independent errors: a score's error has
+     * a standard deviation of about 2^-12 / sqrt(3) * sqrt(7 d / 4) * rms(q k) = 2.4e-4 here (q
+     * scaled by 1 / sqrt(d): independent of the head size), which moves an output by at most
+     * about twice that times max |v - o|. Bound: 3e-3 (the largest seen: see the commit). */
+    int h16 = !cm && !want_tb && expect_h16(k);
     if ((c->flags & VKLLM__CASE_COOPMAT) && !cm) {
         k->r->skipped = 1;
         vkllm__chk_fail(k, "no cooperative matrices here (VK_KHR_cooperative_matrix with a 16x16x16 f16 x f16 -> f32 "
@@ -453,11 +480,11 @@ void vkllm__chk_attention(struct chk *k) {
         return;
     }
     float *qr = q;
-    if (cm) {
+    if (cm || h16) {
         qr = vkllm__chk_floats(k, nq, 0);
         if (k->st) return;
         for (uint64_t i = 0; i < nq; i++) qr[i] = vkllm__f16_to_f32(vkllm__f32_to_f16(q[i] * sh.scale));
-        k->r->bound = 1e-3;
+        k->r->bound = cm ? 1e-3 : 3e-3;
     }
     uint64_t scratch = vkllm__attention_scratch_bytes(k->gpu, &sh);
     struct attn_bufs b = {vkllm__chk_buf(k, nq * 4, q),    vkllm__chk_buf(k, kbytes, NULL),
@@ -487,10 +514,6 @@ void vkllm__chk_attention(struct chk *k) {
     RECORD(k, cmd,
            vkllm__op_attention(cmd, vkllm__view_of(b.o), vkllm__view_of(b.q), vkllm__view_of(b.k), vkllm__view_of(b.v),
                                vkllm__view_of(b.pos), sv, &sh));
-    /* the texel kernel: f16, or q8_0 K and V with whole blocks per head and the scales' end a
-     * whole texel */
-    int want_tb = expect_tb(k) && kq == vq &&
-                  (!kq || (c->head_dim % 32 == 0 && (uint64_t)rows * (pimg ? pw : kvw) / 32 % 4 == 0));
     for (uint32_t s = 0; s < c->n_pos && !k->st; s++) {
         uint32_t p0 = c->pos[s];
         if ((uint64_t)p0 + c->n > c->n_ctx) {
@@ -525,10 +548,12 @@ void vkllm__chk_attention(struct chk *k) {
         if (s == 0 && k->r->dispatches) {
             int got_tb = !strncmp(k->r->kernel, "attn_tb", 7);
             if (got_tb != want_tb) vkllm__chk_fail(k, "ran %s, want %s", k->r->kernel, want_tb ? "attn_tb" : "attn");
+            if ((strstr(k->r->kernel, "_h16_") != NULL) != h16)
+                vkllm__chk_fail(k, "ran %s, want %s arithmetic", k->r->kernel, h16 ? "f16" : "f32");
         }
         for (uint32_t i = 0; i < c->n; i++) {
             vkllm__ref_attention(ref, qr + (uint64_t)i * qw, kf, vf, att, c->heads, c->heads_kv, c->head_dim,
-                                 p0 + i + 1, cm ? 1.0f : sh.scale, c->window, c->softcap, sinks);
+                                 p0 + i + 1, cm || h16 ? 1.0f : sh.scale, c->window, c->softcap, sinks);
             struct chk_stats st;
             vkllm__chk_compare(got + (uint64_t)i * qw, ref, qw, &st);
             vkllm__chk_fold(k, &st);

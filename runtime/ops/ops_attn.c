@@ -563,18 +563,36 @@ static void attn_cost(const struct vkllm__attn_shape *s, const struct attn_plan 
     r->flops_per_split = rows * (2 * HD + 3);
 }
 
+/* f16 arithmetic in the walk (attn_split_h16_*, attn_split_sg_h16_*: attn_decode.glsl's ATTN_F16,
+ * q.k per quad and the step's P V in f16, promoted to f32; the softmax and the output f32): only
+ * with VKLLM_ATTN_F16=1, where the device offers shaderFloat16. Off by default: ACO already
+ * feeds f16 K/V to f32 FMAs (v_fma_mix), so RADV's estimate gains only 4-10% on RDNA2/3, the f16
+ * q.k sums double the end-to-end logit error on stories260K (1.6e-2 -> 3.4e-2 against the f64
+ * reference, past logits' 2e-2 bar), and lavapipe runs it 10-24% slower. scripts/gpu-check.sh
+ * times both on a lent GPU (docs/gpu.md). */
+static int walk_f16(const struct vkllm_device_info *d) {
+    const char *e = getenv("VKLLM_ATTN_F16");
+    if (!d || !d->fp16_arith) return 0;
+    return e && !strcmp(e, "1");
+}
+
 /* attn.comp's variant for the caches' types: by cooperative matrices (cm 1, emulated 2), else
- * the walk (attn_decode.glsl), its partial scores added by subgroup operations (sg) or not. */
-static enum vkllm__shader_id attn_shader(const struct vkllm__attn_shape *s, int cm, int sg) {
+ * the walk (attn_decode.glsl), its partial scores added by subgroup operations (sg) or not, in
+ * f16 arithmetic (h16) or f32. */
+static enum vkllm__shader_id attn_shader(const struct vkllm__attn_shape *s, int cm, int sg, int h16) {
     int i = (s->k_q8 ? 1 : 0) + (s->v_q8 ? 2 : 0);
     if (cm == 2) return s->k_q8 ? VKLLM__SHADER_ATTN_CM_EMU_Q8 : VKLLM__SHADER_ATTN_CM_EMU_F16;
-    static const enum vkllm__shader_id ids[3][4] = {
+    static const enum vkllm__shader_id ids[5][4] = {
         {VKLLM__SHADER_ATTN_SPLIT_F16, VKLLM__SHADER_ATTN_SPLIT_KQ8, VKLLM__SHADER_ATTN_SPLIT_VQ8,
          VKLLM__SHADER_ATTN_SPLIT_Q8},
         {VKLLM__SHADER_ATTN_SPLIT_SG_F16, VKLLM__SHADER_ATTN_SPLIT_SG_KQ8, VKLLM__SHADER_ATTN_SPLIT_SG_VQ8,
          VKLLM__SHADER_ATTN_SPLIT_SG_Q8},
+        {VKLLM__SHADER_ATTN_SPLIT_H16_F16, VKLLM__SHADER_ATTN_SPLIT_H16_KQ8, VKLLM__SHADER_ATTN_SPLIT_H16_VQ8,
+         VKLLM__SHADER_ATTN_SPLIT_H16_Q8},
+        {VKLLM__SHADER_ATTN_SPLIT_SG_H16_F16, VKLLM__SHADER_ATTN_SPLIT_SG_H16_KQ8, VKLLM__SHADER_ATTN_SPLIT_SG_H16_VQ8,
+         VKLLM__SHADER_ATTN_SPLIT_SG_H16_Q8},
         {VKLLM__SHADER_ATTN_CM_F16, VKLLM__SHADER_ATTN_CM_KQ8, VKLLM__SHADER_ATTN_CM_VQ8, VKLLM__SHADER_ATTN_CM_Q8}};
-    return ids[cm ? 2 : sg ? 1 : 0][i];
+    return ids[cm ? 4 : (h16 ? 2 : 0) + (sg ? 1 : 0)][i];
 }
 
 static vkllm_status attn_check_views(const struct vkllm__attn_shape *s, uint32_t part_heads, struct vkllm__view o,
@@ -678,7 +696,7 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     for (uint32_t i = 0; i < parts; i++) {
         pc.kv_h0 = i * part.n_head_kv;
         struct vkllm__dispatch d = {
-            .shader = attn_shader(s, cm, pl.sg),
+            .shader = attn_shader(s, cm, pl.sg, !cm && walk_f16(vkllm__gpu_info(gpu))),
             .subgroup = pl.sg ? pl.sgreq : 0,
             .n_spec = 8,
             .spec = {pl.wg, s->head_dim, pl.qt, pl.hg, pl.npt, pl.rs, pl.rpt, pl.tpr},

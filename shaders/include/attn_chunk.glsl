@@ -29,6 +29,42 @@ const bool F16_VEC = HD % 8u == 0u;  // f16 head rows of whole 16-byte words
         hi = 8u * (j) + 4u < HD ? q8_unpack(BUF[e_ / 4u + 1u], uintBitsToFloat(BUF[s_ + (e_ + 4u) / 32u])) : vec4(0.0); \
     }
 
+#if defined(ATTN_F16)
+// ATTN_F16: the same chunks as f16 vectors for f16 arithmetic. An f16 cache's words are its
+// halves as they are (no conversion); a q8_0 cache's values are made in f32 (quant times scale,
+// as above) and rounded to f16 once, so a small block's scale never goes subnormal in f16.
+#define F16_CHUNK_H(BUF, BUF4, hr, j, lo, hi)                                                          \
+    {                                                                                            \
+        uint b_ = (hr) * (HD / 2u) + 4u * (j);                                                   \
+        uvec4 u_;                                                                                \
+        if (F16_VEC) u_ = BUF4[b_ / 4u];                                                           \
+        else u_ = uvec4(BUF[b_], 4u * (j) + 1u < HD / 2u ? BUF[b_ + 1u] : 0u,                        \
+                        4u * (j) + 2u < HD / 2u ? BUF[b_ + 2u] : 0u, 4u * (j) + 3u < HD / 2u ? BUF[b_ + 3u] : 0u); \
+        lo = f16vec4(unpackFloat2x16(u_.x), unpackFloat2x16(u_.y));                              \
+        hi = f16vec4(unpackFloat2x16(u_.z), unpackFloat2x16(u_.w));                              \
+    }
+#define Q8_CHUNK_H(BUF, hr, j, lo, hi)                                                               \
+    {                                                                                            \
+        vec4 l_, h_;                                                                             \
+        Q8_CHUNK(BUF, hr, j, l_, h_)                                                             \
+        lo = f16vec4(l_);                                                                        \
+        hi = f16vec4(h_);                                                                        \
+    }
+void k_chunk_h(uint hr, uint j, out f16vec4 lo, out f16vec4 hi) {
+#ifdef K_Q8
+    Q8_CHUNK_H(kc, hr, j, lo, hi)
+#else
+    F16_CHUNK_H(kc, kc4, hr, j, lo, hi)
+#endif
+}
+void v_chunk_h(uint hr, uint j, out f16vec4 lo, out f16vec4 hi) {
+#ifdef V_Q8
+    Q8_CHUNK_H(vc, hr, j, lo, hi)
+#else
+    F16_CHUNK_H(vc, vc4, hr, j, lo, hi)
+#endif
+}
+#else
 void k_chunk(uint hr, uint j, out vec4 lo, out vec4 hi) {
 #ifdef K_Q8
     Q8_CHUNK(kc, hr, j, lo, hi)
@@ -43,5 +79,6 @@ void v_chunk(uint hr, uint j, out vec4 lo, out vec4 hi) {
     F16_CHUNK(vc, vc4, hr, j, lo, hi)
 #endif
 }
+#endif
 
 #endif

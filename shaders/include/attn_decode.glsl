@@ -27,6 +27,13 @@
 #include "attn_chunk.glsl"
 
 const uint CPL = (HC + DS - 1u) / DS; // chunks per lane
+#if defined(ATTN_F16) // the queries in f16 (see the header)
+#define QVEC f16vec4
+#define QFLOAT float16_t
+#else
+#define QVEC vec4
+#define QFLOAT float
+#endif
 const uint RB = R * B;                // (row, position) scores of a key group's step
 #if !defined(ATTN_SG)
 shared float ps_sh[DS > 1u ? WG * RB : 1u]; // DS > 1: the lanes' partial scores [lane][r][b]
@@ -47,7 +54,8 @@ void main() {
     uint start = first + split * slen, end = min(start + slen, len);
     if (start >= end) return; // uniform: a split past the span's end
     uint rlim[R], rfirst[R]; // each row's positions: rfirst .. rlim-1 (none past the last query)
-    vec4 qv[R * 2u * CPL], acc[R * 2u * CPL];
+    QVEC qv[R * 2u * CPL];
+    vec4 acc[R * 2u * CPL];
     [[unroll]] for (uint r = 0u; r < R; r++) {
         uint qi = q_base + r / HG, qb = (min(qi, p.n - 1u) * p.n_head + h_base + r % HG) * HD;
         rlim[r] = qi < p.n ? min(pos0 + qi + 1u, p.n_ctx) : 0u;
@@ -55,7 +63,7 @@ void main() {
         [[unroll]] for (uint c = 0u; c < CPL; c++) {
             uint d0 = 8u * (ds + c * DS);
             [[unroll]] for (uint i = 0u; i < 8u; i++) {
-                float v = d0 + i < HD ? q[qb + d0 + i] * p.scale : 0.0;
+                QFLOAT v = QFLOAT(d0 + i < HD ? q[qb + d0 + i] * p.scale : 0.0);
                 if (i < 4u) qv[(r * CPL + c) * 2u][i] = v;
                 else qv[(r * CPL + c) * 2u + 1u][i - 4u] = v;
             }
@@ -80,10 +88,23 @@ void main() {
             uint j = ds + c * DS;
             if (HC % DS == 0u || j < HC) {
                 [[unroll]] for (uint b = 0u; b < B; b++) {
+#if defined(ATTN_F16) // the chunk's dot as two f16 sums of 4 products (packed pairs), promoted to f32
+                    f16vec4 lo, hi;
+                    k_chunk_h(hr[b], j, lo, hi);
+                    [[unroll]] for (uint r = 0u; r < R; r++) {
+                        f16vec4 a = qv[(r * CPL + c) * 2u], e = qv[(r * CPL + c) * 2u + 1u];
+                        f16vec2 t2 = a.xy * lo.xy;
+                        t2 = fma(a.zw, lo.zw, t2);
+                        t2 = fma(e.xy, hi.xy, t2);
+                        t2 = fma(e.zw, hi.zw, t2);
+                        s[r * B + b] += float(t2.x) + float(t2.y);
+                    }
+#else
                     vec4 lo, hi;
                     k_chunk(hr[b], j, lo, hi);
                     [[unroll]] for (uint r = 0u; r < R; r++)
                         s[r * B + b] += dot(qv[(r * CPL + c) * 2u], lo) + dot(qv[(r * CPL + c) * 2u + 1u], hi);
+#endif
                 }
             }
         }
@@ -142,6 +163,23 @@ void main() {
         [[unroll]] for (uint c = 0u; c < CPL; c++) {
             uint j = ds + c * DS;
             if (HC % DS == 0u || j < HC) {
+#if defined(ATTN_F16) // the step's B products per row in f16 (probabilities <= 1), added to the f32 output
+                f16vec4 t[R * 2u];
+                [[unroll]] for (uint r = 0u; r < R; r++) t[2u * r] = t[2u * r + 1u] = f16vec4(0.0);
+                [[unroll]] for (uint b = 0u; b < B; b++) {
+                    f16vec4 lo, hi;
+                    v_chunk_h(hr[b], j, lo, hi);
+                    [[unroll]] for (uint r = 0u; r < R; r++) {
+                        f16vec4 w = f16vec4(float16_t(s[r * B + b]));
+                        t[2u * r] = fma(w, lo, t[2u * r]);
+                        t[2u * r + 1u] = fma(w, hi, t[2u * r + 1u]);
+                    }
+                }
+                [[unroll]] for (uint r = 0u; r < R; r++) {
+                    acc[(r * CPL + c) * 2u] += vec4(t[2u * r]);
+                    acc[(r * CPL + c) * 2u + 1u] += vec4(t[2u * r + 1u]);
+                }
+#else
                 [[unroll]] for (uint b = 0u; b < B; b++) {
                     vec4 lo, hi;
                     v_chunk(hr[b], j, lo, hi);
@@ -151,6 +189,7 @@ void main() {
                         acc[(r * CPL + c) * 2u + 1u] = fma(vec4(w), hi, acc[(r * CPL + c) * 2u + 1u]);
                     }
                 }
+#endif
             }
         }
     }
