@@ -24,10 +24,16 @@
 #   7. the Q4_K file's decode with matvec_x8 as by default, everywhere and nowhere
 #      (VKLLM_MATVEC_X8=-1, 1, 0), then with 1, 2 and 4 weight rows per invocation
 #      (VKLLM_MATVEC_NR), twice each, alternating, into profile.md
+#      and with matvec_x8 everywhere, its x quantized once per step or per workgroup
+#      (VKLLM_MATVEC_XQ=1, 0)
 #   8. the Q4_K file's prefill with the tiled matmul's cooperative matrices, scalar f16 tiles and
 #      f32 tiles (VKLLM_MATMUL_COOPMAT=1; =0; VKLLM_MATMUL_F16=0), twice each, alternating, into
 #      profile.md (cooperative matrices only where the device has them, else the f16 tiles again)
-#   9. the device tests (validation on), while the time budget lasts
+#   9. decode of the Q4_K_M file at depth 0 and DEPTH (4096; --size small: 256): vkllm with its
+#      attention in f32 and in f16 arithmetic (VKLLM_ATTN_F16=0, 1), and llama.cpp's Vulkan backend
+#      after a prompt of 1 and of DEPTH tokens, with and without flash attention (-fa 1, 0), into
+#      profile.md: issue 37's bar (decode at depth 0 and 4096 at least ggml-vulkan's)
+#  10. the device tests (validation on), while the time budget lasts
 # then summary.md: the device, pass/fail of each step, logits error, tokens/s of vkllm and the
 # peer side by side and as a fraction of the card's bandwidth (--peak-gbps, or known cards').
 # Files in OUT (at most 8: what the device tool returns): summary.md devices.json selftest.json
@@ -138,8 +144,8 @@ else
   size=${size:-small}
 fi
 case $size in
-  full) PP=512 TG=128 REPS=3 PRESET=tinyllama-1.1b ;;
-  small) PP=64 TG=16 REPS=1 PRESET=small ;;
+  full) PP=512 TG=128 REPS=3 PRESET=tinyllama-1.1b DEPTH=4096 ;;
+  small) PP=64 TG=16 REPS=1 PRESET=small DEPTH=256 ;;
   *) echo "gpu-check: --size small or full" >&2; exit 2 ;;
 esac
 export VKLLM_TEST_MODELS="$MODELS" VKLLM_TEST_DATA="$root/tests/data"
@@ -196,8 +202,8 @@ compare() {
   [ $mode = local ] || set -- "$@" "$@"
   cmp_p=0 cmp_n=$TG; [ "$cmp_kind" = pp ] && cmp_p=$PP cmp_n=0
   for v in "$@"; do
-    step "${cmp_name}_$(echo "$v" | tr = _)" \
-      sh -c 'echo "$4: $(env "$4" "$0" bench -m "$1" -p "$2" -n "$3" -r "$5" 2>&1 | grep "$6:")" >> "$7"' \
+    step "${cmp_name}_$(echo "$v" | tr '= ' '__')" \
+      sh -c 'echo "$4: $(env $4 "$0" bench -m "$1" -p "$2" -n "$3" -r "$5" 2>&1 | grep "$6:")" >> "$7"' \
       "$bin/vkllm" "$q4" "$cmp_p" "$cmp_n" "$cmp_pre$v" "$REPS" "$cmp_kind" "$out/profile.md"
   done
 }
@@ -207,6 +213,12 @@ compare() {
 # it says)
 echo "## $(basename "$q4"): decode, VKLLM_MATVEC_X8 default (-1), everywhere (1), nowhere (0), alternating" >> "$out/profile.md"
 compare decode_x8 tg VKLLM_MATVEC_X8= -1 1 0
+
+# decode of the Q4_K file with matvec_x8 everywhere, its x quantized once per step into a buffer
+# (VKLLM_MATVEC_XQ=1, the default) or by every workgroup into shared memory (0): one dependent
+# dispatch per activation against x read as f32 by every workgroup
+echo "## $(basename "$q4"): decode, VKLLM_MATVEC_X8=1 with VKLLM_MATVEC_XQ 1, 0 (x quantized once per step / per workgroup), alternating" >> "$out/profile.md"
+compare decode_xq tg "VKLLM_MATVEC_X8=1 VKLLM_MATVEC_XQ=" 1 0
 
 # decode of the Q4_K file with 1, 2 (the default) and 4 weight rows per invocation: the input for
 # choosing rows per workgroup per vendor (docs/gpu.md), which nothing here can measure
@@ -218,6 +230,24 @@ compare decode_nr tg VKLLM_MATVEC_NR= 1 2 4
 # tiles: which is faster on this GPU (lavapipe: the matvec path unless forced, no coopmat)
 echo "## $(basename "$q4"): prefill, VKLLM_MATMUL_COOPMAT=1 (cooperative matrices), VKLLM_MATMUL_COOPMAT=0 (f16 tiles), VKLLM_MATMUL_F16=0 (f32 tiles), alternating" >> "$out/profile.md"
 compare prefill pp VKLLM_MATMUL_ COOPMAT=1 COOPMAT=0 F16=0
+
+# decode at depth 0 and DEPTH on the Q4_K_M file: vkllm's attention walk in f32 and in f16
+# arithmetic (VKLLM_ATTN_F16; f16 is off by default, see docs/gpu.md), and llama.cpp's decode after
+# a prompt of 1 and of DEPTH tokens (its depth), with flash attention and without
+echo "## $(basename "$q4m"): decode at depth 0 and $DEPTH, vkllm (VKLLM_ATTN_F16=0, 1) and llama.cpp (-fa 1, 0)" >> "$out/profile.md"
+for v in 0 1; do
+  step "depth_attn_f16_$v" sh -c 'echo "VKLLM_ATTN_F16=$4:" >> "$6"; VKLLM_ATTN_F16=$4 "$0" bench -m "$1" -p 0 -n "$2" -d "0,$3" -r "$5" -o md >> "$6"' \
+    "$bin/vkllm" "$q4m" $TG $DEPTH $v $REPS "$out/profile.md"
+done
+if [ -n "$peer" ]; then
+  for fa in 1 0; do
+    for d in 1 $DEPTH; do
+      step "depth_peer_fa${fa}_$d" sh -c '"$0" "$1" -p "$2" -n "$3" -r "$4" -fa "$5" > "$6" &&
+        python3 -c "import json,statistics,sys; j=json.load(open(sys.argv[1])); print(\"llama.cpp -fa %s, decode after %s prompt tokens: %.2f t/s (median of %s)\" % (sys.argv[2], sys.argv[3], statistics.median(j[\"decode_tok_s\"]), j[\"decode_tok_s\"]))" "$6" "$5" "$2" >> "$7"' \
+        "$peer" "$q4m" $d $TG $REPS $fa "$work/depth-peer-$fa-$d.json" "$out/profile.md"
+    done
+  done
+fi
 
 # the device tests, with validation on, while the budget lasts
 [ $mode = local ] && TESTS="test_vk test_forward_random:stories"
