@@ -121,7 +121,7 @@ if [ -n "$layer" ]; then
   printf '%s\n' "khronos_validation.debug_action = VK_DBG_LAYER_ACTION_LOG_MSG" \
     "khronos_validation.report_flags = info,warn,perf,error" "khronos_validation.log_filename = $vlog" \
     "khronos_validation.enables = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT" > "$vset"
-  (export VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation VK_LAYER_SETTINGS_PATH="$vset"
+  (export VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation VK_LAYER_SETTINGS_PATH="$vset" VKLLM_VALIDATE=1
    on_win selftest --defaults) > "$build/lane-windows.selftest.log" 2>&1 || rc=1
 else
   echo "lane windows: note: no Khronos validation layer on the host (vulkan-validationlayers): the selftest ran without it" >> "$notes"

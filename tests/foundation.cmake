@@ -9,6 +9,10 @@ if(NOT VKLLM_SANITIZE)
   vkllm_add_script_test(NAME test_cli_devices_full LABELS gpu full
     COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_devices.py $<TARGET_FILE:vkllm>)
 endif()
+# VKLLM_VALIDATE=1 with the validation layer listed or not, named in VK_INSTANCE_LAYERS or not
+# (runtime/vk/device.c; under Wine the loader lists no layer and the host's loader inserts it).
+vkllm_add_script_test(NAME test_validate_env LABELS gpu
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_validate_env.sh $<TARGET_FILE:vkllm>)
 if(NOT VKLLM_SANITIZE)
   # An installed vkllm is usable through find_package(vkllm) and pkg-config.
   vkllm_add_script_test(NAME test_install LABELS gpu
