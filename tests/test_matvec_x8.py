@@ -8,7 +8,9 @@ scalar reference:
   `vkllm bench --profile` names matvec_x8dp;
 - the default leaves it off where the dot product is not accelerated (lavapipe's is not): the
   logits of x in f32;
-- the instruction and the integer arithmetic without it (VKLLM_MATVEC_X8=2) give the same bits;
+- the instruction and the integer arithmetic without it (VKLLM_MATVEC_X8=2) give the same bits, and
+  so do x quantized once per step (quantize_x8 + matvec_xq8*, the default) and by every workgroup
+  (VKLLM_MATVEC_XQ=0);
 - x in int8 (q8_1 as ggml's: one scale per 32) costs accuracy, and no more than that: logits
   within 0.1 of the reference (they are about 3) and the reference's argmax wherever its lead
   over the second is more than 0.05;
@@ -28,6 +30,7 @@ def check(c, what):
 def run(args, env=None, timeout=300):
     e = dict(os.environ)
     e.pop("VKLLM_MATVEC_X8", None)
+    e.pop("VKLLM_MATVEC_XQ", None)
     e.update(env or {})
     r = subprocess.run([VKLLM] + args, capture_output=True, text=True, env=e, timeout=timeout)
     check(r.returncode == 0, "%s exits 0: %s" % (" ".join(args[:1]), r.stderr[-600:]))
@@ -65,9 +68,17 @@ with tempfile.TemporaryDirectory() as tmp:
         worst_f32 = max([abs(l1 - l2) for a, c in zip(f32, ref) for (i1, l1), (i2, l2) in zip(a["top"], c["top"])
                          if i1 == i2], default=1.0)
         print("%s: max |logit - reference|: x in int8 %.2e, x in f32 %.2e" % (t, worst, worst_f32))
+        wg = logits(dict(gpu, VKLLM_MATVEC_X8="1", VKLLM_MATVEC_XQ="0"))
+        check(x8 and x8 == wg, "%s: x quantized once per step and by every workgroup give the same bits" % t)
         if t == "q4_K":
             prof = run(["bench", "-m", path, "-p", "8", "-n", "4", "-r", "1", "--profile"], dict(gpu, VKLLM_MATVEC_X8="1"))
-            check("matvec_x8dp" in prof, "bench --profile names the kernel (matvec_x8dp)")
+            check("matvec_x8dp" in prof, "bench --profile names the prefill's kernel (matvec_x8dp)")
+            check("matvec_xq8dp" in prof and "quantize_x8" in prof,
+                  "bench --profile names decode's kernels (quantize_x8, then matvec_xq8dp)")
+            prof = run(["bench", "-m", path, "-p", "0", "-n", "4", "-r", "1", "--profile"],
+                       dict(gpu, VKLLM_MATVEC_X8="1", VKLLM_MATVEC_XQ="0"))
+            check("matvec_x8dp" in prof and "quantize_x8" not in prof,
+                  "VKLLM_MATVEC_XQ=0: decode quantizes in the workgroups (matvec_x8dp, no quantize_x8)")
 for p in ([] if QUICK else ["amd-rdna3"]):  # wave64: 64-lane row groups where lavapipe runs 8
     out = run(["selftest", "--op", "matvec,matvec_glu", "--defaults", "--validate", "--json"],
               {"VKLLM_DEVICE_PROFILE": p, "VKLLM_MATVEC_X8": "1"})

@@ -186,6 +186,8 @@ static void x8_cases(int full, struct vkllm__case_list *l) {
         addv(l, (c.n = 3, c), "%s", "matvec_texel=0,matvec_x8=1");
         addv(l, (c.n = 1, c.rows = 100, c), "%s", "matvec_texel=0,matvec_x8=1,matvec_wg=64,matvec_nr=3");
         addv(l, (c.n = 3, c.rows = 65, c.cols = 5632, c), "%s", "matvec_texel=0,matvec_x8=1");
+        /* 3 blocks of 32 a row: x quantized once per step pads its last group of 4 blocks */
+        if (type == VKLLM__TYPE_Q5_0) addv(l, (c.n = 3, c.rows = 33, c.cols = 96, c), "%s", "matvec_texel=0,matvec_x8=1");
     }
 }
 
