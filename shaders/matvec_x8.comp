@@ -32,7 +32,9 @@
 // 16-byte header word holds d, dmin and the 6-bit scales): neighbouring lanes read neighbouring
 // 16-byte words; or a quarter of a Q6_K half (realigned words of its low and high bits).
 // Rows past m are clamped (computed, not stored). NC columns (batched decode) share each weight
-// item; every column's arithmetic is the one-column dispatch's, so its bits do not depend on NC.
+// item; every column's arithmetic is the one-column dispatch's, so its bits do not depend on NC:
+// KC, which decides each lane's items where k > KC, must then be the same for every NC (the
+// runtime's x8_pick sizes it for 8 columns, a multiple of 32 NT where it fits).
 // GLU = 1: W is gate's m rows over up's, the output silu(gate) * up (as matvec.comp's GLU).
 #if defined(DOT_HW)
 #extension GL_EXT_spirv_intrinsics : require
