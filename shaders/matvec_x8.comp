@@ -33,8 +33,8 @@
 // 16-byte words; or a quarter of a Q6_K half (realigned words of its low and high bits).
 // Rows past m are clamped (computed, not stored). NC columns (batched decode) share each weight
 // item; every column's arithmetic is the one-column dispatch's, so its bits do not depend on NC:
-// KC, which decides each lane's items where k > KC, must then be the same for every NC (the
-// runtime's x8_pick sizes it for 8 columns, a multiple of 32 NT where it fits).
+// lane t sums the row's items t, t + NT, t + 2 NT, ... in that order whatever KC (which the
+// runtime sizes by NC) cuts k into: each chunk's loop starts at the lane's first item in it.
 // GLU = 1: W is gate's m rows over up's, the output silu(gate) * up (as matvec.comp's GLU).
 #if defined(DOT_HW)
 #extension GL_EXT_spirv_intrinsics : require
@@ -304,7 +304,8 @@ void main() {
         load_x(c0, kc);
         barrier();
 #endif
-        for (uint it = lane; it < items; it += NT) {
+        // the lane's items continue from the previous chunk's (c0 / 32 need not be a multiple of NT)
+        for (uint it = (lane + NT - (c0 / 32u) % NT) % NT; it < items; it += NT) {
             uint g = c0 / 32u + it;
             [[unroll]] for (uint c = 0u; c < NC; c++) {
 #if defined(X_Q8)

@@ -175,15 +175,10 @@ static int x8_pick(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint3
     if (x.wg % x.nt || x.wg > d->max_workgroup_invocations || (x.subgroup && x.wg % x.subgroup)) return 0;
     uint32_t nr = tu->matvec_nr ? (uint32_t)VKLLM_MIN((unsigned long)tu->matvec_nr, 8ul) : 2;
     x.nr = VKLLM_MAX(1u, VKLLM_MIN(nr, 16u / (nc * (glu ? 2u : 1u))));
-    /* KC: quants (1 byte) and the block's (d, s) (8 bytes per 32) of MATVEC_MAX_COLS columns, and
-     * the 32 bytes of padding between the quants' two planes, whatever nc is: lane t sums the
-     * chunk's items t, t + NT, ... in turn, so a KC that depended on nc (it did: 12800 elements
-     * for one column, 1536 for 8) gave each lane other items where k > KC and KC / 32 is not a
-     * multiple of NT (k = 4096, NT = 32: 5, 7 or 8 columns) and batched columns other bits than
-     * one. A multiple of 32 NT where it fits (1024 elements with NT = 32) keeps every lane's items
-     * those of one chunk of all of k (lane t: items t mod NT, in order). */
-    uint64_t budget = VKLLM_MIN(d->max_shared_memory, 16384u) - 32, kc = budget * 32 / (40ull * MATVEC_MAX_COLS);
-    kc = kc >= 32ull * x.nt ? kc / (32ull * x.nt) * (32ull * x.nt) : kc / 256 * 256;
+    /* KC: quants (1 byte) and the block's (d, s) (8 bytes per 32) of nc columns, and the 32 bytes
+     * of padding between the quants' two planes. Any KC gives the same bits: each lane takes the
+     * items of k congruent to it modulo NT, in order, however k is cut into chunks. */
+    uint64_t budget = VKLLM_MIN(d->max_shared_memory, 16384u) - 32, kc = budget * 32 / (40ull * nc) / 256 * 256;
     kc = VKLLM_MIN(kc, (w->k + 255) / 256 * 256);
     if (kc < 256) return 0;
     x.kc = (uint32_t)kc;
