@@ -86,6 +86,7 @@ struct serve_req {
                          set before serve_api_parse_prompt) */
     int index;        /* its choice: prompt_index * n + its number among the n */
     int stream, include_usage;
+    int kv_waited;       /* the engine put its admission off for want of KV blocks (counted once) */
     char *echo;          /* completions' echo: the prompt's text, which the reply starts with */
     char *prompt;        /* the prompt text (chat: rendered with the template; "" for token ids) */
     int32_t *prompt_ids; /* a token-id prompt (gp.prompt_tokens points here) */

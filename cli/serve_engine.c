@@ -290,7 +290,7 @@ void serve_engine_metrics(struct serve_engine *e, struct serve_buf *o, const uin
     metric(o, "vkllm_kv_cache_pool_bytes", "gauge", "Bytes of the KV pool.", (double)m->kv_pool_bytes);
     metric(o, "vkllm_kv_cache_evicted_blocks_total", "counter", "Cached KV blocks taken for new tokens.",
            (double)m->kv_evicted);
-    metric(o, "vkllm_kv_cache_waits_total", "counter", "Times a queued request waited for KV blocks.",
+    metric(o, "vkllm_kv_cache_waits_total", "counter", "Requests that waited in the queue for KV blocks (each once).",
            (double)m->kv_waits);
     metric(o, "vkllm_requests_preempted_total", "counter",
            "Running requests preempted because the KV pool ran dry (their blocks given back; recomputed later, "
@@ -676,7 +676,7 @@ static void admit_queued(struct serve_engine *e) {
             e->q_head = r;
             if (!e->q_tail) e->q_tail = r;
             e->q_len++;
-            e->m.kv_waits++;
+            if (!r->kv_waited) e->m.kv_waits++, r->kv_waited = 1; /* once per request, not per try */
             pthread_mutex_unlock(&e->mu);
             break;
         }

@@ -175,12 +175,14 @@ def pressure(n_req):
     preempted = sum("preempted at" in l for l in srv.lines)
     resumed = sum(" resumed: " in l for l in srv.lines)
     check(preempted > 0 and resumed == preempted, "pressure: the pool ran dry: %d preemptions, %d resumed" % (preempted, resumed))
+    waits = m.get("vkllm_kv_cache_waits_total", -1)
+    check(0 <= waits <= n_req, "pressure: vkllm_kv_cache_waits_total %s counts requests, at most the %d sent" % (waits, n_req))
     check(m.get("vkllm_requests_preempted_total") == preempted,
           "pressure: vkllm_requests_preempted_total %s = the %d preemptions logged" % (m.get("vkllm_requests_preempted_total"), preempted))
     print("pressure: %d requests on 8 slots, a %d-byte pool: %d cut, %d differ, %.1f s; preempted %s; retained peak %d; "
-          "prefix lookups %d tokens (prompts %d), hits %d" %
+          "prefix lookups %d tokens (prompts %d), hits %d; waited for blocks %d" %
           (n_req, pool, len(cut), len(differ), wall, preempted, peak[0],
-           m["vkllm_prefix_cache_queries_tokens_total"], prompt_tokens, m["vkllm_prefix_cache_hits_tokens_total"]), flush=True)
+           m["vkllm_prefix_cache_queries_tokens_total"], prompt_tokens, m["vkllm_prefix_cache_hits_tokens_total"], waits), flush=True)
     srv.stop("pressure server")
 
 
