@@ -357,8 +357,6 @@ struct serve_server {
 
 /* serve_http.c: listen on host:port (port 0: any free one, then srv->port says which). */
 int serve_http_start(struct serve_server *srv, const char *host, int port);
-/* Stop accepting connections (requests already being served go on). */
-void serve_http_quiesce(struct serve_server *srv);
 /* Wait (at most timeout_s) until every generation request's reply has been sent. */
 void serve_http_drain(struct serve_server *srv, double timeout_s);
 /* Close every connection and stop the HTTP threads. */

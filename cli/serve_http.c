@@ -1362,12 +1362,6 @@ int serve_http_start(struct serve_server *srv, const char *host, int port) {
     return 0;
 }
 
-void serve_http_quiesce(struct serve_server *srv) {
-    if (!srv->daemon) return;
-    MHD_socket s = MHD_quiesce_daemon(srv->daemon);
-    if (s != MHD_INVALID_SOCKET) cli_os_socket_close(s);
-}
-
 void serve_http_drain(struct serve_server *srv, double timeout_s) {
     double t0 = cli_now();
     for (;;) {
