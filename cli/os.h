@@ -17,9 +17,6 @@ const char *cli_os_stop_wait(void);
 
 /* --- libmicrohttpd's sockets (the server's watcher, serve_http.c) ----------------------------- */
 
-/* Close a socket (POSIX: close; Windows: closesocket). */
-void cli_os_socket_close(MHD_socket s);
-
 /* Send what fits now, without blocking and without SIGPIPE: the bytes sent, or -1. */
 long cli_os_socket_send_now(MHD_socket s, const void *buf, size_t len);
 

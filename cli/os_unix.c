@@ -24,8 +24,6 @@ const char *cli_os_stop_wait(void) {
     return sig == SIGTERM ? "SIGTERM" : "SIGINT";
 }
 
-void cli_os_socket_close(MHD_socket s) { close(s); }
-
 #ifndef MSG_NOSIGNAL
 #define MSG_NOSIGNAL 0 /* (macOS: SIGPIPE is ignored, cli_os_stop_init) */
 #endif

@@ -47,8 +47,6 @@ __attribute__((constructor)) static void console_utf8(void) {
     _setmode(_fileno(stderr), _O_BINARY);
 }
 
-void cli_os_socket_close(MHD_socket s) { closesocket(s); }
-
 /* libmicrohttpd's sockets are non-blocking (Windows has no MSG_DONTWAIT) and Windows raises no
  * SIGPIPE */
 long cli_os_socket_send_now(MHD_socket s, const void *buf, size_t len) {
