@@ -19,8 +19,6 @@
  * PAGED cases: the cache is a pool of blocks of VKLLM__KV_BLOCK positions, a few more than the
  * context needs, handed out by a block table backwards from the pool's end (no position in its
  * own row); the expectations are the same, at each position's row in the pool. */
-#include <stdlib.h>
-
 #include "check_impl.h"
 
 static void set_pos(struct chk *k, struct vkllm__buffer *b, uint32_t pos0) { vkllm__chk_upload(k, b, &pos0, 4); }
@@ -336,12 +334,9 @@ static int expect_tb(struct chk *k) {
 }
 
 /* Whether attn.comp's walk should run in f16 arithmetic (attn_split_h16_*, attn_split_sg_h16_*):
- * as ops_attn.c's walk_f16, shaderFloat16 offered and VKLLM_ATTN_F16=1. */
+ * as ops_attn.c's walk_f16, shaderFloat16 offered and the tuning's attn_f16 = 1. */
 static int expect_h16(struct chk *k) {
-    const struct vkllm_device_info *d = vkllm__gpu_info(k->gpu);
-    const char *e = getenv("VKLLM_ATTN_F16");
-    if (!d->fp16_arith) return 0;
-    return e && !strcmp(e, "1");
+    return vkllm__gpu_info(k->gpu)->fp16_arith && vkllm__gpu_tuning(k->gpu)->attn_f16 == 1;
 }
 
 /* The attention buffers of a case. */

@@ -565,15 +565,13 @@ static void attn_cost(const struct vkllm__attn_shape *s, const struct attn_plan 
 
 /* f16 arithmetic in the walk (attn_split_h16_*, attn_split_sg_h16_*: attn_decode.glsl's ATTN_F16,
  * q.k per quad and the step's P V in f16, promoted to f32; the softmax and the output f32): only
- * with VKLLM_ATTN_F16=1, where the device offers shaderFloat16. Off by default: ACO already
+ * with the tuning's attn_f16 = 1 (VKLLM_ATTN_F16=1), where the device offers shaderFloat16. Off by default: ACO already
  * feeds f16 K/V to f32 FMAs (v_fma_mix), so RADV's estimate gains only 4-10% on RDNA2/3, the f16
  * q.k sums double the end-to-end logit error on stories260K (1.6e-2 -> 3.4e-2 against the f64
  * reference, past logits' 2e-2 bar), and lavapipe runs it 10-24% slower. scripts/gpu-check.sh
  * times both on a lent GPU (docs/gpu.md). */
-static int walk_f16(const struct vkllm_device_info *d) {
-    const char *e = getenv("VKLLM_ATTN_F16");
-    if (!d || !d->fp16_arith) return 0;
-    return e && !strcmp(e, "1");
+static int walk_f16(const struct vkllm__gpu *gpu) {
+    return vkllm__gpu_info(gpu)->fp16_arith && vkllm__gpu_tuning(gpu)->attn_f16 == 1;
 }
 
 /* attn.comp's variant for the caches' types: by cooperative matrices (cm 1, emulated 2), else
@@ -696,7 +694,7 @@ vkllm_status vkllm__op_attention(struct vkllm__cmd *c, struct vkllm__view o, str
     for (uint32_t i = 0; i < parts; i++) {
         pc.kv_h0 = i * part.n_head_kv;
         struct vkllm__dispatch d = {
-            .shader = attn_shader(s, cm, pl.sg, !cm && walk_f16(vkllm__gpu_info(gpu))),
+            .shader = attn_shader(s, cm, pl.sg, !cm && walk_f16(gpu)),
             .subgroup = pl.sg ? pl.sgreq : 0,
             .n_spec = 8,
             .spec = {pl.wg, s->head_dim, pl.qt, pl.hg, pl.npt, pl.rs, pl.rpt, pl.tpr},
