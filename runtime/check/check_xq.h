@@ -6,7 +6,6 @@
 #define VKLLM_CHECK_XQ_H
 
 #include "check_impl.h"
-#include "ops_matvec_xq.h"
 
 /* A command list begun with x (bx: ncx columns of kk) quantized into *bq (a new buffer); the
  * caller records the product reading *bq, then calls vkllm__chk_xq_end. 0 on failure (k->st). */

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "forward.h"
-#include "ops_matvec_xq.h"
 
 struct vkllm__forward {
     struct vkllm__gpu_model *m;

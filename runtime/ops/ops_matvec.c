@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "ops_gpu.h"
-#include "ops_matvec_xq.h"
 #include "shader_abi.h"
 #include "types.h"
 
@@ -99,7 +98,7 @@ static vkllm_status pick_config(const struct vkllm__gpu *gpu, struct mv_config *
  * (matvec.comp's split: nt lanes, nr rows each; by default 4 row groups per workgroup, 8 rows,
  * since each workgroup quantizes x once for all its rows), x quantized KC elements at a time into
  * at most 16 KiB of shared memory; or, where the caller hands x already quantized once per step
- * (vkllm__op_quantize_x8, ops_matvec_xq.h), the X_Q8 variants reading that buffer (no shared
+ * (vkllm__op_quantize_x8, ops_gpu.h), the X_Q8 variants reading that buffer (no shared
  * memory, the same KC chunks ordering the sums, so the same bits). */
 struct x8_config {
     enum vkllm__shader_id shader, shader_id;     /* matvec (plain, GLU), matvec_id */
