@@ -25,7 +25,8 @@
 #      (VKLLM_MATVEC_X8=-1, 1, 0), then with 1, 2 and 4 weight rows per invocation
 #      (VKLLM_MATVEC_NR), twice each, alternating, into profile.md
 #      and with matvec_x8 everywhere, its x quantized once per step or per workgroup
-#      (VKLLM_MATVEC_XQ=1, 0)
+#      (VKLLM_MATVEC_XQ=1, 0); the Q8_0 and Q4_K_M files' decode with their weights in the
+#      16-byte layout and as stored (VKLLM_REPACK=1, 0)
 #   8. the Q4_K file's prefill with the tiled matmul's cooperative matrices, scalar f16 tiles and
 #      f32 tiles (VKLLM_MATMUL_COOPMAT=1; =0; VKLLM_MATMUL_F16=0), twice each, alternating, into
 #      profile.md (cooperative matrices only where the device has them, else the f16 tiles again)
@@ -204,7 +205,7 @@ compare() {
   for v in "$@"; do
     step "${cmp_name}_$(echo "$v" | tr '= ' '__')" \
       sh -c 'echo "$4: $(env $4 "$0" bench -m "$1" -p "$2" -n "$3" -r "$5" 2>&1 | grep "$6:")" >> "$7"' \
-      "$bin/vkllm" "$q4" "$cmp_p" "$cmp_n" "$cmp_pre$v" "$REPS" "$cmp_kind" "$out/profile.md"
+      "$bin/vkllm" "${cmp_file:-$q4}" "$cmp_p" "$cmp_n" "$cmp_pre$v" "$REPS" "$cmp_kind" "$out/profile.md"
   done
 }
 
@@ -219,6 +220,13 @@ compare decode_x8 tg VKLLM_MATVEC_X8= -1 1 0
 # dispatch per activation against x read as f32 by every workgroup
 echo "## $(basename "$q4"): decode, VKLLM_MATVEC_X8=1 with VKLLM_MATVEC_XQ 1, 0 (x quantized once per step / per workgroup), alternating" >> "$out/profile.md"
 compare decode_xq tg "VKLLM_MATVEC_X8=1 VKLLM_MATVEC_XQ=" 1 0
+
+# decode of the Q8_0 and Q4_K_M files with their Q8_0 / Q6_K weights in the 16-byte layout (the
+# default on GPUs) and as stored (VKLLM_REPACK=1, 0): what 16-byte loads of the quants buy here
+echo "## $(basename "$q8"), $(basename "$q4m"): decode, VKLLM_REPACK 1, 0 (the 16-byte layout / the file's), alternating" >> "$out/profile.md"
+cmp_file=$q8; compare decode_rp_q8_0 tg VKLLM_REPACK= 1 0
+cmp_file=$q4m; compare decode_rp_q4_K_m tg VKLLM_REPACK= 1 0
+cmp_file=""
 
 # decode of the Q4_K file with 1, 2 (the default) and 4 weight rows per invocation: the input for
 # choosing rows per workgroup per vendor (docs/gpu.md), which nothing here can measure

@@ -17,7 +17,9 @@
 //
 // Weights are read as 32-bit words; blocks whose size is 2 mod 4 bytes (Q8_0, Q4_0, Q5_0,
 // Q6_K, F16/BF16 rows) are re-aligned in registers, MXFP4's 17-byte ones byte by byte. The weight binding must cover whole words
-// (runtime/ops/ops_matvec.c binds ranges rounded up to 4 bytes).
+// (runtime/ops/ops_matvec.c binds ranges rounded up to 4 bytes). Exceptions: F16/BF16 rows that
+// start 16-byte aligned (A16) and Q8_0/Q4_0/Q5_0/Q6_K rows repacked at load into the 16-byte layout
+// (DQ_RP, dequant.glsl) are read as 16-byte words.
 #if defined(SG_REDUCE)
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -27,6 +29,11 @@
 #include "common.glsl"
 #define DQ_BINDING 0
 #include "dequant.glsl"
+#if defined(WTYPE_Q8_0) || defined(WTYPE_Q4_0) || defined(WTYPE_Q5_0) || defined(WTYPE_Q6_K)
+#define DQ_RP_TYPE 1  // DQ_RP (constant 7) = 1: rows in the 16-byte layout (dequant.glsl), quants read as 16-byte words
+#else
+#define DQ_RP_TYPE 0
+#endif
 
 layout(constant_id = 1) const uint NT = 1;
 layout(constant_id = 2) const uint NR = 2;
@@ -53,7 +60,7 @@ layout(constant_id = 6) const uint A16 = 0;
 layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };   // (k,) as vec4 (k % 4 == 0) ...
 layout(std430, binding = 1) readonly buffer Xs { float xs[]; }; // ... or as floats (tail)
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };  // (y0 + m,)
-#if defined(WTYPE_F16) || defined(WTYPE_BF16)
+#if defined(WTYPE_F16) || defined(WTYPE_BF16) || DQ_RP_TYPE
 layout(std430, binding = 0) readonly buffer W4 { uvec4 w128[]; };  // W as 16-byte words
 #endif
 
@@ -134,6 +141,14 @@ float unit_dot(uint rb, uint u) {
     }
     return s;
 #elif defined(WTYPE_Q8_0)
+    if (DQ_RP != 0u) {  // the 16-byte layout: the quants two 16-byte words, d apart
+        uint qo = dq_rp_q(rb, u) >> 4;
+        uvec4 a0 = w128[qo], a1 = w128[qo + 1u];
+        uint a[8] = uint[8](a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w);
+        float s = 0.0;
+        [[unroll]] for (uint i = 0u; i < 8u; i++) s += dot(s8(a[i]), xq[i]);
+        return dq_f16(dq_rp_d(rb, u)) * s;
+    }
     // 34 bytes: d, qs[32]. Realign on the quants: 9 loads.
     uint bb = rb + u * 34u;
     uint w0 = bb >> 2;
@@ -182,6 +197,24 @@ float unit_dot(uint rb, uint u) {
     }
     return d * s;
 #elif defined(WTYPE_Q4_0) || defined(WTYPE_Q5_0)
+    if (DQ_RP != 0u) {  // the 16-byte layout: the quants one 16-byte word, qh and d apart
+        uvec4 q = w128[dq_rp_q(rb, u) >> 4];
+        float d = dq_f16(dq_rp_d(rb, u));
+        float s = 0.0;
+#if defined(WTYPE_Q4_0)
+        [[unroll]] for (uint i = 0u; i < 4u; i++) s += dot(lo4(q[i]), xq[i]) + dot(hi4(q[i]), xq[4u + i]);
+        return d * (s - 8.0 * xsum);
+#else
+        uint qh = dq_w[dq_rp_qh(rb, u) >> 2];
+        [[unroll]] for (uint i = 0u; i < 4u; i++) {
+            uint hl = qh >> (4u * i), hh = qh >> (16u + 4u * i);
+            vec4 bl = vec4((uvec4(hl) >> uvec4(0, 1, 2, 3)) & 1u) * 16.0;
+            vec4 bh = vec4((uvec4(hh) >> uvec4(0, 1, 2, 3)) & 1u) * 16.0;
+            s += dot(lo4(q[i]) + bl, xq[i]) + dot(hi4(q[i]) + bh, xq[4u + i]);
+        }
+        return d * (s - 16.0 * xsum);
+#endif
+    }
 #if defined(WTYPE_Q4_0)
     uint bb = rb + u * 18u;
     uint a[5];
@@ -308,10 +341,22 @@ float unit_dot(uint rb, uint u) {
     uint qt = u & 3u, h = (u >> 2) & 1u;
     uint bb = rb + (u >> 3) * 210u;
     uint ql[8], qh[8], sw[1];
-    DQ_LOAD_WORDS(ql, bb + 64u * h + 32u * (qt & 1u), 8u);
-    DQ_LOAD_WORDS(qh, bb + 128u + 32u * h, 8u);
-    DQ_LOAD_WORDS(sw, bb + 192u + 8u * h + 4u * (qt >> 1u), 1u);  // scales 2 qt, 2 qt + 1 at bytes 2 (qt & 1) ..
-    float d = dq_f16(bb + 208u);
+    float d;
+    if (DQ_RP != 0u) {  // the 16-byte layout: the block's 208 bytes 16-byte aligned, d apart
+        bb = dq_rp_q(rb, u >> 3);
+        uint o = bb >> 4;
+        uvec4 l0 = w128[o + 4u * h + 2u * (qt & 1u)], l1 = w128[o + 4u * h + 2u * (qt & 1u) + 1u];
+        uvec4 h0 = w128[o + 8u + 2u * h], h1 = w128[o + 8u + 2u * h + 1u];
+        ql = uint[8](l0.x, l0.y, l0.z, l0.w, l1.x, l1.y, l1.z, l1.w);
+        qh = uint[8](h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w);
+        sw[0] = dq_w[(bb + 192u + 8u * h + 4u * (qt >> 1u)) >> 2];
+        d = dq_f16(dq_rp_d(rb, u >> 3));
+    } else {
+        DQ_LOAD_WORDS(ql, bb + 64u * h + 32u * (qt & 1u), 8u);
+        DQ_LOAD_WORDS(qh, bb + 128u + 32u * h, 8u);
+        DQ_LOAD_WORDS(sw, bb + 192u + 8u * h + 4u * (qt >> 1u), 1u);  // scales 2 qt, 2 qt + 1 at bytes 2 (qt & 1) ..
+        d = dq_f16(bb + 208u);
+    }
     float s = 0.0;
     [[unroll]] for (uint half16 = 0u; half16 < 2u; half16++) {  // sub-block of 16: scale 2qt + half16
         float part = 0.0;

@@ -140,15 +140,31 @@ uint spread4(uint h) { return (h & 1u) | (h & 2u) << 7 | (h & 4u) << 14 | (h & 8
 // in sxd, Q4_K: the item index, its blocks derived below).
 float item_dot(uint rb, uint g, uint xi) {
 #if defined(WTYPE_Q8_0)
-    uint a[9];
-    DQ_LOAD_WORDS(a, rb + g * 34u, 9u);  // a[0] = d | qs0..1 (realigned: the block's first 36 bytes)
-    float d = unpackHalf2x16(a[0]).x;
     uint xw[8];
     x_words(xi, xw);
     int s = 0;
+    if (DQ_RP != 0u) {  // the 16-byte layout (dequant.glsl): the quants two 16-byte words, d apart
+        uint qo = dq_rp_q(rb, g) >> 4;
+        uvec4 q0 = w128[qo], q1 = w128[qo + 1u];
+        [[unroll]] for (uint i = 0u; i < 4u; i++) s += dot4(q0[i], xw[i]) + dot4(q1[i], xw[4u + i]);
+        return dq_f16(dq_rp_d(rb, g)) * x_ds(xi).x * float(s);
+    }
+    uint a[9];
+    DQ_LOAD_WORDS(a, rb + g * 34u, 9u);  // a[0] = d | qs0..1 (realigned: the block's first 36 bytes)
+    float d = unpackHalf2x16(a[0]).x;
     [[unroll]] for (uint i = 0u; i < 8u; i++) s += dot4((a[i] >> 16) | (a[i + 1u] << 16), xw[i]);
     return d * x_ds(xi).x * float(s);
 #elif defined(WTYPE_Q4_0)
+    if (DQ_RP != 0u) {  // the 16-byte layout: the quants one 16-byte word, d apart
+        uvec4 q = w128[dq_rp_q(rb, g) >> 4];
+        uint xw[8];
+        x_words(xi, xw);
+        int s = 0;
+        [[unroll]] for (uint i = 0u; i < 4u; i++)
+            s += dot4(q[i] & 0x0f0f0f0fu, xw[i]) + dot4((q[i] >> 4) & 0x0f0f0f0fu, xw[4u + i]);
+        vec2 xd = x_ds(xi);
+        return dq_f16(dq_rp_d(rb, g)) * (xd.x * float(s) - 8.0 * xd.y);
+    }
     uint a[5];
     DQ_LOAD_WORDS(a, rb + g * 18u, 5u);
     float d = unpackHalf2x16(a[0]).x;
@@ -165,11 +181,20 @@ float item_dot(uint rb, uint g, uint xi) {
     // d * q + m (Q4_1, Q5_1: 20- and 24-byte blocks, word aligned), d * (q - 16) (Q5_0: 22 bytes);
     // Q5_*: bit j of qh is the fifth bit of element j, bit 16 + j that of element 16 + j
 #if defined(WTYPE_Q5_0)
-    uint a[6];
-    DQ_LOAD_WORDS(a, rb + g * 22u, 6u);  // d | qh lo, qh hi | qs0..1, ...
-    vec2 dm = vec2(unpackHalf2x16(a[0]).x, 0.0);
-    uint qh = (a[0] >> 16) | (a[1] << 16), q[4];
-    [[unroll]] for (uint i = 0u; i < 4u; i++) q[i] = (a[i + 1u] >> 16) | (a[i + 2u] << 16);
+    vec2 dm;
+    uint qh, q[4];
+    if (DQ_RP != 0u) {  // the 16-byte layout: the quants one 16-byte word, qh and d apart
+        uvec4 qv = w128[dq_rp_q(rb, g) >> 4];
+        q = uint[4](qv.x, qv.y, qv.z, qv.w);
+        qh = dq_w[dq_rp_qh(rb, g) >> 2];
+        dm = vec2(dq_f16(dq_rp_d(rb, g)), 0.0);
+    } else {
+        uint a[6];
+        DQ_LOAD_WORDS(a, rb + g * 22u, 6u);  // d | qh lo, qh hi | qs0..1, ...
+        dm = vec2(unpackHalf2x16(a[0]).x, 0.0);
+        qh = (a[0] >> 16) | (a[1] << 16);
+        [[unroll]] for (uint i = 0u; i < 4u; i++) q[i] = (a[i + 1u] >> 16) | (a[i + 2u] << 16);
+    }
 #else
     uint o = (rb + g * BLOCK_BYTES) >> 2;
     vec2 dm = unpackHalf2x16(dq_w[o]);
@@ -235,11 +260,21 @@ float item_dot(uint rb, uint g, uint xi) {
     // h = j / 4, quarter qt = j % 4; its element l (0..31) is the nibble qt / 2 of ql[64 h + 32
     // (qt & 1) + l] with bits 2 qt of qh[32 h + l] above it, minus 32, times scales[8 h + 2 qt + l / 16].
     uint j = g & 7u, hh = j >> 2, qt = j & 3u;
-    uint bb = rb + (g >> 3) * 210u;
+    uint bb = rb + (g >> 3) * 210u, db = bb + 208u;
     uint ql[8], qh[8], sw[1];
-    DQ_LOAD_WORDS(ql, bb + 64u * hh + 32u * (qt & 1u), 8u);
-    DQ_LOAD_WORDS(qh, bb + 128u + 32u * hh, 8u);
-    DQ_LOAD_WORDS(sw, bb + 192u + 8u * hh + 2u * qt, 1u);  // its two scales in the low half
+    if (DQ_RP != 0u) {  // the 16-byte layout: the block's 208 bytes 16-byte aligned, d apart
+        bb = dq_rp_q(rb, g >> 3), db = dq_rp_d(rb, g >> 3);
+        uint o = bb >> 4;
+        uvec4 l0 = w128[o + 4u * hh + 2u * (qt & 1u)], l1 = w128[o + 4u * hh + 2u * (qt & 1u) + 1u];
+        uvec4 h0 = w128[o + 8u + 2u * hh], h1 = w128[o + 8u + 2u * hh + 1u];
+        ql = uint[8](l0.x, l0.y, l0.z, l0.w, l1.x, l1.y, l1.z, l1.w);
+        qh = uint[8](h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w);
+        sw[0] = dq_u32(bb + 192u + 8u * hh + 2u * qt);  // its two scales in the low half
+    } else {
+        DQ_LOAD_WORDS(ql, bb + 64u * hh + 32u * (qt & 1u), 8u);
+        DQ_LOAD_WORDS(qh, bb + 128u + 32u * hh, 8u);
+        DQ_LOAD_WORDS(sw, bb + 192u + 8u * hh + 2u * qt, 1u);  // its two scales in the low half
+    }
     uint xw[8];
     x_words(xi, xw);
     int s[2] = int[2](0, 0), xs[2] = int[2](0, 0);
@@ -249,7 +284,7 @@ float item_dot(uint rb, uint g, uint xi) {
         xs[w >> 2] += dot4(0x01010101u, xw[w]);  // for the - 32
     }
     int sa = bitfieldExtract(int(sw[0]), 0, 8), sb = bitfieldExtract(int(sw[0]), 8, 8);
-    return dq_f16(bb + 208u) * x_ds(xi).x * float(sa * (s[0] - 32 * xs[0]) + sb * (s[1] - 32 * xs[1]));
+    return dq_f16(db) * x_ds(xi).x * float(sa * (s[0] - 32 * xs[0]) + sb * (s[1] - 32 * xs[1]));
 #endif
 }
 

@@ -3,7 +3,8 @@
 # shared-memory reduction for devices without subgroup arithmetic. matvec_x8_<t>: GPUs, x in int8
 # (matvec_x8.comp), matvec_x8dp_<t> with the packed int8 dot product instruction; matvec_id_x8*: the
 # experts' products (mixture of experts) of the same. *_xq8*: the same reading x quantized once per
-# step by quantize_x8 (X_Q8) instead of quantizing it in each workgroup.
+# step by quantize_x8 (X_Q8) instead of quantizing it in each workgroup. repack: Q8_0/Q4_0/Q5_0/Q6_K
+# weights rearranged in place at load into the 16-byte layout all of these read (DQ_RP).
 list(APPEND VKLLM_SHADER_TABLE
   "matvec_x8_q8_0    matvec_x8.comp  WTYPE_Q8_0=1  3  matvec"
   "matvec_x8_q4_0    matvec_x8.comp  WTYPE_Q4_0=1  3  matvec"
@@ -70,6 +71,7 @@ list(APPEND VKLLM_SHADER_TABLE
   "matvec_id_xq8dp_q5_k  matvec_x8.comp  WTYPE_Q5_K=1,MATVEC_ID=1,X_Q8=1,DOT_HW=1  4  matvec_id"
   "matvec_id_xq8dp_q6_k  matvec_x8.comp  WTYPE_Q6_K=1,MATVEC_ID=1,X_Q8=1,DOT_HW=1  4  matvec_id"
   "quantize_x8       quantize_x8.comp  -  2  quantize_x8"
+  "repack            repack.comp       -  1  repack"
   "matvec_f32      matvec.comp    WTYPE_F32=1,SG_REDUCE=1  3  matvec"
   "matvec_f16      matvec.comp    WTYPE_F16=1,SG_REDUCE=1  3  matvec"
   "matvec_bf16     matvec.comp    WTYPE_BF16=1,SG_REDUCE=1  3  matvec"

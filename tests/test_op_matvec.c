@@ -53,6 +53,64 @@ static void reduction_choice(struct vkllm__gpu *gpu) {
            d->subgroup_size_control ? "yes" : "no");
 }
 
+/* The 16-byte layout made on the device (shaders/repack.comp, through vkllm__dtensor_upload with the
+ * tuning's repack on) is byte for byte the host's vkllm__rp_pack, for every type that has it, whole
+ * and split into buffers and binding chunks; rows that are not whole groups, a type without the
+ * layout and repack=0 stay as uploaded. */
+static void repack_bytes(struct vkllm__gpu *gpu) {
+    static const struct {
+        uint32_t type, k, m;
+        const char *tuning;
+        int rp;
+    } cs[] = {
+        {VKLLM__TYPE_Q8_0, 512, 33, "repack=1", 1},
+        {VKLLM__TYPE_Q4_0, 2816, 7, "repack=1", 1},
+        {VKLLM__TYPE_Q5_0, 256, 100, "repack=1,max_alloc=9000,max_binding=3000", 1},
+        {VKLLM__TYPE_Q6_K, 2048, 9, "repack=1,max_binding=5000", 1},
+        {VKLLM__TYPE_Q6_K, 5632, 3, "repack=1", 0}, /* 22 blocks a row: not whole groups of 8 */
+        {VKLLM__TYPE_Q8_0, 96, 5, "repack=1", 0},   /* 3 blocks */
+        {VKLLM__TYPE_Q4_K, 512, 5, "repack=1", 0},  /* no such layout */
+        {VKLLM__TYPE_Q8_0, 512, 5, "repack=0", 0},
+    };
+    const struct vkllm__tuning saved = *vkllm__gpu_tuning(gpu);
+    for (size_t i = 0; i < VKLLM_ARRAY_LEN(cs); i++) {
+        struct vkllm__tuning t = saved;
+        ASSERT_OK(vkllm__tuning_parse(&t, cs[i].tuning));
+        vkllm__gpu_set_tuning(gpu, &t);
+        uint64_t rb = 0;
+        ASSERT_OK(vkllm__row_size(cs[i].type, cs[i].k, &rb));
+        uint64_t bytes = rb * cs[i].m;
+        uint8_t *src = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes);
+        ASSERT(src && want && got);
+        float *row = malloc(cs[i].k * sizeof *row);
+        ASSERT(row);
+        for (uint32_t r = 0; r < cs[i].m; r++) {
+            for (uint32_t j = 0; j < cs[i].k; j++) row[j] = (float)((r * 7919u + j * 104729u) % 2001u) / 1000.0f - 1.0f;
+            vkllm__quantize_row(cs[i].type, row, src + r * rb, cs[i].k);
+        }
+        memcpy(want, src, bytes);
+        if (cs[i].rp) vkllm__rp_pack(cs[i].type, src, want, bytes);
+        struct vkllm__dtensor d;
+        ASSERT_OK(vkllm__dtensor_upload(gpu, cs[i].type, cs[i].k, cs[i].m, src, &d));
+        if (d.rp != cs[i].rp)
+            FAILF("case %zu (%s %ux%u, %s): rp %d, want %d", i, vkllm__type_name(cs[i].type), cs[i].m, cs[i].k,
+                  cs[i].tuning, d.rp, cs[i].rp);
+        uint64_t per = d.n_parts > 1 ? d.part_rows * rb : bytes;
+        for (uint64_t off = 0, p = 0; off < bytes; off += per, p++)
+            ASSERT_OK(
+                vkllm__buffer_download(d.n_parts > 1 ? d.part[p] : d.buf, 0, got + off, VKLLM_MIN(per, bytes - off)));
+        for (uint64_t b = 0; b < bytes; b++)
+            if (got[b] != want[b])
+                FAILF("case %zu (%s %ux%u, %s): byte %llu is %u, want %u", i, vkllm__type_name(cs[i].type), cs[i].m,
+                      cs[i].k, cs[i].tuning, (unsigned long long)b, got[b], want[b]);
+        if (cs[i].rp && !memcmp(src, want, bytes)) FAILF("case %zu: the layout changed nothing", i);
+        vkllm__dtensor_free(&d);
+        free(src), free(want), free(got), free(row);
+    }
+    vkllm__gpu_set_tuning(gpu, &saved);
+    printf("16-byte layout: %zu uploads as the host's vkllm__rp_pack\n", VKLLM_ARRAY_LEN(cs));
+}
+
 int main(int argc, char **argv) {
     op_test_args(argc, argv);
     struct vkllm__gpu *gpu = gpu_test_open();
@@ -63,6 +121,7 @@ int main(int argc, char **argv) {
     op_test_run(gpu, VKLLM__OP_MATVEC_GLU, 1, &s);
     unsupported_type(gpu);
     reduction_choice(gpu);
+    repack_bytes(gpu);
     gpu_test_close(gpu);
     printf("%d cases (%d ran W in several chunks), %d failed\n", s.run, s.chunked, s.failed);
     /* every type had matrices bound in chunks (seen where the device has timestamps) */

@@ -794,3 +794,47 @@ void vkllm__quantize_row(uint32_t type, const float *src, void *dst, uint64_t n)
     default: return; /* not a compute type: nothing is written */
     }
 }
+
+/* --- the 16-byte layout (docs/gpu.md, "repacked weights") ------------------------------------
+ * A group of 8 blocks keeps its bytes; each field of its blocks goes together, field after field:
+ * Q8_0 [8 x 32 quants][8 x d], Q4_0 [8 x 16][8 x d], Q5_0 [8 x 16 qs][8 x 4 qh][8 x d], Q6_K
+ * [8 x 208 (ql, qh, scales)][8 x d]. Groups are 272, 144, 176 and 1680 bytes (multiples of 16), so
+ * every quant field starts 16-byte aligned when the group does. shaders/include/dequant.glsl reads
+ * it (DQ_RP) and shaders/repack.comp makes it on the device from the same table. */
+static const struct {
+    uint32_t type, block_bytes, n;
+    struct vkllm__rp_field f[3];
+} k_rp[] = {
+    {VKLLM__TYPE_Q8_0, 34, 2, {{2, 32}, {0, 2}}},
+    {VKLLM__TYPE_Q4_0, 18, 2, {{2, 16}, {0, 2}}},
+    {VKLLM__TYPE_Q5_0, 22, 3, {{6, 16}, {2, 4}, {0, 2}}},
+    {VKLLM__TYPE_Q6_K, 210, 2, {{0, 208}, {208, 2}}},
+};
+
+uint32_t vkllm__rp_fields(uint32_t type, struct vkllm__rp_field f[3], uint32_t *block_bytes) {
+    for (size_t i = 0; i < sizeof k_rp / sizeof k_rp[0]; i++) {
+        if (k_rp[i].type != type) continue;
+        if (f) memcpy(f, k_rp[i].f, sizeof k_rp[i].f);
+        if (block_bytes) *block_bytes = k_rp[i].block_bytes;
+        return k_rp[i].n;
+    }
+    return 0;
+}
+
+uint64_t vkllm__rp_group_bytes(uint32_t type, uint64_t k) {
+    uint32_t bb;
+    if (!vkllm__rp_fields(type, NULL, &bb)) return 0;
+    uint64_t block = vkllm__type_traits(type)->block_size;
+    return k && k % (8 * block) == 0 ? 8 * (uint64_t)bb : 0;
+}
+
+void vkllm__rp_pack(uint32_t type, const void *src, void *dst, uint64_t bytes) {
+    struct vkllm__rp_field f[3];
+    uint32_t bb, n = vkllm__rp_fields(type, f, &bb);
+    if (!n) return;
+    const uint8_t *s = src;
+    uint8_t *d = dst;
+    for (uint64_t g = 0; g + 8 * bb <= bytes; g += 8 * bb)
+        for (uint32_t i = 0, o = 0; i < n; i++)
+            for (uint32_t b = 0; b < 8; b++, o += f[i].len) memcpy(d + g + o, s + g + b * bb + f[i].off, f[i].len);
+}

@@ -86,4 +86,17 @@ void vkllm__quantize_row(uint32_t type, const float *src, void *dst, uint64_t n)
  * for a type without pieces (the plain types). */
 int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float *m);
 
+/* The 16-byte layout the GPU readers take for Q8_0, Q4_0, Q5_0 and Q6_K rows (quant.c, docs/gpu.md):
+ * groups of 8 blocks, each field of the 8 blocks together (n fields of (offset in the block,
+ * length), in their new order). vkllm__rp_fields: the fields and the block's bytes, 0 for a type
+ * without the layout. vkllm__rp_group_bytes: a group's bytes where rows of k elements are whole
+ * groups (k % 256 == 0; Q6_K: k % 2048 == 0), else 0. vkllm__rp_pack: the whole groups of bytes at
+ * src into dst (not overlapping), as shaders/repack.comp does on the device. */
+struct vkllm__rp_field {
+    uint32_t off, len;
+};
+uint32_t vkllm__rp_fields(uint32_t type, struct vkllm__rp_field f[3], uint32_t *block_bytes);
+uint64_t vkllm__rp_group_bytes(uint32_t type, uint64_t k);
+void vkllm__rp_pack(uint32_t type, const void *src, void *dst, uint64_t bytes);
+
 #endif /* VKLLM_TYPES_H */

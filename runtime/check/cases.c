@@ -873,6 +873,73 @@ static void attention_cases(int full, struct vkllm__case_list *l) {
         .tuning = "attn_texel=1,max_texels=1000"); /* fits: 80, 600 */
 }
 
+/* --- the 16-byte layout (vkllm__dtensor_repack) ---------------------------------------------- */
+
+/* W repacked at upload (forced: CPU devices keep the file's layout by default), through every
+ * reader: matvec.comp (one column and several, its subgroup and shared-memory splits), matvec_x8
+ * (x quantized per workgroup and once per step), the fused gate/up, the tiled matmul (f32 and f16
+ * tiles, the emulated cooperative-matrix kernel), get_rows, the experts' products and grouped GEMM,
+ * W in buffers and chunks. Q8_0, Q4_0, Q5_0: rows of 512 (2 groups of 8 blocks); Q6_K: 2048. The
+ * full list adds longer rows, more rows, and every reader on every type. */
+static void rp_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
+    static const uint32_t types[] = {VKLLM__TYPE_Q8_0, VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q5_0, VKLLM__TYPE_Q6_K};
+    static const char *const mv[] = {"matvec_x8=0", "matvec_x8=0,matvec_wg=64,matvec_nt=32,matvec_nr=2,matvec_sg=1",
+                                     "matvec_x8=0,matvec_wg=64,matvec_nt=8,matvec_nr=3,matvec_sg=0", "matvec_x8=1",
+                                     "matvec_x8=2"};
+    for (size_t t = 0; t < VKLLM_ARRAY_LEN(types); t++) {
+        uint32_t type = types[t], k = type == VKLLM__TYPE_Q6_K ? 2048 : 512, kl = type == VKLLM__TYPE_Q6_K ? 6144 : 2816;
+        struct vkllm__op_case c = {.op = op, .type = type, .rows = 33, .cols = k, .n = 1, .flags = VKLLM__CASE_RP};
+        switch (op) {
+        case VKLLM__OP_MATVEC:
+            for (size_t v = 0; v < VKLLM_ARRAY_LEN(mv); v++) {
+                if (!full && v != t % 3 && v != 3) continue; /* short: one split and x8 per type */
+                c.flags = VKLLM__CASE_RP | (v >= 3 ? VKLLM__CASE_X8 : 0);
+                addv(l, (c.n = 1, c), "repack=1,matvec_texel=0,%s", mv[v]);
+                addv(l, (c.n = 3, c), "repack=1,matvec_texel=0,%s", mv[v]);
+                if (full) addv(l, (c.n = 1, c.rows = 1000, c.cols = kl, c), "repack=1,matvec_texel=0,%s", mv[v]);
+                c.rows = 33, c.cols = k;
+            }
+            if (t == 0 || full) { /* in buffers of 20-26 rows (max_alloc), bound in chunks of 7-10 */
+                uint64_t rb = 0;
+                vkllm__row_size(type, 2048, &rb);
+                addv(l, (c.n = 3, c.rows = 64, c.cols = 2048, c.flags = VKLLM__CASE_RP | VKLLM__CASE_SPLIT, c),
+                     "repack=1,matvec_texel=0,max_alloc=%llu,max_binding=%llu", (unsigned long long)VKLLM_MAX(20 * rb + 100, 30000ull), /* x: 24576 bytes */
+                     (unsigned long long)VKLLM_MAX(7 * rb + 100, 12000ull)); /* a column of x: 8192 */
+            }
+            break;
+        case VKLLM__OP_GET_ROWS:
+            addv(l, (c.n = 7, c), "%s", "repack=1");
+            if (full) addv(l, (c.n = 2, c.rows = 100, c.cols = kl, c), "%s", "repack=1,max_binding=65536");
+            break;
+        case VKLLM__OP_MATVEC_GLU:
+            if (!full && t % 2) break;
+            addv(l, (c.rows = 128, c), "%s", "repack=1,matvec_texel=0,matvec_x8=0");
+            c.flags |= VKLLM__CASE_X8;
+            addv(l, (c.rows = 128, c), "%s", "repack=1,matvec_texel=0,matvec_x8=1");
+            break;
+        case VKLLM__OP_MATMUL:
+            addv(l, (c.rows = 65, c.n = 17, c), "%s", "repack=1,matmul=tiled");
+            if (full) {
+                addv(l, (c.rows = 100, c.n = 70, c), "%s", "repack=1,matmul=tiled,matmul_f16=0");
+                addv(l, (c.rows = 1000, c.cols = kl, c.n = 9, c), "%s", "repack=1,matmul=tiled,max_binding=400000");
+            }
+            if (type == VKLLM__TYPE_Q5_0) /* the emulated cooperative-matrix kernel's staging */
+                addv(l, (c.rows = 60, c.cols = 512, c.n = 130, c.flags |= VKLLM__CASE_COOPMAT, c), "%s",
+                     "repack=1,matmul=tiled,matmul_coopmat=2");
+            break;
+        case VKLLM__OP_MATVEC_ID:
+            if (!full && t != 0 && t != 3) break;
+            addv(l, (c.n = 3, c.nb = 2, c.heads = 5, c), "%s", "repack=1,matvec_texel=0,matvec_x8=0");
+            addv(l, (c.n = 21, c.nb = 4, c.flags = VKLLM__CASE_RP | VKLLM__CASE_GROUPED, c), "%s",
+                 "repack=1,matvec_texel=0,matvec_x8=0");
+            addv(l, (c.n = 21, c.flags = VKLLM__CASE_RP | VKLLM__CASE_GROUPED | VKLLM__CASE_X8, c), "%s",
+                 "repack=1,matvec_texel=0,matvec_x8=1");
+            break;
+        default: return;
+        }
+    }
+}
+
 // --- the lists -----------------------------------------------------------------------------
 
 void vkllm__op_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
@@ -912,4 +979,5 @@ void vkllm__op_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
     case VKLLM__OP_MOE_ADD_ID: moe_cases(op, full, l); break;
     default: break;
     }
+    rp_cases(op, full, l);
 }

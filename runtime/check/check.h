@@ -90,6 +90,10 @@ enum vkllm__op {
     0x40000u /* attention: the caches split by kv heads into two buffers (a cache larger
                                       than one binding: struct vkllm__attn_shape's chunk_heads) */
 
+#define VKLLM__CASE_RP \
+    0x80000u /* matrix ops, matvec_id: W uploaded as models load it and rearranged into the 16-byte
+                                   layout (vkllm__dtensor_repack; the case's tuning turns it on):
+                                   fails where it was not */
 #define VKLLM__CASE_MAX_POS 16
 
 /* One case. Which fields an op reads:

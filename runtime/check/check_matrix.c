@@ -55,15 +55,16 @@ static int mat_make(struct chk *k, struct mat *w) {
 }
 
 /* W on the device as the ops take it: at byte 256 of its buffer with VKLLM__CASE_OFFSET, the
- * buffer ending at a whole word (the shaders read 32-bit words); with VKLLM__CASE_UPLOADED made
- * by vkllm__dtensor_upload, as models load. */
+ * buffer ending at a whole word (the shaders read 32-bit words); with VKLLM__CASE_UPLOADED (SPLIT,
+ * RP) made by vkllm__dtensor_upload, as models load (repacked where the tuning says so). */
 static struct vkllm__dtensor mat_upload(struct chk *k, const struct mat *w) {
-    if (k->c->flags & (VKLLM__CASE_UPLOADED | VKLLM__CASE_SPLIT)) {
+    if (k->c->flags & (VKLLM__CASE_UPLOADED | VKLLM__CASE_SPLIT | VKLLM__CASE_RP)) {
         struct vkllm__dtensor t = {0};
         if (vkllm__chk_ok(k, vkllm__dtensor_upload(k->gpu, w->type, w->k, w->m, w->host, &t)))
             for (uint32_t i = 0; i < VKLLM_MAX(t.n_parts, 1u); i++) vkllm__chk_own(k, i ? t.part[i] : t.buf);
         if (!k->st && (k->c->flags & VKLLM__CASE_SPLIT) && t.n_parts < 2)
             vkllm__chk_fail(k, "the matrix was not split (max_alloc too large for it)");
+        if (!k->st && (k->c->flags & VKLLM__CASE_RP) && !t.rp) vkllm__chk_not_rp(k);
         return t;
     }
     uint64_t off = k->c->flags & VKLLM__CASE_OFFSET ? 256 : 0, bytes = w->row_bytes * w->m;

@@ -160,10 +160,13 @@ void vkllm__chk_matvec_id(struct chk *k) {
         if (i == ncols / 2 && ncols > 1) ids[i] = ne + 3; /* out of range: a zero column */
     }
     struct vkllm__dtensor t = {.type = c->type, .k = kk, .m = (uint64_t)m * ne, .row_bytes = row_bytes};
-    if (c->flags & VKLLM__CASE_SPLIT) { /* as models load them: split between experts past max_alloc */
+    if (c->flags & (VKLLM__CASE_SPLIT | VKLLM__CASE_RP)) { /* as models load them: split between experts past
+                                                              max_alloc, repacked where the tuning says so */
         if (vkllm__chk_ok(k, vkllm__dtensor_upload_grouped(k->gpu, c->type, kk, (uint64_t)m * ne, m, w, &t)))
             for (uint32_t i = 0; i < VKLLM_MAX(t.n_parts, 1u); i++) vkllm__chk_own(k, i ? t.part[i] : t.buf);
-        if (!k->st && t.n_parts < 2) vkllm__chk_fail(k, "the experts were not split (max_alloc too large for them)");
+        if (!k->st && (c->flags & VKLLM__CASE_SPLIT) && t.n_parts < 2)
+            vkllm__chk_fail(k, "the experts were not split (max_alloc too large for them)");
+        if (!k->st && (c->flags & VKLLM__CASE_RP) && !t.rp) vkllm__chk_not_rp(k);
     } else {
         t.buf = vkllm__chk_buf(k, (row_bytes * m * ne + 3) & ~(uint64_t)3, NULL);
         if (t.buf) vkllm__chk_ok(k, vkllm__buffer_upload(t.buf, 0, w, row_bytes * m * ne));

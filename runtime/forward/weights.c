@@ -164,6 +164,8 @@ static vkllm_status up_stack(struct upload *u, const struct vkllm__gguf_tensor *
         off += t[i]->nbytes;
         tick(u, t[i]->nbytes);
     }
+    if (!st) st = vkllm__dtensor_repack(u->gpu, whole); /* all parts at once: the 16-byte layout on GPUs */
+    for (uint32_t i = 0; !st && i < n; i++) parts[i]->rp = whole->rp;
     return st;
 }
 

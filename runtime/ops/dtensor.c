@@ -2,6 +2,8 @@
 #include <string.h>
 
 #include "ops_gpu.h"
+#include "shader_abi_matvec.h"
+#include "tuning.h"
 #include "types.h"
 
 /* One buffer of rows [r0, r0 + n) of a matrix (data may be NULL: contents left as they are),
@@ -41,6 +43,7 @@ vkllm_status vkllm__dtensor_upload_grouped(struct vkllm__gpu *gpu, uint32_t type
     uint64_t max = vkllm__gpu_max_alloc(gpu);
     if ((total + 15) / 16 * 16 <= max) {
         if ((st = upload_rows(gpu, row_bytes, m, data, &t.buf))) return st;
+        if (data && (st = vkllm__dtensor_repack(gpu, &t))) return vkllm__dtensor_free(&t), st;
         *out = t;
         return VKLLM_STATUS_OK;
     }
@@ -67,8 +70,54 @@ vkllm_status vkllm__dtensor_upload_grouped(struct vkllm__gpu *gpu, uint32_t type
         t.buf = t.part[0];
         t.n_parts++;
     }
+    if (data && (st = vkllm__dtensor_repack(gpu, &t))) return vkllm__dtensor_free(&t), st;
     *out = t;
     return VKLLM_STATUS_OK;
+}
+
+vkllm_status vkllm__dtensor_repack(struct vkllm__gpu *gpu, struct vkllm__dtensor *t) {
+    long on = vkllm__gpu_tuning(gpu)->repack;
+    if (on < 0) on = vkllm__gpu_info(gpu)->type != VKLLM_DEVICE_CPU;
+    uint64_t gb = vkllm__rp_group_bytes(t->type, t->k);
+    if (!on || t->rp || t->view || !t->buf || !gb || t->row_bytes % gb || t->offset % 16) return VKLLM_STATUS_OK;
+    struct vkllm__rp_field f[3];
+    struct vkllm__pc_repack pc = {.group_words = (uint32_t)(gb / 4)};
+    pc.n_fields = vkllm__rp_fields(t->type, f, &pc.block_bytes);
+    for (uint32_t i = 0; i < pc.n_fields; i++) pc.off[i] = f[i].off, pc.len[i] = f[i].len;
+    uint64_t chunk = 1;
+    vkllm_status st = vkllm__dtensor_chunk_rows(gpu, t, &chunk);
+    for (uint64_t r0 = 0; !st && r0 < t->m; r0 += chunk) {
+        uint64_t nr = VKLLM_MIN(chunk, t->m - r0);
+        pc.n_groups = (uint32_t)(nr * t->row_bytes / gb);
+        struct vkllm__dispatch d = {
+            .shader = VKLLM__SHADER_REPACK,
+            .n_spec = 1,
+            .spec = {64},
+            .n_bind = 1,
+            .push = &pc,
+            .push_size = sizeof pc,
+            .label = "repack",
+        };
+        if ((st = vkllm__dtensor_rows(t, r0, nr, "repack", &d.bind[0]))) break;
+        vkllm__gpu_grid_1d(gpu, (uint64_t)pc.n_groups * 64, 64, d.groups);
+        st = vkllm__gpu_run1(gpu, &d);
+    }
+    /* a failure part way leaves some rows rearranged: the matrix is unusable, and says so */
+    if (st)
+        return vkllm__err_prefix("repacking a %s matrix of %llu x %llu: ", vkllm__type_name(t->type),
+                                 (unsigned long long)t->m, (unsigned long long)t->k),
+               st;
+    t->rp = 1;
+    vkllm__log(VKLLM_LOG_DEBUG, "a %s matrix of %llu x %llu rearranged into the 16-byte layout",
+               vkllm__type_name(t->type), (unsigned long long)t->m, (unsigned long long)t->k);
+    return VKLLM_STATUS_OK;
+}
+
+void vkllm__spec_rp(struct vkllm__dispatch *d, const struct vkllm__dtensor *w) {
+    if (!w->rp || d->n_spec > 7) return;
+    for (uint32_t i = d->n_spec; i < 7; i++) d->spec[i] = 0;
+    d->spec[7] = 1;
+    d->n_spec = 8;
 }
 
 vkllm_status vkllm__dtensor_upload(struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m, const void *data,

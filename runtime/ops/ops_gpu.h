@@ -121,6 +121,9 @@ struct vkllm__dtensor {
      * this copy there (buf NULL): matvec and matmul then run on it. */
     struct vkllm__buffer *tb;
     int view; /* 1: rows of another dtensor's buffer (a stacked matrix): not freed with it */
+    /* 1: buf's rows are in the 16-byte layout (vkllm__dtensor_repack; types.h vkllm__rp_pack), which
+     * every reader of buf takes through its specialization constant 7 (vkllm__spec_rp) */
+    int rp;
 };
 
 /* Allocate and upload a matrix from host bytes in GGUF encoding (m rows of row_bytes); split
@@ -130,6 +133,15 @@ vkllm_status vkllm__dtensor_upload(struct vkllm__gpu *gpu, uint32_t type, uint64
                                    struct vkllm__dtensor *out);
 vkllm_status vkllm__dtensor_upload_grouped(struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m,
                                            uint64_t row_group, const void *data, struct vkllm__dtensor *out);
+/* Where the tuning's repack is on for the device (1, or -1 on a device that is not a CPU) and t's
+ * type and row length take the 16-byte layout (vkllm__rp_group_bytes), rearrange t's rows in place
+ * on the device (shaders/repack.comp) and set t->rp; otherwise leave t as it is. A matrix that is a
+ * view of another's rows is repacked with it (copy rp from the whole). vkllm__dtensor_upload does
+ * it to what it uploads; a caller that writes the rows itself calls it after. */
+vkllm_status vkllm__dtensor_repack(struct vkllm__gpu *gpu, struct vkllm__dtensor *t);
+/* Set specialization constant 7 (dequant.glsl's DQ_RP) of dispatch d, which reads w, to w->rp,
+ * the constants below it that d does not set to 0 (their defaults in every reader). */
+void vkllm__spec_rp(struct vkllm__dispatch *d, const struct vkllm__dtensor *w);
 /* The binding of rows [r0, r0 + nr) of t, which must lie in one part; the range is rounded up
  * to a multiple of 4 bytes (the shaders read 32-bit words), which the buffer must hold. */
 vkllm_status vkllm__dtensor_rows(const struct vkllm__dtensor *t, uint64_t r0, uint64_t nr, const char *op,

@@ -345,8 +345,8 @@ int vkllm__matvec_tb_id_fits(const struct vkllm__gpu *gpu, uint32_t type, uint64
 int vkllm__matvec_tb_gg_applies(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w) {
     const struct vkllm__gpu_bind_limits *bl = vkllm__gpu_bind_limits(gpu);
     const struct vkllm__type_kernels *sh = w ? vkllm__type_kernels(w->type, "matvec_tb_id") : NULL;
-    return sh && sh->matvec_tb_id_gg != VKLLM__SHADER_COUNT_ && w->buf && w->n_parts <= 1 && !w->tb && path_on(gpu) &&
-           bl->texel_formats && w->k % 256 == 0 && w->offset % VKLLM_MAX(bl->texel_align, 16) == 0 &&
+    return sh && sh->matvec_tb_id_gg != VKLLM__SHADER_COUNT_ && w->buf && !w->rp && w->n_parts <= 1 && !w->tb &&
+           path_on(gpu) && bl->texel_formats && w->k % 256 == 0 && w->offset % VKLLM_MAX(bl->texel_align, 16) == 0 &&
            w->m * w->row_bytes / 16 <= bl->max_texels;
 }
 

@@ -37,6 +37,18 @@ struct vkllm__pc_quantize_x8 {
 };
 _Static_assert(sizeof(struct vkllm__pc_quantize_x8) == 20, "update PC in shaders/quantize_x8.comp");
 
+/* GLSL twin: the push_constant block PC of shaders/repack.comp (weights into the 16-byte layout,
+ * vkllm__rp_pack's device twin) */
+struct vkllm__pc_repack {
+    uint32_t n_groups;    /* groups of 8 blocks in the binding */
+    uint32_t group_words; /* 32-bit words of a group */
+    uint32_t block_bytes;
+    uint32_t n_fields;
+    uint32_t off[4]; /* field f: bytes off[f] .. off[f] + len[f] - 1 of each block, in the new order */
+    uint32_t len[4];
+};
+_Static_assert(sizeof(struct vkllm__pc_repack) == 48, "update PC in shaders/repack.comp");
+
 /* GLSL twin: the push_constant block PC of shaders/get_rows.comp */
 struct vkllm__pc_get_rows {
     uint32_t k;         /* elements per row */

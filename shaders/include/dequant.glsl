@@ -118,6 +118,31 @@ vec4 dq_u8x4(uint v) { return vec4(v & 0xffu, (v >> 8) & 0xffu, (v >> 16) & 0xff
 #error "dequant.glsl: define one WTYPE_* (F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K IQ4_NL IQ4_XS Q2_K Q3_K MXFP4)"
 #endif
 
+// DQ_RP (specialization constant 7) = 1: Q8_0, Q4_0, Q5_0 and Q6_K rows in the 16-byte layout
+// (repacked at load on GPUs by repack.comp; the layout: runtime/base/quant.c, vkllm__rp_pack): in
+// each group of 8 blocks (272, 144, 176, 1680 bytes) the 8 blocks' quants (Q5_0: then their qh;
+// Q6_K: ql, qh and scales, 208 bytes a block), then their 8 f16 d. A row is whole groups and
+// starts 16-byte aligned, so each block's quants do. Block b of the row at rb:
+//   dq_rp_q(rb, b)   its quants (Q6_K: its 208 bytes)
+//   dq_rp_qh(rb, b)  Q5_0's 4 bytes of fifth bits
+//   dq_rp_d(rb, b)   its d
+#if defined(WTYPE_Q8_0) || defined(WTYPE_Q4_0) || defined(WTYPE_Q5_0) || defined(WTYPE_Q6_K)
+layout(constant_id = 7) const uint DQ_RP = 0;
+#if defined(WTYPE_Q8_0)
+#define DQ_RP_Q 32u
+#elif defined(WTYPE_Q6_K)
+#define DQ_RP_Q 208u
+#else
+#define DQ_RP_Q 16u
+#endif
+uint dq_rp_group(uint rb, uint b) { return rb + (b >> 3) * (8u * DQ_BLOCK_BYTES); }
+uint dq_rp_q(uint rb, uint b) { return dq_rp_group(rb, b) + (b & 7u) * DQ_RP_Q; }
+uint dq_rp_qh(uint rb, uint b) { return dq_rp_group(rb, b) + 128u + 4u * (b & 7u); }
+uint dq_rp_d(uint rb, uint b) { return dq_rp_group(rb, b) + 8u * DQ_BLOCK_BYTES - 16u + 2u * (b & 7u); }
+#else
+const uint DQ_RP = 0u;
+#endif
+
 #if defined(WTYPE_IQ4_NL) || defined(WTYPE_IQ4_XS)
 // IQ4_NL's 16 levels (ggml's kvalues_iq4nl; runtime/base/quant.c has the same table)
 const float k_iq4nl[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0, 1.0, 13.0, 25.0,
@@ -210,6 +235,24 @@ vec4 dq_get4(uint rb, uint j) {
 #else
     uint bb = rb + (j / DQ_BLOCK) * DQ_BLOCK_BYTES;  // block start
     uint i = j % DQ_BLOCK;                           // element within the block
+#if defined(WTYPE_Q8_0) || defined(WTYPE_Q4_0) || defined(WTYPE_Q5_0)
+    if (DQ_RP != 0u) {  // the 16-byte layout: quants (word aligned), qh, d apart
+        uint b = j / DQ_BLOCK, qo = dq_rp_q(rb, b);
+        float d = dq_f16(dq_rp_d(rb, b));
+#if defined(WTYPE_Q8_0)
+        return d * dq_s8x4(dq_w[(qo + i) >> 2]);
+#else
+        uint v = dq_w[(qo + (i & 15u)) >> 2] >> ((i & 16u) >> 2);
+        vec4 q = vec4(v & 15u, (v >> 8) & 15u, (v >> 16) & 15u, (v >> 24) & 15u);
+#if defined(WTYPE_Q4_0)
+        return d * (q - 8.0);
+#else
+        uint h = dq_w[dq_rp_qh(rb, b) >> 2] >> i;
+        return d * (q + vec4((uvec4(h) >> uvec4(0, 1, 2, 3) & 1u) << 4) - 16.0);
+#endif
+#endif
+    }
+#endif
 #if defined(WTYPE_Q8_0)
     return dq_f16(bb) * dq_s8x4(dq_u32(bb + 2u + i));
 #elif defined(WTYPE_IQ4_NL)
@@ -282,6 +325,11 @@ vec4 dq_get4(uint rb, uint j) {
     return dq_f16(bb + 108u) * sc * q;
 #endif
 #elif defined(WTYPE_Q6_K)
+    float d6 = dq_f16(bb + 208u);
+    if (DQ_RP != 0u) {  // the 16-byte layout: the block's 208 bytes as they were, d apart
+        d6 = dq_f16(dq_rp_d(rb, j / DQ_BLOCK));
+        bb = dq_rp_q(rb, j / DQ_BLOCK);
+    }
     uint half_ = i / 128u, r = i % 128u, quarter = r / 32u, l = r % 32u;
     uint v = dq_u32(bb + 64u * half_ + l + 32u * (quarter & 1u)) >> (4u * (quarter >> 1));
     uint h = dq_u32(bb + 128u + 32u * half_ + l) >> (2u * quarter);
@@ -289,7 +337,7 @@ vec4 dq_get4(uint rb, uint j) {
                     ((v >> 16) & 15u) | (((h >> 16) & 3u) << 4), ((v >> 24) & 15u) | (((h >> 24) & 3u) << 4));
     uint so = bb + 192u + i / 16u;  // int8 scale of the sub-block of 16
     float sc = float(bitfieldExtract(int(dq_u16(so & ~1u)), int((so & 1u) * 8u), 8));
-    return dq_f16(bb + 208u) * sc * vec4(q - 32);
+    return d6 * sc * vec4(q - 32);
 #endif
 #endif
 }
