@@ -1,51 +1,65 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// repack.comp - weight rows rearranged in place into the 16-byte layout the GPU readers take
-// (DQ_RP in dequant.glsl; the layout and its host twin: runtime/base/quant.c, vkllm__rp_pack): in
-// each group of 8 blocks, each field of the 8 blocks together, field after field. Groups keep
-// their bytes, so rows, chunks and experts keep their offsets. One workgroup per group at a time:
-// the group's words into shared memory, then each new word gathered byte by byte from them. Run
-// once, at load; its speed does not matter.
+// repack.comp - weight rows rearranged into the 16-byte layout the GPU readers take (DQ_RP in
+// dequant.glsl; the layout and its host twin: runtime/base/quant.c, vkllm__rp_pack): each row cut
+// into groups of 8 blocks (the last may be short), each field of a group's blocks together, field
+// after field. In place (S and D the same rows) where rows keep their size; otherwise from the
+// file's rows in S into longer ones in D. One workgroup per group at a time: the group's bytes into
+// shared memory, then each new word gathered byte by byte from them. Run once, at load; its speed
+// does not matter.
 #include "common.glsl"
 
-layout(std430, binding = 0) buffer W { uint w[]; };  // whole groups, from the binding's start
+layout(std430, binding = 0) readonly buffer S { uint s[]; };   // the file's rows (whole words)
+layout(std430, binding = 1) writeonly buffer D { uint d[]; };  // the layout's rows (16-byte aligned)
 
 // C twin: struct vkllm__pc_repack (runtime/ops/shader_abi_matvec.h)
 layout(push_constant) uniform PC {
-    uint n_groups;     // groups in the binding
-    uint group_words;  // 2 * block_bytes (a group is 8 blocks: a multiple of 16 bytes)
+    uint n_units;         // groups in this dispatch
+    uint groups_per_row;  // ceil(blocks / 8)
+    uint blocks;          // blocks per row
     uint block_bytes;
-    uint n_fields;     // 1 .. 3
-    uvec4 off;         // field f: bytes off[f] .. off[f] + len[f] - 1 of each block, in the new order
+    uint src_row_bytes;
+    uint dst_row_bytes;
+    uint n_fields;        // 1 .. 3
+    uint pad_;
+    uvec4 off;            // field f: bytes off[f] .. off[f] + len[f] - 1 of each block, in the new order
     uvec4 len;
+    uvec4 full;           // 1: 8 places in a short group too (zeros after its blocks)
 } p;
 
-shared uint sg[420];  // the largest group: Q6_K's 8 x 210 bytes
+shared uint sg[421];  // the largest group: Q6_K's 8 x 210 bytes, 2 bytes into a word
 
-// The byte of the group in its old place that goes to byte n of the new group.
-uint old_byte(uint n) {
-    uint start = 0u, o = 0u;
+// Byte n of the new group of nb blocks, from the old one at byte lead of sg.
+uint new_byte(uint n, uint nb, uint lead) {
+    uint start = 0u;
     for (uint f = 0u; f < p.n_fields; f++) {
-        uint fl = 8u * p.len[f];
+        uint fl = (p.full[f] != 0u ? 8u : nb) * p.len[f];
         if (n < start + fl) {
-            uint rel = n - start;
-            o = (rel / p.len[f]) * p.block_bytes + p.off[f] + rel % p.len[f];
-            break;
+            uint rel = n - start, b = rel / p.len[f];
+            if (b >= nb) return 0u;  // a full field's places past a short group's blocks
+            uint o = lead + b * p.block_bytes + p.off[f] + rel % p.len[f];
+            return (sg[o >> 2] >> (8u * (o & 3u))) & 0xffu;
         }
         start += fl;
     }
-    return (sg[o >> 2] >> (8u * (o & 3u))) & 0xffu;
+    return 0u;
 }
 
 void main() {
     uint nwg = gl_NumWorkGroups.x * gl_NumWorkGroups.y, t = gl_LocalInvocationID.x;
-    for (uint g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; g < p.n_groups; g += nwg) {
-        uint base = g * p.group_words;
-        for (uint i = t; i < p.group_words; i += gl_WorkGroupSize.x) sg[i] = w[base + i];
+    for (uint u = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; u < p.n_units; u += nwg) {
+        uint row = u / p.groups_per_row, g = u % p.groups_per_row;
+        uint nb = min(8u, p.blocks - 8u * g);
+        uint sb = row * p.src_row_bytes + g * 8u * p.block_bytes, lead = sb & 3u;
+        uint nsw = (lead + nb * p.block_bytes + 3u) >> 2;
+        for (uint i = t; i < nsw; i += gl_WorkGroupSize.x) sg[i] = s[(sb >> 2) + i];
         barrier();
-        for (uint i = t; i < p.group_words; i += gl_WorkGroupSize.x)
-            w[base + i] = old_byte(4u * i) | old_byte(4u * i + 1u) << 8 | old_byte(4u * i + 2u) << 16 |
-                          old_byte(4u * i + 3u) << 24;
+        uint nbytes = 0u;
+        for (uint f = 0u; f < p.n_fields; f++) nbytes += (p.full[f] != 0u ? 8u : nb) * p.len[f];
+        uint db = (row * p.dst_row_bytes + g * 8u * p.block_bytes) >> 2;
+        for (uint i = t; i < nbytes / 4u; i += gl_WorkGroupSize.x)
+            d[db + i] = new_byte(4u * i, nb, lead) | new_byte(4u * i + 1u, nb, lead) << 8 |
+                        new_byte(4u * i + 2u, nb, lead) << 16 | new_byte(4u * i + 3u, nb, lead) << 24;
         barrier();  // sg is reused by the next group
     }
 }

@@ -71,7 +71,7 @@ list(APPEND VKLLM_SHADER_TABLE
   "matvec_id_xq8dp_q5_k  matvec_x8.comp  WTYPE_Q5_K=1,MATVEC_ID=1,X_Q8=1,DOT_HW=1  4  matvec_id"
   "matvec_id_xq8dp_q6_k  matvec_x8.comp  WTYPE_Q6_K=1,MATVEC_ID=1,X_Q8=1,DOT_HW=1  4  matvec_id"
   "quantize_x8       quantize_x8.comp  -  2  quantize_x8"
-  "repack            repack.comp       -  1  repack"
+  "repack            repack.comp       -  2  repack"
   "matvec_f32      matvec.comp    WTYPE_F32=1,SG_REDUCE=1  3  matvec"
   "matvec_f16      matvec.comp    WTYPE_F16=1,SG_REDUCE=1  3  matvec"
   "matvec_bf16     matvec.comp    WTYPE_BF16=1,SG_REDUCE=1  3  matvec"

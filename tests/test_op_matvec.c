@@ -54,9 +54,10 @@ static void reduction_choice(struct vkllm__gpu *gpu) {
 }
 
 /* The 16-byte layout made on the device (shaders/repack.comp, through vkllm__dtensor_upload with the
- * tuning's repack on) is byte for byte the host's vkllm__rp_pack, for every type that has it, whole
- * and split into buffers and binding chunks; rows that are not whole groups, a type without the
- * layout and repack=0 stay as uploaded. */
+ * tuning's repack on) is byte for byte the host's vkllm__rp_pack, for every type that has it: in
+ * place, and (Q6_K rows that are not whole groups of 8 blocks) into longer rows through a temporary
+ * buffer, whole and split into buffers and binding chunks; rows of 32-element blocks that are not
+ * whole groups, a type without the layout and repack=0 stay as uploaded. */
 static void repack_bytes(struct vkllm__gpu *gpu) {
     static const struct {
         uint32_t type, k, m;
@@ -67,9 +68,10 @@ static void repack_bytes(struct vkllm__gpu *gpu) {
         {VKLLM__TYPE_Q4_0, 2816, 7, "repack=1", 1},
         {VKLLM__TYPE_Q5_0, 256, 100, "repack=1,max_alloc=9000,max_binding=3000", 1},
         {VKLLM__TYPE_Q6_K, 2048, 9, "repack=1,max_binding=5000", 1},
-        {VKLLM__TYPE_Q6_K, 5632, 3, "repack=1", 0}, /* 22 blocks a row: not whole groups of 8 */
-        {VKLLM__TYPE_Q8_0, 96, 5, "repack=1", 0},   /* 3 blocks */
-        {VKLLM__TYPE_Q4_K, 512, 5, "repack=1", 0},  /* no such layout */
+        {VKLLM__TYPE_Q6_K, 5632, 30, "repack=1,max_alloc=40000,max_binding=15000", 1}, /* 22 blocks: 2 + 6 */
+        {VKLLM__TYPE_Q6_K, 1280, 3, "repack=1", 1},                                    /* 5: a short group */
+        {VKLLM__TYPE_Q8_0, 96, 5, "repack=1", 0},                                      /* 3 blocks */
+        {VKLLM__TYPE_Q4_K, 512, 5, "repack=1", 0},                                     /* no such layout */
         {VKLLM__TYPE_Q8_0, 512, 5, "repack=0", 0},
     };
     const struct vkllm__tuning saved = *vkllm__gpu_tuning(gpu);
@@ -79,8 +81,10 @@ static void repack_bytes(struct vkllm__gpu *gpu) {
         vkllm__gpu_set_tuning(gpu, &t);
         uint64_t rb = 0;
         ASSERT_OK(vkllm__row_size(cs[i].type, cs[i].k, &rb));
-        uint64_t bytes = rb * cs[i].m;
-        uint8_t *src = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes);
+        uint64_t rp_rb = cs[i].rp ? vkllm__rp_row_bytes(cs[i].type, cs[i].k) : rb;
+        ASSERT(rp_rb >= rb && (!cs[i].rp || rp_rb % 16 == 0));
+        uint64_t bytes = rb * cs[i].m, out = rp_rb * cs[i].m;
+        uint8_t *src = malloc(bytes), *want = malloc(out), *got = malloc(out);
         ASSERT(src && want && got);
         float *row = malloc(cs[i].k * sizeof *row);
         ASSERT(row);
@@ -89,17 +93,19 @@ static void repack_bytes(struct vkllm__gpu *gpu) {
             vkllm__quantize_row(cs[i].type, row, src + r * rb, cs[i].k);
         }
         memcpy(want, src, bytes);
-        if (cs[i].rp) vkllm__rp_pack(cs[i].type, src, want, bytes);
+        if (cs[i].rp) vkllm__rp_pack(cs[i].type, cs[i].k, cs[i].m, src, want); /* a short group's padding: zeros */
         struct vkllm__dtensor d;
         ASSERT_OK(vkllm__dtensor_upload(gpu, cs[i].type, cs[i].k, cs[i].m, src, &d));
-        if (d.rp != cs[i].rp)
-            FAILF("case %zu (%s %ux%u, %s): rp %d, want %d", i, vkllm__type_name(cs[i].type), cs[i].m, cs[i].k,
-                  cs[i].tuning, d.rp, cs[i].rp);
-        uint64_t per = d.n_parts > 1 ? d.part_rows * rb : bytes;
-        for (uint64_t off = 0, p = 0; off < bytes; off += per, p++)
+        if (d.rp != cs[i].rp || d.row_bytes != rp_rb)
+            FAILF("case %zu (%s %ux%u, %s): rp %d, rows of %llu bytes; want %d, %llu", i, vkllm__type_name(cs[i].type),
+                  cs[i].m, cs[i].k, cs[i].tuning, d.rp, (unsigned long long)d.row_bytes, cs[i].rp,
+                  (unsigned long long)rp_rb);
+        if ((d.n_parts > 1) != (strstr(cs[i].tuning, "max_alloc") != NULL)) FAILF("case %zu: %u buffers", i, d.n_parts);
+        uint64_t per = d.n_parts > 1 ? d.part_rows * rp_rb : out;
+        for (uint64_t off = 0, p = 0; off < out; off += per, p++)
             ASSERT_OK(
-                vkllm__buffer_download(d.n_parts > 1 ? d.part[p] : d.buf, 0, got + off, VKLLM_MIN(per, bytes - off)));
-        for (uint64_t b = 0; b < bytes; b++)
+                vkllm__buffer_download(d.n_parts > 1 ? d.part[p] : d.buf, 0, got + off, VKLLM_MIN(per, out - off)));
+        for (uint64_t b = 0; b < out; b++)
             if (got[b] != want[b])
                 FAILF("case %zu (%s %ux%u, %s): byte %llu is %u, want %u", i, vkllm__type_name(cs[i].type), cs[i].m,
                       cs[i].k, cs[i].tuning, (unsigned long long)b, got[b], want[b]);

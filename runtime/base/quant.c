@@ -796,19 +796,23 @@ void vkllm__quantize_row(uint32_t type, const float *src, void *dst, uint64_t n)
 }
 
 /* --- the 16-byte layout (docs/gpu.md, "repacked weights") ------------------------------------
- * A group of 8 blocks keeps its bytes; each field of its blocks goes together, field after field:
- * Q8_0 [8 x 32 quants][8 x d], Q4_0 [8 x 16][8 x d], Q5_0 [8 x 16 qs][8 x 4 qh][8 x d], Q6_K
- * [8 x 208 (ql, qh, scales)][8 x d]. Groups are 272, 144, 176 and 1680 bytes (multiples of 16), so
- * every quant field starts 16-byte aligned when the group does. shaders/include/dequant.glsl reads
+ * A row is cut into groups of 8 blocks (the last may hold fewer, Q6_K only: rows of 32-element
+ * blocks that are not whole groups have no layout); in each group each field of its blocks goes
+ * together, field after field: Q8_0 [8 x 32 quants][8 x d], Q4_0 [8 x 16][8 x d], Q5_0 [8 x 16
+ * qs][8 x 4 qh][8 x d], Q6_K [8 x d][8 x 208 (ql, qh, scales)]. A field marked `full` takes its 8
+ * places in a short group too (Q6_K's scales: 16 bytes, zeros after the last), so every group
+ * starts a multiple of 16 bytes into its row: whole groups are 272, 144, 176 and 1680 bytes, a short
+ * Q6_K group of n blocks 16 + 208 n. A row of whole groups keeps its size (the layout is then made
+ * in place); a Q6_K row with a short group grows by 16 - 2 n bytes. shaders/include/dequant.glsl reads
  * it (DQ_RP) and shaders/repack.comp makes it on the device from the same table. */
 static const struct {
     uint32_t type, block_bytes, n;
     struct vkllm__rp_field f[3];
 } k_rp[] = {
-    {VKLLM__TYPE_Q8_0, 34, 2, {{2, 32}, {0, 2}}},
-    {VKLLM__TYPE_Q4_0, 18, 2, {{2, 16}, {0, 2}}},
-    {VKLLM__TYPE_Q5_0, 22, 3, {{6, 16}, {2, 4}, {0, 2}}},
-    {VKLLM__TYPE_Q6_K, 210, 2, {{0, 208}, {208, 2}}},
+    {VKLLM__TYPE_Q8_0, 34, 2, {{2, 32, 0}, {0, 2, 0}}},
+    {VKLLM__TYPE_Q4_0, 18, 2, {{2, 16, 0}, {0, 2, 0}}},
+    {VKLLM__TYPE_Q5_0, 22, 3, {{6, 16, 0}, {2, 4, 0}, {0, 2, 0}}},
+    {VKLLM__TYPE_Q6_K, 210, 2, {{208, 2, 1}, {0, 208, 0}}},
 };
 
 uint32_t vkllm__rp_fields(uint32_t type, struct vkllm__rp_field f[3], uint32_t *block_bytes) {
@@ -821,20 +825,38 @@ uint32_t vkllm__rp_fields(uint32_t type, struct vkllm__rp_field f[3], uint32_t *
     return 0;
 }
 
-uint64_t vkllm__rp_group_bytes(uint32_t type, uint64_t k) {
-    uint32_t bb;
-    if (!vkllm__rp_fields(type, NULL, &bb)) return 0;
-    uint64_t block = vkllm__type_traits(type)->block_size;
-    return k && k % (8 * block) == 0 ? 8 * (uint64_t)bb : 0;
+/* Bytes of a group of n blocks (n <= 8) in the layout. */
+static uint64_t group_bytes(const struct vkllm__rp_field *f, uint32_t nf, uint32_t n) {
+    uint64_t b = 0;
+    for (uint32_t i = 0; i < nf; i++) b += (uint64_t)(f[i].full ? 8 : n) * f[i].len;
+    return b;
 }
 
-void vkllm__rp_pack(uint32_t type, const void *src, void *dst, uint64_t bytes) {
+uint64_t vkllm__rp_row_bytes(uint32_t type, uint64_t k) {
     struct vkllm__rp_field f[3];
-    uint32_t bb, n = vkllm__rp_fields(type, f, &bb);
-    if (!n) return;
-    const uint8_t *s = src;
-    uint8_t *d = dst;
-    for (uint64_t g = 0; g + 8 * bb <= bytes; g += 8 * bb)
-        for (uint32_t i = 0, o = 0; i < n; i++)
-            for (uint32_t b = 0; b < 8; b++, o += f[i].len) memcpy(d + g + o, s + g + b * bb + f[i].off, f[i].len);
+    uint32_t bb = 0, nf = vkllm__rp_fields(type, f, &bb);
+    if (!nf || k == 0) return 0;
+    uint64_t block = vkllm__type_traits(type)->block_size, nb = k / block;
+    if (k % block || (block == 32 && nb % 8)) return 0;
+    return nb / 8 * 8 * bb + (nb % 8 ? group_bytes(f, nf, (uint32_t)(nb % 8)) : 0);
+}
+
+void vkllm__rp_pack(uint32_t type, uint64_t k, uint64_t rows, const void *src, void *dst) {
+    struct vkllm__rp_field f[3];
+    uint32_t bb = 0, nf = vkllm__rp_fields(type, f, &bb);
+    uint64_t rb_out = vkllm__rp_row_bytes(type, k);
+    if (!rb_out) return;
+    uint64_t nb = k / vkllm__type_traits(type)->block_size, rb_in = nb * bb;
+    for (uint64_t r = 0; r < rows; r++) {
+        const uint8_t *s = (const uint8_t *)src + r * rb_in;
+        uint8_t *d = (uint8_t *)dst + r * rb_out;
+        memset(d, 0, rb_out);
+        for (uint64_t g = 0; g * 8 < nb; g++) {
+            uint32_t n = (uint32_t)(nb - 8 * g < 8 ? nb - 8 * g : 8);
+            const uint8_t *gs = s + g * 8 * bb;
+            uint8_t *gd = d + g * 8 * bb;
+            for (uint32_t i = 0, o = 0; i < nf; o += (f[i].full ? 8 : n) * f[i].len, i++)
+                for (uint32_t b = 0; b < n; b++) memcpy(gd + o + b * f[i].len, gs + b * bb + f[i].off, f[i].len);
+        }
+    }
 }

@@ -83,7 +83,7 @@ enum vkllm__device_profile {
     X(matvec_xq, "VKLLM_MATVEC_XQ", 1, NULL,                                                                    \
       "1: where the decode products run matvec_x8, the forward pass quantizes each activation once per step (a quantize_x8 dispatch) and the products read it; 0: each workgroup quantizes x itself (same bits)") \
     X(repack, "VKLLM_REPACK", -1, NULL,                                                                         \
-      "Q8_0/Q4_0/Q5_0 (rows of a multiple of 256) and Q6_K (of 2048) weights rearranged at load into groups of 8 blocks whose quants lie 16-byte aligned, so the GPU kernels read them as 16-byte words (repack.comp; docs/gpu.md): 1 on, 0 off (the file's layout), -1 on GPUs (not CPU devices, whose texel matvec has its own copy)") \
+      "Q8_0/Q4_0/Q5_0 (rows of a multiple of 256) and Q6_K weights rearranged at load into groups of 8 blocks whose quants lie 16-byte aligned, so the GPU kernels read them as 16-byte words (repack.comp; docs/gpu.md): 1 on, 0 off (the file's layout), -1 on GPUs (not CPU devices, whose texel matvec has its own copy)") \
     X(matmul, "VKLLM_MATMUL", -1, "tiled,matvec",                                                               \
       "prefill's product: tiled (shared-memory tiles; MoE experts too, a grouped GEMM) or matvec (8 tokens per weight read; MoE: the grouped matvec); -1: matvec on CPU devices, and for MoE experts on GPUs with 8 picks or fewer an expert") \
     X(moe_group, "VKLLM_MOE_GROUP", -1, NULL,                                                                   \

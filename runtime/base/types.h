@@ -87,16 +87,18 @@ void vkllm__quantize_row(uint32_t type, const float *src, void *dst, uint64_t n)
 int vkllm__block_parts(uint32_t type, const void *block, int *q, float *d, float *m);
 
 /* The 16-byte layout the GPU readers take for Q8_0, Q4_0, Q5_0 and Q6_K rows (quant.c, docs/gpu.md):
- * groups of 8 blocks, each field of the 8 blocks together (n fields of (offset in the block,
- * length), in their new order). vkllm__rp_fields: the fields and the block's bytes, 0 for a type
- * without the layout. vkllm__rp_group_bytes: a group's bytes where rows of k elements are whole
- * groups (k % 256 == 0; Q6_K: k % 2048 == 0), else 0. vkllm__rp_pack: the whole groups of bytes at
- * src into dst (not overlapping), as shaders/repack.comp does on the device. */
+ * groups of 8 blocks, each field of the group's blocks together (n fields of (offset in the block,
+ * length, full: 8 places even in a short group), in their new order). vkllm__rp_fields: the fields
+ * and the block's bytes, 0 for a type without the layout. vkllm__rp_row_bytes: bytes of a row of k
+ * elements in the layout, 0 where it has none (Q8_0/Q4_0/Q5_0 need k % 256 == 0; Q6_K takes any
+ * row, which grows where its blocks are not whole groups of 8). vkllm__rp_pack: rows of k elements
+ * at src (GGUF) into dst (rows of vkllm__rp_row_bytes, not overlapping src), as
+ * shaders/repack.comp does on the device. */
 struct vkllm__rp_field {
-    uint32_t off, len;
+    uint32_t off, len, full;
 };
 uint32_t vkllm__rp_fields(uint32_t type, struct vkllm__rp_field f[3], uint32_t *block_bytes);
-uint64_t vkllm__rp_group_bytes(uint32_t type, uint64_t k);
-void vkllm__rp_pack(uint32_t type, const void *src, void *dst, uint64_t bytes);
+uint64_t vkllm__rp_row_bytes(uint32_t type, uint64_t k);
+void vkllm__rp_pack(uint32_t type, uint64_t k, uint64_t rows, const void *src, void *dst);
 
 #endif /* VKLLM_TYPES_H */

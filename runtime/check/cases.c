@@ -879,23 +879,26 @@ static void attention_cases(int full, struct vkllm__case_list *l) {
  * reader: matvec.comp (one column and several, its subgroup and shared-memory splits), matvec_x8
  * (x quantized per workgroup and once per step), the fused gate/up, the tiled matmul (f32 and f16
  * tiles, the emulated cooperative-matrix kernel), get_rows, the experts' products and grouped GEMM,
- * W in buffers and chunks. Q8_0, Q4_0, Q5_0: rows of 512 (2 groups of 8 blocks); Q6_K: 2048. The
- * full list adds longer rows, more rows, and every reader on every type. */
+ * W in buffers and chunks. Q8_0, Q4_0, Q5_0: rows of 512 (2 groups of 8 blocks, rearranged in
+ * place); Q6_K: 2304 (a group of 8 blocks and one of 1: longer rows, filled from the file's). The
+ * full list adds longer rows (Q6_K: 5632, TinyLlama's ffn_down, 22 blocks), more rows, and every
+ * reader on every type. */
 static void rp_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
     static const uint32_t types[] = {VKLLM__TYPE_Q8_0, VKLLM__TYPE_Q4_0, VKLLM__TYPE_Q5_0, VKLLM__TYPE_Q6_K};
     static const char *const mv[] = {"matvec_x8=0", "matvec_x8=0,matvec_wg=64,matvec_nt=32,matvec_nr=2,matvec_sg=1",
                                      "matvec_x8=0,matvec_wg=64,matvec_nt=8,matvec_nr=3,matvec_sg=0", "matvec_x8=1",
                                      "matvec_x8=2"};
     for (size_t t = 0; t < VKLLM_ARRAY_LEN(types); t++) {
-        uint32_t type = types[t], k = type == VKLLM__TYPE_Q6_K ? 2048 : 512, kl = type == VKLLM__TYPE_Q6_K ? 6144 : 2816;
+        uint32_t type = types[t], k = type == VKLLM__TYPE_Q6_K ? 2304 : 512, kl = type == VKLLM__TYPE_Q6_K ? 5632 : 2816;
         struct vkllm__op_case c = {.op = op, .type = type, .rows = 33, .cols = k, .n = 1, .flags = VKLLM__CASE_RP};
         switch (op) {
         case VKLLM__OP_MATVEC:
             for (size_t v = 0; v < VKLLM_ARRAY_LEN(mv); v++) {
-                if (!full && v != t % 3 && v != 3) continue; /* short: one split and x8 per type */
+                /* short: one split (three columns, each also alone) and x8 per type */
+                if (!full && v != t % 3 && v != 3) continue;
                 c.flags = VKLLM__CASE_RP | (v >= 3 ? VKLLM__CASE_X8 : 0);
-                addv(l, (c.n = 1, c), "repack=1,matvec_texel=0,%s", mv[v]);
-                addv(l, (c.n = 3, c), "repack=1,matvec_texel=0,%s", mv[v]);
+                if (full || v == 3) addv(l, (c.n = 1, c), "repack=1,matvec_texel=0,%s", mv[v]);
+                if (full || v != 3 || t >= 2) addv(l, (c.n = 3, c), "repack=1,matvec_texel=0,%s", mv[v]);
                 if (full) addv(l, (c.n = 1, c.rows = 1000, c.cols = kl, c), "repack=1,matvec_texel=0,%s", mv[v]);
                 c.rows = 33, c.cols = k;
             }

@@ -218,12 +218,7 @@ void vkllm__chk_fail(struct chk *k, const char *fmt, ...) {
     va_end(ap);
 }
 
-void vkllm__chk_not_rp(struct chk *k) {
-    if (!strstr(k->c->tuning, "repack=1")) k->r->skipped = 1;
-    vkllm__chk_fail(k, "%s",
-                    k->r->skipped ? "this device keeps the file's layout by default (repack -1)"
-                                  : "the matrix was not repacked into the 16-byte layout");
-}
+void vkllm__chk_not_rp(struct chk *k) { vkllm__chk_fail(k, "%s", "W was not put in the 16-byte layout"); }
 
 const float *vkllm__chk_x_seen(struct chk *k, int x8, float *x, uint32_t n, uint32_t kk) {
     if (k->st) return x;

@@ -65,9 +65,8 @@ void vkllm__chk_fold(struct chk *k, const struct chk_stats *s);
 /* Note something wrong beyond the measure (the case fails). printf-style. */
 void vkllm__chk_fail(struct chk *k, const char *fmt, ...) VKLLM_PRINTF(2, 3);
 
-/* A VKLLM__CASE_RP case whose W was not repacked: a failure where the case's tuning asks for the
- * layout (repack=1), skipped where it runs with the device's own tuning (selftest --defaults) on a
- * device that does not take it by default (CPU devices). */
+/* A VKLLM__CASE_RP case whose W was not repacked: a failure (selftest --defaults runs these cases only
+ * where the device takes the layout by default). */
 void vkllm__chk_not_rp(struct chk *k);
 
 /* x (n vectors of kk) as the op will see it: where the device quantizes x to int8 (x8: what

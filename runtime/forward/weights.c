@@ -132,7 +132,8 @@ static const struct stack_spec {
 static uint64_t rows_of(const struct vkllm__gguf_tensor *t) { return t->ne[1] * t->ne[2] * t->ne[3]; }
 
 /* Whether the parts can be stacked: the tuning's fuse is on, all are present with one type and
- * row length, none is repacked (CPU devices' texel matvec keeps its own layout), every part
+ * row length, none is repacked (CPU devices' texel matvec keeps its own layout) or has longer rows in
+ * the 16-byte layout, every part
  * starts at an offset a storage binding may take and all fit one allocation. */
 static int stackable(const struct vkllm__gpu *gpu, const struct vkllm__gguf_tensor *const *t, uint32_t n) {
     if (!vkllm__gpu_tuning(gpu)->fuse) return 0;
@@ -141,6 +142,8 @@ static int stackable(const struct vkllm__gpu *gpu, const struct vkllm__gguf_tens
     for (uint32_t i = 0; i < n; i++) {
         if (!t[i] || t[i]->type != t[0]->type || t[i]->ne[0] != t[0]->ne[0] || off % align) return 0;
         if (vkllm__matvec_tb_bytes(gpu, t[i]->type, t[i]->ne[0], rows_of(t[i]))) return 0;
+        /* rows that the 16-byte layout lengthens are not the file's: each its own buffer */
+        if (vkllm__dtensor_rp_row_bytes(gpu, t[i]->type, t[i]->ne[0]) > t[i]->nbytes / rows_of(t[i])) return 0;
         off += t[i]->nbytes;
     }
     return off + 16 <= vkllm__gpu_max_alloc(gpu);

@@ -37,10 +37,12 @@ static void to_public(const struct vkllm__op_case *c, const struct vkllm__op_res
 }
 
 /* defaults_only: case i of l with the device's own tuning (its variant dropped), unless a case
- * before it has the same op, shape and flags, or it exists to force one kernel or a split. */
-static int as_device(struct vkllm__case_list *l, size_t i) {
+ * before it has the same op, shape and flags, or it exists to force one kernel, a split or a weight
+ * layout the device does not take by default (the 16-byte layout on CPU devices). */
+static int as_device(struct vkllm__gpu *gpu, struct vkllm__case_list *l, size_t i) {
     struct vkllm__op_case *c = &l->v[i];
     if (c->flags & (VKLLM__CASE_X8 | VKLLM__CASE_COOPMAT | VKLLM__CASE_SPLIT | VKLLM__CASE_PARTS)) return 0;
+    if ((c->flags & VKLLM__CASE_RP) && !vkllm__dtensor_rp_row_bytes(gpu, c->type, c->cols)) return 0;
     c->tuning[0] = 0;
     char a[96], b[96];
     vkllm__op_case_shape(c, a, sizeof a);
@@ -70,7 +72,7 @@ vkllm_status vkllm_selftest(vkllm_ctx_t ctx, const struct vkllm_selftest_params 
         vkllm__op_cases((enum vkllm__op)op, p.full, &l);
         st = l.st;
         for (size_t i = 0; i < l.n && !st && !stop; i++) {
-            if (p.defaults_only && !as_device(&l, i)) continue;
+            if (p.defaults_only && !as_device(ctx->gpu, &l, i)) continue;
             struct vkllm__op_result r;
             if (p.list_only) {
                 memset(&r, 0, sizeof r);

@@ -133,11 +133,15 @@ vkllm_status vkllm__dtensor_upload(struct vkllm__gpu *gpu, uint32_t type, uint64
                                    struct vkllm__dtensor *out);
 vkllm_status vkllm__dtensor_upload_grouped(struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m,
                                            uint64_t row_group, const void *data, struct vkllm__dtensor *out);
-/* Where the tuning's repack is on for the device (1, or -1 on a device that is not a CPU) and t's
- * type and row length take the 16-byte layout (vkllm__rp_group_bytes), rearrange t's rows in place
- * on the device (shaders/repack.comp) and set t->rp; otherwise leave t as it is. A matrix that is a
- * view of another's rows is repacked with it (copy rp from the whole). vkllm__dtensor_upload does
- * it to what it uploads; a caller that writes the rows itself calls it after. */
+/* The row bytes of the 16-byte layout (types.h vkllm__rp_row_bytes) for a matrix of type and k where
+ * the device takes it (the tuning's repack: 1, or -1 on a device that is not a CPU), else 0.
+ * vkllm__dtensor_upload puts what it uploads in that layout (t->rp), with rows of those bytes: the
+ * file's, rearranged in place, or (Q6_K rows that are not whole groups of 8 blocks) longer ones. */
+uint64_t vkllm__dtensor_rp_row_bytes(const struct vkllm__gpu *gpu, uint32_t type, uint64_t k);
+/* Where the device takes the 16-byte layout for t and it keeps t's row bytes, rearrange t's rows in
+ * place on the device (shaders/repack.comp) and set t->rp; otherwise leave t as it is. A matrix that
+ * is a view of another's rows is repacked with it (copy rp from the whole). For a caller that writes
+ * the rows itself (vkllm__dtensor_upload without data), after. */
 vkllm_status vkllm__dtensor_repack(struct vkllm__gpu *gpu, struct vkllm__dtensor *t);
 /* Set specialization constant 7 (dequant.glsl's DQ_RP) of dispatch d, which reads w, to w->rp,
  * the constants below it that d does not set to 0 (their defaults in every reader). */

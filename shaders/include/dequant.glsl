@@ -119,26 +119,30 @@ vec4 dq_u8x4(uint v) { return vec4(v & 0xffu, (v >> 8) & 0xffu, (v >> 16) & 0xff
 #endif
 
 // DQ_RP (specialization constant 7) = 1: Q8_0, Q4_0, Q5_0 and Q6_K rows in the 16-byte layout
-// (repacked at load on GPUs by repack.comp; the layout: runtime/base/quant.c, vkllm__rp_pack): in
-// each group of 8 blocks (272, 144, 176, 1680 bytes) the 8 blocks' quants (Q5_0: then their qh;
-// Q6_K: ql, qh and scales, 208 bytes a block), then their 8 f16 d. A row is whole groups and
-// starts 16-byte aligned, so each block's quants do. Block b of the row at rb:
+// (made at load on GPUs by repack.comp; the layout: runtime/base/quant.c, vkllm__rp_pack): each row
+// in groups of 8 blocks (272, 144, 176, 1680 bytes; a Q6_K row's last group may be short, 16 + 208 n
+// bytes), each holding its blocks' quants (Q5_0: then their qh), then their 8 f16 d; Q6_K its 8 d
+// (16 bytes), then its blocks' ql, qh and scales (208 bytes a block). Rows start 16-byte aligned
+// (p.row_bytes: the layout's), so every block's quants do. Block b of the row at rb:
 //   dq_rp_q(rb, b)   its quants (Q6_K: its 208 bytes)
 //   dq_rp_qh(rb, b)  Q5_0's 4 bytes of fifth bits
 //   dq_rp_d(rb, b)   its d
 #if defined(WTYPE_Q8_0) || defined(WTYPE_Q4_0) || defined(WTYPE_Q5_0) || defined(WTYPE_Q6_K)
 layout(constant_id = 7) const uint DQ_RP = 0;
+uint dq_rp_group(uint rb, uint b) { return rb + (b >> 3) * (8u * DQ_BLOCK_BYTES); }
+#if defined(WTYPE_Q6_K)
+uint dq_rp_q(uint rb, uint b) { return dq_rp_group(rb, b) + 16u + (b & 7u) * 208u; }
+uint dq_rp_d(uint rb, uint b) { return dq_rp_group(rb, b) + 2u * (b & 7u); }
+#else
 #if defined(WTYPE_Q8_0)
 #define DQ_RP_Q 32u
-#elif defined(WTYPE_Q6_K)
-#define DQ_RP_Q 208u
 #else
 #define DQ_RP_Q 16u
 #endif
-uint dq_rp_group(uint rb, uint b) { return rb + (b >> 3) * (8u * DQ_BLOCK_BYTES); }
 uint dq_rp_q(uint rb, uint b) { return dq_rp_group(rb, b) + (b & 7u) * DQ_RP_Q; }
 uint dq_rp_qh(uint rb, uint b) { return dq_rp_group(rb, b) + 128u + 4u * (b & 7u); }
 uint dq_rp_d(uint rb, uint b) { return dq_rp_group(rb, b) + 8u * DQ_BLOCK_BYTES - 16u + 2u * (b & 7u); }
+#endif
 #else
 const uint DQ_RP = 0u;
 #endif
