@@ -149,14 +149,15 @@ static int stackable(const struct vkllm__gpu *gpu, const struct vkllm__gguf_tens
     return off + 16 <= vkllm__gpu_max_alloc(gpu);
 }
 
-/* The parts uploaded one after another into whole's buffer; each part a view of its rows. */
+/* The parts uploaded one after another into whole's buffer (in the 16-byte layout where the device
+ * takes it: stackable parts keep the file's row bytes); each part a view of its rows. */
 static vkllm_status up_stack(struct upload *u, const struct vkllm__gguf_tensor *const *t, uint32_t n,
                              struct vkllm__dtensor *whole, struct vkllm__dtensor *const *parts) {
-    uint64_t m = 0, off = 0;
+    uint64_t m = 0, off = 0, r0 = 0;
     for (uint32_t i = 0; i < n; i++) m += rows_of(t[i]);
     vkllm_status st = vkllm__dtensor_upload(u->gpu, t[0]->type, t[0]->ne[0], m, NULL, whole);
     for (uint32_t i = 0; !st && i < n; i++) {
-        if ((st = vkllm__buffer_upload(whole->buf, off, t[i]->data, t[i]->nbytes))) {
+        if ((st = vkllm__dtensor_put_rows(u->gpu, whole, r0, rows_of(t[i]), t[i]->data))) {
             vkllm__err_prefix("tensor %.*s: ", (int)t[i]->name.len, t[i]->name.ptr);
             break;
         }
@@ -164,11 +165,9 @@ static vkllm_status up_stack(struct upload *u, const struct vkllm__gguf_tensor *
         parts[i]->m = rows_of(t[i]);
         parts[i]->offset = off;
         parts[i]->view = 1;
-        off += t[i]->nbytes;
+        off += t[i]->nbytes, r0 += rows_of(t[i]);
         tick(u, t[i]->nbytes);
     }
-    if (!st) st = vkllm__dtensor_repack(u->gpu, whole); /* all parts at once: the 16-byte layout on GPUs */
-    for (uint32_t i = 0; !st && i < n; i++) parts[i]->rp = whole->rp;
     return st;
 }
 

@@ -29,9 +29,6 @@ static uint64_t binding_rows(const struct vkllm__gpu *gpu, uint64_t row_bytes, u
     return vkllm__gpu_max_binding(gpu) / row_bytes / *step * *step;
 }
 
-static vkllm_status rp_from_host(struct vkllm__gpu *gpu, struct vkllm__dtensor *t, const void *data,
-                                 uint64_t file_row_bytes);
-
 vkllm_status vkllm__dtensor_upload_grouped(struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m,
                                            uint64_t row_group, const void *data, struct vkllm__dtensor *out) {
     uint64_t row_bytes, total;
@@ -40,23 +37,20 @@ vkllm_status vkllm__dtensor_upload_grouped(struct vkllm__gpu *gpu, uint32_t type
     if (m == 0 || row_group == 0 || !vkllm__mul_u64(row_bytes, m, &total) || total > UINT64_MAX / 2)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matrix of %llu x %llu %s: bad size", (unsigned long long)m,
                           (unsigned long long)k, vkllm__type_name(type));
-    /* The 16-byte layout where its rows are longer than the file's (Q6_K rows that are not whole
-     * groups of 8 blocks): the buffers are made for its rows and filled from the file's through
-     * a bounded temporary buffer (rp_from_host); otherwise the file's rows, rearranged in place. */
-    uint64_t file_row_bytes = row_bytes, rp_rb = data ? vkllm__dtensor_rp_row_bytes(gpu, type, k) : 0;
-    int grow = rp_rb > row_bytes;
-    if (grow && !vkllm__mul_u64(rp_rb, m, &total)) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matrix too large");
-    if (grow) row_bytes = rp_rb;
-    const void *rows_data = grow ? NULL : data;
-    struct vkllm__dtensor t = {.type = type, .k = k, .m = m, .row_bytes = row_bytes};
+    /* The 16-byte layout where the device takes it: rows of its bytes (the file's, or longer for
+     * Q6_K rows that are not whole groups of 8 blocks), written through repack.comp (put_rows). */
+    uint64_t rp_rb = vkllm__dtensor_rp_row_bytes(gpu, type, k);
+    if (rp_rb && !vkllm__mul_u64(rp_rb, m, &total))
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matrix too large");
+    if (rp_rb) row_bytes = rp_rb;
+    const void *rows_data = rp_rb ? NULL : data;
+    struct vkllm__dtensor t = {.type = type, .k = k, .m = m, .row_bytes = row_bytes, .rp = rp_rb != 0};
     /* Shaders read 32-bit words: each buffer is padded to whole 16 bytes (q6_K rows are 210
      * bytes per block), zero-filled. */
     uint64_t max = vkllm__gpu_max_alloc(gpu);
     if ((total + 15) / 16 * 16 <= max) {
         if ((st = upload_rows(gpu, row_bytes, m, rows_data, &t.buf))) return st;
-        if (grow) st = rp_from_host(gpu, &t, data, file_row_bytes);
-        else if (data) st = vkllm__dtensor_repack(gpu, &t);
-        if (st) return vkllm__dtensor_free(&t), st;
+        if (rp_rb && data && (st = vkllm__dtensor_put_rows(gpu, &t, 0, m, data))) return vkllm__dtensor_free(&t), st;
         *out = t;
         return VKLLM_STATUS_OK;
     }
@@ -83,9 +77,7 @@ vkllm_status vkllm__dtensor_upload_grouped(struct vkllm__gpu *gpu, uint32_t type
         t.buf = t.part[0];
         t.n_parts++;
     }
-    if (grow) st = rp_from_host(gpu, &t, data, file_row_bytes);
-    else if (data) st = vkllm__dtensor_repack(gpu, &t);
-    if (st) return vkllm__dtensor_free(&t), st;
+    if (rp_rb && data && (st = vkllm__dtensor_put_rows(gpu, &t, 0, m, data))) return vkllm__dtensor_free(&t), st;
     *out = t;
     return VKLLM_STATUS_OK;
 }
@@ -96,21 +88,19 @@ uint64_t vkllm__dtensor_rp_row_bytes(const struct vkllm__gpu *gpu, uint32_t type
     return on ? vkllm__rp_row_bytes(type, k) : 0;
 }
 
-/* Rows [r0, r0 + nr) of t into the 16-byte layout from src (the same rows in the file's layout,
- * src_row_bytes each; in place: t's own binding of them), one repack.comp dispatch, waited for. */
+/* Rows [r0, r0 + nr) of t (in the 16-byte layout) from src, the same rows in the file's layout, one
+ * repack.comp dispatch (an invocation per word), waited for. */
 static vkllm_status rp_rows(struct vkllm__gpu *gpu, const struct vkllm__dtensor *t, uint64_t r0, uint64_t nr,
                             struct vkllm__binding src, uint64_t src_row_bytes) {
     struct vkllm__rp_field f[3];
-    uint64_t nb = t->k / vkllm__type_traits(t->type)->block_size, gpr = (nb + 7) / 8;
-    struct vkllm__pc_repack pc = {.groups_per_row = (uint32_t)gpr,
-                                  .blocks = (uint32_t)nb,
+    struct vkllm__pc_repack pc = {.blocks = (uint32_t)(t->k / vkllm__type_traits(t->type)->block_size),
                                   .src_row_bytes = (uint32_t)src_row_bytes,
                                   .dst_row_bytes = (uint32_t)t->row_bytes};
     pc.n_fields = vkllm__rp_fields(t->type, f, &pc.block_bytes);
     for (uint32_t i = 0; i < pc.n_fields; i++) pc.off[i] = f[i].off, pc.len[i] = f[i].len, pc.full[i] = f[i].full;
-    if (nr * gpr > UINT32_MAX || nr * t->row_bytes > UINT32_MAX)
+    if (nr * t->row_bytes > UINT32_MAX)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED, "repack: %llu rows in one dispatch", (unsigned long long)nr);
-    pc.n_units = (uint32_t)(nr * gpr);
+    pc.n_words = (uint32_t)(nr * t->row_bytes / 4);
     struct vkllm__dispatch d = {
         .shader = VKLLM__SHADER_REPACK,
         .n_spec = 1,
@@ -123,55 +113,53 @@ static vkllm_status rp_rows(struct vkllm__gpu *gpu, const struct vkllm__dtensor 
     };
     vkllm_status st = vkllm__dtensor_rows(t, r0, nr, "repack", &d.bind[1]);
     if (st) return st;
-    vkllm__gpu_grid_1d(gpu, (uint64_t)pc.n_units * 64, 64, d.groups);
+    vkllm__gpu_grid_1d(gpu, pc.n_words, 64, d.groups);
     return vkllm__gpu_run1(gpu, &d);
 }
 
-static vkllm_status rp_done(struct vkllm__dtensor *t, vkllm_status st) {
-    /* a failure part way leaves some rows rearranged: the matrix is unusable, and says so */
-    if (st) {
-        vkllm__err_prefix("rearranging a %s matrix of %llu x %llu: ", vkllm__type_name(t->type),
-                          (unsigned long long)t->m, (unsigned long long)t->k);
+vkllm_status vkllm__dtensor_put_rows(struct vkllm__gpu *gpu, struct vkllm__dtensor *t, uint64_t r0, uint64_t nr,
+                                     const void *data) {
+    uint64_t file_rb = 0;
+    vkllm_status st = vkllm__row_size(t->type, t->k, &file_rb);
+    if (st) return st;
+    if (r0 > t->m || nr > t->m - r0 || !t->buf)
+        return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "rows %llu..%llu of a matrix of %llu", (unsigned long long)r0,
+                          (unsigned long long)(r0 + nr), (unsigned long long)t->m);
+    if (!t->rp) { /* the file's rows as they are, part by part */
+        for (uint64_t r = r0; !st && r < r0 + nr;) {
+            uint64_t p = t->n_parts > 1 ? r / t->part_rows : 0, first = p * t->part_rows;
+            uint64_t n = t->n_parts > 1 ? VKLLM_MIN(r0 + nr, first + t->part_rows) - r : nr;
+            st = vkllm__buffer_upload(t->n_parts > 1 ? t->part[p] : t->buf,
+                                      (t->n_parts > 1 ? 0 : t->offset) + (r - first) * t->row_bytes,
+                                      (const uint8_t *)data + (r - r0) * file_rb, n * t->row_bytes);
+            r += n;
+        }
         return st;
     }
-    t->rp = 1;
-    vkllm__log(VKLLM_LOG_DEBUG, "a %s matrix of %llu x %llu in the 16-byte layout (%llu-byte rows)",
-               vkllm__type_name(t->type), (unsigned long long)t->m, (unsigned long long)t->k,
-               (unsigned long long)t->row_bytes);
-    return VKLLM_STATUS_OK;
-}
-
-/* t (rows of the layout, allocated) filled from the file's rows at data, chunk by chunk through one
- * temporary device buffer of at most 64 MiB. */
-static vkllm_status rp_from_host(struct vkllm__gpu *gpu, struct vkllm__dtensor *t, const void *data,
-                                 uint64_t file_row_bytes) {
+    /* through one temporary device buffer of at most 64 MiB, in chunks that lie in one part */
     uint64_t chunk = 1;
-    vkllm_status st = vkllm__dtensor_chunk_rows(gpu, t, &chunk);
-    if (st) return st;
-    uint64_t cap = VKLLM_MAX((64ull << 20) / file_row_bytes, 1);
-    chunk = VKLLM_MIN(chunk, cap);
+    if ((st = vkllm__dtensor_chunk_rows(gpu, t, &chunk))) return st;
+    chunk = VKLLM_MIN(chunk, VKLLM_MAX((64ull << 20) / file_rb, 1));
     struct vkllm__buffer *tmp = NULL;
-    st = vkllm__buffer_alloc(gpu, (chunk * file_row_bytes + 15) / 16 * 16, VKLLM__MEM_DEVICE, &tmp);
-    for (uint64_t r0 = 0; !st && r0 < t->m; r0 += chunk) {
-        uint64_t nr = VKLLM_MIN(chunk, t->m - r0), bytes = nr * file_row_bytes;
-        st = vkllm__buffer_upload(tmp, 0, (const uint8_t *)data + r0 * file_row_bytes, bytes);
-        if (!st) st = rp_rows(gpu, t, r0, nr, (struct vkllm__binding){tmp, 0, (bytes + 3) & ~3ull}, file_row_bytes);
+    st = vkllm__buffer_alloc(gpu, (VKLLM_MIN(chunk, nr) * file_rb + 15) / 16 * 16, VKLLM__MEM_DEVICE, &tmp);
+    for (uint64_t r = r0; !st && r < r0 + nr;) {
+        uint64_t n = VKLLM_MIN(chunk, r0 + nr - r);
+        if (t->n_parts > 1) n = VKLLM_MIN(n, (r / t->part_rows + 1) * t->part_rows - r);
+        uint64_t bytes = n * file_rb;
+        st = vkllm__buffer_upload(tmp, 0, (const uint8_t *)data + (r - r0) * file_rb, bytes);
+        if (!st) st = rp_rows(gpu, t, r, n, (struct vkllm__binding){tmp, 0, (bytes + 3) & ~3ull}, file_rb);
+        r += n;
     }
     vkllm__buffer_free(tmp);
-    return rp_done(t, st);
-}
-
-vkllm_status vkllm__dtensor_repack(struct vkllm__gpu *gpu, struct vkllm__dtensor *t) {
-    uint64_t rb = vkllm__dtensor_rp_row_bytes(gpu, t->type, t->k);
-    if (!rb || rb != t->row_bytes || t->rp || t->view || !t->buf || t->offset % 16) return VKLLM_STATUS_OK;
-    uint64_t chunk = 1;
-    vkllm_status st = vkllm__dtensor_chunk_rows(gpu, t, &chunk);
-    for (uint64_t r0 = 0; !st && r0 < t->m; r0 += chunk) {
-        uint64_t nr = VKLLM_MIN(chunk, t->m - r0);
-        struct vkllm__binding b;
-        if (!(st = vkllm__dtensor_rows(t, r0, nr, "repack", &b))) st = rp_rows(gpu, t, r0, nr, b, t->row_bytes);
-    }
-    return rp_done(t, st);
+    if (st)
+        vkllm__err_prefix("%s matrix of %llu x %llu into the 16-byte layout: ", vkllm__type_name(t->type),
+                          (unsigned long long)t->m, (unsigned long long)t->k);
+    else
+        vkllm__log(VKLLM_LOG_DEBUG,
+                   "rows %llu..%llu of a %s matrix of %llu x %llu in the 16-byte layout (%llu-byte rows)",
+                   (unsigned long long)r0, (unsigned long long)(r0 + nr), vkllm__type_name(t->type),
+                   (unsigned long long)t->m, (unsigned long long)t->k, (unsigned long long)t->row_bytes);
+    return st;
 }
 
 void vkllm__spec_rp(struct vkllm__dispatch *d, const struct vkllm__dtensor *w) {

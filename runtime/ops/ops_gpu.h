@@ -121,8 +121,8 @@ struct vkllm__dtensor {
      * this copy there (buf NULL): matvec and matmul then run on it. */
     struct vkllm__buffer *tb;
     int view; /* 1: rows of another dtensor's buffer (a stacked matrix): not freed with it */
-    /* 1: buf's rows are in the 16-byte layout (vkllm__dtensor_repack; types.h vkllm__rp_pack), which
-     * every reader of buf takes through its specialization constant 7 (vkllm__spec_rp) */
+    /* 1: buf's rows are in the 16-byte layout (vkllm__dtensor_rp_row_bytes; types.h vkllm__rp_pack),
+     * which every reader of buf takes through its specialization constant 7 (vkllm__spec_rp) */
     int rp;
 };
 
@@ -135,14 +135,15 @@ vkllm_status vkllm__dtensor_upload_grouped(struct vkllm__gpu *gpu, uint32_t type
                                            uint64_t row_group, const void *data, struct vkllm__dtensor *out);
 /* The row bytes of the 16-byte layout (types.h vkllm__rp_row_bytes) for a matrix of type and k where
  * the device takes it (the tuning's repack: 1, or -1 on a device that is not a CPU), else 0.
- * vkllm__dtensor_upload puts what it uploads in that layout (t->rp), with rows of those bytes: the
- * file's, rearranged in place, or (Q6_K rows that are not whole groups of 8 blocks) longer ones. */
+ * vkllm__dtensor_upload makes such a matrix in that layout (t->rp), with rows of those bytes (the
+ * file's, or longer for Q6_K rows that are not whole groups of 8 blocks), and writes data into it
+ * through vkllm__dtensor_put_rows; made without data, its rows are to be written with that. */
 uint64_t vkllm__dtensor_rp_row_bytes(const struct vkllm__gpu *gpu, uint32_t type, uint64_t k);
-/* Where the device takes the 16-byte layout for t and it keeps t's row bytes, rearrange t's rows in
- * place on the device (shaders/repack.comp) and set t->rp; otherwise leave t as it is. A matrix that
- * is a view of another's rows is repacked with it (copy rp from the whole). For a caller that writes
- * the rows itself (vkllm__dtensor_upload without data), after. */
-vkllm_status vkllm__dtensor_repack(struct vkllm__gpu *gpu, struct vkllm__dtensor *t);
+/* Write rows [r0, r0 + nr) of t from the file's rows at data (GGUF encoding): where t->rp, through a
+ * temporary device buffer of at most 64 MiB and shaders/repack.comp, each submit waited for; else
+ * copied as they are. */
+vkllm_status vkllm__dtensor_put_rows(struct vkllm__gpu *gpu, struct vkllm__dtensor *t, uint64_t r0, uint64_t nr,
+                                     const void *data);
 /* Set specialization constant 7 (dequant.glsl's DQ_RP) of dispatch d, which reads w, to w->rp,
  * the constants below it that d does not set to 0 (their defaults in every reader). */
 void vkllm__spec_rp(struct vkllm__dispatch *d, const struct vkllm__dtensor *w);

@@ -40,14 +40,13 @@ _Static_assert(sizeof(struct vkllm__pc_quantize_x8) == 20, "update PC in shaders
 /* GLSL twin: the push_constant block PC of shaders/repack.comp (weights into the 16-byte layout,
  * vkllm__rp_pack's device twin) */
 struct vkllm__pc_repack {
-    uint32_t n_units;        /* groups of 8 blocks (the last of a row may be short) in this dispatch */
-    uint32_t groups_per_row; /* ceil(blocks / 8) */
-    uint32_t blocks;         /* blocks per row */
+    uint32_t n_words; /* 32-bit words of the layout's rows in this dispatch */
+    uint32_t blocks;  /* blocks per row */
     uint32_t block_bytes;
     uint32_t src_row_bytes; /* the file's rows */
-    uint32_t dst_row_bytes; /* the layout's rows (vkllm__rp_row_bytes) */
+    uint32_t dst_row_bytes; /* the layout's rows (vkllm__rp_row_bytes, a multiple of 16) */
     uint32_t n_fields;
-    uint32_t pad_;
+    uint32_t pad_[2];
     uint32_t off[4]; /* field f: bytes off[f] .. off[f] + len[f] - 1 of each block, in the new order */
     uint32_t len[4];
     uint32_t full[4]; /* 1: the field takes 8 places in a short group too */
