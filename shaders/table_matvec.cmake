@@ -4,7 +4,7 @@
 # (matvec_x8.comp), matvec_x8dp_<t> with the packed int8 dot product instruction; matvec_id_x8*: the
 # experts' products (mixture of experts) of the same. *_xq8*: the same reading x quantized once per
 # step by quantize_x8 (X_Q8) instead of quantizing it in each workgroup. repack: Q8_0/Q4_0/Q5_0/Q6_K
-# weights rearranged in place at load into the 16-byte layout all of these read (DQ_RP).
+# weights written at load in the 16-byte layout all of these read (DQ_RP), from the file's rows.
 list(APPEND VKLLM_SHADER_TABLE
   "matvec_x8_q8_0    matvec_x8.comp  WTYPE_Q8_0=1  3  matvec"
   "matvec_x8_q4_0    matvec_x8.comp  WTYPE_Q4_0=1  3  matvec"

@@ -54,9 +54,9 @@ static void reduction_choice(struct vkllm__gpu *gpu) {
 }
 
 /* The 16-byte layout made on the device (shaders/repack.comp, through vkllm__dtensor_upload with the
- * tuning's repack on) is byte for byte the host's vkllm__rp_pack, for every type that has it: in
- * place, and (Q6_K rows that are not whole groups of 8 blocks) into longer rows through a temporary
- * buffer, whole and split into buffers and binding chunks; rows of 32-element blocks that are not
+ * tuning's repack on) is byte for byte the host's vkllm__rp_pack, for every type that has it: rows
+ * of the file's size, and (Q6_K rows that are not whole groups of 8 blocks) longer rows, whole and
+ * split into buffers and binding chunks; rows of 32-element blocks that are not
  * whole groups, a type without the layout and repack=0 stay as uploaded. */
 static void repack_bytes(struct vkllm__gpu *gpu) {
     static const struct {

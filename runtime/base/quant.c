@@ -802,8 +802,8 @@ void vkllm__quantize_row(uint32_t type, const float *src, void *dst, uint64_t n)
  * qs][8 x 4 qh][8 x d], Q6_K [8 x d][8 x 208 (ql, qh, scales)]. A field marked `full` takes its 8
  * places in a short group too (Q6_K's scales: 16 bytes, zeros after the last), so every group
  * starts a multiple of 16 bytes into its row: whole groups are 272, 144, 176 and 1680 bytes, a short
- * Q6_K group of n blocks 16 + 208 n. A row of whole groups keeps its size (the layout is then made
- * in place); a Q6_K row with a short group grows by 16 - 2 n bytes. shaders/include/dequant.glsl reads
+ * Q6_K group of n blocks 16 + 208 n. A row of whole groups keeps its size; a Q6_K row with a short
+ * group grows by 16 - 2 n bytes. shaders/include/dequant.glsl reads
  * it (DQ_RP) and shaders/repack.comp makes it on the device from the same table. */
 static const struct {
     uint32_t type, block_bytes, n;

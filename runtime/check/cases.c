@@ -303,6 +303,10 @@ static void matvec_tb_short(struct vkllm__case_list *l) {
             addv(l, (struct vkllm__op_case){.op = VKLLM__OP_MATVEC_TB, .type = types[t], .rows = 33, .cols = 512,
                                             .n = s == 0 ? 8 : 3, .flags = VKLLM__CASE_BOTH_PATHS},
                  "matvec_texel=1,%s", k_tb_splits[s]);
+    /* the texel copy beside W in the 16-byte layout (Q6_K rows 12 bytes longer than the file's): both
+     * made from the file's rows */
+    ADD(l, .op = VKLLM__OP_MATVEC_TB, .type = VKLLM__TYPE_Q6_K, .rows = 33, .cols = 512, .n = 3,
+        .flags = VKLLM__CASE_BOTH_PATHS | VKLLM__CASE_RP, .tuning = "matvec_texel=1,repack=1");
     /* W in chunks of two 8-row groups and 3 texels (Q8_0 k = 512: 256 texels per group) */
     ADD(l, .op = VKLLM__OP_MATVEC_TB, .type = VKLLM__TYPE_Q8_0, .rows = 33, .cols = 512, .n = 2,
         .tuning = "matvec_texel=1,max_texels=515");
@@ -873,14 +877,14 @@ static void attention_cases(int full, struct vkllm__case_list *l) {
         .tuning = "attn_texel=1,max_texels=1000"); /* fits: 80, 600 */
 }
 
-/* --- the 16-byte layout (vkllm__dtensor_repack) ---------------------------------------------- */
+/* --- the 16-byte layout (vkllm__dtensor_put_rows) --------------------------------------------- */
 
 /* W repacked at upload (forced: CPU devices keep the file's layout by default), through every
  * reader: matvec.comp (one column and several, its subgroup and shared-memory splits), matvec_x8
  * (x quantized per workgroup and once per step), the fused gate/up, the tiled matmul (f32 and f16
  * tiles, the emulated cooperative-matrix kernel), get_rows, the experts' products and grouped GEMM,
- * W in buffers and chunks. Q8_0, Q4_0, Q5_0: rows of 512 (2 groups of 8 blocks, rearranged in
- * place); Q6_K: 2304 (a group of 8 blocks and one of 1: longer rows, filled from the file's). The
+ * W in buffers and chunks. Q8_0, Q4_0, Q5_0: rows of 512 (2 groups of 8 blocks, the file's row
+ * size); Q6_K: 2304 (a group of 8 blocks and one of 1: rows 14 bytes longer than the file's). The
  * full list adds longer rows (Q6_K: 5632, TinyLlama's ffn_down, 22 blocks), more rows, and every
  * reader on every type. */
 static void rp_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {

@@ -92,7 +92,7 @@ enum vkllm__op {
 
 #define VKLLM__CASE_RP \
     0x80000u /* matrix ops, matvec_id: W uploaded as models load it and rearranged into the 16-byte
-                                   layout (vkllm__dtensor_repack; the case's tuning turns it on):
+                                   layout (vkllm__dtensor_rp_row_bytes; the case's tuning turns it on):
                                    fails where it was not */
 #define VKLLM__CASE_MAX_POS 16
 

@@ -293,6 +293,10 @@ void vkllm__chk_matvec_tb(struct chk *k) {
     vkllm__chk_own(k, t.buf); /* both layouts are freed with the case */
     vkllm__chk_own(k, t.tb);
     if (!vkllm__chk_ok(k, st)) return;
+    if ((c->flags & VKLLM__CASE_RP) && !t.rp) {
+        vkllm__chk_not_rp(k);
+        return;
+    }
     if (!t.tb) {
         vkllm__chk_fail(k, "no repacked copy was made");
         return;

@@ -66,11 +66,14 @@ static vkllm_status up_vector(struct upload *u, const struct vkllm__gguf_tensor 
 
 static uint64_t nbytes(const struct vkllm__gguf_tensor *t) { return t ? t->nbytes : 0; }
 
-/* Device bytes of a matrix uploaded for `use` (see up_matrix). */
+/* Device bytes of a matrix uploaded for `use` (see up_matrix): the texel copy, and the rows in the
+ * file's or the 16-byte layout's size (Q6_K rows up to 14 bytes longer). */
 static uint64_t mat_bytes(const struct vkllm__gpu *gpu, const struct vkllm__gguf_tensor *t, int use) {
     if (!t) return 0;
-    uint64_t tb = use == EMBD ? 0 : vkllm__matvec_tb_bytes(gpu, t->type, t->ne[0], t->ne[1] * t->ne[2] * t->ne[3]);
-    return use == MV_ONLY && tb ? tb : t->nbytes + tb;
+    uint64_t rows = t->ne[1] * t->ne[2] * t->ne[3],
+             tb = use == EMBD ? 0 : vkllm__matvec_tb_bytes(gpu, t->type, t->ne[0], rows);
+    uint64_t buf = VKLLM_MAX(t->nbytes, vkllm__dtensor_rp_row_bytes(gpu, t->type, t->ne[0]) * rows);
+    return use == MV_ONLY && tb ? tb : buf + tb;
 }
 static uint64_t mv_bytes(const struct vkllm__gpu *gpu, const struct vkllm__gguf_tensor *t) {
     return mat_bytes(gpu, t, MV_ONLY);

@@ -139,7 +139,9 @@ vkllm_status vkllm__dtensor_put_rows(struct vkllm__gpu *gpu, struct vkllm__dtens
     /* through one temporary device buffer of at most 64 MiB, in chunks that lie in one part */
     uint64_t chunk = 1;
     if ((st = vkllm__dtensor_chunk_rows(gpu, t, &chunk))) return st;
-    chunk = VKLLM_MIN(chunk, VKLLM_MAX((64ull << 20) / file_rb, 1));
+    uint64_t step = 1, cap = (64ull << 20) / file_rb;
+    binding_rows(gpu, t->row_bytes, &step); /* chunk starts stay aligned for binding */
+    chunk = VKLLM_MIN(chunk, VKLLM_MAX(cap / step * step, step));
     struct vkllm__buffer *tmp = NULL;
     st = vkllm__buffer_alloc(gpu, (VKLLM_MIN(chunk, nr) * file_rb + 15) / 16 * 16, VKLLM__MEM_DEVICE, &tmp);
     for (uint64_t r = r0; !st && r < r0 + nr;) {
@@ -162,11 +164,14 @@ vkllm_status vkllm__dtensor_put_rows(struct vkllm__gpu *gpu, struct vkllm__dtens
     return st;
 }
 
-void vkllm__spec_rp(struct vkllm__dispatch *d, const struct vkllm__dtensor *w) {
-    if (!w->rp || d->n_spec > 7) return;
+vkllm_status vkllm__spec_rp(struct vkllm__dispatch *d, const struct vkllm__dtensor *w) {
+    if (!w->rp) return VKLLM_STATUS_OK;
+    if (d->n_spec > 7) /* no reader has a constant 7 of its own: a new one would read the layout wrongly */
+        return vkllm__err(VKLLM_STATUS_INTERNAL, "%s: specialization constant 7 is taken", d->label ? d->label : "op");
     for (uint32_t i = d->n_spec; i < 7; i++) d->spec[i] = 0;
     d->spec[7] = 1;
     d->n_spec = 8;
+    return VKLLM_STATUS_OK;
 }
 
 vkllm_status vkllm__dtensor_upload(struct vkllm__gpu *gpu, uint32_t type, uint64_t k, uint64_t m, const void *data,

@@ -144,9 +144,11 @@ uint64_t vkllm__dtensor_rp_row_bytes(const struct vkllm__gpu *gpu, uint32_t type
  * copied as they are. */
 vkllm_status vkllm__dtensor_put_rows(struct vkllm__gpu *gpu, struct vkllm__dtensor *t, uint64_t r0, uint64_t nr,
                                      const void *data);
-/* Set specialization constant 7 (dequant.glsl's DQ_RP) of dispatch d, which reads w, to w->rp,
- * the constants below it that d does not set to 0 (their defaults in every reader). */
-void vkllm__spec_rp(struct vkllm__dispatch *d, const struct vkllm__dtensor *w);
+/* Where w->rp, set specialization constant 7 (dequant.glsl's DQ_RP) of dispatch d, which reads w, to
+ * 1, and the constants below it that d does not set to 0: right only for constants its shader does
+ * not declare or whose default is 0 (matvec's GLU and A16), so callers set the others (matvec_x8's
+ * KC, matmul's tiles). INTERNAL where d already sets constant 7. */
+vkllm_status vkllm__spec_rp(struct vkllm__dispatch *d, const struct vkllm__dtensor *w);
 /* The binding of rows [r0, r0 + nr) of t, which must lie in one part; the range is rounded up
  * to a multiple of 4 bytes (the shaders read 32-bit words), which the buffer must hold. */
 vkllm_status vkllm__dtensor_rows(const struct vkllm__dtensor *t, uint64_t r0, uint64_t nr, const char *op,

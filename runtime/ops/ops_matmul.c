@@ -312,7 +312,7 @@ vkllm_status vkllm__op_matmul(struct vkllm__cmd *c, struct vkllm__view y, const 
                 uint32_t spec[7] = {cm.wg, cm.bm, cm.bn, cm.bk, cm.tm, cm.tn, cm.tk};
                 memcpy(dp.spec, spec, sizeof spec);
             }
-            vkllm__spec_rp(&dp, w);
+            if ((st = vkllm__spec_rp(&dp, w))) return st;
             /* each workgroup loads its BM weight rows and its BN rows of x, all of k */
             uint64_t wbytes = (uint64_t)rows * w->row_bytes * dp.groups[1];
             dp.cost.bytes_read = wbytes + (uint64_t)nb * w->k * 4 * dp.groups[0];
@@ -416,7 +416,7 @@ vkllm_status vkllm__op_matmul_id(struct vkllm__cmd *c, struct vkllm__view y, con
             uint32_t spec[7] = {cm.wg, cm.bm, cm.bn, cm.bk, cm.tm, cm.tn, cm.tk};
             memcpy(dp.spec, spec, sizeof spec);
         }
-        vkllm__spec_rp(&dp, w);
+        if ((st = vkllm__spec_rp(&dp, w))) return st;
         if ((st = vkllm__dtensor_rows(w, (uint64_t)e0 * m, (uint64_t)(e1 - e0) * m, "matmul_id", &dp.bind[0])))
             return st;
         /* each used expert's rows once per tile of its picks (at most ncols / BN + one per used

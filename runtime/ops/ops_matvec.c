@@ -400,8 +400,7 @@ vkllm_status vkllm__op_matvec_xq(struct vkllm__cmd *c, struct vkllm__view y, con
             if (use_x8 && (q = use_xq(w, xq, x8.shader_q, c0, &pc.x0, &pc.x_stride, &d))) d.label = x8.label_q;
             if ((st = vkllm__dtensor_rows(w, r0, rows, "matvec", &d.bind[0]))) return st;
             if (!use_x8) set_a16(w, &d);
-            vkllm__spec_rp(&d, w);
-            vkllm__spec_rp(&d, w);
+            if ((st = vkllm__spec_rp(&d, w))) return st;
             vkllm__gpu_grid_1d(gpu, (rows + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
             /* the chunk's weight rows once (for all nc columns), x of the nc columns once per
              * workgroup (every workgroup walks all of k; quantized: 1.25 bytes an element) */
@@ -532,7 +531,7 @@ static vkllm_status matvec_id(struct vkllm__cmd *c, struct vkllm__view y, const 
         if ((st = vkllm__dtensor_rows(w, (uint64_t)e0 * m, (uint64_t)(e1 - e0) * m, "matvec_id", &d.bind[0])))
             return st;
         if (!use_x8) set_a16(w, &d);
-        vkllm__spec_rp(&d, w);
+        if ((st = vkllm__spec_rp(&d, w))) return st;
         vkllm__gpu_grid_1d(gpu, (m + rows_per_wg - 1) / rows_per_wg, 1, d.groups);
         d.groups[2] = tiles;
         uint64_t share = n_chunks == 1 ? reads : (reads * (e1 - e0) + n_expert - 1) / n_expert;
@@ -632,7 +631,7 @@ vkllm_status vkllm__op_matvec_glu_xq(struct vkllm__cmd *c, struct vkllm__view y,
     if (use_x8 && (q = use_xq(w, xq, x8.shader_q, 0, &pc.x0, &pc.x_stride, &dp))) dp.label = x8.label_q;
     if ((st = vkllm__dtensor_rows(w, 0, w->m, "matvec_glu", &dp.bind[0]))) return st;
     if (!use_x8) set_a16(w, &dp);
-    vkllm__spec_rp(&dp, w);
+    if ((st = vkllm__spec_rp(&dp, w))) return st;
     vkllm__gpu_grid_1d(gpu, (m + rows_per_wg - 1) / rows_per_wg, 1, dp.groups);
     uint64_t groups = (uint64_t)dp.groups[0] * dp.groups[1];
     dp.cost.weight_bytes = w->m * w->row_bytes;
@@ -682,7 +681,7 @@ vkllm_status vkllm__op_get_rows(struct vkllm__cmd *c, struct vkllm__view o, cons
         d.cost.bytes_written = (uint64_t)n * nr / w->m * w->k * 4;
         d.cost.flops = (uint64_t)n * nr / w->m * w->k;
         if ((st = vkllm__dtensor_rows(w, r0, nr, "get_rows", &d.bind[0]))) return st;
-        vkllm__spec_rp(&d, w);
+        if ((st = vkllm__spec_rp(&d, w))) return st;
         vkllm__gpu_grid_1d(gpu, per_row * n, wg, d.groups);
         if ((st = vkllm__cmd_dispatch(c, &d))) return st;
     }

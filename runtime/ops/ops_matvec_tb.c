@@ -185,7 +185,10 @@ vkllm_status vkllm__dtensor_add_tb(struct vkllm__gpu *gpu, struct vkllm__dtensor
     if (!host)
         return vkllm__err(VKLLM_STATUS_OOM, "out of host memory (%llu bytes to repack a matrix)",
                           (unsigned long long)bytes);
-    for (uint64_t r = 0; r < t->m; r++) repack_row(f, &l, (const uint8_t *)data + r * t->row_bytes, t->k, r, host);
+    uint64_t file_rb = 0; /* data holds the file's rows (t's may be the 16-byte layout's, longer) */
+    vkllm_status st0 = vkllm__row_size(t->type, t->k, &file_rb);
+    if (st0) return vkllm__free(host), st0;
+    for (uint64_t r = 0; r < t->m; r++) repack_row(f, &l, (const uint8_t *)data + r * file_rb, t->k, r, host);
     struct vkllm__buffer *b = NULL;
     vkllm_status st = vkllm__buffer_alloc(gpu, bytes, VKLLM__MEM_DEVICE, &b);
     if (!st) st = vkllm__buffer_upload(b, 0, host, bytes);
