@@ -14,3 +14,9 @@ if(NOT VKLLM_SANITIZE)
   vkllm_add_script_test(NAME test_matvec_x8_full LABELS gpu full
     COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_matvec_x8.py $<TARGET_FILE:vkllm>)
 endif()
+# GPUs' 16-byte weight layout end to end (VKLLM_REPACK on and off under a GPU profile: the same
+# logits in prefill and decode, the layout taken by default on GPUs only, its bytes counted).
+if(NOT VKLLM_SANITIZE)
+  vkllm_add_script_test(NAME test_repack LABELS gpu full
+    COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_repack.py $<TARGET_FILE:vkllm>)
+endif()
