@@ -240,6 +240,7 @@ const float *vkllm__chk_x_seen(struct chk *k, int x8, float *x, uint32_t n, uint
 void vkllm__op_memo_free(struct vkllm__op_memo *memo) {
     if (!memo) return;
     vkllm__free(memo->host);
+    vkllm__buffer_free(memo->keep);
     memset(memo, 0, sizeof *memo);
 }
 
@@ -255,6 +256,8 @@ vkllm_status vkllm__op_check(struct vkllm__gpu *gpu, const struct vkllm__op_case
     vkllm_status st = vkllm__tuning_parse(&t, c->tuning);
     if (st) return st;
     vkllm__gpu_set_tuning(gpu, &t);
+    /* a failed allocation only loses the shortcut (the case then reports its own) */
+    if (memo && !memo->keep && vkllm__buffer_alloc(gpu, 256, VKLLM__MEM_DEVICE, &memo->keep)) memo->keep = NULL;
     k_ops[c->op].run(&k);
     vkllm__gpu_set_tuning(gpu, &saved);
     for (uint32_t i = 0; i < k.n_cmds; i++) vkllm__cmd_free(k.cmds[i]);

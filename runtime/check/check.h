@@ -147,11 +147,16 @@ void vkllm__op_case_shape(const struct vkllm__op_case *c, char *buf, size_t n);
 /* The last weight matrix a check made, kept for the next case: W depends only on its type and
  * shape (not on the case's seed), so the cases of a list that differ only in work split or
  * tuning quantize it once. Quantizing random rows to the K-quants and IQ4 types was most of
- * test_op_matvec's time. Zero-initialise; free with vkllm__op_memo_free. */
+ * test_op_matvec's time. Zero-initialise; free with vkllm__op_memo_free (before the gpu). */
 struct vkllm__op_memo {
     uint32_t type, m, k;
     uint64_t bytes;
     uint8_t *host;
+    /* A small buffer held from the first case on: the device's shared memory block then outlives
+     * each case's buffers, instead of one vkAllocateMemory and vkFreeMemory of 16 MiB per case
+     * (under AddressSpaceSanitizer, which maps and poisons each anew, half of test_ops_basic's
+     * time). The cases' buffers then start at varying offsets in that block. */
+    struct vkllm__buffer *keep;
 };
 void vkllm__op_memo_free(struct vkllm__op_memo *memo);
 

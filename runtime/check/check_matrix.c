@@ -45,7 +45,8 @@ static int mat_make(struct chk *k, struct mat *w) {
     }
     k->rng = saved;
     if (memo && bytes <= (64u << 20)) { /* keep it (a failed allocation only loses the shortcut) */
-        vkllm__op_memo_free(memo);
+        vkllm__free(memo->host);
+        memo->host = NULL;
         if ((memo->host = vkllm__malloc((size_t)bytes))) {
             memcpy(memo->host, w->host, bytes);
             memo->type = w->type, memo->m = w->m, memo->k = w->k, memo->bytes = bytes;
