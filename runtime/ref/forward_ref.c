@@ -1,6 +1,8 @@
 /* forward_ref.c - the scalar reference forward pass (see ref.h). Reads like run.c's forward():
- * one call per step, shape comments. Matrices stay in their file encoding and are dequantized
- * row by row as they are used; vectors (norms, biases) are copied to f32 once at init. */
+ * one call per step, shape comments. Vectors (norms, biases) are copied to f32 once at init, and
+ * so are the matrices, dequantized, where all of them fit in REF_F32_MAX bytes as f32 (run.c
+ * keeps its weights in f32); a larger model's stay in their file encoding and are dequantized row
+ * by row as they are used. Both give the same sums: the rows' values, in order, in double. */
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -55,7 +57,13 @@ struct vkllm__ref {
     float *k_cache, *v_cache; /* (n_layer, n_ctx, n_embd_kv) */
     int kv_f16;               /* round cached K/V to f16, as the device cache stores them */
     int kv_q8k, kv_q8v;       /* ... K / V to q8_0 instead */
+    /* the matrices as f32 (n_mat of them; none past REF_F32_MAX) */
+    const struct vkllm__gguf_tensor **mat;
+    float **mat_f32;
+    uint32_t n_mat;
 };
+
+#define REF_F32_MAX (256ull << 20)
 
 // --- init / free ----------------------------------------------------------------------------
 
@@ -104,6 +112,58 @@ static vkllm_status alloc_state(struct vkllm__ref *r) {
     return VKLLM_STATUS_OK;
 }
 
+/* 1 once matrix t (NULL: none) has its f32 copy; 0 where memory runs out. */
+static int add_f32(struct vkllm__ref *r, const struct vkllm__gguf_tensor *t) {
+    if (!t) return 1;
+    for (uint32_t i = 0; i < r->n_mat; i++)
+        if (r->mat[i] == t) return 1; /* tied: the output projection is token_embd */
+    uint32_t cols = (uint32_t)t->ne[0];
+    uint64_t rows = t->ne[1] * VKLLM_MAX(t->ne[2], 1) * VKLLM_MAX(t->ne[3], 1), row_bytes = 0;
+    float *f = NULL;
+    if (vkllm__row_size(t->type, cols, &row_bytes) || !alloc_f32(&f, rows * cols)) return 0;
+    for (uint64_t i = 0; i < rows; i++)
+        vkllm__dequantize_row(t->type, (const uint8_t *)t->data + i * row_bytes, f + i * cols, cols);
+    r->mat[r->n_mat] = t, r->mat_f32[r->n_mat++] = f;
+    return 1;
+}
+
+/* The f32 copy of matrix t, or NULL. */
+static const float *ref_f32(const struct vkllm__ref *r, const struct vkllm__gguf_tensor *t) {
+    for (uint32_t i = 0; i < r->n_mat; i++)
+        if (r->mat[i] == t) return r->mat_f32[i];
+    return NULL;
+}
+
+static void free_f32(struct vkllm__ref *r) {
+    for (uint32_t i = 0; i < r->n_mat; i++) vkllm__free(r->mat_f32[i]);
+    vkllm__free(r->mat_f32);
+    vkllm__free((void *)r->mat);
+    r->mat = NULL, r->mat_f32 = NULL, r->n_mat = 0;
+}
+
+/* Every matrix dequantized to f32 where all of them fit in REF_F32_MAX; where they do not, or
+ * memory runs out, none (they are then read from the file's encoding). */
+static void dequantize_all(struct vkllm__ref *r) {
+    const struct vkllm__model_weights *w = &r->d->w;
+    uint64_t bytes = 0, n = 2;
+    for (uint32_t l = 0; l < r->d->hp.n_layer; l++)
+        for (size_t i = 0; i < VKLLM__LT_COUNT_; i++) {
+            const struct vkllm__gguf_tensor *t = vkllm__layer_tensor(&w->layers[l], (enum vkllm__layer_tensor)i);
+            if (!t || is_vec(i)) continue;
+            bytes += t->ne[0] * t->ne[1] * VKLLM_MAX(t->ne[2], 1) * VKLLM_MAX(t->ne[3], 1) * sizeof(float);
+            n++;
+        }
+    if (w->output) bytes += w->output->ne[0] * w->output->ne[1] * sizeof(float);
+    if (bytes > REF_F32_MAX) return;
+    r->mat = vkllm__calloc(n, sizeof *r->mat);
+    r->mat_f32 = vkllm__calloc(n, sizeof *r->mat_f32);
+    int ok = r->mat && r->mat_f32 && add_f32(r, w->output);
+    for (uint32_t l = 0; ok && l < r->d->hp.n_layer; l++)
+        for (size_t i = 0; ok && i < VKLLM__LT_COUNT_; i++)
+            if (!is_vec(i)) ok = add_f32(r, vkllm__layer_tensor(&w->layers[l], (enum vkllm__layer_tensor)i));
+    if (!ok) free_f32(r);
+}
+
 vkllm_status vkllm__ref_init(const struct vkllm__model_desc *desc, uint32_t n_ctx, struct vkllm__ref **out) {
     *out = NULL;
     if (!desc) return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "ref_init: no model");
@@ -116,6 +176,7 @@ vkllm_status vkllm__ref_init(const struct vkllm__model_desc *desc, uint32_t n_ct
         vkllm__ref_free(r);
         return st;
     }
+    dequantize_all(r);
     *out = r;
     return VKLLM_STATUS_OK;
 }
@@ -132,6 +193,7 @@ void vkllm__ref_free(struct vkllm__ref *r) {
                      r->xb,          r->q,        r->att_out,      r->tmp,    r->hb,  r->hb2,
                      r->att,         r->logits,   r->k_cache,      r->v_cache};
     for (size_t i = 0; i < VKLLM_ARRAY_LEN(bufs); i++) vkllm__free(bufs[i]);
+    free_f32(r);
     vkllm__free(r);
 }
 
@@ -152,10 +214,15 @@ uint32_t vkllm__ref_n_ctx(const struct vkllm__ref *r) { return r->n_ctx; }
 
 // --- forward --------------------------------------------------------------------------------
 
-/* o (rows,) = W (rows, cols) @ x (cols,), W in its file encoding. */
-static void matvec(float *o, const struct vkllm__gguf_tensor *w, const float *x) {
+/* o (rows,) = W (rows, cols) @ x (cols,): W's f32 copy, or W in its file encoding. */
+static void matvec(const struct vkllm__ref *r, float *o, const struct vkllm__gguf_tensor *w, const float *x) {
     uint32_t cols = (uint32_t)w->ne[0], rows = (uint32_t)w->ne[1];
     uint64_t row_bytes = 0;
+    const float *f = ref_f32(r, w);
+    if (f) {
+        vkllm__ref_matvec(o, f, x, rows, cols);
+        return;
+    }
     vkllm__row_size(w->type, cols, &row_bytes); /* checked by vkllm__model_desc_load */
     vkllm__ref_matvec_q(o, w->type, w->data, row_bytes, x, rows, cols);
 }
@@ -170,9 +237,9 @@ static void attention_block(struct vkllm__ref *r, uint32_t l, uint32_t pos) {
     float *v = r->v_cache + lo + (uint64_t)pos * hp->n_embd_kv;
 
     vkllm__ref_rmsnorm(r->xb, r->x, rl->attn_norm, hp->n_embd, 1, hp->rms_eps); // xb (n_embd,)
-    matvec(r->q, w->wq, r->xb);                                                 // q (n_embd_q,) = wq @ xb
-    matvec(k, w->wk, r->xb);                                                    // k (n_embd_kv,) = wk @ xb
-    matvec(v, w->wv, r->xb);                                                    // v (n_embd_kv,) = wv @ xb
+    matvec(r, r->q, w->wq, r->xb);                                              // q (n_embd_q,) = wq @ xb
+    matvec(r, k, w->wk, r->xb);                                                 // k (n_embd_kv,) = wk @ xb
+    matvec(r, v, w->wv, r->xb);                                                 // v (n_embd_kv,) = wv @ xb
     if (rl->bq) vkllm__ref_add(r->q, r->q, rl->bq, hp->n_embd_q, hp->n_embd_q); // qwen2 (llama: optional): biases
     if (rl->bk) vkllm__ref_add(k, k, rl->bk, hp->n_embd_kv, hp->n_embd_kv);
     if (rl->bv) vkllm__ref_add(v, v, rl->bv, hp->n_embd_kv, hp->n_embd_kv);
@@ -196,7 +263,7 @@ static void attention_block(struct vkllm__ref *r, uint32_t l, uint32_t pos) {
                          hp->head_dim, pos + 1,
                          hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)hp->head_dim),
                          vkllm__layer_window(hp, l), hp->attn_softcap, rl->attn_sinks); // gpt-oss: sinks
-    matvec(r->tmp, w->wo, r->att_out);                                                  // tmp (n_embd,) = wo @ att_out
+    matvec(r, r->tmp, w->wo, r->att_out);                                               // tmp (n_embd,) = wo @ att_out
     if (rl->bo) vkllm__ref_add(r->tmp, r->tmp, rl->bo, hp->n_embd, hp->n_embd);         // llama (optional): + bias
     if (rl->attn_post_norm) vkllm__ref_rmsnorm(r->tmp, r->tmp, rl->attn_post_norm, hp->n_embd, 1, hp->rms_eps); // gemma
     for (uint32_t i = 0; hp->resid_scale != 1.0f && i < hp->n_embd; i++) r->tmp[i] *= hp->resid_scale; // granite
@@ -204,9 +271,15 @@ static void attention_block(struct vkllm__ref *r, uint32_t l, uint32_t pos) {
 }
 
 /* Expert e's matrix of an (n_expert, rows, cols) tensor, times x. */
-static void matvec_expert(float *o, const struct vkllm__gguf_tensor *w, uint32_t e, const float *x) {
+static void matvec_expert(const struct vkllm__ref *r, float *o, const struct vkllm__gguf_tensor *w, uint32_t e,
+                          const float *x) {
     uint32_t cols = (uint32_t)w->ne[0], rows = (uint32_t)w->ne[1];
     uint64_t row_bytes = 0;
+    const float *f = ref_f32(r, w);
+    if (f) {
+        vkllm__ref_matvec(o, f + (uint64_t)e * rows * cols, x, rows, cols);
+        return;
+    }
     vkllm__row_size(w->type, cols, &row_bytes);
     vkllm__ref_matvec_q(o, w->type, (const uint8_t *)w->data + (uint64_t)e * rows * row_bytes, row_bytes, x, rows,
                         cols);
@@ -224,18 +297,18 @@ static void moe_ffn(struct vkllm__ref *r, const struct vkllm__layer_weights *w, 
     const uint32_t FE = hp->n_ff_exp, E = hp->n_embd;
     uint32_t ids[64];
     float wts[64];
-    matvec(r->router, w->w_router, r->xb); // router (n_expert,) = w_router @ xb
+    matvec(r, r->router, w->w_router, r->xb); // router (n_expert,) = w_router @ xb
     if (rl->b_router) vkllm__ref_add(r->router, r->router, rl->b_router, hp->n_expert, hp->n_expert);
     vkllm__ref_moe_route(r->router, hp->n_expert, hp->n_expert_used, ids, wts);
     memset(r->tmp, 0, sizeof(float) * E);
     for (uint32_t j = 0; j < hp->n_expert_used; j++) {
-        matvec_expert(r->hb, w->w_gate_exps, ids[j], r->xb); // hb (FE,) = gate_e @ xb (+ bias)
+        matvec_expert(r, r->hb, w->w_gate_exps, ids[j], r->xb); // hb (FE,) = gate_e @ xb (+ bias)
         add_expert_bias(r->hb, rl->b_gate_exps, ids[j], FE);
-        matvec_expert(r->hb2, w->w_up_exps, ids[j], r->xb); // hb2 (FE,) = up_e @ xb (+ bias)
+        matvec_expert(r, r->hb2, w->w_up_exps, ids[j], r->xb); // hb2 (FE,) = up_e @ xb (+ bias)
         add_expert_bias(r->hb2, rl->b_up_exps, ids[j], FE);
         if (hp->swiglu_oai) vkllm__ref_swiglu_oai(r->hb, r->hb, r->hb2, FE); // gpt-oss
         else vkllm__ref_silu_mul(r->hb, r->hb, r->hb2, FE);
-        matvec_expert(r->moe, w->w_down_exps, ids[j], r->hb); // moe (E,) = down_e @ hb (+ bias)
+        matvec_expert(r, r->moe, w->w_down_exps, ids[j], r->hb); // moe (E,) = down_e @ hb (+ bias)
         add_expert_bias(r->moe, rl->b_down_exps, ids[j], E);
         for (uint32_t i = 0; i < E; i++) r->tmp[i] += wts[j] * r->moe[i];
     }
@@ -250,11 +323,11 @@ static void ffn_block(struct vkllm__ref *r, uint32_t l) {
     if (hp->n_expert) {
         moe_ffn(r, w, &r->layers[l]); // Mixtral, qwen3moe, gpt-oss
     } else {
-        matvec(r->hb, w->w_gate, r->xb);                                   // hb (n_ff,) = w_gate @ xb
-        matvec(r->hb2, w->w_up, r->xb);                                    // hb2 (n_ff,) = w_up @ xb
+        matvec(r, r->hb, w->w_gate, r->xb);                                // hb (n_ff,) = w_gate @ xb
+        matvec(r, r->hb2, w->w_up, r->xb);                                 // hb2 (n_ff,) = w_up @ xb
         if (hp->gelu) vkllm__ref_gelu_mul(r->hb, r->hb, r->hb2, hp->n_ff); // gemma: hb = gelu(hb) * hb2
         else vkllm__ref_silu_mul(r->hb, r->hb, r->hb2, hp->n_ff);          // hb = silu(hb) * hb2
-        matvec(r->tmp, w->w_down, r->hb);                                  // tmp (n_embd,) = w_down @ hb
+        matvec(r, r->tmp, w->w_down, r->hb);                               // tmp (n_embd,) = w_down @ hb
     }
     if (r->layers[l].ffn_post_norm) // gemma
         vkllm__ref_rmsnorm(r->tmp, r->tmp, r->layers[l].ffn_post_norm, hp->n_embd, 1, hp->rms_eps);
@@ -283,7 +356,7 @@ vkllm_status vkllm__ref_forward(struct vkllm__ref *r, uint32_t token, uint32_t p
         ffn_block(r, l);
     }
     vkllm__ref_rmsnorm(r->x, r->x, r->output_norm, hp->n_embd, 1, hp->rms_eps); // the hidden state
-    matvec(r->logits, w->output, r->x);                                         // logits (n_vocab,) = output @ x
+    matvec(r, r->logits, w->output, r->x);                                      // logits (n_vocab,) = output @ x
     for (uint32_t i = 0; hp->logit_scale != 1.0f && i < hp->n_vocab; i++) r->logits[i] /= hp->logit_scale;  // granite
     if (hp->final_softcap > 0.0f) vkllm__ref_softcap(r->logits, r->logits, hp->final_softcap, hp->n_vocab); // gemma2
     r->n_pos = pos + 1;
