@@ -25,7 +25,7 @@ done
 PKGS="build-essential cmake pkg-config git python3
       libvulkan-dev libvulkan1 libvulkan-volk-dev
       mesa-vulkan-drivers vulkan-validationlayers
-      glslang-tools spirv-tools
+      glslang-tools glslang-dev spirv-tools
       libstb-dev libpcre2-dev libcjson-dev libmicrohttpd-dev
       libzmq3-dev libmsgpack-dev"
 if [ $TESTS = 1 ]; then

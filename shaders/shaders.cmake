@@ -33,15 +33,69 @@ endforeach()
 # not know the KHR extension, so tests/test_spv_coopmat.c checks the rewrite's output.
 add_executable(vkllm-spv-coopmat ${CMAKE_CURRENT_SOURCE_DIR}/shaders/coopmat/main.c
                                  ${CMAKE_CURRENT_SOURCE_DIR}/shaders/coopmat/spv_coopmat.c)
+# Each module becomes C through vkllm-spv-embed (shaders/embed/, a build tool run on the build
+# machine).
+add_executable(vkllm-spv-embed ${CMAKE_CURRENT_SOURCE_DIR}/shaders/embed/main.c)
+set(_vkllm_build_tools vkllm-spv-coopmat vkllm-spv-embed)
+
+# The variants of one source compile in one vkllm-glslc process (shaders/glslc/: glslang's C
+# interface, from Debian's glslang-dev), byte for byte what glslangValidator makes: glslang sets up
+# its built-in symbol tables once instead of once a module (~0.2 s each: 35-40 s of a clean build on
+# 2 cores). Without glslang-dev, in a cross build (the tool would be the target's) or with
+# -DVKLLM_SHADER_BATCH=OFF, each module has a glslangValidator process of its own.
+option(VKLLM_SHADER_BATCH "Compile the shader variants of a source in one process (glslang-dev)" ON)
+set(VKLLM_GLSLC OFF)
+if(VKLLM_SHADER_BATCH AND NOT CMAKE_CROSSCOMPILING AND NOT VKLLM_SPV_FROM)
+  find_path(VKLLM_GLSLANG_INCLUDE glslang/Include/glslang_c_interface.h)
+  set(_glslc_libs "")
+  set(_glslc_found ${VKLLM_GLSLANG_INCLUDE})
+  # (static libraries, in link order: glslang-dev 12 ships no usable pkg-config file)
+  foreach(lib glslang SPIRV glslang-default-resource-limits MachineIndependent OGLCompiler GenericCodeGen
+              OSDependent SPIRV-Tools-opt SPIRV-Tools)
+    find_library(VKLLM_GLSLC_LIB_${lib} NAMES ${lib})
+    if(NOT VKLLM_GLSLC_LIB_${lib})
+      set(_glslc_found FALSE)
+    endif()
+    list(APPEND _glslc_libs ${VKLLM_GLSLC_LIB_${lib}})
+  endforeach()
+  if(_glslc_found)
+    add_executable(vkllm-glslc ${CMAKE_CURRENT_SOURCE_DIR}/shaders/glslc/main.c)
+    target_include_directories(vkllm-glslc PRIVATE ${VKLLM_GLSLANG_INCLUDE})
+    target_link_libraries(vkllm-glslc PRIVATE ${_glslc_libs} stdc++ Threads::Threads m)
+    list(APPEND _vkllm_build_tools vkllm-glslc)
+    set(VKLLM_GLSLC ON)
+  else()
+    message(STATUS "glslang-dev not found: each shader module is compiled by a glslangValidator of its own "
+                   "(scripts/install-deps.sh installs it)")
+  endif()
+endif()
+# The build tools are not instrumented in the sanitizer build: they only run there.
+if(VKLLM_SANITIZE)
+  foreach(tool ${_vkllm_build_tools})
+    target_compile_options(${tool} PRIVATE -fno-sanitize=all)
+    target_link_options(${tool} PRIVATE -fno-sanitize=all)
+  endforeach()
+endif()
 
 set(VKLLM_SHADER_DIR ${CMAKE_CURRENT_SOURCE_DIR}/shaders)
 set(VKLLM_SHADER_OUT ${CMAKE_CURRENT_BINARY_DIR}/shaders)
+# where the build's .spv modules are (test_coopmat reads them)
+if(VKLLM_SPV_FROM)
+  set(VKLLM_SHADER_SPV_DIR ${VKLLM_SPV_FROM})
+else()
+  set(VKLLM_SHADER_SPV_DIR ${VKLLM_SHADER_OUT})
+endif()
 set(VKLLM_SHADER_INCLUDE_DIR ${VKLLM_SHADER_OUT})
 file(MAKE_DIRECTORY ${VKLLM_SHADER_OUT})
 # Every shader depends on every include, so editing a shared header rebuilds them all.
 file(GLOB VKLLM_SHADER_INCLUDES CONFIGURE_DEPENDS ${VKLLM_SHADER_DIR}/include/*.glsl)
 
 set(VKLLM_SHADER_SOURCES "")
+if(VKLLM_GLSLC)
+  set(_shader_step "Checking and embedding")
+else()
+  set(_shader_step "Compiling")
+endif()
 set(_enum "")
 set(_table "")
 set(_decls "")
@@ -89,30 +143,61 @@ foreach(entry IN LISTS VKLLM_SHADER_TABLE)
       COMMAND ${SPIRV_VAL} --target-env vulkan1.1 ${spv})
     set(tool_dep "")
   endif()
+  if(VKLLM_GLSLC)
+    # compiled with the other variants of its source (below); here checked, rewritten, embedded
+    if(nv)
+      set(module ${nv})
+      set(compile_steps COMMAND ${SPIRV_VAL} --target-env vulkan1.1 ${nv} COMMAND vkllm-spv-coopmat ${nv} ${spv})
+    else()
+      set(module ${spv})
+      set(compile_steps COMMAND ${SPIRV_VAL} --target-env vulkan1.1 ${spv})
+    endif()
+    list(APPEND tool_dep ${module})
+    string(MAKE_C_IDENTIFIER "${src}" srcid)
+    if(NOT DEFINED _glslc_jobs_${srcid})
+      list(APPEND _glslc_sources ${src})
+      set(_glslc_jobs_${srcid} "")
+    endif()
+    string(REPLACE ";" " " defline "${defargs}")
+    string(APPEND _glslc_jobs_${srcid} "${module} ${VKLLM_SHADER_DIR}/${src} ${defline}\n")
+    list(APPEND _glslc_outputs_${srcid} ${module})
+  endif()
   if(VKLLM_SPV_FROM)
     # SPIR-V does not depend on the C flags: a second build of the same sources (the sanitizer
-    # build of `make test`) takes the first's modules instead of compiling them again
-    set(compile_steps COMMAND ${CMAKE_COMMAND} -E copy ${VKLLM_SPV_FROM}/${name}.spv ${spv})
-    set(tool_dep ${VKLLM_SPV_FROM}/${name}.spv)
-    if(nv) # the module before the cooperative-matrix rewrite too (test_coopmat reads it)
-      list(APPEND compile_steps COMMAND ${CMAKE_COMMAND} -E copy ${VKLLM_SPV_FROM}/${name}.nv.spv ${nv})
-      list(APPEND tool_dep ${VKLLM_SPV_FROM}/${name}.nv.spv)
-    endif()
+    # build of `make test`) compiles the first's C arrays instead of making them again (the
+    # modules stay there: test_coopmat reads them from VKLLM_SHADER_SPV_DIR)
+    set(csrc ${VKLLM_SPV_FROM}/${name}.spv.c)
+    set_source_files_properties(${csrc} PROPERTIES GENERATED TRUE)
+  else()
+    add_custom_command(
+      OUTPUT ${csrc}
+      ${compile_steps}
+      COMMAND vkllm-spv-embed ${name} ${spv} ${csrc}
+      DEPENDS ${VKLLM_SHADER_DIR}/${src} ${VKLLM_SHADER_INCLUDES} vkllm-spv-embed ${tool_dep}
+      COMMENT "${_shader_step} shader ${name} (${src} ${defs})"
+      VERBATIM)
   endif()
-  add_custom_command(
-    OUTPUT ${csrc}
-    ${compile_steps}
-    COMMAND ${CMAKE_COMMAND} -DSPV=${spv} -DOUT=${csrc} -DNAME=${name}
-            -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/embed_spirv.cmake
-    DEPENDS ${VKLLM_SHADER_DIR}/${src} ${VKLLM_SHADER_INCLUDES}
-            ${CMAKE_CURRENT_SOURCE_DIR}/cmake/embed_spirv.cmake ${tool_dep}
-    COMMENT "Compiling shader ${name} (${src} ${defs})"
-    VERBATIM)
   list(APPEND VKLLM_SHADER_SOURCES ${csrc})
   string(TOUPPER ${name} uname)
   string(APPEND _enum "    VKLLM__SHADER_${uname},\n")
   string(APPEND _decls "extern const uint32_t vkllm_spv_${name}[];\nextern const size_t vkllm_spv_${name}_size;\n")
   string(APPEND _table "    {\"${name}\", vkllm_spv_${name}, &vkllm_spv_${name}_size, ${nbind}, sizeof(struct vkllm__pc_${pcname}), \"${kinds}\"},\n")
+endforeach()
+
+# vkllm-glslc: one process for the variants of each source; its job list is rewritten only when it
+# changes (configure_file), so that configuring again does not compile every shader again.
+foreach(src IN LISTS _glslc_sources)
+  string(MAKE_C_IDENTIFIER "${src}" srcid)
+  set(jobs ${VKLLM_SHADER_OUT}/${srcid}.jobs)
+  file(WRITE ${jobs}.new "${_glslc_jobs_${srcid}}")
+  configure_file(${jobs}.new ${jobs} COPYONLY)
+  list(LENGTH _glslc_outputs_${srcid} n)
+  add_custom_command(
+    OUTPUT ${_glslc_outputs_${srcid}}
+    COMMAND vkllm-glslc ${VKLLM_SHADER_DIR}/include ${jobs}
+    DEPENDS ${VKLLM_SHADER_DIR}/${src} ${VKLLM_SHADER_INCLUDES} ${jobs} vkllm-glslc
+    COMMENT "Compiling ${n} shader variants of ${src}"
+    VERBATIM)
 endforeach()
 
 # The registry: an enum of shader ids and a table from id to SPIR-V.
