@@ -65,9 +65,19 @@ static const char *profile_collect(vkllm_session_t s, struct profile *p) {
     return NULL;
 }
 
+/* Forget the dispatches collected so far (the profile's device and model stay). */
+static void profile_clear(struct profile *p) {
+    memset(p->k, 0, sizeof p->k);
+    p->n_k = p->n_dispatch = p->n_barriers = 0;
+    p->sum_ms = 0;
+    p->matvec_weight_bytes = 0;
+}
+
 /* Profile one step (decode: n == 1) at depth: after a warm-up, PLAIN_STEPS unprofiled decode
- * steps (prefill: one), then with timestamps, the step measured (decode: after one that records
- * the step again; a prefill batch is recorded every time). */
+ * steps (prefill: one), then with timestamps (decode: after one that records the step again; a
+ * prefill batch is recorded every time) PROFILED_STEPS steps, of which the one with the shortest
+ * wall clock is reported with its own dispatches: on a machine shared with other work, a step
+ * whose thread waited to be scheduled holds time that no kernel took. */
 vkllm_status cli_profile_run(vkllm_session_t s, int greedy, int n, int depth, struct profile *p) {
     uint32_t n_vocab = p->mi.n_vocab;
     double ms, plain[PLAIN_STEPS];
@@ -86,8 +96,13 @@ vkllm_status cli_profile_run(vkllm_session_t s, int greedy, int n, int depth, st
     for (int i = 0; !st && i < p->n_plain; i++) st = profile_step(s, n_vocab, n, depth, greedy, &plain[i]);
     if (!st) st = vkllm_session_set_profile(s, 1);
     if (!st && n == 1) st = profile_step(s, n_vocab, n, depth, greedy, &ms); /* records it with timestamps */
-    if (!st) st = profile_step(s, n_vocab, n, depth, greedy, &p->step_ms);
-    if (!st && (p->error = profile_collect(s, p))) st = VKLLM_STATUS_UNSUPPORTED;
+    for (int i = 0; !st && i < PROFILED_STEPS; i++) {
+        st = profile_step(s, n_vocab, n, depth, greedy, &ms);
+        if (st || (i > 0 && ms >= p->step_ms)) continue;
+        profile_clear(p);
+        p->step_ms = ms;
+        if ((p->error = profile_collect(s, p))) st = VKLLM_STATUS_UNSUPPORTED;
+    }
     vkllm_status st2 = vkllm_session_set_profile(s, 0);
     if (st) return st;
     qsort(plain, (size_t)p->n_plain, sizeof plain[0], cli_cmp_double);

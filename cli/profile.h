@@ -36,21 +36,22 @@ struct profile {
     struct kernel k[MAX_KERNELS];
     int n_k, n_dispatch, n_barriers;
     double sum_ms;                /* GPU time of all dispatches */
-    double step_ms;               /* wall clock of the same (profiled) step */
+    double step_ms;               /* wall clock of the same (profiled) step: the shortest of PROFILED_STEPS */
     double step_ms_plain;         /* wall clock of an unprofiled step (decode: median of 3) */
     int n_plain;                  /* unprofiled steps measured */
     uint64_t matvec_weight_bytes; /* weight bytes the matvec kernels read (decode) */
     const char *error;            /* why the profile could not be taken, or NULL */
 };
-#define PLAIN_STEPS 3 /* unprofiled decode steps measured (prefill: 1) */
+#define PLAIN_STEPS 3    /* unprofiled decode steps measured (prefill: 1) */
+#define PROFILED_STEPS 3 /* steps measured with timestamps: the shortest is reported */
 
 /* Deterministic token ids (avoiding ids 0..2, often control tokens). */
 void cli_fill_tokens(int32_t *t, int n, uint32_t n_vocab, uint32_t seed);
 /* qsort's comparison of doubles. */
 int cli_cmp_double(const void *a, const void *b);
 /* Profile one step (decode: n == 1; greedy: through the on-device argmax) at depth into p
- * (p->mi.n_vocab set): warm-up, unprofiled steps, then one with timestamps. p->error says why
- * when the device cannot (then the status is UNSUPPORTED). */
+ * (p->mi.n_vocab set): warm-up, unprofiled steps, then the shortest of PROFILED_STEPS with
+ * timestamps. p->error says why when the device cannot (then the status is UNSUPPORTED). */
 vkllm_status cli_profile_run(vkllm_session_t s, int greedy, int n, int depth, struct profile *p);
 /* A kernel's bytes over its GPU time, GB/s; its GFLOP/s. */
 double cli_k_gbps(const struct kernel *k);
