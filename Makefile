@@ -3,7 +3,8 @@
 #   make test          install packages, build (plain and -fsanitize=address,undefined), run every test
 # and what CI runs after `make test`:
 #   make test-full     the shape sweeps: the op tests' full lists, every device profile's selftest,
-#                      vkllm against llama.cpp (../shared/peer, set up here when it is there)
+#                      vkllm against llama.cpp (../shared/peer, set up here when it is there); and
+#                      under the sanitizers what `make test` leaves out there (ctest -L full)
 #   make test-drivers  the other drivers and tools: lavapipe at subgroup size 4, Mesa 25, AMD's
 #                      compiler and driver on simulated chips, SwiftShader, spirv-val 2025.1, and
 #                      the Windows build under Wine
@@ -31,8 +32,8 @@ build: deps
 	@$(T) build sh -c 'cmake -S . -B build -DVKLLM_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo && \
 	  cmake --build build -j$(JOBS)'
 
-# The sanitizer build takes the optimized build's SPIR-V (the same sources; shaders do not see the C
-# flags) instead of compiling its 300-odd modules again: 30-40 s of a clean `make test`.
+# The sanitizer build takes the optimized build's SPIR-V, as the C arrays made from it (the same
+# sources; shaders do not see the C flags), instead of making its 350-odd modules again.
 build-asan: deps build
 	@$(T) build-asan sh -c 'cmake -S . -B build-asan -DVKLLM_WERROR=ON -DVKLLM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
 	  -DVKLLM_SPV_FROM=$(CURDIR)/build/shaders && \
@@ -52,10 +53,11 @@ test: phases-reset deps-test build build-asan
 test-fast: deps-test build
 	scripts/run-tests.sh build
 
-# The full tier (ctest -L full), with llama.cpp beside it where ../shared/peer is there.
-test-full: deps-test build
+# The full tier (ctest -L full) of both builds, with llama.cpp beside it where ../shared/peer is
+# there: the shape sweeps (optimized build), and under the sanitizers what `make test` trims there.
+test-full: deps-test build build-asan
 	@if [ -x ../shared/peer/setup.sh ]; then ../shared/peer/setup.sh || echo "test-full: the llama.cpp peer could not be set up: test_peer is SKIPPED"; fi
-	scripts/run-tests.sh --full build
+	scripts/run-tests.sh --full build build-asan
 
 # The driver lanes (scripts/test-drivers.sh; LANES="sg4 mesa25" runs some of them).
 test-drivers: deps-test deps-windows build

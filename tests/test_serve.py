@@ -7,6 +7,10 @@
                                  /tokenize + /detokenize, /metrics, disconnects freeing their slot,
                                  503 on a full queue, SIGTERM, and the load test (16 streaming
                                  clients x 4 requests, each equal to the same request alone).
+  test_serve.py VKLLM servers    the checks that start servers of their own: chunked prefill under a
+                                 running stream, the shared KV pool (32 slots), API keys, admission,
+                                 each chat template's tools, client caps, split devices, exposure,
+                                 SIGTERM during a long prefill.
   test_serve.py VKLLM openai     the official `openai` npm package (tests/openai-client) streams a
                                  chat completion and a completion, unmodified.
   test_serve.py VKLLM web        the chat page at / in headless chromium (tests/web-client/chat.mjs);
@@ -1700,14 +1704,26 @@ def main():
     print("functional checks: %.1f s" % (time.monotonic() - t0), flush=True)
     timed(load, srv, 4)
     srv.stop("main server")
+    report(t0, times)
+
+
+def servers_mode():
+    """The checks that start servers of their own (the main server is not running)."""
+    t0, times = time.monotonic(), []
     for f in (stalls, kv_pool, keyed, admission, tools_templates, client_cap, split_devices, exposed, prefill_shutdown):
-        timed(f)
+        t = time.monotonic()
+        f()
+        times.append((time.monotonic() - t, f.__name__))
+    report(t0, times)
+
+
+def report(t0, times):
     print("total %.1f s; slowest: %s" % (time.monotonic() - t0,
                                          ", ".join("%s %.1f s" % (n, t) for t, n in sorted(times, reverse=True)[:6])))
 
 
 try:
-    {"openai": openai_mode, "web": web_mode}.get(MODE, main)()
+    {"openai": openai_mode, "web": web_mode, "servers": servers_mode}.get(MODE, main)()
 except Exception:
     for srv in servers:  # a server that died says why on its stderr
         print("server stderr (exit %s):\n%s" % (srv.p.poll(), "".join(srv.lines)[-3000:]))

@@ -7,7 +7,8 @@ ids must equal the .out line. SentencePiece and byte-level BPE cases must also c
 `vkllm detokenize`. The llama2.c Llama 2 prompts are checked with BOS (no --no-bos), and the
 default "id<TAB>piece" output is checked on one case. Exit 77 (skipped) when the models are
 missing, unless VKLLM_REQUIRE_TEST_MODELS=1. With --every N only every Nth vector of each vocabulary
-goes through the CLI (the sanitizer build; the library runs all of them in test_tokenizer).
+goes through the CLI (`make test`; the library runs all of them in test_tokenizer, and the full tier
+runs all of them here).
 usage: test_tokenizer_cli.py VKLLM_BIN [--every N]
 """
 import json
@@ -72,7 +73,7 @@ def main():
                         failures += 1
                         continue
                 passed += 1
-            print("%-10s %d/%d%s" % (v, passed, ran, " (every %dth of %d)" % (every, len(inp)) if every > 1 else ""))
+            print("%-10s %d/%d%s" % (v, passed, ran, " (one in %d of %d)" % (every, len(inp)) if every > 1 else ""))
 
         # llama2.c: Llama 2 prompts, BOS added because the model asks for it
         model = os.path.join(mdir, "ggml-vocab-llama-spm.gguf")

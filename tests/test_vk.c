@@ -39,7 +39,7 @@ static void test_suballocation(struct vkllm__gpu *gpu) {
     uint64_t s = 12345;
     for (int i = 0; i < N; i++) {
         uint64_t size = 4 * (1 + (uint64_t)((vkllm_test_randf(&s) + 1.0f) * 50000));
-        if (i % 17 == 0) size = 4 * 37u << 20; /* some larger than half a block: own block */
+        if (i % 17 == 0) size = 4 * 17u << 20; /* some over a quarter of the 256 MiB block: their own */
         ASSERT_OK(vkllm__buffer_alloc(gpu, size, i % 5 == 0 ? VKLLM__MEM_HOST : VKLLM__MEM_DEVICE, &b[i]));
         upload_pattern(b[i], (uint32_t)i);
     }
