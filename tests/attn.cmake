@@ -1,6 +1,6 @@
 # RoPE, KV-cache store, attention (prefill and split decode, replayed) and argmax
 # (runtime/ops/ops_attn.c) against runtime/ref.
-vkllm_add_test(NAME test_op_attn SOURCES test_op_attn.c LABELS ${VKLLM_OP_TEST_LABELS} TIMEOUT 900 ARGS ${VKLLM_OP_TEST_ARGS})
+vkllm_add_test(NAME test_op_attn SOURCES test_op_attn.c LABELS ${VKLLM_ASAN_FULL_LABELS} TIMEOUT 900 ARGS ${VKLLM_OP_TEST_ARGS})
 vkllm_add_full_test(NAME test_op_attn_full TARGET test_op_attn TIMEOUT 900)
 # Attention time, attn.comp vs attn_tb.comp interleaved: decode at several lengths, prefill
 # (built, not a test): build-dir/tests/bench_attn [rounds]

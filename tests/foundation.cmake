@@ -1,6 +1,6 @@
 # Foundation: the device layer and the first shaders.
 vkllm_add_test(NAME test_vk SOURCES test_vk.c LABELS gpu)
-vkllm_add_test(NAME test_ops_basic SOURCES test_ops_basic.c LABELS ${VKLLM_OP_TEST_LABELS} TIMEOUT 600)
+vkllm_add_test(NAME test_ops_basic SOURCES test_ops_basic.c LABELS ${VKLLM_ASAN_FULL_LABELS} TIMEOUT 600)
 vkllm_add_script_test(NAME test_cli_devices
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_devices.py $<TARGET_FILE:vkllm> --quick LABELS gpu)
 if(NOT VKLLM_SANITIZE)

@@ -1,5 +1,5 @@
 # Prefill matrix-matrix product (ops_matmul.c, shaders/matmul.comp) against the reference.
-vkllm_add_test(NAME test_op_matmul SOURCES test_op_matmul.c LABELS ${VKLLM_OP_TEST_LABELS} TIMEOUT 900 ARGS ${VKLLM_OP_TEST_ARGS})
+vkllm_add_test(NAME test_op_matmul SOURCES test_op_matmul.c LABELS ${VKLLM_ASAN_FULL_LABELS} TIMEOUT 900 ARGS ${VKLLM_OP_TEST_ARGS})
 vkllm_add_full_test(NAME test_op_matmul_full TARGET test_op_matmul TIMEOUT 900)
 # GFLOP/s per weight type (built, not a test): build-dir/bench_matmul [n k m...]
 add_executable(bench_matmul bench_matmul.c)

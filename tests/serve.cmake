@@ -6,12 +6,7 @@ vkllm_add_script_test(NAME test_serve LABELS gpu TIMEOUT 600
 # The checks that start servers of their own (chunked prefill, the KV pool, keys, templates' tools,
 # SIGTERM mid-prefill): a test apart, so that the two halves run side by side; under the sanitizers
 # in the full tier (45-50 s there, a server start each; the main half keeps the server's code paths).
-if(VKLLM_SANITIZE)
-  set(VKLLM_SERVE_SERVERS_LABELS gpu full)
-else()
-  set(VKLLM_SERVE_SERVERS_LABELS gpu)
-endif()
-vkllm_add_script_test(NAME test_serve_servers LABELS ${VKLLM_SERVE_SERVERS_LABELS} TIMEOUT 600
+vkllm_add_script_test(NAME test_serve_servers LABELS ${VKLLM_ASAN_FULL_LABELS} TIMEOUT 600
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_serve.py $<TARGET_FILE:vkllm> servers)
 vkllm_add_script_test(NAME test_serve_openai LABELS gpu TIMEOUT 300
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_serve.py $<TARGET_FILE:vkllm> openai)
@@ -19,10 +14,5 @@ vkllm_add_script_test(NAME test_serve_openai LABELS gpu TIMEOUT 300
 # pinned by its package-lock.json; scripts/install-deps.sh installs both). Leaves web-chat.png in
 # the build's tests/ folder.
 # Under the sanitizers in the full tier (test_serve keeps the server's code paths in `make test`).
-if(VKLLM_SANITIZE)
-  set(VKLLM_WEB_CHAT_LABELS gpu full)
-else()
-  set(VKLLM_WEB_CHAT_LABELS gpu)
-endif()
-vkllm_add_script_test(NAME test_web_chat LABELS ${VKLLM_WEB_CHAT_LABELS} TIMEOUT 400
+vkllm_add_script_test(NAME test_web_chat LABELS ${VKLLM_ASAN_FULL_LABELS} TIMEOUT 400
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_serve.py $<TARGET_FILE:vkllm> web)
