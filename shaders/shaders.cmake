@@ -127,31 +127,20 @@ foreach(entry IN LISTS VKLLM_SHADER_TABLE)
   endif()
   set(spv ${VKLLM_SHADER_OUT}/${name}.spv)
   set(csrc ${VKLLM_SHADER_OUT}/${name}.spv.c)
-  set(nv "")
+  # the module glslang writes (the GL_NV_cooperative_matrix form where the rewrite follows), and
+  # what checks it and makes the embedded module of it
   if(defargs MATCHES "(^|;)-D(COOPMAT|ATTN_CM)=1(;|$)")
-    set(nv ${VKLLM_SHADER_OUT}/${name}.nv.spv)
-    set(compile_steps
-      COMMAND ${GLSLANG_VALIDATOR} -V --target-env vulkan1.1 --quiet
-              -I${VKLLM_SHADER_DIR}/include ${defargs} -o ${nv} ${VKLLM_SHADER_DIR}/${src}
-      COMMAND ${SPIRV_VAL} --target-env vulkan1.1 ${nv}
-      COMMAND vkllm-spv-coopmat ${nv} ${spv})
+    set(module ${VKLLM_SHADER_OUT}/${name}.nv.spv)
+    set(check_steps COMMAND ${SPIRV_VAL} --target-env vulkan1.1 ${module} COMMAND vkllm-spv-coopmat ${module} ${spv})
     set(tool_dep vkllm-spv-coopmat)
   else()
-    set(compile_steps
-      COMMAND ${GLSLANG_VALIDATOR} -V --target-env vulkan1.1 --quiet
-              -I${VKLLM_SHADER_DIR}/include ${defargs} -o ${spv} ${VKLLM_SHADER_DIR}/${src}
-      COMMAND ${SPIRV_VAL} --target-env vulkan1.1 ${spv})
+    set(module ${spv})
+    set(check_steps COMMAND ${SPIRV_VAL} --target-env vulkan1.1 ${spv})
     set(tool_dep "")
   endif()
   if(VKLLM_GLSLC)
     # compiled with the other variants of its source (below); here checked, rewritten, embedded
-    if(nv)
-      set(module ${nv})
-      set(compile_steps COMMAND ${SPIRV_VAL} --target-env vulkan1.1 ${nv} COMMAND vkllm-spv-coopmat ${nv} ${spv})
-    else()
-      set(module ${spv})
-      set(compile_steps COMMAND ${SPIRV_VAL} --target-env vulkan1.1 ${spv})
-    endif()
+    set(compile_steps ${check_steps})
     list(APPEND tool_dep ${module})
     string(MAKE_C_IDENTIFIER "${src}" srcid)
     if(NOT DEFINED _glslc_jobs_${srcid})
@@ -161,6 +150,11 @@ foreach(entry IN LISTS VKLLM_SHADER_TABLE)
     string(REPLACE ";" " " defline "${defargs}")
     string(APPEND _glslc_jobs_${srcid} "${module} ${VKLLM_SHADER_DIR}/${src} ${defline}\n")
     list(APPEND _glslc_outputs_${srcid} ${module})
+  else()
+    set(compile_steps
+      COMMAND ${GLSLANG_VALIDATOR} -V --target-env vulkan1.1 --quiet
+              -I${VKLLM_SHADER_DIR}/include ${defargs} -o ${module} ${VKLLM_SHADER_DIR}/${src}
+      ${check_steps})
   endif()
   if(VKLLM_SPV_FROM)
     # SPIR-V does not depend on the C flags: a second build of the same sources (the sanitizer

@@ -112,13 +112,16 @@ static vkllm_status alloc_state(struct vkllm__ref *r) {
     return VKLLM_STATUS_OK;
 }
 
+/* Rows of matrix t, of every expert (dimensions past n_dims are 1). */
+static uint64_t n_rows(const struct vkllm__gguf_tensor *t) { return t->ne[1] * t->ne[2] * t->ne[3]; }
+
 /* 1 once matrix t (NULL: none) has its f32 copy; 0 where memory runs out. */
 static int add_f32(struct vkllm__ref *r, const struct vkllm__gguf_tensor *t) {
     if (!t) return 1;
     for (uint32_t i = 0; i < r->n_mat; i++)
         if (r->mat[i] == t) return 1; /* tied: the output projection is token_embd */
     uint32_t cols = (uint32_t)t->ne[0];
-    uint64_t rows = t->ne[1] * VKLLM_MAX(t->ne[2], 1) * VKLLM_MAX(t->ne[3], 1), row_bytes = 0;
+    uint64_t rows = n_rows(t), row_bytes = 0;
     float *f = NULL;
     if (vkllm__row_size(t->type, cols, &row_bytes) || !alloc_f32(&f, rows * cols)) return 0;
     for (uint64_t i = 0; i < rows; i++)
@@ -150,10 +153,10 @@ static void dequantize_all(struct vkllm__ref *r) {
         for (size_t i = 0; i < VKLLM__LT_COUNT_; i++) {
             const struct vkllm__gguf_tensor *t = vkllm__layer_tensor(&w->layers[l], (enum vkllm__layer_tensor)i);
             if (!t || is_vec(i)) continue;
-            bytes += t->ne[0] * t->ne[1] * VKLLM_MAX(t->ne[2], 1) * VKLLM_MAX(t->ne[3], 1) * sizeof(float);
+            bytes += t->ne[0] * n_rows(t) * sizeof(float);
             n++;
         }
-    if (w->output) bytes += w->output->ne[0] * w->output->ne[1] * sizeof(float);
+    if (w->output) bytes += w->output->ne[0] * n_rows(w->output) * sizeof(float);
     if (bytes > REF_F32_MAX) return;
     r->mat = vkllm__calloc(n, sizeof *r->mat);
     r->mat_f32 = vkllm__calloc(n, sizeof *r->mat_f32);
