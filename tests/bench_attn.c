@@ -4,9 +4,11 @@
  * recording, and prefill batches from position 0. Every case is timed for both kernels in turn,
  * `rounds` times (interleaved, so that a noisy machine hits both alike); printed: the median and
  * the minimum over the rounds of the mean time per submit, and old/new ratios of both.
- * Built, not a test: build-dir/tests/bench_attn [rounds [new|f16]] ("new": time attn_tb only, for
- * tuning its VKLLM_ATTN_TB_* overrides; "f16": attn.comp's walk in f32 (old) against f16
- * arithmetic (new, VKLLM_ATTN_F16=1), both with VKLLM_ATTN_TEXEL=0). Set VKLLM_VALIDATE=0 for
+ * Built, not a test: build-dir/tests/bench_attn [rounds [new|f16|lanes]] ("new": time attn_tb only,
+ * for tuning its VKLLM_ATTN_TB_* overrides; "f16": attn.comp's walk in f32 (old) against f16
+ * arithmetic (new, attn_f16 1); "lanes": the walk's key groups as on GPUs (old, attn_lanes 0)
+ * against the device's own (new, -1: one lane each on CPU devices); both with attn_texel 0; knobs
+ * set on the device, as the environment is read once when it opens). Set VKLLM_VALIDATE=0 for
  * timing; BENCH_ATTN_PROFILE=1 prints each dispatch's GPU time of the last submit of every
  * measurement. */
 #include <stdio.h>
@@ -48,13 +50,12 @@ struct bufs {
     struct vkllm__buffer *k, *v, *q, *o, *pos, *scratch;
 };
 
-/* One recording of attention of shape s with the kernel the tuning's attn_texel = texel picks;
- * f16 >= 0: attn.comp's walk with VKLLM_ATTN_F16 = f16 (texel 0). */
+/* One recording of attention of shape s with the kernel the tuning's attn_texel = texel picks,
+ * and the knob (when not NULL) set to value (both kept for the recordings that follow). */
 static struct vkllm__cmd *record(struct vkllm__gpu *gpu, const struct bufs *b, const struct vkllm__attn_shape *s,
-                                 int texel, int f16) {
+                                 int texel, const char *knob, const char *value) {
     tune(gpu, "attn_texel", texel ? "1" : "0");
-    static char on[] = "VKLLM_ATTN_F16=1", off[] = "VKLLM_ATTN_F16=0"; /* putenv: also MinGW's */
-    if (f16 >= 0) putenv(f16 ? on : off);                              /* read when the op is recorded */
+    if (knob) tune(gpu, knob, value); /* the ops read the device's tuning when they record */
     struct vkllm__cmd *c;
     CHECK(vkllm__cmd_init(gpu, &c));
     vkllm__cmd_set_profile(c, getenv("BENCH_ATTN_PROFILE") != NULL);
@@ -96,7 +97,11 @@ int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 5;
     if (rounds < 1) rounds = 1;
     if (rounds > MAX_ROUNDS) rounds = MAX_ROUNDS;
-    int only_new = argc > 2 && strcmp(argv[2], "new") == 0, f16 = argc > 2 && strcmp(argv[2], "f16") == 0;
+    const char *mode = argc > 2 ? argv[2] : "";
+    int only_new = strcmp(mode, "new") == 0, f16 = strcmp(mode, "f16") == 0, lanes = strcmp(mode, "lanes") == 0;
+    /* the two kernels: attn.comp (texel 0) against attn_tb, or attn.comp with the knob at each value */
+    const char *knob = f16 ? "attn_f16" : lanes ? "attn_lanes" : NULL, *const values[2][2] = {{"0", "1"}, {"0", "-1"}};
+    int texel_new = knob ? 0 : 1;
     const uint32_t n_head = 32, n_kv = 4, dim = 64, n_ctx = 8192, n_pf_max = 512;
     struct vkllm__gpu_params gp = {.device = -1, .validate = 0};
     struct vkllm__gpu *gpu;
@@ -124,11 +129,11 @@ int main(int argc, char **argv) {
     static const uint32_t pf_n[] = {128, 512};
     struct vkllm__cmd *dec[2], *pf[2][2];
     for (int k = 0; k < 2; k++) {
-        dec[k] = record(gpu, &b, &sd, f16 ? 0 : k, f16 ? k : -1);
+        dec[k] = record(gpu, &b, &sd, k ? texel_new : 0, knob, values[lanes][k]);
         for (int i = 0; i < 2; i++) {
             struct vkllm__attn_shape sp = {pf_n[i], n_head, n_kv, dim, n_ctx,    0.125f, 0,    0.0f,
                                            {0},     0,      0,    0,   {{0}, 0}, 0,      NULL, NULL};
-            pf[i][k] = record(gpu, &b, &sp, f16 ? 0 : k, f16 ? k : -1);
+            pf[i][k] = record(gpu, &b, &sp, k ? texel_new : 0, knob, values[lanes][k]);
         }
     }
     struct bench_case cases[] = {
@@ -143,7 +148,9 @@ int main(int argc, char **argv) {
                                              : 4.0 * n_head * dim * ((double)cases[i].len * (cases[i].len + 1) / 2);
     printf("device: %s\nattention, %u heads, %u kv heads, dim %u, n_ctx %u; %d rounds, kernels interleaved%s\n",
            vkllm__gpu_info(gpu)->name, n_head, n_kv, dim, n_ctx, rounds,
-           f16 ? "; old: attn.comp f32, new: attn.comp f16 arithmetic" : "; old: attn.comp, new: attn_tb");
+           f16     ? "; old: attn.comp f32, new: attn.comp f16 arithmetic"
+           : lanes ? "; old: attn.comp with GPUs' key groups (attn_lanes 0), new: the device's (-1)"
+                   : "; old: attn.comp, new: attn_tb");
     for (int r = 0; r < rounds; r++)
         for (int i = 0; i < n_cases; i++)
             for (int k = 0; k < 2; k++) {

@@ -99,6 +99,8 @@ enum vkllm__device_profile {
       "prefill attention's two products by cooperative matrices (16x16x16 f16 -> f32): 1 on where offered, 0 off, -1 as the matmul's default (not Intel, not AMD's own drivers), 2 emulated (tests)") \
     X(attn_splits, "VKLLM_ATTN_SPLITS", -1, NULL,                                                               \
       "attention, decode (attn.comp): splits of the current span (-1: about two workgroups per compute unit)") \
+    X(attn_lanes, "VKLLM_ATTN_LANES", -1, NULL,                                                                 \
+      "attention walk (attn.comp, decode and the prefill without cooperative matrices): lanes that share one key's head row (a power of two, at most a subgroup); -1: 1 on CPU devices (a lane walks whole rows, one subgroup a workgroup), on GPUs the row's 8-value chunks; 0: as on GPUs") \
     X(attn_f16, "VKLLM_ATTN_F16", 0, NULL,                                                                     \
       "1: the attention walk (attn_split*) in f16 arithmetic where shaderFloat16 is offered (q.k and each step's P V in f16 sums, the softmax and the output f32); 0: f32 (docs/gpu.md: why 0 by default)") \
     X(attn_texel, "VKLLM_ATTN_TEXEL", -1, NULL,                                                                 \

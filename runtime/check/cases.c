@@ -701,14 +701,16 @@ static void attention_kernel(const char *t, struct vkllm__case_list *l) {
 
 /* Decode at depths 1, 17, 256, 1000, 4096 and 16384 (positions 0 .. 16383 of one cache), as the
  * device splits it (lavapipe: one split), with forced splits (13: most empty at small depths; the
- * split length follows the depth, shaders/include/attn_split.glsl) and, full list, on the texel
- * kernel; every head size the models use (64, 80, 96, 128, 256) and odd ones (40, 18, 6), GQA
- * ratios 1 to 8, f16 and q8_0 caches, sinks, a window. Short list: head size 64 at every depth,
- * 96 and 256 up to 4096. */
+ * split length follows the depth, shaders/include/attn_split.glsl) in GPUs' key groups (lanes
+ * splitting a head row, attn_lanes 0) and, full list, in the device's and on the texel kernel;
+ * every head size the models use (64, 80, 96, 128, 256) and odd ones (40, 18, 6), GQA ratios 1 to
+ * 8, f16 and q8_0 caches, sinks, a window. Short list: head size 64 at every depth, 96 and 256 up
+ * to 4096. */
 static void attention_depths(int full, struct vkllm__case_list *l) {
     static const uint32_t dims[] = {64, 80, 96, 128, 256, 40, 18, 6};
-    static const char *const tunings[] = {"attn_texel=0", "attn_texel=0,attn_splits=13", "attn_texel=1"};
-    for (int t = 0; t < (full ? 3 : 2); t++)
+    static const char *const tunings[] = {"attn_texel=0", "attn_texel=0,attn_splits=13,attn_lanes=0", "attn_texel=1",
+                                          "attn_texel=0,attn_splits=13"};
+    for (int t = 0; t < (full ? 4 : 2); t++)
         for (int d = 0; d < (full ? 8 : 1); d++) {
             uint32_t ratio = 1u << ((d + 2) % 4), q8 = dims[d] % 16 == 0 && d % 2 ? VKLLM__CASE_KQ8 | VKLLM__CASE_VQ8 : 0;
             addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 2 * ratio, .heads_kv = 2,
@@ -720,7 +722,7 @@ static void attention_depths(int full, struct vkllm__case_list *l) {
     addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 4, .heads_kv = 2, .head_dim = 256,
                                     .n_ctx = 4096, .flags = VKLLM__CASE_SINKS, POS(4095, 0, 16, 999)}, "%s", tunings[1]);
     if (!full) return;
-    for (int t = 0; t < 3; t++) /* sinks over a window: splits of the window's span */
+    for (int t = 0; t < 4; t++) /* sinks over a window: splits of the window's span */
         addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 1, .heads = 8, .heads_kv = 2, .head_dim = 128,
                                         .n_ctx = 16384, .window = 1000, .flags = VKLLM__CASE_SINKS,
                                         POS(16383, 0, 16, 999, 1000, 4095)}, "%s", tunings[t]);
@@ -729,10 +731,19 @@ static void attention_depths(int full, struct vkllm__case_list *l) {
          "%s", tunings[1]);
 }
 
+/* The attention cases of each kernel: attn.comp's walk in GPUs' key groups (attn_lanes 0: lanes
+ * that split a head row, their partial scores added by subgroup operations or in shared memory)
+ * and in the device's (on CPU devices one lane each), and attn_tb. The short list takes the
+ * device's key groups on the depths above and one prefill here: with one lane a key group a CPU
+ * driver compiles the walk's pipeline in 2-20 s (lavapipe, cold cache: a 128-wide head or q8_0
+ * the longest) against 1-2 s for GPUs' key groups, and the full list has every shape. */
 static void attention_cases(int full, struct vkllm__case_list *l) {
-    static const char *const kernels[] = {"attn_texel=0", "attn_texel=1"};
+    static const char *const kernels[] = {"attn_texel=0,attn_lanes=0", "attn_texel=1", "attn_texel=0"};
     attention_depths(full, l);
-    for (int i = 0; i < 2; i++) {
+    if (!full) /* the device's key groups on a prefill with a window and soft-capped scores */
+        addv(l, (struct vkllm__op_case){.op = VKLLM__OP_ATTENTION, .n = 17, .heads = 8, .heads_kv = 2, .head_dim = 64,
+                                        .n_ctx = 256, .window = 5, .softcap = 1.5f, POS(0, 3, 100)}, "%s", kernels[2]);
+    for (int i = 0; i < (full ? 3 : 2); i++) {
         if (full) {
             attention_kernel(kernels[i], l);
             continue;

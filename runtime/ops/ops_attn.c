@@ -22,6 +22,10 @@
 #define ATTN_DEC_ROWS 8     /* the walk: rows per workgroup on CPU devices (a lane holds 8 values of each) */
 #define ATTN_DEC_ROWS_GPU 4 /* ... on GPUs: 8 rows took 204-208 VGPRs on RADV (1 wave per SIMD on GCN) */
 #define ATTN_DEC_BLOCK 4    /* decode: positions per key group and step */
+/* the walk with key groups of one lane: at most this many query values a lane (rows x head_dim;
+ * as many output values), so that its unrolled code stays small enough for a CPU driver to
+ * compile quickly (lavapipe: 8 rows of head_dim 256 took ~30 s a pipeline) */
+#define ATTN_ONE_LANE_VALUES 512
 #define ARGMAX_WG 256
 #define REDUCE_WG 64
 
@@ -244,12 +248,27 @@ static uint32_t dec_shared_bytes(uint32_t rows, uint32_t hd, uint32_t ds, uint32
     return 4 * ((ds > 1 ? (ng * ds + ng) * rb : 2) + 2 * ng * rows + ng * rows * chunks * 8);
 }
 
-/* The decode's lanes per key group: a power of two >= the head row's 8-value chunks (each lane
- * then holds one chunk of each query and output), at most wg. */
-static uint32_t dec_lanes(uint32_t hd, uint32_t wg) {
+/* The walk's lanes per key group on GPUs: a power of two >= the head row's 8-value chunks (each
+ * lane then holds one chunk of each query and output), at most wg; or the tuning's attn_lanes
+ * (> 0), rounded down to a power of two. */
+static uint32_t dec_lanes(uint32_t hd, uint32_t wg, long forced) {
     uint32_t ds = 1;
-    while (ds < (hd + 7) / 8 && ds < wg) ds *= 2;
+    if (forced > 0)
+        while (ds * 2 <= (uint64_t)forced && ds * 2 <= wg) ds *= 2;
+    else
+        while (ds < (hd + 7) / 8 && ds < wg) ds *= 2;
     return ds;
+}
+
+/* Key groups of one lane (attn_lanes 1, or -1 on a CPU device). A CPU driver runs a subgroup as
+ * one SIMD vector and each subgroup operation as a loop over its lanes, so lanes that split a head
+ * row spend most of a step adding their partial scores and repeating each other's softmax: on
+ * lavapipe at depth 8192 (tests/bench_attn 5 lanes, medians) the walk took 18.0 ms with 8 lanes a
+ * row and 4.5 ms with one. Such a workgroup is one subgroup (its SIMD vector; a wider one leaves
+ * fewer rows in the shared memory that combines the key groups, and was slower). */
+static int walk_one_lane(const struct vkllm__gpu *gpu) {
+    long t = vkllm__gpu_tuning(gpu)->attn_lanes;
+    return t == 1 || (t < 0 && vkllm__gpu_info(gpu)->type == VKLLM_DEVICE_CPU);
 }
 
 /* The decode's subgroups for adding the lanes' partial scores by shuffles: where the device
@@ -297,16 +316,23 @@ static uint32_t dec_splits(const struct vkllm__gpu *gpu, uint32_t groups, uint32
 }
 
 /* The plan of attn.comp's walk (attn_decode.glsl: attn_split_*, _sg): key groups of ds lanes
- * (ds: a power of two >= the head row's 8-value chunks, at most the subgroup where the partial
- * scores are added by subgroup operations), rows = hg query heads x qt queries (one query for the
- * decode), at most ATTN_DEC_ROWS (GPUs: ATTN_DEC_ROWS_GPU), as shared memory allows; the decode's splits. */
+ * (GPUs: ds a power of two >= the head row's 8-value chunks, at most the subgroup where the
+ * partial scores are added by subgroup operations; CPU devices: 1, in workgroups of one subgroup,
+ * walk_one_lane), rows = hg query heads x qt queries (one query for the decode), at most
+ * ATTN_DEC_ROWS (GPUs: ATTN_DEC_ROWS_GPU), as shared memory allows; the decode's splits. */
 static vkllm_status walk_plan(const struct vkllm__gpu *gpu, const struct vkllm__attn_shape *s, uint32_t n_head_all,
                               struct attn_plan *pl) {
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
-    uint32_t wg = fit_wg(gpu, ATTN_WG), ds = dec_lanes(s->head_dim, wg), sgs = 0, req = 0;
-    int sg = dec_subgroup(d, wg, &sgs, &req);
-    if (sg) ds = VKLLM_MIN(ds, sgs);
+    uint32_t wg = fit_wg(gpu, ATTN_WG), ds = 1, sgs = 0, req = 0, n = d->subgroup_size;
+    int one = walk_one_lane(gpu), sg = 0;
+    if (one && d->type == VKLLM_DEVICE_CPU && n && n <= wg && !(n & (n - 1))) wg = n;
+    if (!one) { /* (one lane: nothing added across lanes, no subgroup operation) */
+        ds = dec_lanes(s->head_dim, wg, vkllm__gpu_tuning(gpu)->attn_lanes);
+        sg = dec_subgroup(d, wg, &sgs, &req);
+        if (sg) ds = VKLLM_MIN(ds, sgs);
+    }
     uint32_t most = d->type == VKLLM_DEVICE_CPU ? ATTN_DEC_ROWS : ATTN_DEC_ROWS_GPU;
+    if (one) most = VKLLM_MIN(most, VKLLM_MAX(1u, ATTN_ONE_LANE_VALUES / s->head_dim));
     uint32_t ng = wg / ds, rows = VKLLM_MIN(most, wg), group = s->n_head / s->n_head_kv;
     while (rows > 0 && dec_shared_bytes(rows, s->head_dim, sg ? 1 : ds, ng, ATTN_DEC_BLOCK) > d->max_shared_memory)
         rows--;

@@ -20,6 +20,8 @@
 // none with DS = 1); then each key group keeps its own online softmax (max, sum, output: a split
 // within the split) and the lanes add their V chunks times the B probabilities, unrolled. At the
 // split's end the key groups' outputs are combined in shared memory (rescaled to the largest max).
+// On CPU devices DS = 1 (runtime/ops/ops_attn.c's walk_one_lane): a lane holds whole rows, nothing
+// is added across lanes, and a workgroup is one subgroup (one SIMD vector of the CPU).
 #ifndef VKLLM_ATTN_DECODE_GLSL
 #define VKLLM_ATTN_DECODE_GLSL
 
