@@ -19,7 +19,7 @@
 #define ATTN_WG 64          /* attention workgroup size = kv tile (positions per step) */
 #define ATTN_MAX_ROWS 16    /* (query, head) rows per attention workgroup */
 #define ATTN_SPLIT_MIN 64   /* decode: the shortest split (shaders/include/attn_split.glsl) */
-#define ATTN_DEC_ROWS 8     /* the walk: rows per workgroup on CPU devices (a lane holds 8 values of each) */
+#define ATTN_DEC_ROWS 8     /* the walk: rows per workgroup on CPU devices (a lane holds each row whole) */
 #define ATTN_DEC_ROWS_GPU 4 /* ... on GPUs: 8 rows took 204-208 VGPRs on RADV (1 wave per SIMD on GCN) */
 #define ATTN_DEC_BLOCK 4    /* decode: positions per key group and step */
 /* the walk with key groups of one lane: at most this many query values a lane (rows x head_dim;
