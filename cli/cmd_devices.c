@@ -102,6 +102,8 @@ static void print_details(const struct vkllm_device_info *d) {
     printf("  maxStorageBufferRange   %llu\n", (unsigned long long)d->max_storage_buffer_range);
     printf("  maxMemoryAllocationSize %llu\n", (unsigned long long)d->max_memory_allocation_size);
     printf("  storage offset align    %llu\n", (unsigned long long)d->min_storage_buffer_offset_alignment);
+    printf("  texel offset align      %llu\n", (unsigned long long)d->min_texel_buffer_offset_alignment);
+    printf("  uniform offset align    %llu\n", (unsigned long long)d->min_uniform_buffer_offset_alignment);
     printf("  shared memory           %u bytes\n", d->max_shared_memory);
     printf("  workgroup invocations   %u\n", d->max_workgroup_invocations);
     printf("  workgroup size          %u x %u x %u\n", d->max_workgroup_size[0], d->max_workgroup_size[1],
@@ -178,6 +180,8 @@ static cJSON *device_json(const struct vkllm_device_info *d) {
     CLI_JSON_ADD(o, CLI_NUM("max_storage_buffer_range", d->max_storage_buffer_range),
                  CLI_NUM("max_memory_allocation_size", d->max_memory_allocation_size),
                  CLI_NUM("min_storage_buffer_offset_alignment", d->min_storage_buffer_offset_alignment),
+                 CLI_NUM("min_texel_buffer_offset_alignment", d->min_texel_buffer_offset_alignment),
+                 CLI_NUM("min_uniform_buffer_offset_alignment", d->min_uniform_buffer_offset_alignment),
                  CLI_NUM("max_shared_memory", d->max_shared_memory),
                  CLI_NUM("max_workgroup_invocations", d->max_workgroup_invocations),
                  CLI_NUM("max_texel_buffer_elements", d->max_texel_buffer_elements),

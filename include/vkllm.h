@@ -260,6 +260,9 @@ struct vkllm_device_info {
                                 hardware, can still build pipelines: compile_only) */
     char profile[32];        /* the device profile in force (VKLLM_DEVICE_PROFILE), "" for
                                 none: the fields above are then the device's clamped to it */
+    /* limits (after profile: appended, so the fields above keep their offsets) */
+    uint64_t min_texel_buffer_offset_alignment;   /* bytes */
+    uint64_t min_uniform_buffer_offset_alignment; /* bytes */
 };
 
 /* Human-readable name of a device type ("discrete GPU", "CPU", ...). */

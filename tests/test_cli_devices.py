@@ -78,6 +78,8 @@ if shutil.which("vulkaninfo"):
                           ("maxComputeWorkGroupInvocations", "max_workgroup_invocations"),
                           ("maxPushConstantsSize", "max_push_constants"),
                           ("minStorageBufferOffsetAlignment", "min_storage_buffer_offset_alignment"),
+                          ("minTexelBufferOffsetAlignment", "min_texel_buffer_offset_alignment"),
+                          ("minUniformBufferOffsetAlignment", "min_uniform_buffer_offset_alignment"),
                           ("subgroupSize", "subgroup_size")]:
             v = field(t, key)
             check(v is not None and num(v) == d[ours], "%s: vulkaninfo %s, vkllm %s" % (key, v, d[ours]))

@@ -60,7 +60,8 @@ class _DeviceInfo(ctypes.Structure):
         ("max_workgroup_count", _u32 * 3), ("max_push_constants", _u32), ("max_texel_buffer_elements", _u64),
         ("max_uniform_buffer_range", _u64), ("timestamps", _c_int), ("timestamp_period_ns", ctypes.c_float),
         ("timestamp_valid_bits", _u32), ("pipeline_statistics", _c_int), ("has_compute_queue", _c_int),
-        ("usable", _c_int), ("profile", ctypes.c_char * 32),
+        ("usable", _c_int), ("profile", ctypes.c_char * 32), ("min_texel_buffer_offset_alignment", _u64),
+        ("min_uniform_buffer_offset_alignment", _u64),
     ]
 
 

@@ -360,8 +360,10 @@ vkllm_status vkllm__op_matvec_xq(struct vkllm__cmd *c, struct vkllm__view y, con
         /* and x of nc columns too */
         if (words > yalign / 4) nc = (uint32_t)VKLLM_MIN(nc, (words - yalign / 4) / w->k);
         nc = VKLLM_MAX(nc, 1u);
-        /* x: the nc columns, from the aligned offset at or before the first */
-        uint64_t xoff = x.offset + (uint64_t)c0 * w->k * 4, xal = ncols == 1 ? xoff : xoff / yalign * yalign;
+        /* x: the nc columns, from the aligned offset at or before the first (a lone column at an
+         * offset a binding may take: bound there, at any 4-byte offset on devices that allow it) */
+        uint64_t xoff = x.offset + (uint64_t)c0 * w->k * 4;
+        uint64_t xal = ncols == 1 && xoff % yalign == 0 ? xoff : xoff / yalign * yalign;
         if ((xoff - xal) % 16)
             return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec: x offset %llu is not 16-byte aligned",
                               (unsigned long long)x.offset);
@@ -391,7 +393,7 @@ vkllm_status vkllm__op_matvec_xq(struct vkllm__cmd *c, struct vkllm__view y, con
                 .spec = {cfg.wg, cfg.nt, nr, cfg.xs, nc},
                 .subgroup = cfg.subgroup,
                 .n_bind = 3,
-                .bind = {{0}, ncols == 1 ? vkllm__bind(x) : xb, yb},
+                .bind = {{0}, ncols == 1 && xal == xoff ? vkllm__bind(x) : xb, yb},
                 .push = &pc,
                 .push_size = sizeof pc,
                 .label = "matvec",
@@ -437,21 +439,37 @@ vkllm_status vkllm__moe_expert_chunks(struct vkllm__gpu *gpu, const struct vkllm
                                       const char *op, uint64_t *per_out, uint32_t *n_chunks) {
     uint64_t m = w->m / n_expert, ebytes = m * w->row_bytes;
     uint64_t per = VKLLM_MIN(vkllm__gpu_max_binding(gpu), (uint64_t)UINT32_MAX) / ebytes;
-    if (per == 0)
-        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
-                          "%s: one expert's matrix (%s) is larger than one "
-                          "storage binding may cover on this device (%s)",
-                          op, vkllm__bytes(ebytes).s, vkllm__bytes(vkllm__gpu_max_binding(gpu)).s);
+    /* a chunk that starts past its buffer's first expert starts at a binding's offset alignment:
+     * such chunks hold a multiple of step experts */
+    uint64_t align = VKLLM_MAX(vkllm__gpu_info(gpu)->min_storage_buffer_offset_alignment, 4);
+    uint64_t step = align / vkllm__gcd_u64(ebytes, align);
     if (w->n_parts > 1) { /* split into buffers of whole experts: chunks that divide a buffer's */
         uint64_t in_part = w->part_rows / m;
         if (w->part_rows % m)
             return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: experts of %llu rows split every %llu rows", op,
                               (unsigned long long)m, (unsigned long long)w->part_rows);
         per = VKLLM_MIN(per, in_part);
-        while (in_part % per) per--;
+        while (per && (in_part % per || (per % step && per < in_part))) per--;
+    } else if (per < n_expert) {
+        per = per / step * step;
     }
+    if (per == 0 && step == 1)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "%s: one expert's matrix (%s) is larger than one "
+                          "storage binding may cover on this device (%s)",
+                          op, vkllm__bytes(ebytes).s, vkllm__bytes(vkllm__gpu_max_binding(gpu)).s);
+    if (per == 0)
+        return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
+                          "%s: %llu experts' matrices (%s each), the fewest that keep a binding's start "
+                          "at the device's offset alignment of %llu bytes, are more than one storage "
+                          "binding may cover on this device (%s)",
+                          op, (unsigned long long)step, vkllm__bytes(ebytes).s, (unsigned long long)align,
+                          vkllm__bytes(vkllm__gpu_max_binding(gpu)).s);
     *n_chunks = (uint32_t)((n_expert + per - 1) / per);
-    if (w->n_parts <= 1) per = (n_expert + *n_chunks - 1) / *n_chunks;
+    if (w->n_parts <= 1) { /* chunks of equal size, whole steps */
+        uint64_t even = (n_expert + *n_chunks - 1) / *n_chunks;
+        per = *n_chunks == 1 ? n_expert : (even + step - 1) / step * step;
+    }
     *per_out = per;
     return VKLLM_STATUS_OK;
 }

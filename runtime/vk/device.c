@@ -529,6 +529,8 @@ static vkllm_status query_device(VkInstance inst, VkPhysicalDevice pd, uint32_t 
     vkGetPhysicalDeviceProperties2(pd, &p2);
     info->max_memory_allocation_size = m3.maxMemoryAllocationSize;
     info->min_storage_buffer_offset_alignment = lim->minStorageBufferOffsetAlignment;
+    info->min_texel_buffer_offset_alignment = lim->minTexelBufferOffsetAlignment;
+    info->min_uniform_buffer_offset_alignment = lim->minUniformBufferOffsetAlignment;
     info->max_shared_memory = lim->maxComputeSharedMemorySize;
     info->max_texel_buffer_elements = lim->maxTexelBufferElements;
     info->max_uniform_buffer_range = lim->maxUniformBufferRange;

@@ -51,13 +51,11 @@ vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu) {
     }
     if ((gpu->type_device < 0 || gpu->type_host < 0) && !gpu->compile_only)
         return vkllm__err(VKLLM_STATUS_NO_DEVICE, "%s has no usable memory type", gpu->info.name);
-    VkPhysicalDeviceProperties props;
-    vkGetPhysicalDeviceProperties(gpu->phys, &props);
     struct vkllm__gpu_bind_limits *bl = &gpu->bind_limits;
     gpu->dev_max_texels = gpu->info.max_texel_buffer_elements; /* a device profile may have lowered them */
     bl->max_uniform = gpu->info.max_uniform_buffer_range;
-    bl->texel_align = VKLLM_MAX(props.limits.minTexelBufferOffsetAlignment, 1);
-    bl->uniform_align = VKLLM_MAX(props.limits.minUniformBufferOffsetAlignment, 1);
+    bl->texel_align = VKLLM_MAX(gpu->info.min_texel_buffer_offset_alignment, 1); /* or raised these */
+    bl->uniform_align = VKLLM_MAX(gpu->info.min_uniform_buffer_offset_alignment, 1);
     VkFormatProperties fu, ff;
     vkGetPhysicalDeviceFormatProperties(gpu->phys, VK_FORMAT_R32G32B32A32_UINT, &fu);
     vkGetPhysicalDeviceFormatProperties(gpu->phys, VK_FORMAT_R32_SFLOAT, &ff);
