@@ -8,9 +8,11 @@
  * for tuning its VKLLM_ATTN_TB_* overrides; "f16": attn.comp's walk in f32 (old) against f16
  * arithmetic (new, attn_f16 1); "lanes": the walk's key groups as on GPUs (old, attn_lanes 0)
  * against the device's own (new, -1: one lane each on CPU devices); both with attn_texel 0; knobs
- * set on the device, as the environment is read once when it opens). Set VKLLM_VALIDATE=0 for
+ * set on the device, as the environment is read once when it opens). BENCH_ATTN_SHAPE=H,KV,D
+ * sets the heads, kv heads and head_dim (default 32,4,64). Set VKLLM_VALIDATE=0 for
  * timing; BENCH_ATTN_PROFILE=1 prints each dispatch's GPU time of the last submit of every
  * measurement. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +104,15 @@ int main(int argc, char **argv) {
     /* the two kernels: attn.comp (texel 0) against attn_tb, or attn.comp with the knob at each value */
     const char *knob = f16 ? "attn_f16" : lanes ? "attn_lanes" : NULL, *const values[2][2] = {{"0", "1"}, {"0", "-1"}};
     int texel_new = knob ? 0 : 1;
-    const uint32_t n_head = 32, n_kv = 4, dim = 64, n_ctx = 8192, n_pf_max = 512;
+    uint32_t n_head = 32, n_kv = 4, dim = 64;
+    const uint32_t n_ctx = 8192, n_pf_max = 512;
+    const char *shape = getenv("BENCH_ATTN_SHAPE"); /* "heads,kv_heads,head_dim", e.g. Llama-3-8B's 32,8,128 */
+    if (shape &&
+        (sscanf(shape, "%u,%u,%u", &n_head, &n_kv, &dim) != 3 || !n_kv || n_head % n_kv || dim % 8 || dim > 256)) {
+        fprintf(stderr, "BENCH_ATTN_SHAPE: heads,kv_heads,head_dim (heads a multiple of kv_heads, head_dim of 8s)\n");
+        return 2;
+    }
+    const float scale = 1.0f / sqrtf((float)dim);
     struct vkllm__gpu_params gp = {.device = -1, .validate = 0};
     struct vkllm__gpu *gpu;
     CHECK(vkllm__gpu_open(&gp, &gpu));
@@ -112,7 +122,7 @@ int main(int argc, char **argv) {
     if (!kv || !q) return 1;
     for (uint64_t i = 0; i < kv_halves; i++) kv[i] = vkllm__f32_to_f16((float)((i * 2654435761u) % 1000) / 1000 - 0.5f);
     for (uint64_t i = 0; i < qn; i++) q[i] = (float)(i % 17) / 17 - 0.5f;
-    struct vkllm__attn_shape sd = {1, n_head, n_kv, dim, n_ctx, 0.125f, 0, 0.0f, {0}, 0, 0, 0, {{0}, 0}, 0, NULL, NULL};
+    struct vkllm__attn_shape sd = {1, n_head, n_kv, dim, n_ctx, scale, 0, 0.0f, {0}, 0, 0, 0, {{0}, 0}, 0, NULL, NULL};
     tune(gpu, "attn_texel", "1"); /* scratch for either kernel */
     uint64_t sb = vkllm__attention_scratch_bytes(gpu, &sd);
     struct bufs b;
@@ -131,8 +141,8 @@ int main(int argc, char **argv) {
     for (int k = 0; k < 2; k++) {
         dec[k] = record(gpu, &b, &sd, k ? texel_new : 0, knob, values[lanes][k]);
         for (int i = 0; i < 2; i++) {
-            struct vkllm__attn_shape sp = {pf_n[i], n_head, n_kv, dim, n_ctx,    0.125f, 0,    0.0f,
-                                           {0},     0,      0,    0,   {{0}, 0}, 0,      NULL, NULL};
+            struct vkllm__attn_shape sp = {pf_n[i], n_head, n_kv, dim, n_ctx,    scale, 0,    0.0f,
+                                           {0},     0,      0,    0,   {{0}, 0}, 0,     NULL, NULL};
             pf[i][k] = record(gpu, &b, &sp, k ? texel_new : 0, knob, values[lanes][k]);
         }
     }
