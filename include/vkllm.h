@@ -404,7 +404,9 @@ struct vkllm_selftest_case {
     double err, bound; /* ok when err <= bound and nothing else was wrong */
     double max_abs;    /* max |device - reference| */
     int ok;
-    int skipped;           /* the device cannot run the case (a limit or feature it lacks: detail says why) */
+    int skipped;           /* the device cannot run the variant (a feature it lacks, or a path or limit the
+                              variant forces: detail says why); a case with the device's own tuning
+                              that an op refuses is failed instead */
     char detail[192];      /* what else was wrong, or why it was skipped; "" otherwise */
     char kernel[32];       /* the shader that ran first */
     double gpu_ms;         /* with profile: the device time of the case's recording (0: no timestamps) */

@@ -141,6 +141,16 @@ check(doc["failed"] == 0 and doc["ok"] + doc["skipped"] == len(doc["cases"]), "s
 if "llvmpipe" in doc["device"]["name"]:  # lavapipe runs every kernel its tuning picks
     check(doc["skipped"] == 0, "selftest --defaults skipped cases on lavapipe: %s" % [c for c in doc["cases"] if c.get("skipped")])
 
+# a case with the device's own tuning that an op refuses fails (a model run would meet the same
+# refusal): here allocations lowered below a matrix's rows (VKLLM_MAX_ALLOC, read as the device's tuning)
+r = run(["selftest", "--json", "--defaults", "--op", "matvec"], {"VKLLM_MAX_ALLOC": "6000"})
+rdoc = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {"cases": [], "failed": 0}
+refused = [c for c in rdoc["cases"] if "refused with the device's own tuning" in c.get("detail", "")]
+check(r.returncode != 0 and refused and rdoc["failed"] >= len(refused)
+      and not any(c["ok"] or c.get("skipped") for c in refused),
+      "selftest: a default case refused for the device's limits fails: rc %d, %d refused, %s"
+      % (r.returncode, len(refused), r.stderr[-300:]))
+
 # --- pipelines: built on a compile-only context (no device memory, nothing run), with the driver's
 # statistics where it has them (lavapipe 22.3 has none: the keys are there, null)
 # (the decode kernels' ops: every pipeline costs a driver compile; --all's variants of two ops)

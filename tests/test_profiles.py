@@ -12,7 +12,7 @@
 
 Unknown profile names are an error naming the valid ones. The stories260K part reports SKIPPED
 when the model folder is absent (the rest still runs)."""
-import json, os, re, subprocess, sys
+import json, os, subprocess, sys
 
 VKLLM = sys.argv[1]
 # `make test`: every profile's devices and stories260K logits, and the selftest's defaults under the
@@ -92,10 +92,6 @@ for p in profiles:
         r = run(["selftest", "--validate"] + ([] if p == "vulkan-1.1-minimal" and FULL else ["--defaults"]), p)
         last = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr
         check(r.returncode == 0 and " 0 failed" in last, "%s: selftest passes: %s" % (p, last))
-        # a case run with the device's own tuning that the runtime refuses is a shape vkllm cannot
-        # run there (a variant that forces a path or limit may be refused: a skip, saying why)
-        refused = [l for l in r.stdout.splitlines() if re.search(r"\bskip\s+default\s+\(refused", l)]
-        check(not refused, "%s: no case refused with the device's own tuning: %s" % (p, refused[:3]))
         print("%-20s %s" % (p, last))
 
     if have_model:

@@ -83,12 +83,16 @@ vkllm_status vkllm_selftest(vkllm_ctx_t ctx, const struct vkllm_selftest_params 
                 continue;
             }
             if ((st = vkllm__op_check(ctx->gpu, &l.v[i], i + 1, p.profile, &memo, &r))) {
-                /* a variant this device cannot run (a limit, a missing feature) is skipped, saying
-                 * why; a device or host failure ends the selftest */
+                /* a variant this device cannot run (a limit or path its knobs force) is skipped,
+                 * saying why; a case with the device's own tuning that the op refuses is a shape
+                 * a model run could not take there: failed. A device or host failure ends the
+                 * selftest. */
                 if (st != VKLLM_STATUS_UNSUPPORTED && st != VKLLM_STATUS_INVALID_ARGUMENT) break;
+                int own = !l.v[i].tuning[0];
                 memset(&r, 0, sizeof r);
-                r.bound = vkllm__op_bound(l.v[i].op), r.skipped = 1;
-                snprintf(r.detail, sizeof r.detail, "refused: %s", vkllm_last_error());
+                r.bound = vkllm__op_bound(l.v[i].op), r.skipped = !own;
+                snprintf(r.detail, sizeof r.detail, "refused%s: %s", own ? " with the device's own tuning" : "",
+                         vkllm_last_error());
                 st = VKLLM_STATUS_OK;
             } else if (unchecked && !r.skipped) { /* recorded and submitted: that is all it says */
                 r.ok = 1, r.err = 0;
