@@ -466,9 +466,10 @@ vkllm_status vkllm__moe_expert_chunks(struct vkllm__gpu *gpu, const struct vkllm
                           op, (unsigned long long)step, vkllm__bytes(ebytes).s, (unsigned long long)align,
                           vkllm__bytes(vkllm__gpu_max_binding(gpu)).s);
     *n_chunks = (uint32_t)((n_expert + per - 1) / per);
-    if (w->n_parts <= 1) { /* chunks of equal size, whole steps */
+    if (w->n_parts <= 1) { /* chunks of equal size, whole steps (no more than before: per was whole steps) */
         uint64_t even = (n_expert + *n_chunks - 1) / *n_chunks;
         per = *n_chunks == 1 ? n_expert : (even + step - 1) / step * step;
+        *n_chunks = (uint32_t)((n_expert + per - 1) / per);
     }
     *per_out = per;
     return VKLLM_STATUS_OK;
