@@ -6,7 +6,7 @@
 - No Vulkan loader (VKLLM_VULKAN_LIBRARY pointing nowhere) and no driver (VK_ICD_FILENAMES
   pointing nowhere): exactly one line on stderr starting with "vkllm:", a non-zero exit, no crash.
 """
-import json, os, re, shutil, subprocess, sys
+import json, os, re, shutil, subprocess, sys, tempfile
 
 VKLLM = sys.argv[1]
 # --quick (`make test`): the selftest's defaults of a few ops only (every kernel and variant runs in
@@ -219,6 +219,26 @@ r = run(["selftest"], {"VKLLM_MEMORY_LIMIT_MB": "1"})
 lines = [l for l in r.stderr.splitlines() if l.strip()]
 print("memory limit: exit %d, stderr: %s" % (r.returncode, r.stderr.strip()))
 check(r.returncode == 5 and len(lines) == 1 and "out of device memory" in lines[0], "OOM: one clear line, exit 5")
+
+# --- a session whose activations do not fit (the model and its KV cache do): the error says what
+# the memory was for and what needs less, and a smaller micro-batch then runs
+with tempfile.TemporaryDirectory() as tmp:
+    mf = os.path.join(tmp, "m.gguf")
+    r = run(["make-model", "--n-layer", "1", "--n-embd", "1024", "--n-ff", "2816", "--n-head", "8", "--n-head-kv", "8",
+             "--vocab", "300", "--type", "q8_0", "-o", mf])
+    check(r.returncode == 0, "make-model: " + r.stderr[-300:])
+    r = run(["run", "-m", mf, "-p", "x", "-n", "1", "-c", "64", "--stats", "json"])
+    mem = [json.loads(l) for l in r.stderr.splitlines() if l.startswith('{"memory"')]
+    dev = mem[0]["memory"]["device"] if mem else {}
+    check(r.returncode == 0 and dev.get("activations", 0) > (2 << 20), "run -c 64: %s %s" % (dev, r.stderr[-300:]))
+    if dev:
+        mb = int((dev["weights"] + dev["repacked"] + dev["kv"]) / (1 << 20) + 1.5)  # about 1 MiB free for the rest
+        lim = {"VKLLM_MEMORY_LIMIT_MB": str(mb)}
+        r = run(["run", "-m", mf, "-p", "x", "-n", "1", "-c", "64"], lim)
+        check(r.returncode == 5 and "the activations for micro-batches of 64 tokens" in r.stderr and "--ubatch" in r.stderr,
+              "activations over the memory limit (%d MiB): exit 5, what they were for: %s" % (mb, r.stderr[-400:]))
+        r = run(["run", "-m", mf, "-p", "x", "-n", "1", "-c", "64", "--ubatch", "8"], lim)
+        check(r.returncode == 0, "--ubatch 8 within %d MiB: %s" % (mb, r.stderr[-300:]))
 
 print("all checks passed" if not failures else "%d check(s) failed" % len(failures))
 sys.exit(1 if failures else 0)

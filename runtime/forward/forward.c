@@ -8,6 +8,7 @@
  * (vkllm__cmd_set_budget): no submit runs long enough for a driver's watchdog. */
 #include <math.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "forward.h"
@@ -507,10 +508,13 @@ static vkllm_status stage_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint3
     vkllm_status st;
     /* the blocks sized to what follows (not to what the model's weights took) */
     const uint64_t xqb = xq_bytes(m, hp, U);
-    vkllm__gpu_expect(
-        f->gpu, state_estimate(&f->shp, U, n_ctx, k_q8, v_q8, pool == NULL, scratch_bytes(f, k_q8, v_q8, 0)) + xqb);
+    const uint64_t estimate =
+        state_estimate(&f->shp, U, n_ctx, k_q8, v_q8, pool == NULL, scratch_bytes(f, k_q8, v_q8, 0)) + xqb;
+    vkllm__gpu_expect(f->gpu, estimate);
     enum vkllm__mem_use was = vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_KV);
+    int kv_done = 0; /* past the KV cache, whose own check says what it needs */
     VKLLM_TRY(st, vkllm__kv_cache_init(f->gpu, &f->shp, n_ctx, n_ubatch, k_q8, v_q8, pool, &f->kv), fail);
+    kv_done = 1;
     if (split && !(f->mirror = vkllm__calloc(VKLLM_MAX(f->kv.max_blocks, 1), sizeof *f->mirror))) {
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
         goto fail;
@@ -570,6 +574,14 @@ static vkllm_status stage_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint3
     *out = f;
     return VKLLM_STATUS_OK;
 fail:
+    if (st == VKLLM_STATUS_DEVICE_OOM && kv_done) { /* what the rest was for, and what needs less */
+        char why[384];
+        snprintf(why, sizeof why, "%s", vkllm_last_error());
+        st = vkllm__err(VKLLM_STATUS_DEVICE_OOM,
+                        "the activations for micro-batches of %u tokens (about %s with the KV cache and "
+                        "the logits): %s; a smaller --ubatch or context (-c) needs less",
+                        n_ubatch, vkllm__bytes(estimate).s, why);
+    }
     vkllm__gpu_set_mem_use(f->gpu, was);
     vkllm__gpu_expect(f->gpu, 0);
     vkllm__forward_free(f);
