@@ -259,8 +259,10 @@ struct vkllm_device_info {
                                 type (a device without memory, such as RADV's null
                                 hardware, can still build pipelines: compile_only) */
     char profile[32];        /* the device profile in force (VKLLM_DEVICE_PROFILE), "" for
-                                none: the fields above are then the device's clamped to it */
-    /* limits (after profile: appended, so the fields above keep their offsets) */
+                                none: the limits are then the device's clamped to it (its
+                                offset alignments raised to it) */
+    /* limits, appended after profile (the struct grew by 16 bytes: code built against an older
+       vkllm.h indexes vkllm_devices_list's array wrongly and must be rebuilt) */
     uint64_t min_texel_buffer_offset_alignment;   /* bytes */
     uint64_t min_uniform_buffer_offset_alignment; /* bytes */
 };

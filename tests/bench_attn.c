@@ -107,8 +107,8 @@ int main(int argc, char **argv) {
     uint32_t n_head = 32, n_kv = 4, dim = 64;
     const uint32_t n_ctx = 8192, n_pf_max = 512;
     const char *shape = getenv("BENCH_ATTN_SHAPE"); /* "heads,kv_heads,head_dim", e.g. Llama-3-8B's 32,8,128 */
-    if (shape &&
-        (sscanf(shape, "%u,%u,%u", &n_head, &n_kv, &dim) != 3 || !n_kv || n_head % n_kv || dim % 8 || dim > 256)) {
+    if (shape && (sscanf(shape, "%u,%u,%u%c", &n_head, &n_kv, &dim, &(char){0}) != 3 || !n_head || !n_kv ||
+                  n_head % n_kv || !dim || dim % 8 || dim > 256)) {
         fprintf(stderr, "BENCH_ATTN_SHAPE: heads,kv_heads,head_dim (heads a multiple of kv_heads, head_dim of 8s)\n");
         return 2;
     }

@@ -6,7 +6,7 @@
 - No Vulkan loader (VKLLM_VULKAN_LIBRARY pointing nowhere) and no driver (VK_ICD_FILENAMES
   pointing nowhere): exactly one line on stderr starting with "vkllm:", a non-zero exit, no crash.
 """
-import json, os, re, shutil, subprocess, sys, tempfile
+import json, math, os, re, shutil, subprocess, sys, tempfile
 
 VKLLM = sys.argv[1]
 # --quick (`make test`): the selftest's defaults of a few ops only (every kernel and variant runs in
@@ -142,13 +142,13 @@ if "llvmpipe" in doc["device"]["name"]:  # lavapipe runs every kernel its tuning
     check(doc["skipped"] == 0, "selftest --defaults skipped cases on lavapipe: %s" % [c for c in doc["cases"] if c.get("skipped")])
 
 # a case with the device's own tuning that an op refuses fails (a model run would meet the same
-# refusal): here allocations lowered below a matrix's rows (VKLLM_MAX_ALLOC, read as the device's tuning)
-r = run(["selftest", "--json", "--defaults", "--op", "matvec"], {"VKLLM_MAX_ALLOC": "6000"})
+# refusal): here a binding limit below one row (VKLLM_MAX_BINDING, read as the device's tuning)
+r = run(["selftest", "--json", "--defaults", "--op", "matvec"], {"VKLLM_MAX_BINDING": "1000"})
 rdoc = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {"cases": [], "failed": 0}
 refused = [c for c in rdoc["cases"] if "refused with the device's own tuning" in c.get("detail", "")]
 check(r.returncode != 0 and refused and rdoc["failed"] >= len(refused)
       and not any(c["ok"] or c.get("skipped") for c in refused),
-      "selftest: a default case refused for the device's limits fails: rc %d, %d refused, %s"
+      "selftest: a default case an op refuses for the device's binding limit fails: rc %d, %d refused, %s"
       % (r.returncode, len(refused), r.stderr[-300:]))
 
 # --- pipelines: built on a compile-only context (no device memory, nothing run), with the driver's
@@ -232,7 +232,7 @@ with tempfile.TemporaryDirectory() as tmp:
     dev = mem[0]["memory"]["device"] if mem else {}
     check(r.returncode == 0 and dev.get("activations", 0) > (2 << 20), "run -c 64: %s %s" % (dev, r.stderr[-300:]))
     if dev:
-        mb = int((dev["weights"] + dev["repacked"] + dev["kv"]) / (1 << 20) + 1.5)  # about 1 MiB free for the rest
+        mb = math.ceil((dev["weights"] + dev["repacked"] + dev["kv"]) / (1 << 20)) + 1  # 1-2 MiB free for the rest
         lim = {"VKLLM_MEMORY_LIMIT_MB": str(mb)}
         r = run(["run", "-m", mf, "-p", "x", "-n", "1", "-c", "64"], lim)
         check(r.returncode == 5 and "the activations for micro-batches of 64 tokens" in r.stderr and "--ubatch" in r.stderr,

@@ -512,9 +512,8 @@ static vkllm_status stage_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint3
         state_estimate(&f->shp, U, n_ctx, k_q8, v_q8, pool == NULL, scratch_bytes(f, k_q8, v_q8, 0)) + xqb;
     vkllm__gpu_expect(f->gpu, estimate);
     enum vkllm__mem_use was = vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_KV);
-    int kv_done = 0; /* past the KV cache, whose own check says what it needs */
+    int in_act = 0; /* allocating the activations and logits (the KV cache's check says what it needs) */
     VKLLM_TRY(st, vkllm__kv_cache_init(f->gpu, &f->shp, n_ctx, n_ubatch, k_q8, v_q8, pool, &f->kv), fail);
-    kv_done = 1;
     if (split && !(f->mirror = vkllm__calloc(VKLLM_MAX(f->kv.max_blocks, 1), sizeof *f->mirror))) {
         st = vkllm__err(VKLLM_STATUS_OOM, "out of host memory");
         goto fail;
@@ -527,6 +526,7 @@ static vkllm_status stage_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint3
     vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_READBACK);
     VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 16, VKLLM__MEM_HOST, &f->argmax), fail);
     vkllm__gpu_set_mem_use(f->gpu, VKLLM__USE_ACTIVATIONS);
+    in_act = 1;
     VKLLM_TRY(st, alloc_f32(f, U * hp->n_embd, &f->x), fail);
     VKLLM_TRY(st, alloc_f32(f, U * VKLLM_MAX(hp->n_embd, hp->n_embd_q), &f->xb), fail);
     VKLLM_TRY(st, alloc_f32(f, U * hp->n_embd_q, &f->q), fail);
@@ -557,6 +557,7 @@ static vkllm_status stage_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint3
         if (!vkllm__buffer_map(f->logits))
             VKLLM_TRY(st, vkllm__buffer_alloc(f->gpu, 4ull * hp->n_vocab, VKLLM__MEM_HOST, &f->logits_host), fail);
     }
+    in_act = 0;
     vkllm__gpu_set_mem_use(f->gpu, was);
     vkllm__gpu_expect(f->gpu, 0);
     /* One token's stacked products write (q | k | v) into f->q and (gate | up) into f->hb: they
@@ -574,13 +575,13 @@ static vkllm_status stage_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint3
     *out = f;
     return VKLLM_STATUS_OK;
 fail:
-    if (st == VKLLM_STATUS_DEVICE_OOM && kv_done) { /* what the rest was for, and what needs less */
+    if (st == VKLLM_STATUS_DEVICE_OOM && in_act) { /* what they were for, and what needs less */
         char why[384];
         snprintf(why, sizeof why, "%s", vkllm_last_error());
         st = vkllm__err(VKLLM_STATUS_DEVICE_OOM,
-                        "the activations for micro-batches of %u tokens (about %s with the KV cache and "
-                        "the logits): %s; a smaller --ubatch or context (-c) needs less",
-                        n_ubatch, vkllm__bytes(estimate).s, why);
+                        "the activations for micro-batches of %u tokens (about %s with %sthe logits): %s; "
+                        "a smaller --ubatch or context (-c) needs less",
+                        n_ubatch, vkllm__bytes(estimate).s, pool ? "" : "the KV cache and ", why);
     }
     vkllm__gpu_set_mem_use(f->gpu, was);
     vkllm__gpu_expect(f->gpu, 0);

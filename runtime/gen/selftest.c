@@ -39,10 +39,16 @@ static void to_public(const struct vkllm__op_case *c, const struct vkllm__op_res
 /* defaults_only: case i of l with the device's own tuning (its variant dropped), unless a case
  * before it has the same op, shape and flags, or it exists to force one kernel, a split or a weight
  * layout the device does not take by default (the 16-byte layout on CPU devices). */
+/* Whether case c exists to force one kernel, a split or a weight layout the device does not take
+ * by default (through its flags: its tuning string may be empty). */
+static int forces_path(struct vkllm__gpu *gpu, const struct vkllm__op_case *c) {
+    if (c->flags & (VKLLM__CASE_X8 | VKLLM__CASE_COOPMAT | VKLLM__CASE_SPLIT | VKLLM__CASE_PARTS)) return 1;
+    return (c->flags & VKLLM__CASE_RP) && !vkllm__dtensor_rp_row_bytes(gpu, c->type, c->cols);
+}
+
 static int as_device(struct vkllm__gpu *gpu, struct vkllm__case_list *l, size_t i) {
     struct vkllm__op_case *c = &l->v[i];
-    if (c->flags & (VKLLM__CASE_X8 | VKLLM__CASE_COOPMAT | VKLLM__CASE_SPLIT | VKLLM__CASE_PARTS)) return 0;
-    if ((c->flags & VKLLM__CASE_RP) && !vkllm__dtensor_rp_row_bytes(gpu, c->type, c->cols)) return 0;
+    if (forces_path(gpu, c)) return 0;
     c->tuning[0] = 0;
     char a[96], b[96];
     vkllm__op_case_shape(c, a, sizeof a);
@@ -88,7 +94,7 @@ vkllm_status vkllm_selftest(vkllm_ctx_t ctx, const struct vkllm_selftest_params 
                  * a model run could not take there: failed. A device or host failure ends the
                  * selftest. */
                 if (st != VKLLM_STATUS_UNSUPPORTED && st != VKLLM_STATUS_INVALID_ARGUMENT) break;
-                int own = !l.v[i].tuning[0];
+                int own = !l.v[i].tuning[0] && !forces_path(ctx->gpu, &l.v[i]);
                 memset(&r, 0, sizeof r);
                 r.bound = vkllm__op_bound(l.v[i].op), r.skipped = !own;
                 snprintf(r.detail, sizeof r.detail, "refused%s: %s", own ? " with the device's own tuning" : "",

@@ -438,7 +438,7 @@ uint64_t vkllm__moe_group_bytes(uint32_t ncols, uint32_t n_expert) {
 vkllm_status vkllm__moe_expert_chunks(struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, uint32_t n_expert,
                                       const char *op, uint64_t *per_out, uint32_t *n_chunks) {
     uint64_t m = w->m / n_expert, ebytes = m * w->row_bytes;
-    uint64_t per = VKLLM_MIN(vkllm__gpu_max_binding(gpu), (uint64_t)UINT32_MAX) / ebytes;
+    uint64_t per = VKLLM_MIN(vkllm__gpu_max_binding(gpu), (uint64_t)UINT32_MAX) / ebytes, fits = per;
     /* a chunk that starts past its buffer's first expert starts at a binding's offset alignment:
      * such chunks hold a multiple of step experts */
     uint64_t align = VKLLM_MAX(vkllm__gpu_info(gpu)->min_storage_buffer_offset_alignment, 4);
@@ -453,7 +453,7 @@ vkllm_status vkllm__moe_expert_chunks(struct vkllm__gpu *gpu, const struct vkllm
     } else if (per < n_expert) {
         per = per / step * step;
     }
-    if (per == 0 && step == 1)
+    if (fits == 0)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
                           "%s: one expert's matrix (%s) is larger than one "
                           "storage binding may cover on this device (%s)",
