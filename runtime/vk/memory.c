@@ -54,7 +54,7 @@ vkllm_status vkllm__mem_init(struct vkllm__gpu *gpu) {
     struct vkllm__gpu_bind_limits *bl = &gpu->bind_limits;
     gpu->dev_max_texels = gpu->info.max_texel_buffer_elements; /* a device profile may have lowered them */
     bl->max_uniform = gpu->info.max_uniform_buffer_range;
-    bl->texel_align = VKLLM_MAX(gpu->info.min_texel_buffer_offset_alignment, 1); /* or raised these */
+    bl->texel_align = VKLLM_MAX(gpu->info.min_texel_buffer_offset_alignment, 1); /* a profile may have raised these */
     bl->uniform_align = VKLLM_MAX(gpu->info.min_uniform_buffer_offset_alignment, 1);
     VkFormatProperties fu, ff;
     vkGetPhysicalDeviceFormatProperties(gpu->phys, VK_FORMAT_R32G32B32A32_UINT, &fu);
