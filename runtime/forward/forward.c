@@ -562,7 +562,7 @@ static vkllm_status stage_init(struct vkllm__gpu_model *m, uint32_t n_ctx, uint3
     vkllm__gpu_expect(f->gpu, 0);
     /* One token's stacked products write (q | k | v) into f->q and (gate | up) into f->hb: they
      * fit when the micro-batch holds 2 tokens, and the parts are views at aligned offsets. */
-    uint64_t align = VKLLM_MAX(vkllm__gpu_info(f->gpu)->min_storage_buffer_offset_alignment, 4);
+    uint64_t align = vkllm__gpu_storage_align(f->gpu);
     f->fuse_qkv = U >= 2 && (4ull * hp->n_embd_q) % align == 0 && (4ull * (hp->n_embd_q + hp->n_embd_kv)) % align == 0;
     f->fuse_gate_up = U >= 2 && (4ull * hp->n_ff) % align == 0;
     f->fuse_rope_kv = vkllm__gpu_tuning(f->gpu)->fuse != 0;

@@ -140,8 +140,7 @@ static uint64_t rows_of(const struct vkllm__gguf_tensor *t) { return t->ne[1] * 
  * starts at an offset a storage binding may take and all fit one allocation. */
 static int stackable(const struct vkllm__gpu *gpu, const struct vkllm__gguf_tensor *const *t, uint32_t n) {
     if (!vkllm__gpu_tuning(gpu)->fuse) return 0;
-    const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
-    uint64_t align = VKLLM_MAX(d->min_storage_buffer_offset_alignment, 4), off = 0;
+    uint64_t align = vkllm__gpu_storage_align(gpu), off = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (!t[i] || t[i]->type != t[0]->type || t[i]->ne[0] != t[0]->ne[0] || off % align) return 0;
         if (vkllm__matvec_tb_bytes(gpu, t[i]->type, t[i]->ne[0], rows_of(t[i]))) return 0;

@@ -22,10 +22,7 @@ static vkllm_status upload_rows(struct vkllm__gpu *gpu, uint64_t row_bytes, uint
 /* Rows per chunk for the binding limit alone (0: not even one row fits), and the step that
  * keeps chunk starts aligned. */
 static uint64_t binding_rows(const struct vkllm__gpu *gpu, uint64_t row_bytes, uint64_t *step) {
-    const struct vkllm_device_info *info = vkllm__gpu_info(gpu);
-    uint64_t align = info->min_storage_buffer_offset_alignment ? info->min_storage_buffer_offset_alignment : 1;
-    if (align < 4) align = 4;                         /* shaders read 32-bit words */
-    *step = align / vkllm__gcd_u64(row_bytes, align); /* chunk starts r * row_bytes are aligned when step | r */
+    *step = vkllm__align_step(row_bytes, vkllm__gpu_storage_align(gpu)); /* starts r * row_bytes aligned: step | r */
     return vkllm__gpu_max_binding(gpu) / row_bytes / *step * *step;
 }
 
@@ -57,7 +54,7 @@ vkllm_status vkllm__dtensor_upload_grouped(struct vkllm__gpu *gpu, uint32_t type
     /* Larger than one allocation: parts of whole row groups, each starting chunks aligned, and
      * (plain matrices) a whole number of the binding's chunks. */
     uint64_t step, chunk = binding_rows(gpu, row_bytes, &step);
-    uint64_t unit = step / vkllm__gcd_u64(step, row_group) * row_group;
+    uint64_t unit = vkllm__lcm_u64(step, row_group);
     uint64_t rows = max > 16 ? (max - 16) / row_bytes / unit * unit : 0;
     if (rows > chunk && chunk && row_group == 1) rows = rows / chunk * chunk;
     uint64_t n_parts = rows ? (m + rows - 1) / rows : 0;

@@ -200,9 +200,8 @@ static vkllm_status pick_tiles(const struct vkllm__gpu *gpu, uint32_t n, uint64_
 static vkllm_status rows_per_block(const struct vkllm__gpu *gpu, uint64_t x_row, uint64_t y_row, uint32_t n,
                                    uint32_t bn, uint64_t *out) {
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
-    uint64_t align = d->min_storage_buffer_offset_alignment > 4 ? d->min_storage_buffer_offset_alignment : 4;
-    uint64_t sx = align / vkllm__gcd_u64(x_row, align), sy = align / vkllm__gcd_u64(y_row, align);
-    uint64_t step = sx / vkllm__gcd_u64(sx, sy) * sy; /* block starts n0 * row are aligned for both */
+    uint64_t align = vkllm__gpu_storage_align(gpu); /* block starts n0 * row aligned for x and y: step | n0 */
+    uint64_t step = vkllm__lcm_u64(vkllm__align_step(x_row, align), vkllm__align_step(y_row, align));
     uint64_t widest = x_row > y_row ? x_row : y_row;
     uint64_t r = vkllm__gpu_max_binding(gpu) / widest / step * step;
     uint64_t grid = (uint64_t)d->max_workgroup_count[1] * bn / step * step;

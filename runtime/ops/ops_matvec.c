@@ -224,8 +224,7 @@ int vkllm__matvec_xq_on(const struct vkllm__gpu *gpu) { return vkllm__gpu_tuning
 vkllm_status vkllm__op_quantize_x8(struct vkllm__cmd *c, struct vkllm__view xq, struct vkllm__view x, uint32_t k,
                                    uint32_t ncols) {
     struct vkllm__gpu *gpu = vkllm__cmd_gpu(c);
-    uint64_t nb = k / 32, cg = vkllm__xq8_col_groups(k),
-             align = vkllm__gpu_info(gpu)->min_storage_buffer_offset_alignment;
+    uint64_t nb = k / 32, cg = vkllm__xq8_col_groups(k), align = vkllm__gpu_storage_align(gpu);
     if (k == 0 || k % 32 || ncols == 0 || nb * ncols > UINT32_MAX || cg * ncols > UINT32_MAX / 4)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "quantize_x8: %u columns of %u elements (a multiple of 32)",
                           ncols, k);
@@ -233,7 +232,6 @@ vkllm_status vkllm__op_quantize_x8(struct vkllm__cmd *c, struct vkllm__view xq, 
     if ((st = vkllm__op_need("quantize_x8", "x", x, 4ull * k * ncols)) ||
         (st = vkllm__op_need("quantize_x8", "xq", xq, vkllm__xq8_bytes(k, ncols))))
         return st;
-    align = VKLLM_MAX(align, 4);
     if (x.offset % 16 || xq.offset % align)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "quantize_x8: x offset %llu or xq offset %llu not aligned",
                           (unsigned long long)x.offset, (unsigned long long)xq.offset);
@@ -262,7 +260,7 @@ vkllm_status vkllm__op_quantize_x8(struct vkllm__cmd *c, struct vkllm__view xq, 
 static vkllm_status xq_check(const struct vkllm__gpu *gpu, const struct vkllm__dtensor *w, struct vkllm__view xq,
                              uint64_t ncx, const char *op) {
     if (!xq.buf || !w) return VKLLM_STATUS_OK;
-    uint64_t align = VKLLM_MAX(vkllm__gpu_info(gpu)->min_storage_buffer_offset_alignment, 4);
+    uint64_t align = vkllm__gpu_storage_align(gpu);
     if (xq.offset % align)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "%s: xq offset %llu is not aligned for binding", op,
                           (unsigned long long)xq.offset);
@@ -346,7 +344,7 @@ vkllm_status vkllm__op_matvec_xq(struct vkllm__cmd *c, struct vkllm__view y, con
     uint64_t chunk = 1;
     if ((st = pick_config(gpu, &cfg))) return st;
     if ((st = vkllm__dtensor_chunk_rows(gpu, w, &chunk))) return st;
-    uint64_t yalign = VKLLM_MAX(vkllm__gpu_info(gpu)->min_storage_buffer_offset_alignment, 4);
+    uint64_t yalign = vkllm__gpu_storage_align(gpu);
     if (y.offset % yalign)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec: y offset %llu is not aligned for binding",
                           (unsigned long long)y.offset);
@@ -441,8 +439,7 @@ vkllm_status vkllm__moe_expert_chunks(struct vkllm__gpu *gpu, const struct vkllm
     uint64_t per = VKLLM_MIN(vkllm__gpu_max_binding(gpu), (uint64_t)UINT32_MAX) / ebytes, fits = per;
     /* a chunk that starts past its buffer's first expert starts at a binding's offset alignment:
      * such chunks hold a multiple of step experts */
-    uint64_t align = VKLLM_MAX(vkllm__gpu_info(gpu)->min_storage_buffer_offset_alignment, 4);
-    uint64_t step = align / vkllm__gcd_u64(ebytes, align);
+    uint64_t align = vkllm__gpu_storage_align(gpu), step = vkllm__align_step(ebytes, align);
     if (w->n_parts > 1) { /* split into buffers of whole experts: chunks that divide a buffer's */
         uint64_t in_part = w->part_rows / m;
         if (w->part_rows % m)
@@ -623,7 +620,7 @@ vkllm_status vkllm__op_matvec_glu_xq(struct vkllm__cmd *c, struct vkllm__view y,
     struct mv_config cfg;
     if ((st = pick_config(gpu, &cfg))) return st;
     const struct vkllm_device_info *d = vkllm__gpu_info(gpu);
-    uint64_t yalign = VKLLM_MAX(d->min_storage_buffer_offset_alignment, 4);
+    uint64_t yalign = vkllm__gpu_storage_align(gpu);
     if (y.offset % yalign)
         return vkllm__err(VKLLM_STATUS_INVALID_ARGUMENT, "matvec_glu: y offset %llu is not aligned for binding",
                           (unsigned long long)y.offset);

@@ -255,18 +255,15 @@ vkllm_status vkllm__op_matvec_tb(struct vkllm__cmd *c, struct vkllm__view y, con
 
     /* chunks of whole groups: each binding within maxTexelBufferElements, each start aligned */
     uint64_t ta = bl->texel_align;
-    uint64_t step = ta / vkllm__gcd_u64(l.q_group, ta);
-    if (l.s_group) {
-        uint64_t ss = ta / vkllm__gcd_u64(l.s_group, ta);
-        step = step / vkllm__gcd_u64(step, ss) * ss;
-    }
+    uint64_t step = vkllm__align_step(l.q_group, ta);
+    if (l.s_group) step = vkllm__lcm_u64(step, vkllm__align_step(l.s_group, ta));
     uint64_t per_group = l.q_group / 16; /* texels; the scales' are fewer */
     uint64_t gpc = bl->max_texels / per_group / step * step;
     if (gpc == 0)
         return vkllm__err(VKLLM_STATUS_UNSUPPORTED,
                           "matvec_tb: %llu groups of %llu texels exceed maxTexelBufferElements (%llu)",
                           (unsigned long long)step, (unsigned long long)per_group, (unsigned long long)bl->max_texels);
-    uint64_t ya = VKLLM_MAX(info->min_storage_buffer_offset_alignment, 4);
+    uint64_t ya = vkllm__gpu_storage_align(gpu);
     uint64_t ua = VKLLM_MAX(bl->texel_align, 16), xcol = w->k * 4;
 
     vkllm_status st = VKLLM_STATUS_OK;

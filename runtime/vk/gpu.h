@@ -122,6 +122,9 @@ uint64_t vkllm__gpu_memory_used(const struct vkllm__gpu *gpu);
 /* The most bytes one storage binding may cover: maxStorageBufferRange, or less where the tuning's
  * max_binding says (tests lower it to exercise chunked binding cheaply). */
 uint64_t vkllm__gpu_max_binding(const struct vkllm__gpu *gpu);
+/* The offset alignment a storage binding takes (minStorageBufferOffsetAlignment, raised where a
+ * profile says), at least 4: shaders read 32-bit words. */
+uint64_t vkllm__gpu_storage_align(const struct vkllm__gpu *gpu);
 /* The most bytes one buffer may hold: maxMemoryAllocationSize, or less where the tuning's
  * max_alloc says (tests lower it to exercise split tensors), in whole buffer alignments. */
 uint64_t vkllm__gpu_max_alloc(const struct vkllm__gpu *gpu);

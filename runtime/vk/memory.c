@@ -506,6 +506,11 @@ void vkllm__gpu_memory_by_use(const struct vkllm__gpu *gpu, uint64_t device[VKLL
 }
 
 uint64_t vkllm__gpu_max_binding(const struct vkllm__gpu *gpu) { return gpu->max_binding; }
+
+uint64_t vkllm__gpu_storage_align(const struct vkllm__gpu *gpu) {
+    return VKLLM_MAX(gpu->info.min_storage_buffer_offset_alignment, 4);
+}
+
 uint32_t vkllm__gpu_cpu_threads(const struct vkllm__gpu *gpu) { return gpu->cpu_threads; }
 
 uint64_t vkllm__gpu_max_alloc(const struct vkllm__gpu *gpu) {
