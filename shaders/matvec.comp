@@ -27,13 +27,16 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 #endif
 #include "common.glsl"
-#define DQ_BINDING 0
-#include "dequant.glsl"
 #if defined(WTYPE_Q8_0) || defined(WTYPE_Q4_0) || defined(WTYPE_Q5_0) || defined(WTYPE_Q6_K)
 #define DQ_RP_TYPE 1  // DQ_RP (constant 7) = 1: rows in the 16-byte layout (dequant.glsl), quants read as 16-byte words
 #else
 #define DQ_RP_TYPE 0
 #endif
+#define DQ_BINDING 0
+#if defined(WTYPE_F16) || defined(WTYPE_BF16) || DQ_RP_TYPE
+#define DQ_W128  // W as 16-byte words too (w128)
+#endif
+#include "dequant.glsl"
 
 layout(constant_id = 1) const uint NT = 1;
 layout(constant_id = 2) const uint NR = 2;
@@ -60,9 +63,6 @@ layout(constant_id = 6) const uint A16 = 0;
 layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };   // (k,) as vec4 (k % 4 == 0) ...
 layout(std430, binding = 1) readonly buffer Xs { float xs[]; }; // ... or as floats (tail)
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };  // (y0 + m,)
-#if defined(WTYPE_F16) || defined(WTYPE_BF16) || DQ_RP_TYPE
-layout(std430, binding = 0) readonly buffer W4 { uvec4 w128[]; };  // W as 16-byte words
-#endif
 
 // C twin: struct vkllm__pc_matvec (runtime/ops/shader_abi_matvec.h); -DMATVEC_ID: vkllm__pc_matvec_id
 layout(push_constant) uniform PC {
@@ -338,25 +338,11 @@ float unit_dot(uint rb, uint u) {
     // Unit = quarter qt (32 elements) of half h of a super-block: ql[64h + 32 (qt & 1) ..] nibble
     // qt >> 1, qh[32h ..] bits 2 qt, scales[8h + 2 qt ..]. Element l of the quarter is byte l of
     // those. (A half as the unit held 128 floats of x per lane: spilled on AMD at three columns.)
-    uint qt = u & 3u, h = (u >> 2) & 1u;
-    uint bb = rb + (u >> 3) * 210u;
-    uint ql[8], qh[8], sw[1];
-    float d;
-    if (DQ_RP != 0u) {  // the 16-byte layout: the block's 208 bytes 16-byte aligned, d apart
-        bb = dq_rp_q(rb, u >> 3);
-        uint o = bb >> 4;
-        uvec4 l0 = w128[o + 4u * h + 2u * (qt & 1u)], l1 = w128[o + 4u * h + 2u * (qt & 1u) + 1u];
-        uvec4 h0 = w128[o + 8u + 2u * h], h1 = w128[o + 8u + 2u * h + 1u];
-        ql = uint[8](l0.x, l0.y, l0.z, l0.w, l1.x, l1.y, l1.z, l1.w);
-        qh = uint[8](h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w);
-        sw[0] = dq_w[(bb + 192u + 8u * h + 4u * (qt >> 1u)) >> 2];
-        d = dq_f16(dq_rp_d(rb, u >> 3));
-    } else {
-        DQ_LOAD_WORDS(ql, bb + 64u * h + 32u * (qt & 1u), 8u);
-        DQ_LOAD_WORDS(qh, bb + 128u + 32u * h, 8u);
-        DQ_LOAD_WORDS(sw, bb + 192u + 8u * h + 4u * (qt >> 1u), 1u);  // scales 2 qt, 2 qt + 1 at bytes 2 (qt & 1) ..
-        d = dq_f16(bb + 208u);
-    }
+    uint qt = u & 3u, h = (u >> 2) & 1u, ql[8], qh[8], sw[1];
+    uint so = dq_q6k_quarter(rb, u >> 3, h, qt, ql, qh) + 192u + 8u * h + 4u * (qt >> 1u);
+    if (DQ_RP != 0u) sw[0] = dq_w[so >> 2];  // scales 2 qt, 2 qt + 1 at bytes 2 (qt & 1) ..
+    else DQ_LOAD_WORDS(sw, so, 1u);
+    float d = dq_f16(dq_q6k_d(rb, u >> 3));
     float s = 0.0;
     [[unroll]] for (uint half16 = 0u; half16 < 2u; half16++) {  // sub-block of 16: scale 2qt + half16
         float part = 0.0;

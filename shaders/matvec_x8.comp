@@ -58,8 +58,8 @@ layout(constant_id = 4) const uint GLU = 0;
 layout(constant_id = 5) const uint KC = 4096;
 
 #define DQ_BINDING 0
-#include "dequant.glsl"  // dq_w: W as words; DQ_LOAD_WORDS, dq_scale_min_k4_w
-layout(std430, binding = 0) readonly buffer W4 { uvec4 w128[]; };  // ... and as 16-byte words
+#define DQ_W128
+#include "dequant.glsl"  // dq_w, w128: W as words and as 16-byte words; DQ_LOAD_WORDS, dq_scale_min_k4_w
 #if defined(X_Q8)
 layout(std430, binding = 1) readonly buffer XQ { uvec4 xq[]; };  // x quantized (quant_x8.glsl) ...
 layout(std430, binding = 1) readonly buffer XD { vec2 xds[]; };  // ... one buffer
@@ -256,25 +256,12 @@ float item_dot(uint rb, uint g, uint xi) {
     // the offsets once per sub-block pair: by the item of the first half
     return hf == 0u ? r - dd.y * (float(sm0.y) * xl.y + float(sm1.y) * xh.y) : r;
 #elif defined(WTYPE_Q6_K)
-    // Super-block g / 8 (210 bytes: ql[128], qh[64], scales[16] int8, d), item j = g % 8: half
-    // h = j / 4, quarter qt = j % 4; its element l (0..31) is the nibble qt / 2 of ql[64 h + 32
-    // (qt & 1) + l] with bits 2 qt of qh[32 h + l] above it, minus 32, times scales[8 h + 2 qt + l / 16].
-    uint j = g & 7u, hh = j >> 2, qt = j & 3u;
-    uint bb = rb + (g >> 3) * 210u, db = bb + 208u;
-    uint ql[8], qh[8], sw[1];
-    if (DQ_RP != 0u) {  // the 16-byte layout: the block's 208 bytes 16-byte aligned, d apart
-        bb = dq_rp_q(rb, g >> 3), db = dq_rp_d(rb, g >> 3);
-        uint o = bb >> 4;
-        uvec4 l0 = w128[o + 4u * hh + 2u * (qt & 1u)], l1 = w128[o + 4u * hh + 2u * (qt & 1u) + 1u];
-        uvec4 h0 = w128[o + 8u + 2u * hh], h1 = w128[o + 8u + 2u * hh + 1u];
-        ql = uint[8](l0.x, l0.y, l0.z, l0.w, l1.x, l1.y, l1.z, l1.w);
-        qh = uint[8](h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w);
-        sw[0] = dq_u32(bb + 192u + 8u * hh + 2u * qt);  // its two scales in the low half
-    } else {
-        DQ_LOAD_WORDS(ql, bb + 64u * hh + 32u * (qt & 1u), 8u);
-        DQ_LOAD_WORDS(qh, bb + 128u + 32u * hh, 8u);
-        DQ_LOAD_WORDS(sw, bb + 192u + 8u * hh + 2u * qt, 1u);  // its two scales in the low half
-    }
+    // Super-block g / 8, item j = g % 8: quarter j % 4 of half j / 4 (dequant.glsl's dq_q6k_quarter)
+    uint j = g & 7u, qt = j & 3u, ql[8], qh[8], sw[1];
+    uint so = dq_q6k_quarter(rb, g >> 3, j >> 2, qt, ql, qh) + 192u + 8u * (j >> 2) + 2u * qt;
+    if (DQ_RP != 0u) sw[0] = dq_u32(so);  // its two scales in the low half
+    else DQ_LOAD_WORDS(sw, so, 1u);
+    uint db = dq_q6k_d(rb, g >> 3);
     uint xw[8];
     x_words(xi, xw);
     int s[2] = int[2](0, 0), xs[2] = int[2](0, 0);

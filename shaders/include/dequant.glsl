@@ -11,9 +11,12 @@
 //
 // --- How to use it from another shader -------------------------------------------------------
 //   #define DQ_BINDING 1            // binding of the weight buffer in set 0 (required)
+//   #define DQ_W128                 // optional: the weights as 16-byte words too (w128)
 //   #include "dequant.glsl"
 // This declares
 //   layout(std430, binding = DQ_BINDING) readonly buffer DqWeights { uint dq_w[]; };
+// and with DQ_W128
+//   layout(std430, binding = DQ_BINDING) readonly buffer DqWeights4 { uvec4 w128[]; };
 // so the weights must be bound at a 4-byte-aligned offset (every storage-buffer offset is).
 // Rows are addressed by their first byte inside that binding (row * row_bytes for a matrix
 // bound from its first row); every row and block start is 2-byte aligned (all block sizes are
@@ -43,6 +46,9 @@
 #endif
 
 layout(std430, binding = DQ_BINDING) readonly buffer DqWeights { uint dq_w[]; };
+#if defined(DQ_W128)
+layout(std430, binding = DQ_BINDING) readonly buffer DqWeights4 { uvec4 w128[]; };
+#endif
 
 uint dq_u32(uint off) {
     uint w = off >> 2;
@@ -211,6 +217,30 @@ uvec2 dq_scale_min_k4(uint so, uint s) {
             prev_ = nx_;                                                            \
         }                                                                           \
     }
+
+#if defined(WTYPE_Q6_K) && defined(DQ_W128)
+// Q6_K as matvec.comp and matvec_x8.comp read it, a quarter at a time: quarter qt (0..3) of half h
+// (0..1) of block b of the row at rb, from either layout. Its element l (0..31) is nibble qt / 2 of
+// low-bit byte l (ql[64 h + 32 (qt & 1) + l]) with bits 2 qt of high-bit byte l (qh[32 h + l])
+// above it, minus 32, times int8 scales[8 h + 2 qt + l / 16]. ql and qh: those 32 bytes each as 8
+// words. Returns the block's first byte (its scales at + 192; the callers read them as suits their
+// registers); its d is at dq_q6k_d(rb, b).
+uint dq_q6k_quarter(uint rb, uint b, uint h, uint qt, out uint ql[8], out uint qh[8]) {
+    if (DQ_RP != 0u) { // the 16-byte layout: the block's 208 bytes 16-byte aligned, d apart
+        uint bb = dq_rp_q(rb, b), o = bb >> 4;
+        uvec4 l0 = w128[o + 4u * h + 2u * (qt & 1u)], l1 = w128[o + 4u * h + 2u * (qt & 1u) + 1u];
+        uvec4 h0 = w128[o + 8u + 2u * h], h1 = w128[o + 8u + 2u * h + 1u];
+        ql = uint[8](l0.x, l0.y, l0.z, l0.w, l1.x, l1.y, l1.z, l1.w);
+        qh = uint[8](h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w);
+        return bb;
+    }
+    uint bb = rb + b * 210u;
+    DQ_LOAD_WORDS(ql, bb + 64u * h + 32u * (qt & 1u), 8u);
+    DQ_LOAD_WORDS(qh, bb + 128u + 32u * h, 8u);
+    return bb;
+}
+uint dq_q6k_d(uint rb, uint b) { return DQ_RP != 0u ? dq_rp_d(rb, b) : rb + b * 210u + 208u; }
+#endif
 
 #if defined(WTYPE_Q3_K)
 // The signed scale (sc - 32) of sub-block s (0..15) of a Q3_K block from its 12 scale bytes as
