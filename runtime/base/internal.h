@@ -45,8 +45,8 @@ static inline uint64_t vkllm__gcd_u64(uint64_t a, uint64_t b) {
     return a;
 }
 static inline uint64_t vkllm__lcm_u64(uint64_t a, uint64_t b) { return a / vkllm__gcd_u64(a, b) * b; }
-/* The fewest units of unit_bytes each whose bytes are a multiple of align (a power of two): the
- * step of unit counts n at which offsets n * unit_bytes stay aligned. */
+/* The smallest n with n * unit_bytes a multiple of align: offsets at multiples of n units stay
+ * aligned. */
 static inline uint64_t vkllm__align_step(uint64_t unit_bytes, uint64_t align) {
     return align / vkllm__gcd_u64(unit_bytes, align);
 }

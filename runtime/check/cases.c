@@ -630,7 +630,8 @@ static void moe_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
         addv(l, (struct vkllm__op_case){.op = op, .type = VKLLM__TYPE_Q8_0, .rows = 32, .cols = 96, .n = 9, .nb = 3,
                                         .heads = 5, .flags = VKLLM__CASE_SPLIT | VKLLM__CASE_GROUPED}, "max_alloc=7000");
         /* and buffers of 4 experts that one binding cannot cover: chunks of 2 within a buffer, the
-         * second starting 19008 bytes in (aligned under 64-byte profiles, intel-xe-lpg) */
+         * second starting 19008 bytes in (aligned under 64-byte profiles, intel-xe-lpg; refused,
+         * so skipped, at 128 and 256 bytes) */
         addv(l, (struct vkllm__op_case){.op = op, .type = VKLLM__TYPE_Q4_K, .rows = 33, .cols = 512, .n = 3, .nb = 2,
                                         .heads = 5, .flags = VKLLM__CASE_SPLIT}, "max_alloc=40000,max_binding=30000");
         addv(l, (struct vkllm__op_case){.op = op, .type = VKLLM__TYPE_Q4_K, .rows = 33, .cols = 512, .n = 9, .nb = 3,
