@@ -63,6 +63,8 @@ enum vkllm__device_profile {
       "bytes one storage binding may cover (0: maxStorageBufferRange); lower it to exercise chunked binding")   \
     X(max_alloc, "VKLLM_MAX_ALLOC", 0, NULL,                                                                    \
       "bytes one device memory allocation may hold (0: maxMemoryAllocationSize); lower it to exercise split tensors") \
+    X(repack_buffer, "VKLLM_REPACK_BUFFER", 0, NULL,                                                            \
+      "bytes of the device buffer a matrix's file rows go through into the 16-byte layout, whole aligned chunks of rows (0: 64 MiB); lower it to exercise the chunks") \
     X(kv_parts, "VKLLM_KV_PARTS", 0, NULL,                                                                      \
       "split each layer's K and V by kv heads into at least this many buffers (a divisor of the kv heads; 0: only where one binding cannot hold them); for tests") \
     X(max_texels, "VKLLM_MAX_TEXELS", 0, NULL,                                                                  \

@@ -925,16 +925,21 @@ static void rp_cases(enum vkllm__op op, int full, struct vkllm__case_list *l) {
                 if (full) addv(l, (c.n = 1, c.rows = 1000, c.cols = kl, c), "repack=1,matvec_texel=0,%s", mv[v]);
                 c.rows = 33, c.cols = k;
             }
-            if (t == 0 || full) { /* in buffers of 20-26 rows (max_alloc), bound in chunks of 7-10 */
+            if (t == 0 || t == 3 || full) { /* in buffers of 20-26 rows (max_alloc), bound in chunks of 7-10;
+                                              * Q6_K: repacked through a buffer of 2 rows (4 at a 64-byte
+                                              * alignment: chunks start aligned) */
                 uint64_t rb = 0;
                 vkllm__row_size(type, 2048, &rb);
                 addv(l, (c.n = 3, c.rows = 64, c.cols = 2048, c.flags = VKLLM__CASE_RP | VKLLM__CASE_SPLIT, c),
-                     "repack=1,matvec_texel=0,max_alloc=%llu,max_binding=%llu", (unsigned long long)VKLLM_MAX(20 * rb + 100, 30000ull), /* x: 24576 bytes */
-                     (unsigned long long)VKLLM_MAX(7 * rb + 100, 12000ull)); /* a column of x: 8192 */
+                     "repack=1,matvec_texel=0,max_alloc=%llu,max_binding=%llu%s", (unsigned long long)VKLLM_MAX(20 * rb + 100, 30000ull), /* x: 24576 bytes */
+                     (unsigned long long)VKLLM_MAX(7 * rb + 100, 12000ull), /* a column of x: 8192 */
+                     type == VKLLM__TYPE_Q6_K ? ",repack_buffer=4000" : "");
             }
             break;
         case VKLLM__OP_GET_ROWS:
             addv(l, (c.n = 7, c), "%s", "repack=1");
+            if (full || type == VKLLM__TYPE_Q6_K) /* repacked through a buffer of 2 rows */
+                addv(l, (c.n = 7, c), "%s", "repack=1,repack_buffer=4000");
             if (full) addv(l, (c.n = 2, c.rows = 100, c.cols = kl, c), "%s", "repack=1,max_binding=65536");
             break;
         case VKLLM__OP_MATVEC_GLU:

@@ -133,10 +133,12 @@ vkllm_status vkllm__dtensor_put_rows(struct vkllm__gpu *gpu, struct vkllm__dtens
         }
         return st;
     }
-    /* through one temporary device buffer of at most 64 MiB, in chunks that lie in one part */
+    /* through one temporary device buffer of at most 64 MiB (the tuning's repack_buffer), in
+     * chunks that lie in one part and start aligned (at least step rows, whatever the cap) */
     uint64_t chunk = 1;
     if ((st = vkllm__dtensor_chunk_rows(gpu, t, &chunk))) return st;
-    uint64_t step = 1, cap = (64ull << 20) / file_rb;
+    long cap_bytes = vkllm__gpu_tuning(gpu)->repack_buffer;
+    uint64_t step = 1, cap = (cap_bytes > 0 ? (uint64_t)cap_bytes : 64ull << 20) / file_rb;
     binding_rows(gpu, t->row_bytes, &step); /* chunk starts stay aligned for binding */
     chunk = VKLLM_MIN(chunk, VKLLM_MAX(cap / step * step, step));
     struct vkllm__buffer *tmp = NULL;
