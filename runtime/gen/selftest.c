@@ -36,9 +36,6 @@ static void to_public(const struct vkllm__op_case *c, const struct vkllm__op_res
     o->gpu_ms = r->gpu_ns / 1e6, o->gbytes = r->bytes / 1e9, o->gflops = r->flops / 1e9;
 }
 
-/* defaults_only: case i of l with the device's own tuning (its variant dropped), unless a case
- * before it has the same op, shape and flags, or it exists to force one kernel, a split or a weight
- * layout the device does not take by default (the 16-byte layout on CPU devices). */
 /* Whether case c exists to force one kernel, a split or a weight layout the device does not take
  * by default (through its flags: its tuning string may be empty). */
 static int forces_path(struct vkllm__gpu *gpu, const struct vkllm__op_case *c) {
@@ -46,6 +43,9 @@ static int forces_path(struct vkllm__gpu *gpu, const struct vkllm__op_case *c) {
     return (c->flags & VKLLM__CASE_RP) && !vkllm__dtensor_rp_row_bytes(gpu, c->type, c->cols);
 }
 
+/* defaults_only: case i of l with the device's own tuning (its variant dropped), unless a case
+ * before it has the same op, shape and flags, or it exists to force one kernel, a split or a weight
+ * layout the device does not take by default (the 16-byte layout on CPU devices). */
 static int as_device(struct vkllm__gpu *gpu, struct vkllm__case_list *l, size_t i) {
     struct vkllm__op_case *c = &l->v[i];
     if (forces_path(gpu, c)) return 0;

@@ -138,8 +138,8 @@ vkllm_status vkllm__dtensor_put_rows(struct vkllm__gpu *gpu, struct vkllm__dtens
     uint64_t chunk = 1;
     if ((st = vkllm__dtensor_chunk_rows(gpu, t, &chunk))) return st;
     long cap_bytes = vkllm__gpu_tuning(gpu)->repack_buffer;
-    uint64_t step = 1, cap = (cap_bytes > 0 ? (uint64_t)cap_bytes : 64ull << 20) / file_rb;
-    binding_rows(gpu, t->row_bytes, &step); /* chunk starts stay aligned for binding */
+    uint64_t cap = (cap_bytes > 0 ? (uint64_t)cap_bytes : 64ull << 20) / file_rb;
+    uint64_t step = vkllm__align_step(t->row_bytes, vkllm__gpu_storage_align(gpu));
     chunk = VKLLM_MIN(chunk, VKLLM_MAX(cap / step * step, step));
     struct vkllm__buffer *tmp = NULL;
     st = vkllm__buffer_alloc(gpu, (VKLLM_MIN(chunk, nr) * file_rb + 15) / 16 * 16, VKLLM__MEM_DEVICE, &tmp);
